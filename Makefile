@@ -1,0 +1,29 @@
+# Every target runs in .venv, built from the pinned requirements on first use.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+ASSIGNMENT := dl01_6_3
+
+.PHONY: help release grade test selfcheck bench clean-grading
+
+help:
+	@echo "make grade    grade submitted/ (or the bundled demo class) into gradebook.db, feedback/, grades.csv"
+	@echo "make test     prove the kit: reference full marks, blank zero, bugs caught, attacks contained"
+	@echo "make release  regenerate release/ and solutions/ from source/"
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+release: $(VENV)/.installed
+	$(PY) -m autograder release $(ASSIGNMENT)
+
+grade: $(VENV)/.installed
+	$(PY) -m autograder grade-class $(ASSIGNMENT)
+
+test: $(VENV)/.installed
+	$(PY) -m pytest tests
+

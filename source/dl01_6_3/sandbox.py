@@ -1,0 +1,1 @@
+../../autograder/sandbox.py
