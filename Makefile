@@ -19,10 +19,11 @@ $(VENV)/.installed: requirements.txt
 	touch $@
 
 release: $(VENV)/.installed
-	$(PY) -m autograder release $(ASSIGNMENT)
+	$(VENV)/bin/nbgrader generate_assignment $(ASSIGNMENT) --force --log-level=WARN
+	$(VENV)/bin/nbgrader generate_solution $(ASSIGNMENT) --force --log-level=WARN
 
 grade: $(VENV)/.installed
-	$(PY) -m autograder grade-class $(ASSIGNMENT)
+	$(PY) -m autograder class --assignment $(ASSIGNMENT)
 
 test: $(VENV)/.installed
 	$(PY) -m pytest tests

@@ -1,0 +1,68 @@
+"""Where an assignment's pieces live in the course directory, read once."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import nbformat
+
+
+@dataclass(frozen=True)
+class GradeCell:
+    grade_id: str
+    points: float
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """source/<name>/ is the instructor's truth, solutions/<name>/ the reference, autograder/<name>/ the hidden suites."""
+
+    root: Path
+    name: str
+
+    @property
+    def source_dir(self) -> Path:
+        return self.root / "source" / self.name
+
+    @property
+    def suite_dir(self) -> Path:
+        return self.root / "autograder" / self.name
+
+    @cached_property
+    def notebook_name(self) -> str:
+        """The assignment's one notebook, e.g. modules_and_sgd.ipynb."""
+        notebooks = sorted(p.name for p in self.source_dir.glob("*.ipynb"))
+        if len(notebooks) != 1:
+            raise RuntimeError(f"{self.source_dir} should hold exactly one notebook, found {notebooks}")
+        return notebooks[0]
+
+    @cached_property
+    def source(self) -> dict:
+        return nbformat.read(self.source_dir / self.notebook_name, as_version=4)
+
+    @cached_property
+    def reference(self) -> dict:
+        return nbformat.read(self.root / "solutions" / self.name / self.notebook_name, as_version=4)
+
+    @cached_property
+    def grade_cells(self) -> list[GradeCell]:
+        """The autograded test cells, in notebook order, with their points."""
+        cells = []
+        for cell in self.source.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+                cells.append(GradeCell(meta["grade_id"], float(meta["points"])))
+        return cells
+
+
+def find_assignment(root: Path, name: str | None = None) -> Assignment:
+    """The named assignment, or the course's only one."""
+    if name is None:
+        names = sorted(p.name for p in (root / "source").iterdir() if p.is_dir())
+        if len(names) != 1:
+            raise RuntimeError(f"name the assignment: source/ holds {names}")
+        name = names[0]
+    if not (root / "source" / name).is_dir():
+        raise RuntimeError(f"no assignment {name!r} in {root / 'source'}")
+    return Assignment(root, name)

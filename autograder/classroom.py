@@ -1,0 +1,138 @@
+"""`make grade`: every submission of an assignment into gradebook.db, feedback/ and grades.csv.
+
+nbgrader does the bookkeeping through its own API in this one process: the gradebook, locked
+cells, late penalties, feedback HTML and the CSV export. Its Execute step is replaced by
+RunHiddenSuites (nbgrader_config.py), which grades each notebook in the sandbox.
+"""
+from __future__ import annotations
+
+import html
+import statistics
+import sys
+from pathlib import Path
+
+from nbgrader.apps.api import NbGraderAPI
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.plugins import CsvExportPlugin
+from nbgrader.utils import temp_attrs
+from tqdm import tqdm
+
+from .assignment import Assignment
+from .demo import MARKER, write_demo_class
+from .preprocessors.run_hidden_suites import RunHiddenSuites
+from .settings import GraderSettings, load_config
+from .suites import read_submission
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> str:
+    """Where this run's submissions come from; fills submitted/ when it has to."""
+    downloads = assignment.root / "downloaded" / assignment.name
+    if downloads.is_dir() and any(downloads.rglob("*")):
+        from nbgrader.apps.zipcollectapp import ZipCollectApp  # only for an LMS download
+
+        app = ZipCollectApp(coursedir=api.coursedir, parent=api)
+        app.coursedir.assignment_id = assignment.name
+        app.force = True
+        app.start()
+        return f"the LMS download in {downloads.relative_to(assignment.root)}"
+    has_any = submitted.is_dir() and any(submitted.glob(f"*/{assignment.name}"))
+    if not has_any:
+        write_demo_class(assignment, submitted)
+        return "the bundled demo class (submitted/ was empty)"
+    if (submitted / MARKER).exists():
+        return "the bundled demo class (written earlier into submitted/)"
+    return "submitted/"
+
+
+def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, reason: str) -> None:
+    """A submission nbgrader cannot open: zero in the gradebook, and a feedback page with the reason."""
+    with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+        gb.update_or_create_student(student)
+        submission = gb.update_or_create_submission(assignment.name, student)
+        for notebook in submission.notebooks:
+            for grade in notebook.grades:
+                grade.auto_score = 0
+                grade.needs_manual_grade = False
+        gb.db.commit()
+    folder = assignment.root / "feedback" / student / assignment.name
+    folder.mkdir(parents=True, exist_ok=True)
+    page = Path(assignment.notebook_name).with_suffix(".html").name
+    (folder / page).write_text(
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{assignment.name}</title></head><body>"
+        f"<h1>{html.escape(assignment.name)}: not graded</h1><p>{html.escape(reason)}</p>"
+        "<p>Score: 0. Submit the notebook file itself, saved from Jupyter.</p></body></html>\n"
+    )
+
+
+def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
+    config = load_config(assignment.root)
+    coursedir = CourseDirectory(config=config)
+    api = NbGraderAPI(coursedir=coursedir, config=config)
+    submitted = assignment.root / coursedir.submitted_directory
+    origin = _collect(api, assignment, submitted)
+
+    # The gradebook learns the assignment's cells from source/; the release it writes goes to a
+    # scratch folder so that grading never touches the committed release/.
+    with temp_attrs(coursedir, release_directory=".grading/release"):
+        result = api.generate_assignment(assignment.name, force=True)
+    if not result["success"]:
+        sys.stderr.write(result.get("log", "") + result.get("error", ""))
+        return 1
+
+    students = sorted(p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir())
+    _say(f"Grading {len(students)} submissions of {assignment.name} from {origin}.")
+    problems: dict[str, str] = {}
+    RunHiddenSuites.reports.clear()
+    for student in tqdm(students, unit="student", file=sys.stdout, disable=None):
+        path = submitted / student / assignment.name / assignment.notebook_name
+        others = sorted(p.name for p in path.parent.glob("*.ipynb") if p.name != assignment.notebook_name)
+        if not path.exists():
+            reason = f"no {assignment.notebook_name} in the submission" + (f" (found {', '.join(others)}: renamed?)" if others else "")
+        else:
+            reason = read_submission(student, path).error
+        if reason:
+            problems[student] = reason
+            _record_unreadable(api, assignment, student, reason)
+            continue
+        result = api.autograde(assignment.name, student, force=True, create=True)
+        if not result["success"]:
+            last = (result.get("error") or "").strip().splitlines()
+            problems[student] = "nbgrader could not autograde it" + (f": {last[-1]}" if last else "")
+            _record_unreadable(api, assignment, student, problems[student])
+
+    graded = [s for s in students if s not in problems]
+    for student in graded:
+        result = api.generate_feedback(assignment.name, student, force=True)
+        if not result["success"]:
+            problems[student] = "feedback could not be written"
+    CsvExportPlugin(to=str(assignment.root / "grades.csv")).export(Gradebook(coursedir.db_url, coursedir.course_id))
+    _summarize(assignment, coursedir, students, problems)
+    return 0
+
+
+def _summarize(assignment: Assignment, coursedir: CourseDirectory, students: list[str], problems: dict[str, str]) -> None:
+    reports = RunHiddenSuites.reports
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        totals = {s: gb.find_submission(assignment.name, s).score for s in students}
+        max_score = gb.find_assignment(assignment.name).max_score
+    _say(f"\n{len(students)} graded; mean {statistics.fmean(totals.values()) if totals else 0:.2f} of {max_score:g} "
+         "(written answers wait for the formgrader).")
+    _say("Pass rate per part (full marks on the part):")
+    for cell in assignment.grade_cells:
+        full = sum(1 for s in students if s in reports and _part(reports[s], cell.grade_id) == cell.points)
+        _say(f"  {cell.grade_id:<22}{full}/{len(students)}")
+    limited = {s: sorted(set(r.limits)) for s, r in reports.items() if r.limits}
+    if limited:
+        _say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(l)})" for s, l in sorted(limited.items())))
+    for student, reason in sorted(problems.items()):
+        _say(f"Not graded: {student}: {reason}")
+    _say(f"Wrote {coursedir.db_url.replace('sqlite:///', '')}, grades.csv and feedback/<student>/{assignment.name}/.")
+
+
+def _part(report, grade_id: str) -> float:
+    return next((p.score for p in report.parts if p.grade_id == grade_id), 0.0)

@@ -1,0 +1,1 @@
+"""nbgrader preprocessors of the kit, one per module."""

@@ -1,0 +1,55 @@
+"""RunHiddenSuites: nbgrader's Execute step replaced by the hidden pytest suites.
+
+nbgrader has already restored the locked cells (OverwriteCells); this preprocessor grades the
+notebook in the sandbox and writes each part's outcome into its grade cell, where nbgrader's own
+SaveAutoGrades reads it: an error output scores 0, a numeric execute_result scores that many
+points. The cell's text lists each check by name and message, never the hidden code.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbformat.v4 import new_output
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from ..assignment import Assignment
+from ..report import PartResult, Report, check_lines
+from ..settings import GraderSettings
+from ..suites import Submission, grade_submissions
+
+
+def grade_cell_outputs(part: PartResult) -> list:
+    """The outputs that make nbgrader give `part.score`, and show the student why."""
+    text = check_lines(part)
+    if part.score > 0:
+        return [new_output("stream", name="stdout", text=text),
+                new_output("execute_result", data={"text/plain": f"{part.score:g}"}, execution_count=1)]
+    return [new_output("error", ename="ChecksFailed", evalue=f"0 of {part.max_score:g} points",
+                       traceback=text.splitlines())]
+
+
+def write_report(nb, report: Report) -> None:
+    """Put each part's outcome into its grade cell of `nb`."""
+    parts = {p.grade_id: p for p in report.parts}
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.cell_type == "code" and grade_id in parts:
+            cell.outputs = grade_cell_outputs(parts[grade_id])
+            cell.execution_count = 1
+
+
+class RunHiddenSuites(NbGraderPreprocessor):
+    """Grade the notebook with autograder/<assignment>/ instead of executing it in a kernel."""
+
+    reports: dict[str, Report] = {}  # by student, for the summary `make grade` prints
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        root = Path(CourseDirectory(parent=self).root)
+        assignment = Assignment(root, info["assignment"])
+        submission = Submission(f"{info['student']}/{info['notebook']}", notebook=nb)
+        report = grade_submissions(assignment, [submission], GraderSettings(parent=self))[submission.key]
+        write_report(nb, report)
+        self.reports[info["student"]] = report
+        return nb, resources

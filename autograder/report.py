@@ -1,0 +1,128 @@
+"""A graded notebook: parts (grade cells), the checks in each, and how to show them.
+
+Everything a student can read goes through `Redactor` first, so no line of the hidden suites can
+reach feedback, JSON or the summary, however a submission tries to smuggle it out.
+"""
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+MESSAGE_CHARS = 300  # one readable line; also bounds what a hostile message can carry
+
+
+@dataclass
+class CheckResult:
+    name: str
+    passed: bool
+    message: str = ""
+
+
+@dataclass
+class PartResult:
+    grade_id: str
+    max_score: float
+    tests: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        """Points in proportion to the checks passed; a part with no completed check scores 0."""
+        if not self.tests:
+            return 0.0
+        return round(self.max_score * sum(t.passed for t in self.tests) / len(self.tests), 2)
+
+
+@dataclass
+class Report:
+    parts: list[PartResult]
+    error: str = ""  # why the notebook could not be graded at all
+    limits: list[str] = field(default_factory=list)  # limits the submission hit: "time", "memory", "output"
+
+    @property
+    def total(self) -> float:
+        return round(sum(p.score for p in self.parts), 2)
+
+    @property
+    def max(self) -> float:
+        return sum(p.max_score for p in self.parts)
+
+    def to_json(self) -> dict:
+        data = {
+            "total": self.total,
+            "max": self.max,
+            "parts": [
+                {"grade_id": p.grade_id, "score": p.score, "max_score": p.max_score,
+                 "tests": [asdict(t) for t in p.tests]}
+                for p in self.parts
+            ],
+        }
+        if self.error:
+            data["error"] = self.error
+        if self.limits:
+            data["limits"] = sorted(set(self.limits))
+        return data
+
+    def to_table(self) -> str:
+        lines = [f"{'part':<22}{'score':>8}  checks"]
+        for part in self.parts:
+            passed = sum(t.passed for t in part.tests)
+            lines.append(f"{part.grade_id:<22}{part.score:>5g}/{part.max_score:<4g}{passed}/{len(part.tests)}")
+            lines += [f"    FAIL {t.name}: {t.message}" for t in part.tests if not t.passed]
+        lines.append(f"{'total':<22}{self.total:>5g}/{self.max:g}")
+        if self.error:
+            lines.append(f"not graded: {self.error}")
+        return "\n".join(lines)
+
+
+def check_lines(part: PartResult) -> str:
+    """The text a grade cell shows: one line per check."""
+    return "".join(
+        f"PASS {t.name}\n" if t.passed else f"FAIL {t.name}: {t.message}\n" for t in part.tests
+    )
+
+
+def hidden_code_lines(suite_dir: Path, shortest: int = 12) -> set[str]:
+    """The code of the hidden suites, as runs of tokens between string literals and comments.
+
+    The messages the suites write for students are string literals and may be shown; every other
+    run of the suites' code (at least `shortest` characters long) must never be.
+    """
+    runs: set[str] = set()
+    skipped = (tokenize.STRING, tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)
+    for path in sorted(suite_dir.glob("*.py")):
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(path.read_text()).readline))
+        except (tokenize.TokenError, SyntaxError):
+            continue
+        run: list[str] = []
+        line = 0
+        for tok in tokens + [None]:
+            breaks = tok is None or tok.type in skipped or tok.start[0] != line
+            if breaks and len("".join(run)) >= shortest:
+                runs.add(" ".join(run))
+            if breaks:
+                run = []
+            if tok is not None and tok.type not in skipped and tok.string.strip():
+                run.append(tok.string)
+                line = tok.start[0]
+    return runs
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+class Redactor:
+    """Makes a message safe to show: one line, bounded, and free of hidden suite code."""
+
+    def __init__(self, suite_dir: Path) -> None:
+        self.code = {_squash(line) for line in hidden_code_lines(suite_dir)}
+
+    def __call__(self, message: str) -> str:
+        line = " ".join(message.split())
+        squashed = _squash(line)
+        if any(code in squashed for code in self.code):
+            return "[message withheld: it quoted the grader's hidden files]"
+        return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"

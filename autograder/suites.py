@@ -1,0 +1,203 @@
+"""Run an assignment's hidden pytest suites against submissions and collect reports.
+
+The suites live in autograder/<assignment>/, one file per grade cell (test_step.py scores the
+grade cell `test_step`). Each file names the solution cells it takes from the student
+(`STUDENT_CELLS`); every other cell comes from the reference solution, so a bug costs one part.
+A test asks the `student` and `reference` fixtures to run a probe (a function of probes.py) in the
+sandbox and compares the plain data that comes back, here, in the grader's process.
+
+pytest runs once for a whole batch of submissions: each test is parametrized by submission at
+module scope, so one student's tests of one part run together on one loaded program.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import nbformat
+import pytest
+
+from .assignment import Assignment
+from .report import CheckResult, PartResult, Redactor, Report
+from .sandbox import Cell, Outcome, Sandbox, program_from_notebook
+from .settings import GraderSettings
+
+
+class CheckFailed(AssertionError):
+    """Student code did not give an answer; the message is the one-line reason."""
+
+
+@dataclass
+class Submission:
+    """One notebook to grade: its content, or why it has none."""
+
+    key: str
+    notebook: dict | None = None
+    error: str = ""
+    results: dict[str, list[CheckResult]] = field(default_factory=dict)
+    limits: list[str] = field(default_factory=list)
+
+
+def read_submission(key: str, path: Path) -> Submission:
+    """A submission from disk; a file that is not a notebook becomes a reason, never an exception."""
+    try:
+        notebook = nbformat.read(path, as_version=4)
+        if not isinstance(notebook.get("cells"), list):
+            raise ValueError("it has no cells")
+        return Submission(key, notebook=notebook)
+    except Exception as exc:  # any unreadable file: grading goes on with the next one
+        reason = " ".join(str(exc).split())[:160] or type(exc).__name__
+        return Submission(key, error=f"{path.name} is not a readable notebook ({reason})")
+
+
+class Runner:
+    """What a test calls: run a probe on one program, return plain data or fail with a reason."""
+
+    def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None,
+                 memo: dict | None = None) -> None:
+        self.sandbox, self.cells, self.submission, self.memo = sandbox, cells, submission, memo
+        self.timed_out = False
+
+    def run(self, probe: Callable, **kwargs: Any) -> Any:
+        if self.timed_out:
+            raise CheckFailed("not run: an earlier check of this part ran out of time")
+        key = (probe.__name__, repr(sorted(kwargs.items())))
+        if self.memo is not None and key in self.memo:
+            outcome = self.memo[key]
+        else:
+            outcome = self.sandbox.call(self.cells, probe, **kwargs)
+            if self.memo is not None:
+                self.memo[key] = outcome
+        if outcome.ok:
+            return outcome.value
+        if self.submission is None:
+            raise RuntimeError(f"the reference solution failed {probe.__name__}: {outcome.reason}")
+        if outcome.limit:
+            self.submission.limits.append(outcome.limit)
+            self.timed_out = outcome.limit == "time"
+        raise CheckFailed(_explain(outcome))
+
+
+def _explain(outcome: Outcome) -> str:
+    """The reason, plus the load error behind it when a name is missing because a cell failed."""
+    if "NameError" in outcome.reason or "is missing" in outcome.reason:
+        if outcome.load_errors:
+            return f"{outcome.reason} (because {outcome.load_errors[0]})"
+    return outcome.reason
+
+
+class SuitePlugin:
+    """The pytest plugin: parametrizes the suites by submission and records every outcome."""
+
+    def __init__(self, assignment: Assignment, submissions: list[Submission],
+                 settings: GraderSettings) -> None:
+        self.assignment, self.settings = assignment, settings
+        self.submissions = {s.key: s for s in submissions}
+        self.reference_memo: dict = {}
+        self.sandboxes: list[Sandbox] = []
+
+    def _sandbox(self, drop: bool) -> Sandbox:
+        sandbox = Sandbox(
+            modules={"probes": self.assignment.suite_dir / "probes.py"},
+            path=[self.assignment.source_dir],
+            limits=self.settings.limits,
+            drop_privileges=drop,
+        )
+        self.sandboxes.append(sandbox)
+        return sandbox
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "submission" in metafunc.fixturenames:
+            keys = [k for k, s in self.submissions.items() if s.notebook is not None]
+            metafunc.parametrize("submission", keys, ids=keys, indirect=True, scope="module")
+
+    @pytest.fixture(scope="module")
+    def submission(self, request: pytest.FixtureRequest) -> Submission:
+        return self.submissions[request.param]
+
+    @pytest.fixture(scope="session")
+    def student_sandbox(self) -> Sandbox:
+        return self._sandbox(self.settings.drop_privileges)
+
+    @pytest.fixture(scope="session")
+    def reference_sandbox(self) -> Sandbox:
+        return self._sandbox(False)
+
+    @pytest.fixture(scope="module")
+    def student(self, submission: Submission, student_sandbox: Sandbox, request: pytest.FixtureRequest) -> Runner:
+        cells = program_from_notebook(
+            submission.notebook, self.assignment.source, self.assignment.reference,
+            getattr(request.module, "STUDENT_CELLS", "all"),
+        )
+        return Runner(student_sandbox, cells, submission)
+
+    @pytest.fixture(scope="session")
+    def reference(self, reference_sandbox: Sandbox) -> Runner:
+        cells = program_from_notebook(self.assignment.reference, self.assignment.source, self.assignment.reference)
+        return Runner(reference_sandbox, cells, None, memo=self.reference_memo)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and report.failed):
+            params = dict(getattr(item, "callspec", None).params) if hasattr(item, "callspec") else {}
+            submission = self.submissions.get(params.pop("submission", None))
+            if submission is None:
+                return
+            name = item.originalname + (f"[{'-'.join(map(str, params.values()))}]" if params else "")
+            message = ""
+            if call.excinfo is not None:
+                error = call.excinfo.value
+                message = str(error).strip() or f"{type(error).__name__} in the check"
+                if not isinstance(error, AssertionError):
+                    message = f"the check could not run: {type(error).__name__}: {message}"
+            grade_id = Path(str(item.fspath)).stem
+            submission.results.setdefault(grade_id, []).append(CheckResult(name, report.passed, message))
+
+    def close(self) -> None:
+        for sandbox in self.sandboxes:
+            sandbox.close()
+
+
+def grade_submissions(assignment: Assignment, submissions: list[Submission],
+                      settings: GraderSettings) -> dict[str, Report]:
+    """Run the hidden suites on every readable submission; a report for each, by key."""
+    plugin = SuitePlugin(assignment, submissions, settings)
+    args = [str(assignment.suite_dir), "-q", "--assert=plain", "-p", "no:cacheprovider",
+            "-p", "no:terminal", "-p", "no:stepwise", "-c", os.devnull,
+            "--rootdir", str(assignment.suite_dir), "-W", "ignore"]
+    suite_path = str(assignment.suite_dir)
+    sys.path.insert(0, suite_path)
+    try:
+        if any(s.notebook is not None for s in submissions):
+            with contextlib.redirect_stdout(sys.stderr):
+                code = pytest.main(args, plugins=[plugin])
+            if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                raise RuntimeError(f"the hidden suites of {assignment.name} could not run (pytest exit {code})")
+    finally:
+        plugin.close()
+        sys.path.remove(suite_path)
+    redact = Redactor(assignment.suite_dir)
+    return {s.key: _report(assignment, s, redact) for s in submissions}
+
+
+def _report(assignment: Assignment, submission: Submission, redact: Redactor) -> Report:
+    parts = []
+    for cell in assignment.grade_cells:
+        checks = submission.results.get(cell.grade_id, [])
+        if submission.error:
+            checks = [CheckResult("notebook", False, submission.error)]
+        parts.append(PartResult(cell.grade_id, cell.points,
+                                [CheckResult(c.name, c.passed, redact(c.message)) for c in checks]))
+    return Report(parts, error=redact(submission.error), limits=submission.limits)
+
+
+def grade_paths(assignment: Assignment, paths: Iterable[Path], settings: GraderSettings) -> dict[str, Report]:
+    """Grade notebooks on disk, keyed by their path as given."""
+    submissions = [read_submission(str(p), Path(p)) for p in paths]
+    return grade_submissions(assignment, submissions, settings)

@@ -1,0 +1,32 @@
+"""nbgrader settings for this course directory, and the grader's own (c.GraderSettings)."""
+import os
+import sys
+
+c = get_config()  # noqa: F821 (nbgrader provides it)
+root = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, root)  # so nbgrader can import the autograder package's preprocessor
+
+c.CourseDirectory.root = root
+c.CourseDirectory.course_id = "dl01"
+c.CourseDirectory.solution_directory = "solutions"
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".pytest_cache"]
+
+# Released stubs: one line the student replaces.
+c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
+
+# Grading: the hidden pytest suites take the place of nbgrader's kernel executor. Everything
+# around it (restoring locked cells, saving grades, late penalties) is nbgrader's own.
+c.Autograde.autograde_preprocessors = [
+    "autograder.preprocessors.run_hidden_suites.RunHiddenSuites",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+# Limits for student code (README: "Limits"). What a student sees when one is hit is in the README.
+c.GraderSettings.seconds = 3.0      # wall-clock seconds per check, and for loading the notebook
+c.GraderSettings.memory_mb = 1024   # memory student code may add, per check
+c.GraderSettings.output_kb = 1024   # printing past this stops the check
