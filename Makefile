@@ -2,6 +2,8 @@
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
+# nbgrader runs the `alembic` command of its environment when it creates gradebook.db.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 ASSIGNMENT := dl01_6_3
 
 .PHONY: help release grade test selfcheck bench clean-grading
@@ -19,8 +21,8 @@ $(VENV)/.installed: requirements.txt
 	touch $@
 
 release: $(VENV)/.installed
-	$(VENV)/bin/nbgrader generate_assignment $(ASSIGNMENT) --force --log-level=WARN
-	$(VENV)/bin/nbgrader generate_solution $(ASSIGNMENT) --force --log-level=WARN
+	$(VENV)/bin/nbgrader generate_assignment $(ASSIGNMENT) --force --log-level=ERROR
+	$(VENV)/bin/nbgrader generate_solution $(ASSIGNMENT) --force --log-level=ERROR
 
 grade: $(VENV)/.installed
 	$(PY) -m autograder class --assignment $(ASSIGNMENT)

@@ -30,3 +30,12 @@ c.Autograde.autograde_preprocessors = [
 c.GraderSettings.seconds = 3.0      # wall-clock seconds per check, and for loading the notebook
 c.GraderSettings.memory_mb = 1024   # memory student code may add, per check
 c.GraderSettings.output_kb = 1024   # printing past this stops the check
+
+# solutions/ is the reference the hidden suites compare against: generated without running it,
+# so regenerating it gives the same bytes (make test checks that). make test runs it separately.
+c.GenerateSolution.preprocessors = [
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.LockCells",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.ClearMarkScheme",
+]

@@ -86,6 +86,12 @@ def _nbgrader(cell: Mapping) -> Mapping:
     return cell.get("metadata", {}).get("nbgrader", {}) or {}
 
 
+def _text(cell: Mapping) -> str:
+    """A cell's source: saved notebooks may store it as a list of lines."""
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
 def _role(cell: Mapping) -> str:
     """given | solution | test | demo | other, from a (trusted) source cell's metadata."""
     meta = _nbgrader(cell)
@@ -119,7 +125,7 @@ def program_from_notebook(
     reference = reference or notebook
     take_all = student_cells == "all"
     wanted = set() if take_all else set(student_cells)
-    ref_text = {_nbgrader(c).get("grade_id"): c["source"] for c in reference.get("cells", [])}
+    ref_text = {_nbgrader(c).get("grade_id"): _text(c) for c in reference.get("cells", [])}
 
     student_text: dict[str, str] = {}
     added: dict[str | None, list[Cell]] = {}  # extra cells, keyed by the known cell before them
@@ -130,10 +136,10 @@ def program_from_notebook(
             continue
         gid = _nbgrader(cell).get("grade_id")
         if gid in known and gid not in student_text:
-            student_text[gid] = cell.get("source", "")
+            student_text[gid] = _text(cell)
             anchor = gid
         else:  # added by the student, or a duplicate of a known cell: runs as written
-            added.setdefault(anchor, []).append(Cell(f"cell {index}", cell.get("source", "")))
+            added.setdefault(anchor, []).append(Cell(f"cell {index}", _text(cell)))
 
     program = list(added.get(None, []))
     for cell in source["cells"]:
@@ -147,9 +153,9 @@ def program_from_notebook(
                 program.append(Cell(gid, f"raise RuntimeError('the cell {gid!s} is missing from the notebook')"))
                 continue
         elif role == "solution":
-            text = ref_text.get(gid, cell["source"])
+            text = ref_text.get(gid, _text(cell))
         else:
-            text = cell["source"]
+            text = _text(cell)
         program.append(Cell(gid or "cell", _strip_magics(text)))
         program.extend(Cell(c.name, _strip_magics(c.source)) for c in added.get(gid, []))
     return program
