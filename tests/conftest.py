@@ -1,0 +1,73 @@
+"""Shared fixtures for the kit's own tests: paths, notebooks, and a sandboxed runner."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autograder.assignment import find_assignment  # noqa: E402
+from autograder.sandbox import Sandbox, program_from_notebook  # noqa: E402
+
+ASSIGNMENT = find_assignment(ROOT, "dl01_6_3")
+sys.path.insert(0, str(ASSIGNMENT.source_dir))  # the public checks, importable as `selfcheck`
+NOTEBOOK = ASSIGNMENT.notebook_name
+STUBS = ["Module.parameters", "Linear.forward", "SGD.zero_grad", "SGD.step", "no_grad"]
+
+
+def release_notebook() -> dict:
+    return nbformat.read(ROOT / "release" / ASSIGNMENT.name / NOTEBOOK, as_version=4)
+
+
+def solution_notebook() -> dict:
+    return nbformat.read(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK, as_version=4)
+
+
+def grade_json(path: Path) -> tuple[dict, subprocess.CompletedProcess]:
+    """`python -m autograder grade PATH --json`, as an instructor runs it."""
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path), "--json"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout), run
+
+
+def scores(report: dict) -> dict[str, float]:
+    return {p["grade_id"]: p["score"] for p in report["parts"]}
+
+
+def write_notebook(notebook: dict, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(notebook, indent=1))
+    return path
+
+
+def course_copy(tmp: Path, *extra: str) -> Path:
+    """A fresh course directory: what a clone holds, without gradebook or submissions."""
+    for name in ("source", "release", "solutions", "autograder", "nbgrader_config.py", *extra):
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, tmp / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, tmp / name)
+    return tmp
+
+
+@pytest.fixture(scope="session")
+def sandbox():
+    """A sandbox whose calls may name the public checks and the kit's lesson probes."""
+    with Sandbox(modules={"selfcheck": ASSIGNMENT.source_dir / "selfcheck.py",
+                          "lesson_probes": ROOT / "tests" / "lesson_probes.py"},
+                 path=[ASSIGNMENT.source_dir]) as box:
+        yield box
+
+
+@pytest.fixture(scope="session")
+def reference_program():
+    return program_from_notebook(solution_notebook(), ASSIGNMENT.source, solution_notebook())
