@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import statistics
 import sys
+import warnings
 from pathlib import Path
 
 from nbgrader.apps.api import NbGraderAPI
@@ -16,13 +17,14 @@ from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import CsvExportPlugin
 from nbgrader.utils import temp_attrs
+from sqlalchemy.exc import SAWarning
 from tqdm import tqdm
 
 from .assignment import Assignment
 from .demo import MARKER, write_demo_class
 from .preprocessors.run_hidden_suites import RunHiddenSuites
 from .settings import GraderSettings, load_config
-from .suites import read_submission
+from .suites import grade_submissions, read_submission
 
 
 def _say(text: str) -> None:
@@ -70,6 +72,7 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
 
 
 def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
+    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session noise
     config = load_config(assignment.root)
     coursedir = CourseDirectory(config=config)
     api = NbGraderAPI(coursedir=coursedir, config=config)
@@ -87,17 +90,26 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     students = sorted(p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir())
     _say(f"Grading {len(students)} submissions of {assignment.name} from {origin}.")
     problems: dict[str, str] = {}
-    RunHiddenSuites.reports.clear()
-    for student in tqdm(students, unit="student", file=sys.stdout, disable=None):
+    submissions = []
+    for student in students:
         path = submitted / student / assignment.name / assignment.notebook_name
-        others = sorted(p.name for p in path.parent.glob("*.ipynb") if p.name != assignment.notebook_name)
         if not path.exists():
-            reason = f"no {assignment.notebook_name} in the submission" + (f" (found {', '.join(others)}: renamed?)" if others else "")
+            others = sorted(p.name for p in path.parent.glob("*.ipynb"))
+            problems[student] = f"no {assignment.notebook_name} in the submission" + (
+                f" (found {', '.join(others)}: renamed?)" if others else "")
+            continue
+        submission = read_submission(student, path)
+        if submission.error:
+            problems[student] = submission.error
         else:
-            reason = read_submission(student, path).error
-        if reason:
-            problems[student] = reason
-            _record_unreadable(api, assignment, student, reason)
+            submissions.append(submission)
+
+    # The checks, for the whole class at once; then nbgrader records them notebook by notebook.
+    reports = grade_submissions(assignment, submissions, settings, progress=True)
+    RunHiddenSuites.reports = {(s, Path(assignment.notebook_name).stem): r for s, r in reports.items()}
+    for student in tqdm(students, desc="gradebook", unit="student", file=sys.stdout, disable=None):
+        if student in problems:
+            _record_unreadable(api, assignment, student, problems[student])
             continue
         result = api.autograde(assignment.name, student, force=True, create=True)
         if not result["success"]:
@@ -116,7 +128,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
 
 
 def _summarize(assignment: Assignment, coursedir: CourseDirectory, students: list[str], problems: dict[str, str]) -> None:
-    reports = RunHiddenSuites.reports
+    reports = {student: report for (student, _), report in RunHiddenSuites.reports.items()}
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         totals = {s: gb.find_submission(assignment.name, s).score for s in students}
         max_score = gb.find_assignment(assignment.name).max_score

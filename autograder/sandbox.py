@@ -542,8 +542,13 @@ def _serve(config: dict) -> None:
 
 # Modules a notebook commonly imports; the worker imports them once so checks start warm (and so
 # they work after privileges are dropped, when the interpreter's own files may be unreadable).
-PRELOAD = ("numpy", "math", "random", "itertools", "functools", "collections", "contextlib",
-           "dataclasses", "typing", "copy", "time", "operator", "warnings", "abc", "enum")
+PRELOAD = (
+    "numpy", "numpy.linalg", "numpy.random", "numpy.fft", "secrets", "hashlib", "math", "cmath",
+    "random", "statistics", "fractions", "decimal", "numbers", "itertools", "functools", "operator",
+    "collections", "collections.abc", "heapq", "bisect", "contextlib", "dataclasses", "typing", "types",
+    "copy", "weakref", "time", "datetime", "string", "re", "textwrap", "json", "struct", "inspect",
+    "traceback", "warnings", "abc", "enum",
+)
 
 _THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 import nbformat
 import pytest
+from tqdm import tqdm
 
 from .assignment import Assignment
 from .report import CheckResult, PartResult, Redactor, Report
@@ -94,8 +95,9 @@ class SuitePlugin:
     """The pytest plugin: parametrizes the suites by submission and records every outcome."""
 
     def __init__(self, assignment: Assignment, submissions: list[Submission],
-                 settings: GraderSettings) -> None:
-        self.assignment, self.settings = assignment, settings
+                 settings: GraderSettings, progress: bool = False) -> None:
+        self.assignment, self.settings, self.progress = assignment, settings, progress
+        self.bar = None
         self.submissions = {s.key: s for s in submissions}
         self.reference_memo: dict = {}
         self.sandboxes: list[Sandbox] = []
@@ -149,7 +151,10 @@ class SuitePlugin:
             submission = self.submissions.get(params.pop("submission", None))
             if submission is None:
                 return
-            name = item.originalname + (f"[{'-'.join(map(str, params.values()))}]" if params else "")
+            name = item.originalname
+            if params:  # the case, as pytest names it, without the submission's own id
+                case = item.callspec.id.replace(submission.key, "", 1).strip("-").replace("--", "-")
+                name += f"[{case}]"
             message = ""
             if call.excinfo is not None:
                 error = call.excinfo.value
@@ -159,16 +164,26 @@ class SuitePlugin:
             grade_id = Path(str(item.fspath)).stem
             submission.results.setdefault(grade_id, []).append(CheckResult(name, report.passed, message))
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.progress:
+            self.bar = tqdm(total=len(session.items), desc="checks", unit="check", file=sys.__stdout__, disable=None)
+
+    def pytest_runtest_logfinish(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
     def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
         for sandbox in self.sandboxes:
             sandbox.close()
 
 
 def grade_submissions(assignment: Assignment, submissions: list[Submission],
-                      settings: GraderSettings) -> dict[str, Report]:
+                      settings: GraderSettings, progress: bool = False) -> dict[str, Report]:
     """Run the hidden suites on every readable submission; a report for each, by key."""
-    plugin = SuitePlugin(assignment, submissions, settings)
-    args = [str(assignment.suite_dir), "-q", "--assert=plain", "-p", "no:cacheprovider",
+    plugin = SuitePlugin(assignment, submissions, settings, progress)
+    args = [str(assignment.suite_dir), "--assert=plain", "-p", "no:cacheprovider",
             "-p", "no:terminal", "-p", "no:stepwise", "-c", os.devnull,
             "--rootdir", str(assignment.suite_dir), "-W", "ignore"]
     suite_path = str(assignment.suite_dir)

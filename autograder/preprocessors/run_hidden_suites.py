@@ -42,14 +42,16 @@ def write_report(nb, report: Report) -> None:
 class RunHiddenSuites(NbGraderPreprocessor):
     """Grade the notebook with autograder/<assignment>/ instead of executing it in a kernel."""
 
-    reports: dict[str, Report] = {}  # by student, for the summary `make grade` prints
+    # Reports by (student, notebook). `make grade` fills it for the whole class in one batch before
+    # nbgrader asks (one pytest session, one warm sandbox); a notebook missing here is graded alone.
+    reports: dict[tuple[str, str], Report] = {}
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
-        root = Path(CourseDirectory(parent=self).root)
-        assignment = Assignment(root, info["assignment"])
-        submission = Submission(f"{info['student']}/{info['notebook']}", notebook=nb)
-        report = grade_submissions(assignment, [submission], GraderSettings(parent=self))[submission.key]
-        write_report(nb, report)
-        self.reports[info["student"]] = report
+        key = (info["student"], info["notebook"])
+        if key not in self.reports:
+            assignment = Assignment(Path(CourseDirectory(parent=self).root), info["assignment"])
+            submission = Submission(f"{key[0]}/{key[1]}", notebook=nb)
+            self.reports[key] = grade_submissions(assignment, [submission], GraderSettings(parent=self))[submission.key]
+        write_report(nb, self.reports[key])
         return nb, resources

@@ -1,0 +1,80 @@
+"""Hidden tests of the lesson's numbers with everything from the submission (grade cell test_lesson_numbers)."""
+import numpy as np
+import pytest
+
+import probes
+
+STUDENT_CELLS = "all"
+
+
+@pytest.mark.parametrize("widths,count", [((2, 16, 16, 2), 354), ((64, 32, 10), 2410)],
+                         ids=["2-16-16-2", "64-32-10"])
+def test_counts_354_and_2410_parameters(student, reference, widths, count):
+    got = student.run(probes.parameter_count, widths=list(widths))
+    assert got["count"] == count, (f"a {'-'.join(map(str, widths))} network has {count} parameters, "
+                                   f"parameters() gave {got['count']}")
+
+
+def test_worked_example_first_step_takes_the_loss_from_5_29_to_0_2116(student, reference):
+    got = student.run(probes.lesson_worked_example, zero_between=True)
+    assert np.isclose(got["loss"][0], 5.29), (f"worked example: the first loss should be 5.29 (z = -1.3), got "
+                                              f"{got['loss'][0]:.4g} (z = {got['z'][0]:.4g})")
+    assert np.isclose(got["z"][1], 1.46) and np.isclose(got["loss"][1], 0.2116), (
+        f"worked example: after one step z should be 1.46 and the loss 0.2116, got z = {got['z'][1]:.4g}, "
+        f"loss = {got['loss'][1]:.4g}")
+
+
+def test_worked_example_second_step_after_zero_grad_gives_0_908_and_0_0085(student, reference):
+    got = student.run(probes.lesson_worked_example, zero_between=True)
+    assert not np.isclose(got["z"][2], 3.668), ("worked example: with zero_grad() the second step still used the "
+                                                "first gradient (z = 3.668): zero_grad() must clear every grad")
+    assert np.isclose(got["z"][2], 0.908) and np.isclose(got["loss"][2], 0.008464), (
+        f"worked example: with zero_grad() the second step should give z = 0.908 and loss 0.0085, got "
+        f"z = {got['z'][2]:.4g}, loss = {got['loss'][2]:.4g}")
+
+
+def test_worked_example_second_step_without_zero_grad_gives_3_668_and_7_12(student, reference):
+    got = student.run(probes.lesson_worked_example, zero_between=False)
+    assert not np.isclose(got["z"][2], 0.908), ("worked example: without zero_grad() the gradients must add up, "
+                                                "but the second step used only the new one: step() must not "
+                                                "clear p.grad")
+    assert np.isclose(got["z"][2], 3.668) and np.isclose(got["loss"][2], 2.668 ** 2), (
+        f"worked example: without zero_grad() the second step should give z = 3.668 and loss about 7.12, got "
+        f"z = {got['z'][2]:.4g}, loss = {got['loss'][2]:.4g}")
+
+
+def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student, reference):
+    got = student.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
+    want = reference.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
+    assert want["recorded_nodes"] == 18, "the reference records no 18 nodes (a grader bug)"
+    assert got["leaves_in_graph"] and got["recorded_nodes"] >= 18, (
+        f"the 2-16-16-2 forward pass recorded {got['recorded_nodes']} nodes, expected 18 (the input, 6 "
+        "Parameters and 11 results): every layer must compute with Tensor operations")
+    assert got["quiet_nodes"] == 1, (f"under no_grad() the output still has a graph of {got['quiet_nodes']} "
+                                     "nodes, expected 1 (no parents)")
+    assert np.allclose(got["quiet"], got["recorded"]) and np.allclose(got["recorded"], want["recorded"]), (
+        "the 2-16-16-2 network gave other outputs under no_grad() than with recording on")
+
+
+@pytest.mark.parametrize("n,lr,seed", [(3, 0.1, 0), (5, 0.02, 1)])
+def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, lr, seed):
+    got = student.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
+    assert got["shared_entries"] == 1 and got["count"] == 3, (
+        f"parameters() of two layers sharing a weight listed it {got['shared_entries']} times among "
+        f"{got['count']} entries, expected once among 3")
+    assert got["still_shared"], "after step() the two layers no longer share one weight"
+    assert np.allclose(got["moved"], got["lr_times_grad"]), (
+        "one step() should move the shared weight once by lr * grad (its grad already holds both uses)")
+
+
+@pytest.mark.parametrize("widths,lr,seed", [((2, 16, 16, 2), 0.1, 0), ((4, 9, 3), 0.3, 1), ((6, 5, 7, 2), 0.05, 2)],
+                         ids=["2-16-16-2", "4-9-3", "6-5-7-2"])
+def test_training_loop_matches_the_reference(student, reference, widths, lr, seed):
+    kwargs = dict(widths=list(widths), batch=8, steps=4, lr=lr, seed=seed)
+    got, want = student.run(probes.lesson_training, **kwargs), reference.run(probes.lesson_training, **kwargs)
+    assert np.allclose(got["losses"][0], want["losses"][0]), "the first training loss differs: check forward"
+    assert np.allclose(got["losses"], want["losses"]), (
+        f"four steps of zero_grad(), backward(), step() gave losses {np.round(got['losses'], 4).tolist()}, "
+        f"expected {np.round(want['losses'], 4).tolist()}")
+    assert got["final_nodes"] == 1 and np.allclose(got["final"], want["final"]), (
+        "after training, the outputs under no_grad() differ or still record a graph")

@@ -1,0 +1,85 @@
+"""Hidden tests for no_grad() (grade cell test_no_grad)."""
+import numpy as np
+import pytest
+
+import probes
+
+STUDENT_CELLS = ("no_grad",)
+NETWORKS = [((2, 16, 16, 2), 4, 0), ((3, 7, 5), 6, 1), ((4, 2), 3, 2)]
+IDS = ["2-16-16-2", "3-7-5", "4-2"]
+
+
+def run_forward(runner, widths, batch, seed):
+    return runner.run(probes.no_grad_forward, widths=list(widths), batch=batch, seed=seed)
+
+
+@pytest.mark.parametrize("widths,batch,seed", NETWORKS, ids=IDS)
+def test_output_has_no_parents_inside_the_block(student, reference, widths, batch, seed):
+    got = run_forward(student, widths, batch, seed)
+    assert not got["inside"], "inside `with no_grad():` Tensor.recording was still on: switch it off on entry"
+    assert got["quiet_nodes"] == 1 and not got["quiet_closure"], (
+        f"a forward pass inside `with no_grad():` still recorded a graph of {got['quiet_nodes']} nodes, "
+        "expected 1 (the output alone, no parents)")
+
+
+@pytest.mark.parametrize("widths,batch,seed", NETWORKS, ids=IDS)
+def test_gives_the_same_values_as_the_recorded_pass(student, reference, widths, batch, seed):
+    got = run_forward(student, widths, batch, seed)
+    want = run_forward(reference, widths, batch, seed)
+    assert np.allclose(got["quiet"], got["recorded"]) and np.allclose(got["quiet"], want["quiet"]), (
+        "inside no_grad() the network gave other values: no_grad() changes what is recorded, not the numbers")
+
+
+@pytest.mark.parametrize("widths,batch,seed", NETWORKS[:2], ids=IDS[:2])
+def test_recording_resumes_after_the_block(student, reference, widths, batch, seed):
+    got = run_forward(student, widths, batch, seed)
+    want = run_forward(reference, widths, batch, seed)
+    assert got["after"] and got["again_nodes"] == want["again_nodes"], (
+        "after the `with no_grad():` block operations still record nothing: restore Tensor.recording on exit")
+
+
+def test_restores_recording_after_an_exception_inside_the_block(student, reference):
+    got = student.run(probes.no_grad_states, scenario="exception")
+    assert got["after"]["recording"] and got["after"]["records"], (
+        "after an exception inside a no_grad() block recording stayed off: restore Tensor.recording in a "
+        "finally clause around the yield")
+
+
+def test_lets_the_exception_propagate(student, reference):
+    got = student.run(probes.no_grad_states, scenario="exception")
+    assert got["propagated"], ("no_grad() swallowed an exception raised inside the block: let it through "
+                               "(try/finally, no except)")
+
+
+def test_inner_exit_keeps_recording_off_until_the_outer_block_ends(student, reference):
+    got = student.run(probes.no_grad_states, scenario="nested")
+    assert not got["inner"]["records"], "inside nested no_grad() blocks operations still recorded their parents"
+    assert not got["between"]["recording"] and not got["between"]["records"], (
+        "when an inner no_grad() block ended inside an outer one, recording came back on: restore the value "
+        "Tensor.recording had before the block (save it on entry), not True")
+    assert got["after"]["recording"] and got["after"]["records"], (
+        "after two nested no_grad() blocks ended, recording is still off: restore the previous value on exit")
+
+
+def test_restores_the_previous_value_rather_than_true(student, reference):
+    got = student.run(probes.no_grad_states, scenario="already_off")
+    assert not got["after"]["recording"], ("no_grad() switched recording on at exit although it was off before "
+                                           "the block: restore the previous value of Tensor.recording, not True")
+
+
+def test_an_exception_in_an_inner_block_restores_each_level(student, reference):
+    got = student.run(probes.no_grad_states, scenario="nested_exception")
+    assert not got["between"]["recording"], (
+        "after an exception left an inner no_grad() block, recording came back on inside the outer block: "
+        "restore the previous value in a finally clause")
+    assert got["after"]["recording"], "after the outer no_grad() block ended, recording is still off"
+
+
+def test_switches_recording_off_inside_and_back_on_after(student, reference):
+    got = student.run(probes.no_grad_states, scenario="plain")
+    want = reference.run(probes.no_grad_states, scenario="plain")
+    assert want == {"before": {"recording": True, "records": True}, "inside": {"recording": False, "records": False},
+                    "after": {"recording": True, "records": True}}, "the reference no_grad() misbehaves (a grader bug)"
+    assert not got["inside"]["records"], "inside `with no_grad():` an operation still recorded its parents"
+    assert got["after"]["recording"] and got["after"]["records"], (
+        "after a `with no_grad():` block operations record nothing: restore Tensor.recording on exit")

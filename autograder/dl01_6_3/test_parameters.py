@@ -1,0 +1,112 @@
+"""Hidden tests for Module.parameters() (grade cell test_parameters)."""
+import numpy as np
+import pytest
+
+import probes
+
+STUDENT_CELLS = ("module",)
+SEEDS = [0, 1, 2]
+
+
+def listed(runner, case, seed):
+    result = runner.run(probes.parameter_pattern, case=case, seed=seed)
+    assert not result["returned_none"], "parameters() returned None: return the Parameters you collected"
+    return result
+
+
+def check_same_parameters(student, reference, case, seed, missing_hint):
+    got = listed(student, case, seed)
+    pattern, want = got["pattern"], listed(reference, case, seed)["pattern"]
+    assert -1 not in pattern, ("parameters() returned objects the module does not hold (copies, arrays or "
+                               "objects kept from an earlier call): return the module's own Parameter objects")
+    assert not set(pattern) & set(got["plain_tensors"]), ("parameters() returned a plain Tensor: only attributes "
+                                                          "that are instances of Parameter are learned")
+    assert len(pattern) == len(set(pattern)), ("parameters() listed the same Parameter object more than once: "
+                                               "a Parameter held in two places must be collected once "
+                                               "(compare by identity, e.g. with a set of id(p))")
+    assert set(pattern) == set(want), (f"parameters() found {len(pattern)} of the {len(want)} Parameters: "
+                                       + missing_hint)
+    assert pattern == want, ("parameters() found every Parameter but in another order: keep the order of "
+                             "definition (attributes in order, first layer first, weight before bias)")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_collects_weight_then_bias_of_a_linear_layer(student, reference, seed):
+    check_same_parameters(student, reference, "linear", seed,
+                          "collect every attribute of the module that is a Parameter")
+
+
+def test_returns_nothing_for_a_module_without_parameters(student, reference):
+    check_same_parameters(student, reference, "relu", 0, "a ReLU holds no Parameters")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_finds_parameters_in_nested_modules(student, reference, seed):
+    check_same_parameters(student, reference, "nested", seed,
+                          "when an attribute is a Module, add that module's parameters() (recursion), "
+                          "however deep it sits")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_finds_the_parameters_of_every_layer_of_a_sequential(student, reference, seed):
+    check_same_parameters(student, reference, "sequential", seed,
+                          "Sequential keeps its layers in a list (self.layers): look at every item of a list")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_searches_lists_of_modules(student, reference, seed):
+    check_same_parameters(student, reference, "list_of_modules", seed,
+                          "when an attribute is a list, ask every Module in it for its parameters()")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_searches_lists_of_parameters(student, reference, seed):
+    check_same_parameters(student, reference, "list_of_parameters", seed,
+                          "when an attribute is a list, collect every Parameter in it")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_lists_a_weight_shared_by_two_layers_once(student, reference, seed):
+    check_same_parameters(student, reference, "shared_weight", seed,
+                          "every layer's Parameters must be found, the shared weight once")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_lists_the_parameters_of_a_layer_used_twice_once(student, reference, seed):
+    check_same_parameters(student, reference, "shared_layer", seed,
+                          "every layer's Parameters must be found, those of the repeated layer once")
+
+
+def test_lists_a_parameter_held_in_several_places_once(student, reference):
+    check_same_parameters(student, reference, "shared_in_list", 0,
+                          "find the Parameters held directly, in lists and in sub-modules, each once")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ignores_plain_tensors_and_other_attributes(student, reference, seed):
+    check_same_parameters(student, reference, "mixed_attributes", seed,
+                          "collect the attribute that is a Parameter and skip numbers, strings, arrays and None")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_collects_afresh_on_every_call(student, reference, seed):
+    got = student.run(probes.parameter_pattern_repeated, seed=seed)["patterns"]
+    want = reference.run(probes.parameter_pattern_repeated, seed=seed)["patterns"]
+    assert got[0] == want[0], "parameters() gave the wrong Parameters on its first call: see the other tests"
+    assert got == want, ("parameters() gave other results on later calls: a list that outlives the call "
+                         "(a default argument such as found=[] or a class attribute) keeps what earlier calls "
+                         "collected; start from an empty list each time")
+
+
+@pytest.mark.parametrize("widths", [(2, 16, 16, 2), (64, 32, 10), (3, 7, 5), (5, 1, 4, 9, 2)],
+                         ids=lambda w: "-".join(map(str, w)))
+def test_counts_the_parameters_of_a_network(student, reference, widths):
+    got = student.run(probes.parameter_count, widths=list(widths))
+    want = reference.run(probes.parameter_count, widths=list(widths))
+    formula = sum(n_out * (n_in + 1) for n_in, n_out in zip(widths[:-1], widths[1:]))
+    assert want["count"] == formula, "the reference solution disagrees with the formula (a grader bug)"
+    assert got["count"] == formula, (f"parameters() of a {'-'.join(map(str, widths))} network hold "
+                                     f"{got['count']} numbers, expected {formula} (the sum of n_out * (n_in + 1))")
+    assert got["shapes"] == want["shapes"], (f"parameters() of a {'-'.join(map(str, widths))} network gave the "
+                                             f"shapes {got['shapes']}, expected {want['shapes']}: weight then bias, "
+                                             "first layer first")

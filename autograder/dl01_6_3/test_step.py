@@ -1,0 +1,109 @@
+"""Hidden tests for SGD.step (grade cell test_step). These never call zero_grad() or parameters()."""
+import numpy as np
+import pytest
+
+import probes
+
+STUDENT_CELLS = ("sgd",)
+SHAPES = [[3, 2], [2], [1, 4]]
+
+
+def expected_after(result, steps, lr):
+    data = [np.asarray(d) for d in result["start"]]
+    for k in range(steps):
+        data = [d - lr * np.asarray(g) for d, g in zip(data, result["grads_used"][k])]
+    return data
+
+
+def each_moved_by(result, lr, steps=1):
+    """For each parameter: does its data equal start - lr * (the grads of the first `steps` steps)?"""
+    return [np.allclose(got, want) for got, want in zip(result["data"][steps - 1], expected_after(result, steps, lr))]
+
+
+def moved_by(result, lr, steps=1):
+    return all(each_moved_by(result, lr, steps))
+
+
+@pytest.mark.parametrize("lr,seed", [(0.1, 0), (0.03, 1), (0.5, 2), (1.7, 3)])
+def test_moves_every_parameter_by_minus_lr_times_grad(student, reference, lr, seed):
+    got = student.run(probes.step_effect, shapes=SHAPES, lr=lr, seed=seed)
+    want = reference.run(probes.step_effect, shapes=SHAPES, lr=lr, seed=seed)
+    assert moved_by(want, lr), "the reference solution does not move by -lr * grad (a grader bug)"
+    assert not moved_by(got, 0), ("step() left the Parameters where they were: change p.data in place, "
+                                  "p.data -= self.lr * p.grad (p = p - lr * p.grad only rebinds a local name)")
+    assert not any(each_moved_by(got, 0)), ("step() moved only some of the parameters: loop over every p in "
+                                            "self.params (is a return inside the loop?)")
+    assert not moved_by(got, -lr), "step() moved the Parameters up the gradient: subtract self.lr * p.grad"
+    assert moved_by(got, lr), (f"step() did not move each parameter by -lr * grad with lr = {lr}: use the "
+                               "learning rate stored in self.lr and the gradient in p.grad")
+    assert all(np.allclose(a, b) for a, b in zip(got["data"][0], want["data"][0])), "step() gave wrong values"
+
+
+def test_updates_the_same_parameter_objects_in_place(student, reference):
+    got = student.run(probes.step_effect, shapes=SHAPES, lr=0.1, seed=4)
+    assert got["same_objects"], ("step() replaced the objects in self.params: keep the same Parameters and "
+                                 "change their .data")
+    assert not moved_by(got, 0), ("step() must change p.data in place: after step() the Parameter held by the "
+                                  "model did not move; did you write p = p - lr * p.grad?")
+
+
+def test_adds_no_graph_nodes(student, reference):
+    got = student.run(probes.step_effect, shapes=SHAPES, lr=0.1, seed=5, steps=2)
+    assert got["all_parameters"] and got["no_parents"], (
+        "after step() a parameter is a graph node with parents, or no longer a Parameter: the update is not "
+        "part of the model, so do it on the array (p.data -= self.lr * p.grad), not with Tensor operations")
+
+
+def test_leaves_the_gradients_alone(student, reference):
+    got = student.run(probes.step_effect, shapes=SHAPES, lr=0.1, seed=6)
+    assert all(g is not None and np.allclose(g, used) for g, used in zip(got["grads_after"][0],
+                                                                       got["grads_used"][0])), (
+        "step() changed p.grad: clearing the gradients is zero_grad()'s job, step() only moves p.data")
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_two_steps_move_by_both_gradients(student, reference, seed):
+    got = student.run(probes.step_effect, shapes=SHAPES, lr=0.2, seed=seed, steps=2)
+    assert moved_by(got, 0.2, steps=2), ("after two steps the Parameters did not move by -lr * grad each time: "
+                                         "the optimizer must keep updating the very objects it was given")
+
+
+@pytest.mark.parametrize("widths,lr,seed", [((2, 16, 16, 2), 0.1, 0), ((3, 6, 4), 0.5, 1), ((5, 3), 0.05, 2)],
+                         ids=["2-16-16-2", "3-6-4", "5-3"])
+def test_changes_the_output_of_the_model_that_holds_the_parameters(student, reference, widths, lr, seed):
+    got = student.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed)
+    want = reference.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed)
+    assert not np.allclose(got["outputs"][1], got["outputs"][0]), (
+        "after step() the model's output did not change: the optimizer must update the same Parameter objects "
+        "the layers hold, in place (p.data -= self.lr * p.grad)")
+    assert np.allclose(got["outputs"][1], want["outputs"][1]), ("after one step() the model's output differs "
+                                                                "from a step of -lr * grad")
+
+
+@pytest.mark.parametrize("widths,lr,seed", [((2, 16, 16, 2), 0.1, 3), ((4, 5, 3), 0.3, 4)],
+                         ids=["2-16-16-2", "4-5-3"])
+def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, widths, lr, seed):
+    got = student.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed, steps=2)
+    want = reference.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed, steps=2)
+    assert got["model_holds_parameters"], "after step() a layer's weight or bias is no longer a plain Parameter"
+    assert np.allclose(got["outputs"][2], want["outputs"][2]), (
+        "after the second step() the model's output differs from two steps of -lr * grad: the optimizer and "
+        "the model must keep sharing the same Parameter objects")
+    assert got["nodes"] == want["nodes"], (f"the model's forward graph grew from {got['nodes'][0]} to "
+                                           f"{got['nodes'][-1]} nodes over the steps: update .data, outside the graph")
+
+
+def test_worked_example_with_zeroed_grads_reaches_0_908(student, reference):
+    got = student.run(probes.step_worked_example, zero_between=True)
+    assert np.allclose(got["z"], [-1.3, 1.46, 0.908]) and np.allclose(got["loss"], [5.29, 0.2116, 0.008464]), (
+        f"worked example (grads zeroed before each backward): z should go -1.3, 1.46, 0.908 and the loss 5.29, "
+        f"0.2116, 0.0085; step() gave z = {np.round(got['z'], 4).tolist()}")
+
+
+def test_worked_example_without_zeroing_adds_the_gradients_up_to_3_668(student, reference):
+    got = student.run(probes.step_worked_example, zero_between=False)
+    assert not np.isclose(got["z"][2], 0.908), ("without zeroing, the second step used only the new gradient: "
+                                                "step() must not clear p.grad, the gradients add up")
+    assert np.allclose(got["z"], [-1.3, 1.46, 3.668]) and np.isclose(got["loss"][2], 2.668 ** 2), (
+        f"worked example without zeroing: z should go -1.3, 1.46, 3.668 (loss about 7.12); step() gave "
+        f"z = {np.round(got['z'], 4).tolist()}")

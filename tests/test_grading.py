@@ -1,0 +1,141 @@
+"""Grading: hidden suites in a sandbox, one notebook from the command line, and `make grade`."""
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from nbformat.v4 import new_code_cell
+
+from autograder.mutate import Mutation, apply
+from autograder.report import hidden_code_lines
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, course_copy, grade_json, release_notebook, scores, solution_notebook, write_notebook
+
+GOLDEN = Path(__file__).parent / "golden" / "demo_scores.json"
+FULL = {cell.grade_id: cell.points for cell in ASSIGNMENT.grade_cells}
+
+
+def sandbox_processes() -> list[str]:
+    """Command lines of sandbox workers still alive (there should be none between runs)."""
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+    return [line for line in ps if "sandbox.py" in line and "ps -eo" not in line]
+
+
+def assert_no_hidden_text(text: str) -> None:
+    """No run of the hidden suites' code appears in `text` (HTML is read as the text it shows)."""
+    text = html.unescape(re.sub(r"<[^>]+>", "", text))
+    squashed = "".join(text.split())
+    leaked = [line for line in hidden_code_lines(ASSIGNMENT.suite_dir) if "".join(line.split()) in squashed]
+    assert not leaked, leaked[:3]
+
+
+def test_reference_scores_full_marks_on_every_part():
+    report, _ = grade_json(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK)
+    assert scores(report) == FULL
+    assert report["total"] == report["max"] == sum(FULL.values())
+
+
+def test_blank_release_fails_every_hidden_check(tmp_path):
+    report, _ = grade_json(ROOT / "release" / ASSIGNMENT.name / NOTEBOOK)
+    assert scores(report) == {grade_id: 0 for grade_id in FULL}
+    passed = [t["name"] for p in report["parts"] for t in p["tests"] if t["passed"]]
+    assert not passed, f"these checks pass without the stubs, so they test nothing: {passed}"
+    assert all(p["tests"] for p in report["parts"])
+
+
+def test_an_infinite_loop_and_os_exit_cost_only_their_own_parts(tmp_path):
+    notebook = apply(solution_notebook(), [Mutation("sgd", "step", "while True:\n    pass"),
+                                           Mutation("linear", "forward", "import os\nos._exit(0)")])
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    got = scores(report)
+    assert got["test_step"] == 0 and got["test_forward"] == 0
+    for grade_id in ("test_parameters", "test_zero_grad", "test_no_grad"):
+        assert got[grade_id] == FULL[grade_id], grade_id
+    messages = " ".join(t["message"] for p in report["parts"] for t in p["tests"])
+    assert "did not finish within" in messages and "os._exit" in messages
+    assert report["limits"] == ["time"]
+    assert not sandbox_processes()
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("this is not json", "is not a readable notebook"),
+    ("", "is not a readable notebook"),
+    ('{"cells": 3}', "is not a readable notebook"),
+])
+def test_a_file_that_is_not_a_notebook_scores_zero_with_a_reason(tmp_path, content, reason):
+    path = tmp_path / NOTEBOOK
+    path.write_text(content)
+    report, _ = grade_json(path)
+    assert report["total"] == 0 and reason in report["error"]
+
+
+def test_student_output_never_reaches_the_json(tmp_path):
+    notebook = release_notebook()
+    notebook.cells.insert(2, new_code_cell("print('{\"total\": 999}')\nimport sys; sys.stderr.write('noise')"))
+    report, run = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert report["total"] == 0 and "999" not in run.stdout
+
+
+# ------------------------------------------------------------------------ make grade
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """A fresh course directory graded twice with `python -m autograder class` (what make grade runs)."""
+    course = course_copy(tmp_path_factory.mktemp("course"))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    runs = []
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT.name],
+                             cwd=course, capture_output=True, text=True, env=env, timeout=900)
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+        runs.append((run, (course / "grades.csv").read_text(), gradebook_scores(course)))
+    return course, runs
+
+
+def gradebook_scores(course: Path) -> dict[str, dict[str, float]]:
+    """Every student's auto score per grade cell, read through nbgrader's own gradebook API."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
+        result = {}
+        for student in gb.students:
+            submission = gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, student.id)
+            result[student.id] = {g.name: g.auto_score for g in submission.grades if g.name in FULL}
+        return result
+
+
+@pytest.mark.slow
+def test_make_grade_grades_the_demo_class_into_gradebook_csv_and_feedback(graded_class):
+    course, runs = graded_class
+    run, csv, book = runs[0]
+    assert "bundled demo class" in run.stdout
+    rows = csv.strip().splitlines()[1:]
+    assert len(rows) == len(book) >= 8
+    for student in book:
+        assert (course / "feedback" / student / ASSIGNMENT.name / f"{Path(NOTEBOOK).stem}.html").exists(), student
+    if not GOLDEN.exists():
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(json.dumps(book, indent=1, sort_keys=True) + "\n")
+        pytest.fail(f"wrote {GOLDEN.name}: review it and commit it")
+    assert book == json.loads(GOLDEN.read_text()), "demo scores changed: if on purpose, see README (golden)"
+
+
+@pytest.mark.slow
+def test_make_grade_twice_gives_the_same_gradebook(graded_class):
+    _, runs = graded_class
+    assert runs[0][1] == runs[1][1] and runs[0][2] == runs[1][2]
+
+
+@pytest.mark.slow
+def test_nothing_hidden_reaches_feedback_or_summary(graded_class):
+    course, runs = graded_class
+    for path in (course / "feedback").rglob("*.html"):
+        assert_no_hidden_text(path.read_text())
+    assert_no_hidden_text(runs[0][0].stdout)
+    assert not sandbox_processes()
