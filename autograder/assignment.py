@@ -37,6 +37,12 @@ class Assignment:
             raise RuntimeError(f"{self.source_dir} should hold exactly one notebook, found {notebooks}")
         return notebooks[0]
 
+    @property
+    def modules(self) -> list[str]:
+        """The assignment's own Python modules a notebook may import (engine, ...), not its tests."""
+        return sorted(p.stem for p in self.source_dir.glob("*.py")
+                      if p.stem != "sandbox" and not p.stem.startswith("test_"))
+
     @cached_property
     def source(self) -> dict:
         return nbformat.read(self.source_dir / self.notebook_name, as_version=4)

@@ -558,6 +558,8 @@ class Sandbox:
 
     modules: trusted modules the calls may name, as {module name: file path}.
     path: folders put in front of the worker's sys.path (the assignment's folder, for `engine`).
+    preload: more modules to import once in the worker (after `path` is set), so the notebook's
+        imports of them work even when student code may not read their files.
     """
 
     def __init__(
@@ -566,12 +568,13 @@ class Sandbox:
         path: Sequence[str | os.PathLike] = (),
         limits: Limits = Limits(),
         drop_privileges: bool = False,
+        preload: Sequence[str] = (),
     ) -> None:
         self.limits = limits
         self.config = {
             "modules": {name: str(Path(p).resolve()) for name, p in modules.items()},
             "path": [str(Path(p).resolve()) for p in path],
-            "preload": list(PRELOAD),
+            "preload": [*PRELOAD, *preload],
             "limits": dataclasses.asdict(limits),
             "drop_privileges": drop_privileges,
         }

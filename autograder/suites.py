@@ -103,11 +103,16 @@ class SuitePlugin:
         self.sandboxes: list[Sandbox] = []
 
     def _sandbox(self, drop: bool) -> Sandbox:
+        if drop:  # `nobody` may not read the hidden suites or any copy of the solutions
+            for folder in (self.assignment.suite_dir, self.assignment.source_dir,
+                           self.assignment.root / "solutions" / self.assignment.name):
+                folder.chmod(0o700)
         sandbox = Sandbox(
             modules={"probes": self.assignment.suite_dir / "probes.py"},
             path=[self.assignment.source_dir],
             limits=self.settings.limits,
             drop_privileges=drop,
+            preload=self.assignment.modules,
         )
         self.sandboxes.append(sandbox)
         return sandbox

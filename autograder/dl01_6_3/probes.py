@@ -174,13 +174,6 @@ def parameter_count(ns, widths, seed=0):
 
 # ---------------------------------------------------------------- forward
 
-def linear_built(ns, n_in, n_out, seed):
-    """What the given Linear.__init__ builds: the shapes of weight and bias, and whether both are Parameters."""
-    layer = ns["Linear"](n_in, n_out, np.random.default_rng(seed))
-    return {"weight_shape": list(np.shape(layer.weight.data)), "bias_shape": list(np.shape(layer.bias.data)),
-            "parameters": all(isinstance(p, ns["Parameter"]) for p in (layer.weight, layer.bias))}
-
-
 def linear_forward(ns, n_in, n_out, batch, seed, weight=None, bias=None, x=None, zero_weight=False):
     """Linear.forward called directly on set weights; the output, and the grads of a weighted sum of it."""
     rng = np.random.default_rng(seed)
@@ -278,7 +271,8 @@ def step_effect(ns, shapes, lr, seed, steps=1):
         "start": start, "grads_used": grads_used, "data": data, "grads_after": grads_after,
         "same_objects": len(held) == len(params) and all(a is b for a, b in zip(held, params)),
         "all_parameters": all(isinstance(p, ns["Parameter"]) for p in params + held),
-        "no_parents": all(not p.parents and p.backward_fn is None for p in params + held),
+        "no_parents": all(not getattr(p, "parents", ()) and getattr(p, "backward_fn", None) is None
+                          for p in params + held),
     }
 
 
@@ -303,11 +297,15 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
                                           for p in _by_hand(model))}
 
 
-def step_worked_example(ns, zero_between):
-    """The lesson's Linear(2, 1) example for two steps; the probe zeroes grads itself when asked."""
+def _worked_example(ns, zero_between, by_hand):
+    """The lesson's Linear(2, 1) example (weight (0.5, -1), bias 0.2, x = (1, 2), y = 1, lr = 0.1), two steps.
+
+    by_hand: collect the parameters and zero their grads in the probe (the step suite); otherwise
+    use the notebook's parameters() and zero_grad() (the lesson-numbers suite).
+    """
     layer = ns["Linear"](2, 1, np.random.default_rng(0))
     layer.weight, layer.bias = ns["Parameter"](np.array([[0.5, -1.0]])), ns["Parameter"](np.array([0.2]))
-    params = [layer.weight, layer.bias]
+    params = [layer.weight, layer.bias] if by_hand else layer.parameters()
     optimizer = ns["SGD"](params, lr=0.1)
     x = ns["Tensor"](np.array([[1.0, 2.0]]))
     z_values, losses = [], []
@@ -319,15 +317,26 @@ def step_worked_example(ns, zero_between):
         losses.append(float(value.data))
         return value
 
+    def clear():
+        if by_hand:
+            for p in (layer.weight, layer.bias):
+                p.grad = np.zeros_like(p.data)
+        else:
+            optimizer.zero_grad()
+
     for step in range(2):
         current = loss()
         if zero_between or step == 0:
-            for p in params:
-                p.grad = np.zeros_like(p.data)
+            clear()
         current.backward()
         optimizer.step()
     loss()
     return {"z": z_values, "loss": losses}
+
+
+def step_worked_example(ns, zero_between):
+    """The worked example with the notebook's step(); the probe zeroes the grads itself when asked."""
+    return _worked_example(ns, zero_between, by_hand=True)
 
 
 # ---------------------------------------------------------------- no_grad
@@ -410,28 +419,8 @@ def no_grad_states(ns, scenario):
 # ---------------------------------------------------------------- the lesson's numbers (all student code)
 
 def lesson_worked_example(ns, zero_between):
-    """The lesson's Linear(2, 1) example for two steps with the notebook's parameters(), zero_grad and step."""
-    layer = ns["Linear"](2, 1, np.random.default_rng(0))
-    layer.weight, layer.bias = ns["Parameter"](np.array([[0.5, -1.0]])), ns["Parameter"](np.array([0.2]))
-    optimizer = ns["SGD"](layer.parameters(), lr=0.1)
-    x = ns["Tensor"](np.array([[1.0, 2.0]]))
-    z_values, losses = [], []
-
-    def loss():
-        z = layer(x)
-        value = ((z - 1.0) ** 2).sum()
-        z_values.append(float(z.data.sum()))
-        losses.append(float(value.data))
-        return value
-
-    for step in range(2):
-        current = loss()
-        if zero_between or step == 0:
-            optimizer.zero_grad()
-        current.backward()
-        optimizer.step()
-    loss()
-    return {"z": z_values, "loss": losses}
+    """The worked example with the notebook's parameters(), zero_grad() and step()."""
+    return _worked_example(ns, zero_between, by_hand=False)
 
 
 def lesson_graph(ns, widths, batch, seed):

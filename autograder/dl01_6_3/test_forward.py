@@ -98,11 +98,3 @@ def test_lesson_layer_gives_minus_1_3(student, reference):
     got = forward(student, **case)
     assert np.allclose(got["data"], [[-1.3]]), (f"Linear(2, 1) with weight (0.5, -1), bias 0.2 on x = (1, 2) "
                                                 f"gave {got['data']}, expected [[-1.3]]")
-
-
-@pytest.mark.parametrize("n_in,n_out", [(3, 5), (4, 1)])
-def test_constructor_still_makes_weight_out_by_in(student, reference, n_in, n_out):
-    built = student.run(probes.linear_built, n_in=n_in, n_out=n_out, seed=0)
-    assert built == {"weight_shape": [n_out, n_in], "bias_shape": [n_out], "parameters": True}, (
-        "Linear.__init__ (given code) must keep a weight Parameter of shape (n_out, n_in) and a bias Parameter "
-        "of shape (n_out,): restore the given lines")

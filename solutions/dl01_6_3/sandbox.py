@@ -542,8 +542,13 @@ def _serve(config: dict) -> None:
 
 # Modules a notebook commonly imports; the worker imports them once so checks start warm (and so
 # they work after privileges are dropped, when the interpreter's own files may be unreadable).
-PRELOAD = ("numpy", "math", "random", "itertools", "functools", "collections", "contextlib",
-           "dataclasses", "typing", "copy", "time", "operator", "warnings", "abc", "enum")
+PRELOAD = (
+    "numpy", "numpy.linalg", "numpy.random", "numpy.fft", "secrets", "hashlib", "math", "cmath",
+    "random", "statistics", "fractions", "decimal", "numbers", "itertools", "functools", "operator",
+    "collections", "collections.abc", "heapq", "bisect", "contextlib", "dataclasses", "typing", "types",
+    "copy", "weakref", "time", "datetime", "string", "re", "textwrap", "json", "struct", "inspect",
+    "traceback", "warnings", "abc", "enum",
+)
 
 _THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
@@ -553,6 +558,8 @@ class Sandbox:
 
     modules: trusted modules the calls may name, as {module name: file path}.
     path: folders put in front of the worker's sys.path (the assignment's folder, for `engine`).
+    preload: more modules to import once in the worker (after `path` is set), so the notebook's
+        imports of them work even when student code may not read their files.
     """
 
     def __init__(
@@ -561,12 +568,13 @@ class Sandbox:
         path: Sequence[str | os.PathLike] = (),
         limits: Limits = Limits(),
         drop_privileges: bool = False,
+        preload: Sequence[str] = (),
     ) -> None:
         self.limits = limits
         self.config = {
             "modules": {name: str(Path(p).resolve()) for name, p in modules.items()},
             "path": [str(Path(p).resolve()) for p in path],
-            "preload": list(PRELOAD),
+            "preload": [*PRELOAD, *preload],
             "limits": dataclasses.asdict(limits),
             "drop_privileges": drop_privileges,
         }

@@ -83,8 +83,9 @@ def _expect_parameters(ns, module, expected, missing_hint):
                           "themselves (not their .data)")
     got = [names[id(p)] for p in found]
     repeated = sorted({name for name in got if got.count(name) > 1})
-    expect(not repeated, f"parameters() listed {', '.join(map(repr, repeated))} more than once: a Parameter held in two "
-                         "places must be collected once (compare objects by identity, e.g. with a set of id(p))")
+    expect(not repeated, f"parameters() listed {', '.join(map(repr, repeated))} more than once: a Parameter "
+                         "held in two places must be collected once (compare objects by identity, e.g. with a "
+                         "set of id(p))")
     expect(len(got) == len(expected), f"parameters() found {got} but the module holds {list(expected)}: "
                                       + missing_hint)
     expect(got == list(expected), f"parameters() found the right Parameters in the wrong order {got}; "
@@ -246,7 +247,8 @@ def uses_the_transposed_weight_on_a_square_layer(ns):
 @check("forward")
 def lets_gradients_reach_weight_bias_and_input(ns):
     rng = np.random.default_rng(6)
-    w, b, x_data, upstream = rng.normal(size=(2, 3)), rng.normal(size=2), rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
+    w, b = rng.normal(size=(2, 3)), rng.normal(size=2)
+    x_data, upstream = rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
     layer = _linear(ns, w, b)
     x = ns["Tensor"](x_data)
     (_forward(ns, layer, x) * ns["Tensor"](upstream)).sum().backward()
@@ -313,15 +315,17 @@ def moves_every_parameter_by_minus_lr_times_grad(ns):
     after = [np.asarray(p.data) for p in params]
 
     def moved_by(rate):
-        return all(np.allclose(a, old - rate * g) for a, old, g in zip(after, before, grads))
+        return [np.allclose(a, old - rate * g) for a, old, g in zip(after, before, grads)]
 
-    expect(not moved_by(0), "step() left the Parameters where they were: change p.data in place, "
-                            "p.data -= self.lr * p.grad")
-    expect(not moved_by(-0.25), "step() moved the Parameters up the gradient: subtract self.lr * p.grad")
-    expect(not moved_by(0.1) and not moved_by(0.01),
+    expect(not all(moved_by(0)), "step() left the Parameters where they were: change p.data in place, "
+                                 "p.data -= self.lr * p.grad")
+    expect(not any(moved_by(0)), "step() moved only some of the parameters: loop over every p in self.params "
+                                 "(is a return inside the loop?)")
+    expect(not all(moved_by(-0.25)), "step() moved the Parameters up the gradient: subtract self.lr * p.grad")
+    expect(not all(moved_by(0.1)) and not all(moved_by(0.01)),
            "step() did not use the learning rate given to the optimizer: use self.lr")
-    expect(moved_by(0.25), "step() moved the Parameters by the wrong amount: each p.data should lose "
-                           "self.lr * p.grad")
+    expect(all(moved_by(0.25)), "step() moved the Parameters by the wrong amount: each p.data should lose "
+                                "self.lr * p.grad")
 
 
 @check("step")
