@@ -83,12 +83,15 @@ def check_lines(part: PartResult) -> str:
     )
 
 
-def hidden_code_lines(suite_dir: Path, shortest: int = 12) -> set[str]:
-    """The code of the hidden suites, as runs of tokens between string literals and comments.
+def hidden_code_lines(suite_dir: Path, public_dir: Path, shortest: int = 24) -> set[str]:
+    """The code only the hidden suites hold, as runs of tokens between string literals and comments.
 
-    The messages the suites write for students are string literals and may be shown; every other
-    run of the suites' code (at least `shortest` characters long) must never be.
+    The messages the suites write for students are string literals and may be shown, and so may
+    code that also stands in the assignment's own files (`public_dir`: a student's notebook holds
+    `out = model(x)` too); every other run of the suites' code, `shortest` characters or more, must
+    never be shown.
     """
+    public = _squash(" ".join(p.read_text(errors="replace") for p in public_dir.iterdir() if p.is_file()))
     runs: set[str] = set()
     skipped = (tokenize.STRING, tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)
     for path in sorted(suite_dir.glob("*.py")):
@@ -100,7 +103,7 @@ def hidden_code_lines(suite_dir: Path, shortest: int = 12) -> set[str]:
         line = 0
         for tok in tokens + [None]:
             breaks = tok is None or tok.type in skipped or tok.start[0] != line
-            if breaks and len("".join(run)) >= shortest:
+            if breaks and len("".join(run)) >= shortest and "".join(run) not in public:
                 runs.add(" ".join(run))
             if breaks:
                 run = []
@@ -117,8 +120,8 @@ def _squash(text: str) -> str:
 class Redactor:
     """Makes a message safe to show: one line, bounded, and free of hidden suite code."""
 
-    def __init__(self, suite_dir: Path) -> None:
-        self.code = {_squash(line) for line in hidden_code_lines(suite_dir)}
+    def __init__(self, suite_dir: Path, public_dir: Path) -> None:
+        self.code = {_squash(line) for line in hidden_code_lines(suite_dir, public_dir)}
 
     def __call__(self, message: str) -> str:
         line = " ".join(message.split())

@@ -202,7 +202,7 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
     finally:
         plugin.close()
         sys.path.remove(suite_path)
-    redact = Redactor(assignment.suite_dir)
+    redact = Redactor(assignment.suite_dir, assignment.source_dir)
     return {s.key: _report(assignment, s, redact) for s in submissions}
 
 

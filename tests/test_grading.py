@@ -30,7 +30,7 @@ def assert_no_hidden_text(text: str) -> None:
     """No run of the hidden suites' code appears in `text` (HTML is read as the text it shows)."""
     text = html.unescape(re.sub(r"<[^>]+>", "", text))
     squashed = "".join(text.split())
-    leaked = [line for line in hidden_code_lines(ASSIGNMENT.suite_dir) if "".join(line.split()) in squashed]
+    leaked = [line for line in hidden_code_lines(ASSIGNMENT.suite_dir, ASSIGNMENT.source_dir) if "".join(line.split()) in squashed]
     assert not leaked, leaked[:3]
 
 
