@@ -147,27 +147,30 @@ class SuitePlugin:
         cells = program_from_notebook(self.assignment.reference, self.assignment.source, self.assignment.reference)
         return Runner(reference_sandbox, cells, None, memo=self.reference_memo)
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        outcome = yield
-        report = outcome.get_result()
-        if report.when == "call" or (report.when == "setup" and report.failed):
-            params = dict(getattr(item, "callspec", None).params) if hasattr(item, "callspec") else {}
-            submission = self.submissions.get(params.pop("submission", None))
-            if submission is None:
-                return
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
+        """Record the outcome, and make pytest's report from the message alone: no traceback.
+
+        pytest would otherwise format a traceback with the suite's source for every failure,
+        which costs more than the check and is never shown to anyone.
+        """
+        error = call.excinfo.value if call.excinfo is not None else None
+        message = ""
+        if error is not None:
+            message = str(error).strip() or f"{type(error).__name__} in the check"
+            if not isinstance(error, AssertionError):
+                message = f"the check could not run: {type(error).__name__}: {message}"
+        passed = error is None
+        params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
+        submission = self.submissions.get(params.pop("submission", None))
+        if submission is not None and (call.when == "call" or (call.when == "setup" and not passed)):
             name = item.originalname
             if params:  # the case, as pytest names it, without the submission's own id
-                case = item.callspec.id.replace(submission.key, "", 1).strip("-").replace("--", "-")
-                name += f"[{case}]"
-            message = ""
-            if call.excinfo is not None:
-                error = call.excinfo.value
-                message = str(error).strip() or f"{type(error).__name__} in the check"
-                if not isinstance(error, AssertionError):
-                    message = f"the check could not run: {type(error).__name__}: {message}"
+                name += f"[{item.callspec.id.replace(submission.key, '', 1).strip('-').replace('--', '-')}]"
             grade_id = Path(str(item.fspath)).stem
-            submission.results.setdefault(grade_id, []).append(CheckResult(name, report.passed, message))
+            submission.results.setdefault(grade_id, []).append(CheckResult(name, passed, message))
+        return pytest.TestReport(item.nodeid, item.location, {}, "passed" if passed else "failed",
+                                 message or None, call.when, [], call.duration, call.start, call.stop)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.progress:

@@ -20,10 +20,10 @@ GOLDEN = Path(__file__).parent / "golden" / "demo_scores.json"
 FULL = {cell.grade_id: cell.points for cell in ASSIGNMENT.grade_cells}
 
 
-def sandbox_processes() -> list[str]:
-    """Command lines of sandbox workers still alive (there should be none between runs)."""
+def sandbox_processes(course: Path = ROOT) -> list[str]:
+    """Command lines of the course's sandbox workers still alive (there should be none between runs)."""
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
-    return [line for line in ps if "sandbox.py" in line and "ps -eo" not in line]
+    return [line for line in ps if str(course / "autograder" / "sandbox.py") in line]
 
 
 def assert_no_hidden_text(text: str) -> None:
@@ -138,4 +138,4 @@ def test_nothing_hidden_reaches_feedback_or_summary(graded_class):
     for path in (course / "feedback").rglob("*.html"):
         assert_no_hidden_text(path.read_text())
     assert_no_hidden_text(runs[0][0].stdout)
-    assert not sandbox_processes()
+    assert not sandbox_processes(course)
