@@ -117,11 +117,11 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
             problems[student] = "nbgrader could not autograde it" + (f": {last[-1]}" if last else "")
             _record_unreadable(api, assignment, student, problems[student])
 
-    graded = [s for s in students if s not in problems]
-    for student in graded:
-        result = api.generate_feedback(assignment.name, student, force=True)
-        if not result["success"]:
-            problems[student] = "feedback could not be written"
+    api.generate_feedback(assignment.name, force=True)  # every autograded student, in one app
+    page = Path(assignment.notebook_name).with_suffix(".html").name
+    for student in students:
+        if student not in problems and not (assignment.root / "feedback" / student / assignment.name / page).exists():
+            problems[student] = "nbgrader could not write its feedback page"
     CsvExportPlugin(to=str(assignment.root / "grades.csv")).export(Gradebook(coursedir.db_url, coursedir.course_id))
     _summarize(assignment, coursedir, students, problems)
     return 0

@@ -12,8 +12,10 @@ module scope, so one student's tests of one part run together on one loaded prog
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -95,9 +97,8 @@ class SuitePlugin:
     """The pytest plugin: parametrizes the suites by submission and records every outcome."""
 
     def __init__(self, assignment: Assignment, submissions: list[Submission],
-                 settings: GraderSettings, progress: bool = False) -> None:
+                 settings: GraderSettings, progress: "Progress") -> None:
         self.assignment, self.settings, self.progress = assignment, settings, progress
-        self.bar = None
         self.submissions = {s.key: s for s in submissions}
         self.reference_memo: dict = {}
         self.sandboxes: list[Sandbox] = []
@@ -173,23 +174,51 @@ class SuitePlugin:
                                  message or None, call.when, [], call.duration, call.start, call.stop)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if self.progress:
-            self.bar = tqdm(total=len(session.items), desc="checks", unit="check", file=sys.__stdout__, disable=None)
+        self.progress.add("total", len(session.items))
 
     def pytest_runtest_logfinish(self) -> None:
-        if self.bar is not None:
-            self.bar.update(1)
+        self.progress.add("done", 1)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
         for sandbox in self.sandboxes:
             sandbox.close()
 
 
-def grade_submissions(assignment: Assignment, submissions: list[Submission],
-                      settings: GraderSettings, progress: bool = False) -> dict[str, Report]:
-    """Run the hidden suites on every readable submission; a report for each, by key."""
+class Progress:
+    """Checks done and checks to do, counted across processes; drawn as one bar by the parent."""
+
+    def __init__(self, show: bool) -> None:
+        context = multiprocessing.get_context("fork")
+        self.done, self.total = context.Value("q", 0), context.Value("q", 0)
+        self.show, self.stop = show, threading.Event()
+
+    def add(self, field: str, count: int) -> None:
+        value = getattr(self, field)
+        with value.get_lock():
+            value.value += count
+
+    def __enter__(self) -> "Progress":
+        if self.show:
+            self.thread = threading.Thread(target=self._draw, daemon=True)
+            self.thread.start()
+        return self
+
+    def _draw(self) -> None:
+        with tqdm(total=0, desc="checks", unit="check", file=sys.__stdout__, disable=None) as bar:
+            while not self.stop.wait(0.2):
+                bar.total, bar.n = self.total.value, self.done.value
+                bar.refresh()
+            bar.total, bar.n = self.total.value, self.done.value
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop.set()
+        if self.show:
+            self.thread.join()
+
+
+def _run_suites(assignment: Assignment, submissions: list[Submission], settings: GraderSettings,
+                progress: Progress) -> None:
+    """One pytest session of the hidden suites over `submissions`, filling in their results."""
     plugin = SuitePlugin(assignment, submissions, settings, progress)
     args = [str(assignment.suite_dir), "--assert=plain", "-p", "no:cacheprovider",
             "-p", "no:terminal", "-p", "no:stepwise", "-c", os.devnull,
@@ -197,14 +226,62 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
     suite_path = str(assignment.suite_dir)
     sys.path.insert(0, suite_path)
     try:
-        if any(s.notebook is not None for s in submissions):
-            with contextlib.redirect_stdout(sys.stderr):
-                code = pytest.main(args, plugins=[plugin])
-            if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-                raise RuntimeError(f"the hidden suites of {assignment.name} could not run (pytest exit {code})")
+        with contextlib.redirect_stdout(sys.stderr):
+            code = pytest.main(args, plugins=[plugin])
+        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            raise RuntimeError(f"the hidden suites of {assignment.name} could not run (pytest exit {code})")
     finally:
         plugin.close()
         sys.path.remove(suite_path)
+
+
+def _run_share(assignment, share, settings, progress, channel) -> None:
+    """A forked grading process: its share of the class, results sent back to the parent."""
+    try:
+        _run_suites(assignment, share, settings, progress)
+        channel.send({s.key: (s.results, s.limits) for s in share})
+    except BaseException as exc:  # the parent reports it; nothing may be lost silently
+        channel.send(f"{type(exc).__name__}: {exc}")
+    finally:
+        channel.close()
+
+
+def grade_submissions(assignment: Assignment, submissions: list[Submission],
+                      settings: GraderSettings, progress: bool = False) -> dict[str, Report]:
+    """Run the hidden suites on every readable submission; a report for each, by key.
+
+    The class is shared round-robin between `settings.jobs` processes (one per core by default),
+    each with its own pytest session and sandboxes; what comes back to this process is the plain
+    outcome of each check.
+    """
+    readable = [s for s in submissions if s.notebook is not None]
+    jobs = max(1, min(settings.jobs or os.cpu_count() or 1, len(readable)))
+    with Progress(progress) as counter:
+        if jobs == 1 and readable:
+            _run_suites(assignment, readable, settings, counter)
+        elif readable:
+            context = multiprocessing.get_context("fork")
+            running = []
+            for share in (readable[i::jobs] for i in range(jobs)):
+                receive, send = context.Pipe(duplex=False)
+                process = context.Process(target=_run_share, args=(assignment, share, settings, counter, send))
+                process.start()
+                send.close()
+                running.append((process, receive, share))
+            failures = []
+            for process, receive, share in running:
+                try:
+                    outcome = receive.recv()
+                except EOFError:
+                    outcome = "a grading process ended without an answer"
+                process.join()
+                if isinstance(outcome, str):
+                    failures.append(outcome)
+                    continue
+                for submission in share:
+                    submission.results, submission.limits = outcome[submission.key]
+            if failures:
+                raise RuntimeError(f"the hidden suites of {assignment.name} could not run: {failures[0]}")
     redact = Redactor(assignment.suite_dir, assignment.source_dir)
     return {s.key: _report(assignment, s, redact) for s in submissions}
 

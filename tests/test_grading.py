@@ -127,6 +127,17 @@ def test_make_grade_grades_the_demo_class_into_gradebook_csv_and_feedback(graded
 
 
 @pytest.mark.slow
+def test_written_answers_wait_for_the_formgrader(graded_class):
+    from nbgrader.api import Gradebook
+
+    course, _ = graded_class
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
+        grades = gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, "ada").grades
+        manual = {g.name: g.needs_manual_grade for g in grades if g.name not in FULL}
+    assert manual == {"answer_zeroing": True, "answer_outside_graph": True, "answer_shared_weight": True}
+
+
+@pytest.mark.slow
 def test_make_grade_twice_gives_the_same_gradebook(graded_class):
     _, runs = graded_class
     assert runs[0][1] == runs[1][1] and runs[0][2] == runs[1][2]
