@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import hashlib
 import io
 import json
 import os
@@ -368,8 +367,8 @@ class _Lines:
 class _Loader:
     """The worker's handle on one loaded program."""
 
-    def __init__(self, key: str, cells, config: dict, functions: dict, workdir: str) -> None:
-        self.key, self.failure, self.errors = key, None, []
+    def __init__(self, cells, config: dict, functions: dict, workdir: str) -> None:
+        self.failure, self.errors = None, []
         limits = Limits(**config["limits"])
         commands_r, self.commands = os.pipe()
         results, results_w = os.pipe()
@@ -522,13 +521,15 @@ def _serve(config: dict) -> None:
     protocol = os.fdopen(os.dup(1), "w")
     protocol.write("ready\n")
     protocol.flush()
+    cells: list = []
     for line in sys.stdin:
         request = json.loads(line)
-        key = hashlib.sha256(json.dumps(request["cells"]).encode()).hexdigest()
-        if loader is None or loader.key != key or (loader.pid == 0 and not loader.failure):
+        if "cells" in request:  # a new program; otherwise the caller means the one it sent last
+            cells, loader = request["cells"], (loader.stop() if loader else None)
+        if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or killed
             if loader:
                 loader.stop()
-            loader = _Loader(key, request["cells"], config, functions, workdir)
+            loader = _Loader(cells, config, functions, workdir)
         answer = loader.call(request["function"], request["kwargs"])
         answer["load_errors"] = loader.errors
         protocol.write(json.dumps(answer) + "\n")
@@ -579,6 +580,7 @@ class Sandbox:
             "drop_privileges": drop_privileges,
         }
         self.worker: subprocess.Popen | None = None
+        self.sent: Sequence[Cell] | None = None  # the program the worker holds
 
     def _start(self) -> None:
         self.worker = subprocess.Popen(
@@ -599,7 +601,10 @@ class Sandbox:
             function = f"{function.__module__}:{function.__name__}"
         if self.worker is None:
             self._start()
-        request = {"cells": [[c.name, c.source] for c in cells], "function": function, "kwargs": kwargs}
+        request = {"function": function, "kwargs": kwargs}
+        if cells != self.sent:
+            request["cells"] = [[c.name, c.source] for c in cells]
+            self.sent = list(cells)
         try:
             self.worker.stdin.write(json.dumps(request) + "\n")
             self.worker.stdin.flush()
@@ -629,6 +634,7 @@ class Sandbox:
                 self.worker.kill()
                 self.worker.wait()
             self.worker = None
+            self.sent = None
 
     def __enter__(self) -> "Sandbox":
         return self
