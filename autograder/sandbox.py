@@ -138,25 +138,22 @@ def program_from_notebook(
             student_text[gid] = _text(cell)
             anchor = gid
         else:  # added by the student, or a duplicate of a known cell: runs as written
-            added.setdefault(anchor, []).append(Cell(f"cell {index}", _text(cell)))
+            added.setdefault(anchor, []).append(Cell(f"cell {index}", _strip_magics(_text(cell))))
 
     program = list(added.get(None, []))
     for cell in source["cells"]:
-        gid = _nbgrader(cell).get("grade_id")
-        role = _role(cell)
-        if cell.get("cell_type") != "code" or role in ("test", "demo"):
+        gid, role = _nbgrader(cell).get("grade_id"), _role(cell)
+        if not gid:  # prose, or (in the self-check) a cell the student added: placed above
             continue
-        if role == "solution" and (take_all or gid in wanted):
-            text = student_text.get(gid)
-            if text is None:
-                program.append(Cell(gid, f"raise RuntimeError('the cell {gid!s} is missing from the notebook')"))
-                continue
-        elif role == "solution":
-            text = ref_text.get(gid, _text(cell))
-        else:
-            text = _text(cell)
-        program.append(Cell(gid or "cell", _strip_magics(text)))
-        program.extend(Cell(c.name, _strip_magics(c.source)) for c in added.get(gid, []))
+        if cell.get("cell_type") == "code" and role not in ("test", "demo"):
+            if role != "solution":
+                text = _text(cell)
+            elif take_all or gid in wanted:
+                text = student_text.get(gid, f"raise RuntimeError('the cell {gid} is missing from the notebook')")
+            else:
+                text = ref_text.get(gid, _text(cell))
+            program.append(Cell(gid, _strip_magics(text)))
+        program.extend(added.get(gid, []))
     return program
 
 

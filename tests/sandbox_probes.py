@@ -1,0 +1,11 @@
+"""Trusted functions the sandbox tests call on a program's namespace."""
+
+
+def value(ns: dict, name: str):
+    return ns[name]
+
+
+def bump(ns: dict) -> int:
+    """Change the program's state and report it: a second call must see the state as loaded."""
+    ns["counter"][0] += 1
+    return ns["counter"][0]

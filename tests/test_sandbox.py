@@ -1,0 +1,123 @@
+"""The sandbox: which cells run, and what comes back when student code misbehaves."""
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+from nbformat.v4 import new_code_cell
+
+import sandbox_probes
+from autograder.sandbox import Cell, Limits, Sandbox, program_from_notebook
+from conftest import ASSIGNMENT, ROOT, release_notebook, solution_notebook
+
+PROBES = ROOT / "tests" / "sandbox_probes.py"
+
+
+def names(cells: list[Cell]) -> list[str]:
+    return [cell.name for cell in cells]
+
+
+def grade_ids(notebook) -> list[str]:
+    return [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+
+
+def test_program_skips_tests_and_demos_and_keeps_added_cells_where_they_stand():
+    notebook = release_notebook()
+    after_test = grade_ids(notebook).index("test_parameters") + 1
+    notebook.cells.insert(after_test, new_code_cell("def helper():\n    return 1\n%matplotlib inline"))
+    notebook.cells.insert(0, new_code_cell("first = 1"))
+    program = program_from_notebook(notebook)
+    assert names(program) == ["cell 0", "imports", "parameter", "module", "linear", "relu_sequential",
+                              f"cell {after_test + 1}", "sgd", "no_grad"]
+    assert "# %matplotlib inline" in program[6].source
+
+
+def test_given_cells_come_from_the_source_and_other_parts_from_the_reference():
+    notebook = release_notebook()
+    notebook.cells[grade_ids(notebook).index("parameter")].source = "Parameter = None"
+    program = program_from_notebook(notebook, ASSIGNMENT.source, solution_notebook(), ["sgd"])
+    text = {cell.name: cell.source for cell in program}
+    assert "class Parameter(Tensor)" in text["parameter"]
+    assert "NotImplementedError" in text["sgd"] and "NotImplementedError" not in text["module"]
+
+
+def test_a_deleted_solution_cell_is_named():
+    notebook = release_notebook()
+    del notebook.cells[grade_ids(notebook).index("sgd")]
+    text = {cell.name: cell.source for cell in program_from_notebook(notebook, ASSIGNMENT.source, solution_notebook())}
+    assert "the cell sgd is missing from the notebook" in text["sgd"]
+
+
+CODE = """\
+def loop():
+    while True:
+        pass
+def leave():
+    import os
+    os._exit(3)
+def quit():
+    import sys
+    sys.exit(0)
+def hog():
+    import numpy as np
+    return np.ones(50 * 10**9 // 8).sum()
+def chatter():
+    while True:
+        print("x" * 10**6)
+def crash():
+    import ctypes
+    ctypes.string_at(0)
+def daemon():
+    import subprocess
+    subprocess.Popen(["sleep", "313"], start_new_session=True)
+    return 1
+"""
+
+
+@pytest.fixture(scope="module")
+def box():
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
+        yield sandbox
+
+
+def call(box: Sandbox, function: str):
+    return box.call([Cell("tricks", CODE + f"result = {function}()")], sandbox_probes.value, name="result")
+
+
+@pytest.mark.parametrize("function, reason, limit", [
+    ("loop", "cell tricks did not finish within 1 s", "time"),
+    ("leave", "ended the process (os._exit(3)?)", ""),
+    ("quit", "called sys.exit(0)", ""),
+    ("chatter", "printed more than the output limit allows", "output"),
+    ("crash", "crashed (SIGSEGV)", ""),
+])
+def test_a_cell_that_misbehaves_at_load_ends_in_one_line(box, function, reason, limit):
+    started = time.monotonic()
+    outcome = call(box, function)
+    assert not outcome.ok and reason in outcome.reason and outcome.limit == limit
+    assert time.monotonic() - started < 5
+
+
+def test_an_exception_at_load_ends_only_its_cell(box):
+    outcome = box.call([Cell("a", "x = 1 / 0"), Cell("b", "hog()")], sandbox_probes.value, name="x")
+    assert outcome.load_errors[0] == "cell a: raised ZeroDivisionError: division by zero"
+    assert "NameError" in outcome.load_errors[1]
+
+
+def test_memory_beyond_the_limit_is_refused(box):
+    outcome = call(box, "hog")
+    assert "hog ran out of memory" in outcome.load_errors[0]
+
+
+def test_a_checks_state_does_not_leak_into_the_next(box):
+    program = [Cell("state", "counter = [0]")]
+    assert [box.call(program, sandbox_probes.bump).value for _ in range(3)] == [1, 1, 1]
+
+
+def test_processes_the_student_starts_are_ended(box):
+    assert call(box, "daemon").value == 1  # the daemon is running now
+    box.call([Cell("other", "x = 0")], sandbox_probes.value, name="x")  # a new program ends the old one
+    time.sleep(0.2)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "sleep 313" not in ps
