@@ -11,6 +11,13 @@ c.CourseDirectory.course_id = "dl01"
 c.CourseDirectory.solution_directory = "solutions"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".pytest_cache"]
 
+# An LMS download (downloaded/dl01_6_3/archive/*.zip or loose files) is unpacked and sorted into
+# submitted/ by `nbgrader zip_collect`, which `make grade` runs when that folder has files. Files are
+# expected as <student id>_<anything>_modules_and_sgd.ipynb; change the pattern to your LMS's naming.
+c.FileNameCollectorPlugin.named_regexp = (
+    r".*/(?P<student_id>[^/_]+)_(?:[^/]*_)?(?P<file_id>modules_and_sgd\.ipynb)$"
+)
+
 # Released stubs: one line the student replaces.
 c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
 

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,19 @@ def test_nothing_hidden_reaches_feedback_or_summary(graded_class):
         assert_no_hidden_text(path.read_text())
     assert_no_hidden_text(runs[0][0].stdout)
     assert not sandbox_processes(course)
+
+
+@pytest.mark.slow
+def test_make_grade_collects_an_lms_download_with_zip_collect(tmp_path):
+    course = course_copy(tmp_path)
+    archive = course / "downloaded" / ASSIGNMENT.name / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "class.zip", "w") as bundle:
+        bundle.writestr(f"ada_1001_{NOTEBOOK}", json.dumps(solution_notebook()))
+        bundle.writestr(f"bob_1002_{NOTEBOOK}", json.dumps(release_notebook()))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    run = subprocess.run([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT.name],
+                         cwd=course, capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0 and "LMS download" in run.stdout, run.stdout + run.stderr[-2000:]
+    book = gradebook_scores(course)
+    assert book["ada"] == FULL and set(book["bob"].values()) == {0}
