@@ -21,7 +21,7 @@ from ..suites import Submission, grade_submissions
 
 def grade_cell_outputs(part: PartResult) -> list:
     """The outputs that make nbgrader give `part.score`, and show the student why."""
-    text = check_lines(part)
+    text = check_lines(part) or "no check of this part ran\n"
     if part.score > 0:
         return [new_output("stream", name="stdout", text=text),
                 new_output("execute_result", data={"text/plain": f"{part.score:g}"}, execution_count=1)]
@@ -33,9 +33,11 @@ def write_report(nb, report: Report) -> None:
     """Put each part's outcome into its grade cell of `nb`."""
     parts = {p.grade_id: p for p in report.parts}
     for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.cell_type == "code" and grade_id in parts:
-            cell.outputs = grade_cell_outputs(parts[grade_id])
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            # A grade cell no suite scored must still carry an error: nbgrader counts silence as full marks.
+            part = parts.get(meta.get("grade_id"), PartResult(meta.get("grade_id", "?"), float(meta.get("points", 0))))
+            cell.outputs = grade_cell_outputs(part)
             cell.execution_count = 1
 
 
