@@ -7,15 +7,20 @@ RunHiddenSuites (nbgrader_config.py), which grades each notebook in the sandbox.
 from __future__ import annotations
 
 import html
+import re
+import shutil
 import statistics
 import sys
 import warnings
 from pathlib import Path
 
+from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.api import Gradebook
+from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import CsvExportPlugin
+from nbgrader.preprocessors import DeduplicateIds
 from nbgrader.utils import temp_attrs
 from sqlalchemy.exc import SAWarning
 from tqdm import tqdm
@@ -51,6 +56,87 @@ def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> str:
     return "submitted/"
 
 
+class DropDuplicateIds(DeduplicateIds):
+    """nbgrader's DeduplicateIds without its crash on a pasted cell.
+
+    nbgrader keeps the last copy of a cell and leaves `nbgrader: {}` on the others, which its own schema
+    check then rejects ("an old version of the nbgrader metadata format"), so the whole notebook failed.
+    The extra copies become plain cells instead.
+    """
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        cell, resources = super().preprocess_cell(cell, resources, cell_index)
+        if cell.metadata.get("nbgrader", None) == {}:
+            del cell.metadata["nbgrader"]
+        return cell, resources
+
+
+def _without_crashing_on_duplicates(config) -> None:
+    default = Autograde.class_traits()["sanitize_preprocessors"].default()
+    steps = config.Autograde.get("sanitize_preprocessors", default)
+    config.Autograde.sanitize_preprocessors = [DropDuplicateIds if step in (DeduplicateIds, "nbgrader.preprocessors.DeduplicateIds")
+                                               else step for step in steps]
+
+
+def _find_notebook(assignment: Assignment, folder: Path) -> tuple[Path | None, str]:
+    """The notebook to grade in a student's folder, and a one-line note (or the reason there is none)."""
+    name = assignment.notebook_name
+    expected = folder / name
+    others = sorted(p for p in folder.glob("*.ipynb") if p.name != name and not p.name.startswith("."))
+    found = ", ".join(f"'{p.name}'" for p in others)
+    renamed = f"graded '{others[0].name}' as {name} (renamed)" if len(others) == 1 else ""
+    if expected.is_file():
+        if len(others) == 1 and others[0].read_bytes() == expected.read_bytes():
+            return expected, renamed  # put in place by an earlier run
+        return expected, f"the folder also holds {found}: only {name} is graded" if others else ""
+    if len(others) == 1:  # a renamed notebook: grade it under the name nbgrader knows, keeping the original
+        try:
+            shutil.copyfile(others[0], expected)
+        except OSError as error:
+            return None, f"no {name} in the submission (found {found}; it could not be copied: {error.strerror})"
+        return expected, renamed
+    if others:
+        return None, f"no {name} in the submission (found {found}): submit one notebook under that name"
+    return None, f"no {name} in the submission"
+
+
+def _cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
+    """What is odd about the notebook's graded cells: pasted twice, missing, or locked and edited."""
+    def grade_id(cell) -> str | None:
+        return (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+
+    def text(cell) -> str:
+        source = cell.get("source", "")
+        return ("".join(source) if isinstance(source, list) else str(source)).strip()
+
+    ids = [grade_id(c) for c in notebook.get("cells", []) if grade_id(c)]
+    first = {}
+    for cell in notebook.get("cells", []):
+        first.setdefault(grade_id(cell), cell)
+    notes = []
+    duplicated = sorted({i for i in ids if ids.count(i) > 1}, key=ids.index)
+    if duplicated:
+        notes.append(f"cells pasted more than once: {', '.join(duplicated)} (graded as the notebook runs, top to bottom)")
+    known = [c for c in assignment.source.cells if grade_id(c)]
+    missing = [grade_id(c) for c in known if (c.metadata.nbgrader.get("solution") or c.metadata.nbgrader.get("grade"))
+               and grade_id(c) not in first]
+    if missing:
+        notes.append(f"cells missing from the notebook: {', '.join(missing)}")
+    edited = [grade_id(c) for c in known if c.metadata.nbgrader.get("locked") and grade_id(c) in first
+              and text(first[grade_id(c)]) != text(c)]
+    if edited:
+        notes.append(f"locked cells edited, graded as released: {', '.join(edited)}")
+    return notes
+
+
+def _add_note(page: Path, note: str) -> None:
+    """Put the grader's note at the top of a feedback page."""
+    banner = (f"<div class='grader-note' style='border:2px solid #c60;padding:0.5em;margin:0.5em'>"
+              f"<strong>Note from the grader:</strong> {html.escape(note)}</div>")
+    text = page.read_text()
+    page.write_text(re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + banner, text, count=1))
+
+
 def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, reason: str) -> None:
     """A submission nbgrader cannot open: zero in the gradebook, and a feedback page with the reason."""
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
@@ -61,6 +147,9 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
                 grade.auto_score = 0
                 grade.needs_manual_grade = False
         gb.db.commit()
+    # An earlier run's autograded copy would otherwise come back as this student's feedback page.
+    shutil.rmtree(api.coursedir.format_path(api.coursedir.autograded_directory, student, assignment.name),
+                  ignore_errors=True)
     folder = assignment.root / "feedback" / student / assignment.name
     folder.mkdir(parents=True, exist_ok=True)
     page = Path(assignment.notebook_name).with_suffix(".html").name
@@ -73,7 +162,10 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
 
 def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session noise
+    for noise in (DuplicateCellId, MissingIDFieldWarning):  # nbformat repairs these itself; the notes say so
+        warnings.filterwarnings("ignore", category=noise)
     config = load_config(assignment.root)
+    _without_crashing_on_duplicates(config)
     coursedir = CourseDirectory(config=config)
     api = NbGraderAPI(coursedir=coursedir, config=config)
     submitted = assignment.root / coursedir.submitted_directory
@@ -89,20 +181,22 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
 
     students = sorted(p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir())
     _say(f"Grading {len(students)} submissions of {assignment.name} from {origin}.")
-    problems: dict[str, str] = {}
+    problems: dict[str, str] = {}  # not graded, and why
+    notes: dict[str, str] = {}  # graded, with something the student and the instructor should know
     submissions = []
     for student in students:
-        path = submitted / student / assignment.name / assignment.notebook_name
-        if not path.exists():
-            others = sorted(p.name for p in path.parent.glob("*.ipynb"))
-            problems[student] = f"no {assignment.notebook_name} in the submission" + (
-                f" (found {', '.join(others)}: renamed?)" if others else "")
+        path, note = _find_notebook(assignment, submitted / student / assignment.name)
+        if path is None:
+            problems[student] = note
             continue
         submission = read_submission(student, path)
         if submission.error:
             problems[student] = submission.error
         else:
             submissions.append(submission)
+            note = "; ".join(filter(None, [note, *_cell_notes(assignment, submission.notebook)]))
+        if note:
+            notes[student] = note
 
     # The checks, for the whole class at once; then nbgrader records them notebook by notebook.
     reports = grade_submissions(assignment, submissions, settings, progress=True)
@@ -122,12 +216,16 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     for student in students:
         if student not in problems and not (assignment.root / "feedback" / student / assignment.name / page).exists():
             problems[student] = "nbgrader could not write its feedback page"
+    notes = {s: n for s, n in notes.items() if s not in problems}
+    for student, note in notes.items():
+        _add_note(assignment.root / "feedback" / student / assignment.name / page, note)
     CsvExportPlugin(to=str(assignment.root / "grades.csv")).export(Gradebook(coursedir.db_url, coursedir.course_id))
-    _summarize(assignment, coursedir, students, problems)
+    _summarize(assignment, coursedir, students, problems, notes)
     return 0
 
 
-def _summarize(assignment: Assignment, coursedir: CourseDirectory, students: list[str], problems: dict[str, str]) -> None:
+def _summarize(assignment: Assignment, coursedir: CourseDirectory, students: list[str], problems: dict[str, str],
+               notes: dict[str, str]) -> None:
     reports = {student: report for (student, _), report in RunHiddenSuites.reports.items()}
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         totals = {s: gb.find_submission(assignment.name, s).score for s in students}
@@ -141,6 +239,8 @@ def _summarize(assignment: Assignment, coursedir: CourseDirectory, students: lis
     limited = {s: sorted(set(r.limits)) for s, r in reports.items() if r.limits}
     if limited:
         _say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(l)})" for s, l in sorted(limited.items())))
+    for student, note in sorted(notes.items()):
+        _say(f"Graded with a note: {student}: {note}")
     for student, reason in sorted(problems.items()):
         _say(f"Not graded: {student}: {reason}")
     _say(f"Wrote {coursedir.db_url.replace('sqlite:///', '')}, grades.csv and feedback/<student>/{assignment.name}/.")

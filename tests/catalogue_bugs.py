@@ -1,0 +1,297 @@
+"""The single-fault catalogue: one function of the reference rewritten the way a student gets it wrong (or
+right in another way), what the grader must take away, what it must leave alone, and the words its feedback
+must use to name the misconception.
+
+Each entry is data; tests/test_catalogue_bugs.py grades every entry through the hidden suites in one batch
+and checks it. The README's "Catalogues" section is written from this list. An entry with `gap` set is a
+bug the suites do not catch today: its test is an xfail(strict) that turns into a failure once the suites
+catch it, so the gap stays visible until it is closed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autograder.mutate import Mutation
+
+PARTS = ("test_forward", "test_parameters", "test_zero_grad", "test_step", "test_no_grad", "test_lesson_numbers")
+LESSON = "test_lesson_numbers"  # runs all five stubs together, so a bug may or may not show there
+
+
+@dataclass(frozen=True)
+class Bug:
+    id: str
+    did: str  # what the student did, one line
+    mutations: tuple[Mutation, ...]
+    loses: tuple[str, ...] = ()  # parts that must score less than full marks
+    keeps: tuple[str, ...] = ()  # parts that must keep full marks; () means every part not in `loses`
+    phrase: str = ""  # the feedback of the lost parts must contain it (case-insensitive)
+    gap: str = ""  # set when the suites miss this bug: the entry is expected to fail (xfail strict)
+    absent: str = ""  # a message that would blame another misconception: the feedback must not contain it
+    absent_gap: str = ""  # set when the suites do show that misleading message today (xfail strict)
+
+    def __post_init__(self) -> None:
+        if not self.keeps:
+            object.__setattr__(self, "keeps", tuple(p for p in PARTS if p not in self.loses))
+        assert not set(self.loses) & set(self.keeps), self.id
+        assert set(self.loses) | set(self.keeps) == set(PARTS), f"{self.id}: say where {LESSON} stands"
+        assert bool(self.loses) == bool(self.phrase), f"{self.id}: a bug names its misconception, a variant does not"
+
+    @property
+    def correct(self) -> bool:
+        return not self.loses and not self.gap
+
+
+def module(body: str) -> Mutation:
+    return Mutation("module", "Module.parameters", body)
+
+
+def linear(body: str) -> Mutation:
+    return Mutation("linear", "Linear.forward", body)
+
+
+def zero_grad(body: str) -> Mutation:
+    return Mutation("sgd", "SGD.zero_grad", body)
+
+
+def step(body: str) -> Mutation:
+    return Mutation("sgd", "SGD.step", body)
+
+
+def no_grad(body: str) -> Mutation:
+    return Mutation("no_grad", "no_grad", body)
+
+
+def no_grad_cell(source: str) -> Mutation:
+    """The whole no_grad cell replaced (a class instead of a generator)."""
+    return Mutation("no_grad", "no_grad", "", source=source)
+
+
+def module_cell(parameters: str) -> Mutation:
+    """The whole Module cell, with `parameters` as the method's full text (signature included)."""
+    return Mutation("module", "Module.parameters", "", source=f"""\
+class Module:
+    \"\"\"A part of a network. It stores Parameters and other Modules as attributes.\"\"\"
+
+{parameters}
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return self.forward(x)
+""")
+
+
+# The reference's walk, with a hole for how one attribute's items are found and how a candidate is kept.
+def walk(items: str = "value if isinstance(value, (list, tuple)) else (value,)",
+         parameter: str = "isinstance(item, Parameter)",
+         recurse: str = "isinstance(item, Module)",
+         keep: str = "id(p) not in seen",
+         take: str = "p",
+         values: str = "vars(self).values()",
+         ret: str = "return found") -> str:
+    return f"""\
+found = []
+seen = set()
+for value in {values}:
+    items = {items}
+    for item in items:
+        if {parameter}:
+            candidates = [item]
+        elif {recurse}:
+            candidates = item.parameters()
+        else:
+            continue
+        for p in candidates:
+            if {keep}:
+                seen.add(id(p))
+                found.append({take})
+{ret}"""
+
+
+BUGS: list[Bug] = [
+    Bug("reference", "the reference solution, unchanged", ()),
+
+    # ------------------------------------------------------------------ Module.parameters
+    Bug("parameters-no-dedup", "parameters() without deduplication: a shared weight is listed twice",
+        (module(walk(keep="True")),),
+        loses=("test_parameters", LESSON), phrase="listed the same Parameter object more than once"),
+    Bug("parameters-not-recursive", "parameters() collects the module's own Parameters but does not ask sub-modules",
+        (module(walk(recurse="False")),),
+        loses=("test_parameters", LESSON), phrase="when an attribute is a Module, add that module's parameters() (recursion)"),
+    Bug("parameters-blind-to-lists", "parameters() looks at each attribute but not inside lists (Sequential's self.layers)",
+        (module(walk(items="(value,)")),),
+        loses=("test_parameters", LESSON), phrase="look at every item of a list"),
+    Bug("parameters-lists-of-modules-only", "parameters() looks inside lists for Modules but not for Parameters",
+        (module(walk(items="value if isinstance(value, list) else (value,)",
+                     parameter="isinstance(item, Parameter) and item is value")),),
+        loses=("test_parameters",), phrase="when an attribute is a list, collect every Parameter in it",
+        absent="a list that outlives the call",
+        absent_gap="test_collects_afresh_on_every_call compares a second model's answer with the reference's, so "
+                   "any other bug on that model is blamed on a list kept between calls"),
+    Bug("parameters-returns-a-set", "parameters() returns a set: no repeats, but no order either",
+        (module(walk(ret="return set(found)")),),
+        loses=("test_parameters",), phrase="found every Parameter but in another order"),
+    Bug("parameters-sorted-by-name", "parameters() walks the attributes sorted by name (bias before weight)",
+        (module(walk(values="(vars(self)[name] for name in sorted(vars(self)))")),),
+        loses=("test_parameters",), phrase="found every Parameter but in another order"),
+    Bug("parameters-plain-tensors", "parameters() collects every Tensor, not only Parameters",
+        (module(walk(parameter="isinstance(item, Tensor)")),),
+        loses=("test_parameters",), phrase="returned a plain Tensor"),
+    Bug("parameters-returns-arrays", "parameters() returns the arrays p.data instead of the Parameters",
+        (module(walk(take="p.data")),),
+        loses=("test_parameters", LESSON), phrase="return the module's own Parameter objects"),
+    Bug("parameters-no-return", "parameters() collects everything and forgets to return it",
+        (module(walk(ret="")),),
+        loses=("test_parameters", LESSON), phrase="parameters() returned None"),
+    Bug("parameters-default-list", "parameters(self, found=[]): the default list keeps growing across calls",
+        (module_cell("""\
+    def parameters(self, found=[]):
+        for value in vars(self).values():
+            for item in (value if isinstance(value, (list, tuple)) else (value,)):
+                if isinstance(item, Parameter):
+                    if item not in found:
+                        found.append(item)
+                elif isinstance(item, Module):
+                    item.parameters(found)
+        return found"""),),
+        loses=("test_parameters",), phrase="a list that outlives the call"),
+    Bug("parameters-generator", "correct: parameters() as a generator (yield), deduplicated by id",
+        (module("""\
+seen = set()
+for value in vars(self).values():
+    for item in (value if isinstance(value, (list, tuple)) else (value,)):
+        subs = [item] if isinstance(item, Parameter) else (item.parameters() if isinstance(item, Module) else [])
+        for p in subs:
+            if id(p) not in seen:
+                seen.add(id(p))
+                yield p"""),)),
+    Bug("parameters-in-list-by-identity", "correct: deduplicated with `if p not in found` (Tensor has no __eq__, so by identity)",
+        (module(walk(keep="p not in found")),)),
+    Bug("parameters-tuple-blind", "parameters() looks inside lists but not tuples (the TODO says list or tuple)",
+        (module(walk(items="value if isinstance(value, list) else (value,)")),),
+        loses=("test_parameters",), phrase="parameters() found",
+        gap="no probe holds Modules or Parameters in a tuple attribute"),
+    Bug("parameters-dedup-by-value", "parameters() drops a Parameter whose values equal one already found",
+        (module(walk(keep="not any(np.array_equal(p.data, q.data) for q in found)")),),
+        loses=("test_parameters",), phrase="parameters() found",
+        gap="no probe holds two distinct Parameters with equal values (e.g. two zero biases)"),
+
+    # ------------------------------------------------------------------ Linear.forward
+    Bug("forward-weight-in-out", "forward() uses the weight as (in, out): x @ W + b",
+        (linear("return x @ self.weight + self.bias"),),
+        loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in), so the layer computes x @ W.T + b"),
+    Bug("forward-no-bias", "forward() without the bias: x @ W.T",
+        (linear("return x @ self.weight.T"),),
+        loses=("test_forward", LESSON), phrase="left out the bias"),
+    Bug("forward-on-data", "forward() computes on .data and wraps the result: the gradient never reaches the weights",
+        (linear("return Tensor(x.data @ self.weight.data.T + self.bias.data)"),),
+        loses=("test_forward", LESSON), phrase="not on their .data"),
+    Bug("forward-relu-inside", "forward() applies a ReLU inside the layer",
+        (linear("return (x @ self.weight.T + self.bias).relu()"),),
+        loses=("test_forward", LESSON), phrase="returned wrong numbers: a layer computes x @ W.T + b"),
+    Bug("forward-bias-first", "correct: forward() written as self.bias + x @ self.weight.T",
+        (linear("return self.bias + x @ self.weight.T"),)),
+    Bug("forward-weight-times-x", "correct: forward() written as (self.weight @ x.T).T + self.bias",
+        (linear("return (self.weight @ x.T).T + self.bias"),)),
+
+    # ------------------------------------------------------------------ SGD.zero_grad
+    Bug("zero-grad-does-nothing", "zero_grad() that does nothing (the lesson's 'loss jumps about' bug)",
+        (zero_grad("pass"),),
+        loses=("test_zero_grad", LESSON), phrase="zero_grad() left the gradients as they were"),
+    Bug("zero-grad-first-only", "zero_grad() with `return` inside the loop: clears only the first parameter",
+        (zero_grad("for p in self.params:\n    p.grad = np.zeros_like(p.data)\n    return"),),
+        loses=("test_zero_grad", LESSON), phrase="is a return inside the loop"),
+    Bug("zero-grad-none", "zero_grad() sets p.grad = None",
+        (zero_grad("for p in self.params:\n    p.grad = None"),),
+        loses=("test_zero_grad", LESSON), phrase="must be a NumPy array shaped like p.data",
+        absent="left the gradients as they were",
+        absent_gap="test_sets_every_grad_to_zero counts a grad set to None as not cleared and says it was left alone"),
+    Bug("zero-grad-scalar", "zero_grad() sets p.grad = 0 (a number, not an array)",
+        (zero_grad("for p in self.params:\n    p.grad = 0"),),
+        loses=("test_zero_grad",), phrase="must be a NumPy array shaped like p.data"),
+    Bug("zero-grad-zeroes-data", "zero_grad() zeroes the values p.data as well as the gradients",
+        (zero_grad("for p in self.params:\n    p.grad = np.zeros_like(p.data)\n    p.data[...] = 0"),),
+        loses=("test_zero_grad", LESSON), phrase="zero_grad() changed p.data"),
+    Bug("zero-grad-fill", "correct: p.grad.fill(0)",
+        (zero_grad("for p in self.params:\n    p.grad.fill(0)"),)),
+    Bug("zero-grad-ellipsis", "correct: p.grad[...] = 0",
+        (zero_grad("for p in self.params:\n    p.grad[...] = 0"),)),
+    Bug("zero-grad-times-zero", "correct: p.grad *= 0",
+        (zero_grad("for p in self.params:\n    p.grad *= 0"),)),
+
+    # ------------------------------------------------------------------ SGD.step
+    Bug("step-tensor-ops", "step() with tensor operations: p = p - lr * p.grad (the model stops changing)",
+        (step("for p in self.params:\n    p = p - self.lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="p = p - lr * p.grad only rebinds a local name"),
+    Bug("step-tensor-ops-stored", "step() with tensor operations stored back: self.params[i] = p - lr * p.grad (graph grows)",
+        (step("for i, p in enumerate(self.params):\n    self.params[i] = p - self.lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="do it on the array (p.data -= self.lr * p.grad), not with Tensor operations"),
+    Bug("step-augmented-tensor", "step() with p -= lr * p.grad on the Tensor (no in-place operator: a new node)",
+        (step("for p in self.params:\n    p -= self.lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="change p.data in place"),
+    Bug("step-plus", "step() with + instead of -: moves up the gradient",
+        (step("for p in self.params:\n    p.data += self.lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="moved the Parameters up the gradient"),
+    Bug("step-zeroes-grads", "step() that also zeroes the gradients",
+        (step("for p in self.params:\n    p.data -= self.lr * p.grad\n    p.grad = np.zeros_like(p.data)"),),
+        loses=("test_step", LESSON), phrase="clearing the gradients is zero_grad()'s job"),
+    Bug("step-hard-coded-lr", "step() with a hard-coded learning rate 0.1 instead of self.lr",
+        (step("for p in self.params:\n    p.data -= 0.1 * p.grad"),),
+        loses=("test_step", LESSON), phrase="use the learning rate stored in self.lr",
+        absent="the very objects it was given",
+        absent_gap="test_two_steps_move_by_both_gradients hints at a lost link between optimizer and model for any "
+                   "wrong move, here a wrong learning rate"),
+    Bug("step-first-only", "step() with `return` inside the loop: moves only the first parameter",
+        (step("for p in self.params:\n    p.data -= self.lr * p.grad\n    return"),),
+        loses=("test_step", LESSON), phrase="moved only some of the parameters"),
+    Bug("step-on-a-copy-only", "step() subtracts from a copy of the array and never stores it",
+        (step("for p in self.params:\n    new = p.data.copy()\n    new -= self.lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="left the Parameters where they were"),
+    Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
+        (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
+    Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",
+        (step("for p in self.params:\n    p.data = p.data.copy()\n    p.data -= self.lr * p.grad"),)),
+    Bug("step-np-subtract", "correct: np.subtract(p.data, self.lr * p.grad, out=p.data)",
+        (step("for p in self.params:\n    np.subtract(p.data, self.lr * p.grad, out=p.data)"),)),
+
+    # ------------------------------------------------------------------ no_grad
+    Bug("no-grad-no-finally", "no_grad() without try/finally: an exception leaves recording off",
+        (no_grad("previous = Tensor.recording\nTensor.recording = False\nyield\nTensor.recording = previous"),),
+        loses=("test_no_grad",), phrase="restore Tensor.recording in a finally clause"),
+    Bug("no-grad-restores-true", "no_grad() sets recording back to True instead of the previous value",
+        (no_grad("Tensor.recording = False\ntry:\n    yield\nfinally:\n    Tensor.recording = True"),),
+        loses=("test_no_grad",), phrase="restore the previous value of Tensor.recording, not True"),
+    Bug("no-grad-swallows", "no_grad() catches and swallows exceptions raised inside the block",
+        (no_grad("previous = Tensor.recording\nTensor.recording = False\ntry:\n    yield\n"
+                 "except Exception:\n    pass\nfinally:\n    Tensor.recording = previous"),),
+        loses=("test_no_grad",), phrase="swallowed an exception"),
+    Bug("no-grad-never-restores", "no_grad() switches recording off and never back on",
+        (no_grad("Tensor.recording = False\nyield"),),
+        loses=("test_no_grad",), phrase="restore Tensor.recording on exit"),
+    Bug("no-grad-does-nothing", "no_grad() that only yields: recording stays on",
+        (no_grad("yield"),),
+        loses=("test_no_grad", LESSON), phrase="Tensor.recording was still on: switch it off on entry"),
+    Bug("no-grad-class-state-on-class", "no_grad as a class that saves the previous state on the class (nesting overwrites it)",
+        (no_grad_cell("""\
+class no_grad:
+    def __enter__(self):
+        no_grad.previous = Tensor.recording
+        Tensor.recording = False
+
+    def __exit__(self, *exc):
+        Tensor.recording = no_grad.previous
+"""),),
+        loses=("test_no_grad",), phrase="recording is still off"),
+    Bug("no-grad-class", "correct: no_grad as a class with __enter__ and __exit__",
+        (no_grad_cell("""\
+class no_grad:
+    \"\"\"Inside `with no_grad():` operations record no graph.\"\"\"
+
+    def __enter__(self):
+        self.previous = Tensor.recording
+        Tensor.recording = False
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        Tensor.recording = self.previous
+        return False
+"""),)),
+]
