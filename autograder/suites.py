@@ -87,7 +87,7 @@ class Runner:
 
 def _explain(outcome: Outcome) -> str:
     """The reason, plus the load error behind it when a name is missing because a cell failed."""
-    if "NameError" in outcome.reason or "is missing" in outcome.reason:
+    if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")):
         if outcome.load_errors:
             return f"{outcome.reason} (because {outcome.load_errors[0]})"
     return outcome.reason
@@ -104,10 +104,6 @@ class SuitePlugin:
         self.sandboxes: list[Sandbox] = []
 
     def _sandbox(self, drop: bool) -> Sandbox:
-        if drop:  # `nobody` may not read the hidden suites or any copy of the solutions
-            for folder in (self.assignment.suite_dir, self.assignment.source_dir,
-                           self.assignment.root / "solutions" / self.assignment.name):
-                folder.chmod(0o700)
         sandbox = Sandbox(
             modules={"probes": self.assignment.suite_dir / "probes.py"},
             path=[self.assignment.source_dir],
@@ -158,7 +154,7 @@ class SuitePlugin:
         error = call.excinfo.value if call.excinfo is not None else None
         message = ""
         if error is not None:
-            message = str(error).strip() or f"{type(error).__name__} in the check"
+            message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
             if not isinstance(error, AssertionError):
                 message = f"the check could not run: {type(error).__name__}: {message}"
         passed = error is None
@@ -182,6 +178,23 @@ class SuitePlugin:
     def close(self) -> None:
         for sandbox in self.sandboxes:
             sandbox.close()
+
+
+def _close_to_others(assignment: Assignment) -> None:
+    """Before student code runs as `nobody`: make the instructor's files unreadable to it.
+
+    The hidden suites, every copy of the solutions, other students' work, feedback and the
+    gradebook. The worker imports everything it needs before it drops privileges, so nothing of
+    the kit has to stay readable. Permanent, and harmless: only the grader (root) uses these files.
+    """
+    root, name = assignment.root, assignment.name
+    for folder in (assignment.suite_dir, assignment.source_dir, root / "solutions" / name, root / "submitted",
+                   root / "autograded", root / "feedback", root / "downloaded", root / ".grading"):
+        if folder.is_dir():
+            folder.chmod(0o700)
+    for file in (root / "gradebook.db", root / "grades.csv"):
+        if file.is_file():
+            file.chmod(0o600)
 
 
 class Progress:
@@ -225,6 +238,11 @@ def _run_suites(assignment: Assignment, submissions: list[Submission], settings:
             "--rootdir", str(assignment.suite_dir), "-W", "ignore"]
     suite_path = str(assignment.suite_dir)
     sys.path.insert(0, suite_path)
+    # Inside another pytest session (the kit's own tests) its assertion rewriter would rewrite the
+    # suites and put their code into the messages; they must run as plain Python, as in `make grade`.
+    rewriters = [hook for hook in sys.meta_path if type(hook).__name__ == "AssertionRewritingHook"]
+    for hook in rewriters:
+        sys.meta_path.remove(hook)
     try:
         with contextlib.redirect_stdout(sys.stderr):
             code = pytest.main(args, plugins=[plugin])
@@ -233,6 +251,7 @@ def _run_suites(assignment: Assignment, submissions: list[Submission], settings:
     finally:
         plugin.close()
         sys.path.remove(suite_path)
+        sys.meta_path[:0] = rewriters
 
 
 def _run_share(assignment, share, settings, progress, channel) -> None:
@@ -256,6 +275,8 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
     """
     readable = [s for s in submissions if s.notebook is not None]
     jobs = max(1, min(settings.jobs or os.cpu_count() or 1, len(readable)))
+    if settings.drop_privileges:
+        _close_to_others(assignment)
     with Progress(progress) as counter:
         if jobs == 1 and readable:
             _run_suites(assignment, readable, settings, counter)

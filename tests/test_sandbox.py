@@ -28,8 +28,8 @@ def test_program_skips_tests_and_demos_and_keeps_added_cells_where_they_stand():
     notebook.cells.insert(after_test, new_code_cell("def helper():\n    return 1\n%matplotlib inline"))
     notebook.cells.insert(0, new_code_cell("first = 1"))
     program = program_from_notebook(notebook)
-    assert names(program) == ["cell 0", "imports", "parameter", "module", "linear", "relu_sequential",
-                              f"cell {after_test + 1}", "sgd", "no_grad"]
+    assert names(program) == ["0", "imports", "parameter", "module", "linear", "relu_sequential",
+                              str(after_test + 1), "sgd", "no_grad"]
     assert "# %matplotlib inline" in program[6].source
 
 

@@ -52,7 +52,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class Cell:
-    """One piece of a program: `name` is shown in messages (a grade_id or "cell 7")."""
+    """One piece of a program: `name` is shown in messages as "cell <name>" (a grade_id, or the
+    index of a cell the student added)."""
 
     name: str
     source: str
@@ -138,7 +139,7 @@ def program_from_notebook(
             student_text[gid] = _text(cell)
             anchor = gid
         else:  # added by the student, or a duplicate of a known cell: runs as written
-            added.setdefault(anchor, []).append(Cell(f"cell {index}", _strip_magics(_text(cell))))
+            added.setdefault(anchor, []).append(Cell(str(index), _strip_magics(_text(cell))))
 
     program = list(added.get(None, []))
     for cell in source["cells"]:
@@ -160,12 +161,18 @@ def program_from_notebook(
 # ------------------------------------------------------------- one-line explanations
 
 
-def describe_exception(exc: BaseException) -> str:
-    """`Class.method raised Type: message`, naming the innermost notebook function involved."""
+def _where(exc: BaseException) -> str | None:
+    """The innermost notebook function the exception passed through."""
     where = None
     for frame, _ in traceback.walk_tb(exc.__traceback__):
         if frame.f_code.co_filename.startswith("<cell"):
             where = frame.f_code.co_qualname
+    return where if where != "<module>" else None
+
+
+def describe_exception(exc: BaseException) -> str:
+    """`Class.method raised Type: message`, naming the innermost notebook function involved."""
+    where = _where(exc)
     if isinstance(exc, NotImplementedError) and where:
         return f"{where} is not written yet: replace `raise NotImplementedError()` with your code"
     if isinstance(exc, SyntaxError):
@@ -174,13 +181,15 @@ def describe_exception(exc: BaseException) -> str:
         return f"{where or 'the code'} ran out of memory"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return f"{where} raised {what}" if where and where != "<module>" else f"raised {what}"
+    return f"{where} raised {what}" if where else f"raised {what}"
 
 
 def _describe_exit(exc: BaseException) -> str:
-    if isinstance(exc, SystemExit):
-        return f"called sys.exit({exc.code!r}), which ends the program"
-    return f"raised {type(exc).__name__}, which stops the program"
+    """For exceptions that are not Exceptions: they end the program, so they end the check."""
+    where = _where(exc)
+    what = (f"called sys.exit({exc.code!r}), which ends the program" if isinstance(exc, SystemExit)
+            else f"raised {type(exc).__name__}, which stops the program")
+    return f"{where} {what}" if where else what
 
 
 def _describe_status(status: int) -> str:
