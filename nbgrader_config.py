@@ -21,6 +21,16 @@ c.FileNameCollectorPlugin.named_regexp = (
 # Released stubs: one line the student replaces.
 c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
 
+# Sanitizing, as nbgrader does it, except that a pasted copy of a graded cell becomes a plain cell
+# instead of failing the whole notebook (see autograder/preprocessors/drop_duplicate_ids.py).
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "autograder.preprocessors.drop_duplicate_ids.DropDuplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
 # Grading: the hidden pytest suites take the place of nbgrader's kernel executor. Everything
 # around it (restoring locked cells, saving grades, late penalties) is nbgrader's own.
 c.Autograde.autograde_preprocessors = [

@@ -17,10 +17,8 @@ from pathlib import Path
 from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.api import Gradebook
-from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import CsvExportPlugin
-from nbgrader.preprocessors import DeduplicateIds
 from nbgrader.utils import temp_attrs
 from sqlalchemy.exc import SAWarning
 from tqdm import tqdm
@@ -54,28 +52,6 @@ def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> str:
     if (submitted / MARKER).exists():
         return "the bundled demo class (written earlier into submitted/)"
     return "submitted/"
-
-
-class DropDuplicateIds(DeduplicateIds):
-    """nbgrader's DeduplicateIds without its crash on a pasted cell.
-
-    nbgrader keeps the last copy of a cell and leaves `nbgrader: {}` on the others, which its own schema
-    check then rejects ("an old version of the nbgrader metadata format"), so the whole notebook failed.
-    The extra copies become plain cells instead.
-    """
-
-    def preprocess_cell(self, cell, resources, cell_index):
-        cell, resources = super().preprocess_cell(cell, resources, cell_index)
-        if cell.metadata.get("nbgrader", None) == {}:
-            del cell.metadata["nbgrader"]
-        return cell, resources
-
-
-def _without_crashing_on_duplicates(config) -> None:
-    default = Autograde.class_traits()["sanitize_preprocessors"].default()
-    steps = config.Autograde.get("sanitize_preprocessors", default)
-    config.Autograde.sanitize_preprocessors = [DropDuplicateIds if step in (DeduplicateIds, "nbgrader.preprocessors.DeduplicateIds")
-                                               else step for step in steps]
 
 
 def _find_notebook(assignment: Assignment, folder: Path) -> tuple[Path | None, str]:
@@ -165,7 +141,6 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     for noise in (DuplicateCellId, MissingIDFieldWarning):  # nbformat repairs these itself; the notes say so
         warnings.filterwarnings("ignore", category=noise)
     config = load_config(assignment.root)
-    _without_crashing_on_duplicates(config)
     coursedir = CourseDirectory(config=config)
     api = NbGraderAPI(coursedir=coursedir, config=config)
     submitted = assignment.root / coursedir.submitted_directory

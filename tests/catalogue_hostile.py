@@ -228,10 +228,7 @@ HOSTILE: list[Hostile] = [
             sabotage("linear", "Linear.forward", READ_CLASSMATES),
             loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),
             reason="submitted/ada/dl01_6_3/modules_and_sgd.ipynb: PermissionError; gradebook.db: PermissionError",
-            root_only=True,
-            gap="submitted/ and gradebook.db are world-readable (644 files in 755 folders) and only autograder/dl01_6_3, "
-                "source/ and solutions/ are closed to `nobody`: student code reads classmates' notebooks and the "
-                "gradebook and sends 300 characters a check back through its own feedback"),
+            root_only=True),
     Hostile("write-files", "writes to gradebook.db, grades.csv, another student's folder, nbgrader_config.py and the "
                            "grader's code (in parameters)",
             sabotage("module", "Module.parameters", WRITE_EVERYWHERE),

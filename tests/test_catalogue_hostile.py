@@ -258,9 +258,6 @@ def test_every_bad_input_has_a_one_line_reason_in_the_summary_and_on_its_page(gr
         assert " ".join(reason.split()) in graded.page(student), student
 
 
-@pytest.mark.xfail(strict=True, reason="gap: when a probe looks up a class the missing cell should define "
-                                       "(ns['SGD']), the check says `raised KeyError: 'SGD'`; suites._explain adds "
-                                       "the load error only for NameError or 'is missing'")
 def test_checks_of_a_notebook_without_its_solution_cells_name_the_missing_cell(graded):
     report = graded.alone.get("no-solution-cells") or grade_alone(
         graded.course, graded.course / "submitted" / "no-solution-cells" / ASSIGNMENT.name / NOTEBOOK)
