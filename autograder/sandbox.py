@@ -33,6 +33,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 __all__ = ["Cell", "Limits", "Outcome", "Sandbox", "describe_exception", "program_from_notebook"]
@@ -292,8 +293,12 @@ def _load(cells: list[list[str]], results: int) -> dict:
     return ns
 
 
-def _check(ns: dict, function: Callable, kwargs: dict) -> dict:
-    """Fork a check child, run `function(ns, **kwargs)` there, return its message."""
+def _check(ns: dict, module: CodeType, function: str, kwargs: dict) -> dict:
+    """Fork a check child, run `function(ns, **kwargs)` there, return its message.
+
+    The function comes from a fresh run of its module's code, compiled before any student code
+    ran: whatever the notebook did to the module objects it could reach is not used.
+    """
     global _report
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -301,7 +306,9 @@ def _check(ns: dict, function: Callable, kwargs: dict) -> dict:
         os.close(read_end)
         _report = lambda msg: _send(write_end, msg)
         try:
-            message = {"ok": True, "value": function(ns, **kwargs)}
+            trusted: dict[str, Any] = {"__name__": function.split(":")[0], "__builtins__": builtins}
+            exec(module, trusted)
+            message = {"ok": True, "value": trusted[function.split(":")[1]](ns, **kwargs)}
         except MemoryError as exc:
             message = {"ok": False, "limit": "memory", "reason": describe_exception(exc)}
         except Exception as exc:
@@ -325,7 +332,7 @@ def _check(ns: dict, function: Callable, kwargs: dict) -> dict:
         return {"ok": False, "reason": _describe_status(status)}
 
 
-def _loader_main(cells, limits, drop, workdir, commands: int, results: int, functions) -> None:
+def _loader_main(cells, limits, drop, workdir, commands: int, results: int, modules: dict) -> None:
     """The loader: confine, load the cells, then answer calls until the worker hangs up."""
     try:
         _confine(limits, drop, workdir)
@@ -333,7 +340,8 @@ def _loader_main(cells, limits, drop, workdir, commands: int, results: int, func
         with os.fdopen(commands, "r") as calls:
             for line in calls:
                 call = json.loads(line)
-                _send(results, {"event": "result", **_check(ns, functions[call["function"]], call["kwargs"])})
+                module = modules[call["function"].split(":")[0]]
+                _send(results, {"event": "result", **_check(ns, module, call["function"], call["kwargs"])})
     finally:
         os._exit(0)
 
@@ -373,7 +381,7 @@ class _Lines:
 class _Loader:
     """The worker's handle on one loaded program."""
 
-    def __init__(self, cells, config: dict, functions: dict, workdir: str) -> None:
+    def __init__(self, cells, config: dict, modules: dict, workdir: str) -> None:
         self.failure, self.errors = None, []
         limits = Limits(**config["limits"])
         commands_r, self.commands = os.pipe()
@@ -381,7 +389,7 @@ class _Loader:
         self.pid = os.fork()
         if self.pid == 0:
             _close_fds_except({0, 1, 2, commands_r, results_w})
-            _loader_main(cells, limits, config["drop_privileges"], workdir, commands_r, results_w, functions)
+            _loader_main(cells, limits, config["drop_privileges"], workdir, commands_r, results_w, modules)
         os.close(commands_r)
         os.close(results_w)
         self.lines = _Lines(results)
@@ -516,10 +524,10 @@ def _serve(config: dict) -> None:
     sys.path[:0] = config["path"]
     for name in config["preload"]:
         __import__(name)
-    functions = {}
+    modules = {}
     for name, path in config["modules"].items():
-        module = _import_path(name, path)
-        functions.update({f"{name}:{attr}": value for attr, value in vars(module).items() if callable(value)})
+        _import_path(name, path)  # fails here, not in a check, if it is broken; warms its imports
+        modules[name] = compile(Path(path).read_text(), path, "exec")
     _become_subreaper()
     workdir = tempfile.mkdtemp(prefix="sandbox-")
     os.chmod(workdir, 0o755)
@@ -535,7 +543,7 @@ def _serve(config: dict) -> None:
         if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or killed
             if loader:
                 loader.stop()
-            loader = _Loader(cells, config, functions, workdir)
+            loader = _Loader(cells, config, modules, workdir)
         answer = loader.call(request["function"], request["kwargs"])
         answer["load_errors"] = loader.errors
         protocol.write(json.dumps(answer) + "\n")
