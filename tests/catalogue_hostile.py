@@ -215,9 +215,7 @@ HOSTILE: list[Hostile] = [
     Hostile("patch-numpy", "replaces numpy.allclose, isclose, array_equal and numpy.testing's asserts (blank release)",
             on_blank(PATCH_NUMPY), max_total=0),
     Hostile("forge-probes", "rewrites the hidden probes it can reach in its process to return the lesson's numbers (blank release)",
-            on_blank(FORGE_PROBES), max_total=0,
-            gap="probes run in the student's process: code loaded before the check can rewrite them (probes.f.__code__) "
-                "and answer the checks whose expected values are public (the lesson's 354, 2410, 1.46, 0.908, 3.668)"),
+            on_blank(FORGE_PROBES), max_total=0),
 
     # ------------------------------------------------------------------ files
     Hostile("read-hidden", "reads every file under autograder/, solutions/ and source/, prints it and raises it (in forward)",

@@ -1,8 +1,12 @@
 """Probes for the hidden tests of dl01_6_3.
 
-Every probe runs inside the sandbox's child process: it takes the notebook's namespace `ns`
-and plain keyword arguments (sizes, seeds, learning rates), drives the notebook's classes and
-returns plain data only (lists, numbers, booleans, strings), which the test compares in the parent.
+Every probe runs inside the sandbox's child process, next to the student's code, which may have
+rewritten NumPy (np.allclose, np.array_equal, ...) before the probe runs. So a probe only drives the
+notebook's classes and reports what it saw as raw data: arrays as nested lists, identity patterns
+(which of the objects it made came back, by number), graph structures and plain facts (a type, a
+flag). It compares nothing and checks no expected value: the tests do that in the grader's process.
+Where a case has inputs (start values, gradients, inputs of a layer), the test makes them from its
+seed and passes them in, so that nothing the student's process reports is trusted as an input.
 
 Each probe calls only the stub its suite grades; everything else it needs (zeroing gradients,
 collecting parameters by hand) it does itself, so that one wrong stub costs one suite.
@@ -16,25 +20,32 @@ def _plain(values):
 
 def _array_or_none(values):
     """The values as a nested list, or None when they are not numbers (e.g. a grad set to None)."""
+    if values is None:
+        return None
     try:
         return _plain(values)
     except (TypeError, ValueError):
         return None
 
 
-def _graph_ids(output):
-    """The ids of every tensor in the graph behind `output`, output included."""
-    seen, stack = {id(output)}, [output]
-    while stack:
-        for parent in stack.pop().parents:
-            if id(parent) not in seen:
-                seen.add(id(parent))
-                stack.append(parent)
-    return seen
+def _number(objects, target):
+    """The position of `target` in `objects`, by identity (-1 when it is none of them)."""
+    return next((i for i, item in enumerate(objects) if item is target), -1)
 
 
-def _count_nodes(output):
-    return len(_graph_ids(output))
+def _graph(output):
+    """The graph behind `output` as rows of parent numbers: row k lists the parents of node k (node 0 is output)."""
+    nodes, rows = [output], []
+    while len(rows) < len(nodes):
+        row = []
+        for parent in nodes[len(rows)].parents:
+            k = _number(nodes, parent)
+            if k < 0:
+                nodes.append(parent)
+                k = len(nodes) - 1
+            row.append(k)
+        rows.append(row)
+    return rows, nodes
 
 
 def _linear_layers(model):
@@ -54,6 +65,16 @@ def _mlp(ns, widths, rng):
     return ns["Sequential"](*layers[:-1])
 
 
+def _parameters(ns, arrays):
+    return [ns["Parameter"](np.array(a, dtype=float)) for a in arrays]
+
+
+def _facts(ns, objects):
+    """For each object: is it a Parameter, how many parents, does it carry a backward closure."""
+    return [[isinstance(p, ns["Parameter"]), len(getattr(p, "parents", ()) or ()),
+             getattr(p, "backward_fn", None) is not None] for p in objects]
+
+
 # ---------------------------------------------------------------- parameters
 
 class _Registry:
@@ -63,7 +84,7 @@ class _Registry:
         self.ns, self.rng, self.items = ns, rng, []
 
     def add(self, tensor):
-        if not any(tensor is item for item in self.items):
+        if _number(self.items, tensor) < 0:
             self.items.append(tensor)
         return tensor
 
@@ -84,7 +105,7 @@ class _Registry:
 
     def pattern(self, found):
         """Registry number of each object found (-1 for an object the case did not create)."""
-        return [next((i for i, item in enumerate(self.items) if item is p), -1) for p in found]
+        return [_number(self.items, p) for p in found]
 
 
 def _widths(rng, depth):
@@ -120,6 +141,22 @@ def _build_case(reg, case):
         head = reg.parameter(2)
         gains = [reg.parameter(int(n)) for n in rng.integers(1, 5, size=3)]
         return reg.box(head=head, gains=gains, tail=reg.linear(*_widths(rng, 1)))
+    if case == "tuple_of_modules":
+        a, b, c = _widths(rng, 2)
+        blocks = (reg.linear(a, b), ns["ReLU"](), reg.linear(b, c))
+        return reg.box(blocks=blocks, head=reg.parameter(c))
+    if case == "tuple_of_parameters":
+        first = reg.linear(*_widths(rng, 1))
+        scales = tuple(reg.parameter(int(n)) for n in rng.integers(1, 5, size=3))
+        return reg.box(first=first, scales=scales)
+    if case == "equal_values":
+        n = int(rng.integers(2, 5))
+        first, second = reg.linear(n, n), reg.linear(n, n)
+        second.weight.data[...] = first.weight.data  # two weights holding the same values
+        first.bias.data[...] = 0.0
+        second.bias.data[...] = 0.0  # two zero biases
+        offset = reg.add(ns["Parameter"](np.zeros(n)))
+        return reg.box(net=ns["Sequential"](first, ns["ReLU"](), second), offset=offset)
     if case == "shared_weight":
         n = int(rng.integers(2, 6))
         first, second = reg.linear(n, n), reg.linear(n, n)
@@ -142,67 +179,50 @@ def _build_case(reg, case):
 
 
 def parameter_pattern(ns, case, seed):
-    """Which of the case's tensors list(root.parameters()) returns, in its order."""
+    """Which of the case's tensors list(root.parameters()) returns, in its order (None if it returned None)."""
     reg = _Registry(ns, np.random.default_rng(seed))
     root = _build_case(reg, case)
     found = root.parameters()
-    if found is None:
-        return {"returned_none": True}
-    found = list(found)
     return {
-        "returned_none": False,
-        "pattern": reg.pattern(found),
+        "pattern": None if found is None else reg.pattern(list(found)),
         "plain_tensors": [i for i, item in enumerate(reg.items) if not isinstance(item, ns["Parameter"])],
-        "shapes": [list(np.shape(getattr(p, "data", p))) for p in found],
     }
 
 
-def parameter_pattern_repeated(ns, seed):
-    """parameters() called on model A, on A again, then on a second model B (patterns in one registry)."""
+def parameter_pattern_repeated(ns, seed, calls):
+    """Model "A" (a Sequential) and "B" (lists of Parameters) in one registry; parameters() called on each
+    letter of `calls` in turn, in one process (so a list kept between calls shows)."""
     reg = _Registry(ns, np.random.default_rng(seed))
-    first, second = _build_case(reg, "sequential"), _build_case(reg, "list_of_parameters")
-    calls = [first, first, second]
-    return {"patterns": [reg.pattern(list(model.parameters() or [])) for model in calls]}
+    models = {"A": _build_case(reg, "sequential"), "B": _build_case(reg, "list_of_parameters")}
+    return [reg.pattern(list(models[name].parameters() or [])) for name in calls]
 
 
 def parameter_count(ns, widths, seed=0):
-    """Total size and the shapes, in order, of the parameters of an MLP with the given widths."""
-    found = list(_mlp(ns, widths, np.random.default_rng(seed)).parameters())
-    return {"count": int(sum(np.size(p.data) for p in found)),
-            "shapes": [list(np.shape(p.data)) for p in found]}
+    """The shapes, in order, of what parameters() returns for an MLP with the given widths (the test counts)."""
+    found = _mlp(ns, widths, np.random.default_rng(seed)).parameters()
+    return {"shapes": [list(np.shape(getattr(p, "data", p))) for p in found]}
 
 
 # ---------------------------------------------------------------- forward
 
-def linear_forward(ns, n_in, n_out, batch, seed, weight=None, bias=None, x=None, zero_weight=False):
-    """Linear.forward called directly on set weights; the output, and the grads of a weighted sum of it."""
-    rng = np.random.default_rng(seed)
-    layer = ns["Linear"](n_in, n_out, np.random.default_rng(seed + 1000))  # its own draws: weights are set below
-    w = np.asarray(weight, dtype=float) if weight is not None else rng.normal(size=(n_out, n_in))
-    b = np.asarray(bias, dtype=float) if bias is not None else rng.normal(size=n_out)
-    x_data = np.asarray(x, dtype=float) if x is not None else rng.normal(size=(batch, n_in))
-    if zero_weight:
-        w = np.zeros_like(w)
-    upstream = rng.normal(size=(x_data.shape[0], n_out))
-    layer.weight, layer.bias = ns["Parameter"](w.copy()), ns["Parameter"](b.copy())
-    x_tensor = ns["Tensor"](x_data.copy())
-    result = {"weight": _plain(w), "bias": _plain(b), "x": _plain(x_data),
-              "upstream": _plain(upstream), "error": None}
+def linear_forward(ns, weight, bias, x, upstream):
+    """Linear.forward called directly on the given weight, bias and input; the output, what the three hold
+    afterwards, and the grads of sum(output * upstream)."""
+    weight, bias, x_data = (np.array(a, dtype=float) for a in (weight, bias, x))
+    layer = ns["Linear"](weight.shape[1], weight.shape[0], np.random.default_rng(0))  # replaced just below
+    layer.weight, layer.bias = ns["Parameter"](weight), ns["Parameter"](bias)
+    x_tensor = ns["Tensor"](x_data)
     try:
         out = layer.forward(x_tensor)
     except ValueError as error:
-        result["error"] = f"ValueError: {' '.join(str(error).split())}"
-        return result
-    result.update(
-        is_tensor=isinstance(out, ns["Tensor"]),
-        shape=list(np.shape(getattr(out, "data", out))),
-        data=_array_or_none(getattr(out, "data", out)),
-        unchanged=bool(np.array_equal(layer.weight.data, w) and np.array_equal(layer.bias.data, b)
-                       and np.array_equal(x_tensor.data, x_data)),
-        weight_grad=None, bias_grad=None, x_grad=None,
-    )
-    if result["is_tensor"] and out.shape == upstream.shape:
-        (out * ns["Tensor"](upstream)).sum().backward()
+        return {"error": f"ValueError: {' '.join(str(error).split())}"}
+    values = getattr(out, "data", out)
+    result = {"error": None, "is_tensor": isinstance(out, ns["Tensor"]), "shape": list(np.shape(values)),
+              "data": _array_or_none(values),
+              "after": [_plain(layer.weight.data), _plain(layer.bias.data), _plain(x_tensor.data)],
+              "weight_grad": None, "bias_grad": None, "x_grad": None}
+    if result["is_tensor"] and result["shape"] == list(np.shape(upstream)):
+        (out * ns["Tensor"](np.array(upstream, dtype=float))).sum().backward()
         result.update(weight_grad=_plain(layer.weight.grad), bias_grad=_plain(layer.bias.grad),
                       x_grad=_plain(x_tensor.grad))
     return result
@@ -210,32 +230,25 @@ def linear_forward(ns, n_in, n_out, batch, seed, weight=None, bias=None, x=None,
 
 # ---------------------------------------------------------------- zero_grad
 
-def _parameters_with_grads(ns, shapes, rng):
-    params = [ns["Parameter"](rng.normal(size=shape)) for shape in shapes]
-    for p in params:
-        p.grad = rng.normal(size=p.shape)
-    return params
-
-
-def zero_grad_effect(ns, shapes, seed):
-    """Parameters built by hand, grads set by hand, then SGD(params).zero_grad() once."""
-    rng = np.random.default_rng(seed)
-    params = _parameters_with_grads(ns, shapes, rng)
-    data = [p.data.copy() for p in params]
+def zero_grad_effect(ns, data, grads):
+    """Parameters holding `data` with grads `grads`, then SGD(params).zero_grad() once."""
+    params = _parameters(ns, data)
+    for p, g in zip(params, grads):
+        p.grad = np.array(g, dtype=float)
     optimizer = ns["SGD"](params, lr=0.1)
     optimizer.zero_grad()
     return {
         "grads": [_array_or_none(p.grad) for p in params],
-        "grad_is_array": [isinstance(p.grad, np.ndarray) for p in params],
+        "grad_types": [type(p.grad).__name__ for p in params],
         "grad_shapes": [list(np.shape(p.grad)) for p in params],
-        "data_unchanged": [bool(np.array_equal(p.data, d)) for p, d in zip(params, data)],
-        "same_objects": len(optimizer.params) == len(params)
-                        and all(a is b for a, b in zip(optimizer.params, params)),
+        "data": [_plain(p.data) for p in params],
+        "held": [_number(params, p) for p in optimizer.params],
     }
 
 
 def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
-    """A model's grads from one backward pass; then zero_grad() and the same backward pass again."""
+    """A model's grads from one backward pass; then zero_grad() (`calls` times), the grads it left,
+    and the grads of the same backward pass run again."""
     rng = np.random.default_rng(seed)
     model = _mlp(ns, widths, rng)
     params = _by_hand(model)
@@ -245,35 +258,29 @@ def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
     first = [_plain(p.grad) for p in params]
     for _ in range(calls):
         optimizer.zero_grad()
-    cleared = [bool(np.all(np.asarray(p.grad) == 0)) for p in params]
+    cleared = [_array_or_none(p.grad) for p in params]
+    if any(p.grad is None for p in params):  # backward() would fail adding into None
+        return {"first": first, "cleared": cleared, "second": None}
     ns["cross_entropy"](model(x), labels).backward()
     return {"first": first, "cleared": cleared, "second": [_plain(p.grad) for p in params]}
 
 
 # ---------------------------------------------------------------- step
 
-def step_effect(ns, shapes, lr, seed, steps=1):
-    """Parameters built by hand; before each step the probe sets every grad by hand (no zero_grad)."""
-    rng = np.random.default_rng(seed)
-    params = [ns["Parameter"](rng.normal(size=shape)) for shape in shapes]
+def step_effect(ns, data, grads, lr):
+    """Parameters holding `data`; before step k the probe sets every grad to grads[k] (no zero_grad)."""
+    params = _parameters(ns, data)
     optimizer = ns["SGD"](params, lr=lr)
-    start, grads_used, data, grads_after = [_plain(p.data) for p in params], [], [], []
-    for _ in range(steps):
-        grads = [rng.normal(size=p.shape) for p in params]
-        for p, g in zip(params, grads):
-            p.grad = g.copy()
+    after, grads_after = [], []
+    for step_grads in grads:
+        for p, g in zip(params, step_grads):
+            p.grad = np.array(g, dtype=float)
         optimizer.step()
-        grads_used.append([_plain(g) for g in grads])
-        data.append([_plain(p.data) for p in params])
+        after.append([_plain(p.data) for p in params])
         grads_after.append([_array_or_none(p.grad) for p in params])
     held = list(optimizer.params)
-    return {
-        "start": start, "grads_used": grads_used, "data": data, "grads_after": grads_after,
-        "same_objects": len(held) == len(params) and all(a is b for a, b in zip(held, params)),
-        "all_parameters": all(isinstance(p, ns["Parameter"]) for p in params + held),
-        "no_parents": all(not getattr(p, "parents", ()) and getattr(p, "backward_fn", None) is None
-                          for p in params + held),
-    }
+    return {"data": after, "grads_after": grads_after, "held": [_number(params, p) for p in held],
+            "facts": _facts(ns, params + held)}
 
 
 def step_moves_model(ns, widths, batch, lr, seed, steps=2):
@@ -283,7 +290,7 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
     params = _by_hand(model)
     optimizer = ns["SGD"](params, lr=lr)
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
-    outputs, nodes = [_plain(model(x).data)], [_count_nodes(model(x))]
+    outputs, graphs = [_plain(model(x).data)], [_graph(model(x))[0]]
     for _ in range(steps):
         for p in params:
             p.grad = np.zeros_like(p.data)
@@ -291,10 +298,8 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
         optimizer.step()
         out = model(x)
         outputs.append(_plain(out.data))
-        nodes.append(_count_nodes(out))
-    return {"outputs": outputs, "nodes": nodes,
-            "model_holds_parameters": all(isinstance(p, ns["Parameter"]) and not p.parents
-                                          for p in _by_hand(model))}
+        graphs.append(_graph(out)[0])
+    return {"outputs": outputs, "graphs": graphs, "facts": _facts(ns, _by_hand(model))}
 
 
 def _worked_example(ns, zero_between, by_hand):
@@ -355,8 +360,8 @@ def no_grad_forward(ns, widths, batch, seed):
             inside = bool(Tensor.recording)
         again = model(x)
         return {
-            "recorded_nodes": _count_nodes(recorded), "quiet_nodes": _count_nodes(quiet),
-            "again_nodes": _count_nodes(again), "quiet_closure": quiet.backward_fn is not None,
+            "recorded_graph": _graph(recorded)[0], "quiet_graph": _graph(quiet)[0],
+            "again_graph": _graph(again)[0], "quiet_closure": quiet.backward_fn is not None,
             "recorded": _plain(recorded.data), "quiet": _plain(quiet.data),
             "inside": inside, "after": bool(Tensor.recording),
         }
@@ -424,22 +429,23 @@ def lesson_worked_example(ns, zero_between):
 
 
 def lesson_graph(ns, widths, batch, seed):
-    """Node counts of a forward pass recorded and under no_grad(), and whether every leaf is in the graph."""
+    """The graphs of a forward pass recorded and under no_grad(), and where the input and each Parameter sit
+    in the recorded one (their node numbers, -1 when absent)."""
     rng = np.random.default_rng(seed)
     model = _mlp(ns, widths, rng)
     x = ns["Tensor"](rng.normal(size=(batch, widths[0])))
     recorded = model(x)
     with ns["no_grad"]():
         quiet = model(x)
-    graph = _graph_ids(recorded)
-    leaves = [x] + _by_hand(model)
-    return {"recorded_nodes": len(graph), "quiet_nodes": _count_nodes(quiet),
-            "leaves_in_graph": all(id(t) in graph for t in leaves),
+    graph, nodes = _graph(recorded)
+    return {"recorded_graph": graph, "quiet_graph": _graph(quiet)[0],
+            "leaves": [_number(nodes, t) for t in [x] + _by_hand(model)],
             "recorded": _plain(recorded.data), "quiet": _plain(quiet.data)}
 
 
 def lesson_shared(ns, n, batch, lr, seed):
-    """Two square layers sharing one weight: what parameters() lists and how far one step moves the weight."""
+    """Two square layers sharing one weight: what parameters() lists (numbered: 0 the shared weight, 1 and 2
+    the biases), and the shared weight before and after one step."""
     rng = np.random.default_rng(seed)
     first, second = ns["Linear"](n, n, rng), ns["Linear"](n, n, rng)
     second.weight = first.weight
@@ -448,11 +454,10 @@ def lesson_shared(ns, n, batch, lr, seed):
     optimizer = ns["SGD"](params, lr=lr)
     optimizer.zero_grad()
     (model(ns["Tensor"](rng.normal(size=(batch, n)))) * ns["Tensor"](rng.normal(size=(batch, n)))).sum().backward()
-    before, grad = first.weight.data.copy(), first.weight.grad.copy()
+    before = _plain(first.weight.data)
     optimizer.step()
-    return {"count": len(params), "shared_entries": sum(p is first.weight for p in params),
-            "moved": _plain(before - first.weight.data), "lr_times_grad": _plain(lr * grad),
-            "still_shared": second.weight is first.weight}
+    return {"pattern": [_number([first.weight, first.bias, second.bias], p) for p in params],
+            "before": before, "after": _plain(first.weight.data), "still_shared": second.weight is first.weight}
 
 
 def lesson_training(ns, widths, batch, steps, lr, seed):
@@ -470,4 +475,4 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
         losses.append(float(loss.data))
     with ns["no_grad"]():
         final = model(x)
-    return {"losses": losses, "final": _plain(final.data), "final_nodes": _count_nodes(final)}
+    return {"losses": losses, "final": _plain(final.data), "final_graph": _graph(final)[0]}

@@ -16,18 +16,31 @@ CASES = [
 IDS = [f"{c['n_in']}_to_{c['n_out']}_batch_{c['batch']}" for c in CASES]
 
 
+def inputs(n_in, n_out, batch, seed, weight=None, bias=None, x=None, zero_weight=False):
+    """The case's weight, bias, input and upstream gradient, made here from its seed (never by the student's process)."""
+    rng = np.random.default_rng(seed)
+    w = np.asarray(weight, dtype=float) if weight is not None else rng.normal(size=(n_out, n_in))
+    b = np.asarray(bias, dtype=float) if bias is not None else rng.normal(size=n_out)
+    x = np.asarray(x, dtype=float) if x is not None else rng.normal(size=(batch, n_in))
+    if zero_weight:
+        w = np.zeros_like(w)
+    return {"weight": w, "bias": b, "x": x, "upstream": rng.normal(size=(x.shape[0], n_out))}
+
+
 def forward(runner, **case):
-    result = runner.run(probes.linear_forward, **case)
+    given = inputs(**case)
+    result = runner.run(probes.linear_forward, **{k: v.tolist() for k, v in given.items()})
     assert result["error"] is None, (f"Linear.forward raised {result['error'].split(':')[0]} on a layer with "
                                      f"n_in={case['n_in']}, n_out={case['n_out']} (the shapes do not fit): the "
                                      "weight is stored as (n_out, n_in), so the layer computes x @ W.T + b")
     assert result["is_tensor"], ("Linear.forward must return a Tensor built with Tensor operations on x, "
                                  "self.weight and self.bias")
+    result.update(given=given)
     return result
 
 
 def arrays(result):
-    return [np.asarray(result[k]) for k in ("x", "weight", "bias")]
+    return [result["given"][k] for k in ("x", "weight", "bias")]
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -69,7 +82,7 @@ def test_square_layer_multiplies_by_the_transposed_weight(student, reference, se
 @pytest.mark.parametrize("case", CASES[:3], ids=IDS[:3])
 def test_bias_is_added_to_every_row(student, reference, case):
     got = forward(student, **case, zero_weight=True)
-    bias = np.asarray(got["bias"])
+    bias = got["given"]["bias"]
     assert np.allclose(got["data"], np.tile(bias, (case["batch"], 1))), (
         "with a zero weight every row of the output must equal the bias: add self.bias (shape (n_out,)) to "
         "x @ W.T, it broadcasts over the rows")
@@ -90,7 +103,9 @@ def test_gradients_reach_weight_bias_and_input(student, reference, case):
 
 def test_forward_changes_neither_weight_nor_bias_nor_input(student, reference):
     got = forward(student, **CASES[0])
-    assert got["unchanged"], "Linear.forward changed self.weight, self.bias or x: it only computes an output"
+    before = [got["given"][k] for k in ("weight", "bias", "x")]
+    assert all(np.shape(a) == np.shape(b) and np.array_equal(a, b) for a, b in zip(got["after"], before)), (
+        "Linear.forward changed self.weight, self.bias or x: it only computes an output")
 
 
 def test_lesson_layer_gives_minus_1_3(student, reference):

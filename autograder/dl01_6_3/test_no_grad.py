@@ -9,6 +9,10 @@ NETWORKS = [((2, 16, 16, 2), 4, 0), ((3, 7, 5), 6, 1), ((4, 2), 3, 2)]
 IDS = ["2-16-16-2", "3-7-5", "4-2"]
 
 
+def close(got, want):
+    return np.shape(got) == np.shape(want) and np.allclose(got, want)
+
+
 def run_forward(runner, widths, batch, seed):
     return runner.run(probes.no_grad_forward, widths=list(widths), batch=batch, seed=seed)
 
@@ -17,8 +21,8 @@ def run_forward(runner, widths, batch, seed):
 def test_output_has_no_parents_inside_the_block(student, reference, widths, batch, seed):
     got = run_forward(student, widths, batch, seed)
     assert not got["inside"], "inside a no_grad() block Tensor.recording was still on: switch it off on entry"
-    assert got["quiet_nodes"] == 1 and not got["quiet_closure"], (
-        f"a forward pass inside a no_grad() block still recorded a graph of {got['quiet_nodes']} nodes, "
+    assert len(got["quiet_graph"]) == 1 and not got["quiet_closure"], (
+        f"a forward pass inside a no_grad() block still recorded a graph of {len(got['quiet_graph'])} nodes, "
         "expected 1 (the output alone, no parents)")
 
 
@@ -26,14 +30,14 @@ def test_output_has_no_parents_inside_the_block(student, reference, widths, batc
 def test_gives_the_same_values_as_the_recorded_pass(student, reference, widths, batch, seed):
     got = run_forward(student, widths, batch, seed)
     want = run_forward(reference, widths, batch, seed)
-    assert np.allclose(got["quiet"], got["recorded"]) and np.allclose(got["quiet"], want["quiet"]), (
+    assert close(got["quiet"], got["recorded"]) and close(got["quiet"], want["quiet"]), (
         "inside no_grad() the network gave other values: no_grad() changes what is recorded, not the numbers")
 
 
 def test_recording_resumes_after_the_block(student, reference):
     got = run_forward(student, *NETWORKS[1])
     want = run_forward(reference, *NETWORKS[1])
-    assert got["after"] and got["again_nodes"] == want["again_nodes"], (
+    assert got["after"] and len(got["again_graph"]) == len(want["again_graph"]), (
         "after a no_grad() block operations still record nothing: restore Tensor.recording on exit")
 
 

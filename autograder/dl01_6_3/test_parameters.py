@@ -10,24 +10,26 @@ SEEDS = [0, 1, 2]
 
 def listed(runner, case, seed):
     result = runner.run(probes.parameter_pattern, case=case, seed=seed)
-    assert not result["returned_none"], "parameters() returned None: return the Parameters you collected"
+    assert result["pattern"] is not None, "parameters() returned None: return the Parameters you collected"
     return result
 
 
 def check_same_parameters(student, reference, case, seed, missing_hint):
-    got = listed(student, case, seed)
-    pattern, want = got["pattern"], listed(reference, case, seed)["pattern"]
+    pattern = listed(student, case, seed)["pattern"]
+    want = listed(reference, case, seed)
+    assert len(want["pattern"]) == len(set(want["pattern"])) and -1 not in want["pattern"], (
+        "the reference solution lists these Parameters wrongly (a grader bug)")
     assert -1 not in pattern, ("parameters() returned objects the module does not hold (copies, arrays or "
                                "objects kept from an earlier call): return the module's own Parameter objects")
-    assert not set(pattern) & set(got["plain_tensors"]), ("parameters() returned a plain Tensor: only attributes "
-                                                          "that are instances of Parameter are learned")
+    assert not set(pattern) & set(want["plain_tensors"]), ("parameters() returned a plain Tensor: only attributes "
+                                                           "that are instances of Parameter are learned")
     assert len(pattern) == len(set(pattern)), ("parameters() listed the same Parameter object more than once: "
                                                "a Parameter held in two places must be collected once "
                                                "(compare by identity, e.g. with a set of id(p))")
-    assert set(pattern) == set(want), (f"parameters() found {len(pattern)} of the {len(want)} Parameters: "
-                                       + missing_hint)
-    assert pattern == want, ("parameters() found every Parameter but in another order: keep the order of "
-                             "definition (attributes in order, first layer first, weight before bias)")
+    assert set(pattern) == set(want["pattern"]), (f"parameters() found {len(pattern)} of the "
+                                                  f"{len(want['pattern'])} Parameters: " + missing_hint)
+    assert pattern == want["pattern"], ("parameters() found every Parameter but in another order: keep the order "
+                                        "of definition (attributes in order, first layer first, weight before bias)")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -66,6 +68,27 @@ def test_searches_lists_of_parameters(student, reference, seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_searches_tuples_of_modules(student, reference, seed):
+    check_same_parameters(student, reference, "tuple_of_modules", seed,
+                          "when an attribute is a tuple, treat it like a list: ask every Module in it for its "
+                          "parameters()")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_searches_tuples_of_parameters(student, reference, seed):
+    check_same_parameters(student, reference, "tuple_of_parameters", seed,
+                          "when an attribute is a tuple, treat it like a list: collect every Parameter in it")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_keeps_distinct_parameters_with_equal_values(student, reference, seed):
+    check_same_parameters(student, reference, "equal_values", seed,
+                          "two different Parameters that hold equal values (two zero biases, two weights with "
+                          "the same numbers) are both learned: skip a Parameter only when it is the very same "
+                          "object (compare id(p), or use `is`), not when its values are equal")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_lists_a_weight_shared_by_two_layers_once(student, reference, seed):
     check_same_parameters(student, reference, "shared_weight", seed,
                           "every layer's Parameters must be found, the shared weight once")
@@ -90,23 +113,29 @@ def test_ignores_plain_tensors_and_other_attributes(student, reference, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_collects_afresh_on_every_call(student, reference, seed):
-    got = student.run(probes.parameter_pattern_repeated, seed=seed)["patterns"]
-    want = reference.run(probes.parameter_pattern_repeated, seed=seed)["patterns"]
+    got = student.run(probes.parameter_pattern_repeated, seed=seed, calls="AAB")
+    fresh_b = student.run(probes.parameter_pattern_repeated, seed=seed, calls="B")[0]
+    want = reference.run(probes.parameter_pattern_repeated, seed=seed, calls="AAB")
     assert got[0] == want[0], "parameters() gave the wrong Parameters on its first call: see the other tests"
-    assert got == want, ("parameters() gave other results on later calls: a list that outlives the call "
-                         "(a default argument such as found=[] or a class attribute) keeps what earlier calls "
-                         "collected; start from an empty list each time")
+    stale = ("a list that outlives the call (a default argument such as found=[] or a class attribute) keeps "
+             "what earlier calls collected; start from an empty list each time")
+    # Compared as collections: an order that changes from run to run (a set) is another test's business.
+    assert sorted(got[1]) == sorted(got[0]), "parameters() called twice on the same model gave two different answers: " + stale
+    assert sorted(got[2]) == sorted(fresh_b), ("parameters() on a second model gave another answer after a call on a first "
+                               "model than on its own: " + stale)
 
 
 @pytest.mark.parametrize("widths", [(2, 16, 16, 2), (64, 32, 10), (3, 7, 5), (5, 1, 4, 9, 2)],
                          ids=lambda w: "-".join(map(str, w)))
 def test_counts_the_parameters_of_a_network(student, reference, widths):
-    got = student.run(probes.parameter_count, widths=list(widths))
-    want = reference.run(probes.parameter_count, widths=list(widths))
-    formula = sum(n_out * (n_in + 1) for n_in, n_out in zip(widths[:-1], widths[1:]))
-    assert want["count"] == formula, "the reference solution disagrees with the formula (a grader bug)"
-    assert got["count"] == formula, (f"parameters() of a {'-'.join(map(str, widths))} network hold "
-                                     f"{got['count']} numbers, expected {formula} (the sum of n_out * (n_in + 1))")
-    assert got["shapes"] == want["shapes"], (f"parameters() of a {'-'.join(map(str, widths))} network gave the "
-                                             f"shapes {got['shapes']}, expected {want['shapes']}: weight then bias, "
-                                             "first layer first")
+    got = student.run(probes.parameter_count, widths=list(widths))["shapes"]
+    want = reference.run(probes.parameter_count, widths=list(widths))["shapes"]
+    layers = list(zip(widths[:-1], widths[1:]))
+    formula = sum(n_out * (n_in + 1) for n_in, n_out in layers)
+    expected = [shape for n_in, n_out in layers for shape in ([n_out, n_in], [n_out])]
+    assert want == expected, "the reference solution disagrees with the formula (a grader bug)"
+    count = sum(int(np.prod(shape)) for shape in got)
+    assert count == formula, (f"parameters() of a {'-'.join(map(str, widths))} network hold "
+                              f"{count} numbers, expected {formula} (the sum of n_out * (n_in + 1))")
+    assert got == expected, (f"parameters() of a {'-'.join(map(str, widths))} network gave the "
+                             f"shapes {got}, expected {expected}: weight then bias, first layer first")

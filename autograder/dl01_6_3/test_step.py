@@ -8,27 +8,43 @@ STUDENT_CELLS = ("sgd",)
 SHAPES = [[3, 2], [2], [1, 4]]
 
 
+def case(seed, steps=1):
+    """Start values and each step's gradients, made here from the seed."""
+    rng = np.random.default_rng(seed)
+    start = [rng.normal(size=shape) for shape in SHAPES]
+    return start, [[rng.normal(size=shape) for shape in SHAPES] for _ in range(steps)]
+
+
+def step_effect(runner, lr, seed, steps=1):
+    start, grads = case(seed, steps)
+    got = runner.run(probes.step_effect, data=[d.tolist() for d in start],
+                     grads=[[g.tolist() for g in step] for step in grads], lr=lr)
+    got.update(start=start, grads_used=grads)
+    return got
+
+
+def close(got, want):
+    return np.shape(got) == np.shape(want) and np.allclose(got, want)
+
+
 def expected_after(result, steps, lr):
-    data = [np.asarray(d) for d in result["start"]]
+    data = result["start"]
     for k in range(steps):
-        data = [d - lr * np.asarray(g) for d, g in zip(data, result["grads_used"][k])]
+        data = [d - lr * g for d, g in zip(data, result["grads_used"][k])]
     return data
 
 
 def each_moved_by(result, lr, steps=1):
     """For each parameter: does its data equal start - lr * (the grads of the first `steps` steps)?"""
-    return [np.allclose(got, want) for got, want in zip(result["data"][steps - 1], expected_after(result, steps, lr))]
+    return [close(got, want) for got, want in zip(result["data"][steps - 1], expected_after(result, steps, lr))]
 
 
 def moved_by(result, lr, steps=1):
     return all(each_moved_by(result, lr, steps))
 
 
-@pytest.mark.parametrize("lr,seed", [(0.1, 0), (0.03, 1), (0.5, 2), (1.7, 3)])
-def test_moves_every_parameter_by_minus_lr_times_grad(student, reference, lr, seed):
-    got = student.run(probes.step_effect, shapes=SHAPES, lr=lr, seed=seed)
-    want = reference.run(probes.step_effect, shapes=SHAPES, lr=lr, seed=seed)
-    assert moved_by(want, lr), "the reference solution does not move by -lr * grad (a grader bug)"
+def check_first_step(got, lr):
+    """The first step's move, with the misconception named when it is wrong."""
     assert not moved_by(got, 0), ("step() left the Parameters where they were: change p.data in place, "
                                   "p.data -= self.lr * p.grad (p = p - lr * p.grad only rebinds a local name)")
     assert not any(each_moved_by(got, 0)), ("step() moved only some of the parameters: loop over every p in "
@@ -36,36 +52,43 @@ def test_moves_every_parameter_by_minus_lr_times_grad(student, reference, lr, se
     assert not moved_by(got, -lr), "step() moved the Parameters up the gradient: subtract self.lr * p.grad"
     assert moved_by(got, lr), (f"step() did not move each parameter by -lr * grad with lr = {lr}: use the "
                                "learning rate stored in self.lr and the gradient in p.grad")
-    assert all(np.allclose(a, b) for a, b in zip(got["data"][0], want["data"][0])), "step() gave wrong values"
+
+
+@pytest.mark.parametrize("lr,seed", [(0.1, 0), (0.03, 1), (0.5, 2), (1.7, 3)])
+def test_moves_every_parameter_by_minus_lr_times_grad(student, reference, lr, seed):
+    got, want = step_effect(student, lr, seed), step_effect(reference, lr, seed)
+    assert moved_by(want, lr), "the reference solution does not move by -lr * grad (a grader bug)"
+    check_first_step(got, lr)
 
 
 def test_updates_the_same_parameter_objects_in_place(student, reference):
-    got = student.run(probes.step_effect, shapes=SHAPES, lr=0.1, seed=4)
-    assert got["same_objects"], ("step() replaced the objects in self.params: keep the same Parameters and "
-                                 "change their .data")
+    got = step_effect(student, 0.1, 4)
+    assert got["held"] == list(range(len(SHAPES))), (
+        "step() replaced the objects in self.params: keep the same Parameters and change their .data")
     assert not moved_by(got, 0), ("step() must change p.data in place: after step() the Parameter held by the "
                                   "model did not move; did you write p = p - lr * p.grad?")
 
 
 def test_adds_no_graph_nodes(student, reference):
-    got = student.run(probes.step_effect, shapes=SHAPES, lr=0.1, seed=5, steps=2)
-    assert got["all_parameters"] and got["no_parents"], (
+    got = step_effect(student, 0.1, 5, steps=2)
+    assert all(is_parameter and parents == 0 and not closure for is_parameter, parents, closure in got["facts"]), (
         "after step() a parameter is a graph node with parents, or no longer a Parameter: the update is not "
         "part of the model, so do it on the array (p.data -= self.lr * p.grad), not with Tensor operations")
 
 
 def test_leaves_the_gradients_alone(student, reference):
-    got = student.run(probes.step_effect, shapes=SHAPES, lr=0.1, seed=6)
-    assert all(g is not None and np.allclose(g, used) for g, used in zip(got["grads_after"][0],
-                                                                       got["grads_used"][0])), (
+    got = step_effect(student, 0.1, 6)
+    assert all(g is not None and close(g, used) for g, used in zip(got["grads_after"][0], got["grads_used"][0])), (
         "step() changed p.grad: clearing the gradients is zero_grad()'s job, step() only moves p.data")
 
 
 @pytest.mark.parametrize("seed", [7, 8])
 def test_two_steps_move_by_both_gradients(student, reference, seed):
-    got = student.run(probes.step_effect, shapes=SHAPES, lr=0.2, seed=seed, steps=2)
-    assert moved_by(got, 0.2, steps=2), ("after two steps the Parameters did not move by -lr * grad each time: "
-                                         "the optimizer must keep updating the very objects it was given")
+    got = step_effect(student, 0.2, seed, steps=2)
+    check_first_step(got, 0.2)
+    assert moved_by(got, 0.2, steps=2), ("the first step was right, but after the second the Parameters had not "
+                                         "moved by -lr * grad again: the optimizer must keep updating the very "
+                                         "objects it was given")
 
 
 @pytest.mark.parametrize("widths,lr,seed", [((2, 16, 16, 2), 0.1, 0), ((3, 6, 4), 0.5, 1), ((5, 3), 0.05, 2)],
@@ -73,10 +96,10 @@ def test_two_steps_move_by_both_gradients(student, reference, seed):
 def test_changes_the_output_of_the_model_that_holds_the_parameters(student, reference, widths, lr, seed):
     got = student.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed)
     want = reference.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed)
-    assert not np.allclose(got["outputs"][1], got["outputs"][0]), (
+    assert not close(got["outputs"][1], got["outputs"][0]), (
         "after step() the model's output did not change: the optimizer must update the same Parameter objects "
         "the layers hold, in place (p.data -= self.lr * p.grad)")
-    assert np.allclose(got["outputs"][1], want["outputs"][1]), ("after one step() the model's output differs "
+    assert close(got["outputs"][1], want["outputs"][1]), ("after one step() the model's output differs "
                                                                 "from a step of -lr * grad")
 
 
@@ -85,12 +108,17 @@ def test_changes_the_output_of_the_model_that_holds_the_parameters(student, refe
 def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, widths, lr, seed):
     got = student.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed, steps=2)
     want = reference.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed, steps=2)
-    assert got["model_holds_parameters"], "after step() a layer's weight or bias is no longer a plain Parameter"
-    assert np.allclose(got["outputs"][2], want["outputs"][2]), (
-        "after the second step() the model's output differs from two steps of -lr * grad: the optimizer and "
+    assert all(is_parameter and parents == 0 for is_parameter, parents, _ in got["facts"]), (
+        "after step() a layer's weight or bias is no longer a plain Parameter")
+    assert close(got["outputs"][1], want["outputs"][1]), ("after one step() the model's output differs "
+                                                          "from a step of -lr * grad")
+    assert close(got["outputs"][2], want["outputs"][2]), (
+        "the first step() was right, but after the second the model's output differs from two steps of "
+        "-lr * grad: the optimizer and "
         "the model must keep sharing the same Parameter objects")
-    assert got["nodes"] == want["nodes"], (f"the model's forward graph grew from {got['nodes'][0]} to "
-                                           f"{got['nodes'][-1]} nodes over the steps: update .data, outside the graph")
+    nodes, wanted = [len(g) for g in got["graphs"]], [len(g) for g in want["graphs"]]
+    assert nodes == wanted, (f"the model's forward graph grew from {nodes[0]} to {nodes[-1]} nodes over the "
+                             "steps: update .data, outside the graph")
 
 
 def test_worked_example_with_zeroed_grads_reaches_0_908(student, reference):

@@ -6,12 +6,32 @@ import probes
 
 STUDENT_CELLS = ("sgd",)
 SHAPES = [[[3, 2], [2], [1, 5]], [[4], [2, 2], [7, 3], [3]], [[1], [1, 1]]]
+NONE_GRAD = ("zero_grad() set p.grad to None, not to an array of zeros: the next backward() adds into p.grad, "
+             "so make it np.zeros_like(p.data)")
+
+
+def case(shapes, seed):
+    """Start values and gradients, made here from the seed."""
+    rng = np.random.default_rng(seed)
+    data = [rng.normal(size=shape) for shape in shapes]
+    return data, [rng.normal(size=shape) for shape in shapes]
+
+
+def effect(runner, shapes, seed):
+    data, grads = case(shapes, seed)
+    got = runner.run(probes.zero_grad_effect, data=[d.tolist() for d in data], grads=[g.tolist() for g in grads])
+    return got, data
+
+
+def is_zero(grad):
+    return grad is not None and not np.any(np.asarray(grad, dtype=float))
 
 
 @pytest.mark.parametrize("seed,shapes", list(enumerate(SHAPES)))
 def test_sets_every_grad_to_zero(student, reference, seed, shapes):
-    got = student.run(probes.zero_grad_effect, shapes=shapes, seed=seed)
-    cleared = [g is not None and not np.any(np.asarray(g)) for g in got["grads"]]
+    got, _ = effect(student, shapes, seed)
+    assert all(t != "NoneType" for t in got["grad_types"]), NONE_GRAD
+    cleared = [is_zero(g) for g in got["grads"]]
     assert any(cleared), "zero_grad() left the gradients as they were: set p.grad to zeros for every p in self.params"
     assert all(cleared), (f"zero_grad() cleared only {sum(cleared)} of the {len(cleared)} gradients: loop over "
                           "every parameter in self.params (is a return inside the loop?)")
@@ -19,21 +39,23 @@ def test_sets_every_grad_to_zero(student, reference, seed, shapes):
 
 @pytest.mark.parametrize("seed,shapes", list(enumerate(SHAPES)))
 def test_keeps_each_grad_an_array_of_the_parameter_shape(student, reference, seed, shapes):
-    got = student.run(probes.zero_grad_effect, shapes=shapes, seed=seed)
-    assert all(got["grad_is_array"]) and got["grad_shapes"] == shapes, (
+    got, _ = effect(student, shapes, seed)
+    assert all(t == "ndarray" for t in got["grad_types"]) and got["grad_shapes"] == shapes, (
         "after zero_grad() each p.grad must be a NumPy array shaped like p.data (np.zeros_like(p.data)), "
         f"got shapes {got['grad_shapes']} for parameters of shapes {shapes}")
 
 
 def test_leaves_the_data_alone(student, reference):
-    got = student.run(probes.zero_grad_effect, shapes=SHAPES[1], seed=3)
-    assert all(got["data_unchanged"]), "zero_grad() changed p.data: it clears p.grad only, the values stay"
+    got, data = effect(student, SHAPES[1], 3)
+    assert all(np.shape(a) == b.shape and np.array_equal(a, b) for a, b in zip(got["data"], data)), (
+        "zero_grad() changed p.data: it clears p.grad only, the values stay")
 
 
 def test_keeps_the_optimizer_holding_the_same_parameters(student, reference):
-    got = student.run(probes.zero_grad_effect, shapes=SHAPES[0], seed=4)
-    assert got["same_objects"], ("after zero_grad() self.params no longer holds the Parameters it was given: "
-                                 "clear their grads, do not replace the objects")
+    got, _ = effect(student, SHAPES[0], 4)
+    assert got["held"] == list(range(len(SHAPES[0]))), (
+        "after zero_grad() self.params no longer holds the Parameters it was given: clear their grads, do not "
+        "replace the objects")
 
 
 @pytest.mark.parametrize("widths,seed", [((2, 16, 16, 2), 0), ((3, 5, 4), 1), ((6, 2), 2)],
@@ -41,15 +63,19 @@ def test_keeps_the_optimizer_holding_the_same_parameters(student, reference):
 def test_next_backward_gives_the_fresh_gradient(student, reference, widths, seed):
     got = student.run(probes.zero_grad_then_backward, widths=list(widths), batch=5, seed=seed)
     want = reference.run(probes.zero_grad_then_backward, widths=list(widths), batch=5, seed=seed)
-    assert all(got["cleared"]), (f"zero_grad() cleared {sum(got['cleared'])} of the model's "
-                                 f"{len(got['cleared'])} parameters: clear every p in self.params")
+    assert None not in got["cleared"], NONE_GRAD
+    cleared = [is_zero(g) for g in got["cleared"]]
+    assert all(cleared), (f"zero_grad() cleared {sum(cleared)} of the model's {len(cleared)} parameters: clear "
+                          "every p in self.params")
     for second, first in zip(got["second"], want["first"]):
-        assert np.allclose(second, first), ("after zero_grad() the next backward pass did not give the fresh "
-                                            "gradient: old gradients were added to it")
+        assert np.shape(second) == np.shape(first) and np.allclose(second, first), (
+            "after zero_grad() the next backward pass did not give the fresh gradient: old gradients were added to it")
 
 
 def test_calling_it_twice_is_harmless(student, reference):
     got = student.run(probes.zero_grad_then_backward, widths=[3, 4, 2], batch=4, seed=5, calls=2)
     want = reference.run(probes.zero_grad_then_backward, widths=[3, 4, 2], batch=4, seed=5, calls=2)
-    assert all(got["cleared"]) and all(np.allclose(a, b) for a, b in zip(got["second"], want["second"])), (
+    assert None not in got["cleared"], NONE_GRAD
+    assert all(is_zero(g) for g in got["cleared"]) and all(
+        np.shape(a) == np.shape(b) and np.allclose(a, b) for a, b in zip(got["second"], want["second"])), (
         "calling zero_grad() twice in a row broke the gradients: it should just leave zeros")
