@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -30,12 +31,34 @@ def solution_notebook() -> dict:
     return nbformat.read(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK, as_version=4)
 
 
-def grade_json(path: Path) -> tuple[dict, subprocess.CompletedProcess]:
-    """`python -m autograder grade PATH --json`, as an instructor runs it."""
+FULL = {cell.grade_id: cell.points for cell in ASSIGNMENT.grade_cells}  # every autograded part, at full marks
+
+
+def grade_json(path: Path, course: Path = ROOT) -> tuple[dict, subprocess.CompletedProcess]:
+    """`python -m autograder grade PATH --json` with the grader of `course`, as an instructor runs it."""
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path), "--json"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+                         cwd=course, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout), run
+
+
+def grade_class(course: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+    """`python -m autograder class` in `course`: what `make grade` runs."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # alembic
+    return subprocess.run([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT.name],
+                          cwd=course, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def gradebook_scores(course: Path) -> dict[str, dict[str, float]]:
+    """Every student's auto score per grade cell, read through nbgrader's own gradebook API."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
+        result = {}
+        for student in gb.students:
+            submission = gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, student.id)
+            result[student.id] = {g.name: g.auto_score for g in submission.grades if g.name in FULL}
+        return result
 
 
 def scores(report: dict) -> dict[str, float]:

@@ -18,7 +18,6 @@ import re
 import shutil
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -31,12 +30,11 @@ from autograder.report import hidden_code_lines
 from autograder.settings import GraderSettings, load_config
 from catalogue_bugs import PARTS
 from catalogue_hostile import HOSTILE, NOTEBOOK, SLEEP_MARK
-from conftest import ASSIGNMENT, course_copy, release_notebook, solution_notebook
+from conftest import ASSIGNMENT, FULL, course_copy, grade_class, grade_json, gradebook_scores, release_notebook, solution_notebook
 
 pytestmark = pytest.mark.slow
 
 TIMESTAMP = "2026-11-20 12:00:00.000000 UTC\n"
-FULL = {cell.grade_id: cell.points for cell in ASSIGNMENT.grade_cells}
 ROOT_USER = os.geteuid() == 0
 # What the class costs without any limit being hit: nbgrader's start-up, release and export, then per student
 # about a second of checks and a second of nbgrader; generous, so only a hang or a limit not enforced breaks it.
@@ -88,22 +86,8 @@ def digests(course: Path) -> dict[str, str]:
             for p in paths if p.is_file() and "__pycache__" not in p.parts}
 
 
-def gradebook_scores(course: Path) -> dict[str, dict[str, float]]:
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
-        result = {}
-        for student in gb.students:
-            notebook = gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, student.id)
-            result[student.id] = {g.name: g.auto_score for g in notebook.grades if g.name in FULL}
-        return result
-
-
 def grade_alone(course: Path, path: Path) -> dict:
-    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path), "--json"],
-                         cwd=course, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout)
+    return grade_json(path, course)[0]
 
 
 def leftovers(course: Path) -> list[str]:
@@ -123,10 +107,8 @@ def graded() -> GradedClass:
             (folder / name).write_text(content)
         (folder / "timestamp.txt").write_text(TIMESTAMP)
     before = digests(course)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     start = time.monotonic()
-    run = subprocess.run([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT.name],
-                         cwd=course, capture_output=True, text=True, env=env, timeout=1800)
+    run = grade_class(course, timeout=1800)
     seconds = time.monotonic() - start
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     honest = [e.student for e in HOSTILE if e.honest] + ["read-hidden", "no-solution-cells"]  # and two hostile ones

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -15,10 +13,10 @@ from nbformat.v4 import new_code_cell
 
 from autograder.mutate import Mutation, apply
 from autograder.report import hidden_code_lines
-from conftest import ASSIGNMENT, NOTEBOOK, ROOT, course_copy, grade_json, release_notebook, scores, solution_notebook, write_notebook
+from conftest import (ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_class, grade_json, gradebook_scores,
+                      release_notebook, scores, solution_notebook, write_notebook)
 
 GOLDEN = Path(__file__).parent / "golden" / "demo_scores.json"
-FULL = {cell.grade_id: cell.points for cell in ASSIGNMENT.grade_cells}
 
 
 def sandbox_processes(course: Path = ROOT) -> list[str]:
@@ -89,26 +87,12 @@ def test_student_output_never_reaches_the_json(tmp_path):
 def graded_class(tmp_path_factory):
     """A fresh course directory graded twice with `python -m autograder class` (what make grade runs)."""
     course = course_copy(tmp_path_factory.mktemp("course"))
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     runs = []
     for _ in range(2):
-        run = subprocess.run([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT.name],
-                             cwd=course, capture_output=True, text=True, env=env, timeout=900)
+        run = grade_class(course)
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
         runs.append((run, (course / "grades.csv").read_text(), gradebook_scores(course)))
     return course, runs
-
-
-def gradebook_scores(course: Path) -> dict[str, dict[str, float]]:
-    """Every student's auto score per grade cell, read through nbgrader's own gradebook API."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
-        result = {}
-        for student in gb.students:
-            submission = gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, student.id)
-            result[student.id] = {g.name: g.auto_score for g in submission.grades if g.name in FULL}
-        return result
 
 
 @pytest.mark.slow
@@ -161,9 +145,7 @@ def test_make_grade_collects_an_lms_download_with_zip_collect(tmp_path):
     with zipfile.ZipFile(archive / "class.zip", "w") as bundle:
         bundle.writestr(f"ada_1001_{NOTEBOOK}", json.dumps(solution_notebook()))
         bundle.writestr(f"bob_1002_{NOTEBOOK}", json.dumps(release_notebook()))
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    run = subprocess.run([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT.name],
-                         cwd=course, capture_output=True, text=True, env=env, timeout=600)
+    run = grade_class(course)
     assert run.returncode == 0 and "LMS download" in run.stdout, run.stdout + run.stderr[-2000:]
     book = gradebook_scores(course)
     assert book["ada"] == FULL and set(book["bob"].values()) == {0}
