@@ -30,3 +30,8 @@ grade: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(PY) -m pytest tests
 
+
+# Grade generated classes with the kit and with stock nbgrader, side by side (README: Scaling).
+# QUICK=1: N = 25 only.
+bench: $(VENV)/.installed
+	$(PY) -m bench $(if $(filter-out 0,$(QUICK)),--quick)

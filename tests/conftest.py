@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder.assignment import find_assignment  # noqa: E402
+from bench.course import copy_course  # noqa: E402
 from autograder.sandbox import Sandbox, program_from_notebook  # noqa: E402
 
 ASSIGNMENT = find_assignment(ROOT, "dl01_6_3")
@@ -71,15 +71,9 @@ def write_notebook(notebook: dict, path: Path) -> Path:
     return path
 
 
-def course_copy(tmp: Path, *extra: str) -> Path:
+def course_copy(tmp: Path) -> Path:
     """A fresh course directory: what a clone holds, without gradebook or submissions."""
-    for name in ("source", "release", "solutions", "autograder", "nbgrader_config.py", *extra):
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, tmp / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, tmp / name)
-    return tmp
+    return copy_course(tmp)
 
 
 @pytest.fixture(scope="session")

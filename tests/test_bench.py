@@ -1,0 +1,36 @@
+"""`make bench`'s correctness check, quick and without timing: the kit and stock nbgrader agree.
+
+The bench (bench/) grades the same notebooks twice: with this kit (`python -m autograder class`) and
+with stock nbgrader's kernel executor, whose grade cells run the hidden suites' checks in the kernel
+(bench/stock_checks.py). Honest submissions must get the same scores, full marks, from both; a
+buggy one must lose its part on both, so the in-kernel checks are not passing everything.
+"""
+from __future__ import annotations
+
+import pytest
+
+from bench.__main__ import kit_side, stock_side
+from bench.course import CORRECT, full_marks, notebooks_by_kind
+from conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def test_kit_and_stock_nbgrader_give_honest_submissions_the_same_full_marks(tmp_path):
+    people = [(f"honest{i}", CORRECT) for i in range(3)] + [("zero_grad_bug", "grace")]
+    texts = notebooks_by_kind()
+    kit = kit_side(tmp_path, len(people), people, texts)
+    stock = stock_side(tmp_path, len(people), people, texts, None, finish=False)
+    full = full_marks(ROOT)
+
+    honest = [student for student, kind in people if kind == CORRECT]
+    assert {s: kit.scores.get(s) for s in honest} == {s: full for s in honest}
+    assert {s: stock.scores.get(s) for s in honest} == {s: full for s in honest}
+
+    # grace's zero_grad() does nothing: both graders take points off test_zero_grad, and only there
+    # among the single-stub parts (stock gives zero for the cell, the kit a share per check passed).
+    for side in (kit, stock):
+        bug = side.scores["zero_grad_bug"]
+        assert bug["test_zero_grad"] < full["test_zero_grad"]
+        assert all(bug[part] == full[part] for part in ("test_forward", "test_parameters", "test_step", "test_no_grad"))
+    assert stock.scores["zero_grad_bug"]["test_zero_grad"] == 0
