@@ -162,11 +162,16 @@ def program_from_notebook(
 # ------------------------------------------------------------- one-line explanations
 
 
+def _in_notebook(filename: str) -> bool:
+    """Code from a notebook cell: the sandbox's "<cell ...>", or IPython's in a live kernel."""
+    return filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in filename
+
+
 def _where(exc: BaseException) -> str | None:
     """The innermost notebook function the exception passed through."""
     where = None
     for frame, _ in traceback.walk_tb(exc.__traceback__):
-        if frame.f_code.co_filename.startswith("<cell"):
+        if _in_notebook(frame.f_code.co_filename):
             where = frame.f_code.co_qualname
     return where if where != "<module>" else None
 

@@ -5,11 +5,12 @@ objects of its own, calls the function you wrote for that part and compares the 
 with numbers worked out here with plain NumPy. One line is printed per check.
 The grader runs more cases of the same kind, with other sizes, weights and learning rates.
 """
-import traceback
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+from sandbox import describe_exception  # the same one-line reasons as the grader gives
 
 
 class CheckFailed(AssertionError):
@@ -543,24 +544,6 @@ def shared_parameter_is_listed_once_and_moved_once(ns):
 
 # ---------------------------------------------------------------- running
 
-def _in_notebook(filename):
-    return filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in filename
-
-
-def describe_error(error):
-    """One line about an exception raised by the notebook's code, naming where it came from."""
-    frames = [frame for frame, _ in traceback.walk_tb(error.__traceback__)]
-    if not frames:
-        return f"{type(error).__name__}: {error}"
-    if isinstance(error, NotImplementedError):
-        return (f"{frames[-1].f_code.co_qualname} is not written yet: "
-                "replace `raise NotImplementedError()` with your code")
-    own = [frame for frame in frames if _in_notebook(frame.f_code.co_filename)] or frames
-    text = " ".join(str(error).split())
-    line = f"{own[-1].f_code.co_qualname} raised {type(error).__name__}" + (f": {text}" if text else "")
-    return line if len(line) <= 300 else line[:297] + "..."
-
-
 def run_check(ns, part, name):
     """Run one check on the namespace `ns`; returns {"passed": bool, "message": str}."""
     (chosen,) = [c for c in CHECKS if c.part == part and c.name == name]
@@ -574,7 +557,7 @@ def run_check(ns, part, name):
     except CheckFailed as failure:
         return {"passed": False, "message": str(failure)}
     except Exception as error:
-        return {"passed": False, "message": describe_error(error)}
+        return {"passed": False, "message": describe_exception(error)}
     finally:
         tensor.recording = recording  # a broken no_grad() must not switch recording off for later cells
     return {"passed": True, "message": ""}
