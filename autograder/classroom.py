@@ -26,6 +26,7 @@ from tqdm import tqdm
 from .assignment import Assignment
 from .demo import MARKER, write_demo_class
 from .preprocessors.run_hidden_suites import RunHiddenSuites
+from .report import Report
 from .settings import GraderSettings, load_config
 from .suites import grade_submissions, read_submission
 
@@ -81,9 +82,8 @@ def _cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
     def grade_id(cell) -> str | None:
         return (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
 
-    def text(cell) -> str:
-        source = cell.get("source", "")
-        return ("".join(source) if isinstance(source, list) else str(source)).strip()
+    def text(cell) -> str:  # nbformat.read joins a saved list of lines into one string
+        return cell.get("source", "").strip()
 
     ids = [grade_id(c) for c in notebook.get("cells", []) if grade_id(c)]
     first = {}
@@ -195,21 +195,20 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     for student, note in notes.items():
         _add_note(assignment.root / "feedback" / student / assignment.name / page, note)
     CsvExportPlugin(to=str(assignment.root / "grades.csv")).export(Gradebook(coursedir.db_url, coursedir.course_id))
-    _summarize(assignment, coursedir, students, problems, notes)
+    _summarize(assignment, coursedir, reports, students, problems, notes)
     return 0
 
 
-def _summarize(assignment: Assignment, coursedir: CourseDirectory, students: list[str], problems: dict[str, str],
-               notes: dict[str, str]) -> None:
-    reports = {student: report for (student, _), report in RunHiddenSuites.reports.items()}
+def _summarize(assignment: Assignment, coursedir: CourseDirectory, reports: dict[str, Report], students: list[str],
+               problems: dict[str, str], notes: dict[str, str]) -> None:
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         totals = {s: gb.find_submission(assignment.name, s).score for s in students}
         max_score = gb.find_assignment(assignment.name).max_score
-    _say(f"\n{len(students)} graded; mean {statistics.fmean(totals.values()) if totals else 0:.2f} of {max_score:g} "
+    _say(f"\n{len(students)} submissions, {len(students) - len(problems)} graded; mean {statistics.fmean(totals.values()) if totals else 0:.2f} of {max_score:g} "
          "(written answers wait for the formgrader).")
     _say("Pass rate per part (full marks on the part):")
     for cell in assignment.grade_cells:
-        full = sum(1 for s in students if s in reports and _part(reports[s], cell.grade_id) == cell.points)
+        full = sum(1 for r in reports.values() for p in r.parts if p.grade_id == cell.grade_id and p.score == p.max_score)
         _say(f"  {cell.grade_id:<22}{full}/{len(students)}")
     limited = {s: sorted(set(r.limits)) for s, r in reports.items() if r.limits}
     if limited:
@@ -220,6 +219,3 @@ def _summarize(assignment: Assignment, coursedir: CourseDirectory, students: lis
         _say(f"Not graded: {student}: {reason}")
     _say(f"Wrote {coursedir.db_url.replace('sqlite:///', '')}, grades.csv and feedback/<student>/{assignment.name}/.")
 
-
-def _part(report, grade_id: str) -> float:
-    return next((p.score for p in report.parts if p.grade_id == grade_id), 0.0)

@@ -58,23 +58,24 @@ def read_submission(key: str, path: Path) -> Submission:
 
 
 class Runner:
-    """What a test calls: run a probe on one program, return plain data or fail with a reason."""
+    """What a test calls: run a probe on one program, return plain data or fail with a reason.
 
-    def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None,
-                 memo: dict | None = None) -> None:
-        self.sandbox, self.cells, self.submission, self.memo = sandbox, cells, submission, memo
+    A probe called again with the same arguments gives the same answer (every call starts from the
+    same loaded program, and probes are seeded), so each answer is asked for once.
+    """
+
+    def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None) -> None:
+        self.sandbox, self.cells, self.submission = sandbox, cells, submission
+        self.memo: dict[tuple[str, str], Outcome] = {}
         self.timed_out = False
 
     def run(self, probe: Callable, **kwargs: Any) -> Any:
         if self.timed_out:
             raise CheckFailed("not run: an earlier check of this part ran out of time")
         key = (probe.__name__, repr(sorted(kwargs.items())))
-        if self.memo is not None and key in self.memo:
-            outcome = self.memo[key]
-        else:
-            outcome = self.sandbox.call(self.cells, probe, **kwargs)
-            if self.memo is not None:
-                self.memo[key] = outcome
+        if key not in self.memo:
+            self.memo[key] = self.sandbox.call(self.cells, probe, **kwargs)
+        outcome = self.memo[key]
         if outcome.ok:
             return outcome.value
         if self.submission is None:
@@ -100,7 +101,6 @@ class SuitePlugin:
                  settings: GraderSettings, progress: "Progress") -> None:
         self.assignment, self.settings, self.progress = assignment, settings, progress
         self.submissions = {s.key: s for s in submissions}
-        self.reference_memo: dict = {}
         self.sandboxes: list[Sandbox] = []
 
     def _sandbox(self, drop: bool) -> Sandbox:
@@ -142,7 +142,7 @@ class SuitePlugin:
     @pytest.fixture(scope="session")
     def reference(self, reference_sandbox: Sandbox) -> Runner:
         cells = program_from_notebook(self.assignment.reference, self.assignment.source, self.assignment.reference)
-        return Runner(reference_sandbox, cells, None, memo=self.reference_memo)
+        return Runner(reference_sandbox, cells, None)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
@@ -278,9 +278,11 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
     if settings.drop_privileges:
         _close_to_others(assignment)
     with Progress(progress) as counter:
-        if jobs == 1 and readable:
+        if not readable:
+            pass
+        elif jobs == 1:
             _run_suites(assignment, readable, settings, counter)
-        elif readable:
+        else:
             context = multiprocessing.get_context("fork")
             running = []
             for share in (readable[i::jobs] for i in range(jobs)):

@@ -168,7 +168,6 @@ def gradebook_scores(course: Path) -> dict[str, dict[str, float]]:
 
 def full_marks(course: Path) -> dict[str, float]:
     """{grade_id: points} of the autograded cells, from the source notebook."""
-    notebook = nbformat.read(course / "source" / ASSIGNMENT / NOTEBOOK, as_version=4)
-    return {c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"]) for c in notebook.cells
-            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
-            and not c.metadata["nbgrader"].get("solution")}
+    from autograder.assignment import Assignment
+
+    return {cell.grade_id: cell.points for cell in Assignment(course, ASSIGNMENT).grade_cells}

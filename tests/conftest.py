@@ -49,18 +49,6 @@ def grade_class(course: Path, timeout: float = 900) -> subprocess.CompletedProce
                           cwd=course, capture_output=True, text=True, env=env, timeout=timeout)
 
 
-def gradebook_scores(course: Path) -> dict[str, dict[str, float]]:
-    """Every student's auto score per grade cell, read through nbgrader's own gradebook API."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
-        result = {}
-        for student in gb.students:
-            submission = gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, student.id)
-            result[student.id] = {g.name: g.auto_score for g in submission.grades if g.name in FULL}
-        return result
-
-
 def scores(report: dict) -> dict[str, float]:
     return {p["grade_id"]: p["score"] for p in report["parts"]}
 

@@ -30,7 +30,8 @@ from autograder.report import hidden_code_lines
 from autograder.settings import GraderSettings, load_config
 from catalogue_bugs import PARTS
 from catalogue_hostile import HOSTILE, NOTEBOOK, SLEEP_MARK
-from conftest import ASSIGNMENT, FULL, course_copy, grade_class, grade_json, gradebook_scores, release_notebook, solution_notebook
+from bench.course import gradebook_scores
+from conftest import ASSIGNMENT, FULL, course_copy, grade_class, grade_json, release_notebook, solution_notebook
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,8 @@ from nbformat.v4 import new_code_cell
 
 from autograder.mutate import Mutation, apply
 from autograder.report import hidden_code_lines
-from conftest import (ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_class, grade_json, gradebook_scores,
+from bench.course import gradebook_scores
+from conftest import (ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_class, grade_json,
                       release_notebook, scores, solution_notebook, write_notebook)
 
 GOLDEN = Path(__file__).parent / "golden" / "demo_scores.json"

@@ -311,9 +311,10 @@ def _check(ns: dict, module: CodeType, function: str, kwargs: dict) -> dict:
         os.close(read_end)
         _report = lambda msg: _send(write_end, msg)
         try:
-            trusted: dict[str, Any] = {"__name__": function.split(":")[0], "__builtins__": builtins}
+            module_name, name = function.split(":")
+            trusted: dict[str, Any] = {"__name__": module_name, "__builtins__": builtins}
             exec(module, trusted)
-            message = {"ok": True, "value": trusted[function.split(":")[1]](ns, **kwargs)}
+            message = {"ok": True, "value": trusted[name](ns, **kwargs)}
         except MemoryError as exc:
             message = {"ok": False, "limit": "memory", "reason": describe_exception(exc)}
         except Exception as exc:
