@@ -1,11 +1,11 @@
-"""The kit's grader: hidden pytest suites run against student notebooks in a sandbox.
+"""The kit's grader: hidden suites (written as pytest tests) run against student notebooks in a sandbox.
 
 Modules:
     sandbox      runs a notebook's code in forked children under limits (also shipped to students)
     settings     the limits and other options, read from nbgrader_config.py
     assignment   where an assignment's source, reference solution and hidden suites live
     report       a graded notebook: parts, checks, JSON, a table, and the redaction of hidden text
-    suites       runs the hidden suites with pytest and turns the outcomes into reports
+    suites       runs the hidden suites' checks, batching each part's sandbox calls, over forked processes
     preprocessors.run_hidden_suites   the nbgrader preprocessor that puts reports into gradebook.db
-    classroom    `make grade`: collect, autograde, feedback, export and a summary
+    classroom    `make grade`: collect, autograde and feedback on every core, export and a summary
 """

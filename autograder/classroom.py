@@ -7,6 +7,7 @@ RunHiddenSuites (nbgrader_config.py), which grades each notebook in the sandbox.
 from __future__ import annotations
 
 import html
+import os
 import re
 import shutil
 import statistics
@@ -16,19 +17,20 @@ from pathlib import Path
 
 from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
 from nbgrader.apps.api import NbGraderAPI
+from nbgrader.converters import GenerateFeedback
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import CsvExportPlugin
 from nbgrader.utils import temp_attrs
 from sqlalchemy.exc import SAWarning
-from tqdm import tqdm
+from traitlets import List, Unicode
 
 from .assignment import Assignment
 from .demo import MARKER, write_demo_class
 from .preprocessors.run_hidden_suites import RunHiddenSuites
 from .report import Report
 from .settings import GraderSettings, load_config
-from .suites import grade_submissions, read_submission
+from .suites import Progress, close_to_others, close_graders as _close_graders, load_suites, read_submission, share_out
 
 
 def _say(text: str) -> None:
@@ -136,6 +138,75 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
     )
 
 
+def _with_busy_timeout(db_url: str) -> str:
+    """The gradebook's URL with a lock wait, so that processes writing side by side take turns.
+
+    SQLite lets one writer in at a time; the others wait (up to a minute) instead of failing.
+    """
+    return f"{db_url}?timeout=60" if db_url.startswith("sqlite:") and "?" not in db_url else db_url
+
+
+def _autograder(assignment: Assignment, config, submitted: Path):
+    """What each grading process runs for one student: nbgrader's autograde, with the checks inline.
+
+    Returns plain data for the parent: the report, a note for the student, or why it was not graded.
+    """
+    apis: list[NbGraderAPI] = []
+    stem = Path(assignment.notebook_name).stem
+
+    def autograde(student: str) -> dict:
+        if not apis:  # one per process, made after the fork
+            coursedir = CourseDirectory(config=config)
+            coursedir.db_url = _with_busy_timeout(coursedir.db_url)
+            apis.append(NbGraderAPI(coursedir=coursedir, config=config))
+        path, note = _find_notebook(assignment, submitted / student / assignment.name)
+        if path is None:
+            return {"problem": note}
+        submission = read_submission(student, path)
+        if submission.error:
+            return {"problem": submission.error}
+        note = "; ".join(filter(None, [note, *_cell_notes(assignment, submission.notebook)]))
+        result = apis[0].autograde(assignment.name, student, force=True, create=True)
+        report = RunHiddenSuites.reports.pop((student, stem), None)
+        if not result["success"] or report is None:
+            last = (result.get("error") or "").strip().splitlines()
+            return {"problem": "nbgrader could not autograde it" + (f": {last[-1]}" if last else ""), "retry": True}
+        return {"report": report, "note": note}
+
+    return autograde
+
+
+class GenerateFeedbackFor(GenerateFeedback):
+    """nbgrader's generate_feedback for the listed students only: one process's share of the class.
+
+    One converter writes all of its share's pages, so its HTML exporter (templates) is built once.
+    """
+
+    students = List(Unicode(), help="The students to write feedback for.")
+
+    def init_notebooks(self) -> None:
+        super().init_notebooks()
+        wanted = set(self.students)
+        self.assignments = {path: found for path, found in self.assignments.items() if Path(path).parent.name in wanted}
+
+
+def _feedback_writer(assignment: Assignment, config):
+    """What each feedback process runs: nbgrader's generate_feedback on its share of the class."""
+
+    def feedback(students: list[str]) -> str:
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id = assignment.name
+        app = GenerateFeedbackFor(coursedir=coursedir, config=config, students=students)
+        app.force = True
+        try:
+            app.start()
+        except Exception as exc:  # the pages it could not write are reported student by student
+            return f"{type(exc).__name__}: {exc}"
+        return ""
+
+    return feedback
+
+
 def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session noise
     for noise in (DuplicateCellId, MissingIDFieldWarning):  # nbformat repairs these itself; the notes say so
@@ -156,37 +227,36 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
 
     students = sorted(p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir())
     _say(f"Grading {len(students)} submissions of {assignment.name} from {origin}.")
+    jobs = settings.jobs or os.cpu_count() or 1
+    if settings.drop_privileges:
+        close_to_others(assignment)
+    load_suites(assignment)  # once, before the grading processes fork
+
+    # Each grading process takes the next student, runs nbgrader's autograde on the submission (the
+    # checks run inside it, in that process's warm sandboxes) and sends back the report. A student
+    # nbgrader could not record is tried once more here, alone, before it counts as not graded.
     problems: dict[str, str] = {}  # not graded, and why
     notes: dict[str, str] = {}  # graded, with something the student and the instructor should know
-    submissions = []
+    reports: dict[str, Report] = {}
+    autograde = _autograder(assignment, config, submitted)
+    with Progress(len(students), show=True) as bar:
+        # Twice as many processes as cores: one waiting out a time limit leaves its core to another.
+        answers = dict((students[i], a) for i, a in share_out(students, autograde, 2 * jobs, bar, _close_graders))
     for student in students:
-        path, note = _find_notebook(assignment, submitted / student / assignment.name)
-        if path is None:
-            problems[student] = note
-            continue
-        submission = read_submission(student, path)
-        if submission.error:
-            problems[student] = submission.error
-        else:
-            submissions.append(submission)
-            note = "; ".join(filter(None, [note, *_cell_notes(assignment, submission.notebook)]))
-        if note:
-            notes[student] = note
-
-    # The checks, for the whole class at once; then nbgrader records them notebook by notebook.
-    reports = grade_submissions(assignment, submissions, settings, progress=True)
-    RunHiddenSuites.reports = {(s, Path(assignment.notebook_name).stem): r for s, r in reports.items()}
-    for student in tqdm(students, desc="gradebook", unit="student", file=sys.stdout, disable=None):
-        if student in problems:
+        answer = answers[student]
+        if answer.get("retry"):
+            answer = autograde(student)
+        if "problem" in answer:
+            problems[student] = answer["problem"]
             _record_unreadable(api, assignment, student, problems[student])
             continue
-        result = api.autograde(assignment.name, student, force=True, create=True)
-        if not result["success"]:
-            last = (result.get("error") or "").strip().splitlines()
-            problems[student] = "nbgrader could not autograde it" + (f": {last[-1]}" if last else "")
-            _record_unreadable(api, assignment, student, problems[student])
+        reports[student] = answer["report"]
+        if answer["note"]:
+            notes[student] = answer["note"]
+    _close_graders()
 
-    api.generate_feedback(assignment.name, force=True)  # every autograded student, in one app
+    graded = [student for student in students if student in reports]
+    list(share_out([graded[i::jobs] for i in range(jobs)], _feedback_writer(assignment, config), jobs))
     page = Path(assignment.notebook_name).with_suffix(".html").name
     for student in students:
         if student not in problems and not (assignment.root / "feedback" / student / assignment.name / page).exists():

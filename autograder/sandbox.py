@@ -6,9 +6,11 @@ instructor's grader both use it. The design, from the outside in:
 * `Sandbox` (the caller's side) starts one *worker*: a fresh interpreter that imports numpy and
   the trusted modules once, so no check pays for them again.
 * For each program (a list of cells) the worker forks a *loader* that confines itself (time,
-  memory, output, no privileges when the grader is root), runs the cells once, and then forks
-  one *check child* per call, so every check starts from the same loaded state and none can
-  disturb the next.
+  memory, output, no privileges when the grader is root) and runs the cells once. For each batch
+  of calls it then forks a *check child* that runs them one after another, so every batch starts
+  from the same loaded state; a batch sent `fresh` gets a child per call, so no call can disturb
+  the next. `call` sends one call. A child that dies mid-batch costs only the call it was
+  running: the rest go on in a new child.
 * A call names a trusted function `module:function`; the check child runs `function(ns, **kwargs)`
   on the notebook's namespace and sends back JSON. Nothing else crosses: no pickles, no objects.
 * The worker, which never runs student code, enforces the wall-clock limit and kills whatever the
@@ -212,6 +214,7 @@ def _describe_status(status: int) -> str:
 # ------------------------------------------------------------------- the child side
 
 _report: Callable[[dict], None] = lambda msg: None  # where a limit breach is reported
+_CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
 
 
 def _send(fd: int, message: dict) -> None:
@@ -257,15 +260,20 @@ def _confine(limits: Limits, drop_privileges: bool, workdir: str) -> None:
     sys.stdin = io.StringIO()
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large file becomes an OSError
     extra = limits.memory_mb * 1024 * 1024
-    rules = [(resource.RLIMIT_CPU, int(limits.seconds) + 2), (resource.RLIMIT_FSIZE, limits.output_kb * 1024)]
+    # CPU time is a soft limit only: each check child raises it for each call it runs (_run_calls).
+    global _CPU_SECONDS
+    _CPU_SECONDS = int(limits.seconds) + 2
+    rules = [(resource.RLIMIT_CPU, _CPU_SECONDS, resource.RLIM_INFINITY),
+             (resource.RLIMIT_FSIZE, limits.output_kb * 1024, limits.output_kb * 1024)]
     try:
         with open("/proc/self/statm") as statm:
-            rules.append((resource.RLIMIT_AS, int(statm.read().split()[0]) * resource.getpagesize() + extra))
+            address_space = int(statm.read().split()[0]) * resource.getpagesize() + extra
+            rules.append((resource.RLIMIT_AS, address_space, address_space))
     except OSError:  # not Linux: no address-space limit to lean on
         pass
-    for which, value in rules:
+    for which, soft, hard in rules:
         try:
-            resource.setrlimit(which, (value, value))
+            resource.setrlimit(which, (soft, hard))
         except (ValueError, OSError):
             pass
     os.chdir(workdir)
@@ -298,23 +306,31 @@ def _load(cells: list[list[str]], results: int) -> dict:
     return ns
 
 
-def _check(ns: dict, module: CodeType, function: str, kwargs: dict) -> dict:
-    """Fork a check child, run `function(ns, **kwargs)` there, return its message.
+def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int) -> None:
+    """A check child: run each call on `ns` in turn and send one message per call to `results`.
 
-    The function comes from a fresh run of its module's code, compiled before any student code
-    ran: whatever the notebook did to the module objects it could reach is not used.
+    The functions come from a fresh run of their module's code, compiled before any student code
+    ran: whatever the notebook did to the module objects it could reach is not used. Each call
+    gets its own CPU allowance (the wall-clock limit is the worker's to enforce).
     """
     global _report
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        _report = lambda msg: _send(write_end, msg)
+    import resource
+
+    _report = lambda msg: _send(results, msg)
+    trusted: dict[str, dict] = {}
+    for call in calls:
+        module_name, name = call["function"].split(":")
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        allowance = int(used.ru_utime + used.ru_stime + _CPU_SECONDS)
         try:
-            module_name, name = function.split(":")
-            trusted: dict[str, Any] = {"__name__": module_name, "__builtins__": builtins}
-            exec(module, trusted)
-            message = {"ok": True, "value": trusted[name](ns, **kwargs)}
+            resource.setrlimit(resource.RLIMIT_CPU, (allowance, resource.RLIM_INFINITY))
+        except (ValueError, OSError):
+            pass
+        try:
+            if module_name not in trusted:
+                trusted[module_name] = {"__name__": module_name, "__builtins__": builtins}
+                exec(modules[module_name], trusted[module_name])
+            message = {"ok": True, "value": trusted[module_name][name](ns, **call["kwargs"])}
         except MemoryError as exc:
             message = {"ok": False, "limit": "memory", "reason": describe_exception(exc)}
         except Exception as exc:
@@ -322,20 +338,41 @@ def _check(ns: dict, module: CodeType, function: str, kwargs: dict) -> dict:
         except BaseException as exc:
             message = {"ok": False, "reason": _describe_exit(exc)}
         try:
-            _send(write_end, message)
+            _send(results, message)
         except (TypeError, ValueError) as exc:
-            _send(write_end, {"ok": False, "reason": f"returned something that is not plain data ({exc})"})
-        os._exit(0)
-    os.close(write_end)
-    chunks = []
-    while chunk := os.read(read_end, 1 << 16):
-        chunks.append(chunk)
-    os.close(read_end)
-    _, status = os.waitpid(pid, 0)
-    try:
-        return json.loads(b"".join(chunks))
-    except ValueError:
-        return {"ok": False, "reason": _describe_status(status)}
+            _send(results, {"ok": False, "reason": f"returned something that is not plain data ({exc})"})
+
+
+def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int, fresh: bool) -> None:
+    """In the loader: answer every call of a batch on `results`, one message each, in order.
+
+    A check child runs the calls (`fresh`: one child per call); if it dies, the call it was running
+    gets the reason and the remaining calls go on in a new child, forked from the same loaded state.
+    """
+    done = 0
+    while done < len(calls):
+        batch = calls[done:done + 1] if fresh else calls[done:]
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            _run_calls(ns, modules, batch, write_end)
+            os._exit(0)
+        os.close(write_end)
+        answered = 0
+        with os.fdopen(read_end, "rb") as answers:
+            for line in answers:
+                try:
+                    message = json.loads(line)
+                except ValueError:  # a line cut short by the child's death
+                    break
+                _send(results, {"event": "result", **message})
+                answered += 1
+        _, status = os.waitpid(pid, 0)
+        if answered < len(batch):
+            _send(results, {"event": "result", "ok": False, "reason": _describe_status(status)})
+            answered += 1
+        done += answered
 
 
 def _loader_main(cells, limits, drop, workdir, commands: int, results: int, modules: dict) -> None:
@@ -345,9 +382,8 @@ def _loader_main(cells, limits, drop, workdir, commands: int, results: int, modu
         ns = _load(cells, results)
         with os.fdopen(commands, "r") as calls:
             for line in calls:
-                call = json.loads(line)
-                module = modules[call["function"].split(":")[0]]
-                _send(results, {"event": "result", **_check(ns, module, call["function"], call["kwargs"])})
+                batch = json.loads(line)
+                _run_batch(ns, modules, batch["calls"], results, batch["fresh"])
     finally:
         os._exit(0)
 
@@ -422,24 +458,36 @@ class _Loader:
             self.stop()
             return
 
-    def call(self, function: str, kwargs: dict) -> dict:
+    def run(self, calls: list[dict], fresh: bool) -> list[dict]:
+        """One answer per call, in order. Each call has the time limit from the end of the one before.
+
+        After a time-out the loader is gone: the calls after it are answered "not run".
+        """
         if self.failure:
-            return {"ok": False, **self.failure}
+            return [{"ok": False, **self.failure} for _ in calls]
         try:
-            os.write(self.commands, (json.dumps({"function": function, "kwargs": kwargs}) + "\n").encode())
+            os.write(self.commands, (json.dumps({"calls": calls, "fresh": fresh}) + "\n").encode())
         except OSError:
             self.failure = {"reason": "the notebook's process ended before the check could start"}
-            return {"ok": False, **self.failure}
-        message = self.lines.next(time.monotonic() + self.seconds)
-        if message is None:
-            self.stop()
-            return {"ok": False, "limit": "time", "reason": f"did not finish within {self.seconds:g} s (an infinite loop?)"}
-        if message.get("event") != "result":
-            reason = self._status()
-            self.stop()
-            return {"ok": False, "reason": reason}
-        message.pop("event")
-        return message
+            return [{"ok": False, **self.failure} for _ in calls]
+        answers = []
+        for _ in calls:
+            message = self.lines.next(time.monotonic() + self.seconds)
+            if message is None:
+                self.stop()
+                answers.append({"ok": False, "limit": "time",
+                                "reason": f"did not finish within {self.seconds:g} s (an infinite loop?)"})
+                break
+            if message.get("event") != "result":
+                reason = self._status()
+                self.stop()
+                answers.append({"ok": False, "reason": reason})
+                break
+            message.pop("event")
+            answers.append(message)
+        skipped = {"ok": False, "reason": "not run: an earlier check of this part ran out of time"
+                   if answers[-1].get("limit") == "time" else "not run: the notebook's process ended"}
+        return answers + [dict(skipped) for _ in calls[len(answers):]]
 
     def _status(self) -> str:
         try:
@@ -481,24 +529,32 @@ def _close_fds_except(keep: set[int]) -> None:
                 pass
 
 
+def _children() -> list[int]:
+    """The worker's child processes: from the kernel's list when it keeps one, else from all of /proc."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/self/task/{me}/children") as children:
+            return [int(pid) for pid in children.read().split()]
+    except OSError:
+        pass
+    found = []
+    try:
+        entries = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:  # no /proc: nothing more we can find
+        return []
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                if int(stat.read().rsplit(")", 1)[1].split()[1]) == me:
+                    found.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
 def _reap_orphans() -> None:
     """Kill and reap every process the worker adopted (a student's daemons end up here)."""
-    me = str(os.getpid())
-    while True:
-        orphans = []
-        try:
-            for entry in os.listdir("/proc"):
-                if entry.isdigit():
-                    try:
-                        with open(f"/proc/{entry}/stat") as stat:
-                            if stat.read().rsplit(")", 1)[1].split()[1] == me:
-                                orphans.append(int(entry))
-                    except (OSError, IndexError):
-                        pass
-        except OSError:  # no /proc: nothing more we can find
-            return
-        if not orphans:
-            return
+    while orphans := _children():
         for pid in orphans:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -550,9 +606,8 @@ def _serve(config: dict) -> None:
             if loader:
                 loader.stop()
             loader = _Loader(cells, config, modules, workdir)
-        answer = loader.call(request["function"], request["kwargs"])
-        answer["load_errors"] = loader.errors
-        protocol.write(json.dumps(answer) + "\n")
+        answers = loader.run(request["calls"], request["fresh"])
+        protocol.write(json.dumps({"answers": answers, "load_errors": loader.errors}) + "\n")
         protocol.flush()
     if loader:
         loader.stop()
@@ -616,30 +671,34 @@ class Sandbox:
             raise RuntimeError("the sandbox worker could not start (is numpy installed?)")
 
     def call(self, cells: Sequence[Cell], function: Callable | str, **kwargs: Any) -> Outcome:
-        """Load `cells` (reusing the loaded program when it is the same) and run one call."""
-        if not isinstance(function, str):
-            function = f"{function.__module__}:{function.__name__}"
+        """Load `cells` (reusing the loaded program when it is the same) and run one call alone."""
+        return self.call_many(cells, [(function, kwargs)], fresh=True)[0]
+
+    def call_many(self, cells: Sequence[Cell], calls: Sequence[tuple[Callable | str, dict]],
+                  fresh: bool = False) -> list[Outcome]:
+        """Run `calls` on the loaded `cells`, in order, in one request: an Outcome each.
+
+        They run one after another in one forked child, so a call can see what an earlier one
+        changed; with `fresh`, each runs in its own child and sees only the loaded program.
+        """
         if self.worker is None:
             self._start()
-        request = {"function": function, "kwargs": kwargs}
+        request: dict[str, Any] = {"fresh": fresh, "calls": [
+            {"function": f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", "kwargs": kwargs}
+            for f, kwargs in calls]}
         if cells != self.sent:
             request["cells"] = [[c.name, c.source] for c in cells]
             self.sent = list(cells)
         try:
             self.worker.stdin.write(json.dumps(request) + "\n")
             self.worker.stdin.flush()
-            answer = self.worker.stdout.readline()
-            result = json.loads(answer)
+            result = json.loads(self.worker.stdout.readline())
         except (OSError, ValueError):
             self.close()  # the worker itself was killed: start afresh next time
-            return Outcome(False, reason="stopped the grader's worker process")
-        return Outcome(
-            ok=result.get("ok", False),
-            value=result.get("value"),
-            reason=result.get("reason", ""),
-            limit=result.get("limit", ""),
-            load_errors=result.get("load_errors", []),
-        )
+            return [Outcome(False, reason="stopped the grader's worker process") for _ in calls]
+        errors = result.get("load_errors", [])
+        return [Outcome(ok=a.get("ok", False), value=a.get("value"), reason=a.get("reason", ""),
+                        limit=a.get("limit", ""), load_errors=errors) for a in result["answers"]]
 
     def close(self) -> None:
         if self.worker:

@@ -1,18 +1,23 @@
-"""Run an assignment's hidden pytest suites against submissions and collect reports.
+"""Run an assignment's hidden suites against submissions and collect reports.
 
 The suites live in autograder/<assignment>/, one file per grade cell (test_step.py scores the
-grade cell `test_step`). Each file names the solution cells it takes from the student
-(`STUDENT_CELLS`); every other cell comes from the reference solution, so a bug costs one part.
-A test asks the `student` and `reference` fixtures to run a probe (a function of probes.py) in the
-sandbox and compares the plain data that comes back, here, in the grader's process.
+grade cell `test_step`). They are written as pytest tests: each `test_*` function, expanded by its
+`pytest.mark.parametrize` marks, is one check, and takes the fixtures `student` and `reference`.
+Each file names the solution cells it takes from the student (`STUDENT_CELLS`); every other cell
+comes from the reference solution, so a bug costs one part. A check asks a runner to run a probe (a
+function of probes.py) in the sandbox and compares the plain data that comes back, here, in the
+grader's process.
 
-pytest runs once for a whole batch of submissions: each test is parametrized by submission at
-module scope, so one student's tests of one part run together on one loaded program.
+The grader runs the checks itself rather than through pytest, so that a part's probe calls can go
+to the sandbox as one batch: it runs every check of the part, noting the answers they wait for,
+fetches those in one batch, and runs the waiting checks again, until none waits.
 """
 from __future__ import annotations
 
-import contextlib
+import atexit
+import importlib.util
 import multiprocessing
+import multiprocessing.connection
 import os
 import sys
 import threading
@@ -21,7 +26,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import nbformat
-import pytest
 from tqdm import tqdm
 
 from .assignment import Assignment
@@ -32,6 +36,10 @@ from .settings import GraderSettings
 
 class CheckFailed(AssertionError):
     """Student code did not give an answer; the message is the one-line reason."""
+
+
+class _Waiting(BaseException):
+    """A check asked for an answer not fetched yet. (Not an Exception: no check may catch it.)"""
 
 
 @dataclass
@@ -57,33 +65,127 @@ def read_submission(key: str, path: Path) -> Submission:
         return Submission(key, error=f"{path.name} is not a readable notebook ({reason})")
 
 
-class Runner:
-    """What a test calls: run a probe on one program, return plain data or fail with a reason.
+# ------------------------------------------------------------------------ the suites
 
-    A probe called again with the same arguments gives the same answer (every call starts from the
-    same loaded program, and probes are seeded), so each answer is asked for once.
+
+@dataclass(frozen=True)
+class Check:
+    """One test function with one set of its parametrize values; named as pytest would name it."""
+
+    name: str
+    test: Callable
+    params: dict
+
+
+@dataclass(frozen=True)
+class Suite:
+    grade_id: str
+    student_cells: tuple[str, ...] | str
+    checks: list[Check]
+
+
+def _case_id(value: Any, name: str, index: int) -> str:
+    """pytest's id for one parameter value: the value itself when it is simple, else name + index."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return str(value)
+    return f"{name}{index}"
+
+
+def _checks(test: Callable) -> list[Check]:
+    """A test function expanded by its parametrize marks, as pytest expands it."""
+    cases: list[tuple[dict, list[str]]] = [({}, [])]
+    for mark in reversed(getattr(test, "pytestmark", [])):
+        if mark.name != "parametrize":
+            raise RuntimeError(f"{test.__name__}: the hidden suites may use only pytest.mark.parametrize")
+        names, values = mark.args[0], list(mark.args[1])
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        ids = mark.kwargs.get("ids")
+        expanded = []
+        for params, labels in cases:
+            for index, value in enumerate(values):
+                value = tuple(value) if len(names) > 1 else (value,)
+                if ids is None or callable(ids):  # a callable names each value, or None for the default
+                    label = "-".join(str(ids and ids(v)) if ids and ids(v) is not None else _case_id(v, n, index)
+                                     for v, n in zip(value, names))
+                else:
+                    label = str(ids[index])
+                expanded.append(({**params, **dict(zip(names, value))}, [*labels, label]))
+        cases = expanded
+    return [Check(f"{test.__name__}[{'-'.join(labels)}]" if labels else test.__name__, test, params)
+            for params, labels in cases]
+
+
+_SUITES: dict[Path, list[Suite]] = {}
+
+
+def load_suites(assignment: Assignment) -> list[Suite]:
+    """The hidden suites of `assignment`, one per suite file, imported once per process.
+
+    Imported from their files directly, so no import hook (such as pytest's assertion rewriter in
+    the kit's own tests) rewrites them: their code must never appear in a message.
+    """
+    folder = assignment.suite_dir
+    if folder not in _SUITES:
+        suites = []
+        sys.path.insert(0, str(folder))  # the suites import probes.py by name
+        try:
+            for path in sorted(folder.glob("test_*.py")):
+                spec = importlib.util.spec_from_file_location(f"hidden_{assignment.name}_{path.stem}", path)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                tests = [value for name, value in vars(module).items() if name.startswith("test_") and callable(value)]
+                suites.append(Suite(path.stem, getattr(module, "STUDENT_CELLS", "all"),
+                                    [check for test in tests for check in _checks(test)]))
+        finally:
+            sys.path.remove(str(folder))
+        _SUITES[folder] = suites
+    return _SUITES[folder]
+
+
+# ---------------------------------------------------------------------- running them
+
+
+class Runner:
+    """What a check calls: run a probe on one program, return plain data or fail with a reason.
+
+    A probe called again with the same arguments gives the same answer (probes are seeded), so
+    each answer is asked for once. An answer not fetched yet stops the check (`_Waiting`) and is
+    noted; `fetch` then asks the sandbox for every noted answer in one batch.
     """
 
-    def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None) -> None:
-        self.sandbox, self.cells, self.submission = sandbox, cells, submission
+    def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True) -> None:
+        self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.memo: dict[tuple[str, str], Outcome] = {}
+        self.wanted: dict[tuple[str, str], tuple[Callable, dict]] = {}
         self.timed_out = False
 
     def run(self, probe: Callable, **kwargs: Any) -> Any:
-        if self.timed_out:
-            raise CheckFailed("not run: an earlier check of this part ran out of time")
         key = (probe.__name__, repr(sorted(kwargs.items())))
         if key not in self.memo:
-            self.memo[key] = self.sandbox.call(self.cells, probe, **kwargs)
+            if self.timed_out:
+                raise CheckFailed("not run: an earlier check of this part ran out of time")
+            self.wanted.setdefault(key, (probe, kwargs))
+            raise _Waiting
         outcome = self.memo[key]
         if outcome.ok:
             return outcome.value
         if self.submission is None:
             raise RuntimeError(f"the reference solution failed {probe.__name__}: {outcome.reason}")
-        if outcome.limit:
-            self.submission.limits.append(outcome.limit)
-            self.timed_out = outcome.limit == "time"
         raise CheckFailed(_explain(outcome))
+
+    def fetch(self) -> bool:
+        """Fetch every answer noted as wanted, in one batch; False when none was."""
+        if not self.wanted:
+            return False
+        keys, calls = list(self.wanted), list(self.wanted.values())
+        self.wanted.clear()
+        outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh)
+        self.memo.update(zip(keys, outcomes))
+        for outcome in outcomes:
+            if outcome.limit and self.submission is not None:
+                self.submission.limits.append(outcome.limit)
+            self.timed_out = self.timed_out or outcome.limit == "time"
+        return True
 
 
 def _explain(outcome: Outcome) -> str:
@@ -94,93 +196,74 @@ def _explain(outcome: Outcome) -> str:
     return outcome.reason
 
 
-class SuitePlugin:
-    """The pytest plugin: parametrizes the suites by submission and records every outcome."""
+def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
+    """Run one check; None while it waits for an answer."""
+    try:
+        check.test(student, reference, **check.params)
+    except _Waiting:
+        return None
+    except Exception as error:
+        message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
+        if not isinstance(error, AssertionError):
+            message = f"the check could not run: {type(error).__name__}: {message}"
+        return CheckResult(check.name, False, message)
+    return CheckResult(check.name, True, "")
 
-    def __init__(self, assignment: Assignment, submissions: list[Submission],
-                 settings: GraderSettings, progress: "Progress") -> None:
-        self.assignment, self.settings, self.progress = assignment, settings, progress
-        self.submissions = {s.key: s for s in submissions}
-        self.sandboxes: list[Sandbox] = []
+
+def run_checks(checks: list[Check], student: Runner, reference: Runner) -> list[CheckResult]:
+    """Every check's result: run them all, fetch what they wait for in one batch each, run the waiting again."""
+    results: list[CheckResult | None] = [None] * len(checks)
+    waiting = list(range(len(checks)))
+    while waiting:
+        for index in waiting:
+            results[index] = _result(checks[index], student, reference)
+        waiting = [index for index in waiting if results[index] is None]
+        fetched = [runner.fetch() for runner in (reference, student)]
+        if waiting and not any(fetched):
+            raise RuntimeError(f"{checks[waiting[0]].name} waits for an answer it never asked for (a grader bug)")
+    return results
+
+
+class Grader:
+    """Grades submissions one after another in this process, with two warm sandboxes.
+
+    The reference's answers are fetched once and kept for every submission this process grades.
+    """
+
+    def __init__(self, assignment: Assignment, settings: GraderSettings) -> None:
+        self.assignment, self.settings = assignment, settings
+        self.suites = load_suites(assignment)
+        self.student_box = self._sandbox(settings.drop_privileges)
+        self.reference_box = self._sandbox(False)
+        program = program_from_notebook(assignment.reference, assignment.source, assignment.reference)
+        self.reference = Runner(self.reference_box, program, None)
+        self.redact = Redactor(assignment.suite_dir, assignment.source_dir)
 
     def _sandbox(self, drop: bool) -> Sandbox:
-        sandbox = Sandbox(
-            modules={"probes": self.assignment.suite_dir / "probes.py"},
-            path=[self.assignment.source_dir],
-            limits=self.settings.limits,
-            drop_privileges=drop,
-            preload=self.assignment.modules,
-        )
-        self.sandboxes.append(sandbox)
-        return sandbox
+        return Sandbox(modules={"probes": self.assignment.suite_dir / "probes.py"}, path=[self.assignment.source_dir],
+                       limits=self.settings.limits, drop_privileges=drop, preload=self.assignment.modules)
 
-    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
-        if "submission" in metafunc.fixturenames:
-            keys = [k for k, s in self.submissions.items() if s.notebook is not None]
-            metafunc.parametrize("submission", keys, ids=keys, indirect=True, scope="module")
-
-    @pytest.fixture(scope="module")
-    def submission(self, request: pytest.FixtureRequest) -> Submission:
-        return self.submissions[request.param]
-
-    @pytest.fixture(scope="session")
-    def student_sandbox(self) -> Sandbox:
-        return self._sandbox(self.settings.drop_privileges)
-
-    @pytest.fixture(scope="session")
-    def reference_sandbox(self) -> Sandbox:
-        return self._sandbox(False)
-
-    @pytest.fixture(scope="module")
-    def student(self, submission: Submission, student_sandbox: Sandbox, request: pytest.FixtureRequest) -> Runner:
-        cells = program_from_notebook(
-            submission.notebook, self.assignment.source, self.assignment.reference,
-            getattr(request.module, "STUDENT_CELLS", "all"),
-        )
-        return Runner(student_sandbox, cells, submission)
-
-    @pytest.fixture(scope="session")
-    def reference(self, reference_sandbox: Sandbox) -> Runner:
-        cells = program_from_notebook(self.assignment.reference, self.assignment.source, self.assignment.reference)
-        return Runner(reference_sandbox, cells, None)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport:
-        """Record the outcome, and make pytest's report from the message alone: no traceback.
-
-        pytest would otherwise format a traceback with the suite's source for every failure,
-        which costs more than the check and is never shown to anyone.
-        """
-        error = call.excinfo.value if call.excinfo is not None else None
-        message = ""
-        if error is not None:
-            message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
-            if not isinstance(error, AssertionError):
-                message = f"the check could not run: {type(error).__name__}: {message}"
-        passed = error is None
-        params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
-        submission = self.submissions.get(params.pop("submission", None))
-        if submission is not None and (call.when == "call" or (call.when == "setup" and not passed)):
-            name = item.originalname
-            if params:  # the case, as pytest names it, without the submission's own id
-                name += f"[{item.callspec.id.replace(submission.key, '', 1).strip('-').replace('--', '-')}]"
-            grade_id = Path(str(item.fspath)).stem
-            submission.results.setdefault(grade_id, []).append(CheckResult(name, passed, message))
-        return pytest.TestReport(item.nodeid, item.location, {}, "passed" if passed else "failed",
-                                 message or None, call.when, [], call.duration, call.start, call.stop)
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.progress.add("total", len(session.items))
-
-    def pytest_runtest_logfinish(self) -> None:
-        self.progress.add("done", 1)
+    def grade(self, submission: Submission) -> None:
+        """Fill in `submission.results` (by grade_id) and `submission.limits`."""
+        for suite in self.suites:
+            cells = program_from_notebook(submission.notebook, self.assignment.source, self.assignment.reference,
+                                          suite.student_cells)
+            # A part that takes one cell from the student runs its checks one after another in one
+            # process: what that cell leaves behind stays within its part. A part that takes the
+            # whole notebook starts each check afresh, so state one cell's bug leaves behind cannot
+            # cost checks about other cells.
+            student = Runner(self.student_box, cells, submission, fresh=suite.student_cells == "all")
+            submission.results[suite.grade_id] = run_checks(suite.checks, student, self.reference)
 
     def close(self) -> None:
-        for sandbox in self.sandboxes:
-            sandbox.close()
+        self.student_box.close()
+        self.reference_box.close()
 
 
-def _close_to_others(assignment: Assignment) -> None:
+# --------------------------------------------------------------------- a whole class
+
+
+def close_to_others(assignment: Assignment) -> None:
     """Before student code runs as `nobody`: make the instructor's files unreadable to it.
 
     The hidden suites, every copy of the solutions, other students' work, feedback and the
@@ -198,17 +281,15 @@ def _close_to_others(assignment: Assignment) -> None:
 
 
 class Progress:
-    """Checks done and checks to do, counted across processes; drawn as one bar by the parent."""
+    """A bar of submissions done, drawn by this process while forked processes do the work."""
 
-    def __init__(self, show: bool) -> None:
-        context = multiprocessing.get_context("fork")
-        self.done, self.total = context.Value("q", 0), context.Value("q", 0)
-        self.show, self.stop = show, threading.Event()
+    def __init__(self, total: int, show: bool, desc: str = "grading") -> None:
+        self.done = multiprocessing.get_context("fork").Value("q", 0)
+        self.total, self.show, self.desc, self.stop = total, show, desc, threading.Event()
 
-    def add(self, field: str, count: int) -> None:
-        value = getattr(self, field)
-        with value.get_lock():
-            value.value += count
+    def add(self, count: int = 1) -> None:
+        with self.done.get_lock():
+            self.done.value += count
 
     def __enter__(self) -> "Progress":
         if self.show:
@@ -217,11 +298,11 @@ class Progress:
         return self
 
     def _draw(self) -> None:
-        with tqdm(total=0, desc="checks", unit="check", file=sys.__stdout__, disable=None) as bar:
+        with tqdm(total=self.total, desc=self.desc, unit="submission", file=sys.__stdout__, disable=None) as bar:
             while not self.stop.wait(0.2):
-                bar.total, bar.n = self.total.value, self.done.value
+                bar.n = self.done.value
                 bar.refresh()
-            bar.total, bar.n = self.total.value, self.done.value
+            bar.n = self.done.value
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop.set()
@@ -229,84 +310,112 @@ class Progress:
             self.thread.join()
 
 
-def _run_suites(assignment: Assignment, submissions: list[Submission], settings: GraderSettings,
-                progress: Progress) -> None:
-    """One pytest session of the hidden suites over `submissions`, filling in their results."""
-    plugin = SuitePlugin(assignment, submissions, settings, progress)
-    args = [str(assignment.suite_dir), "--assert=plain", "-p", "no:cacheprovider",
-            "-p", "no:terminal", "-p", "no:stepwise", "-c", os.devnull,
-            "--rootdir", str(assignment.suite_dir), "-W", "ignore"]
-    suite_path = str(assignment.suite_dir)
-    sys.path.insert(0, suite_path)
-    # Inside another pytest session (the kit's own tests) its assertion rewriter would rewrite the
-    # suites and put their code into the messages; they must run as plain Python, as in `make grade`.
-    rewriters = [hook for hook in sys.meta_path if type(hook).__name__ == "AssertionRewritingHook"]
-    for hook in rewriters:
-        sys.meta_path.remove(hook)
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            code = pytest.main(args, plugins=[plugin])
-        if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            raise RuntimeError(f"the hidden suites of {assignment.name} could not run (pytest exit {code})")
-    finally:
-        plugin.close()
-        sys.path.remove(suite_path)
-        sys.meta_path[:0] = rewriters
+def share_out(items: list, work: Callable[[Any], Any], jobs: int, progress: Progress | None = None,
+              finish: Callable[[], None] = lambda: None) -> Iterable:
+    """Run `work` on every item in `jobs` forked processes; yield (index, answer) as answers come.
 
+    Items are handed out one at a time from a shared counter, so a slow item (an infinite loop
+    waiting out its time limit) holds up one process, not a fixed share of the class. Answers are
+    plain data sent back through a pipe per process. Each process calls `finish` when the items run out.
+    """
+    context = multiprocessing.get_context("fork")
+    counter = context.Value("q", 0)
 
-def _run_share(assignment, share, settings, progress, channel) -> None:
-    """A forked grading process: its share of the class, results sent back to the parent."""
-    try:
-        _run_suites(assignment, share, settings, progress)
-        channel.send({s.key: (s.results, s.limits) for s in share})
-    except BaseException as exc:  # the parent reports it; nothing may be lost silently
-        channel.send(f"{type(exc).__name__}: {exc}")
-    finally:
-        channel.close()
+    def serve(channel) -> None:
+        try:
+            while True:
+                with counter.get_lock():
+                    index = counter.value
+                    counter.value += 1
+                if index >= len(items):
+                    break
+                channel.send((index, work(items[index])))
+                if progress:
+                    progress.add()
+            finish()
+        except BaseException as exc:  # the parent reports it; nothing may be lost silently
+            channel.send((-1, f"{type(exc).__name__}: {exc}"))
+        finally:
+            channel.close()
+
+    running = {}
+    for _ in range(max(1, min(jobs, len(items)))):
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=serve, args=(send,))
+        process.start()
+        send.close()
+        running[receive] = process
+    failures = []
+    while running:
+        for channel in multiprocessing.connection.wait(list(running)):
+            try:
+                index, answer = channel.recv()
+            except EOFError:
+                process = running.pop(channel)
+                process.join()
+                channel.close()
+                if process.exitcode:
+                    failures.append(f"a grading process ended with exit code {process.exitcode}")
+                continue
+            if index < 0:
+                failures.append(answer)
+            else:
+                yield index, answer
+    if failures:
+        raise RuntimeError(failures[0])
 
 
 def grade_submissions(assignment: Assignment, submissions: list[Submission],
                       settings: GraderSettings, progress: bool = False) -> dict[str, Report]:
     """Run the hidden suites on every readable submission; a report for each, by key.
 
-    The class is shared round-robin between `settings.jobs` processes (one per core by default),
-    each with its own pytest session and sandboxes; what comes back to this process is the plain
-    outcome of each check.
+    The class is graded by twice `settings.jobs` forked processes (jobs is one per core by default),
+    each with its own warm sandboxes; what comes back to this process is the plain outcome of each check.
     """
     readable = [s for s in submissions if s.notebook is not None]
-    jobs = max(1, min(settings.jobs or os.cpu_count() or 1, len(readable)))
+    jobs = settings.jobs or os.cpu_count() or 1
     if settings.drop_privileges:
-        _close_to_others(assignment)
-    with Progress(progress) as counter:
-        if not readable:
-            pass
-        elif jobs == 1:
-            _run_suites(assignment, readable, settings, counter)
-        else:
-            context = multiprocessing.get_context("fork")
-            running = []
-            for share in (readable[i::jobs] for i in range(jobs)):
-                receive, send = context.Pipe(duplex=False)
-                process = context.Process(target=_run_share, args=(assignment, share, settings, counter, send))
-                process.start()
-                send.close()
-                running.append((process, receive, share))
-            failures = []
-            for process, receive, share in running:
-                try:
-                    outcome = receive.recv()
-                except EOFError:
-                    outcome = "a grading process ended without an answer"
-                process.join()
-                if isinstance(outcome, str):
-                    failures.append(outcome)
-                    continue
-                for submission in share:
-                    submission.results, submission.limits = outcome[submission.key]
-            if failures:
-                raise RuntimeError(f"the hidden suites of {assignment.name} could not run: {failures[0]}")
+        close_to_others(assignment)
+    load_suites(assignment)  # once, before the processes fork
+    graders: list[Grader] = []  # one per grading process, made there on its first submission
+
+    def grade(submission: Submission) -> tuple[dict, list]:
+        if not graders:
+            graders.append(Grader(assignment, settings))
+        graders[0].grade(submission)
+        return submission.results, submission.limits
+
+    def finish() -> None:
+        for grader in graders:
+            grader.close()
+
+    try:
+        with Progress(len(readable), progress) as counter:  # 2 per core: one may be waiting out a time limit
+            for index, (results, limits) in share_out(readable, grade, 2 * jobs, counter, finish):
+                readable[index].results, readable[index].limits = results, limits
+    except RuntimeError as exc:
+        raise RuntimeError(f"the hidden suites of {assignment.name} could not run: {exc}") from None
     redact = Redactor(assignment.suite_dir, assignment.source_dir)
     return {s.key: _report(assignment, s, redact) for s in submissions}
+
+
+_GRADERS: dict[tuple[int, Assignment], Grader] = {}
+
+
+def grade_here(assignment: Assignment, submission: Submission, settings: GraderSettings) -> Report:
+    """Grade one submission in this process, with its warm Grader (made on first use, closed at exit)."""
+    key = (os.getpid(), assignment)
+    if key not in _GRADERS:
+        _GRADERS[key] = Grader(assignment, settings)
+        atexit.register(close_graders)
+    _GRADERS[key].grade(submission)
+    return _report(assignment, submission, _GRADERS[key].redact)
+
+
+def close_graders() -> None:
+    """Close this process's Graders (their sandboxes); grade_here makes new ones if asked again."""
+    for key in [k for k in _GRADERS if k[0] == os.getpid()]:
+        _GRADERS.pop(key).close()
 
 
 def _report(assignment: Assignment, submission: Submission, redact: Redactor) -> Report:

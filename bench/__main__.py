@@ -113,8 +113,7 @@ def _kit_phases(events: list[dict], started: float, whole: float) -> tuple[float
     phases = {
         "start-up and imports": first,
         "generate_assignment": span("generate_assignment", "api_generate_assignment"),
-        "hidden suites (sandbox)": span("hidden_suites"),
-        "nbgrader autograde (recording)": span("autograde", "api_autograde"),
+        "autograde (nbgrader, checks inside)": span("autograde", "api_autograde"),
         "feedback HTML": span("feedback", "api_generate_feedback"),
         "grades.csv": span("export"),
     }

@@ -6,8 +6,8 @@ It runs the course copy's own `autograder.__main__.main(["class", ...])`, exactl
 `make grade` runs, after wrapping a few functions so that each call appends a line
 {"event": "<name>:start|end", "t": <epoch seconds>, "pid": ...} to EVENTS. The wrappers only take
 time stamps; they change no argument and no result. They sit on nbgrader's API and converters
-(which the kit uses as its backbone) and on the kit's batch grader when it has one, so they still
-work if classroom.py changes how it strings them together; forked workers inherit them.
+(which the kit uses as its backbone), so they still work if classroom.py changes how it strings
+them together; forked grading and feedback processes inherit them.
 
 With PROFILE, the run is under cProfile: the main process writes PROFILE, and every
 multiprocessing child writes PROFILE.<pid>.
@@ -59,12 +59,6 @@ def instrument() -> None:
     wrap(Autograde, "start", "autograde")
     wrap(GenerateFeedback, "start", "feedback")
     wrap(CsvExportPlugin, "export", "export")
-    try:
-        import autograder.suites as suites
-    except ImportError:
-        return
-    mark("imports:autograder")
-    wrap(suites, "grade_submissions", "hidden_suites")
 
 
 def profile_children(path: str) -> None:

@@ -1,6 +1,6 @@
 """The single-fault catalogue (tests/catalogue_bugs.py) through the hidden suites: every entry in one batch.
 
-One pytest session of the hidden suites grades every entry, as `make grade` grades a class (student code
+One batch of the hidden suites grades every entry, as `make grade` grades a class (student code
 still runs in the sandbox, as `nobody` when this runs as root). Each entry then must lose exactly the parts
 it names, keep every other part at full marks, and say what went wrong in the student's terms.
 """

@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+import signal
 import subprocess
+import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -127,6 +131,27 @@ def test_written_answers_wait_for_the_formgrader(graded_class):
 def test_make_grade_twice_gives_the_same_gradebook(graded_class):
     _, runs = graded_class
     assert runs[0][1] == runs[1][1] and runs[0][2] == runs[1][2]
+
+
+@pytest.mark.slow
+def test_a_run_killed_half_way_and_started_again_gives_the_same_gradebook(tmp_path, graded_class):
+    """Processes write the gradebook side by side; a run killed mid-way loses nothing once run again."""
+    _, runs = graded_class
+    course = course_copy(tmp_path)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    run = subprocess.Popen([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT.name], cwd=course,
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    done = course / "autograded"
+    deadline = time.monotonic() + 120
+    while len(list(done.glob(f"*/{ASSIGNMENT.name}/{NOTEBOOK}"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    assert 3 <= len(list(done.glob(f"*/{ASSIGNMENT.name}/{NOTEBOOK}"))) < len(runs[0][2]), "not killed half way"
+    again = grade_class(course)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
+    assert gradebook_scores(course) == runs[0][2]
+    assert (course / "grades.csv").read_text() == runs[0][1]
 
 
 @pytest.mark.slow

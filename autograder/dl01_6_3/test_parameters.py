@@ -19,8 +19,9 @@ def check_same_parameters(student, reference, case, seed, missing_hint):
     want = listed(reference, case, seed)
     assert len(want["pattern"]) == len(set(want["pattern"])) and -1 not in want["pattern"], (
         "the reference solution lists these Parameters wrongly (a grader bug)")
-    assert -1 not in pattern, ("parameters() returned objects the module does not hold (copies, arrays or "
-                               "objects kept from an earlier call): return the module's own Parameter objects")
+    assert -1 not in pattern, ("parameters() returned objects the module does not hold: copies, arrays, or objects "
+                               "kept from an earlier call (a list that outlives the call, such as a default "
+                               "found=[]); return the module's own Parameter objects, collected afresh")
     assert not set(pattern) & set(want["plain_tensors"]), ("parameters() returned a plain Tensor: only attributes "
                                                            "that are instances of Parameter are learned")
     assert len(pattern) == len(set(pattern)), ("parameters() listed the same Parameter object more than once: "

@@ -1,4 +1,4 @@
-"""RunHiddenSuites: nbgrader's Execute step replaced by the hidden pytest suites.
+"""RunHiddenSuites: nbgrader's Execute step replaced by the hidden suites.
 
 nbgrader has already restored the locked cells (OverwriteCells); this preprocessor grades the
 notebook in the sandbox and writes each part's outcome into its grade cell, where nbgrader's own
@@ -16,7 +16,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from ..assignment import Assignment
 from ..report import PartResult, Report, check_lines
 from ..settings import GraderSettings
-from ..suites import Submission, grade_submissions
+from ..suites import Submission, grade_here
 
 
 def grade_cell_outputs(part: PartResult) -> list:
@@ -44,16 +44,15 @@ def write_report(nb, report: Report) -> None:
 class RunHiddenSuites(NbGraderPreprocessor):
     """Grade the notebook with autograder/<assignment>/ instead of executing it in a kernel."""
 
-    # Reports by (student, notebook). `make grade` fills it for the whole class in one batch before
-    # nbgrader asks (one pytest session, one warm sandbox); a notebook missing here is graded alone.
+    # Each report by (student, notebook), for whoever started nbgrader to read back (make grade
+    # sends it to its summary). The grading itself runs in this process's warm sandboxes.
     reports: dict[tuple[str, str], Report] = {}
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         key = (info["student"], info["notebook"])
-        if key not in self.reports:
-            assignment = Assignment(Path(CourseDirectory(parent=self).root), info["assignment"])
-            submission = Submission(f"{key[0]}/{key[1]}", notebook=nb)
-            self.reports[key] = grade_submissions(assignment, [submission], GraderSettings(parent=self))[submission.key]
+        assignment = Assignment(Path(CourseDirectory(parent=self).root), info["assignment"])
+        submission = Submission(f"{key[0]}/{key[1]}", notebook=nb)
+        self.reports[key] = grade_here(assignment, submission, GraderSettings(parent=self))
         write_report(nb, self.reports[key])
         return nb, resources
