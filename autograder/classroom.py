@@ -30,7 +30,7 @@ from .demo import MARKER, write_demo_class
 from .preprocessors.run_hidden_suites import RunHiddenSuites
 from .report import Report
 from .settings import GraderSettings, load_config
-from .suites import Progress, close_to_others, close_graders as _close_graders, load_suites, read_submission, share_out
+from .suites import Progress, close_to_others, close_graders as _close_graders, fetch_reference, read_submission, share_out
 
 
 def _say(text: str) -> None:
@@ -193,16 +193,12 @@ class GenerateFeedbackFor(GenerateFeedback):
 def _feedback_writer(assignment: Assignment, config):
     """What each feedback process runs: nbgrader's generate_feedback on its share of the class."""
 
-    def feedback(students: list[str]) -> str:
+    def feedback(students: list[str]) -> None:
         coursedir = CourseDirectory(config=config)
         coursedir.assignment_id = assignment.name
         app = GenerateFeedbackFor(coursedir=coursedir, config=config, students=students)
         app.force = True
-        try:
-            app.start()
-        except Exception as exc:  # the pages it could not write are reported student by student
-            return f"{type(exc).__name__}: {exc}"
-        return ""
+        app.start()  # nbgrader writes every page it can, then raises if one failed
 
     return feedback
 
@@ -230,7 +226,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     jobs = settings.jobs or os.cpu_count() or 1
     if settings.drop_privileges:
         close_to_others(assignment)
-    load_suites(assignment)  # once, before the grading processes fork
+    fetch_reference(assignment, settings)  # once, before the grading processes fork
 
     # Each grading process takes the next student, runs nbgrader's autograde on the submission (the
     # checks run inside it, in that process's warm sandboxes) and sends back the report. A student
@@ -239,11 +235,15 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     notes: dict[str, str] = {}  # graded, with something the student and the instructor should know
     reports: dict[str, Report] = {}
     autograde = _autograder(assignment, config, submitted)
+    answers: dict[str, dict] = {}
     with Progress(len(students), show=True) as bar:
-        # Twice as many processes as cores: one waiting out a time limit leaves its core to another.
-        answers = dict((students[i], a) for i, a in share_out(students, autograde, 2 * jobs, bar, _close_graders))
+        try:  # twice as many processes as cores: one waiting out a time limit leaves its core to another
+            for index, answer in share_out(students, autograde, 2 * jobs, bar, _close_graders):
+                answers[students[index]] = answer
+        except RuntimeError as exc:
+            _say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
     for student in students:
-        answer = answers[student]
+        answer = answers.get(student, {"retry": True})
         if answer.get("retry"):
             answer = autograde(student)
         if "problem" in answer:
@@ -256,7 +256,11 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     _close_graders()
 
     graded = [student for student in students if student in reports]
-    list(share_out([graded[i::jobs] for i in range(jobs)], _feedback_writer(assignment, config), jobs))
+    shares = [share for share in (graded[i::jobs] for i in range(jobs)) if share]
+    try:
+        list(share_out(shares, _feedback_writer(assignment, config), jobs))
+    except RuntimeError as exc:  # the pages it did not write are named below, student by student
+        _say(f"nbgrader could not write every feedback page ({exc}).")
     page = Path(assignment.notebook_name).with_suffix(".html").name
     for student in students:
         if student not in problems and not (assignment.root / "feedback" / student / assignment.name / page).exists():

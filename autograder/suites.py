@@ -224,24 +224,52 @@ def run_checks(checks: list[Check], student: Runner, reference: Runner) -> list[
     return results
 
 
+_REFERENCE: dict[Assignment, dict] = {}  # the reference's answers by probe call, once per process tree
+
+
+def _sandbox(assignment: Assignment, settings: GraderSettings, drop: bool) -> Sandbox:
+    """A sandbox whose calls may name the suites' probes (it starts its worker on the first call)."""
+    return Sandbox(modules={"probes": assignment.suite_dir / "probes.py"}, path=[assignment.source_dir],
+                   limits=settings.limits, drop_privileges=drop, preload=assignment.modules)
+
+
+def _reference_runner(assignment: Assignment, sandbox: Sandbox) -> Runner:
+    """A runner on the whole reference solution, holding every answer fetched so far."""
+    program = program_from_notebook(assignment.reference, assignment.source, assignment.reference)
+    runner = Runner(sandbox, program, None)
+    runner.memo.update(_REFERENCE.get(assignment, {}))
+    return runner
+
+
+def fetch_reference(assignment: Assignment, settings: GraderSettings) -> None:
+    """Fetch the reference's answer to every check, once, before grading processes fork and inherit them.
+
+    The checks run with the reference in the student's place too, so every call a correct
+    submission leads to is answered; a call only a wrong submission leads to is fetched when asked.
+    """
+    if assignment in _REFERENCE:
+        return
+    with _sandbox(assignment, settings, drop=False) as sandbox:
+        runner = _reference_runner(assignment, sandbox)
+        for suite in load_suites(assignment):
+            run_checks(suite.checks, runner, runner)
+    _REFERENCE[assignment] = runner.memo
+
+
 class Grader:
     """Grades submissions one after another in this process, with two warm sandboxes.
 
-    The reference's answers are fetched once and kept for every submission this process grades.
+    The reference's answers (fetch_reference) are kept for every submission this process grades;
+    its sandbox starts only if a check asks for one not fetched yet.
     """
 
     def __init__(self, assignment: Assignment, settings: GraderSettings) -> None:
         self.assignment, self.settings = assignment, settings
         self.suites = load_suites(assignment)
-        self.student_box = self._sandbox(settings.drop_privileges)
-        self.reference_box = self._sandbox(False)
-        program = program_from_notebook(assignment.reference, assignment.source, assignment.reference)
-        self.reference = Runner(self.reference_box, program, None)
+        self.student_box = _sandbox(assignment, settings, settings.drop_privileges)
+        self.reference_box = _sandbox(assignment, settings, drop=False)
+        self.reference = _reference_runner(assignment, self.reference_box)
         self.redact = Redactor(assignment.suite_dir, assignment.source_dir)
-
-    def _sandbox(self, drop: bool) -> Sandbox:
-        return Sandbox(modules={"probes": self.assignment.suite_dir / "probes.py"}, path=[self.assignment.source_dir],
-                       limits=self.settings.limits, drop_privileges=drop, preload=self.assignment.modules)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`."""
@@ -376,7 +404,7 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
     jobs = settings.jobs or os.cpu_count() or 1
     if settings.drop_privileges:
         close_to_others(assignment)
-    load_suites(assignment)  # once, before the processes fork
+    fetch_reference(assignment, settings)  # once, before the processes fork
     graders: list[Grader] = []  # one per grading process, made there on its first submission
 
     def grade(submission: Submission) -> tuple[dict, list]:
