@@ -17,16 +17,17 @@ from pathlib import Path
 
 from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
 from nbgrader.apps.api import NbGraderAPI
-from nbgrader.converters import GenerateFeedback
+from nbgrader.converters import Autograde, GenerateFeedback
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import CsvExportPlugin
-from nbgrader.utils import temp_attrs
+from nbgrader.utils import capture_log, temp_attrs
 from sqlalchemy.exc import SAWarning
 from traitlets import List, Unicode
 
 from .assignment import Assignment
 from .demo import MARKER, write_demo_class
+from .gradebook import reuse_engines, shared_url
 from .preprocessors.run_hidden_suites import RunHiddenSuites
 from .report import Report
 from .settings import GraderSettings, load_config
@@ -138,27 +139,23 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
     )
 
 
-def _with_busy_timeout(db_url: str) -> str:
-    """The gradebook's URL with a lock wait, so that processes writing side by side take turns.
-
-    SQLite lets one writer in at a time; the others wait (up to a minute) instead of failing.
-    """
-    return f"{db_url}?timeout=60" if db_url.startswith("sqlite:") and "?" not in db_url else db_url
-
-
 def _autograder(assignment: Assignment, config, submitted: Path):
     """What each grading process runs for one student: nbgrader's autograde, with the checks inline.
 
-    Returns plain data for the parent: the report, a note for the student, or why it was not graded.
+    Each process makes one Autograde converter (as NbGraderAPI.autograde would for every student)
+    and runs it once per student. Returns plain data for the parent: the report, a note for the
+    student, or why it was not graded.
     """
-    apis: list[NbGraderAPI] = []
+    converters: list[Autograde] = []
     stem = Path(assignment.notebook_name).stem
 
     def autograde(student: str) -> dict:
-        if not apis:  # one per process, made after the fork
+        if not converters:  # one per process, made after the fork
             coursedir = CourseDirectory(config=config)
-            coursedir.db_url = _with_busy_timeout(coursedir.db_url)
-            apis.append(NbGraderAPI(coursedir=coursedir, config=config))
+            coursedir.db_url, coursedir.assignment_id = shared_url(coursedir.db_url), assignment.name
+            converter = Autograde(coursedir=coursedir, parent=NbGraderAPI(coursedir=coursedir, config=config))
+            converter.force = converter.create_student = True
+            converters.append(converter)
         path, note = _find_notebook(assignment, submitted / student / assignment.name)
         if path is None:
             return {"problem": note}
@@ -166,7 +163,8 @@ def _autograder(assignment: Assignment, config, submitted: Path):
         if submission.error:
             return {"problem": submission.error}
         note = "; ".join(filter(None, [note, *_cell_notes(assignment, submission.notebook)]))
-        result = apis[0].autograde(assignment.name, student, force=True, create=True)
+        converters[0].coursedir.student_id = student
+        result = capture_log(converters[0])
         report = RunHiddenSuites.reports.pop((student, stem), None)
         if not result["success"] or report is None:
             last = (result.get("error") or "").strip().splitlines()
@@ -227,6 +225,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     if settings.drop_privileges:
         close_to_others(assignment)
     fetch_reference(assignment, settings)  # once, before the grading processes fork
+    reuse_engines()
 
     # Each grading process takes the next student, runs nbgrader's autograde on the submission (the
     # checks run inside it, in that process's warm sandboxes) and sends back the report. A student
@@ -237,8 +236,8 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     autograde = _autograder(assignment, config, submitted)
     answers: dict[str, dict] = {}
     with Progress(len(students), show=True) as bar:
-        try:  # twice as many processes as cores: one waiting out a time limit leaves its core to another
-            for index, answer in share_out(students, autograde, 2 * jobs, bar, _close_graders):
+        try:  # one process more than cores: one waiting out a time limit leaves its core to another
+            for index, answer in share_out(students, autograde, jobs + 1, bar, _close_graders):
                 answers[students[index]] = answer
         except RuntimeError as exc:
             _say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")

@@ -16,7 +16,8 @@ class GraderSettings(Configurable):
     seconds = Float(3.0, help="Wall-clock seconds one check (and loading the notebook) may take.").tag(config=True)
     memory_mb = Int(1024, help="Memory (MB of address space) student code may add for one check.").tag(config=True)
     output_kb = Int(1024, help="What student code may print in one check (KB) before it is stopped.").tag(config=True)
-    jobs = Int(0, help="Processes that run the checks side by side; 0 means one per core.").tag(config=True)
+    jobs = Int(0, help="Cores to grade on; 0 means all. Grading runs one process more (one may be waiting out "
+                       "a time limit); feedback runs one per core.").tag(config=True)
     drop_privileges = Bool(
         os.geteuid() == 0,
         help="Run student code as the user 'nobody'. On by default when the grader runs as root.",

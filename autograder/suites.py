@@ -15,6 +15,7 @@ fetches those in one batch, and runs the waiting checks again, until none waits.
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib.util
 import multiprocessing
 import multiprocessing.connection
@@ -366,6 +367,9 @@ def share_out(items: list, work: Callable[[Any], Any], jobs: int, progress: Prog
         finally:
             channel.close()
 
+    # Everything imported so far lives as long as the processes: keep it out of their garbage
+    # collections (and so out of the pages they would copy by touching it).
+    gc.freeze()
     running = {}
     for _ in range(max(1, min(jobs, len(items)))):
         receive, send = context.Pipe(duplex=False)
@@ -397,7 +401,7 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
                       settings: GraderSettings, progress: bool = False) -> dict[str, Report]:
     """Run the hidden suites on every readable submission; a report for each, by key.
 
-    The class is graded by twice `settings.jobs` forked processes (jobs is one per core by default),
+    The class is graded by `settings.jobs` + 1 forked processes (jobs is one per core by default),
     each with its own warm sandboxes; what comes back to this process is the plain outcome of each check.
     """
     readable = [s for s in submissions if s.notebook is not None]
@@ -418,8 +422,8 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
             grader.close()
 
     try:
-        with Progress(len(readable), progress) as counter:  # 2 per core: one may be waiting out a time limit
-            for index, (results, limits) in share_out(readable, grade, 2 * jobs, counter, finish):
+        with Progress(len(readable), progress) as counter:  # one more than cores: one may be waiting out a time limit
+            for index, (results, limits) in share_out(readable, grade, jobs + 1, counter, finish):
                 readable[index].results, readable[index].limits = results, limits
     except RuntimeError as exc:
         raise RuntimeError(f"the hidden suites of {assignment.name} could not run: {exc}") from None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import gc
 import io
 import json
 import os
@@ -380,6 +381,7 @@ def _loader_main(cells, limits, drop, workdir, commands: int, results: int, modu
     try:
         _confine(limits, drop, workdir)
         ns = _load(cells, results)
+        gc.freeze()  # the loaded program is shared by every check child: no collection needs to touch it
         with os.fdopen(commands, "r") as calls:
             for line in calls:
                 batch = json.loads(line)
@@ -591,6 +593,7 @@ def _serve(config: dict) -> None:
         _import_path(name, path)  # fails here, not in a check, if it is broken; warms its imports
         modules[name] = compile(Path(path).read_text(), path, "exec")
     _become_subreaper()
+    gc.freeze()  # loaders and check children inherit these objects; collections in them skip them
     workdir = tempfile.mkdtemp(prefix="sandbox-")
     os.chmod(workdir, 0o755)
     loader = None
