@@ -224,8 +224,11 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     jobs = settings.jobs or os.cpu_count() or 1
     if settings.drop_privileges:
         close_to_others(assignment)
-    fetch_reference(assignment, settings)  # once, before the grading processes fork
+    fetch_reference(assignment, settings)  # once, before the grading processes fork: they inherit the answers
     reuse_engines()
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:  # in order, so grades.csv lists them so
+        for student in sorted(set(students) - {s.id for s in gb.students}):
+            gb.add_student(student)
 
     # Each grading process takes the next student, runs nbgrader's autograde on the submission (the
     # checks run inside it, in that process's warm sandboxes) and sends back the report. A student

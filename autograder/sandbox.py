@@ -6,11 +6,11 @@ instructor's grader both use it. The design, from the outside in:
 * `Sandbox` (the caller's side) starts one *worker*: a fresh interpreter that imports numpy and
   the trusted modules once, so no check pays for them again.
 * For each program (a list of cells) the worker forks a *loader* that confines itself (time,
-  memory, output, no privileges when the grader is root) and runs the cells once. For each batch
-  of calls it then forks a *check child* that runs them one after another, so every batch starts
-  from the same loaded state; a batch sent `fresh` gets a child per call, so no call can disturb
-  the next. `call` sends one call. A child that dies mid-batch costs only the call it was
-  running: the rest go on in a new child.
+  memory, output, no privileges when the grader is root) and runs the cells once. A batch of
+  calls then runs in the loader itself, one call after another (a call sees what earlier ones
+  changed), or, sent `fresh`, each in a *check child* forked from the loaded state, so that no
+  call can disturb the next; `call` sends one call, fresh. A call that ends its process costs only
+  itself: the worker loads the program again for the rest, and runs them a child each.
 * A call names a trusted function `module:function`; the check child runs `function(ns, **kwargs)`
   on the notebook's namespace and sends back JSON. Nothing else crosses: no pickles, no objects.
 * The worker, which never runs student code, enforces the wall-clock limit and kills whatever the
@@ -317,7 +317,7 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
     global _report
     import resource
 
-    _report = lambda msg: _send(results, msg)
+    _report = lambda msg: _send(results, {"event": "result", **msg})
     trusted: dict[str, dict] = {}
     for call in calls:
         module_name, name = call["function"].split(":")
@@ -339,41 +339,38 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
         except BaseException as exc:
             message = {"ok": False, "reason": _describe_exit(exc)}
         try:
-            _send(results, message)
+            _send(results, {"event": "result", **message})
         except (TypeError, ValueError) as exc:
-            _send(results, {"ok": False, "reason": f"returned something that is not plain data ({exc})"})
+            _send(results, {"event": "result", "ok": False,
+                            "reason": f"returned something that is not plain data ({exc})"})
 
 
 def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int, fresh: bool) -> None:
     """In the loader: answer every call of a batch on `results`, one message each, in order.
 
-    A check child runs the calls (`fresh`: one child per call); if it dies, the call it was running
-    gets the reason and the remaining calls go on in a new child, forked from the same loaded state.
+    `fresh`: each call runs in its own child, forked from the loaded program; a child that dies
+    answers for its call. Otherwise the loader runs the calls itself, one after another: the worker
+    loads the program again for the rest if one of them ends the process.
     """
-    done = 0
-    while done < len(calls):
-        batch = calls[done:done + 1] if fresh else calls[done:]
+    if not fresh:
+        _run_calls(ns, modules, calls, results)
+        return
+    for call in calls:
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(read_end)
-            _run_calls(ns, modules, batch, write_end)
+            _run_calls(ns, modules, [call], write_end)
             os._exit(0)
         os.close(write_end)
-        answered = 0
-        with os.fdopen(read_end, "rb") as answers:
-            for line in answers:
-                try:
-                    message = json.loads(line)
-                except ValueError:  # a line cut short by the child's death
-                    break
-                _send(results, {"event": "result", **message})
-                answered += 1
+        with os.fdopen(read_end, "rb") as answer:
+            line = answer.readline()
         _, status = os.waitpid(pid, 0)
-        if answered < len(batch):
-            _send(results, {"event": "result", "ok": False, "reason": _describe_status(status)})
-            answered += 1
-        done += answered
+        try:
+            json.loads(line)
+        except ValueError:  # nothing, or a line cut short by the child's death
+            line = (json.dumps({"event": "result", "ok": False, "reason": _describe_status(status)}) + "\n").encode()
+        os.write(results, line)
 
 
 def _loader_main(cells, limits, drop, workdir, commands: int, results: int, modules: dict) -> None:
@@ -461,17 +458,18 @@ class _Loader:
             return
 
     def run(self, calls: list[dict], fresh: bool) -> list[dict]:
-        """One answer per call, in order. Each call has the time limit from the end of the one before.
+        """Answers to `calls`, in order, each within the time limit from the end of the one before.
 
-        After a time-out the loader is gone: the calls after it are answered "not run".
+        Fewer answers than calls when the loader ended on the way (it is then stopped): after a
+        time-out, a failure to load, or a call that ended the process.
         """
         if self.failure:
-            return [{"ok": False, **self.failure} for _ in calls]
+            return [{"ok": False, **self.failure}]
         try:
             os.write(self.commands, (json.dumps({"calls": calls, "fresh": fresh}) + "\n").encode())
         except OSError:
             self.failure = {"reason": "the notebook's process ended before the check could start"}
-            return [{"ok": False, **self.failure} for _ in calls]
+            return [{"ok": False, **self.failure}]
         answers = []
         for _ in calls:
             message = self.lines.next(time.monotonic() + self.seconds)
@@ -481,15 +479,15 @@ class _Loader:
                                 "reason": f"did not finish within {self.seconds:g} s (an infinite loop?)"})
                 break
             if message.get("event") != "result":
-                reason = self._status()
+                answers.append({"ok": False, "reason": self._status()})
                 self.stop()
-                answers.append({"ok": False, "reason": reason})
                 break
             message.pop("event")
             answers.append(message)
-        skipped = {"ok": False, "reason": "not run: an earlier check of this part ran out of time"
-                   if answers[-1].get("limit") == "time" else "not run: the notebook's process ended"}
-        return answers + [dict(skipped) for _ in calls[len(answers):]]
+            if message.get("limit") == "output":  # the process stopped itself after saying so
+                self.stop()
+                break
+        return answers
 
     def _status(self) -> str:
         try:
@@ -605,11 +603,17 @@ def _serve(config: dict) -> None:
         request = json.loads(line)
         if "cells" in request:  # a new program; otherwise the caller means the one it sent last
             cells, loader = request["cells"], (loader.stop() if loader else None)
-        if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or killed
-            if loader:
-                loader.stop()
-            loader = _Loader(cells, config, modules, workdir)
-        answers = loader.run(request["calls"], request["fresh"])
+        calls, answers, fresh = request["calls"], [], request["fresh"]
+        while len(answers) < len(calls):
+            if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or ended by a call
+                loader = _Loader(cells, config, modules, workdir)
+            answers += loader.run(calls[len(answers):], fresh)
+            if loader.failure or answers[-1].get("limit") == "time":
+                break
+            fresh = True  # a call ended the process: the rest run one child each, so one crash costs one call
+        rest = ({"ok": False, **loader.failure} if loader.failure  # the program could not load: every call says why
+                else {"ok": False, "reason": "not run: an earlier check of this part ran out of time"})
+        answers += [dict(rest) for _ in calls[len(answers):]]
         protocol.write(json.dumps({"answers": answers, "load_errors": loader.errors}) + "\n")
         protocol.flush()
     if loader:
@@ -681,8 +685,8 @@ class Sandbox:
                   fresh: bool = False) -> list[Outcome]:
         """Run `calls` on the loaded `cells`, in order, in one request: an Outcome each.
 
-        They run one after another in one forked child, so a call can see what an earlier one
-        changed; with `fresh`, each runs in its own child and sees only the loaded program.
+        They run one after another in the loaded program's process, so a call can see what an
+        earlier one changed; with `fresh`, each runs in its own child and sees only the loaded program.
         """
         if self.worker is None:
             self._start()
