@@ -27,7 +27,7 @@ from traitlets import List, Unicode
 
 from .assignment import Assignment
 from .demo import MARKER, write_demo_class
-from .gradebook import reuse_engines, shared_url
+from .tuning import shared_url, tune_nbgrader
 from .preprocessors.run_hidden_suites import RunHiddenSuites
 from .report import Report
 from .settings import GraderSettings, load_config
@@ -225,7 +225,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     if settings.drop_privileges:
         close_to_others(assignment)
     fetch_reference(assignment, settings)  # once, before the grading processes fork: they inherit the answers
-    reuse_engines()
+    tune_nbgrader()
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:  # in order, so grades.csv lists them so
         for student in sorted(set(students) - {s.id for s in gb.students}):
             gb.add_student(student)

@@ -124,6 +124,8 @@ class Redactor:
         self.code = {_squash(line) for line in hidden_code_lines(suite_dir, public_dir)}
 
     def __call__(self, message: str) -> str:
+        if not message:  # a passed check says nothing
+            return message
         line = " ".join(message.split())
         squashed = _squash(line)
         if any(code in squashed for code in self.code):

@@ -150,7 +150,8 @@ class Runner:
     """What a check calls: run a probe on one program, return plain data or fail with a reason.
 
     A probe called again with the same arguments gives the same answer (probes are seeded), so
-    each answer is asked for once. An answer not fetched yet stops the check (`_Waiting`) and is
+    each answer is asked for once, and every check that asks gets that same object: checks must
+    not change it. An answer not fetched yet stops the check (`_Waiting`) and is
     noted; `fetch` then asks the sandbox for every noted answer in one batch.
     """
 
@@ -242,19 +243,28 @@ def _reference_runner(assignment: Assignment, sandbox: Sandbox) -> Runner:
     return runner
 
 
-def fetch_reference(assignment: Assignment, settings: GraderSettings) -> None:
-    """Fetch the reference's answer to every check, once, before grading processes fork and inherit them.
+def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: bool = False) -> dict:
+    """The reference's answer to every probe call its checks make, with the reference in the student's
+    place too, so every call a correct submission leads to is answered.
 
-    The checks run with the reference in the student's place too, so every call a correct
-    submission leads to is answered; a call only a wrong submission leads to is fetched when asked.
+    Not `fresh`, the calls share one process: the reference leaves nothing behind that changes an
+    answer (tests/test_grading.py checks that both ways give the same answers).
     """
-    if assignment in _REFERENCE:
-        return
     with _sandbox(assignment, settings, drop=False) as sandbox:
-        runner = _reference_runner(assignment, sandbox)
+        program = program_from_notebook(assignment.reference, assignment.source, assignment.reference)
+        runner = Runner(sandbox, program, None, fresh=fresh)
         for suite in load_suites(assignment):
             run_checks(suite.checks, runner, runner)
-    _REFERENCE[assignment] = runner.memo
+    return runner.memo
+
+
+def fetch_reference(assignment: Assignment, settings: GraderSettings) -> None:
+    """Fetch the reference's answers once, before grading processes fork and inherit them.
+
+    A call only a wrong submission leads to is fetched (in a fresh child) when a check asks for it.
+    """
+    if assignment not in _REFERENCE:
+        _REFERENCE[assignment] = reference_answers(assignment, settings)
 
 
 class Grader:

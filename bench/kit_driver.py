@@ -15,6 +15,7 @@ multiprocessing child writes PROFILE.<pid>.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import sys
@@ -89,6 +90,8 @@ def main() -> int:
     argv = ["class", "--assignment", os.environ.get("BENCH_ASSIGNMENT", "dl01_6_3")]
 
     def run() -> int:
+        importlib.import_module("autograder")  # first, as in `python -m autograder`: its start-up settings
+
         instrument()
         from autograder.__main__ import main as kit_main
 

@@ -17,6 +17,8 @@ from nbformat.v4 import new_code_cell
 
 from autograder.mutate import Mutation, apply
 from autograder.report import hidden_code_lines
+from autograder.settings import GraderSettings, load_config
+from autograder.suites import reference_answers
 from bench.course import gradebook_scores
 from conftest import (ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_class, grade_json,
                       release_notebook, scores, solution_notebook, write_notebook)
@@ -42,6 +44,16 @@ def test_reference_scores_full_marks_on_every_part():
     report, _ = grade_json(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK)
     assert scores(report) == FULL
     assert report["total"] == report["max"] == sum(FULL.values())
+
+
+def test_the_reference_gives_the_same_answers_with_its_checks_in_one_process_or_each_in_its_own():
+    """The grader fetches the reference's answers in one process (quicker): that must change no answer."""
+    settings = GraderSettings(config=load_config(ROOT))
+    shared, fresh = (reference_answers(ASSIGNMENT, settings, fresh=f) for f in (False, True))
+    assert shared.keys() == fresh.keys() and len(shared) > 50
+    differ = [key for key in shared if json.dumps(shared[key].value) != json.dumps(fresh[key].value)
+              or not shared[key].ok or not fresh[key].ok]
+    assert not differ, differ[:3]
 
 
 def test_blank_release_fails_every_hidden_check(tmp_path):

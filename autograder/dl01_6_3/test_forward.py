@@ -35,8 +35,7 @@ def forward(runner, **case):
                                      "weight is stored as (n_out, n_in), so the layer computes x @ W.T + b")
     assert result["is_tensor"], ("Linear.forward must return a Tensor built with Tensor operations on x, "
                                  "self.weight and self.bias")
-    result.update(given=given)
-    return result
+    return {**result, "given": given}  # a new dict: the runner's answer is shared by every check
 
 
 def arrays(result):

@@ -1,0 +1,70 @@
+"""How `make grade` runs nbgrader in several processes at once: safely, and without repeated work.
+
+Each grading process records its students through nbgrader's own autograde and Gradebook API.
+`shared_url` makes that safe; `tune_nbgrader` removes two costs nbgrader pays again for every
+notebook, without changing what it does:
+
+* Engines. nbgrader opens a new SQLAlchemy engine for every Gradebook it makes (about nine per
+  notebook), and a compiled query is cached on its engine, so every query would be compiled again.
+  Its Gradebooks get one engine per URL for the life of the process instead. (Gradebook.close
+  disposes of the engine's connections; the engine and its cache stay usable.)
+* Schema checks. nbgrader's CheckCellMetadata calls `jsonschema.validate` for every cell, and that
+  checks the schema itself before each use, which is most of the step's time. Each distinct schema
+  is checked once and its validator kept (what jsonschema's documentation advises for repeated
+  validation); every cell is still validated.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import nbgrader.api
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
+from sqlalchemy import Engine, create_engine
+
+LOCK_WAIT_SECONDS = 60
+
+
+def shared_url(db_url: str) -> str:
+    """`db_url` with a lock wait, when it is a SQLite file without other options.
+
+    SQLite lets one writer in at a time, and by default a writer that finds the file locked fails
+    at once. With the wait, the others take their turn (up to a minute), so no submission is lost.
+    """
+    if db_url.startswith("sqlite:") and "?" not in db_url:
+        return f"{db_url}?timeout={LOCK_WAIT_SECONDS}"
+    return db_url
+
+
+_ENGINES: dict[tuple, Engine] = {}
+_VALIDATORS: dict[str, Any] = {}
+_validate_checking_the_schema = jsonschema.validate
+
+
+def _engine_for(url: str, **options: Any) -> Engine:
+    key = (url, tuple(sorted(options.items())))
+    if key not in _ENGINES:
+        _ENGINES[key] = create_engine(url, **options)
+    return _ENGINES[key]
+
+
+def _validate(instance: Any, schema: Any, cls: Any = None, *args: Any, **kwargs: Any) -> None:
+    """jsonschema.validate, with each distinct schema checked once."""
+    if cls is not None or args or kwargs:
+        return _validate_checking_the_schema(instance, schema, cls, *args, **kwargs)
+    key = json.dumps(schema, sort_keys=True)
+    if key not in _VALIDATORS:
+        checker = validator_for(schema)
+        checker.check_schema(schema)
+        _VALIDATORS[key] = checker(schema)
+    error = best_match(_VALIDATORS[key].iter_errors(instance))
+    if error is not None:
+        raise error
+
+
+def tune_nbgrader() -> None:
+    """From now on, in this process and those it forks: shared engines, schemas checked once."""
+    nbgrader.api.create_engine = _engine_for
+    jsonschema.validate = _validate
