@@ -432,6 +432,11 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 line += f"{'not run':>11} {'':>9} {'':>8} {'':>5} | {'':>11} {'':>9}"
             say(line)
+        sizes_run = list(rows)
+        if len(sizes_run) > 1:  # what one more submission costs, start-up and the loop's time-outs left out
+            say("kit marginal seconds per submission (grading step / whole job) between sizes: " + ", ".join(
+                f"{a}->{b} {(rows[b][1].grade - rows[a][1].grade) / (b - a):.3f} / "
+                f"{(rows[b][1].whole - rows[a][1].whole) / (b - a):.3f}" for a, b in zip(sizes_run, sizes_run[1:])))
         busiest = max((side.others for _, kit, stock in rows.values() for side in (kit, stock) if side), default=0)
         if busiest > 0.1:
             say(f"note: other processes used up to {busiest:.0%} of the CPUs during a run: those timings are slower "
