@@ -1,8 +1,10 @@
 """`make grade`: every submission of an assignment into gradebook.db, feedback/ and grades.csv.
 
-nbgrader does the bookkeeping through its own API in this one process: the gradebook, locked
-cells, late penalties, feedback HTML and the CSV export. Its Execute step is replaced by
-RunHiddenSuites (nbgrader_config.py), which grades each notebook in the sandbox.
+nbgrader does the bookkeeping through its own converters and API: the gradebook, locked cells,
+late penalties, feedback HTML and the CSV export. Its Execute step is replaced by RunHiddenSuites
+(nbgrader_config.py), which grades each notebook in the sandbox. Grading and feedback run in
+forked processes, one student (grading) or one share of the class (feedback) at a time; the
+parent collects the reports, records what could not be graded, exports and sums up.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from .tuning import shared_url, tune_nbgrader
 from .preprocessors.run_hidden_suites import RunHiddenSuites
 from .report import Report
 from .settings import GraderSettings, load_config
-from .suites import Progress, close_to_others, close_graders as _close_graders, fetch_reference, read_submission, share_out
+from .suites import Progress, close_graders, close_to_others, fetch_reference, read_submission, share_out
 
 
 def _say(text: str) -> None:
@@ -240,7 +242,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     answers: dict[str, dict] = {}
     with Progress(len(students), show=True) as bar:
         try:  # one process more than cores: one waiting out a time limit leaves its core to another
-            for index, answer in share_out(students, autograde, jobs + 1, bar, _close_graders):
+            for index, answer in share_out(students, autograde, jobs + 1, bar, close_graders):
                 answers[students[index]] = answer
         except RuntimeError as exc:
             _say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
@@ -255,7 +257,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
         reports[student] = answer["report"]
         if answer["note"]:
             notes[student] = answer["note"]
-    _close_graders()
+    close_graders()
 
     graded = [student for student in students if student in reports]
     shares = [share for share in (graded[i::jobs] for i in range(jobs)) if share]
