@@ -688,6 +688,8 @@ class Sandbox:
         They run one after another in the loaded program's process, so a call can see what an
         earlier one changed; with `fresh`, each runs in its own child and sees only the loaded program.
         """
+        if not calls:
+            return []
         if self.worker is None:
             self._start()
         request: dict[str, Any] = {"fresh": fresh, "calls": [
