@@ -308,7 +308,7 @@ def _load(cells: list[list[str]], results: int) -> dict:
 
 
 def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int) -> None:
-    """A check child: run each call on `ns` in turn and send one message per call to `results`.
+    """Run each call on `ns` in turn (in the loader, or in a check child) and send one message per call to `results`.
 
     The functions come from a fresh run of their module's code, compiled before any student code
     ran: whatever the notebook did to the module objects it could reach is not used. Each call
