@@ -33,7 +33,7 @@ from .tuning import shared_url, tune_nbgrader
 from .preprocessors.run_hidden_suites import RunHiddenSuites
 from .report import Report
 from .settings import GraderSettings, load_config
-from .suites import Progress, close_graders, close_to_others, fetch_reference, read_submission, share_out
+from .suites import Progress, close_graders, close_to_others, prepare_grading, read_submission, share_out
 
 
 def _say(text: str) -> None:
@@ -226,7 +226,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     jobs = settings.jobs or os.cpu_count() or 1
     if settings.drop_privileges:
         close_to_others(assignment)
-    fetch_reference(assignment, settings)  # once, before the grading processes fork: they inherit the answers
+    prepare_grading(assignment, settings)
     tune_nbgrader()
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:  # in order, so grades.csv lists them so
         for student in sorted(set(students) - {s.id for s in gb.students}):

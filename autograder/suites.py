@@ -15,6 +15,7 @@ fetches those in one batch, and runs the waiting checks again, until none waits.
 from __future__ import annotations
 
 import atexit
+import functools
 import gc
 import importlib.util
 import multiprocessing
@@ -85,8 +86,12 @@ class Suite:
     checks: list[Check]
 
 
-def _case_id(value: Any, name: str, index: int) -> str:
-    """pytest's id for one parameter value: the value itself when it is simple, else name + index."""
+def _case_id(value: Any, name: str, index: int, ids: Callable | None) -> str:
+    """pytest's id for one parameter value: what `ids` names it, else the value itself when it is
+    simple, else name + index."""
+    named = ids(value) if ids is not None else None
+    if named is not None:
+        return str(named)
     if value is None or isinstance(value, (str, int, float, bool)):
         return str(value)
     return f"{name}{index}"
@@ -105,9 +110,8 @@ def _checks(test: Callable) -> list[Check]:
         for params, labels in cases:
             for index, value in enumerate(values):
                 value = tuple(value) if len(names) > 1 else (value,)
-                if ids is None or callable(ids):  # a callable names each value, or None for the default
-                    label = "-".join(str(ids and ids(v)) if ids and ids(v) is not None else _case_id(v, n, index)
-                                     for v, n in zip(value, names))
+                if ids is None or callable(ids):
+                    label = "-".join(_case_id(v, n, index, ids) for v, n in zip(value, names))
                 else:
                     label = str(ids[index])
                 expanded.append(({**params, **dict(zip(names, value))}, [*labels, label]))
@@ -235,12 +239,10 @@ def _sandbox(assignment: Assignment, settings: GraderSettings, drop: bool) -> Sa
                    limits=settings.limits, drop_privileges=drop, preload=assignment.modules)
 
 
-def _reference_runner(assignment: Assignment, sandbox: Sandbox) -> Runner:
-    """A runner on the whole reference solution, holding every answer fetched so far."""
+def _reference_runner(assignment: Assignment, sandbox: Sandbox, fresh: bool = True) -> Runner:
+    """A runner on the whole reference solution, with no answer yet."""
     program = program_from_notebook(assignment.reference, assignment.source, assignment.reference)
-    runner = Runner(sandbox, program, None)
-    runner.memo.update(_REFERENCE.get(assignment, {}))
-    return runner
+    return Runner(sandbox, program, None, fresh=fresh)
 
 
 def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: bool = False) -> dict:
@@ -251,26 +253,27 @@ def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: b
     answer (tests/test_grading.py checks that both ways give the same answers).
     """
     with _sandbox(assignment, settings, drop=False) as sandbox:
-        program = program_from_notebook(assignment.reference, assignment.source, assignment.reference)
-        runner = Runner(sandbox, program, None, fresh=fresh)
+        runner = _reference_runner(assignment, sandbox, fresh)
         for suite in load_suites(assignment):
             run_checks(suite.checks, runner, runner)
     return runner.memo
 
 
-def fetch_reference(assignment: Assignment, settings: GraderSettings) -> None:
-    """Fetch the reference's answers once, before grading processes fork and inherit them.
+def prepare_grading(assignment: Assignment, settings: GraderSettings) -> None:
+    """What every grading process needs, made once before they fork and inherit it: the suites,
+    the reference's answers and the redactor.
 
     A call only a wrong submission leads to is fetched (in a fresh child) when a check asks for it.
     """
     if assignment not in _REFERENCE:
         _REFERENCE[assignment] = reference_answers(assignment, settings)
+    _redactor(assignment)
 
 
 class Grader:
     """Grades submissions one after another in this process, with two warm sandboxes.
 
-    The reference's answers (fetch_reference) are kept for every submission this process grades;
+    The reference's answers (prepare_grading) are kept for every submission this process grades;
     its sandbox starts only if a check asks for one not fetched yet.
     """
 
@@ -280,7 +283,7 @@ class Grader:
         self.student_box = _sandbox(assignment, settings, settings.drop_privileges)
         self.reference_box = _sandbox(assignment, settings, drop=False)
         self.reference = _reference_runner(assignment, self.reference_box)
-        self.redact = Redactor(assignment.suite_dir, assignment.source_dir)
+        self.reference.memo.update(_REFERENCE.get(assignment, {}))
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`."""
@@ -322,9 +325,9 @@ def close_to_others(assignment: Assignment) -> None:
 class Progress:
     """A bar of submissions done, drawn by this process while forked processes do the work."""
 
-    def __init__(self, total: int, show: bool, desc: str = "grading") -> None:
+    def __init__(self, total: int, show: bool) -> None:
         self.done = multiprocessing.get_context("fork").Value("q", 0)
-        self.total, self.show, self.desc, self.stop = total, show, desc, threading.Event()
+        self.total, self.show, self.stop = total, show, threading.Event()
 
     def add(self, count: int = 1) -> None:
         with self.done.get_lock():
@@ -337,7 +340,7 @@ class Progress:
         return self
 
     def _draw(self) -> None:
-        with tqdm(total=self.total, desc=self.desc, unit="submission", file=sys.__stdout__, disable=None) as bar:
+        with tqdm(total=self.total, desc="grading", unit="submission", file=sys.__stdout__, disable=None) as bar:
             while not self.stop.wait(0.2):
                 bar.n = self.done.value
                 bar.refresh()
@@ -412,33 +415,22 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
     """Run the hidden suites on every readable submission; a report for each, by key.
 
     The class is graded by `settings.jobs` + 1 forked processes (jobs is one per core by default),
-    each with its own warm sandboxes; what comes back to this process is the plain outcome of each check.
+    each with its own warm Grader (grade_here); what comes back to this process is each report.
     """
     readable = [s for s in submissions if s.notebook is not None]
     jobs = settings.jobs or os.cpu_count() or 1
     if settings.drop_privileges:
         close_to_others(assignment)
-    fetch_reference(assignment, settings)  # once, before the processes fork
-    graders: list[Grader] = []  # one per grading process, made there on its first submission
-
-    def grade(submission: Submission) -> tuple[dict, list]:
-        if not graders:
-            graders.append(Grader(assignment, settings))
-        graders[0].grade(submission)
-        return submission.results, submission.limits
-
-    def finish() -> None:
-        for grader in graders:
-            grader.close()
-
+    prepare_grading(assignment, settings)
+    reports = {}
     try:
         with Progress(len(readable), progress) as counter:  # one more than cores: one may be waiting out a time limit
-            for index, (results, limits) in share_out(readable, grade, jobs + 1, counter, finish):
-                readable[index].results, readable[index].limits = results, limits
+            for index, report in share_out(readable, lambda s: grade_here(assignment, s, settings), jobs + 1,
+                                           counter, close_graders):
+                reports[readable[index].key] = report
     except RuntimeError as exc:
         raise RuntimeError(f"the hidden suites of {assignment.name} could not run: {exc}") from None
-    redact = Redactor(assignment.suite_dir, assignment.source_dir)
-    return {s.key: _report(assignment, s, redact) for s in submissions}
+    return {s.key: reports.get(s.key) or _report(assignment, s) for s in submissions}
 
 
 _GRADERS: dict[tuple[int, Assignment], Grader] = {}
@@ -450,8 +442,9 @@ def grade_here(assignment: Assignment, submission: Submission, settings: GraderS
     if key not in _GRADERS:
         _GRADERS[key] = Grader(assignment, settings)
         atexit.register(close_graders)
-    _GRADERS[key].grade(submission)
-    return _report(assignment, submission, _GRADERS[key].redact)
+    grader = _GRADERS[key]
+    grader.grade(submission)
+    return _report(grader.assignment, submission)  # the Grader's copy has read the assignment's files
 
 
 def close_graders() -> None:
@@ -460,7 +453,13 @@ def close_graders() -> None:
         _GRADERS.pop(key).close()
 
 
-def _report(assignment: Assignment, submission: Submission, redact: Redactor) -> Report:
+@functools.lru_cache(maxsize=None)
+def _redactor(assignment: Assignment) -> Redactor:
+    return Redactor(assignment.suite_dir, assignment.source_dir)
+
+
+def _report(assignment: Assignment, submission: Submission) -> Report:
+    redact = _redactor(assignment)
     parts = []
     for cell in assignment.grade_cells:
         checks = submission.results.get(cell.grade_id, [])
