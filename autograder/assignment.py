@@ -16,7 +16,8 @@ class GradeCell:
 
 @dataclass(frozen=True)
 class Assignment:
-    """source/<name>/ is the instructor's truth, solutions/<name>/ the reference, autograder/<name>/ the hidden suites."""
+    """source/<name>/ is the instructor's truth, solutions/<name>/ the reference, release/<name>/ what students
+    get, autograder/<name>/ the hidden suites."""
 
     root: Path
     name: str
@@ -24,6 +25,10 @@ class Assignment:
     @property
     def source_dir(self) -> Path:
         return self.root / "source" / self.name
+
+    @property
+    def release_dir(self) -> Path:
+        return self.root / "release" / self.name
 
     @property
     def suite_dir(self) -> Path:
@@ -50,6 +55,11 @@ class Assignment:
     @cached_property
     def reference(self) -> dict:
         return nbformat.read(self.root / "solutions" / self.name / self.notebook_name, as_version=4)
+
+    @cached_property
+    def release(self) -> dict:
+        """The public release, stubs blank: a part takes every solution cell but its own from it."""
+        return nbformat.read(self.release_dir / self.notebook_name, as_version=4)
 
     @cached_property
     def grade_cells(self) -> list[GradeCell]:

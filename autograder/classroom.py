@@ -33,11 +33,24 @@ from .tuning import shared_url, tune_nbgrader
 from .preprocessors.run_hidden_suites import RunHiddenSuites
 from .report import Report
 from .settings import GraderSettings, load_config
-from .suites import Progress, close_graders, close_to_others, prepare_grading, read_submission, share_out
+from .suites import (Progress, close_graders, close_to_others, isolation_level, prepare_grading, read_submission,
+                     share_out)
 
 
 def _say(text: str) -> None:
-    print(text, flush=True)
+    encoding = sys.stdout.encoding or "utf-8"  # a file name that is not UTF-8 must not stop the summary
+    print(text.encode(encoding, "backslashreplace").decode(encoding), flush=True)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """A reason as the summary and a page show it: one line, bounded, and writable as UTF-8."""
+    text = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _failure(exc: BaseException) -> str:
+    """What the grader says when it failed on one student's submission (the class goes on)."""
+    return _one_line(f"the grader failed on it ({type(exc).__name__}: {exc})", 200)
 
 
 def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> str:
@@ -64,7 +77,7 @@ def _find_notebook(assignment: Assignment, folder: Path) -> tuple[Path | None, s
     """The notebook to grade in a student's folder, and a one-line note (or the reason there is none)."""
     name = assignment.notebook_name
     expected = folder / name
-    others = sorted(p for p in folder.glob("*.ipynb") if p.name != name and not p.name.startswith("."))
+    others = sorted(p for p in folder.glob("*.ipynb") if p.name != name and not p.name.startswith(".") and p.is_file())
     found = ", ".join(f"'{p.name}'" for p in others)
     renamed = f"graded '{others[0].name}' as {name} (renamed)" if len(others) == 1 else ""
     if expected.is_file():
@@ -141,30 +154,39 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
     )
 
 
-def _autograder(assignment: Assignment, config, submitted: Path):
+def _autograder(assignment: Assignment, config, submitted: Path, max_bytes: int):
     """What each grading process runs for one student: nbgrader's autograde, with the checks inline.
 
     Each process makes one Autograde converter (as NbGraderAPI.autograde would for every student)
     and runs it once per student. Returns plain data for the parent: the report, a note for the
-    student, or why it was not graded.
+    student, or why it was not graded. A notebook that fails validation (read_submission) never
+    reaches nbgrader, and whatever else goes wrong with one student is that student's reason: it
+    never ends the process, nor the parent, which tries such a student once more itself.
     """
     converters: list[Autograde] = []
     stem = Path(assignment.notebook_name).stem
 
     def autograde(student: str) -> dict:
+        try:
+            return autograde_one(student)
+        except Exception as exc:
+            RunHiddenSuites.reports.pop((student, stem), None)
+            return {"problem": _failure(exc), "retry": True}
+
+    def autograde_one(student: str) -> dict:
+        path, note = _find_notebook(assignment, submitted / student / assignment.name)
+        if path is None:
+            return {"problem": note}
+        submission = read_submission(student, path, max_bytes)  # validated: nbgrader never sees a malformed file
+        if submission.error:
+            return {"problem": submission.error}
+        note = "; ".join(filter(None, [note, *_cell_notes(assignment, submission.notebook)]))
         if not converters:  # one per process, made after the fork
             coursedir = CourseDirectory(config=config)
             coursedir.db_url, coursedir.assignment_id = shared_url(coursedir.db_url), assignment.name
             converter = Autograde(coursedir=coursedir, parent=NbGraderAPI(coursedir=coursedir, config=config))
             converter.force = converter.create_student = True
             converters.append(converter)
-        path, note = _find_notebook(assignment, submitted / student / assignment.name)
-        if path is None:
-            return {"problem": note}
-        submission = read_submission(student, path)
-        if submission.error:
-            return {"problem": submission.error}
-        note = "; ".join(filter(None, [note, *_cell_notes(assignment, submission.notebook)]))
         converters[0].coursedir.student_id = student
         result = capture_log(converters[0])
         report = RunHiddenSuites.reports.pop((student, stem), None)
@@ -222,9 +244,10 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
         return 1
 
     students = sorted(p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir())
-    _say(f"Grading {len(students)} submissions of {assignment.name} from {origin}.")
+    _say(f"Grading {len(students)} submissions of {assignment.name} from {origin}; "
+         f"each submission isolated by: {isolation_level(settings)}.")
     jobs = settings.jobs or os.cpu_count() or 1
-    if settings.drop_privileges:
+    if settings.isolate:
         close_to_others(assignment)
     prepare_grading(assignment, settings)
     tune_nbgrader()
@@ -238,7 +261,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     problems: dict[str, str] = {}  # not graded, and why
     notes: dict[str, str] = {}  # graded, with something the student and the instructor should know
     reports: dict[str, Report] = {}
-    autograde = _autograder(assignment, config, submitted)
+    autograde = _autograder(assignment, config, submitted, settings.notebook_kb * 1024)
     answers: dict[str, dict] = {}
     with Progress(len(students), show=True) as bar:
         try:  # one process more than cores: one waiting out a time limit leaves its core to another
@@ -251,27 +274,40 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
         if answer.get("retry"):
             answer = autograde(student)
         if "problem" in answer:
-            problems[student] = answer["problem"]
-            _record_unreadable(api, assignment, student, problems[student])
+            problems[student] = _one_line(answer["problem"])
+            try:
+                _record_unreadable(api, assignment, student, problems[student])
+            except Exception as exc:  # the others are still recorded; the summary names this one
+                _say(f"Could not record {student}'s zero in the gradebook: {_failure(exc)}.")
             continue
         reports[student] = answer["report"]
         if answer["note"]:
-            notes[student] = answer["note"]
+            notes[student] = _one_line(answer["note"])
     close_graders()
 
     graded = [student for student in students if student in reports]
+    page = Path(assignment.notebook_name).with_suffix(".html").name
+
+    def missing() -> list[str]:
+        return [s for s in graded if not (assignment.root / "feedback" / s / assignment.name / page).exists()]
+
     shares = [share for share in (graded[i::jobs] for i in range(jobs)) if share]
     try:
         list(share_out(shares, _feedback_writer(assignment, config), jobs))
-    except RuntimeError as exc:  # the pages it did not write are named below, student by student
-        _say(f"nbgrader could not write every feedback page ({exc}).")
-    page = Path(assignment.notebook_name).with_suffix(".html").name
-    for student in students:
-        if student not in problems and not (assignment.root / "feedback" / student / assignment.name / page).exists():
-            problems[student] = "nbgrader could not write its feedback page"
+    except RuntimeError as exc:  # the pages it did not write are tried again, one student a process
+        _say(f"nbgrader could not write every feedback page ({_one_line(exc)}): trying those students one by one.")
+        try:
+            list(share_out([[student] for student in missing()], _feedback_writer(assignment, config), jobs))
+        except RuntimeError:  # the pages still missing are named below, student by student
+            pass
+    for student in missing():
+        problems[student] = "nbgrader could not write its feedback page"
     notes = {s: n for s, n in notes.items() if s not in problems}
     for student, note in notes.items():
-        _add_note(assignment.root / "feedback" / student / assignment.name / page, note)
+        try:
+            _add_note(assignment.root / "feedback" / student / assignment.name / page, note)
+        except Exception as exc:  # the page stands without the note; the summary still carries it
+            _say(f"Could not add the note to {student}'s feedback page: {_failure(exc)}.")
     CsvExportPlugin(to=str(assignment.root / "grades.csv")).export(Gradebook(coursedir.db_url, coursedir.course_id))
     _summarize(assignment, coursedir, reports, students, problems, notes)
     return 0
@@ -280,7 +316,12 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
 def _summarize(assignment: Assignment, coursedir: CourseDirectory, reports: dict[str, Report], students: list[str],
                problems: dict[str, str], notes: dict[str, str]) -> None:
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
-        totals = {s: gb.find_submission(assignment.name, s).score for s in students}
+        totals = {}
+        for student in students:
+            try:
+                totals[student] = gb.find_submission(assignment.name, student).score
+            except Exception:  # no submission recorded (the summary names why): it counts as 0
+                totals[student] = 0.0
         max_score = gb.find_assignment(assignment.name).max_score
     _say(f"\n{len(students)} submissions, {len(students) - len(problems)} graded; mean {statistics.fmean(totals.values()) if totals else 0:.2f} of {max_score:g} "
          "(written answers wait for the formgrader).")

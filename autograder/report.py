@@ -10,8 +10,6 @@ import tokenize
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-MESSAGE_CHARS = 300  # one readable line; also bounds what a hostile message can carry
-
 
 @dataclass
 class CheckResult:
@@ -118,10 +116,11 @@ def _squash(text: str) -> str:
 
 
 class Redactor:
-    """Makes a message safe to show: one line, bounded, and free of hidden suite code."""
+    """Makes a message safe to show: one line, at most `chars` long, and free of hidden suite code."""
 
-    def __init__(self, suite_dir: Path, public_dir: Path) -> None:
+    def __init__(self, suite_dir: Path, public_dir: Path, chars: int = 300) -> None:
         self.code = {_squash(line) for line in hidden_code_lines(suite_dir, public_dir)}
+        self.chars = chars
 
     def __call__(self, message: str) -> str:
         if not message:  # a passed check says nothing
@@ -130,4 +129,4 @@ class Redactor:
         squashed = _squash(line)
         if any(code in squashed for code in self.code):
             return "[message withheld: it quoted the grader's hidden files]"
-        return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
+        return line if len(line) <= self.chars else line[: self.chars - 1] + "…"

@@ -16,16 +16,41 @@ class GraderSettings(Configurable):
     seconds = Float(3.0, help="Wall-clock seconds one check (and loading the notebook) may take.").tag(config=True)
     memory_mb = Int(1024, help="Memory (MB of address space) student code may add for one check.").tag(config=True)
     output_kb = Int(1024, help="What student code may print in one check (KB) before it is stopped.").tag(config=True)
+    notebook_kb = Int(2048, help="The largest notebook file (KB) the grader reads; a larger one is not graded, "
+                                 "with the reason (its outputs are usually what makes it large).").tag(config=True)
     jobs = Int(0, help="Cores to grade on; 0 means all. Grading runs one process more (one may be waiting out "
                        "a time limit); feedback runs one per core.").tag(config=True)
-    drop_privileges = Bool(
+    isolate = Bool(
         os.geteuid() == 0,
-        help="Run student code as the user 'nobody'. On by default when the grader runs as root.",
+        help="Confine each submission (autograder/isolation.py): a uid per grading slot, fresh PID, mount, "
+             "network and IPC namespaces, cgroups for its budgets. On by default when the grader runs as root.",
     ).tag(config=True)
+    uid_base = Int(61000, help="Grading slot k runs student code as uid uid_base + k (no user entry is needed; "
+                               "keep the range free of real users).").tag(config=True)
+    budget_seconds = Float(30.0, help="Wall-clock seconds one submission's checks may take in all; the rest are "
+                                      "'not run'.").tag(config=True)
+    budget_memory_mb = Int(1024, help="Memory (MB) all of one submission's processes may hold together: what one "
+                                      "check may add (a cgroup; where there is none, only the per-check limit "
+                                      "holds).").tag(config=True)
+    budget_processes = Int(64, help="Processes one submission may have at once.").tag(config=True)
+    budget_disk_mb = Int(64, help="Scratch space (MB) of one submission: its private /tmp, /var/tmp and "
+                                  "/dev/shm together.").tag(config=True)
+    message_chars = Int(300, help="The longest message one check may show; longer ones are cut.").tag(config=True)
+    message_budget = Int(20000, help="Characters of message text one submission's report may carry in all, "
+                                     "so that feedback cannot carry bulk data out.").tag(config=True)
 
     @property
     def limits(self) -> Limits:
         return Limits(seconds=self.seconds, memory_mb=self.memory_mb, output_kb=self.output_kb)
+
+    def isolation(self, slot: int, hide: list[str]) -> dict:
+        """The sandbox's isolation for grading slot `slot` (see Sandbox), or {} when it is off."""
+        if not self.isolate:
+            return {}
+        budgets = {"memory_mb": self.budget_memory_mb, "processes": self.budget_processes,
+                   "disk_mb": self.budget_disk_mb}
+        return {"path": str(Path(__file__).with_name("isolation.py")), "uid": self.uid_base + slot,
+                "budgets": budgets, "hide": hide}
 
 
 def load_config(root: Path) -> Config:

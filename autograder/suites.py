@@ -3,10 +3,12 @@
 The suites live in autograder/<assignment>/, one file per grade cell (test_step.py scores the
 grade cell `test_step`). They are written as pytest tests: each `test_*` function, expanded by its
 `pytest.mark.parametrize` marks, is one check, and takes the fixtures `student` and `reference`.
-Each file names the solution cells it takes from the student (`STUDENT_CELLS`); every other cell
-comes from the reference solution, so a bug costs one part. A check asks a runner to run a probe (a
-function of probes.py) in the sandbox and compares the plain data that comes back, here, in the
-grader's process.
+Each file names the solution cells it takes from the student (`STUDENT_CELLS`); every other solution
+cell comes from the public release (blank stubs), and the probes call only the stub their part grades,
+so a bug costs one part and the reference never runs next to student code. A check asks a runner to
+run a probe (a function of probes.py) in the sandbox and compares the plain data that comes back with
+the reference's answers (fetched from a sandbox that runs the reference alone), here, in the grader's
+process.
 
 The grader runs the checks itself rather than through pytest, so that a part's probe calls can go
 to the sandbox as one batch: it runs every check of the part, noting the answers they wait for,
@@ -55,9 +57,21 @@ class Submission:
     limits: list[str] = field(default_factory=list)
 
 
-def read_submission(key: str, path: Path) -> Submission:
-    """A submission from disk; a file that is not a notebook becomes a reason, never an exception."""
+def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submission:
+    """A submission from disk; a file that is not a notebook becomes a reason, never an exception.
+
+    The file is checked first (autograder/validate.py): too large (`max_bytes`; by default the course's
+    `notebook_kb`), not JSON, nested too deeply, or not a notebook of the types nbgrader reads.
+    """
+    from .settings import load_config
+    from .validate import validate_notebook
+
     try:
+        if max_bytes is None:  # the course this package belongs to (python -m autograder grade passes none)
+            max_bytes = GraderSettings(config=load_config(Path(__file__).resolve().parent.parent)).notebook_kb * 1024
+        problem = validate_notebook(Path(path), max_bytes)
+        if problem:
+            raise ValueError(problem)
         notebook = nbformat.read(path, as_version=4)
         if not isinstance(notebook.get("cells"), list):
             raise ValueError("it has no cells")
@@ -233,16 +247,51 @@ def run_checks(checks: list[Check], student: Runner, reference: Runner) -> list[
 _REFERENCE: dict[Assignment, dict] = {}  # the reference's answers by probe call, once per process tree
 
 
-def _sandbox(assignment: Assignment, settings: GraderSettings, drop: bool) -> Sandbox:
-    """A sandbox whose calls may name the suites' probes (it starts its worker on the first call)."""
-    return Sandbox(modules={"probes": assignment.suite_dir / "probes.py"}, path=[assignment.source_dir],
-                   limits=settings.limits, drop_privileges=drop, preload=assignment.modules)
+SLOT = 0  # this process's grading slot: share_out numbers its processes, so each has its own uid
+
+
+def _sandbox(assignment: Assignment, settings: GraderSettings, students: bool) -> Sandbox:
+    """A sandbox whose calls may name the suites' probes (it starts its worker on the first call).
+
+    For `students`, each submission is confined (settings.isolation): it sees the public release
+    and the kit's environment, and nothing else of the course directory.
+    """
+    isolation = settings.isolation(SLOT, private_paths(assignment)) if students else None
+    return Sandbox(modules={"probes": assignment.suite_dir / "probes.py"}, path=[assignment.release_dir],
+                   limits=settings.limits, preload=assignment.modules, isolation=isolation)
+
+
+def isolation_level(settings: GraderSettings) -> str:
+    """How each submission is kept apart here, as autograder/isolation.py names it (or why not at all)."""
+    if not settings.isolate:
+        return "off (c.GraderSettings.isolate is False)"
+    from .isolation import Budgets, Isolation
+
+    return Isolation(settings.uid_base, Budgets(), []).level
+
+
+def private_paths(assignment: Assignment) -> list[str]:
+    """Every folder of the course directory but the environment (.venv) and the public release: the
+    hidden suites, every copy of the solutions (git's history too), submissions, feedback. (Its files,
+    the gradebook among them, are closed to student code by their permissions: close_to_others.)"""
+    return sorted(str(path) for path in assignment.root.iterdir()
+                  if path.is_dir() and not path.is_symlink() and path.name not in (".venv", "release"))
 
 
 def _reference_runner(assignment: Assignment, sandbox: Sandbox, fresh: bool = True) -> Runner:
-    """A runner on the whole reference solution, with no answer yet."""
-    program = program_from_notebook(assignment.reference, assignment.source, assignment.reference)
+    """A runner on the whole reference solution (every cell the reference's own), with no answer yet.
+
+    Its sandbox runs the reference alone: no student code ever runs next to it.
+    """
+    program = program_from_notebook(assignment.reference, assignment.source, student_cells="all")
     return Runner(sandbox, program, None, fresh=fresh)
+
+
+def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[Cell]:
+    """What one part runs for a submission: the student's cells the suite names, and for every other
+    solution cell the public release's blank stub, never the reference (nothing of the answer key may
+    enter a process that runs student code). Its probes call only the stub they grade."""
+    return program_from_notebook(notebook, assignment.source, assignment.release, suite.student_cells)
 
 
 def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: bool = False) -> dict:
@@ -252,7 +301,7 @@ def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: b
     Not `fresh`, the calls share one process: the reference leaves nothing behind that changes an
     answer (tests/test_grading.py checks that both ways give the same answers).
     """
-    with _sandbox(assignment, settings, drop=False) as sandbox:
+    with _sandbox(assignment, settings, students=False) as sandbox:
         runner = _reference_runner(assignment, sandbox, fresh)
         for suite in load_suites(assignment):
             run_checks(suite.checks, runner, runner)
@@ -267,7 +316,7 @@ def prepare_grading(assignment: Assignment, settings: GraderSettings) -> None:
     """
     if assignment not in _REFERENCE:
         _REFERENCE[assignment] = reference_answers(assignment, settings)
-    _redactor(assignment)
+    _redactor(assignment, settings.message_chars)
 
 
 class Grader:
@@ -280,22 +329,27 @@ class Grader:
     def __init__(self, assignment: Assignment, settings: GraderSettings) -> None:
         self.assignment, self.settings = assignment, settings
         self.suites = load_suites(assignment)
-        self.student_box = _sandbox(assignment, settings, settings.drop_privileges)
-        self.reference_box = _sandbox(assignment, settings, drop=False)
+        self.student_box = _sandbox(assignment, settings, students=True)
+        self.reference_box = _sandbox(assignment, settings, students=False)
         self.reference = _reference_runner(assignment, self.reference_box)
         self.reference.memo.update(_REFERENCE.get(assignment, {}))
 
     def grade(self, submission: Submission) -> None:
-        """Fill in `submission.results` (by grade_id) and `submission.limits`."""
+        """Fill in `submission.results` (by grade_id) and `submission.limits`.
+
+        The submission gets a session of its own (a fresh confined process tree) for all its parts,
+        with the time budget for all of them; what it left running ends with the session.
+        """
+        self.student_box.begin(self.settings.budget_seconds)
         for suite in self.suites:
-            cells = program_from_notebook(submission.notebook, self.assignment.source, self.assignment.reference,
-                                          suite.student_cells)
+            cells = part_program(self.assignment, submission.notebook, suite)
             # A part that takes one cell from the student runs its checks one after another in one
             # process: what that cell leaves behind stays within its part. A part that takes the
             # whole notebook starts each check afresh, so state one cell's bug leaves behind cannot
             # cost checks about other cells.
             student = Runner(self.student_box, cells, submission, fresh=suite.student_cells == "all")
             submission.results[suite.grade_id] = run_checks(suite.checks, student, self.reference)
+        submission.limits += self.student_box.end()
 
     def close(self) -> None:
         self.student_box.close()
@@ -306,18 +360,17 @@ class Grader:
 
 
 def close_to_others(assignment: Assignment) -> None:
-    """Before student code runs as `nobody`: make the instructor's files unreadable to it.
+    """Before student code runs under its slot's uid: make the instructor's files unreadable to it.
 
-    The hidden suites, every copy of the solutions, other students' work, feedback and the
-    gradebook. The worker imports everything it needs before it drops privileges, so nothing of
-    the kit has to stay readable. Permanent, and harmless: only the grader (root) uses these files.
+    Every private folder (the hidden suites, every copy of the solutions, git's history, other
+    students' work, feedback), and the gradebook and grades.csv. The worker imports everything it
+    needs before student code runs, so nothing of the kit has to stay readable. With namespaces the
+    folders are hidden as well (isolation.py); without, this is what keeps them closed. Permanent,
+    and harmless: only the grader (root) uses these files.
     """
-    root, name = assignment.root, assignment.name
-    for folder in (assignment.suite_dir, assignment.source_dir, root / "solutions" / name, root / "submitted",
-                   root / "autograded", root / "feedback", root / "downloaded", root / ".grading"):
-        if folder.is_dir():
-            folder.chmod(0o700)
-    for file in (root / "gradebook.db", root / "grades.csv"):
+    for folder in private_paths(assignment):
+        Path(folder).chmod(0o700)
+    for file in (assignment.root / "gradebook.db", assignment.root / "grades.csv"):
         if file.is_file():
             file.chmod(0o600)
 
@@ -363,7 +416,9 @@ def share_out(items: list, work: Callable[[Any], Any], jobs: int, progress: Prog
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
 
-    def serve(channel) -> None:
+    def serve(channel, slot: int) -> None:
+        global SLOT
+        SLOT = slot  # 1, 2, ...: the parent (and a single grading) is slot 0
         try:
             while True:
                 with counter.get_lock():
@@ -384,9 +439,9 @@ def share_out(items: list, work: Callable[[Any], Any], jobs: int, progress: Prog
     # collections (and so out of the pages they would copy by touching it).
     gc.freeze()
     running = {}
-    for _ in range(max(1, min(jobs, len(items)))):
+    for slot in range(1, max(1, min(jobs, len(items))) + 1):
         receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=serve, args=(send,))
+        process = context.Process(target=serve, args=(send, slot))
         process.start()
         send.close()
         running[receive] = process
@@ -419,7 +474,7 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
     """
     readable = [s for s in submissions if s.notebook is not None]
     jobs = settings.jobs or os.cpu_count() or 1
-    if settings.drop_privileges:
+    if settings.isolate:
         close_to_others(assignment)
     prepare_grading(assignment, settings)
     reports = {}
@@ -430,7 +485,7 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
                 reports[readable[index].key] = report
     except RuntimeError as exc:
         raise RuntimeError(f"the hidden suites of {assignment.name} could not run: {exc}") from None
-    return {s.key: reports.get(s.key) or _report(assignment, s) for s in submissions}
+    return {s.key: reports.get(s.key) or _report(assignment, s, settings) for s in submissions}
 
 
 _GRADERS: dict[tuple[int, Assignment], Grader] = {}
@@ -444,7 +499,7 @@ def grade_here(assignment: Assignment, submission: Submission, settings: GraderS
         atexit.register(close_graders)
     grader = _GRADERS[key]
     grader.grade(submission)
-    return _report(grader.assignment, submission)  # the Grader's copy has read the assignment's files
+    return _report(grader.assignment, submission, settings)  # the Grader's copy has read the assignment's files
 
 
 def close_graders() -> None:
@@ -454,20 +509,34 @@ def close_graders() -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def _redactor(assignment: Assignment) -> Redactor:
-    return Redactor(assignment.suite_dir, assignment.source_dir)
+def _redactor(assignment: Assignment, chars: int) -> Redactor:
+    return Redactor(assignment.suite_dir, assignment.source_dir, chars)
 
 
-def _report(assignment: Assignment, submission: Submission) -> Report:
-    redact = _redactor(assignment)
-    parts = []
+def _report(assignment: Assignment, submission: Submission, settings: GraderSettings) -> Report:
+    """The submission's report, every message redacted and cut to length.
+
+    Student code controls much of a message (its exceptions' text, the values it returns), so a
+    submission's messages together may carry `settings.message_budget` characters; past that they
+    are withheld, and the summary names the budget.
+    """
+    redact = _redactor(assignment, settings.message_chars)
+    left, parts, limits = settings.message_budget, [], list(submission.limits)
     for cell in assignment.grade_cells:
         checks = submission.results.get(cell.grade_id, [])
         if submission.error:
             checks = [CheckResult("notebook", False, submission.error)]
-        parts.append(PartResult(cell.grade_id, cell.points,
-                                [CheckResult(c.name, c.passed, redact(c.message)) for c in checks]))
-    return Report(parts, error=redact(submission.error), limits=submission.limits)
+        shown = []
+        for check in checks:
+            message = redact(check.message)
+            if len(message) > left:
+                message = f"(message withheld: this submission's messages used their {settings.message_budget} characters)"
+                limits.append("message budget")
+            else:
+                left -= len(message)
+            shown.append(CheckResult(check.name, check.passed, message))
+        parts.append(PartResult(cell.grade_id, cell.points, shown))
+    return Report(parts, error=redact(submission.error), limits=limits)
 
 
 def grade_paths(assignment: Assignment, paths: Iterable[Path], settings: GraderSettings) -> dict[str, Report]:

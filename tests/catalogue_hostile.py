@@ -128,8 +128,8 @@ for target, mode in (("gradebook.db", "ab"), ("grades.csv", "w"), ("submitted/ad
         with open(root / target, mode) as handle:
             handle.write(b"owned" if "b" in mode else "owned")
         results.append(f"{target}: WRITTEN")
-    except OSError as error:
-        results.append(f"{target}: {type(error).__name__}")
+    except OSError:
+        results.append(f"{target}: refused")
 raise RuntimeError("; ".join(results))"""
 
 READ_CLASSMATES = course_root() + """\
@@ -138,8 +138,8 @@ for target in ("submitted/ada/dl01_6_3/modules_and_sgd.ipynb", "gradebook.db"):
     try:
         data = (root / target).read_bytes()
         results.append(f"{target}: READ {len(data)} bytes {data[:40]!r}")
-    except OSError as error:
-        results.append(f"{target}: {type(error).__name__}")
+    except OSError:
+        results.append(f"{target}: refused")
 raise RuntimeError("; ".join(results))"""
 
 PATCH_NUMPY = """\
@@ -169,6 +169,72 @@ import subprocess
 subprocess.Popen(["sleep", "{SLEEP_MARK}"], start_new_session=True)
 for p in self.params:
     p.data -= self.lr * p.grad"""
+
+LISTEN_PORT = 47813  # the class-run test listens here on the grader's loopback; no submission may connect
+
+KILL_EVERYONE = """\
+import os, signal
+for pid in [-1] + list(range(2, 1 << 16)):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass"""
+
+FORK_BOMB = """\
+import os, time
+for _ in range(1000):
+    try:
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+    except OSError:
+        break"""
+
+FILL_SCRATCH = """\
+import os
+for folder in ("/tmp", "/var/tmp", "/dev/shm"):  # files of 1 MB, the largest a file may be, until the space runs out
+    for number in range(1 << 12):
+        try:
+            with open(os.path.join(folder, f"left-by-fill-scratch-{number}"), "wb") as handle:
+                handle.write(b"x" * (1 << 20))
+        except OSError:
+            break"""
+
+MEMORY_ACROSS_PROCESSES = """\
+import os, select, time
+import numpy as np
+ready, done = os.pipe()
+for _ in range(3):
+    if os.fork() == 0:
+        block = np.ones(450 * 2**20 // 8)  # each under the per-check limit of 1024 MB
+        os.write(done, b"x")
+        time.sleep(600)
+        os._exit(0)
+end = time.monotonic() + 2.5
+while time.monotonic() < end and select.select([ready], [], [], end - time.monotonic())[0]:
+    os.read(ready, 1)"""
+
+GARBAGE_PROTOCOL = """\
+import os
+garbage = [b"[" * 100_000 + b"]" * 100_000 + b"\\n", b"x" * (20 << 20), b"\\n{not json\\n",
+           b'{"event": "result", "ok": true, "value": 1}\\n', b'{"event": "loaded", "errors": 7}\\n', b"[]\\n"]
+for fd in range(64):
+    for chunk in garbage:
+        try:
+            os.write(fd, chunk)
+        except OSError:
+            pass"""
+
+LOOPBACK = f"""\
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+address = struct.pack("!HH4s8x", 2, {LISTEN_PORT}, bytes([127, 0, 0, 1]))
+address = struct.pack("=H", 2) + address[2:]  # sa_family in the machine's order, the port in network order
+for _ in range(3):
+    fd = libc.socket(2, 1, 0)
+    if libc.connect(fd, address, len(address)) == 0:
+        libc.send(fd, b"reached the grader's host", 25, 0)
+    libc.close(fd)"""
 
 ALL_BUT = lambda *lost: tuple(p for p in PARTS if p not in lost)  # noqa: E731
 
@@ -220,21 +286,19 @@ HOSTILE: list[Hostile] = [
     # ------------------------------------------------------------------ files
     Hostile("read-hidden", "reads every file under autograder/, solutions/ and source/, prints it and raises it (in forward)",
             sabotage("linear", "Linear.forward", READ_EVERYTHING),
-            loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON), reason="PermissionError",
+            loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON), reason="read 0 other files",
             root_only=True),
     Hostile("read-classmates", "reads another student's notebook and gradebook.db and raises what it read (in forward)",
             sabotage("linear", "Linear.forward", READ_CLASSMATES),
             loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),
-            reason="submitted/ada/dl01_6_3/modules_and_sgd.ipynb: PermissionError; gradebook.db: PermissionError",
+            reason="submitted/ada/dl01_6_3/modules_and_sgd.ipynb: refused; gradebook.db: refused",
             root_only=True),
     Hostile("write-files", "writes to gradebook.db, grades.csv, another student's folder, nbgrader_config.py and the "
                            "grader's code (in parameters)",
             sabotage("module", "Module.parameters", WRITE_EVERYWHERE),
             loses=("test_parameters", LESSON), keeps=ALL_BUT("test_parameters", LESSON), root_only=True,
-            reason="gradebook.db: PermissionError; grades.csv: PermissionError; "
-                   "submitted/ada/dl01_6_3/modules_and_sgd.ipynb: PermissionError; "
-                   "submitted/ada/dl01_6_3/extra.txt: PermissionError; nbgrader_config.py: PermissionError; "
-                   "autograder/report.py: PermissionError"),
+            reason="gradebook.db: refused; grades.csv: refused; submitted/ada/dl01_6_3/modules_and_sgd.ipynb: refused; "
+                   "submitted/ada/dl01_6_3/extra.txt: refused; nbgrader_config.py: refused; autograder/report.py: refused"),
 
     # ------------------------------------------------------------------ broken or odd files
     Hostile("not-json", "a file that is not JSON", lambda ref, rel: {NOTEBOOK: "this is not json {"},
@@ -256,4 +320,69 @@ HOSTILE: list[Hostile] = [
     Hostile("two-renamed", "two notebooks, neither named modules_and_sgd.ipynb",
             lambda ref, rel: {"a.ipynb": notebook(ref), "b.ipynb": notebook(rel)}, max_total=0,
             reason="no modules_and_sgd.ipynb in the submission", summary=True),
+
+    # ------------------------------------------------------------------ malformed notebooks (issue 9, item 4)
+    # Each once stopped `make grade` before feedback and grades.csv; now each is not graded, with its reason.
+    Hostile("source-dict", "the reference whose locked cells have a source that is a JSON object",
+            lambda ref, rel: only({**ref, "cells": [
+                {**c, "source": {"code": c["source"]}} if c["metadata"].get("nbgrader", {}).get("locked") else c
+                for c in ref["cells"]]}),
+            max_total=0, reason="has a source that is an object, not a string or a list of strings", summary=True),
+    Hostile("grade-id-list", "the reference whose locked cells have a grade_id that is a list",
+            lambda ref, rel: only({**ref, "cells": [
+                {**c, "metadata": {**c["metadata"], "nbgrader": {**c["metadata"]["nbgrader"],
+                                                                 "grade_id": [c["metadata"]["nbgrader"]["grade_id"]]}}}
+                if c["metadata"].get("nbgrader", {}).get("locked") else c for c in ref["cells"]]}),
+            max_total=0, reason="has metadata.nbgrader.grade_id that is a list, not a string", summary=True),
+    Hostile("nbgrader-string", "the reference whose locked cells have metadata.nbgrader that is a string",
+            lambda ref, rel: only({**ref, "cells": [
+                {**c, "metadata": {**c["metadata"], "nbgrader": "locked"}}
+                if c["metadata"].get("nbgrader", {}).get("locked") else c for c in ref["cells"]]}),
+            max_total=0, reason="has metadata.nbgrader that is a string, not an object", summary=True),
+    Hostile("deep-json", "the reference with 100,000 nested lists in its metadata",
+            lambda ref, rel: {NOTEBOOK: json.dumps({**ref, "metadata": {**ref["metadata"], "deep": "DEEP"}})
+                              .replace('"DEEP"', "[" * 100_000 + "]" * 100_000)},
+            max_total=0, reason="its JSON is nested more than 64 levels deep", summary=True),
+    Hostile("too-large", "the reference with a 3 MB output in a cell added at the top",
+            lambda ref, rel: only({**ref, "cells": [new_code_cell("print('x' * 3_000_000)", outputs=[
+                {"output_type": "stream", "name": "stdout", "text": "x" * 3_000_000}])] + ref["cells"]}),
+            max_total=0, reason="more than the 2,048 KB a notebook may be", summary=True),
+    Hostile("cells-object", "the reference whose cells are a JSON object instead of a list",
+            lambda ref, rel: only({**ref, "cells": {str(i): c for i, c in enumerate(ref["cells"])}}),
+            max_total=0, reason="its 'cells' is an object, not a list", summary=True),
+    Hostile("cell-string", "the reference with a cell that is a string",
+            lambda ref, rel: only({**ref, "cells": ref["cells"] + ["print('hello')"]}),
+            max_total=0, reason="is a string, not an object", summary=True),
+
+    # ------------------------------------------------------------------ harming classmates (issue 9, items 2 and 3)
+    # Graded in parallel with the honest students above, who must score exactly what they score alone.
+    Hostile("kill-everyone", "sends SIGKILL to every process id and to -1, from a cell added at the top (blank release)",
+            on_blank(KILL_EVERYONE), max_total=0),
+    Hostile("fork-bomb", "starts sleeping processes until it cannot, from a cell added at the top (blank release)",
+            on_blank(FORK_BOMB), max_total=0, limit="process budget"),
+    Hostile("fill-scratch", "fills /tmp, /var/tmp and /dev/shm and leaves the files for later runs (blank release)",
+            on_blank(FILL_SCRATCH), max_total=0, limit="disk budget"),
+    Hostile("memory-across-processes", "three processes of 450 MB each, under the per-check limit but over the "
+                                       "submission's budget of 1024 MB (blank release)",
+            on_blank(MEMORY_ACROSS_PROCESSES), max_total=0, limit="memory budget"),
+    Hostile("sleep-under-limit", "step() sleeps 1.4 s, so that even two steps stay under the per-check limit, then steps (reference otherwise)",
+            sabotage("sgd", "SGD.step", "import time\ntime.sleep(1.4)\nfor p in self.params:\n    p.data -= self.lr * p.grad"),
+            # The parts run in the order of their files: forward, lesson numbers, no_grad, parameters, step, zero_grad;
+            # the budget runs out in step, so zero_grad is not run either.
+            loses=("test_step", "test_zero_grad", LESSON), keeps=("test_forward", "test_no_grad", "test_parameters"),
+            reason="the submission used its 30 s", limit="time budget"),
+    Hostile("garbage-protocol", "writes deeply nested JSON, a 20 MB line and forged answers to every descriptor "
+                                "(blank release)", on_blank(GARBAGE_PROTOCOL), max_total=0),
+    Hostile("loopback", "connects to a port the grader's host listens on, at 127.0.0.1, through ctypes (blank release)",
+            on_blank(LOOPBACK), max_total=0),
+
+    # ------------------------------------------------------------------ the formgrader (issue 13)
+    Hostile("markdown-payloads", "the reference whose every markdown cell (written answers too) is <script>, "
+            "<img onerror>, <svg onload> and a javascript: link; its pages are opened in a browser by "
+            "tests/test_formgrader_browser.py",
+            lambda ref, rel: only({**ref, "cells": [
+                {**c, "source": "<script>document.title='owned'</script><img src=x onerror=\"document.title='owned'\">"
+                                " <svg onload=\"document.title='owned'\"></svg> [x](javascript:document.title='owned')"}
+                if c["cell_type"] == "markdown" else c for c in ref["cells"]]}),
+            keeps=PARTS),
 ]

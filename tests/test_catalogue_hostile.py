@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import subprocess
 import tempfile
@@ -29,7 +30,7 @@ import pytest
 from autograder.report import hidden_code_lines
 from autograder.settings import GraderSettings, load_config
 from catalogue_bugs import PARTS
-from catalogue_hostile import HOSTILE, NOTEBOOK, SLEEP_MARK
+from catalogue_hostile import HOSTILE, LISTEN_PORT, NOTEBOOK, SLEEP_MARK
 from bench.course import gradebook_scores
 from conftest import ASSIGNMENT, FULL, course_copy, grade_class, grade_json, release_notebook, solution_notebook
 
@@ -50,6 +51,7 @@ class GradedClass:
     before: dict[str, str]  # file -> sha256 of everything a student must not change, before the run
     scores: dict[str, dict[str, float]]  # student -> grade cell -> auto score, from the gradebook
     alone: dict[str, dict]  # student -> `python -m autograder grade --json` of their notebook alone
+    reached: list[bytes]  # what arrived at the port the grader's host listened on during the run
 
     def page(self, student: str) -> str:
         """The student's feedback page, as the text it shows."""
@@ -108,15 +110,26 @@ def graded() -> GradedClass:
             (folder / name).write_text(content)
         (folder / "timestamp.txt").write_text(TIMESTAMP)
     before = digests(course)
+    listener = socket.create_server(("127.0.0.1", LISTEN_PORT))
+    listener.settimeout(0)
     start = time.monotonic()
     run = grade_class(course, timeout=1800)
     seconds = time.monotonic() - start
+    reached = []
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except BlockingIOError:
+            break
+        reached.append(connection.recv(100) or b"(connected)")
+        connection.close()
+    listener.close()
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     honest = [e.student for e in HOSTILE if e.honest] + ["read-hidden", "no-solution-cells"]  # and two hostile ones
     paths = [course / "submitted" / s / ASSIGNMENT.name / NOTEBOOK for s in honest]
     with ThreadPoolExecutor(2) as pool:
         alone = dict(zip(honest, pool.map(lambda p: grade_alone(course, p), paths)))
-    yield GradedClass(course, run, seconds, before, gradebook_scores(course), alone)
+    yield GradedClass(course, run, seconds, before, gradebook_scores(course), alone, reached)
     shutil.rmtree(course, ignore_errors=True)
 
 
@@ -148,7 +161,7 @@ def test_entry_scores_within_its_bound_and_says_why(graded, entry):
         assert entry.reason.lower() in graded.summary_line(entry.student).lower(), graded.run.stdout[-3000:]
     if entry.limit:
         line = next((l for l in graded.run.stdout.splitlines() if l.startswith("Hit a limit: ")), "")
-        assert re.search(rf"(^|, ){re.escape(entry.student)} \([a-z/]*{entry.limit}", line[len("Hit a limit: "):]), line
+        assert re.search(rf"(^|, ){re.escape(entry.student)} \([a-z /]*{entry.limit}", line[len("Hit a limit: "):]), line
 
 
 def test_catalogue_holds_what_issue_4_asks_for():
@@ -169,7 +182,9 @@ def test_class_finishes_within_a_bound_derived_from_the_limits(graded):
     settings = GraderSettings(config=load_config(graded.course))
     # A time-out costs at most the load and one check of each part it stops: 2 * seconds per part.
     timed_parts = sum(len(PARTS) if e.max_total == 0 else len(e.loses) for e in HOSTILE if e.limit == "time")
-    bound = BASE_SECONDS + PER_STUDENT_SECONDS * len(HOSTILE) + 2 * settings.seconds * timed_parts
+    budgets = sum(1 for e in HOSTILE if e.limit == "time budget")
+    bound = (BASE_SECONDS + PER_STUDENT_SECONDS * len(HOSTILE) + 2 * settings.seconds * timed_parts
+             + settings.budget_seconds * budgets)
     assert graded.seconds <= bound, f"the class took {graded.seconds:.0f} s, more than {bound:.0f} s"
 
 
@@ -227,6 +242,17 @@ def test_no_hidden_suite_text_in_feedback_summary_or_json(graded):
 
 def test_no_process_left_behind(graded):
     assert not leftovers(graded.course)
+    settings = GraderSettings(config=load_config(graded.course))
+    users = subprocess.run(["ps", "-eo", "uid="], capture_output=True, text=True).stdout.split()
+    assert not [uid for uid in users if settings.uid_base <= int(uid) < settings.uid_base + 1000]
+
+
+@pytest.mark.skipif(not ROOT_USER, reason="isolation needs the grader to run as root")
+def test_no_submission_reached_the_network_or_left_files(graded):
+    assert not graded.reached, graded.reached
+    for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+        assert not list(Path(folder).glob("left-by-fill-scratch")), folder
+    assert "each submission isolated by: namespaces" in graded.run.stdout, graded.run.stdout[:500]
 
 
 def test_every_bad_input_has_a_one_line_reason_in_the_summary_and_on_its_page(graded):

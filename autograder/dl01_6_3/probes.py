@@ -9,7 +9,11 @@ Where a case has inputs (start values, gradients, inputs of a layer), the test m
 seed and passes them in, so that nothing the student's process reports is trusted as an input.
 
 Each probe calls only the stub its suite grades; everything else it needs (zeroing gradients,
-collecting parameters by hand) it does itself, so that one wrong stub costs one suite.
+collecting parameters by hand, a layer's forward pass) it does itself, so that one wrong stub costs one
+suite. The grader runs a part with the student's cell for that part and the public release (blank stubs)
+for every other cell, never the reference solution: a probe of one part must not need another part's stub.
+Only the lesson-numbers probes use the notebook's own classes throughout (that part takes every cell from
+the student).
 """
 import numpy as np
 
@@ -58,10 +62,28 @@ def _by_hand(model):
     return [p for layer in _linear_layers(model) for p in (layer.weight, layer.bias)]
 
 
-def _mlp(ns, widths, rng):
+def _probe_linear(ns):
+    """The notebook's Linear (its given __init__: same weights for the same rng) with the probe's own forward.
+
+    The forward is the lesson's x @ weight.T + bias in Tensor operations, in the reference's order, so its
+    graph has the reference's nodes (weight.T, the product, the sum). Probes of the parts that do not grade
+    Linear.forward build their models from it: the release's blank forward, or a student's wrong one, cannot
+    cost them anything.
+    """
+
+    class ProbeLinear(ns["Linear"]):
+        def forward(self, x):
+            return x @ self.weight.T + self.bias
+
+    return ProbeLinear
+
+
+def _mlp(ns, widths, rng, linear=None):
+    """Linear layers (the notebook's, or `linear`) of the given widths with a ReLU between consecutive ones."""
+    linear = linear or ns["Linear"]
     layers = []
     for n_in, n_out in zip(widths[:-1], widths[1:]):
-        layers += [ns["Linear"](n_in, n_out, rng), ns["ReLU"]()]
+        layers += [linear(n_in, n_out, rng), ns["ReLU"]()]
     return ns["Sequential"](*layers[:-1])
 
 
@@ -247,10 +269,10 @@ def zero_grad_effect(ns, data, grads):
 
 
 def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
-    """A model's grads from one backward pass; then zero_grad() (`calls` times), the grads it left,
-    and the grads of the same backward pass run again."""
+    """A model's (the probe's own layers) grads from one backward pass; then zero_grad() (`calls` times), the
+    grads it left, and the grads of the same backward pass run again."""
     rng = np.random.default_rng(seed)
-    model = _mlp(ns, widths, rng)
+    model = _mlp(ns, widths, rng, _probe_linear(ns))
     params = _by_hand(model)
     optimizer = ns["SGD"](params, lr=0.1)
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
@@ -284,9 +306,10 @@ def step_effect(ns, data, grads, lr):
 
 
 def step_moves_model(ns, widths, batch, lr, seed, steps=2):
-    """Train a model for a few steps; grads are zeroed by the probe itself, params collected by hand."""
+    """Train a model of the probe's own layers for a few steps; grads are zeroed by the probe itself, params
+    collected by hand: only step() is the notebook's."""
     rng = np.random.default_rng(seed)
-    model = _mlp(ns, widths, rng)
+    model = _mlp(ns, widths, rng, _probe_linear(ns))
     params = _by_hand(model)
     optimizer = ns["SGD"](params, lr=lr)
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
@@ -305,10 +328,10 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
 def _worked_example(ns, zero_between, by_hand):
     """The lesson's Linear(2, 1) example (weight (0.5, -1), bias 0.2, x = (1, 2), y = 1, lr = 0.1), two steps.
 
-    by_hand: collect the parameters and zero their grads in the probe (the step suite); otherwise
-    use the notebook's parameters() and zero_grad() (the lesson-numbers suite).
+    by_hand: the probe's own forward, parameters collected and grads zeroed by the probe (the step suite);
+    otherwise the notebook's forward, parameters() and zero_grad() (the lesson-numbers suite).
     """
-    layer = ns["Linear"](2, 1, np.random.default_rng(0))
+    layer = (_probe_linear(ns) if by_hand else ns["Linear"])(2, 1, np.random.default_rng(0))
     layer.weight, layer.bias = ns["Parameter"](np.array([[0.5, -1.0]])), ns["Parameter"](np.array([0.2]))
     params = [layer.weight, layer.bias] if by_hand else layer.parameters()
     optimizer = ns["SGD"](params, lr=0.1)
@@ -347,9 +370,9 @@ def step_worked_example(ns, zero_between):
 # ---------------------------------------------------------------- no_grad
 
 def no_grad_forward(ns, widths, batch, seed):
-    """The same forward pass recorded, under no_grad(), and recorded again afterwards."""
+    """The same forward pass (of the probe's own layers) recorded, under no_grad(), and recorded again afterwards."""
     rng = np.random.default_rng(seed)
-    model = _mlp(ns, widths, rng)
+    model = _mlp(ns, widths, rng, _probe_linear(ns))
     x = ns["Tensor"](rng.normal(size=(batch, widths[0])))
     Tensor = ns["Tensor"]
     Tensor.recording = True

@@ -1,0 +1,208 @@
+"""Malformed notebooks (issue 9, item 4): each is one student's one-line reason, never the class's end.
+
+autograder/validate.py checks every submission before grading; these tests give it each malformed
+kind an attacker found or could write, then grade a class made of them and one honest student.
+"""
+from __future__ import annotations
+
+import copy
+import csv
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder import classroom
+from autograder.settings import GraderSettings, load_config
+from autograder.suites import read_submission
+from autograder.validate import MAX_DEPTH, validate_notebook
+from bench.course import gradebook_scores
+from catalogue_hostile import HOSTILE
+from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_class, release_notebook, solution_notebook
+
+LIMIT = 2048 * 1024
+REFERENCE = json.loads(json.dumps(solution_notebook()))
+LOCKED = next(i for i, c in enumerate(REFERENCE["cells"]) if c["metadata"].get("nbgrader", {}).get("locked"))
+GRADE_ID = REFERENCE["cells"][LOCKED]["metadata"]["nbgrader"]["grade_id"]
+
+
+def changed(change) -> dict:
+    """The reference (as plain JSON) after `change(notebook, locked_cell)`."""
+    nb = copy.deepcopy(REFERENCE)
+    change(nb, nb["cells"][LOCKED])
+    return nb
+
+
+def nested(depth: int):
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+# kind -> (the notebook: a dict, JSON text or bytes; words its reason must hold)
+MALFORMED = {
+    "source a dict": (changed(lambda nb, c: c.update(source={"code": c["source"]})),
+                      [f"cell {LOCKED + 1}", GRADE_ID, "source", "an object"]),
+    "source a number": (changed(lambda nb, c: c.update(source=42)), ["source", "a number"]),
+    "source a list holding a number": (changed(lambda nb, c: c.update(source=["x = 1\n", 2])), ["source", "a list"]),
+    "grade_id a list": (changed(lambda nb, c: c["metadata"]["nbgrader"].update(grade_id=[GRADE_ID])),
+                        [f"cell {LOCKED + 1}", "metadata.nbgrader.grade_id", "a list", "not a string"]),
+    "grade_id null": (changed(lambda nb, c: c["metadata"]["nbgrader"].update(grade_id=None)), ["grade_id", "null"]),
+    "points a string": (changed(lambda nb, c: c["metadata"]["nbgrader"].update(points="5")),
+                        ["metadata.nbgrader.points", '"5"', "not a number"]),
+    "points NaN": ('{"x": 1}', None),  # replaced below: NaN only exists as JSON text
+    "locked a number": (changed(lambda nb, c: c["metadata"]["nbgrader"].update(locked=1)),
+                        ["metadata.nbgrader.locked", "true or false"]),
+    "metadata.nbgrader a string": (changed(lambda nb, c: c["metadata"].update(nbgrader="locked")),
+                                   ["metadata.nbgrader", "a string", "not an object"]),
+    "cell metadata a list": (changed(lambda nb, c: c.update(metadata=[])), ["metadata", "a list"]),
+    "cells an object": (changed(lambda nb, c: nb.update(cells={"0": c})), ["'cells'", "an object", "not a list"]),
+    "no cells": (changed(lambda nb, c: nb.pop("cells")), ["no cells"]),
+    "a cell that is a string": (changed(lambda nb, c: nb["cells"].append("print('hello')")),
+                                [f"cell {len(REFERENCE['cells']) + 1}", "a string", "not an object"]),
+    "an unknown cell_type": (changed(lambda nb, c: c.update(cell_type="python")), ["cell_type", '"python"']),
+    "outputs an object": (changed(lambda nb, c: c.update(outputs={})), ["outputs", "an object", "not a list"]),
+    "an output that is a string": (changed(lambda nb, c: c.update(outputs=["hello"])), ["output", "not an object"]),
+    "attachments a list": (changed(lambda nb, c: nb["cells"][0].update(attachments=[])), ["attachments", "a list"]),
+    "notebook metadata a string": (changed(lambda nb, c: nb.update(metadata="x")), ["'metadata'", "a string"]),
+    "a key nbformat does not know": (changed(lambda nb, c: c.update(secret=1)),
+                                     ["not a valid nbformat 4 notebook", "'secret' was unexpected"]),
+    "nbformat 5": (changed(lambda nb, c: nb.update(nbformat=5)), ["nbformat 5"]),
+    "nbformat a string": (changed(lambda nb, c: nb.update(nbformat="4")), ["'nbformat'"]),
+    "deeply nested JSON text": ('{"cells": [], "metadata": {"deep": ' + "[" * 100_000 + "]" * 100_000 + "}}",
+                                ["nested more than", str(MAX_DEPTH)]),
+    "deeply nested dict": (changed(lambda nb, c: nb["metadata"].update(deep=nested(100_000))), ["nested more than"]),
+    "just too deep": (changed(lambda nb, c: nb["metadata"].update(deep=nested(MAX_DEPTH))), ["nested more than"]),
+    "a JSON list": ("[1, 2, 3]", ["a list", "not a notebook"]),
+    "not JSON": ("this is not json {", ["not JSON"]),
+    "empty": ("", ["empty"]),
+    "not UTF-8": ('{"cells": ["caf\xe9"]}'.encode("latin-1"), ["not UTF-8"]),
+    "a lone surrogate": (json.dumps(REFERENCE)[:-1] + ', "x": "\\ud800"}', ["not valid Unicode"]),
+    "too large": (json.dumps(REFERENCE) + " " * LIMIT, ["KB", "more than the 2,048 KB", "clear its outputs"]),
+}
+MALFORMED["points NaN"] = (re.sub(r'"points": [0-9.]+', '"points": NaN', json.dumps(REFERENCE), count=1),
+                           ["metadata.nbgrader.points", "NaN", "not a number"])
+
+
+@pytest.mark.parametrize("kind", list(MALFORMED))
+def test_each_malformed_kind_is_one_line_naming_what_is_wrong(kind):
+    notebook, words = MALFORMED[kind]
+    reason = validate_notebook(notebook, LIMIT)
+    assert reason, f"{kind}: accepted"
+    assert "\n" not in reason and len(reason) <= 160, reason
+    missing = [w for w in words if w.lower() not in reason.lower()]
+    assert not missing, f"{kind}: {reason!r} does not say {missing}"
+
+
+def test_a_file_is_checked_for_its_size_before_it_is_read(tmp_path):
+    path = tmp_path / NOTEBOOK
+    path.write_text(json.dumps(REFERENCE, indent=1))
+    assert validate_notebook(path, LIMIT) is None
+    size = path.stat().st_size
+    assert "more than the 1 KB" in validate_notebook(path, 1024)
+    assert validate_notebook(path, size) is None and validate_notebook(path, size - 1)
+    assert "could not be read" in validate_notebook(tmp_path / "missing.ipynb", LIMIT)
+
+
+def test_what_jupyter_and_the_kit_write_is_valid():
+    no_ids = changed(lambda nb, c: [cell.pop("id", None) for cell in nb["cells"]])
+    pasted = changed(lambda nb, c: nb["cells"].append(copy.deepcopy(c)))  # the same cell id twice
+    old_minor = changed(lambda nb, c: (nb.update(nbformat_minor=4), [cell.pop("id", None) for cell in nb["cells"]]))
+    deep_enough = changed(lambda nb, c: nb["metadata"].update(deep=nested(MAX_DEPTH - 2)))
+    for notebook in (REFERENCE, json.dumps(REFERENCE), json.dumps(REFERENCE).encode(), release_notebook(),
+                     no_ids, pasted, old_minor, deep_enough):
+        assert validate_notebook(notebook, LIMIT) is None
+    assert validate_notebook(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK, LIMIT) is None
+
+
+def test_every_catalogue_notebook_the_grader_grades_is_valid():
+    reference, release = solution_notebook(), release_notebook()
+    malformed = {"not-json", "empty", "source-dict", "grade-id-list", "nbgrader-string", "deep-json", "too-large",
+                 "cells-object", "cell-string"}
+    for entry in HOSTILE:
+        for name, content in entry.files(reference, release).items():
+            reason = validate_notebook(content, LIMIT)
+            assert bool(reason) == (entry.student in malformed), (entry.student, name, reason)
+
+
+def test_the_reader_never_raises_and_json_alone_would():
+    with pytest.raises(RecursionError):  # why the depth is bounded: json (and nbformat.read) recurse per level
+        json.loads("[" * 100_000)
+    class Treacherous(dict):
+        def get(self, *args):
+            raise RuntimeError("boom")
+
+    assert validate_notebook(Treacherous(nbformat=4), LIMIT) == "the grader could not check it (RuntimeError: boom)"
+    assert "not a notebook" in validate_notebook(object(), LIMIT)
+    assert validate_notebook("[" * 100_000, LIMIT)
+
+
+def test_read_submission_gives_the_reason_and_the_course_limit(tmp_path):
+    path = tmp_path / NOTEBOOK
+    path.write_text(json.dumps(MALFORMED["grade_id a list"][0]))
+    submission = read_submission("s", path)
+    assert submission.notebook is None
+    assert submission.error.startswith(f"{NOTEBOOK} is not a readable notebook (cell {LOCKED + 1}")
+    assert "grade_id that is a list" in submission.error
+    path.write_text(json.dumps(REFERENCE) + " " * 3000)
+    assert read_submission("s", path).notebook is not None  # the course's limit: 2048 KB
+    assert GraderSettings(config=load_config(ROOT)).notebook_kb == GraderSettings().notebook_kb == 2048
+    assert "more than the 2 KB" in read_submission("s", path, max_bytes=2048).error
+
+
+def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
+    def broken(assignment, folder):
+        raise KeyError("something no one foresaw")
+
+    monkeypatch.setattr(classroom, "_find_notebook", broken)
+    autograde = classroom._autograder(ASSIGNMENT, load_config(ROOT), tmp_path, LIMIT)
+    answer = autograde("someone")
+    assert answer["retry"] and answer["problem"] == "the grader failed on it (KeyError: 'something no one foresaw')"
+
+
+# ------------------------------------------------------------------------------ a class of them
+
+
+CLASS = ("source-dict", "grade-id-list", "nbgrader-string", "deep-json", "too-large", "cells-object", "cell-string",
+         "not-json", "empty")
+
+
+@pytest.mark.slow
+def test_a_class_of_malformed_notebooks_and_one_honest_student_is_graded(tmp_path):
+    course = course_copy(tmp_path / "course")
+    reference, release = solution_notebook(), release_notebook()
+    entries = {e.student: e for e in HOSTILE}
+    for student in CLASS:
+        folder = course / "submitted" / student / ASSIGNMENT.name
+        folder.mkdir(parents=True)
+        for name, content in entries[student].files(reference, release).items():
+            (folder / name).write_text(content)
+    honest = course / "submitted" / "honest" / ASSIGNMENT.name
+    honest.mkdir(parents=True)
+    (honest / NOTEBOOK).write_bytes((ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK).read_bytes())
+    (honest / "Untitled.ipynb").mkdir()  # a folder named like a notebook is not a second notebook
+
+    run = grade_class(course)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert (course / "gradebook.db").is_file()
+    book = gradebook_scores(course)
+    assert book["honest"] == FULL and sum(book["honest"].values()) == 16
+    for student in CLASS:
+        assert set(book[student].values()) == {0}, (student, book[student])
+    rows = {row["student_id"]: row for row in csv.DictReader((course / "grades.csv").open())}
+    assert sorted(rows) == sorted([*CLASS, "honest"])
+    assert float(rows["honest"]["score"]) == 16
+    pages = {s: course / "feedback" / s / ASSIGNMENT.name / Path(NOTEBOOK).with_suffix(".html").name
+             for s in [*CLASS, "honest"]}
+    assert all(page.is_file() for page in pages.values()), [s for s, p in pages.items() if not p.is_file()]
+    lines = {line.split(": ")[1]: line for line in run.stdout.splitlines() if line.startswith("Not graded: ")}
+    assert sorted(lines) == sorted(CLASS), run.stdout[-3000:]
+    for student in CLASS:
+        reason = entries[student].reason
+        assert reason.lower() in lines[student].lower(), lines[student]
+        shown = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", pages[student].read_text())).split())
+        assert reason.lower() in shown.lower() and "not graded" in shown.lower(), student
+    assert f"{len(CLASS) + 1} submissions, 1 graded" in run.stdout
