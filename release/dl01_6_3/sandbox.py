@@ -113,23 +113,25 @@ def _role(cell: Mapping) -> str:
 def program_from_notebook(
     notebook: Mapping,
     source: Mapping | None = None,
-    reference: Mapping | None = None,
+    release: Mapping | None = None,
     student_cells: Iterable[str] | str = "all",
 ) -> list[Cell]:
     """The code to run for `notebook`, in the order of the trusted `source` notebook.
 
     Test cells and cells tagged `demo` are left out (the checks replace the first; the second only
     illustrate). Given cells come from `source`, so an edited copy changes nothing. Solution cells
-    named in `student_cells` come from `notebook`; the others from `reference`, so a check of one
-    part runs every other part as the reference wrote it. Cells the student added run where they
-    stand, after the known cell before them. Without `source` and `reference` (the self-check) the
-    notebook is its own source and reference.
+    named in `student_cells` come from `notebook`; the others from `release`, the public release
+    (blank stubs), so a check of one part runs no other part's code, the student's or the reference's:
+    the grader's probes build what else they need. No solution cell is ever taken from `source`
+    (the instructor's copy holds the answers): one missing from `release` raises. Cells the student
+    added run where they stand, after the known cell before them. Without `source` and `release`
+    (the self-check) the notebook is its own source and release.
     """
     source = source or notebook
-    reference = reference or notebook
+    release = release or notebook
     take_all = student_cells == "all"
     wanted = set() if take_all else set(student_cells)
-    ref_text = {_nbgrader(c).get("grade_id"): _text(c) for c in reference.get("cells", [])}
+    blank_text = {_nbgrader(c).get("grade_id"): _text(c) for c in release.get("cells", [])}
 
     student_text: dict[str, str] = {}
     added: dict[str | None, list[Cell]] = {}  # extra cells, keyed by the known cell before them
@@ -156,7 +158,7 @@ def program_from_notebook(
             elif take_all or gid in wanted:
                 text = student_text.get(gid, f"raise RuntimeError('the cell {gid} is missing from the notebook')")
             else:
-                text = ref_text.get(gid, _text(cell))
+                text = blank_text.get(gid, f"raise RuntimeError('the cell {gid} is missing from the release')")
             program.append(Cell(gid, _strip_magics(text)))
         program.extend(added.get(gid, []))
     return program
@@ -249,7 +251,7 @@ class _CappedText(io.TextIOBase):
         return True
 
 
-def _confine(limits: Limits, drop_privileges: bool, workdir: str) -> None:
+def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
     """Everything a loader does to itself before it runs a line of student code."""
     import resource
 
@@ -278,14 +280,8 @@ def _confine(limits: Limits, drop_privileges: bool, workdir: str) -> None:
         except (ValueError, OSError):
             pass
     os.chdir(workdir)
-    if drop_privileges:
-        import pwd
-
-        nobody = pwd.getpwnam("nobody")
-        os.setgroups([])
-        os.setgid(nobody.pw_gid)
-        os.setuid(nobody.pw_uid)
-        resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
+    if isolation is not None:
+        isolation.drop()
 
 
 def _load(cells: list[list[str]], results: int) -> dict:
@@ -373,10 +369,10 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
         os.write(results, line)
 
 
-def _loader_main(cells, limits, drop, workdir, commands: int, results: int, modules: dict) -> None:
-    """The loader: confine, load the cells, then answer calls until the worker hangs up."""
+def _loader_main(cells, limits, isolation, workdir, commands: int, results: int, modules: dict) -> None:
+    """The loader: confine, load the cells, then answer calls until the session hangs up."""
     try:
-        _confine(limits, drop, workdir)
+        _confine(limits, isolation, workdir)
         ns = _load(cells, results)
         gc.freeze()  # the loaded program is shared by every check child: no collection needs to touch it
         with os.fdopen(commands, "r") as calls:
@@ -391,28 +387,36 @@ def _loader_main(cells, limits, drop, workdir, commands: int, results: int, modu
 
 
 class _Lines:
-    """Read newline-ended messages from a pipe with a deadline."""
+    """Read newline-ended JSON messages from a pipe, with a deadline.
 
-    def __init__(self, fd: int) -> None:
-        self.fd, self.buffer = fd, b""
+    Student code can write anything to the pipes it holds: a line that is not a JSON object (cut
+    short, nested past the parser's depth, or longer than `limit` bytes) reads as {"event": "garbled"}.
+    """
+
+    def __init__(self, fd: int, limit: int = 1 << 24) -> None:
+        self.fd, self.buffer, self.limit = fd, b"", limit
         self.selector = selectors.DefaultSelector()
         self.selector.register(fd, selectors.EVENT_READ)
 
-    def next(self, deadline: float) -> dict | None:
+    def next(self, deadline: float | None = None) -> dict | None:
         """The next message; {} at end of file; None when the deadline passes first."""
         while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.selector.select(left):
+            left = None if deadline is None else deadline - time.monotonic()
+            if (left is not None and left <= 0) or not self.selector.select(left):
                 return None
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
                 return {}
             self.buffer += chunk
+            if len(self.buffer) > self.limit and b"\n" not in self.buffer:
+                self.buffer = b""
+                return {"event": "garbled"}
         line, self.buffer = self.buffer.split(b"\n", 1)
         try:
-            return json.loads(line)
-        except ValueError:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
             return {"event": "garbled"}
+        return message if isinstance(message, dict) else {"event": "garbled"}
 
     def close(self) -> None:
         self.selector.close()
@@ -420,40 +424,50 @@ class _Lines:
 
 
 class _Loader:
-    """The worker's handle on one loaded program."""
+    """The session's handle on one loaded program."""
 
-    def __init__(self, cells, config: dict, modules: dict, workdir: str) -> None:
-        self.failure, self.errors = None, []
+    def __init__(self, cells, config: dict, modules: dict, session: "_Session") -> None:
+        self.failure, self.errors, self.session = None, [], session
         limits = Limits(**config["limits"])
         commands_r, self.commands = os.pipe()
         results, results_w = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
             _close_fds_except({0, 1, 2, commands_r, results_w})
-            _loader_main(cells, limits, config["drop_privileges"], workdir, commands_r, results_w, modules)
+            _loader_main(cells, limits, session.isolation, session.workdir, commands_r, results_w, modules)
         os.close(commands_r)
         os.close(results_w)
         self.lines = _Lines(results)
         self.seconds = limits.seconds
         self._wait_loaded()
 
+    def _deadline(self) -> float:
+        return min(time.monotonic() + self.seconds, self.session.budget_end)
+
+    def _time_out(self, what: str) -> dict:
+        """Why `what` has no answer at the deadline: the check's own time, or the submission's."""
+        if time.monotonic() >= self.session.budget_end:
+            return {"limit": "time budget", "reason": f"{what} was stopped: the submission used its {self.session.budget:g} s"}
+        return {"limit": "time", "reason": f"{what} did not finish within {self.seconds:g} s (an infinite loop?)"}
+
     def _wait_loaded(self) -> None:
         cell = "the first cell"
-        deadline = time.monotonic() + self.seconds
         while True:
-            message = self.lines.next(deadline)
+            message = self.lines.next(self._deadline())
             if message is None:
-                self.failure = {"limit": "time", "reason": f"cell {cell} did not finish within {self.seconds:g} s"}
-            elif message.get("event") == "cell":
-                cell = message["name"]
+                self.failure = self._time_out(f"cell {cell}")
+            elif message.get("event") == "cell" and isinstance(message.get("name"), str):
+                cell = message["name"][:40]
                 continue
             elif message.get("event") == "loaded":
-                self.errors = message["errors"]
+                errors = message.get("errors")
+                self.errors = [str(e)[:300] for e in errors[:20]] if isinstance(errors, list) else []
                 return
             elif message.get("event") == "fatal":
-                self.failure = {"limit": message.get("limit", ""), "reason": message["reason"]}
+                self.failure = _clean(message)
+                self.failure.pop("ok")
             else:
-                self.failure = {"reason": f"cell {cell} {self._status()}"}
+                self.failure = {"reason": f"cell {cell} {self._ended(message)}"}
             self.stop()
             return
 
@@ -472,22 +486,25 @@ class _Loader:
             return [{"ok": False, **self.failure}]
         answers = []
         for _ in calls:
-            message = self.lines.next(time.monotonic() + self.seconds)
+            message = self.lines.next(self._deadline())
             if message is None:
+                answers.append({"ok": False, **self._time_out("the check")})
                 self.stop()
-                answers.append({"ok": False, "limit": "time",
-                                "reason": f"did not finish within {self.seconds:g} s (an infinite loop?)"})
                 break
             if message.get("event") != "result":
-                answers.append({"ok": False, "reason": self._status()})
+                answers.append({"ok": False, "reason": self._ended(message)})
                 self.stop()
                 break
-            message.pop("event")
-            answers.append(message)
-            if message.get("limit") == "output":  # the process stopped itself after saying so
+            answers.append(_clean(message))
+            if answers[-1]["limit"] == "output":  # the process stopped itself after saying so
                 self.stop()
                 break
         return answers
+
+    def _ended(self, message: dict) -> str:
+        """Why the loader sent no answer: it ended, or it wrote something that is not one."""
+        status = self._status()
+        return "wrote to the grader's pipe something that is not an answer" if message else status
 
     def _status(self) -> str:
         try:
@@ -499,7 +516,7 @@ class _Loader:
         return _describe_status(status)
 
     def stop(self) -> None:
-        """Kill the loader, its group, and (by reaping the worker's orphans) everything it started."""
+        """Kill the loader, its group, and (by reaping the session's orphans) everything it started."""
         if self.pid:
             for kill in (os.killpg, os.kill):
                 try:
@@ -513,6 +530,22 @@ class _Loader:
             self.lines.close()
             self.commands = -1
         _reap_orphans()
+        if self.session.isolation is not None:
+            self.session.isolation.note_scratch()
+
+
+_LIMITS = ("memory", "output")  # the limits a loader may report itself; time is the session's to judge
+
+
+def _clean(message: dict) -> dict:
+    """An answer as the grader may take it: the loader runs student code, so every field is checked."""
+    ok = message.get("ok") is True
+    reason = message.get("reason")
+    limit = message.get("limit")
+    return {"ok": ok, "value": message.get("value") if ok else None,
+            "reason": " ".join(reason.split())[:500] if isinstance(reason, str) and not ok else
+                      ("" if ok else "sent an answer the grader cannot read"),
+            "limit": limit if limit in _LIMITS else ""}
 
 
 def _close_fds_except(keep: set[int]) -> None:
@@ -581,8 +614,62 @@ def _import_path(name: str, path: str):
     return module
 
 
+class _Session:
+    """Serves one submission: its programs and calls, until the caller ends it.
+
+    Forked from the worker for each submission (confined first by the isolation, when there is
+    one), so no session holds anything of another submission, and ending it ends all it started.
+    """
+
+    def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, budget: float) -> None:
+        self.config, self.modules, self.isolation = config, modules, isolation
+        self.workdir = isolation.workdir if isolation is not None else workdir
+        self.budget, self.budget_end = budget, time.monotonic() + budget
+        self.loader: _Loader | None = None
+
+    def serve(self) -> None:
+        _become_subreaper()  # a student's daemons end up here, to be killed with their loader
+        requests, replies = _Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
+        replies.write(json.dumps({"ready": True}) + "\n")
+        replies.flush()
+        cells: list = []
+        while (request := requests.next()) and "end" not in request:
+            if "cells" in request:  # a new program; otherwise the caller means the one it sent last
+                cells = request["cells"]
+                if self.loader:
+                    self.loader.stop()
+                    self.loader = None
+            answers = self.answer(cells, request["calls"], request["fresh"])
+            load_errors = self.loader.errors if self.loader else []
+            replies.write(json.dumps({"answers": answers, "load_errors": load_errors}) + "\n")
+            replies.flush()
+        if self.loader:
+            self.loader.stop()
+
+    def answer(self, cells: list, calls: list[dict], fresh: bool) -> list[dict]:
+        answers: list[dict] = []
+        while len(answers) < len(calls) and time.monotonic() < self.budget_end:
+            loader = self.loader
+            if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or ended by a call
+                loader = self.loader = _Loader(cells, self.config, self.modules, self)
+            answers += loader.run(calls[len(answers):], fresh)
+            if loader.failure or answers[-1].get("limit") in ("time", "time budget"):
+                break
+            fresh = True  # a call ended the process: the rest run one child each, so one crash costs one call
+        if self.loader and self.loader.failure:  # the program could not load: every call says why
+            rest = {"ok": False, **self.loader.failure}
+        elif time.monotonic() >= self.budget_end:
+            rest = {"ok": False, "limit": "time budget", "reason": f"not run: the submission used its {self.budget:g} s"}
+        else:
+            rest = {"ok": False, "reason": "not run: an earlier check of this part ran out of time"}
+        return answers + [dict(rest) for _ in calls[len(answers):]]
+
+
 def _serve(config: dict) -> None:
-    """The worker: import once, then load programs and run calls as the parent asks."""
+    """The worker: import once, then start a session per submission as the caller asks.
+
+    It never holds student code itself: each session is forked from it and gets the programs.
+    """
     sys.path[:0] = config["path"]
     for name in config["preload"]:
         __import__(name)
@@ -590,35 +677,44 @@ def _serve(config: dict) -> None:
     for name, path in config["modules"].items():
         _import_path(name, path)  # fails here, not in a check, if it is broken; warms its imports
         modules[name] = compile(Path(path).read_text(), path, "exec")
+    isolation = None
+    if config["isolation"]:
+        settings = config["isolation"]
+        module = _import_path("isolation", settings["path"])
+        isolation = module.Isolation(settings["uid"], module.Budgets(**settings["budgets"]), settings["hide"])
     _become_subreaper()
-    gc.freeze()  # loaders and check children inherit these objects; collections in them skip them
+    gc.freeze()  # sessions, loaders and check children inherit these objects; collections in them skip them
     workdir = tempfile.mkdtemp(prefix="sandbox-")
     os.chmod(workdir, 0o755)
-    loader = None
-    protocol = os.fdopen(os.dup(1), "w")
-    protocol.write("ready\n")
-    protocol.flush()
-    cells: list = []
-    for line in sys.stdin:
-        request = json.loads(line)
-        if "cells" in request:  # a new program; otherwise the caller means the one it sent last
-            cells, loader = request["cells"], (loader.stop() if loader else None)
-        calls, answers, fresh = request["calls"], [], request["fresh"]
-        while len(answers) < len(calls):
-            if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or ended by a call
-                loader = _Loader(cells, config, modules, workdir)
-            answers += loader.run(calls[len(answers):], fresh)
-            if loader.failure or answers[-1].get("limit") == "time":
-                break
-            fresh = True  # a call ended the process: the rest run one child each, so one crash costs one call
-        rest = ({"ok": False, **loader.failure} if loader.failure  # the program could not load: every call says why
-                else {"ok": False, "reason": "not run: an earlier check of this part ran out of time"})
-        answers += [dict(rest) for _ in calls[len(answers):]]
-        protocol.write(json.dumps({"answers": answers, "load_errors": loader.errors}) + "\n")
-        protocol.flush()
-    if loader:
-        loader.stop()
+    requests, replies = _Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
+    replies.write(json.dumps({"ready": isolation.level if isolation else "none"}) + "\n")
+    replies.flush()
+    # One request at a time: while a session runs, it alone reads the requests (this process waits).
+    while request := requests.next():
+        if isolation:
+            isolation.begin()
+        pid = _start_session(_Session(config, modules, isolation, workdir, request["begin"]))
+        _, status = os.waitpid(pid, 0)
+        _reap_orphans()
+        hit = isolation.end(status) if isolation else []
+        replies.write(json.dumps({"budgets": hit}) + "\n")
+        replies.flush()
     os.rmdir(workdir)
+
+
+def _start_session(session: _Session) -> int:
+    """Fork the process that serves one submission; it tells the caller in one line if it cannot start."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        if session.isolation:
+            session.isolation.enter()
+        session.serve()
+    except Exception as exc:
+        os.write(1, (json.dumps({"error": f"the submission's sandbox could not start: {exc}"}) + "\n").encode())
+    finally:
+        os._exit(session.isolation.exit_code if session.isolation else 0)
 
 
 # -------------------------------------------------------------- the caller's side
@@ -637,12 +733,17 @@ _THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "M
 
 
 class Sandbox:
-    """A warmed worker that runs calls on programs. Use as a context manager.
+    """A warmed worker that runs calls on programs, one submission at a time. Use as a context manager.
 
     modules: trusted modules the calls may name, as {module name: file path}.
     path: folders put in front of the worker's sys.path (the assignment's folder, for `engine`).
     preload: more modules to import once in the worker (after `path` is set), so the notebook's
         imports of them work even when student code may not read their files.
+    isolation: for the grader running as root, how to confine each submission (autograder/isolation.py):
+        {"path": that file, "uid": the grading slot's own uid, "budgets": {...}, "hide": [paths]}.
+
+    `begin` starts a submission's session with a time budget and `end` ends it; a call outside a
+    session starts one with no time budget.
     """
 
     def __init__(
@@ -650,8 +751,8 @@ class Sandbox:
         modules: Mapping[str, str | os.PathLike],
         path: Sequence[str | os.PathLike] = (),
         limits: Limits = Limits(),
-        drop_privileges: bool = False,
         preload: Sequence[str] = (),
+        isolation: Mapping[str, Any] | None = None,
     ) -> None:
         self.limits = limits
         self.config = {
@@ -659,10 +760,14 @@ class Sandbox:
             "path": [str(Path(p).resolve()) for p in path],
             "preload": [*PRELOAD, *preload],
             "limits": dataclasses.asdict(limits),
-            "drop_privileges": drop_privileges,
+            "isolation": dict(isolation) if isolation else None,
         }
         self.worker: subprocess.Popen | None = None
-        self.sent: Sequence[Cell] | None = None  # the program the worker holds
+        self.level = ""  # the isolation the worker could set up (isolation.py names the levels)
+        self.sent: Sequence[Cell] | None = None  # the program the session holds
+        self.session = False
+        self.budget = self.budget_end = float("inf")
+        self.ended: list[str] = []  # budgets the last session hit, when it ended by itself
 
     def _start(self) -> None:
         self.worker = subprocess.Popen(
@@ -673,9 +778,51 @@ class Sandbox:
             env={**os.environ, **_THREADS},
             text=True,
         )
-        if self.worker.stdout.readline() != "ready\n":
+        ready = self._receive()
+        if not ready or "ready" not in ready:
             self.close()
             raise RuntimeError("the sandbox worker could not start (is numpy installed?)")
+        self.level = ready["ready"]
+
+    def _send(self, request: dict) -> None:
+        self.worker.stdin.write(json.dumps(request) + "\n")
+        self.worker.stdin.flush()
+
+    def _receive(self) -> dict | None:
+        try:
+            return json.loads(self.worker.stdout.readline())
+        except (OSError, ValueError, RecursionError):
+            return None
+
+    def begin(self, seconds: float = float("inf")) -> None:
+        """Start a submission's session, with `seconds` of wall-clock time for all its checks."""
+        if self.session:
+            self.end()
+        if self.worker is None:
+            self._start()
+        self._send({"begin": seconds if seconds != float("inf") else 1e9})
+        reply = self._receive()
+        if reply is None:
+            self.close()
+            raise RuntimeError("the sandbox worker stopped")
+        if "error" in reply:
+            self._receive()  # the worker's word that the session ended
+            raise RuntimeError(reply["error"])
+        self.session, self.sent, self.ended = True, None, []
+        self.budget, self.budget_end = seconds, time.monotonic() + seconds
+
+    def end(self) -> list[str]:
+        """End the session: everything its code started ends with it. The budgets it hit."""
+        if not self.session:
+            return self.ended
+        self.session = False
+        try:
+            self._send({"end": True})
+        except OSError:
+            self.close()
+            return []
+        reply = self._receive() or {}
+        return list(reply.get("budgets", []))
 
     def call(self, cells: Sequence[Cell], function: Callable | str, **kwargs: Any) -> Outcome:
         """Load `cells` (reusing the loaded program when it is the same) and run one call alone."""
@@ -690,8 +837,12 @@ class Sandbox:
         """
         if not calls:
             return []
-        if self.worker is None:
-            self._start()
+        if not self.session:
+            self.begin()
+        left = self.budget_end - time.monotonic()
+        if left <= 0:
+            reason = f"not run: the submission used its {self.budget:g} s"
+            return [Outcome(False, reason=reason, limit="time budget") for _ in calls]
         request: dict[str, Any] = {"fresh": fresh, "calls": [
             {"function": f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", "kwargs": kwargs}
             for f, kwargs in calls]}
@@ -699,18 +850,26 @@ class Sandbox:
             request["cells"] = [[c.name, c.source] for c in cells]
             self.sent = list(cells)
         try:
-            self.worker.stdin.write(json.dumps(request) + "\n")
-            self.worker.stdin.flush()
-            result = json.loads(self.worker.stdout.readline())
-        except (OSError, ValueError):
-            self.close()  # the worker itself was killed: start afresh next time
+            self._send(request)
+        except OSError:
+            self.close()
             return [Outcome(False, reason="stopped the grader's worker process") for _ in calls]
+        result = self._receive()
+        if result is None or "answers" not in result:  # the worker was killed, or the session failed
+            reason = (result or {}).get("error", "stopped the grader's worker process")
+            if result is not None:
+                self.session, self.ended = False, list((self._receive() or {}).get("budgets", []))
+            else:
+                self.close()
+            return [Outcome(False, reason=reason) for _ in calls]
         errors = result.get("load_errors", [])
         return [Outcome(ok=a.get("ok", False), value=a.get("value"), reason=a.get("reason", ""),
                         limit=a.get("limit", ""), load_errors=errors) for a in result["answers"]]
 
     def close(self) -> None:
         if self.worker:
+            if self.session:
+                self.end()
             for stream in (self.worker.stdin, self.worker.stdout):
                 try:
                     stream.close()
@@ -723,6 +882,7 @@ class Sandbox:
                 self.worker.wait()
             self.worker = None
             self.sent = None
+            self.session = False
 
     def __enter__(self) -> "Sandbox":
         return self
