@@ -771,7 +771,8 @@ class Sandbox:
 
     def _start(self) -> None:
         self.worker = subprocess.Popen(
-            [sys.executable, "-I", __file__, json.dumps(self.config)],
+            # -B: the worker imports the assignment's modules from their folder and must write nothing there
+            [sys.executable, "-I", "-B", __file__, json.dumps(self.config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
