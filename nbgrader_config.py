@@ -28,6 +28,7 @@ c.Autograde.sanitize_preprocessors = [
     "autograder.preprocessors.drop_duplicate_ids.DropDuplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",
+    "autograder.preprocessors.sanitize_markdown.SanitizeMarkdown",  # student markdown renders inert (README)
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
@@ -49,6 +50,7 @@ c.Autograde.autograde_preprocessors = [
 c.GraderSettings.seconds = 3.0      # wall-clock seconds per check, and for loading the notebook
 c.GraderSettings.memory_mb = 1024   # memory student code may add, per check
 c.GraderSettings.output_kb = 1024   # printing past this stops the check
+c.GraderSettings.notebook_kb = 2048  # a larger notebook file is not graded (the summary says why)
 
 # solutions/ is the reference the hidden suites compare against: generated without running it,
 # so regenerating it gives the same bytes (make test checks that). make test runs it separately.

@@ -1,0 +1,243 @@
+"""SanitizeMarkdown: a student's markdown must render inert in the formgrader and on the feedback page."""
+from __future__ import annotations
+
+import html
+import re
+from html.parser import HTMLParser
+from urllib.parse import urlsplit
+
+import nh3
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbgrader.preprocessors import NbGraderPreprocessor
+from pygments.token import STANDARD_TYPES
+from traitlets import Bool, List, Unicode
+
+# What nbconvert's markdown renderer (mistune with nbconvert's maths, tables, lists, code highlighting,
+# heading anchors) produces from plain markdown, plus the inline HTML students use in written answers.
+TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol", "p", "pre",
+    "q", "s", "samp", "small", "span", "strike", "strong", "sub", "summary", "sup", "table", "tbody",
+    "td", "tfoot", "th", "thead", "tr", "u", "ul", "var",
+}
+ATTRIBUTES = {
+    "a": {"href", "title", "class"},
+    "abbr": {"title"},
+    "img": {"src", "alt", "title", "width", "height"},
+    "ol": {"start"},
+    "th": {"style", "align"},
+    "td": {"style", "align"},
+    "code": {"class"},
+    "div": {"class"},
+    "span": {"class"},
+    **{f"h{level}": {"id"} for level in range(1, 7)},
+}
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
+LINK_SCHEMES = ("http", "https", "mailto")
+# Ids of the formgrader page itself: a heading must not take one (its scripts find score boxes by id).
+PAGE_IDS = {"notebook", "notebook-container", "statusmessage", "header"}
+# Classes nbconvert's renderer writes: code highlighting (Pygments' token classes), heading anchors, a code
+# block's language. No other class: the page's own (Bootstrap's `modal`, `navbar-fixed-top`) could lay an
+# overlay over the score boxes.
+CLASSES = {"span": set(STANDARD_TYPES.values()) - {""}, "div": {"highlight"}, "a": {"anchor-link"}}
+LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")
+
+
+_VERDICTS: dict = {}  # (source, policy) -> inert(): see SanitizeMarkdown.inert
+
+
+def render(source: str, attachments: dict | None = None) -> str:
+    """`source` rendered as the formgrader and feedback templates render a markdown cell (markdown2html)."""
+    renderer = IPythonRenderer(escape=False, attachments=attachments or {})
+    return MarkdownWithMath(renderer=renderer).render(source)
+
+
+class _Events(HTMLParser):
+    """A fragment as a list of what a browser acts on: start tags with their attributes, text, anything else."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.events: list = []
+
+    def handle_starttag(self, tag, attrs):
+        self.events.append(("tag", tag, tuple(sorted((k, v or "") for k, v in attrs))))
+
+    handle_startendtag = handle_starttag
+
+    def handle_data(self, data):
+        if self.events and self.events[-1][0] == "text":
+            self.events[-1] = ("text", self.events[-1][1] + data)
+        else:
+            self.events.append(("text", data))
+
+    def handle_comment(self, data):
+        self.events.append(("comment", data))
+
+    def handle_decl(self, decl):
+        self.events.append(("decl", decl))
+
+    def handle_pi(self, data):
+        self.events.append(("pi", data))
+
+    def unknown_decl(self, data):
+        self.events.append(("decl", data))
+
+
+def events(fragment: str) -> list:
+    """What `fragment` holds, end tags and whitespace between tags aside (sanitising may rewrite those)."""
+    parser = _Events()
+    parser.feed(fragment)
+    parser.close()
+    return [e if e[0] != "text" else ("text", " ".join(e[1].split())) for e in parser.events
+            if not (e[0] == "text" and not e[1].strip())]
+
+
+class SanitizeMarkdown(NbGraderPreprocessor):
+    """Make every markdown cell (and HTML raw cell) render inert, leaving honest markdown as it was written.
+
+    Why: nbgrader's formgrader and feedback templates render markdown cells with nbconvert's
+    ``markdown2html``, which passes raw HTML through and keeps ``javascript:`` link targets. A
+    ``<script>`` or ``<img onerror=...>`` in a written answer would run in the formgrader on the Jupyter
+    server's origin, with the instructor's session (files through /api/contents, terminals through
+    /api/terminals), and in the student's feedback page. ``HTMLExporter.sanitize_html`` does not reach
+    those templates' markdown block.
+
+    How: an HTML sanitiser must not be run on markdown text (it would eat the ``<`` of ``$a<b$`` and of
+    code spans, and the ``>`` of quotes). Instead each cell is rendered exactly as the templates render
+    it (nbconvert's own mistune renderer and maths parser), and the HTML is cleaned with ``nh3`` (the
+    Ammonia sanitiser) under an allowlist. When the cleaned HTML holds the same tags, attributes and
+    text as the rendered HTML (compared as parsed events, so quoting and end tags do not matter), the
+    markdown was already inert and its source is left byte for byte: maths, code spans, emphasis,
+    lists, tables, ``<br>``, ``<sub>`` and ``<sup>`` read as written, and the instructor's locked cells
+    are untouched. Otherwise the cell's source becomes the cleaned HTML, on one line inside a ``<div>``
+    (newlines as ``&#10;``) so that markdown passes it through unchanged; the result is rendered and
+    checked again, and if it still does not hold, the cell becomes the student's text as a code block,
+    and failing that a one-line note. Every cell the formgrader shows therefore renders to HTML that the
+    allowlist leaves as it is.
+
+    Dropped: scripts, ``<style>``, style attributes (but ``text-align`` on table cells, which markdown
+    tables produce), event handlers (``on*``), iframes, object, embed, forms and inputs, meta, base,
+    link, svg and MathML, comments, every URL but http(s)/mailto/``#anchor`` links (so a markdown
+    ``[x](javascript:...)`` loses its target), classes other than those nbconvert writes (Pygments'
+    highlighting, heading anchors, a code block's language: the page's own, such as Bootstrap's
+    ``modal``, could lay an overlay over the score boxes), and a heading id equal to a score box's id
+    (the formgrader's scripts find those by id). Maths is left to MathJax, which both pages load with
+    its ``Safe`` extension (no ``\\href{javascript:...}``).
+
+    Images: only inline ``data:image/png|jpeg|gif`` (what Jupyter makes of a pasted picture; attachments
+    of other types, SVG included, are dropped). Remote and relative images are dropped: they are not
+    part of the submission, could change after grading, and a remote one tells its server when the
+    instructor looks (a tracking pixel).
+
+    Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
+    allowlist; other raw cells are not rendered and are left alone. Code cell outputs are cleared
+    earlier by nbgrader's ClearOutput.
+    """
+
+    enabled = Bool(True, help="Sanitise markdown and raw cells.").tag(config=True)
+    image_types = List(Unicode(), list(IMAGE_TYPES),
+                       help="Image types kept as inline data: URLs and as cell attachments.").tag(config=True)
+    link_schemes = List(Unicode(), list(LINK_SCHEMES),
+                        help="URL schemes a link may point to (besides #anchors on the page).").tag(config=True)
+    note = Unicode("*[This cell was removed by the grader: it could not be shown safely.]*",
+                   help="What replaces a cell that neither cleaning nor a code block makes safe.").tag(config=True)
+
+    _reserved_ids: set = PAGE_IDS
+
+    def preprocess(self, nb, resources):
+        self._reserved_ids = set(PAGE_IDS)
+        for cell in nb.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id:
+                self._reserved_ids |= {grade_id, f"{grade_id}-comment", f"{grade_id}_extra_credit"}
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "markdown":
+            if "attachments" in cell:
+                cell.attachments = self.clean_attachments(cell.attachments)
+            cell.source = self.sanitize_markdown(cell.source, cell.get("attachments") or {})
+        elif cell.cell_type == "raw":
+            cell.pop("attachments", None)
+            if cell.metadata.get("raw_mimetype", "").lower() in ("", "text/html"):
+                cleaned = self.clean(cell.source)
+                if events(cleaned) != events(cell.source):
+                    cell.source = cleaned
+        return cell, resources
+
+    # ------------------------------------------------------------------ the policy
+
+    def clean_attachments(self, attachments: dict) -> dict:
+        kept = {}
+        for name, bundle in attachments.items():
+            images = {mime: data for mime, data in bundle.items() if mime in self.image_types}
+            if images:
+                kept[name] = images
+        return kept
+
+    def allowed_url(self, tag: str, value: str) -> bool:
+        url = value.strip()
+        if tag == "img":
+            match = re.match(r"data:([a-z/]+);base64,[A-Za-z0-9+/=\s]*$", url, re.IGNORECASE)
+            return bool(match) and match[1].lower() in self.image_types
+        if url.startswith("#"):
+            return True
+        return urlsplit(url).scheme.lower() in self.link_schemes
+
+    def filter_attribute(self, tag: str, attribute: str, value: str) -> str | None:
+        if attribute in ("href", "src"):
+            return value if self.allowed_url(tag, value) else None
+        if attribute == "class":
+            names = value.split()
+            ok = all(name in CLASSES.get(tag, ()) or (tag == "code" and LANGUAGE_CLASS.fullmatch(name)) for name in names)
+            return value if ok else None
+        if attribute == "id":
+            return None if value in self._reserved_ids else value
+        return value
+
+    def clean(self, fragment: str) -> str:
+        """`fragment` (HTML) with everything outside the allowlist removed."""
+        return nh3.clean(fragment, tags=TAGS, attributes=ATTRIBUTES, url_schemes={"http", "https", "mailto", "data"},
+                         attribute_filter=self.filter_attribute, filter_style_properties={"text-align"},
+                         link_rel=None, strip_comments=True, clean_content_tags={"script", "style"})
+
+    def inert(self, source: str, attachments: dict) -> tuple[bool, str]:
+        """Whether `source` renders to HTML the allowlist keeps whole, and that HTML cleaned."""
+        key = None
+        if not attachments:  # the released markdown comes back in every submission: judge it once a process
+            key = (source, tuple(self.image_types), tuple(self.link_schemes), frozenset(self._reserved_ids))
+            if key in _VERDICTS:
+                return _VERDICTS[key]
+        rendered = render(source, attachments)
+        cleaned = self.clean(rendered)
+        verdict = events(cleaned) == events(rendered), cleaned
+        if key is not None:
+            if len(_VERDICTS) > 4096:
+                _VERDICTS.clear()
+            _VERDICTS[key] = verdict
+        return verdict
+
+    def sanitize_markdown(self, source: str, attachments: dict | None = None) -> str:
+        """`source` itself when it is inert, else the closest inert markdown (see the class docstring)."""
+        if not self.enabled:
+            return source
+        attachments = attachments or {}
+        try:
+            ok, cleaned = self.inert(source, attachments)
+        except Exception:  # e.g. an image naming a missing attachment, which stops nbconvert
+            ok, cleaned = False, None
+        if ok:
+            return source
+        candidates = []
+        if cleaned is not None:
+            candidates.append("<div>" + cleaned.strip().replace("\r", "").replace("\n", "&#10;") + "</div>")
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", source)), default=0))
+        candidates.append(f"{fence}\n{source}\n{fence}")
+        candidates.append("<pre>" + html.escape(source).replace("\n", "&#10;").replace("$", "&#36;") + "</pre>")
+        for candidate in candidates:
+            try:
+                if self.inert(candidate, {})[0]:
+                    return candidate
+            except Exception:
+                continue
+        return self.note

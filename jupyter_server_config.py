@@ -1,0 +1,18 @@
+"""Jupyter server settings for the instructor's server (JupyterLab and nbgrader's formgrader) on this course.
+
+Jupyter does not read config from the current folder: `make` links this file into `.venv/etc/jupyter/`, so
+`.venv/bin/jupyter lab` at the root uses it (elsewhere: `jupyter lab --config=jupyter_server_config.py`).
+The real defence against a hostile written answer is SanitizeMarkdown at grading time (README: "Student
+markdown and the formgrader"); this header is a second line that costs the formgrader nothing.
+"""
+c = get_config()  # noqa: F821 (Jupyter provides it)
+
+# jupyter_server's own default is "frame-ancestors 'self'" plus a report-uri; its handlers still add their
+# own directives (sandbox for served files, default-src 'none' for the API). Added here: no plugins, no
+# <base> that moves the page's relative URLs, no form posted off the server. Inline scripts stay allowed:
+# the formgrader and JupyterLab pages need them, so a CSP cannot stop an injected script on its own.
+c.ServerApp.tornado_settings = {
+    "headers": {
+        "Content-Security-Policy": "frame-ancestors 'self'; object-src 'none'; base-uri 'self'; form-action 'self'",
+    },
+}

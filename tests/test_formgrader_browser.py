@@ -1,0 +1,272 @@
+"""Issue 13: a hostile written answer must not take over the instructor's Jupyter server through the formgrader.
+
+A class of two (the reference, and the reference whose markdown is all payloads) is graded by
+`python -m autograder class` on a fresh course copy. Then:
+
+* always: the formgrader page (nbgrader's own `formgrade` template over the autograded notebook) and the
+  feedback page of the hostile student hold nothing active that the honest student's pages do not
+  (script elements, on* attributes, active URLs, iframes, forms, style attributes; parsed with html.parser);
+* with a browser (Debian's /usr/bin/chromium, driven by Playwright; skipped, saying why, without one):
+  a Jupyter server started for the test serves the formgrader page, and headless Chromium opens it and the
+  feedback page. No payload may run (they set document.title and console.log a marker), no request may
+  reach /api/contents or /api/terminals, and no file may appear in the course root (a payload PUTs one
+  through /api/contents with the _xsrf cookie). A control page, the same notebook rendered without
+  SanitizeMarkdown, shows the payloads do run when nothing stops them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_output, new_raw_cell
+
+from bench.course import gradebook_scores
+from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_class, solution_notebook
+from test_catalogue_hostile import fresh_course
+from test_sanitize_markdown import MARKER, PAYLOADS, active_content
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+HONEST, HOSTILE = "ada", "mallory"
+TIMESTAMP = "2026-11-20 12:00:00.000000 UTC\n"
+OWNED = "owned.txt"  # what the payloads try to write into the course root through /api/contents
+ANSWERS = {  # the written answers (graded by hand in the formgrader): the payloads aimed at the instructor
+    "answer_zeroing": PAYLOADS["script"] + "\n\nAccumulation: $\\mathbf{w}$ keeps `a < b`.",
+    "answer_outside_graph": PAYLOADS["img-onerror"] + "\n\n" + PAYLOADS["javascript-link"],
+    "answer_shared_weight": PAYLOADS["svg-onload"] + "\n\n" + PAYLOADS["style-overlay"],
+}
+
+
+def hostile_notebook() -> dict:
+    """The reference (full marks for its code) with every markdown cell a payload, an HTML output and a raw cell."""
+    nb = solution_notebook()
+    others = [PAYLOADS[name] for name in sorted(PAYLOADS)]
+    plain = 0
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.cell_type == "markdown":
+            if grade_id in ANSWERS:
+                cell.source = ANSWERS[grade_id]
+            else:
+                cell.source = others[plain % len(others)]
+                plain += 1
+        elif grade_id == "demo_worked_example":  # an output that would run if ClearOutput did not clear it
+            cell.outputs = [new_output("display_data", data={
+                "text/html": f"<script>document.title='{MARKER}';console.log('{MARKER}')</script>",
+                "text/plain": "x"})]
+    nb.cells.append(new_raw_cell(f"<img src=x onerror=\"console.log('{MARKER}')\">raw"))
+    return nb
+
+
+@pytest.fixture(scope="module")
+def graded():
+    course = fresh_course()
+    for student, nb in ((HONEST, solution_notebook()), (HOSTILE, hostile_notebook())):
+        folder = course / "submitted" / student / ASSIGNMENT.name
+        folder.mkdir(parents=True)
+        (folder / NOTEBOOK).write_text(json.dumps(nb, indent=1))
+        (folder / "timestamp.txt").write_text(TIMESTAMP)
+    shutil.copy2(ROOT / "jupyter_server_config.py", course / "jupyter_server_config.py")
+    start = time.monotonic()
+    run = grade_class(course)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    print(f"\n[formgrader] class of 2 graded in {time.monotonic() - start:.1f} s")
+    yield course
+    shutil.rmtree(course, ignore_errors=True)
+
+
+def formgrade_html(course: Path, student: str, notebook: Path | None = None) -> str:
+    """The formgrader's page for `student`, rendered as its SubmissionHandler renders it (no server)."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+    from traitlets.config import Config
+
+    config = Config()
+    config.HTMLExporter.template_name = "formgrade"
+    config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    notebook = notebook or course / "autograded" / student / ASSIGNMENT.name / NOTEBOOK
+    resources = {"assignment_id": ASSIGNMENT.name, "notebook_id": Path(NOTEBOOK).stem, "submission_id": "x",
+                 "index": 0, "total": 2, "base_url": "", "student": student, "last_name": None,
+                 "first_name": None, "notebook_path": "/" + str(notebook.relative_to(course))}
+    html, _ = HTMLExporter(config=config).from_filename(str(notebook), resources=resources)
+    return html
+
+
+def feedback_page(course: Path, student: str) -> Path:
+    return course / "feedback" / student / ASSIGNMENT.name / Path(NOTEBOOK).with_suffix(".html").name
+
+
+def test_the_hostile_student_keeps_full_marks_for_honest_code(graded):
+    assert gradebook_scores(graded)[HOSTILE] == pytest.approx(FULL)
+
+
+def test_the_autograded_notebook_keeps_no_student_output(graded):
+    nb = nbformat.read(graded / "autograded" / HOSTILE / ASSIGNMENT.name / NOTEBOOK, as_version=4)
+    html_outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                    if "text/html" in o.get("data", {})]
+    assert not html_outputs, "ClearOutput left a student's HTML output"
+    raw = [c.source for c in nb.cells if c.cell_type == "raw"]
+    assert raw == ["<img>raw"], raw
+
+
+@pytest.mark.parametrize("page", ["formgrader", "feedback"])
+def test_the_hostile_pages_hold_nothing_active_the_honest_pages_do_not(graded, page):
+    if page == "formgrader":
+        honest, hostile = formgrade_html(graded, HONEST), formgrade_html(graded, HOSTILE)
+    else:
+        honest, hostile = (feedback_page(graded, s).read_text() for s in (HONEST, HOSTILE))
+    extra = Counter(active_content(hostile)) - Counter(active_content(honest))
+    assert not extra, sorted(extra)
+    assert "Full marks, click anywhere" in hostile, "the overlay's text is kept, as text"
+    assert "\\mathbf{w}" in hostile and "<code>a &lt; b</code>" in hostile, "an answer's maths and code read as written"
+
+
+def test_the_payloads_are_active_without_sanitising(graded):
+    """The control for the two tests above: the submitted notebook itself, rendered, is full of active content."""
+    submitted = graded / "submitted" / HOSTILE / ASSIGNMENT.name / NOTEBOOK
+    extra = Counter(active_content(formgrade_html(graded, HOSTILE, submitted))) - Counter(
+        active_content(formgrade_html(graded, HONEST)))
+    assert {"<script>", "<img onerror>", "<svg>", "<iframe>", "<form>", "<div style>"} <= set(extra), sorted(extra)
+
+
+# ------------------------------------------------------------------------------ in a browser
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (os.path.exists(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium); the html.parser checks still ran")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as error:
+        pytest.skip(f"no browser driver: playwright does not import ({error}); the html.parser checks still ran")
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="module")
+def server(graded):
+    """`jupyter server` at the course root (the formgrader is its nbgrader extension), stopped by its pid."""
+    port, token = free_port(), secrets.token_hex(16)
+    log = (graded.parent / f"{graded.name}-server.log").open("w+")
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "jupyter"), "server", "--no-browser", "--allow-root", f"--port={port}",
+         "--ip=127.0.0.1", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={graded}",
+         f"--config={graded / 'jupyter_server_config.py'}"],
+        cwd=graded, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2).read()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail("jupyter server did not start:\n" + Path(log.name).read_text()[-3000:])
+                time.sleep(0.2)
+        yield base, token
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+        os.unlink(log.name)
+
+
+def visit(browser, url: str, wait_for_request: str = "", login: str = ""):
+    """Open `url` in a fresh context (after `login`); what it logged, requested, popped up, and its final title."""
+    context = browser.new_context()
+    page = context.new_page()
+    if login:  # as the instructor does: log in to the server (its cookie is for the whole server), then grade
+        page.goto(login, wait_until="load", timeout=30000)
+    seen = {"console": [], "requests": [], "dialogs": [], "responses": {}}
+    page.on("console", lambda message: seen["console"].append(message.text))
+    page.on("request", lambda request: seen["requests"].append(f"{request.method} {request.url}"))
+    page.on("response", lambda response: seen["responses"].setdefault(response.url, response))
+    page.on("dialog", lambda dialog: (seen["dialogs"].append(dialog.message), dialog.dismiss()))
+    try:
+        if wait_for_request:
+            with page.expect_response(lambda r: wait_for_request in r.url, timeout=20000):
+                page.goto(url, wait_until="load", timeout=30000)
+        else:
+            page.goto(url, wait_until="load", timeout=30000)
+        page.wait_for_timeout(1500)  # onerror/onload handlers and fetches fire after load
+        seen["title"] = page.title()
+        seen["hrefs"] = page.eval_on_selector_all("#notebook a[href], body a[href]", "els => els.map(e => e.href)")
+        seen["backbone"] = page.evaluate("typeof window.Backbone")
+    finally:
+        context.close()
+    return seen
+
+
+def assert_nothing_ran(seen: dict, course: Path) -> None:
+    assert MARKER not in seen["title"], seen["title"]
+    assert not [m for m in seen["console"] if MARKER in m], seen["console"]
+    assert not seen["dialogs"], seen["dialogs"]
+    reached = [r for r in seen["requests"] if "/api/contents" in r or "/api/terminals" in r]
+    assert not reached, reached
+    assert not [h for h in seen["hrefs"] if h.lower().startswith(("javascript:", "data:", "vbscript:"))], seen["hrefs"]
+    assert not (course / OWNED).exists()
+
+
+def test_the_formgrader_page_runs_no_payload_in_a_browser(graded, server, browser):
+    from nbgrader.api import Gradebook
+
+    base, token = server
+    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}", "dl01") as gb:
+        submission_id = gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, HOSTILE).id
+    start = time.monotonic()
+    url = f"{base}/formgrader/submissions/{submission_id}/"
+    seen = visit(browser, url, wait_for_request="/formgrader/api/grades", login=f"{base}/api/status?token={token}")
+    print(f"\n[formgrader] page opened and watched in {time.monotonic() - start:.1f} s; "
+          f"{len(seen['requests'])} requests")
+    assert_nothing_ran(seen, graded)
+    # The formgrader still works under the course's CSP: its scripts loaded and it talked to its own API.
+    assert seen["backbone"] == "function" or seen["backbone"] == "object", seen["backbone"]
+    grades = [r.status for u, r in seen["responses"].items() if "/formgrader/api/grades" in u]
+    assert grades == [200], grades
+    page = next(r for u, r in seen["responses"].items() if f"/formgrader/submissions/{submission_id}" in u)
+    assert page.status == 200
+    assert "object-src 'none'" in (page.headers.get("content-security-policy") or ""), page.headers
+
+
+def test_the_feedback_page_runs_no_payload_in_a_browser(graded, browser):
+    seen = visit(browser, feedback_page(graded, HOSTILE).as_uri())
+    assert_nothing_ran(seen, graded)
+
+
+def test_the_same_payloads_run_without_sanitising(graded, browser, tmp_path):
+    """Control: the submitted notebook rendered by the same template, opened the same way, does run them."""
+    page = tmp_path / "unsanitised.html"
+    page.write_text(formgrade_html(graded, HOSTILE, graded / "submitted" / HOSTILE / ASSIGNMENT.name / NOTEBOOK))
+    seen = visit(browser, page.as_uri())
+    assert MARKER in seen["title"] or any(MARKER in m for m in seen["console"]), seen["console"][:5]

@@ -1,0 +1,180 @@
+"""SanitizeMarkdown: honest markdown reads as written, hostile markdown renders inert (fast, no grading)."""
+from __future__ import annotations
+
+import base64
+from html.parser import HTMLParser
+from urllib.parse import urlsplit
+
+import nbformat
+import pytest
+from nbformat.v4 import new_markdown_cell, new_notebook, new_raw_cell
+
+from autograder.preprocessors.sanitize_markdown import SanitizeMarkdown, render
+from conftest import ROOT, release_notebook, solution_notebook
+
+HONEST = r"""**My answer.** The gradient $\mathbf{w}$ *accumulates*: each call adds to `p.grad`, so
+
+$$\sum_i x_i < 1$$
+
+holds only after `zero_grad()`. Compare `a < b` with `x<y>` and `if a<b and c>d:`.
+
+- first, the loss<br>then the step
+- H<sub>2</sub>O and x<sup>2</sup>, ~~wrong~~ right
+
+1. one
+2. two
+
+| layer | shape |
+|:--|--:|
+| `Linear(2, 3)` | $3 \times 2$ |
+
+> quoted from the lesson: $a > b$
+
+```python
+if a < b:
+    print("<b>")
+```
+
+See <https://pytorch.org> or [the docs](https://numpy.org/doc/) and ![plot](data:image/png;base64,iVBORw0KGgo=).
+"""
+
+# Each payload tries what issue 13 names; MARKER is what a script that ran would leave behind.
+MARKER = "PWNED-13"
+PUT = ("fetch('/api/contents/owned.txt',{method:'PUT',headers:{'X-XSRFToken':"
+       "(document.cookie.match(/_xsrf=([^;]*)/)||[])[1]},body:JSON.stringify({type:'file',format:'text',content:'x'})})")
+PAYLOADS = {
+    "script": f"<script>document.title='{MARKER}';console.log('{MARKER}');{PUT}</script>",
+    "img-onerror": f"<img src=x onerror=\"document.title='{MARKER}';console.log('{MARKER}');{PUT}\">",
+    "svg-onload": f"<svg onload=\"document.title='{MARKER}';console.log('{MARKER}')\"><script>console.log('{MARKER}')</script></svg>",
+    "javascript-link": f"[click me](javascript:document.title='{MARKER}') and [ref][r]\n\n[r]: javascript:console.log('{MARKER}')",
+    "iframe": f"<iframe src=\"javascript:parent.document.title='{MARKER}'\"></iframe><iframe srcdoc=\"<script>parent.document.title='{MARKER}'</script>\"></iframe>",
+    "form": "<form action=\"/api/terminals\" method=\"post\"><input type=\"submit\" value=\"Grade\"><button formaction=\"/api/contents\">go</button></form>",
+    "style-overlay": "<div style=\"position:fixed;top:0;left:0;width:100%;height:100%;z-index:9999;background:white\">Full marks, click anywhere</div>"
+                     "<style>.scoring-buttons{display:none}</style><div class=\"modal-backdrop\">x</div>",
+    "object-embed": "<object data=\"javascript:alert(1)\"></object><embed src=\"data:text/html,<script>alert(1)</script>\">",
+    "meta-base-link": "<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\"><base href=\"https://evil.example/\">"
+                      "<link rel=\"stylesheet\" href=\"https://evil.example/x.css\">",
+    "data-and-vbscript-urls": "<a href=\"data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==\">a</a> "
+                              "<a href=\"vbscript:msgbox(1)\">b</a> <a href=\" JaVaScRiPt:alert(1)\">c</a> "
+                              "<a href=\"java&#x09;script:alert(1)\">d</a> ![e](javascript:alert(1))",
+    "math-and-code-mixed": f"Honest $a<b$ and `c<d`, then <img src=x onerror=\"console.log('{MARKER}')\"> "
+                           f"and <details open ontoggle=\"console.log('{MARKER}')\"><summary>s</summary>t</details>",
+    "mxss": f"<noscript><p title=\"</noscript><img src=x onerror=console.log('{MARKER}')>\"></noscript>"
+            f"<math><mtext><table><mglyph><style><img src=x onerror=console.log('{MARKER}')>",
+    "comment-breakout": f"<!--><img src=x onerror=console.log('{MARKER}')>-->",
+    "svg-image": "![x](data:image/svg+xml;base64," + base64.b64encode(b"<svg onload='alert(1)'/>").decode() + ")",
+}
+
+ACTIVE_TAGS = {"script", "iframe", "frame", "object", "embed", "form", "input", "button", "textarea", "select",
+               "style", "meta", "base", "link", "svg", "math", "applet", "noscript", "template", "portal"}
+
+
+class _Finder(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ACTIVE_TAGS:
+            self.found.append(f"<{tag}>")
+        for name, value in attrs:
+            value = (value or "").strip()
+            if name.startswith("on") or name in ("style", "srcdoc", "formaction", "action"):
+                self.found.append(f"<{tag} {name}>")
+            if name in ("href", "src", "data", "xlink:href") and value:
+                url = "".join(value.split()).lower()
+                scheme = urlsplit(url).scheme
+                if scheme not in ("", "http", "https", "mailto") and not (
+                        tag == "img" and url.startswith(("data:image/png;", "data:image/jpeg;", "data:image/gif;"))):
+                    self.found.append(f"<{tag} {name}={value[:40]}>")
+
+    handle_startendtag = handle_starttag
+
+
+def active_content(fragment: str) -> list[str]:
+    """What in an HTML fragment could run script, send a request or cover the page (parsed, not matched)."""
+    finder = _Finder()
+    finder.feed(fragment)
+    finder.close()
+    return finder.found
+
+
+@pytest.fixture()
+def sanitizer():
+    return SanitizeMarkdown()
+
+
+def test_an_honest_answer_reads_as_written(sanitizer):
+    assert sanitizer.sanitize_markdown(HONEST) == HONEST
+    html = render(HONEST)
+    for kept in (r"$\mathbf{w}$", r"$$\sum_i x_i &lt; 1$$", "<code>a &lt; b</code>", "<code>x&lt;y&gt;</code>",
+                 "<sub>2</sub>", "<sup>2</sup>", "<br>", "<em>accumulates</em>", "<table>", "<blockquote>",
+                 'href="https://numpy.org/doc/"', "<del>wrong</del>", 'src="data:image/png;base64,iVBORw0KGgo="'):
+        assert kept in html, kept
+
+
+@pytest.mark.parametrize("name", sorted(PAYLOADS))
+def test_a_hostile_payload_renders_inert(sanitizer, name):
+    source = PAYLOADS[name]
+    assert active_content(render(source)) or name in ("mxss", "comment-breakout"), "the payload itself is not active"
+    cleaned = sanitizer.sanitize_markdown(source)
+    assert cleaned != source
+    html = render(cleaned)
+    assert not active_content(html), (cleaned, html)
+    assert sanitizer.sanitize_markdown(cleaned) == cleaned, "sanitising twice changes nothing more"
+
+
+def test_the_honest_part_of_a_hostile_answer_is_kept(sanitizer):
+    html = render(sanitizer.sanitize_markdown(PAYLOADS["math-and-code-mixed"]))
+    assert "$a&lt;b$" in html and "<code>c&lt;d</code>" in html and not active_content(html)
+    assert "Full marks, click anywhere" in render(sanitizer.sanitize_markdown(PAYLOADS["style-overlay"]))
+
+
+def test_a_heading_cannot_take_a_score_box_id(sanitizer):
+    nb = solution_notebook()
+    nb.cells.insert(0, new_markdown_cell("# answer_zeroing"))
+    nb, _ = sanitizer.preprocess(nb, {})
+    assert 'id="answer_zeroing"' not in render(nb.cells[0].source)
+
+
+def test_an_image_naming_a_missing_attachment_does_not_stop_the_page(sanitizer):
+    cleaned = sanitizer.sanitize_markdown("![x](attachment:nowhere.png)")
+    render(cleaned)  # nbconvert raises on the original, which would stop the feedback page and the formgrader
+
+
+def test_attachments_keep_raster_images_only_and_raw_html_cells_are_cleaned(sanitizer):
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+    md = new_markdown_cell("![a](attachment:a.png) ![b](attachment:b.svg)")
+    md.attachments = {"a.png": {"image/png": png}, "b.svg": {"image/svg+xml": "PHN2Zy8+", "text/html": "<script>"}}
+    raw = new_raw_cell(f"<b>bold</b><script>console.log('{MARKER}')</script>")
+    latex = new_raw_cell("\\section{<script>}", metadata={"raw_mimetype": "text/latex"})
+    nb, _ = sanitizer.preprocess(new_notebook(cells=[md, raw, latex]), {})
+    assert nb.cells[0].attachments == {"a.png": {"image/png": png}}
+    assert not active_content(render(nb.cells[0].source, nb.cells[0].attachments))
+    assert nb.cells[1].source == "<b>bold</b>"
+    assert nb.cells[2].source == "\\section{<script>}"  # not rendered by the HTML exporter: left as it is
+
+
+@pytest.mark.parametrize("folder", ["source", "release", "solutions"])
+def test_the_instructors_markdown_is_unchanged(folder):
+    path = ROOT / folder / "dl01_6_3" / "modules_and_sgd.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    before = [(c.cell_type, c.source) for c in nb.cells]
+    assert sum(kind == "markdown" for kind, _ in before) >= 20
+    nb, _ = SanitizeMarkdown().preprocess(nb, {})
+    assert [(c.cell_type, c.source) for c in nb.cells] == before
+
+
+def test_the_released_notebook_renders_inert_already():
+    for cell in release_notebook().cells:
+        if cell.cell_type == "markdown":
+            assert not active_content(render(cell.source)), cell.source[:80]
+
+
+def test_it_runs_in_the_autograde_sanitize_step_after_locked_cells_are_restored():
+    from autograder.settings import load_config
+
+    steps = list(load_config(ROOT).Autograde.sanitize_preprocessors)
+    name = "autograder.preprocessors.sanitize_markdown.SanitizeMarkdown"
+    assert steps.index(name) > steps.index("nbgrader.preprocessors.OverwriteCells")
+    assert steps.index("nbgrader.preprocessors.ClearOutput") < steps.index(name)
