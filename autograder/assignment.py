@@ -42,11 +42,22 @@ class Assignment:
             raise RuntimeError(f"{self.source_dir} should hold exactly one notebook, found {notebooks}")
         return notebooks[0]
 
-    @property
+    @cached_property
     def modules(self) -> list[str]:
-        """The assignment's own Python modules a notebook may import (engine, ...), not its tests."""
-        return sorted(p.stem for p in self.source_dir.glob("*.py")
-                      if p.stem != "sandbox" and not p.stem.startswith("test_"))
+        """The assignment's own Python modules the notebook's graded code imports (engine), read from the
+        source notebook's code cells but its test cells (which import the public checks' runner, and
+        which the grader replaces) and its demonstrations."""
+        imported: set[str] = set()
+        for cell in self.source.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or (meta.get("grade") and not meta.get("solution")) \
+                    or "demo" in cell.metadata.get("tags", []):
+                continue
+            for line in cell.source.splitlines():
+                words = line.split()
+                if len(words) >= 2 and words[0] in ("import", "from"):
+                    imported.add(words[1].split(".")[0].rstrip(","))
+        return sorted(p.stem for p in self.source_dir.glob("*.py") if p.stem in imported)
 
     @cached_property
     def source(self) -> dict:

@@ -34,6 +34,8 @@ from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_json, release_notebook, scores
 
 ROOT_USER = os.geteuid() == 0
+SOLUTION_CELLS = [c.metadata["nbgrader"]["grade_id"] for c in ASSIGNMENT.source.cells
+                  if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
 SEARCH_SECONDS = 120.0  # the search reads the process's memory and files: more than a check's 3 s
 PROCESS_CHANNELS = ("frames", "gc", "modules", "linecache", "environ", "proc", "maps", "memory", "fds")
 
@@ -95,7 +97,7 @@ def test_the_reference_runner_runs_the_whole_reference():
     solution = {c.metadata["nbgrader"]["grade_id"]: c.source for c in ASSIGNMENT.reference.cells
                 if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")}
     text = {cell.name: cell.source for cell in program}
-    assert len(solution) == 4 and all(text[gid] == source for gid, source in solution.items())
+    assert len(solution) == len(SOLUTION_CELLS) and all(text[gid] == source for gid, source in solution.items())
 
 
 # ------------------------------------------------------------------ a course with canaries
@@ -131,9 +133,9 @@ def canary(tmp_path_factory):
         lines = (f'# {solution}\n_answer_key_GID = "{solution}"\n\n\ndef _answer_key_GID_function():\n'
                  f'    return "{solution}"  # {solution}\n')
         for folder in ("solutions", "source"):  # source/ holds the reference too (its solution regions)
-            assert _mark_cells(course / folder / name / NOTEBOOK, "solution", lines) == 4
+            assert _mark_cells(course / folder / name / NOTEBOOK, "solution", lines) == len(SOLUTION_CELLS)
         assert _mark_cells(course / "release" / name / NOTEBOOK, "solution",
-                           f'_release_control_GID = "{tokens["release"]}"\n') == 4
+                           f'_release_control_GID = "{tokens["release"]}"\n') == len(SOLUTION_CELLS)
         suite_dir = course / "autograder" / name
         for path in suite_dir.glob("test_*.py"):
             path.write_text(path.read_text() + f'\n\n# {hidden}\n_HIDDEN_CANARY = "{hidden}"\n')
@@ -177,9 +179,9 @@ def test_no_part_program_holds_the_reference_or_the_hidden_suites(canary):
         if suite.student_cells == "all":
             assert not released, suite.grade_id
         else:
-            assert sorted(released) == sorted({"module", "linear", "sgd", "no_grad"} - set(suite.student_cells))
+            assert sorted(released) == sorted(set(SOLUTION_CELLS) - set(suite.student_cells))
     reference = suites._reference_runner(assignment, sandbox=None).cells
-    assert len(_holds(reference, tokens["solution"])) == 4  # the canaries are where the grader reads the reference
+    assert len(_holds(reference, tokens["solution"])) == len(SOLUTION_CELLS)  # the canaries are where the grader reads the reference
 
 
 def _search_report(findings: dict) -> str:

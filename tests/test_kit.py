@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import filecmp
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -15,10 +16,20 @@ import pytest
 from nbclient import NotebookClient
 
 import lesson_probes
-import selfcheck
+import notebook_checks
 from autograder.mutate import Mutation, apply
-from autograder.sandbox import program_from_notebook
-from conftest import ASSIGNMENT, NOTEBOOK, ROOT, STUBS, course_copy, release_notebook, solution_notebook, write_notebook
+from conftest import (ASSIGNMENT, FULL, NOTEBOOK, ROOT, STUBS, course_copy, solution_notebook,
+                      write_notebook)
+
+PARTS = [grade_id[len("test_"):] for grade_id in FULL]  # a part per grade cell: test_<part>.py holds its checks
+STUB_OF = {"parameters": "Module.parameters", "forward": "Linear.forward", "zero_grad": "SGD.zero_grad",
+           "step": "SGD.step", "no_grad": "no_grad"}
+EXERCISE_CELL = {"exercise_count": "exercise_count", "exercise_second_step": "exercise_second_step"}
+
+
+def public_checks(part: str | None = None) -> list[str]:
+    """The names of the public checks (of one part), as pytest reports them."""
+    return [name for p in ([part] if part else PARTS) for name, _ in notebook_checks.checks(p)]
 
 
 # ----------------------------------------------------------------- the lesson's numbers
@@ -49,24 +60,83 @@ def test_shared_parameter_is_listed_once_and_moved_once(sandbox, reference_progr
 # ---------------------------------------------------------------- the public checks
 
 
-def test_reference_passes_every_public_check(sandbox, reference_program):
-    for check in selfcheck.CHECKS:
-        outcome = sandbox.call(reference_program, selfcheck.run_check, part=check.part, name=check.name)
-        assert outcome.ok and outcome.value["passed"], (check.name, outcome)
+def test_every_grade_cell_has_a_public_check_file_and_its_test_cell_runs_it():
+    files = sorted(p.stem[len("test_"):] for p in ASSIGNMENT.source_dir.glob("test_*.py"))
+    assert files == sorted(PARTS)
+    markers = (ASSIGNMENT.source_dir / "pytest.ini").read_text()
+    cells = {c.metadata["nbgrader"]["grade_id"]: c.source for c in ASSIGNMENT.source.cells
+             if c.metadata.get("nbgrader", {}).get("grade_id") in FULL}
+    for part in PARTS:
+        assert f"\n    {part}: " in markers, part
+        assert cells[f"test_{part}"] == f'from notebook_checks import check\ncheck("{part}", globals())', part
+        assert public_checks(part), part
 
 
-def test_blank_release_fails_every_stub_check_naming_the_stub(sandbox):
-    program = program_from_notebook(release_notebook())
-    stub_of = {"parameters": "Module.parameters", "forward": "Linear.forward", "zero_grad": "SGD.zero_grad",
-               "step": "SGD.step", "no_grad": "no_grad"}
-    for check in selfcheck.CHECKS:
-        outcome = sandbox.call(program, selfcheck.run_check, part=check.part, name=check.name)
-        assert outcome.ok and not outcome.value["passed"], check.name
-        message = outcome.value["message"]
-        if check.part in stub_of:
-            assert f"{stub_of[check.part]} is not written yet" in message, (check.name, message)
-        else:
-            assert any(f"{stub} is not written yet" in message for stub in STUBS), (check.name, message)
+def test_reference_passes_every_public_check():
+    for part in PARTS:
+        results = notebook_checks.run_part(part, ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK)
+        assert all(passed for passed, _ in results.values()), (part, results)
+
+
+def test_blank_release_fails_every_check_naming_the_stub_or_the_exercise():
+    for part in PARTS:
+        results = notebook_checks.run_part(part, ROOT / "release" / ASSIGNMENT.name / NOTEBOOK)
+        for name, (passed, message) in results.items():
+            assert not passed, name
+            if part in STUB_OF:
+                assert f"{STUB_OF[part]} is not written yet" in message, (name, message)
+            elif part in EXERCISE_CELL:
+                assert f"because cell {EXERCISE_CELL[part]} is not written yet" in message, (name, message)
+            else:
+                assert any(f"{stub} is not written yet" in message for stub in STUBS), (name, message)
+
+
+def test_the_notebook_test_cells_run_the_same_checks_on_the_kernels_names(capsys):
+    names, errors = notebook_checks.load(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK)
+    assert not errors
+    for part in PARTS:
+        notebook_checks.check(part, names)
+    assert capsys.readouterr().out.splitlines() == [f"PASS {name}" for name in public_checks()]
+    blank, _ = notebook_checks.load(ROOT / "release" / ASSIGNMENT.name / NOTEBOOK)
+    with pytest.raises(AssertionError, match="5 of 5 checks of step failed"):
+        notebook_checks.check("step", blank)
+    assert "FAIL test_adds_no_graph_nodes: SGD.step is not written yet" in capsys.readouterr().out
+
+
+def _broken_notebook(path: Path) -> Path:
+    """The reference with an infinite loop in step(), a KeyError in forward() and os._exit() in zero_grad()."""
+    broken = apply(solution_notebook(), [Mutation("sgd", "step", "while True:\n    pass"),
+                                         Mutation("linear", "forward", "raise KeyError('oops')"),
+                                         Mutation("sgd", "zero_grad", "import os\nos._exit(3)")])
+    return write_notebook(broken, path)
+
+
+@pytest.mark.parametrize("part", ["forward", "zero_grad", "step", "parameters"])
+def test_without_fork_the_spawn_path_gives_the_same_results(tmp_path, part):
+    """Windows has no os.fork: the runner then spawns its children; forced here, the results are the same."""
+    for notebook in (ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK, ROOT / "release" / ASSIGNMENT.name / NOTEBOOK,
+                     _broken_notebook(tmp_path / NOTEBOOK)):
+        assert notebook_checks.run_part(part, notebook, "spawn") == notebook_checks.run_part(part, notebook, "fork")
+
+
+def test_a_loop_a_crash_or_an_exception_costs_only_the_checks_that_call_it(tmp_path):
+    notebook = _broken_notebook(tmp_path / NOTEBOOK)
+    results = {part: notebook_checks.run_part(part, notebook) for part in ("forward", "zero_grad", "step", "no_grad")}
+    assert {m for _, m in results["forward"].values()} == {"Linear.forward raised KeyError: 'oops'"}
+    assert all("the process ended during this check (exit code 3)" in m for _, m in results["zero_grad"].values())
+    step = [m for _, m in results["step"].values()]
+    assert step[:3] == ["did not finish within 3 s (an infinite loop?)"] * 3
+    assert step[3:] == ["not run: 3 checks of step ran out of time"] * (len(step) - 3)
+    assert all(passed for passed, _ in results["no_grad"].values())
+
+
+def test_release_holds_no_grader_machinery():
+    folder = ROOT / "release" / ASSIGNMENT.name
+    assert not {"sandbox.py", "selfcheck.py", "test_selfcheck.py"} & {p.name for p in folder.iterdir()}
+    for path in folder.glob("*.py"):
+        text = path.read_text()
+        assert path.name == "engine.py" or len(text.splitlines()) <= 175, path.name
+        assert not re.search(r"setuid|setgid|setrlimit|unshare|prctl|subreaper|waitpid|os\.kill", text), path.name
 
 
 # ---------------------------------------------------------------- release and solutions
@@ -159,13 +229,13 @@ def test_self_check_in_a_release_copy_fails_readably_then_passes_with_the_refere
     write_notebook(_fill_stubs(notebook, _solution_cells()), release_copy / NOTEBOOK)
     filled = _self_check(release_copy)
     assert filled.returncode == 0, filled.stdout[-3000:]
-    assert f"{len(selfcheck.CHECKS)} passed" in filled.stdout
+    assert f"{len(public_checks())} passed" in filled.stdout
 
 
 def test_self_check_runs_one_part_by_marker(release_copy):
     run = _self_check(release_copy, "-m", "no_grad")
-    part = [c for c in selfcheck.CHECKS if c.part == "no_grad"]
-    assert f"{len(part)} failed, {len(selfcheck.CHECKS) - len(part)} deselected" in run.stdout
+    part = public_checks("no_grad")
+    assert f"{len(part)} failed, {len(public_checks()) - len(part)} deselected" in run.stdout
 
 
 def test_a_loop_or_an_exception_in_one_stub_leaves_the_other_checks_reporting(release_copy):
@@ -178,4 +248,13 @@ def test_a_loop_or_an_exception_in_one_stub_leaves_the_other_checks_reporting(re
     assert "Linear.forward raised KeyError: 'oops'" in run.stdout
     assert "did not finish within" in run.stdout
     for part in ("parameters", "zero_grad", "no_grad"):
-        assert f"test_public_check[{part}:" not in run.stdout, part  # every check of these parts passed
+        assert f"FAILED test_{part}.py::" not in run.stdout, part  # every check of these parts passed
+
+
+def test_self_check_without_fork_passes_the_reference(release_copy):
+    """pytest as on Windows (children spawned, not forked): the same checks pass on the reference bodies."""
+    notebook = json.loads((release_copy / NOTEBOOK).read_text())
+    write_notebook(_fill_stubs(notebook, _solution_cells()), release_copy / NOTEBOOK)
+    run = subprocess.run([sys.executable, "-m", "pytest"], cwd=release_copy, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "NOTEBOOK_CHECKS_START": "spawn"})
+    assert run.returncode == 0 and f"{len(public_checks())} passed" in run.stdout, run.stdout[-3000:]

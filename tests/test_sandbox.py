@@ -29,7 +29,7 @@ def test_program_skips_tests_and_demos_and_keeps_added_cells_where_they_stand():
     notebook.cells.insert(0, new_code_cell("first = 1"))
     program = program_from_notebook(notebook)
     assert names(program) == ["0", "imports", "parameter", "module", "linear", "relu_sequential",
-                              str(after_test + 1), "sgd", "no_grad"]
+                              str(after_test + 1), "exercise_count", "sgd", "exercise_second_step", "no_grad"]
     assert "# %matplotlib inline" in program[6].source
 
 

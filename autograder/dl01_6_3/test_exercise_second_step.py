@@ -1,0 +1,32 @@
+"""Hidden tests for Exercise 2, the second step of the worked example by hand (grade cell
+test_exercise_second_step): z and the loss with and without zero_grad(), each within 1% (or 0.0001)."""
+import math
+
+import pytest
+
+import exercise_probes
+
+STUDENT_CELLS = ("exercise_second_step",)
+CASES = {
+    "with_zero_grad": ((0.908, 0.092 ** 2), "after zero_grad() the second step uses only its own gradient, "
+                                            "2 (z - y) x for w and 2 (z - y) for b, at the values after step 1"),
+    "without_zero_grad": ((3.668, 2.668 ** 2), "without zero_grad() the second step uses the sum of step 1's "
+                                               "gradient, still in .grad, and its own"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_second_step(student, reference, case):
+    names = [f"z2_{case}", f"loss2_{case}"]
+    got = student.run(exercise_probes.exercise_answers, names=names)
+    want = reference.run(exercise_probes.exercise_answers, names=names)
+    lesson, hint = CASES[case]
+    for name, value in zip(names, lesson):
+        assert want[name]["number"] is not None and math.isclose(want[name]["number"], value, rel_tol=1e-9), (
+            f"the reference's {name} is wrong (a grader bug)")
+    for name in names:
+        assert got[name]["defined"], f"the notebook defines no {name}: assign your answer to it in the exercise cell"
+        assert got[name]["number"] is not None, (f"{name} is a {got[name]['type']}: assign a number, "
+                                                 f"e.g. {name} = 1.23")
+        assert math.isclose(got[name]["number"], want[name]["number"], rel_tol=0.01, abs_tol=1e-4), (
+            f"{name} = {got[name]['number']:g} is not right: {hint}")

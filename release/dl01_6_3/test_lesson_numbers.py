@@ -1,0 +1,134 @@
+"""The lesson's numbers with all five methods together (`pytest -m lesson_numbers`): the parameter counts of
+section 6, the worked example of section 8 with and without zero_grad(), the graph sizes of section 11 and
+the shared weight of section 12."""
+import numpy as np
+
+
+def linear(nb, weight, bias):
+    weight = np.asarray(weight, dtype=float)
+    layer = nb.Linear(weight.shape[1], weight.shape[0], np.random.default_rng(0))
+    layer.weight, layer.bias = nb.Parameter(weight), nb.Parameter(np.asarray(bias, dtype=float))
+    return layer
+
+
+def mlp(nb, widths, rng):
+    layers = []
+    for n_in, n_out in zip(widths[:-1], widths[1:]):
+        layers += [nb.Linear(n_in, n_out, rng), nb.ReLU()]
+    return nb.Sequential(*layers[:-1])
+
+
+def count_nodes(output):
+    """How many tensors the graph behind `output` holds (output included)."""
+    seen, stack = {id(output)}, [output]
+    while stack:
+        for parent in stack.pop().parents:
+            if id(parent) not in seen:
+                seen.add(id(parent))
+                stack.append(parent)
+    return len(seen)
+
+
+def by_hand(zero_between):
+    """The worked example in plain NumPy: z and the loss before step 1, after step 1 and after step 2."""
+    w, b, x, y, lr = np.array([0.5, -1.0]), 0.2, np.array([1.0, 2.0]), 1.0, 0.1
+    grad_w, grad_b, numbers = np.zeros(2), 0.0, []
+    for step in (1, 2, 3):
+        z = w @ x + b
+        numbers += [z, (z - y) ** 2]
+        if step < 3:
+            keep = step == 2 and not zero_between
+            grad_w, grad_b = grad_w * keep + 2 * (z - y) * x, grad_b * keep + 2 * (z - y)
+            w, b = w - lr * grad_w, b - lr * grad_b
+    return numbers
+
+
+def worked_example(nb, zero_between):
+    """The same two steps with your Linear, SGD, zero_grad() and step()."""
+    layer, x = linear(nb, [[0.5, -1.0]], [0.2]), nb.Tensor(np.array([[1.0, 2.0]]))
+    optimizer = nb.SGD(layer.parameters(), lr=0.1)
+    numbers = []
+
+    def forward():
+        z = layer(x)
+        loss = ((z - 1.0) ** 2).sum()
+        numbers.extend([float(z.data.sum()), float(loss.data)])
+        return loss
+
+    optimizer.zero_grad()
+    forward().backward()
+    optimizer.step()
+    loss = forward()
+    if zero_between:
+        optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    forward()
+    return numbers
+
+
+def test_counts_the_parameters_of_2_16_16_2_and_64_32_10_networks(nb):
+    for widths in [(2, 16, 16, 2), (64, 32, 10)]:
+        want = sum(n_out * (n_in + 1) for n_in, n_out in zip(widths[:-1], widths[1:]))
+        count = sum(p.data.size for p in mlp(nb, widths, np.random.default_rng(0)).parameters())
+        assert count == want, f"a {'-'.join(map(str, widths))} network has {want} parameters, parameters() gave {count}"
+
+
+def test_network_records_18_nodes_and_1_under_no_grad(nb):
+    rng = np.random.default_rng(0)
+    model = mlp(nb, (2, 16, 16, 2), rng)
+    x = nb.Tensor(rng.normal(size=(4, 2)))
+    recorded = model(x)
+    with nb.no_grad():
+        quiet = model(x)
+    assert count_nodes(recorded) >= 18, (f"the 2-16-16-2 forward pass recorded {count_nodes(recorded)} nodes, "
+                                         "expected 18 (the input, 6 Parameters and 11 results): every layer must "
+                                         "use Tensor operations")
+    assert count_nodes(quiet) == 1, (f"under no_grad() the output still has a graph of {count_nodes(quiet)} "
+                                     "nodes, expected 1 (no parents)")
+    assert np.allclose(quiet.data, recorded.data), "under no_grad() the network gave other outputs than with " \
+                                                   "recording on"
+
+
+def test_shared_parameter_is_listed_once_and_moved_once(nb):
+    rng = np.random.default_rng(8)
+    l1, l2 = nb.Linear(3, 3, rng), nb.Linear(3, 3, rng)
+    l2.weight = l1.weight
+    model = nb.Sequential(l1, nb.ReLU(), l2)
+    params = list(model.parameters())
+    assert len(params) == 3, (f"parameters() of two layers sharing a weight gave {len(params)} entries, expected 3 "
+                              "(the shared weight once, two biases)")
+    optimizer = nb.SGD(params, lr=0.1)
+    optimizer.zero_grad()
+    model(nb.Tensor(rng.normal(size=(5, 3)))).sum().backward()
+    before, grad = l1.weight.data.copy(), l1.weight.grad.copy()
+    optimizer.step()
+    assert np.allclose(l1.weight.data, before - 0.1 * grad), (
+        "one step should move the shared weight once by -lr * grad (its grad already holds both uses)")
+    assert l2.weight is l1.weight, "the two layers no longer share one weight after step()"
+
+
+def test_worked_example_first_step_takes_the_loss_from_5_29_to_0_2116(nb):
+    z0, loss0, z1, loss1 = worked_example(nb, True)[:4]
+    assert np.isclose(loss0, 5.29), f"worked example: the first loss should be 5.29 (z = -1.3), got {loss0:.4g}"
+    assert np.isclose(z1, 1.46) and np.isclose(loss1, 0.2116), (
+        f"worked example: after one step z should be 1.46 and the loss 0.2116, got z = {z1:.4g}, loss = {loss1:.4g}")
+
+
+def test_worked_example_second_step_with_zero_grad(nb):
+    z2, loss2 = worked_example(nb, True)[4:]
+    assert not np.isclose(z2, by_hand(False)[4]), ("worked example: with zero_grad() the second step still used "
+                                                   "the first gradient: zero_grad() must clear every grad")
+    assert np.isclose(z2, by_hand(True)[4]) and np.isclose(loss2, by_hand(True)[5]), (
+        f"worked example: with zero_grad() the second step gave z = {z2:.4g}, loss = {loss2:.4g}, not the "
+        "numbers of section 8")
+
+
+def test_worked_example_second_step_without_zero_grad(nb):
+    z2, loss2 = worked_example(nb, False)[4:]
+    assert not np.isclose(z2, by_hand(True)[4]), ("worked example: without zero_grad() the gradients must add "
+                                                  "up, but the second step used only the new one: step() must "
+                                                  "not clear p.grad")
+    assert np.isclose(z2, by_hand(False)[4]) and np.isclose(loss2, by_hand(False)[5]), (
+        f"worked example: without zero_grad() the second step gave z = {z2:.4g}, loss = {loss2:.4g}, not the "
+        "numbers of section 8")

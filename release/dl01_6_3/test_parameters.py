@@ -1,0 +1,108 @@
+"""Module.parameters() (`pytest -m parameters`): every Parameter a module holds, found by walking its
+attributes in the order they were defined; a Module is asked for its own parameters(), a list or a tuple is
+searched item by item, anything else is skipped; each Parameter object once (by identity, not by value),
+in a new list on every call."""
+import numpy as np
+
+
+def box(nb, **attributes):
+    """A bare Module holding the given attributes, in the given order."""
+    module = nb.Module()
+    for name, value in attributes.items():
+        setattr(module, name, value)
+    return module
+
+
+def expect_parameters(nb, module, expected, missing_hint):
+    """list(module.parameters()) must be the Parameters of `expected` (name -> Parameter), in that order."""
+    found = module.parameters()
+    assert found is not None, "parameters() returned None: did you forget to return the list?"
+    found = list(found)
+    names = {id(p): name for name, p in expected.items()}
+    for item in found:
+        if id(item) in names:
+            continue
+        assert not isinstance(item, nb.Parameter), (
+            "parameters() returned a Parameter that this module does not hold (a copy, or one kept from an "
+            "earlier call?): collect the module's own Parameter objects afresh on every call")
+        assert not isinstance(item, nb.Tensor), (
+            "parameters() returned a plain Tensor: collect only attributes that are instances of Parameter")
+        raise AssertionError(f"parameters() returned a {type(item).__name__}: return the Parameter objects "
+                             "themselves (not their .data)")
+    got = [names[id(p)] for p in found]
+    repeated = sorted({name for name in got if got.count(name) > 1})
+    assert not repeated, (f"parameters() listed {', '.join(map(repr, repeated))} more than once: a Parameter held "
+                          "in two places must be collected once (compare objects by identity, e.g. with a set "
+                          "of id(p))")
+    assert len(got) == len(expected), f"parameters() found {got} but the module holds {list(expected)}: {missing_hint}"
+    assert got == list(expected), (f"parameters() found the right Parameters in the wrong order {got}; "
+                                   f"expected {list(expected)}, the order in which they were defined")
+
+
+def test_lists_weight_then_bias_of_a_linear_layer(nb):
+    layer = nb.Linear(3, 2, np.random.default_rng(1))
+    expect_parameters(nb, layer, {"weight": layer.weight, "bias": layer.bias},
+                      "look through the module's attributes (vars(self)) and collect every Parameter")
+
+
+def test_finds_parameters_in_nested_modules(nb):
+    p0, p1, p2 = nb.Parameter(np.ones(2)), nb.Parameter(np.ones((2, 2))), nb.Parameter(np.ones(3))
+    outer = box(nb, first=p0, body=box(nb, block=box(nb, w=p1), scale=p2))
+    expect_parameters(nb, outer, {"first": p0, "body.block.w": p1, "body.scale": p2},
+                      "when an attribute is a Module, add that module's own parameters() (recursion), "
+                      "however deep it sits")
+
+
+def test_searches_lists_of_modules_and_of_parameters(nb):
+    rng = np.random.default_rng(2)
+    l1, l2 = nb.Linear(2, 3, rng), nb.Linear(3, 1, rng)
+    g1, g2 = nb.Parameter(np.ones(3)), nb.Parameter(np.ones(1))
+    model = box(nb, blocks=[l1, nb.ReLU(), l2], gains=[g1, g2])
+    expect_parameters(nb, model, {"l1.weight": l1.weight, "l1.bias": l1.bias, "l2.weight": l2.weight,
+                                  "l2.bias": l2.bias, "gains[0]": g1, "gains[1]": g2},
+                      "when an attribute is a list, look at every item: a Parameter is collected and a "
+                      "Module is asked for its parameters()")
+
+
+def test_searches_tuples_like_lists(nb):
+    rng = np.random.default_rng(9)
+    l1 = nb.Linear(2, 2, rng)
+    g = nb.Parameter(np.ones(2))
+    model = box(nb, pair=(l1, nb.ReLU()), extras=(g,))
+    expect_parameters(nb, model, {"pair[0].weight": l1.weight, "pair[0].bias": l1.bias, "extras[0]": g},
+                      "when an attribute is a tuple, treat it like a list: collect every Parameter in it and "
+                      "ask every Module in it for its parameters()")
+
+
+def test_lists_a_shared_parameter_once(nb):
+    rng = np.random.default_rng(3)
+    l1, l2 = nb.Linear(3, 3, rng), nb.Linear(3, 3, rng)
+    l2.weight = l1.weight
+    model = nb.Sequential(l1, nb.ReLU(), l2)
+    expect_parameters(nb, model, {"shared weight": l1.weight, "l1.bias": l1.bias, "l2.bias": l2.bias},
+                      "every Parameter must be found, the shared one once")
+
+
+def test_keeps_two_parameters_with_equal_values(nb):
+    a, b, c = nb.Parameter(np.zeros(3)), nb.Parameter(np.zeros(3)), nb.Parameter(np.ones((2, 3)))
+    model = box(nb, a=a, inner=box(nb, b=b, c=c), again=[a])
+    expect_parameters(nb, model, {"a": a, "inner.b": b, "inner.c": c},
+                      "two different Parameters that hold equal values are both learned: skip a Parameter "
+                      "only when it is the very same object (compare id(p), or use `is`), not when its "
+                      "values are equal")
+
+
+def test_ignores_plain_tensors_and_other_attributes(nb):
+    w = nb.Parameter(np.ones(2))
+    model = box(nb, x=nb.Tensor(np.ones(2)), size=3, label="net", table=np.ones(2), w=w, nothing=None,
+                mixed=[1, "two", nb.Tensor(np.zeros(1))])
+    expect_parameters(nb, model, {"w": w}, "collect the attribute that is a Parameter")
+
+
+def test_gives_a_fresh_list_on_every_call(nb):
+    rng = np.random.default_rng(4)
+    first, second = nb.Linear(2, 2, rng), nb.Linear(2, 2, rng)
+    hint = ("a list that outlives the call (a default argument such as found=[] or a class attribute) "
+            "keeps what earlier calls collected; start from an empty list on every call")
+    for model in (first, first, second):
+        expect_parameters(nb, model, {"weight": model.weight, "bias": model.bias}, hint)

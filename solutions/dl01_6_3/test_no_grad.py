@@ -1,0 +1,54 @@
+"""no_grad() (`pytest -m no_grad`): inside `with no_grad():` Tensor.recording is False, so operations compute
+the same values but record no parents; on leaving the block, even by an exception (which it lets through),
+Tensor.recording gets back the value it had before the block (so nested blocks work)."""
+import numpy as np
+
+
+def test_records_no_parents_inside_the_block(nb):
+    a, b = nb.Tensor(np.array([1.0, 2.0])), nb.Tensor(np.array([3.0, -1.0]))
+    with nb.no_grad():
+        c = (a * b + a).relu()
+    assert not c.parents and c.backward_fn is None, (
+        "an operation inside `with no_grad():` still recorded its parents: Tensor.recording was still on: "
+        "switch it off on entry (Tensor.recording = False)")
+
+
+def test_computes_the_same_values(nb):
+    a, b = nb.Tensor(np.array([1.0, 2.0])), nb.Tensor(np.array([3.0, -1.0]))
+    with nb.no_grad():
+        inside = (a * b + a).relu().data.copy()
+    assert np.allclose(inside, [4.0, 0.0]), (f"inside no_grad() the operations gave {inside.tolist()}, expected "
+                                             "[4.0, 0.0]: no_grad() changes what is recorded, not the values")
+
+
+def test_records_again_after_the_block(nb):
+    with nb.no_grad():
+        pass
+    assert nb.Tensor.recording is True, "after a no_grad() block recording is still off: restore Tensor.recording on exit"
+    a = nb.Tensor(np.array([1.0]))
+    assert len((a * a).parents) == 2, "after a no_grad() block operations record no graph: restore " \
+                                      "Tensor.recording on exit"
+
+
+def test_restores_recording_after_an_exception(nb):
+    escaped = False
+    try:
+        with nb.no_grad():
+            raise ValueError("raised inside the block")
+    except ValueError:
+        escaped = True
+    assert escaped, "no_grad() swallowed an exception raised inside the block: let it through (try/finally, no except)"
+    assert nb.Tensor.recording is True, ("after an exception inside a no_grad() block recording stayed off: "
+                                         "restore Tensor.recording in a finally clause around the yield")
+
+
+def test_restores_the_previous_value_when_nested(nb):
+    with nb.no_grad():
+        with nb.no_grad():
+            inside = nb.Tensor.recording
+        between = nb.Tensor.recording
+    assert inside is False, "inside no_grad() Tensor.recording was still on: switch it off on entry"
+    assert between is False, ("after an inner no_grad() block ended inside an outer one, recording was back on: "
+                              "restore the previous value of Tensor.recording, not True")
+    assert nb.Tensor.recording is True, ("after two nested no_grad() blocks ended, recording is still off: "
+                                         "restore the previous value on exit")

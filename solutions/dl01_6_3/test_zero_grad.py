@@ -1,0 +1,48 @@
+"""SGD.zero_grad() (`pytest -m zero_grad`): every parameter's grad becomes an array of zeros shaped like its
+data, for the very Parameters the optimizer holds; the values p.data stay as they were."""
+import numpy as np
+
+
+def parameters_with_grads(nb, seed=0):
+    rng = np.random.default_rng(seed)
+    params = [nb.Parameter(rng.normal(size=shape)) for shape in [(2, 3), (3,), (1, 4)]]
+    for p in params:
+        p.grad = rng.normal(size=p.shape)
+    return params
+
+
+def test_sets_every_grad_to_zero(nb):
+    params = parameters_with_grads(nb)
+    nb.SGD(params, lr=0.1).zero_grad()
+    cleared = [bool(np.all(np.asarray(p.grad) == 0)) for p in params]
+    assert any(cleared), "zero_grad() left the gradients as they were: set p.grad to zeros for each p in self.params"
+    assert all(cleared), (f"zero_grad() cleared only some of the gradients ({sum(cleared)} of {len(params)}): "
+                          "loop over every parameter (is a return inside the loop?)")
+
+
+def test_keeps_each_grad_an_array_of_the_parameter_shape(nb):
+    params = parameters_with_grads(nb)
+    nb.SGD(params, lr=0.1).zero_grad()
+    for p in params:
+        assert isinstance(p.grad, np.ndarray) and p.grad.shape == p.shape, (
+            f"after zero_grad() a Parameter of shape {p.shape} has grad {type(p.grad).__name__} of shape "
+            f"{np.shape(p.grad)}: p.grad must be a NumPy array shaped like p.data (np.zeros_like(p.data))")
+
+
+def test_leaves_the_data_alone(nb):
+    params = parameters_with_grads(nb)
+    before = [p.data.copy() for p in params]
+    nb.SGD(params, lr=0.1).zero_grad()
+    assert all(np.array_equal(p.data, old) for p, old in zip(params, before)), (
+        "zero_grad() changed p.data: it clears p.grad only, the values stay")
+
+
+def test_lets_the_next_backward_start_from_zero(nb):
+    params = parameters_with_grads(nb)
+    rng = np.random.default_rng(7)
+    factors = [rng.normal(size=p.shape) for p in params]
+    nb.SGD(params, lr=0.1).zero_grad()
+    sum(((p * nb.Tensor(c)).sum() for p, c in zip(params, factors)), nb.Tensor(0.0)).backward()
+    assert all(np.allclose(p.grad, c) for p, c in zip(params, factors)), (
+        "after zero_grad() and one backward pass the gradients still contain old values: zero_grad() must "
+        "clear the grad of the very Parameters held in self.params")

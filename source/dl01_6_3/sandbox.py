@@ -1,1 +1,0 @@
-../../autograder/sandbox.py

@@ -1,0 +1,74 @@
+"""SGD.step() (`pytest -m step`): every parameter p moves by -self.lr * p.grad, on the array p.data in place
+(outside the graph: the same Parameter objects, no new graph nodes), and the gradients stay as they are."""
+import numpy as np
+
+
+def parameters_with_grads(nb, seed=0):
+    rng = np.random.default_rng(seed)
+    params = [nb.Parameter(rng.normal(size=shape)) for shape in [(2, 3), (3,), (1, 4)]]
+    for p in params:
+        p.grad = rng.normal(size=p.shape)
+    return params
+
+
+def test_moves_every_parameter_by_minus_lr_times_grad(nb):
+    params = parameters_with_grads(nb)
+    before, grads = [p.data.copy() for p in params], [p.grad.copy() for p in params]
+    nb.SGD(params, lr=0.25).step()
+    after = [np.asarray(p.data) for p in params]
+
+    def moved_by(rate):
+        return [np.allclose(a, old - rate * g) for a, old, g in zip(after, before, grads)]
+
+    assert not all(moved_by(0)), "step() left the Parameters where they were: change p.data in place, " \
+                                 "p.data -= self.lr * p.grad"
+    assert not any(moved_by(0)), "step() moved only some of the parameters: loop over every p in self.params " \
+                                 "(is a return inside the loop?)"
+    assert not all(moved_by(-0.25)), "step() moved the Parameters up the gradient: subtract self.lr * p.grad"
+    assert not all(moved_by(0.1)) and not all(moved_by(0.01)), (
+        "step() did not use the learning rate given to the optimizer: use the learning rate stored in self.lr")
+    assert all(moved_by(0.25)), "step() moved the Parameters by the wrong amount: each p.data should lose " \
+                                "self.lr * p.grad"
+
+
+def test_changes_data_in_place_on_the_same_objects(nb):
+    params = parameters_with_grads(nb)
+    before = [p.data.copy() for p in params]
+    optimizer = nb.SGD(params, lr=0.1)
+    optimizer.step()
+    assert len(optimizer.params) == 3 and all(a is b for a, b in zip(params, optimizer.params)), (
+        "step() replaced the objects in self.params: keep the same Parameters and change their .data")
+    assert not any(np.array_equal(p.data, old) for p, old in zip(params, before)), (
+        "step() must change p.data in place: after step() the Parameter held by the model did not move; "
+        "p = p - lr * p.grad only rebinds a local name")
+
+
+def test_adds_no_graph_nodes(nb):
+    params = parameters_with_grads(nb)
+    optimizer = nb.SGD(params, lr=0.1)
+    optimizer.step()
+    for p in list(params) + list(optimizer.params):
+        assert isinstance(p, nb.Parameter) and not p.parents and p.backward_fn is None, (
+            "after step() a parameter is a graph node with parents: the update is not part of the model, so do "
+            "it on the array (p.data -= self.lr * p.grad), not with Tensor operations")
+
+
+def test_leaves_the_gradients_alone(nb):
+    params = parameters_with_grads(nb)
+    grads = [p.grad.copy() for p in params]
+    nb.SGD(params, lr=0.1).step()
+    assert all(np.array_equal(p.grad, g) for p, g in zip(params, grads)), (
+        "step() changed p.grad: clearing the gradients is zero_grad()'s job, step() only moves p.data")
+
+
+def test_keeps_moving_the_same_objects_over_two_steps(nb):
+    params = parameters_with_grads(nb)
+    start, first = [p.data.copy() for p in params], [p.grad.copy() for p in params]
+    optimizer = nb.SGD(params, lr=0.5)
+    optimizer.step()
+    for p in params:
+        p.grad = np.full(p.shape, 2.0)
+    optimizer.step()
+    assert all(np.allclose(p.data, s - 0.5 * (g + 2.0)) for p, s, g in zip(params, start, first)), (
+        "over two steps the Parameters did not move by -lr * grad each time: the optimizer must keep updating "
+        "the very objects it was given")
