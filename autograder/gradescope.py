@@ -1,0 +1,261 @@
+"""Gradescope: build the autograder zip (`make gradescope`) and grade one submission inside it.
+
+Gradescope's autograder specification (gradescope-autograders.readthedocs.io, "Specifications"): a zip
+with `setup.sh` and `run_autograder` at its root, unpacked into /autograder/source; Gradescope runs
+`setup.sh` once when it builds the image and `run_autograder` (as root, working directory /autograder)
+for each submission, with the student's files in /autograder/submission; `run_autograder` must write
+/autograder/results/results.json.
+
+The zip holds the kit's grader as a course directory (autograder/ with the hidden suites, source/,
+solutions/, release/, nbgrader_config.py) and the pinned requirements.txt. `run_autograder` runs
+`python3 -m autograder.gradescope run` with the python3 first on PATH (setup.sh puts its venv's there),
+which grades the notebook with the same code as `make grade` (`grade_paths`: the hidden suites in the
+sandbox, the reference's answers from `prepare_grading`, each submission confined by
+autograder/isolation.py, on by default as root) and writes results.json:
+
+* one test per part (grade cell), visible: its score out of its points and how many checks passed
+  (the public self-checks are not run again: the hidden suites decide the grade, and each part's line
+  shows it without any hidden code);
+* one test per hidden check, with the visibility `c.GraderSettings.gradescope_hidden_visibility`
+  (after_published by default): its name, status and one-line message (0 points of its own: the
+  part's line carries them, so the tests' scores add up to the total exactly);
+* the total `score`, `execution_time` and an `output` naming the isolation level.
+
+Only check names and their redacted one-line messages leave the grader, as in feedback.
+Every path comes from AUTOGRADER_ROOT (default /autograder), so a test runs it in a temporary folder.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import stat
+import sys
+import time
+import traceback
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent  # the course directory (in the zip: /autograder/source)
+SHIPPED = ("autograder", "source", "solutions", "release", "nbgrader_config.py", "requirements.txt")
+SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
+
+SETUP_SH = r"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image (Ubuntu). It makes a venv
+# from the pinned requirements.txt next to this file with the newest of python3.13, python3.12 and
+# python3.11 that runs, else python3 if it is 3.11 to 3.13, else one installed with apt; then puts
+# that venv's python first on PATH as /usr/local/bin/python3, which run_autograder uses.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SUPPORTED='import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))'
+export DEBIAN_FRONTEND=noninteractive
+
+find_python() {
+  for p in python3.13 python3.12 python3.11 python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c "$SUPPORTED" 2>/dev/null; then
+      command -v "$p"; return 0
+    fi
+  done
+  return 1
+}
+
+PYTHON="$(find_python || true)"
+if [ -z "$PYTHON" ]; then
+  apt-get update -qq
+  for v in 3.12 3.11 3.13; do
+    if apt-get install -y -qq --no-install-recommends "python$v" "python$v-venv" >/dev/null 2>&1; then break; fi
+  done
+  PYTHON="$(find_python || true)"
+  if [ -z "$PYTHON" ]; then  # an older Ubuntu: the deadsnakes archive has 3.11
+    apt-get install -y -qq --no-install-recommends software-properties-common >/dev/null
+    add-apt-repository -y ppa:deadsnakes/ppa && apt-get update -qq
+    apt-get install -y -qq --no-install-recommends python3.11 python3.11-venv
+    PYTHON="$(find_python)"
+  fi
+fi
+echo "setup.sh: building the grader's venv with $PYTHON ($("$PYTHON" --version))"
+if ! "$PYTHON" -m venv "$HERE/.venv"; then  # Ubuntu's Pythons keep venv (ensurepip) in a package of its own
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "$(basename "$PYTHON")-venv"
+  "$PYTHON" -m venv "$HERE/.venv"
+fi
+"$HERE/.venv/bin/python" -m pip install --quiet --upgrade pip
+"$HERE/.venv/bin/python" -m pip install --quiet -r "$HERE/requirements.txt"
+# A wrapper, not a symlink: a venv's python is found as a venv only through its own bin/ path.
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$HERE/.venv/bin/python3" > /usr/local/bin/python3
+chmod 755 /usr/local/bin/python3
+python3 -c 'import sys, autograder; print("setup.sh: python3 is", sys.executable)' 2>/dev/null || \
+  (cd "$HERE" && python3 -c 'import sys, autograder; print("setup.sh: python3 is", sys.executable)')
+"""
+
+RUN_AUTOGRADER = r"""#!/usr/bin/env bash
+# Gradescope runs this for each submission (as root, in /autograder). It grades the notebook in
+# $AUTOGRADER_ROOT/submission (default /autograder) with the kit's grader and writes
+# $AUTOGRADER_ROOT/results/results.json, with the python3 first on PATH (setup.sh made it).
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")"
+if [ -d "${AUTOGRADER_ROOT:-/autograder}/source/autograder" ]; then
+  cd "${AUTOGRADER_ROOT:-/autograder}/source"
+fi
+exec python3 -m autograder.gradescope run
+"""
+
+
+# ------------------------------------------------------------------------------------------ the zip
+
+
+def _files(root: Path) -> list[tuple[Path, str]]:
+    """(file, name in the zip) for everything grading needs, in a fixed order."""
+    found = []
+    for name in SHIPPED:
+        path = root / name
+        if path.is_file():
+            found.append((path, name))
+        elif path.is_dir():
+            for file in sorted(path.rglob("*")):
+                rel = file.relative_to(root)
+                if file.is_file() and not SKIPPED_PARTS & set(rel.parts) and file.suffix != ".pyc":
+                    found.append((file, rel.as_posix()))
+        else:
+            raise FileNotFoundError(f"{path} is missing: the Gradescope zip needs it")
+    return found
+
+
+def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # fixed: the same kit gives the same zip
+    info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    archive.writestr(info, data)
+
+
+def build_zip(dest: Path, root: Path = ROOT) -> Path:
+    """Write the Gradescope autograder zip to `dest`: setup.sh and run_autograder at its root, the
+    pinned requirements and the grader (never tests/, .git, submissions or grading output)."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(dest.name + ".partial")
+    with zipfile.ZipFile(partial, "w") as archive:
+        _add(archive, "setup.sh", SETUP_SH.encode(), executable=True)
+        _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
+        for file, name in _files(root):
+            _add(archive, name, file.read_bytes(), executable=bool(file.stat().st_mode & 0o111))
+    partial.replace(dest)
+    return dest
+
+
+# ---------------------------------------------------------------------------- one submission
+
+
+def _place(root: Path) -> tuple[Path, Path]:
+    """(the submission folder, results.json) under AUTOGRADER_ROOT."""
+    return root / "submission", root / "results" / "results.json"
+
+
+def find_notebook(folder: Path, name: str) -> tuple[Path | None, str]:
+    """The notebook to grade: `name` if present (anywhere in the submission), else the only .ipynb,
+    else None with the reason the student sees."""
+    notebooks = sorted(p for p in folder.rglob("*.ipynb")
+                       if p.is_file() and not {".ipynb_checkpoints", "__MACOSX"} & set(p.relative_to(folder).parts))
+    named = [p for p in notebooks if p.name == name]
+    if named:
+        return named[0], ""
+    if len(notebooks) == 1:
+        return notebooks[0], f"graded '{notebooks[0].name}' as {name}"
+    if notebooks:
+        found = ", ".join(f"'{p.relative_to(folder)}'" for p in notebooks[:10])
+        return None, f"no {name} in the submission (found {found}): submit one notebook under that name"
+    return None, f"no {name} in the submission: submit the notebook file itself, saved from Jupyter"
+
+
+def results_json(report, settings, isolation: str, seconds: float, note: str = "") -> dict:
+    """Gradescope's results.json for one graded notebook (autograder.report.Report)."""
+    hidden = settings.gradescope_hidden_visibility
+    tests = []
+    for number, part in enumerate(report.parts, 1):
+        passed = sum(t.passed for t in part.tests)
+        tests.append({  # the part's points, always visible: they add up to the total
+            "name": f"{part.grade_id} ({passed} of {len(part.tests)} checks passed)",
+            "number": f"{number}",
+            "score": part.score, "max_score": part.max_score,
+            "status": "passed" if part.tests and passed == len(part.tests) else "failed",
+            "output": f"{part.grade_id}: {part.score:g} of {part.max_score:g} points",
+            "visibility": "visible",
+        })
+        for index, check in enumerate(part.tests, 1):  # which checks failed and why, when `hidden` allows
+            tests.append({
+                "name": f"{part.grade_id}: {check.name}",
+                "number": f"{number}.{index}",
+                "score": 0.0, "max_score": 0.0,  # counted in the part's line above
+                "status": "passed" if check.passed else "failed",
+                "output": "PASS" if check.passed else f"FAIL: {check.message}",
+                "visibility": hidden,
+            })
+    lines = [f"Score: {report.total:g} of {report.max:g} autograded points"
+             " (written answers are graded by hand)."]
+    if note:
+        lines.append(note)
+    if report.error:
+        lines.append(f"Not graded: {report.error}")
+    if report.limits:
+        lines.append("Hit a limit: " + ", ".join(sorted(set(report.limits))))
+    when = {"after_published": "once grades are published", "after_due_date": "after the due date",
+            "hidden": "to your instructor only"}
+    if hidden in when:
+        lines.append(f"Each part's score is shown now; which checks passed, and why not, {when[hidden]}.")
+    lines.append(f"isolation: {isolation}")
+    return {"score": report.total, "execution_time": int(round(seconds)), "output": "\n".join(lines),
+            "stdout_visibility": "hidden", "tests": tests}
+
+
+def error_json(reason: str, seconds: float, isolation: str) -> dict:
+    return {"score": 0.0, "execution_time": int(round(seconds)),
+            "output": f"Not graded: {reason}\nisolation: {isolation}", "stdout_visibility": "hidden", "tests": []}
+
+
+def run(root: Path | None = None) -> int:
+    """Grade the submission under `root` (AUTOGRADER_ROOT, default /autograder) into results.json."""
+    start = time.monotonic()
+    root = Path(root or os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    submission_dir, results = _place(root)
+    results.parent.mkdir(parents=True, exist_ok=True)
+    from .assignment import find_assignment
+    from .settings import GraderSettings, load_config
+    from .suites import grade_paths, isolation_level
+
+    settings = GraderSettings(config=load_config(ROOT))
+    isolation = isolation_level(settings)
+    assignment = find_assignment(ROOT)
+    code = 0
+    try:
+        path, note = find_notebook(submission_dir, assignment.notebook_name)
+        if path is None:
+            data = error_json(note, time.monotonic() - start, isolation)
+        else:
+            report = grade_paths(assignment, [path], settings)[str(path)]
+            data = results_json(report, settings, isolation, time.monotonic() - start, note)
+    except Exception as exc:  # the grader itself failed: the student sees a one-line reason, the log the rest
+        traceback.print_exc(file=sys.stdout)
+        data = error_json(f"the grader failed ({type(exc).__name__}); your instructor has been told",
+                          time.monotonic() - start, isolation)
+        code = 1
+    results.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"{data['score']:g} points; wrote {results} ({isolation})")
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.gradescope", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    build = commands.add_parser("build", help="write the Gradescope autograder zip")
+    build.add_argument("--to", type=Path, default=ROOT / "build" / "gradescope.zip")
+    commands.add_parser("run", help="grade $AUTOGRADER_ROOT/submission into $AUTOGRADER_ROOT/results/results.json")
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        path = build_zip(args.to)
+        print(f"Wrote {path} ({path.stat().st_size // 1024} KB): upload it as the assignment's autograder on Gradescope.")
+        return 0
+    return run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

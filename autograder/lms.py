@@ -1,0 +1,94 @@
+"""`make grades-lms`: the gradebook as a CSV for Canvas's gradebook import (Grades > Import).
+
+Canvas reads a CSV shaped like its own gradebook export: the columns Student, ID, SIS User ID,
+SIS Login ID and Section, then one column per assignment, and optionally a "Points Possible" row under
+the header. Canvas matches each row to a student by ID (its user id) or the SIS ids, and a column whose
+name is not one of the course's assignments becomes a new assignment on import.
+
+* Student: "Last, First" where the gradebook has names, else the student id.
+* ID: the Canvas user id, read from the end of a student id that zip_collect made from a Canvas
+  download (`smithjohn_12345`, autograder/collect.py); empty otherwise.
+* SIS Login ID: the student id itself when it holds no Canvas number (ids you gave submitted/ yourself).
+* The assignment column: the total when every written answer is graded, else the autograded points
+  (the command says how many students that is); "Points Possible" is the assignment's maximum.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+CANVAS_ID = re.compile(r"_(\d+)$")
+
+
+def canvas_rows(rows: list[dict], assignment: str) -> tuple[list[str], list[list[str]], list[str]]:
+    """(header, data rows with the Points Possible row first, students whose manual points are not in)."""
+    mine = [r for r in rows if r["assignment"] == assignment]
+    header = HEADER + [assignment]
+    possible = mine[0]["max_score"] if mine else ""
+    out = [["Points Possible", "", "", "", "", possible]]
+    pending = []
+    for row in mine:
+        number = CANVAS_ID.search(row["student_id"])
+        name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or row["student_id"]
+        score = row["score"]
+        if score == "":
+            score = row["auto_score"]
+            pending.append(row["student_id"])
+        out.append([name, number.group(1) if number else "", "", "" if number else row["student_id"], "", score])
+    return header, out, pending
+
+
+def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int, list[str]]:
+    """Write the import file; returns (its path, students written, students with manual points missing)."""
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    from .export import grade_rows
+    from .settings import load_config
+
+    coursedir = CourseDirectory(config=load_config(root))
+    database = Path(coursedir.db_url.replace("sqlite:///", "", 1))
+    if coursedir.db_url.startswith("sqlite:///") and not database.is_file():
+        raise FileNotFoundError(f"no gradebook at {database}: run `make grade` first")
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
+        _, rows = grade_rows(gradebook, [assignment])
+    header, data, pending = canvas_rows(rows, assignment)
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(dest.name + ".partial")
+    with partial.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(data)
+    os.replace(partial, dest)
+    return dest, len(data) - 1, pending
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.lms", description=__doc__.splitlines()[0])
+    parser.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    parser.add_argument("--to", type=Path, help="where to write (default reports/<assignment>-canvas.csv)")
+    args = parser.parse_args(argv)
+    from .assignment import find_assignment
+
+    name = find_assignment(ROOT, args.assignment).name
+    try:
+        path, count, pending = write_canvas_csv(ROOT, name, args.to or ROOT / "reports" / f"{name}-canvas.csv")
+    except FileNotFoundError as error:
+        print(error, file=sys.stderr)
+        return 1
+    print(f"Wrote {path}: {count} students, for Canvas's Grades > Import.")
+    if pending:
+        print(f"{len(pending)} of them have written answers not graded yet: their column holds the autograded "
+              f"points only (grade them in the formgrader, then run this again).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""The class report (`make report`, autograder/class_report.py) after `make grade` on the demo class.
+
+The page is checked with html.parser (structure, every plot a PNG), and rendered in headless Chromium
+(Debian's /usr/bin/chromium through Playwright, as tests/test_formgrader_browser.py does): no console
+error, every plot shown. Without a browser that part is skipped, saying so; the html.parser checks ran.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+
+import pytest
+
+from autograder.demo import write_demo_class
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, course_copy, grade_class
+
+pytestmark = pytest.mark.slow
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+BROKEN = "broken"  # a student whose file is not a notebook: "could not be graded"
+NAMED = '<b onmouseover="x">'  # a message-like string a student controls must come out escaped
+
+
+class Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.images, self.ids, self.scripts, self.rows, self.items = [], set(), 0, {}, {}
+        self._table = self._list = None
+        self._cells: list[str] | None = None
+        self._text = ""
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "img":
+            self.images.append(attrs)
+        if tag == "script" or any(name.startswith("on") for name in attrs):
+            self.scripts += 1
+        if tag == "table":
+            self._table = attrs.get("id")
+            self.rows[self._table] = []
+        if tag == "ul":
+            self._list = attrs.get("id")
+            self.items[self._list] = []
+        if tag == "tr":
+            self._cells = []
+        if tag in ("td", "th", "li"):
+            self._text = ""
+
+    def handle_data(self, data):
+        self._text += data
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cells is not None:
+            self._cells.append(self._text.strip())
+        if tag == "tr" and self._cells is not None:
+            self.rows[self._table].append(self._cells)
+            self._cells = None
+        if tag == "li" and self._list:
+            self.items[self._list].append(" ".join(self._text.split()))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    course = course_copy(tmp_path_factory.mktemp("course"))
+    submitted = course / "submitted"
+    write_demo_class(ASSIGNMENT, submitted)
+    twin = submitted / "twin" / ASSIGNMENT.name  # the same work as edsger: one mistake that two students share
+    twin.mkdir(parents=True)
+    (twin / NOTEBOOK).write_bytes((submitted / "edsger" / ASSIGNMENT.name / NOTEBOOK).read_bytes())
+    (submitted / BROKEN / ASSIGNMENT.name).mkdir(parents=True)
+    (submitted / BROKEN / ASSIGNMENT.name / NOTEBOOK).write_text("this is not json {")
+    graded = grade_class(course)
+    assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-3000:]
+    made = subprocess.run([sys.executable, "-m", "autograder", "report"], cwd=course, capture_output=True, text=True,
+                          timeout=300)
+    assert made.returncode == 0, made.stdout + made.stderr
+    page = course / "reports" / f"{ASSIGNMENT.name}.html"
+    assert page.is_file() and f"Wrote {page}" in made.stdout
+    return course, page
+
+
+def test_the_page_holds_every_section(report):
+    course, page = report
+    parsed = Page()
+    parsed.feed(page.read_text())
+    assert {"histogram", "pass-rates", "parts", "messages", "limits", "not-graded", "summary"} <= parsed.ids
+    assert parsed.scripts == 0, "the page runs nothing"
+    assert len(parsed.images) == 2
+    for image in parsed.images:
+        assert image["src"].startswith("data:image/png;base64,")
+        assert base64.b64decode(image["src"].split(",", 1)[1]).startswith(b"\x89PNG\r\n\x1a\n")
+        assert image.get("alt")
+    parts = parsed.rows["parts"][1:]
+    assert [row[0] for row in parts] == [cell.grade_id for cell in ASSIGNMENT.grade_cells]
+    assert all(row[2].endswith("%") for row in parts)
+    messages = parsed.rows["messages"][1:]
+    assert messages and all(row[0].isdigit() and int(row[0]) >= 1 for row in messages)
+    counts = [int(row[0]) for row in messages]
+    assert counts == sorted(counts, reverse=True), "most frequent first"
+    top_count, top_part, top_message = int(messages[0][0]), messages[0][1], messages[0][2]
+    assert top_count >= 2, "twin and edsger share their mistakes"
+    seen_by = [folder.parent.name for folder in (course / "autograded").glob(f"*/{ASSIGNMENT.name}")
+               if f": {top_message}" in (folder / NOTEBOOK).read_text().replace("\\n", "\n")]
+    assert len(seen_by) == top_count, (top_part, top_message, seen_by)
+    assert any(item.startswith("donald: ") and "time" in item for item in parsed.items["limits"]), parsed.items["limits"]
+    broken = [item for item in parsed.items["not-graded"] if item.startswith(f"{BROKEN}: ")]
+    assert broken and "not a readable notebook" in broken[0], parsed.items["not-graded"]
+
+
+def test_student_text_is_escaped():
+    from autograder.class_report import ClassData, render
+    from collections import Counter
+
+    data = ClassData("a", [("test_x", 2.0)], 2.0, scores={NAMED: 1.0}, part_scores={NAMED: {"test_x": 1.0}},
+                     messages=Counter({("test_x", NAMED): 1}), limits={NAMED: {"time"}}, not_graded={"s": NAMED})
+    page = render(data)
+    assert NAMED not in page and "&lt;b onmouseover=" in page
+
+
+def test_make_report_runs_the_cli():
+    done = subprocess.run(["make", "-n", "report"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and "-m autograder report --assignment dl01_6_3" in done.stdout
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (os.path.exists(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium); the html.parser checks still ran")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as error:
+        pytest.skip(f"no browser driver: playwright does not import ({error}); the html.parser checks still ran")
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def test_the_page_renders_in_a_browser(report, browser):
+    _, page_path = report
+    context = browser.new_context()
+    page = context.new_page()
+    errors = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(page_path.as_uri(), wait_until="load", timeout=30000)
+        widths = page.eval_on_selector_all("img", "els => els.map(e => e.complete ? e.naturalWidth : 0)")
+        title = page.title()
+    finally:
+        context.close()
+    assert not errors, errors
+    assert len(widths) == 2 and all(width > 0 for width in widths), widths
+    assert title == f"{ASSIGNMENT.name}: class report"

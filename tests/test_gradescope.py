@@ -1,0 +1,232 @@
+"""The Gradescope autograder (autograder/gradescope.py, `make gradescope`), run as Gradescope would run it.
+
+The zip is unpacked into a temporary folder laid out like /autograder (source/ the zip, submission/,
+results/); setup.sh is not run (it installs a Python), the kit's venv python3 is first on PATH instead,
+and AUTOGRADER_ROOT points run_autograder at the folder. Each run's results.json is checked field by
+field against Gradescope's specification (gradescope-autograders.readthedocs.io, "Specifications").
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.gradescope import build_zip, results_json
+from autograder.mutate import apply
+from autograder.report import CheckResult, PartResult, Report, hidden_code_lines
+from autograder.settings import GraderSettings
+from catalogue_bugs import BUGS, LESSON
+from catalogue_hostile import HOSTILE
+from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_json, release_notebook, solution_notebook, write_notebook
+
+VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+TOP_KEYS = {"score", "execution_time", "output", "output_format", "visibility", "stdout_visibility", "extra_data",
+            "tests", "leaderboard"}
+TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
+             "visibility", "extra_data"}
+PARTS_TOTAL = sum(FULL.values())  # every autograded point
+
+
+@pytest.fixture(scope="module")
+def autograder_zip(tmp_path_factory) -> Path:
+    return build_zip(tmp_path_factory.mktemp("zip") / "gradescope.zip")
+
+
+@pytest.fixture(scope="module")
+def gradescope(autograder_zip):
+    """A function that grades {file name: content} as Gradescope would and returns (results.json, run)."""
+    home = Path(tempfile.mkdtemp(prefix="gradescope-"))
+    home.chmod(0o755)  # the grading slot's uid must reach source/release and the kit's venv
+    with zipfile.ZipFile(autograder_zip) as archive:
+        archive.extractall(home / "source")
+    for name in ("setup.sh", "run_autograder"):  # zipfile drops the mode bits Gradescope's unzip keeps
+        (home / "source" / name).chmod(0o755)
+
+    def run(files: dict[str, str]) -> tuple[dict, subprocess.CompletedProcess]:
+        for folder in ("submission", "results"):
+            shutil.rmtree(home / folder, ignore_errors=True)
+            (home / folder).mkdir(mode=0o755)
+        for name, content in files.items():
+            (home / "submission" / name).write_text(content)
+        env = {**os.environ, "AUTOGRADER_ROOT": str(home),
+               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        done = subprocess.run([str(home / "source" / "run_autograder")], cwd=home, env=env,
+                              capture_output=True, text=True, timeout=120)
+        results = home / "results" / "results.json"
+        assert results.is_file(), done.stdout[-2000:] + done.stderr[-2000:]
+        return json.loads(results.read_text()), done
+
+    yield run
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def notebook_text(nb: dict) -> str:
+    return json.dumps(nb, indent=1) + "\n"
+
+
+def check_spec(data: dict) -> dict[str, float]:
+    """results.json as Gradescope's specification has it; returns each part's score."""
+    assert set(data) <= TOP_KEYS, set(data) - TOP_KEYS
+    assert isinstance(data["score"], (int, float)) and not isinstance(data["score"], bool)
+    assert isinstance(data["execution_time"], int) and data["execution_time"] >= 0
+    assert isinstance(data["output"], str) and "isolation: " in data["output"]
+    assert data.get("stdout_visibility", "hidden") in VISIBILITY
+    assert isinstance(data["tests"], list)
+    parts = {}
+    for test in data["tests"]:
+        assert set(test) <= TEST_KEYS, set(test) - TEST_KEYS
+        assert isinstance(test["name"], str) and test["name"]
+        assert isinstance(test["number"], str)
+        assert isinstance(test["output"], str) and "\n" not in test["output"]
+        assert test["status"] in ("passed", "failed")
+        assert test["visibility"] in VISIBILITY
+        for key in ("score", "max_score"):
+            assert isinstance(test[key], (int, float)) and not isinstance(test[key], bool)
+        assert 0 <= test["score"] <= test["max_score"], test
+        if "." not in test["number"]:  # a part's line: visible, with its points
+            assert test["visibility"] == "visible"
+            parts[test["name"].split(" ")[0]] = test["score"]
+        else:  # a hidden check: hidden until published, by default
+            assert test["visibility"] == "after_published", test
+    if data["tests"]:
+        assert sum(t["max_score"] for t in data["tests"]) == pytest.approx(PARTS_TOTAL)
+        assert sum(t["score"] for t in data["tests"]) == pytest.approx(data["score"])
+    assert 0 <= data["score"] <= PARTS_TOTAL
+    return parts
+
+
+def test_the_zip_follows_the_specification(autograder_zip):
+    with zipfile.ZipFile(autograder_zip) as archive:
+        infos = {info.filename: info for info in archive.infolist()}
+        names = set(infos)
+        for script in ("setup.sh", "run_autograder"):
+            assert script in names, "must be at the zip's root"
+            assert infos[script].external_attr >> 16 & 0o111, f"{script} must be executable"
+            assert archive.read(script).startswith(b"#!/usr/bin/env bash\n")
+        assert archive.read("requirements.txt") == (ROOT / "requirements.txt").read_bytes()
+    tops = {name.split("/")[0] for name in names}
+    assert tops == {"setup.sh", "run_autograder", "requirements.txt", "nbgrader_config.py", "autograder", "source",
+                    "solutions", "release"}, tops
+    for needed in (f"autograder/{ASSIGNMENT.name}/test_step.py", f"autograder/{ASSIGNMENT.name}/probes.py",
+                   f"solutions/{ASSIGNMENT.name}/{NOTEBOOK}", f"release/{ASSIGNMENT.name}/{NOTEBOOK}",
+                   "autograder/gradescope.py", "autograder/isolation.py"):
+        assert needed in names, needed
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+
+
+def test_setup_sh_and_run_autograder_are_valid_bash(autograder_zip, tmp_path):
+    with zipfile.ZipFile(autograder_zip) as archive:
+        archive.extractall(tmp_path)
+    for script in ("setup.sh", "run_autograder"):
+        done = subprocess.run(["bash", "-n", str(tmp_path / script)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    setup = (tmp_path / "setup.sh").read_text()
+    for step in ("python3.13 python3.12 python3.11 python3", "apt-get install", "-r \"$HERE/requirements.txt\"",
+                 "/usr/local/bin/python3"):
+        assert step in setup, step
+    assert "exec python3 -m autograder.gradescope run" in (tmp_path / "run_autograder").read_text()
+
+
+def test_make_gradescope_writes_the_zip():
+    done = subprocess.run(["make", "-s", "gradescope"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with zipfile.ZipFile(ROOT / "build" / "gradescope.zip") as archive:
+        assert {"setup.sh", "run_autograder"} <= set(archive.namelist())
+
+
+def test_the_reference_gets_full_marks(gradescope):
+    data, run = gradescope({NOTEBOOK: notebook_text(solution_notebook())})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert check_spec(data) == FULL
+    assert data["score"] == PARTS_TOTAL
+    assert all(t["status"] == "passed" for t in data["tests"])
+
+
+def test_the_blank_release_gets_zero(gradescope):
+    data, run = gradescope({NOTEBOOK: notebook_text(release_notebook())})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert set(check_spec(data).values()) == {0}
+    assert data["score"] == 0
+    failed = [t for t in data["tests"] if t["status"] == "failed" and "." in t["number"]]
+    assert failed and all(t["output"].startswith("FAIL: ") for t in failed)
+
+
+def test_a_catalogued_bug_scores_as_make_grade_scores_it(gradescope, tmp_path):
+    bug = next(b for b in BUGS if b.id == "zero-grad-does-nothing")
+    nb = apply(solution_notebook(), list(bug.mutations))
+    data, run = gradescope({"my work.ipynb": notebook_text(nb)})  # the only notebook, under another name
+    assert run.returncode == 0, run.stdout + run.stderr
+    parts = check_spec(data)
+    for part in bug.loses:
+        assert parts[part] < FULL[part], part
+    for part in bug.keeps:
+        assert parts[part] == FULL[part], part
+    alone, _ = grade_json(write_notebook(nb, tmp_path / NOTEBOOK))  # what `make grade`'s code gives it
+    assert parts == {p["grade_id"]: p["score"] for p in alone["parts"]}
+    assert data["score"] == alone["total"]
+    assert "graded 'my work.ipynb' as" in data["output"]
+    lost = [t["output"] for t in data["tests"] if t["name"].startswith("test_zero_grad: ") and t["status"] == "failed"]
+    assert any(bug.phrase.lower() in line.lower() for line in lost), lost
+    assert LESSON in bug.loses
+
+
+@pytest.mark.parametrize("student", ["read-hidden", "loop-top", "exit-top"])
+def test_hostile_submissions(gradescope, student):
+    entry = next(e for e in HOSTILE if e.student == student)
+    if entry.root_only and os.geteuid() != 0:
+        pytest.skip("without root, nothing keeps student code from the grader's files")
+    data, run = gradescope(entry.files(solution_notebook(), release_notebook()))
+    assert run.returncode == 0, run.stdout + run.stderr
+    parts = check_spec(data)
+    if entry.max_total is not None:
+        assert data["score"] <= entry.max_total
+    for part in entry.loses:
+        assert parts[part] < FULL[part], part
+    for part in entry.keeps:
+        assert parts[part] == FULL[part], part
+    shown = json.dumps(data).lower()
+    assert entry.reason.lower() in shown, entry.reason
+    if entry.limit:
+        assert "hit a limit: time" in data["output"].lower()
+    assert_no_hidden_code(data)
+    if os.geteuid() == 0:
+        assert "isolation: off" not in data["output"] and "isolation: none" not in data["output"]
+
+
+def assert_no_hidden_code(data: dict) -> None:
+    """Nothing of the hidden suites' code: only check names and one-line messages leave the grader."""
+    hidden = {"".join(line.split()) for line in hidden_code_lines(ASSIGNMENT.suite_dir, ASSIGNMENT.source_dir)}
+    assert hidden
+    squashed = "".join(json.dumps(data).split())
+    leaked = [line for line in hidden if line in squashed]
+    assert not leaked, leaked[:3]
+    for test in data["tests"]:
+        assert "\n" not in test["output"] and len(test["output"]) <= 320
+
+
+def test_no_notebook_is_a_clear_result(gradescope):
+    data, run = gradescope({"notes.txt": "my answers are in my head\n"})
+    check_spec(data)
+    assert data["score"] == 0 and data["tests"] == []
+    assert f"Not graded: no {NOTEBOOK} in the submission" in data["output"]
+    data, _ = gradescope({"a.ipynb": notebook_text(release_notebook()), "b.ipynb": notebook_text(release_notebook())})
+    assert data["score"] == 0 and "submit one notebook under that name" in data["output"]
+
+
+def test_hidden_checks_follow_the_setting():
+    report = Report([PartResult("test_step", 3, [CheckResult("test_a", True), CheckResult("test_b", False, "wrong")])])
+    for visibility in ("visible", "hidden", "after_due_date", "after_published"):
+        data = results_json(report, GraderSettings(gradescope_hidden_visibility=visibility), "uid", 1.4)
+        assert [t["visibility"] for t in data["tests"]] == ["visible", visibility, visibility]
+        assert data["score"] == 1.5 and data["execution_time"] == 1
+        assert data["tests"][2]["output"] == "FAIL: wrong"
+    assert GraderSettings().gradescope_hidden_visibility == "after_published"
+    with pytest.raises(Exception):
+        GraderSettings(gradescope_hidden_visibility="sometimes")
