@@ -13,13 +13,21 @@ PY := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 ASSIGNMENT := dl01_6_3
 
-.PHONY: help release grade test selfcheck bench clean-grading which-python
+.PHONY: help release grade new-class regrade clean-grading reset-gradebook test bench which-python gradescope grades-lms report
 
 help:
 	@echo "make grade    grade submitted/ (or the bundled demo class) into gradebook.db, feedback/, grades.csv"
 	@echo "make test     prove the kit: reference full marks, blank zero, bugs caught, attacks contained"
 	@echo "make release  regenerate release/ and solutions/ from source/"
 	@echo "make which-python  the Python that builds .venv (3.11 to 3.13; PYTHON=... overrides)"
+	@echo "make new-class      remove the demo class (submissions, gradebook rows, autograded/, feedback/, grades.csv rows); real students keep theirs"
+	@echo "make regrade STUDENT=ada  grade one student of submitted/ again: gradebook, feedback, grades.csv (manual grades kept)"
+	@echo "make clean-grading  remove autograded/, feedback/, grades.csv and reports/ (gradebook.db and its manual grades stay)"
+	@echo "make reset-gradebook  delete gradebook.db, every score and the manual grades too, and the grading outputs (next year)"
+	@echo "make bench    grade generated classes with the kit and with stock nbgrader (README: Scaling; QUICK=1: N = 25 only)"
+	@echo "make gradescope   write build/gradescope.zip, the autograder to upload to Gradescope"
+	@echo "make grades-lms   write reports/$(ASSIGNMENT)-canvas.csv from the gradebook, for Canvas's grade import"
+	@echo "make report       write reports/$(ASSIGNMENT).html: scores, pass rates, common mistakes, limits (after make grade)"
 
 $(VENV)/.installed: requirements.txt
 	$(VENV_PYTHON) -m venv $(VENV)
@@ -43,6 +51,30 @@ release: $(VENV)/.installed
 
 grade: $(VENV)/.installed
 	$(PY) -m autograder class --assignment $(ASSIGNMENT)
+
+# The course's life cycle (README: Instructors). Manual grades survive every target but reset-gradebook.
+new-class: $(VENV)/.installed
+	$(PY) -m autograder new-class --assignment $(ASSIGNMENT)
+
+regrade: $(VENV)/.installed
+	$(if $(STUDENT),,$(error make regrade needs STUDENT=<student id>, e.g. make regrade STUDENT=ada))
+	$(PY) -m autograder regrade $(STUDENT) --assignment $(ASSIGNMENT)
+
+clean-grading: $(VENV)/.installed
+	$(PY) -m autograder clean-grading
+
+reset-gradebook: $(VENV)/.installed
+	$(PY) -m autograder reset-gradebook
+
+# A Gradescope autograder: setup.sh, run_autograder, requirements.txt and the grader (README: Instructors).
+gradescope: $(VENV)/.installed
+	$(PY) -m autograder.gradescope build --to build/gradescope.zip
+
+grades-lms: $(VENV)/.installed
+	$(PY) -m autograder.lms --assignment $(ASSIGNMENT) --to reports/$(ASSIGNMENT)-canvas.csv
+
+report: $(VENV)/.installed
+	$(PY) -m autograder report --assignment $(ASSIGNMENT)
 
 test: $(VENV)/.installed $(VENV)/.test-installed
 	$(PY) -m pytest tests

@@ -11,12 +11,26 @@ c.CourseDirectory.course_id = "dl01"
 c.CourseDirectory.solution_directory = "solutions"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".pytest_cache"]
 
-# An LMS download (downloaded/dl01_6_3/archive/*.zip or loose files) is unpacked and sorted into
-# submitted/ by `nbgrader zip_collect`, which `make grade` runs when that folder has files. Files are
-# expected as <student id>_<anything>_modules_and_sgd.ipynb; change the pattern to your LMS's naming.
-c.FileNameCollectorPlugin.named_regexp = (
-    r".*/(?P<student_id>[^/_]+)_(?:[^/]*_)?(?P<file_id>modules_and_sgd\.ipynb)$"
-)
+# An LMS download (downloaded/dl01_6_3/archive/*.zip, or its files and folders as they are) is unpacked
+# and sorted into submitted/<student>/dl01_6_3/ by `nbgrader zip_collect`, which `make grade` runs when
+# that folder has files. Each file's path is tried against these patterns in turn (autograder/collect.py);
+# `name` + `lms_id` make the student id `smithjohn_12345`, and `make grades-lms` reads the number back.
+c.ZipCollectApp.collector_plugin = "autograder.collect.LmsFileNameCollectorPlugin"
+c.LmsFileNameCollectorPlugin.notebook_name = "modules_and_sgd.ipynb"  # Canvas's modules_and_sgd-1.ipynb is this
+c.LmsFileNameCollectorPlugin.named_regexps = [
+    # Moodle, "Download submissions in folders": John Smith_12345_assignsubmission_file_/modules_and_sgd.ipynb
+    r".*/(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_/(?:.*/)?(?P<file_id>[^/]+\.ipynb)$",
+    # Moodle, one folder: John Smith_12345_assignsubmission_file_modules_and_sgd.ipynb
+    r".*/(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_(?P<file_id>[^/]+\.ipynb)$",
+    # Canvas: smithjohn_12345_6789012_modules_and_sgd.ipynb, smithjohn_LATE_12345_6789012_modules_and_sgd-1.ipynb
+    r".*/(?P<name>[^/_]+)_(?:LATE_)?(?P<lms_id>\d+)_\d+_(?P<file_id>[^/]+\.ipynb)$",
+    # Anything else: <student id>_<anything>_modules_and_sgd.ipynb
+    r".*/(?P<student_id>[^/_]+)_(?:[^/]*_)?(?P<file_id>modules_and_sgd\.ipynb)$",
+]
+
+# grades.csv, from `make grade` and from `nbgrader export` alike: a column per autograded part, and the
+# hand-graded points apart until they are graded (autograder/export.py).
+c.ExportApp.plugin_class = "autograder.export.PartsCsvExportPlugin"
 
 # Released stubs: one line the student replaces.
 c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
@@ -41,6 +55,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
+    "autograder.preprocessors.rubric.AddRubric",  # the rubric beside each written answer, for the formgrader
 ]
 # (nbgrader's default list ends with a second CheckCellMetadata, after execution. Nothing here runs
 # the notebook: RunHiddenSuites only writes grade cell outputs, and the cell metadata checked while
@@ -51,6 +66,13 @@ c.GraderSettings.seconds = 3.0      # wall-clock seconds per check, and for load
 c.GraderSettings.memory_mb = 1024   # memory student code may add, per check
 c.GraderSettings.output_kb = 1024   # printing past this stops the check
 c.GraderSettings.notebook_kb = 2048  # a larger notebook file is not graded (the summary says why)
+# Budgets for a whole submission, across all its processes (README: Threat model). A submission that
+# hits one is named in the summary with the budget.
+c.GraderSettings.budget_seconds = 45.0   # above the ~30 s of a stub that loops; then the rest are "not run"
+c.GraderSettings.budget_memory_mb = 1024
+c.GraderSettings.budget_processes = 64
+c.GraderSettings.budget_disk_mb = 64     # its private /tmp, /var/tmp and /dev/shm together
+c.GraderSettings.message_budget = 20000  # characters of message text in its report
 
 # solutions/ is the reference the hidden suites compare against: generated without running it,
 # so regenerating it gives the same bytes (make test checks that). make test runs it separately.
@@ -59,4 +81,20 @@ c.GenerateSolution.preprocessors = [
     "nbgrader.preprocessors.LockCells",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.ClearMarkScheme",
+]
+
+# Feedback pages (README: "Feedback pages"): nbgrader's generate_feedback with the kit's template
+# (autograder/templates/kit_feedback: part names and scores in the index, written answers not graded yet
+# said so, FAIL lines in red and wrapped), MathJax from the pinned jupyter-server-mathjax copied into
+# feedback/_static/mathjax (no CDN), and the graders' rubric taken out again (autograder/feedback.py).
+c.GenerateFeedback.exporter_class = "autograder.feedback.FeedbackExporter"
+c.GenerateFeedback.preprocessors = [
+    "autograder.preprocessors.rubric.StripRubric",
+    "autograder.feedback.FeedbackGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+c.FeedbackExporter.template_name = "kit_feedback"
+c.FeedbackExporter.extra_template_basedirs = [
+    os.path.join(root, "autograder", "templates"),
+    os.path.join(os.path.dirname(__import__("nbgrader").__file__), "server_extensions", "formgrader", "templates"),
 ]

@@ -1,7 +1,10 @@
 """Command line: `python -m autograder grade PATH.ipynb [--json]` and `python -m autograder class`.
 
 `grade` grades one notebook anywhere on disk and exits 0 whatever the notebook does; it exits
-non-zero only when the grader itself cannot run. `class` is `make grade` (see classroom.py).
+non-zero only when the grader itself cannot run, and 2 for the instructor's own mistake (a path that
+does not exist, a folder where a notebook is expected). `class` is `make grade` (see classroom.py);
+`regrade`, `new-class`, `clean-grading` and `reset-gradebook` are the course's life cycle
+(lifecycle.py, and the make targets of the same names).
 """
 from __future__ import annotations
 
@@ -24,19 +27,74 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("notebook", type=Path)
     grade.add_argument("--assignment", help="assignment id (default: the course's only one)")
     grade.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    grade.add_argument("--verbose", action="store_true", help="the table lists every check, not each part's first failure")
     klass = commands.add_parser("class", help="grade every submission into the gradebook (make grade)")
     klass.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    regrade = commands.add_parser("regrade", help="grade these students of submitted/ again: gradebook, feedback, "
+                                  "grades.csv; manual grades kept (make regrade STUDENT=...)")
+    regrade.add_argument("students", nargs="+", metavar="STUDENT")
+    regrade.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    new = commands.add_parser("new-class", help="remove the demo class: its submissions, gradebook rows, "
+                              "autograded/, feedback/ and grades.csv rows; real students keep theirs (make new-class)")
+    new.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    summary = commands.add_parser("report", help="write reports/<assignment>.html after grading: score histogram, "
+                                  "pass rate per part, most frequent messages, limits hit (make report)")
+    summary.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    summary.add_argument("--to", type=Path, help="where to write the page (default reports/<assignment>.html)")
+    commands.add_parser("clean-grading", help="remove autograded/, feedback/, grades.csv, reports/ and .grading/; "
+                        "gradebook.db and its manual grades stay (make clean-grading)")
+    commands.add_parser("reset-gradebook", help="clean-grading, and delete gradebook.db: every score, MANUAL GRADES "
+                        "TOO (make reset-gradebook)")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = "examples (make grade runs `class`; each make target of the README runs one of these):\n" + "\n".join(
+        f"  {name:<17}{EXAMPLES.get(name, f'python -m autograder {name}')}" for name in commands.choices)
     args = parser.parse_args(argv)
+
+    if args.command == "grade" and not args.notebook.is_file():  # the instructor's mistake, not a student's zero
+        problem = "is a folder: give the notebook file" if args.notebook.is_dir() else "does not exist"
+        sys.stderr.write(f"python -m autograder grade: error: {args.notebook} {problem}\n")
+        return 2
+    if args.command in ("clean-grading", "reset-gradebook"):
+        from .lifecycle import clean_grading, reset_gradebook
+
+        removed = (clean_grading if args.command == "clean-grading" else reset_gradebook)(ROOT)
+        print(f"Removed {', '.join(removed)}." if removed else "Nothing to remove.")
+        return 0
 
     settings = GraderSettings(config=load_config(ROOT))
     assignment = find_assignment(ROOT, args.assignment)
     if args.command == "grade":
         report = grade_paths(assignment, [args.notebook], settings)[str(args.notebook)]
-        print(json.dumps(report.to_json(), indent=1) if args.json else report.to_table())
+        print(json.dumps(report.to_json(), indent=1) if args.json else report.to_table(verbose=args.verbose))
+        return 0
+    if args.command == "report":
+        from .class_report import main as write_report
+
+        return write_report(ROOT, assignment, args.to)
+    if args.command == "new-class":
+        from nbgrader.coursedir import CourseDirectory
+
+        from .lifecycle import new_class
+
+        removed = new_class(assignment, CourseDirectory(config=load_config(ROOT)))
+        print(f"Removed the demo class ({', '.join(removed)}): put the real submissions in "
+              f"submitted/<student>/{assignment.name}/ and run make grade." if removed else "No demo student to remove.")
         return 0
     from .classroom import grade_class
 
-    return grade_class(assignment, settings)
+    return grade_class(assignment, settings, only=args.students if args.command == "regrade" else None)
+
+
+EXAMPLES = {
+    "grade": "python -m autograder grade submitted/ada/dl01_6_3/modules_and_sgd.ipynb [--json | --verbose]",
+    "class": "python -m autograder class",
+    "regrade": "python -m autograder regrade ada",
+    "new-class": "python -m autograder new-class",
+    "clean-grading": "python -m autograder clean-grading",
+    "reset-gradebook": "python -m autograder reset-gradebook",
+    "report": "python -m autograder report [--to PAGE.html]",
+}
+
 
 
 if __name__ == "__main__":

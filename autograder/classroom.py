@@ -14,6 +14,7 @@ import re
 import shutil
 import statistics
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -22,18 +23,19 @@ from nbgrader.apps.api import NbGraderAPI
 from nbgrader.converters import Autograde, GenerateFeedback
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.plugins import CsvExportPlugin
 from nbgrader.utils import capture_log, temp_attrs
 from sqlalchemy.exc import SAWarning
 from traitlets import List, Unicode
 
 from .assignment import Assignment
-from .demo import MARKER, write_demo_class
+from .demo import write_demo_class
+from .lifecycle import demo_submissions, export_grades, forget_stale_demo, keep_manual_marks, manual_marks
+from .progress import Progress, one_step
 from .tuning import shared_url, tune_nbgrader
 from .preprocessors.run_hidden_suites import RunHiddenSuites
 from .report import Report
 from .settings import GraderSettings, load_config
-from .suites import (Progress, close_graders, close_to_others, isolation_level, prepare_grading, read_submission,
+from .suites import (close_graders, close_to_others, isolation_level, prepare_grading, read_submission,
                      share_out)
 
 
@@ -64,12 +66,15 @@ def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> str:
         app.force = True
         app.start()
         return f"the LMS download in {downloads.relative_to(assignment.root)}"
-    has_any = submitted.is_dir() and any(submitted.glob(f"*/{assignment.name}"))
-    if not has_any:
+    folders = [p for p in submitted.glob(f"*/{assignment.name}") if p.is_dir()] if submitted.is_dir() else []
+    if not folders:
         write_demo_class(assignment, submitted)
         return "the bundled demo class (submitted/ was empty)"
-    if (submitted / MARKER).exists():
+    demo = demo_submissions(assignment, submitted)  # known by name and content, never by a file beside them
+    if len(demo) == len(folders):
         return "the bundled demo class (written earlier into submitted/)"
+    if demo:
+        return f"submitted/, {len(demo)} of them the bundled demo's ({', '.join(demo)}: `make new-class` removes them)"
     return "submitted/"
 
 
@@ -225,7 +230,8 @@ def _feedback_writer(assignment: Assignment, config):
     return feedback
 
 
-def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
+def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str] | None = None) -> int:
+    """Grade the class (or `only` these students of submitted/: `make regrade STUDENT=...`); 0 when done."""
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session noise
     for noise in (DuplicateCellId, MissingIDFieldWarning):  # nbformat repairs these itself; the notes say so
         warnings.filterwarnings("ignore", category=noise)
@@ -233,7 +239,15 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     coursedir = CourseDirectory(config=config)
     api = NbGraderAPI(coursedir=coursedir, config=config)
     submitted = assignment.root / coursedir.submitted_directory
-    origin = _collect(api, assignment, submitted)
+    if only:
+        absent = [s for s in only if not (submitted / s / assignment.name).is_dir()]
+        if absent:
+            sys.stderr.write(f"no submission of {', '.join(absent)} in {submitted / '<student>' / assignment.name}\n")
+            return 2
+        origin = "submitted/ (regrading " + ", ".join(only) + ")"
+    else:
+        origin = one_step("collect", lambda: _collect(api, assignment, submitted))
+    forgotten = forget_stale_demo(assignment, coursedir, submitted)  # the demo class leaves nothing behind
 
     # The gradebook learns the assignment's cells from source/; the release it writes goes to a
     # scratch folder so that grading never touches the committed release/.
@@ -243,7 +257,10 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
         sys.stderr.write(result.get("log", "") + result.get("error", ""))
         return 1
 
-    students = sorted(p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir())
+    students = sorted(only or (p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir()))
+    if forgotten:
+        _say(f"Removed the demo students no longer in submitted/ from the gradebook, autograded/ and feedback/: "
+             f"{', '.join(forgotten)}.")
     _say(f"Grading {len(students)} submissions of {assignment.name} from {origin}; "
          f"each submission isolated by: {isolation_level(settings)}.")
     jobs = settings.jobs or os.cpu_count() or 1
@@ -263,7 +280,8 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
     reports: dict[str, Report] = {}
     autograde = _autograder(assignment, config, submitted, settings.notebook_kb * 1024)
     answers: dict[str, dict] = {}
-    with Progress(len(students), show=True) as bar:
+    marks = manual_marks(coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
+    with Progress("grading", len(students), seconds=settings.seconds) as bar:
         try:  # one process more than cores: one waiting out a time limit leaves its core to another
             for index, answer in share_out(students, autograde, jobs + 1, bar, close_graders):
                 answers[students[index]] = answer
@@ -284,6 +302,8 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
         if answer["note"]:
             notes[student] = _one_line(answer["note"])
     close_graders()
+    if keep_manual_marks(coursedir, assignment.name, marks):
+        _say("Grading changed manual grades in the gradebook: they were put back.")
 
     graded = [student for student in students if student in reports]
     page = Path(assignment.notebook_name).with_suffix(".html").name
@@ -292,8 +312,15 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
         return [s for s in graded if not (assignment.root / "feedback" / s / assignment.name / page).exists()]
 
     shares = [share for share in (graded[i::jobs] for i in range(jobs)) if share]
+    started = time.time() - 1  # a page counts as written this run from here (mtime granularity)
+
+    def written() -> int:
+        pages = (assignment.root / "feedback" / s / assignment.name / page for s in graded)
+        return sum(1 for p in pages if p.exists() and p.stat().st_mtime >= started)
+
     try:
-        list(share_out(shares, _feedback_writer(assignment, config), jobs))
+        with Progress("feedback", len(graded), unit="page", count=written) as bar:
+            list(share_out(shares, _feedback_writer(assignment, config), jobs, bar))
     except RuntimeError as exc:  # the pages it did not write are tried again, one student a process
         _say(f"nbgrader could not write every feedback page ({_one_line(exc)}): trying those students one by one.")
         try:
@@ -308,7 +335,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
             _add_note(assignment.root / "feedback" / student / assignment.name / page, note)
         except Exception as exc:  # the page stands without the note; the summary still carries it
             _say(f"Could not add the note to {student}'s feedback page: {_failure(exc)}.")
-    CsvExportPlugin(to=str(assignment.root / "grades.csv")).export(Gradebook(coursedir.db_url, coursedir.course_id))
+    one_step("export", lambda: export_grades(assignment, coursedir), unit="file")
     _summarize(assignment, coursedir, reports, students, problems, notes)
     return 0
 
@@ -316,19 +343,21 @@ def grade_class(assignment: Assignment, settings: GraderSettings) -> int:
 def _summarize(assignment: Assignment, coursedir: CourseDirectory, reports: dict[str, Report], students: list[str],
                problems: dict[str, str], notes: dict[str, str]) -> None:
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
-        totals = {}
+        autograded = {}
         for student in students:
             try:
-                totals[student] = gb.find_submission(assignment.name, student).score
+                autograded[student] = gb.find_submission(assignment.name, student).code_score
             except Exception:  # no submission recorded (the summary names why): it counts as 0
-                totals[student] = 0.0
-        max_score = gb.find_assignment(assignment.name).max_score
-    _say(f"\n{len(students)} submissions, {len(students) - len(problems)} graded; mean {statistics.fmean(totals.values()) if totals else 0:.2f} of {max_score:g} "
-         "(written answers wait for the formgrader).")
+                autograded[student] = 0.0
+        book = gb.find_assignment(assignment.name)
+        auto_max, written_max = book.max_code_score, book.max_written_score
+    mean = statistics.fmean(autograded.values()) if autograded else 0.0
+    _say(f"\n{len(students)} submissions, {len(students) - len(problems)} graded; mean {mean:.2f} of {auto_max:g} "
+         f"autograded points (the {written_max:g} points of written answers are graded in the formgrader).")
     _say("Pass rate per part (full marks on the part):")
     for cell in assignment.grade_cells:
         full = sum(1 for r in reports.values() for p in r.parts if p.grade_id == cell.grade_id and p.score == p.max_score)
-        _say(f"  {cell.grade_id:<22}{full}/{len(students)}")
+        _say(f"  {cell.grade_id:<28}{full}/{len(students)}")
     limited = {s: sorted(set(r.limits)) for s, r in reports.items() if r.limits}
     if limited:
         _say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(l)})" for s, l in sorted(limited.items())))

@@ -10,18 +10,20 @@ isolation. For each submission it forks a *session* process that serves that sub
   Its network namespace has only a loopback device, switched off. A memory and a pids cgroup bound
   the whole submission, the session included.
 * `Isolation.drop` runs in each process that loads student code, before its first line: it becomes
-  the grading slot's own uid (no two slots share one, so no submission can signal, trace or use up
-  the process quota of another), with no way to regain privileges.
+  the worker's own uid, claimed under a lock so that no two live workers on the machine share one
+  (no submission can signal, trace or use up the process quota of another), with no way to regain
+  privileges.
 * `Isolation.end` runs in the worker once the session has ended: it kills anything left, says which
   budget the submission hit, and removes the cgroups (and, without namespaces, the uid's files).
 
 `level` names what this machine allowed, strongest first: "namespaces+cgroups", "namespaces",
-"uid" (no namespaces: a uid per slot, its processes killed and its files in /tmp, /var/tmp and
+"uid" (no namespaces: a uid per worker, its processes killed and its files in /tmp, /var/tmp and
 /dev/shm removed between submissions; the network is not contained), or "none" (not root).
 """
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import resource
 import shutil
@@ -41,6 +43,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # the places any user may write
+UID_LOCKS = Path("/run/autograder-uids")  # root's: one lock file per uid a live worker holds
 KEEP_WRITABLE = ("/proc", "/sys", "/dev")  # kernel interfaces: writable to root only, and /dev/null must work
 
 
@@ -157,38 +160,13 @@ def _cgroup_bases(version: int) -> dict[str, Path]:
 class Isolation:
     """Per-submission confinement, done by the sandbox worker. See the module's docstring."""
 
-    def __init__(self, uid: int, budgets: Budgets, hide: list[str]) -> None:
-        self.uid, self.budgets, self.hide = uid, budgets, hide
+    def __init__(self, uid_base: int, budgets: Budgets, hide: list[str]) -> None:
+        self.budgets, self.hide = budgets, hide
         self.count, self.cgroups, self.scratch, self.disk_full = 0, None, "", False
-        self.namespaces = os.geteuid() == 0 and self._try(self._namespaces_work)
-        self.use_cgroups = os.geteuid() == 0 and self._try(self._cgroups_work)
-        if os.geteuid() != 0:
-            self.level = "none"
-        elif self.namespaces:
-            self.level = "namespaces+cgroups" if self.use_cgroups else "namespaces"
-        else:
-            self.level = "uid"
-
-    @staticmethod
-    def _try(test: Callable[[], None]) -> bool:
-        """Whether `test` runs without error in a throwaway child (namespaces change the caller)."""
-        pid = os.fork()
-        if pid == 0:
-            try:
-                test()
-                os._exit(0)
-            except BaseException:
-                os._exit(1)
-        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
-
-    @staticmethod
-    def _namespaces_work() -> None:
-        _check(_libc.unshare(NAMESPACES), "unshare")
-        _mount(None, "/", None, MS_REC | MS_PRIVATE)
-        _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
-
-    def _cgroups_work(self) -> None:
-        _Cgroups(f"kit-probe-{os.getpid()}", self.budgets).remove()
+        self.level = machine_level(budgets)
+        self.namespaces = self.level.startswith("namespaces")
+        self.use_cgroups = self.level.endswith("cgroups")
+        self.uid = _claim_uid(uid_base) if self.level != "none" else os.getuid()
 
     # ----------------------------------------------------------------- the worker's side
 
@@ -239,7 +217,7 @@ class Isolation:
         return hit
 
     def _end_uid(self) -> None:
-        """Without namespaces: kill every process of the slot's uid and remove its files."""
+        """Without namespaces: kill every process of the worker's uid and remove its files."""
         pid = os.fork()
         if pid == 0:
             os.setgid(self.uid)
@@ -291,7 +269,7 @@ class Isolation:
             self.disk_full = self.disk_full or stats.f_bavail * stats.f_frsize < 64 * 1024
 
     def drop(self) -> None:
-        """In a loader, before student code: the slot's uid, its process quota, no privileges to regain."""
+        """In a loader, before student code: the worker's uid, its process quota, no privileges to regain."""
         if self.level == "none":
             return
         os.setgroups([])
@@ -299,6 +277,48 @@ class Isolation:
         os.setuid(self.uid)
         resource.setrlimit(resource.RLIMIT_NPROC, (self.budgets.processes, self.budgets.processes))
         _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def machine_level(budgets: Budgets = Budgets()) -> str:
+    """The strongest level this process may set up here (see the module's docstring)."""
+    if os.geteuid() != 0:
+        return "none"
+    if not _works(_namespaces_work):
+        return "uid"
+    return "namespaces+cgroups" if _works(lambda: _Cgroups(f"kit-probe-{os.getpid()}", budgets).remove()) \
+        else "namespaces"
+
+
+def _works(test: Callable[[], None]) -> bool:
+    """Whether `test` runs without error in a throwaway child (namespaces change the caller)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            test()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def _namespaces_work() -> None:
+    _check(_libc.unshare(NAMESPACES), "unshare")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
+
+
+def _claim_uid(base: int, span: int = 1000) -> int:
+    """The first uid from `base` that no other live worker holds. Its lock is held as long as this
+    process (or a child) keeps the file open, and released by the kernel however the worker ends."""
+    UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
+    for uid in range(base, base + span):
+        fd = os.open(UID_LOCKS / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return uid
+        except BlockingIOError:
+            os.close(fd)
+    raise RuntimeError(f"all uids from {base} to {base + span - 1} are held by other graders")
 
 
 def _mirror(child: int) -> None:

@@ -62,15 +62,26 @@ class Report:
             data["limits"] = sorted(set(self.limits))
         return data
 
-    def to_table(self) -> str:
-        lines = [f"{'part':<22}{'score':>8}  checks"]
+    def to_table(self, verbose: bool = False) -> str:
+        """One line a part with its first failing check, so a blank notebook's table fits on a screen;
+        `verbose`: every check of every part, PASS or FAIL."""
+        width = max([22, *(len(p.grade_id) + 2 for p in self.parts)])
+        lines = [f"{'part':<{width}}{'score':>8}  checks"]
+        hidden = 0
         for part in self.parts:
             passed = sum(t.passed for t in part.tests)
-            lines.append(f"{part.grade_id:<22}{part.score:>5g}/{part.max_score:<4g}{passed}/{len(part.tests)}")
-            lines += [f"    FAIL {t.name}: {t.message}" for t in part.tests if not t.passed]
-        lines.append(f"{'total':<22}{self.total:>5g}/{self.max:g}")
+            failed = [t for t in part.tests if not t.passed]
+            lines.append(f"{part.grade_id:<{width}}{part.score:>5g}/{part.max_score:<4g}{passed}/{len(part.tests)}")
+            if verbose:
+                lines += [f"    PASS {t.name}" if t.passed else f"    FAIL {t.name}: {t.message}" for t in part.tests]
+            elif failed and not self.error:  # a notebook not graded says why once, below
+                lines.append(f"    FAIL {failed[0].name}: {failed[0].message}")
+                hidden += len(failed) - 1
+        lines.append(f"{'total':<{width}}{self.total:>5g}/{self.max:g}")
         if self.error:
             lines.append(f"not graded: {self.error}")
+        if hidden:
+            lines.append(f"(each part shows its first failing check; {hidden} more failed: --verbose lists every check)")
         return "\n".join(lines)
 
 

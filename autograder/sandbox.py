@@ -681,7 +681,7 @@ def _serve(config: dict) -> None:
     if config["isolation"]:
         settings = config["isolation"]
         module = _import_path("isolation", settings["path"])
-        isolation = module.Isolation(settings["uid"], module.Budgets(**settings["budgets"]), settings["hide"])
+        isolation = module.Isolation(settings["uid_base"], module.Budgets(**settings["budgets"]), settings["hide"])
     _become_subreaper()
     gc.freeze()  # sessions, loaders and check children inherit these objects; collections in them skip them
     workdir = tempfile.mkdtemp(prefix="sandbox-")
@@ -740,7 +740,7 @@ class Sandbox:
     preload: more modules to import once in the worker (after `path` is set), so the notebook's
         imports of them work even when student code may not read their files.
     isolation: for the grader running as root, how to confine each submission (autograder/isolation.py):
-        {"path": that file, "uid": the grading slot's own uid, "budgets": {...}, "hide": [paths]}.
+        {"path": that file, "uid_base": where its uid search starts, "budgets": {...}, "hide": [paths]}.
 
     `begin` starts a submission's session with a time budget and `end` ends it; a call outside a
     session starts one with no time budget.

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from traitlets import Bool, Float, Int
+from traitlets import Bool, Enum, Float, Int
 from traitlets.config import Config, Configurable, PyFileConfigLoader
 
 from .sandbox import Limits
@@ -22,12 +22,13 @@ class GraderSettings(Configurable):
                        "a time limit); feedback runs one per core.").tag(config=True)
     isolate = Bool(
         os.geteuid() == 0,
-        help="Confine each submission (autograder/isolation.py): a uid per grading slot, fresh PID, mount, "
+        help="Confine each submission (autograder/isolation.py): a uid of its worker's own, fresh PID, mount, "
              "network and IPC namespaces, cgroups for its budgets. On by default when the grader runs as root.",
     ).tag(config=True)
-    uid_base = Int(61000, help="Grading slot k runs student code as uid uid_base + k (no user entry is needed; "
-                               "keep the range free of real users).").tag(config=True)
-    budget_seconds = Float(30.0, help="Wall-clock seconds one submission's checks may take in all; the rest are "
+    uid_base = Int(61000, help="Student code runs as the first uid from uid_base that no other live grading "
+                               "process holds (no user entry is needed; keep the 1000 uids from it free of real "
+                               "users).").tag(config=True)
+    budget_seconds = Float(45.0, help="Wall-clock seconds one submission's checks may take in all; the rest are "
                                       "'not run'.").tag(config=True)
     budget_memory_mb = Int(1024, help="Memory (MB) all of one submission's processes may hold together: what one "
                                       "check may add (a cgroup; where there is none, only the per-check limit "
@@ -38,18 +39,23 @@ class GraderSettings(Configurable):
     message_chars = Int(300, help="The longest message one check may show; longer ones are cut.").tag(config=True)
     message_budget = Int(20000, help="Characters of message text one submission's report may carry in all, "
                                      "so that feedback cannot carry bulk data out.").tag(config=True)
+    gradescope_hidden_visibility = Enum(
+        ["hidden", "after_due_date", "after_published", "visible"], "after_published",
+        help="On Gradescope (make gradescope), when a student sees each hidden check's result and one-line message: "
+             "Gradescope's test visibility. Each part's score is always visible.",
+    ).tag(config=True)
 
     @property
     def limits(self) -> Limits:
         return Limits(seconds=self.seconds, memory_mb=self.memory_mb, output_kb=self.output_kb)
 
-    def isolation(self, slot: int, hide: list[str]) -> dict:
-        """The sandbox's isolation for grading slot `slot` (see Sandbox), or {} when it is off."""
+    def isolation(self, hide: list[str]) -> dict:
+        """The sandbox's isolation, hiding the folders `hide` (see Sandbox), or {} when it is off."""
         if not self.isolate:
             return {}
         budgets = {"memory_mb": self.budget_memory_mb, "processes": self.budget_processes,
                    "disk_mb": self.budget_disk_mb}
-        return {"path": str(Path(__file__).with_name("isolation.py")), "uid": self.uid_base + slot,
+        return {"path": str(Path(__file__).with_name("isolation.py")), "uid_base": self.uid_base,
                 "budgets": budgets, "hide": hide}
 
 

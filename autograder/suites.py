@@ -24,15 +24,14 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import sys
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import nbformat
-from tqdm import tqdm
 
 from .assignment import Assignment
+from .progress import Progress
 from .report import CheckResult, PartResult, Redactor, Report
 from .sandbox import Cell, Outcome, Sandbox, program_from_notebook
 from .settings import GraderSettings
@@ -164,17 +163,22 @@ def load_suites(assignment: Assignment) -> list[Suite]:
 # ---------------------------------------------------------------------- running them
 
 
+NOT_RUN_AFTER_TIME_OUT = "not run: an earlier check of this part ran out of time"
+
+
 class Runner:
     """What a check calls: run a probe on one program, return plain data or fail with a reason.
 
     A probe called again with the same arguments gives the same answer (probes are seeded), so
     each answer is asked for once, and every check that asks gets that same object: checks must
     not change it. An answer not fetched yet stops the check (`_Waiting`) and is
-    noted; `fetch` then asks the sandbox for every noted answer in one batch.
+    noted; `fetch` then asks the sandbox for every noted answer in one batch. Not `batch` (the checks
+    run by pytest itself, autograder/pytest_plugin.py), an answer is fetched at once, alone.
     """
 
-    def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True) -> None:
-        self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
+    def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
+                 batch: bool = True) -> None:
+        self.sandbox, self.cells, self.submission, self.fresh, self.batch = sandbox, cells, submission, fresh, batch
         self.memo: dict[tuple[str, str], Outcome] = {}
         self.wanted: dict[tuple[str, str], tuple[Callable, dict]] = {}
         self.timed_out = False
@@ -183,9 +187,13 @@ class Runner:
         key = (probe.__name__, repr(sorted(kwargs.items())))
         if key not in self.memo:
             if self.timed_out:
-                raise CheckFailed("not run: an earlier check of this part ran out of time")
+                raise CheckFailed(NOT_RUN_AFTER_TIME_OUT)
             self.wanted.setdefault(key, (probe, kwargs))
-            raise _Waiting
+            if self.batch:
+                raise _Waiting
+            self.fetch()
+            if key not in self.memo:  # never alone in its batch, so never left after a time-out; but if it were
+                raise CheckFailed(NOT_RUN_AFTER_TIME_OUT)
         outcome = self.memo[key]
         if outcome.ok:
             return outcome.value
@@ -200,19 +208,24 @@ class Runner:
         keys, calls = list(self.wanted), list(self.wanted.values())
         self.wanted.clear()
         outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh)
-        self.memo.update(zip(keys, outcomes))
+        for key, outcome in zip(keys, outcomes):
+            # A part whose checks each run in a child of their own (fresh): a time-out costs only the calls
+            # that ran out of time; those the worker left after it are asked for again in the next batch.
+            if not (self.fresh and outcome.reason == NOT_RUN_AFTER_TIME_OUT and not outcome.limit):
+                self.memo[key] = outcome
         for outcome in outcomes:
             if outcome.limit and self.submission is not None:
                 self.submission.limits.append(outcome.limit)
-            self.timed_out = self.timed_out or outcome.limit == "time"
+            self.timed_out = self.timed_out or (outcome.limit == "time" and not self.fresh)
         return True
 
 
 def _explain(outcome: Outcome) -> str:
     """The reason, plus the load error behind it when a name is missing because a cell failed."""
-    if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")):
-        if outcome.load_errors:
-            return f"{outcome.reason} (because {outcome.load_errors[0]})"
+    if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")) and outcome.load_errors:
+        # A cell missing from the notebook explains a missing name better than a stub that raised.
+        cause = next((e for e in outcome.load_errors if "is missing" in e), outcome.load_errors[0])
+        return f"{outcome.reason} (because {cause})"
     return outcome.reason
 
 
@@ -223,11 +236,16 @@ def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | N
     except _Waiting:
         return None
     except Exception as error:
-        message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
-        if not isinstance(error, AssertionError):
-            message = f"the check could not run: {type(error).__name__}: {message}"
-        return CheckResult(check.name, False, message)
+        return CheckResult(check.name, False, failure_message(error))
     return CheckResult(check.name, True, "")
+
+
+def failure_message(error: BaseException) -> str:
+    """A failed check's one line: the assertion's message (a CheckFailed's reason), else what went wrong."""
+    message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
+    if not isinstance(error, AssertionError):
+        message = f"the check could not run: {type(error).__name__}: {message}"
+    return message
 
 
 def run_checks(checks: list[Check], student: Runner, reference: Runner) -> list[CheckResult]:
@@ -247,17 +265,15 @@ def run_checks(checks: list[Check], student: Runner, reference: Runner) -> list[
 _REFERENCE: dict[Assignment, dict] = {}  # the reference's answers by probe call, once per process tree
 
 
-SLOT = 0  # this process's grading slot: share_out numbers its processes, so each has its own uid
-
-
 def _sandbox(assignment: Assignment, settings: GraderSettings, students: bool) -> Sandbox:
     """A sandbox whose calls may name the suites' probes (it starts its worker on the first call).
 
     For `students`, each submission is confined (settings.isolation): it sees the public release
     and the kit's environment, and nothing else of the course directory.
     """
-    isolation = settings.isolation(SLOT, private_paths(assignment)) if students else None
-    return Sandbox(modules={"probes": assignment.suite_dir / "probes.py"}, path=[assignment.release_dir],
+    isolation = settings.isolation(private_paths(assignment)) if students else None
+    probes = {p.stem: p for p in assignment.suite_dir.glob("*probes.py")}  # probes.py, exercise_probes.py
+    return Sandbox(modules=probes, path=[assignment.release_dir],
                    limits=settings.limits, preload=assignment.modules, isolation=isolation)
 
 
@@ -265,9 +281,9 @@ def isolation_level(settings: GraderSettings) -> str:
     """How each submission is kept apart here, as autograder/isolation.py names it (or why not at all)."""
     if not settings.isolate:
         return "off (c.GraderSettings.isolate is False)"
-    from .isolation import Budgets, Isolation
+    from .isolation import machine_level
 
-    return Isolation(settings.uid_base, Budgets(), []).level
+    return machine_level()
 
 
 def private_paths(assignment: Assignment) -> list[str]:
@@ -360,7 +376,7 @@ class Grader:
 
 
 def close_to_others(assignment: Assignment) -> None:
-    """Before student code runs under its slot's uid: make the instructor's files unreadable to it.
+    """Before student code runs under its worker's uid: make the instructor's files unreadable to it.
 
     Every private folder (the hidden suites, every copy of the solutions, git's history, other
     students' work, feedback), and the gradebook and grades.csv. The worker imports everything it
@@ -375,36 +391,6 @@ def close_to_others(assignment: Assignment) -> None:
             file.chmod(0o600)
 
 
-class Progress:
-    """A bar of submissions done, drawn by this process while forked processes do the work."""
-
-    def __init__(self, total: int, show: bool) -> None:
-        self.done = multiprocessing.get_context("fork").Value("q", 0)
-        self.total, self.show, self.stop = total, show, threading.Event()
-
-    def add(self, count: int = 1) -> None:
-        with self.done.get_lock():
-            self.done.value += count
-
-    def __enter__(self) -> "Progress":
-        if self.show:
-            self.thread = threading.Thread(target=self._draw, daemon=True)
-            self.thread.start()
-        return self
-
-    def _draw(self) -> None:
-        with tqdm(total=self.total, desc="grading", unit="submission", file=sys.__stdout__, disable=None) as bar:
-            while not self.stop.wait(0.2):
-                bar.n = self.done.value
-                bar.refresh()
-            bar.n = self.done.value
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop.set()
-        if self.show:
-            self.thread.join()
-
-
 def share_out(items: list, work: Callable[[Any], Any], jobs: int, progress: Progress | None = None,
               finish: Callable[[], None] = lambda: None) -> Iterable:
     """Run `work` on every item in `jobs` forked processes; yield (index, answer) as answers come.
@@ -412,13 +398,13 @@ def share_out(items: list, work: Callable[[Any], Any], jobs: int, progress: Prog
     Items are handed out one at a time from a shared counter, so a slow item (an infinite loop
     waiting out its time limit) holds up one process, not a fixed share of the class. Answers are
     plain data sent back through a pipe per process. Each process calls `finish` when the items run out.
+    Each process also says when it takes an item, so that `progress` (drawn here, in the parent) knows
+    which item each process is on and since when.
     """
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
 
     def serve(channel, slot: int) -> None:
-        global SLOT
-        SLOT = slot  # 1, 2, ...: the parent (and a single grading) is slot 0
         try:
             while True:
                 with counter.get_lock():
@@ -426,40 +412,49 @@ def share_out(items: list, work: Callable[[Any], Any], jobs: int, progress: Prog
                     counter.value += 1
                 if index >= len(items):
                     break
-                channel.send((index, work(items[index])))
-                if progress:
-                    progress.add()
+                channel.send(("start", index, None))  # the parent's bar knows who each process is on, since when
+                channel.send(("done", index, work(items[index])))
             finish()
         except BaseException as exc:  # the parent reports it; nothing may be lost silently
-            channel.send((-1, f"{type(exc).__name__}: {exc}"))
+            channel.send(("failed", -1, f"{type(exc).__name__}: {exc}"))
         finally:
             channel.close()
 
     # Everything imported so far lives as long as the processes: keep it out of their garbage
     # collections (and so out of the pages they would copy by touching it).
     gc.freeze()
-    running = {}
+    running, slots = {}, {}
     for slot in range(1, max(1, min(jobs, len(items))) + 1):
         receive, send = context.Pipe(duplex=False)
         process = context.Process(target=serve, args=(send, slot))
         process.start()
         send.close()
-        running[receive] = process
+        running[receive], slots[receive] = process, slot
     failures = []
     while running:
-        for channel in multiprocessing.connection.wait(list(running)):
+        ready = multiprocessing.connection.wait(list(running), timeout=0.5 if progress else None)
+        if not ready and progress:
+            progress.tick()  # nothing came back: the bar still says who is waiting out a limit
+        for channel in ready:
             try:
-                index, answer = channel.recv()
+                kind, index, answer = channel.recv()
             except EOFError:
                 process = running.pop(channel)
                 process.join()
                 channel.close()
+                if progress:
+                    progress.running.pop(slots[channel], None)
                 if process.exitcode:
                     failures.append(f"a grading process ended with exit code {process.exitcode}")
                 continue
-            if index < 0:
+            if kind == "failed":
                 failures.append(answer)
+            elif kind == "start":
+                if progress:
+                    progress.started(slots[channel], items[index])
             else:
+                if progress:
+                    progress.finished(slots[channel])
                 yield index, answer
     if failures:
         raise RuntimeError(failures[0])
@@ -478,13 +473,16 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
         close_to_others(assignment)
     prepare_grading(assignment, settings)
     reports = {}
-    try:
-        with Progress(len(readable), progress) as counter:  # one more than cores: one may be waiting out a time limit
-            for index, report in share_out(readable, lambda s: grade_here(assignment, s, settings), jobs + 1,
-                                           counter, close_graders):
-                reports[readable[index].key] = report
+    bar = Progress("grading", len(readable), seconds=settings.seconds, name=lambda s: s.key) if progress else None
+    try:  # one more process than cores: one may be waiting out a time limit
+        for index, report in share_out(readable, lambda s: grade_here(assignment, s, settings), jobs + 1,
+                                       bar, close_graders):
+            reports[readable[index].key] = report
     except RuntimeError as exc:
         raise RuntimeError(f"the hidden suites of {assignment.name} could not run: {exc}") from None
+    finally:
+        if bar:
+            bar.close()
     return {s.key: reports.get(s.key) or _report(assignment, s, settings) for s in submissions}
 
 

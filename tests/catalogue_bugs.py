@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from autograder.mutate import Mutation
 
-PARTS = ("test_forward", "test_parameters", "test_zero_grad", "test_step", "test_no_grad", "test_lesson_numbers")
+PARTS = ("test_forward", "test_parameters", "test_exercise_count", "test_zero_grad", "test_step",
+         "test_exercise_second_step", "test_no_grad", "test_lesson_numbers")
 LESSON = "test_lesson_numbers"  # runs all five stubs together, so a bug may or may not show there
 
 
@@ -28,6 +29,11 @@ class Bug:
     gap: str = ""  # set when the suites miss this bug: the entry is expected to fail (xfail strict)
     absent: str = ""  # a message that would blame another misconception: the feedback must not contain it
     absent_gap: str = ""  # set when the suites do show that misleading message today (xfail strict)
+    # What the student's code did, in the words of the first failing message (tests/test_first_messages.py):
+    # `cause` in the first failing message of the report, `lesson_cause` in the first failing message of the
+    # whole-notebook part (when the entry loses it and that message can name the cause).
+    cause: str = ""
+    lesson_cause: str = ""
 
     def __post_init__(self) -> None:
         if not self.keeps:
@@ -35,6 +41,8 @@ class Bug:
         assert not set(self.loses) & set(self.keeps), self.id
         assert set(self.loses) | set(self.keeps) == set(PARTS), f"{self.id}: say where {LESSON} stands"
         assert bool(self.loses) == bool(self.phrase), f"{self.id}: a bug names its misconception, a variant does not"
+        assert bool(self.loses) == bool(self.cause), f"{self.id}: a bug's first message names its cause"
+        assert not self.lesson_cause or LESSON in self.loses, self.id
 
     @property
     def correct(self) -> bool:
@@ -112,33 +120,33 @@ BUGS: list[Bug] = [
     # ------------------------------------------------------------------ Module.parameters
     Bug("parameters-no-dedup", "parameters() without deduplication: a shared weight is listed twice",
         (module(walk(keep="True")),),
-        loses=("test_parameters", LESSON), phrase="listed the same Parameter object more than once"),
+        loses=("test_parameters", LESSON), phrase="listed the same Parameter object more than once", cause='listed the same Parameter object more than once', lesson_cause='listed it 2 times'),
     Bug("parameters-not-recursive", "parameters() collects the module's own Parameters but does not ask sub-modules",
         (module(walk(recurse="False")),),
-        loses=("test_parameters", LESSON), phrase="when an attribute is a Module, add that module's parameters() (recursion)"),
+        loses=("test_parameters", LESSON), phrase="when an attribute is a Module, add that module's parameters() (recursion)", cause="when an attribute is a Module, add that module's parameters() (recursion)", lesson_cause='parameters() gave 0'),
     Bug("parameters-blind-to-lists", "parameters() looks at each attribute but not inside lists (Sequential's self.layers)",
         (module(walk(items="(value,)")),),
-        loses=("test_parameters", LESSON), phrase="look at every item of a list"),
+        loses=("test_parameters", LESSON), phrase="look at every item of a list", cause='look at every item of a list', lesson_cause='parameters() gave 0'),
     Bug("parameters-lists-of-modules-only", "parameters() looks inside lists for Modules but not for Parameters",
         (module(walk(items="value if isinstance(value, list) else (value,)",
                      parameter="isinstance(item, Parameter) and item is value")),),
         loses=("test_parameters",), phrase="when an attribute is a list, collect every Parameter in it",
-        absent="a list that outlives the call"),
+        absent="a list that outlives the call", cause='when an attribute is a list, collect every Parameter in it'),
     Bug("parameters-returns-a-set", "parameters() returns a set: no repeats, but no order either",
         (module(walk(ret="return set(found)")),),
-        loses=("test_parameters",), phrase="found every Parameter but in another order"),
+        loses=("test_parameters",), phrase="found every Parameter but in another order", cause='found every Parameter but in another order'),
     Bug("parameters-sorted-by-name", "parameters() walks the attributes sorted by name (bias before weight)",
         (module(walk(values="(vars(self)[name] for name in sorted(vars(self)))")),),
-        loses=("test_parameters",), phrase="found every Parameter but in another order"),
+        loses=("test_parameters",), phrase="found every Parameter but in another order", cause='found every Parameter but in another order'),
     Bug("parameters-plain-tensors", "parameters() collects every Tensor, not only Parameters",
         (module(walk(parameter="isinstance(item, Tensor)")),),
-        loses=("test_parameters",), phrase="returned a plain Tensor"),
+        loses=("test_parameters",), phrase="returned a plain Tensor", cause='returned a plain Tensor'),
     Bug("parameters-returns-arrays", "parameters() returns the arrays p.data instead of the Parameters",
         (module(walk(take="p.data")),),
-        loses=("test_parameters", LESSON), phrase="return the module's own Parameter objects"),
+        loses=("test_parameters", LESSON), phrase="return the module's own Parameter objects", cause='returned objects the module does not hold'),
     Bug("parameters-no-return", "parameters() collects everything and forgets to return it",
         (module(walk(ret="")),),
-        loses=("test_parameters", LESSON), phrase="parameters() returned None"),
+        loses=("test_parameters", LESSON), phrase="parameters() returned None", cause='parameters() returned None'),
     Bug("parameters-default-list", "parameters(self, found=[]): the default list keeps growing across calls",
         (module_cell("""\
     def parameters(self, found=[]):
@@ -150,7 +158,7 @@ BUGS: list[Bug] = [
                 elif isinstance(item, Module):
                     item.parameters(found)
         return found"""),),
-        loses=("test_parameters",), phrase="a list that outlives the call"),
+        loses=("test_parameters",), phrase="a list that outlives the call", cause='objects kept from an earlier call'),
     Bug("parameters-generator", "correct: parameters() as a generator (yield), deduplicated by id",
         (module("""\
 seen = set()
@@ -165,24 +173,24 @@ for value in vars(self).values():
         (module(walk(keep="p not in found")),)),
     Bug("parameters-tuple-blind", "parameters() looks inside lists but not tuples (the TODO says list or tuple)",
         (module(walk(items="value if isinstance(value, list) else (value,)")),),
-        loses=("test_parameters",), phrase="when an attribute is a tuple, treat it like a list"),
+        loses=("test_parameters",), phrase="when an attribute is a tuple, treat it like a list", cause='when an attribute is a tuple, treat it like a list'),
     Bug("parameters-dedup-by-value", "parameters() drops a Parameter whose values equal one already found",
         (module(walk(keep="not any(np.array_equal(p.data, q.data) for q in found)")),),
-        loses=("test_parameters",), phrase="compare id(p), or use `is`), not when its values are equal"),
+        loses=("test_parameters",), phrase="compare id(p), or use `is`), not when its values are equal", cause='two different Parameters that hold equal values'),
 
     # ------------------------------------------------------------------ Linear.forward
     Bug("forward-weight-in-out", "forward() uses the weight as (in, out): x @ W + b",
         (linear("return x @ self.weight + self.bias"),),
-        loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in), so the layer computes x @ W.T + b"),
+        loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in), so the layer computes x @ W.T + b", cause='the weight is stored as (n_out, n_in)', lesson_cause='Linear.forward raised'),
     Bug("forward-no-bias", "forward() without the bias: x @ W.T",
         (linear("return x @ self.weight.T"),),
-        loses=("test_forward", LESSON), phrase="left out the bias"),
+        loses=("test_forward", LESSON), phrase="left out the bias", cause='left out the bias', lesson_cause='Linear(2, 1) must compute x @ W.T + b'),
     Bug("forward-on-data", "forward() computes on .data and wraps the result: the gradient never reaches the weights",
         (linear("return Tensor(x.data @ self.weight.data.T + self.bias.data)"),),
-        loses=("test_forward", LESSON), phrase="not on their .data"),
+        loses=("test_forward", LESSON), phrase="not on their .data", cause='no gradient reached self.weight', lesson_cause='no gradient reached the layer'),
     Bug("forward-relu-inside", "forward() applies a ReLU inside the layer",
         (linear("return (x @ self.weight.T + self.bias).relu()"),),
-        loses=("test_forward", LESSON), phrase="returned wrong numbers: a layer computes x @ W.T + b"),
+        loses=("test_forward", LESSON), phrase="returned wrong numbers: a layer computes x @ W.T + b", cause='Linear.forward returned wrong numbers', lesson_cause='Linear(2, 1) must compute x @ W.T + b'),
     Bug("forward-bias-first", "correct: forward() written as self.bias + x @ self.weight.T",
         (linear("return self.bias + x @ self.weight.T"),)),
     Bug("forward-weight-times-x", "correct: forward() written as (self.weight @ x.T).T + self.bias",
@@ -191,20 +199,21 @@ for value in vars(self).values():
     # ------------------------------------------------------------------ SGD.zero_grad
     Bug("zero-grad-does-nothing", "zero_grad() that does nothing (the lesson's 'loss jumps about' bug)",
         (zero_grad("pass"),),
-        loses=("test_zero_grad", LESSON), phrase="zero_grad() left the gradients as they were"),
+        loses=("test_zero_grad", LESSON), phrase="zero_grad() left the gradients as they were",
+        absent="calling zero_grad() twice in a row broke the gradients", cause='zero_grad() left the gradients as they were', lesson_cause='zero_grad() left the gradients as they were'),
     Bug("zero-grad-first-only", "zero_grad() with `return` inside the loop: clears only the first parameter",
         (zero_grad("for p in self.params:\n    p.grad = np.zeros_like(p.data)\n    return"),),
-        loses=("test_zero_grad", LESSON), phrase="is a return inside the loop"),
+        loses=("test_zero_grad", LESSON), phrase="is a return inside the loop", cause='cleared only 1 of the 3 gradients'),
     Bug("zero-grad-none", "zero_grad() sets p.grad = None",
         (zero_grad("for p in self.params:\n    p.grad = None"),),
         loses=("test_zero_grad", LESSON), phrase="must be a NumPy array shaped like p.data",
-        absent="left the gradients as they were"),
+        absent="left the gradients as they were", cause='set p.grad to None'),
     Bug("zero-grad-scalar", "zero_grad() sets p.grad = 0 (a number, not an array)",
         (zero_grad("for p in self.params:\n    p.grad = 0"),),
-        loses=("test_zero_grad",), phrase="must be a NumPy array shaped like p.data"),
+        loses=("test_zero_grad",), phrase="must be a NumPy array shaped like p.data", cause='must be a NumPy array shaped like p.data'),
     Bug("zero-grad-zeroes-data", "zero_grad() zeroes the values p.data as well as the gradients",
         (zero_grad("for p in self.params:\n    p.grad = np.zeros_like(p.data)\n    p.data[...] = 0"),),
-        loses=("test_zero_grad", LESSON), phrase="zero_grad() changed p.data"),
+        loses=("test_zero_grad", LESSON), phrase="zero_grad() changed p.data", cause='zero_grad() changed p.data', lesson_cause='zero_grad() changed p.data'),
     Bug("zero-grad-fill", "correct: p.grad.fill(0)",
         (zero_grad("for p in self.params:\n    p.grad.fill(0)"),)),
     Bug("zero-grad-ellipsis", "correct: p.grad[...] = 0",
@@ -215,31 +224,36 @@ for value in vars(self).values():
     # ------------------------------------------------------------------ SGD.step
     Bug("step-tensor-ops", "step() with tensor operations: p = p - lr * p.grad (the model stops changing)",
         (step("for p in self.params:\n    p = p - self.lr * p.grad"),),
-        loses=("test_step", LESSON), phrase="p = p - lr * p.grad only rebinds a local name"),
+        loses=("test_step", LESSON), phrase="p = p - lr * p.grad only rebinds a local name", cause='left the Parameters where they were', lesson_cause='step() did not move the Parameters'),
     Bug("step-tensor-ops-stored", "step() with tensor operations stored back: self.params[i] = p - lr * p.grad (graph grows)",
         (step("for i, p in enumerate(self.params):\n    self.params[i] = p - self.lr * p.grad"),),
-        loses=("test_step", LESSON), phrase="do it on the array (p.data -= self.lr * p.grad), not with Tensor operations"),
+        loses=("test_step", LESSON), phrase="do it on the array (p.data -= self.lr * p.grad), not with Tensor operations", cause='left the Parameters where they were', lesson_cause='step() did not move the Parameters'),
     Bug("step-augmented-tensor", "step() with p -= lr * p.grad on the Tensor (no in-place operator: a new node)",
         (step("for p in self.params:\n    p -= self.lr * p.grad"),),
-        loses=("test_step", LESSON), phrase="change p.data in place"),
+        loses=("test_step", LESSON), phrase="change p.data in place", cause='left the Parameters where they were', lesson_cause='step() did not move the Parameters'),
     Bug("step-plus", "step() with + instead of -: moves up the gradient",
         (step("for p in self.params:\n    p.data += self.lr * p.grad"),),
         loses=("test_step", LESSON), phrase="moved the Parameters up the gradient",
-        absent="the very objects it was given"),
+        absent="the very objects it was given", cause='moved the Parameters up the gradient', lesson_cause='moved the Parameters up the gradient'),
     Bug("step-zeroes-grads", "step() that also zeroes the gradients",
         (step("for p in self.params:\n    p.data -= self.lr * p.grad\n    p.grad = np.zeros_like(p.data)"),),
-        loses=("test_step", LESSON), phrase="clearing the gradients is zero_grad()'s job"),
+        loses=("test_step", LESSON), phrase="clearing the gradients is zero_grad()'s job", cause='step() changed p.grad', lesson_cause='step() must not clear p.grad'),
     Bug("step-hard-coded-lr", "step() with a hard-coded learning rate 0.1 instead of self.lr",
         (step("for p in self.params:\n    p.data -= 0.1 * p.grad"),),
         loses=("test_step", LESSON), phrase="use the learning rate stored in self.lr",
-        absent="the very objects it was given"),
+        absent="the very objects it was given", cause='use the learning rate stored in self.lr', lesson_cause='use the learning rate stored in self.lr'),
     Bug("step-first-only", "step() with `return` inside the loop: moves only the first parameter",
         (step("for p in self.params:\n    p.data -= self.lr * p.grad\n    return"),),
         loses=("test_step", LESSON), phrase="moved only some of the parameters",
-        absent="the very objects it was given"),
+        absent="the very objects it was given", cause='moved only some of the parameters', lesson_cause='moved only some of the parameters'),
     Bug("step-on-a-copy-only", "step() subtracts from a copy of the array and never stores it",
         (step("for p in self.params:\n    new = p.data.copy()\n    new -= self.lr * p.grad"),),
-        loses=("test_step", LESSON), phrase="left the Parameters where they were"),
+        loses=("test_step", LESSON), phrase="left the Parameters where they were", cause='left the Parameters where they were', lesson_cause='step() did not move the Parameters'),
+    Bug("step-does-nothing", "step() that does nothing (pass)",
+        (step("pass"),),
+        loses=("test_step", LESSON), phrase="left the Parameters where they were",
+        absent="should move once", cause="left the Parameters where they were",
+        lesson_cause="step() did not move the Parameters"),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",
@@ -250,20 +264,20 @@ for value in vars(self).values():
     # ------------------------------------------------------------------ no_grad
     Bug("no-grad-no-finally", "no_grad() without try/finally: an exception leaves recording off",
         (no_grad("previous = Tensor.recording\nTensor.recording = False\nyield\nTensor.recording = previous"),),
-        loses=("test_no_grad",), phrase="restore Tensor.recording in a finally clause"),
+        loses=("test_no_grad",), phrase="restore Tensor.recording in a finally clause", cause='recording stayed off'),
     Bug("no-grad-restores-true", "no_grad() sets recording back to True instead of the previous value",
         (no_grad("Tensor.recording = False\ntry:\n    yield\nfinally:\n    Tensor.recording = True"),),
-        loses=("test_no_grad",), phrase="restore the previous value of Tensor.recording, not True"),
+        loses=("test_no_grad",), phrase="restore the previous value of Tensor.recording, not True", cause='recording came back on'),
     Bug("no-grad-swallows", "no_grad() catches and swallows exceptions raised inside the block",
         (no_grad("previous = Tensor.recording\nTensor.recording = False\ntry:\n    yield\n"
                  "except Exception:\n    pass\nfinally:\n    Tensor.recording = previous"),),
-        loses=("test_no_grad",), phrase="swallowed an exception"),
+        loses=("test_no_grad",), phrase="swallowed an exception", cause='swallowed an exception'),
     Bug("no-grad-never-restores", "no_grad() switches recording off and never back on",
         (no_grad("Tensor.recording = False\nyield"),),
-        loses=("test_no_grad",), phrase="restore Tensor.recording on exit"),
+        loses=("test_no_grad",), phrase="restore Tensor.recording on exit", cause='still record nothing'),
     Bug("no-grad-does-nothing", "no_grad() that only yields: recording stays on",
         (no_grad("yield"),),
-        loses=("test_no_grad", LESSON), phrase="Tensor.recording was still on: switch it off on entry"),
+        loses=("test_no_grad", LESSON), phrase="Tensor.recording was still on: switch it off on entry", cause='Tensor.recording was still on', lesson_cause='still has a graph of 18 nodes'),
     Bug("no-grad-class-state-on-class", "no_grad as a class that saves the previous state on the class (nesting overwrites it)",
         (no_grad_cell("""\
 class no_grad:
@@ -274,7 +288,7 @@ class no_grad:
     def __exit__(self, *exc):
         Tensor.recording = no_grad.previous
 """),),
-        loses=("test_no_grad",), phrase="recording is still off"),
+        loses=("test_no_grad",), phrase="recording is still off", cause='recording is still off'),
     Bug("no-grad-class", "correct: no_grad as a class with __enter__ and __exit__",
         (no_grad_cell("""\
 class no_grad:

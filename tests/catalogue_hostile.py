@@ -306,7 +306,7 @@ HOSTILE: list[Hostile] = [
     Hostile("empty", "an empty file", lambda ref, rel: {NOTEBOOK: ""}, max_total=0,
             reason="is not a readable notebook", summary=True),
     Hostile("no-solution-cells", "the reference with its solution cells deleted", without_solution_cells,
-            max_total=0, reason="cells missing from the notebook: module, linear, sgd, no_grad", summary=True),
+            max_total=0, reason="cells missing from the notebook: module, linear, exercise_count, sgd, exercise_second_step, no_grad", summary=True),
     Hostile("edited-test-cells", "the blank release whose test cells print PASS and claim 100 points", edited_test_cells,
             max_total=0, reason="locked cells edited, graded as released: test_forward", summary=True),
     Hostile("duplicated-cells", "the reference with every solution and test cell pasted twice", duplicated_cells,
@@ -365,12 +365,14 @@ HOSTILE: list[Hostile] = [
     Hostile("memory-across-processes", "three processes of 450 MB each, under the per-check limit but over the "
                                        "submission's budget of 1024 MB (blank release)",
             on_blank(MEMORY_ACROSS_PROCESSES), max_total=0, limit="memory budget"),
-    Hostile("sleep-under-limit", "step() sleeps 1.4 s, so that even two steps stay under the per-check limit, then steps (reference otherwise)",
+    Hostile("sleep-under-limit", "step() sleeps 1.4 s, so that even two steps stay under the per-check limit, "
+                                 "then steps (reference otherwise)",
             sabotage("sgd", "SGD.step", "import time\ntime.sleep(1.4)\nfor p in self.params:\n    p.data -= self.lr * p.grad"),
-            # The parts run in the order of their files: forward, lesson numbers, no_grad, parameters, step, zero_grad;
-            # the budget runs out in step, so zero_grad is not run either.
-            loses=("test_step", "test_zero_grad", LESSON), keeps=("test_forward", "test_no_grad", "test_parameters"),
-            reason="the submission used its 30 s", limit="time budget"),
+            # The parts run in the order of their files (exercises, forward, lesson numbers, no_grad, parameters,
+            # step, zero_grad): the budget runs out in step, so zero_grad is not run either.
+            loses=("test_step", "test_zero_grad", LESSON),
+            keeps=("test_exercise_count", "test_exercise_second_step", "test_forward", "test_no_grad", "test_parameters"),
+            reason="the submission used its 45 s", limit="time budget"),
     Hostile("garbage-protocol", "writes deeply nested JSON, a 20 MB line and forged answers to every descriptor "
                                 "(blank release)", on_blank(GARBAGE_PROTOCOL), max_total=0),
     Hostile("loopback", "connects to a port the grader's host listens on, at 127.0.0.1, through ctypes (blank release)",

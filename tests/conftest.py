@@ -18,7 +18,7 @@ from bench.course import copy_course  # noqa: E402
 from autograder.sandbox import Sandbox, program_from_notebook  # noqa: E402
 
 ASSIGNMENT = find_assignment(ROOT, "dl01_6_3")
-sys.path.insert(0, str(ASSIGNMENT.source_dir))  # the public checks, importable as `selfcheck`
+sys.path.insert(0, str(ASSIGNMENT.source_dir))  # the public checks' runner, importable as `notebook_checks`
 NOTEBOOK = ASSIGNMENT.notebook_name
 STUBS = ["Module.parameters", "Linear.forward", "SGD.zero_grad", "SGD.step", "no_grad"]
 
@@ -66,11 +66,25 @@ def course_copy(tmp: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def sandbox():
-    """A sandbox whose calls may name the public checks and the kit's lesson probes."""
-    with Sandbox(modules={"selfcheck": ASSIGNMENT.source_dir / "selfcheck.py",
-                          "lesson_probes": ROOT / "tests" / "lesson_probes.py"},
+    """A sandbox whose calls may name the kit's lesson probes."""
+    with Sandbox(modules={"lesson_probes": ROOT / "tests" / "lesson_probes.py"},
                  path=[ASSIGNMENT.source_dir]) as box:
         yield box
+
+
+@pytest.fixture(scope="session")
+def catalogue_reports() -> dict[str, dict]:
+    """Every entry of the single-fault catalogue (tests/catalogue_bugs.py) graded in one run of the hidden
+    suites, as `make grade` grades a class: each entry's report (to_json). Shared by the tests that read it."""
+    from autograder.mutate import apply
+    from autograder.settings import GraderSettings, load_config
+    from autograder.suites import Submission, grade_submissions
+    from catalogue_bugs import BUGS
+
+    reference = solution_notebook()
+    submissions = [Submission(bug.id, notebook=apply(reference, list(bug.mutations))) for bug in BUGS]
+    reports = grade_submissions(ASSIGNMENT, submissions, GraderSettings(config=load_config(ROOT)))
+    return {key: report.to_json() for key, report in reports.items()}
 
 
 @pytest.fixture(scope="session")

@@ -23,10 +23,10 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="isolating submissions
 PROBES = ROOT / "tests" / "sandbox_probes.py"
 
 
-def box(slot: int, **budgets) -> Sandbox:
+def box(**budgets) -> Sandbox:
     settings = GraderSettings(**budgets)
     return Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=3, memory_mb=1024, output_kb=64),
-                   isolation=settings.isolation(slot, private_paths(ASSIGNMENT)), preload=["subprocess"])
+                   isolation=settings.isolation(private_paths(ASSIGNMENT)), preload=["subprocess"])
 
 
 def run(sandbox: Sandbox, code: str, name: str = "result"):
@@ -37,7 +37,7 @@ def run(sandbox: Sandbox, code: str, name: str = "result"):
 
 @pytest.fixture
 def pair():
-    with box(1) as one, box(2) as two:
+    with box() as one, box() as two:
         yield one, two
 
 
@@ -75,17 +75,16 @@ for path in ({str(ASSIGNMENT.root / 'solutions')!r}, {str(ASSIGNMENT.root / '.gi
     try:
         result[path] = os.listdir(path)
     except OSError as error:
-        result[path] = type(error).__name__
+        result[path] = "refused"
 try:
-    open({str(ASSIGNMENT.root / 'release' / 'planted')!r}, 'w')
-    result['write'] = 'written'
+    open("/run/lock/planted-by-a-submission", "w")  # a folder anyone may write to, on the machine's disk
+    result["write"] = "written"
 except OSError as error:
-    result['write'] = error.strerror
-result['release'] = sorted(os.listdir({str(ASSIGNMENT.release_dir)!r}))"""
+    result["write"] = error.strerror"""
     seen = run(one, code)
-    assert set(list(seen.values())[:3]) == {"PermissionError"}, seen
+    # A course under /tmp (a clone in CI) is not there at all (the session's /tmp is its own): refused either way.
+    assert set(list(seen.values())[:3]) == {"refused"}, seen
     assert seen["write"] == "Read-only file system"
-    assert ASSIGNMENT.notebook_name in seen["release"]
 
 
 def test_no_network_not_even_the_hosts_loopback(pair):
@@ -115,14 +114,14 @@ result = [libc.connect(fd, address, len(address)), ctypes.get_errno()]"""
      "memory budget"),
 ])
 def test_a_budget_hit_is_named(code, budget):
-    with box(3, budget_memory_mb=128, budget_processes=16, budget_disk_mb=8) as sandbox:
+    with box(budget_memory_mb=128, budget_processes=16, budget_disk_mb=8) as sandbox:
         sandbox.begin()
         sandbox.call([Cell("student", code)], sandbox_probes.value, name="x")
         assert budget in sandbox.end()
 
 
 def test_the_time_budget_covers_the_whole_submission():
-    with box(4) as sandbox:
+    with box() as sandbox:
         sandbox.begin(seconds=2)
         start = time.monotonic()
         outcomes = [sandbox.call([Cell(f"student{n}", "import time\ntime.sleep(0.8)\nx = 1")], sandbox_probes.value,
@@ -137,7 +136,7 @@ def test_the_time_budget_covers_the_whole_submission():
 def test_the_protocol_survives_any_bytes_and_the_next_submission_is_graded():
     garbage = ("import os\nfor fd in range(64):\n    for chunk in (b'[' * 100000 + b'\\n', b'x' * (20 << 20), b'7\\n'):\n"
                "        try:\n            os.write(fd, chunk)\n        except OSError:\n            pass\nx = 1")
-    with box(5) as sandbox:
+    with box() as sandbox:
         sandbox.begin()
         outcome = sandbox.call([Cell("student", garbage)], sandbox_probes.value, name="x")
         assert not outcome.ok and "not an answer" in outcome.reason

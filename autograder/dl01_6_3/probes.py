@@ -314,15 +314,19 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
     optimizer = ns["SGD"](params, lr=lr)
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     outputs, graphs = [_plain(model(x).data)], [_graph(model(x))[0]]
+    values, grads = [[_plain(p.data) for p in _by_hand(model)]], []
     for _ in range(steps):
         for p in params:
             p.grad = np.zeros_like(p.data)
         ns["cross_entropy"](model(x), labels).backward()
+        grads.append([_array_or_none(p.grad) for p in params])
         optimizer.step()
         out = model(x)
         outputs.append(_plain(out.data))
         graphs.append(_graph(out)[0])
-    return {"outputs": outputs, "graphs": graphs, "facts": _facts(ns, _by_hand(model))}
+        values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(model)])
+    return {"outputs": outputs, "graphs": graphs, "facts": _facts(ns, _by_hand(model)), "params": values,
+            "grads": grads}
 
 
 def _worked_example(ns, zero_between, by_hand):
@@ -336,9 +340,10 @@ def _worked_example(ns, zero_between, by_hand):
     params = [layer.weight, layer.bias] if by_hand else layer.parameters()
     optimizer = ns["SGD"](params, lr=0.1)
     x = ns["Tensor"](np.array([[1.0, 2.0]]))
-    z_values, losses = [], []
+    z_values, losses, values, grads = [], [], [], []
 
     def loss():
+        values.append([_plain(layer.weight.data), _plain(layer.bias.data)])
         z = layer(x)
         value = ((z - 1.0) ** 2).sum()
         z_values.append(float(z.data.sum()))
@@ -357,9 +362,10 @@ def _worked_example(ns, zero_between, by_hand):
         if zero_between or step == 0:
             clear()
         current.backward()
+        grads.append([_array_or_none(layer.weight.grad), _array_or_none(layer.bias.grad)])
         optimizer.step()
     loss()
-    return {"z": z_values, "loss": losses}
+    return {"z": z_values, "loss": losses, "params": values, "grads": grads}
 
 
 def step_worked_example(ns, zero_between):
@@ -477,10 +483,11 @@ def lesson_shared(ns, n, batch, lr, seed):
     optimizer = ns["SGD"](params, lr=lr)
     optimizer.zero_grad()
     (model(ns["Tensor"](rng.normal(size=(batch, n)))) * ns["Tensor"](rng.normal(size=(batch, n)))).sum().backward()
-    before = _plain(first.weight.data)
+    before, grad = _plain(first.weight.data), _array_or_none(first.weight.grad)
     optimizer.step()
     return {"pattern": [_number([first.weight, first.bias, second.bias], p) for p in params],
-            "before": before, "after": _plain(first.weight.data), "still_shared": second.weight is first.weight}
+            "before": before, "after": _plain(first.weight.data), "still_shared": second.weight is first.weight,
+            "grad": grad}
 
 
 def lesson_training(ns, widths, batch, steps, lr, seed):
@@ -489,13 +496,18 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
     model = _mlp(ns, widths, rng)
     optimizer = ns["SGD"](model.parameters(), lr=lr)
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
-    losses = []
+    losses, values, grads = [], [[_plain(p.data) for p in _by_hand(model)]], []
     for _ in range(steps):
         optimizer.zero_grad()
         loss = ns["cross_entropy"](model(x), labels)
         loss.backward()
+        if not grads:  # the first step's gradients and the layers' values after it (read by hand)
+            grads.append([_array_or_none(p.grad) for p in _by_hand(model)])
         optimizer.step()
         losses.append(float(loss.data))
+        if len(values) == 1:
+            values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(model)])
     with ns["no_grad"]():
         final = model(x)
-    return {"losses": losses, "final": _plain(final.data), "final_graph": _graph(final)[0]}
+    return {"losses": losses, "final": _plain(final.data), "final_graph": _graph(final)[0], "params": values,
+            "grads": grads}

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import causes
 import probes
 
 STUDENT_CELLS = "all"
@@ -18,10 +19,22 @@ def test_counts_354_and_2410_parameters(student, reference, widths, count):
     assert got == count, (f"a {'-'.join(map(str, widths))} network has {count} parameters, parameters() gave {got}")
 
 
+def first_step_cause(got, want):
+    """What went wrong in the worked example's forward pass and first step, named by its cause ('' if nothing)."""
+    if not np.isclose(got["loss"][0], 5.29):
+        return (f"the first loss should be 5.29 (z = -1.3), got {got['loss'][0]:.4g} (z = {got['z'][0]:.4g}): "
+                "Linear(2, 1) must compute x @ W.T + b")
+    grads = got["grads"][0]
+    if all(g is None or not np.any(g) for g in grads) and any(np.any(g) for g in want["grads"][0]):
+        return ("after backward() no gradient reached the layer's weight and bias: Linear.forward must compute "
+                "with Tensor operations on x, self.weight and self.bias (not on their .data)")
+    return causes.step_move(*got["params"][:2], grads, 0.1)
+
+
 def test_worked_example_first_step_takes_the_loss_from_5_29_to_0_2116(student, reference):
     got = student.run(probes.lesson_worked_example, zero_between=True)
-    assert np.isclose(got["loss"][0], 5.29), (f"worked example: the first loss should be 5.29 (z = -1.3), got "
-                                              f"{got['loss'][0]:.4g} (z = {got['z'][0]:.4g})")
+    cause = first_step_cause(got, reference.run(probes.lesson_worked_example, zero_between=True))
+    assert not cause, f"worked example: {cause}"
     assert np.isclose(got["z"][1], 1.46) and np.isclose(got["loss"][1], 0.2116), (
         f"worked example: after one step z should be 1.46 and the loss 0.2116, got z = {got['z'][1]:.4g}, "
         f"loss = {got['loss'][1]:.4g}")
@@ -29,8 +42,11 @@ def test_worked_example_first_step_takes_the_loss_from_5_29_to_0_2116(student, r
 
 def test_worked_example_second_step_after_zero_grad_gives_0_908_and_0_0085(student, reference):
     got = student.run(probes.lesson_worked_example, zero_between=True)
-    assert not np.isclose(got["z"][2], 3.668), ("worked example: with zero_grad() the second step still used the "
-                                                "first gradient (z = 3.668): zero_grad() must clear every grad")
+    cause = first_step_cause(got, reference.run(probes.lesson_worked_example, zero_between=True))
+    assert not cause, f"worked example: {cause}"
+    assert not np.isclose(got["z"][2], 3.668), ("worked example: zero_grad() left the gradients as they were: the "
+                                                "second step added the first gradient in again (z = 3.668, not "
+                                                "0.908); zero_grad() must clear every grad")
     assert np.isclose(got["z"][2], 0.908) and np.isclose(got["loss"][2], 0.008464), (
         f"worked example: with zero_grad() the second step should give z = 0.908 and loss 0.0085, got "
         f"z = {got['z'][2]:.4g}, loss = {got['loss'][2]:.4g}")
@@ -38,6 +54,8 @@ def test_worked_example_second_step_after_zero_grad_gives_0_908_and_0_0085(stude
 
 def test_worked_example_second_step_without_zero_grad_gives_3_668_and_7_12(student, reference):
     got = student.run(probes.lesson_worked_example, zero_between=False)
+    cause = first_step_cause(got, reference.run(probes.lesson_worked_example, zero_between=False))
+    assert not cause, f"worked example: {cause}"
     assert not np.isclose(got["z"][2], 0.908), ("worked example: without zero_grad() the gradients must add up, "
                                                 "but the second step used only the new one: step() must not "
                                                 "clear p.grad")
@@ -69,9 +87,11 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
         f"parameters() of two layers sharing a weight listed it {entries} times among "
         f"{len(got['pattern'])} entries, expected once among 3")
     assert got["still_shared"], "after step() the two layers no longer share one weight"
+    cause = causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight")
+    assert not cause, cause
     moved = np.subtract(got["before"], got["after"])
     assert close(moved, np.subtract(want["before"], want["after"])), (
-        "one step() should move the shared weight once by lr * grad (its grad already holds both uses)")
+        "step() moved the shared weight by another amount than lr * grad (its grad already holds both uses)")
 
 
 @pytest.mark.parametrize("widths,lr,seed", [((2, 16, 16, 2), 0.1, 0), ((4, 9, 3), 0.3, 1), ((6, 5, 7, 2), 0.05, 2)],
@@ -80,6 +100,8 @@ def test_training_loop_matches_the_reference(student, reference, widths, lr, see
     kwargs = dict(widths=list(widths), batch=8, steps=4, lr=lr, seed=seed)
     got, want = student.run(probes.lesson_training, **kwargs), reference.run(probes.lesson_training, **kwargs)
     assert close(got["losses"][0], want["losses"][0]), "the first training loss differs: check forward"
+    cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
+    assert not cause, cause
     assert close(got["losses"], want["losses"]), (
         f"four steps of zero_grad(), backward(), step() gave losses {np.round(got['losses'], 4).tolist()}, "
         f"expected {np.round(want['losses'], 4).tolist()}")

@@ -138,5 +138,8 @@ def test_counts_the_parameters_of_a_network(student, reference, widths):
     count = sum(int(np.prod(shape)) for shape in got)
     assert count == formula, (f"parameters() of a {'-'.join(map(str, widths))} network hold "
                               f"{count} numbers, expected {formula} (the sum of n_out * (n_in + 1))")
+    assert sorted(got) != sorted(expected) or got == expected, (
+        f"parameters() of a {'-'.join(map(str, widths))} network found every Parameter but in another order: "
+        f"shapes {got}, expected {expected}: weight then bias, first layer first")
     assert got == expected, (f"parameters() of a {'-'.join(map(str, widths))} network gave the "
                              f"shapes {got}, expected {expected}: weight then bias, first layer first")

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import causes
 import probes
 
 STUDENT_CELLS = ("sgd",)
@@ -95,6 +96,8 @@ def test_two_steps_move_by_both_gradients(student, reference, seed):
 def test_changes_the_output_of_the_model_that_holds_the_parameters(student, reference, widths, lr, seed):
     got = student.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed)
     want = reference.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed)
+    cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
+    assert not cause, cause
     assert not close(got["outputs"][1], got["outputs"][0]), (
         "after step() the model's output did not change: the optimizer must update the same Parameter objects "
         "the layers hold, in place (p.data -= self.lr * p.grad)")
@@ -109,6 +112,8 @@ def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, wid
     want = reference.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed, steps=2)
     assert all(is_parameter and parents == 0 for is_parameter, parents, _ in got["facts"]), (
         "after step() a layer's weight or bias is no longer a plain Parameter")
+    cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
+    assert not cause, cause
     assert close(got["outputs"][1], want["outputs"][1]), ("after one step() the model's output differs "
                                                           "from a step of -lr * grad")
     assert close(got["outputs"][2], want["outputs"][2]), (
@@ -120,8 +125,15 @@ def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, wid
                              "steps: update .data, outside the graph")
 
 
+def worked_step_cause(got):
+    """What step() did wrong in the worked example's first step, lr = 0.1 ('' when nothing recognisable)."""
+    return causes.step_move(*got["params"][:2], got["grads"][0], 0.1)
+
+
 def test_worked_example_with_zeroed_grads_reaches_0_908(student, reference):
     got = student.run(probes.step_worked_example, zero_between=True)
+    cause = worked_step_cause(got)
+    assert not cause, f"worked example: {cause}"
     assert np.allclose(got["z"], [-1.3, 1.46, 0.908]) and np.allclose(got["loss"], [5.29, 0.2116, 0.008464]), (
         f"worked example (grads zeroed before each backward): z should go -1.3, 1.46, 0.908 and the loss 5.29, "
         f"0.2116, 0.0085; step() gave z = {np.round(got['z'], 4).tolist()}")
@@ -129,6 +141,8 @@ def test_worked_example_with_zeroed_grads_reaches_0_908(student, reference):
 
 def test_worked_example_without_zeroing_adds_the_gradients_up_to_3_668(student, reference):
     got = student.run(probes.step_worked_example, zero_between=False)
+    cause = worked_step_cause(got)
+    assert not cause, f"worked example: {cause}"
     assert not np.isclose(got["z"][2], 0.908), ("without zeroing, the second step used only the new gradient: "
                                                 "step() must not clear p.grad, the gradients add up")
     assert np.allclose(got["z"], [-1.3, 1.46, 3.668]) and np.isclose(got["loss"][2], 2.668 ** 2), (

@@ -1,0 +1,192 @@
+"""Issue 12: feedback that reads well, and the rubric where graders grade.
+
+A class of two demo students (ada: the reference; grace: zero_grad() that does nothing), with the demo
+class's written answers, is graded by `python -m autograder class` on a fresh course copy. Then:
+
+* always (html.parser): the feedback page's index names every part with its score, written answers say
+  "not graded yet", FAIL lines carry their own class, MathJax is loaded by a relative path from
+  feedback/_static/mathjax (present) and no script comes from the network, and no rubric reaches the page;
+  the autograded copy (what the formgrader shows) holds each written answer's rubric; the demo answers hold
+  no model answer, solution marker or mark scheme;
+* with a browser (/usr/bin/chromium through Playwright; skipped, saying why, without one): the page opened
+  from file:// with every other request aborted typesets its maths (MathJax elements, no raw `$\\mathbf{w}$`),
+  clips no FAIL line (scrollWidth <= clientWidth), logs no console error; and the formgrader's grading page,
+  served by `jupyter server`, shows the rubric text beside the student's answer.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.demo import ANSWERS, ROSTER, with_answers
+from autograder.mutate import apply
+from autograder.preprocessors.rubric import HEADING
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, grade_class, release_notebook, solution_notebook
+from test_catalogue_hostile import fresh_course
+from test_formgrader_browser import browser, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.slow
+
+STUDENTS = ("ada", "grace")
+PARTS = [cell.grade_id for cell in ASSIGNMENT.grade_cells]
+WRITTEN = ["answer_zeroing", "answer_outside_graph", "answer_shared_weight"]
+RUBRIC_WORDS = "Rubric (2 points)"  # in every written answer's rubric in source/
+
+
+@pytest.fixture(scope="module")
+def graded():
+    course = fresh_course()
+    for student in STUDENTS:
+        notebook = with_answers(apply(solution_notebook(), ROSTER[student][1]), release_notebook(), ANSWERS[student])
+        folder = course / "submitted" / student / ASSIGNMENT.name
+        folder.mkdir(parents=True)
+        (folder / NOTEBOOK).write_text(json.dumps(notebook, indent=1))
+        (folder / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC\n")
+    shutil.copy2(ROOT / "jupyter_server_config.py", course / "jupyter_server_config.py")
+    run = grade_class(course)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    yield course
+    shutil.rmtree(course, ignore_errors=True)
+
+
+class _Scripts(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sources: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "script" and dict(attrs).get("src"):
+            self.sources.append(dict(attrs)["src"])
+
+
+def test_the_index_names_each_part_with_its_score(graded):
+    page = feedback_page(graded, "grace").read_text()
+    toc = page[page.index('<div id="toc">'):page.index("</ol>", page.index('<div id="toc">'))]
+    for part in PARTS:
+        assert re.search(rf"<code>{part}</code></a> \(Score: [0-9.]+ / [0-9.]+\)", toc), part
+    for answer in WRITTEN:
+        assert re.search(rf"<code>{answer}</code></a> \(<span class=\"not-graded\">not graded yet", toc), answer
+    assert "Test cell" not in toc and "Written response" not in toc
+    assert "Score: 0.0 / 2.0" not in page, "a written answer not graded yet shows a score"
+
+
+def test_fail_lines_have_a_style_of_their_own(graded):
+    page = feedback_page(graded, "grace").read_text()
+    fails = re.findall(r'<span class="check check-fail">(FAIL [^<]*)</span>', page)
+    assert fails and any("zero_grad() left the gradients as they were" in line for line in fails), fails
+    assert "white-space: pre-wrap" in page
+    assert '<span class="check check-pass">PASS' in page
+
+
+def test_mathjax_comes_from_the_course_not_the_network(graded):
+    page = feedback_page(graded, "ada")
+    scripts = _Scripts()
+    scripts.feed(page.read_text())
+    assert scripts.sources, "no script at all"
+    assert not [s for s in scripts.sources if re.match(r"(https?:)?//", s)], scripts.sources
+    mathjax = [s for s in scripts.sources if "MathJax.js" in s]
+    assert mathjax and (page.parent / mathjax[0].split("?")[0]).resolve().is_file(), mathjax
+
+
+def test_graders_see_the_rubric_students_do_not(graded):
+    source = {c.metadata.nbgrader.grade_id: c.source for c in ASSIGNMENT.source.cells
+              if c.metadata.get("nbgrader", {}).get("grade_id") in WRITTEN}
+    for student in STUDENTS:
+        autograded = nbformat.read(graded / "autograded" / student / ASSIGNMENT.name / NOTEBOOK, as_version=4)
+        cells = {c.metadata.nbgrader.grade_id: c.source for c in autograded.cells
+                 if c.metadata.get("nbgrader", {}).get("grade_id") in WRITTEN}
+        for answer in WRITTEN:
+            assert HEADING in cells[answer] and RUBRIC_WORDS in cells[answer], (student, answer)
+            assert cells[answer].startswith(ANSWERS[student].get(answer, "YOUR ANSWER HERE")), (student, answer)
+        page = feedback_page(graded, student).read_text()
+        assert "Rubric for graders" not in page and RUBRIC_WORDS not in page and "Model answer" not in page
+        grading = formgrade_html(graded, student)
+        for answer in WRITTEN:
+            rubric_line = source[answer].split("**Rubric (2 points).**")[1].strip().splitlines()[0]
+            assert rubric_line.lstrip("* ").split("`")[0][:30] in grading, (student, answer)
+
+
+def test_demo_answers_are_student_text_not_the_model_answer():
+    source = " ".join(c.source for c in ASSIGNMENT.source.cells
+                      if c.metadata.get("nbgrader", {}).get("grade_id") in WRITTEN)
+    model = {line.strip() for line in source.splitlines() if len(line.strip()) > 30}
+    for student, answers in ANSWERS.items():
+        assert student in ROSTER
+        for grade_id, text in answers.items():
+            assert grade_id in WRITTEN
+            for banned in ("BEGIN SOLUTION", "END SOLUTION", "MARK SCHEME", "Model answer", "Rubric"):
+                assert banned.lower() not in text.lower(), (student, grade_id, banned)
+            assert not [line for line in model if line in text], (student, grade_id)
+    assert len({text for answers in ANSWERS.values() for text in answers.values()}) >= 15, "varied answers"
+
+
+# ------------------------------------------------------------------------------ in a browser
+
+
+def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noqa: F811
+    context = browser.new_context()
+    blocked: list[str] = []
+
+    def only_files(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_files)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
+    try:
+        start = time.monotonic()
+        page.goto(feedback_page(graded, "grace").as_uri(), wait_until="load", timeout=30000)
+        page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue && "
+                               "MathJax.Hub.queue.pending === 0 && document.querySelector('.MathJax_CHTML, "
+                               ".MathJax, .MathJax_SVG, mjx-container')", timeout=30000)
+        print(f"\n[feedback] page typeset offline in {time.monotonic() - start:.1f} s")
+        text = page.evaluate("document.body.innerText")
+        toc = page.inner_text("#toc")
+        clipped = page.eval_on_selector_all(
+            ".check-fail, div.output_subarea pre",
+            "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 80))")
+        fails = page.eval_on_selector_all(".check-fail", "els => els.map(e => [getComputedStyle(e).color, "
+                                                         "getComputedStyle(e).fontWeight])")
+    finally:
+        context.close()
+    assert all(part in toc for part in PARTS + WRITTEN), toc
+    assert "$\\mathbf{w}$" not in text and "\\mathbf" not in text, "maths left as raw TeX"
+    assert not clipped, clipped
+    assert fails and all(color != "rgb(0, 0, 0)" and weight in ("700", "bold") for color, weight in fails), fails
+    assert not errors, errors
+    assert not blocked, f"the page asked the network for {blocked}"
+
+
+def test_the_formgrader_shows_the_rubric_beside_the_answer_in_a_browser(graded, server, browser):  # noqa: F811
+    from nbgrader.api import Gradebook
+
+    base, token = server
+    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}", "dl01") as gb:
+        submission_id = gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, "grace").id
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"{base}/api/status?token={token}", wait_until="load", timeout=30000)
+        with page.expect_response(lambda r: "/formgrader/api/grades" in r.url, timeout=20000):
+            page.goto(f"{base}/formgrader/submissions/{submission_id}/", wait_until="load", timeout=30000)
+        cells = page.eval_on_selector_all(
+            "#answer_zeroing, [id='answer_zeroing'], .nbgrader_cell",
+            "els => els.map(e => e.innerText)")
+    finally:
+        context.close()
+    beside = [text for text in cells if ANSWERS["grace"]["answer_zeroing"][:40] in text]
+    assert beside and "Rubric for graders" in beside[0] and "Rubric (2 points)" in beside[0], cells[:3]

@@ -1,0 +1,51 @@
+"""Issue 12: the first failing message names what the student's code did, not a consequence further down.
+
+Every entry of the single-fault catalogue (tests/catalogue_bugs.py) that loses points carries `cause`, a
+phrase its first failing message (in the report's order: part by part, check by check, as the feedback page
+and `python -m autograder grade` list them) must contain, and, where the whole-notebook part can tell,
+`lesson_cause` for the first failing message of that part. The catalogue is graded once for the session
+(conftest.catalogue_reports), shared with tests/test_catalogue_bugs.py.
+"""
+from __future__ import annotations
+
+import pytest
+
+from catalogue_bugs import BUGS, LESSON
+
+LOSING = [bug for bug in BUGS if bug.loses]
+
+
+def failing(report: dict, part: str | None = None) -> list[str]:
+    return [f"{p['grade_id']} {t['name']}: {t['message']}" for p in report["parts"]
+            if part in (None, p["grade_id"]) for t in p["tests"] if not t["passed"]]
+
+
+def test_every_entry_that_loses_points_names_its_cause():
+    assert LOSING and all(bug.cause for bug in LOSING)
+    assert sum(bool(bug.lesson_cause) for bug in LOSING) >= 15
+
+
+@pytest.mark.parametrize("bug", LOSING, ids=lambda b: b.id)
+def test_first_failing_message_names_the_cause(catalogue_reports, bug):
+    messages = failing(catalogue_reports[bug.id])
+    assert messages, f"{bug.did}: no check failed"
+    assert bug.cause.lower() in messages[0].lower(), (
+        f"{bug.did}: the first failing message does not say {bug.cause!r}:\n" + "\n".join(messages[:5]))
+
+
+@pytest.mark.parametrize("bug", [b for b in LOSING if b.lesson_cause], ids=lambda b: b.id)
+def test_first_failing_message_of_the_whole_notebook_part_names_the_cause(catalogue_reports, bug):
+    messages = failing(catalogue_reports[bug.id], LESSON)
+    assert messages and bug.lesson_cause.lower() in messages[0].lower(), (
+        f"{bug.did}: the first failing {LESSON} message does not say {bug.lesson_cause!r}:\n" + "\n".join(messages[:5]))
+
+
+@pytest.mark.parametrize("bug", LOSING, ids=lambda b: b.id)
+def test_no_failing_message_blames_a_later_consequence(catalogue_reports, bug):
+    """The two messages issue 12 found pointing away from the cause never reach a bug they do not describe."""
+    misleading = {"calling zero_grad() twice in a row broke the gradients": "zero-grad-",
+                  "one step() should move the shared weight once": ""}
+    text = "\n".join(failing(catalogue_reports[bug.id])).lower()
+    for message, owner in misleading.items():
+        assert message.lower() not in text or (owner and bug.id.startswith(owner) and bug.id != "zero-grad-does-nothing"), (
+            f"{bug.did}: says {message!r}")

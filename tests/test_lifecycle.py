@@ -1,0 +1,294 @@
+"""A course's life cycle (README: Instructors): from the demo class to a real one, regrading one student,
+cleaning, resetting; the make targets that do it; and the progress bars of a run."""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.progress import WAITING, Progress, waiting_text
+from autograder.suites import share_out
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, course_copy, grade_class, release_notebook, solution_notebook, write_notebook
+
+STEM = Path(NOTEBOOK).stem
+DEMO = {"ada", "grace", "alan", "edsger", "barbara", "linus", "donald", "ken", "blank"}
+
+
+def make(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """`make TARGET` in a course copy, with the kit's Makefile and its environment (.venv)."""
+    for name in ("Makefile", "requirements.txt", "requirements-test.txt"):
+        if not (course / name).exists():
+            shutil.copy2(ROOT / name, course / name)
+    if not (course / ".venv").exists():
+        (course / ".venv").symlink_to(ROOT / ".venv")
+    # -o: the kit's own .venv is used as it is, never rebuilt from the copy's requirements
+    return subprocess.run(["make", "--no-print-directory", "-C", str(course), "-o", ".venv/.installed", *args],
+                          capture_output=True, text=True, timeout=900)
+
+
+def gradebook(course: Path):
+    from nbgrader.api import Gradebook
+
+    return Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01")
+
+
+def students_everywhere(course: Path) -> dict[str, set[str]]:
+    """Who the gradebook, grades.csv, autograded/ and feedback/ hold (the formgrader reads the gradebook)."""
+    with gradebook(course) as gb:
+        book = {s.id for s in gb.students}
+        submissions = {s.student_id for s in gb.assignment_submissions(ASSIGNMENT.name)}
+    rows = list(csv.DictReader((course / "grades.csv").open())) if (course / "grades.csv").exists() else []
+    return {"gradebook": book, "submissions": submissions, "grades.csv": {r["student_id"] for r in rows},
+            "autograded": {p.name for p in (course / "autograded").glob("*")},
+            "feedback": {p.name for p in (course / "feedback").glob("*") if not p.name.startswith("_")}}  # _static: assets
+
+
+def csv_rows(course: Path) -> dict[str, dict]:
+    return {r["student_id"]: r for r in csv.DictReader((course / "grades.csv").open())}
+
+
+def csv_total(row: dict) -> float:
+    """The points graded so far, as grades.csv gives them (nbgrader's raw_score)."""
+    return float(row["raw_score"])
+
+
+def copy_graded(source: Path, dest: Path) -> Path:
+    shutil.copytree(source, dest, symlinks=True)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def demo_graded(tmp_path_factory) -> Path:
+    """A fresh course with the demo class graded (`make grade` on a fresh clone). Tests work on copies."""
+    course = course_copy(tmp_path_factory.mktemp("demo"))
+    run = grade_class(course)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    assert "bundled demo class" in run.stdout
+    assert students_everywhere(course)["gradebook"] == DEMO
+    return course
+
+
+def put_submission(course: Path, student: str, notebook: dict | str) -> None:
+    path = course / "submitted" / student / ASSIGNMENT.name / NOTEBOOK
+    if isinstance(notebook, str):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(notebook)
+    else:
+        write_notebook(notebook, path)
+
+
+def give_manual_grades(course: Path, student: str) -> dict:
+    """A grader's work in the formgrader, through nbgrader's API: a written answer, an override, a comment."""
+    with gradebook(course) as gb:
+        written = gb.find_grade("answer_zeroing", STEM, ASSIGNMENT.name, student)
+        written.manual_score, written.needs_manual_grade = 1.5, False
+        override = gb.find_grade("test_step", STEM, ASSIGNMENT.name, student)
+        override.manual_score, override.extra_credit = 2.0, 0.5
+        gb.find_comment("answer_zeroing", STEM, ASSIGNMENT.name, student).manual_comment = "Clear, and right."
+        gb.db.commit()
+    return manual_grades(course, student)
+
+
+def manual_grades(course: Path, student: str) -> dict:
+    with gradebook(course) as gb:
+        written = gb.find_grade("answer_zeroing", STEM, ASSIGNMENT.name, student)
+        override = gb.find_grade("test_step", STEM, ASSIGNMENT.name, student)
+        comment = gb.find_comment("answer_zeroing", STEM, ASSIGNMENT.name, student)
+        return {"written": written.manual_score, "override": (override.manual_score, override.extra_credit),
+                "comment": comment.manual_comment, "score": gb.find_submission(ASSIGNMENT.name, student).score}
+
+
+# ------------------------------------------------------------------ the demo class gives way to a real one
+
+
+@pytest.mark.slow
+def test_rm_submitted_then_a_real_class_leaves_no_demo_student_anywhere(demo_graded, tmp_path):
+    """The instructor deletes the demo submissions and drops in real ones; one of them is called ada,
+    as a demo student is, and one sent a file that is not a notebook. Output goes to a file: no bar."""
+    course = copy_graded(demo_graded, tmp_path / "course")
+    (course / "submitted" / ".demo-class").write_text("left by an older version of the kit\n")  # survives rm *
+    for folder in (course / "submitted").glob("*"):
+        if not folder.name.startswith("."):
+            shutil.rmtree(folder)
+    put_submission(course, "zoe", solution_notebook())
+    put_submission(course, "yan", release_notebook())
+    put_submission(course, "ada", solution_notebook())  # a real ada: written by her Jupyter, not by the kit
+    put_submission(course, "xavier", '{"cells": [')
+    out = tmp_path / "make-grade.txt"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    with out.open("w") as stdout:
+        run = subprocess.run([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT.name],
+                             cwd=course, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, timeout=900)
+    text = out.read_text()
+    assert run.returncode == 0, text[-2000:] + run.stderr[-3000:]
+    assert "bundled demo" not in text and f"submissions of {ASSIGNMENT.name} from submitted/;" in text, text[:500]
+    assert "\r" not in text + run.stderr and "█" not in text + run.stderr and "it/s" not in text + run.stderr, \
+        "a progress bar was drawn into a file"
+    real = {"zoe", "yan", "ada", "xavier"}
+    held = students_everywhere(course)
+    assert held["gradebook"] == held["submissions"] == held["grades.csv"] == real, held
+    assert held["feedback"] == real and held["autograded"] <= real, held
+    with gradebook(course) as gb:
+        assert gb.find_submission(ASSIGNMENT.name, "ada").score == gb.find_submission(ASSIGNMENT.name, "zoe").score
+    assert re.search(r"Not graded: xavier: .*is not a readable notebook", text), text[-1500:]
+    assert "is not a readable notebook" in (course / "feedback" / "xavier" / ASSIGNMENT.name / f"{STEM}.html").read_text()
+    assert not (course / "submitted" / ".demo-class").exists()
+
+
+@pytest.mark.slow
+def test_make_new_class_removes_the_demo_and_keeps_a_real_students_manual_grades(demo_graded, tmp_path):
+    course = copy_graded(demo_graded, tmp_path / "course")
+    put_submission(course, "zoe", solution_notebook())  # a real student, graded next to the demo class
+    regrade = make(course, "regrade", "STUDENT=zoe")
+    assert regrade.returncode == 0, regrade.stdout[-2000:] + regrade.stderr[-3000:]
+    kept = give_manual_grades(course, "zoe")
+    run = make(course, "new-class")
+    assert run.returncode == 0, run.stdout + run.stderr
+    held = students_everywhere(course)
+    assert held == {key: {"zoe"} for key in held}, held
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["zoe"]
+    assert manual_grades(course, "zoe") == kept
+    assert csv_total(csv_rows(course)["zoe"]) == pytest.approx(kept["score"])
+    again = make(course, "new-class")
+    assert again.returncode == 0 and "No demo student" in again.stdout
+
+
+@pytest.mark.slow
+def test_regrade_one_student_rewrites_their_feedback_and_csv_and_keeps_manual_grades(demo_graded, tmp_path):
+    """`make regrade STUDENT=zoe` after a late resubmission: her autograde again (nbgrader's, with the
+    hidden checks inside), her page and grades.csv row written again; her manual grades and every other
+    student's page and row untouched."""
+    course = copy_graded(demo_graded, tmp_path / "course")
+    put_submission(course, "zoe", release_notebook())  # on time, and blank
+    first = make(course, "regrade", "STUDENT=zoe")
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
+    kept = give_manual_grades(course, "zoe")
+    pages = {p.parent.parent.name: p.stat().st_mtime_ns for p in (course / "feedback").glob(f"*/*/{STEM}.html")}
+    before = csv_rows(course)
+    time.sleep(0.05)
+    put_submission(course, "zoe", solution_notebook())  # her late, finished notebook
+    (course / "submitted" / "zoe" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 09:00:00.000000 UTC\n")
+    run = make(course, "regrade", "STUDENT=zoe")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    assert "Grading 1 submissions" in run.stdout and "regrading zoe" in run.stdout
+    after = {p.parent.parent.name: p.stat().st_mtime_ns for p in (course / "feedback").glob(f"*/*/{STEM}.html")}
+    assert [s for s in after if after[s] != pages[s]] == ["zoe"]
+    kept_now = manual_grades(course, "zoe")
+    assert {k: v for k, v in kept_now.items() if k != "score"} == {k: v for k, v in kept.items() if k != "score"}
+    assert kept_now["score"] > kept["score"], "her late submission is graded"
+    rows = csv_rows(course)
+    assert csv_total(rows["zoe"]) == pytest.approx(kept_now["score"])
+    assert {s: r for s, r in rows.items() if s != "zoe"} == {s: r for s, r in before.items() if s != "zoe"}
+    missing = make(course, "regrade")
+    assert missing.returncode != 0 and "STUDENT=" in missing.stderr
+    nobody = make(course, "regrade", "STUDENT=nobody")
+    assert nobody.returncode != 0 and "no submission of nobody" in nobody.stderr
+
+
+@pytest.mark.slow
+def test_clean_grading_keeps_the_gradebook_and_only_reset_gradebook_removes_manual_grades(demo_graded, tmp_path):
+    course = copy_graded(demo_graded, tmp_path / "course")
+    kept = give_manual_grades(course, "ada")
+    (course / "reports").mkdir()
+    (course / "reports" / "class.html").write_text("<p>report</p>")
+    run = make(course, "clean-grading")
+    assert run.returncode == 0, run.stdout + run.stderr
+    for gone in ("autograded", "feedback", "grades.csv", "reports", ".grading"):
+        assert not (course / gone).exists(), gone
+    assert (course / "submitted").is_dir() and manual_grades(course, "ada") == kept
+    reset = make(course, "reset-gradebook")
+    assert reset.returncode == 0, reset.stdout + reset.stderr
+    assert not (course / "gradebook.db").exists() and (course / "submitted").is_dir()
+
+
+# ------------------------------------------------------------------------------------------- Makefile
+
+
+def phony_targets() -> list[str]:
+    text = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    return [t for line in re.findall(r"^\.PHONY:(.*)$", text, re.M) for t in line.split()]
+
+
+def test_every_declared_target_has_a_recipe_and_make_help_lists_it():
+    text = (ROOT / "Makefile").read_text()
+    targets = phony_targets()
+    assert {"new-class", "regrade", "clean-grading", "reset-gradebook"} <= set(targets)
+    for target in targets:
+        rule = re.search(rf"^{re.escape(target)}:.*\n((?:\t.*\n)*)", text, re.M)
+        assert rule and rule.group(1).strip(), f"make {target} is declared but has no recipe"
+    shown = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "help"], capture_output=True, text=True)
+    for target in targets:
+        if target != "help":
+            assert re.search(rf"^make {re.escape(target)}\b", shown.stdout, re.M), f"make help does not list {target}"
+    assert re.search(r"^make reset-gradebook\b.*manual grades", shown.stdout, re.M | re.I)
+
+
+# ------------------------------------------------------------------------------------------- progress
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_waiting_text_names_the_submissions_running_past_the_time_limit():
+    running = [("grace", 9.0), ("donald", 1.0), ("ada", 5.0)]
+    assert waiting_text(running, now=6.0, seconds=3.0) == f"donald: {WAITING}"
+    assert waiting_text(running, now=9.5, seconds=3.0) == f"donald, ada: {WAITING}"
+    assert waiting_text(running, now=3.0, seconds=3.0) == ""
+    assert waiting_text(running, now=99.0, seconds=None) == ""
+
+
+def test_a_bar_says_who_is_waiting_out_a_time_limit_with_a_fake_clock():
+    now = [100.0]
+    screen = FakeTerminal()
+    bar = Progress("grading", 3, seconds=3.0, clock=lambda: now[0], file=screen, warm_up=5.0)
+    bar.started(1, "ada")
+    bar.started(2, "bob")
+    now[0] += 1
+    bar.finished(2)
+    now[0] += 2.5
+    bar.tick()
+    assert WAITING not in screen.getvalue(), "a process's first submission also starts its sandboxes"
+    now[0] += 5
+    bar.tick()
+    assert f"ada: {WAITING}" in screen.getvalue().split("\r")[-1], screen.getvalue()[-200:]
+    bar.started(2, "cy")  # slot 2 is warm: its next submission is named after the time limit alone
+    now[0] += 3.5
+    bar.tick()
+    assert f"ada, cy: {WAITING}" in screen.getvalue().split("\r")[-1], screen.getvalue()[-200:]
+    bar.finished(2)
+    assert f"ada: {WAITING}" in screen.getvalue().split("\r")[-1], screen.getvalue()[-200:]  # the line drawn last
+    assert "bob" not in screen.getvalue()
+    bar.finished(1)
+    bar.close()
+    assert "3/3" in screen.getvalue()
+
+
+def test_share_out_drives_the_bar_from_the_parent_and_names_a_slow_item():
+    screen = FakeTerminal()
+    bar = Progress("grading", 3, seconds=0.3, file=screen, warm_up=0.0)
+    answers = sorted(share_out(["quick", "slow", "brisk"], lambda item: (time.sleep(1.5 if item == "slow" else 0), item)[1],
+                               3, bar))
+    bar.close()
+    assert answers == [(0, "quick"), (1, "slow"), (2, "brisk")]
+    assert f"slow: {WAITING}" in screen.getvalue() and f"quick: {WAITING}" not in screen.getvalue()
+    assert "3/3" in screen.getvalue()
+
+
+def test_a_bar_draws_nothing_when_output_is_not_a_terminal():
+    screen = io.StringIO()
+    bar = Progress("grading", 2, seconds=0.0, file=screen)
+    bar.started(1, "ada")
+    bar.tick()
+    bar.finished(1)
+    bar.close()
+    assert screen.getvalue() == ""
