@@ -24,7 +24,7 @@ help:
 	@echo "make regrade STUDENT=ada  grade one student of submitted/ again: gradebook, feedback, grades.csv (manual grades kept)"
 	@echo "make clean-grading  remove autograded/, feedback/, grades.csv and reports/ (gradebook.db and its manual grades stay)"
 	@echo "make reset-gradebook  delete gradebook.db, every score and the manual grades too, and the grading outputs (next year)"
-	@echo "make bench    grade generated classes with the kit and with stock nbgrader (README: Scaling; QUICK=1: N = 25 only)"
+	@echo "make bench    grade generated classes with the kit and with stock nbgrader (docs/scaling.md; QUICK=1: N = 25 only)"
 	@echo "make gradescope   write build/gradescope.zip, the autograder to upload to Gradescope"
 	@echo "make grades-lms   write reports/$(ASSIGNMENT)-canvas.csv from the gradebook, for Canvas's grade import"
 	@echo "make report       write reports/$(ASSIGNMENT).html: scores, pass rates, common mistakes, limits (after make grade)"
@@ -80,7 +80,7 @@ test: $(VENV)/.installed $(VENV)/.test-installed
 	$(PY) -m pytest tests
 
 
-# Grade generated classes with the kit and with stock nbgrader, side by side (README: Scaling).
+# Grade generated classes with the kit and with stock nbgrader, side by side (docs/scaling.md).
 # QUICK=1: N = 25 only.
 bench: $(VENV)/.installed
 	$(PY) -m bench $(if $(filter-out 0,$(QUICK)),--quick)

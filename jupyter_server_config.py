@@ -2,7 +2,7 @@
 
 Jupyter does not read config from the current folder: `make` links this file into `.venv/etc/jupyter/`, so
 `.venv/bin/jupyter lab` at the root uses it (elsewhere: `jupyter lab --config=jupyter_server_config.py`).
-The real defence against a hostile written answer is SanitizeMarkdown at grading time (README: "Student
+The real defence against a hostile written answer is SanitizeMarkdown at grading time (docs/security.md: "Student
 markdown and the formgrader"); this header is a second line that costs the formgrader nothing.
 """
 c = get_config()  # noqa: F821 (Jupyter provides it)

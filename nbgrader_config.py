@@ -9,7 +9,9 @@ sys.path.insert(0, root)  # so nbgrader can import the autograder package's prep
 c.CourseDirectory.root = root
 c.CourseDirectory.course_id = "dl01"
 c.CourseDirectory.solution_directory = "solutions"
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".pytest_cache"]
+# report.json: the grader's report beside each autograded notebook (RunHiddenSuites), never copied from a
+# submission into autograded/ nor from there into feedback/.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".pytest_cache", "report.json"]
 
 # An LMS download (downloaded/dl01_6_3/archive/*.zip, or its files and folders as they are) is unpacked
 # and sorted into submitted/<student>/dl01_6_3/ by `nbgrader zip_collect`, which `make grade` runs when
@@ -38,11 +40,12 @@ c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
 # Sanitizing, as nbgrader does it, except that a pasted copy of a graded cell becomes a plain cell
 # instead of failing the whole notebook (see autograder/preprocessors/drop_duplicate_ids.py).
 c.Autograde.sanitize_preprocessors = [
+    "autograder.preprocessors.grading_notes.FindGradingNotes",  # renamed, pasted, edited cells, as submitted
     "nbgrader.preprocessors.ClearOutput",
     "autograder.preprocessors.drop_duplicate_ids.DropDuplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",
-    "autograder.preprocessors.sanitize_markdown.SanitizeMarkdown",  # student markdown renders inert (README)
+    "autograder.preprocessors.sanitize_markdown.SanitizeMarkdown",  # student markdown renders inert (docs/security.md)
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
@@ -56,17 +59,18 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "autograder.preprocessors.rubric.AddRubric",  # the rubric beside each written answer, for the formgrader
+    "autograder.preprocessors.add_grading_notes.AddGradingNotes",  # the report's note as the notebook's first cell
 ]
 # (nbgrader's default list ends with a second CheckCellMetadata, after execution. Nothing here runs
 # the notebook: RunHiddenSuites only writes grade cell outputs, and the cell metadata checked while
 # sanitizing is unchanged. Leaving it out saves a fifth of nbgrader's time per notebook.)
 
-# Limits for student code (README: "Limits"). What a student sees when one is hit is in the README.
+# Limits for student code (docs/grading.md: Limits). What a student sees when one is hit is listed there.
 c.GraderSettings.seconds = 3.0      # wall-clock seconds per check, and for loading the notebook
 c.GraderSettings.memory_mb = 1024   # memory student code may add, per check
 c.GraderSettings.output_kb = 1024   # printing past this stops the check
 c.GraderSettings.notebook_kb = 2048  # a larger notebook file is not graded (the summary says why)
-# Budgets for a whole submission, across all its processes (README: Threat model). A submission that
+# Budgets for a whole submission, across all its processes (docs/security.md). A submission that
 # hits one is named in the summary with the budget.
 c.GraderSettings.budget_seconds = 45.0   # above the ~30 s of a stub that loops; then the rest are "not run"
 c.GraderSettings.budget_memory_mb = 1024
@@ -83,7 +87,7 @@ c.GenerateSolution.preprocessors = [
     "nbgrader.preprocessors.ClearMarkScheme",
 ]
 
-# Feedback pages (README: "Feedback pages"): nbgrader's generate_feedback with the kit's template
+# Feedback pages (docs/instructors.md: "Feedback pages"): nbgrader's generate_feedback with the kit's template
 # (autograder/templates/kit_feedback: part names and scores in the index, written answers not graded yet
 # said so, FAIL lines in red and wrapped), MathJax from the pinned jupyter-server-mathjax copied into
 # feedback/_static/mathjax (no CDN), and the graders' rubric taken out again (autograder/feedback.py).

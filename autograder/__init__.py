@@ -1,13 +1,21 @@
 """The kit's grader: hidden suites (written as pytest tests) run against student notebooks in a sandbox.
 
-Modules:
-    sandbox      runs a notebook's code in forked children under limits (also shipped to students)
-    settings     the limits and other options, read from nbgrader_config.py
-    assignment   where an assignment's source, reference solution and hidden suites live
-    report       a graded notebook: parts, checks, JSON, a table, and the redaction of hidden text
-    suites       runs the hidden suites' checks, batching each part's sandbox calls, over forked processes
-    preprocessors.run_hidden_suites   the nbgrader preprocessor that puts reports into gradebook.db
-    classroom    `make grade`: collect, autograde and feedback on every core, export and a summary
+Modules, in the order a submission meets them (docs/submission-path.md):
+    __main__           the command line; reads the configuration once (settings, assignment)
+    classroom          `make grade`: collect, hand students to the pool, feedback, export, summary
+    lifecycle          the demo class, regrading one student, cleaning, grades.csv (export)
+    pool, progress     the process pool; its progress bars, drawn in the parent's results loop
+    student_autograde  in a pool process: nbgrader's autograde for one student, the checks inline
+    validate           a notebook file checked before anything reads it
+    preprocessors      nbgrader steps: notes, sanitising, the hidden suites, the rubric
+    grading            grade_one: one notebook to one report, for make grade, the CLI and Gradescope
+    suites             each part's program and checks, its sandbox calls batched
+    sandbox            runs student code in confined child processes (grader only)
+    report             parts, checks, redaction, JSON and table
+    feedback           nbgrader's feedback pages with the kit's template
+    gradescope, collect, export, lms, class_report   Gradescope, LMS in and out, the class report
+    pytest_plugin      the hidden suites under pytest itself
+    demo, mutate, tuning   the demo class, notebook mutations for tests, nbgrader tuning
 """
 
 import sys as _sys

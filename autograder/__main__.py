@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .assignment import find_assignment
 from .settings import GraderSettings, load_config
-from .suites import grade_paths
+from .grading import grade_paths
 
 ROOT = Path(__file__).resolve().parent.parent  # the course directory
 
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Removed {', '.join(removed)}." if removed else "Nothing to remove.")
         return 0
 
-    settings = GraderSettings(config=load_config(ROOT))
+    settings = GraderSettings(config=load_config(ROOT))  # the configuration, read once: passed down from here
     assignment = find_assignment(ROOT, args.assignment)
     if args.command == "grade":
         report = grade_paths(assignment, [args.notebook], settings)[str(args.notebook)]
@@ -70,13 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "report":
         from .class_report import main as write_report
 
-        return write_report(ROOT, assignment, args.to)
+        return write_report(ROOT, assignment, args.to, settings.config)
     if args.command == "new-class":
         from nbgrader.coursedir import CourseDirectory
 
         from .lifecycle import new_class
 
-        removed = new_class(assignment, CourseDirectory(config=load_config(ROOT)))
+        removed = new_class(assignment, CourseDirectory(config=settings.config))
         print(f"Removed the demo class ({', '.join(removed)}): put the real submissions in "
               f"submitted/<student>/{assignment.name}/ and run make grade." if removed else "No demo student to remove.")
         return 0

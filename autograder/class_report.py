@@ -6,7 +6,9 @@ After `make grade`, it reads what grading left behind and writes nothing else:
   and each part's score, for the score histogram and each part's pass rate (full marks on the part);
 * each autograded notebook's grade cells (autograded/<student>/<assignment>/), which hold one line per
   check, `FAIL <check>: <message>`: the most frequent messages, with how many students got each (the
-  class's misconceptions), and the limits hit (a message names each: time, memory, output, budgets);
+  class's misconceptions);
+* the report beside it (report.json, written by RunHiddenSuites): the limits hit, as the summary of
+  `make grade` names them (time, memory, output, budgets); without one, the limits its messages name;
 * a submission that could not be graded has no autograded notebook; its feedback page says why.
 
 Plots are drawn with matplotlib (Agg) and embedded as PNG data URIs, so the page is one file with no
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-LIMIT_WORDS = {  # a message's words -> the limit it says was hit (sandbox.py and suites.py write them)
+LIMIT_WORDS = {  # a message's words -> the limit it says was hit (the sandbox and suites.py write them)
     "did not finish within": "time", "ran out of memory": "memory", "printed more than the output limit": "output",
     "the submission used its": "time budget", "message withheld: this submission's messages": "message budget",
 }
@@ -75,6 +77,8 @@ def gather(root: Path, assignment, coursedir) -> ClassData:
     from nbgrader.api import Gradebook
 
     from .export import grade_rows, graded_parts
+    from .preprocessors.run_hidden_suites import report_path
+    from .report import Report
 
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         _, rows = grade_rows(gradebook, [assignment.name])
@@ -107,6 +111,14 @@ def gather(root: Path, assignment, coursedir) -> ClassData:
                     if words in message:
                         data.limits.setdefault(student, set()).add(limit)
         data.messages.update(seen)  # one count per student and message
+        try:
+            limits = set(Report.load(report_path(coursedir, student, assignment.name)).limits)
+        except (OSError, ValueError, KeyError, TypeError):  # graded before reports were kept: the messages say
+            continue
+        if limits:
+            data.limits[student] = limits
+        else:
+            data.limits.pop(student, None)
     return data
 
 
@@ -188,12 +200,12 @@ graded; {len(data.limits)} hit a limit. Written answers are graded by hand and n
 """
 
 
-def write_report(root: Path, assignment, dest: Path | None = None) -> Path:
+def write_report(root: Path, assignment, dest: Path | None = None, config=None) -> Path:
     from nbgrader.coursedir import CourseDirectory
 
     from .settings import load_config
 
-    coursedir = CourseDirectory(config=load_config(root))
+    coursedir = CourseDirectory(config=config if config is not None else load_config(root))
     database = Path(coursedir.db_url.replace("sqlite:///", "", 1))
     if coursedir.db_url.startswith("sqlite:///") and not database.is_file():
         raise FileNotFoundError(f"no gradebook at {database}: run `make grade` first")
@@ -203,9 +215,9 @@ def write_report(root: Path, assignment, dest: Path | None = None) -> Path:
     return dest
 
 
-def main(root: Path, assignment, dest: Path | None = None) -> int:
+def main(root: Path, assignment, dest: Path | None = None, config=None) -> int:
     try:
-        path = write_report(root, assignment, dest)
+        path = write_report(root, assignment, dest, config)
     except FileNotFoundError as error:
         print(error, file=sys.stderr)
         return 1

@@ -2,15 +2,15 @@
 
 nbgrader does the bookkeeping through its own converters and API: the gradebook, locked cells,
 late penalties, feedback HTML and the CSV export. Its Execute step is replaced by RunHiddenSuites
-(nbgrader_config.py), which grades each notebook in the sandbox. Grading and feedback run in
-forked processes, one student (grading) or one share of the class (feedback) at a time; the
-parent collects the reports, records what could not be graded, exports and sums up.
+(nbgrader_config.py), which grades each notebook in the sandbox and writes its report (notes
+included) beside the autograded notebook. Grading and feedback run in forked processes, one student
+(grading) or one share of the class (feedback) at a time; the parent reads the reports from
+autograded/, records what could not be graded, exports and sums up.
 """
 from __future__ import annotations
 
 import html
 import os
-import re
 import shutil
 import statistics
 import sys
@@ -20,10 +20,10 @@ from pathlib import Path
 
 from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
 from nbgrader.apps.api import NbGraderAPI
-from nbgrader.converters import Autograde, GenerateFeedback
+from nbgrader.converters import GenerateFeedback
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.utils import capture_log, temp_attrs
+from nbgrader.utils import temp_attrs
 from sqlalchemy.exc import SAWarning
 from traitlets import List, Unicode
 
@@ -31,28 +31,19 @@ from .assignment import Assignment
 from .demo import write_demo_class
 from .lifecycle import demo_submissions, export_grades, forget_stale_demo, keep_manual_marks, manual_marks
 from .progress import Progress, one_step
-from .tuning import shared_url, tune_nbgrader
-from .preprocessors.run_hidden_suites import RunHiddenSuites
-from .report import Report
-from .settings import GraderSettings, load_config
-from .suites import (close_graders, close_to_others, isolation_level, prepare_grading, read_submission,
-                     share_out)
+from .tuning import tune_nbgrader
+from .preprocessors.run_hidden_suites import report_path
+from .report import Report, one_line as _one_line
+from .grading import close_graders, prepare_class
+from .pool import run_pool
+from .settings import GraderSettings
+from .suites import isolation_level
+from .student_autograde import autograder_for, failure
 
 
 def _say(text: str) -> None:
     encoding = sys.stdout.encoding or "utf-8"  # a file name that is not UTF-8 must not stop the summary
     print(text.encode(encoding, "backslashreplace").decode(encoding), flush=True)
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    """A reason as the summary and a page show it: one line, bounded, and writable as UTF-8."""
-    text = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _failure(exc: BaseException) -> str:
-    """What the grader says when it failed on one student's submission (the class goes on)."""
-    return _one_line(f"the grader failed on it ({type(exc).__name__}: {exc})", 200)
 
 
 def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> str:
@@ -78,64 +69,6 @@ def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> str:
     return "submitted/"
 
 
-def _find_notebook(assignment: Assignment, folder: Path) -> tuple[Path | None, str]:
-    """The notebook to grade in a student's folder, and a one-line note (or the reason there is none)."""
-    name = assignment.notebook_name
-    expected = folder / name
-    others = sorted(p for p in folder.glob("*.ipynb") if p.name != name and not p.name.startswith(".") and p.is_file())
-    found = ", ".join(f"'{p.name}'" for p in others)
-    renamed = f"graded '{others[0].name}' as {name} (renamed)" if len(others) == 1 else ""
-    if expected.is_file():
-        if len(others) == 1 and others[0].read_bytes() == expected.read_bytes():
-            return expected, renamed  # put in place by an earlier run
-        return expected, f"the folder also holds {found}: only {name} is graded" if others else ""
-    if len(others) == 1:  # a renamed notebook: grade it under the name nbgrader knows, keeping the original
-        try:
-            shutil.copyfile(others[0], expected)
-        except OSError as error:
-            return None, f"no {name} in the submission (found {found}; it could not be copied: {error.strerror})"
-        return expected, renamed
-    if others:
-        return None, f"no {name} in the submission (found {found}): submit one notebook under that name"
-    return None, f"no {name} in the submission"
-
-
-def _cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
-    """What is odd about the notebook's graded cells: pasted twice, missing, or locked and edited."""
-    def grade_id(cell) -> str | None:
-        return (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
-
-    def text(cell) -> str:  # nbformat.read joins a saved list of lines into one string
-        return cell.get("source", "").strip()
-
-    ids = [grade_id(c) for c in notebook.get("cells", []) if grade_id(c)]
-    first = {}
-    for cell in notebook.get("cells", []):
-        first.setdefault(grade_id(cell), cell)
-    notes = []
-    duplicated = sorted({i for i in ids if ids.count(i) > 1}, key=ids.index)
-    if duplicated:
-        notes.append(f"cells pasted more than once: {', '.join(duplicated)} (graded as the notebook runs, top to bottom)")
-    known = [c for c in assignment.source.cells if grade_id(c)]
-    missing = [grade_id(c) for c in known if (c.metadata.nbgrader.get("solution") or c.metadata.nbgrader.get("grade"))
-               and grade_id(c) not in first]
-    if missing:
-        notes.append(f"cells missing from the notebook: {', '.join(missing)}")
-    edited = [grade_id(c) for c in known if c.metadata.nbgrader.get("locked") and grade_id(c) in first
-              and text(first[grade_id(c)]) != text(c)]
-    if edited:
-        notes.append(f"locked cells edited, graded as released: {', '.join(edited)}")
-    return notes
-
-
-def _add_note(page: Path, note: str) -> None:
-    """Put the grader's note at the top of a feedback page."""
-    banner = (f"<div class='grader-note' style='border:2px solid #c60;padding:0.5em;margin:0.5em'>"
-              f"<strong>Note from the grader:</strong> {html.escape(note)}</div>")
-    text = page.read_text()
-    page.write_text(re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + banner, text, count=1))
-
-
 def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, reason: str) -> None:
     """A submission nbgrader cannot open: zero in the gradebook, and a feedback page with the reason."""
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
@@ -157,50 +90,6 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
         f"<h1>{html.escape(assignment.name)}: not graded</h1><p>{html.escape(reason)}</p>"
         "<p>Score: 0. Submit the notebook file itself, saved from Jupyter.</p></body></html>\n"
     )
-
-
-def _autograder(assignment: Assignment, config, submitted: Path, max_bytes: int):
-    """What each grading process runs for one student: nbgrader's autograde, with the checks inline.
-
-    Each process makes one Autograde converter (as NbGraderAPI.autograde would for every student)
-    and runs it once per student. Returns plain data for the parent: the report, a note for the
-    student, or why it was not graded. A notebook that fails validation (read_submission) never
-    reaches nbgrader, and whatever else goes wrong with one student is that student's reason: it
-    never ends the process, nor the parent, which tries such a student once more itself.
-    """
-    converters: list[Autograde] = []
-    stem = Path(assignment.notebook_name).stem
-
-    def autograde(student: str) -> dict:
-        try:
-            return autograde_one(student)
-        except Exception as exc:
-            RunHiddenSuites.reports.pop((student, stem), None)
-            return {"problem": _failure(exc), "retry": True}
-
-    def autograde_one(student: str) -> dict:
-        path, note = _find_notebook(assignment, submitted / student / assignment.name)
-        if path is None:
-            return {"problem": note}
-        submission = read_submission(student, path, max_bytes)  # validated: nbgrader never sees a malformed file
-        if submission.error:
-            return {"problem": submission.error}
-        note = "; ".join(filter(None, [note, *_cell_notes(assignment, submission.notebook)]))
-        if not converters:  # one per process, made after the fork
-            coursedir = CourseDirectory(config=config)
-            coursedir.db_url, coursedir.assignment_id = shared_url(coursedir.db_url), assignment.name
-            converter = Autograde(coursedir=coursedir, parent=NbGraderAPI(coursedir=coursedir, config=config))
-            converter.force = converter.create_student = True
-            converters.append(converter)
-        converters[0].coursedir.student_id = student
-        result = capture_log(converters[0])
-        report = RunHiddenSuites.reports.pop((student, stem), None)
-        if not result["success"] or report is None:
-            last = (result.get("error") or "").strip().splitlines()
-            return {"problem": "nbgrader could not autograde it" + (f": {last[-1]}" if last else ""), "retry": True}
-        return {"report": report, "note": note}
-
-    return autograde
 
 
 class GenerateFeedbackFor(GenerateFeedback):
@@ -235,7 +124,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session noise
     for noise in (DuplicateCellId, MissingIDFieldWarning):  # nbformat repairs these itself; the notes say so
         warnings.filterwarnings("ignore", category=noise)
-    config = load_config(assignment.root)
+    config = settings.config  # nbgrader_config.py as the entry point read it, once
     coursedir = CourseDirectory(config=config)
     api = NbGraderAPI(coursedir=coursedir, config=config)
     submitted = assignment.root / coursedir.submitted_directory
@@ -264,26 +153,24 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     _say(f"Grading {len(students)} submissions of {assignment.name} from {origin}; "
          f"each submission isolated by: {isolation_level(settings)}.")
     jobs = settings.jobs or os.cpu_count() or 1
-    if settings.isolate:
-        close_to_others(assignment)
-    prepare_grading(assignment, settings)
+    prepare_class(assignment, settings)  # inherited by the pool's processes: grading.grade_one uses it
     tune_nbgrader()
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:  # in order, so grades.csv lists them so
         for student in sorted(set(students) - {s.id for s in gb.students}):
             gb.add_student(student)
 
     # Each grading process takes the next student, runs nbgrader's autograde on the submission (the
-    # checks run inside it, in that process's warm sandboxes) and sends back the report. A student
+    # checks run inside it, in that process's warm sandboxes) and says whether it was graded. A student
     # nbgrader could not record is tried once more here, alone, before it counts as not graded.
     problems: dict[str, str] = {}  # not graded, and why
     notes: dict[str, str] = {}  # graded, with something the student and the instructor should know
     reports: dict[str, Report] = {}
-    autograde = _autograder(assignment, config, submitted, settings.notebook_kb * 1024)
+    autograde = autograder_for(assignment, config, submitted, settings.notebook_kb * 1024)
     answers: dict[str, dict] = {}
     marks = manual_marks(coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
     with Progress("grading", len(students), seconds=settings.seconds) as bar:
         try:  # one process more than cores: one waiting out a time limit leaves its core to another
-            for index, answer in share_out(students, autograde, jobs + 1, bar, close_graders):
+            for index, answer in run_pool(students, autograde, jobs + 1, bar, close_graders):
                 answers[students[index]] = answer
         except RuntimeError as exc:
             _say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
@@ -291,16 +178,20 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         answer = answers.get(student, {"retry": True})
         if answer.get("retry"):
             answer = autograde(student)
+        if "problem" not in answer:
+            try:  # what RunHiddenSuites wrote beside the autograded notebook
+                reports[student] = Report.load(report_path(coursedir, student, assignment.name))
+            except Exception as exc:
+                answer = {"problem": f"the grader could not read its report ({type(exc).__name__}: {exc})"}
         if "problem" in answer:
             problems[student] = _one_line(answer["problem"])
             try:
                 _record_unreadable(api, assignment, student, problems[student])
             except Exception as exc:  # the others are still recorded; the summary names this one
-                _say(f"Could not record {student}'s zero in the gradebook: {_failure(exc)}.")
+                _say(f"Could not record {student}'s zero in the gradebook: {failure(exc)}.")
             continue
-        reports[student] = answer["report"]
-        if answer["note"]:
-            notes[student] = _one_line(answer["note"])
+        if reports[student].note:  # also the first cell of its autograded notebook (AddGradingNotes)
+            notes[student] = reports[student].note
     close_graders()
     if keep_manual_marks(coursedir, assignment.name, marks):
         _say("Grading changed manual grades in the gradebook: they were put back.")
@@ -320,21 +211,16 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
 
     try:
         with Progress("feedback", len(graded), unit="page", count=written) as bar:
-            list(share_out(shares, _feedback_writer(assignment, config), jobs, bar))
+            list(run_pool(shares, _feedback_writer(assignment, config), jobs, bar))
     except RuntimeError as exc:  # the pages it did not write are tried again, one student a process
         _say(f"nbgrader could not write every feedback page ({_one_line(exc)}): trying those students one by one.")
         try:
-            list(share_out([[student] for student in missing()], _feedback_writer(assignment, config), jobs))
+            list(run_pool([[student] for student in missing()], _feedback_writer(assignment, config), jobs))
         except RuntimeError:  # the pages still missing are named below, student by student
             pass
     for student in missing():
         problems[student] = "nbgrader could not write its feedback page"
     notes = {s: n for s, n in notes.items() if s not in problems}
-    for student, note in notes.items():
-        try:
-            _add_note(assignment.root / "feedback" / student / assignment.name / page, note)
-        except Exception as exc:  # the page stands without the note; the summary still carries it
-            _say(f"Could not add the note to {student}'s feedback page: {_failure(exc)}.")
     one_step("export", lambda: export_grades(assignment, coursedir), unit="file")
     _summarize(assignment, coursedir, reports, students, problems, notes)
     return 0

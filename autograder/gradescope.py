@@ -9,9 +9,9 @@ for each submission, with the student's files in /autograder/submission; `run_au
 The zip holds the kit's grader as a course directory (autograder/ with the hidden suites, source/,
 solutions/, release/, nbgrader_config.py) and the pinned requirements.txt. `run_autograder` runs
 `python3 -m autograder.gradescope run` with the python3 first on PATH (setup.sh puts its venv's there),
-which grades the notebook with the same code as `make grade` (`grade_paths`: the hidden suites in the
-sandbox, the reference's answers from `prepare_grading`, each submission confined by
-autograder/isolation.py, on by default as root) and writes results.json:
+which grades the notebook with the same code as `make grade` (`grading.grade_paths`, which calls `grade_one` as
+nbgrader's RunHiddenSuites does: the hidden suites in the sandbox, the reference's answers from `prepare_class`, each submission confined by
+autograder/sandbox/isolation.py, on by default as root) and writes results.json:
 
 * one test per part (grade cell), visible: its score out of its points and how many checks passed
   (the public self-checks are not run again: the hidden suites decide the grade, and each part's line
@@ -220,7 +220,8 @@ def run(root: Path | None = None) -> int:
     results.parent.mkdir(parents=True, exist_ok=True)
     from .assignment import find_assignment
     from .settings import GraderSettings, load_config
-    from .suites import grade_paths, isolation_level
+    from .grading import grade_paths
+    from .suites import isolation_level
 
     settings = GraderSettings(config=load_config(ROOT))
     isolation = isolation_level(settings)

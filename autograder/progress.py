@@ -1,6 +1,6 @@
 """Progress of `make grade`: one tqdm bar per step (collect, grading, feedback, export).
 
-The parent draws every bar from its own loop over the answers (suites.share_out tells it when a
+The parent draws every bar from its own loop over the answers (pool.run_pool tells it when a
 process takes an item and when it sends it back), so it knows which submission each process is on
 and since when. A submission still running after `seconds` (the per-check time limit) is named in
 the bar's postfix, "donald: waiting out a time limit", so a bar that stands still says why. A

@@ -136,7 +136,8 @@ class _Grading:
     def __init__(self, config: pytest.Config, suite_dir: Path) -> None:
         from .assignment import Assignment
         from .settings import GraderSettings, load_config
-        from .suites import _reference_runner, _sandbox, close_to_others, read_submission
+        from .suites import _reference_runner, _sandbox, close_to_others
+        from .validate import read_submission
 
         root = suite_dir.parent.parent
         self.assignment = Assignment(root, suite_dir.name)
@@ -144,9 +145,9 @@ class _Grading:
         path = Path(config.getoption("notebook"))
         if not path.is_absolute():
             path = Path(config.invocation_params.dir) / path
-        self.submission = read_submission(str(path), path)
+        self.submission = read_submission(str(path), path, self.settings.notebook_kb * 1024)
         if self.settings.isolate:
-            close_to_others(self.assignment)  # as grade_submissions does before student code runs
+            close_to_others(self.assignment)  # as grading.prepare_class does before student code runs
         self.student_box = _sandbox(self.assignment, self.settings, students=True)
         self.reference_box = _sandbox(self.assignment, self.settings, students=False)
         self.reference = _reference_runner(self.assignment, self.reference_box)
@@ -223,12 +224,13 @@ _LIMITS: list[str] = []  # the limits the submission hit
 
 def _message(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str:
     """The grader's line for a failed check: suites.failure_message, redacted as the grader's report is."""
-    from .suites import _redactor, failure_message
+    from .report import redactor
+    from .suites import failure_message
 
     message = failure_message(excinfo.value)
     grading = _GRADINGS.get(item.path.resolve().parent)
     if grading is not None:
-        message = _redactor(grading.assignment, grading.settings.message_chars)(message)
+        message = redactor(grading.assignment, grading.settings.message_chars)(message)
     return message
 
 

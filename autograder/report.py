@@ -5,10 +5,24 @@ reach feedback, JSON or the summary, however a submission tries to smuggle it ou
 """
 from __future__ import annotations
 
+import functools
 import io
+import json
+import os
 import tokenize
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+
+@dataclass
+class Submission:
+    """One notebook to grade: its content, or why it has none; the checks' results fill in as it is graded."""
+
+    key: str
+    notebook: dict | None = None
+    error: str = ""
+    results: dict[str, list["CheckResult"]] = field(default_factory=dict)
+    limits: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -37,6 +51,7 @@ class Report:
     parts: list[PartResult]
     error: str = ""  # why the notebook could not be graded at all
     limits: list[str] = field(default_factory=list)  # limits the submission hit: "time", "memory", "output"
+    notes: list[str] = field(default_factory=list)  # what the student should know about the file (renamed, pasted cells)
 
     @property
     def total(self) -> float:
@@ -45,6 +60,11 @@ class Report:
     @property
     def max(self) -> float:
         return sum(p.max_score for p in self.parts)
+
+    @property
+    def note(self) -> str:
+        """The notes as the summary and the feedback page show them: one line, or "" when there is none."""
+        return one_line("; ".join(self.notes)) if self.notes else ""
 
     def to_json(self) -> dict:
         data = {
@@ -60,7 +80,27 @@ class Report:
             data["error"] = self.error
         if self.limits:
             data["limits"] = sorted(set(self.limits))
+        if self.notes:
+            data["notes"] = list(self.notes)
         return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Report":
+        """The report `to_json` gave (the scores follow from the checks again)."""
+        parts = [PartResult(p["grade_id"], float(p["max_score"]), [CheckResult(**t) for t in p["tests"]])
+                 for p in data["parts"]]
+        return cls(parts, data.get("error", ""), list(data.get("limits", [])), list(data.get("notes", [])))
+
+    def save(self, path: Path) -> None:
+        """Write the report to `path` as JSON (atomically: a reader sees the old file or the new one)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_name(f".{path.name}.{os.getpid()}")
+        scratch.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        os.replace(scratch, path)
+
+    @classmethod
+    def load(cls, path: Path) -> "Report":
+        return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
 
     def to_table(self, verbose: bool = False) -> str:
         """One line a part with its first failing check, so a blank notebook's table fits on a screen;
@@ -83,6 +123,12 @@ class Report:
         if hidden:
             lines.append(f"(each part shows its first failing check; {hidden} more failed: --verbose lists every check)")
         return "\n".join(lines)
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """A reason or a note as the summary and a page show it: one line, bounded, and writable as UTF-8."""
+    text = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def check_lines(part: PartResult) -> str:
@@ -141,3 +187,35 @@ class Redactor:
         if any(code in squashed for code in self.code):
             return "[message withheld: it quoted the grader's hidden files]"
         return line if len(line) <= self.chars else line[: self.chars - 1] + "…"
+
+
+@functools.lru_cache(maxsize=None)
+def redactor(assignment, chars: int) -> Redactor:
+    """The assignment's Redactor (made once per process, before the pool forks: grading.prepare_class)."""
+    return Redactor(assignment.suite_dir, assignment.source_dir, chars)
+
+
+def build_report(assignment, submission: Submission, settings) -> Report:
+    """The submission's report (the last step of grading.grade_one), every message redacted and cut to length.
+
+    Student code controls much of a message (its exceptions' text, the values it returns), so a
+    submission's messages together may carry `settings.message_budget` characters; past that they
+    are withheld, and the summary names the budget.
+    """
+    redact = redactor(assignment, settings.message_chars)
+    left, parts, limits = settings.message_budget, [], list(submission.limits)
+    for cell in assignment.grade_cells:
+        checks = submission.results.get(cell.grade_id, [])
+        if submission.error:
+            checks = [CheckResult("notebook", False, submission.error)]
+        shown = []
+        for check in checks:
+            message = redact(check.message)
+            if len(message) > left:
+                message = f"(message withheld: this submission's messages used their {settings.message_budget} characters)"
+                limits.append("message budget")
+            else:
+                left -= len(message)
+            shown.append(CheckResult(check.name, check.passed, message))
+        parts.append(PartResult(cell.grade_id, cell.points, shown))
+    return Report(parts, error=redact(submission.error), limits=limits)

@@ -7,7 +7,7 @@ from pathlib import Path
 from traitlets import Bool, Enum, Float, Int
 from traitlets.config import Config, Configurable, PyFileConfigLoader
 
-from .sandbox import Limits
+from .sandbox import ISOLATION, Limits
 
 
 class GraderSettings(Configurable):
@@ -22,7 +22,7 @@ class GraderSettings(Configurable):
                        "a time limit); feedback runs one per core.").tag(config=True)
     isolate = Bool(
         os.geteuid() == 0,
-        help="Confine each submission (autograder/isolation.py): a uid of its worker's own, fresh PID, mount, "
+        help="Confine each submission (autograder/sandbox/isolation.py): a uid of its worker's own, fresh PID, mount, "
              "network and IPC namespaces, cgroups for its budgets. On by default when the grader runs as root.",
     ).tag(config=True)
     uid_base = Int(61000, help="Student code runs as the first uid from uid_base that no other live grading "
@@ -55,7 +55,7 @@ class GraderSettings(Configurable):
             return {}
         budgets = {"memory_mb": self.budget_memory_mb, "processes": self.budget_processes,
                    "disk_mb": self.budget_disk_mb}
-        return {"path": str(Path(__file__).with_name("isolation.py")), "uid_base": self.uid_base,
+        return {"path": str(ISOLATION), "uid_base": self.uid_base,
                 "budgets": budgets, "hide": hide}
 
 

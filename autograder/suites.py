@@ -16,23 +16,14 @@ fetches those in one batch, and runs the waiting checks again, until none waits.
 """
 from __future__ import annotations
 
-import atexit
-import functools
-import gc
 import importlib.util
-import multiprocessing
-import multiprocessing.connection
-import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
-
-import nbformat
+from typing import Any, Callable
 
 from .assignment import Assignment
-from .progress import Progress
-from .report import CheckResult, PartResult, Redactor, Report
+from .report import CheckResult, Submission
 from .sandbox import Cell, Outcome, Sandbox, program_from_notebook
 from .settings import GraderSettings
 
@@ -43,41 +34,6 @@ class CheckFailed(AssertionError):
 
 class _Waiting(BaseException):
     """A check asked for an answer not fetched yet. (Not an Exception: no check may catch it.)"""
-
-
-@dataclass
-class Submission:
-    """One notebook to grade: its content, or why it has none."""
-
-    key: str
-    notebook: dict | None = None
-    error: str = ""
-    results: dict[str, list[CheckResult]] = field(default_factory=dict)
-    limits: list[str] = field(default_factory=list)
-
-
-def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submission:
-    """A submission from disk; a file that is not a notebook becomes a reason, never an exception.
-
-    The file is checked first (autograder/validate.py): too large (`max_bytes`; by default the course's
-    `notebook_kb`), not JSON, nested too deeply, or not a notebook of the types nbgrader reads.
-    """
-    from .settings import load_config
-    from .validate import validate_notebook
-
-    try:
-        if max_bytes is None:  # the course this package belongs to (python -m autograder grade passes none)
-            max_bytes = GraderSettings(config=load_config(Path(__file__).resolve().parent.parent)).notebook_kb * 1024
-        problem = validate_notebook(Path(path), max_bytes)
-        if problem:
-            raise ValueError(problem)
-        notebook = nbformat.read(path, as_version=4)
-        if not isinstance(notebook.get("cells"), list):
-            raise ValueError("it has no cells")
-        return Submission(key, notebook=notebook)
-    except Exception as exc:  # any unreadable file: grading goes on with the next one
-        reason = " ".join(str(exc).split())[:160] or type(exc).__name__
-        return Submission(key, error=f"{path.name} is not a readable notebook ({reason})")
 
 
 # ------------------------------------------------------------------------ the suites
@@ -278,10 +234,10 @@ def _sandbox(assignment: Assignment, settings: GraderSettings, students: bool) -
 
 
 def isolation_level(settings: GraderSettings) -> str:
-    """How each submission is kept apart here, as autograder/isolation.py names it (or why not at all)."""
+    """How each submission is kept apart here, as autograder/sandbox/isolation.py names it (or why not at all)."""
     if not settings.isolate:
         return "off (c.GraderSettings.isolate is False)"
-    from .isolation import machine_level
+    from .sandbox.isolation import machine_level
 
     return machine_level()
 
@@ -325,14 +281,13 @@ def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: b
 
 
 def prepare_grading(assignment: Assignment, settings: GraderSettings) -> None:
-    """What every grading process needs, made once before they fork and inherit it: the suites,
-    the reference's answers and the redactor.
+    """The reference's answers, fetched once before the grading processes fork and inherit them
+    (grading.prepare_class).
 
     A call only a wrong submission leads to is fetched (in a fresh child) when a check asks for it.
     """
     if assignment not in _REFERENCE:
         _REFERENCE[assignment] = reference_answers(assignment, settings)
-    _redactor(assignment, settings.message_chars)
 
 
 class Grader:
@@ -372,7 +327,7 @@ class Grader:
         self.reference_box.close()
 
 
-# --------------------------------------------------------------------- a whole class
+# ----------------------------------------------------------- before student code runs
 
 
 def close_to_others(assignment: Assignment) -> None:
@@ -381,7 +336,7 @@ def close_to_others(assignment: Assignment) -> None:
     Every private folder (the hidden suites, every copy of the solutions, git's history, other
     students' work, feedback), and the gradebook and grades.csv. The worker imports everything it
     needs before student code runs, so nothing of the kit has to stay readable. With namespaces the
-    folders are hidden as well (isolation.py); without, this is what keeps them closed. Permanent,
+    folders are hidden as well (sandbox/isolation.py); without, this is what keeps them closed. Permanent,
     and harmless: only the grader (root) uses these files.
     """
     for folder in private_paths(assignment):
@@ -389,155 +344,3 @@ def close_to_others(assignment: Assignment) -> None:
     for file in (assignment.root / "gradebook.db", assignment.root / "grades.csv"):
         if file.is_file():
             file.chmod(0o600)
-
-
-def share_out(items: list, work: Callable[[Any], Any], jobs: int, progress: Progress | None = None,
-              finish: Callable[[], None] = lambda: None) -> Iterable:
-    """Run `work` on every item in `jobs` forked processes; yield (index, answer) as answers come.
-
-    Items are handed out one at a time from a shared counter, so a slow item (an infinite loop
-    waiting out its time limit) holds up one process, not a fixed share of the class. Answers are
-    plain data sent back through a pipe per process. Each process calls `finish` when the items run out.
-    Each process also says when it takes an item, so that `progress` (drawn here, in the parent) knows
-    which item each process is on and since when.
-    """
-    context = multiprocessing.get_context("fork")
-    counter = context.Value("q", 0)
-
-    def serve(channel, slot: int) -> None:
-        try:
-            while True:
-                with counter.get_lock():
-                    index = counter.value
-                    counter.value += 1
-                if index >= len(items):
-                    break
-                channel.send(("start", index, None))  # the parent's bar knows who each process is on, since when
-                channel.send(("done", index, work(items[index])))
-            finish()
-        except BaseException as exc:  # the parent reports it; nothing may be lost silently
-            channel.send(("failed", -1, f"{type(exc).__name__}: {exc}"))
-        finally:
-            channel.close()
-
-    # Everything imported so far lives as long as the processes: keep it out of their garbage
-    # collections (and so out of the pages they would copy by touching it).
-    gc.freeze()
-    running, slots = {}, {}
-    for slot in range(1, max(1, min(jobs, len(items))) + 1):
-        receive, send = context.Pipe(duplex=False)
-        process = context.Process(target=serve, args=(send, slot))
-        process.start()
-        send.close()
-        running[receive], slots[receive] = process, slot
-    failures = []
-    while running:
-        ready = multiprocessing.connection.wait(list(running), timeout=0.5 if progress else None)
-        if not ready and progress:
-            progress.tick()  # nothing came back: the bar still says who is waiting out a limit
-        for channel in ready:
-            try:
-                kind, index, answer = channel.recv()
-            except EOFError:
-                process = running.pop(channel)
-                process.join()
-                channel.close()
-                if progress:
-                    progress.running.pop(slots[channel], None)
-                if process.exitcode:
-                    failures.append(f"a grading process ended with exit code {process.exitcode}")
-                continue
-            if kind == "failed":
-                failures.append(answer)
-            elif kind == "start":
-                if progress:
-                    progress.started(slots[channel], items[index])
-            else:
-                if progress:
-                    progress.finished(slots[channel])
-                yield index, answer
-    if failures:
-        raise RuntimeError(failures[0])
-
-
-def grade_submissions(assignment: Assignment, submissions: list[Submission],
-                      settings: GraderSettings, progress: bool = False) -> dict[str, Report]:
-    """Run the hidden suites on every readable submission; a report for each, by key.
-
-    The class is graded by `settings.jobs` + 1 forked processes (jobs is one per core by default),
-    each with its own warm Grader (grade_here); what comes back to this process is each report.
-    """
-    readable = [s for s in submissions if s.notebook is not None]
-    jobs = settings.jobs or os.cpu_count() or 1
-    if settings.isolate:
-        close_to_others(assignment)
-    prepare_grading(assignment, settings)
-    reports = {}
-    bar = Progress("grading", len(readable), seconds=settings.seconds, name=lambda s: s.key) if progress else None
-    try:  # one more process than cores: one may be waiting out a time limit
-        for index, report in share_out(readable, lambda s: grade_here(assignment, s, settings), jobs + 1,
-                                       bar, close_graders):
-            reports[readable[index].key] = report
-    except RuntimeError as exc:
-        raise RuntimeError(f"the hidden suites of {assignment.name} could not run: {exc}") from None
-    finally:
-        if bar:
-            bar.close()
-    return {s.key: reports.get(s.key) or _report(assignment, s, settings) for s in submissions}
-
-
-_GRADERS: dict[tuple[int, Assignment], Grader] = {}
-
-
-def grade_here(assignment: Assignment, submission: Submission, settings: GraderSettings) -> Report:
-    """Grade one submission in this process, with its warm Grader (made on first use, closed at exit)."""
-    key = (os.getpid(), assignment)
-    if key not in _GRADERS:
-        _GRADERS[key] = Grader(assignment, settings)
-        atexit.register(close_graders)
-    grader = _GRADERS[key]
-    grader.grade(submission)
-    return _report(grader.assignment, submission, settings)  # the Grader's copy has read the assignment's files
-
-
-def close_graders() -> None:
-    """Close this process's Graders (their sandboxes); grade_here makes new ones if asked again."""
-    for key in [k for k in _GRADERS if k[0] == os.getpid()]:
-        _GRADERS.pop(key).close()
-
-
-@functools.lru_cache(maxsize=None)
-def _redactor(assignment: Assignment, chars: int) -> Redactor:
-    return Redactor(assignment.suite_dir, assignment.source_dir, chars)
-
-
-def _report(assignment: Assignment, submission: Submission, settings: GraderSettings) -> Report:
-    """The submission's report, every message redacted and cut to length.
-
-    Student code controls much of a message (its exceptions' text, the values it returns), so a
-    submission's messages together may carry `settings.message_budget` characters; past that they
-    are withheld, and the summary names the budget.
-    """
-    redact = _redactor(assignment, settings.message_chars)
-    left, parts, limits = settings.message_budget, [], list(submission.limits)
-    for cell in assignment.grade_cells:
-        checks = submission.results.get(cell.grade_id, [])
-        if submission.error:
-            checks = [CheckResult("notebook", False, submission.error)]
-        shown = []
-        for check in checks:
-            message = redact(check.message)
-            if len(message) > left:
-                message = f"(message withheld: this submission's messages used their {settings.message_budget} characters)"
-                limits.append("message budget")
-            else:
-                left -= len(message)
-            shown.append(CheckResult(check.name, check.passed, message))
-        parts.append(PartResult(cell.grade_id, cell.points, shown))
-    return Report(parts, error=redact(submission.error), limits=limits)
-
-
-def grade_paths(assignment: Assignment, paths: Iterable[Path], settings: GraderSettings) -> dict[str, Report]:
-    """Grade notebooks on disk, keyed by their path as given."""
-    submissions = [read_submission(str(p), Path(p)) for p in paths]
-    return grade_submissions(assignment, submissions, settings)

@@ -21,6 +21,8 @@ from typing import Any
 
 import nbformat
 
+from .report import Submission
+
 MAX_DEPTH = 64  # JSON nesting a notebook may have; Jupyter writes about 8, the readers recurse per level
 CELL_TYPES = ("markdown", "code", "raw")
 NBGRADER_TYPES = {  # what nbgrader (and the kit) read from a cell's metadata.nbgrader, and its type
@@ -198,3 +200,27 @@ def _short(value: Any) -> str:
 def _line(text: str) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
+
+
+def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submission:
+    """A submission from disk; a file that is not a notebook becomes a reason, never an exception.
+
+    The file is checked first (validate_notebook): too large (`max_bytes`, the course's
+    `notebook_kb` as the entry point read it; by default GraderSettings' own), not JSON, nested too
+    deeply, or not a notebook of the types nbgrader reads.
+    """
+    try:
+        if max_bytes is None:  # no configuration is read here: the entry points pass the course's limit
+            from .settings import GraderSettings
+
+            max_bytes = GraderSettings().notebook_kb * 1024
+        problem = validate_notebook(Path(path), max_bytes)
+        if problem:
+            raise ValueError(problem)
+        notebook = nbformat.read(path, as_version=4)
+        if not isinstance(notebook.get("cells"), list):
+            raise ValueError("it has no cells")
+        return Submission(key, notebook=notebook)
+    except Exception as exc:  # any unreadable file: grading goes on with the next one
+        reason = " ".join(str(exc).split())[:REASON_CHARS] or type(exc).__name__
+        return Submission(key, error=f"{Path(path).name} is not a readable notebook ({reason})")

@@ -1,1 +1,1 @@
-"""`make bench`: this kit against stock nbgrader on generated classes (see __main__.py and README: Scaling)."""
+"""`make bench`: this kit against stock nbgrader on generated classes (see __main__.py and docs/scaling.md)."""

@@ -4,7 +4,7 @@ Each entry is a student folder under submitted/<student>/dl01_6_3/ and what must
 run. Hostile code is put either on the blank release (so any point it earns was stolen, and it must score
 0) or into one stub of the reference (so it must lose that stub's part and keep the others: it earns no more
 than its honest work). Honest students sit in the same class; their scores must equal what each gets when
-graded alone. tests/test_catalogue_hostile.py runs the class and checks every entry; the README's
+graded alone. tests/test_catalogue_hostile.py runs the class and checks every entry; docs/catalogues.md's
 "Catalogues" section is written from this list.
 """
 from __future__ import annotations

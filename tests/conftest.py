@@ -78,7 +78,8 @@ def catalogue_reports() -> dict[str, dict]:
     suites, as `make grade` grades a class: each entry's report (to_json). Shared by the tests that read it."""
     from autograder.mutate import apply
     from autograder.settings import GraderSettings, load_config
-    from autograder.suites import Submission, grade_submissions
+    from autograder.grading import grade_submissions
+    from autograder.report import Submission
     from catalogue_bugs import BUGS
 
     reference = solution_notebook()

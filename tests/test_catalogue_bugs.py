@@ -74,13 +74,13 @@ def test_feedback_blames_no_other_misconception(graded, bug):
 
 
 def test_readme_table_gives_each_entry_its_score(graded):
-    """The README's catalogue table stays true: each row shows the total the entry gets today."""
-    rows = {line.split("|")[1].strip(" `"): line for line in (ROOT / "README.md").read_text().splitlines()
+    """docs/catalogues.md's bug table stays true: each row shows the total the entry gets today."""
+    rows = {line.split("|")[1].strip(" `"): line for line in (ROOT / "docs" / "catalogues.md").read_text().splitlines()
             if line.startswith("| `")}
     wrong = []
     for bug in BUGS:
         total = f"{graded[bug.id]['total']:g}/{sum(FULL.values()):g}"
         row = rows.get(bug.id, "")
         if total not in row and "about" not in row:
-            wrong.append(f"{bug.id}: README says {row.split('|')[3].strip() if row else 'nothing'!r}, grader gives {total}")
+            wrong.append(f"{bug.id}: docs/catalogues.md says {row.split('|')[3].strip() if row else 'nothing'!r}, grader gives {total}")
     assert not wrong, "\n".join(wrong)

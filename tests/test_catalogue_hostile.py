@@ -144,7 +144,7 @@ def entry_param(entry):
 @pytest.mark.parametrize("entry", [entry_param(e) for e in HOSTILE])
 def test_entry_scores_within_its_bound_and_says_why(graded, entry):
     if entry.root_only and not ROOT_USER:
-        pytest.skip("without root, nothing keeps student code from the grader's files (README: Limits)")
+        pytest.skip("without root, nothing keeps student code from the grader's files (docs/grading.md: Limits)")
     scores = graded.scores[entry.student]
     assert set(scores) == set(FULL), scores
     total = sum(scores.values())

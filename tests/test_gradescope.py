@@ -116,7 +116,7 @@ def test_the_zip_follows_the_specification(autograder_zip):
                     "solutions", "release"}, tops
     for needed in (f"autograder/{ASSIGNMENT.name}/test_step.py", f"autograder/{ASSIGNMENT.name}/probes.py",
                    f"solutions/{ASSIGNMENT.name}/{NOTEBOOK}", f"release/{ASSIGNMENT.name}/{NOTEBOOK}",
-                   "autograder/gradescope.py", "autograder/isolation.py"):
+                   "autograder/gradescope.py", "autograder/sandbox/isolation.py"):
         assert needed in names, needed
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
 

@@ -29,7 +29,7 @@ GOLDEN = Path(__file__).parent / "golden" / "demo_scores.json"
 def sandbox_processes(course: Path = ROOT) -> list[str]:
     """Command lines of the course's sandbox workers still alive (there should be none between runs)."""
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
-    return [line for line in ps if str(course / "autograder" / "sandbox.py") in line]
+    return [line for line in ps if str(course / "autograder" / "sandbox" / "worker.py") in line]
 
 
 def assert_no_hidden_text(text: str) -> None:

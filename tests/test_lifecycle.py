@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder.progress import WAITING, Progress, waiting_text
-from autograder.suites import share_out
+from autograder.pool import run_pool
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, course_copy, grade_class, release_notebook, solution_notebook, write_notebook
 
 STEM = Path(NOTEBOOK).stem
@@ -273,11 +273,11 @@ def test_a_bar_says_who_is_waiting_out_a_time_limit_with_a_fake_clock():
     assert "3/3" in screen.getvalue()
 
 
-def test_share_out_drives_the_bar_from_the_parent_and_names_a_slow_item():
+def test_run_pool_drives_the_bar_from_the_parent_and_names_a_slow_item():
     screen = FakeTerminal()
     bar = Progress("grading", 3, seconds=0.3, file=screen, warm_up=0.0)
-    answers = sorted(share_out(["quick", "slow", "brisk"], lambda item: (time.sleep(1.5 if item == "slow" else 0), item)[1],
-                               3, bar))
+    answers = sorted(run_pool(["quick", "slow", "brisk"], lambda item: (time.sleep(1.5 if item == "slow" else 0), item)[1],
+                              3, bar))
     bar.close()
     assert answers == [(0, "quick"), (1, "slow"), (2, "brisk")]
     assert f"slow: {WAITING}" in screen.getvalue() and f"quick: {WAITING}" not in screen.getvalue()

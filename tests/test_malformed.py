@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import classroom
+from autograder import student_autograde
 from autograder.settings import GraderSettings, load_config
-from autograder.suites import read_submission
+from autograder.validate import read_submission
 from autograder.validate import MAX_DEPTH, validate_notebook
 from bench.course import gradebook_scores
 from catalogue_hostile import HOSTILE
@@ -157,8 +157,8 @@ def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
     def broken(assignment, folder):
         raise KeyError("something no one foresaw")
 
-    monkeypatch.setattr(classroom, "_find_notebook", broken)
-    autograde = classroom._autograder(ASSIGNMENT, load_config(ROOT), tmp_path, LIMIT)
+    monkeypatch.setattr(student_autograde, "find_notebook", broken)
+    autograde = student_autograde.autograder_for(ASSIGNMENT, load_config(ROOT), tmp_path, LIMIT)
     answer = autograde("someone")
     assert answer["retry"] and answer["problem"] == "the grader failed on it (KeyError: 'something no one foresaw')"
 

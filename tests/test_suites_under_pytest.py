@@ -4,7 +4,7 @@ For every entry of the bug catalogue (the reference with one mutation, tests/cat
 the reference and the blank release, the notebook is written to a file and run twice:
 
 * `python -m pytest autograder/dl01_6_3 --notebook X -q -rA --report-json J`, as an instructor runs it;
-* the grader, on all of them in one batch (suites.grade_submissions, what `python -m autograder grade X`
+* the grader, on all of them in one batch (grading.grade_submissions, what `python -m autograder grade X`
   and `make grade` run).
 
 Each check (part, name) must pass under pytest exactly when it passes in the grader, and fail with the
@@ -26,7 +26,8 @@ import pytest
 
 from autograder.mutate import apply
 from autograder.settings import GraderSettings, load_config
-from autograder.suites import Submission, grade_submissions
+from autograder.grading import grade_submissions
+from autograder.report import Submission
 from catalogue_bugs import BUGS
 from conftest import ASSIGNMENT, ROOT, course_copy, release_notebook, solution_notebook, write_notebook
 

@@ -1,7 +1,7 @@
 """The rubric beside each written answer, for graders only.
 
 nbgrader's formgrader shows the autograded copy of a submission, where a written answer is the student's
-text alone: the model answer and rubric stay in source/. `AddRubric` (last in c.Autograde.autograde_preprocessors,
+text alone: the model answer and rubric stay in source/. `AddRubric` (in c.Autograde.autograde_preprocessors,
 after SaveAutoGrades has recorded the student's own text and its checksum) appends to each written-answer cell
 of the autograded copy the source cell's mark scheme (its `### BEGIN MARK SCHEME` regions), or, when it has
 none, its solution region (model answer and rubric), under a heading that says graders only. `StripRubric`

@@ -3,7 +3,8 @@
 nbgrader has already restored the locked cells (OverwriteCells); this preprocessor grades the
 notebook in the sandbox and writes each part's outcome into its grade cell, where nbgrader's own
 SaveAutoGrades reads it: an error output scores 0, a numeric execute_result scores that many
-points. The cell's text lists each check by name and message, never the hidden code.
+points. The cell's text lists each check by name and message, never the hidden code. The whole
+report is also written to report.json beside the autograded notebook (RunHiddenSuites).
 """
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from ..assignment import Assignment
 from ..report import PartResult, Report, check_lines
 from ..settings import GraderSettings
-from ..suites import Submission, grade_here
+from ..grading import grade_one
+from ..report import Submission
+from .grading_notes import METADATA_KEY
 
 
 def grade_cell_outputs(part: PartResult) -> list:
@@ -27,6 +30,11 @@ def grade_cell_outputs(part: PartResult) -> list:
                 new_output("execute_result", data={"text/plain": f"{part.score:g}"}, execution_count=1)]
     return [new_output("error", ename="ChecksFailed", evalue=f"0 of {part.max_score:g} points",
                        traceback=text.splitlines())]
+
+
+def report_path(coursedir: CourseDirectory, student: str, assignment: str) -> Path:
+    """Where RunHiddenSuites writes a submission's report: beside its autograded notebook."""
+    return Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / "report.json"
 
 
 def write_report(nb, report: Report) -> None:
@@ -42,17 +50,22 @@ def write_report(nb, report: Report) -> None:
 
 
 class RunHiddenSuites(NbGraderPreprocessor):
-    """Grade the notebook with autograder/<assignment>/ instead of executing it in a kernel."""
+    """Grade the notebook with autograder/<assignment>/ instead of executing it in a kernel.
 
-    # Each report by (student, notebook), for whoever started nbgrader to read back (make grade
-    # sends it to its summary). The grading itself runs in this process's warm sandboxes.
-    reports: dict[tuple[str, str], Report] = {}
+    The report goes two ways, both on disk: each part's outcome into its grade cell (for nbgrader's
+    SaveAutoGrades, so into the gradebook), and the whole report, with the notes FindGradingNotes found,
+    into report.json beside the autograded notebook, where `make grade` reads it for its summary. The
+    grading itself runs in this process's warm sandboxes.
+    """
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
-        key = (info["student"], info["notebook"])
-        assignment = Assignment(Path(CourseDirectory(parent=self).root), info["assignment"])
-        submission = Submission(f"{key[0]}/{key[1]}", notebook=nb)
-        self.reports[key] = grade_here(assignment, submission, GraderSettings(parent=self))
-        write_report(nb, self.reports[key])
+        coursedir = CourseDirectory(parent=self)
+        assignment = Assignment(Path(coursedir.root), info["assignment"])
+        notes = nb.metadata.pop(METADATA_KEY, None)  # FindGradingNotes', from the notebook as submitted
+        submission = Submission(f"{info['student']}/{info['notebook']}", notebook=nb)
+        report = grade_one(submission, assignment, GraderSettings(parent=self))
+        report.notes = [str(note) for note in notes] if isinstance(notes, list) else []
+        write_report(nb, report)
+        report.save(report_path(coursedir, info["student"], info["assignment"]))
         return nb, resources

@@ -1,0 +1,90 @@
+"""Grading notes: what the student and the instructor should know about a submission that was graded anyway.
+
+A notebook saved under another name, a graded cell pasted twice, a locked cell edited, a graded cell
+deleted, a second notebook in the folder: each is graded (as the README says how) and said once, in one
+line, in the summary of `make grade` and at the top of the student's feedback page.
+
+* `FindGradingNotes` (first in c.Autograde.sanitize_preprocessors) looks at the notebook as submitted,
+  before nbgrader drops the pasted copies and restores the locked cells, and at the student's folder of
+  submitted/ (the grader copied a renamed notebook to the assignment's name beside the original). It
+  keeps the notes in the notebook's metadata (`kit_notes`, always overwritten, so a submission cannot
+  bring its own) for the grading step.
+* `RunHiddenSuites` moves them into the submission's report (`notes`), which it writes beside the
+  autograded notebook (autograded/<student>/<assignment>/report.json).
+* `AddGradingNotes` (autograder/preprocessors/add_grading_notes.py, last in
+  c.Autograde.autograde_preprocessors) reads that report and puts the note at the top of the autograded
+  notebook as a markdown cell, so the formgrader and the feedback page show it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from ..assignment import Assignment
+from ..report import one_line
+
+METADATA_KEY = "kit_notes"  # notebook metadata: from FindGradingNotes to RunHiddenSuites
+
+
+def other_notebooks(folder: Path, name: str) -> list[Path]:
+    """The notebooks in a student's folder besides `name` (hidden files and folders are not notebooks)."""
+    return sorted(p for p in folder.glob("*.ipynb") if p.name != name and not p.name.startswith(".") and p.is_file())
+
+
+def folder_notes(folder: Path, name: str) -> list[str]:
+    """What the folder says about the graded notebook `name`: it was renamed, or it has company."""
+    others = other_notebooks(folder, name)
+    if not others:
+        return []
+    if len(others) == 1:
+        try:
+            renamed = others[0].read_bytes() == (folder / name).read_bytes()
+        except OSError:
+            renamed = False
+        if renamed:  # the grader's copy of the student's only notebook, beside the original
+            return [f"graded '{others[0].name}' as {name} (renamed)"]
+    found = ", ".join(f"'{p.name}'" for p in others)
+    return [f"the folder also holds {found}: only {name} is graded"]
+
+
+def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
+    """What is odd about the notebook's graded cells: pasted twice, missing, or locked and edited."""
+    def grade_id(cell) -> str | None:
+        return (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+
+    def text(cell) -> str:  # nbformat.read joins a saved list of lines into one string
+        return cell.get("source", "").strip()
+
+    ids = [grade_id(c) for c in notebook.get("cells", []) if grade_id(c)]
+    first = {}
+    for cell in notebook.get("cells", []):
+        first.setdefault(grade_id(cell), cell)
+    notes = []
+    duplicated = sorted({i for i in ids if ids.count(i) > 1}, key=ids.index)
+    if duplicated:
+        notes.append(f"cells pasted more than once: {', '.join(duplicated)} (graded as the notebook runs, top to bottom)")
+    known = [c for c in assignment.source.cells if grade_id(c)]
+    missing = [grade_id(c) for c in known if (c.metadata.nbgrader.get("solution") or c.metadata.nbgrader.get("grade"))
+               and grade_id(c) not in first]
+    if missing:
+        notes.append(f"cells missing from the notebook: {', '.join(missing)}")
+    edited = [grade_id(c) for c in known if c.metadata.nbgrader.get("locked") and grade_id(c) in first
+              and text(first[grade_id(c)]) != text(c)]
+    if edited:
+        notes.append(f"locked cells edited, graded as released: {', '.join(edited)}")
+    return notes
+
+
+class FindGradingNotes(NbGraderPreprocessor):
+    """Note what is odd about the submission as submitted (module docstring); first of the sanitize steps."""
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        coursedir = CourseDirectory(parent=self)
+        assignment = Assignment(Path(coursedir.root), info["assignment"])
+        folder = Path(coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"]))
+        notes = folder_notes(folder, f"{info['notebook']}.ipynb") + cell_notes(assignment, nb)
+        nb.metadata[METADATA_KEY] = [one_line(note) for note in notes]
+        return nb, resources

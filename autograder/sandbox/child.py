@@ -1,0 +1,185 @@
+"""What runs in the processes that hold student code: a loader and the check children it forks.
+
+A loader confines itself, runs the cells, then answers batches of calls; each answer is one line of
+JSON on the results pipe. Run only inside the worker (worker.py imports it as a top-level module).
+"""
+from __future__ import annotations
+
+import builtins
+import gc
+import io
+import json
+import os
+import signal
+import sys
+from types import CodeType
+from typing import Any, Callable
+
+from messages import describe_exception, describe_exit, describe_status
+
+_report: Callable[[dict], None] = lambda msg: None  # where a limit breach is reported
+_CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
+
+
+def _send(fd: int, message: dict) -> None:
+    data = (json.dumps(message, default=_plain, allow_nan=True) + "\n").encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _plain(obj: Any) -> Any:
+    """numpy arrays and scalars become lists and numbers; anything else is refused."""
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    raise TypeError(f"{type(obj).__name__} is not plain data")
+
+
+class _CappedText(io.TextIOBase):
+    """stdout/stderr for student code: discards text, and stops the code past the limit."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def write(self, text: str) -> int:
+        self.left -= len(text)
+        if self.left < 0:
+            _report({"ok": False, "limit": "output", "reason": "printed more than the output limit allows"})
+            os._exit(0)
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+
+def _confine(limits: dict, isolation: Any, workdir: str) -> None:
+    """Everything a loader does to itself before it runs a line of student code (`limits`: the
+    caller's Limits as a dict)."""
+    import resource
+
+    os.setpgid(0, 0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    sys.stdout = sys.stderr = _CappedText(limits["output_kb"] * 1024)
+    sys.stdin = io.StringIO()
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large file becomes an OSError
+    extra = limits["memory_mb"] * 1024 * 1024
+    # CPU time is a soft limit only: each check child raises it for each call it runs (_run_calls).
+    global _CPU_SECONDS
+    _CPU_SECONDS = int(limits["seconds"]) + 2
+    rules = [(resource.RLIMIT_CPU, _CPU_SECONDS, resource.RLIM_INFINITY),
+             (resource.RLIMIT_FSIZE, limits["output_kb"] * 1024, limits["output_kb"] * 1024)]
+    try:
+        with open("/proc/self/statm") as statm:
+            address_space = int(statm.read().split()[0]) * resource.getpagesize() + extra
+            rules.append((resource.RLIMIT_AS, address_space, address_space))
+    except OSError:  # not Linux: no address-space limit to lean on
+        pass
+    for which, soft, hard in rules:
+        try:
+            resource.setrlimit(which, (soft, hard))
+        except (ValueError, OSError):
+            pass
+    os.chdir(workdir)
+    if isolation is not None:
+        isolation.drop()
+
+
+def _load(cells: list[list[str]], results: int) -> dict:
+    """Run the cells like a notebook with errors allowed: an exception ends only its cell."""
+    global _report
+    _report = lambda msg: _send(results, {"event": "fatal", **msg})
+    ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    errors = []
+    for name, text in cells:
+        _send(results, {"event": "cell", "name": name})
+        try:
+            exec(compile(text, f"<cell {name}>", "exec"), ns)
+        except Exception as exc:
+            errors.append(f"cell {name}: {describe_exception(exc)}")
+        except BaseException as exc:
+            _send(results, {"event": "fatal", "reason": f"cell {name} {describe_exit(exc)}"})
+            os._exit(0)
+    _send(results, {"event": "loaded", "errors": errors})
+    return ns
+
+
+def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int) -> None:
+    """Run each call on `ns` in turn (in the loader, or in a check child) and send one message per call to `results`.
+
+    The functions come from a fresh run of their module's code, compiled before any student code
+    ran: whatever the notebook did to the module objects it could reach is not used. Each call
+    gets its own CPU allowance (the wall-clock limit is the worker's to enforce).
+    """
+    global _report
+    import resource
+
+    _report = lambda msg: _send(results, {"event": "result", **msg})
+    trusted: dict[str, dict] = {}
+    for call in calls:
+        module_name, name = call["function"].split(":")
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        allowance = int(used.ru_utime + used.ru_stime + _CPU_SECONDS)
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (allowance, resource.RLIM_INFINITY))
+        except (ValueError, OSError):
+            pass
+        try:
+            if module_name not in trusted:
+                trusted[module_name] = {"__name__": module_name, "__builtins__": builtins}
+                exec(modules[module_name], trusted[module_name])
+            message = {"ok": True, "value": trusted[module_name][name](ns, **call["kwargs"])}
+        except MemoryError as exc:
+            message = {"ok": False, "limit": "memory", "reason": describe_exception(exc)}
+        except Exception as exc:
+            message = {"ok": False, "reason": describe_exception(exc)}
+        except BaseException as exc:
+            message = {"ok": False, "reason": describe_exit(exc)}
+        try:
+            _send(results, {"event": "result", **message})
+        except (TypeError, ValueError) as exc:
+            _send(results, {"event": "result", "ok": False,
+                            "reason": f"returned something that is not plain data ({exc})"})
+
+
+def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int, fresh: bool) -> None:
+    """In the loader: answer every call of a batch on `results`, one message each, in order.
+
+    `fresh`: each call runs in its own child, forked from the loaded program; a child that dies
+    answers for its call. Otherwise the loader runs the calls itself, one after another: the worker
+    loads the program again for the rest if one of them ends the process.
+    """
+    if not fresh:
+        _run_calls(ns, modules, calls, results)
+        return
+    for call in calls:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            _run_calls(ns, modules, [call], write_end)
+            os._exit(0)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as answer:
+            line = answer.readline()
+        _, status = os.waitpid(pid, 0)
+        try:
+            json.loads(line)
+        except ValueError:  # nothing, or a line cut short by the child's death
+            line = (json.dumps({"event": "result", "ok": False, "reason": describe_status(status)}) + "\n").encode()
+        os.write(results, line)
+
+
+def loader_main(cells, limits: dict, isolation, workdir, commands: int, results: int, modules: dict) -> None:
+    """The loader: confine, load the cells, then answer calls until the session hangs up."""
+    try:
+        _confine(limits, isolation, workdir)
+        ns = _load(cells, results)
+        gc.freeze()  # the loaded program is shared by every check child: no collection needs to touch it
+        with os.fdopen(commands, "r") as calls:
+            for line in calls:
+                batch = json.loads(line)
+                _run_batch(ns, modules, batch["calls"], results, batch["fresh"])
+    finally:
+        os._exit(0)

@@ -1,0 +1,105 @@
+"""A notebook as a program: the list of cells the sandbox runs, taken from a submission, the
+trusted source and the public release (which cell comes from which is what keeps the answer key out)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One piece of a program: `name` is shown in messages as "cell <name>" (a grade_id, or the
+    index of a cell the student added)."""
+
+    name: str
+    source: str
+
+
+_MAGIC = re.compile(r"^(\s*)([%!])")
+
+
+def _strip_magics(source: str) -> str:
+    """Comment out IPython magics and shell escapes: plain Python cannot run them."""
+    if source.lstrip().startswith("%%"):
+        return "\n".join("# " + line for line in source.splitlines())
+    return "\n".join(_MAGIC.sub(r"\1# \2", line) for line in source.splitlines())
+
+
+def _nbgrader(cell: Mapping) -> Mapping:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def _text(cell: Mapping) -> str:
+    """A cell's source: saved notebooks may store it as a list of lines."""
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _role(cell: Mapping) -> str:
+    """given | solution | test | demo | other, from a (trusted) source cell's metadata."""
+    meta = _nbgrader(cell)
+    if "demo" in cell.get("metadata", {}).get("tags", []):
+        return "demo"
+    if meta.get("solution"):
+        return "solution"
+    if meta.get("grade"):
+        return "test"
+    if meta.get("locked"):
+        return "given"
+    return "other"
+
+
+def program_from_notebook(
+    notebook: Mapping,
+    source: Mapping | None = None,
+    release: Mapping | None = None,
+    student_cells: Iterable[str] | str = "all",
+) -> list[Cell]:
+    """The code to run for `notebook`, in the order of the trusted `source` notebook.
+
+    Test cells and cells tagged `demo` are left out (the checks replace the first; the second only
+    illustrate). Given cells come from `source`, so an edited copy changes nothing. Solution cells
+    named in `student_cells` come from `notebook`; the others from `release`, the public release
+    (blank stubs), so a check of one part runs no other part's code, the student's or the reference's:
+    the grader's probes build what else they need. No solution cell is ever taken from `source`
+    (the instructor's copy holds the answers): one missing from `release` raises. Cells the student
+    added run where they stand, after the known cell before them. Without `source` and `release`
+    (the self-check) the notebook is its own source and release.
+    """
+    source = source or notebook
+    release = release or notebook
+    take_all = student_cells == "all"
+    wanted = set() if take_all else set(student_cells)
+    blank_text = {_nbgrader(c).get("grade_id"): _text(c) for c in release.get("cells", [])}
+
+    student_text: dict[str, str] = {}
+    added: dict[str | None, list[Cell]] = {}  # extra cells, keyed by the known cell before them
+    known = {_nbgrader(c).get("grade_id") for c in source["cells"]} - {None}
+    anchor = None
+    for index, cell in enumerate(notebook.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        gid = _nbgrader(cell).get("grade_id")
+        if gid in known and gid not in student_text:
+            student_text[gid] = _text(cell)
+            anchor = gid
+        else:  # added by the student, or a duplicate of a known cell: runs as written
+            added.setdefault(anchor, []).append(Cell(str(index), _strip_magics(_text(cell))))
+
+    program = list(added.get(None, []))
+    for cell in source["cells"]:
+        gid, role = _nbgrader(cell).get("grade_id"), _role(cell)
+        if not gid:  # prose, or (in the self-check) a cell the student added: placed above
+            continue
+        if cell.get("cell_type") == "code" and role not in ("test", "demo"):
+            if role != "solution":
+                text = _text(cell)
+            elif take_all or gid in wanted:
+                text = student_text.get(gid, f"raise RuntimeError('the cell {gid} is missing from the notebook')")
+            else:
+                text = blank_text.get(gid, f"raise RuntimeError('the cell {gid} is missing from the release')")
+            program.append(Cell(gid, _strip_magics(text)))
+        program.extend(added.get(gid, []))
+    return program
+

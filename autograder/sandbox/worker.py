@@ -1,0 +1,360 @@
+"""The sandbox's worker: the script the caller starts (`python -I -B worker.py <config>`).
+
+It imports the trusted modules once, then forks a session per submission; a session forks a loader
+per program (child.py), enforces the wall-clock limits and budget, and kills what student code left.
+It never runs student code itself. It imports its siblings as top-level modules (not as the package,
+which is the caller's), from this folder, which it puts on sys.path for those imports only.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import selectors
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
+import child  # noqa: E402
+from messages import describe_status  # noqa: E402
+
+del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
+
+
+class _Lines:
+    """Read newline-ended JSON messages from a pipe, with a deadline.
+
+    Student code can write anything to the pipes it holds: a line that is not a JSON object (cut
+    short, nested past the parser's depth, or longer than `limit` bytes) reads as {"event": "garbled"}.
+    """
+
+    def __init__(self, fd: int, limit: int = 1 << 24) -> None:
+        self.fd, self.buffer, self.limit = fd, b"", limit
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(fd, selectors.EVENT_READ)
+
+    def next(self, deadline: float | None = None) -> dict | None:
+        """The next message; {} at end of file; None when the deadline passes first."""
+        while b"\n" not in self.buffer:
+            left = None if deadline is None else deadline - time.monotonic()
+            if (left is not None and left <= 0) or not self.selector.select(left):
+                return None
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return {}
+            self.buffer += chunk
+            if len(self.buffer) > self.limit and b"\n" not in self.buffer:
+                self.buffer = b""
+                return {"event": "garbled"}
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return {"event": "garbled"}
+        return message if isinstance(message, dict) else {"event": "garbled"}
+
+    def close(self) -> None:
+        self.selector.close()
+        os.close(self.fd)
+
+
+class _Loader:
+    """The session's handle on one loaded program."""
+
+    def __init__(self, cells, config: dict, modules: dict, session: "_Session") -> None:
+        self.failure, self.errors, self.session = None, [], session
+        commands_r, self.commands = os.pipe()
+        results, results_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            _close_fds_except({0, 1, 2, commands_r, results_w})
+            child.loader_main(cells, config["limits"], session.isolation, session.workdir, commands_r, results_w,
+                              modules)
+        os.close(commands_r)
+        os.close(results_w)
+        self.lines = _Lines(results)
+        self.seconds = config["limits"]["seconds"]
+        self._wait_loaded()
+
+    def _deadline(self) -> float:
+        return min(time.monotonic() + self.seconds, self.session.budget_end)
+
+    def _time_out(self, what: str) -> dict:
+        """Why `what` has no answer at the deadline: the check's own time, or the submission's."""
+        if time.monotonic() >= self.session.budget_end:
+            return {"limit": "time budget", "reason": f"{what} was stopped: the submission used its {self.session.budget:g} s"}
+        return {"limit": "time", "reason": f"{what} did not finish within {self.seconds:g} s (an infinite loop?)"}
+
+    def _wait_loaded(self) -> None:
+        cell = "the first cell"
+        while True:
+            message = self.lines.next(self._deadline())
+            if message is None:
+                self.failure = self._time_out(f"cell {cell}")
+            elif message.get("event") == "cell" and isinstance(message.get("name"), str):
+                cell = message["name"][:40]
+                continue
+            elif message.get("event") == "loaded":
+                errors = message.get("errors")
+                self.errors = [str(e)[:300] for e in errors[:20]] if isinstance(errors, list) else []
+                return
+            elif message.get("event") == "fatal":
+                self.failure = _clean(message)
+                self.failure.pop("ok")
+            else:
+                self.failure = {"reason": f"cell {cell} {self._ended(message)}"}
+            self.stop()
+            return
+
+    def run(self, calls: list[dict], fresh: bool) -> list[dict]:
+        """Answers to `calls`, in order, each within the time limit from the end of the one before.
+
+        Fewer answers than calls when the loader ended on the way (it is then stopped): after a
+        time-out, a failure to load, or a call that ended the process.
+        """
+        if self.failure:
+            return [{"ok": False, **self.failure}]
+        try:
+            os.write(self.commands, (json.dumps({"calls": calls, "fresh": fresh}) + "\n").encode())
+        except OSError:
+            self.failure = {"reason": "the notebook's process ended before the check could start"}
+            return [{"ok": False, **self.failure}]
+        answers = []
+        for _ in calls:
+            message = self.lines.next(self._deadline())
+            if message is None:
+                answers.append({"ok": False, **self._time_out("the check")})
+                self.stop()
+                break
+            if message.get("event") != "result":
+                answers.append({"ok": False, "reason": self._ended(message)})
+                self.stop()
+                break
+            answers.append(_clean(message))
+            if answers[-1]["limit"] == "output":  # the process stopped itself after saying so
+                self.stop()
+                break
+        return answers
+
+    def _ended(self, message: dict) -> str:
+        """Why the loader sent no answer: it ended, or it wrote something that is not one."""
+        status = self._status()
+        return "wrote to the grader's pipe something that is not an answer" if message else status
+
+    def _status(self) -> str:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0
+        return describe_status(status)
+
+    def stop(self) -> None:
+        """Kill the loader, its group, and (by reaping the session's orphans) everything it started."""
+        if self.pid:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(self.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            os.waitpid(self.pid, 0)
+            self.pid = 0
+        if self.commands >= 0:
+            os.close(self.commands)
+            self.lines.close()
+            self.commands = -1
+        _reap_orphans()
+        if self.session.isolation is not None:
+            self.session.isolation.note_scratch()
+
+
+_LIMITS = ("memory", "output")  # the limits a loader may report itself; time is the session's to judge
+
+
+def _clean(message: dict) -> dict:
+    """An answer as the grader may take it: the loader runs student code, so every field is checked."""
+    ok = message.get("ok") is True
+    reason = message.get("reason")
+    limit = message.get("limit")
+    return {"ok": ok, "value": message.get("value") if ok else None,
+            "reason": " ".join(reason.split())[:500] if isinstance(reason, str) and not ok else
+                      ("" if ok else "sent an answer the grader cannot read"),
+            "limit": limit if limit in _LIMITS else ""}
+
+
+def _close_fds_except(keep: set[int]) -> None:
+    """A loader keeps only its own pipes: not the worker's protocol, not other loaders' pipes."""
+    try:
+        fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 256))
+    for fd in fds:
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _children() -> list[int]:
+    """The worker's child processes: from the kernel's list when it keeps one, else from all of /proc."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/self/task/{me}/children") as children:
+            return [int(pid) for pid in children.read().split()]
+    except OSError:
+        pass
+    found = []
+    try:
+        entries = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:  # no /proc: nothing more we can find
+        return []
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                if int(stat.read().rsplit(")", 1)[1].split()[1]) == me:
+                    found.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def _reap_orphans() -> None:
+    """Kill and reap every process the worker adopted (a student's daemons end up here)."""
+    while orphans := _children():
+        for pid in orphans:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+
+def _become_subreaper() -> None:
+    """Orphans of the student's code get this worker as their parent, so it can end them."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def _import_path(name: str, path: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Session:
+    """Serves one submission: its programs and calls, until the caller ends it.
+
+    Forked from the worker for each submission (confined first by the isolation, when there is
+    one), so no session holds anything of another submission, and ending it ends all it started.
+    """
+
+    def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, budget: float) -> None:
+        self.config, self.modules, self.isolation = config, modules, isolation
+        self.workdir = isolation.workdir if isolation is not None else workdir
+        self.budget, self.budget_end = budget, time.monotonic() + budget
+        self.loader: _Loader | None = None
+
+    def serve(self) -> None:
+        _become_subreaper()  # a student's daemons end up here, to be killed with their loader
+        requests, replies = _Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
+        replies.write(json.dumps({"ready": True}) + "\n")
+        replies.flush()
+        cells: list = []
+        while (request := requests.next()) and "end" not in request:
+            if "cells" in request:  # a new program; otherwise the caller means the one it sent last
+                cells = request["cells"]
+                if self.loader:
+                    self.loader.stop()
+                    self.loader = None
+            answers = self.answer(cells, request["calls"], request["fresh"])
+            load_errors = self.loader.errors if self.loader else []
+            replies.write(json.dumps({"answers": answers, "load_errors": load_errors}) + "\n")
+            replies.flush()
+        if self.loader:
+            self.loader.stop()
+
+    def answer(self, cells: list, calls: list[dict], fresh: bool) -> list[dict]:
+        answers: list[dict] = []
+        while len(answers) < len(calls) and time.monotonic() < self.budget_end:
+            loader = self.loader
+            if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or ended by a call
+                loader = self.loader = _Loader(cells, self.config, self.modules, self)
+            answers += loader.run(calls[len(answers):], fresh)
+            if loader.failure or answers[-1].get("limit") in ("time", "time budget"):
+                break
+            fresh = True  # a call ended the process: the rest run one child each, so one crash costs one call
+        if self.loader and self.loader.failure:  # the program could not load: every call says why
+            rest = {"ok": False, **self.loader.failure}
+        elif time.monotonic() >= self.budget_end:
+            rest = {"ok": False, "limit": "time budget", "reason": f"not run: the submission used its {self.budget:g} s"}
+        else:
+            rest = {"ok": False, "reason": "not run: an earlier check of this part ran out of time"}
+        return answers + [dict(rest) for _ in calls[len(answers):]]
+
+
+def _serve(config: dict) -> None:
+    """The worker: import once, then start a session per submission as the caller asks.
+
+    It never holds student code itself: each session is forked from it and gets the programs.
+    """
+    sys.path[:0] = config["path"]
+    for name in config["preload"]:
+        __import__(name)
+    modules = {}
+    for name, path in config["modules"].items():
+        _import_path(name, path)  # fails here, not in a check, if it is broken; warms its imports
+        modules[name] = compile(Path(path).read_text(), path, "exec")
+    isolation = None
+    if config["isolation"]:
+        settings = config["isolation"]
+        module = _import_path("isolation", settings["path"])
+        isolation = module.Isolation(settings["uid_base"], module.Budgets(**settings["budgets"]), settings["hide"])
+    _become_subreaper()
+    gc.freeze()  # sessions, loaders and check children inherit these objects; collections in them skip them
+    workdir = tempfile.mkdtemp(prefix="sandbox-")
+    os.chmod(workdir, 0o755)
+    requests, replies = _Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
+    replies.write(json.dumps({"ready": isolation.level if isolation else "none"}) + "\n")
+    replies.flush()
+    # One request at a time: while a session runs, it alone reads the requests (this process waits).
+    while request := requests.next():
+        if isolation:
+            isolation.begin()
+        pid = _start_session(_Session(config, modules, isolation, workdir, request["begin"]))
+        _, status = os.waitpid(pid, 0)
+        _reap_orphans()
+        hit = isolation.end(status) if isolation else []
+        replies.write(json.dumps({"budgets": hit}) + "\n")
+        replies.flush()
+    os.rmdir(workdir)
+
+
+def _start_session(session: _Session) -> int:
+    """Fork the process that serves one submission; it tells the caller in one line if it cannot start."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        if session.isolation:
+            session.isolation.enter()
+        session.serve()
+    except Exception as exc:
+        os.write(1, (json.dumps({"error": f"the submission's sandbox could not start: {exc}"}) + "\n").encode())
+    finally:
+        os._exit(session.isolation.exit_code if session.isolation else 0)
+
+
+if __name__ == "__main__":
+    _serve(json.loads(sys.argv[1]))

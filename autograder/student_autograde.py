@@ -1,0 +1,91 @@
+"""What a grading process does for one student of a class: nbgrader's autograde, with the checks inline.
+
+classroom.grade_class hands students to the pool (pool.run_pool); each pool process calls the function
+autograder_for made for it. Only plain data goes back: nothing when the student is graded (the report
+is in the gradebook and in report.json beside the autograded notebook), or why the student was not.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from nbgrader.apps.api import NbGraderAPI
+from nbgrader.converters import Autograde
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.utils import capture_log
+
+from .assignment import Assignment
+from .preprocessors.grading_notes import other_notebooks
+from .preprocessors.run_hidden_suites import report_path
+from .report import one_line
+from .tuning import shared_url
+from .validate import read_submission
+
+
+def failure(exc: BaseException) -> str:
+    """What the grader says when it failed on one student's submission (the class goes on)."""
+    return one_line(f"the grader failed on it ({type(exc).__name__}: {exc})", 200)
+
+
+def find_notebook(assignment: Assignment, folder: Path) -> tuple[Path | None, str]:
+    """The notebook to grade in a student's folder, or None and the reason there is none.
+
+    A student's only notebook under another name is copied to the assignment's name beside the original
+    (FindGradingNotes, autograder/preprocessors/grading_notes.py, notes it from the folder as it stands).
+    """
+    name = assignment.notebook_name
+    expected = folder / name
+    others = other_notebooks(folder, name)
+    found = ", ".join(f"'{p.name}'" for p in others)
+    if expected.is_file():
+        return expected, ""
+    if len(others) == 1:  # a renamed notebook: grade it under the name nbgrader knows, keeping the original
+        try:
+            shutil.copyfile(others[0], expected)
+        except OSError as error:
+            return None, f"no {name} in the submission (found {found}; it could not be copied: {error.strerror})"
+        return expected, ""
+    if others:
+        return None, f"no {name} in the submission (found {found}): submit one notebook under that name"
+    return None, f"no {name} in the submission"
+
+
+def autograder_for(assignment: Assignment, config, submitted: Path, max_bytes: int):
+    """What each grading process runs for one student: nbgrader's autograde, with the checks inline.
+
+    Each process makes one Autograde converter (as NbGraderAPI.autograde would for every student)
+    and runs it once per student. Returns plain data for the parent: nothing when it is graded (the
+    report, notes included, is in the gradebook and in report.json beside the autograded notebook,
+    where RunHiddenSuites wrote it), or why it was not graded. A notebook that fails validation
+    (read_submission) never reaches nbgrader, and whatever else goes wrong with one student is that
+    student's reason: it never ends the process, nor the parent, which tries such a student once more.
+    """
+    converters: list[Autograde] = []
+
+    def autograde(student: str) -> dict:
+        try:
+            return autograde_one(student)
+        except Exception as exc:
+            return {"problem": failure(exc), "retry": True}
+
+    def autograde_one(student: str) -> dict:
+        path, reason = find_notebook(assignment, submitted / student / assignment.name)
+        if path is None:
+            return {"problem": reason}
+        submission = read_submission(student, path, max_bytes)  # validated: nbgrader never sees a malformed file
+        if submission.error:
+            return {"problem": submission.error}
+        if not converters:  # one per process, made after the fork
+            coursedir = CourseDirectory(config=config)
+            coursedir.db_url, coursedir.assignment_id = shared_url(coursedir.db_url), assignment.name
+            converter = Autograde(coursedir=coursedir, parent=NbGraderAPI(coursedir=coursedir, config=config))
+            converter.force = converter.create_student = True
+            converters.append(converter)
+        converters[0].coursedir.student_id = student
+        result = capture_log(converters[0])  # with --force: autograded/<student>/<assignment>/ written afresh
+        if not result["success"] or not report_path(converters[0].coursedir, student, assignment.name).is_file():
+            last = (result.get("error") or "").strip().splitlines()
+            return {"problem": "nbgrader could not autograde it" + (f": {last[-1]}" if last else ""), "retry": True}
+        return {}
+
+    return autograde

@@ -1,0 +1,63 @@
+"""Grading notes as notebook content (autograder/preprocessors/grading_notes.py) and the report file.
+
+The class-level checks (every note in the summary is on the student's page) are in
+tests/test_catalogue_hostile.py; these are the pieces: the note cell renders as the note's own text
+whatever file names a student chose, the folder's notes, and the report's round trip through report.json.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from autograder.preprocessors.add_grading_notes import HEADING, note_markdown
+from autograder.preprocessors.grading_notes import folder_notes
+from autograder.preprocessors.sanitize_markdown import SanitizeMarkdown, render
+from autograder.report import CheckResult, PartResult, Report
+
+NAMES = [
+    "modules_and_sgd (1).ipynb",
+    "[x](javascript:alert(1)).ipynb",
+    "<img src=x onerror=alert(1)>.ipynb",
+    "<script>alert(1)</script>.ipynb",
+    "*bold* _em_ `code` $x$ \\ &amp; # ! | ~ {}.ipynb",
+    "naïve ünïcode 名前.ipynb",
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_note_cell_renders_as_its_text_and_is_inert(name):
+    note = f"the folder also holds '{name}': only modules_and_sgd.ipynb is graded"
+    source = note_markdown(note)
+    assert SanitizeMarkdown().sanitize_markdown(source) == source  # kept whole: nothing for the sanitiser to do
+    rendered = render(source)
+    assert "<script" not in rendered and "<img" not in rendered and "<a " not in rendered, rendered
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", rendered)).split())
+    assert text == " ".join(f"{HEADING.strip('*')} {note}".split()), rendered
+
+
+def test_folder_notes_say_renamed_or_other_notebooks(tmp_path):
+    (tmp_path / "modules_and_sgd.ipynb").write_text("{}")
+    assert folder_notes(tmp_path, "modules_and_sgd.ipynb") == []
+    (tmp_path / "modules_and_sgd (1).ipynb").write_text("{}")  # the grader's copy beside the original
+    assert folder_notes(tmp_path, "modules_and_sgd.ipynb") == [
+        "graded 'modules_and_sgd (1).ipynb' as modules_and_sgd.ipynb (renamed)"]
+    (tmp_path / "modules_and_sgd (1).ipynb").write_text('{"other": 1}')
+    assert folder_notes(tmp_path, "modules_and_sgd.ipynb") == [
+        "the folder also holds 'modules_and_sgd (1).ipynb': only modules_and_sgd.ipynb is graded"]
+    (tmp_path / ".hidden.ipynb").write_text("{}")
+    (tmp_path / "folder.ipynb").mkdir()
+    assert len(folder_notes(tmp_path, "modules_and_sgd.ipynb")) == 1
+
+
+def test_a_report_goes_through_its_file_unchanged(tmp_path):
+    report = Report([PartResult("test_step", 3.0, [CheckResult("a", True), CheckResult("b", False, "why")])],
+                    limits=["time"], notes=["renamed", "cells pasted more than once: x"])
+    path = tmp_path / "autograded" / "ada" / "dl01_6_3" / "report.json"
+    report.save(path)
+    again = Report.load(path)
+    assert again == report and again.to_json() == report.to_json()
+    assert again.note == "renamed; cells pasted more than once: x"
+    assert [p.name for p in path.parent.iterdir()] == ["report.json"]  # no scratch file left
+    assert Report([]).note == "" and "notes" not in Report([]).to_json()

@@ -1,0 +1,75 @@
+"""The grader and the student's helper explain an exception in the same words.
+
+The student's helper (source/<assignment>/notebook_checks.py) is shipped alone and imports nothing
+of the grader, so it keeps its own `describe_exception`; the grader's is
+autograder/sandbox/messages.py. This golden list holds both to the same line, so a student sees in
+the grade what pytest showed them. The one difference is deliberate: only the grader sets a memory
+limit, so only it says "ran out of memory".
+"""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from autograder.sandbox import describe_exception as grader_describe
+from conftest import ASSIGNMENT
+
+HELPER = ASSIGNMENT.source_dir / "notebook_checks.py"
+
+
+def student_describe(exc: BaseException) -> str:
+    spec = importlib.util.spec_from_file_location("golden_notebook_checks", HELPER)
+    spec.loader.exec_module(module := importlib.util.module_from_spec(spec))
+    return module.describe_exception(exc)
+
+
+def raised(source: str, filename: str = "<cell forward>") -> BaseException:
+    try:
+        exec(compile(source, filename, "exec"), {"__name__": "__main__"})
+    except BaseException as exc:  # noqa: B036 - the point is to describe whatever it raised
+        return exc
+    raise AssertionError("the code raised nothing")
+
+
+GOLDEN = [
+    ("class Linear:\n    def forward(self, x):\n        raise NotImplementedError()\nLinear().forward(1)",
+     "Linear.forward is not written yet: replace `raise NotImplementedError()` with your code"),
+    ("raise NotImplementedError()", "raised NotImplementedError"),
+    ("x = (1,", "cell forward has a syntax error on line 1: '(' was never closed"),
+    ("def f():\n    return 1 / 0\nf()", "f raised ZeroDivisionError: division by zero"),
+    ("def g():\n    raise ValueError()\ng()", "g raised ValueError"),
+    ("raise ValueError('first line\\nsecond line')", "raised ValueError: first line"),
+    ("raise ValueError('   ')", "raised ValueError"),
+    ("{}['w']", "raised KeyError: 'w'"),
+    ("def outer():\n    def inner():\n        return [][1]\n    return inner()\nouter()",
+     "outer.<locals>.inner raised IndexError: list index out of range"),
+    ("import json\ndef parse():\n    return json.loads('{')\nparse()",
+     "parse raised JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    ("class SGD:\n    def step(self):\n        self.lr.x\nSGD().step()",
+     "SGD.step raised AttributeError: 'SGD' object has no attribute 'lr'"),
+]
+
+
+@pytest.mark.parametrize("source, message", GOLDEN, ids=[m.split(" ")[0] + str(i) for i, (_, m) in enumerate(GOLDEN)])
+def test_the_grader_and_the_student_helper_give_the_same_line(source, message):
+    exc = raised(source)
+    assert grader_describe(exc) == message
+    assert student_describe(exc) == message
+
+
+@pytest.mark.parametrize("filename", ["<cell forward>", "<ipython-input-3-abc>", "/tmp/ipykernel_7/123.py"])
+def test_both_name_the_notebook_function_in_a_cell_or_a_live_kernel(filename):
+    exc = raised("def relu(x):\n    raise TypeError('no')\nrelu(1)", filename)
+    assert grader_describe(exc) == student_describe(exc) == "relu raised TypeError: no"
+
+
+def test_code_outside_the_notebook_is_not_named():
+    exc = raised("def check():\n    assert False, 'the probe says no'\ncheck()", "/srv/probes.py")
+    assert grader_describe(exc) == student_describe(exc) == "raised AssertionError: the probe says no"
+
+
+def test_only_the_grader_which_limits_memory_says_ran_out_of_memory():
+    exc = raised("def hog():\n    raise MemoryError()\nhog()")
+    assert grader_describe(exc) == "hog ran out of memory"
+    assert student_describe(exc) == "hog raised MemoryError"
