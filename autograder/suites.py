@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from .assignment import Assignment
 from .report import CheckResult, Submission
-from .sandbox import Cell, Outcome, Sandbox, program_from_notebook
+from .sandbox import MISSING, Cell, Outcome, Sandbox, program_from_notebook
 from .settings import GraderSettings
 
 
@@ -138,6 +138,7 @@ class Runner:
         self.memo: dict[tuple[str, str], Outcome] = {}
         self.wanted: dict[tuple[str, str], tuple[Callable, dict]] = {}
         self.timed_out = False
+        self.missing = ""  # the load error of a solution cell missing from the notebook, once an answer shows one
 
     def run(self, probe: Callable, **kwargs: Any) -> Any:
         key = (probe.__name__, repr(sorted(kwargs.items())))
@@ -170,6 +171,7 @@ class Runner:
             if not (self.fresh and outcome.reason == NOT_RUN_AFTER_TIME_OUT and not outcome.limit):
                 self.memo[key] = outcome
         for outcome in outcomes:
+            self.missing = self.missing or next((e for e in outcome.load_errors if MISSING in e), "")
             if outcome.limit and self.submission is not None:
                 self.submission.limits.append(outcome.limit)
             self.timed_out = self.timed_out or (outcome.limit == "time" and not self.fresh)
@@ -180,7 +182,7 @@ def _explain(outcome: Outcome) -> str:
     """The reason, plus the load error behind it when a name is missing because a cell failed."""
     if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")) and outcome.load_errors:
         # A cell missing from the notebook explains a missing name better than a stub that raised.
-        cause = next((e for e in outcome.load_errors if "is missing" in e), outcome.load_errors[0])
+        cause = next((e for e in outcome.load_errors if MISSING in e), outcome.load_errors[0])
         return f"{outcome.reason} (because {cause})"
     return outcome.reason
 
@@ -192,7 +194,10 @@ def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | N
     except _Waiting:
         return None
     except Exception as error:
-        return CheckResult(check.name, False, failure_message(error))
+        message = failure_message(error)
+        if student.missing and "missing" not in message:  # the cause, not its consequence
+            message = f"{message} (because {student.missing})"
+        return CheckResult(check.name, False, message)
     return CheckResult(check.name, True, "")
 
 

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .messages import describe_exception
-from .program import Cell, program_from_notebook
+from .program import MISSING, Cell, program_from_notebook
 
-__all__ = ["Cell", "Limits", "Outcome", "Sandbox", "describe_exception", "program_from_notebook"]
+__all__ = ["MISSING", "Cell", "Limits", "Outcome", "Sandbox", "describe_exception", "program_from_notebook"]
 
 WORKER = Path(__file__).with_name("worker.py")
 ISOLATION = Path(__file__).with_name("isolation.py")  # the `path` of the `isolation` argument
@@ -58,7 +58,7 @@ PRELOAD = (
     "random", "statistics", "fractions", "decimal", "numbers", "itertools", "functools", "operator",
     "collections", "collections.abc", "heapq", "bisect", "contextlib", "dataclasses", "typing", "types",
     "copy", "weakref", "time", "datetime", "string", "re", "textwrap", "json", "struct", "inspect",
-    "traceback", "warnings", "abc", "enum",
+    "traceback", "warnings", "abc", "enum", "subprocess", "signal",
 )
 
 _THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 
+
+MISSING = "is missing from the notebook"  # how a solution cell the student deleted is named (suites.py says why)
+
 @dataclass(frozen=True)
 class Cell:
     """One piece of a program: `name` is shown in messages as "cell <name>" (a grade_id, or the
@@ -96,7 +99,7 @@ def program_from_notebook(
             if role != "solution":
                 text = _text(cell)
             elif take_all or gid in wanted:
-                text = student_text.get(gid, f"raise RuntimeError('the cell {gid} is missing from the notebook')")
+                text = student_text.get(gid, f"raise RuntimeError('the cell {gid} {MISSING}')")
             else:
                 text = blank_text.get(gid, f"raise RuntimeError('the cell {gid} is missing from the release')")
             program.append(Cell(gid, _strip_magics(text)))
