@@ -7,7 +7,6 @@ error, every plot shown. Without a browser that part is skipped, saying so; the 
 from __future__ import annotations
 
 import base64
-import os
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -16,11 +15,9 @@ import pytest
 
 from autograder.demo import write_demo_class
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, course_copy, grade_class
+from test_formgrader_browser import browser  # noqa: F401 (the fixture: Debian's Chromium, or a skip that says why)
 
 pytestmark = pytest.mark.slow
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 BROKEN = "broken"  # a student whose file is not a notebook: "could not be graded"
 NAMED = '<b onmouseover="x">'  # a message-like string a student controls must come out escaped
 
@@ -126,22 +123,6 @@ def test_student_text_is_escaped():
 def test_make_report_runs_the_cli():
     done = subprocess.run(["make", "-n", "report"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0 and "-m autograder report --assignment dl01_6_3" in done.stdout
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not (os.path.exists(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium); the html.parser checks still ran")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as error:
-        pytest.skip(f"no browser driver: playwright does not import ({error}); the html.parser checks still ran")
-    with sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def test_the_page_renders_in_a_browser(report, browser):
