@@ -143,7 +143,8 @@ class _Loader:
     def _ended(self, message: dict) -> str:
         """Why the loader sent no answer: it ended, or it wrote something that is not one."""
         status = self._status()
-        return "wrote to the grader's pipe something that is not an answer" if message else status
+        return ("wrote to the grader's pipe something that is not an answer: write only through print(), "
+                "not to file descriptors (os.write)") if message else status
 
     def _status(self) -> str:
         try:
