@@ -149,14 +149,12 @@ class Runner:
             if self.batch:
                 raise _Waiting
             self.fetch()
-            if key not in self.memo:  # never alone in its batch, so never left after a time-out; but if it were
-                raise CheckFailed(NOT_RUN_AFTER_TIME_OUT)
         outcome = self.memo[key]
         if outcome.ok:
             return outcome.value
         if self.submission is None:
             raise RuntimeError(f"the reference solution failed {probe.__name__}: {outcome.reason}")
-        raise CheckFailed(_explain(outcome))
+        raise CheckFailed(self.explain(outcome))
 
     def fetch(self) -> bool:
         """Fetch every answer noted as wanted, in one batch; False when none was."""
@@ -166,25 +164,19 @@ class Runner:
         self.wanted.clear()
         outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh)
         for key, outcome in zip(keys, outcomes):
-            # A part whose checks each run in a child of their own (fresh): a time-out costs only the calls
-            # that ran out of time; those the worker left after it are asked for again in the next batch.
-            if not (self.fresh and outcome.reason == NOT_RUN_AFTER_TIME_OUT and not outcome.limit):
-                self.memo[key] = outcome
-        for outcome in outcomes:
+            self.memo[key] = outcome
             self.missing = self.missing or next((e for e in outcome.load_errors if MISSING in e), "")
             if outcome.limit and self.submission is not None:
                 self.submission.limits.append(outcome.limit)
             self.timed_out = self.timed_out or (outcome.limit == "time" and not self.fresh)
         return True
 
-
-def _explain(outcome: Outcome) -> str:
-    """The reason, plus the load error behind it when a name is missing because a cell failed."""
-    if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")) and outcome.load_errors:
-        # A cell missing from the notebook explains a missing name better than a stub that raised.
-        cause = next((e for e in outcome.load_errors if MISSING in e), outcome.load_errors[0])
-        return f"{outcome.reason} (because {cause})"
-    return outcome.reason
+    def explain(self, outcome: Outcome) -> str:
+        """The reason, plus the load error behind it when a name is missing because a cell failed (a cell
+        missing from the notebook, when one is, explains a missing name better than a stub that raised)."""
+        if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")) and outcome.load_errors:
+            return f"{outcome.reason} (because {self.missing or outcome.load_errors[0]})"
+        return outcome.reason
 
 
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:

@@ -9,3 +9,14 @@ def bump(ns: dict) -> int:
     """Change the program's state and report it: a second call must see the state as loaded."""
     ns["counter"][0] += 1
     return ns["counter"][0]
+
+
+def parent(ns: dict) -> int:
+    """The process that forked this call's process: the loader, for a call in a fresh batch."""
+    import os
+
+    return os.getppid()
+
+
+def run(ns: dict, name: str):
+    return ns[name]()

@@ -121,3 +121,21 @@ def test_processes_the_student_starts_are_ended(box):
     time.sleep(0.2)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert "sleep 313" not in ps
+
+
+def test_a_loop_in_a_fresh_batch_costs_its_call_alone_and_the_loader_goes_on(box):
+    calls = [(sandbox_probes.parent, {}), (sandbox_probes.run, {"name": "loop"}), (sandbox_probes.parent, {}),
+             (sandbox_probes.value, {"name": "x"})]
+    started = time.monotonic()
+    before, looped, after, x = box.call_many([Cell("tricks", CODE + "x = 7")], calls, fresh=True)
+    assert looped.limit == "time" and looped.reason == "the check did not finish within 1 s (an infinite loop?)"
+    assert before.ok and after.ok and before.value == after.value  # the same loader: nothing was loaded again
+    assert x.value == 7 and time.monotonic() - started < 2.5
+
+
+def test_a_loader_that_student_code_wedged_is_stopped_by_the_worker_and_the_batch_goes_on(box):
+    wedge = "import select, time\nselect.select = lambda *args: time.sleep(60)\nx = 7"  # the loader's own timer
+    started = time.monotonic()
+    first, second = box.call_many([Cell("wedge", wedge)], [(sandbox_probes.value, {"name": "x"})] * 2, fresh=True)
+    assert first.limit == second.limit == "time" and "did not finish within 1 s" in first.reason
+    assert time.monotonic() - started < 6  # two calls, each stopped a second after its limit

@@ -10,12 +10,13 @@ import gc
 import io
 import json
 import os
+import select
 import signal
 import sys
 from types import CodeType
 from typing import Any, Callable
 
-from messages import describe_exception, describe_exit, describe_status
+from messages import describe_exception, describe_exit, describe_status, describe_time_out
 
 _report: Callable[[dict], None] = lambda msg: None  # where a limit breach is reported
 _CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
@@ -143,12 +144,15 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
                             "reason": f"returned something that is not plain data ({exc})"})
 
 
-def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int, fresh: bool) -> None:
+def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int, fresh: bool,
+               seconds: float) -> None:
     """In the loader: answer every call of a batch on `results`, one message each, in order.
 
-    `fresh`: each call runs in its own child, forked from the loaded program; a child that dies
-    answers for its call. Otherwise the loader runs the calls itself, one after another: the worker
-    loads the program again for the rest if one of them ends the process.
+    `fresh`: each call runs in its own child (and process group), forked from the loaded program; a
+    child that dies answers for its call, and one still running after `seconds` is killed and answers
+    that it ran out of time, so a loop costs its own call and the batch goes on in this loader (the
+    worker's deadline, a little later, is the backstop). Otherwise the loader runs the calls itself,
+    one after another: the worker loads the program again for the rest if one of them ends the process.
     """
     if not fresh:
         _run_calls(ns, modules, calls, results)
@@ -157,18 +161,33 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:
+            os.setpgid(0, 0)
             os.close(read_end)
             _run_calls(ns, modules, [call], write_end)
             os._exit(0)
         os.close(write_end)
         with os.fdopen(read_end, "rb") as answer:
-            line = answer.readline()
+            ready = select.select([answer], [], [], seconds)[0]
+            line = answer.readline() if ready else None
+        if line is None:
+            for kill in (os.killpg, os.kill):  # the child and whatever it started in its group
+                try:
+                    kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         _, status = os.waitpid(pid, 0)
-        try:
-            json.loads(line)
-        except ValueError:  # nothing, or a line cut short by the child's death
-            line = (json.dumps({"event": "result", "ok": False, "reason": describe_status(status)}) + "\n").encode()
-        os.write(results, line)
+        if line is None:
+            message = {"ok": False, "limit": "time", "reason": describe_time_out("the check", seconds)}
+        else:
+            try:
+                json.loads(line)
+                message = None
+            except ValueError:  # nothing, or a line cut short by the child's death
+                message = {"ok": False, "reason": describe_status(status)}
+        if message is None:
+            os.write(results, line)
+        else:
+            _send(results, {"event": "result", **message})
 
 
 def loader_main(cells, limits: dict, isolation, workdir, commands: int, results: int, modules: dict) -> None:
@@ -180,6 +199,6 @@ def loader_main(cells, limits: dict, isolation, workdir, commands: int, results:
         with os.fdopen(commands, "r") as calls:
             for line in calls:
                 batch = json.loads(line)
-                _run_batch(ns, modules, batch["calls"], results, batch["fresh"])
+                _run_batch(ns, modules, batch["calls"], results, batch["fresh"], limits["seconds"])
     finally:
         os._exit(0)

@@ -47,6 +47,11 @@ def describe_exit(exc: BaseException) -> str:
     return f"{where} {what}" if where else what
 
 
+def describe_time_out(what: str, seconds: float) -> str:
+    """Why a check or a cell has no answer when its wall-clock limit passed."""
+    return f"{what} did not finish within {seconds:g} s (an infinite loop?)"
+
+
 def describe_status(status: int) -> str:
     """Why a process that owed an answer ended, from its wait status."""
     if os.WIFSIGNALED(status):

@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
 import child  # noqa: E402
-from messages import describe_status  # noqa: E402
+from messages import describe_status, describe_time_out  # noqa: E402
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
@@ -80,14 +80,14 @@ class _Loader:
         self.seconds = config["limits"]["seconds"]
         self._wait_loaded()
 
-    def _deadline(self) -> float:
-        return min(time.monotonic() + self.seconds, self.session.budget_end)
+    def _deadline(self, grace: float = 0.0) -> float:
+        return min(time.monotonic() + self.seconds + grace, self.session.budget_end)
 
     def _time_out(self, what: str) -> dict:
         """Why `what` has no answer at the deadline: the check's own time, or the submission's."""
         if time.monotonic() >= self.session.budget_end:
             return {"limit": "time budget", "reason": f"{what} was stopped: the submission used its {self.session.budget:g} s"}
-        return {"limit": "time", "reason": f"{what} did not finish within {self.seconds:g} s (an infinite loop?)"}
+        return {"limit": "time", "reason": describe_time_out(what, self.seconds)}
 
     def _wait_loaded(self) -> None:
         cell = "the first cell"
@@ -114,7 +114,9 @@ class _Loader:
         """Answers to `calls`, in order, each within the time limit from the end of the one before.
 
         Fewer answers than calls when the loader ended on the way (it is then stopped): after a
-        time-out, a failure to load, or a call that ended the process.
+        time-out, a failure to load, or a call that ended the process. `fresh`: the loader times its
+        check children itself and answers for one that ran out of time; the deadline here is then a
+        second later, a backstop for a loader that student code has wedged.
         """
         if self.failure:
             return [{"ok": False, **self.failure}]
@@ -125,7 +127,7 @@ class _Loader:
             return [{"ok": False, **self.failure}]
         answers = []
         for _ in calls:
-            message = self.lines.next(self._deadline())
+            message = self.lines.next(self._deadline(grace=1.0 if fresh else 0.0))
             if message is None:
                 answers.append({"ok": False, **self._time_out("the check")})
                 self.stop()
@@ -174,7 +176,9 @@ class _Loader:
             self.session.isolation.note_scratch()
 
 
-_LIMITS = ("memory", "output")  # the limits a loader may report itself; time is the session's to judge
+# The limits a loader may report itself (time: for a check child, in a fresh batch); a loader's own time and
+# the submission's budget are the session's to judge.
+_LIMITS = ("memory", "output", "time")
 
 
 def _clean(message: dict) -> dict:
@@ -287,15 +291,19 @@ class _Session:
             self.loader.stop()
 
     def answer(self, cells: list, calls: list[dict], fresh: bool) -> list[dict]:
+        """An answer for each call. A call that ends the loader costs itself: the rest go on in a new one,
+        each in a child of its own. After a time-out in a batch that is not fresh, the rest are not run
+        (what the looping call left behind would be their state); in a fresh one they go on."""
         answers: list[dict] = []
         while len(answers) < len(calls) and time.monotonic() < self.budget_end:
             loader = self.loader
             if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or ended by a call
                 loader = self.loader = _Loader(cells, self.config, self.modules, self)
             answers += loader.run(calls[len(answers):], fresh)
-            if loader.failure or answers[-1].get("limit") in ("time", "time budget"):
+            limit = answers[-1].get("limit")
+            if loader.failure or limit == "time budget" or (limit == "time" and not fresh):
                 break
-            fresh = True  # a call ended the process: the rest run one child each, so one crash costs one call
+            fresh = True
         if self.loader and self.loader.failure:  # the program could not load: every call says why
             rest = {"ok": False, **self.loader.failure}
         elif time.monotonic() >= self.budget_end:

@@ -1,7 +1,6 @@
 """`pytest` here runs the checks of each test_<part>.py on the notebook as last saved (save it first).
 
-notebook_checks.py runs a part's checks in a child process; each check's result is reported here.
-`pytest -m step` runs one part: the markers are the parts, declared in pytest.ini.
+notebook_checks.py runs a part's checks in a child process; `pytest -m step` runs one part (pytest.ini).
 """
 import pytest
 

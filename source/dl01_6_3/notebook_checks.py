@@ -1,20 +1,17 @@
-"""Runs the public checks (the test_<part>.py files of this folder) on the notebook's code.
+"""Runs the public checks (test_<part>.py in this folder) on the notebook's code; standard library only.
 
-`pytest` (through conftest.py) reads the notebook as last saved and runs each part in a child process: a
-check that takes over CHECK_SECONDS or ends the process fails alone, and a part stops after TIMEOUTS such.
-A test cell of the notebook calls `check("<part>", globals())`: the same checks on the running kernel.
-Standard library only; Linux, macOS and Windows (fork where the system has it, else spawn).
+`pytest` (conftest.py) runs each part on the notebook as last saved, in a child process (fork, else spawn, as
+on Windows): a check that ends the process or runs over CHECK_SECONDS fails alone, and a part stops after
+TIMEOUTS such. A test cell of the notebook calls `check("<part>", globals())`: the same checks in the kernel.
 """
-from __future__ import annotations
-
 import importlib.util
 import json
 import multiprocessing
 import os
 import re
 import sys
-import time
 import traceback
+import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -24,30 +21,11 @@ TIMEOUTS = 3  # a part stops after this many of its checks ran out of time: abou
 START = os.environ.get("NOTEBOOK_CHECKS_START") or ("fork" if hasattr(os, "fork") else "spawn")
 
 
-class NotDefined(NameError):
-    """The notebook defines no such name."""
-
-
-class Notebook:
-    """The notebook's names as attributes (nb.Linear, nb.SGD, ...): what every check receives."""
-
-    def __init__(self, names: dict) -> None:
-        self.__dict__["names"] = names
-
-    def __getattr__(self, name: str):
-        if name not in self.names:
-            raise NotDefined(name)
-        return self.names[name]
-
-
 def _where(exc: BaseException) -> str | None:
     """The innermost notebook code (a cell's function, or "<module>") the exception passed through."""
-    where = None
-    for frame, _ in traceback.walk_tb(exc.__traceback__):
-        code = frame.f_code
-        if code.co_filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in code.co_filename:
-            where = getattr(code, "co_qualname", code.co_name)
-    return where
+    codes = [frame.f_code for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    cells = [c for c in codes if c.co_filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in c.co_filename]
+    return getattr(cells[-1], "co_qualname", cells[-1].co_name) if cells else None
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -68,9 +46,10 @@ def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str]]]:
     sys.path.insert(0, str(HERE))  # the notebook imports engine.py from this folder
     names, errors = {"__name__": "__main__"}, []
     for index, cell in enumerate(json.loads(Path(path).read_text(encoding="utf-8"))["cells"]):
-        meta, grading = cell.get("metadata", {}), cell.get("metadata", {}).get("nbgrader", {})
+        meta = cell.get("metadata", {})
+        grading = meta.get("nbgrader", {})
         if cell.get("cell_type") != "code" or "demo" in meta.get("tags", []) or (
-                grading.get("grade") and not grading.get("solution")):
+                grading.get("grade") and not grading.get("solution")):  # a test cell, or a demonstration
             continue
         source = "".join(cell.get("source", ""))
         source = "" if source.lstrip().startswith("%%") else re.sub(r"(?m)^(\s*)([%!])", r"\1# \2", source)
@@ -93,16 +72,16 @@ def checks(part: str) -> list:
 
 
 def run_check(fn, names: dict, load_errors: list[tuple[str, str]]) -> tuple[bool, str]:
-    """(passed, one-line message) for one check on the notebook's `names`."""
-    tensor = names.get("Tensor")
-    recording = getattr(tensor, "recording", None)
+    """(passed, one-line message) for one check on the notebook's `names`, given as attributes (nb.Linear)."""
+    tensor, recording = names.get("Tensor"), getattr(names.get("Tensor"), "recording", None)
+    nb = types.SimpleNamespace(**names)
     try:
-        fn(Notebook(names))
+        fn(nb)
         return True, ""
     except (Exception, SystemExit) as exc:
-        if isinstance(exc, NotDefined):
-            because = [reason for reason, source in load_errors if re.search(rf"\b{exc}\b", source)]
-            return False, f"the notebook defines no {exc} " + (f"(because {because[0]})" if because else
+        if isinstance(exc, AttributeError) and exc.obj is nb:  # a name the notebook does not define
+            because = [reason for reason, source in load_errors if re.search(rf"\b{exc.name}\b", source)]
+            return False, f"the notebook defines no {exc.name} " + (f"(because {because[0]})" if because else
                           "(run the cells above, in Jupyter; pytest reads the notebook as last saved)")
         if isinstance(exc, AssertionError) and _where(exc) is None:  # the check's own assert
             return False, (str(exc).strip().splitlines() or ["the check failed"])[0]
@@ -126,8 +105,7 @@ def _child(part: str, start: int, path: str, pipe) -> None:
     try:
         names, errors = load(Path(path))
     except Exception as exc:
-        pipe.send(("unreadable", f"{Path(path).name} could not be read as a notebook ({exc})"))
-        return
+        return pipe.send(("unreadable", f"{Path(path).name} could not be read as a notebook ({exc})"))
     pipe.send(("loaded",))
     for name, fn in checks(part)[start:]:
         pipe.send((name, *run_check(fn, names, errors)))
@@ -138,23 +116,22 @@ def run_part(part: str, path: Path = NOTEBOOK, start_method: str | None = None) 
     child process; after a check that times out or ends the process, a new child runs the rest."""
     names = [name for name, _ in checks(part)]
     context = multiprocessing.get_context(start_method or START)
-    results: dict[str, tuple[bool, str]] = {}
-    timeouts = 0
+    results, timeouts = {}, 0
     while len(results) < len(names) and timeouts < TIMEOUTS:
         receive, send = context.Pipe(duplex=False)
         child = context.Process(target=_child, args=(part, len(results), str(path), send), daemon=True)
         child.start()
         send.close()  # the child's end: once the child is gone, recv() sees EOF
-        loaded, deadline = False, time.monotonic() + LOAD_SECONDS
+        loaded = False
         while len(results) < len(names):
             running = names[len(results)]
-            if not receive.poll(max(0.0, deadline - time.monotonic())):
+            if not receive.poll(CHECK_SECONDS if loaded else LOAD_SECONDS):
+                timeouts += 1
                 if loaded:
                     results[running] = (False, f"did not finish within {CHECK_SECONDS:g} s (an infinite loop?)")
                 else:
                     message = f"loading the notebook did not finish within {LOAD_SECONDS:g} s (a loop in a cell?)"
                     results.update({name: (False, message) for name in names if name not in results})
-                timeouts += 1
                 break
             try:
                 message = receive.recv()
@@ -167,7 +144,7 @@ def run_part(part: str, path: Path = NOTEBOOK, start_method: str | None = None) 
                 results.update({name: (False, message[1]) for name in names if name not in results})
             elif message[0] != "loaded":
                 results[message[0]] = (message[1], message[2])
-            loaded, deadline = True, time.monotonic() + CHECK_SECONDS
+            loaded = True
         child.kill()
         child.join()
         receive.close()
