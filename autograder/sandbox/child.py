@@ -167,27 +167,23 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
             os._exit(0)
         os.close(write_end)
         with os.fdopen(read_end, "rb") as answer:
-            ready = select.select([answer], [], [], seconds)[0]
-            line = answer.readline() if ready else None
-        if line is None:
-            for kill in (os.killpg, os.kill):  # the child and whatever it started in its group
+            line = answer.readline() if select.select([answer], [], [], seconds)[0] else None
+        if line is None:  # still running: the child and whatever it started in its group end here
+            for kill in (os.killpg, os.kill):
                 try:
                     kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+            os.waitpid(pid, 0)
+            _send(results, {"event": "result", "ok": False, "limit": "time",
+                            "reason": describe_time_out("the check", seconds)})
+            continue
         _, status = os.waitpid(pid, 0)
-        if line is None:
-            message = {"ok": False, "limit": "time", "reason": describe_time_out("the check", seconds)}
-        else:
-            try:
-                json.loads(line)
-                message = None
-            except ValueError:  # nothing, or a line cut short by the child's death
-                message = {"ok": False, "reason": describe_status(status)}
-        if message is None:
-            os.write(results, line)
-        else:
-            _send(results, {"event": "result", **message})
+        try:
+            json.loads(line)
+        except ValueError:  # nothing, or a line cut short by the child's death
+            line = (json.dumps({"event": "result", "ok": False, "reason": describe_status(status)}) + "\n").encode()
+        os.write(results, line)
 
 
 def loader_main(cells, limits: dict, isolation, workdir, commands: int, results: int, modules: dict) -> None:

@@ -62,6 +62,11 @@ class _Lines:
         os.close(self.fd)
 
 
+# In a fresh batch the loader times its check children; the worker waits this much longer for an answer
+# before it stops a loader that student code has wedged.
+BACKSTOP_SECONDS = 1.0
+
+
 class _Loader:
     """The session's handle on one loaded program."""
 
@@ -115,8 +120,8 @@ class _Loader:
 
         Fewer answers than calls when the loader ended on the way (it is then stopped): after a
         time-out, a failure to load, or a call that ended the process. `fresh`: the loader times its
-        check children itself and answers for one that ran out of time; the deadline here is then a
-        second later, a backstop for a loader that student code has wedged.
+        check children itself and answers for one that ran out of time; the deadline here is then
+        BACKSTOP_SECONDS later.
         """
         if self.failure:
             return [{"ok": False, **self.failure}]
@@ -127,7 +132,7 @@ class _Loader:
             return [{"ok": False, **self.failure}]
         answers = []
         for _ in calls:
-            message = self.lines.next(self._deadline(grace=1.0 if fresh else 0.0))
+            message = self.lines.next(self._deadline(grace=BACKSTOP_SECONDS if fresh else 0.0))
             if message is None:
                 answers.append({"ok": False, **self._time_out("the check")})
                 self.stop()
@@ -303,7 +308,7 @@ class _Session:
             limit = answers[-1].get("limit")
             if loader.failure or limit == "time budget" or (limit == "time" and not fresh):
                 break
-            fresh = True
+            fresh = True  # a call ended the process: the rest run one child each, so one crash costs one call
         if self.loader and self.loader.failure:  # the program could not load: every call says why
             rest = {"ok": False, **self.loader.failure}
         elif time.monotonic() >= self.budget_end:
