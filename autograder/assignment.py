@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 import nbformat
@@ -92,4 +92,11 @@ def find_assignment(root: Path, name: str | None = None) -> Assignment:
         name = names[0]
     if not (root / "source" / name).is_dir():
         raise RuntimeError(f"no assignment {name!r} in {root / 'source'}")
+    return Assignment(root, name)
+
+
+@cache
+def course_assignment(root: Path, name: str) -> Assignment:
+    """The one Assignment per course and name in this process: the preprocessors, which nbgrader runs for
+    every student, read its notebooks once, not once a student."""
     return Assignment(root, name)

@@ -16,7 +16,6 @@ script. Every text shown comes from students' submissions and is HTML-escaped.
 """
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import io
@@ -224,13 +223,3 @@ def main(root: Path, assignment, dest: Path | None = None, config=None) -> int:
     print(f"Wrote {path}.")
     return 0
 
-
-if __name__ == "__main__":
-    from .assignment import find_assignment
-
-    parser = argparse.ArgumentParser(prog="python -m autograder.class_report")
-    parser.add_argument("--assignment")
-    parser.add_argument("--to", type=Path)
-    args = parser.parse_args()
-    here = Path(__file__).resolve().parent.parent
-    sys.exit(main(here, find_assignment(here, args.assignment), args.to))

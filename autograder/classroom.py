@@ -69,8 +69,15 @@ def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> str:
     return "submitted/"
 
 
-def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, reason: str) -> None:
-    """A submission nbgrader cannot open: zero in the gradebook, and a feedback page with the reason."""
+RESUBMIT_ADVICE = "Score: 0. Submit the notebook file itself, saved from Jupyter."
+GRADER_FAULT_ADVICE = ("Score: 0 for now. The grader failed on this submission, not your notebook: your instructor "
+                       "will grade it again (make regrade).")
+
+
+def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, reason: str,
+                       grader_fault: bool = False) -> None:
+    """A submission not graded: zero in the gradebook, and a feedback page with the reason and what to do
+    (resubmit, when the file is the student's problem; nothing, when the grader failed on it)."""
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
         submission = gb.update_or_create_submission(assignment.name, student)
@@ -88,7 +95,7 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
     (folder / page).write_text(
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{assignment.name}</title></head><body>"
         f"<h1>{html.escape(assignment.name)}: not graded</h1><p>{html.escape(reason)}</p>"
-        "<p>Score: 0. Submit the notebook file itself, saved from Jupyter.</p></body></html>\n"
+        f"<p>{GRADER_FAULT_ADVICE if grader_fault else RESUBMIT_ADVICE}</p></body></html>\n"
     )
 
 
@@ -182,11 +189,12 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
             try:  # what RunHiddenSuites wrote beside the autograded notebook
                 reports[student] = Report.load(report_path(coursedir, student, assignment.name))
             except Exception as exc:
-                answer = {"problem": f"the grader could not read its report ({type(exc).__name__}: {exc})"}
+                answer = {"problem": f"the grader could not read its report ({type(exc).__name__}: {exc})",
+                          "retry": True}
         if "problem" in answer:
             problems[student] = _one_line(answer["problem"])
             try:
-                _record_unreadable(api, assignment, student, problems[student])
+                _record_unreadable(api, assignment, student, problems[student], grader_fault=answer.get("retry", False))
             except Exception as exc:  # the others are still recorded; the summary names this one
                 _say(f"Could not record {student}'s zero in the gradebook: {failure(exc)}.")
             continue

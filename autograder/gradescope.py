@@ -236,7 +236,8 @@ def run(root: Path | None = None) -> int:
             data = results_json(report, settings, isolation, time.monotonic() - start, note)
     except Exception as exc:  # the grader itself failed: the student sees a one-line reason, the log the rest
         traceback.print_exc(file=sys.stdout)
-        data = error_json(f"the grader failed ({type(exc).__name__}); your instructor has been told",
+        data = error_json(f"the grader failed ({type(exc).__name__}), not your notebook: ask your instructor to look at this "
+                          "submission's autograder output",
                           time.monotonic() - start, isolation)
         code = 1
     results.write_text(json.dumps(data, indent=1) + "\n")

@@ -85,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"Wrote {path}: {count} students, for Canvas's Grades > Import.")
     if pending:
-        print(f"{len(pending)} of them have written answers not graded yet: their column holds the autograded "
-              f"points only (grade them in the formgrader, then run this again).")
+        print(f"{len(pending)} of them have written answers not graded yet ({', '.join(pending)}): their column "
+              f"holds the autograded points only (grade them in the formgrader, then run this again).")
     return 0
 
 

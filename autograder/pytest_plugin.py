@@ -227,7 +227,7 @@ def _message(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str:
     from .report import redactor
     from .suites import failure_message
 
-    message = failure_message(excinfo.value)
+    message = failure_message(excinfo.value, getattr(item.funcargs.get("student"), "missing", ""))
     grading = _GRADINGS.get(item.path.resolve().parent)
     if grading is not None:
         message = redactor(grading.assignment, grading.settings.message_chars)(message)

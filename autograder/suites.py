@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from .assignment import Assignment
 from .report import CheckResult, Submission
-from .sandbox import MISSING, Cell, Outcome, Sandbox, program_from_notebook
+from .sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
 from .settings import GraderSettings
 
 
@@ -119,9 +119,6 @@ def load_suites(assignment: Assignment) -> list[Suite]:
 # ---------------------------------------------------------------------- running them
 
 
-NOT_RUN_AFTER_TIME_OUT = "not run: an earlier check of this part ran out of time"
-
-
 class Runner:
     """What a check calls: run a probe on one program, return plain data or fail with a reason.
 
@@ -186,18 +183,18 @@ def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | N
     except _Waiting:
         return None
     except Exception as error:
-        message = failure_message(error)
-        if student.missing and "missing" not in message:  # the cause, not its consequence
-            message = f"{message} (because {student.missing})"
-        return CheckResult(check.name, False, message)
+        return CheckResult(check.name, False, failure_message(error, student.missing))
     return CheckResult(check.name, True, "")
 
 
-def failure_message(error: BaseException) -> str:
-    """A failed check's one line: the assertion's message (a CheckFailed's reason), else what went wrong."""
+def failure_message(error: BaseException, missing: str = "") -> str:
+    """A failed check's one line: the assertion's message (a CheckFailed's reason), else what went wrong;
+    with `missing` (the load error of a solution cell missing from the notebook), that cause too."""
     message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
     if not isinstance(error, AssertionError):
         message = f"the check could not run: {type(error).__name__}: {message}"
+    if missing and "missing" not in message:  # the cause, not its consequence
+        message = f"{message} (because {missing})"
     return message
 
 

@@ -6,15 +6,17 @@ whatever file names a student chose, the folder's notes, and the report's round 
 """
 from __future__ import annotations
 
+import copy
 import html
 import re
 
 import pytest
 
 from autograder.preprocessors.add_grading_notes import HEADING, note_markdown
-from autograder.preprocessors.grading_notes import folder_notes
+from autograder.preprocessors.grading_notes import cell_notes, folder_notes
 from autograder.preprocessors.sanitize_markdown import SanitizeMarkdown, render
 from autograder.report import CheckResult, PartResult, Report
+from conftest import ASSIGNMENT, release_notebook
 
 NAMES = [
     "modules_and_sgd (1).ipynb",
@@ -61,3 +63,15 @@ def test_a_report_goes_through_its_file_unchanged(tmp_path):
     assert again.note == "renamed; cells pasted more than once: x"
     assert [p.name for p in path.parent.iterdir()] == ["report.json"]  # no scratch file left
     assert Report([]).note == "" and "notes" not in Report([]).to_json()
+
+
+@pytest.mark.parametrize("edited_copy, edited_note", [(0, False), (1, True)])
+def test_a_pasted_locked_cell_is_judged_by_its_last_copy_the_one_graded(edited_copy, edited_note):
+    notebook = release_notebook()
+    index = next(i for i, c in enumerate(notebook.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "imports")
+    copies = [copy.deepcopy(notebook.cells[index]) for _ in range(2)]
+    copies[edited_copy].source += "\nprint('mine')"
+    notebook.cells[index:index + 1] = copies
+    notes = cell_notes(ASSIGNMENT, notebook)
+    assert notes[0].startswith("cells pasted more than once: imports (the last copy of each is graded")
+    assert any(n.startswith("locked cells edited, graded as released: imports") for n in notes) == edited_note

@@ -1,7 +1,7 @@
 """The hidden suites under pytest itself (autograder/pytest_plugin.py) agree with the grader, check by check.
 
 For every entry of the bug catalogue (the reference with one mutation, tests/catalogue_bugs.py), and for
-the reference and the blank release, the notebook is written to a file and run twice:
+the reference, the reference without its `sgd` cell and the blank release, the notebook is written to a file and run twice:
 
 * `python -m pytest autograder/dl01_6_3 --notebook X -q -rA --report-json J`, as an instructor runs it;
 * the grader, on all of them in one batch (grading.grade_submissions, what `python -m autograder grade X`
@@ -41,6 +41,10 @@ def notebooks() -> dict[str, dict]:
     entries = {"reference": solution_notebook(), "release": release_notebook()}
     for bug in BUGS:
         entries[bug.id] = apply(solution_notebook(), list(bug.mutations))
+    # A deleted solution cell: the messages name it as the cause, under pytest as in the grader.
+    without_sgd = solution_notebook()
+    without_sgd.cells = [c for c in without_sgd.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "sgd"]
+    entries["reference-without-sgd"] = without_sgd
     return entries
 
 

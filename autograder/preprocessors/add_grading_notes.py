@@ -1,9 +1,9 @@
 """AddGradingNotes: the report's note (renamed notebook, pasted or edited cells) as the notebook's first cell.
 
-Last in c.Autograde.autograde_preprocessors, after the gradebook row is written: it reads the report that
-RunHiddenSuites wrote beside the autograded notebook (report.json; its notes come from FindGradingNotes,
-autograder/preprocessors/grading_notes.py) and inserts a markdown cell at the top of the autograded
-notebook, so the formgrader and the feedback page show the note, in the words of `make grade`'s summary.
+Last in c.Autograde.autograde_preprocessors, after the gradebook row is written: it takes the note of the
+report RunHiddenSuites made earlier in the same pass (handed over in the pass's resources; its notes
+come from FindGradingNotes, autograder/preprocessors/grading_notes.py) and inserts a markdown cell at the
+top of the autograded notebook, so the formgrader and the feedback page show the note, in the words of `make grade`'s summary.
 
 The cell is the kit's own text, added after SanitizeMarkdown has run. What a student chose in it (file
 names) is written as character references, which markdown renders as those characters, as text, never as
@@ -14,13 +14,10 @@ from __future__ import annotations
 import re
 
 from nbformat.v4 import new_markdown_cell
-from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ..report import Report
-from .run_hidden_suites import report_path
+from .run_hidden_suites import NOTE_RESOURCE
 
-NOTE_CELL_ID = "kit-grading-note"
 HEADING = "**Note from the grader:**"
 
 
@@ -34,16 +31,10 @@ class AddGradingNotes(NbGraderPreprocessor):
     """Put the report's note at the top of the autograded notebook, as a markdown cell."""
 
     def preprocess(self, nb, resources):
-        info = resources["nbgrader"]
-        note = Report.load(report_path(CourseDirectory(parent=self), info["student"], info["assignment"])).note
+        note = resources.get(NOTE_RESOURCE, "")
         if note:
-            cell = new_markdown_cell(note_markdown(note))
-            if nb.get("nbformat_minor", 0) >= 5:  # cell ids exist from nbformat 4.5 on, and are unique
-                taken = {c.get("id") for c in nb.cells}
-                cell.id = NOTE_CELL_ID
-                while cell.id in taken:
-                    cell.id += "-1"
-            else:
+            cell = new_markdown_cell(note_markdown(note))  # with a random id, where nbformat 4.5 wants one
+            if nb.get("nbformat_minor", 0) < 5:  # cell ids exist from nbformat 4.5 on
                 cell.pop("id", None)
             nb.cells.insert(0, cell)
         return nb, resources

@@ -12,8 +12,8 @@ line, in the summary of `make grade` and at the top of the student's feedback pa
 * `RunHiddenSuites` moves them into the submission's report (`notes`), which it writes beside the
   autograded notebook (autograded/<student>/<assignment>/report.json).
 * `AddGradingNotes` (autograder/preprocessors/add_grading_notes.py, last in
-  c.Autograde.autograde_preprocessors) reads that report and puts the note at the top of the autograded
-  notebook as a markdown cell, so the formgrader and the feedback page show it.
+  c.Autograde.autograde_preprocessors) takes the report's note from the pass's resources and puts it at
+  the top of the autograded notebook as a markdown cell, so the formgrader and the feedback page show it.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ..assignment import Assignment
+from ..assignment import Assignment, course_assignment
 from ..report import one_line
 
 METADATA_KEY = "kit_notes"  # notebook metadata: from FindGradingNotes to RunHiddenSuites
@@ -58,20 +58,22 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
         return cell.get("source", "").strip()
 
     ids = [grade_id(c) for c in notebook.get("cells", []) if grade_id(c)]
-    first = {}
-    for cell in notebook.get("cells", []):
-        first.setdefault(grade_id(cell), cell)
+    # nbgrader keeps the last copy of a pasted cell as the graded one (DropDuplicateIds); earlier copies
+    # lose their metadata and run as plain code where they stand.
+    last = {grade_id(cell): cell for cell in notebook.get("cells", [])}
     notes = []
     duplicated = sorted({i for i in ids if ids.count(i) > 1}, key=ids.index)
     if duplicated:
-        notes.append(f"cells pasted more than once: {', '.join(duplicated)} (graded as the notebook runs, top to bottom)")
+        notes.append(f"cells pasted more than once: {', '.join(duplicated)} (the last copy of each is graded; "
+                     "earlier copies run as plain code: delete them)")
     known = [c for c in assignment.source.cells if grade_id(c)]
     missing = [grade_id(c) for c in known if (c.metadata.nbgrader.get("solution") or c.metadata.nbgrader.get("grade"))
-               and grade_id(c) not in first]
+               and grade_id(c) not in last]
     if missing:
-        notes.append(f"cells missing from the notebook: {', '.join(missing)}")
-    edited = [grade_id(c) for c in known if c.metadata.nbgrader.get("locked") and grade_id(c) in first
-              and text(first[grade_id(c)]) != text(c)]
+        notes.append(f"cells missing from the notebook: {', '.join(missing)} "
+                     "(copy them back from the released notebook)")
+    edited = [grade_id(c) for c in known if c.metadata.nbgrader.get("locked") and grade_id(c) in last
+              and text(last[grade_id(c)]) != text(c)]
     if edited:
         notes.append(f"locked cells edited, graded as released: {', '.join(edited)}")
     return notes
@@ -83,7 +85,7 @@ class FindGradingNotes(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         coursedir = CourseDirectory(parent=self)
-        assignment = Assignment(Path(coursedir.root), info["assignment"])
+        assignment = course_assignment(Path(coursedir.root), info["assignment"])
         folder = Path(coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"]))
         notes = folder_notes(folder, f"{info['notebook']}.ipynb") + cell_notes(assignment, nb)
         nb.metadata[METADATA_KEY] = [one_line(note) for note in notes]

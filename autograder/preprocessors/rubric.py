@@ -16,7 +16,7 @@ from pathlib import Path
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ..assignment import Assignment
+from ..assignment import course_assignment
 
 HEADING = "#### Rubric for graders (from source/; students never see it)"
 _MARK_SCHEME = re.compile(r"^[ \t]*#*[ \t]*BEGIN MARK SCHEME[^\n]*\n(.*?)^[ \t]*#*[ \t]*END MARK SCHEME[^\n]*$", re.M | re.S)
@@ -45,7 +45,7 @@ class AddRubric(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
-        assignment = Assignment(Path(CourseDirectory(parent=self).root), info["assignment"])
+        assignment = course_assignment(Path(CourseDirectory(parent=self).root), info["assignment"])
         found = rubrics(assignment.source)
         for cell in nb.cells:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")

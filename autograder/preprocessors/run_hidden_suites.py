@@ -14,12 +14,15 @@ from nbformat.v4 import new_output
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ..assignment import Assignment
+from ..assignment import course_assignment
 from ..report import PartResult, Report, check_lines
 from ..settings import GraderSettings
 from ..grading import grade_one
 from ..report import Submission
 from .grading_notes import METADATA_KEY
+
+
+NOTE_RESOURCE = "kit_grading_note"  # the report's note, handed to AddGradingNotes in the pass's resources
 
 
 def grade_cell_outputs(part: PartResult) -> list:
@@ -54,18 +57,20 @@ class RunHiddenSuites(NbGraderPreprocessor):
 
     The report goes two ways, both on disk: each part's outcome into its grade cell (for nbgrader's
     SaveAutoGrades, so into the gradebook), and the whole report, with the notes FindGradingNotes found,
-    into report.json beside the autograded notebook, where `make grade` reads it for its summary. The
-    grading itself runs in this process's warm sandboxes.
+    into report.json beside the autograded notebook, where `make grade` reads it for its summary (and its
+    note to AddGradingNotes, later in the same pass). The grading itself runs in this process's warm
+    sandboxes.
     """
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         coursedir = CourseDirectory(parent=self)
-        assignment = Assignment(Path(coursedir.root), info["assignment"])
+        assignment = course_assignment(Path(coursedir.root), info["assignment"])
         notes = nb.metadata.pop(METADATA_KEY, None)  # FindGradingNotes', from the notebook as submitted
         submission = Submission(f"{info['student']}/{info['notebook']}", notebook=nb)
         report = grade_one(submission, assignment, GraderSettings(parent=self))
         report.notes = [str(note) for note in notes] if isinstance(notes, list) else []
         write_report(nb, report)
         report.save(report_path(coursedir, info["student"], info["assignment"]))
+        resources[NOTE_RESOURCE] = report.note  # for AddGradingNotes, later in this same pass
         return nb, resources

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .messages import describe_exception
+from .messages import NOT_RUN_AFTER_TIME_OUT, describe_budget_spent, describe_exception
 from .program import MISSING, Cell, program_from_notebook
 
-__all__ = ["MISSING", "Cell", "Limits", "Outcome", "Sandbox", "describe_exception", "program_from_notebook"]
+__all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Cell", "Limits", "Outcome", "Sandbox", "describe_exception",
+           "program_from_notebook"]
 
 WORKER = Path(__file__).with_name("worker.py")
 ISOLATION = Path(__file__).with_name("isolation.py")  # the `path` of the `isolation` argument
@@ -174,8 +175,7 @@ class Sandbox:
             self.begin()
         left = self.budget_end - time.monotonic()
         if left <= 0:
-            reason = f"not run: the submission used its {self.budget:g} s"
-            return [Outcome(False, reason=reason, limit="time budget") for _ in calls]
+            return [Outcome(False, reason=describe_budget_spent(self.budget), limit="time budget") for _ in calls]
         request: dict[str, Any] = {"fresh": fresh, "calls": [
             {"function": f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", "kwargs": kwargs}
             for f, kwargs in calls]}

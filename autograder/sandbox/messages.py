@@ -47,6 +47,14 @@ def describe_exit(exc: BaseException) -> str:
     return f"{where} {what}" if where else what
 
 
+NOT_RUN_AFTER_TIME_OUT = "not run: an earlier check of this part ran out of time"
+
+
+def describe_budget_spent(seconds: float) -> str:
+    """Why a check was not run: the submission's time budget was used up."""
+    return f"not run: the submission used its {seconds:g} s"
+
+
 def describe_time_out(what: str, seconds: float) -> str:
     """Why a check or a cell has no answer when its wall-clock limit passed."""
     return f"{what} did not finish within {seconds:g} s (an infinite loop?)"

@@ -6,9 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-
-
 MISSING = "is missing from the notebook"  # how a solution cell the student deleted is named (suites.py says why)
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -68,7 +67,7 @@ def program_from_notebook(
     the grader's probes build what else they need. No solution cell is ever taken from `source`
     (the instructor's copy holds the answers): one missing from `release` raises. Cells the student
     added run where they stand, after the known cell before them. Without `source` and `release`
-    (the self-check) the notebook is its own source and release.
+    the notebook is its own source and release.
     """
     source = source or notebook
     release = release or notebook
@@ -93,7 +92,7 @@ def program_from_notebook(
     program = list(added.get(None, []))
     for cell in source["cells"]:
         gid, role = _nbgrader(cell).get("grade_id"), _role(cell)
-        if not gid:  # prose, or (in the self-check) a cell the student added: placed above
+        if not gid:  # prose, or (without a separate source) a cell the student added: placed above
             continue
         if cell.get("cell_type") == "code" and role not in ("test", "demo"):
             if role != "solution":

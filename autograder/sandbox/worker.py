@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
 import child  # noqa: E402
-from messages import describe_status, describe_time_out  # noqa: E402
+from messages import NOT_RUN_AFTER_TIME_OUT, describe_budget_spent, describe_status, describe_time_out  # noqa: E402
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
@@ -312,9 +312,9 @@ class _Session:
         if self.loader and self.loader.failure:  # the program could not load: every call says why
             rest = {"ok": False, **self.loader.failure}
         elif time.monotonic() >= self.budget_end:
-            rest = {"ok": False, "limit": "time budget", "reason": f"not run: the submission used its {self.budget:g} s"}
+            rest = {"ok": False, "limit": "time budget", "reason": describe_budget_spent(self.budget)}
         else:
-            rest = {"ok": False, "reason": "not run: an earlier check of this part ran out of time"}
+            rest = {"ok": False, "reason": NOT_RUN_AFTER_TIME_OUT}
         return answers + [dict(rest) for _ in calls[len(answers):]]
 
 
