@@ -1,13 +1,18 @@
 # Every target runs in .venv, built from the pinned requirements on first use.
 VENV := .venv
 # .venv is built with PYTHON=... if given, else the newest of python3.13, python3.12 and python3.11
-# that runs here, else python3 if it is 3.11 to 3.13. Looked for only when .venv is built.
-SUPPORTED := import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))
+# that runs here, else python3; each must be one autograder/supported_python.py accepts (3.11.0 to
+# 3.13), or make stops with that script's one line. Looked for only when .venv is built.
+CHECK_PYTHON := autograder/supported_python.py
 NEWEST_PYTHON = $(shell for p in python3.13 python3.12 python3.11 python3; do \
-	$$p -c '$(SUPPORTED)' 2>/dev/null && { echo $$p; break; }; done)
+	$$p $(CHECK_PYTHON) 2>/dev/null && { echo $$p; break; }; done)
+# The script's one line when $(1) is not supported (empty when it is).
+REFUSAL = $(shell out=$$($(1) $(CHECK_PYTHON) '$(1)' 2>&1 >/dev/null); status=$$?; \
+	if [ $$status -eq 1 ]; then echo "$$out"; elif [ $$status -ne 0 ]; then echo '$(1) does not run'; fi)
 FOUND_PYTHON = $(or $(shell python3 -c 'import platform; print("python3", platform.python_version())' 2>/dev/null),no python3)
-VENV_PYTHON = $(or $(PYTHON),$(NEWEST_PYTHON),$(error needs Python 3.11, 3.12 or 3.13 to build $(VENV) \
-	(or PYTHON=...); found: $(FOUND_PYTHON)))
+GIVEN_PYTHON = $(if $(call REFUSAL,$(PYTHON)),$(error $(call REFUSAL,$(PYTHON))),$(PYTHON))
+VENV_PYTHON = $(if $(PYTHON),$(GIVEN_PYTHON),$(or $(NEWEST_PYTHON),$(error needs Python 3.11.0 to 3.13 to build \
+	$(VENV) (or PYTHON=...); found: $(FOUND_PYTHON))))
 PY := $(VENV)/bin/python
 # nbgrader runs the `alembic` command of its environment when it creates gradebook.db.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)

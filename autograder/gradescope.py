@@ -43,16 +43,17 @@ SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
 SETUP_SH = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image (Ubuntu). It makes a venv
 # from the pinned requirements.txt next to this file with the newest of python3.13, python3.12 and
-# python3.11 that runs, else python3 if it is 3.11 to 3.13, else one installed with apt; then puts
-# that venv's python first on PATH as /usr/local/bin/python3, which run_autograder uses.
+# python3.11 that autograder/supported_python.py accepts (3.11.0 to 3.13), else python3 if it does,
+# else one installed with apt; then puts that venv's python first on PATH as /usr/local/bin/python3,
+# which run_autograder uses. Without one it stops with the script's one line.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SUPPORTED='import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))'
+CHECK="$HERE/autograder/supported_python.py"
 export DEBIAN_FRONTEND=noninteractive
 
 find_python() {
   for p in python3.13 python3.12 python3.11 python3; do
-    if command -v "$p" >/dev/null 2>&1 && "$p" -c "$SUPPORTED" 2>/dev/null; then
+    if command -v "$p" >/dev/null 2>&1 && "$p" "$CHECK" "$p" 2>/dev/null; then
       command -v "$p"; return 0
     fi
   done
@@ -60,7 +61,7 @@ find_python() {
 }
 
 PYTHON="$(find_python || true)"
-if [ -z "$PYTHON" ]; then
+if [ -z "$PYTHON" ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   for v in 3.12 3.11 3.13; do
     if apt-get install -y -qq --no-install-recommends "python$v" "python$v-venv" >/dev/null 2>&1; then break; fi
@@ -70,8 +71,13 @@ if [ -z "$PYTHON" ]; then
     apt-get install -y -qq --no-install-recommends software-properties-common >/dev/null
     add-apt-repository -y ppa:deadsnakes/ppa && apt-get update -qq
     apt-get install -y -qq --no-install-recommends python3.11 python3.11-venv
-    PYTHON="$(find_python)"
+    PYTHON="$(find_python || true)"
   fi
+fi
+if [ -z "$PYTHON" ]; then
+  found="$(python3 "$CHECK" python3 2>&1 | tail -n 1 || true)"
+  echo "setup.sh: ${found:-no python3 found: the kit needs CPython 3.11.0 to 3.13}" >&2
+  exit 1
 fi
 echo "setup.sh: building the grader's venv with $PYTHON ($("$PYTHON" --version))"
 if ! "$PYTHON" -m venv "$HERE/.venv"; then  # Ubuntu's Pythons keep venv (ensurepip) in a package of its own

@@ -20,11 +20,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MAKE = shutil.which("make")
 SUPPORTED = [(3, 11), (3, 12), (3, 13)]
-NEEDS = "needs Python 3.11, 3.12 or 3.13 to build .venv"
+NEEDS = "needs Python 3.11.0 to 3.13 to build .venv"
 
 
 def fake_python(bin_dir: Path, name: str, version: str | None, log: Path) -> None:
-    """`bin_dir/name`: runs `-c CODE` in this interpreter as if it were `version`, and logs the call.
+    """`bin_dir/name`: runs `-c CODE` or a script in this interpreter as if it were `version`; logs the call.
 
     version None: a command that exists but does not run (like a pyenv shim of an unselected version).
     """
@@ -38,9 +38,12 @@ with open({str(log)!r}, "a") as log:
     print({name!r}, file=log)
 sys.version_info = ({major}, {minor}, {micro}, "final", 0)
 sys.version = {version!r} + " " + sys.version.split(" ", 1)[1]
-if sys.argv[1:2] != ["-c"]:
+if sys.argv[1:2] == ["-c"]:
+    code, sys.argv = sys.argv[2], ["-c"] + sys.argv[3:]
+elif sys.argv[1:2] and sys.argv[1].endswith(".py"):
+    code, sys.argv = open(sys.argv[1]).read(), sys.argv[1:]
+else:
     sys.exit(2)
-code, sys.argv = sys.argv[2], ["-c"] + sys.argv[3:]
 exec(compile(code, "<string>", "exec"), {{"__name__": "__main__"}})
 """
     path = bin_dir / name
@@ -56,11 +59,11 @@ def make_env(path: str, **extra: str) -> dict[str, str]:
 
 @pytest.fixture
 def course(tmp_path: Path) -> Path:
-    """A copy of the Makefile and requirements.txt, without .venv."""
+    """A copy of the Makefile, requirements.txt and the supported-Python check, without .venv."""
     assert MAKE, "make is not on PATH"
     course = tmp_path / "course"
-    course.mkdir()
-    for name in ("Makefile", "requirements.txt"):
+    (course / "autograder").mkdir(parents=True)
+    for name in ("Makefile", "requirements.txt", "autograder/supported_python.py"):
         shutil.copy(ROOT / name, course / name)
     return course
 
@@ -112,12 +115,24 @@ def test_python_given_overrides_the_choice(course):
     fakes = {"python3.13": "3.13.1", "python3.11": "3.11.9", "python3": "3.10.12"}
     run, _ = make(course, fakes, "which-python", "PYTHON=python3.11")
     assert run.stdout == "python3.11\n"
-    run, _ = make(course, fakes, "which-python", PYTHON="/opt/python/bin/python3")
-    assert run.stdout == "/opt/python/bin/python3\n"
+    given = str(course.parent / "bin" / "python3.11")  # a path, from the environment
+    run, _ = make(course, fakes, "which-python", PYTHON=given)
+    assert run.stdout == given + "\n", run.stderr
     run, _ = make(course, fakes, "-n", ".venv/.installed", PYTHON="python3.11")
     assert run.stdout.splitlines()[0] == "python3.11 -m venv .venv", run.stdout
     run, _ = make(course, fakes, "-n", ".venv/.installed")
     assert run.stdout.splitlines()[0] == "python3.13 -m venv .venv", run.stdout
+
+
+@pytest.mark.parametrize("found", ["3.10.12", "3.14.0", None])
+def test_an_unsupported_python_given_stops_with_one_line_naming_it(course, found):
+    run, _ = make(course, {"python3.13": "3.13.1", "old": found}, ".venv/.installed", "PYTHON=old")
+    assert run.returncode != 0 and run.stdout == "" and len(run.stderr.splitlines()) == 1, run.stderr
+    if found:
+        assert f"old is Python {found}: the kit needs CPython 3.11.0 to 3.13" in run.stderr, run.stderr
+    else:
+        assert "old does not run" in run.stderr, run.stderr
+    assert not (course / ".venv").exists()
 
 
 def test_looks_only_when_venv_must_be_built(course):
