@@ -26,9 +26,9 @@ help:
 	@echo "make release  regenerate release/ and solutions/ from source/"
 	@echo "make which-python  the Python that builds .venv (3.11 to 3.13; PYTHON=... overrides)"
 	@echo "make new-class      remove the demo class (submissions, gradebook rows, autograded/, feedback/, grades.csv rows); real students keep theirs"
-	@echo "make regrade STUDENT=ada  grade one student of submitted/ again: gradebook, feedback, grades.csv (manual grades kept)"
+	@echo "make regrade STUDENT=ada  grade one student folder of submitted/ again: gradebook, feedback, grades.csv (manual grades kept)"
 	@echo "make clean-grading  remove autograded/, feedback/, grades.csv and reports/ (gradebook.db and its manual grades stay)"
-	@echo "make reset-gradebook  delete gradebook.db, every score and the manual grades too, and the grading outputs (next year)"
+	@echo "make reset-gradebook  delete gradebook.db, every score and the manual grades too, and the grading outputs (next year; asks, or CONFIRM=yes; keeps a dated copy)"
 	@echo "make bench    grade generated classes with the kit and with stock nbgrader (docs/scaling.md; QUICK=1: N = 25 only)"
 	@echo "make gradescope   write build/gradescope.zip, the autograder to upload to Gradescope"
 	@echo "make grades-lms   write reports/$(ASSIGNMENT)-canvas.csv from the gradebook, for Canvas's grade import"
@@ -61,15 +61,22 @@ grade: $(VENV)/.installed
 new-class: $(VENV)/.installed
 	$(PY) -m autograder new-class --assignment $(ASSIGNMENT)
 
+# STUDENT and CONFIRM reach the grader as typed: never expanded by make ($(value)), never parsed by the
+# shell (an environment variable, quoted), so `STUDENT='ada;touch X;:'` is one odd name, which regrade refuses.
+# make exports a variable given on its command line to every recipe, expanded: these two it must not.
+unexport STUDENT CONFIRM
+regrade: export KIT_STUDENT = $(value STUDENT)
 regrade: $(VENV)/.installed
-	$(if $(STUDENT),,$(error make regrade needs STUDENT=<student id>, e.g. make regrade STUDENT=ada))
-	$(PY) -m autograder regrade $(STUDENT) --assignment $(ASSIGNMENT)
+	$(if $(value STUDENT),,$(error make regrade needs STUDENT=<student id>, e.g. make regrade STUDENT=ada))
+	$(PY) -m autograder regrade "$$KIT_STUDENT" --assignment $(ASSIGNMENT)
 
 clean-grading: $(VENV)/.installed
 	$(PY) -m autograder clean-grading
 
+# CONFIRM counts only on make's command line: one left in the environment never deletes a gradebook.
+reset-gradebook: export KIT_CONFIRM = $(if $(filter command line,$(origin CONFIRM)),$(value CONFIRM))
 reset-gradebook: $(VENV)/.installed
-	$(PY) -m autograder reset-gradebook
+	$(PY) -m autograder reset-gradebook --confirm "$$KIT_CONFIRM"
 
 # A Gradescope autograder: setup.sh, run_autograder, requirements.txt and the grader (README: Instructors).
 gradescope: $(VENV)/.installed

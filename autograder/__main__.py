@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     klass.add_argument("--assignment", help="assignment id (default: the course's only one)")
     regrade = commands.add_parser("regrade", help="grade these students of submitted/ again: gradebook, feedback, "
                                   "grades.csv; manual grades kept (make regrade STUDENT=...)")
-    regrade.add_argument("students", nargs="+", metavar="STUDENT")
+    regrade.add_argument("students", nargs="+", metavar="STUDENT", help="a folder's name directly under submitted/")
     regrade.add_argument("--assignment", help="assignment id (default: the course's only one)")
     new = commands.add_parser("new-class", help="remove the demo class: its submissions, gradebook rows, "
                               "autograded/, feedback/ and grades.csv rows; real students keep theirs (make new-class)")
@@ -43,8 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     summary.add_argument("--to", type=Path, help="where to write the page (default reports/<assignment>.html)")
     commands.add_parser("clean-grading", help="remove autograded/, feedback/, grades.csv, reports/ and .grading/; "
                         "gradebook.db and its manual grades stay (make clean-grading)")
-    commands.add_parser("reset-gradebook", help="clean-grading, and delete gradebook.db: every score, MANUAL GRADES "
-                        "TOO (make reset-gradebook)")
+    reset = commands.add_parser("reset-gradebook", help="keep a dated copy of gradebook.db, then clean-grading and "
+                                "delete gradebook.db: every score, MANUAL GRADES TOO (make reset-gradebook)")
+    reset.add_argument("--confirm", metavar="yes", help="`yes` answers the question (make reset-gradebook CONFIRM=yes)")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = "examples (make grade runs `class`; each make target of the README runs one of these):\n" + "\n".join(
         f"  {name:<17}{EXAMPLES.get(name, f'python -m autograder {name}')}" for name in commands.choices)
@@ -54,12 +55,14 @@ def main(argv: list[str] | None = None) -> int:
         problem = "is a folder: give the notebook file" if args.notebook.is_dir() else "does not exist"
         sys.stderr.write(f"python -m autograder grade: error: {args.notebook} {problem}\n")
         return 2
-    if args.command in ("clean-grading", "reset-gradebook"):
-        from .lifecycle import clean_grading, reset_gradebook
+    if args.command == "clean-grading":
+        from .lifecycle import clean_grading
 
-        removed = (clean_grading if args.command == "clean-grading" else reset_gradebook)(ROOT)
+        removed = clean_grading(ROOT)
         print(f"Removed {', '.join(removed)}." if removed else "Nothing to remove.")
         return 0
+    if args.command == "reset-gradebook":
+        return _reset_gradebook(args.confirm)
 
     settings = GraderSettings(config=load_config(ROOT))  # the configuration, read once: passed down from here
     assignment = find_assignment(ROOT, args.assignment)
@@ -76,13 +79,42 @@ def main(argv: list[str] | None = None) -> int:
 
         from .lifecycle import new_class
 
-        removed = new_class(assignment, CourseDirectory(config=settings.config))
+        removed, kept = new_class(assignment, CourseDirectory(config=settings.config))
         print(f"Removed the demo class ({', '.join(removed)}): put the real submissions in "
               f"submitted/<student>/{assignment.name}/ and run make grade." if removed else "No demo student to remove.")
+        if kept:
+            print(f"Kept demo students {', '.join(kept)}: their gradebook rows hold manual grades (only make "
+                  "reset-gradebook removes those).")
         return 0
     from .classroom import grade_class
 
     return grade_class(assignment, settings, only=args.students if args.command == "regrade" else None)
+
+
+RESET_QUESTION = "reset-gradebook deletes gradebook.db: every score, manual grades too (a dated copy is kept)."
+
+
+def _reset_gradebook(confirm: str | None) -> int:
+    """reset-gradebook once confirmed: `--confirm yes`, else `yes` typed on a terminal; with neither, one line."""
+    from .lifecycle import reset_gradebook
+
+    if confirm != "yes":
+        if not sys.stdin.isatty():
+            sys.stderr.write("reset-gradebook: refused: it deletes every score and manual grade; confirm on a "
+                             "terminal, or with make reset-gradebook CONFIRM=yes (--confirm yes)\n")
+            return 2
+        try:
+            answer = input(f"{RESET_QUESTION}\nType yes to go on: ")
+        except EOFError:  # Ctrl-D: no answer is not a yes
+            answer = ""
+        if answer.strip() != "yes":
+            print("Nothing removed.")
+            return 2
+    copy, removed = reset_gradebook(ROOT)
+    if copy:
+        print(f"Kept a copy of gradebook.db as {copy.name}.")
+    print(f"Removed {', '.join(removed)}." if removed else "Nothing to remove.")
+    return 0
 
 
 EXAMPLES = {
@@ -91,7 +123,7 @@ EXAMPLES = {
     "regrade": "python -m autograder regrade ada",
     "new-class": "python -m autograder new-class",
     "clean-grading": "python -m autograder clean-grading",
-    "reset-gradebook": "python -m autograder reset-gradebook",
+    "reset-gradebook": "python -m autograder reset-gradebook [--confirm yes]",
     "report": "python -m autograder report [--to PAGE.html]",
 }
 

@@ -28,8 +28,8 @@ from sqlalchemy.exc import SAWarning
 from traitlets import List, Unicode
 
 from .assignment import Assignment
-from .demo import write_demo_class
-from .lifecycle import demo_submissions, export_grades, forget_stale_demo, keep_manual_marks, manual_marks
+from .lifecycle import (demo_submissions, export_grades, forget_stale_demo, keep_manual_marks, manual_marks,
+                        regrade_refusal, write_demo)
 from .progress import Progress, one_step
 from .tuning import tune_nbgrader
 from .preprocessors.run_hidden_suites import report_path
@@ -59,9 +59,9 @@ def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> str:
         return f"the LMS download in {downloads.relative_to(assignment.root)}"
     folders = [p for p in submitted.glob(f"*/{assignment.name}") if p.is_dir()] if submitted.is_dir() else []
     if not folders:
-        write_demo_class(assignment, submitted)
+        write_demo(assignment, submitted)  # and records it: the only way a student is the demo's
         return "the bundled demo class (submitted/ was empty)"
-    demo = demo_submissions(assignment, submitted)  # known by name and content, never by a file beside them
+    demo = demo_submissions(assignment, submitted)  # the kit's record, never a name, time stamp or content
     if len(demo) == len(folders):
         return "the bundled demo class (written earlier into submitted/)"
     if demo:
@@ -136,9 +136,9 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     api = NbGraderAPI(coursedir=coursedir, config=config)
     submitted = assignment.root / coursedir.submitted_directory
     if only:
-        absent = [s for s in only if not (submitted / s / assignment.name).is_dir()]
-        if absent:
-            sys.stderr.write(f"no submission of {', '.join(absent)} in {submitted / '<student>' / assignment.name}\n")
+        refusal = regrade_refusal(assignment, submitted, only)  # a folder directly under submitted/, never a path
+        if refusal:
+            sys.stderr.write(f"regrade: {refusal}\n")
             return 2
         origin = "submitted/ (regrading " + ", ".join(only) + ")"
     else:
@@ -154,9 +154,12 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         return 1
 
     students = sorted(only or (p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir()))
-    if forgotten:
+    if forgotten.removed:
         _say(f"Removed the demo students no longer in submitted/ from the gradebook, autograded/ and feedback/: "
-             f"{', '.join(forgotten)}.")
+             f"{', '.join(forgotten.removed)}.")
+    if forgotten.kept:
+        _say(f"Kept the gradebook rows of {', '.join(forgotten.kept)}, no longer the demo's: they hold manual grades "
+             f"(only make reset-gradebook removes those).")
     _say(f"Grading {len(students)} submissions of {assignment.name} from {origin}; "
          f"each submission isolated by: {isolation_level(settings)}.")
     jobs = settings.jobs or os.cpu_count() or 1

@@ -9,9 +9,10 @@ import nbformat
 from .assignment import Assignment
 from .mutate import Mutation, apply
 
-TIMESTAMP = "2026-11-20 12:00:00.000000 UTC"  # fixed, so two runs give the same gradebook
+# Fixed, so two runs give the same gradebook. Never a sign of the demo: timestamp.txt is the student's to write.
+TIMESTAMP = "2026-11-20 12:00:00.000000 UTC"
 MARKER = ".demo-class"  # a dotfile older versions left in submitted/ (it survived rm -rf submitted/*): removed
-# when found. A demo submission is known by its name and content (autograder/lifecycle.py).
+# when found. Which students are the demo's is lifecycle.DEMO_RECORD, written by lifecycle.write_demo alone.
 
 # student id -> (what the submission is, the mutations of the reference that make it)
 ROSTER: dict[str, tuple[str, list[Mutation]]] = {
@@ -115,7 +116,8 @@ def with_answers(notebook: dict, release: dict, answers: dict[str, str]) -> dict
 
 
 def write_demo_class(assignment: Assignment, submitted: Path) -> list[str]:
-    """Write the roster, plus the untouched release as student `blank`, into submitted/."""
+    """Write the roster, plus the untouched release as student `blank`, into submitted/. Records nothing:
+    a course's demo class is written by lifecycle.write_demo, which records it."""
     reference = nbformat.read(assignment.root / "solutions" / assignment.name / assignment.notebook_name, 4)
     release = nbformat.read(assignment.root / "release" / assignment.name / assignment.notebook_name, 4)
     notebooks = {student: with_answers(apply(reference, mutations), release, ANSWERS.get(student, {}))

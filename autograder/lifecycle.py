@@ -1,74 +1,129 @@
 """A course's life cycle: from the demo class to a real one, regrading, cleaning, next year's reset.
 
-**The demo class is recognised by its submissions, never by a file beside them.** A folder of
-submitted/ is a demo student's when its name is on the demo roster and its notebook is, byte for
-byte, the one `write_demo_class` writes for that student (demo_fingerprints). A gradebook row is a
-demo student's when the name is on the roster and every submission it holds carries the demo's fixed
-time stamp (demo.TIMESTAMP, to the microsecond), or it holds none and no name or e-mail was given.
+**A demo student is one the kit wrote, and says so in a record only the kit writes.** Writing the demo
+class (write_demo) records, in DEMO_RECORD at the course root, each student it wrote with its
+notebook's SHA-256 and modification time to the nanosecond. That file is outside submitted/ and
+downloaded/, where collecting and uploads write, and outside every sandbox. A folder of submitted/ is a
+demo student's only while it is on the record and its notebook is still the file the kit wrote (same
+bytes, same mtime): a name, a time stamp (timestamp.txt is the student's) or a notebook identical to a
+demo one never makes a student demo, and a demo folder the instructor replaced with real work stops
+being demo. An unreadable record makes no one demo: a demo student left behind is removed by hand, a
+real one is never lost.
 
-**Only demo students are ever removed.** Grading a class first forgets every demo student whose demo
-submission is no longer in submitted/ (deleted, or replaced by a real student's work under the same
-name): their gradebook rows, autograded/ and feedback/ folders, and so their grades.csv row. A real
-student whose folder is missing keeps everything: the instructor may have moved it away by mistake.
+**Only demo students are ever removed**, and a gradebook row that holds manual grades (a manual score,
+extra credit or a comment) never is, demo or not, except by `make reset-gradebook` (forget_students
+is the one place rows are removed). Grading a class first forgets each recorded student whose demo
+notebook is no longer in submitted/ (deleted, or replaced under the same name): gradebook rows,
+autograded/ and feedback/, and so their grades.csv row; the record drops them either way.
 
-**Manual grades survive every target but `make reset-gradebook`**, which says so. nbgrader's autograde
-keeps a grade's manual score and comment, and flags a grade that has a manual score for review
-(needs_manual_grade); the kit checks the scores and comments after grading and puts back any that
-changed (keep_manual_marks).
+**Manual grades survive every target but `make reset-gradebook`**, which asks first and keeps a dated
+copy of gradebook.db. nbgrader's autograde keeps a grade's manual score and comment, and flags a grade
+that has a manual score for review (needs_manual_grade); the kit checks the scores and comments after
+grading and puts back any that changed (keep_manual_marks).
 """
 from __future__ import annotations
 
-import functools
 import hashlib
+import itertools
+import json
+import os
 import shutil
+import sqlite3
 import tempfile
+from contextlib import closing
+from datetime import datetime
 from pathlib import Path
+from typing import Iterator, NamedTuple
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.utils import parse_utc
 
 from .assignment import Assignment
-from .demo import MARKER, ROSTER, TIMESTAMP, write_demo_class
+from .demo import MARKER, write_demo_class
 from .export import PartsCsvExportPlugin
 
 # What grading writes, besides gradebook.db: removed by `make clean-grading` (reports/ is the class
 # report's folder, .grading/ the scratch release).
 GRADING_OUTPUTS = ("autograded", "feedback", "grades.csv", "reports", ".grading")
 GRADEBOOK_FILES = ("gradebook.db", "gradebook.db-journal")
+DEMO_RECORD = ".demo-class.json"  # at the course root: {assignment: {student: fingerprint}} (module doc)
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+class Forgotten(NamedTuple):
+    """Students whose rows and outputs were removed, and those kept because their rows hold manual grades."""
+    removed: list[str]
+    kept: list[str]
 
 
-@functools.lru_cache(maxsize=None)
-def demo_fingerprints(assignment: Assignment) -> dict[str, str]:
-    """{student: sha256 of the notebook} of the demo class as write_demo_class writes it now."""
-    with tempfile.TemporaryDirectory() as scratch:
-        students = write_demo_class(assignment, Path(scratch))
-        return {student: _sha(Path(scratch) / student / assignment.name / assignment.notebook_name)
-                for student in students}
+def is_folder_name(name: str) -> bool:
+    """Whether `name` can only mean one folder directly inside another: no separator, no `..`, not hidden."""
+    return bool(name) and not name.startswith(".") and "/" not in name and "\0" not in name and Path(name).name == name
 
 
-def demo_names(assignment: Assignment) -> set[str]:
-    return set(ROSTER) | set(demo_fingerprints(assignment))
+# ------------------------------------------------------------------------------------ the demo record
 
 
-def is_demo_submission(assignment: Assignment, submitted: Path, student: str) -> bool:
-    """Whether submitted/<student> is the bundled demo's submission for that name, byte for byte."""
-    expected = demo_fingerprints(assignment).get(student)
-    notebook = submitted / student / assignment.name / assignment.notebook_name
+def _fingerprint(notebook: Path) -> dict | None:
+    """The notebook file as the record knows it, or None when it is not a regular file (a symlink is not)."""
     try:
-        return expected is not None and notebook.is_file() and _sha(notebook) == expected
+        if not notebook.is_file() or notebook.is_symlink():
+            return None
+        return {"sha256": hashlib.sha256(notebook.read_bytes()).hexdigest(), "mtime_ns": notebook.stat().st_mtime_ns}
     except OSError:
+        return None
+
+
+def _read_record(root: Path) -> dict[str, dict[str, dict]]:
+    """The whole record; an absent or unreadable one is empty (no one is demo)."""
+    try:
+        record = json.loads((root / DEMO_RECORD).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def demo_record(assignment: Assignment) -> dict[str, dict]:
+    """{student: fingerprint} of the demo students the kit wrote for this assignment and has not forgotten."""
+    students = _read_record(assignment.root).get(assignment.name)
+    if not isinstance(students, dict):
+        return {}
+    return {s: f for s, f in students.items() if is_folder_name(s) and isinstance(f, dict)}
+
+
+def _save_record(assignment: Assignment, students: dict[str, dict]) -> None:
+    """This assignment's part of the record, written whole and atomically (os.replace); no demo left, no file."""
+    record = {**_read_record(assignment.root), assignment.name: students}
+    record = {name: part for name, part in record.items() if part}
+    path = assignment.root / DEMO_RECORD
+    if not record:
+        path.unlink(missing_ok=True)
+        return
+    with tempfile.NamedTemporaryFile("w", dir=assignment.root, prefix=DEMO_RECORD, delete=False) as scratch:
+        json.dump(record, scratch, indent=1, sort_keys=True)
+    os.replace(scratch.name, path)
+
+
+def write_demo(assignment: Assignment, submitted: Path) -> list[str]:
+    """Write the demo class into submitted/ (demo.write_demo_class) and record each student it wrote."""
+    students = write_demo_class(assignment, submitted)
+    prints = {s: _fingerprint(submitted / s / assignment.name / assignment.notebook_name) for s in students}
+    _save_record(assignment, {**demo_record(assignment), **{s: f for s, f in prints.items() if f}})
+    return students
+
+
+def _still_demo(assignment: Assignment, submitted: Path, student: str, fingerprint: dict) -> bool:
+    folder = submitted / student
+    if folder.is_symlink() or (folder / assignment.name).is_symlink():
         return False
+    return _fingerprint(folder / assignment.name / assignment.notebook_name) == fingerprint
 
 
 def demo_submissions(assignment: Assignment, submitted: Path) -> list[str]:
-    """The students of submitted/ whose submission is the bundled demo's."""
-    folders = sorted(p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir())
-    return [student for student in folders if is_demo_submission(assignment, submitted, student)]
+    """The students of submitted/ whose folder still holds the notebook the kit wrote for them (module doc)."""
+    return sorted(s for s, f in demo_record(assignment).items() if _still_demo(assignment, submitted, s, f))
+
+
+# ------------------------------------------------------------------------------------ the gradebook
 
 
 def _gradebook(coursedir: CourseDirectory) -> Gradebook | None:
@@ -79,48 +134,53 @@ def _gradebook(coursedir: CourseDirectory) -> Gradebook | None:
     return Gradebook(url, coursedir.course_id)
 
 
-def _is_demo_row(student, names: set[str]) -> bool:
-    if student.id not in names:
-        return False
-    if not student.submissions:  # entered by an interrupted demo run, before its autograde
-        return not (student.first_name or student.last_name or student.email or student.lms_user_id)
-    demo_time = parse_utc(TIMESTAMP).replace(tzinfo=None)
-    return all(s.timestamp is not None and s.timestamp.replace(tzinfo=None) == demo_time for s in student.submissions)
+def _marks(submission) -> Iterator[tuple[tuple[str, str, str], object]]:
+    """What graders entered by hand in one submission: ((notebook, kind, name), value) for each mark."""
+    for notebook in submission.notebooks:
+        for grade in notebook.grades:
+            if grade.manual_score is not None or grade.extra_credit is not None:
+                yield (notebook.name, "grade", grade.name), (grade.manual_score, grade.extra_credit)
+        for comment in notebook.comments:
+            if comment.manual_comment is not None:
+                yield (notebook.name, "comment", comment.name), comment.manual_comment
 
 
-def stale_demo_students(assignment: Assignment, coursedir: CourseDirectory, submitted: Path) -> list[str]:
-    """Gradebook students who were demo students and whose demo submission is gone from submitted/."""
+def forget_students(coursedir: CourseDirectory, students: list[str]) -> Forgotten:
+    """Remove students from the gradebook (nbgrader's API) and their autograded/ and feedback/ folders,
+    but never a student whose row holds a manual grade in any assignment: that one keeps everything."""
     gradebook = _gradebook(coursedir)
-    if gradebook is None:
-        return []
-    names = demo_names(assignment)
-    with gradebook as gb:
-        rows = [s.id for s in gb.students if _is_demo_row(s, names)]
-    return [s for s in rows if not is_demo_submission(assignment, submitted, s)]
-
-
-def forget_students(assignment: Assignment, coursedir: CourseDirectory, students: list[str]) -> None:
-    """Remove students from the gradebook (through nbgrader's API) and their autograded/ and feedback/."""
-    gradebook = _gradebook(coursedir)
+    kept: list[str] = []
     if gradebook is not None and students:
         with gradebook as gb:
             for student in students:
                 try:
-                    gb.remove_student(student)
+                    row = gb.find_student(student)
                 except MissingEntry:
-                    pass
+                    continue
+                if any(next(_marks(submission), None) for submission in row.submissions):
+                    kept.append(student)
+                else:
+                    gb.remove_student(student)
+    removed = [s for s in students if s not in kept]
     root = Path(coursedir.root)
-    for student in students:
+    for student in removed:
         for folder in (coursedir.autograded_directory, coursedir.feedback_directory):
             shutil.rmtree(root / folder / student, ignore_errors=True)
+    return Forgotten(removed, kept)
 
 
-def forget_stale_demo(assignment: Assignment, coursedir: CourseDirectory, submitted: Path) -> list[str]:
-    """What grading a class does first: forget the demo students no longer in submitted/ (module doc)."""
-    (submitted / MARKER).unlink(missing_ok=True)  # the dotfile older versions left: demo-ness is the content's
-    stale = stale_demo_students(assignment, coursedir, submitted)
-    forget_students(assignment, coursedir, stale)
-    return stale
+def forget_stale_demo(assignment: Assignment, coursedir: CourseDirectory, submitted: Path) -> Forgotten:
+    """What grading a class does first: forget the recorded demo students whose demo notebook is gone
+    from submitted/ (module doc), and take them off the record: from now on that name is a real student's."""
+    (submitted / MARKER).unlink(missing_ok=True)  # the dotfile older versions left: the record replaces it
+    record = demo_record(assignment)
+    current = set(demo_submissions(assignment, submitted))
+    stale = sorted(set(record) - current)
+    if not stale:
+        return Forgotten([], [])
+    forgotten = forget_students(coursedir, stale)
+    _save_record(assignment, {s: f for s, f in record.items() if s in current})
+    return forgotten
 
 
 def export_grades(assignment: Assignment, coursedir: CourseDirectory) -> None:
@@ -137,25 +197,50 @@ def export_grades(assignment: Assignment, coursedir: CourseDirectory) -> None:
         PartsCsvExportPlugin(to=str(target)).export(gb)  # a column per part (autograder/export.py)
 
 
-def new_class(assignment: Assignment, coursedir: CourseDirectory) -> list[str]:
+def _remove_demo_folder(assignment: Assignment, submitted: Path, student: str) -> None:
+    """Remove what write_demo_class wrote for a student, and the folders it leaves empty; nothing else."""
+    folder = submitted / student / assignment.name
+    for name in (assignment.notebook_name, "timestamp.txt"):
+        (folder / name).unlink(missing_ok=True)
+    for empty in (folder, folder.parent):
+        try:
+            empty.rmdir()
+        except OSError:  # something the kit did not write is there: it stays
+            return
+
+
+def new_class(assignment: Assignment, coursedir: CourseDirectory) -> Forgotten:
     """`make new-class`: the demo class leaves everything behind it; real students keep theirs.
 
-    Removes each demo submission from submitted/, then every demo student from the gradebook,
-    autograded/ and feedback/, and writes grades.csv again (or removes it when no student is left).
-    Returns the students removed.
+    Removes each demo student (module doc) from the gradebook, autograded/, feedback/ and submitted/,
+    and writes grades.csv again (or removes it when no student is left). A demo student whose row holds
+    manual grades keeps everything, their demo folder too, and is named in `kept`.
     """
     submitted = assignment.root / coursedir.submitted_directory
-    gone = demo_submissions(assignment, submitted) if submitted.is_dir() else []
-    for student in gone:
-        shutil.rmtree(submitted / student / assignment.name)
-        try:
-            (submitted / student).rmdir()  # only if nothing else of the student's is there
-        except OSError:
-            pass
-    removed = sorted(set(gone) | set(forget_stale_demo(assignment, coursedir, submitted)))
+    demo = demo_submissions(assignment, submitted)
+    now = forget_students(coursedir, demo)
+    for student in now.removed:
+        _remove_demo_folder(assignment, submitted, student)
+    stale = forget_stale_demo(assignment, coursedir, submitted)
+    removed = sorted(set(now.removed) | set(stale.removed))
     if (assignment.root / "grades.csv").exists() or removed:
         export_grades(assignment, coursedir)
-    return removed
+    return Forgotten(removed, sorted(set(now.kept) | set(stale.kept)))
+
+
+def regrade_refusal(assignment: Assignment, submitted: Path, students: list[str]) -> str | None:
+    """Why `make regrade` refuses these names, in one line, or None when each names a student folder
+    directly under submitted/: never a path (`../source` regraded the source notebook into nothing)."""
+    for student in students:
+        if not is_folder_name(student):
+            return (f"{student!r} is not the name of a folder directly under submitted/: give the student's id, "
+                    "e.g. STUDENT=ada")
+        if (submitted / student).is_symlink() or (submitted / student / assignment.name).is_symlink():
+            return f"{student!r} in submitted/ is a symbolic link: only a folder really in submitted/ is regraded"
+    absent = [s for s in students if not (submitted / s / assignment.name).is_dir()]
+    if absent:
+        return f"no submission of {', '.join(absent)} in {submitted / '<student>' / assignment.name}"
+    return None
 
 
 def clean_grading(root: Path) -> list[str]:
@@ -173,14 +258,39 @@ def clean_grading(root: Path) -> list[str]:
     return removed
 
 
-def reset_gradebook(root: Path) -> list[str]:
-    """`make reset-gradebook`: clean_grading, and delete gradebook.db: every score, manual grades too."""
+def backup_gradebook(root: Path, now: datetime | None = None) -> Path | None:
+    """A dated copy of gradebook.db beside it (gradebook-2026-12-01T0930.db, then -2, -3, ... in the same
+    minute: never over an earlier copy), or None when there is no gradebook. SQLite's backup API copies
+    it whole even while the formgrader writes; a file SQLite cannot read is copied byte for byte."""
+    source = root / "gradebook.db"
+    if not source.exists():
+        return None
+    stamp = (now or datetime.now()).strftime("%Y-%m-%dT%H%M")
+    for n in itertools.count(1):
+        target = root / f"gradebook-{stamp}{'' if n == 1 else f'-{n}'}.db"
+        try:
+            target.open("xb").close()  # claims the name: an existing copy is never opened for writing
+            break
+        except FileExistsError:
+            continue
+    try:
+        with closing(sqlite3.connect(source)) as live, closing(sqlite3.connect(target)) as copy:
+            live.backup(copy)
+    except sqlite3.DatabaseError:  # not a database SQLite reads: the bytes are what there is to keep
+        shutil.copyfile(source, target)
+    return target
+
+
+def reset_gradebook(root: Path) -> tuple[Path | None, list[str]]:
+    """`make reset-gradebook`, once confirmed: a dated copy of gradebook.db (backup_gradebook), then
+    clean_grading and gradebook.db deleted: every score, manual grades too. Returns the copy and what went."""
+    copy = backup_gradebook(root)
     removed = clean_grading(root)
     for name in GRADEBOOK_FILES:
         if (root / name).exists():
             (root / name).unlink()
             removed.append(name)
-    return removed
+    return copy, removed
 
 
 def manual_marks(coursedir: CourseDirectory, assignment: str, students: list[str]) -> dict:
@@ -195,13 +305,8 @@ def manual_marks(coursedir: CourseDirectory, assignment: str, students: list[str
                 submission = gb.find_submission(assignment, student)
             except MissingEntry:
                 continue
-            for notebook in submission.notebooks:
-                for grade in notebook.grades:
-                    if grade.manual_score is not None or grade.extra_credit is not None:
-                        marks[(student, notebook.name, "grade", grade.name)] = (grade.manual_score, grade.extra_credit)
-                for comment in notebook.comments:
-                    if comment.manual_comment is not None:
-                        marks[(student, notebook.name, "comment", comment.name)] = comment.manual_comment
+            for (notebook, kind, name), value in _marks(submission):
+                marks[(student, notebook, kind, name)] = value
     return marks
 
 

@@ -3,17 +3,24 @@ cleaning, resetting; the make targets that do it; and the progress bars of a run
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
+import pty
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from autograder.assignment import find_assignment
+from autograder.demo import TIMESTAMP
+from autograder.lifecycle import DEMO_RECORD, backup_gradebook, demo_submissions, write_demo
 from autograder.progress import WAITING, Progress, waiting_text
 from autograder.pool import run_pool
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, course_copy, grade_class, release_notebook, solution_notebook, write_notebook
@@ -22,8 +29,8 @@ STEM = Path(NOTEBOOK).stem
 DEMO = {"ada", "grace", "alan", "edsger", "barbara", "linus", "donald", "ken", "blank"}
 
 
-def make(course: Path, *args: str) -> subprocess.CompletedProcess:
-    """`make TARGET` in a course copy, with the kit's Makefile and its environment (.venv)."""
+def make(course: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`make TARGET` in a course copy, with the kit's Makefile and its environment (.venv); no terminal."""
     for name in ("Makefile", "requirements.txt", "requirements-test.txt"):
         if not (course / name).exists():
             shutil.copy2(ROOT / name, course / name)
@@ -31,13 +38,13 @@ def make(course: Path, *args: str) -> subprocess.CompletedProcess:
         (course / ".venv").symlink_to(ROOT / ".venv")
     # -o: the kit's own .venv is used as it is, never rebuilt from the copy's requirements
     return subprocess.run(["make", "--no-print-directory", "-C", str(course), "-o", ".venv/.installed", *args],
-                          capture_output=True, text=True, timeout=900)
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900, env=env)
 
 
-def gradebook(course: Path):
+def gradebook(course: Path, db: str = "gradebook.db"):
     from nbgrader.api import Gradebook
 
-    return Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01")
+    return Gradebook(f"sqlite:///{course / db}", "dl01")
 
 
 def students_everywhere(course: Path) -> dict[str, set[str]]:
@@ -97,8 +104,8 @@ def give_manual_grades(course: Path, student: str) -> dict:
     return manual_grades(course, student)
 
 
-def manual_grades(course: Path, student: str) -> dict:
-    with gradebook(course) as gb:
+def manual_grades(course: Path, student: str, db: str = "gradebook.db") -> dict:
+    with gradebook(course, db) as gb:
         written = gb.find_grade("answer_zeroing", STEM, ASSIGNMENT.name, student)
         override = gb.find_grade("test_step", STEM, ASSIGNMENT.name, student)
         comment = gb.find_comment("answer_zeroing", STEM, ASSIGNMENT.name, student)
@@ -143,22 +150,79 @@ def test_rm_submitted_then_a_real_class_leaves_no_demo_student_anywhere(demo_gra
     assert not (course / "submitted" / ".demo-class").exists()
 
 
+def test_only_the_students_the_kit_wrote_are_demo_and_only_while_their_notebook_is_the_kits(tmp_path):
+    """The mark is the kit's record beside submitted/, never a name, a time stamp or a notebook's bytes."""
+    course = course_copy(tmp_path / "course")
+    assignment = find_assignment(course, ASSIGNMENT.name)
+    submitted = course / "submitted"
+    assert write_demo(assignment, submitted) == sorted(DEMO) == demo_submissions(assignment, submitted)
+    demo_ada = (submitted / "ada" / ASSIGNMENT.name / NOTEBOOK).read_bytes()
+    put_submission(course, "zoe", demo_ada.decode())  # a real student who sent demo ada's bytes
+    grace = submitted / "grace" / ASSIGNMENT.name / NOTEBOOK
+    same = grace.read_bytes()
+    grace.unlink()
+    grace.write_bytes(same)  # the instructor put the real grace's notebook there: the same bytes, a new file
+    (submitted / "alan" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-21 08:00:00.000000 UTC\n")
+    linus = submitted / "linus"
+    shutil.copytree(linus, tmp_path / "linus")  # the demo's own file, mtime and all, reached through a link
+    shutil.rmtree(linus)
+    linus.symlink_to(tmp_path / "linus")
+    assert demo_submissions(assignment, submitted) == sorted(DEMO - {"grace", "linus"})  # alan's time stamp: his
+    (course / DEMO_RECORD).write_text("{not json")
+    assert demo_submissions(assignment, submitted) == [], "an unreadable record makes no one demo"
+
+
 @pytest.mark.slow
-def test_make_new_class_removes_the_demo_and_keeps_a_real_students_manual_grades(demo_graded, tmp_path):
+def test_a_real_student_named_like_a_demo_one_with_the_demos_time_stamp_keeps_her_manual_grades(demo_graded, tmp_path):
+    """Kits before took a row named ada whose submission carried the demo's time stamp for the demo's, and
+    removed it at the next make grade, manual grades and all. timestamp.txt is hers to write: it marks nothing."""
     course = copy_graded(demo_graded, tmp_path / "course")
-    put_submission(course, "zoe", solution_notebook())  # a real student, graded next to the demo class
-    regrade = make(course, "regrade", "STUDENT=zoe")
-    assert regrade.returncode == 0, regrade.stdout[-2000:] + regrade.stderr[-3000:]
-    kept = give_manual_grades(course, "zoe")
+    for folder in (course / "submitted").iterdir():
+        shutil.rmtree(folder)
+    put_submission(course, "ada", solution_notebook())
+    (course / "submitted" / "ada" / ASSIGNMENT.name / "timestamp.txt").write_text(TIMESTAMP + "\n")
+    first = grade_class(course)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-3000:]
+    assert "Removed the demo students no longer in submitted/" in first.stdout, first.stdout[-1500:]
+    kept = give_manual_grades(course, "ada")
+    again = grade_class(course)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
+    assert "Removed the demo" not in again.stdout and "bundled demo" not in again.stdout, again.stdout[-1500:]
+    new = make(course, "new-class")
+    assert new.returncode == 0 and "No demo student" in new.stdout, new.stdout + new.stderr
+    assert manual_grades(course, "ada") == kept
+    assert students_everywhere(course)["gradebook"] == {"ada"}
+    assert (course / "submitted" / "ada" / ASSIGNMENT.name / NOTEBOOK).is_file()
+
+
+@pytest.mark.slow
+def test_make_new_class_removes_only_the_recorded_demo_and_never_a_row_with_manual_grades(demo_graded, tmp_path):
+    """zoe sent a notebook byte for byte demo ada's; the real grace's notebook replaced the demo's, byte for
+    byte the same; the demo's linus was graded by hand. new-class removes the six others, keeps these three."""
+    course = copy_graded(demo_graded, tmp_path / "course")
+    submitted = course / "submitted"
+    demo_ada = (submitted / "ada" / ASSIGNMENT.name / NOTEBOOK).read_bytes()
+    put_submission(course, "zoe", demo_ada.decode())
+    grace = submitted / "grace" / ASSIGNMENT.name / NOTEBOOK
+    real_grace = grace.read_bytes()
+    grace.unlink()
+    grace.write_bytes(real_grace)
+    for student in ("zoe", "grace"):
+        regrade = make(course, "regrade", f"STUDENT={student}")
+        assert regrade.returncode == 0, regrade.stdout[-2000:] + regrade.stderr[-3000:]
+    zoe, linus = give_manual_grades(course, "zoe"), give_manual_grades(course, "linus")
     run = make(course, "new-class")
     assert run.returncode == 0, run.stdout + run.stderr
+    assert "Kept demo students linus" in run.stdout, run.stdout
     held = students_everywhere(course)
-    assert held == {key: {"zoe"} for key in held}, held
-    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["zoe"]
-    assert manual_grades(course, "zoe") == kept
-    assert csv_total(csv_rows(course)["zoe"]) == pytest.approx(kept["score"])
+    real = {"zoe", "grace", "linus"}
+    assert held == {key: real for key in held}, held
+    assert {p.name for p in submitted.iterdir()} == real
+    assert grace.read_bytes() == real_grace and (submitted / "zoe" / ASSIGNMENT.name / NOTEBOOK).read_bytes() == demo_ada
+    assert manual_grades(course, "zoe") == zoe and manual_grades(course, "linus") == linus
+    assert csv_total(csv_rows(course)["zoe"]) == pytest.approx(zoe["score"])
     again = make(course, "new-class")
-    assert again.returncode == 0 and "No demo student" in again.stdout
+    assert again.returncode == 0 and "No demo student" in again.stdout and "Kept demo students linus" in again.stdout
 
 
 @pytest.mark.slow
@@ -194,7 +258,30 @@ def test_regrade_one_student_rewrites_their_feedback_and_csv_and_keeps_manual_gr
 
 
 @pytest.mark.slow
-def test_clean_grading_keeps_the_gradebook_and_only_reset_gradebook_removes_manual_grades(demo_graded, tmp_path):
+def test_regrade_takes_only_a_student_folder_directly_under_submitted(tmp_path):
+    """`STUDENT=../source` regraded the source notebook away and `STUDENT='ada;touch X;:'` ran the shell
+    command: a name reaches the grader as typed (never through make's expansion or the shell) and must
+    be a real folder directly under submitted/."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    source = course / "source" / ASSIGNMENT.name / NOTEBOOK
+    before = source.read_bytes()
+    outside = tmp_path / "outside"
+    write_notebook(solution_notebook(), outside / ASSIGNMENT.name / NOTEBOOK)
+    (course / "submitted" / "mallory").symlink_to(outside)
+    (course / "submitted" / "eve").mkdir()
+    (course / "submitted" / "eve" / ASSIGNMENT.name).symlink_to(source.parent)
+    for student in ("../source", "/etc", "ada/b", ".", "mallory", "eve", "ada;touch X;:", "$(shell touch Y)"):
+        run = make(course, "regrade", f"STUDENT={student}")
+        said = [line for line in run.stderr.splitlines() if line.startswith("regrade: ")]
+        assert run.returncode != 0 and len(said) == 1, (student, run.stdout, run.stderr)
+    assert not [p for p in (course, tmp_path) for name in ("X", "Y") if (p / name).exists()], "a command ran"
+    assert source.read_bytes() == before
+    assert not (course / "autograded").exists() and not (course / "gradebook.db").exists(), "nothing was graded"
+
+
+@pytest.mark.slow
+def test_clean_grading_keeps_the_gradebook_and_only_a_confirmed_reset_gradebook_removes_it(demo_graded, tmp_path):
     course = copy_graded(demo_graded, tmp_path / "course")
     kept = give_manual_grades(course, "ada")
     (course / "reports").mkdir()
@@ -204,9 +291,67 @@ def test_clean_grading_keeps_the_gradebook_and_only_reset_gradebook_removes_manu
     for gone in ("autograded", "feedback", "grades.csv", "reports", ".grading"):
         assert not (course / gone).exists(), gone
     assert (course / "submitted").is_dir() and manual_grades(course, "ada") == kept
-    reset = make(course, "reset-gradebook")
+    # no terminal to ask on: refused unless make's command line says CONFIRM=yes (the environment does not count)
+    for refused in (make(course, "reset-gradebook"), make(course, "reset-gradebook", "CONFIRM=no"),
+                    make(course, "reset-gradebook", env={**os.environ, "CONFIRM": "yes"})):
+        said = [line for line in refused.stderr.splitlines() if not line.startswith("make")]
+        assert refused.returncode != 0 and len(said) == 1 and "CONFIRM=yes" in said[0], refused.stderr
+    assert manual_grades(course, "ada") == kept and not list(course.glob("gradebook-*.db"))
+    reset = make(course, "reset-gradebook", "CONFIRM=yes")
     assert reset.returncode == 0, reset.stdout + reset.stderr
     assert not (course / "gradebook.db").exists() and (course / "submitted").is_dir()
+    [copy] = course.glob("gradebook-*.db")
+    assert re.fullmatch(r"gradebook-\d{4}-\d\d-\d\dT\d{4}\.db", copy.name) and copy.name in reset.stdout
+    assert manual_grades(course, "ada", copy.name) == kept, "the dated copy holds the manual grades"
+
+
+def test_a_dated_copy_of_the_gradebook_never_overwrites_an_earlier_one(tmp_path):
+    db = tmp_path / "gradebook.db"
+    with sqlite3.connect(db) as live:
+        live.execute("CREATE TABLE grade (score REAL)")
+        live.execute("INSERT INTO grade VALUES (1.5)")
+    live.close()
+    at = datetime(2026, 12, 1, 9, 30)
+    first = backup_gradebook(tmp_path, at)
+    assert first.name == "gradebook-2026-12-01T0930.db"
+    kept = hashlib.sha256(first.read_bytes()).hexdigest()
+    with sqlite3.connect(db) as live:
+        live.execute("INSERT INTO grade VALUES (2.0)")
+    live.close()
+    second = backup_gradebook(tmp_path, at)
+    assert second.name == "gradebook-2026-12-01T0930-2.db"
+    assert hashlib.sha256(first.read_bytes()).hexdigest() == kept, "the first copy was written over"
+    with sqlite3.connect(second) as copy:
+        assert [row[0] for row in copy.execute("SELECT score FROM grade")] == [1.5, 2.0]
+    copy.close()
+    db.write_bytes(b"not a database SQLite can read")
+    assert backup_gradebook(tmp_path, at).read_bytes() == db.read_bytes()  # -3: the bytes, as they are
+    (tmp_path / "empty").mkdir()
+    assert backup_gradebook(tmp_path / "empty", at) is None
+
+
+def reset_on_a_terminal(course: Path, answer: str) -> subprocess.CompletedProcess:
+    """`python -m autograder reset-gradebook` with a terminal on stdin that has `answer` typed into it."""
+    typing, terminal = pty.openpty()
+    try:
+        os.write(typing, answer.encode())
+        return subprocess.run([sys.executable, "-m", "autograder", "reset-gradebook"], cwd=course, stdin=terminal,
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        os.close(terminal)
+        os.close(typing)
+
+
+@pytest.mark.slow
+def test_reset_gradebook_on_a_terminal_asks_and_goes_on_only_at_yes(tmp_path):
+    course = course_copy(tmp_path / "course")
+    sqlite3.connect(course / "gradebook.db").close()
+    no = reset_on_a_terminal(course, "no\n")
+    assert no.returncode != 0 and "Type yes" in no.stdout and "Nothing removed" in no.stdout, no.stdout + no.stderr
+    assert (course / "gradebook.db").exists() and not list(course.glob("gradebook-*.db"))
+    yes = reset_on_a_terminal(course, "yes\n")
+    assert yes.returncode == 0, yes.stdout + yes.stderr
+    assert not (course / "gradebook.db").exists() and len(list(course.glob("gradebook-*.db"))) == 1
 
 
 # ------------------------------------------------------------------------------------------- Makefile
@@ -222,7 +367,7 @@ def test_every_declared_target_has_a_recipe_and_make_help_lists_it():
     targets = phony_targets()
     assert {"new-class", "regrade", "clean-grading", "reset-gradebook"} <= set(targets)
     for target in targets:
-        rule = re.search(rf"^{re.escape(target)}:.*\n((?:\t.*\n)*)", text, re.M)
+        rule = re.search(rf"^{re.escape(target)}:(?! export ).*\n((?:\t.*\n)*)", text, re.M)  # not a variable of it
         assert rule and rule.group(1).strip(), f"make {target} is declared but has no recipe"
     shown = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "help"], capture_output=True, text=True)
     for target in targets:
