@@ -68,7 +68,7 @@ unexport STUDENT CONFIRM
 regrade: export KIT_STUDENT = $(value STUDENT)
 regrade: $(VENV)/.installed
 	$(if $(value STUDENT),,$(error make regrade needs STUDENT=<student id>, e.g. make regrade STUDENT=ada))
-	$(PY) -m autograder regrade "$$KIT_STUDENT" --assignment $(ASSIGNMENT)
+	$(PY) -m autograder regrade --assignment $(ASSIGNMENT) -- "$$KIT_STUDENT"
 
 clean-grading: $(VENV)/.installed
 	$(PY) -m autograder clean-grading

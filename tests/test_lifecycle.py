@@ -271,7 +271,7 @@ def test_regrade_takes_only_a_student_folder_directly_under_submitted(tmp_path):
     (course / "submitted" / "mallory").symlink_to(outside)
     (course / "submitted" / "eve").mkdir()
     (course / "submitted" / "eve" / ASSIGNMENT.name).symlink_to(source.parent)
-    for student in ("../source", "/etc", "ada/b", ".", "mallory", "eve", "ada;touch X;:", "$(shell touch Y)"):
+    for student in ("../source", "/etc", "ada/b", ".", "mallory", "eve", "ada;touch X;:", "$(shell touch Y)", "--help"):
         run = make(course, "regrade", f"STUDENT={student}")
         said = [line for line in run.stderr.splitlines() if line.startswith("regrade: ")]
         assert run.returncode != 0 and len(said) == 1, (student, run.stdout, run.stderr)
