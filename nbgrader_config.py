@@ -102,3 +102,24 @@ c.FeedbackExporter.extra_template_basedirs = [
     os.path.join(root, "autograder", "templates"),
     os.path.join(os.path.dirname(__import__("nbgrader").__file__), "server_extensions", "formgrader", "templates"),
 ]
+
+# `make grades-lms`: the assignment's column header as Canvas's gradebook export shows it ("Name (12345)", with
+# Canvas's assignment id), so the import fills that assignment; unset, the column is the assignment id, which
+# Canvas imports as a new assignment.
+# c.GraderSettings.canvas_column = "Modules and SGD (123456)"
+
+# What each part checks, in words, beside its grade id in feedback, `make grade`'s summary, the class report
+# and grades.csv's headers.
+c.GraderSettings.part_titles = {
+    "test_forward": "Linear.forward()",
+    "test_parameters": "Module.parameters()",
+    "test_exercise_count": "Exercise: the parameters of 64-32-10",
+    "test_zero_grad": "SGD.zero_grad()",
+    "test_step": "SGD.step()",
+    "test_exercise_second_step": "Exercise: the second step without zero_grad()",
+    "test_no_grad": "no_grad()",
+    "test_lesson_numbers": "The lesson's numbers, all methods together",
+    "answer_zeroing": "Why gradients are zeroed",
+    "answer_outside_graph": "Why the update is outside the graph",
+    "answer_shared_weight": "A shared weight listed twice",
+}

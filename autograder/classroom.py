@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 import os
 import shutil
-import statistics
 import sys
 import time
 import warnings
@@ -33,7 +32,7 @@ from .lifecycle import (demo_submissions, export_grades, forget_stale_demo, keep
 from .progress import Progress, one_step
 from .tuning import tune_nbgrader
 from .preprocessors.run_hidden_suites import report_path
-from .report import Report, one_line as _one_line
+from .report import Report, counted, mean_points, one_line as _one_line
 from .grading import close_graders, prepare_class
 from .pool import run_pool
 from .settings import GraderSettings
@@ -160,7 +159,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     if forgotten.kept:
         _say(f"Kept the gradebook rows of {', '.join(forgotten.kept)}, no longer the demo's: they hold manual grades "
              f"(only make reset-gradebook removes those).")
-    _say(f"Grading {len(students)} submissions of {assignment.name} from {origin}; "
+    _say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
          f"each submission isolated by: {isolation_level(settings)}.")
     jobs = settings.jobs or os.cpu_count() or 1
     prepare_class(assignment, settings)  # inherited by the pool's processes: grading.grade_one uses it
@@ -233,11 +232,12 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         problems[student] = "nbgrader could not write its feedback page"
     notes = {s: n for s, n in notes.items() if s not in problems}
     one_step("export", lambda: export_grades(assignment, coursedir), unit="file")
-    _summarize(assignment, coursedir, reports, students, problems, notes)
+    _summarize(assignment, coursedir, settings, reports, students, problems, notes)
     return 0
 
 
-def _summarize(assignment: Assignment, coursedir: CourseDirectory, reports: dict[str, Report], students: list[str],
+def _summarize(assignment: Assignment, coursedir: CourseDirectory, settings: GraderSettings,
+               reports: dict[str, Report], students: list[str],
                problems: dict[str, str], notes: dict[str, str]) -> None:
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         autograded = {}
@@ -248,13 +248,13 @@ def _summarize(assignment: Assignment, coursedir: CourseDirectory, reports: dict
                 autograded[student] = 0.0
         book = gb.find_assignment(assignment.name)
         auto_max, written_max = book.max_code_score, book.max_written_score
-    mean = statistics.fmean(autograded.values()) if autograded else 0.0
-    _say(f"\n{len(students)} submissions, {len(students) - len(problems)} graded; mean {mean:.2f} of {auto_max:g} "
+    _say(f"\n{counted(len(students), 'submission')}, {len(students) - len(problems)} graded; "
+         f"mean {mean_points(list(autograded.values()))} of {auto_max:g} "
          f"autograded points (the {written_max:g} points of written answers are graded in the formgrader).")
     _say("Pass rate per part (full marks on the part):")
     for cell in assignment.grade_cells:
         full = sum(1 for r in reports.values() for p in r.parts if p.grade_id == cell.grade_id and p.score == p.max_score)
-        _say(f"  {cell.grade_id:<28}{full}/{len(students)}")
+        _say(f"  {cell.grade_id:<28}{full}/{len(students)}  {settings.title(cell.grade_id)}")
     limited = {s: sorted(set(r.limits)) for s, r in reports.items() if r.limits}
     if limited:
         _say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(l)})" for s, l in sorted(limited.items())))

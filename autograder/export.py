@@ -6,8 +6,8 @@ student and assignment, written with the csv module (names with commas or quotes
 
     assignment, duedate, timestamp, student_id, last_name, first_name, email,
     <one column per autograded part, e.g. test_forward, ...>,
-    auto_score, max_auto_score,            the autograded points (16 of 16)
-    manual_score, max_manual_score,        the hand-graded points: empty until every one is graded (of 6)
+    auto_score, max_auto_score,            the autograded points (of the parts' points, 18 here)
+    manual_score, max_manual_score,        the hand-graded points: empty until every one is graded (of 6 here)
     raw_score,                             nbgrader's: every point graded so far, before the penalty
     late_submission_penalty,
     score, max_score                       the total after the penalty: empty until the manual score is in

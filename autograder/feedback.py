@@ -1,8 +1,9 @@
 """The kit's feedback pages: nbgrader's generate_feedback with a template and two preprocessors of its own.
 
 * `FeedbackExporter` (c.GenerateFeedback.exporter_class): nbgrader's HTMLExporter with the template
-  autograder/templates/kit_feedback (each part's name and score in the index, written answers not graded
-  yet said so, FAIL lines in red and wrapped) and MathJax 2 from the course's own copy: the files of the
+  autograder/templates/kit_feedback (each part's title (c.GraderSettings.part_titles), id and score in the
+  index and above its cell, written answers not graded yet said so, FAIL lines in red and wrapped, and no
+  `Out[1]: 2` under a check cell: that result is the part's score for nbgrader, already in the heading) and MathJax 2 from the course's own copy: the files of the
   pinned `jupyter-server-mathjax` package, copied once into feedback/_static/mathjax/, which each page loads
   by a relative path, so maths renders from file:// with no network.
 * `FeedbackGrades` (in c.GenerateFeedback.preprocessors, in place of nbgrader's GetGrades): GetGrades, plus
@@ -20,6 +21,8 @@ from pathlib import Path
 from nbconvert.exporters import HTMLExporter
 from nbgrader.preprocessors import GetGrades
 from traitlets import default
+
+from .settings import GraderSettings
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 MATHJAX_DIR = "_static/mathjax"  # under feedback/
@@ -72,6 +75,7 @@ class FeedbackExporter(HTMLExporter):
             resources["kit_mathjax_url"] = f"../../{MATHJAX_DIR}/MathJax.js{MATHJAX_QUERY}"
         else:
             resources["kit_mathjax_url"] = f"{mathjax_source().as_uri()}/MathJax.js{MATHJAX_QUERY}"
+        resources["kit_part_titles"] = GraderSettings(config=self.config).part_titles
         return resources
 
 

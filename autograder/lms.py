@@ -10,7 +10,10 @@ name is not one of the course's assignments becomes a new assignment on import.
   download (`smithjohn_12345`, autograder/collect.py); empty otherwise.
 * SIS Login ID: the student id itself when it holds no Canvas number (ids you gave submitted/ yourself).
 * The assignment column: the total when every written answer is graded, else the autograded points
-  (the command says how many students that is); "Points Possible" is the assignment's maximum.
+  (the command says how many students that is); "Points Possible" is the assignment's maximum. Its header
+  is `c.GraderSettings.canvas_column`, the assignment's header in a gradebook export from Canvas, "Modules
+  and SGD (123456)" (name and Canvas's assignment id: what Canvas matches an imported column by), else the
+  assignment id, which Canvas would import as a new assignment.
 """
 from __future__ import annotations
 
@@ -26,10 +29,11 @@ HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 CANVAS_ID = re.compile(r"_(\d+)$")
 
 
-def canvas_rows(rows: list[dict], assignment: str) -> tuple[list[str], list[list[str]], list[str]]:
-    """(header, data rows with the Points Possible row first, students whose manual points are not in)."""
+def canvas_rows(rows: list[dict], assignment: str, column: str = "") -> tuple[list[str], list[list[str]], list[str]]:
+    """(header, data rows with the Points Possible row first, students whose manual points are not in);
+    `column` heads the scores (default: the assignment id)."""
     mine = [r for r in rows if r["assignment"] == assignment]
-    header = HEADER + [assignment]
+    header = HEADER + [column or assignment]
     possible = mine[0]["max_score"] if mine else ""
     out = [["Points Possible", "", "", "", "", possible]]
     pending = []
@@ -44,21 +48,23 @@ def canvas_rows(rows: list[dict], assignment: str) -> tuple[list[str], list[list
     return header, out, pending
 
 
-def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int, list[str]]:
-    """Write the import file; returns (its path, students written, students with manual points missing)."""
+def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int, list[str], str]:
+    """Write the import file; returns (its path, students written, students with manual points missing, the
+    assignment's column)."""
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
 
     from .export import grade_rows
-    from .settings import load_config
+    from .settings import GraderSettings, load_config
 
-    coursedir = CourseDirectory(config=load_config(root))
+    config = load_config(root)
+    coursedir = CourseDirectory(config=config)
     database = Path(coursedir.db_url.replace("sqlite:///", "", 1))
     if coursedir.db_url.startswith("sqlite:///") and not database.is_file():
         raise FileNotFoundError(f"no gradebook at {database}: run `make grade` first")
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         _, rows = grade_rows(gradebook, [assignment])
-    header, data, pending = canvas_rows(rows, assignment)
+    header, data, pending = canvas_rows(rows, assignment, GraderSettings(config=config).canvas_column)
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
@@ -67,7 +73,7 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int
         writer.writerow(header)
         writer.writerows(data)
     os.replace(partial, dest)
-    return dest, len(data) - 1, pending
+    return dest, len(data) - 1, pending, header[-1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,11 +85,13 @@ def main(argv: list[str] | None = None) -> int:
 
     name = find_assignment(ROOT, args.assignment).name
     try:
-        path, count, pending = write_canvas_csv(ROOT, name, args.to or ROOT / "reports" / f"{name}-canvas.csv")
+        path, count, pending, column = write_canvas_csv(ROOT, name, args.to or ROOT / "reports" / f"{name}-canvas.csv")
     except FileNotFoundError as error:
         print(error, file=sys.stderr)
         return 1
-    print(f"Wrote {path}: {count} students, for Canvas's Grades > Import.")
+    print(f"Wrote {path}: {count} students, for Canvas's Grades > Import, in the column {column!r}"
+          + (" (Canvas makes it a new assignment: c.GraderSettings.canvas_column names an existing one)"
+             if column == name else "") + ".")
     if pending:
         print(f"{len(pending)} of them have written answers not graded yet ({', '.join(pending)}): their column "
               f"holds the autograded points only (grade them in the formgrader, then run this again).")

@@ -125,6 +125,24 @@ class Report:
         return "\n".join(lines)
 
 
+def counted(n: int, noun: str) -> str:
+    """'1 submission', '9 submissions': a count with its noun (nouns that take an s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def mean_points(scores: list[float]) -> str:
+    """The class's mean score as every page and the summary show it: two decimals, halves rounded up.
+
+    Computed in decimal from each score to 4 places (as grades.csv holds it), so the gradebook's floats
+    and the CSV's text give the same figure."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    if not scores:
+        return "0.00"
+    total = sum(Decimal(repr(round(float(score), 4))) for score in scores)
+    return str((total / len(scores)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
 def one_line(text: str, limit: int = 300) -> str:
     """A reason or a note as the summary and a page show it: one line, bounded, and writable as UTF-8."""
     text = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from traitlets import Bool, Enum, Float, Int
+from traitlets import Bool, Dict, Enum, Float, Int, Unicode
 from traitlets.config import Config, Configurable, PyFileConfigLoader
 
 from .sandbox import ISOLATION, Limits
@@ -44,6 +44,18 @@ class GraderSettings(Configurable):
         help="On Gradescope (make gradescope), when a student sees each hidden check's result and one-line message: "
              "Gradescope's test visibility. Each part's score is always visible.",
     ).tag(config=True)
+
+    part_titles = Dict(value_trait=Unicode(), help="What each part (grade id) checks, in words: shown beside the id "
+                       "in feedback, the summary, the class report and grades.csv's headers.").tag(config=True)
+
+    canvas_column = Unicode("", help="The assignment's column in `make grades-lms`'s Canvas CSV: its header in a "
+                            "gradebook export from Canvas, 'Name (12345)' with Canvas's assignment id, so that the "
+                            "import fills that assignment (a header Canvas does not know makes a new assignment). "
+                            "Empty: the assignment id.").tag(config=True)
+
+    def title(self, grade_id: str) -> str:
+        """`grade_id`'s title, or the id itself when it has none."""
+        return self.part_titles.get(grade_id, grade_id)
 
     @property
     def limits(self) -> Limits:

@@ -20,6 +20,7 @@ from autograder.sandbox import Sandbox, program_from_notebook  # noqa: E402
 ASSIGNMENT = find_assignment(ROOT, "dl01_6_3")
 sys.path.insert(0, str(ASSIGNMENT.source_dir))  # the public checks' runner, importable as `notebook_checks`
 NOTEBOOK = ASSIGNMENT.notebook_name
+SCREENSHOTS = ROOT / "build" / "screenshots"  # what the browser tests saw, for a person to look at
 STUBS = ["Module.parameters", "Linear.forward", "SGD.zero_grad", "SGD.step", "no_grad"]
 
 

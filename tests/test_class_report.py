@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 import pytest
 
 from autograder.demo import write_demo_class
-from conftest import ASSIGNMENT, NOTEBOOK, ROOT, course_copy, grade_class
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, course_copy, grade_class
 from test_formgrader_browser import browser  # noqa: F401 (the fixture: Debian's Chromium, or a skip that says why)
 
 pytestmark = pytest.mark.slow
@@ -79,7 +79,17 @@ def report(tmp_path_factory):
     assert made.returncode == 0, made.stdout + made.stderr
     page = course / "reports" / f"{ASSIGNMENT.name}.html"
     assert page.is_file() and f"Wrote {page}" in made.stdout
+    course.joinpath("summary.txt").write_text(graded.stdout)
     return course, page
+
+
+def first_failures(course) -> dict[str, dict[str, str]]:
+    """student -> part -> its first failing check's message, read from the reports grading wrote."""
+    from autograder.class_report import first_failures
+    from autograder.report import Report
+
+    return {path.parent.parent.name: first_failures(Report.load(path))
+            for path in (course / "autograded").glob(f"*/{ASSIGNMENT.name}/report.json")}
 
 
 def test_the_page_holds_every_section(report):
@@ -95,16 +105,20 @@ def test_the_page_holds_every_section(report):
         assert image.get("alt")
     parts = parsed.rows["parts"][1:]
     assert [row[0] for row in parts] == [cell.grade_id for cell in ASSIGNMENT.grade_cells]
-    assert all(row[2].endswith("%") for row in parts)
+    assert [row[1] for row in parts][3:5] == ["SGD.zero_grad()", "SGD.step()"], "titles beside the ids"
+    assert all(row[3].endswith("%") for row in parts)
     messages = parsed.rows["messages"][1:]
     assert messages and all(row[0].isdigit() and int(row[0]) >= 1 for row in messages)
     counts = [int(row[0]) for row in messages]
     assert counts == sorted(counts, reverse=True), "most frequent first"
-    top_count, top_part, top_message = int(messages[0][0]), messages[0][1], messages[0][2]
+    top_count, top_parts, top_message = int(messages[0][0]), messages[0][1], messages[0][2]
     assert top_count >= 2, "twin and edsger share their mistakes"
-    seen_by = [folder.parent.name for folder in (course / "autograded").glob(f"*/{ASSIGNMENT.name}")
-               if f": {top_message}" in (folder / NOTEBOOK).read_text().replace("\\n", "\n")]
-    assert len(seen_by) == top_count, (top_part, top_message, seen_by)
+    failures = first_failures(course)
+    seen_by = {student for student, parts in failures.items() if top_message in parts.values()}
+    assert len(seen_by) == top_count, (top_parts, top_message, seen_by)
+    shown = [row[2] for row in messages]
+    assert len(shown) == len(set(shown)), "one row per message, however many parts it failed"
+    assert all(message in shown for message in failures["alan"].values())  # each first failure has its row
     assert any(item.startswith("donald: ") and "time" in item for item in parsed.items["limits"]), parsed.items["limits"]
     broken = [item for item in parsed.items["not-graded"] if item.startswith(f"{BROKEN}: ")]
     assert broken and "not a readable notebook" in broken[0], parsed.items["not-graded"]
@@ -115,9 +129,33 @@ def test_student_text_is_escaped():
     from collections import Counter
 
     data = ClassData("a", [("test_x", 2.0)], 2.0, scores={NAMED: 1.0}, part_scores={NAMED: {"test_x": 1.0}},
-                     messages=Counter({("test_x", NAMED): 1}), limits={NAMED: {"time"}}, not_graded={"s": NAMED})
+                     messages=Counter({NAMED: 1}), message_parts={NAMED: {"test_x"}}, limits={NAMED: {"time"}},
+                     not_graded={"s": NAMED}, titles={"test_x": NAMED})
     page = render(data)
     assert NAMED not in page and "&lt;b onmouseover=" in page
+
+
+def test_the_histogram_counts_whole_students():
+    from autograder.class_report import ClassData, histogram
+
+    data = ClassData("a", [("test_x", 18.0)], 18.0, scores={"s1": 18.0, "s2": 18.0, "s3": 3.0})
+    ticks = histogram(data).axes[0].get_yticks()
+    assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks), ticks
+
+
+def test_the_summary_and_the_report_give_one_mean(report):
+    course, page = report
+    summary = (course / "summary.txt").read_text()
+    mean = summary.split("graded; mean ", 1)[1].split(" ", 1)[0]
+    assert f"mean autograded score {mean} of" in page.read_text(), (mean, summary)
+
+
+def test_one_rounding_rule_for_the_mean():
+    from autograder.report import mean_points
+
+    assert mean_points([11.255]) == "11.26" and mean_points([11.25, 11.26]) == "11.26"  # halves round up
+    assert mean_points([13.2, 18, 0.38 + 0.82]) == mean_points([13.2, 18.0, 1.2]) == "10.80"
+    assert mean_points([]) == "0.00"
 
 
 def test_make_report_runs_the_cli():
@@ -136,6 +174,8 @@ def test_the_page_renders_in_a_browser(report, browser):
         page.goto(page_path.as_uri(), wait_until="load", timeout=30000)
         widths = page.eval_on_selector_all("img", "els => els.map(e => e.complete ? e.naturalWidth : 0)")
         title = page.title()
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "class-report.png"), full_page=True)
     finally:
         context.close()
     assert not errors, errors

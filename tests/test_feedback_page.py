@@ -28,7 +28,8 @@ import pytest
 from autograder.demo import ANSWERS, ROSTER, with_answers
 from autograder.mutate import apply
 from autograder.preprocessors.rubric import HEADING
-from conftest import ASSIGNMENT, NOTEBOOK, ROOT, grade_class, release_notebook, solution_notebook
+from autograder.settings import GraderSettings, load_config
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, grade_class, release_notebook, solution_notebook
 from test_catalogue_hostile import fresh_course
 from test_formgrader_browser import browser, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
 
@@ -161,9 +162,14 @@ def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noq
             "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 80))")
         fails = page.eval_on_selector_all(".check-fail", "els => els.map(e => [getComputedStyle(e).color, "
                                                          "getComputedStyle(e).fontWeight])")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "feedback-grace.png"), full_page=True)
     finally:
         context.close()
     assert all(part in toc for part in PARTS + WRITTEN), toc
+    titles = GraderSettings(config=load_config(graded)).part_titles
+    assert all(titles[part] in toc for part in PARTS), toc  # what each part checks, beside its id
+    assert "Out[" not in text, "a check cell's score shown again as a bare result"
     assert "$\\mathbf{w}$" not in text and "\\mathbf" not in text, "maths left as raw TeX"
     assert not clipped, clipped
     assert fails and all(color != "rgb(0, 0, 0)" and weight in ("700", "bold") for color, weight in fails), fails

@@ -270,3 +270,30 @@ def test_the_same_payloads_run_without_sanitising(graded, browser, tmp_path):
     page.write_text(formgrade_html(graded, HOSTILE, graded / "submitted" / HOSTILE / ASSIGNMENT.name / NOTEBOOK))
     seen = visit(browser, page.as_uri())
     assert MARKER in seen["title"] or any(MARKER in m for m in seen["console"]), seen["console"][:5]
+
+
+def test_the_formgrader_typesets_maths_from_the_servers_own_mathjax(graded, server, browser):
+    """Written answers' maths renders in the formgrader with no network: MathJax comes from the server's copy."""
+    from nbgrader.api import Gradebook
+
+    base, token = server
+    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}", "dl01") as gb:
+        submission_id = gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, HOSTILE).id
+    context = browser.new_context()
+    page = context.new_page()
+    requests: list[str] = []
+    console: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("console", lambda message: console.append(message.text))
+    try:
+        page.goto(f"{base}/api/status?token={token}", wait_until="load", timeout=30000)
+        page.goto(f"{base}/formgrader/submissions/{submission_id}/", wait_until="load", timeout=30000)
+        page.wait_for_function("window.MathJax && MathJax.Hub && document.querySelector('.MathJax, .MathJax_Display')",
+                               timeout=20000)
+        typeset = page.eval_on_selector_all(".MathJax", "els => els.length")
+    finally:
+        context.close()
+    local = [url for url in requests if "/static/jupyter_server_mathjax/MathJax.js" in url]
+    assert local and not [url for url in requests if "cdnjs" in url], requests
+    assert not [line for line in console if "404" in line or "Refused" in line], console
+    assert typeset >= 1  # $\mathbf{w}$ in the hostile student's first written answer

@@ -242,7 +242,7 @@ def test_regrade_one_student_rewrites_their_feedback_and_csv_and_keeps_manual_gr
     (course / "submitted" / "zoe" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 09:00:00.000000 UTC\n")
     run = make(course, "regrade", "STUDENT=zoe")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    assert "Grading 1 submissions" in run.stdout and "regrading zoe" in run.stdout
+    assert "Grading 1 submission of" in run.stdout and "regrading zoe" in run.stdout
     after = {p.parent.parent.name: p.stat().st_mtime_ns for p in (course / "feedback").glob(f"*/*/{STEM}.html")}
     assert [s for s in after if after[s] != pages[s]] == ["zoe"]
     kept_now = manual_grades(course, "zoe")

@@ -164,6 +164,16 @@ def test_grades_csv_has_parts_and_keeps_manual_points_apart(tmp_path, monkeypatc
     assert rows["smithjohn_12345"][1:5] == ["12345", "", "", ""]
     assert float(rows["smithjohn_12345"][5]) == AUTO / 2  # autograded points until hand-graded
     assert rows["nobody"][1:] == ["", "", "nobody", "", "0"]
+    assert "makes it a new assignment" in done.stdout  # the bare assignment id: Canvas matches no column by it
+
+    # Named as Canvas's own export names the assignment, the import fills that assignment.
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.canvas_column = "Modules and SGD (424242)"\n')
+    done = subprocess.run([sys.executable, "-m", "autograder.lms", "--to", "lms.csv"], cwd=course, env=env(),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "'Modules and SGD (424242)'" in done.stdout, done.stdout + done.stderr
+    with (course / "lms.csv").open(newline="") as handle:
+        assert next(csv.reader(handle))[-1] == "Modules and SGD (424242)"
 
 
 def test_make_grades_lms_without_a_gradebook_says_so(tmp_path):
