@@ -11,6 +11,8 @@ name is not one of the course's assignments becomes a new assignment on import.
 * SIS Login ID: the student id itself when it holds no Canvas number (ids you gave submitted/ yourself).
 * The assignment column: the total when every written answer is graded, else the autograded points
   (the command says how many students that is); "Points Possible" is the assignment's maximum.
+* One row per Canvas user: students whose ids end in the same Canvas number (ids given by hand, or a
+  name Canvas changed between downloads) are left out and named, since either score could be the wrong one.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import csv
 import os
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,14 +29,20 @@ HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 CANVAS_ID = re.compile(r"_(\d+)$")
 
 
-def canvas_rows(rows: list[dict], assignment: str) -> tuple[list[str], list[list[str]], list[str]]:
-    """(header, data rows with the Points Possible row first, students whose manual points are not in)."""
+def canvas_rows(rows: list[dict], assignment: str) -> tuple[list[str], list[list[str]], list[str], list[str]]:
+    """(header, data rows with the Points Possible row first, students whose manual points are not in,
+    students left out because another student has their Canvas number)."""
     mine = [r for r in rows if r["assignment"] == assignment]
     header = HEADER + [assignment]
     possible = mine[0]["max_score"] if mine else ""
     out = [["Points Possible", "", "", "", "", possible]]
     pending = []
+    numbers = Counter(m.group(1) for r in mine if (m := CANVAS_ID.search(r["student_id"])))
+    shared = sorted(r["student_id"] for r in mine
+                    if (m := CANVAS_ID.search(r["student_id"])) and numbers[m.group(1)] > 1)
     for row in mine:
+        if row["student_id"] in shared:
+            continue
         number = CANVAS_ID.search(row["student_id"])
         name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or row["student_id"]
         score = row["score"]
@@ -41,11 +50,12 @@ def canvas_rows(rows: list[dict], assignment: str) -> tuple[list[str], list[list
             score = row["auto_score"]
             pending.append(row["student_id"])
         out.append([name, number.group(1) if number else "", "", "" if number else row["student_id"], "", score])
-    return header, out, pending
+    return header, out, pending, shared
 
 
-def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int, list[str]]:
-    """Write the import file; returns (its path, students written, students with manual points missing)."""
+def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int, list[str], list[str]]:
+    """Write the import file; returns (its path, students written, students with manual points missing,
+    students left out for a Canvas number another student has)."""
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
 
@@ -58,7 +68,7 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int
         raise FileNotFoundError(f"no gradebook at {database}: run `make grade` first")
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         _, rows = grade_rows(gradebook, [assignment])
-    header, data, pending = canvas_rows(rows, assignment)
+    header, data, pending, shared = canvas_rows(rows, assignment)
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
@@ -67,7 +77,7 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int
         writer.writerow(header)
         writer.writerows(data)
     os.replace(partial, dest)
-    return dest, len(data) - 1, pending
+    return dest, len(data) - 1, pending, shared
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
     name = find_assignment(ROOT, args.assignment).name
     try:
-        path, count, pending = write_canvas_csv(ROOT, name, args.to or ROOT / "reports" / f"{name}-canvas.csv")
+        path, count, pending, shared = write_canvas_csv(ROOT, name, args.to or ROOT / "reports" / f"{name}-canvas.csv")
     except FileNotFoundError as error:
         print(error, file=sys.stderr)
         return 1
@@ -87,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     if pending:
         print(f"{len(pending)} of them have written answers not graded yet ({', '.join(pending)}): their column "
               f"holds the autograded points only (grade them in the formgrader, then run this again).")
+    if shared:
+        print(f"Left out {len(shared)} students whose ids end in the same Canvas number ({', '.join(shared)}): "
+              f"one Canvas user is one row, so give them apart in the gradebook and run this again.")
     return 0
 
 
