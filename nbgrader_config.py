@@ -37,10 +37,12 @@ c.LmsFileNameCollectorPlugin.named_regexps = [
 ]
 # Caps on what one LMS download may unpack to (autograder/unpack.py). A file past one is "not collected:
 # too large" (or too deep, or one file too many) for its student alone; the class goes on.
-c.BoundedExtractor.max_file_mb = 16     # one file, unpacked (notebooks are graded up to notebook_kb)
-c.BoundedExtractor.max_total_mb = 1024  # the whole download, unpacked
-c.BoundedExtractor.max_files = 10000
-c.BoundedExtractor.max_depth = 8        # path parts from the download's top level, the file included
+c.BoundedExtractor.max_file_mb = 16           # one file, unpacked (notebooks are graded up to notebook_kb)
+c.BoundedExtractor.max_submission_mb = 64     # one student's: a top-level file or folder of the download
+c.BoundedExtractor.max_submission_files = 100
+c.BoundedExtractor.max_total_mb = 2048        # the whole download, unpacked
+c.BoundedExtractor.max_entries = 100000       # the whole download: files, folders and refused entries
+c.BoundedExtractor.max_depth = 8              # path parts from the download's top level, the file included
 
 # grades.csv, from `make grade` and from `nbgrader export` alike: a column per autograded part, and the
 # hand-graded points apart until they are graded (autograder/export.py).

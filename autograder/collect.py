@@ -58,9 +58,14 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", plain.lower())
 
 
+SHOWN_CHARS = 160  # an archive entry's name may be 64 KB long: the summary shows its start
+
+
 def shown(text: str) -> str:
-    """`text` with every character a terminal or a page could act on written as an escape (\\x1b, \\u202e)."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    """`text` for one line of the summary: every character a terminal or a page could act on written as an
+    escape (\\x1b, \\u202e), and cut to SHOWN_CHARS."""
+    cut = text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…"
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in cut)
 
 
 class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):

@@ -8,10 +8,12 @@ the modes the entries claim. A student chooses what they upload, so here:
   upload: it is copied as a plain file and never opened (the collector takes notebooks only).
 * Every file is written anew, 0600 (folders 0700), owned by the user grading, with the time the
   LMS gave it: no setuid, no execute bit, no owner or link from the archive, closed to the sandbox's uids.
-* Caps bound one download: the bytes of one file, of all files, the number of files and the depth of
-  folders (c.BoundedExtractor.*). Bytes are counted as they are written, not as the archive claims.
-  An entry past a cap, or with a name that would leave its folder, is not written and `refused` says why;
-  the collector names the student it belonged to, and the rest of the class is collected.
+* Caps bound one download (c.BoundedExtractor.*): the bytes of one file; the bytes and files of one
+  submission (a top-level file or folder of the download, which is one student's), so that no student
+  uses up what the class shares; the bytes and entries of the whole download; the depth of its paths.
+  Bytes are counted as they are written, not as the archive claims. An entry past a cap, or with a
+  name that would leave its folder, is not written and `refused` says why (a few per submission, the
+  rest counted); the collector names the student it belonged to, and the rest of the class is collected.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import os
 import shutil
 import tarfile
 import zipfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterator
@@ -85,10 +88,15 @@ class BoundedExtractor(ExtractorPlugin):
     max_file_mb = Int(16, help="The largest file (MB, unpacked) collected from an LMS download; a larger one is "
                                "'not collected: too large' for its student. Notebooks are graded up to "
                                "GraderSettings.notebook_kb.").tag(config=True)
-    max_total_mb = Int(1024, help="What one LMS download may unpack to in all (MB); files past it are "
-                                  "'not collected: too large'.").tag(config=True)
-    max_files = Int(10000, help="Files one LMS download may hold; files past it are not collected.").tag(config=True)
-    max_depth = Int(8, help="Folder levels, the file included, a path in an LMS download may have.").tag(config=True)
+    max_submission_mb = Int(64, help="What one submission (a top-level file or folder of the download: one "
+                                     "student's) may unpack to (MB).").tag(config=True)
+    max_submission_files = Int(100, help="Files one submission (a top-level folder of the download) may "
+                                         "hold.").tag(config=True)
+    max_total_mb = Int(2048, help="What one LMS download may unpack to in all (MB).").tag(config=True)
+    max_entries = Int(100000, help="Entries (files, folders, refused ones too) one LMS download may hold; "
+                                   "those past it are not read.").tag(config=True)
+    max_depth = Int(8, help="Path parts (folders and the file) a path in an LMS download may have.").tag(config=True)
+    shown_per_submission = 3  # refusals named in the summary per submission; the rest are counted
 
     def extract(self, archive_path: str, extracted_path: str) -> None:
         """Copy the loose files of `archive_path` and unpack its top-level archives into `extracted_path`.
@@ -98,7 +106,11 @@ class BoundedExtractor(ExtractorPlugin):
         """
         self.refused: dict[str, str] = {}
         self.tops: list[Path] = [Path(extracted_path)]
-        self._written = self._files = 0
+        self._entries = 0
+        self._bytes: Counter[str] = Counter()  # per submission, and "" for the whole download
+        self._files: Counter[str] = Counter()
+        self._shown: Counter[str] = Counter()  # refusals named, per submission
+        self._unshown: Counter[str] = Counter()
         source, dest = Path(archive_path), Path(extracted_path)
         dest.chmod(0o700)  # nbgrader made it with the umask's modes
         for item in sorted(source.iterdir()):
@@ -106,6 +118,8 @@ class BoundedExtractor(ExtractorPlugin):
                 self._unpack(item, dest)
             else:
                 self._copy_loose(item, source, dest)
+        for submission, count in self._unshown.items():
+            self.refused[f"{submission} (and more)"] = f"{count} more of its entries not collected, for the same reasons"
 
     def _is_archive(self, name: str) -> bool:
         return any(name.endswith(ext) for ext in self.zip_ext)
@@ -122,7 +136,8 @@ class BoundedExtractor(ExtractorPlugin):
         self.log.info("Unpacking %s into %s", archive, top)
         try:
             for entry in entries:
-                self._write_entry(entry, top, f"{stem}/")
+                if not self._write_entry(entry, top, f"{stem}/"):
+                    break
         except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError) as exc:  # the archive itself is broken
             self.refused[archive.name] = f"the LMS archive could not be read to the end ({type(exc).__name__}: {exc})"
 
@@ -130,31 +145,57 @@ class BoundedExtractor(ExtractorPlugin):
         """A file or folder of archive/ as it is: its archives copied, not opened; links never followed."""
         for path in _walk(item, self.max_depth):  # a deeper path is refused, not walked
             is_dir, is_file = path.is_dir() and not path.is_symlink(), path.is_file() and not path.is_symlink()
-            self._write_entry(Entry(path.relative_to(source).as_posix(), is_dir, is_file, path.lstat().st_mtime,
-                                    lambda path=path: open(path, "rb", opener=_no_follow)), dest, "")
+            if not self._write_entry(Entry(path.relative_to(source).as_posix(), is_dir, is_file, path.lstat().st_mtime,
+                                           lambda path=path: open(path, "rb", opener=_no_follow)), dest, ""):
+                break
 
-    def _write_entry(self, entry: Entry, top: Path, label: str) -> None:
+    def _write_entry(self, entry: Entry, top: Path, label: str) -> bool:
+        """Write one entry, or say in `refused` why not; False once the download has too many entries."""
+        self._entries += 1
+        first = next((p for p in entry.name.replace("\\", "/").split("/") if p not in ("", ".")), "")
+        submission = label + first
         try:
+            if self._entries > self.max_entries:
+                self.refused[label + entry.name] = (f"the download holds more than {self.max_entries} entries "
+                                                    f"(BoundedExtractor.max_entries): this one and those after it")
+                return False
             parts = safe_parts(entry.name, self.max_depth)
             if entry.is_dir:
                 self._mkdir(top.joinpath(*parts))
-                return
+                return True
             if not entry.is_file:
                 raise Refused("it is a link or a special file, not a file")
-            if self._files >= self.max_files:
-                raise Refused(f"the download holds more than {self.max_files} files (BoundedExtractor.max_files)")
+            if self._files[submission] >= self.max_submission_files:
+                raise Refused(f"its submission holds more than {self.max_submission_files} files "
+                              f"(BoundedExtractor.max_submission_files)")
             for depth in range(1, len(parts)):
                 self._mkdir(top.joinpath(*parts[:depth]))
-            self._files += 1
-            self._write(entry, top.joinpath(*parts))
+            self._files[submission] += 1
+            self._write(entry, top.joinpath(*parts), submission)
         except Refused as why:
-            self.refused[label + entry.name] = str(why)
+            self._refuse(submission, label + entry.name, str(why))
+        except FileExistsError:
+            self._refuse(submission, label + entry.name, "the archive holds two entries of this name")
         except (OSError, RuntimeError, zipfile.BadZipFile, NotImplementedError) as exc:  # bad CRC, encrypted...
-            self.refused[label + entry.name] = f"unreadable in the archive ({type(exc).__name__}: {exc})"
+            self._refuse(submission, label + entry.name, f"unreadable in the archive ({type(exc).__name__}: {exc})")
+        return True
 
-    def _write(self, entry: Entry, path: Path) -> None:
+    def _refuse(self, submission: str, name: str, why: str) -> None:
+        """Name a refused entry, up to `shown_per_submission` of one submission's (the rest are counted)."""
+        if self._shown[submission] < self.shown_per_submission:
+            self._shown[submission] += 1
+            self.refused[name] = why
+        else:
+            self._unshown[submission] += 1
+
+    def _write(self, entry: Entry, path: Path, submission: str) -> None:
         """Write one file, stopping at whichever cap comes first; a file cut short is removed."""
-        room = min(self.max_file_mb << 20, (self.max_total_mb << 20) - self._written)
+        caps = [(self.max_file_mb << 20, f"{self.max_file_mb} MB a file (BoundedExtractor.max_file_mb)"),
+                ((self.max_submission_mb << 20) - self._bytes[submission],
+                 f"{self.max_submission_mb} MB a submission (BoundedExtractor.max_submission_mb)"),
+                ((self.max_total_mb << 20) - self._bytes[""],
+                 f"{self.max_total_mb} MB for the download (BoundedExtractor.max_total_mb)")]
+        room, cap = min(caps, key=lambda c: c[0])
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         size = 0
         try:
@@ -162,9 +203,6 @@ class BoundedExtractor(ExtractorPlugin):
                 while chunk := data.read(CHUNK):
                     size += len(chunk)
                     if size > room:
-                        cap = (f"{self.max_file_mb} MB a file (BoundedExtractor.max_file_mb)"
-                               if room == self.max_file_mb << 20 else
-                               f"{self.max_total_mb} MB for the download (BoundedExtractor.max_total_mb)")
                         raise Refused(f"too large (the cap is {cap})")
                     out.write(chunk)
         except BaseException:
@@ -172,7 +210,8 @@ class BoundedExtractor(ExtractorPlugin):
             raise
         os.chmod(path, 0o600)  # the umask may only have narrowed it; never wider
         os.utime(path, (entry.mtime, entry.mtime))
-        self._written += size
+        self._bytes[submission] += size
+        self._bytes[""] += size
 
     @staticmethod
     def _mkdir(path: Path) -> None:

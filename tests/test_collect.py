@@ -183,32 +183,49 @@ def test_a_nested_zip_bomb_stays_a_small_file(tmp_path):
 
 
 def test_a_file_over_a_cap_is_too_large_for_its_student_alone(tmp_path):
-    root = course(tmp_path, "c.BoundedExtractor.max_file_mb = 1", "c.BoundedExtractor.max_total_mb = 3")
+    root = course(tmp_path, "c.BoundedExtractor.max_file_mb = 1", "c.BoundedExtractor.max_submission_mb = 2",
+                  "c.BoundedExtractor.max_total_mb = 4")
+    kim = "Kim Lee_7_assignsubmission_file_"
     lms_zip(root, {
         "big_1_modules_and_sgd.ipynb": b" " * (2 << 20),  # over the file cap
+        f"{kim}/modules_and_sgd.ipynb": b" " * (900 << 10),
+        f"{kim}/extra.ipynb": b" " * (900 << 10),
+        f"{kim}/more.ipynb": b" " * (900 << 10),  # past the submission's 2 MB
         "a_2_modules_and_sgd.ipynb": b" " * (900 << 10),
         "b_3_modules_and_sgd.ipynb": b" " * (900 << 10),
-        "c_4_modules_and_sgd.ipynb": b" " * (900 << 10),
-        "d_5_modules_and_sgd.ipynb": b" " * (900 << 10),  # past the download's 3 MB
+        "d_5_modules_and_sgd.ipynb": b" " * (900 << 10),  # past the download's 4 MB
     })
     lines = collect(root)
-    assert sorted(submitted(root)) == ["a", "b", "c"], lines
+    assert sorted(submitted(root)) == ["a", "b", "kimlee_7"], lines
     assert "too large (the cap is 1 MB a file" in refusal(lines, "big (big_1")
-    assert "too large (the cap is 3 MB for the download" in refusal(lines, "d (d_5")
+    assert "too large (the cap is 2 MB a submission" in refusal(lines, f"kimlee_7 ({kim}/more.ipynb")
+    assert "too large (the cap is 4 MB for the download" in refusal(lines, "d (d_5")
     assert not (root / "downloaded" / ASSIGNMENT.name / "extracted" / "submissions" / "big_1_modules_and_sgd.ipynb").exists()
 
 
-def test_file_count_and_depth_caps(tmp_path):
-    root = course(tmp_path, "c.BoundedExtractor.max_files = 3", "c.BoundedExtractor.max_depth = 3")
-    lms_zip(root, {
-        "Deep Dan_1_assignsubmission_file_/a/b/modules_and_sgd.ipynb": b"{}",  # 4 parts deep
-        "a_2_modules_and_sgd.ipynb": b"{}", "b_3_modules_and_sgd.ipynb": b"{}", "c_4_modules_and_sgd.ipynb": b"{}",
-        "d_5_modules_and_sgd.ipynb": b"{}",  # the fourth file
-    })
+def test_one_students_folder_cannot_use_up_the_class_caps(tmp_path):
+    root = course(tmp_path, "c.BoundedExtractor.max_submission_files = 5", "c.BoundedExtractor.max_depth = 3")
+    eve = "Eve Evil_1_assignsubmission_file_"
+    files = {f"{eve}/junk/{i:02}.txt": b"x" for i in range(50)}
+    files["Deep Dan_2_assignsubmission_file_/a/b/modules_and_sgd.ipynb"] = b"{}"  # 4 parts deep
+    files.update({f"s{i}_{i}_modules_and_sgd.ipynb": b"{}" for i in range(10)})
+    lms_zip(root, files)
     lines = collect(root)
-    assert sorted(submitted(root)) == ["a", "b", "c"], lines
-    assert "folders deep" in refusal(lines, "deepdan_1")
-    assert "more than 3 files" in refusal(lines, "d (d_5")
+    assert sorted(submitted(root)) == sorted(f"s{i}" for i in range(10)), lines
+    about_eve = [line for line in lines if eve in line]
+    named = [line for line in about_eve if "/junk/" in line]
+    assert len(about_eve) == 4 and len(named) == 3 and all("more than 5 files" in line for line in named), about_eve
+    assert any("(and more): 42 more of its entries not collected" in line for line in about_eve)
+    assert "folders deep" in refusal(lines, "deepdan_2")
+
+
+def test_the_download_has_an_entry_cap(tmp_path):
+    root = course(tmp_path, "c.BoundedExtractor.max_entries = 4")
+    lms_zip(root, {f"s{i}_{i}_modules_and_sgd.ipynb": b"{}" for i in range(10)})
+    lines = collect(root)
+    assert sorted(submitted(root)) == ["s0", "s1", "s2", "s3"], lines
+    assert lines == ["Not collected: s4 (s4_4_modules_and_sgd.ipynb): the download holds more than 4 entries "
+                     "(BoundedExtractor.max_entries): this one and those after it"]
 
 
 def test_entries_are_written_with_fixed_modes_and_never_as_links(tmp_path):
