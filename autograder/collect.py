@@ -167,6 +167,14 @@ class LmsZipCollect(ZipCollectApp):
     def _collector(self):
         return LmsFileNameCollectorPlugin
 
+    def init_plugins(self) -> None:
+        """nbgrader's, but only the kit's plugins (or subclasses): the steps below rely on what they record."""
+        for setting, needed in (("extractor_plugin", BoundedExtractor), ("collector_plugin", LmsFileNameCollectorPlugin)):
+            if not issubclass(getattr(self, setting), needed):
+                self.fail(f"ZipCollectApp.{setting} must be {needed.__module__}.{needed.__name__} (or a subclass) "
+                          f"for make grade's collect step")
+        super().init_plugins()
+
     def start(self) -> None:
         self.collection = Collection()
         super().start()

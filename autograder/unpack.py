@@ -182,6 +182,7 @@ class BoundedExtractor(ExtractorPlugin):
 
     def _refuse(self, submission: str, name: str, why: str) -> None:
         """Name a refused entry, up to `shown_per_submission` of one submission's (the rest are counted)."""
+        self.log.warning("Not collected: %r: %s", name, why)  # also when nbgrader's zip_collect runs it
         if self._shown[submission] < self.shown_per_submission:
             self._shown[submission] += 1
             self.refused[name] = why

@@ -317,3 +317,13 @@ def test_canvas_late_marker_is_the_submissions_lateness(tmp_path, monkeypatch):
     stamp = CourseDirectory(config=load_config(root)).get_existing_timestamp(
         str(root / "submitted" / "obrienann_23456" / ASSIGNMENT.name))
     assert stamp == datetime.datetime(*LMS_TIME)
+
+
+def test_a_students_own_timestamp_is_never_collected(tmp_path):
+    root = course(tmp_path)
+    folder = "Kim Lee_7_assignsubmission_file_"
+    lms_zip(root, {f"{folder}/modules_and_sgd.ipynb": b"{}", f"{folder}/timestamp.txt": b"2020-01-01 00:00:00 UTC",
+                   "bob_2_modules_and_sgd.ipynb": b"{}", "bob_2_timestamp.txt": b"2020-01-01 00:00:00 UTC"})
+    collect(root)
+    assert sorted(submitted(root)) == ["bob", "kimlee_7"]
+    assert not list((root / "submitted").rglob("timestamp.txt"))
