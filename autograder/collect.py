@@ -41,15 +41,11 @@ from nbgrader.apps.zipcollectapp import ZipCollectApp
 from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
 
-from .unpack import BoundedExtractor, copy_private, write_private
+from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$")
 SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
 RECORD = "collected.json"
-
-
-class NotCollected(Exception):
-    """A file refused, with the one-line reason the summary shows."""
 
 
 def slug(name: str) -> str:
@@ -149,7 +145,8 @@ def newest(files: list[Candidate]) -> Candidate | None:
 
 
 def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    with path.open("rb") as data:  # a notebook put in submitted/ by hand has no size cap: read it in chunks
+        return hashlib.file_digest(data, "sha256").hexdigest()
 
 
 def _utc(seconds: float) -> datetime.datetime:

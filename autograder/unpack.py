@@ -33,8 +33,8 @@ from traitlets import Int
 CHUNK = 1 << 20
 
 
-class Refused(Exception):
-    """An entry not written, with the one-line reason the summary shows."""
+class NotCollected(Exception):
+    """An entry or file not collected, with the one-line reason the summary shows."""
 
 
 @dataclass
@@ -71,14 +71,14 @@ def tar_entries(path: Path) -> Iterator[Entry]:
 
 
 def safe_parts(name: str, max_depth: int) -> list[str]:
-    """The folders and file name an entry is written under, or Refused when the name would leave its folder."""
+    """The folders and file name an entry is written under, or NotCollected when the name would leave its folder."""
     parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
     if not parts or ".." in parts or "\0" in name or ":" in parts[0]:  # ':' as in C:, a Windows drive
-        raise Refused("its name would put it outside the download")
+        raise NotCollected("its name would put it outside the download")
     if len(parts) > max_depth:
-        raise Refused(f"it is {len(parts) - 1} folders deep (the cap is {max_depth - 1}: BoundedExtractor.max_depth)")
+        raise NotCollected(f"it is {len(parts) - 1} folders deep (the cap is {max_depth - 1}: BoundedExtractor.max_depth)")
     if any(len(os.fsencode(p)) > 255 for p in parts):
-        raise Refused("a part of its name is longer than a file name can be")
+        raise NotCollected("a part of its name is longer than a file name can be")
     return parts
 
 
@@ -164,15 +164,15 @@ class BoundedExtractor(ExtractorPlugin):
                 self._mkdir(top.joinpath(*parts))
                 return True
             if not entry.is_file:
-                raise Refused("it is a link or a special file, not a file")
+                raise NotCollected("it is a link or a special file, not a file")
             if self._files[submission] >= self.max_submission_files:
-                raise Refused(f"its submission holds more than {self.max_submission_files} files "
+                raise NotCollected(f"its submission holds more than {self.max_submission_files} files "
                               f"(BoundedExtractor.max_submission_files)")
             for depth in range(1, len(parts)):
                 self._mkdir(top.joinpath(*parts[:depth]))
             self._files[submission] += 1
             self._write(entry, top.joinpath(*parts), submission)
-        except Refused as why:
+        except NotCollected as why:
             self._refuse(submission, label + entry.name, str(why))
         except FileExistsError:
             self._refuse(submission, label + entry.name, "the archive holds two entries of this name")
@@ -204,7 +204,7 @@ class BoundedExtractor(ExtractorPlugin):
                 while chunk := data.read(CHUNK):
                     size += len(chunk)
                     if size > room:
-                        raise Refused(f"too large (the cap is {cap})")
+                        raise NotCollected(f"too large (the cap is {cap})")
                     out.write(chunk)
         except BaseException:
             path.unlink(missing_ok=True)
@@ -217,7 +217,7 @@ class BoundedExtractor(ExtractorPlugin):
     @staticmethod
     def _mkdir(path: Path) -> None:
         if path.is_symlink() or (path.exists() and not path.is_dir()):
-            raise Refused("a folder of its path is also a file in the download")
+            raise NotCollected("a folder of its path is also a file in the download")
         path.mkdir(mode=0o700, exist_ok=True)
         os.chmod(path, 0o700)
 
