@@ -100,6 +100,14 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
         found["late"] = bool(found.get("late"))
         return found
 
+    def owner(self, filename: str) -> str | None:
+        """The student a file that is not a notebook came from, had it been one (for the summary), or None."""
+        try:
+            found = self._match(f"{filename}{self.valid_ext[0]}") if self.valid_ext else None
+        except NotCollected:
+            return None
+        return found["student_id"] if found else None
+
 
 @dataclass
 class Candidate:
@@ -196,16 +204,25 @@ class LmsZipCollect(ZipCollectApp):
 
     def _collect_files(self, src_files: list[str]) -> dict[str, list[Candidate]]:
         """Each student's files to copy: nbgrader's step, with every refusal for that file alone."""
+        collector = self.collector_plugin_inst
         found: dict[str, list[Candidate]] = defaultdict(list)
+        others: dict[str, list[str]] = defaultdict(list)  # a student's files that are not notebooks
         for source in map(Path, src_files):
             name = self._top_relative(source)
             try:
-                info = self.collector_plugin_inst.collect(name)
+                info = collector.collect(name)
             except NotCollected as why:
                 self.collection.refused[shown(name)] = str(why)
                 continue
             if info:
                 found[info["student_id"]].append(Candidate(source, name, info))
+            elif not name.endswith(tuple(collector.valid_ext)) and (owner := collector.owner(name)):
+                others[owner].append(shown(name))
+        for student, names in others.items():
+            if student not in found:
+                self.collection.refused[student] = (f"no notebook in the upload, only {', '.join(names[:3])}"
+                                                    f"{' ...' if len(names) > 3 else ''} (an archive in an upload "
+                                                    f"is never unpacked: the .ipynb itself is needed)")
         self._refuse_clashes(found)
         return {student: chosen for student, files in found.items() if (chosen := self._choose(student, files))}
 

@@ -176,8 +176,9 @@ def test_a_nested_zip_bomb_stays_a_small_file(tmp_path):
         bomb = zipped({f"{level}_{i}.zip" if level else f"{i}.ipynb": bomb for i in range(4 if level else 1)})
     assert len(bomb) < 200_000
     lms_zip(root, {"eve_9_1_modules_and_sgd.zip": bomb, "bob_2_modules_and_sgd.ipynb": b'{"bob": 1}'})
-    collect(root)
+    lines = collect(root)
     assert submitted(root) == {"bob": b'{"bob": 1}'}
+    assert "no notebook in the upload, only eve_9_1_modules_and_sgd.zip" in refusal(lines, "eve_9")
     extracted = root / "downloaded" / ASSIGNMENT.name / "extracted"
     assert sum(p.stat().st_size for p in extracted.rglob("*") if p.is_file()) < 2 * len(bomb)
 
@@ -213,8 +214,9 @@ def test_one_students_folder_cannot_use_up_the_class_caps(tmp_path):
     lines = collect(root)
     assert sorted(submitted(root)) == sorted(f"s{i}" for i in range(10)), lines
     about_eve = [line for line in lines if eve in line]
-    named = [line for line in about_eve if "/junk/" in line]
-    assert len(about_eve) == 4 and len(named) == 3 and all("more than 5 files" in line for line in named), about_eve
+    named = [line for line in about_eve if "/junk/" in line and "no notebook" not in line]
+    assert len(named) == 3 and all("more than 5 files" in line for line in named), about_eve
+    assert "no notebook in the upload" in refusal(lines, "eveevil_1:") and len(about_eve) == 5
     assert any("(and more): 42 more of its entries not collected" in line for line in about_eve)
     assert "folders deep" in refusal(lines, "deepdan_2")
 
