@@ -36,7 +36,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps.zipcollectapp import ZipCollectApp
 from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
@@ -323,5 +323,5 @@ class LmsZipCollect(ZipCollectApp):
         try:
             with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
                 return gb.find_assignment(self.coursedir.assignment_id).duedate
-        except Exception:  # no such assignment yet: no due date
+        except MissingEntry:  # the assignment is not in the gradebook yet: no due date
             return None

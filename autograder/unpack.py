@@ -49,6 +49,7 @@ class Entry:
 
 
 def zip_entries(path: Path) -> Iterator[Entry]:
+    """A zip's entries; only regular files (or entries without unix modes) count as files."""
     with zipfile.ZipFile(path) as archive:
         for info in archive.infolist():
             unix_type = (info.external_attr >> 16) & 0o170000  # a symlink entry is a file whose text is its target
@@ -57,6 +58,7 @@ def zip_entries(path: Path) -> Iterator[Entry]:
 
 
 def _zip_time(info: zipfile.ZipInfo) -> float:
+    """An entry's time, read as UTC (a zip keeps no time zone), or 0 for none."""
     try:
         return datetime.datetime(*info.date_time, tzinfo=datetime.timezone.utc).timestamp()
     except ValueError:  # a date the archive made up (month 0): no time stamp is better than a false one
@@ -64,10 +66,11 @@ def _zip_time(info: zipfile.ZipInfo) -> float:
 
 
 def tar_entries(path: Path) -> Iterator[Entry]:
+    """A tar's entries (any compression); only regular files count as files."""
     with tarfile.open(path) as archive:  # iterated, never extract(): that would keep owners, modes and links
         for info in archive:
-            yield Entry(info.name, info.isdir(), info.isreg(), float(info.mtime),
-                        lambda info=info: archive.extractfile(info))
+            mtime = float(info.mtime) if 0 <= info.mtime < 2 ** 33 else 0.0  # a time os.utime can set, or none
+            yield Entry(info.name, info.isdir(), info.isreg(), mtime, lambda info=info: archive.extractfile(info))
 
 
 def safe_parts(name: str, max_depth: int) -> list[str]:
