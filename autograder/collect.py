@@ -101,12 +101,20 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
         return found
 
     def owner(self, filename: str) -> str | None:
-        """The student a file that is not a notebook came from, had it been one (for the summary), or None."""
-        try:
-            found = self._match(f"{filename}{self.valid_ext[0]}") if self.valid_ext else None
-        except NotCollected:
+        """The student a file that is not a notebook came from, had it been one (its name with the notebook
+        extension added, or in place of its own), or None: for the summary, and so that a student's archive
+        among the loose files of a download is never taken for the LMS's."""
+        if not self.valid_ext:
             return None
-        return found["student_id"] if found else None
+        folder, _, base = filename.rpartition("/")
+        for name in (filename, f"{folder}/{base.split('.')[0]}" if folder else base.split(".")[0]):
+            try:
+                found = self._match(name + self.valid_ext[0])
+            except NotCollected:
+                continue
+            if found:
+                return found["student_id"]
+        return None
 
 
 @dataclass
@@ -179,6 +187,7 @@ class LmsZipCollect(ZipCollectApp):
                 self.fail(f"ZipCollectApp.{setting} must be {needed.__module__}.{needed.__name__} (or a subclass) "
                           f"for make grade's collect step")
         super().init_plugins()
+        self.extractor_plugin_inst.is_upload = lambda name: self.collector_plugin_inst.owner(name) is not None
 
     def start(self) -> None:
         self.collection = Collection()

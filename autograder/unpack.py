@@ -4,8 +4,9 @@ nbgrader's own extractor unpacks every archive it finds, archives inside archive
 the modes the entries claim. A student chooses what they upload, so here:
 
 * Only the download's own archives are unpacked: the files with an archive extension at the top of
-  downloaded/<assignment>/archive/. An archive inside them, or in a student's folder, is a student's
-  upload: it is copied as a plain file and never opened (the collector takes notebooks only).
+  downloaded/<assignment>/archive/ not named as a student's upload. An archive inside them, in a
+  student's folder, or named for a student among the download's loose files is a student's upload: it
+  is copied as a plain file and never opened (the collector takes notebooks only).
 * Every file is written anew, 0600 (folders 0700), owned by the user grading, with the time the
   LMS gave it: no setuid, no execute bit, no owner or link from the archive, closed to the sandbox's uids.
 * Caps bound one download (c.BoundedExtractor.*): the bytes of one file; the bytes and files of one
@@ -101,6 +102,12 @@ class BoundedExtractor(ExtractorPlugin):
     max_depth = Int(8, help="Path parts (folders and the file) a path in an LMS download may have.").tag(config=True)
     shown_per_submission = 3  # refusals named in the summary per submission; the rest are counted
 
+    @staticmethod
+    def is_upload(name: str) -> bool:
+        """Whether a top-level archive of archive/ is named as a student's upload (the collector says, through
+        LmsZipCollect): then it is copied as a file, like any student's archive, and never unpacked."""
+        return False
+
     def extract(self, archive_path: str, extracted_path: str) -> None:
         """Copy the loose files of `archive_path` and unpack its top-level archives into `extracted_path`.
 
@@ -117,7 +124,7 @@ class BoundedExtractor(ExtractorPlugin):
         source, dest = Path(archive_path), Path(extracted_path)
         dest.chmod(0o700)  # nbgrader made it with the umask's modes
         for item in sorted(source.iterdir()):
-            if item.is_file() and not item.is_symlink() and self._is_archive(item.name):
+            if item.is_file() and not item.is_symlink() and self._is_archive(item.name) and not self.is_upload(item.name):
                 self._unpack(item, dest)
             else:
                 self._copy_loose(item, source, dest)

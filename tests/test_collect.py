@@ -86,21 +86,31 @@ def refusal(lines: list[str], who: str) -> str:
 
 # ------------------------------------------------------------------------ identities are the LMS's
 
-def test_a_classmates_name_inside_an_upload_is_not_theirs(tmp_path):
+@pytest.mark.parametrize("as_zip", [True, False], ids=["zip", "loose"])
+def test_a_classmates_name_inside_an_upload_is_not_theirs(tmp_path, as_zip):
     root = course(tmp_path)
     spoof = b'{"spoof": 1}'
-    lms_zip(root, {
+    files = {
         "obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}',
         # Eve's upload: a zip holding a file named the way Canvas names Ann's
         "eveevil_34567_101_modules_and_sgd.zip": zipped({"obrienann_23456_999_modules_and_sgd.ipynb": spoof}),
         # and a folder of her own, for a Moodle-shaped download
         "Eve Evil_34567_assignsubmission_file_/Ann Obrien_23456_assignsubmission_file_/modules_and_sgd.ipynb": spoof,
-    })
+        # a zip named as a student's under the generic pattern
+        "eve_x_modules_and_sgd.zip": zipped({"obrienann_23456_998_modules_and_sgd.ipynb": spoof}),
+    }
+    if as_zip:
+        lms_zip(root, files)
+    else:  # the download's files as they are, the students' zips among them at archive/'s top level
+        for name, data in files.items():
+            (archive_dir(root) / name).parent.mkdir(parents=True, exist_ok=True)
+            (archive_dir(root) / name).write_bytes(data)
     lines = collect(root)
     assert submitted(root) == {"obrienann_23456": b'{"ann": 1}', "eveevil_34567": spoof}, lines
     extracted = root / "downloaded" / ASSIGNMENT.name / "extracted"
-    assert not list(extracted.rglob("*_999_*")), "a student's own archive was unpacked"
-    assert (extracted / "submissions" / "eveevil_34567_101_modules_and_sgd.zip").is_file()
+    assert not list(extracted.rglob("*_99[89]_*")), "a student's own archive was unpacked"
+    assert len(list(extracted.rglob("eveevil_34567_101_modules_and_sgd.zip"))) == 1
+    assert "no notebook in the upload" in refusal(lines, "eve:")
 
 
 @pytest.mark.parametrize("hostile", ["=1+2", "+cmd|calc", "..", "\x1b]0;pwned\x07\x1b[2J", "Ada", "a" * 65])
