@@ -14,21 +14,35 @@ c.CourseDirectory.solution_directory = "solutions"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".pytest_cache", "report.json"]
 
 # An LMS download (downloaded/dl01_6_3/archive/*.zip, or its files and folders as they are) is unpacked
-# and sorted into submitted/<student>/dl01_6_3/ by `nbgrader zip_collect`, which `make grade` runs when
-# that folder has files. Each file's path is tried against these patterns in turn (autograder/collect.py);
-# `name` + `lms_id` make the student id `smithjohn_12345`, and `make grades-lms` reads the number back.
+# and sorted into submitted/<student>/dl01_6_3/ by nbgrader's zip_collect with the kit's plugins, which
+# `make grade` runs when archive/ has files (autograder/collect.py, docs/instructors.md: "Collecting an
+# LMS download"). Each pattern must match a file's whole path from the download's top level, so a student
+# id comes only from the names the LMS writes; `name` + `lms_id` make the id `smithjohn_12345`, and
+# `make grades-lms` reads the number back. `attachment` orders two uploads of one student; `late` is
+# Canvas's LATE marker.
 c.ZipCollectApp.collector_plugin = "autograder.collect.LmsFileNameCollectorPlugin"
+c.ZipCollectApp.extractor_plugin = "autograder.unpack.BoundedExtractor"
 c.LmsFileNameCollectorPlugin.notebook_name = "modules_and_sgd.ipynb"  # Canvas's modules_and_sgd-1.ipynb is this
 c.LmsFileNameCollectorPlugin.named_regexps = [
     # Moodle, "Download submissions in folders": John Smith_12345_assignsubmission_file_/modules_and_sgd.ipynb
-    r".*/(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_/(?:.*/)?(?P<file_id>[^/]+\.ipynb)$",
+    # (the folder is Moodle's; what is inside it is the student's, and never names anyone)
+    r"(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_/(?:[^/]+/)*(?P<file_id>[^/]+\.ipynb)",
     # Moodle, one folder: John Smith_12345_assignsubmission_file_modules_and_sgd.ipynb
-    r".*/(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_(?P<file_id>[^/]+\.ipynb)$",
-    # Canvas: smithjohn_12345_6789012_modules_and_sgd.ipynb, smithjohn_LATE_12345_6789012_modules_and_sgd-1.ipynb
-    r".*/(?P<name>[^/_]+)_(?:LATE_)?(?P<lms_id>\d+)_\d+_(?P<file_id>[^/]+\.ipynb)$",
-    # Anything else: <student id>_<anything>_modules_and_sgd.ipynb
-    r".*/(?P<student_id>[^/_]+)_(?:[^/]*_)?(?P<file_id>modules_and_sgd\.ipynb)$",
+    r"(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_(?P<file_id>[^/]+\.ipynb)",
+    # Canvas: smithjohn_12345_6789012_modules_and_sgd.ipynb, smithjohn_LATE_12345_6789013_modules_and_sgd-1.ipynb
+    # (user id, then the attachment id, which grows with each upload)
+    r"(?P<name>[^/_]+)_(?:(?P<late>LATE)_)?(?P<lms_id>\d+)_(?P<attachment>\d+)_(?P<file_id>[^/]+\.ipynb)",
+    # Anything else: <student id>_<anything>_modules_and_sgd.ipynb, at the top level
+    r"(?P<student_id>[^/_]+)_(?:[^/]*_)?(?P<file_id>modules_and_sgd\.ipynb)",
 ]
+# Caps on what one LMS download may unpack to (autograder/unpack.py). A file past one is "not collected:
+# too large" (or too deep, or one file too many) for its student alone; the class goes on.
+c.BoundedExtractor.max_file_mb = 16           # one file, unpacked (notebooks are graded up to notebook_kb)
+c.BoundedExtractor.max_submission_mb = 64     # one student's: a top-level file or folder of the download
+c.BoundedExtractor.max_submission_files = 100
+c.BoundedExtractor.max_total_mb = 2048        # the whole download, unpacked
+c.BoundedExtractor.max_entries = 100000       # the whole download: files, folders and refused entries
+c.BoundedExtractor.max_depth = 8              # path parts from the download's top level, the file included
 
 # grades.csv, from `make grade` and from `nbgrader export` alike: a column per autograded part, and the
 # hand-graded points apart until they are graded (autograder/export.py).

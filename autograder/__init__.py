@@ -3,6 +3,7 @@
 Modules, in the order a submission meets them (docs/submission-path.md):
     __main__           the command line; reads the configuration once (settings, assignment)
     classroom          `make grade`: collect, hand students to the pool, feedback, export, summary
+    collect, unpack    an LMS download into submitted/: ids from the LMS's names, unpacking within caps
     lifecycle          the demo class, regrading one student, cleaning, grades.csv (export)
     pool, progress     the process pool; its progress bars, drawn in the parent's results loop
     student_autograde  in a pool process: nbgrader's autograde for one student, the checks inline
@@ -13,7 +14,7 @@ Modules, in the order a submission meets them (docs/submission-path.md):
     sandbox            runs student code in confined child processes (grader only)
     report             parts, checks, redaction, JSON and table
     feedback           nbgrader's feedback pages with the kit's template
-    gradescope, collect, export, lms, class_report   Gradescope, LMS in and out, the class report
+    gradescope, export, lms, class_report   Gradescope, grades out (grades.csv, Canvas), the class report
     pytest_plugin      the hidden suites under pytest itself
     demo, mutate, tuning   the demo class, notebook mutations for tests, nbgrader tuning
 """

@@ -45,17 +45,23 @@ def _say(text: str) -> None:
     print(text.encode(encoding, "backslashreplace").decode(encoding), flush=True)
 
 
-def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> str:
-    """Where this run's submissions come from; fills submitted/ when it has to."""
+def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> tuple[str, list[str]]:
+    """Where this run's submissions come from, and what collecting them refused or kept (for the summary);
+    fills submitted/ when it has to."""
     downloads = assignment.root / "downloaded" / assignment.name
-    if downloads.is_dir() and any(downloads.rglob("*")):
-        from nbgrader.apps.zipcollectapp import ZipCollectApp  # only for an LMS download
+    if (downloads / "archive").is_dir() and any((downloads / "archive").iterdir()):
+        from .collect import LmsZipCollect  # only for an LMS download
 
-        app = ZipCollectApp(coursedir=api.coursedir, parent=api)
+        app = LmsZipCollect(coursedir=api.coursedir, parent=api)
         app.coursedir.assignment_id = assignment.name
         app.force = True
         app.start()
-        return f"the LMS download in {downloads.relative_to(assignment.root)}"
+        return f"the LMS download in {downloads.relative_to(assignment.root)}", app.collection.lines()
+    return _local(assignment, submitted), []
+
+
+def _local(assignment: Assignment, submitted: Path) -> str:
+    """Where this run's submissions come from when there is no LMS download."""
     folders = [p for p in submitted.glob(f"*/{assignment.name}") if p.is_dir()] if submitted.is_dir() else []
     if not folders:
         write_demo(assignment, submitted)  # and records it: the only way a student is the demo's
@@ -139,9 +145,9 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         if refusal:
             sys.stderr.write(f"regrade: {refusal}\n")
             return 2
-        origin = "submitted/ (regrading " + ", ".join(only) + ")"
+        origin, collected = "submitted/ (regrading " + ", ".join(only) + ")", []
     else:
-        origin = one_step("collect", lambda: _collect(api, assignment, submitted))
+        origin, collected = one_step("collect", lambda: _collect(api, assignment, submitted))
     forgotten = forget_stale_demo(assignment, coursedir, submitted)  # the demo class leaves nothing behind
 
     # The gradebook learns the assignment's cells from source/; the release it writes goes to a
@@ -232,13 +238,13 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         problems[student] = "nbgrader could not write its feedback page"
     notes = {s: n for s, n in notes.items() if s not in problems}
     one_step("export", lambda: export_grades(assignment, coursedir), unit="file")
-    _summarize(assignment, coursedir, settings, reports, students, problems, notes)
+    _summarize(assignment, coursedir, settings, reports, students, problems, notes, collected)
     return 0
 
 
 def _summarize(assignment: Assignment, coursedir: CourseDirectory, settings: GraderSettings,
                reports: dict[str, Report], students: list[str],
-               problems: dict[str, str], notes: dict[str, str]) -> None:
+               problems: dict[str, str], notes: dict[str, str], collected: list[str]) -> None:
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         autograded = {}
         for student in students:
@@ -262,5 +268,7 @@ def _summarize(assignment: Assignment, coursedir: CourseDirectory, settings: Gra
         _say(f"Graded with a note: {student}: {note}")
     for student, reason in sorted(problems.items()):
         _say(f"Not graded: {student}: {reason}")
+    for line in collected:  # the LMS download's files not collected, and work kept over it
+        _say(line)
     _say(f"Wrote {coursedir.db_url.replace('sqlite:///', '')}, grades.csv and feedback/<student>/{assignment.name}/.")
 

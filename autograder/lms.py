@@ -14,6 +14,8 @@ name is not one of the course's assignments becomes a new assignment on import.
   is `c.GraderSettings.canvas_column`, the assignment's header in a gradebook export from Canvas, "Modules
   and SGD (123456)" (name and Canvas's assignment id: what Canvas matches an imported column by), else the
   assignment id, which Canvas would import as a new assignment.
+* One row per Canvas user: students whose ids end in the same Canvas number (ids given by hand, or a
+  name Canvas changed between downloads) are left out and named, since either score could be the wrong one.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import csv
 import os
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,15 +32,21 @@ HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 CANVAS_ID = re.compile(r"_(\d+)$")
 
 
-def canvas_rows(rows: list[dict], assignment: str, column: str = "") -> tuple[list[str], list[list[str]], list[str]]:
-    """(header, data rows with the Points Possible row first, students whose manual points are not in);
-    `column` heads the scores (default: the assignment id)."""
+def canvas_rows(rows: list[dict], assignment: str, column: str = "") -> tuple[list[str], list[list[str]], list[str], list[str]]:
+    """(header, data rows with the Points Possible row first, students whose manual points are not in,
+    students left out because another student has their Canvas number); `column` heads the scores
+    (default: the assignment id)."""
     mine = [r for r in rows if r["assignment"] == assignment]
     header = HEADER + [column or assignment]
     possible = mine[0]["max_score"] if mine else ""
     out = [["Points Possible", "", "", "", "", possible]]
     pending = []
+    numbers = Counter(m.group(1) for r in mine if (m := CANVAS_ID.search(r["student_id"])))
+    shared = sorted(r["student_id"] for r in mine
+                    if (m := CANVAS_ID.search(r["student_id"])) and numbers[m.group(1)] > 1)
     for row in mine:
+        if row["student_id"] in shared:
+            continue
         number = CANVAS_ID.search(row["student_id"])
         name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or row["student_id"]
         score = row["score"]
@@ -45,12 +54,22 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "") -> tuple[li
             score = row["auto_score"]
             pending.append(row["student_id"])
         out.append([name, number.group(1) if number else "", "", "" if number else row["student_id"], "", score])
-    return header, out, pending
+    return header, out, pending, shared
 
 
-def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int, list[str], str]:
-    """Write the import file; returns (its path, students written, students with manual points missing, the
-    assignment's column)."""
+@dataclass(frozen=True)
+class CanvasImport:
+    """What `write_canvas_csv` wrote."""
+
+    path: Path
+    students: int  # rows written
+    pending: list[str]  # students whose written answers are not graded yet (the autograded points only)
+    shared: list[str]  # students left out: another student has their Canvas number
+    column: str  # the assignment's column header
+
+
+def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
+    """Write the import file for Canvas."""
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
 
@@ -64,7 +83,7 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int
         raise FileNotFoundError(f"no gradebook at {database}: run `make grade` first")
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         _, rows = grade_rows(gradebook, [assignment])
-    header, data, pending = canvas_rows(rows, assignment, GraderSettings(config=config).canvas_column)
+    header, data, pending, shared = canvas_rows(rows, assignment, GraderSettings(config=config).canvas_column)
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
@@ -73,7 +92,7 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> tuple[Path, int
         writer.writerow(header)
         writer.writerows(data)
     os.replace(partial, dest)
-    return dest, len(data) - 1, pending, header[-1]
+    return CanvasImport(dest, len(data) - 1, pending, shared, header[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,16 +104,20 @@ def main(argv: list[str] | None = None) -> int:
 
     name = find_assignment(ROOT, args.assignment).name
     try:
-        path, count, pending, column = write_canvas_csv(ROOT, name, args.to or ROOT / "reports" / f"{name}-canvas.csv")
+        written = write_canvas_csv(ROOT, name, args.to or ROOT / "reports" / f"{name}-canvas.csv")
     except FileNotFoundError as error:
         print(error, file=sys.stderr)
         return 1
-    print(f"Wrote {path}: {count} students, for Canvas's Grades > Import, in the column {column!r}"
-          + (" (Canvas makes it a new assignment: c.GraderSettings.canvas_column names an existing one)"
-             if column == name else "") + ".")
-    if pending:
-        print(f"{len(pending)} of them have written answers not graded yet ({', '.join(pending)}): their column "
-              f"holds the autograded points only (grade them in the formgrader, then run this again).")
+    print(f"Wrote {written.path}: {written.students} students, for Canvas's Grades > Import, in the column "
+          f"{written.column!r}" + (" (Canvas makes it a new assignment: c.GraderSettings.canvas_column names an "
+                                   "existing one)" if written.column == name else "") + ".")
+    if written.pending:
+        print(f"{len(written.pending)} of them have written answers not graded yet ({', '.join(written.pending)}): "
+              f"their column holds the autograded points only (grade them in the formgrader, then run this again).")
+    if written.shared:
+        print(f"Left out {len(written.shared)} students whose ids end in the same Canvas number "
+              f"({', '.join(written.shared)}): "
+              f"one Canvas user is one row, so give them apart in the gradebook and run this again.")
     return 0
 
 

@@ -183,7 +183,10 @@ def test_make_grade_collects_an_lms_download_with_zip_collect(tmp_path):
     with zipfile.ZipFile(archive / "class.zip", "w") as bundle:
         bundle.writestr(f"ada_1001_{NOTEBOOK}", json.dumps(solution_notebook()))
         bundle.writestr(f"bob_1002_{NOTEBOOK}", json.dumps(release_notebook()))
+        bundle.writestr(f"=cmd_1003_{NOTEBOOK}", json.dumps(solution_notebook()))  # refused, and named
     run = grade_class(course)
     assert run.returncode == 0 and "LMS download" in run.stdout, run.stdout + run.stderr[-2000:]
     book = gradebook_scores(course)
-    assert book["ada"] == FULL and set(book["bob"].values()) == {0}
+    assert book["ada"] == FULL and set(book["bob"].values()) == {0} and len(book) == 2
+    summary = run.stdout[run.stdout.index("submissions, 2 graded"):]
+    assert f"Not collected: =cmd_1003_{NOTEBOOK}: its student id '=cmd' is not" in summary

@@ -1,0 +1,341 @@
+"""Collecting an LMS download as a hostile student would shape it: names, archives, ids, time stamps.
+
+Each test builds its download here (autograder/collect.py and unpack.py say what must hold) and runs
+make grade's collect step in this process on a fresh course copy.
+"""
+from __future__ import annotations
+
+import datetime
+import io
+import os
+import stat
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.lms import canvas_rows
+from conftest import ASSIGNMENT, NOTEBOOK, course_copy
+
+LMS_TIME = (2026, 11, 20, 9, 30, 0)  # a zip entry's time: the LMS's time stamp of the upload
+
+
+def course(tmp_path: Path, *settings: str) -> Path:
+    """A fresh course, with `settings` appended to its nbgrader_config.py."""
+    root = course_copy(tmp_path / "course")
+    with (root / "nbgrader_config.py").open("a") as config:
+        config.writelines(line + "\n" for line in settings)
+    return root
+
+
+def archive_dir(root: Path) -> Path:
+    folder = root / "downloaded" / ASSIGNMENT.name / "archive"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def lms_zip(root: Path, files: dict[str, bytes], name: str = "submissions.zip",
+            when: tuple = LMS_TIME) -> Path:
+    """The LMS's download: `files` at its top level, each with the LMS's time `when`."""
+    path = archive_dir(root) / name
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for entry, data in files.items():
+            bundle.writestr(zipfile.ZipInfo(entry, when), data, zipfile.ZIP_DEFLATED)
+    return path
+
+
+def zipped(files: dict[str, bytes]) -> bytes:
+    """A student's own zip, as bytes."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for entry, data in files.items():
+            bundle.writestr(entry, data)
+    return out.getvalue()
+
+
+def collect(root: Path) -> list[str]:
+    """make grade's collect step on `root`; the summary's lines about the download."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.assignment import find_assignment
+    from autograder.classroom import _collect
+    from autograder.settings import load_config
+
+    config = load_config(root)
+    coursedir = CourseDirectory(config=config)
+    origin, lines = _collect(NbGraderAPI(coursedir=coursedir, config=config), find_assignment(root, ASSIGNMENT.name),
+                             root / coursedir.submitted_directory)
+    assert origin.startswith("the LMS download"), origin
+    return lines
+
+
+def submitted(root: Path) -> dict[str, bytes]:
+    """Each student of submitted/ and their notebook's bytes."""
+    folders = sorted((root / "submitted").glob(f"*/{ASSIGNMENT.name}"))
+    return {f.parent.name: (f / NOTEBOOK).read_bytes() for f in folders if (f / NOTEBOOK).is_file()}
+
+
+def refusal(lines: list[str], who: str) -> str:
+    found = [line for line in lines if line.startswith(f"Not collected: {who}")]
+    assert len(found) == 1, (who, lines)
+    return found[0]
+
+
+# ------------------------------------------------------------------------ identities are the LMS's
+
+@pytest.mark.parametrize("as_zip", [True, False], ids=["zip", "loose"])
+def test_a_classmates_name_inside_an_upload_is_not_theirs(tmp_path, as_zip):
+    root = course(tmp_path)
+    spoof = b'{"spoof": 1}'
+    files = {
+        "obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}',
+        # Eve's upload: a zip holding a file named the way Canvas names Ann's
+        "eveevil_34567_101_modules_and_sgd.zip": zipped({"obrienann_23456_999_modules_and_sgd.ipynb": spoof}),
+        # and a folder of her own, for a Moodle-shaped download
+        "Eve Evil_34567_assignsubmission_file_/Ann Obrien_23456_assignsubmission_file_/modules_and_sgd.ipynb": spoof,
+        # a zip named as a student's under the generic pattern
+        "eve_x_modules_and_sgd.zip": zipped({"obrienann_23456_998_modules_and_sgd.ipynb": spoof}),
+    }
+    if as_zip:
+        lms_zip(root, files)
+    else:  # the download's files as they are, the students' zips among them at archive/'s top level
+        for name, data in files.items():
+            (archive_dir(root) / name).parent.mkdir(parents=True, exist_ok=True)
+            (archive_dir(root) / name).write_bytes(data)
+    lines = collect(root)
+    assert submitted(root) == {"obrienann_23456": b'{"ann": 1}', "eveevil_34567": spoof}, lines
+    extracted = root / "downloaded" / ASSIGNMENT.name / "extracted"
+    assert not list(extracted.rglob("*_99[89]_*")), "a student's own archive was unpacked"
+    assert len(list(extracted.rglob("eveevil_34567_101_modules_and_sgd.zip"))) == 1
+    assert "no notebook in the upload" in refusal(lines, "eve:")
+
+
+@pytest.mark.parametrize("hostile", ["=1+2", "+cmd|calc", "..", "\x1b]0;pwned\x07\x1b[2J", "Ada", "a" * 65])
+def test_an_id_outside_the_safe_alphabet_is_refused_for_that_file_alone(tmp_path, hostile):
+    root = course(tmp_path)
+    lms_zip(root, {f"{hostile}_1_modules_and_sgd.ipynb": b"{}", "bob_2_modules_and_sgd.ipynb": b'{"bob": 1}'})
+    lines = collect(root)
+    assert submitted(root) == {"bob": b'{"bob": 1}'}
+    line = refusal(lines, "")
+    assert "is not 1 to 64 of a-z, 0-9 and _" in line
+    assert line.isprintable(), "an escape sequence reached the summary"
+
+
+def test_a_name_that_leaves_the_download_writes_nothing_outside(tmp_path):
+    root = course(tmp_path)
+    lms_zip(root, {"../../../escaped_1_modules_and_sgd.ipynb": b"{}", "/tmp/abs_1_modules_and_sgd.ipynb": b"{}",
+                   "bob_2_modules_and_sgd.ipynb": b'{"bob": 1}'})
+    lines = collect(root)
+    assert submitted(root) == {"bob": b'{"bob": 1}'}
+    assert not list(root.parent.rglob("escaped_1_*")) and not Path("/tmp/abs_1_modules_and_sgd.ipynb").exists()
+    assert "outside the download" in refusal(lines, "../../../escaped")
+
+
+def test_an_id_two_lms_identities_share_is_refused_for_both(tmp_path):
+    root = course(tmp_path)
+    lms_zip(root, {
+        "John Smith_12345_assignsubmission_file_modules_and_sgd.ipynb": b'{"john": 1}',
+        "Jöhn Smith_12345_assignsubmission_file_modules_and_sgd.ipynb": b'{"impostor": 1}',  # the same id
+        "lovelaceada_777_1_modules_and_sgd.ipynb": b'{"ada": 1}',
+        "evil_777_2_modules_and_sgd.ipynb": b'{"evil": 1}',  # Ada's Canvas number under another id
+        "kimlee_555_3_modules_and_sgd.ipynb": b'{"kim": 1}',
+    })
+    lines = collect(root)
+    assert submitted(root) == {"kimlee_555": b'{"kim": 1}'}
+    assert sum("Not collected: johnsmith_12345" in line and "2 LMS identities" in line for line in lines) == 2
+    assert "also evil_777's" in refusal(lines, "lovelaceada_777")
+    assert "also lovelaceada_777's" in refusal(lines, "evil_777")
+
+
+def test_the_canvas_import_never_has_two_rows_for_one_user():
+    def row(student: str, score: str) -> dict:
+        return {"assignment": "a", "max_score": "10", "student_id": student, "last_name": "", "first_name": "",
+                "score": score, "auto_score": score}
+
+    _, data, _, shared = canvas_rows([row("smithjohn_12345", "9"), row("evil_12345", "0"), row("kim_6", "5")], "a")
+    ids = [r[1] for r in data[1:]]
+    assert ids == ["6"] and shared == ["evil_12345", "smithjohn_12345"]
+
+
+def test_two_files_from_one_student_are_theirs_alone(tmp_path):
+    root = course(tmp_path)
+    lms_zip(root, {
+        "smithjohn_12345_100_modules_and_sgd.ipynb": b'{"first": 1}',
+        "smithjohn_12345_101_modules_and_sgd-1.ipynb": b'{"second": 1}',  # Canvas's renumbered later upload
+        # two files in one Moodle submission, uploaded at the same time: nothing says which is meant
+        "Kim Lee_3_assignsubmission_file_/modules_and_sgd.ipynb": b'{"kim": 1}',
+        "Kim Lee_3_assignsubmission_file_/old/modules_and_sgd.ipynb": b'{"kim old": 1}',
+        "bob_2_modules_and_sgd.ipynb": b'{"bob": 1}',
+    })
+    lines = collect(root)
+    assert submitted(root) == {"smithjohn_12345": b'{"second": 1}', "bob": b'{"bob": 1}'}, lines
+    assert "two files for modules_and_sgd.ipynb" in refusal(lines, "kimlee_3")
+    chosen = [line for line in lines if line.startswith("Collected the newest of several files: smithjohn_12345")]
+    assert chosen and "took smithjohn_12345_101_modules_and_sgd-1.ipynb" in chosen[0]
+
+
+# ------------------------------------------------------------------------ every archive is bounded
+
+def test_a_nested_zip_bomb_stays_a_small_file(tmp_path):
+    root = course(tmp_path)
+    bomb = b"0" * (8 << 20)
+    for level in range(3):  # a zip of four zips of four zips of 8 MB of zeros: 128 MB unpacked, a few KB packed
+        bomb = zipped({f"{level}_{i}.zip" if level else f"{i}.ipynb": bomb for i in range(4 if level else 1)})
+    assert len(bomb) < 200_000
+    lms_zip(root, {"eve_9_1_modules_and_sgd.zip": bomb, "bob_2_modules_and_sgd.ipynb": b'{"bob": 1}'})
+    lines = collect(root)
+    assert submitted(root) == {"bob": b'{"bob": 1}'}
+    assert "no notebook in the upload, only eve_9_1_modules_and_sgd.zip" in refusal(lines, "eve_9")
+    extracted = root / "downloaded" / ASSIGNMENT.name / "extracted"
+    assert sum(p.stat().st_size for p in extracted.rglob("*") if p.is_file()) < 2 * len(bomb)
+
+
+def test_a_file_over_a_cap_is_too_large_for_its_student_alone(tmp_path):
+    root = course(tmp_path, "c.BoundedExtractor.max_file_mb = 1", "c.BoundedExtractor.max_submission_mb = 2",
+                  "c.BoundedExtractor.max_total_mb = 4")
+    kim = "Kim Lee_7_assignsubmission_file_"
+    lms_zip(root, {
+        "big_1_modules_and_sgd.ipynb": b" " * (2 << 20),  # over the file cap
+        f"{kim}/modules_and_sgd.ipynb": b" " * (900 << 10),
+        f"{kim}/extra.ipynb": b" " * (900 << 10),
+        f"{kim}/more.ipynb": b" " * (900 << 10),  # past the submission's 2 MB
+        "a_2_modules_and_sgd.ipynb": b" " * (900 << 10),
+        "b_3_modules_and_sgd.ipynb": b" " * (900 << 10),
+        "d_5_modules_and_sgd.ipynb": b" " * (900 << 10),  # past the download's 4 MB
+    })
+    lines = collect(root)
+    assert sorted(submitted(root)) == ["a", "b", "kimlee_7"], lines
+    assert "too large (the cap is 1 MB a file" in refusal(lines, "big (big_1")
+    assert "too large (the cap is 2 MB a submission" in refusal(lines, f"kimlee_7 ({kim}/more.ipynb")
+    assert "too large (the cap is 4 MB for the download" in refusal(lines, "d (d_5")
+    assert not (root / "downloaded" / ASSIGNMENT.name / "extracted" / "submissions" / "big_1_modules_and_sgd.ipynb").exists()
+
+
+def test_one_students_folder_cannot_use_up_the_class_caps(tmp_path):
+    root = course(tmp_path, "c.BoundedExtractor.max_submission_files = 5", "c.BoundedExtractor.max_depth = 3")
+    eve = "Eve Evil_1_assignsubmission_file_"
+    files = {f"{eve}/junk/{i:02}.txt": b"x" for i in range(50)}
+    files["Deep Dan_2_assignsubmission_file_/a/b/modules_and_sgd.ipynb"] = b"{}"  # 4 parts deep
+    files.update({f"s{i}_{i}_modules_and_sgd.ipynb": b"{}" for i in range(10)})
+    lms_zip(root, files)
+    lines = collect(root)
+    assert sorted(submitted(root)) == sorted(f"s{i}" for i in range(10)), lines
+    about_eve = [line for line in lines if eve in line]
+    named = [line for line in about_eve if "/junk/" in line and "no notebook" not in line]
+    assert len(named) == 3 and all("more than 5 files" in line for line in named), about_eve
+    assert "no notebook in the upload" in refusal(lines, "eveevil_1:") and len(about_eve) == 5
+    assert any("(and more): 42 more of its entries not collected" in line for line in about_eve)
+    assert "folders deep" in refusal(lines, "deepdan_2")
+
+
+def test_the_download_has_an_entry_cap(tmp_path):
+    root = course(tmp_path, "c.BoundedExtractor.max_entries = 4")
+    lms_zip(root, {f"s{i}_{i}_modules_and_sgd.ipynb": b"{}" for i in range(10)})
+    lines = collect(root)
+    assert sorted(submitted(root)) == ["s0", "s1", "s2", "s3"], lines
+    assert lines == ["Not collected: s4 (s4_4_modules_and_sgd.ipynb): the download holds more than 4 entries "
+                     "(BoundedExtractor.max_entries): this one and those after it"]
+
+
+def test_entries_are_written_with_fixed_modes_and_never_as_links(tmp_path):
+    root = course(tmp_path)
+    path = archive_dir(root) / "submissions.zip"
+    with zipfile.ZipFile(path, "w") as bundle:
+        setuid = zipfile.ZipInfo("suid_1_modules_and_sgd.ipynb", LMS_TIME)
+        setuid.external_attr = (stat.S_IFREG | stat.S_ISUID | stat.S_ISGID | 0o777) << 16
+        bundle.writestr(setuid, b'{"suid": 1}')
+        link = zipfile.ZipInfo("link_2_modules_and_sgd.ipynb", LMS_TIME)
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        bundle.writestr(link, b"/etc/shadow")
+    tar = archive_dir(root) / "more.tar.gz"
+    with tarfile.open(tar, "w:gz") as bundle:
+        for name, kind in (("tarsuid_3_modules_and_sgd.ipynb", tarfile.REGTYPE),
+                           ("tarlink_4_modules_and_sgd.ipynb", tarfile.SYMTYPE),
+                           ("tardev_5_modules_and_sgd.ipynb", tarfile.CHRTYPE)):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode, info.uid, info.gid = kind, 0o6777, 4242, 4242
+            info.linkname = "/etc/shadow" if kind == tarfile.SYMTYPE else ""
+            data = b'{"tar": 1}' if kind == tarfile.REGTYPE else b""
+            info.size = len(data)
+            bundle.addfile(info, io.BytesIO(data))
+    lines = collect(root)
+    assert sorted(submitted(root)) == ["suid", "tarsuid"], lines
+    for student in ("link", "tarlink", "tardev"):
+        assert "a link or a special file" in refusal(lines, student)
+    download = root / "downloaded" / ASSIGNMENT.name
+    extracted, students = download / "extracted", list((root / "submitted").iterdir())
+    written = [extracted, *extracted.rglob("*"), download / "collected.json", *students,
+               *(p for s in students for p in s.rglob("*"))]
+    assert len(written) > 8 and not any(p.is_symlink() for p in written)
+    for path in written:
+        info = path.lstat()
+        assert info.st_uid == os.geteuid(), path
+        assert stat.S_IMODE(info.st_mode) & ~(0o700 if path.is_dir() else 0o600) == 0, (path, oct(info.st_mode))
+
+
+# ------------------------------------------------------------------------ newer work and lateness
+
+def test_the_lms_copy_never_overwrites_newer_work(tmp_path):
+    root = course(tmp_path)
+    lms_zip(root, {"ada_1_modules_and_sgd.ipynb": b'{"lms": 1}', "bob_2_modules_and_sgd.ipynb": b'{"lms": 2}',
+                   "cy_3_modules_and_sgd.ipynb": b'{"lms": 3}'})
+    assert collect(root) == []
+    folder = root / "submitted" / "{}" / ASSIGNMENT.name / NOTEBOOK
+    regraded = Path(str(folder).format("ada"))
+    regraded.write_bytes(b'{"regraded": 1}')  # the late notebook `make regrade` graded...
+    old = datetime.datetime(2026, 1, 1).timestamp()
+    os.utime(regraded, (old, old))  # ...copied with its own, older time stamp (cp -p)
+    newer = Path(str(folder).format("bob"))
+    newer.write_bytes(b'{"newer": 1}')  # newer than the LMS copy
+    lines = collect(root)
+    assert submitted(root) == {"ada": b'{"regraded": 1}', "bob": b'{"newer": 1}', "cy": b'{"lms": 3}'}
+    assert any(line.startswith("Kept submitted/ada/") and "changed after" in line for line in lines), lines
+    assert any(line.startswith("Kept submitted/bob/") and "newer than the LMS copy" in line for line in lines)
+
+    # A newer download (a later upload of Cy's) replaces Cy's earlier LMS copy, which nobody changed.
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, {"cy_3_modules_and_sgd.ipynb": b'{"lms": 4}'}, when=(2026, 11, 21, 9, 0, 0))
+    collect(root)
+    assert submitted(root)["cy"] == b'{"lms": 4}'
+
+
+def test_canvas_late_marker_is_the_submissions_lateness(tmp_path, monkeypatch):
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.settings import load_config
+
+    root = course(tmp_path)
+    due = datetime.datetime(2026, 11, 25, 12, 0)  # after the LMS time of both files
+    coursedir = CourseDirectory(config=load_config(root))
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT.name, duedate=due)
+    lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}", "smithjohn_12345_8_modules_and_sgd.ipynb": b"{}"})
+    lines = collect(root)
+    late = root / "submitted" / "obrienann_23456" / ASSIGNMENT.name
+    stamp = coursedir.get_existing_timestamp(str(late))  # as nbgrader's autograde reads it
+    assert stamp is not None and stamp > due, lines
+    assert not (root / "submitted" / "smithjohn_12345" / ASSIGNMENT.name / "timestamp.txt").exists()
+    assert any(line.startswith("Late by Canvas's LATE marker: obrienann_23456") for line in lines)
+
+    # Without a due date, the LMS's own time of the file is what nbgrader records.
+    root = course(tmp_path / "no-due")
+    lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
+    collect(root)
+    stamp = CourseDirectory(config=load_config(root)).get_existing_timestamp(
+        str(root / "submitted" / "obrienann_23456" / ASSIGNMENT.name))
+    assert stamp == datetime.datetime(*LMS_TIME)
+
+
+def test_a_students_own_timestamp_is_never_collected(tmp_path):
+    root = course(tmp_path)
+    folder = "Kim Lee_7_assignsubmission_file_"
+    lms_zip(root, {f"{folder}/modules_and_sgd.ipynb": b"{}", f"{folder}/timestamp.txt": b"2020-01-01 00:00:00 UTC",
+                   "bob_2_modules_and_sgd.ipynb": b"{}", "bob_2_timestamp.txt": b"2020-01-01 00:00:00 UTC"})
+    collect(root)
+    assert sorted(submitted(root)) == ["bob", "kimlee_7"]
+    assert not list((root / "submitted").rglob("timestamp.txt"))
