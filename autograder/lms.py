@@ -24,6 +24,7 @@ import csv
 import os
 import re
 import sys
+from dataclasses import dataclass
 from collections import Counter
 from pathlib import Path
 
