@@ -24,8 +24,8 @@ import csv
 import os
 import re
 import sys
-from dataclasses import dataclass
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
