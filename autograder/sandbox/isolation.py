@@ -143,17 +143,19 @@ def _forget_keys() -> None:
 
 def allowed_paths(see: list[str]) -> list[str]:
     """What a session may read, found from the running worker: the system's programs and libraries
-    (SYSTEM), the virtual environment, the interpreter's prefix (its stdlib alone where the prefix is the
-    system's own), every link from sys.executable to the real interpreter (a venv's python may point into
+    (SYSTEM), the virtual environment and the interpreter's prefix (only Python's folders in a prefix that is
+    the system's own, /usr or /usr/local), every link from sys.executable to the real interpreter (a venv's python may point into
     pyenv or /usr/bin), every file mapped into this process (libpython, numpy's libraries), and `see`.
     Run after the worker's imports, so the mapped files are all it loads. Shortest first, none under another."""
-    paths = {p for p in SYSTEM if os.path.lexists(p)} | {sys.prefix, sys.exec_prefix, *see}
-    for base in {sys.base_prefix, sys.base_exec_prefix}:
-        if base in ("/", "/usr", "/usr/local"):
-            scheme = sysconfig.get_paths(vars={"base": base, "platbase": base, "installed_base": base})
-            paths |= {scheme["stdlib"], scheme["platstdlib"]}
+    paths = {p for p in SYSTEM if os.path.lexists(p)} | set(see)
+    shared = ("/", "/usr", "/usr/local")  # a prefix that is the system's own: only Python's folders in it
+    for prefix in {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}:
+        if prefix in shared:
+            scheme = sysconfig.get_paths(vars={"base": prefix, "platbase": prefix, "installed_base": prefix})
+            paths |= {scheme[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+            paths |= {entry for entry in sys.path if _under(entry, (prefix.rstrip("/") + "/lib",))}  # dist-packages
         else:
-            paths.add(base)
+            paths.add(prefix)
     link = sys.executable
     while os.path.islink(link):
         paths.add(link)
