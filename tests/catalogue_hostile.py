@@ -241,7 +241,7 @@ for _ in range(3):
 CANARY = "canary-hub-token-5f0c2b"  # the grader's JUPYTERHUB_API_TOKEN during the run
 OTHER_CLONE = "/srv/kit-catalogue-other-clone"  # another clone of the course on the machine, readable by anyone
 OTHER_CLONE_MARK = "solution-in-the-other-clone-3e9a"  # a line the fixture adds to that clone's solutions
-PLANTED_KEY = "left by an earlier run"  # the fixture stores it in the keyrings of the uids the run will claim
+PLANTED_KEY = "pid:[an earlier run]"  # the fixture stores it in the keyring of the first uid the run claims
 UNIX_SOCKET = "/run/kit-catalogue.sock"  # a unix socket file outside the session, open to anyone, listened on
 STALE_CGROUP = "kit-{uid}-stopped0-1"  # the cgroup a run stopped with Ctrl-C left, for the uid the next one claims
 
@@ -262,7 +262,7 @@ raise RuntimeError(f"other clone: read {{len(found)}} files " + " ".join(found))
 
 # Looks for a key that another submission or an earlier run stored, in the keyrings a process can name without
 # knowing a key's number, and stores one of its own there, readable by anyone. A key's payload names the
-# submission that stored it by its PID namespace, which all of a submission's processes share.
+# submission that stored it by its PID namespace ("pid:[<number>]"), which all of a submission's processes share.
 KEYRING = """\
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
@@ -456,7 +456,7 @@ HOSTILE: list[Hostile] = [
                        "readable by anyone (in forward; two students do it)",
               sabotage("linear", "Linear.forward", KEYRING),
               loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),
-              reason="no key from another submission", never="a key from another submission", root_only=True)
+              reason="no key from another submission", never="pid:[", root_only=True)  # the page shows the code
       for student in ("keyring", "keyring-again")],
     Hostile("unix-socket", f"connects to the unix socket {UNIX_SOCKET} that the grader's host listens on (in forward)",
             sabotage("linear", "Linear.forward", UNIX_SOCKET_SEND),
