@@ -61,14 +61,13 @@ class GraderSettings(Configurable):
     def limits(self) -> Limits:
         return Limits(seconds=self.seconds, memory_mb=self.memory_mb, output_kb=self.output_kb)
 
-    def isolation(self, hide: list[str]) -> dict:
-        """The sandbox's isolation, hiding the folders `hide` (see Sandbox), or {} when it is off."""
+    def isolation(self) -> dict:
+        """The sandbox's isolation (see Sandbox), or {} when it is off."""
         if not self.isolate:
             return {}
         budgets = {"memory_mb": self.budget_memory_mb, "processes": self.budget_processes,
                    "disk_mb": self.budget_disk_mb}
-        return {"path": str(ISOLATION), "uid_base": self.uid_base,
-                "budgets": budgets, "hide": hide}
+        return {"path": str(ISOLATION), "uid_base": self.uid_base, "budgets": budgets}
 
 
 def load_config(root: Path) -> Config:

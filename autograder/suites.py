@@ -218,10 +218,10 @@ _REFERENCE: dict[Assignment, dict] = {}  # the reference's answers by probe call
 def _sandbox(assignment: Assignment, settings: GraderSettings, students: bool) -> Sandbox:
     """A sandbox whose calls may name the suites' probes (it starts its worker on the first call).
 
-    For `students`, each submission is confined (settings.isolation): it sees the public release
-    and the kit's environment, and nothing else of the course directory.
+    For `students`, each submission is confined (settings.isolation): of the course directory it sees the
+    public release and the kit's environment alone (sandbox/isolation.py: allowed_paths).
     """
-    isolation = settings.isolation(private_paths(assignment)) if students else None
+    isolation = settings.isolation() if students else None
     probes = {p.stem: p for p in assignment.suite_dir.glob("*probes.py")}  # probes.py, exercise_probes.py
     return Sandbox(modules=probes, path=[assignment.release_dir],
                    limits=settings.limits, preload=assignment.modules, isolation=isolation)
@@ -330,7 +330,7 @@ def close_to_others(assignment: Assignment) -> None:
     Every private folder (the hidden suites, every copy of the solutions, git's history, other
     students' work, feedback), and the gradebook and grades.csv. The worker imports everything it
     needs before student code runs, so nothing of the kit has to stay readable. With namespaces the
-    folders are hidden as well (sandbox/isolation.py); without, this is what keeps them closed. Permanent,
+    folders are not even in its root (sandbox/isolation.py); without, this is what keeps them closed. Permanent,
     and harmless: only the grader (root) uses these files.
     """
     for folder in private_paths(assignment):

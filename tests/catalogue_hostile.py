@@ -36,6 +36,7 @@ class Hostile:
     limit: str = ""  # the limit the summary must say it hit: time, memory or output
     root_only: bool = False  # what must hold rests on dropping privileges, which needs the grader to run as root
     gap: str = ""  # set when the grader does not hold this today (its checks are xfail strict)
+    never: str = ""  # text that must appear neither in the summary nor on the feedback page
 
 
 def notebook(nb: dict) -> str:
@@ -236,6 +237,71 @@ for _ in range(3):
         libc.send(fd, b"reached the grader's host", 25, 0)
     libc.close(fd)"""
 
+# Issue 18: what the grader hands student code. test_catalogue_hostile.py's fixture sets these up around the run.
+CANARY = "canary-hub-token-5f0c2b"  # the grader's JUPYTERHUB_API_TOKEN during the run
+OTHER_CLONE = "/srv/kit-catalogue-other-clone"  # another clone of the course on the machine, readable by anyone
+OTHER_CLONE_MARK = "solution-in-the-other-clone-3e9a"  # a line the fixture adds to that clone's solutions
+PLANTED_KEY = "pid:[an earlier run]"  # the fixture stores it in the keyring of the first uid the run claims
+UNIX_SOCKET = "/run/kit-catalogue.sock"  # a unix socket file outside the session, open to anyone, listened on
+STALE_CGROUP = "kit-{uid}-stopped0-1"  # the cgroup a run stopped with Ctrl-C left, for the uid the next one claims
+
+ENVIRONMENT = """\
+import os
+raise RuntimeError("token: " + os.environ.get("JUPYTERHUB_API_TOKEN", "none") + "; environment: "
+                   + " ".join(sorted(os.environ)))"""
+
+OTHER_CLONE_READ = f"""\
+import pathlib
+found = []
+for path in sorted(pathlib.Path({OTHER_CLONE!r}).rglob("*")):
+    try:
+        found.append(path.read_text()[:100]) if path.is_file() else None
+    except OSError:
+        pass
+raise RuntimeError(f"other clone: read {{len(found)}} files " + " ".join(found))"""
+
+# Looks for a key that another submission or an earlier run stored, in the keyrings a process can name without
+# knowing a key's number, and stores one of its own there, readable by anyone. A key's payload names the
+# submission that stored it by its PID namespace ("pid:[<number>]"), which all of a submission's processes share.
+KEYRING = """\
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, KEYCTL, SEARCH, READ, SETPERM = 248, 250, 10, 11, 5
+mine, found = os.readlink("/proc/self/ns/pid").encode(), []
+for keyring in (-3, -4, -5):  # the session, user and user-session keyrings
+    serial = libc.syscall(KEYCTL, SEARCH, keyring, b"user", b"kit-catalogue-key", 0)
+    payload = ctypes.create_string_buffer(64)
+    if serial > 0 and libc.syscall(KEYCTL, READ, serial, payload, 64) > 0 and payload.value != mine:
+        found.append(payload.value.decode())
+    serial = libc.syscall(ADD_KEY, b"user", b"kit-catalogue-key", mine, len(mine), keyring)
+    if serial > 0:
+        libc.syscall(KEYCTL, SETPERM, serial, 0x3f3f3f3f)
+raise RuntimeError(f"a key from another submission: {found[0]}" if found else "no key from another submission")"""
+
+UNIX_SOCKET_SEND = f"""\
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+address = struct.pack("=H", 1) + {UNIX_SOCKET.encode()!r} + b"\\0"  # AF_UNIX, in the machine's order
+fd = libc.socket(1, 1, 0)
+if libc.connect(fd, address, len(address)) == 0:
+    libc.send(fd, b"reached the grader's unix socket", 32, 0)
+    outcome = "connected"
+else:
+    outcome = os.strerror(ctypes.get_errno())
+raise RuntimeError("unix socket: " + outcome)"""
+
+# Shrinks its commands pipe to one page, so a batch of calls no longer fits, then stops itself as the loader
+# opens that pipe to read (os.fdopen is the os module's, which the loader shares with student code).
+PIPE_SHRINK_STOP = """\
+import fcntl, os, signal
+for fd in map(int, os.listdir("/proc/self/fd")):
+    try:
+        if os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:") and fcntl.fcntl(fd, fcntl.F_GETFL) & 3 == os.O_RDONLY:
+            fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ
+    except OSError:
+        pass
+os.fdopen = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGSTOP)"""
+
 ALL_BUT = lambda *lost: tuple(p for p in PARTS if p not in lost)  # noqa: E731
 
 HOSTILE: list[Hostile] = [
@@ -377,6 +443,28 @@ HOSTILE: list[Hostile] = [
                                 "(blank release)", on_blank(GARBAGE_PROTOCOL), max_total=0),
     Hostile("loopback", "connects to a port the grader's host listens on, at 127.0.0.1, through ctypes (blank release)",
             on_blank(LOOPBACK), max_total=0),
+
+    # ------------------------------------------------------------------ what the grader hands student code (issue 18)
+    Hostile("env-canary", "raises the grader's JUPYTERHUB_API_TOKEN and every environment variable's name (in forward)",
+            sabotage("linear", "Linear.forward", ENVIRONMENT),
+            loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON), reason="token: none", never=CANARY),
+    Hostile("other-clone", f"reads every file of another clone of the course at {OTHER_CLONE} (in forward)",
+            sabotage("linear", "Linear.forward", OTHER_CLONE_READ),
+            loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON), reason="other clone: read 0 files",
+            never=OTHER_CLONE_MARK, root_only=True),
+    *[Hostile(student, "looks for a key another submission or an earlier run left in its keyrings, and leaves one "
+                       "readable by anyone (in forward; two students do it)",
+              sabotage("linear", "Linear.forward", KEYRING),
+              loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),
+              reason="no key from another submission", never="pid:[", root_only=True)  # the page shows the code
+      for student in ("keyring", "keyring-again")],
+    Hostile("unix-socket", f"connects to the unix socket {UNIX_SOCKET} that the grader's host listens on (in forward)",
+            sabotage("linear", "Linear.forward", UNIX_SOCKET_SEND),
+            loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),
+            reason="unix socket: no such file or directory", root_only=True),
+    Hostile("pipe-shrink-stop", "shrinks its commands pipe to one page and stops itself (SIGSTOP) when the loader "
+                                "reads it (blank release)",
+            on_blank(PIPE_SHRINK_STOP), max_total=0, reason="did not finish within 3 s", limit="time"),
 
     # ------------------------------------------------------------------ the formgrader (issue 13)
     Hostile("markdown-payloads", "the reference whose every markdown cell (written answers too) is <script>, "

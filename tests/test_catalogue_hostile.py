@@ -10,6 +10,7 @@ input in the summary and on its feedback page.
 from __future__ import annotations
 
 import csv
+import ctypes
 import hashlib
 import html
 import json
@@ -30,7 +31,8 @@ import pytest
 from autograder.report import hidden_code_lines
 from autograder.settings import GraderSettings, load_config
 from catalogue_bugs import PARTS
-from catalogue_hostile import HOSTILE, LISTEN_PORT, NOTEBOOK, SLEEP_MARK
+from catalogue_hostile import (CANARY, HOSTILE, LISTEN_PORT, NOTEBOOK, OTHER_CLONE, OTHER_CLONE_MARK, PLANTED_KEY,
+                               SLEEP_MARK, STALE_CGROUP, UNIX_SOCKET)
 from bench.course import gradebook_scores
 from conftest import ASSIGNMENT, FULL, course_copy, grade_class, grade_json, release_notebook, solution_notebook
 
@@ -51,7 +53,8 @@ class GradedClass:
     before: dict[str, str]  # file -> sha256 of everything a student must not change, before the run
     scores: dict[str, dict[str, float]]  # student -> grade cell -> auto score, from the gradebook
     alone: dict[str, dict]  # student -> `python -m autograder grade --json` of their notebook alone
-    reached: list[bytes]  # what arrived at the port the grader's host listened on during the run
+    reached: list[bytes]  # what arrived at the port and the unix socket the grader's host listened on during the run
+    stale_cgroups: list[Path]  # left as by a run stopped with Ctrl-C, for the first uid the run claims
 
     def page(self, student: str) -> str:
         """The student's feedback page, as the text it shows."""
@@ -89,6 +92,82 @@ def digests(course: Path) -> dict[str, str]:
             for p in paths if p.is_file() and "__pycache__" not in p.parts}
 
 
+def grading_uids() -> range:
+    """The uids the run's workers may claim: the first few from uid_base (one per grading process). The first
+    is always claimed (a worker takes the first free one)."""
+    base = GraderSettings().uid_base
+    return range(base, base + 8)
+
+
+def as_uid(uid: int, action) -> int:
+    """`action()`'s result (a small int), run in a child that has become `uid`: keyrings are per uid."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.setgid(uid)
+        os.setuid(uid)
+        os.write(write, str(action()).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as result:
+        return int(result.read() or 0)
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, KEYCTL, KEYCTL_JOIN, KEYCTL_LINK, KEYCTL_SEARCH, KEYCTL_SETPERM = 248, 250, 1, 8, 10, 5
+SESSION_KEYRING, USER_KEYRING = -3, -4
+
+
+def plant_key() -> int:
+    """A key in this uid's user keyring, readable by anyone: what an earlier run's student left. (Its session
+    keyring links the user keyring, as a login session's does, so that it may open the key to anyone.)"""
+    LIBC.syscall(KEYCTL, KEYCTL_JOIN, None)
+    LIBC.syscall(KEYCTL, KEYCTL_LINK, USER_KEYRING, SESSION_KEYRING)
+    serial = LIBC.syscall(ADD_KEY, b"user", b"kit-catalogue-key", PLANTED_KEY.encode(), len(PLANTED_KEY), USER_KEYRING)
+    return int(LIBC.syscall(KEYCTL, KEYCTL_SETPERM, serial, 0x3f3f3f3f) == 0)
+
+
+def find_key() -> int:
+    return max(LIBC.syscall(KEYCTL, KEYCTL_SEARCH, USER_KEYRING, b"user", b"kit-catalogue-key", 0), 0)
+
+
+def other_clone(course: Path) -> None:
+    """Another clone of the course at OTHER_CLONE, as a clone has it (folders 755, files 644), one more line in it."""
+    shutil.rmtree(OTHER_CLONE, ignore_errors=True)
+    for folder in ("solutions", "source"):
+        shutil.copytree(course / folder, Path(OTHER_CLONE) / folder)
+    (Path(OTHER_CLONE) / "solutions" / "mark.txt").write_text(OTHER_CLONE_MARK)
+    for folder, _, files in os.walk(OTHER_CLONE):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(Path(folder) / name, 0o644)
+
+
+def stale_cgroups() -> list[Path]:
+    """Empty cgroup folders named as a run stopped with Ctrl-C left them, for the uid the run surely claims."""
+    from autograder.sandbox.isolation import _cgroup_bases, _cgroup_version, machine_level
+
+    if not machine_level().endswith("cgroups"):
+        return []
+    folders = [base / STALE_CGROUP.format(uid=grading_uids()[0]) for base in _cgroup_bases(_cgroup_version()).values()]
+    for folder in folders:
+        folder.mkdir(exist_ok=True)
+    return folders
+
+
+def accepted(listener: socket.socket) -> list[bytes]:
+    """What reached `listener` (non-blocking): the first bytes of each connection."""
+    reached = []
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except BlockingIOError:
+            return reached
+        reached.append(connection.recv(100) or b"(connected)")
+        connection.close()
+
+
 def grade_alone(course: Path, path: Path) -> dict:
     return grade_json(path, course)[0]
 
@@ -112,25 +191,40 @@ def graded() -> GradedClass:
     before = digests(course)
     listener = socket.create_server(("127.0.0.1", LISTEN_PORT))
     listener.settimeout(0)
+    if os.path.exists(UNIX_SOCKET):
+        os.unlink(UNIX_SOCKET)
+    unix_listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix_listener.bind(UNIX_SOCKET)
+    os.chmod(UNIX_SOCKET, 0o777)
+    unix_listener.listen(8)
+    unix_listener.settimeout(0)
+    stale = []
+    if ROOT_USER:
+        other_clone(course)
+        assert as_uid(grading_uids()[0], plant_key)
+        stale = stale_cgroups()
+    os.environ["JUPYTERHUB_API_TOKEN"] = CANARY  # as on a hub: the instructor's server token
     start = time.monotonic()
-    run = grade_class(course, timeout=1800)
+    try:
+        run = grade_class(course, timeout=1800)
+    finally:
+        del os.environ["JUPYTERHUB_API_TOKEN"]
     seconds = time.monotonic() - start
-    reached = []
-    while True:
-        try:
-            connection, _ = listener.accept()
-        except BlockingIOError:
-            break
-        reached.append(connection.recv(100) or b"(connected)")
-        connection.close()
+    reached = accepted(listener) + accepted(unix_listener)
     listener.close()
+    unix_listener.close()
+    os.unlink(UNIX_SOCKET)
+    shutil.rmtree(OTHER_CLONE, ignore_errors=True)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     honest = [e.student for e in HOSTILE if e.honest] + ["read-hidden", "no-solution-cells"]  # and two hostile ones
     paths = [course / "submitted" / s / ASSIGNMENT.name / NOTEBOOK for s in honest]
     with ThreadPoolExecutor(2) as pool:
         alone = dict(zip(honest, pool.map(lambda p: grade_alone(course, p), paths)))
-    yield GradedClass(course, run, seconds, before, gradebook_scores(course), alone, reached)
+    yield GradedClass(course, run, seconds, before, gradebook_scores(course), alone, reached, stale)
     shutil.rmtree(course, ignore_errors=True)
+    for folder in stale:
+        if folder.exists():
+            folder.rmdir()
 
 
 def entry_param(entry):
@@ -157,6 +251,8 @@ def test_entry_scores_within_its_bound_and_says_why(graded, entry):
     page = graded.page(entry.student)
     if entry.reason:
         assert entry.reason.lower() in page.lower(), f"{entry.did}: no {entry.reason!r} on the feedback page"
+    if entry.never:
+        assert entry.never not in page and entry.never not in graded.run.stdout, f"{entry.did}: {entry.never!r} shown"
     if entry.summary:
         assert entry.reason.lower() in graded.summary_line(entry.student).lower(), graded.run.stdout[-3000:]
     if entry.limit:
@@ -254,6 +350,14 @@ def test_no_submission_reached_the_network_or_left_files(graded):
     for folder in ("/tmp", "/var/tmp", "/dev/shm"):
         assert not list(Path(folder).glob("left-by-fill-scratch")), folder
     assert "each submission isolated by: namespaces" in graded.run.stdout, graded.run.stdout[:500]
+
+
+@pytest.mark.skipif(not ROOT_USER, reason="isolation needs the grader to run as root")
+def test_nothing_left_before_the_run_or_by_it_lasts(graded):
+    """What a stopped run left (a key in a grading uid's keyring, empty cgroups named as that run named them) is
+    gone, and the run leaves no key of its own."""
+    assert not [folder for folder in graded.stale_cgroups if folder.exists()]
+    assert not [uid for uid in grading_uids() if as_uid(uid, find_key)]
 
 
 def test_every_bad_input_has_a_one_line_reason_in_the_summary_and_on_its_page(graded):

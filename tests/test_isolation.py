@@ -5,17 +5,20 @@ mechanism holds, quickly. They need the grader's power to isolate: root.
 """
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import socket
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor, TimeoutError
+from pathlib import Path
 
 import pytest
 
 import sandbox_probes
 from autograder.sandbox import Cell, Limits, Sandbox
 from autograder.settings import GraderSettings
-from autograder.suites import private_paths
 from conftest import ASSIGNMENT, ROOT
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="isolating submissions needs the grader to run as root")
@@ -26,7 +29,7 @@ PROBES = ROOT / "tests" / "sandbox_probes.py"
 def box(**budgets) -> Sandbox:
     settings = GraderSettings(**budgets)
     return Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=3, memory_mb=1024, output_kb=64),
-                   isolation=settings.isolation(private_paths(ASSIGNMENT)), preload=["subprocess"])
+                   isolation=settings.isolation(), preload=["subprocess"])
 
 
 def run(sandbox: Sandbox, code: str, name: str = "result"):
@@ -76,8 +79,9 @@ for path in ({str(ASSIGNMENT.root / 'solutions')!r}, {str(ASSIGNMENT.root / '.gi
         result[path] = os.listdir(path)
     except OSError as error:
         result[path] = "refused"
+import sys
 try:
-    open("/run/lock/planted-by-a-submission", "w")  # a folder anyone may write to, on the machine's disk
+    open(sys.prefix + "/planted-by-a-submission", "w")  # the virtual environment: in its root, read-only
     result["write"] = "written"
 except OSError as error:
     result["write"] = error.strerror"""
@@ -143,3 +147,114 @@ def test_the_protocol_survives_any_bytes_and_the_next_submission_is_graded():
         sandbox.end()
         sandbox.begin()
         assert run(sandbox, "result = 41 + 1") == 42
+
+
+# ------------------------------------------------------------------ what the grader hands student code (issue 18)
+
+
+def test_student_code_gets_an_allow_listed_environment(monkeypatch):
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "canary-hub-token")  # on a hub, the instructor's server token
+    with box() as sandbox:
+        seen = run(sandbox, "import os\nresult = dict(os.environ)")
+    assert set(seen) == {"PATH", "LANG", "LC_ALL", "HOME", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                         "MKL_NUM_THREADS"}, seen
+    assert seen["HOME"] == "/tmp"
+
+
+CONNECT_UNIX = """\
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def connect(path):
+    address = struct.pack("=H", 1) + path.encode() + b"\\0"
+    fd = libc.socket(1, 1, 0)
+    return 0 if libc.connect(fd, address, len(address)) == 0 else ctypes.get_errno()
+"""
+
+
+def test_a_session_sees_an_allow_list_of_the_machine_not_another_clone_or_a_socket_file():
+    clone, path = Path(f"/srv/kit-test-clone-{os.getpid()}"), f"/run/kit-test-{os.getpid()}.sock"
+    (clone / "solutions").mkdir(parents=True)
+    (clone / "solutions" / "answer.txt").write_text("the answer")
+    for folder in (clone, clone / "solutions"):
+        folder.chmod(0o755)
+    with socket.socket(socket.AF_UNIX) as listener, box() as sandbox:
+        listener.bind(path)
+        os.chmod(path, 0o777)
+        listener.listen(1)
+        code = CONNECT_UNIX + f"""\
+import os
+try:
+    answer = open({str(clone / "solutions" / "answer.txt")!r}).read()
+except OSError as error:
+    answer = error.strerror
+result = [answer, connect({path!r}), sorted(os.listdir("/")), sorted(os.listdir("/etc"))]"""
+        answer, connected, top, etc = run(sandbox, code)
+        listener.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    os.unlink(path)
+    shutil.rmtree(clone)
+    assert answer == "No such file or directory" and connected == errno.ENOENT
+    assert not {"srv", "run", "home", "opt", "mnt"} & set(top) - {ROOT.parts[1]}, top
+    assert set(etc) <= {"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime"}, etc
+
+
+KEYS = """\
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, KEYCTL, SEARCH, SETPERM = 248, 250, 10, 5
+KEYRINGS = (-3, -4, -5)  # the session, user and user-session keyrings
+"""
+
+
+def test_no_key_passes_from_one_submission_to_the_next():
+    with box() as sandbox:
+        sandbox.begin()
+        stored = run(sandbox, KEYS + "result = []\nfor keyring in KEYRINGS:\n"
+                              "    result.append(libc.syscall(ADD_KEY, b'user', b'kit-test-key', b'secret', 6, keyring))\n"
+                              "    libc.syscall(KEYCTL, SETPERM, result[-1], 0x3f3f3f3f)  # anyone may read it, where allowed")
+        assert all(serial > 0 for serial in stored), stored
+        sandbox.end()
+        sandbox.begin()
+        found = run(sandbox, KEYS + "result = [libc.syscall(KEYCTL, SEARCH, k, b'user', b'kit-test-key', 0) "
+                                    "for k in KEYRINGS]")
+        assert found == [-1, -1, -1]
+
+
+def test_a_loader_that_shrinks_its_pipe_and_stops_itself_ends_within_its_limit():
+    from catalogue_hostile import PIPE_SHRINK_STOP
+
+    with box() as sandbox, ThreadPoolExecutor(1) as pool:
+        sandbox.begin(seconds=20)
+        big_batch = [(sandbox_probes.value, {"name": "x" * 100})] * 100  # more than the page its pipe holds
+        answer = pool.submit(sandbox.call_many, [Cell("student", PIPE_SHRINK_STOP + "\nx = 1")], big_batch)
+        try:
+            outcomes = answer.result(timeout=30)
+        except TimeoutError:
+            sandbox.worker.kill()  # the grader waited without a deadline: end the test, not the suite
+            raise
+        assert outcomes[0].limit == "time" and "did not finish within 3 s" in outcomes[0].reason
+
+
+def test_a_stopped_run_leaves_nothing_that_changes_the_next():
+    from autograder.sandbox.isolation import _cgroup_bases, _cgroup_version
+
+    uid_base = 63500  # its own uids: a class graded beside this test takes none of them
+    bases = list(_cgroup_bases(_cgroup_version()).values())
+    with box(uid_base=uid_base) as first:
+        first.begin()
+        run(first, "import subprocess\nsubprocess.Popen(['sleep', '323.5'])\nresult = 1")
+        left = [folder for base in bases for folder in base.glob(f"kit-{uid_base}-*")]
+        assert left
+        first.worker.kill()  # as a grader stopped with Ctrl-C, or by kill -9, ends
+        first.worker.wait()
+        first.worker = None
+    deadline = time.monotonic() + 5
+    while "sleep 323.5" in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout:
+        assert time.monotonic() < deadline, "the session outlived its worker"
+        time.sleep(0.1)
+    with box(uid_base=uid_base) as second:
+        assert run(second, "result = 41 + 1") == 42
+        assert not [folder for folder in left if folder.exists()]
+        names = [folder.name for base in bases for folder in base.glob(f"kit-{uid_base}-*")]
+        assert names and not {name.rsplit("-", 1)[0] for name in names} & {f.name.rsplit("-", 1)[0] for f in left}

@@ -6,7 +6,8 @@ Four roles, one module each; only lines of JSON cross between processes:
   once, forks a session per submission (confined by isolation.py as root), which forks a loader per
   program, enforces the wall-clock limits and kills what student code left running;
 * the child (child.py): a loader confines itself, runs the cells, answers calls, or forks a check child each;
-* the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run.
+* the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run;
+  lines.py: the lines of JSON between them, every read and write with a deadline.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .messages import NOT_RUN_AFTER_TIME_OUT, describe_budget_spent, describe_exception
+from .lines import BACKSTOP_SECONDS, Lines, send
+from .messages import NOT_RUN_AFTER_TIME_OUT, describe_budget_spent, describe_exception, describe_no_answer
 from .program import MISSING, Cell, program_from_notebook
 
 __all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Cell", "Limits", "Outcome", "Sandbox", "describe_exception",
@@ -62,7 +64,17 @@ PRELOAD = (
     "traceback", "warnings", "abc", "enum", "subprocess", "signal",
 )
 
-_THREADS = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+# All the worker, and so student code, gets of the grader's environment: an allow-list, so that what the
+# grader holds (a hub's JUPYTERHUB_API_TOKEN, cloud keys, the instructor's paths) stays with it. HOME is
+# each loader's scratch space (child.py); -I makes Python ignore PYTHON* variables anyway.
+_ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+                **{name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
+
+# How long the caller waits for the worker, on top of what the limits allow a request: starting the worker
+# (imports numpy and the modules; slow on a loaded machine), and setting up or ending a session. Past it the
+# worker is wedged (student code stopped the session's process, or jammed a pipe): it is killed.
+STARTUP_SECONDS = 120.0
+MARGIN_SECONDS = 30.0
 
 
 class Sandbox:
@@ -73,7 +85,7 @@ class Sandbox:
     preload: more modules to import once in the worker (after `path` is set), so the notebook's
         imports of them work even when student code may not read their files.
     isolation: for the grader running as root, how to confine each submission (isolation.py):
-        {"path": ISOLATION, "uid_base": where its uid search starts, "budgets": {...}, "hide": [paths]}.
+        {"path": ISOLATION, "uid_base": where its uid search starts, "budgets": {...}}.
 
     `begin` starts a submission's session with a time budget and `end` ends it; a call outside a
     session starts one with no time budget.
@@ -96,37 +108,55 @@ class Sandbox:
             "isolation": dict(isolation) if isolation else None,
         }
         self.worker: subprocess.Popen | None = None
+        self.requests, self.replies = -1, None  # our ends of the worker's stdin and stdout
         self.level = ""  # the isolation the worker could set up (isolation.py names the levels)
         self.sent: Sequence[Cell] | None = None  # the program the session holds
         self.session = False
         self.budget = self.budget_end = float("inf")
         self.ended: list[str] = []  # budgets the last session hit, when it ended by itself
+        self.timed_out = False  # the worker's last reply did not come in time
 
     def _start(self) -> None:
+        requests, self.requests = os.pipe()
+        replies, replies_w = os.pipe()
         self.worker = subprocess.Popen(
             # -B: the worker imports the assignment's modules from their folder and must write nothing there
             [sys.executable, "-I", "-B", str(WORKER), json.dumps(self.config)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, **_THREADS},
-            text=True,
+            stdin=requests, stdout=replies_w, stderr=subprocess.DEVNULL, env=_ENVIRONMENT,
         )
-        ready = self._receive()
+        os.close(requests)
+        os.close(replies_w)
+        self.replies = Lines(replies, limit=sys.maxsize)
+        ready = self._receive(time.monotonic() + STARTUP_SECONDS)
         if not ready or "ready" not in ready:
             self.close()
             raise RuntimeError("the sandbox worker could not start (is numpy installed?)")
         self.level = ready["ready"]
 
-    def _send(self, request: dict) -> None:
-        self.worker.stdin.write(json.dumps(request) + "\n")
-        self.worker.stdin.flush()
+    def _send(self, request: dict) -> bool:
+        """Hand the worker a request, or kill it when it takes none within the margin (it is wedged)."""
+        if send(self.requests, request, time.monotonic() + MARGIN_SECONDS):
+            return True
+        self.timed_out = True
+        self._kill()
+        return False
 
-    def _receive(self) -> dict | None:
-        try:
-            return json.loads(self.worker.stdout.readline())
-        except (OSError, ValueError, RecursionError):
+    def _receive(self, deadline: float) -> dict | None:
+        """The worker's next reply, or None when it ended or gave none by `deadline` (it is then killed)."""
+        reply = self.replies.next(deadline)
+        self.timed_out = reply is None
+        if not reply or reply.get("event") == "garbled":
+            self._kill()
             return None
+        return reply
+
+    def _kill(self) -> None:
+        """End the worker now; its session and loaders die with it (each is set to die with its parent)."""
+        if self.worker:
+            self.worker.kill()
+            self.worker.wait()
+        self.session = False
+        self.close()
 
     def begin(self, seconds: float = float("inf")) -> None:
         """Start a submission's session, with `seconds` of wall-clock time for all its checks."""
@@ -134,13 +164,12 @@ class Sandbox:
             self.end()
         if self.worker is None:
             self._start()
-        self._send({"begin": seconds if seconds != float("inf") else 1e9})
-        reply = self._receive()
+        reply = self._receive(time.monotonic() + MARGIN_SECONDS) if self._send(
+            {"begin": seconds if seconds != float("inf") else 1e9}) else None
         if reply is None:
-            self.close()
             raise RuntimeError("the sandbox worker stopped")
         if "error" in reply:
-            self._receive()  # the worker's word that the session ended
+            self._receive(time.monotonic() + MARGIN_SECONDS)  # the worker's word that the session ended
             raise RuntimeError(reply["error"])
         self.session, self.sent, self.ended = True, None, []
         self.budget, self.budget_end = seconds, time.monotonic() + seconds
@@ -150,12 +179,9 @@ class Sandbox:
         if not self.session:
             return self.ended
         self.session = False
-        try:
-            self._send({"end": True})
-        except OSError:
-            self.close()
+        if not self._send({"end": True}):
             return []
-        reply = self._receive() or {}
+        reply = self._receive(time.monotonic() + MARGIN_SECONDS) or {}
         return list(reply.get("budgets", []))
 
     def call(self, cells: Sequence[Cell], function: Callable | str, **kwargs: Any) -> Outcome:
@@ -182,19 +208,16 @@ class Sandbox:
         if cells != self.sent:
             request["cells"] = [[c.name, c.source] for c in cells]
             self.sent = list(cells)
-        try:
-            self._send(request)
-        except OSError:
-            self.close()
-            return [Outcome(False, reason="stopped the grader's worker process") for _ in calls]
-        result = self._receive()
-        if result is None or "answers" not in result:  # the worker was killed, or the session failed
-            reason = (result or {}).get("error", "stopped the grader's worker process")
-            if result is not None:
-                self.session, self.ended = False, list((self._receive() or {}).get("budgets", []))
-            else:
-                self.close()
-            return [Outcome(False, reason=reason) for _ in calls]
+        # What the limits allow: a load and a check for each call (a crash reloads for the next), and a margin.
+        waited = min(left, len(calls) * (2 * self.limits.seconds + BACKSTOP_SECONDS)) + MARGIN_SECONDS
+        result = self._receive(time.monotonic() + waited) if self._send(request) else None
+        if result is None:  # the worker ended, or was killed because it gave no answer in time
+            return [Outcome(False, reason=describe_no_answer(waited), limit="time budget") if self.timed_out
+                    else Outcome(False, reason="stopped the grader's worker process") for _ in calls]
+        if "answers" not in result:  # the session failed; the worker's next line says it ended
+            self.session, self.ended = False, list((self._receive(time.monotonic() + MARGIN_SECONDS) or {})
+                                                   .get("budgets", []))
+            return [Outcome(False, reason=result.get("error", "stopped the grader's worker process")) for _ in calls]
         errors = result.get("load_errors", [])
         return [Outcome(ok=a.get("ok", False), value=a.get("value"), reason=a.get("reason", ""),
                         limit=a.get("limit", ""), load_errors=errors) for a in result["answers"]]
@@ -203,19 +226,17 @@ class Sandbox:
         if self.worker:
             if self.session:
                 self.end()
-            for stream in (self.worker.stdin, self.worker.stdout):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+        if self.worker:  # end() may have killed it
+            os.close(self.requests)
+            self.replies.close()
             try:
                 self.worker.wait(timeout=self.limits.seconds + 5)
             except subprocess.TimeoutExpired:
                 self.worker.kill()
                 self.worker.wait()
             self.worker = None
-            self.sent = None
-            self.session = False
+        self.sent = None
+        self.session = False
 
     def __enter__(self) -> "Sandbox":
         return self

@@ -83,6 +83,7 @@ def _confine(limits: dict, isolation: Any, workdir: str) -> None:
         except (ValueError, OSError):
             pass
     os.chdir(workdir)
+    os.environ["HOME"] = workdir  # the caller started the worker with HOME unset: the scratch space is home
     if isolation is not None:
         isolation.drop()
 

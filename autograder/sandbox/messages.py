@@ -55,6 +55,11 @@ def describe_budget_spent(seconds: float) -> str:
     return f"not run: the submission used its {seconds:g} s"
 
 
+def describe_no_answer(seconds: float) -> str:
+    """Why a call has no answer when the sandbox's worker, wedged by the submission, was killed."""
+    return f"stopped: the sandbox gave no answer within {seconds:g} s (the submission's limits and a margin)"
+
+
 def describe_time_out(what: str, seconds: float) -> str:
     """Why a check or a cell has no answer when its wall-clock limit passed."""
     return f"{what} did not finish within {seconds:g} s (an infinite loop?)"

@@ -7,10 +7,10 @@ which is the caller's), from this folder, which it puts on sys.path for those im
 """
 from __future__ import annotations
 
+import ctypes
 import gc
 import json
 import os
-import selectors
 import signal
 import sys
 import tempfile
@@ -20,51 +20,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
 import child  # noqa: E402
+from lines import BACKSTOP_SECONDS, Lines, send  # noqa: E402
 from messages import NOT_RUN_AFTER_TIME_OUT, describe_budget_spent, describe_status, describe_time_out  # noqa: E402
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
 
-class _Lines:
-    """Read newline-ended JSON messages from a pipe, with a deadline.
-
-    Student code can write anything to the pipes it holds: a line that is not a JSON object (cut
-    short, nested past the parser's depth, or longer than `limit` bytes) reads as {"event": "garbled"}.
-    """
-
-    def __init__(self, fd: int, limit: int = 1 << 24) -> None:
-        self.fd, self.buffer, self.limit = fd, b"", limit
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(fd, selectors.EVENT_READ)
-
-    def next(self, deadline: float | None = None) -> dict | None:
-        """The next message; {} at end of file; None when the deadline passes first."""
-        while b"\n" not in self.buffer:
-            left = None if deadline is None else deadline - time.monotonic()
-            if (left is not None and left <= 0) or not self.selector.select(left):
-                return None
-            chunk = os.read(self.fd, 1 << 16)
-            if not chunk:
-                return {}
-            self.buffer += chunk
-            if len(self.buffer) > self.limit and b"\n" not in self.buffer:
-                self.buffer = b""
-                return {"event": "garbled"}
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
-            return {"event": "garbled"}
-        return message if isinstance(message, dict) else {"event": "garbled"}
-
-    def close(self) -> None:
-        self.selector.close()
-        os.close(self.fd)
-
-
-# In a fresh batch the loader times its check children; the worker waits this much longer for an answer
-# before it stops a loader that student code has wedged.
-BACKSTOP_SECONDS = 1.0
 
 
 class _Loader:
@@ -81,7 +42,7 @@ class _Loader:
                               modules)
         os.close(commands_r)
         os.close(results_w)
-        self.lines = _Lines(results)
+        self.lines = Lines(results)
         self.seconds = config["limits"]["seconds"]
         self._wait_loaded()
 
@@ -125,11 +86,13 @@ class _Loader:
         """
         if self.failure:
             return [{"ok": False, **self.failure}]
-        try:
-            os.write(self.commands, (json.dumps({"calls": calls, "fresh": fresh}) + "\n").encode())
-        except OSError:
-            self.failure = {"reason": "the notebook's process ended before the check could start"}
-            return [{"ok": False, **self.failure}]
+        # Within the check's deadline: a loader that shrank its pipe and stopped itself takes no more.
+        deadline = self._deadline()
+        if not send(self.commands, {"calls": calls, "fresh": fresh}, deadline):
+            answer = self._time_out("the check") if time.monotonic() >= deadline else \
+                {"reason": "the notebook's process ended before the check could start"}
+            self.stop()
+            return [{"ok": False, **answer}]
         answers = []
         for _ in calls:
             message = self.lines.next(self._deadline(grace=BACKSTOP_SECONDS if fresh else 0.0))
@@ -248,9 +211,14 @@ def _reap_orphans() -> None:
 def _become_subreaper() -> None:
     """Orphans of the student's code get this worker as their parent, so it can end them."""
     if sys.platform.startswith("linux"):
-        import ctypes
-
         ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def _die_with_parent() -> None:
+    """This process is killed when its parent ends: a grader stopped by Ctrl-C, or one that gave up
+    waiting and killed its worker, takes the worker and its session with it."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
 def _import_path(name: str, path: str):
@@ -278,7 +246,7 @@ class _Session:
 
     def serve(self) -> None:
         _become_subreaper()  # a student's daemons end up here, to be killed with their loader
-        requests, replies = _Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
+        requests, replies = Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
         replies.write(json.dumps({"ready": True}) + "\n")
         replies.flush()
         cells: list = []
@@ -323,6 +291,7 @@ def _serve(config: dict) -> None:
 
     It never holds student code itself: each session is forked from it and gets the programs.
     """
+    _die_with_parent()
     sys.path[:0] = config["path"]
     for name in config["preload"]:
         __import__(name)
@@ -334,12 +303,12 @@ def _serve(config: dict) -> None:
     if config["isolation"]:
         settings = config["isolation"]
         module = _import_path("isolation", settings["path"])
-        isolation = module.Isolation(settings["uid_base"], module.Budgets(**settings["budgets"]), settings["hide"])
+        isolation = module.Isolation(settings["uid_base"], module.Budgets(**settings["budgets"]), config["path"])
     _become_subreaper()
     gc.freeze()  # sessions, loaders and check children inherit these objects; collections in them skip them
     workdir = tempfile.mkdtemp(prefix="sandbox-")
     os.chmod(workdir, 0o755)
-    requests, replies = _Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
+    requests, replies = Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
     replies.write(json.dumps({"ready": isolation.level if isolation else "none"}) + "\n")
     replies.flush()
     # One request at a time: while a session runs, it alone reads the requests (this process waits).
@@ -361,6 +330,7 @@ def _start_session(session: _Session) -> int:
     if pid:
         return pid
     try:
+        _die_with_parent()
         if session.isolation:
             session.isolation.enter()
         session.serve()
