@@ -93,6 +93,6 @@ test: $(VENV)/.installed $(VENV)/.test-installed
 
 
 # Grade generated classes with the kit and with stock nbgrader, side by side (docs/scaling.md).
-# QUICK=1: N = 25 only.
+# QUICK=1: N = 25 only; STOCK_PYTEST=1: also stock with pytest.main in its grade cells (labelled lines).
 bench: $(VENV)/.installed
-	$(PY) -m bench $(if $(filter-out 0,$(QUICK)),--quick)
+	$(PY) -m bench $(if $(filter-out 0,$(QUICK)),--quick) $(if $(filter-out 0,$(STOCK_PYTEST)),--stock-pytest)

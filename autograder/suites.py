@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .assignment import Assignment
+from .parametrize import Check, expand
 from .report import CheckResult, Submission
 from .sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
 from .settings import GraderSettings
@@ -40,53 +41,10 @@ class _Waiting(BaseException):
 
 
 @dataclass(frozen=True)
-class Check:
-    """One test function with one set of its parametrize values; named as pytest would name it."""
-
-    name: str
-    test: Callable
-    params: dict
-
-
-@dataclass(frozen=True)
 class Suite:
     grade_id: str
     student_cells: tuple[str, ...] | str
     checks: list[Check]
-
-
-def _case_id(value: Any, name: str, index: int, ids: Callable | None) -> str:
-    """pytest's id for one parameter value: what `ids` names it, else the value itself when it is
-    simple, else name + index."""
-    named = ids(value) if ids is not None else None
-    if named is not None:
-        return str(named)
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return str(value)
-    return f"{name}{index}"
-
-
-def _checks(test: Callable) -> list[Check]:
-    """A test function expanded by its parametrize marks, as pytest expands it."""
-    cases: list[tuple[dict, list[str]]] = [({}, [])]
-    for mark in reversed(getattr(test, "pytestmark", [])):
-        if mark.name != "parametrize":
-            raise RuntimeError(f"{test.__name__}: the hidden suites may use only pytest.mark.parametrize")
-        names, values = mark.args[0], list(mark.args[1])
-        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
-        ids = mark.kwargs.get("ids")
-        expanded = []
-        for params, labels in cases:
-            for index, value in enumerate(values):
-                value = tuple(value) if len(names) > 1 else (value,)
-                if ids is None or callable(ids):
-                    label = "-".join(_case_id(v, n, index, ids) for v, n in zip(value, names))
-                else:
-                    label = str(ids[index])
-                expanded.append(({**params, **dict(zip(names, value))}, [*labels, label]))
-        cases = expanded
-    return [Check(f"{test.__name__}[{'-'.join(labels)}]" if labels else test.__name__, test, params)
-            for params, labels in cases]
 
 
 _SUITES: dict[Path, list[Suite]] = {}
@@ -109,7 +67,7 @@ def load_suites(assignment: Assignment) -> list[Suite]:
                 spec.loader.exec_module(module)
                 tests = [value for name, value in vars(module).items() if name.startswith("test_") and callable(value)]
                 suites.append(Suite(path.stem, getattr(module, "STUDENT_CELLS", "all"),
-                                    [check for test in tests for check in _checks(test)]))
+                                    [check for test in tests for check in expand(test)]))
         finally:
             sys.path.remove(str(folder))
         _SUITES[folder] = suites

@@ -1,7 +1,7 @@
 """`make bench`: grade the same class with this kit and with stock nbgrader, and compare.
 
     python -m bench [--quick] [--sizes 25,50] [--budget SECONDS] [--limit SECONDS] [--cell-timeout S]
-                    [--profile | --profile-only] [--keep]
+                    [--profile | --profile-only] [--keep] [--stock-pytest]
 
 For each class size N (25, 50, 100, 200; --quick: 25) it writes N submissions (two in three the
 reference, the demo class's bugs in turn, one infinite loop) into two fresh course copies in a
@@ -10,12 +10,15 @@ temporary folder, and measures
 * the kit: `python -m autograder class` (bench/kit_driver.py runs it with time stamps), whose
   grading step ends when the last score is in gradebook.db, before feedback and grades.csv;
 * stock nbgrader: `nbgrader autograde` with its kernel executor (Execute) on the same notebooks,
-  the grade cells running the hidden suites in the kernel (bench/stock_checks.py), then
-  `nbgrader generate_feedback` and `nbgrader export`;
+  the grade cells calling the hidden checks directly in the kernel (bench/stock_checks.py: stock's fastest
+  honest configuration, as a stock course's asserts would run), then `nbgrader generate_feedback` and
+  `nbgrader export`; with --stock-pytest, the largest class once more with the grade cells running the
+  same suites through pytest.main, printed as the `pytest-variant` lines;
 
 checks that both give the honest submissions full marks, and prints seconds per submission, peak
 memory and the ratios. It also times the student's self-check (`pytest` in a release folder holding
-the reference) beside `nbgrader validate` on the same notebook. The last two lines are
+the reference) beside `nbgrader validate` on the same notebook, and one notebook through
+`python -m autograder grade` (what Gradescope runs while a student waits). The last two lines are
 `whole-job ratio: Y.Y` and `ratio: X.X` (stock over kit, grading step, at the largest N run on both
 sides). The first size and the largest run on both sides; the others are planned into what is left of the
 time budget, and those that would take the bench past it are not run, or run on the kit alone, as the
@@ -146,13 +149,14 @@ def kit_side(tmp: Path, n: int, people, texts, profile: Path | None = None, dead
 
 
 def stock_side(tmp: Path, n: int, people, texts, cell_timeout: int | None, finish: bool = True,
-               deadline: float | None = None) -> Side:
-    """Stock nbgrader on the class: autograde, then (`finish`) generate_feedback and export."""
+               deadline: float | None = None, runner: str = "run_suite") -> Side:
+    """Stock nbgrader on the class: autograde, then (`finish`) generate_feedback and export; its grade cells
+    run the checks with `runner` (bench/stock_checks.py)."""
     t0 = time.perf_counter()
-    course = make_stock_course(tmp / f"stock-{n}", cell_timeout)
+    course = make_stock_course(tmp / f"stock-{n}-{runner}", cell_timeout, runner)
     write_class(course, people, texts)
     setup = time.perf_counter() - t0
-    log = tmp / f"stock-{n}.log"
+    log = tmp / f"stock-{n}-{runner}.log"
     commands = {"nbgrader autograde": ["autograde", ASSIGNMENT]}
     if finish:
         commands.update({"nbgrader generate_feedback": ["generate_feedback", ASSIGNMENT], "nbgrader export": ["export"]})
@@ -192,6 +196,15 @@ def median_run(command: list[str], cwd: Path, log: Path, times: int = 3,
             handle.seek(start)
             passed = passed and run.returncode == 0 and ok(handle.read().decode(errors="replace"))
     return statistics.median(seconds), passed, others
+
+
+def one_notebook(tmp: Path) -> str:
+    """`python -m autograder grade` on the reference, what Gradescope runs while a student waits."""
+    notebook = ROOT / "solutions" / ASSIGNMENT / NOTEBOOK
+    seconds, ok, busy = median_run([sys.executable, "-m", "autograder", "grade", str(notebook)], ROOT,
+                                   tmp / "one-notebook.log", ok=lambda text: "total" in text)
+    return (f"one notebook: python -m autograder grade on the reference (what Gradescope runs): {seconds:.2f} s wall "
+            f"(median of 3){'' if ok else ' FAILED'}; busy {busy:.0%}")
 
 
 def self_check(tmp: Path) -> list[str]:
@@ -335,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="also run the kit at N = 25 under cProfile")
     parser.add_argument("--profile-only", action="store_true", help="only the kit at N = 25 under cProfile")
     parser.add_argument("--keep", action="store_true", help="keep the temporary courses and logs")
+    parser.add_argument("--stock-pytest", action="store_true",
+                        help="also grade the largest class with stock's grade cells running pytest.main (labelled)")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else [int(s) for s in args.sizes.split(",")] if args.sizes else SIZES
 
@@ -349,8 +364,8 @@ def main(argv: list[str] | None = None) -> int:
             f"temporary courses in {tmp}")
         say("kit: python -m autograder class (time-stamped by bench/kit_driver.py); grading step = until the last "
             "score is in gradebook.db")
-        say("stock: nbgrader autograde (Execute, hidden checks in the grade cells, demo cells blanked, cell timeout "
-            "= the kit's limit) + generate_feedback + export")
+        say("stock: nbgrader autograde (Execute; the grade cells call the hidden checks directly, stock's fastest "
+            "honest way; demo cells blanked; cell timeout = the kit's limit) + generate_feedback + export")
         say("both courses start with gradebook.db made by nbgrader generate_assignment (untimed), as for a regrade")
         say("memory: peak of the summed PSS of the whole process tree, sampled every 0.1 s; busy: the share of the "
             "CPUs other processes used meanwhile")
@@ -361,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         say()
         for line in self_check(tmp):
             say(line)
+        say(one_notebook(tmp))
 
         texts = notebooks_by_kind()
         full = full_marks(ROOT)
@@ -472,8 +488,15 @@ def main(argv: list[str] | None = None) -> int:
             say(f"\nSCORES DISAGREE at N={', '.join(map(str, wrong))}: an honest submission without full marks on "
                 "a side, or a submission the kit did not record (see above)")
         n, kit, stock = both[-1]
-        say(f"\nbench took {time.perf_counter() - begin:.0f} s; ratios at N={n}, the largest run on both sides"
-            + ("" if n == max(sizes) else f" (not N={max(sizes)}: see above)"))
+        if args.stock_pytest:  # the variant a course with pytest in its grade cells would pay: labelled, never the headline
+            people = rows[n][0]
+            variant = stock_side(tmp, n, people, texts, args.cell_timeout, runner="run_suite_under_pytest")
+            say(f"\nstock with pytest.main in its grade cells, N={n}: autograde {variant.grade:.1f} s, "
+                f"whole job {variant.whole:.1f} s")
+            say(f"pytest-variant whole-job ratio: {variant.whole / kit.whole:.1f}")
+            say(f"pytest-variant ratio: {variant.grade / kit.grade:.1f}")
+        say(f"\nbench took {time.perf_counter() - begin:.0f} s; ratios at N={n}, the largest run on both sides, against "
+            "stock calling the checks directly" + ("" if n == max(sizes) else f" (not N={max(sizes)}: see above)"))
         say(f"whole-job ratio: {stock.whole / kit.whole:.1f}")
         say(f"ratio: {stock.grade / kit.grade:.1f}")
         return 2 if wrong else 0

@@ -80,7 +80,7 @@ def write_class(course: Path, people: list[tuple[str, str]], texts: dict[str, st
 
 # ------------------------------------------------------------------------ the stock twin
 
-STOCK_CELL = 'from stock_checks import run_suite\nrun_suite("{grade_id}", globals())'
+STOCK_CELL = 'from stock_checks import {runner}\n{runner}("{grade_id}", globals())'
 DEMO_CELL = "# demo cell: not run when grading (the kit's grader leaves demo cells out too)"
 
 
@@ -90,14 +90,15 @@ def default_cell_timeout(course: Path) -> int:
     return max(1, math.ceil(float(match.group(1)) if match else 3.0))
 
 
-def make_stock_course(dest: Path, cell_timeout: int | None = None) -> Path:
+def make_stock_course(dest: Path, cell_timeout: int | None = None, runner: str = "run_suite") -> Path:
     """A copy of the course graded the stock way: nbgrader's Execute, the hidden checks in the grade cells.
 
     * nbgrader_config.py: the kit's `c.Autograde.*_preprocessors` lists are removed, so nbgrader uses
       its default steps (sanitizing as shipped, then Execute, ...). Execute's per-cell timeout is set (default: the kit's
       per-check limit, GraderSettings.seconds, rounded up; nbgrader's own default is 30 s).
-    * source notebook: each grade cell runs the hidden suite of its part in the kernel
-      (bench/stock_checks.py, copied into the source folder); cells tagged `demo` become a comment,
+    * source notebook: each grade cell runs the hidden suite of its part in the kernel with `runner`
+      (bench/stock_checks.py, copied into the source folder: `run_suite` calls the checks directly,
+      `run_suite_under_pytest` through pytest.main); cells tagged `demo` become a comment,
       because the kit's grader never runs them. nbgrader restores every locked cell of a submission
       from the gradebook's copy, so the submissions themselves are the kit's, byte for byte.
     * `nbgrader generate_assignment` records that notebook in the stock gradebook (prepare_gradebook).
@@ -116,6 +117,7 @@ def make_stock_course(dest: Path, cell_timeout: int | None = None) -> Path:
     adapter = (Path(__file__).parent / "stock_checks.py").read_text()
     adapter = adapter.replace("SUITES = None", f"SUITES = {str(dest / 'autograder' / ASSIGNMENT)!r}", 1)
     adapter = adapter.replace("REFERENCE = None", f"REFERENCE = {str(dest / 'solutions' / ASSIGNMENT / NOTEBOOK)!r}", 1)
+    adapter = adapter.replace("KIT = None", f"KIT = {str(dest)!r}", 1)
     (source_dir / "stock_checks.py").write_text(adapter)
 
     notebook = nbformat.read(source_dir / NOTEBOOK, as_version=4)
@@ -124,7 +126,7 @@ def make_stock_course(dest: Path, cell_timeout: int | None = None) -> Path:
         if cell.cell_type != "code":
             continue
         if meta.get("grade") and not meta.get("solution"):
-            cell.source = STOCK_CELL.format(grade_id=meta["grade_id"])
+            cell.source = STOCK_CELL.format(runner=runner, grade_id=meta["grade_id"])
         elif "demo" in cell.metadata.get("tags", []):
             cell.source = DEMO_CELL
     nbformat.write(notebook, source_dir / NOTEBOOK)

@@ -6,24 +6,31 @@ submission it autogrades) and rewrites each grade cell of that course's notebook
     from stock_checks import run_suite
     run_suite("test_step", globals())
 
-`run_suite` runs autograder/<assignment>/test_step.py with pytest itself, in the kernel, through a
-plugin whose `student` and `reference` fixtures are in-process runners: `run(probe, **kw)`
-is `probe(namespace, **kw)`, on the kernel's globals for the student and on the reference solution's
-cells (run once per kernel) for the reference. No sandbox, no fork: stock nbgrader's kernel is the
-only isolation. A failing check raises AssertionError listing the failures, so the cell scores
-zero; otherwise it scores full marks (stock nbgrader has no partial credit per cell).
+`run_suite` calls every check of autograder/<assignment>/test_step.py directly, in the kernel, as the
+plain asserts of a stock course's grade cells would run: the suite file is imported once per kernel
+and its checks expanded by their parametrize marks (autograder/parametrize.py, as the kit's grader does),
+with `student` and `reference` runners that are in-process: `run(probe, **kw)` is `probe(namespace, **kw)`,
+on the kernel's globals for the student and on the reference solution's cells (run once per kernel) for
+the reference. No sandbox, no fork: stock nbgrader's kernel is the only isolation. That is stock's fastest
+honest way to run the same checks, and what `ratio:` compares with. `run_suite_under_pytest` runs the
+same suite with `pytest.main` instead (`make bench STOCK_PYTEST=1`, the labelled second pair of ratios).
+A failing check raises AssertionError listing the failures, so the cell scores zero; otherwise it scores
+full marks (stock nbgrader has no partial credit per cell).
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
-import pytest
+import pytest  # the suites' parametrize marks need it, and the pytest variant's plugin
 
 SUITES = None  # the hidden suites' folder; the bench writes the real path into the copy
 REFERENCE = None  # the reference notebook (solutions/<assignment>/<notebook>)
+KIT = None  # the course copy's root, for autograder/parametrize.py
 
 _reference_ns: dict | None = None
+_suites: dict[str, list] = {}
 
 
 class Runner:
@@ -44,6 +51,45 @@ def _reference() -> Runner:
         if errors:
             raise RuntimeError(f"the reference solution does not load: {errors[0][0]}")
     return Runner(_reference_ns)
+
+
+def _checks(part: str) -> list:
+    """The checks of suite `part`, imported and expanded once per kernel."""
+    if part not in _suites:
+        for path in (SUITES, KIT):
+            if path not in sys.path:
+                sys.path.insert(0, path)  # the suites import probes.py by name; the expansion is the kit's
+        from autograder.parametrize import expand
+
+        spec = importlib.util.spec_from_file_location(f"hidden_{part}", os.path.join(SUITES, f"{part}.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _suites[part] = [check for name, test in vars(module).items()
+                         if name.startswith("test_") and callable(test) for check in expand(test)]
+    return _suites[part]
+
+
+def _conclude(part: str, passed: int, failures: list[str]) -> None:
+    print(f"{part}: {passed} of {passed + len(failures)} checks passed")
+    if failures:
+        raise AssertionError(f"{len(failures)} failed:\n" + "\n".join(failures))
+
+
+def run_suite(part: str, namespace: dict) -> None:
+    """Every check of the hidden suite `part` (a grade_id) on this kernel's notebook, called directly.
+
+    Returns None on purpose: a value would become the cell's execute_result, which nbgrader reads as a
+    partial score."""
+    student, reference = Runner(namespace), _reference()
+    passed, failures = 0, []
+    for check in _checks(part):
+        try:
+            check.test(student, reference, **check.params)
+            passed += 1
+        except Exception as error:  # a failed assert, or student code that raised
+            message = str(error).strip().splitlines()
+            failures.append(f"{check.name}: {message[0] if message else type(error).__name__}")
+    _conclude(part, passed, failures)
 
 
 class _InKernel:
@@ -73,7 +119,7 @@ class _InKernel:
             self.failures.append(f"{report.nodeid.split('::')[-1]}: {message[0] if message else ''}")
 
 
-def run_suite(part: str, namespace: dict) -> None:
+def run_suite_under_pytest(part: str, namespace: dict) -> None:
     """Every check of the hidden suite `part` (a grade_id) on this kernel's notebook, run by pytest.
 
     `pytest.main` on autograder/<assignment>/<part>.py in this kernel, with the plugin above (and no
@@ -89,7 +135,4 @@ def run_suite(part: str, namespace: dict) -> None:
         raise KeyboardInterrupt
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise RuntimeError(f"pytest could not run {part} (exit code {int(code)})")
-    passed, failures = len(plugin.passed), plugin.failures
-    print(f"{part}: {passed} of {passed + len(failures)} checks passed")
-    if failures:
-        raise AssertionError(f"{len(failures)} failed:\n" + "\n".join(failures))
+    _conclude(part, len(plugin.passed), plugin.failures)
