@@ -18,11 +18,13 @@ PY := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 ASSIGNMENT := dl01_6_3
 
-.PHONY: help release grade new-class regrade clean-grading reset-gradebook test bench which-python gradescope grades-lms report
+.PHONY: help release grade new-class regrade clean-grading reset-gradebook test test-machines bench which-python gradescope \
+	grades-lms report
 
 help:
 	@echo "make grade    grade submitted/ (or the bundled demo class) into gradebook.db, feedback/, grades.csv"
-	@echo "make test     prove the kit: reference full marks, blank zero, bugs caught, attacks contained"
+	@echo "make test     prove the kit: reference full marks, blank zero, bugs caught, attacks contained (TESTS=...: some)"
+	@echo "make test-machines  the README's commands on fresh Debian 12 and 13, and the Gradescope zip (MACHINES=...: some)"
 	@echo "make release  regenerate release/ and solutions/ from source/"
 	@echo "make which-python  the Python that builds .venv (3.11 to 3.13; PYTHON=... overrides)"
 	@echo "make new-class      remove the demo class (submissions, gradebook rows, autograded/, feedback/, grades.csv rows); real students keep theirs"
@@ -88,8 +90,16 @@ grades-lms: $(VENV)/.installed
 report: $(VENV)/.installed
 	$(PY) -m autograder report --assignment $(ASSIGNMENT)
 
+# TESTS=...: some test files or options instead of all of tests/ (make test-machines runs a subset).
+TESTS ?= tests
 test: $(VENV)/.installed $(VENV)/.test-installed
-	$(PY) -m pytest tests
+	$(PY) -m pytest $(TESTS)
+
+# Fresh Debian 12 and 13 machines (debootstrap, cached in /var/cache/kit-machines), a root without
+# CAP_SYS_ADMIN and Gradescope's bare image run the README's commands and the zip (docs/maintainers.md).
+# Needs root and debootstrap. MACHINES=debian12,debian13,no-sys-admin,gradescope: some of them.
+test-machines: gradescope
+	$(PY) -m machines $(if $(MACHINES),--only $(MACHINES))
 
 
 # Grade generated classes with the kit and with stock nbgrader, side by side (docs/scaling.md).

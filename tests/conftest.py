@@ -16,12 +16,62 @@ sys.path.insert(0, str(ROOT))
 from autograder.assignment import find_assignment  # noqa: E402
 from bench.course import copy_course  # noqa: E402
 from autograder.sandbox import Sandbox, program_from_notebook  # noqa: E402
+from autograder.sandbox.isolation import machine_level  # noqa: E402
 
 ASSIGNMENT = find_assignment(ROOT, "dl01_6_3")
 sys.path.insert(0, str(ASSIGNMENT.source_dir))  # the public checks' runner, importable as `notebook_checks`
 NOTEBOOK = ASSIGNMENT.notebook_name
 SCREENSHOTS = ROOT / "build" / "screenshots"  # what the browser tests saw, for a person to look at
 STUBS = ["Module.parameters", "Linear.forward", "SGD.zero_grad", "SGD.step", "no_grad"]
+
+# What this machine lets the grader set up (autograder/sandbox/isolation.py), strongest first. A test of what
+# a level promises runs where the machine gives that level or a stronger one, and skips, saying why, elsewhere.
+LEVELS = ("none", "uid", "namespaces", "namespaces+cgroups")
+LEVEL = machine_level()
+WHY_NOT = {"uid": "isolating submissions needs the grader to run as root",
+           "namespaces": f"this machine gives the grader no namespaces (level {LEVEL!r}: no CAP_SYS_ADMIN, as in "
+                         "a container that allows none, or / is not a mount point, as in a plain chroot)",
+           "namespaces+cgroups": f"this machine gives the grader no cgroups it may write (level {LEVEL!r})"}
+
+
+# The level that names each budget when a submission hits it: the disk's is its tmpfs, the others are cgroups.
+# Below it the submission is still stopped (RLIMIT_NPROC, the per-process memory limit, the uid's files
+# removed) and scores within its bound, but no budget is named.
+BUDGET_LEVEL = {"disk budget": "namespaces", "memory budget": "namespaces+cgroups",
+                "process budget": "namespaces+cgroups"}
+
+
+def gives(level: str) -> bool:
+    """Whether this machine gives `level` or a stronger one."""
+    return LEVELS.index(LEVEL) >= LEVELS.index(level)
+
+
+def why_not(level: str) -> str:
+    """Why this machine does not give `level`: what the first level it lacks needs."""
+    return WHY_NOT[LEVELS[min(LEVELS.index(LEVEL) + 1, LEVELS.index(level))]]
+
+
+def needs_level(level: str) -> pytest.MarkDecorator:
+    """Skip unless the machine gives `level` or a stronger one."""
+    return pytest.mark.skipif(not gives(level), reason=why_not(level))
+
+
+def processes() -> list[tuple[int, int, str]]:
+    """(pid, uid, command line) of every process in sight, read from /proc (minimal images have no `ps`)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                uid = int((entry / "status").read_text().split("\nUid:")[1].split()[0])
+                args = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            except (OSError, IndexError):  # it ended while being read
+                continue
+            found.append((int(entry.name), uid, args))
+    return found
+
+
+def command_lines() -> list[str]:
+    return [args for _, _, args in processes()]
 
 
 def release_notebook() -> dict:

@@ -233,6 +233,8 @@ def test_a_student_cell_searching_each_parts_process_finds_no_answer_key(canary)
 def test_graded_the_normal_way_every_part_shows_a_clean_process(canary):
     """`python -m autograder grade --json` with the copy's grader: the cell makes each part's stubs work only
     when it found nothing of the answer key in that part's process (and found the control)."""
+    for earlier in canary["reports"].glob("findings-*.json"):  # reachable without namespaces: the old-way
+        earlier.unlink()  # search of the test above wrote there, and found the reference, as it must
     report, _ = grade_json(canary["path"], canary["course"])
     written = [json.loads(p.read_text()) for p in sorted(canary["reports"].glob("findings-*.json"))]
     detail = "\n".join(_search_report(f) for f in written if not f["clean"]) or "(no report files)"

@@ -20,7 +20,7 @@ from autograder.report import hidden_code_lines
 from autograder.settings import GraderSettings, load_config
 from autograder.suites import reference_answers
 from bench.course import gradebook_scores
-from conftest import (ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_class, grade_json,
+from conftest import (ASSIGNMENT, FULL, NOTEBOOK, ROOT, command_lines, course_copy, grade_class, grade_json,
                       release_notebook, scores, solution_notebook, write_notebook)
 
 GOLDEN = Path(__file__).parent / "golden" / "demo_scores.json"
@@ -28,8 +28,7 @@ GOLDEN = Path(__file__).parent / "golden" / "demo_scores.json"
 
 def sandbox_processes(course: Path = ROOT) -> list[str]:
     """Command lines of the course's sandbox workers still alive (there should be none between runs)."""
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
-    return [line for line in ps if str(course / "autograder" / "sandbox" / "worker.py") in line]
+    return [line for line in command_lines() if str(course / "autograder" / "sandbox" / "worker.py") in line]
 
 
 def assert_no_hidden_text(text: str) -> None:

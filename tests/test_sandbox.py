@@ -9,7 +9,7 @@ from nbformat.v4 import new_code_cell
 
 import sandbox_probes
 from autograder.sandbox import Cell, Limits, Sandbox, program_from_notebook
-from conftest import ASSIGNMENT, ROOT, release_notebook, solution_notebook
+from conftest import ASSIGNMENT, ROOT, command_lines, release_notebook, solution_notebook
 
 PROBES = ROOT / "tests" / "sandbox_probes.py"
 
@@ -119,8 +119,7 @@ def test_processes_the_student_starts_are_ended(box):
     assert call(box, "daemon").value == 1  # the daemon is running now
     box.call([Cell("other", "x = 0")], sandbox_probes.value, name="x")  # a new program ends the old one
     time.sleep(0.2)
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert "sleep 313" not in ps
+    assert not [args for args in command_lines() if "sleep 313" in args]
 
 
 def test_a_loop_in_a_fresh_batch_costs_its_call_alone_and_the_loader_goes_on(box):
