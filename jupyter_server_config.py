@@ -26,3 +26,11 @@ c.ServerApp.tornado_settings = {
         "Content-Security-Policy": "frame-ancestors 'self'; object-src 'none'; base-uri 'self'; form-action 'self'",
     },
 }
+
+# The formgrader's pages escape every id and name they show (autograder/formgrader_guard.py): nbgrader's own
+# templates do not. The course root is put on the path so that the server finds the kit's package.
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+c.ServerApp.jpserver_extensions.update({"autograder.formgrader_guard": True})
