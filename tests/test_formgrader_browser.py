@@ -1,6 +1,8 @@
-"""Issue 13: a hostile written answer must not take over the instructor's Jupyter server through the formgrader.
+"""Issues 13 and 18: neither a hostile written answer nor a hostile student id takes over the instructor's Jupyter
+server through the formgrader.
 
-A class of two (the reference, and the reference whose markdown is all payloads) is graded by
+A class (the reference, the reference whose markdown is all payloads, a folder named with an escape sequence
+and markup, which make grade refuses, and a notebook with an escape sequence in a grade_id) is graded by
 `python -m autograder class` on a fresh course copy. Then:
 
 * always: the formgrader page (nbgrader's own `formgrade` template over the autograded notebook) and the
@@ -11,7 +13,11 @@ A class of two (the reference, and the reference whose markdown is all payloads)
   feedback page. No payload may run (they set document.title and console.log a marker), no request may
   reach /api/contents or /api/terminals, and no file may appear in the course root (a payload PUTs one
   through /api/contents with the _xsrf cookie). A control page, the same notebook rendered without
-  SanitizeMarkdown, shows the payloads do run when nothing stops them.
+  SanitizeMarkdown, shows the payloads do run when nothing stops them;
+* issue 18: two hostile ids and a hostile name, put in the gradebook through nbgrader's API, on Manage
+  Students, a student's page, the Gradebook's list and the grading page, served with the kit's
+  autograder.formgrader_guard: nothing runs, nothing reaches /api/contents, the ids read as text; the
+  control renders the student page as nbgrader does, and the id runs.
 """
 from __future__ import annotations
 
@@ -36,6 +42,7 @@ from nbformat.v4 import new_output, new_raw_cell
 from bench.course import gradebook_scores
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_class, solution_notebook
 from test_catalogue_hostile import fresh_course
+from test_inert import CONTROLS, hostile_grade_id_notebook
 from test_sanitize_markdown import MARKER, PAYLOADS, active_content
 
 pytestmark = pytest.mark.slow
@@ -57,6 +64,7 @@ HOSTILE_IDS = (f'eve";{SCRIPT};"', f"<svg onload={SCRIPT}>")
 HOSTILE_NAME = f"<img src=x onerror={SCRIPT}>"  # the first id's first and last names
 # A submitted/ folder named as an attacker would: make grade refuses it (autograder/student_ids.py); its escape
 # sequence sets the terminal's title if printed raw.
+OSCAR = "oscar"
 REFUSED = f"trudy\x1b]0;{MARKER}\x07<svg onload=console.log(`{MARKER}`)>"
 ANSWERS = {  # the written answers (graded by hand in the formgrader): the payloads aimed at the instructor
     "answer_zeroing": PAYLOADS["script"] + "\n\nAccumulation: $\\mathbf{w}$ keeps `a < b`.",
@@ -88,9 +96,11 @@ def hostile_notebook() -> dict:
 
 @pytest.fixture(scope="module")
 def graded_run():
-    """The graded class and what `make grade` printed: ada, mallory, and a folder named outside the safe alphabet."""
+    """The graded class and what `make grade` printed: ada, mallory, a folder named outside the safe alphabet, and
+    oscar, whose notebook has an escape sequence in a grade_id (not graded: its reason names the grade_id)."""
     course = fresh_course()
-    for student, nb in ((HONEST, solution_notebook()), (HOSTILE, hostile_notebook()), (REFUSED, solution_notebook())):
+    for student, nb in ((HONEST, solution_notebook()), (HOSTILE, hostile_notebook()), (REFUSED, solution_notebook()),
+                        (OSCAR, hostile_grade_id_notebook())):
         folder = course / "submitted" / student / ASSIGNMENT.name
         folder.mkdir(parents=True)
         (folder / NOTEBOOK).write_text(json.dumps(nb, indent=1))
@@ -99,7 +109,7 @@ def graded_run():
     start = time.monotonic()
     run = grade_class(course)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    print(f"\n[formgrader] class of 2 graded in {time.monotonic() - start:.1f} s")
+    print(f"\n[formgrader] class of 4 graded in {time.monotonic() - start:.1f} s")
     yield course, run
     shutil.rmtree(course, ignore_errors=True)
 
@@ -164,17 +174,20 @@ def test_the_payloads_are_active_without_sanitising(graded):
 
 
 def test_a_folder_named_outside_the_safe_alphabet_is_refused_with_one_line(graded_run):
-    """make grade adds no student whose id could be markup, a formula or a terminal sequence to the gradebook."""
+    """make grade adds no student whose id could be markup, a formula or a terminal sequence to the gradebook, and
+    its summary prints no escape sequence (the folder's name, oscar's grade_id)."""
     from nbgrader.api import Gradebook
 
     course, run = graded_run
     refused = [line for line in run.stdout.splitlines() if "is not a safe student id" in line]
     assert len(refused) == 1 and refused[0].startswith("Not graded: trudy]0;"), run.stdout[-2000:]
     assert ascii(REFUSED) in refused[0], "the reason names the folder with its escape sequence made visible"
-    assert "\x1b" not in run.stdout and "\x07" not in run.stdout, "the summary printed the escape sequence raw"
-    assert f"3 submissions, 2 graded" in run.stdout, run.stdout[-2000:]
+    assert not set(run.stdout) & set(CONTROLS), "the summary printed an escape sequence raw"
+    assert "4 submissions, 2 graded" in run.stdout and "Not graded: oscar: " in run.stdout, run.stdout[-2000:]
+    assert "linear]0;PWNED[2J31m" in run.stdout, "oscar's reason names the grade_id, its controls removed"
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
-        assert sorted(s.id for s in gb.students) == [HONEST, HOSTILE]
+        ids = {s.id for s in gb.students}  # (hostile_rows adds two more, later)
+        assert {HONEST, HOSTILE, OSCAR} <= ids and REFUSED not in ids
     assert not (course / "feedback" / REFUSED).exists() and not (course / "autograded" / REFUSED).exists()
 
 

@@ -3,7 +3,8 @@
 Escape sequences come in through a notebook's file name, its exceptions' text and its grade_ids; each
 is tried where the kit prints it: `python -m autograder grade`'s table, the hidden suites under pytest
 and the public checks under pytest (make grade's summary: tests/test_formgrader_browser.py, whose class
-holds a folder named with one). The CSV files: tests/test_lms.py.
+holds a folder named with one and this file's notebook with one in a grade_id). The CSV files:
+tests/test_lms.py.
 """
 from __future__ import annotations
 
@@ -70,14 +71,18 @@ def test_grades_table_prints_no_escape_sequence_from_a_file_name_or_an_exception
     assert_inert(run.stdout, "raised RuntimeError: ]0;PWNED[2J31m")
 
 
-@pytest.mark.slow
-def test_grades_table_prints_no_escape_sequence_from_a_grade_id(tmp_path):
-    """A grade_id is named in the reason a notebook is not graded (here: its points are not a number)."""
+def hostile_grade_id_notebook() -> dict:
+    """The reference with SEQUENCE in a grade_id, which the reason it is not graded names (its points are text)."""
     nb = solution_notebook()
     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "linear")
     cell.metadata.nbgrader.update(grade_id=f"linear{SEQUENCE}", points="all of them")
+    return nb
+
+
+@pytest.mark.slow
+def test_grades_table_prints_no_escape_sequence_from_a_grade_id(tmp_path):
     path = tmp_path / NOTEBOOK
-    path.write_text(json.dumps(nb))
+    path.write_text(json.dumps(hostile_grade_id_notebook()))
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path)], cwd=ROOT, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
