@@ -26,3 +26,12 @@ c.ServerApp.tornado_settings = {
         "Content-Security-Policy": "frame-ancestors 'self'; object-src 'none'; base-uri 'self'; form-action 'self'",
     },
 }
+
+# The formgrader's pages escape every id and name they show (autograder/formgrader_guard.py): nbgrader's own
+# templates do not. The course root goes at the end of the server's path (nothing installed is shadowed), so
+# that it finds the kit's package; traitlets gives a config file its own __file__.
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.append(str(Path(__file__).resolve().parent))
+c.ServerApp.jpserver_extensions.update({"autograder.formgrader_guard": True})

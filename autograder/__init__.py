@@ -4,6 +4,8 @@ Modules, in the order a submission meets them (docs/submission-path.md):
     __main__           the command line; reads the configuration once (settings, assignment)
     classroom          `make grade`: collect, hand students to the pool, feedback, export, summary
     collect, unpack    an LMS download into submitted/: ids from the LMS's names, unpacking within caps
+    student_ids        the safe alphabet of student ids, checked where students enter the gradebook
+    inert              text from students made inert for a terminal and a spreadsheet
     lifecycle          the demo class, regrading one student, cleaning, grades.csv (export)
     pool, progress     the process pool; its progress bars, drawn in the parent's results loop
     student_autograde  in a pool process: nbgrader's autograde for one student, the checks inline
@@ -16,6 +18,7 @@ Modules, in the order a submission meets them (docs/submission-path.md):
     feedback           nbgrader's feedback pages with the kit's template
     gradescope, export, lms, class_report   Gradescope, grades out (grades.csv, Canvas), the class report
     pytest_plugin      the hidden suites under pytest itself
+    formgrader_guard   a Jupyter server extension: nbgrader's formgrader pages escape ids and names
     demo, mutate, tuning   the demo class, notebook mutations for tests, nbgrader tuning
 """
 

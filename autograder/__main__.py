@@ -16,6 +16,7 @@ from pathlib import Path
 from .assignment import find_assignment
 from .settings import GraderSettings, load_config
 from .grading import grade_paths
+from .inert import say
 
 ROOT = Path(__file__).resolve().parent.parent  # the course directory
 
@@ -53,13 +54,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "grade" and not args.notebook.is_file():  # the instructor's mistake, not a student's zero
         problem = "is a folder: give the notebook file" if args.notebook.is_dir() else "does not exist"
-        sys.stderr.write(f"python -m autograder grade: error: {args.notebook} {problem}\n")
+        say(f"python -m autograder grade: error: {args.notebook} {problem}", sys.stderr)
         return 2
     if args.command == "clean-grading":
         from .lifecycle import clean_grading
 
         removed = clean_grading(ROOT)
-        print(f"Removed {', '.join(removed)}." if removed else "Nothing to remove.")
+        say(f"Removed {', '.join(removed)}." if removed else "Nothing to remove.")
         return 0
     if args.command == "reset-gradebook":
         return _reset_gradebook(args.confirm)
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     assignment = find_assignment(ROOT, args.assignment)
     if args.command == "grade":
         report = grade_paths(assignment, [args.notebook], settings)[str(args.notebook)]
-        print(json.dumps(report.to_json(), indent=1) if args.json else report.to_table(verbose=args.verbose))
+        say(json.dumps(report.to_json(), indent=1) if args.json else report.to_table(verbose=args.verbose))
         return 0
     if args.command == "report":
         from .class_report import main as write_report
@@ -80,10 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         from .lifecycle import new_class
 
         removed, kept = new_class(assignment, CourseDirectory(config=settings.config))
-        print(f"Removed the demo class ({', '.join(removed)}): put the real submissions in "
+        say(f"Removed the demo class ({', '.join(removed)}): put the real submissions in "
               f"submitted/<student>/{assignment.name}/ and run make grade." if removed else "No demo student to remove.")
         if kept:
-            print(f"Kept demo students {', '.join(kept)}: their gradebook rows hold manual grades (only make "
+            say(f"Kept demo students {', '.join(kept)}: their gradebook rows hold manual grades (only make "
                   "reset-gradebook removes those).")
         return 0
     from .classroom import grade_class
@@ -108,12 +109,12 @@ def _reset_gradebook(confirm: str | None) -> int:
         except EOFError:  # Ctrl-D: no answer is not a yes
             answer = ""
         if answer.strip() != "yes":
-            print("Nothing removed.")
+            say("Nothing removed.")
             return 2
     copy, removed = reset_gradebook(ROOT)
     if copy:
-        print(f"Kept a copy of gradebook.db as {copy.name}.")
-    print(f"Removed {', '.join(removed)}." if removed else "Nothing to remove.")
+        say(f"Kept a copy of gradebook.db as {copy.name}.")
+    say(f"Removed {', '.join(removed)}." if removed else "Nothing to remove.")
     return 0
 
 

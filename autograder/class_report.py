@@ -26,6 +26,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .inert import say
+
 NOT_RUN = "not run:"  # checks skipped after another one's time-out name no cause of their own
 
 
@@ -211,8 +213,8 @@ def main(root: Path, assignment, dest: Path | None = None, config=None) -> int:
     try:
         path = write_report(root, assignment, dest, config)
     except FileNotFoundError as error:
-        print(error, file=sys.stderr)
+        say(error, sys.stderr)
         return 1
-    print(f"Wrote {path}.")
+    say(f"Wrote {path}.")
     return 0
 

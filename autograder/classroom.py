@@ -27,6 +27,7 @@ from sqlalchemy.exc import SAWarning
 from traitlets import List, Unicode
 
 from .assignment import Assignment
+from .inert import say
 from .lifecycle import (demo_submissions, export_grades, forget_stale_demo, keep_manual_marks, manual_marks,
                         regrade_refusal, write_demo)
 from .progress import Progress, one_step
@@ -38,11 +39,7 @@ from .pool import run_pool
 from .settings import GraderSettings
 from .suites import isolation_level
 from .student_autograde import autograder_for, failure
-
-
-def _say(text: str) -> None:
-    encoding = sys.stdout.encoding or "utf-8"  # a file name that is not UTF-8 must not stop the summary
-    print(text.encode(encoding, "backslashreplace").decode(encoding), flush=True)
+from .student_ids import is_safe_student_id, unsafe_id_reason
 
 
 def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> tuple[str, list[str]]:
@@ -143,7 +140,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     if only:
         refusal = regrade_refusal(assignment, submitted, only)  # a folder directly under submitted/, never a path
         if refusal:
-            sys.stderr.write(f"regrade: {refusal}\n")
+            say(f"regrade: {refusal}", sys.stderr)
             return 2
         origin, collected = "submitted/ (regrading " + ", ".join(only) + ")", []
     else:
@@ -155,17 +152,21 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     with temp_attrs(coursedir, release_directory=".grading/release"):
         result = api.generate_assignment(assignment.name, force=True)
     if not result["success"]:
-        sys.stderr.write(result.get("log", "") + result.get("error", ""))
+        say(result.get("log", "") + result.get("error", ""), sys.stderr)
         return 1
 
     students = sorted(only or (p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir()))
+    # The one place students enter the gradebook: an id outside the safe alphabet never does, so no page,
+    # CSV or terminal of the instructor's shows it (docs/security.md, "What the instructor opens").
+    refused = {student: unsafe_id_reason(student) for student in students if not is_safe_student_id(student)}
+    students = [student for student in students if student not in refused]
     if forgotten.removed:
-        _say(f"Removed the demo students no longer in submitted/ from the gradebook, autograded/ and feedback/: "
+        say(f"Removed the demo students no longer in submitted/ from the gradebook, autograded/ and feedback/: "
              f"{', '.join(forgotten.removed)}.")
     if forgotten.kept:
-        _say(f"Kept the gradebook rows of {', '.join(forgotten.kept)}, no longer the demo's: they hold manual grades "
+        say(f"Kept the gradebook rows of {', '.join(forgotten.kept)}, no longer the demo's: they hold manual grades "
              f"(only make reset-gradebook removes those).")
-    _say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
+    say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
          f"each submission isolated by: {isolation_level(settings)}.")
     jobs = settings.jobs or os.cpu_count() or 1
     prepare_class(assignment, settings)  # inherited by the pool's processes: grading.grade_one uses it
@@ -188,7 +189,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
             for index, answer in run_pool(students, autograde, jobs + 1, bar, close_graders):
                 answers[students[index]] = answer
         except RuntimeError as exc:
-            _say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
+            say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
     for student in students:
         answer = answers.get(student, {"retry": True})
         if answer.get("retry"):
@@ -204,13 +205,13 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
             try:
                 _record_unreadable(api, assignment, student, problems[student], grader_fault=answer.get("retry", False))
             except Exception as exc:  # the others are still recorded; the summary names this one
-                _say(f"Could not record {student}'s zero in the gradebook: {failure(exc)}.")
+                say(f"Could not record {student}'s zero in the gradebook: {failure(exc)}.")
             continue
         if reports[student].note:  # also the first cell of its autograded notebook (AddGradingNotes)
             notes[student] = reports[student].note
     close_graders()
     if keep_manual_marks(coursedir, assignment.name, marks):
-        _say("Grading changed manual grades in the gradebook: they were put back.")
+        say("Grading changed manual grades in the gradebook: they were put back.")
 
     graded = [student for student in students if student in reports]
     page = Path(assignment.notebook_name).with_suffix(".html").name
@@ -229,7 +230,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         with Progress("feedback", len(graded), unit="page", count=written) as bar:
             list(run_pool(shares, _feedback_writer(assignment, config), jobs, bar))
     except RuntimeError as exc:  # the pages it did not write are tried again, one student a process
-        _say(f"nbgrader could not write every feedback page ({_one_line(exc)}): trying those students one by one.")
+        say(f"nbgrader could not write every feedback page ({_one_line(exc)}): trying those students one by one.")
         try:
             list(run_pool([[student] for student in missing()], _feedback_writer(assignment, config), jobs))
         except RuntimeError:  # the pages still missing are named below, student by student
@@ -238,7 +239,8 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         problems[student] = "nbgrader could not write its feedback page"
     notes = {s: n for s, n in notes.items() if s not in problems}
     one_step("export", lambda: export_grades(assignment, coursedir), unit="file")
-    _summarize(assignment, coursedir, settings, reports, students, problems, notes, collected)
+    _summarize(assignment, coursedir, settings, reports, sorted([*students, *refused]), {**problems, **refused}, notes,
+               collected)
     return 0
 
 
@@ -254,21 +256,21 @@ def _summarize(assignment: Assignment, coursedir: CourseDirectory, settings: Gra
                 autograded[student] = 0.0
         book = gb.find_assignment(assignment.name)
         auto_max, written_max = book.max_code_score, book.max_written_score
-    _say(f"\n{counted(len(students), 'submission')}, {len(students) - len(problems)} graded; "
+    say(f"\n{counted(len(students), 'submission')}, {len(students) - len(problems)} graded; "
          f"mean {mean_points(list(autograded.values()))} of {auto_max:g} "
          f"autograded points (the {written_max:g} points of written answers are graded in the formgrader).")
-    _say("Pass rate per part (full marks on the part):")
+    say("Pass rate per part (full marks on the part):")
     for cell in assignment.grade_cells:
         full = sum(1 for r in reports.values() for p in r.parts if p.grade_id == cell.grade_id and p.score == p.max_score)
-        _say(f"  {cell.grade_id:<28}{full}/{len(students)}  {settings.title(cell.grade_id)}")
+        say(f"  {cell.grade_id:<28}{full}/{len(students)}  {settings.title(cell.grade_id)}")
     limited = {s: sorted(set(r.limits)) for s, r in reports.items() if r.limits}
     if limited:
-        _say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(l)})" for s, l in sorted(limited.items())))
+        say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(l)})" for s, l in sorted(limited.items())))
     for student, note in sorted(notes.items()):
-        _say(f"Graded with a note: {student}: {note}")
+        say(f"Graded with a note: {student}: {note}")
     for student, reason in sorted(problems.items()):
-        _say(f"Not graded: {student}: {reason}")
+        say(f"Not graded: {student}: {reason}")
     for line in collected:  # the LMS download's files not collected, and work kept over it
-        _say(line)
-    _say(f"Wrote {coursedir.db_url.replace('sqlite:///', '')}, grades.csv and feedback/<student>/{assignment.name}/.")
+        say(line)
+    say(f"Wrote {coursedir.db_url.replace('sqlite:///', '')}, grades.csv and feedback/<student>/{assignment.name}/.")
 

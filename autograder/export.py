@@ -25,6 +25,8 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import ExportPlugin
 
+from .inert import spreadsheet_cell
+
 FIXED = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email"]
 TOTALS = ["auto_score", "max_auto_score", "manual_score", "max_manual_score", "raw_score", "late_submission_penalty",
           "score", "max_score"]
@@ -94,9 +96,11 @@ def write_grades_csv(gradebook: Gradebook, dest: Path | str, assignments: list[s
     dest = Path(dest)
     partial = dest.with_name(dest.name + ".partial")
     with partial.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns, restval="", lineterminator="\n")
+        # RFC 4180's CRLF: with it the csv module quotes a cell holding a CR (with "\n" alone it does not, and a
+        # name with a CR in it would start a row of its own in a spreadsheet).
+        writer = csv.DictWriter(handle, fieldnames=columns, restval="", lineterminator="\r\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({name: spreadsheet_cell(value) for name, value in row.items()} for row in rows)
     os.replace(partial, dest)
     return dest
 

@@ -16,6 +16,8 @@ name is not one of the course's assignments becomes a new assignment on import.
   assignment id, which Canvas would import as a new assignment.
 * One row per Canvas user: students whose ids end in the same Canvas number (ids given by hand, or a
   name Canvas changed between downloads) are left out and named, since either score could be the wrong one.
+
+A cell a spreadsheet would run as a formula gets a leading `'`, as in grades.csv (autograder/inert.py).
 """
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+from .inert import say, spreadsheet_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -89,9 +93,8 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
     with partial.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(data)
+        writer = csv.writer(handle, lineterminator="\r\n")  # a cell holding a CR is quoted (export.py)
+        writer.writerows([spreadsheet_cell(cell) for cell in row] for row in [header, *data])
     os.replace(partial, dest)
     return CanvasImport(dest, len(data) - 1, pending, shared, header[-1])
 
@@ -107,16 +110,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written = write_canvas_csv(ROOT, name, args.to or ROOT / "reports" / f"{name}-canvas.csv")
     except FileNotFoundError as error:
-        print(error, file=sys.stderr)
+        say(error, sys.stderr)
         return 1
-    print(f"Wrote {written.path}: {written.students} students, for Canvas's Grades > Import, in the column "
+    say(f"Wrote {written.path}: {written.students} students, for Canvas's Grades > Import, in the column "
           f"{written.column!r}" + (" (Canvas makes it a new assignment: c.GraderSettings.canvas_column names an "
                                    "existing one)" if written.column == name else "") + ".")
     if written.pending:
-        print(f"{len(written.pending)} of them have written answers not graded yet ({', '.join(written.pending)}): "
+        say(f"{len(written.pending)} of them have written answers not graded yet ({', '.join(written.pending)}): "
               f"their column holds the autograded points only (grade them in the formgrader, then run this again).")
     if written.shared:
-        print(f"Left out {len(written.shared)} students whose ids end in the same Canvas number "
+        say(f"Left out {len(written.shared)} students whose ids end in the same Canvas number "
               f"({', '.join(written.shared)}): "
               f"one Canvas user is one row, so give them apart in the gradebook and run this again.")
     return 0

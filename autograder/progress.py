@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterable, TextIO
 
 from tqdm import tqdm
 
+from .inert import terminal_text
+
 WAITING = "waiting out a time limit"
 
 
@@ -26,7 +28,7 @@ def waiting_text(running: Iterable[tuple[str, float]], now: float, seconds: floa
     if not seconds:
         return ""
     late = [label for label, since in sorted(running, key=lambda item: item[1]) if now - since > seconds]
-    return f"{', '.join(late)}: {WAITING}" if late else ""
+    return terminal_text(f"{', '.join(late)}: {WAITING}") if late else ""  # a label is a student's folder name
 
 
 class Progress:

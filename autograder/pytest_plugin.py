@@ -95,7 +95,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if skip:
                 item.add_marker(skip)
             elif one_line:
-                item.repr_failure = functools.partial(_message, item)
+                item.repr_failure = functools.partial(_printed_message, item)
 
 
 # ----------------------------------------------------------- no conftest.py of a submission's folder
@@ -232,6 +232,14 @@ def _message(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str:
     if grading is not None:
         message = redactor(grading.assignment, grading.settings.message_chars)(message)
     return message
+
+
+def _printed_message(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str:
+    """The line pytest prints for a failed check: the grader's line with its control characters removed
+    (the report JSON keeps the grader's line as it is)."""
+    from .inert import terminal_text
+
+    return terminal_text(_message(item, excinfo))
 
 
 @pytest.hookimpl(wrapper=True)

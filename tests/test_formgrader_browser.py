@@ -1,6 +1,8 @@
-"""Issue 13: a hostile written answer must not take over the instructor's Jupyter server through the formgrader.
+"""Issues 13 and 18: neither a hostile written answer nor a hostile student id takes over the instructor's Jupyter
+server through the formgrader.
 
-A class of two (the reference, and the reference whose markdown is all payloads) is graded by
+A class (the reference, the reference whose markdown is all payloads, a folder named with an escape sequence
+and markup, which make grade refuses, and a notebook with an escape sequence in a grade_id) is graded by
 `python -m autograder class` on a fresh course copy. Then:
 
 * always: the formgrader page (nbgrader's own `formgrade` template over the autograded notebook) and the
@@ -11,7 +13,11 @@ A class of two (the reference, and the reference whose markdown is all payloads)
   feedback page. No payload may run (they set document.title and console.log a marker), no request may
   reach /api/contents or /api/terminals, and no file may appear in the course root (a payload PUTs one
   through /api/contents with the _xsrf cookie). A control page, the same notebook rendered without
-  SanitizeMarkdown, shows the payloads do run when nothing stops them.
+  SanitizeMarkdown, shows the payloads do run when nothing stops them;
+* issue 18: two hostile ids and a hostile name, put in the gradebook through nbgrader's API, on Manage
+  Students, a student's page, the Gradebook's list and the grading page, served with the kit's
+  autograder.formgrader_guard: nothing runs, nothing reaches /api/contents, the ids read as text; the
+  control renders the student page as nbgrader does, and the id runs.
 """
 from __future__ import annotations
 
@@ -23,17 +29,20 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections import Counter
 from pathlib import Path
 
 import nbformat
 import pytest
+from markupsafe import escape
 from nbformat.v4 import new_output, new_raw_cell
 
 from bench.course import gradebook_scores
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_class, solution_notebook
 from test_catalogue_hostile import fresh_course
+from test_inert import CONTROLS, hostile_grade_id_notebook
 from test_sanitize_markdown import MARKER, PAYLOADS, active_content
 
 pytestmark = pytest.mark.slow
@@ -44,6 +53,19 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 HONEST, HOSTILE = "ada", "mallory"
 TIMESTAMP = "2026-11-20 12:00:00.000000 UTC\n"
 OWNED = "owned.txt"  # what the payloads try to write into the course root through /api/contents
+# Student ids that run SCRIPT where a page prints them unescaped: one in an inline script's string
+# (var student_id = "eve";SCRIPT;"";), one in HTML. SCRIPT has no quote, space or slash, so each id also names a
+# folder (autograded/<id>/): they are put in the gradebook through nbgrader's API, as a gradebook from elsewhere
+# would hold them, to test the pages' own defence.
+SCRIPT = (f"document.title=`{MARKER}`;fetch(`\\x2fapi\\x2fcontents\\x2f{OWNED}`,{{method:`PUT`,"
+          "headers:{[`X-XSRFToken`]:document.cookie.split(`_xsrf=`)[1].split(`;`)[0]},"
+          "body:JSON.stringify({type:`file`,format:`text`,content:`x`})})")
+HOSTILE_IDS = (f'eve";{SCRIPT};"', f"<svg onload={SCRIPT}>")
+HOSTILE_NAME = f"<img src=x onerror={SCRIPT}>"  # the first id's first and last names
+# A submitted/ folder named as an attacker would: make grade refuses it (autograder/student_ids.py); its escape
+# sequence sets the terminal's title if printed raw.
+OSCAR = "oscar"
+REFUSED = f"trudy\x1b]0;{MARKER}\x07<svg onload=console.log(`{MARKER}`)>"
 ANSWERS = {  # the written answers (graded by hand in the formgrader): the payloads aimed at the instructor
     "answer_zeroing": PAYLOADS["script"] + "\n\nAccumulation: $\\mathbf{w}$ keeps `a < b`.",
     "answer_outside_graph": PAYLOADS["img-onerror"] + "\n\n" + PAYLOADS["javascript-link"],
@@ -73,9 +95,12 @@ def hostile_notebook() -> dict:
 
 
 @pytest.fixture(scope="module")
-def graded():
+def graded_run():
+    """The graded class and what `make grade` printed: ada, mallory, a folder named outside the safe alphabet, and
+    oscar, whose notebook has an escape sequence in a grade_id (not graded: its reason names the grade_id)."""
     course = fresh_course()
-    for student, nb in ((HONEST, solution_notebook()), (HOSTILE, hostile_notebook())):
+    for student, nb in ((HONEST, solution_notebook()), (HOSTILE, hostile_notebook()), (REFUSED, solution_notebook()),
+                        (OSCAR, hostile_grade_id_notebook())):
         folder = course / "submitted" / student / ASSIGNMENT.name
         folder.mkdir(parents=True)
         (folder / NOTEBOOK).write_text(json.dumps(nb, indent=1))
@@ -84,9 +109,14 @@ def graded():
     start = time.monotonic()
     run = grade_class(course)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    print(f"\n[formgrader] class of 2 graded in {time.monotonic() - start:.1f} s")
-    yield course
+    print(f"\n[formgrader] class of 4 graded in {time.monotonic() - start:.1f} s")
+    yield course, run
     shutil.rmtree(course, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def graded(graded_run):
+    return graded_run[0]
 
 
 def formgrade_html(course: Path, student: str, notebook: Path | None = None) -> str:
@@ -143,6 +173,74 @@ def test_the_payloads_are_active_without_sanitising(graded):
     assert {"<script>", "<img onerror>", "<svg>", "<iframe>", "<form>", "<div style>"} <= set(extra), sorted(extra)
 
 
+def test_a_folder_named_outside_the_safe_alphabet_is_refused_with_one_line(graded_run):
+    """make grade adds no student whose id could be markup, a formula or a terminal sequence to the gradebook, and
+    its summary prints no escape sequence (the folder's name, oscar's grade_id)."""
+    from nbgrader.api import Gradebook
+
+    course, run = graded_run
+    refused = [line for line in run.stdout.splitlines() if "is not a safe student id" in line]
+    assert len(refused) == 1 and refused[0].startswith("Not graded: trudy]0;"), run.stdout[-2000:]
+    assert ascii(REFUSED) in refused[0], "the reason names the folder with its escape sequence made visible"
+    assert not set(run.stdout) & set(CONTROLS), "the summary printed an escape sequence raw"
+    assert "4 submissions, 2 graded" in run.stdout and "Not graded: oscar: " in run.stdout, run.stdout[-2000:]
+    assert "linear]0;PWNED[2J31m" in run.stdout, "oscar's reason names the grade_id, its controls removed"
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
+        ids = {s.id for s in gb.students}  # (hostile_rows adds two more, later)
+        assert {HONEST, HOSTILE, OSCAR} <= ids and REFUSED not in ids
+    assert not (course / "feedback" / REFUSED).exists() and not (course / "autograded" / REFUSED).exists()
+
+
+def nbgrader_pages(guarded: bool):
+    """nbgrader's formgrader Jinja environment and HTMLExporter, built as its extension builds them; `guarded`:
+    as autograder.formgrader_guard leaves them."""
+    from jinja2 import Environment, FileSystemLoader
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+    from traitlets.config import Config
+
+    from autograder.formgrader_guard import guard
+
+    config = Config()
+    config.HTMLExporter.template_name = "formgrade"
+    config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    settings = {"nbgrader_jinja2_env": Environment(loader=FileSystemLoader([handlers.template_path])),
+                "nbgrader_exporter": HTMLExporter(config=config)}
+    if guarded:
+        assert guard(settings)
+    return settings["nbgrader_jinja2_env"], settings["nbgrader_exporter"]
+
+
+@pytest.mark.parametrize("guarded", [True, False], ids=["guarded", "nbgrader as it is"])
+def test_the_guard_makes_nbgrader_show_a_hostile_id_as_text(graded, guarded):
+    """The student page Manage Students links to and the grading page, for each hostile id and for an honest
+    one; without the guard (the control) nbgrader prints the hostile ones as markup or script."""
+    env, exporter = nbgrader_pages(guarded)
+    notebook = graded / "autograded" / HONEST / ASSIGNMENT.name / NOTEBOOK
+
+    def pages(student: str, name: str | None) -> dict[str, str]:
+        resources = {"assignment_id": ASSIGNMENT.name, "notebook_id": Path(NOTEBOOK).stem, "submission_id": "x",
+                     "index": 0, "total": 2, "base_url": "", "student": student, "last_name": name,
+                     "first_name": name, "notebook_path": f"/autograded/{student}/{NOTEBOOK}"}
+        return {"student": env.get_template("manage_students_assignments.tpl").render(base_url="", student_id=student),
+                "grading": exporter.from_filename(str(notebook), resources=resources)[0]}
+
+    honest = pages(HONEST, None)
+    ran = []
+    for student, name in ((HOSTILE_IDS[0], HOSTILE_NAME), (HOSTILE_IDS[1], None)):
+        for page, text in pages(student, name).items():
+            extra = Counter(active_content(text)) - Counter(active_content(honest[page]))
+            breakout = f'"eve";{SCRIPT}' in text  # the id's quote closed the page's script string
+            shown = name if page == "grading" and name else student  # the grading page shows the names it has
+            ran += [(page, student[:5])] if extra or breakout else []
+            if guarded:
+                assert shown not in text and str(escape(shown)) in text, f"{page}: the id or name is shown, as text"
+    if guarded:
+        assert not ran, ran
+    else:  # the control: each page runs one of them
+        assert {page for page, _ in ran} == {"student", "grading"}, ran
+
+
 # ------------------------------------------------------------------------------ in a browser
 
 
@@ -169,8 +267,9 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def server(graded):
-    """`jupyter server` at the course root (the formgrader is its nbgrader extension), stopped by its pid."""
+def server(graded, hostile_rows):
+    """`jupyter server` at the course root (the formgrader is its nbgrader extension, and the kit's
+    autograder.formgrader_guard), stopped by its pid; the gradebook holds `hostile_rows`."""
     port, token = free_port(), secrets.token_hex(16)
     log = (graded.parent / f"{graded.name}-server.log").open("w+")
     process = subprocess.Popen(
@@ -221,6 +320,7 @@ def visit(browser, url: str, wait_for_request: str = "", login: str = ""):
             page.goto(url, wait_until="load", timeout=30000)
         page.wait_for_timeout(1500)  # onerror/onload handlers and fetches fire after load
         seen["title"] = page.title()
+        seen["text"] = page.text_content("body") or ""  # hidden elements too (the formgrader hides names)
         seen["hrefs"] = page.eval_on_selector_all("#notebook a[href], body a[href]", "els => els.map(e => e.href)")
         seen["backbone"] = page.evaluate("typeof window.Backbone")
     finally:
@@ -232,7 +332,9 @@ def assert_nothing_ran(seen: dict, course: Path) -> None:
     assert MARKER not in seen["title"], seen["title"]
     assert not [m for m in seen["console"] if MARKER in m], seen["console"]
     assert not seen["dialogs"], seen["dialogs"]
-    reached = [r for r in seen["requests"] if "/api/contents" in r or "/api/terminals" in r]
+    # By path: the formgrader's own API calls may hold a hostile id's text in theirs.
+    reached = [r for r in seen["requests"]
+               if urllib.parse.urlsplit(r.split(" ", 1)[1]).path.startswith(("/api/contents", "/api/terminals"))]
     assert not reached, reached
     assert not [h for h in seen["hrefs"] if h.lower().startswith(("javascript:", "data:", "vbscript:"))], seen["hrefs"]
     assert not (course / OWNED).exists()
@@ -297,3 +399,58 @@ def test_the_formgrader_typesets_maths_from_the_servers_own_mathjax(graded, serv
     assert local and not [url for url in requests if "cdnjs" in url], requests
     assert not [line for line in console if "404" in line or "Refused" in line], console
     assert typeset >= 1  # $\mathbf{w}$ in the hostile student's first written answer
+
+
+@pytest.fixture(scope="module")
+def hostile_rows(graded):
+    """HOSTILE_IDS in the gradebook through nbgrader's API, each with a submission and an autograded notebook (the
+    honest one's); the first named HOSTILE_NAME. Their submission ids."""
+    from nbgrader.api import Gradebook
+
+    submissions = []
+    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}", "dl01") as gb:
+        for student, name in zip(HOSTILE_IDS, (HOSTILE_NAME, None)):
+            gb.add_student(student, first_name=name, last_name=name)
+            gb.add_submission(ASSIGNMENT.name, student)
+            submissions.append(gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, student).id)
+            shutil.copytree(graded / "autograded" / HONEST, graded / "autograded" / student)
+    return submissions
+
+
+def formgrader_pages(submissions: list[str]) -> dict[str, tuple[str, str, list[str]]]:
+    """page: (its path, the formgrader API response it waits for, what it must show as text)."""
+    student = "/formgrader/manage_students/{}"
+    return {
+        "manage-students": ("/formgrader/manage_students", "/formgrader/api/students", [*HOSTILE_IDS, HOSTILE_NAME, HONEST]),
+        "student-script": (student.format(urllib.parse.quote(HOSTILE_IDS[0], safe="")), "", [HOSTILE_IDS[0]]),
+        "student-html": (student.format(urllib.parse.quote(HOSTILE_IDS[1], safe="")), "", [HOSTILE_IDS[1]]),
+        "gradebook": (f"/formgrader/gradebook/{ASSIGNMENT.name}/{Path(NOTEBOOK).stem}",
+                      "/formgrader/api/submitted_notebooks/", [HOSTILE_NAME, HOSTILE_IDS[1], HONEST]),  # names if any
+        "grading-names": (f"/formgrader/submissions/{submissions[0]}/", "/formgrader/api/grades", [HOSTILE_NAME]),
+        "grading-id": (f"/formgrader/submissions/{submissions[1]}/", "/formgrader/api/grades", [HOSTILE_IDS[1]]),
+    }
+
+
+@pytest.mark.parametrize("name", ["manage-students", "student-script", "student-html", "gradebook", "grading-names",
+                                  "grading-id"])
+def test_the_formgrader_shows_a_hostile_id_as_text_in_a_browser(graded, server, browser, hostile_rows, name):
+    """Manage Students, a student's page, the Gradebook's list and the grading page, each opened as the instructor
+    opens them: no script runs, no request reaches /api/contents, no file is written, and the id reads as text."""
+    base, token = server
+    path, api, shown = formgrader_pages(hostile_rows)[name]
+    start = time.monotonic()
+    seen = visit(browser, base + path, wait_for_request=api, login=f"{base}/api/status?token={token}")
+    print(f"\n[formgrader] {name} page opened and watched in {time.monotonic() - start:.1f} s")
+    assert_nothing_ran(seen, graded)
+    for text in shown:
+        assert text in seen["text"], (text[:12], seen["text"][-800:])
+
+
+def test_the_student_page_runs_the_id_without_the_guard(browser, tmp_path):
+    """Control: the student page as nbgrader renders it (no escaping), opened the same way, does run the id."""
+    env, _ = nbgrader_pages(guarded=False)
+    for number, student in enumerate(HOSTILE_IDS):
+        page = tmp_path / f"student-{number}.html"
+        page.write_text(env.get_template("manage_students_assignments.tpl").render(base_url="", student_id=student))
+        seen = visit(browser, page.as_uri())
+        assert MARKER in seen["title"], (student[:12], seen["console"][:5])

@@ -181,3 +181,39 @@ def test_make_grades_lms_without_a_gradebook_says_so(tmp_path):
     done = subprocess.run([sys.executable, "-m", "autograder.lms"], cwd=course, env=env(), capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 1 and "run `make grade` first" in done.stderr
+
+
+FORMULAS = {  # student id: (last name, first name, email), each a cell a spreadsheet would run
+    "=1+2": ("+cmd|' /C calc'!A0", "@SUM(A1:A9)", "-2+3"),
+    "@x": ("\t=HYPERLINK(\"http://example.org\")", "\r=1", "=x"),
+}
+
+
+def test_no_cell_of_grades_csv_or_the_canvas_csv_is_a_formula(tmp_path, monkeypatch):
+    """Ids and names put in the gradebook through nbgrader's API (make grade refuses such ids: test_formgrader_browser)
+    reach both files as text with a leading quote, as OWASP advises; the scores stay numbers."""
+    from nbgrader.api import Gradebook
+
+    from autograder.inert import spreadsheet_cell
+
+    monkeypatch.setenv("PATH", env()["PATH"])
+    course = course_copy(tmp_path / "course")
+    make_gradebook(course)
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
+        for student, (last, first, email) in FORMULAS.items():
+            gb.add_student(student, last_name=last, first_name=first, email=email)
+    for command in ([str(VENV_BIN / "nbgrader"), "export"],
+                    [sys.executable, "-m", "autograder.lms", "--to", "lms.csv"]):
+        done = subprocess.run(command, cwd=course, env=env(), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    for name in ("grades.csv", "lms.csv"):
+        with (course / name).open(newline="") as handle:
+            cells = [cell for row in csv.reader(handle) for cell in row]
+        assert [c for c in cells if spreadsheet_cell(c) != c] == [], f"{name} holds a formula"
+        texts = [*FORMULAS, *(v for values in FORMULAS.values() for v in values)] if name == "grades.csv" else \
+            ["=1+2", "@x", f"{FORMULAS['=1+2'][0]}, {FORMULAS['=1+2'][1]}"]  # Canvas: "Last, First" or the id
+        for text in texts:
+            assert "'" + text in cells, (name, text)
+    with (course / "grades.csv").open(newline="") as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    assert rows["'=1+2"]["score"] == "0" and float(rows["obrienann_23456"]["auto_score"]) == AUTO / 2

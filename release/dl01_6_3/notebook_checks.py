@@ -19,6 +19,14 @@ NOTEBOOK = HERE / "modules_and_sgd.ipynb"
 CHECK_SECONDS, LOAD_SECONDS = 3.0, 10.0  # for one check; for loading the notebook in a new child process
 TIMEOUTS = 3  # a part stops after this many of its checks ran out of time: about 10 s at most
 START = os.environ.get("NOTEBOOK_CHECKS_START") or ("fork" if hasattr(os, "fork") else "spawn")
+# What a terminal acts on (C0 but newline and tab, DEL, C1): removed from every line printed, since a message
+# can quote the notebook (an exception's text, a type's name). The grader's autograder/inert.py does the same.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` without the control characters a terminal would act on."""
+    return CONTROL.sub("", text)
 
 
 def _where(exc: BaseException) -> str | None:
@@ -95,7 +103,7 @@ def check(part: str, namespace: dict) -> None:
     """For a notebook test cell: run the checks of `part` on the kernel's names, printing a line each."""
     results = [(name, *run_check(fn, namespace, [])) for name, fn in checks(part)]
     for name, passed, message in results:
-        print(f"PASS {name}" if passed else f"FAIL {name}: {message}")
+        print(printable(f"PASS {name}" if passed else f"FAIL {name}: {message}"))
     if failed := sum(not passed for _, passed, _ in results):
         raise AssertionError(f"{failed} of {len(results)} checks of {part} failed; see the lines above") from None
 

@@ -26,5 +26,5 @@ def pytest_pyfunc_call(pyfuncitem):
         _results[part] = notebook_checks.run_part(part)
     passed, message = _results[part][pyfuncitem.originalname]
     if not passed:
-        pytest.fail(message, pytrace=False)
+        pytest.fail(notebook_checks.printable(message), pytrace=False)
     return True

@@ -1,0 +1,41 @@
+"""Text from students made inert where the instructor reads it: a terminal, and a spreadsheet.
+
+A terminal acts on control characters: C0 (ESC starts the sequences that move the cursor, recolour,
+retitle the window or, on some terminals, write the clipboard; CR overwrites a line) and C1 (U+0080 to
+U+009F; U+009B is a one-character CSI). A file name, an exception's text and a grade_id come from
+students, so everything the kit prints passes through `terminal_text`. A spreadsheet runs a CSV cell
+that starts with `=`, `+`, `-` or `@` (and a tab, CR or NUL before them) as a formula: `spreadsheet_cell`
+does what OWASP's "CSV Injection" page advises.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from typing import TextIO
+
+# C0 but newline and tab (the kit's own layout), DEL, and C1.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")  # OWASP's list, and ASVS 1.2.10's NUL
+_NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?")
+
+
+def terminal_text(text: object) -> str:
+    """`text` with every C0 control but newline and tab, DEL and every C1 control removed."""
+    return _CONTROL.sub("", str(text))
+
+
+def say(text: object, file: TextIO | None = None) -> None:
+    """Print `text` as terminal_text, flushed; a character the terminal's encoding lacks (a file name that is
+    not UTF-8) is written as its backslash escape rather than stopping the summary."""
+    file = file or sys.stdout
+    encoding = file.encoding or "utf-8"
+    print(terminal_text(text).encode(encoding, "backslashreplace").decode(encoding), file=file, flush=True)
+
+
+def spreadsheet_cell(value: object) -> str:
+    """A CSV cell no spreadsheet reads as a formula: one that would be is prefixed with a `'` (OWASP),
+    which spreadsheets show as text and do not run; a number, negative ones included, stays a number."""
+    text = str(value)
+    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text

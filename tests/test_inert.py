@@ -1,0 +1,107 @@
+"""What the instructor opens is inert: no terminal control in what the kit prints, no formula in its CSVs.
+
+Escape sequences come in through a notebook's file name, its exceptions' text and its grade_ids; each
+is tried where the kit prints it: `python -m autograder grade`'s table, the hidden suites under pytest
+and the public checks under pytest (make grade's summary: tests/test_formgrader_browser.py, whose class
+holds a folder named with one and this file's notebook with one in a grade_id). The CSV files:
+tests/test_lms.py.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import notebook_checks
+from autograder.inert import spreadsheet_cell, terminal_text
+from autograder.mutate import Mutation, apply
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, solution_notebook
+
+# An OSC that retitles the terminal window, a CSI that clears the screen, and C1's one-character CSI.
+SEQUENCE = "\x1b]0;PWNED\x07\x1b[2J\x9b31m"
+CONTROLS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0)]]
+
+
+def test_terminal_text_strips_c0_and_c1_controls_and_keeps_the_text():
+    assert terminal_text(f"a{SEQUENCE}b") == "a]0;PWNED[2J31mb"
+    assert terminal_text("".join(CONTROLS)) == ""
+    kept = "line one\n\tindented, é, → ü 日本 \u00a0"
+    assert terminal_text(kept) == kept
+    assert terminal_text(3.5) == "3.5"
+
+
+def test_the_public_checks_strip_the_same_characters():
+    """notebook_checks.py stays standalone (students run it), so it keeps its own copy of the rule."""
+    every = "".join(chr(c) for c in range(0x3000))
+    assert notebook_checks.printable(every) == terminal_text(every)
+
+
+@pytest.mark.parametrize("cell, written", [
+    ("=1+2", "'=1+2"), ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"), ("-2+3", "'-2+3"), ("@SUM(A1:A9)", "'@SUM(A1:A9)"),
+    ("\t=1", "'\t=1"), ("\r=1", "'\r=1"), ("\0=1", "'\0=1"), ("-", "'-"),
+    ("-1.5", "-1.5"), ("-3", "-3"), ("-2e-05", "-2e-05"), ("16", "16"), ("0", "0"),  # numbers stay numbers
+    ("smithjohn_12345", "smithjohn_12345"), ("O'Brien, Jr.", "O'Brien, Jr."), ("", ""), ("a=1", "a=1"),
+])
+def test_a_cell_a_spreadsheet_would_run_gets_a_quote(cell, written):
+    assert spreadsheet_cell(cell) == written
+
+
+def boom_notebook() -> dict:
+    """The reference whose Linear.forward raises an exception with SEQUENCE in its text."""
+    return apply(solution_notebook(), [Mutation("linear", "Linear.forward", f"raise RuntimeError({SEQUENCE!r})")])
+
+
+def assert_inert(output: str, *shown: str) -> None:
+    assert not set(output) & set(CONTROLS), repr(output[-1500:])
+    for text in shown:
+        assert text in output, (text, output[-1500:])
+
+
+@pytest.mark.slow
+def test_grades_table_prints_no_escape_sequence_from_a_file_name_or_an_exception(tmp_path):
+    path = tmp_path / f"mallory{SEQUENCE}.ipynb"
+    path.write_text(json.dumps(boom_notebook()))
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert_inert(run.stdout, "raised RuntimeError: ]0;PWNED[2J31m")
+
+
+def hostile_grade_id_notebook() -> dict:
+    """The reference with SEQUENCE in a grade_id, which the reason it is not graded names (its points are text)."""
+    nb = solution_notebook()
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "linear")
+    cell.metadata.nbgrader.update(grade_id=f"linear{SEQUENCE}", points="all of them")
+    return nb
+
+
+@pytest.mark.slow
+def test_grades_table_prints_no_escape_sequence_from_a_grade_id(tmp_path):
+    path = tmp_path / NOTEBOOK
+    path.write_text(json.dumps(hostile_grade_id_notebook()))
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert_inert(run.stdout, "not graded:", "linear]0;PWNED[2J31m")
+
+
+@pytest.mark.slow
+def test_pytest_prints_no_escape_sequence_from_the_hidden_suites_or_the_public_checks(tmp_path):
+    path = tmp_path / f"mallory{SEQUENCE}.ipynb"
+    path.write_text(json.dumps(boom_notebook()))
+    hidden = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"autograder/{ASSIGNMENT.name}",
+                             "--notebook", str(path), "-k", "forward"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=600)
+    assert hidden.returncode == 1, hidden.stdout[-2000:] + hidden.stderr[-2000:]
+    assert_inert(hidden.stdout, "raised RuntimeError: ]0;PWNED[2J31m")
+
+    release = shutil.copytree(ROOT / "release" / ASSIGNMENT.name, tmp_path / "release")
+    (release / NOTEBOOK).write_text(json.dumps(boom_notebook()))
+    public = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "forward"],
+                            cwd=release, capture_output=True, text=True, timeout=600)
+    assert public.returncode == 1, public.stdout[-2000:] + public.stderr[-2000:]
+    assert_inert(public.stdout, "raised RuntimeError: ]0;PWNED[2J31m")
