@@ -140,5 +140,23 @@ def catalogue_reports() -> dict[str, dict]:
 
 
 @pytest.fixture(scope="session")
+def catalogue_public_results(tmp_path_factory) -> dict[str, dict[str, dict[str, tuple[bool, str]]]]:
+    """Every entry of the catalogue through the student's own checks: {entry: {part: {check: (passed,
+    message)}}}, by the student's runner (notebook_checks.run_part, a child per part) on the entry's notebook
+    saved in a folder of its own. Shared by the tests that read it."""
+    import notebook_checks
+    from autograder.mutate import apply
+    from catalogue_bugs import BUGS
+
+    folder = tmp_path_factory.mktemp("public")
+    parts = [grade_id[len("test_"):] for grade_id in FULL]
+    results = {}
+    for bug in BUGS:
+        path = write_notebook(apply(solution_notebook(), list(bug.mutations)), folder / bug.id / NOTEBOOK)
+        results[bug.id] = {part: notebook_checks.run_part(part, path) for part in parts}
+    return results
+
+
+@pytest.fixture(scope="session")
 def reference_program():
     return program_from_notebook(solution_notebook(), ASSIGNMENT.source, solution_notebook())

@@ -49,3 +49,25 @@ def test_no_failing_message_blames_a_later_consequence(catalogue_reports, bug):
     for message, owner in misleading.items():
         assert message.lower() not in text or (owner and bug.id.startswith(owner) and bug.id != "zero-grad-does-nothing"), (
             f"{bug.did}: says {message!r}")
+
+
+def _first_failing(checks: dict[str, tuple[bool, str]]) -> str | None:
+    return next((message for passed, message in checks.values() if not passed), None)
+
+
+BOTH_FAIL = [(bug, part) for bug in LOSING for part in bug.loses if bug.lesson_cause or part != LESSON]
+
+
+@pytest.mark.parametrize("bug, part", BOTH_FAIL, ids=[f"{b.id}-{p[len('test_'):]}" for b, p in BOTH_FAIL])
+def test_the_public_checks_name_the_cause_the_grader_names(catalogue_reports, catalogue_public_results, bug, part):
+    """Where a part fails both in the grade and under the student's own checks, the first failing message of
+    each names the same cause: the catalogue's phrase for it (`cause`, or `lesson_cause` for the whole-
+    notebook part), so the student reads before submitting what the grade will say."""
+    phrase = bug.lesson_cause if part == LESSON else bug.cause
+    hidden = next(p for p in catalogue_reports[bug.id]["parts"] if p["grade_id"] == part)
+    hidden_first = _first_failing({t["name"]: (t["passed"], t["message"]) for t in hidden["tests"]})
+    public_first = _first_failing(catalogue_public_results[bug.id][part[len("test_"):]])
+    if hidden_first is None or public_first is None:
+        pytest.skip(f"{part} fails on one side only")  # the other tests hold each side to its own facts
+    assert phrase.lower() in hidden_first.lower() and phrase.lower() in public_first.lower(), (
+        f"{bug.did} ({part}): the cause is {phrase!r}\n  grader: {hidden_first}\n  public: {public_first}")

@@ -2,28 +2,13 @@
 
 Over the whole single-fault catalogue (tests/catalogue_bugs.py): each bug fails at least one public check
 of a part it loses, and each correct variant passes every public check. The public checks are the student's
-own (test_<part>.py beside the notebook), run by the student's runner (notebook_checks.run_part), one child
-process per part, on each entry's notebook saved in a temporary folder.
+own (test_<part>.py beside the notebook), run by the student's runner (conftest.catalogue_public_results).
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-import notebook_checks
-from autograder.mutate import apply
 from catalogue_bugs import BUGS
-from conftest import FULL, NOTEBOOK, solution_notebook, write_notebook
-
-PARTS = [grade_id[len("test_"):] for grade_id in FULL]
-
-
-def public_results(notebook: dict, folder: Path) -> dict[str, dict[str, tuple[bool, str]]]:
-    """{part: {check: (passed, message)}} of the public checks on `notebook`, saved in `folder`."""
-    path = write_notebook(notebook, folder / NOTEBOOK)
-    return {part: notebook_checks.run_part(part, path) for part in PARTS}
-
 
 def failing(results: dict) -> list[str]:
     return [f"{part}::{name}: {message}" for part, checks in results.items()
@@ -31,14 +16,14 @@ def failing(results: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("bug", [b for b in BUGS if b.loses], ids=lambda b: b.id)
-def test_every_bug_fails_a_public_check_of_a_part_it_loses(bug, tmp_path):
-    results = public_results(apply(solution_notebook(), list(bug.mutations)), tmp_path)
+def test_every_bug_fails_a_public_check_of_a_part_it_loses(bug, catalogue_public_results):
+    results = catalogue_public_results[bug.id]
     lost = {part[len("test_"):] for part in bug.loses}
     assert [line for line in failing(results) if line.split("::")[0] in lost], (
         f"{bug.did}: the grader takes points from {sorted(lost)} but every public check passes")
 
 
 @pytest.mark.parametrize("bug", [b for b in BUGS if not b.loses], ids=lambda b: b.id)
-def test_every_correct_variant_passes_every_public_check(bug, tmp_path):
-    results = public_results(apply(solution_notebook(), list(bug.mutations)), tmp_path)
+def test_every_correct_variant_passes_every_public_check(bug, catalogue_public_results):
+    results = catalogue_public_results[bug.id]
     assert not failing(results), f"{bug.did}:\n" + "\n".join(failing(results))

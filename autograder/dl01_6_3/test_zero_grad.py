@@ -7,8 +7,6 @@ import probes
 
 STUDENT_CELLS = ("sgd",)
 SHAPES = [[[3, 2], [2], [1, 5]], [[4], [2, 2], [7, 3], [3]], [[1], [1, 1]]]
-NONE_GRAD = ("zero_grad() set p.grad to None, not to an array of zeros: the next backward() adds into p.grad, "
-             "so make it np.zeros_like(p.data)")
 
 
 def case(shapes, seed):
@@ -31,11 +29,9 @@ def is_zero(grad):
 @pytest.mark.parametrize("seed,shapes", list(enumerate(SHAPES)))
 def test_sets_every_grad_to_zero(student, reference, seed, shapes):
     got, _ = effect(student, shapes, seed)
-    assert all(t != "NoneType" for t in got["grad_types"]), NONE_GRAD
-    cleared = [is_zero(g) for g in got["grads"]]
-    assert any(cleared), "zero_grad() left the gradients as they were: set p.grad to zeros for every p in self.params"
-    assert all(cleared), (f"zero_grad() cleared only {sum(cleared)} of the {len(cleared)} gradients: loop over "
-                          "every parameter in self.params (is a return inside the loop?)")
+    assert all(t != "NoneType" for t in got["grad_types"]), causes.NONE_GRAD
+    cause = causes.grads_left(got["grads"])
+    assert not cause, cause
 
 
 @pytest.mark.parametrize("seed,shapes", list(enumerate(SHAPES)))
@@ -64,7 +60,6 @@ def test_keeps_the_optimizer_holding_the_same_parameters(student, reference):
 def test_next_backward_gives_the_fresh_gradient(student, reference, widths, seed):
     got = student.run(probes.zero_grad_then_backward, widths=list(widths), batch=5, seed=seed)
     want = reference.run(probes.zero_grad_then_backward, widths=list(widths), batch=5, seed=seed)
-    assert None not in got["cleared"], NONE_GRAD
     cause = causes.grads_left(got["cleared"])
     assert not cause, cause
     for second, first in zip(got["second"], want["first"]):
@@ -75,7 +70,6 @@ def test_next_backward_gives_the_fresh_gradient(student, reference, widths, seed
 def test_calling_it_twice_is_harmless(student, reference):
     got = student.run(probes.zero_grad_then_backward, widths=[3, 4, 2], batch=4, seed=5, calls=2)
     want = reference.run(probes.zero_grad_then_backward, widths=[3, 4, 2], batch=4, seed=5, calls=2)
-    assert None not in got["cleared"], NONE_GRAD
     cause = causes.grads_left(got["cleared"])  # what the calls did, before what calling twice did
     assert not cause, cause
     assert all(is_zero(g) for g in got["cleared"]) and all(

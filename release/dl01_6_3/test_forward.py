@@ -36,7 +36,7 @@ def test_computes_x_times_weight_transposed_plus_bias(nb):
     w, b, x = rng.normal(size=(2, 3)), rng.normal(size=2), rng.normal(size=(4, 3))
     out = forward(nb, linear(nb, w, b), nb.Tensor(x))
     assert out.shape == (4, 2), f"Linear(3, 2).forward on a (4, 3) input returned shape {out.shape}, expected (4, 2)"
-    assert not np.allclose(out.data, x @ w.T), "Linear.forward returned x @ W.T without the bias: add self.bias"
+    assert not np.allclose(out.data, x @ w.T), "Linear.forward left out the bias (it gave x @ W.T): add self.bias"
     assert np.allclose(out.data, x @ w.T + b), ("Linear.forward returned wrong numbers: a layer computes "
                                                 "x @ W.T + b, with W of shape (n_out, n_in)")
 

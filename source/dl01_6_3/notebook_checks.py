@@ -1,75 +1,66 @@
-"""Runs the public checks (test_<part>.py in this folder) on the notebook's code; standard library only.
+"""Runs the public checks (test_<part>.py in this folder) on the notebook's code, each part in a child process.
 
-`pytest` (conftest.py) runs each part on the notebook as last saved, in a child process (fork, else spawn, as
-on Windows): a check that ends the process or runs over CHECK_SECONDS fails alone, and a part stops after
-TIMEOUTS such. A test cell of the notebook calls `check("<part>", globals())`: the same checks in the kernel.
+`pytest` (conftest.py) runs each part on the notebook as last saved; a test cell of the notebook calls
+`check("<part>", globals())`, which runs the same checks on the kernel's code. Either way a child process
+runs them: a check that ends the process or runs over CHECK_SECONDS fails alone (the kernel goes on), and a
+part stops after TIMEOUTS such. The child starts by forking on Linux and as a new Python elsewhere (fork is
+unsafe on macOS, absent on Windows); NOTEBOOK_CHECKS_START=fork|spawn|forkserver chooses. Needs NumPy.
 """
+from __future__ import annotations
+
 import importlib.util
 import json
 import multiprocessing
 import os
 import re
 import sys
-import traceback
 import types
+import warnings
 from pathlib import Path
+
+from causes import describe_exception, printable, where
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "modules_and_sgd.ipynb"
-CHECK_SECONDS, LOAD_SECONDS = 3.0, 10.0  # for one check; for loading the notebook in a new child process
+CHECK_SECONDS, LOAD_SECONDS = 3.0, 10.0  # for one check; for running the notebook's cells in a new child
+START_SECONDS = 60.0  # for a new child to start Python and import NumPy (a new Python on a slow laptop)
 TIMEOUTS = 3  # a part stops after this many of its checks ran out of time: about 10 s at most
-START = os.environ.get("NOTEBOOK_CHECKS_START") or ("fork" if hasattr(os, "fork") else "spawn")
-# What a terminal acts on (C0 but newline and tab, DEL, C1): removed from every line printed, since a message
-# can quote the notebook (an exception's text, a type's name). The grader's autograder/inert.py does the same.
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your answer"
 
 
-def printable(text: str) -> str:
-    """`text` without the control characters a terminal would act on."""
-    return CONTROL.sub("", text)
+def start_method() -> str:
+    """How a child starts: NOTEBOOK_CHECKS_START if set, else fork on Linux and spawn elsewhere."""
+    return os.environ.get("NOTEBOOK_CHECKS_START") or ("fork" if sys.platform.startswith("linux") else "spawn")
 
 
-def _where(exc: BaseException) -> str | None:
-    """The innermost notebook code (a cell's function, or "<module>") the exception passed through."""
-    codes = [frame.f_code for frame, _ in traceback.walk_tb(exc.__traceback__)]
-    cells = [c for c in codes if c.co_filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in c.co_filename]
-    return getattr(cells[-1], "co_qualname", cells[-1].co_name) if cells else None
+def _skipped(cell: dict) -> bool:
+    """A test cell or a demonstration (tag `demo`): the checks run neither."""
+    meta = cell.get("metadata", {})
+    grading = meta.get("nbgrader", {})
+    return "demo" in meta.get("tags", []) or bool(grading.get("grade") and not grading.get("solution"))
 
 
-def describe_exception(exc: BaseException) -> str:
-    """One line: `Class.method raised Type: message`, naming the innermost notebook function involved."""
-    where = None if _where(exc) == "<module>" else _where(exc)
-    if isinstance(exc, NotImplementedError) and where:
-        return f"{where} is not written yet: replace `raise NotImplementedError()` with your code"
-    if isinstance(exc, SyntaxError):
-        return f"{(exc.filename or 'a cell').strip('<>')} has a syntax error on line {exc.lineno}: {exc.msg}"
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return f"{where} raised {what}" if where else f"raised {what}"
-
-
-def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str]]]:
-    """Run the notebook's code cells in order, but test cells and demonstrations (tag `demo`); magics are
-    skipped. Returns the names defined and (reason, source) for each cell that raised (loading goes on)."""
+def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]]:
+    """Run (name, source) cells in order, magics skipped; the names defined and (reason, source) for each
+    cell that raised (running goes on)."""
     sys.path.insert(0, str(HERE))  # the notebook imports engine.py from this folder
     names, errors = {"__name__": "__main__"}, []
-    for index, cell in enumerate(json.loads(Path(path).read_text(encoding="utf-8"))["cells"]):
-        meta = cell.get("metadata", {})
-        grading = meta.get("nbgrader", {})
-        if cell.get("cell_type") != "code" or "demo" in meta.get("tags", []) or (
-                grading.get("grade") and not grading.get("solution")):  # a test cell, or a demonstration
-            continue
-        source = "".join(cell.get("source", ""))
+    for name, source in cells:
         source = "" if source.lstrip().startswith("%%") else re.sub(r"(?m)^(\s*)([%!])", r"\1# \2", source)
-        name = grading.get("grade_id", str(index))
         try:
             exec(compile(source, f"<cell {name}>", "exec"), names)
         except (Exception, SystemExit) as exc:
-            blank = isinstance(exc, NotImplementedError) and _where(exc) == "<module>"
-            reason = "is not written yet: replace `raise NotImplementedError()` with your answer" if blank \
-                else describe_exception(exc)
-            errors.append((f"cell {name} {reason}", source))
+            blank = isinstance(exc, NotImplementedError) and where(exc) == "<module>"
+            errors.append((f"cell {name} {NOT_WRITTEN if blank else describe_exception(exc)}", source))
     return names, errors
+
+
+def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str]]]:
+    """run_cells on the code cells of the notebook saved at `path`, but test cells and demonstrations."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    return run_cells([(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", str(index)),
+                       "".join(cell.get("source", ""))) for index, cell in enumerate(cells)
+                      if cell.get("cell_type") == "code" and not _skipped(cell)])
 
 
 def checks(part: str) -> list:
@@ -79,66 +70,114 @@ def checks(part: str) -> list:
     return [(name, fn) for name, fn in vars(module).items() if name.startswith("test_") and callable(fn)]
 
 
+class _Missing(AttributeError):
+    """A name the notebook does not define (AttributeError.name is Python 3.10+)."""
+
+
+class _Names(types.SimpleNamespace):
+    """The notebook's names as attributes: nb.Linear."""
+
+    def __getattr__(self, name: str):
+        raise _Missing(name)
+
+
 def run_check(fn, names: dict, load_errors: list[tuple[str, str]]) -> tuple[bool, str]:
     """(passed, one-line message) for one check on the notebook's `names`, given as attributes (nb.Linear)."""
-    tensor, recording = names.get("Tensor"), getattr(names.get("Tensor"), "recording", None)
-    nb = types.SimpleNamespace(**names)
+    if "Tensor" in names:
+        names["Tensor"].recording = True  # as the engine starts: no earlier cell's or check's no_grad() counts
+    nb = _Names(**names)
     try:
         fn(nb)
         return True, ""
     except (Exception, SystemExit) as exc:
-        if isinstance(exc, AttributeError) and exc.obj is nb:  # a name the notebook does not define
-            because = [reason for reason, source in load_errors if re.search(rf"\b{exc.name}\b", source)]
-            return False, f"the notebook defines no {exc.name} " + (f"(because {because[0]})" if because else
+        if isinstance(exc, _Missing):  # a name the notebook does not define
+            missing = exc.args[0]
+            because = [reason for reason, source in load_errors if re.search(rf"\b{missing}\b", source)]
+            return False, f"the notebook defines no {missing} " + (f"(because {because[0]})" if because else
                           "(run the cells above, in Jupyter; pytest reads the notebook as last saved)")
-        if isinstance(exc, AssertionError) and _where(exc) is None:  # the check's own assert
+        if isinstance(exc, AssertionError) and where(exc) is None:  # the check's own assert
             return False, (str(exc).strip().splitlines() or ["the check failed"])[0]
         return False, describe_exception(exc)
-    finally:
-        if recording is not None:
-            tensor.recording = recording  # a broken no_grad() must not switch recording off for later checks
+
+
+def _kernel_cells(history: list[str]) -> list[tuple[str, str]]:
+    """The cells a kernel ran (IPython's In), as run_cells takes them: not the test cells, nor a cell
+    whose source is a demonstration of the saved notebook."""
+    saved = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"] if NOTEBOOK.exists() else []
+    demos = {"".join(cell.get("source", "")).strip() for cell in saved if _skipped(cell)}
+    return [(f"In[{n}]", source) for n, source in enumerate(history)
+            if source.strip() and "notebook_checks" not in source and source.strip() not in demos]
+
+
+def _kernel_errors(history: list[str]) -> list[tuple[str, str]]:
+    """(reason, source), the latest first, for each cell a kernel ran that stops at a blank answer."""
+    blank = [source for source in history if re.search(r"(?m)^raise NotImplementedError", source)]
+    return [(f"the cell that sets it {NOT_WRITTEN}", source) for source in reversed(blank)]
 
 
 def check(part: str, namespace: dict) -> None:
-    """For a notebook test cell: run the checks of `part` on the kernel's names, printing a line each."""
-    results = [(name, *run_check(fn, namespace, [])) for name, fn in checks(part)]
-    for name, passed, message in results:
+    """For a notebook test cell: run the checks of `part` on the kernel's code, printing a line each."""
+    history = [str(source) for source in namespace.get("In", [])]
+    with warnings.catch_warnings():  # Python 3.12+ warns that a kernel has threads: the child uses none
+        warnings.simplefilter("ignore", DeprecationWarning)
+        results = run_part(part, kernel=(namespace, history))
+    for name, (passed, message) in results.items():
         print(printable(f"PASS {name}" if passed else f"FAIL {name}: {message}"))
-    if failed := sum(not passed for _, passed, _ in results):
+    if failed := sum(not passed for passed, _ in results.values()):
         raise AssertionError(f"{failed} of {len(results)} checks of {part} failed; see the lines above") from None
 
 
-def _child(part: str, start: int, path: str, pipe) -> None:
-    """In the child: load the notebook, then run the part's checks from number `start`, sending each result."""
+def _own_streams() -> None:
+    """A child prints UTF-8 (whatever the console's code page) to its own output, not a kernel's streams."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        try:
+            setattr(sys, name, open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False))
+        except OSError:  # no console at all (pythonw on Windows)
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+
+
+def _child(part: str, start: int, source, pipe) -> None:
+    """In the child: load the code (a saved notebook's path, a forked kernel's names, or a kernel's history
+    to run again), then run the part's checks from number `start`, sending each result."""
+    _own_streams()
+    import engine  # noqa: F401 - NumPy and the engine: start-up, timed by START_SECONDS, not LOAD_SECONDS
+    pipe.send(("started",))
     try:
-        names, errors = load(Path(path))
+        names, errors = load(Path(source)) if isinstance(source, str) else (
+            source[0] or run_cells(_kernel_cells(source[1]))[0], _kernel_errors(source[1]))
     except Exception as exc:
-        return pipe.send(("unreadable", f"{Path(path).name} could not be read as a notebook ({exc})"))
+        return pipe.send(("unreadable", f"{Path(str(source)).name} could not be read as a notebook ({exc})"))
     pipe.send(("loaded",))
     for name, fn in checks(part)[start:]:
         pipe.send((name, *run_check(fn, names, errors)))
 
 
-def run_part(part: str, path: Path = NOTEBOOK, start_method: str | None = None) -> dict[str, tuple[bool, str]]:
-    """{check name: (passed, message)} for each check of `part` on the notebook saved at `path`, run in a
-    child process; after a check that times out or ends the process, a new child runs the rest."""
+def run_part(part: str, path: Path = NOTEBOOK, method: str | None = None,
+             kernel: tuple[dict, list[str]] | None = None) -> dict[str, tuple[bool, str]]:
+    """{check name: (passed, message)} for each check of `part` on the notebook saved at `path` (or on a
+    kernel's (names, history)), run in a child process; after a check that times out or ends the process,
+    a new child runs the rest."""
     names = [name for name, _ in checks(part)]
-    context = multiprocessing.get_context(start_method or START)
+    context = multiprocessing.get_context(method or start_method())
+    # A forked child has the kernel's names; a new Python runs the kernel's cells again.
+    source = str(path) if kernel is None else (kernel if context.get_start_method() == "fork" else (None, kernel[1]))
     results, timeouts = {}, 0
     while len(results) < len(names) and timeouts < TIMEOUTS:
         receive, send = context.Pipe(duplex=False)
-        child = context.Process(target=_child, args=(part, len(results), str(path), send), daemon=True)
+        child = context.Process(target=_child, args=(part, len(results), source, send), daemon=True)
         child.start()
         send.close()  # the child's end: once the child is gone, recv() sees EOF
-        loaded = False
+        stage = "starting"
         while len(results) < len(names):
             running = names[len(results)]
-            if not receive.poll(CHECK_SECONDS if loaded else LOAD_SECONDS):
+            limit = {"starting": START_SECONDS, "started": LOAD_SECONDS}.get(stage, CHECK_SECONDS)
+            if not receive.poll(limit):
                 timeouts += 1
-                if loaded:
+                if stage == "loaded":
                     results[running] = (False, f"did not finish within {CHECK_SECONDS:g} s (an infinite loop?)")
                 else:
-                    message = f"loading the notebook did not finish within {LOAD_SECONDS:g} s (a loop in a cell?)"
+                    message = (f"loading the notebook did not finish within {LOAD_SECONDS:g} s (a loop in a cell?)"
+                               if stage == "started" else f"Python with NumPy did not start within {limit:g} s")
                     results.update({name: (False, message) for name in names if name not in results})
                 break
             try:
@@ -150,9 +189,10 @@ def run_part(part: str, path: Path = NOTEBOOK, start_method: str | None = None) 
                 break
             if message[0] == "unreadable":
                 results.update({name: (False, message[1]) for name in names if name not in results})
-            elif message[0] != "loaded":
+            elif message[0] in ("started", "loaded"):
+                stage = message[0]
+            else:
                 results[message[0]] = (message[1], message[2])
-            loaded = True
         child.kill()
         child.join()
         receive.close()

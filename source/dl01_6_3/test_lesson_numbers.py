@@ -3,6 +3,8 @@ section 6, the worked example of section 8 with and without zero_grad(), the gra
 the shared weight of section 12."""
 import numpy as np
 
+import causes
+
 
 def linear(nb, weight, bias):
     weight = np.asarray(weight, dtype=float)
@@ -44,7 +46,8 @@ def by_hand(zero_between):
 
 
 def worked_example(nb, zero_between):
-    """The same two steps with your Linear, SGD, zero_grad() and step()."""
+    """The same two steps with your Linear, SGD, zero_grad() and step(); a wrong first step fails here,
+    named by its cause (causes.py): what step() did with the gradients, the first loss, or no gradient."""
     layer, x = linear(nb, [[0.5, -1.0]], [0.2]), nb.Tensor(np.array([[1.0, 2.0]]))
     optimizer = nb.SGD(layer.parameters(), lr=0.1)
     numbers = []
@@ -55,9 +58,20 @@ def worked_example(nb, zero_between):
         numbers.extend([float(z.data.sum()), float(loss.data)])
         return loss
 
+    params = [layer.weight, layer.bias]
+    before = [p.data.copy() for p in params]
     optimizer.zero_grad()
     forward().backward()
+    grads = [np.array(p.grad, dtype=float) for p in params]
     optimizer.step()
+    cause = causes.step_move(before, [p.data for p in params], grads, 0.1)  # what step() did with the grads
+    assert not cause, f"worked example: {cause}"
+    assert np.isclose(numbers[1], 5.29), (f"worked example: the first loss should be 5.29 (z = -1.3), got "
+                                          f"{numbers[1]:.4g} (z = {numbers[0]:.4g}): Linear(2, 1) must compute "
+                                          "x @ W.T + b")
+    assert any(np.any(g != 0) for g in grads), (
+        "worked example: after backward() no gradient reached the layer's weight and bias: Linear.forward must "
+        "compute with Tensor operations on x, self.weight and self.bias (not on their .data)")
     loss = forward()
     if zero_between:
         optimizer.zero_grad()
@@ -72,6 +86,32 @@ def test_counts_the_parameters_of_2_16_16_2_and_64_32_10_networks(nb):
         want = sum(n_out * (n_in + 1) for n_in, n_out in zip(widths[:-1], widths[1:]))
         count = sum(p.data.size for p in mlp(nb, widths, np.random.default_rng(0)).parameters())
         assert count == want, f"a {'-'.join(map(str, widths))} network has {want} parameters, parameters() gave {count}"
+
+
+def test_worked_example_first_step_takes_the_loss_from_5_29_to_0_2116(nb):
+    z1, loss1 = worked_example(nb, True)[2:4]  # the first loss, 5.29, is checked in worked_example
+    assert np.isclose(z1, 1.46) and np.isclose(loss1, 0.2116), (
+        f"worked example: after one step z should be 1.46 and the loss 0.2116, got z = {z1:.4g}, loss = {loss1:.4g}")
+
+
+def test_worked_example_second_step_with_zero_grad(nb):
+    z2, loss2 = worked_example(nb, True)[4:]
+    assert not np.isclose(z2, by_hand(False)[4]), (
+        f"worked example: zero_grad() left the gradients as they were: the second step added the first gradient "
+        f"in again (z = {z2:.4g}, not {by_hand(True)[4]:.4g}); zero_grad() must clear every grad")
+    assert np.isclose(z2, by_hand(True)[4]) and np.isclose(loss2, by_hand(True)[5]), (
+        f"worked example: with zero_grad() the second step gave z = {z2:.4g}, loss = {loss2:.4g}, not the "
+        "numbers of section 8")
+
+
+def test_worked_example_second_step_without_zero_grad(nb):
+    z2, loss2 = worked_example(nb, False)[4:]
+    assert not np.isclose(z2, by_hand(True)[4]), ("worked example: without zero_grad() the gradients must add "
+                                                  "up, but the second step used only the new one: step() must "
+                                                  "not clear p.grad")
+    assert np.isclose(z2, by_hand(False)[4]) and np.isclose(loss2, by_hand(False)[5]), (
+        f"worked example: without zero_grad() the second step gave z = {z2:.4g}, loss = {loss2:.4g}, not the "
+        "numbers of section 8")
 
 
 def test_network_records_18_nodes_and_1_under_no_grad(nb):
@@ -96,8 +136,9 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     l2.weight = l1.weight
     model = nb.Sequential(l1, nb.ReLU(), l2)
     params = list(model.parameters())
-    assert len(params) == 3, (f"parameters() of two layers sharing a weight gave {len(params)} entries, expected 3 "
-                              "(the shared weight once, two biases)")
+    times = sum(p is l1.weight for p in params)
+    assert len(params) == 3, (f"parameters() of two layers sharing a weight listed it {times} times among "
+                              f"{len(params)} entries, expected once among 3 (the shared weight once, two biases)")
     optimizer = nb.SGD(params, lr=0.1)
     optimizer.zero_grad()
     model(nb.Tensor(rng.normal(size=(5, 3)))).sum().backward()
@@ -106,29 +147,3 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     assert np.allclose(l1.weight.data, before - 0.1 * grad), (
         "one step should move the shared weight once by -lr * grad (its grad already holds both uses)")
     assert l2.weight is l1.weight, "the two layers no longer share one weight after step()"
-
-
-def test_worked_example_first_step_takes_the_loss_from_5_29_to_0_2116(nb):
-    z0, loss0, z1, loss1 = worked_example(nb, True)[:4]
-    assert np.isclose(loss0, 5.29), f"worked example: the first loss should be 5.29 (z = -1.3), got {loss0:.4g}"
-    assert np.isclose(z1, 1.46) and np.isclose(loss1, 0.2116), (
-        f"worked example: after one step z should be 1.46 and the loss 0.2116, got z = {z1:.4g}, loss = {loss1:.4g}")
-
-
-def test_worked_example_second_step_with_zero_grad(nb):
-    z2, loss2 = worked_example(nb, True)[4:]
-    assert not np.isclose(z2, by_hand(False)[4]), ("worked example: with zero_grad() the second step still used "
-                                                   "the first gradient: zero_grad() must clear every grad")
-    assert np.isclose(z2, by_hand(True)[4]) and np.isclose(loss2, by_hand(True)[5]), (
-        f"worked example: with zero_grad() the second step gave z = {z2:.4g}, loss = {loss2:.4g}, not the "
-        "numbers of section 8")
-
-
-def test_worked_example_second_step_without_zero_grad(nb):
-    z2, loss2 = worked_example(nb, False)[4:]
-    assert not np.isclose(z2, by_hand(True)[4]), ("worked example: without zero_grad() the gradients must add "
-                                                  "up, but the second step used only the new one: step() must "
-                                                  "not clear p.grad")
-    assert np.isclose(z2, by_hand(False)[4]) and np.isclose(loss2, by_hand(False)[5]), (
-        f"worked example: without zero_grad() the second step gave z = {z2:.4g}, loss = {loss2:.4g}, not the "
-        "numbers of section 8")

@@ -24,7 +24,8 @@ def test_computes_the_same_values(nb):
 def test_records_again_after_the_block(nb):
     with nb.no_grad():
         pass
-    assert nb.Tensor.recording is True, "after a no_grad() block recording is still off: restore Tensor.recording on exit"
+    assert nb.Tensor.recording is True, ("after a no_grad() block operations still record nothing (Tensor.recording "
+                                         "is still off): restore Tensor.recording on exit")
     a = nb.Tensor(np.array([1.0]))
     assert len((a * a).parents) == 2, "after a no_grad() block operations record no graph: restore " \
                                       "Tensor.recording on exit"
@@ -48,7 +49,7 @@ def test_restores_the_previous_value_when_nested(nb):
             inside = nb.Tensor.recording
         between = nb.Tensor.recording
     assert inside is False, "inside no_grad() Tensor.recording was still on: switch it off on entry"
-    assert between is False, ("after an inner no_grad() block ended inside an outer one, recording was back on: "
+    assert between is False, ("after an inner no_grad() block ended inside an outer one, recording came back on: "
                               "restore the previous value of Tensor.recording, not True")
     assert nb.Tensor.recording is True, ("after two nested no_grad() blocks ended, recording is still off: "
                                          "restore the previous value on exit")

@@ -23,19 +23,19 @@ def expect_parameters(nb, module, expected, missing_hint):
         if id(item) in names:
             continue
         assert not isinstance(item, nb.Parameter), (
-            "parameters() returned a Parameter that this module does not hold (a copy, or one kept from an "
-            "earlier call?): collect the module's own Parameter objects afresh on every call")
+            "parameters() returned objects the module does not hold (copies, or objects kept from an earlier "
+            "call?): collect the module's own Parameter objects afresh on every call")
         assert not isinstance(item, nb.Tensor), (
             "parameters() returned a plain Tensor: collect only attributes that are instances of Parameter")
-        raise AssertionError(f"parameters() returned a {type(item).__name__}: return the Parameter objects "
-                             "themselves (not their .data)")
+        raise AssertionError(f"parameters() returned objects the module does not hold (a {type(item).__name__}): "
+                             "return the Parameter objects themselves (not their .data)")
     got = [names[id(p)] for p in found]
     repeated = sorted({name for name in got if got.count(name) > 1})
-    assert not repeated, (f"parameters() listed {', '.join(map(repr, repeated))} more than once: a Parameter held "
-                          "in two places must be collected once (compare objects by identity, e.g. with a set "
-                          "of id(p))")
+    assert not repeated, (f"parameters() listed the same Parameter object more than once "
+                          f"({', '.join(map(repr, repeated))}): a Parameter held in two places must be collected "
+                          "once (compare objects by identity, e.g. with a set of id(p))")
     assert len(got) == len(expected), f"parameters() found {got} but the module holds {list(expected)}: {missing_hint}"
-    assert got == list(expected), (f"parameters() found the right Parameters in the wrong order {got}; "
+    assert got == list(expected), (f"parameters() found every Parameter but in another order {got}; "
                                    f"expected {list(expected)}, the order in which they were defined")
 
 
@@ -49,7 +49,7 @@ def test_finds_parameters_in_nested_modules(nb):
     p0, p1, p2 = nb.Parameter(np.ones(2)), nb.Parameter(np.ones((2, 2))), nb.Parameter(np.ones(3))
     outer = box(nb, first=p0, body=box(nb, block=box(nb, w=p1), scale=p2))
     expect_parameters(nb, outer, {"first": p0, "body.block.w": p1, "body.scale": p2},
-                      "when an attribute is a Module, add that module's own parameters() (recursion), "
+                      "when an attribute is a Module, add that module's parameters() (recursion), "
                       "however deep it sits")
 
 
@@ -60,8 +60,8 @@ def test_searches_lists_of_modules_and_of_parameters(nb):
     model = box(nb, blocks=[l1, nb.ReLU(), l2], gains=[g1, g2])
     expect_parameters(nb, model, {"l1.weight": l1.weight, "l1.bias": l1.bias, "l2.weight": l2.weight,
                                   "l2.bias": l2.bias, "gains[0]": g1, "gains[1]": g2},
-                      "when an attribute is a list, look at every item: a Parameter is collected and a "
-                      "Module is asked for its parameters()")
+                      "when an attribute is a list, collect every Parameter in it and ask every Module in it "
+                      "for its parameters(): look at every item of a list")
 
 
 def test_searches_tuples_like_lists(nb):

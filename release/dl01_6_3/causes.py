@@ -1,0 +1,116 @@
+"""Why a check failed, named as its cause: what your code raised, or what a wrong step() or zero_grad() did.
+
+The public checks (test_<part>.py, through notebook_checks.py) and the course's grader use this same file,
+so the words you see here are the words of your grade. It finds causes from plain values (exceptions,
+arrays, numbers), so that a message names the cause ("set p.grad to None", "moved up the gradient") rather
+than a number further down. Needs NumPy only.
+"""
+from __future__ import annotations
+
+import re
+import traceback
+
+import numpy as np
+
+NONE_GRAD = ("zero_grad() set p.grad to None, not to an array of zeros: the next backward() adds into p.grad, "
+             "so make it np.zeros_like(p.data)")
+
+
+# What a terminal acts on (C0 but newline and tab, DEL, C1): removed from every line printed, since a message
+# can quote the notebook (an exception's text, a type's name). The grader's autograder/inert.py does the same.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` without the control characters a terminal would act on."""
+    return CONTROL.sub("", text)
+
+
+def _qualname(frame) -> str:
+    """`Class.method` of a frame's code (co_qualname from Python 3.11; before it, found through `self`)."""
+    code = frame.f_code
+    if hasattr(code, "co_qualname"):
+        return code.co_qualname
+    owner = frame.f_locals.get("self") if code.co_varnames[:1] == ("self",) else None
+    for cls in type(owner).__mro__ if owner is not None else ():
+        if getattr(vars(cls).get(code.co_name), "__code__", None) is code:
+            return f"{cls.__qualname__}.{code.co_name}"
+    return code.co_name
+
+
+def in_notebook(filename: str) -> bool:
+    """Code from a notebook cell: the checks' "<cell ...>", or IPython's in a live kernel."""
+    return filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in filename
+
+
+def where(exc: BaseException) -> str | None:
+    """The innermost notebook code (a cell's function, or "<module>") the exception passed through."""
+    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__) if in_notebook(frame.f_code.co_filename)]
+    return _qualname(frames[-1]) if frames else None
+
+
+def describe_exception(exc: BaseException) -> str:
+    """One line: `Class.method raised Type: message`, naming the innermost notebook function involved."""
+    function = None if where(exc) == "<module>" else where(exc)
+    if isinstance(exc, NotImplementedError) and function:
+        return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
+    if isinstance(exc, SyntaxError):
+        return f"{(exc.filename or 'a cell').strip('<>')} has a syntax error on line {exc.lineno}: {exc.msg}"
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return f"{function} raised {what}" if function else f"raised {what}"
+
+
+def _arrays(values):
+    try:
+        return [np.asarray(v, dtype=float) for v in values]
+    except (TypeError, ValueError):
+        return None
+
+
+def step_move(before, after, grads, lr, what="the Parameters"):
+    """The cause of a wrong step ('' when it has no recognisable shape): each parameter's values before and
+    after step(), against the move -lr * grad that the gradients step() was given ask for. Gradients that are
+    all zero (or missing) ask for no move, so they blame nothing here."""
+    before, after, grads = _arrays(before), _arrays(after), _arrays(grads or [])
+    if before is None or after is None or not grads or len(grads) != len(before) or len(after) != len(before):
+        return ""
+    if any(a.shape != b.shape or g.shape != b.shape for a, b, g in zip(after, before, grads)):
+        return ""
+    got = [a - b for a, b in zip(after, before)]
+    want = [-lr * g for g in grads]
+    if not any(np.any(w != 0) for w in want) or all(np.allclose(g, w) for g, w in zip(got, want)):
+        return ""
+    if all(np.allclose(g, 0) for g in got):
+        return (f"step() left {what} where they were (it did not move them): change p.data in place, "
+                "p.data -= self.lr * p.grad")
+    if all(np.allclose(a, w) for a, w in zip(after, want)):
+        return (f"{what} were zero when step() ran: zero_grad() changed p.data (it must clear p.grad only)")
+    if any(np.allclose(g, 0) and np.any(w != 0) for g, w in zip(got, want)):
+        return ("step() moved only some of the parameters: loop over every p in self.params "
+                "(is a return inside the loop?)")
+    if all(np.allclose(g, -w) for g, w in zip(got, want)):
+        return f"step() moved {what} up the gradient: subtract self.lr * p.grad"
+    flat_got, flat_want = np.concatenate([g.ravel() for g in got]), np.concatenate([w.ravel() for w in want])
+    ratio = float(flat_got @ flat_want / (flat_want @ flat_want))
+    if ratio > 0 and not np.isclose(ratio, 1) and np.allclose(flat_got, ratio * flat_want):
+        if np.isclose(ratio, 2):
+            return (f"step() moved {what} twice as far as -lr * grad: a Parameter listed twice is moved twice "
+                    "(parameters() must list each Parameter once)")
+        return (f"step() moved {what} {ratio:.3g} times as far as -lr * grad: use the learning rate stored in "
+                "self.lr")
+    return ""
+
+
+def grads_left(cleared):
+    """The cause when zero_grad() did not clear every gradient ('' when it did): `cleared` holds each
+    p.grad after zero_grad() (None for a grad set to None)."""
+    if any(g is None for g in cleared):
+        return NONE_GRAD
+    zero = [not np.any(np.asarray(g, dtype=float)) for g in cleared]
+    if all(zero):
+        return ""
+    if not any(zero):
+        return "zero_grad() left the gradients as they were: set p.grad to zeros for every p in self.params"
+    return (f"zero_grad() cleared only {sum(zero)} of the {len(zero)} gradients: loop over every parameter in "
+            "self.params (is a return inside the loop?)")
