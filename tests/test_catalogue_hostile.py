@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from autograder.report import hidden_code_lines
+from autograder.sandbox import uids
 from autograder.settings import GraderSettings, load_config
 from catalogue_bugs import PARTS
 from catalogue_hostile import HOSTILE, LISTEN_PORT, NOTEBOOK, SLEEP_MARK
@@ -243,9 +244,8 @@ def test_no_hidden_suite_text_in_feedback_summary_or_json(graded):
 
 def test_no_process_left_behind(graded):
     assert not leftovers(graded.course)
-    settings = GraderSettings(config=load_config(graded.course))
     users = subprocess.run(["ps", "-eo", "uid="], capture_output=True, text=True).stdout.split()
-    assert not [uid for uid in users if settings.uid_base <= int(uid) < settings.uid_base + 1000]
+    assert not [uid for uid in users if uids.LOWEST <= int(uid) < uids.BEYOND]
 
 
 @pytest.mark.skipif(not ROOT_USER, reason="isolation needs the grader to run as root")

@@ -4,9 +4,10 @@ Four roles, one module each; only lines of JSON cross between processes:
 * the caller (this module): `Sandbox` starts the worker, sends programs and calls, reads `Outcome`s;
 * the worker (worker.py, a script run as `python -I -B worker.py <config>`): imports the trusted modules
   once, forks a session per submission (confined by isolation.py as root), which forks a loader per
-  program, enforces the wall-clock limits and kills what student code left running;
+  program, enforces the limits in CPU time (cputime.py) and kills what student code left running;
 * the child (child.py): a loader confines itself, runs the cells, answers calls, or forks a check child each;
-* the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run.
+* the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run;
+  uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .messages import NOT_RUN_AFTER_TIME_OUT, describe_budget_spent, describe_exception
+from .cputime import WALL_FACTOR
+from .messages import NOT_RUN_AFTER_TIME_OUT, describe_budget_wall, describe_exception
 from .program import MISSING, Cell, program_from_notebook
 
 __all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Cell", "Limits", "Outcome", "Sandbox", "describe_exception",
@@ -34,7 +36,7 @@ ISOLATION = Path(__file__).with_name("isolation.py")  # the `path` of the `isola
 class Limits:
     """What one check may use. The grader reads these from nbgrader_config.py."""
 
-    seconds: float = 3.0  # wall-clock time for one check, and for loading the notebook's cells
+    seconds: float = 3.0  # CPU time for one check, and for loading a notebook's cell (WALL_FACTOR times it of wall clock)
     memory_mb: int = 1024  # address space the student's code may add to the worker's
     output_kb: int = 1024  # what the student's code may print before it is stopped
 
@@ -73,7 +75,7 @@ class Sandbox:
     preload: more modules to import once in the worker (after `path` is set), so the notebook's
         imports of them work even when student code may not read their files.
     isolation: for the grader running as root, how to confine each submission (isolation.py):
-        {"path": ISOLATION, "uid_base": where its uid search starts, "budgets": {...}, "hide": [paths]}.
+        {"path": ISOLATION, "budgets": {...}, "hide": [paths]}.
 
     `begin` starts a submission's session with a time budget and `end` ends it; a call outside a
     session starts one with no time budget.
@@ -129,7 +131,8 @@ class Sandbox:
             return None
 
     def begin(self, seconds: float = float("inf")) -> None:
-        """Start a submission's session, with `seconds` of wall-clock time for all its checks."""
+        """Start a submission's session, with `seconds` of CPU time for all its checks (and WALL_FACTOR
+        times that of wall-clock time)."""
         if self.session:
             self.end()
         if self.worker is None:
@@ -143,7 +146,7 @@ class Sandbox:
             self._receive()  # the worker's word that the session ended
             raise RuntimeError(reply["error"])
         self.session, self.sent, self.ended = True, None, []
-        self.budget, self.budget_end = seconds, time.monotonic() + seconds
+        self.budget, self.budget_end = seconds, time.monotonic() + seconds * WALL_FACTOR
 
     def end(self) -> list[str]:
         """End the session: everything its code started ends with it. The budgets it hit."""
@@ -175,7 +178,8 @@ class Sandbox:
             self.begin()
         left = self.budget_end - time.monotonic()
         if left <= 0:
-            return [Outcome(False, reason=describe_budget_spent(self.budget), limit="time budget") for _ in calls]
+            return [Outcome(False, reason=describe_budget_wall(self.budget * WALL_FACTOR), limit="time budget")
+                    for _ in calls]
         request: dict[str, Any] = {"fresh": fresh, "calls": [
             {"function": f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", "kwargs": kwargs}
             for f, kwargs in calls]}

@@ -51,22 +51,43 @@ NOT_RUN_AFTER_TIME_OUT = "not run: an earlier check of this part ran out of time
 
 
 def describe_budget_spent(seconds: float) -> str:
-    """Why a check was not run: the submission's time budget was used up."""
-    return f"not run: the submission used its {seconds:g} s"
+    """Why a check was not run: the submission's time budget (CPU time) was used up."""
+    return f"not run: the submission used its {seconds:g} s of CPU time"
+
+
+def describe_budget_wall(seconds: float) -> str:
+    """Why a check was not run: the submission's wall-clock backstop passed (it waited more than it computed)."""
+    return f"not run: the submission took {seconds:g} s of wall-clock time, its limit (waiting or sleeping?)"
 
 
 def describe_time_out(what: str, seconds: float) -> str:
-    """Why a check or a cell has no answer when its wall-clock limit passed."""
-    return f"{what} did not finish within {seconds:g} s (an infinite loop?)"
+    """Why a check or a cell has no answer: it used its CPU time without finishing."""
+    return f"{what} did not finish within {seconds:g} s of CPU time (an infinite loop?)"
 
 
-def describe_status(status: int) -> str:
-    """Why a process that owed an answer ended, from its wait status."""
+def describe_wall_time_out(what: str, seconds: float, cpu_seconds: float) -> str:
+    """Why a check or a cell has no answer: its wall-clock backstop passed before its CPU time ran out."""
+    return (f"{what} did not finish within {seconds:g} s of wall-clock time, though it used less than its "
+            f"{cpu_seconds:g} s of CPU time (waiting or sleeping?)")
+
+
+def describe_fork_failure(error: str) -> str:
+    """Why a check has no answer when the grader could not start its process: the grader's failure."""
+    return (f"not graded: the grader could not start a process for this check ({error}); the grading machine's "
+            "fault, not the notebook's: grade it again")
+
+
+def describe_status(status: int, memory_budget_mb: int = 0) -> str:
+    """Why a process that owed an answer ended, from its wait status. `memory_budget_mb`: the kernel's
+    count says it killed one of the submission's processes for the memory budget (of that size)."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
             return "used more CPU time than the limit allows"
+        if sig == signal.SIGKILL and memory_budget_mb:
+            return (f"was killed by the kernel: the submission's processes together used their memory budget "
+                    f"of {memory_budget_mb} MB")
         if sig == signal.SIGKILL:
-            return "was killed (out of memory?)"
+            return "was killed (SIGKILL), by none of the grader's limits"
         return f"crashed ({signal.Signals(sig).name})"
     return f"ended the process (os._exit({os.WEXITSTATUS(status)})?) before the check finished"
