@@ -16,13 +16,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .cputime import WALL_FACTOR
-from .messages import NOT_RUN_AFTER_TIME_OUT, describe_budget_wall, describe_exception
+from .messages import NOT_RUN_AFTER_TIME_OUT, describe_exception
 from .program import MISSING, Cell, program_from_notebook
 
 __all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Cell", "Limits", "Outcome", "Sandbox", "describe_exception",
@@ -101,7 +99,6 @@ class Sandbox:
         self.level = ""  # the isolation the worker could set up (isolation.py names the levels)
         self.sent: Sequence[Cell] | None = None  # the program the session holds
         self.session = False
-        self.budget = self.budget_end = float("inf")
         self.ended: list[str] = []  # budgets the last session hit, when it ended by itself
 
     def _start(self) -> None:
@@ -131,8 +128,8 @@ class Sandbox:
             return None
 
     def begin(self, seconds: float = float("inf")) -> None:
-        """Start a submission's session, with `seconds` of CPU time for all its checks (and WALL_FACTOR
-        times that of wall-clock time)."""
+        """Start a submission's session, with `seconds` of CPU time for all its checks (and a wall-clock
+        backstop, cputime.py)."""
         if self.session:
             self.end()
         if self.worker is None:
@@ -146,7 +143,6 @@ class Sandbox:
             self._receive()  # the worker's word that the session ended
             raise RuntimeError(reply["error"])
         self.session, self.sent, self.ended = True, None, []
-        self.budget, self.budget_end = seconds, time.monotonic() + seconds * WALL_FACTOR
 
     def end(self) -> list[str]:
         """End the session: everything its code started ends with it. The budgets it hit."""
@@ -176,10 +172,6 @@ class Sandbox:
             return []
         if not self.session:
             self.begin()
-        left = self.budget_end - time.monotonic()
-        if left <= 0:
-            return [Outcome(False, reason=describe_budget_wall(self.budget * WALL_FACTOR), limit="time budget")
-                    for _ in calls]
         request: dict[str, Any] = {"fresh": fresh, "calls": [
             {"function": f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", "kwargs": kwargs}
             for f, kwargs in calls]}

@@ -13,12 +13,11 @@ import os
 import select
 import signal
 import sys
-import time
 from types import CodeType
 from typing import Any, Callable
 
 import forks
-from cputime import TICK, WALL_FACTOR, tree_seconds
+from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
 from messages import (describe_exception, describe_exit, describe_fork_failure, describe_status, describe_time_out,
                       describe_wall_time_out)
 
@@ -201,12 +200,13 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
 
 def _answer_of(answer: io.BufferedReader, pid: int, seconds: float) -> bytes | str:
     """The check child `pid`'s line on `answer`; "cpu" when the child and what it started used `seconds`
-    of CPU time first, "wall" when WALL_FACTOR times that of wall-clock time passed first."""
-    wall_end = time.monotonic() + seconds * WALL_FACTOR
+    of CPU time first, "wall" when WALL_FACTOR times that of wall-clock time (less their waits for a
+    CPU) passed first."""
+    stopwatch = Stopwatch(pid)
     while not select.select([answer], [], [], TICK)[0]:
         if tree_seconds(pid) >= seconds:
             return "cpu"
-        if time.monotonic() >= wall_end:
+        if stopwatch.seconds() >= seconds * WALL_FACTOR:
             return "wall"
     return answer.readline()
 

@@ -50,14 +50,17 @@ def describe_exit(exc: BaseException) -> str:
 NOT_RUN_AFTER_TIME_OUT = "not run: an earlier check of this part ran out of time"
 
 
-def describe_budget_spent(seconds: float) -> str:
-    """Why a check was not run: the submission's time budget (CPU time) was used up."""
-    return f"not run: the submission used its {seconds:g} s of CPU time"
+def describe_budget(seconds: float, wall: bool = False) -> str:
+    """Which of the submission's time budgets ran out: its CPU time, or (`wall`) the wall-clock backstop of
+    `seconds`, which only waiting or sleeping reaches."""
+    if wall:
+        return f"the submission took {seconds:g} s of wall-clock time (not counting waits for a CPU), its limit: waiting or sleeping?"
+    return f"the submission used its {seconds:g} s of CPU time"
 
 
-def describe_budget_wall(seconds: float) -> str:
-    """Why a check was not run: the submission's wall-clock backstop passed (it waited more than it computed)."""
-    return f"not run: the submission took {seconds:g} s of wall-clock time, its limit (waiting or sleeping?)"
+def describe_budget_spent(seconds: float, wall: bool = False) -> str:
+    """Why a check was not run: a time budget of the submission ran out (describe_budget)."""
+    return f"not run: {describe_budget(seconds, wall)}"
 
 
 def describe_time_out(what: str, seconds: float) -> str:
@@ -67,8 +70,8 @@ def describe_time_out(what: str, seconds: float) -> str:
 
 def describe_wall_time_out(what: str, seconds: float, cpu_seconds: float) -> str:
     """Why a check or a cell has no answer: its wall-clock backstop passed before its CPU time ran out."""
-    return (f"{what} did not finish within {seconds:g} s of wall-clock time, though it used less than its "
-            f"{cpu_seconds:g} s of CPU time (waiting or sleeping?)")
+    return (f"{what} did not finish within {seconds:g} s of wall-clock time (not counting waits for a CPU), "
+            f"though it used less than its {cpu_seconds:g} s of CPU time: waiting or sleeping?")
 
 
 def describe_fork_failure(error: str) -> str:

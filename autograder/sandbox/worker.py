@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script
 import child  # noqa: E402
 import forks  # noqa: E402
 import uids  # noqa: E402,F401  (isolation.py, loaded from its path later, imports it as a sibling)
-from cputime import TICK, WALL_FACTOR, SubmissionClock  # noqa: E402
-from messages import (NOT_RUN_AFTER_TIME_OUT, describe_budget_spent, describe_budget_wall, describe_fork_failure,  # noqa: E402
+from cputime import TICK, WALL_FACTOR, Stopwatch, SubmissionClock  # noqa: E402
+from messages import (NOT_RUN_AFTER_TIME_OUT, describe_budget, describe_budget_spent, describe_fork_failure,  # noqa: E402
                       describe_status, describe_time_out, describe_wall_time_out)
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
@@ -99,16 +99,15 @@ class _Loader:
 
     def _next(self, grace: float = 0.0) -> dict | None:
         """The loader's next message, or None when a limit ran out first (self.out says which): `seconds`
-        (+ `grace`) of the submission's CPU time from now, WALL_FACTOR times that of wall-clock time, or
-        the submission's budget of either."""
-        session = self.session
-        cpu_end = session.clock.seconds(self.pid) + self.seconds + grace
-        wall_end = min(time.monotonic() + (self.seconds + grace) * WALL_FACTOR, session.budget_wall_end)
-        while (message := self.lines.next(min(wall_end, time.monotonic() + TICK))) is None:
-            used = session.clock.seconds(self.pid)
-            self.out = ("budget" if used >= session.budget else "cpu" if used >= cpu_end else
-                        "budget wall" if time.monotonic() >= session.budget_wall_end else
-                        "wall" if time.monotonic() >= wall_end else "")
+        (+ `grace`) of the submission's CPU time from now, WALL_FACTOR times that of wall-clock time (less
+        the loader's waits for a CPU: cputime.Stopwatch), or the submission's budget of either."""
+        session, limit = self.session, self.seconds + grace
+        cpu_end, stopwatch = session.clock.seconds(self.pid) + limit, Stopwatch(self.pid)
+        while (message := self.lines.next(time.monotonic() + TICK)) is None:
+            used, spent = session.clock.seconds(self.pid), session.spent()
+            self.out = ("budget" if spent == "cpu" else "cpu" if used >= cpu_end else
+                        "budget wall" if spent == "wall" else "wall" if stopwatch.seconds() >= limit * WALL_FACTOR
+                        else "")
             if self.out:
                 return None
         return message
@@ -117,10 +116,9 @@ class _Loader:
         """Why `what` has no answer: which limit _next saw run out. One stopped by the wall-clock backstop
         alone says so ("wall"), to be run again once (_Session.answer)."""
         budget = self.session.budget
-        return {"budget": {"limit": "time budget", "reason": f"{what} was stopped: the submission used its {budget:g} "
-                                                             "s of CPU time"},
-                "budget wall": {"limit": "time budget", "reason": f"{what} was stopped: the submission took "
-                                f"{budget * WALL_FACTOR:g} s of wall-clock time, its limit (waiting or sleeping?)"},
+        return {"budget": {"limit": "time budget", "reason": f"{what} was stopped: {describe_budget(budget)}"},
+                "budget wall": {"limit": "time budget",
+                                "reason": f"{what} was stopped: {describe_budget(budget * WALL_FACTOR, wall=True)}"},
                 "cpu": {"limit": "time", "reason": describe_time_out(what, self.seconds)},
                 "wall": {"limit": "time", "wall": True,
                          "reason": describe_wall_time_out(what, self.seconds * WALL_FACTOR, self.seconds)}}[self.out]
@@ -317,9 +315,10 @@ class _Session:
     def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, budget: float) -> None:
         self.config, self.modules, self.isolation = config, modules, isolation
         self.workdir = isolation.workdir if isolation is not None else workdir
-        self.budget, self.budget_wall_end = budget, time.monotonic() + budget * WALL_FACTOR
+        self.budget = budget
         self.loader: _Loader | None = None
-        self.clock = SubmissionClock(None)  # made again in serve(), in the session's own process
+        # Made again in serve(), in the session's own process: its CPU time, and its wall-clock time less waits.
+        self.clock, self.stopwatch = SubmissionClock(None), Stopwatch(os.getpid())
         self.seen = {"oom_kill": 0, "fork_refused": 0}  # the cgroups' counts, as last looked at
 
     def _new(self, event: str) -> bool:
@@ -349,13 +348,13 @@ class _Session:
 
     def spent(self) -> str:
         """Which of the submission's time budgets is used up: "" (neither), "cpu" or "wall"."""
-        return ("cpu" if self.clock.seconds() >= self.budget else
-                "wall" if time.monotonic() >= self.budget_wall_end else "")
+        return ("cpu" if self.clock.seconds(self.loader.pid if self.loader else 0) >= self.budget else
+                "wall" if self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
 
     def serve(self) -> None:
         _become_subreaper()  # a student's daemons end up here, to be killed with their loader
         cgroups = self.isolation.cgroups if self.isolation is not None else None
-        self.clock = SubmissionClock(cgroups.cpu if cgroups else None)
+        self.clock, self.stopwatch = SubmissionClock(cgroups.cpu if cgroups else None), Stopwatch(os.getpid())
         requests, replies = _Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
         replies.write(json.dumps({"ready": True}) + "\n")
         replies.flush()
@@ -399,8 +398,9 @@ class _Session:
         if self.loader and self.loader.failure:  # the program could not load: every call says why
             rest = {"ok": False, **self.loader.failure}
         elif self.spent():
-            rest = {"ok": False, "limit": "time budget", "reason": describe_budget_spent(self.budget)
-                    if self.spent() == "cpu" else describe_budget_wall(self.budget * WALL_FACTOR)}
+            wall = self.spent() == "wall"
+            rest = {"ok": False, "limit": "time budget",
+                    "reason": describe_budget_spent(self.budget * (WALL_FACTOR if wall else 1), wall)}
         else:
             rest = {"ok": False, "reason": NOT_RUN_AFTER_TIME_OUT}
         return [{key: value for key, value in answer.items() if key != "wall"}
