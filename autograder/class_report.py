@@ -30,6 +30,8 @@ import nbformat
 LIMIT_WORDS = {  # a message's words -> the limit it says was hit (the sandbox and suites.py write them)
     "did not finish within": "time", "ran out of memory": "memory", "printed more than the output limit": "output",
     "the submission used its": "time budget", "message withheld: this submission's messages": "message budget",
+    "the submission took": "time budget", "used their memory budget": "memory budget",
+    "used its process budget": "process budget",
 }
 FAIL_LINE = re.compile(r"^FAIL (?P<check>[^:]+): (?P<message>.*)$")
 

@@ -147,3 +147,13 @@ def test_the_protocol_survives_any_bytes_and_the_next_submission_is_graded():
         sandbox.end()
         sandbox.begin()
         assert run(sandbox, "result = 41 + 1") == 42
+
+
+def test_a_process_the_memory_budget_killed_is_named_so():
+    hog = "import numpy as np\ndef hog():\n    return np.ones(400 * 2**20 // 8).sum()"  # under the 1024 MB per check
+    with box(budget_memory_mb=128) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("student", hog)], sandbox_probes.run, name="hog")
+        assert "memory budget" in sandbox.end()
+    assert outcome.reason == ("was killed by the kernel: the submission's processes together used their memory budget "
+                              "of 128 MB"), outcome

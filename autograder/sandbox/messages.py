@@ -92,5 +92,5 @@ def describe_status(status: int, memory_budget_mb: int = 0) -> str:
                     f"of {memory_budget_mb} MB")
         if sig == signal.SIGKILL:
             return "was killed (SIGKILL), by none of the grader's limits"
-        return f"crashed ({signal.Signals(sig).name})"
+        return f"crashed ({signal.Signals(sig).name if sig in signal.valid_signals() else f'signal {sig}'})"
     return f"ended the process (os._exit({os.WEXITSTATUS(status)})?) before the check finished"

@@ -342,7 +342,7 @@ class _Session:
             if self._new("fork_refused"):
                 answer.update(limit="process budget", reason="could not start: the submission's processes used its "
                                                              f"process budget of {self.isolation.budgets.processes}")
-        elif isinstance(status, int) and not answer["ok"]:
+        elif isinstance(status, int) and 0 <= status < 1 << 16 and not answer["ok"]:  # the loader's word: check it
             answer["reason"] = self.describe_status(status)
         return answer
 
