@@ -12,6 +12,7 @@ import pytest
 
 from autograder.sandbox import uids
 from catalogue_hostile import FORK_BOMB, with_top_cell
+from autograder.sandbox import Cell
 from conftest import FULL, ROOT, scores, solution_notebook, write_notebook
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a uid of the grader's own needs the grader to run as root")
@@ -71,3 +72,38 @@ def test_a_fork_bomb_in_one_grader_costs_the_neighbours_reference_nothing(tmp_pa
     bombed, honest = (json.loads(out) for out, _ in outputs)
     assert "process budget" in bombed.get("limits", []), bombed.get("limits")
     assert scores(honest) == FULL, [p for p in honest["parts"] if p["score"] != FULL[p["grade_id"]]]
+
+
+def test_the_graders_fork_is_retried_then_named_the_graders_failure(monkeypatch):
+    from autograder.sandbox import forks
+
+    results = iter([BlockingIOError(11, "Resource temporarily unavailable"), 4321])
+    monkeypatch.setattr(forks.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(forks.os, "fork", lambda: (lambda r: r if isinstance(r, int) else (_ for _ in ()).throw(r))(
+        next(results)))
+    assert forks.fork() == 4321  # a moment's shortage passes
+    monkeypatch.setattr(forks.os, "fork", lambda: (_ for _ in ()).throw(BlockingIOError(11, "no processes left")))
+    with pytest.raises(forks.GraderForkError, match="fork failed 5 times: no processes left"):
+        forks.fork()
+
+
+FAIL_FORKS = "import os\ndef fork():\n    raise BlockingIOError(11, 'Resource temporarily unavailable')\nos.fork = fork"
+FILL_BUDGET = "import os, time\nfor _ in range(20):\n    if os.fork() == 0:\n        time.sleep(60)\n        os._exit(0)"
+
+
+@pytest.mark.parametrize("code,reason,limit", [
+    # The loader's own fork fails though the submission has processes to spare: the grader's failure.
+    (FAIL_FORKS, "not graded: the grader could not start a process for this check (fork failed 5 times: Resource "
+                 "temporarily unavailable); the grading machine's fault, not the notebook's: grade it again", ""),
+    # Its sleepers hold the whole pids budget: the student's.
+    (FILL_BUDGET, "could not start: the submission's processes used its process budget of 16", "process budget"),
+])
+def test_a_check_the_grader_could_not_start_says_whose_fault_it_was(code, reason, limit):
+    import sandbox_probes
+    from test_isolation import box
+
+    with box(budget_processes=16) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("student", code + "\nx = 1")], sandbox_probes.value, name="x")
+        sandbox.end()
+    assert (outcome.reason, outcome.limit) == (reason, limit)

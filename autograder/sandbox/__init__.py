@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -134,14 +135,18 @@ class Sandbox:
             self.end()
         if self.worker is None:
             self._start()
-        self._send({"begin": seconds if seconds != float("inf") else 1e9})
-        reply = self._receive()
-        if reply is None:
-            self.close()
-            raise RuntimeError("the sandbox worker stopped")
-        if "error" in reply:
+        for attempt in (1, 2):  # a sandbox that could not start is the grader's trouble: once more, then say so
+            self._send({"begin": seconds if seconds != float("inf") else 1e9})
+            reply = self._receive()
+            if reply is None:
+                self.close()
+                raise RuntimeError("the sandbox worker stopped")
+            if "error" not in reply:
+                break
             self._receive()  # the worker's word that the session ended
-            raise RuntimeError(reply["error"])
+            if attempt == 2:
+                raise RuntimeError(f"{reply['error']} (tried twice: the grader's failure, not the submission's)")
+            time.sleep(1.0)
         self.session, self.sent, self.ended = True, None, []
 
     def end(self) -> list[str]:

@@ -168,7 +168,8 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
         except forks.GraderForkError as error:
             for end in (read_end, write_end):
                 os.close(end)
-            _send(results, {"event": "result", "ok": False, "limit": "fork", "reason": describe_fork_failure(str(error))})
+            _send(results, {"event": "result", "ok": False, "limit": "fork",
+                            "reason": describe_fork_failure(error.strerror)})
             continue
         if pid == 0:
             os.setpgid(0, 0)

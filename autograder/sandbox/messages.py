@@ -54,7 +54,8 @@ def describe_budget(seconds: float, wall: bool = False) -> str:
     """Which of the submission's time budgets ran out: its CPU time, or (`wall`) the wall-clock backstop of
     `seconds`, which only waiting or sleeping reaches."""
     if wall:
-        return f"the submission took {seconds:g} s of wall-clock time (not counting waits for a CPU), its limit: waiting or sleeping?"
+        return (f"the submission took {seconds:g} s of wall-clock time (not counting waits for a CPU), its limit: "
+                "waiting or sleeping?")
     return f"the submission used its {seconds:g} s of CPU time"
 
 

@@ -85,7 +85,7 @@ class _Loader:
         except forks.GraderForkError as error:
             for fd in (commands_r, self.commands, results, results_w):
                 os.close(fd)
-            self.pid, self.commands, self.failure = 0, -1, {"reason": describe_fork_failure(str(error))}
+            self.pid, self.commands, self.failure = 0, -1, {"reason": describe_fork_failure(error.strerror)}
             return
         if self.pid == 0:
             _close_fds_except({0, 1, 2, commands_r, results_w})
@@ -384,13 +384,15 @@ class _Session:
             loader = self.loader
             if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or ended by a call
                 loader = self.loader = _Loader(cells, self.config, self.modules, self)
-            answers += loader.run(calls[len(answers):], fresh)
-            if answers[-1].pop("wall", False) and len(answers) not in again:
-                again.add(len(answers))
-                answers.pop()
+            new = loader.run(calls[len(answers):], fresh)
+            stopped = [n for n, answer in enumerate(new) if answer.get("wall") and len(answers) + n not in again]
+            if stopped:  # from there on, again (in a fresh batch the calls after it ran already, but not alone)
+                again.add(len(answers) + stopped[0])
+                answers += new[:stopped[0]]
                 loader.stop()
                 self.loader = None
                 continue
+            answers += new
             limit = answers[-1].get("limit")
             if loader.failure or limit == "time budget" or (limit == "time" and not fresh):
                 break
@@ -450,7 +452,8 @@ def _start_session(session: _Session) -> int:
     try:
         pid = forks.fork()
     except forks.GraderForkError as exc:
-        os.write(1, (json.dumps({"error": f"the grader could not start the submission's sandbox: {exc}"}) + "\n").encode())
+        error = f"the grader could not start the submission's sandbox: {exc.strerror}"
+        os.write(1, (json.dumps({"error": error}) + "\n").encode())
         return 0
     if pid:
         return pid
