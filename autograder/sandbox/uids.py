@@ -31,21 +31,42 @@ _RANDOM = secrets.SystemRandom()
 def claim_uid(tries: int = 64) -> int:
     """A uid no process, account or live worker on this machine uses, locked for this process's life."""
     LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _sweep()
     ranges = _mapped_ranges()
     for _ in range(tries):
         uid = _draw(ranges)
         if _in_use(uid):
             continue
-        fd = os.open(LOCKS / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        fd = _lock(LOCKS / str(uid))
+        if fd is None:
             continue
         if not _in_use(uid):  # again under the lock: the worker that released it may have left a process
             return uid
         os.close(fd)
     raise RuntimeError(f"no free uid found in {tries} tries (every one drawn was in use)")
+
+
+def _lock(path: Path) -> int | None:
+    """An open descriptor holding the lock of `path`, or None when a live worker holds it. A lock file that
+    _sweep removed between the open and the lock does not count (its inode is no longer the path's)."""
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.stat(path).st_ino == os.fstat(fd).st_ino:
+            return fd
+    except (BlockingIOError, FileNotFoundError):
+        pass
+    os.close(fd)
+    return None
+
+
+def _sweep() -> None:
+    """Remove the lock files no live worker holds, so that uids drawn at random leave no trail in /run."""
+    for path in LOCKS.iterdir():
+        fd = _lock(path)
+        if fd is not None:
+            path.unlink()
+            os.close(fd)
 
 
 def _mapped_ranges() -> list[tuple[int, int]]:
