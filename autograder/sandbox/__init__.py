@@ -35,7 +35,7 @@ ISOLATION = Path(__file__).with_name("isolation.py")  # the `path` of the `isola
 class Limits:
     """What one check may use. The grader reads these from nbgrader_config.py."""
 
-    seconds: float = 3.0  # CPU time for one check, and for loading a notebook's cell (WALL_FACTOR times it of wall clock)
+    seconds: float = 3.0  # CPU time for one check, and for each cell of loading (wall clock: a backstop, cputime.py)
     memory_mb: int = 1024  # address space the student's code may add to the worker's
     output_kb: int = 1024  # what the student's code may print before it is stopped
 
