@@ -13,7 +13,8 @@ from .sandbox import ISOLATION, Limits
 class GraderSettings(Configurable):
     """Limits for student code and how the grader runs it. Set them as c.GraderSettings.<name>."""
 
-    seconds = Float(3.0, help="Wall-clock seconds one check (and loading the notebook) may take.").tag(config=True)
+    seconds = Float(3.0, help="CPU seconds one check (and each cell of loading the notebook) may use; twice as "
+                              "long of wall-clock time, less waits for a CPU, is the backstop.").tag(config=True)
     memory_mb = Int(1024, help="Memory (MB of address space) student code may add for one check.").tag(config=True)
     output_kb = Int(1024, help="What student code may print in one check (KB) before it is stopped.").tag(config=True)
     notebook_kb = Int(2048, help="The largest notebook file (KB) the grader reads; a larger one is not graded, "
@@ -25,10 +26,8 @@ class GraderSettings(Configurable):
         help="Confine each submission (autograder/sandbox/isolation.py): a uid of its worker's own, fresh PID, mount, "
              "network and IPC namespaces, cgroups for its budgets. On by default when the grader runs as root.",
     ).tag(config=True)
-    uid_base = Int(61000, help="Student code runs as the first uid from uid_base that no other live grading "
-                               "process holds (no user entry is needed; keep the 1000 uids from it free of real "
-                               "users).").tag(config=True)
-    budget_seconds = Float(45.0, help="Wall-clock seconds one submission's checks may take in all; the rest are "
+    budget_seconds = Float(45.0, help="CPU seconds one submission's processes may use in all (twice as long of "
+                                      "wall-clock time, less waits for a CPU, is the backstop); the rest are "
                                       "'not run'.").tag(config=True)
     budget_memory_mb = Int(1024, help="Memory (MB) all of one submission's processes may hold together: what one "
                                       "check may add (a cgroup; where there is none, only the per-check limit "
@@ -67,7 +66,7 @@ class GraderSettings(Configurable):
             return {}
         budgets = {"memory_mb": self.budget_memory_mb, "processes": self.budget_processes,
                    "disk_mb": self.budget_disk_mb}
-        return {"path": str(ISOLATION), "uid_base": self.uid_base, "budgets": budgets}
+        return {"path": str(ISOLATION), "budgets": budgets}
 
 
 def load_config(root: Path) -> Config:

@@ -4,10 +4,11 @@ Four roles, one module each; only lines of JSON cross between processes:
 * the caller (this module): `Sandbox` starts the worker, sends programs and calls, reads `Outcome`s;
 * the worker (worker.py, a script run as `python -I -B worker.py <config>`): imports the trusted modules
   once, forks a session per submission (confined by isolation.py as root), which forks a loader per
-  program, enforces the wall-clock limits and kills what student code left running;
+  program, enforces the limits in CPU time (cputime.py) and kills what student code left running;
 * the child (child.py): a loader confines itself, runs the cells, answers calls, or forks a check child each;
 * the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run;
   lines.py: the lines of JSON between them, every read and write with a deadline.
+  uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges.
 """
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .cputime import WALL_FACTOR
 from .lines import BACKSTOP_SECONDS, Lines, send
-from .messages import NOT_RUN_AFTER_TIME_OUT, describe_budget_spent, describe_exception, describe_no_answer
+from .messages import NOT_RUN_AFTER_TIME_OUT, describe_exception, describe_no_answer
 from .program import MISSING, Cell, program_from_notebook
 
 __all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Cell", "Limits", "Outcome", "Sandbox", "describe_exception",
@@ -36,7 +38,7 @@ ISOLATION = Path(__file__).with_name("isolation.py")  # the `path` of the `isola
 class Limits:
     """What one check may use. The grader reads these from nbgrader_config.py."""
 
-    seconds: float = 3.0  # wall-clock time for one check, and for loading the notebook's cells
+    seconds: float = 3.0  # CPU time for one check, and for each cell of loading (wall clock: a backstop, cputime.py)
     memory_mb: int = 1024  # address space the student's code may add to the worker's
     output_kb: int = 1024  # what the student's code may print before it is stopped
 
@@ -85,7 +87,7 @@ class Sandbox:
     preload: more modules to import once in the worker (after `path` is set), so the notebook's
         imports of them work even when student code may not read their files.
     isolation: for the grader running as root, how to confine each submission (isolation.py):
-        {"path": ISOLATION, "uid_base": where its uid search starts, "budgets": {...}}.
+        {"path": ISOLATION, "budgets": {...}}.
 
     `begin` starts a submission's session with a time budget and `end` ends it; a call outside a
     session starts one with no time budget.
@@ -112,7 +114,7 @@ class Sandbox:
         self.level = ""  # the isolation the worker could set up (isolation.py names the levels)
         self.sent: Sequence[Cell] | None = None  # the program the session holds
         self.session = False
-        self.budget = self.budget_end = float("inf")
+        self.budget = float("inf")  # the session's CPU seconds for all its checks
         self.ended: list[str] = []  # budgets the last session hit, when it ended by itself
         self.timed_out = False  # the worker's last reply did not come in time
 
@@ -159,20 +161,24 @@ class Sandbox:
         self.close()
 
     def begin(self, seconds: float = float("inf")) -> None:
-        """Start a submission's session, with `seconds` of wall-clock time for all its checks."""
+        """Start a submission's session, with `seconds` of CPU time for all its checks (and a wall-clock
+        backstop, cputime.py)."""
         if self.session:
             self.end()
         if self.worker is None:
             self._start()
-        reply = self._receive(time.monotonic() + MARGIN_SECONDS) if self._send(
-            {"begin": seconds if seconds != float("inf") else 1e9}) else None
-        if reply is None:
-            raise RuntimeError("the sandbox worker stopped")
-        if "error" in reply:
+        for attempt in (1, 2):  # a sandbox that could not start is the grader's trouble: once more, then say so
+            reply = self._receive(time.monotonic() + MARGIN_SECONDS) if self._send(
+                {"begin": seconds if seconds != float("inf") else 1e9}) else None
+            if reply is None:
+                raise RuntimeError("the sandbox worker stopped")
+            if "error" not in reply:
+                break
             self._receive(time.monotonic() + MARGIN_SECONDS)  # the worker's word that the session ended
-            raise RuntimeError(reply["error"])
-        self.session, self.sent, self.ended = True, None, []
-        self.budget, self.budget_end = seconds, time.monotonic() + seconds
+            if attempt == 2:
+                raise RuntimeError(f"{reply['error']} (tried twice: the grader's failure, not the submission's)")
+            time.sleep(1.0)
+        self.session, self.sent, self.ended, self.budget = True, None, [], seconds
 
     def end(self) -> list[str]:
         """End the session: everything its code started ends with it. The budgets it hit."""
@@ -199,17 +205,18 @@ class Sandbox:
             return []
         if not self.session:
             self.begin()
-        left = self.budget_end - time.monotonic()
-        if left <= 0:
-            return [Outcome(False, reason=describe_budget_spent(self.budget), limit="time budget") for _ in calls]
         request: dict[str, Any] = {"fresh": fresh, "calls": [
             {"function": f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", "kwargs": kwargs}
             for f, kwargs in calls]}
         if cells != self.sent:
             request["cells"] = [[c.name, c.source] for c in cells]
             self.sent = list(cells)
-        # What the limits allow: a load and a check for each call (a crash reloads for the next), and a margin.
-        waited = min(left, len(calls) * (2 * self.limits.seconds + BACKSTOP_SECONDS)) + MARGIN_SECONDS
+        # A last resort against a wedged worker (the session answers for the budget and every limit itself):
+        # what the limits allow in wall-clock time, a load and a check for each call (a crash reloads for the
+        # next), WALL_FACTOR times their CPU time, doubled for the time a busy machine keeps the session waiting
+        # for a CPU (which its backstop does not count), within the budget's backstop likewise, and a margin.
+        allowed = len(calls) * (2 * self.limits.seconds + BACKSTOP_SECONDS)
+        waited = 2 * WALL_FACTOR * min(self.budget, allowed) + MARGIN_SECONDS
         result = self._receive(time.monotonic() + waited) if self._send(request) else None
         if result is None:  # the worker ended, or was killed because it gave no answer in time
             return [Outcome(False, reason=describe_no_answer(waited), limit="time budget") if self.timed_out

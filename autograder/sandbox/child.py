@@ -16,7 +16,10 @@ import sys
 from types import CodeType
 from typing import Any, Callable
 
-from messages import describe_exception, describe_exit, describe_status, describe_time_out
+import forks
+from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
+from messages import (describe_exception, describe_exit, describe_fork_failure, describe_status, describe_time_out,
+                      describe_wall_time_out)
 
 _report: Callable[[dict], None] = lambda msg: None  # where a limit breach is reported
 _CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
@@ -150,17 +153,25 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
     """In the loader: answer every call of a batch on `results`, one message each, in order.
 
     `fresh`: each call runs in its own child (and process group), forked from the loaded program; a
-    child that dies answers for its call, and one still running after `seconds` is killed and answers
-    that it ran out of time, so a loop costs its own call and the batch goes on in this loader (the
-    worker's deadline, a little later, is the backstop). Otherwise the loader runs the calls itself,
-    one after another: the worker loads the program again for the rest if one of them ends the process.
+    child that dies answers for its call, and one that used `seconds` of CPU time (or WALL_FACTOR times
+    that of wall-clock time) is killed and answers that it ran out of time, so a loop costs its own call
+    and the batch goes on in this loader (the worker's deadline, a little later, is the backstop).
+    Otherwise the loader runs the calls itself, one after another: the worker loads the program again
+    for the rest if one of them ends the process.
     """
     if not fresh:
         _run_calls(ns, modules, calls, results)
         return
     for call in calls:
         read_end, write_end = os.pipe()
-        pid = os.fork()
+        try:
+            pid = forks.fork()
+        except forks.GraderForkError as error:
+            for end in (read_end, write_end):
+                os.close(end)
+            _send(results, {"event": "result", "ok": False, "limit": "fork",
+                            "reason": describe_fork_failure(error.strerror)})
+            continue
         if pid == 0:
             os.setpgid(0, 0)
             os.close(read_end)
@@ -168,23 +179,38 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
             os._exit(0)
         os.close(write_end)
         with os.fdopen(read_end, "rb") as answer:
-            line = answer.readline() if select.select([answer], [], [], seconds)[0] else None
-        if line is None:  # still running: the child and whatever it started in its group end here
+            line = _answer_of(answer, pid, seconds)
+        if line in ("cpu", "wall"):  # still running: the child and whatever it started in its group end here
             for kill in (os.killpg, os.kill):
                 try:
                     kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
             os.waitpid(pid, 0)
-            _send(results, {"event": "result", "ok": False, "limit": "time",
-                            "reason": describe_time_out("the check", seconds)})
+            _send(results, {"event": "result", "ok": False, "limit": "time", "wall": line == "wall", "reason":
+                            describe_time_out("the check", seconds) if line == "cpu" else
+                            describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds)})
             continue
         _, status = os.waitpid(pid, 0)
         try:
             json.loads(line)
         except ValueError:  # nothing, or a line cut short by the child's death
-            line = (json.dumps({"event": "result", "ok": False, "reason": describe_status(status)}) + "\n").encode()
+            line = (json.dumps({"event": "result", "ok": False, "reason": describe_status(status),
+                                "status": status}) + "\n").encode()  # the worker may know more of the cause
         os.write(results, line)
+
+
+def _answer_of(answer: io.BufferedReader, pid: int, seconds: float) -> bytes | str:
+    """The check child `pid`'s line on `answer`; "cpu" when the child and what it started used `seconds`
+    of CPU time first, "wall" when WALL_FACTOR times that of wall-clock time (less their waits for a
+    CPU) passed first."""
+    stopwatch = Stopwatch(pid)
+    while not select.select([answer], [], [], TICK)[0]:
+        if tree_seconds(pid) >= seconds:
+            return "cpu"
+        if stopwatch.seconds() >= seconds * WALL_FACTOR:
+            return "wall"
+    return answer.readline()
 
 
 def loader_main(cells, limits: dict, isolation, workdir, commands: int, results: int, modules: dict) -> None:

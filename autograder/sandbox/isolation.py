@@ -12,11 +12,12 @@ isolation. For each submission it forks a *session* process that serves that sub
   /dev/shm; then pivot_root into it. Nothing else of the machine is there: no course folder, no other
   clone of the course, no socket file. Its network namespace has only a loopback device, switched
   off (and abstract unix sockets are per network namespace). A memory and a pids cgroup bound the
-  whole submission, the session included.
+  whole submission, the session included; a cpuacct one (on v2, the same folder) counts its CPU time.
 * `Isolation.drop` runs in each process that loads student code, before its first line: it becomes
-  the worker's own uid, claimed under a lock so that no two live workers on the machine share one
-  (no submission can signal, trace or use up the process quota of another), with no way to regain
-  privileges, in a session keyring of its own, with the uid's own keyrings emptied.
+  the worker's own uid, one no other process on the machine uses (uids.py: no submission can signal,
+  trace or use up the process quota of another), with no way to regain privileges, in a session
+  keyring of its own, with the uid's own keyrings emptied. Its process budget is the pids cgroup; only
+  without one is it the uid's `RLIMIT_NPROC`.
 * `Isolation.end` runs in the worker once the session has ended: it kills anything left, says which
   budget the submission hit, removes the cgroups and empties the uid's keyrings (and, without
   namespaces, removes the uid's files). What a stopped run left (its cgroups, keys, processes and
@@ -25,11 +26,13 @@ isolation. For each submission it forks a *session* process that serves that sub
 `level` names what this machine allowed, strongest first: "namespaces+cgroups", "namespaces",
 "uid" (no namespaces: a uid per worker, its processes killed and its files in /tmp, /var/tmp and
 /dev/shm removed between submissions; the network is not contained), or "none" (not root).
+
+Imported two ways: by the worker from its path, as a top-level module beside its siblings (worker.py
+imports `forks` and `uids` first), and by the caller as part of the package, to learn the machine's level.
 """
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import os
 import platform
 import resource
@@ -42,6 +45,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+if __package__:
+    from . import forks, uids
+else:
+    import forks
+    import uids
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
@@ -57,7 +66,6 @@ SYSCALLS = {"x86_64": {"pivot_root": 155, "keyctl": 250}, "aarch64": {"pivot_roo
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
 KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # the places any user may write
-UID_LOCKS = Path("/run/autograder-uids")  # root's: one lock file per uid a live worker holds
 # What of the system a session may read, besides the interpreter's own files (allowed_paths): programs and
 # shared libraries (a student may run `sleep`; ctypes loads libc), and the dynamic loader's files. Not
 # /usr/local, /usr/share, /usr/src, /home, /root, /srv, /opt, /etc: a course or its clone may live there.
@@ -174,13 +182,15 @@ def allowed_paths(see: list[str]) -> list[str]:
 
 
 class _Cgroups:
-    """One submission's memory and pids cgroups (v1 hierarchies, or the v2 one), under the worker's own."""
+    """One submission's memory and pids cgroups (v1 hierarchies, or the v2 one), under the worker's own,
+    and on v1 a cpuacct one where the machine mounts it (v2's folder counts CPU time in cpu.stat)."""
 
     FILES = {1: {"memory": "memory.limit_in_bytes", "pids": "pids.max"},
              2: {"memory": "memory.max", "pids": "pids.max"}}
 
     def __init__(self, name: str, budgets: Budgets) -> None:
         self.version, self.dirs = _cgroup_version(), []
+        self.cpu: Path | None = None  # the folder that counts the submission's CPU time
         bases = _cgroup_bases(self.version)
         limits = {"memory": budgets.memory_mb * 1024 * 1024, "pids": budgets.processes + 1}  # + the session
         try:
@@ -189,21 +199,28 @@ class _Cgroups:
                 folder.mkdir()
                 self.dirs.append(folder)
                 (folder / self.FILES[self.version][controller]).write_text(str(limits[controller]))
+            self.cpu = _cpu_folder(self.version, name, self.dirs)
+            if self.cpu and self.cpu not in self.dirs:
+                self.dirs.append(self.cpu)
         except BaseException:  # Ctrl-C included: a probe or a run stopped here leaves no folder
             self.remove()
             raise
 
     @staticmethod
-    def remove_stale(prefix: str) -> None:
-        """Remove the folders a stopped run left whose names start with `prefix` (this worker's uid's: no
-        live worker holds it), killing anything still in them."""
-        version = _cgroup_version()
-        for base in _cgroup_bases(version).values():
-            for folder in base.glob(f"{prefix}*"):
-                stale = _Cgroups.__new__(_Cgroups)
-                stale.version, stale.dirs = version, [folder]
-                stale.kill_all()
-                stale.remove()
+    def remove_stale() -> None:
+        """Remove the empty folders stopped runs left (`kit-<uid>-...`, and probes'), whatever their uid, unless a
+        live worker here holds that uid. Only empty ones: a folder with processes is a live session's (perhaps
+        a neighbouring grader's, whose locks are in another /run), or holds what the kernel is still ending."""
+        for base in _cgroup_bases(_cgroup_version()).values():
+            for folder in base.glob("kit-*"):
+                owner = folder.name.split("-")[1]
+                if owner.isdigit() and uids.held(int(owner)):
+                    continue
+                try:
+                    if not (folder / "cgroup.procs").read_text().split():
+                        folder.rmdir()
+                except OSError:  # not empty after all, or gone meanwhile
+                    pass
 
     def add(self, pid: int) -> None:
         for folder in self.dirs:
@@ -222,6 +239,18 @@ class _Cgroups:
                     if int(counts.get("max", 0)) > 0 or int(counts.get("oom_kill", 0)) > 0:
                         hit.append("memory budget" if events.startswith("memory") else "process budget")
         return sorted(set(hit))
+
+    def events(self) -> dict[str, int]:
+        """How often so far the memory budget's OOM killer killed, and the pids budget refused a fork:
+        what tells a process the kernel killed for memory, or a refused fork, from any other."""
+        counts = {"oom_kill": 0, "fork_refused": 0}
+        for folder in self.dirs:
+            for name, key, field in (("memory.events", "oom_kill", "oom_kill"), ("memory.oom_control", "oom_kill",
+                                     "oom_kill"), ("pids.events", "fork_refused", "max")):
+                if (folder / name).exists():
+                    lines = dict(line.split() for line in (folder / name).read_text().splitlines() if line.strip())
+                    counts[key] += int(lines.get(field, 0))
+        return counts
 
     def kill_all(self) -> None:
         for folder in self.dirs:
@@ -242,11 +271,24 @@ class _Cgroups:
         self.dirs = []
 
 
+def _cpu_folder(version: int, name: str, made: list[Path]) -> Path | None:
+    """Where this submission's CPU time is counted: v2's one folder, or a cpuacct cgroup on v1 (None where
+    the machine has none to give: then the worker counts what its children used, cputime.py)."""
+    if version == 2:
+        return made[0]
+    try:
+        folder = _cgroup_bases(1, ("cpuacct",))["cpuacct"] / name
+        folder.mkdir()
+        return folder
+    except (OSError, KeyError):
+        return None
+
+
 def _cgroup_version() -> int:
     return 1 if Path("/sys/fs/cgroup/memory/cgroup.procs").exists() else 2
 
 
-def _cgroup_bases(version: int) -> dict[str, Path]:
+def _cgroup_bases(version: int, wanted: tuple[str, ...] = ("memory", "pids")) -> dict[str, Path]:
     """The worker's own cgroup folder for each controller."""
     mine = {}
     for line in Path("/proc/self/cgroup").read_text().splitlines():
@@ -254,14 +296,14 @@ def _cgroup_bases(version: int) -> dict[str, Path]:
         for controller in controllers.split(","):
             mine[controller] = path.lstrip("/")
     if version == 1:
-        return {c: Path("/sys/fs/cgroup") / c / mine[c] for c in ("memory", "pids")}
+        return {c: Path("/sys/fs/cgroup") / c / mine[c] for c in wanted}
     return {"memory": Path("/sys/fs/cgroup") / mine[""]}  # v2: one folder holds both
 
 
 class Isolation:
     """Per-submission confinement, done by the sandbox worker. See the module's docstring."""
 
-    def __init__(self, uid_base: int, budgets: Budgets, see: list[str]) -> None:
+    def __init__(self, budgets: Budgets, see: list[str]) -> None:
         """`see`: folders the session may read besides what allowed_paths finds (the assignment's public one)."""
         self.budgets = budgets
         self.count, self.cgroups, self.scratch, self.disk_full = 0, None, "", False
@@ -269,13 +311,13 @@ class Isolation:
         self.namespaces = self.level.startswith("namespaces")
         self.use_cgroups = self.level.endswith("cgroups")
         self.allowed = allowed_paths(see) if self.namespaces else []
-        self.uid = _claim_uid(uid_base) if self.level != "none" else os.getuid()
+        self.uid = uids.claim_uid() if self.level != "none" else os.getuid()
         # Cgroup names unique per run, not just per pid (containers reuse pids), under the uid this worker holds.
         self.run = f"kit-{self.uid}-{secrets.token_hex(4)}"
-        if self.level != "none":  # what a stopped run of this uid left
+        if self.level != "none":  # a uid no process uses may still hold keys a stopped run left
             self._clean_uid()
             if self.use_cgroups:
-                _Cgroups.remove_stale(f"kit-{self.uid}-")
+                _Cgroups.remove_stale()
 
     # ----------------------------------------------------------------- the worker's side
 
@@ -298,7 +340,7 @@ class Isolation:
             self.cgroups.add(os.getpid())
         if self.namespaces:
             _check(_libc.unshare(NAMESPACES), "unshare")
-            session = os.fork()
+            session = forks.fork()
             if session:
                 _mirror(session)
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -326,17 +368,9 @@ class Isolation:
         return hit
 
     def _clean_uid(self) -> None:
-        """Kill every process of the worker's uid, empty its keyrings, and without namespaces remove its files."""
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setgid(self.uid)
-                os.setuid(self.uid)
-                os.kill(-1, signal.SIGKILL)  # every process this uid may signal, that is, its own
-                _forget_keys()
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
+        """Kill every process of the worker's uid (its own alone), empty its keyrings, and without namespaces
+        remove its files."""
+        uids.kill_processes_of(self.uid, also=_forget_keys)
         if self.namespaces:
             return
         if self.scratch:
@@ -400,14 +434,16 @@ class Isolation:
             self.disk_full = self.disk_full or stats.f_bavail * stats.f_frsize < 64 * 1024
 
     def drop(self) -> None:
-        """In a loader, before student code: the worker's uid, its process quota, no privileges to regain."""
+        """In a loader, before student code: the worker's uid, its process quota (where no pids cgroup
+        counts it), no privileges to regain."""
         if self.level == "none":
             return
         os.setgroups([])
         os.setgid(self.uid)
         os.setuid(self.uid)
         _forget_keys()
-        resource.setrlimit(resource.RLIMIT_NPROC, (self.budgets.processes, self.budgets.processes))
+        if not self.use_cgroups:
+            resource.setrlimit(resource.RLIMIT_NPROC, (self.budgets.processes, self.budgets.processes))
         _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # setuid cleared it: die with the session
 
@@ -440,20 +476,6 @@ def _namespaces_work() -> None:
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
     os.mkdir("/tmp/old")
     _pivot_root("/tmp", "/tmp/old")  # not where the root is a ramfs (an initramfs): no allow-listed root there
-
-
-def _claim_uid(base: int, span: int = 1000) -> int:
-    """The first uid from `base` that no other live worker holds. Its lock is held as long as this
-    process (or a child) keeps the file open, and released by the kernel however the worker ends."""
-    UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
-    for uid in range(base, base + span):
-        fd = os.open(UID_LOCKS / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return uid
-        except BlockingIOError:
-            os.close(fd)
-    raise RuntimeError(f"all uids from {base} to {base + span - 1} are held by other graders")
 
 
 def _mirror(child: int) -> None:

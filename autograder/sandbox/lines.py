@@ -11,8 +11,9 @@ import os
 import selectors
 import time
 
-# In a fresh batch the loader times its check children; the worker waits this much longer for an answer
-# before it stops a loader that student code has wedged (and the caller counts it in its own deadline).
+# In a fresh batch the loader times its check children; the worker waits this much longer (of CPU time, and
+# WALL_FACTOR times as long of wall-clock time: cputime.py) for an answer before it stops a loader that student
+# code has wedged (and the caller counts it in its own deadline).
 BACKSTOP_SECONDS = 1.0
 
 

@@ -50,9 +50,18 @@ def describe_exit(exc: BaseException) -> str:
 NOT_RUN_AFTER_TIME_OUT = "not run: an earlier check of this part ran out of time"
 
 
-def describe_budget_spent(seconds: float) -> str:
-    """Why a check was not run: the submission's time budget was used up."""
-    return f"not run: the submission used its {seconds:g} s"
+def describe_budget(seconds: float, wall: bool = False) -> str:
+    """Which of the submission's time budgets ran out: its CPU time, or (`wall`) the wall-clock backstop of
+    `seconds`, which only waiting or sleeping reaches."""
+    if wall:
+        return (f"the submission took {seconds:g} s of wall-clock time (not counting waits for a CPU), its limit: "
+                "waiting or sleeping?")
+    return f"the submission used its {seconds:g} s of CPU time"
+
+
+def describe_budget_spent(seconds: float, wall: bool = False) -> str:
+    """Why a check was not run: a time budget of the submission ran out (describe_budget)."""
+    return f"not run: {describe_budget(seconds, wall)}"
 
 
 def describe_no_answer(seconds: float) -> str:
@@ -61,17 +70,33 @@ def describe_no_answer(seconds: float) -> str:
 
 
 def describe_time_out(what: str, seconds: float) -> str:
-    """Why a check or a cell has no answer when its wall-clock limit passed."""
-    return f"{what} did not finish within {seconds:g} s (an infinite loop?)"
+    """Why a check or a cell has no answer: it used its CPU time without finishing."""
+    return f"{what} did not finish within {seconds:g} s of CPU time (an infinite loop?)"
 
 
-def describe_status(status: int) -> str:
-    """Why a process that owed an answer ended, from its wait status."""
+def describe_wall_time_out(what: str, seconds: float, cpu_seconds: float) -> str:
+    """Why a check or a cell has no answer: its wall-clock backstop passed before its CPU time ran out."""
+    return (f"{what} did not finish within {seconds:g} s of wall-clock time (not counting waits for a CPU), "
+            f"though it used less than its {cpu_seconds:g} s of CPU time: waiting or sleeping?")
+
+
+def describe_fork_failure(error: str) -> str:
+    """Why a check has no answer when the grader could not start its process: the grader's failure."""
+    return (f"not graded: the grader could not start a process for this check ({error}); the grading machine's "
+            "fault, not the notebook's: grade it again")
+
+
+def describe_status(status: int, memory_budget_mb: int = 0) -> str:
+    """Why a process that owed an answer ended, from its wait status. `memory_budget_mb`: the kernel's
+    count says it killed one of the submission's processes for the memory budget (of that size)."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
             return "used more CPU time than the limit allows"
+        if sig == signal.SIGKILL and memory_budget_mb:
+            return (f"was killed by the kernel: the submission's processes together used their memory budget "
+                    f"of {memory_budget_mb} MB")
         if sig == signal.SIGKILL:
-            return "was killed (out of memory?)"
-        return f"crashed ({signal.Signals(sig).name})"
+            return "was killed (SIGKILL), by none of the grader's limits"
+        return f"crashed ({signal.Signals(sig).name if sig in signal.valid_signals() else f'signal {sig}'})"
     return f"ended the process (os._exit({os.WEXITSTATUS(status)})?) before the check finished"

@@ -1,7 +1,8 @@
 """The sandbox's worker: the script the caller starts (`python -I -B worker.py <config>`).
 
 It imports the trusted modules once, then forks a session per submission; a session forks a loader
-per program (child.py), enforces the wall-clock limits and budget, and kills what student code left.
+per program (child.py), enforces the limits and the budget in the CPU time the submission's processes
+used (cputime.py; wall-clock time only as a backstop), and kills what student code left.
 It never runs student code itself. It imports its siblings as top-level modules (not as the package,
 which is the caller's), from this folder, which it puts on sys.path for those imports only.
 """
@@ -20,8 +21,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
 import child  # noqa: E402
+import forks  # noqa: E402
+import uids  # noqa: E402,F401  (isolation.py, loaded from its path later, imports it as a sibling)
+from cputime import TICK, WALL_FACTOR, Stopwatch, SubmissionClock  # noqa: E402
 from lines import BACKSTOP_SECONDS, Lines, send  # noqa: E402
-from messages import NOT_RUN_AFTER_TIME_OUT, describe_budget_spent, describe_status, describe_time_out  # noqa: E402
+from messages import (NOT_RUN_AFTER_TIME_OUT, describe_budget, describe_budget_spent, describe_fork_failure,  # noqa: E402
+                      describe_status, describe_time_out, describe_wall_time_out)
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
@@ -33,9 +38,16 @@ class _Loader:
 
     def __init__(self, cells, config: dict, modules: dict, session: "_Session") -> None:
         self.failure, self.errors, self.session = None, [], session
+        self.out = ""  # which limit ran out while waiting for the loader: see _next
         commands_r, self.commands = os.pipe()
         results, results_w = os.pipe()
-        self.pid = os.fork()
+        try:
+            self.pid = forks.fork()
+        except forks.GraderForkError as error:
+            for fd in (commands_r, self.commands, results, results_w):
+                os.close(fd)
+            self.pid, self.commands, self.failure = 0, -1, {"reason": describe_fork_failure(error.strerror)}
+            return
         if self.pid == 0:
             _close_fds_except({0, 1, 2, commands_r, results_w})
             child.loader_main(cells, config["limits"], session.isolation, session.workdir, commands_r, results_w,
@@ -46,19 +58,36 @@ class _Loader:
         self.seconds = config["limits"]["seconds"]
         self._wait_loaded()
 
-    def _deadline(self, grace: float = 0.0) -> float:
-        return min(time.monotonic() + self.seconds + grace, self.session.budget_end)
+    def _next(self, grace: float = 0.0) -> dict | None:
+        """The loader's next message, or None when a limit ran out first (self.out says which): `seconds`
+        (+ `grace`) of the submission's CPU time from now, WALL_FACTOR times that of wall-clock time (less
+        the loader's waits for a CPU: cputime.Stopwatch), or the submission's budget of either."""
+        session, limit = self.session, self.seconds + grace
+        cpu_end, stopwatch = session.clock.seconds(self.pid) + limit, Stopwatch(self.pid)
+        while (message := self.lines.next(time.monotonic() + TICK)) is None:
+            used, spent = session.clock.seconds(self.pid), session.spent()
+            self.out = ("budget" if spent == "cpu" else "cpu" if used >= cpu_end else
+                        "budget wall" if spent == "wall" else "wall" if stopwatch.seconds() >= limit * WALL_FACTOR
+                        else "")
+            if self.out:
+                return None
+        return message
 
     def _time_out(self, what: str) -> dict:
-        """Why `what` has no answer at the deadline: the check's own time, or the submission's."""
-        if time.monotonic() >= self.session.budget_end:
-            return {"limit": "time budget", "reason": f"{what} was stopped: the submission used its {self.session.budget:g} s"}
-        return {"limit": "time", "reason": describe_time_out(what, self.seconds)}
+        """Why `what` has no answer: which limit _next saw run out. One stopped by the wall-clock backstop
+        alone says so ("wall"), to be run again once (_Session.answer)."""
+        budget = self.session.budget
+        return {"budget": {"limit": "time budget", "reason": f"{what} was stopped: {describe_budget(budget)}"},
+                "budget wall": {"limit": "time budget",
+                                "reason": f"{what} was stopped: {describe_budget(budget * WALL_FACTOR, wall=True)}"},
+                "cpu": {"limit": "time", "reason": describe_time_out(what, self.seconds)},
+                "wall": {"limit": "time", "wall": True,
+                         "reason": describe_wall_time_out(what, self.seconds * WALL_FACTOR, self.seconds)}}[self.out]
 
     def _wait_loaded(self) -> None:
         cell = "the first cell"
         while True:
-            message = self.lines.next(self._deadline())
+            message = self._next()
             if message is None:
                 self.failure = self._time_out(f"cell {cell}")
             elif message.get("event") == "cell" and isinstance(message.get("name"), str):
@@ -77,7 +106,7 @@ class _Loader:
             return
 
     def run(self, calls: list[dict], fresh: bool) -> list[dict]:
-        """Answers to `calls`, in order, each within the time limit from the end of the one before.
+        """Answers to `calls`, in order, each within the time limits from the end of the one before.
 
         Fewer answers than calls when the loader ended on the way (it is then stopped): after a
         time-out, a failure to load, or a call that ended the process. `fresh`: the loader times its
@@ -95,7 +124,7 @@ class _Loader:
             return [{"ok": False, **answer}]
         answers = []
         for _ in calls:
-            message = self.lines.next(self._deadline(grace=BACKSTOP_SECONDS if fresh else 0.0))
+            message = self._next(grace=BACKSTOP_SECONDS if fresh else 0.0)
             if message is None:
                 answers.append({"ok": False, **self._time_out("the check")})
                 self.stop()
@@ -104,26 +133,39 @@ class _Loader:
                 answers.append({"ok": False, "reason": self._ended(message)})
                 self.stop()
                 break
-            answers.append(_clean(message))
+            answers.append(self.session.judge(_clean(message), message.get("status")))
             if answers[-1]["limit"] == "output":  # the process stopped itself after saying so
                 self.stop()
                 break
         return answers
 
     def _ended(self, message: dict) -> str:
-        """Why the loader sent no answer: it ended, or it wrote something that is not one."""
-        status = self._status()
-        return ("wrote to the grader's pipe something that is not an answer: write only through print(), "
-                "not to file descriptors (os.write)") if message else status
+        """Why the loader sent no answer: it wrote something that is not one (it is killed), or it closed
+        its pipe: then how it ended by itself, or, still running a second later, that it closed the pipe."""
+        if message:
+            self._reap(kill=True)
+            return ("wrote to the grader's pipe something that is not an answer: write only through print(), "
+                    "not to file descriptors (os.write)")
+        give_up = time.monotonic() + 1.0
+        while (status := self._reap(kill=False)) is None:
+            if time.monotonic() > give_up:
+                self._reap(kill=True)
+                return "closed the grader's pipe (os.close?) before the check finished"
+            time.sleep(0.01)
+        return self.session.describe_status(status)
 
-    def _status(self) -> str:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        _, status = os.waitpid(self.pid, 0)
+    def _reap(self, kill: bool) -> int | None:
+        """The loader's wait status once it has ended (after SIGKILL, with `kill`); None while it runs."""
+        if kill:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        pid, status = os.waitpid(self.pid, 0 if kill else os.WNOHANG)
+        if not pid:
+            return None
         self.pid = 0
-        return describe_status(status)
+        return status
 
     def stop(self) -> None:
         """Kill the loader, its group, and (by reaping the session's orphans) everything it started."""
@@ -144,9 +186,9 @@ class _Loader:
             self.session.isolation.note_scratch()
 
 
-# The limits a loader may report itself (time: for a check child, in a fresh batch); a loader's own time and
-# the submission's budget are the session's to judge.
-_LIMITS = ("memory", "output", "time")
+# The limits a loader may report itself (time: for a check child, in a fresh batch; fork: it could not start
+# one); a loader's own time and the submission's budget are the session's to judge.
+_LIMITS = ("memory", "output", "time", "fork")
 
 
 def _clean(message: dict) -> dict:
@@ -157,7 +199,7 @@ def _clean(message: dict) -> dict:
     return {"ok": ok, "value": message.get("value") if ok else None,
             "reason": " ".join(reason.split())[:500] if isinstance(reason, str) and not ok else
                       ("" if ok else "sent an answer the grader cannot read"),
-            "limit": limit if limit in _LIMITS else ""}
+            "limit": limit if limit in _LIMITS else "", "wall": message.get("wall") is True and limit == "time"}
 
 
 def _close_fds_except(keep: set[int]) -> None:
@@ -241,11 +283,46 @@ class _Session:
     def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, budget: float) -> None:
         self.config, self.modules, self.isolation = config, modules, isolation
         self.workdir = isolation.workdir if isolation is not None else workdir
-        self.budget, self.budget_end = budget, time.monotonic() + budget
+        self.budget = budget
         self.loader: _Loader | None = None
+        # Made again in serve(), in the session's own process: its CPU time, and its wall-clock time less waits.
+        self.clock, self.stopwatch = SubmissionClock(None), Stopwatch(os.getpid())
+        self.seen = {"oom_kill": 0, "fork_refused": 0}  # the cgroups' counts, as last looked at
+
+    def _new(self, event: str) -> bool:
+        """Whether the cgroups counted `event` (isolation.py's _Cgroups.events) since the last look."""
+        cgroups = self.isolation.cgroups if self.isolation is not None else None
+        if cgroups is None:
+            return False
+        count, self.seen[event] = self.seen[event], cgroups.events()[event]
+        return self.seen[event] > count
+
+    def describe_status(self, status: int) -> str:
+        """describe_status, told by the memory cgroup's count whether its OOM killer was the SIGKILL."""
+        return describe_status(status, self.isolation.budgets.memory_mb if self._new("oom_kill") else 0)
+
+    def judge(self, answer: dict, status: Any) -> dict:
+        """An answer (cleaned) with the cause the session alone can see: a check child's end (`status`,
+        as the loader saw it), and, when the loader could not start it, whether the submission's
+        processes had used its process budget (the student's doing) or not (the grader's failure)."""
+        if answer["limit"] == "fork":
+            answer["limit"] = ""
+            if self._new("fork_refused"):
+                answer.update(limit="process budget", reason="could not start: the submission's processes used its "
+                                                             f"process budget of {self.isolation.budgets.processes}")
+        elif isinstance(status, int) and 0 <= status < 1 << 16 and not answer["ok"]:  # the loader's word: check it
+            answer["reason"] = self.describe_status(status)
+        return answer
+
+    def spent(self) -> str:
+        """Which of the submission's time budgets is used up: "" (neither), "cpu" or "wall"."""
+        return ("cpu" if self.clock.seconds(self.loader.pid if self.loader else 0) >= self.budget else
+                "wall" if self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
 
     def serve(self) -> None:
         _become_subreaper()  # a student's daemons end up here, to be killed with their loader
+        cgroups = self.isolation.cgroups if self.isolation is not None else None
+        self.clock, self.stopwatch = SubmissionClock(cgroups.cpu if cgroups else None), Stopwatch(os.getpid())
         requests, replies = Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
         replies.write(json.dumps({"ready": True}) + "\n")
         replies.flush()
@@ -266,24 +343,38 @@ class _Session:
     def answer(self, cells: list, calls: list[dict], fresh: bool) -> list[dict]:
         """An answer for each call. A call that ends the loader costs itself: the rest go on in a new one,
         each in a child of its own. After a time-out in a batch that is not fresh, the rest are not run
-        (what the looping call left behind would be their state); in a fresh one they go on."""
+        (what the looping call left behind would be their state); in a fresh one they go on. A call (or a
+        load) stopped by the wall-clock backstop, not by its CPU time, is run again once, alone: in a newly
+        loaded program, with nothing else of the submission running; only a second stop is charged."""
         answers: list[dict] = []
-        while len(answers) < len(calls) and time.monotonic() < self.budget_end:
+        again: set[int] = set()  # the calls run again after the backstop stopped them
+        while len(answers) < len(calls) and not self.spent():
             loader = self.loader
             if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or ended by a call
                 loader = self.loader = _Loader(cells, self.config, self.modules, self)
-            answers += loader.run(calls[len(answers):], fresh)
+            new = loader.run(calls[len(answers):], fresh)
+            stopped = [n for n, answer in enumerate(new) if answer.get("wall") and len(answers) + n not in again]
+            if stopped:  # from there on, again (in a fresh batch the calls after it ran already, but not alone)
+                again.add(len(answers) + stopped[0])
+                answers += new[:stopped[0]]
+                loader.stop()
+                self.loader = None
+                continue
+            answers += new
             limit = answers[-1].get("limit")
             if loader.failure or limit == "time budget" or (limit == "time" and not fresh):
                 break
             fresh = True  # a call ended the process: the rest run one child each, so one crash costs one call
         if self.loader and self.loader.failure:  # the program could not load: every call says why
             rest = {"ok": False, **self.loader.failure}
-        elif time.monotonic() >= self.budget_end:
-            rest = {"ok": False, "limit": "time budget", "reason": describe_budget_spent(self.budget)}
+        elif self.spent():
+            wall = self.spent() == "wall"
+            rest = {"ok": False, "limit": "time budget",
+                    "reason": describe_budget_spent(self.budget * (WALL_FACTOR if wall else 1), wall)}
         else:
             rest = {"ok": False, "reason": NOT_RUN_AFTER_TIME_OUT}
-        return answers + [dict(rest) for _ in calls[len(answers):]]
+        return [{key: value for key, value in answer.items() if key != "wall"}
+                for answer in answers + [dict(rest) for _ in calls[len(answers):]]]
 
 
 def _serve(config: dict) -> None:
@@ -303,7 +394,7 @@ def _serve(config: dict) -> None:
     if config["isolation"]:
         settings = config["isolation"]
         module = _import_path("isolation", settings["path"])
-        isolation = module.Isolation(settings["uid_base"], module.Budgets(**settings["budgets"]), config["path"])
+        isolation = module.Isolation(module.Budgets(**settings["budgets"]), config["path"])
     _become_subreaper()
     gc.freeze()  # sessions, loaders and check children inherit these objects; collections in them skip them
     workdir = tempfile.mkdtemp(prefix="sandbox-")
@@ -316,7 +407,7 @@ def _serve(config: dict) -> None:
         if isolation:
             isolation.begin()
         pid = _start_session(_Session(config, modules, isolation, workdir, request["begin"]))
-        _, status = os.waitpid(pid, 0)
+        _, status = os.waitpid(pid, 0) if pid else (0, 0)
         _reap_orphans()
         hit = isolation.end(status) if isolation else []
         replies.write(json.dumps({"budgets": hit}) + "\n")
@@ -325,8 +416,14 @@ def _serve(config: dict) -> None:
 
 
 def _start_session(session: _Session) -> int:
-    """Fork the process that serves one submission; it tells the caller in one line if it cannot start."""
-    pid = os.fork()
+    """Fork the process that serves one submission (0 when the grader cannot: it has told the caller);
+    it tells the caller in one line if it cannot start."""
+    try:
+        pid = forks.fork()
+    except forks.GraderForkError as exc:
+        error = f"the grader could not start the submission's sandbox: {exc.strerror}"
+        os.write(1, (json.dumps({"error": error}) + "\n").encode())
+        return 0
     if pid:
         return pid
     try:

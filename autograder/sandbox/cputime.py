@@ -1,0 +1,111 @@
+"""CPU time that a submission's processes used: what its per-check limits and its time budget are charged in.
+
+On a busy machine a check gets a smaller share of a core: its wall-clock time grows with the load, its
+CPU time does not. So a check that loops runs out of CPU time wherever it runs, and a correct one that
+was merely slowed is never charged. Wall-clock time stays only as a backstop, WALL_FACTOR times each
+limit, for code that waits instead of computing (a sleep, a blocked read); and the time its processes
+spent waiting for a CPU, as the kernel counts it (/proc/<pid>/task/<tid>/schedstat), is taken off it,
+so that not even the backstop grows with the load. (A kernel without schedstat counts no waits: there
+the backstop is plain wall-clock time, and a machine more than WALL_FACTOR times oversubscribed reaches it.)
+
+Counted from the submission's cgroup where it has one (cpuacct.usage on cgroup v1, cpu.stat on v2: every
+process, threads and daemons included), else from the kernel's per-process counters: what the processes
+this one reaped used (rusage, os.times) plus what the live process tree it names has used so far (/proc).
+Standard library only: the worker and the loaders import this file as a top-level module, the caller as
+a package one.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from time import monotonic as time_now
+
+WALL_FACTOR = 2  # the wall-clock backstop (less the waits for a CPU), in multiples of a CPU-time limit
+TICK = 0.05  # seconds between two readings of the CPU time while a call runs
+_HZ = os.sysconf("SC_CLK_TCK")
+
+
+def process_seconds(pid: int) -> float:
+    """CPU seconds `pid` used, its reaped children's included; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return sum(int(ticks) for ticks in fields[11:15]) / _HZ  # utime, stime, cutime, cstime
+
+
+def _tree(pid: int) -> dict[int, list[str]]:
+    """`pid` and every live process below it (a child that moved away is not counted): their thread ids."""
+    found, todo = {}, [pid]
+    while todo:
+        pid = todo.pop()
+        try:
+            found[pid] = os.listdir(f"/proc/{pid}/task")
+            for task in found[pid]:
+                with open(f"/proc/{pid}/task/{task}/children") as children:
+                    todo += [int(child) for child in children.read().split()]
+        except OSError:  # gone meanwhile, or a kernel that keeps no list of children: what was found
+            pass
+    return found
+
+
+def tree_seconds(pid: int) -> float:
+    """CPU seconds `pid` and every live process below it used, their reaped children's included."""
+    return sum(process_seconds(member) for member in _tree(pid))
+
+
+def tree_waits(pid: int) -> float:
+    """Seconds the threads of `pid` and of every live process below it spent runnable, waiting for a CPU."""
+    total = 0
+    for member, tasks in _tree(pid).items():
+        for task in tasks:
+            try:
+                with open(f"/proc/{member}/task/{task}/schedstat") as stat:
+                    total += int(stat.read().split()[1])  # run time, run-queue wait, time slices: in ns
+            except (OSError, IndexError, ValueError):
+                pass
+    return total / 1e9
+
+
+class Stopwatch:
+    """Wall-clock seconds since it was made, less the time the process tree of `pid` waited for a CPU
+    meanwhile: what a wall-clock backstop may charge. The waits of processes that ended are kept."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.started, self.waited = pid, time_now(), 0.0
+        self.last = tree_waits(pid)
+
+    def seconds(self) -> float:
+        waits = tree_waits(self.pid)
+        self.waited += max(0.0, waits - self.last)  # a process that ended takes its waits along: count from here
+        self.last = waits
+        return time_now() - self.started - self.waited
+
+
+def cgroup_seconds(folder: Path) -> float:
+    """CPU seconds every process that was ever in the cgroup `folder` used."""
+    usage = folder / "cpuacct.usage"
+    if usage.exists():
+        return int(usage.read_text()) / 1e9
+    stats = dict(line.split() for line in (folder / "cpu.stat").read_text().splitlines() if line.strip())
+    return int(stats["usage_usec"]) / 1e6
+
+
+class SubmissionClock:
+    """The CPU seconds one submission's processes used since the clock was made, read in its session.
+
+    `cgroup`: the submission's cgroup folder that counts CPU time, or None (then: what the session reaped,
+    plus the live tree of the process `seconds` is given).
+    """
+
+    def __init__(self, cgroup: Path | None) -> None:
+        self.cgroup = cgroup
+        self.start = 0.0
+        self.start = self.seconds()
+
+    def seconds(self, live: int = 0) -> float:
+        if self.cgroup is not None:
+            return cgroup_seconds(self.cgroup) - self.start
+        reaped = os.times()
+        return reaped.children_user + reaped.children_system + (tree_seconds(live) if live else 0.0) - self.start

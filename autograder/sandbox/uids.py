@@ -1,0 +1,152 @@
+"""A uid for each grading worker that nothing else on the machine uses, and the end of its processes.
+
+Student code runs as this uid (isolation.py). Two graders must never share one: a uid's processes
+count against one `RLIMIT_NPROC`, may signal and trace each other, and at the `uid` level the grader
+kills every process of its uid after each submission. Locks alone cannot promise that: they live in a
+folder (`/run/autograder-uids`), and two containers or chroots on one host each have their own `/run`.
+So a uid is drawn at random from 2^20 .. 2^31 (above any real account and any distribution's range for
+them; two graders that cannot see each other's locks pick the same one with odds of about 1 in 2*10^9
+per pair), skipped when any process of this machine's /proc runs as it or an account names it, and then
+locked, so that graders sharing a /run cannot race for it. The lock is held as long as the worker (or a
+child) keeps its file open, and released by the kernel however the worker ends.
+
+A user namespace per session would also give unique uids, but it is refused by many containers and
+hardened kernels, changes what root may do inside (mounts, cgroups), and the uid it maps to outside
+must still be chosen: the random uid is needed either way, so it is the mechanism.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import pwd
+import secrets
+import signal
+from pathlib import Path
+from typing import Callable
+
+LOCKS = Path("/run/autograder-uids")  # root's: one lock file per uid a live worker holds
+LOWEST, BEYOND = 1 << 20, 1 << 31
+_RANDOM = secrets.SystemRandom()
+
+
+def claim_uid(tries: int = 64) -> int:
+    """A uid no process, account or live worker on this machine uses, locked for this process's life."""
+    LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _sweep()
+    ranges = _mapped_ranges()
+    for _ in range(tries):
+        uid = _draw(ranges)
+        if _in_use(uid):
+            continue
+        fd = _lock(LOCKS / str(uid))
+        if fd is None:
+            continue
+        if not _in_use(uid):  # again under the lock: the worker that released it may have left a process
+            return uid
+        os.close(fd)
+    raise RuntimeError(f"no free uid found in {tries} tries (every one drawn was in use)")
+
+
+def _lock(path: Path) -> int | None:
+    """An open descriptor holding the lock of `path`, or None when a live worker holds it. A lock file that
+    _sweep removed between the open and the lock does not count (its inode is no longer the path's)."""
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.stat(path).st_ino == os.fstat(fd).st_ino:
+            return fd
+    except (BlockingIOError, FileNotFoundError):
+        pass
+    os.close(fd)
+    return None
+
+
+def _sweep() -> None:
+    """Remove the lock files no live worker holds, so that uids drawn at random leave no trail in /run."""
+    for path in LOCKS.iterdir():
+        fd = _lock(path)
+        if fd is not None:
+            path.unlink()
+            os.close(fd)
+
+
+def _mapped_ranges() -> list[tuple[int, int]]:
+    """The uids this process may become, clipped to LOWEST .. BEYOND: in a user namespace (a rootless
+    container) only those its uid_map lists exist; without one, all of them."""
+    try:
+        lines = Path("/proc/self/uid_map").read_text().split("\n")
+    except OSError:
+        return [(LOWEST, BEYOND)]
+    ranges = []
+    for line in lines:
+        if line.split():
+            inside, _, count = (int(field) for field in line.split())
+            start, end = max(inside, LOWEST), min(inside + count, BEYOND)
+            if start < end:
+                ranges.append((start, end))
+    if not ranges:
+        raise RuntimeError("this machine maps no uid from 2^20 to 2^31 for the grader to run student code as")
+    return ranges
+
+
+def _draw(ranges: list[tuple[int, int]]) -> int:
+    """A uid uniformly at random from `ranges` (unpredictable to students, as `secrets` is)."""
+    start, end = _RANDOM.choices(ranges, weights=[end - start for start, end in ranges])[0]
+    return start + _RANDOM.randrange(end - start)
+
+
+def _in_use(uid: int) -> bool:
+    """Whether an account names `uid` or a process this machine's /proc shows runs as it (any of its ids)."""
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        pass
+    return uid in processes_by_uid()
+
+
+def processes_by_uid() -> dict[int, list[int]]:
+    """{uid: pids} for every process in /proc, by each of its real, effective, saved and filesystem uids."""
+    found: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as status:
+                ids = next(line for line in status if line.startswith("Uid:")).split()[1:]
+        except (OSError, StopIteration):  # ended meanwhile
+            continue
+        for uid in {int(i) for i in ids}:
+            found.setdefault(uid, []).append(int(entry))
+    return found
+
+
+def held(uid: int) -> bool:
+    """Whether a live worker that shares this /run holds `uid`."""
+    path = LOCKS / str(uid)
+    if not path.exists():
+        return False
+    fd = _lock(path)
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
+def kill_processes_of(uid: int, also: Callable[[], None] | None = None) -> None:
+    """SIGKILL every process of `uid`, from a child that becomes `uid` first: the kernel then lets the
+    signal reach only processes of that uid (kill(-1) skips the rest), which, the uid being this
+    worker's alone, are only the ones it started. `also` then runs in that child, as `uid` (emptying
+    its keyrings)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)  # every process this uid may signal, itself excepted
+            if also is not None:
+                also()
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
