@@ -83,29 +83,40 @@ class Stopwatch:
         return time_now() - self.started - self.waited
 
 
-def cgroup_seconds(folder: Path) -> float:
-    """CPU seconds every process that was ever in the cgroup `folder` used."""
-    usage = folder / "cpuacct.usage"
-    if usage.exists():
-        return int(usage.read_text()) / 1e9
-    stats = dict(line.split() for line in (folder / "cpu.stat").read_text().splitlines() if line.strip())
-    return int(stats["usage_usec"]) / 1e6
+class CgroupCounter:
+    """The CPU seconds every process that was ever in one cgroup used, from its counter file, opened where
+    the cgroup is made (in the worker): the session reads it after it has left the machine's /sys behind
+    (its root is an allow-list, isolation.py) through the descriptor it inherits."""
+
+    def __init__(self, folder: Path) -> None:
+        self.nanoseconds = (folder / "cpuacct.usage").exists()  # v1's cpuacct; v2 counts in cpu.stat
+        self.fd = os.open(folder / ("cpuacct.usage" if self.nanoseconds else "cpu.stat"), os.O_RDONLY)
+
+    def seconds(self) -> float:
+        text = os.pread(self.fd, 1 << 16, 0).decode()
+        if self.nanoseconds:
+            return int(text) / 1e9
+        stats = dict(line.split() for line in text.splitlines() if line.strip())
+        return int(stats["usage_usec"]) / 1e6
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 class SubmissionClock:
     """The CPU seconds one submission's processes used since the clock was made, read in its session.
 
-    `cgroup`: the submission's cgroup folder that counts CPU time, or None (then: what the session reaped,
-    plus the live tree of the process `seconds` is given).
+    `counter`: the submission's cgroup counter, or None (then: what the session reaped, plus the live tree
+    of the process `seconds` is given).
     """
 
-    def __init__(self, cgroup: Path | None) -> None:
-        self.cgroup = cgroup
+    def __init__(self, counter: CgroupCounter | None) -> None:
+        self.counter = counter
         self.start = 0.0
         self.start = self.seconds()
 
     def seconds(self, live: int = 0) -> float:
-        if self.cgroup is not None:
-            return cgroup_seconds(self.cgroup) - self.start
+        if self.counter is not None:
+            return self.counter.seconds() - self.start
         reaped = os.times()
         return reaped.children_user + reaped.children_system + (tree_seconds(live) if live else 0.0) - self.start

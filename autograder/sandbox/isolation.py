@@ -47,8 +47,9 @@ from pathlib import Path
 from typing import Callable
 
 if __package__:
-    from . import forks, uids
+    from . import cputime, forks, uids
 else:
+    import cputime
     import forks
     import uids
 
@@ -187,10 +188,14 @@ class _Cgroups:
 
     FILES = {1: {"memory": "memory.limit_in_bytes", "pids": "pids.max"},
              2: {"memory": "memory.max", "pids": "pids.max"}}
+    # The counters read to tell which budget was hit. The session reads some after it left the machine's /sys
+    # behind (its root is an allow-list): they are opened where the cgroups are made, and read by descriptor.
+    COUNTERS = ("memory.failcnt", "memory.events", "memory.oom_control", "pids.events")
 
     def __init__(self, name: str, budgets: Budgets) -> None:
         self.version, self.dirs = _cgroup_version(), []
-        self.cpu: Path | None = None  # the folder that counts the submission's CPU time
+        self.cpu: cputime.CgroupCounter | None = None  # the submission's CPU time
+        self.counters: dict[str, list[int]] = {}  # counter file name -> a descriptor per folder that has one
         bases = _cgroup_bases(self.version)
         limits = {"memory": budgets.memory_mb * 1024 * 1024, "pids": budgets.processes + 1}  # + the session
         try:
@@ -199,9 +204,14 @@ class _Cgroups:
                 folder.mkdir()
                 self.dirs.append(folder)
                 (folder / self.FILES[self.version][controller]).write_text(str(limits[controller]))
-            self.cpu = _cpu_folder(self.version, name, self.dirs)
-            if self.cpu and self.cpu not in self.dirs:
-                self.dirs.append(self.cpu)
+            counting = _cpu_folder(self.version, name, self.dirs)
+            if counting and counting not in self.dirs:
+                self.dirs.append(counting)
+            self.cpu = cputime.CgroupCounter(counting) if counting else None
+            for folder in self.dirs:
+                for counter in self.COUNTERS:
+                    if (folder / counter).exists():
+                        self.counters.setdefault(counter, []).append(os.open(folder / counter, os.O_RDONLY))
         except BaseException:  # Ctrl-C included: a probe or a run stopped here leaves no folder
             self.remove()
             raise
@@ -211,7 +221,14 @@ class _Cgroups:
         """Remove the empty folders stopped runs left (`kit-<uid>-...`, and probes'), whatever their uid, unless a
         live worker here holds that uid. Only empty ones: a folder with processes is a live session's (perhaps
         a neighbouring grader's, whose locks are in another /run), or holds what the kernel is still ending."""
-        for base in _cgroup_bases(_cgroup_version()).values():
+        version = _cgroup_version()
+        bases = list(_cgroup_bases(version).values())
+        if version == 1:
+            try:
+                bases += list(_cgroup_bases(1, ("cpuacct",)).values())
+            except KeyError:  # no cpuacct hierarchy here
+                pass
+        for base in bases:
             for folder in base.glob("kit-*"):
                 owner = folder.name.split("-")[1]
                 if owner.isdigit() and uids.held(int(owner)):
@@ -226,31 +243,32 @@ class _Cgroups:
         for folder in self.dirs:
             (folder / "cgroup.procs").write_text(str(pid))
 
+    def _read(self, counter: str) -> list[dict[str, int]]:
+        """Each folder's `counter` file as {key: count} (a file of one number: {"": number})."""
+        found = []
+        for fd in self.counters.get(counter, []):
+            lines = [line.split() for line in os.pread(fd, 1 << 16, 0).decode().splitlines() if line.strip()]
+            found.append({line[0]: int(line[1]) for line in lines if len(line) == 2} if len(lines[0]) == 2
+                         else {"": int(lines[0][0])})
+        return found
+
     def hit(self) -> list[str]:
         """The budgets this submission ran into."""
         hit = []
-        for folder in self.dirs:
-            if self.version == 1 and (folder / "memory.failcnt").exists():
-                if int((folder / "memory.failcnt").read_text()) > 0:
-                    hit.append("memory budget")
-            for events in ("memory.events", "pids.events"):
-                if (folder / events).exists():
-                    counts = dict(line.split() for line in (folder / events).read_text().splitlines())
-                    if int(counts.get("max", 0)) > 0 or int(counts.get("oom_kill", 0)) > 0:
-                        hit.append("memory budget" if events.startswith("memory") else "process budget")
+        if any(counts[""] > 0 for counts in self._read("memory.failcnt")):
+            hit.append("memory budget")
+        if any(counts.get("max", 0) > 0 or counts.get("oom_kill", 0) > 0 for counts in self._read("memory.events")):
+            hit.append("memory budget")
+        if any(counts.get("max", 0) > 0 for counts in self._read("pids.events")):
+            hit.append("process budget")
         return sorted(set(hit))
 
     def events(self) -> dict[str, int]:
         """How often so far the memory budget's OOM killer killed, and the pids budget refused a fork:
         what tells a process the kernel killed for memory, or a refused fork, from any other."""
-        counts = {"oom_kill": 0, "fork_refused": 0}
-        for folder in self.dirs:
-            for name, key, field in (("memory.events", "oom_kill", "oom_kill"), ("memory.oom_control", "oom_kill",
-                                     "oom_kill"), ("pids.events", "fork_refused", "max")):
-                if (folder / name).exists():
-                    lines = dict(line.split() for line in (folder / name).read_text().splitlines() if line.strip())
-                    counts[key] += int(lines.get(field, 0))
-        return counts
+        return {"oom_kill": sum(counts.get("oom_kill", 0) for name in ("memory.events", "memory.oom_control")
+                                for counts in self._read(name)),
+                "fork_refused": sum(counts.get("max", 0) for counts in self._read("pids.events"))}
 
     def kill_all(self) -> None:
         for folder in self.dirs:
@@ -263,6 +281,12 @@ class _Cgroups:
                 os.sched_yield()
 
     def remove(self) -> None:
+        if self.cpu is not None:
+            self.cpu.close()
+            self.cpu = None
+        for fd in (fd for fds in self.counters.values() for fd in fds):
+            os.close(fd)
+        self.counters = {}
         for folder in self.dirs:
             try:
                 folder.rmdir()

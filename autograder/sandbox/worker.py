@@ -115,9 +115,10 @@ class _Loader:
         """
         if self.failure:
             return [{"ok": False, **self.failure}]
-        # Within the check's deadline: a loader that shrank its pipe and stopped itself takes no more.
-        deadline = self._deadline()
+        # Within the check's wall-clock backstop: a loader that shrank its pipe and stopped itself takes no more.
+        deadline = time.monotonic() + self.seconds * WALL_FACTOR
         if not send(self.commands, {"calls": calls, "fresh": fresh}, deadline):
+            self.out = "wall"
             answer = self._time_out("the check") if time.monotonic() >= deadline else \
                 {"reason": "the notebook's process ended before the check could start"}
             self.stop()
