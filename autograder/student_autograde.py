@@ -19,7 +19,7 @@ from .preprocessors.grading_notes import other_notebooks
 from .preprocessors.run_hidden_suites import report_path
 from .report import one_line
 from .tuning import shared_url
-from .validate import read_submission
+from .validate import read_submission, timestamp_problem
 
 
 def failure(exc: BaseException) -> str:
@@ -75,6 +75,9 @@ def autograder_for(assignment: Assignment, config, submitted: Path, max_bytes: i
         submission = read_submission(student, path, max_bytes)  # validated: nbgrader never sees a malformed file
         if submission.error:
             return {"problem": submission.error}
+        stamp = timestamp_problem(path.parent)  # nor a time stamp it cannot read
+        if stamp:
+            return {"problem": stamp}
         if not converters:  # one per process, made after the fork
             coursedir = CourseDirectory(config=config)
             coursedir.db_url, coursedir.assignment_id = shared_url(coursedir.db_url), assignment.name

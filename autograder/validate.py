@@ -224,3 +224,34 @@ def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submi
     except Exception as exc:  # any unreadable file: grading goes on with the next one
         reason = " ".join(str(exc).split())[:REASON_CHARS] or type(exc).__name__
         return Submission(key, error=f"{Path(path).name} is not a readable notebook ({reason})")
+
+
+TIMESTAMP_BYTES = 4096  # a time stamp is one line; a longer timestamp.txt is not one
+
+
+def timestamp_problem(folder: Path) -> str | None:
+    """Why the folder's timestamp.txt, nbgrader's record of when the work was submitted, cannot be used (None
+    when it can, or when there is none). nbgrader reads it as root and, on a line it cannot parse, fails the
+    whole autograde with a traceback; the submission could also have brought one of its own (a link to another
+    file, a time in the past). The time comes from nbgrader's collect or the LMS (autograder/collect.py), so a
+    bad one is not graded around: that would drop the late penalty it records."""
+    from nbgrader.utils import parse_utc
+
+    path = folder / "timestamp.txt"
+    if not os.path.lexists(path):
+        return None
+    if path.is_symlink() or not path.is_file():
+        return "its timestamp.txt is not a plain file: the submission time must come from nbgrader's collect or the LMS"
+    with open(path, "rb") as handle:
+        data = handle.read(TIMESTAMP_BYTES + 1)
+    if len(data) > TIMESTAMP_BYTES:
+        return (f"its timestamp.txt is over {TIMESTAMP_BYTES} bytes, not a time stamp: the submission time must come "
+                f"from nbgrader's collect or the LMS")
+    text = data.decode("utf-8", "replace").strip()
+    try:
+        parse_utc(text)
+    except Exception:
+        shown = json.dumps(text[:40] + ("…" if len(text) > 40 else ""))
+        return (f"its timestamp.txt does not hold a time nbgrader can read ({shown}): the submission time must come "
+                f"from nbgrader's collect or the LMS")
+    return None

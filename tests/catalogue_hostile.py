@@ -376,6 +376,10 @@ HOSTILE: list[Hostile] = [
             max_total=0, reason="is not a readable notebook", summary=True),
     Hostile("empty", "an empty file", lambda ref, rel: {NOTEBOOK: ""}, max_total=0,
             reason="is not a readable notebook", summary=True),
+    Hostile("bad-timestamp", "the reference with a timestamp.txt of its own that holds no time (and an escape "
+            "sequence), which failed nbgrader's whole autograde with a traceback",
+            lambda ref, rel: {NOTEBOOK: notebook(ref), "timestamp.txt": "\x1b[31mon time, honest\n"}, max_total=0,
+            reason="its timestamp.txt does not hold a time nbgrader can read", summary=True),
     Hostile("no-solution-cells", "the reference with its solution cells deleted", without_solution_cells,
             max_total=0, reason="cells missing from the notebook: module, linear, exercise_count, sgd, exercise_second_step, no_grad", summary=True),
     Hostile("edited-test-cells", "the blank release whose test cells print PASS and claim 100 points", edited_test_cells,

@@ -153,6 +153,21 @@ def test_read_submission_gives_the_reason_and_the_course_limit(tmp_path):
     assert "more than the 2 KB" in read_submission("s", path, max_bytes=2048).error
 
 
+def test_a_timestamp_txt_nbgrader_cannot_read_is_a_reason(tmp_path):
+    from autograder.validate import TIMESTAMP_BYTES, timestamp_problem
+
+    stamp = tmp_path / "timestamp.txt"
+    assert timestamp_problem(tmp_path) is None  # none: nbgrader grades it as on time
+    stamp.write_text("2026-11-20 12:00:00.000000 UTC\n")
+    assert timestamp_problem(tmp_path) is None
+    for text in ("\x1b[31mnot a time", "\x00\x00", "", "2026-11-20 12:00:00 UTC" + " " * TIMESTAMP_BYTES):
+        stamp.write_text(text)
+        assert "timestamp.txt" in timestamp_problem(tmp_path), text
+    stamp.unlink()
+    stamp.symlink_to("/etc/hostname")  # a link the grader (root) would follow
+    assert "not a plain file" in timestamp_problem(tmp_path)
+
+
 def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
     def broken(assignment, folder):
         raise KeyError("something no one foresaw")
@@ -167,7 +182,7 @@ def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
 
 
 CLASS = ("source-dict", "grade-id-list", "nbgrader-string", "deep-json", "too-large", "cells-object", "cell-string",
-         "not-json", "empty")
+         "not-json", "empty", "bad-timestamp")
 
 
 @pytest.mark.slow
