@@ -1,7 +1,9 @@
 """One-line explanations of what went wrong in student code, for the grader's messages.
 
-The student's helper (source/<assignment>/notebook_checks.py) must stay standalone, so it keeps its
-own `describe_exception`; tests/test_messages.py holds both to the same words on a golden list.
+The student's released cause-finder (source/<assignment>/causes.py) keeps its own `describe_exception`: the
+sandbox's copy adds MemoryError, and the sandbox loads nothing of an assignment's folder into the worker before
+student code runs (so it serves any assignment); tests/test_messages.py holds both to the same words on a
+golden list.
 Standard library only: the worker imports this file as a top-level module, the caller as a package one.
 """
 from __future__ import annotations
