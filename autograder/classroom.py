@@ -10,6 +10,7 @@ autograded/, records what could not be graded, exports and sums up.
 from __future__ import annotations
 
 import html
+import logging
 import os
 import shutil
 import sys
@@ -49,11 +50,20 @@ def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> tuple
     if (downloads / "archive").is_dir() and any((downloads / "archive").iterdir()):
         from .collect import LmsZipCollect  # only for an LMS download
 
-        app = LmsZipCollect(coursedir=api.coursedir, parent=api)
+        log = downloads / "collect.log"  # nbgrader's lines, one per file, would break into the progress bars
+        handler = logging.FileHandler(log, mode="w", encoding="utf-8")
+        handler.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
+        logger = logging.getLogger("autograder.collect")
+        logger.handlers, logger.propagate, logger.level = [handler], False, logging.INFO
+        app = LmsZipCollect(coursedir=api.coursedir, parent=api, log=logger)
         app.coursedir.assignment_id = assignment.name
         app.force = True
-        app.start()
-        return f"the LMS download in {downloads.relative_to(assignment.root)}", app.collection.lines()
+        try:
+            app.start()
+        finally:
+            handler.close()
+        return (f"the LMS download in {downloads.relative_to(assignment.root)}",
+                app.collection.lines() + [f"Collect log: {log.relative_to(assignment.root)}"])
     return _local(assignment, submitted), []
 
 

@@ -5,6 +5,8 @@ make grade's collect step in this process on a fresh course copy.
 """
 from __future__ import annotations
 
+import contextlib
+
 import datetime
 import io
 import os
@@ -66,10 +68,15 @@ def collect(root: Path) -> list[str]:
 
     config = load_config(root)
     coursedir = CourseDirectory(config=config)
-    origin, lines = _collect(NbGraderAPI(coursedir=coursedir, config=config), find_assignment(root, ASSIGNMENT.name),
-                             root / coursedir.submitted_directory)
+    with contextlib.redirect_stderr(io.StringIO()) as stderr, contextlib.redirect_stdout(io.StringIO()) as stdout:
+        origin, lines = _collect(NbGraderAPI(coursedir=coursedir, config=config),
+                                 find_assignment(root, ASSIGNMENT.name), root / coursedir.submitted_directory)
     assert origin.startswith("the LMS download"), origin
-    return lines
+    # nbgrader's own lines go to a file the summary names, never into the terminal's progress bars
+    assert "ZipCollect" not in stderr.getvalue() + stdout.getvalue(), stderr.getvalue()[-500:]
+    assert lines[-1] == f"Collect log: downloaded/{ASSIGNMENT.name}/collect.log"
+    assert (root / "downloaded" / ASSIGNMENT.name / "collect.log").stat().st_size > 0
+    return lines[:-1]
 
 
 def submitted(root: Path) -> dict[str, bytes]:
