@@ -12,8 +12,8 @@ from conftest import ASSIGNMENT, NOTEBOOK, ROOT
 
 PAGE = ROOT / "docs" / "submission-path.md"
 STEP = re.compile(r"^\d+\. `([\w.]+)`", re.M)
-VALUES = {"settings", "assignment", "parametrize"}  # values built once and handed down (parametrize: the
-# suites' checks, expanded when they load): read, not visited
+VALUES = {"settings", "assignment", "parametrize", "modules"}  # values built once and handed down (parametrize,
+# modules: the suites' checks, imported from their files and expanded when they load): read, not visited
 
 
 def steps(section: str) -> list[str]:
