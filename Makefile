@@ -18,12 +18,13 @@ PY := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 ASSIGNMENT := dl01_6_3
 
-.PHONY: help release grade new-class regrade clean-grading reset-gradebook test test-machines bench which-python gradescope \
+.PHONY: help release grade new-class regrade clean-grading reset-gradebook test lint test-machines bench which-python gradescope \
 	grades-lms report
 
 help:
 	@echo "make grade    grade submitted/ (or the bundled demo class) into gradebook.db, feedback/, grades.csv"
 	@echo "make test     prove the kit: reference full marks, blank zero, bugs caught, attacks contained (TESTS=...: some)"
+	@echo "make lint     ruff and mypy over the kit (pyproject.toml's settings; make test runs them too)"
 	@echo "make test-machines  the README's commands on fresh Debian 12 and 13, and the Gradescope zip (MACHINES=...: some)"
 	@echo "make release  regenerate release/ and solutions/ from source/"
 	@echo "make which-python  the Python that builds .venv (3.11 to 3.13; PYTHON=... overrides)"
@@ -94,6 +95,12 @@ report: $(VENV)/.installed
 TESTS ?= tests
 test: $(VENV)/.installed $(VENV)/.test-installed
 	$(PY) -m pytest $(TESTS)
+
+# The linter and type checker, pinned in requirements-test.txt, with pyproject.toml's settings
+# (tests/test_lint.py runs the same two commands).
+lint: $(VENV)/.installed $(VENV)/.test-installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 # Fresh Debian 12 and 13 machines (debootstrap, cached in /var/cache/kit-machines), a root without
 # CAP_SYS_ADMIN and Gradescope's bare image run the README's commands and the zip (docs/maintainers.md).

@@ -4,4 +4,4 @@ pytest loads this file before any conftest.py below the course root. It makes su
 the folders of the notebook given to --notebook (a submission's folder) is ever imported by pytest
 (autograder/pytest_plugin.py, pytest_plugin_registered). Without --notebook it does nothing.
 """
-from autograder.pytest_plugin import pytest_plugin_registered  # noqa: F401
+from autograder.pytest_plugin import pytest_plugin_registered  # noqa: F401 (pytest finds the hook by its name here)

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 from .assignment import find_assignment
-from .settings import GraderSettings, load_config
 from .grading import grade_paths
 from .inert import say
+from .settings import GraderSettings, load_config
 
 ROOT = Path(__file__).resolve().parent.parent  # the course directory
 

@@ -6,6 +6,7 @@ from functools import cache, cached_property
 from pathlib import Path
 
 import nbformat
+from nbformat import NotebookNode
 
 
 @dataclass(frozen=True)
@@ -60,15 +61,15 @@ class Assignment:
         return sorted(p.stem for p in self.source_dir.glob("*.py") if p.stem in imported)
 
     @cached_property
-    def source(self) -> dict:
+    def source(self) -> NotebookNode:
         return nbformat.read(self.source_dir / self.notebook_name, as_version=4)
 
     @cached_property
-    def reference(self) -> dict:
+    def reference(self) -> NotebookNode:
         return nbformat.read(self.root / "solutions" / self.name / self.notebook_name, as_version=4)
 
     @cached_property
-    def release(self) -> dict:
+    def release(self) -> NotebookNode:
         """The public release, stubs blank: a part takes every solution cell but its own from it."""
         return nbformat.read(self.release_dir / self.notebook_name, as_version=4)
 

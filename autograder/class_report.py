@@ -159,13 +159,13 @@ def render(data: ClassData, top: int = 15) -> str:
         f"<td>{100 * pass_rate(data, name, points):.0f}%</td></tr>"
         for name, points in data.parts)
     order = [name for name, _ in data.parts]
-    seen_in = lambda message: ", ".join(  # noqa: E731
+    seen_in = lambda message: ", ".join(  # noqa: E731 (one expression, kept beside the table it fills)
         f"{data.titles.get(p, p)} ({p})" if p in data.titles else p
         for p in sorted(data.message_parts.get(message, ()), key=lambda p: order.index(p) if p in order else len(order)))
     common = "".join(
         f"<tr><td>{count}</td><td>{e(seen_in(message))}</td><td>{e(message)}</td></tr>"
         for message, count in data.messages.most_common(top))
-    limited = "".join(f"<li>{e(s)}: {e(', '.join(sorted(l)))}</li>" for s, l in sorted(data.limits.items()))
+    limited = "".join(f"<li>{e(s)}: {e(', '.join(sorted(names)))}</li>" for s, names in sorted(data.limits.items()))
     ungraded = "".join(f"<li>{e(s)}: {e(reason)}</li>" for s, reason in sorted(data.not_graded.items()))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{e(data.assignment)}: class report</title>

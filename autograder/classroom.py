@@ -19,28 +19,36 @@ import warnings
 from pathlib import Path
 
 from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
+from nbgrader.api import Gradebook
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.converters import GenerateFeedback
-from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.utils import temp_attrs
 from sqlalchemy.exc import SAWarning
 from traitlets import List, Unicode
 
 from .assignment import Assignment
-from .inert import say
-from .lifecycle import (demo_submissions, export_grades, forget_stale_demo, keep_manual_marks, manual_marks,
-                        regrade_refusal, write_demo)
-from .progress import Progress, one_step
-from .tuning import tune_nbgrader
-from .preprocessors.run_hidden_suites import report_path
-from .report import Report, counted, mean_points, one_line as _one_line
 from .grading import close_graders, prepare_class
+from .inert import say
+from .lifecycle import (
+    demo_submissions,
+    export_grades,
+    forget_stale_demo,
+    keep_manual_marks,
+    manual_marks,
+    regrade_refusal,
+    write_demo,
+)
 from .pool import run_pool
+from .preprocessors.run_hidden_suites import report_path
+from .progress import Progress, one_step
+from .report import Report, counted, mean_points
+from .report import one_line as _one_line
 from .settings import GraderSettings
-from .suites import isolation_level
 from .student_autograde import autograder_for, failure
 from .student_ids import is_safe_student_id, unsafe_id_reason
+from .suites import isolation_level
+from .tuning import tune_nbgrader
 
 
 def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> tuple[str, list[str]]:
@@ -122,7 +130,7 @@ class GenerateFeedbackFor(GenerateFeedback):
     def init_notebooks(self) -> None:
         super().init_notebooks()
         wanted = set(self.students)
-        self.assignments = {path: found for path, found in self.assignments.items() if Path(path).parent.name in wanted}
+        self.assignments: dict = {path: found for path, found in self.assignments.items() if Path(path).parent.name in wanted}
 
 
 def _feedback_writer(assignment: Assignment, config):
@@ -240,7 +248,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         with Progress("feedback", len(graded), unit="page", count=written) as bar:
             list(run_pool(shares, _feedback_writer(assignment, config), jobs, bar))
     except RuntimeError as exc:  # the pages it did not write are tried again, one student a process
-        say(f"nbgrader could not write every feedback page ({_one_line(exc)}): trying those students one by one.")
+        say(f"nbgrader could not write every feedback page ({_one_line(str(exc))}): trying those students one by one.")
         try:
             list(run_pool([[student] for student in missing()], _feedback_writer(assignment, config), jobs))
         except RuntimeError:  # the pages still missing are named below, student by student
@@ -275,7 +283,7 @@ def _summarize(assignment: Assignment, coursedir: CourseDirectory, settings: Gra
         say(f"  {cell.grade_id:<28}{full}/{len(students)}  {settings.title(cell.grade_id)}")
     limited = {s: sorted(set(r.limits)) for s, r in reports.items() if r.limits}
     if limited:
-        say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(l)})" for s, l in sorted(limited.items())))
+        say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(names)})" for s, names in sorted(limited.items())))
     for student, note in sorted(notes.items()):
         say(f"Graded with a note: {student}: {note}")
     for student, reason in sorted(problems.items()):

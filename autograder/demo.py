@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import nbformat
+from nbformat import NotebookNode
 
 from .assignment import Assignment
 from .mutate import Mutation, apply
@@ -104,7 +105,7 @@ ANSWERS: dict[str, dict[str, str]] = {
 }
 
 
-def with_answers(notebook: dict, release: dict, answers: dict[str, str]) -> dict:
+def with_answers(notebook: NotebookNode, release: NotebookNode, answers: dict[str, str]) -> NotebookNode:
     """`notebook` with its written-answer cells holding `answers` (the release's blank cell where none)."""
     blank = {cell.metadata.nbgrader.grade_id: cell.source for cell in release.cells
              if cell.cell_type == "markdown" and cell.get("metadata", {}).get("nbgrader", {}).get("solution")}

@@ -38,7 +38,8 @@ def _number(value: float) -> str:
 
 def graded_parts(assignment) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
     """(autograded parts, hand-graded parts) of a gradebook assignment: (grade id, points), notebook order."""
-    auto, manual = [], []
+    auto: list[tuple[str, float]] = []
+    manual: list[tuple[str, float]] = []
     for notebook in assignment.notebooks:
         solutions = {cell.name for cell in notebook.solution_cells}
         for cell in notebook.grade_cells:

@@ -225,8 +225,8 @@ def run(root: Path | None = None) -> int:
     submission_dir, results = _place(root)
     results.parent.mkdir(parents=True, exist_ok=True)
     from .assignment import find_assignment
-    from .settings import GraderSettings, load_config
     from .grading import grade_paths
+    from .settings import GraderSettings, load_config
     from .suites import isolation_level
 
     settings = GraderSettings(config=load_config(ROOT))

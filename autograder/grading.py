@@ -14,7 +14,7 @@ from __future__ import annotations
 import atexit
 import os
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from .assignment import Assignment
 from .pool import run_pool
@@ -54,7 +54,7 @@ def close_graders() -> None:
         _GRADERS.pop(key).close()
 
 
-def grade_one(notebook: Path | str | Mapping | Submission, assignment: Assignment, settings: GraderSettings,
+def grade_one(notebook: Path | str | dict | Submission, assignment: Assignment, settings: GraderSettings,
               key: str | None = None) -> Report:
     """Grade one notebook: a path (validated first: a file that is not a notebook gets a report with the
     reason), a notebook already read (nbgrader's, validated before nbgrader read it), or a Submission."""

@@ -9,6 +9,9 @@ import ast
 import copy
 import textwrap
 from dataclasses import dataclass
+from typing import TypeVar
+
+_Notebook = TypeVar("_Notebook", bound=dict)  # a plain dict or nbformat's NotebookNode: the copy is the same kind
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ def replace_body(cell_source: str, function: str, body: str) -> str:
     return "\n".join(lines[:start] + new + lines[end:])
 
 
-def apply(notebook: dict, mutations: list[Mutation]) -> dict:
+def apply(notebook: _Notebook, mutations: list[Mutation]) -> _Notebook:
     """A copy of `notebook` with each mutation applied to its cell."""
     result = copy.deepcopy(notebook)
     for mutation in mutations:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import multiprocessing.connection
-from typing import Any, Callable, Iterator
+from multiprocessing.connection import Connection
+from typing import Any, Callable, Iterator, cast
 
 from .progress import Progress
 
@@ -45,16 +46,18 @@ def run_pool(items: list, work: Callable[[Any], Any], jobs: int, progress: Progr
     # Everything imported so far lives as long as the processes: keep it out of their garbage
     # collections (and so out of the pages they would copy by touching it).
     gc.freeze()
-    running, slots = {}, {}
+    running: dict[Connection, multiprocessing.context.ForkProcess] = {}
+    slots: dict[Connection, int] = {}
     for slot in range(1, max(1, min(jobs, len(items))) + 1):
         receive, send = context.Pipe(duplex=False)
         process = context.Process(target=serve, args=(send, slot))
         process.start()
         send.close()
         running[receive], slots[receive] = process, slot
-    failures = []
+    failures: list[str] = []
     while running:  # the results loop: every answer, and every tick of the bar, comes through here
-        ready = multiprocessing.connection.wait(list(running), timeout=0.5 if progress else None)
+        # wait() hands back some of the objects it was given: here the pipes' Connections.
+        ready = cast("list[Connection]", multiprocessing.connection.wait(list(running), timeout=0.5 if progress else None))
         if not ready and progress:
             progress.tick()  # nothing came back: the bar still says who is waiting out a limit
         for channel in ready:

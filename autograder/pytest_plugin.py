@@ -95,7 +95,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if skip:
                 item.add_marker(skip)
             elif one_line:
-                item.repr_failure = functools.partial(_printed_message, item)
+                item.repr_failure = functools.partial(_printed_message, item)  # type: ignore[method-assign]  # no hook sets one item's failure text
 
 
 # ----------------------------------------------------------- no conftest.py of a submission's folder
@@ -227,7 +227,8 @@ def _message(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str:
     from .report import redactor
     from .suites import failure_message
 
-    message = failure_message(excinfo.value, getattr(item.funcargs.get("student"), "missing", ""))
+    funcargs = item.funcargs if isinstance(item, pytest.Function) else {}  # a suite's checks are all functions
+    message = failure_message(excinfo.value, getattr(funcargs.get("student"), "missing", ""))
     grading = _GRADINGS.get(item.path.resolve().parent)
     if grading is not None:
         message = redactor(grading.assignment, grading.settings.message_chars)(message)

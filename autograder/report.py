@@ -139,7 +139,7 @@ def mean_points(scores: list[float]) -> str:
 
     if not scores:
         return "0.00"
-    total = sum(Decimal(repr(round(float(score), 4))) for score in scores)
+    total = sum((Decimal(repr(round(float(score), 4))) for score in scores), Decimal(0))
     return str((total / len(scores)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 

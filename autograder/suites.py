@@ -16,13 +16,13 @@ fetches those in one batch, and runs the waiting checks again, until none waits.
 """
 from __future__ import annotations
 
-import importlib.util
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from .assignment import Assignment
+from .modules import import_file
 from .parametrize import Check, expand
 from .report import CheckResult, Submission
 from .sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
@@ -62,9 +62,7 @@ def load_suites(assignment: Assignment) -> list[Suite]:
         sys.path.insert(0, str(folder))  # the suites import probes.py by name
         try:
             for path in sorted(folder.glob("test_*.py")):
-                spec = importlib.util.spec_from_file_location(f"hidden_{assignment.name}_{path.stem}", path)
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
+                module = import_file(f"hidden_{assignment.name}_{path.stem}", path)
                 tests = [value for name, value in vars(module).items() if name.startswith("test_") and callable(value)]
                 suites.append(Suite(path.stem, getattr(module, "STUDENT_CELLS", "all"),
                                     [check for test in tests for check in expand(test)]))
@@ -167,7 +165,7 @@ def run_checks(checks: list[Check], student: Runner, reference: Runner) -> list[
         fetched = [runner.fetch() for runner in (reference, student)]
         if waiting and not any(fetched):
             raise RuntimeError(f"{checks[waiting[0]].name} waits for an answer it never asked for (a grader bug)")
-    return results
+    return [result for result in results if result is not None]  # all of them: none is waiting
 
 
 _REFERENCE: dict[Assignment, dict] = {}  # the reference's answers by probe call, once per process tree
@@ -263,9 +261,11 @@ class Grader:
         The submission gets a session of its own (a fresh confined process tree) for all its parts,
         with the time budget for all of them; what it left running ends with the session.
         """
+        notebook = submission.notebook
+        assert notebook is not None, "grade_one grades only a notebook that was read"
         self.student_box.begin(self.settings.budget_seconds)
         for suite in self.suites:
-            cells = part_program(self.assignment, submission.notebook, suite)
+            cells = part_program(self.assignment, notebook, suite)
             # A part that takes one cell from the student runs its checks one after another in one
             # process: what that cell leaves behind stays within its part. A part that takes the
             # whole notebook starts each check afresh, so state one cell's bug leaves behind cannot

@@ -25,6 +25,7 @@ import tarfile
 import zipfile
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
@@ -55,7 +56,7 @@ def zip_entries(path: Path) -> Iterator[Entry]:
         for info in archive.infolist():
             unix_type = (info.external_attr >> 16) & 0o170000  # a symlink entry is a file whose text is its target
             yield Entry(info.filename, info.is_dir(), not info.is_dir() and unix_type in (0, 0o100000),
-                        _zip_time(info), lambda info=info: archive.open(info))
+                        _zip_time(info), partial(archive.open, info))
 
 
 def _zip_time(info: zipfile.ZipInfo) -> float:
@@ -71,7 +72,15 @@ def tar_entries(path: Path) -> Iterator[Entry]:
     with tarfile.open(path) as archive:  # iterated, never extract(): that would keep owners, modes and links
         for info in archive:
             mtime = float(info.mtime) if 0 <= info.mtime < 2 ** 33 else 0.0  # a time os.utime can set, or none
-            yield Entry(info.name, info.isdir(), info.isreg(), mtime, lambda info=info: archive.extractfile(info))
+            yield Entry(info.name, info.isdir(), info.isreg(), mtime, partial(_tar_file, archive, info))
+
+
+def _tar_file(archive: tarfile.TarFile, info: tarfile.TarInfo) -> IO[bytes]:
+    """A member's bytes; tarfile gives none for what is not a regular file, and only files are opened."""
+    data = archive.extractfile(info)
+    if data is None:
+        raise tarfile.TarError(f"{info.name} is not a regular file")
+    return data
 
 
 def safe_parts(name: str, max_depth: int) -> list[str]:
@@ -156,7 +165,7 @@ class BoundedExtractor(ExtractorPlugin):
         for path in _walk(item, self.max_depth):  # a deeper path is refused, not walked
             is_dir, is_file = path.is_dir() and not path.is_symlink(), path.is_file() and not path.is_symlink()
             if not self._write_entry(Entry(path.relative_to(source).as_posix(), is_dir, is_file, path.lstat().st_mtime,
-                                           lambda path=path: open(path, "rb", opener=_no_follow)), dest, ""):
+                                           partial(_open_no_follow, path)), dest, ""):
                 break
 
     def _write_entry(self, entry: Entry, top: Path, label: str) -> bool:
@@ -242,6 +251,11 @@ def _walk(item: Path, levels: int) -> Iterator[Path]:
 
 def _no_follow(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_NOFOLLOW)
+
+
+def _open_no_follow(path: Path) -> IO[bytes]:
+    """A file of archive/ opened for reading; a link in its place is refused, not followed."""
+    return open(path, "rb", opener=_no_follow)
 
 
 def copy_private(source: Path, dest: Path) -> None:

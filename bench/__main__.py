@@ -39,9 +39,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import measure
-from .course import (ASSIGNMENT, CORRECT, NOTEBOOK, ROOT, VENV_BIN, copy_course, default_cell_timeout, env,
-                     full_marks, gradebook_scores, make_stock_course, notebooks_by_kind, prepare_gradebook, roster,
-                     write_class)
+from .course import (
+    ASSIGNMENT,
+    CORRECT,
+    NOTEBOOK,
+    ROOT,
+    VENV_BIN,
+    copy_course,
+    default_cell_timeout,
+    env,
+    full_marks,
+    gradebook_scores,
+    make_stock_course,
+    notebooks_by_kind,
+    prepare_gradebook,
+    roster,
+    write_class,
+)
 
 SIZES = [25, 50, 100, 200]
 QUICK = [25]
@@ -124,9 +138,9 @@ def _kit_phases(events: list[dict], started: float, whole: float) -> tuple[float
         "feedback HTML": span("feedback", "api_generate_feedback"),
         "grades.csv": span("export"),
     }
-    phases = {k: v for k, v in phases.items() if v is not None}
-    phases["other (reading, summary)"] = max(0.0, whole - sum(phases.values()))
-    return grade_end, phases
+    measured: dict[str, float] = {k: v for k, v in phases.items() if v is not None}
+    measured["other (reading, summary)"] = max(0.0, whole - sum(measured.values()))
+    return grade_end, measured
 
 
 def kit_side(tmp: Path, n: int, people, texts, profile: Path | None = None, deadline: float | None = None) -> Side:
@@ -266,7 +280,8 @@ class Cost:
     """Seconds one side takes for a class of n, setup included, as measured so far: fixed + rate * n."""
 
     def __init__(self, name: str) -> None:
-        self.name, self.points = name, []  # (n, seconds, fixed part)
+        self.name = name
+        self.points: list[tuple[int, float, float]] = []  # (n, seconds, fixed part)
 
     def add(self, n: int, seconds: float, fixed: float) -> None:
         self.points = sorted([*self.points, (n, seconds, min(fixed, seconds))])
@@ -466,10 +481,10 @@ def main(argv: list[str] | None = None) -> int:
         if busiest > 0.1:
             say(f"note: other processes used up to {busiest:.0%} of the CPUs during a run: those timings are slower "
                 "than on an idle machine")
-        for n, (_, kit, stock) in rows.items():
+        for n, (_, kit, _) in rows.items():
             split = ", ".join(f"{k} {v:.1f}" for k, v in kit.phases.items())
             say(f"kit N={n} split (s): {split}; RSS sum {kit.peak_rss_mb:.0f} MB; CPU {kit.cpu / n:.2f} s per submission")
-        for n, (_, kit, stock) in rows.items():
+        for n, (_, _, stock) in rows.items():
             if stock:
                 split = ", ".join(f"{k} {v:.1f}" for k, v in stock.phases.items())
                 say(f"stock N={n} split (s): {split}; RSS sum {stock.peak_rss_mb:.0f} MB; "

@@ -115,9 +115,9 @@ def make_stock_course(dest: Path, cell_timeout: int | None = None, runner: str =
 
     source_dir = dest / "source" / ASSIGNMENT
     adapter = (Path(__file__).parent / "stock_checks.py").read_text()
-    adapter = adapter.replace("SUITES = None", f"SUITES = {str(dest / 'autograder' / ASSIGNMENT)!r}", 1)
-    adapter = adapter.replace("REFERENCE = None", f"REFERENCE = {str(dest / 'solutions' / ASSIGNMENT / NOTEBOOK)!r}", 1)
-    adapter = adapter.replace("KIT = None", f"KIT = {str(dest)!r}", 1)
+    adapter = adapter.replace('SUITES = ""', f"SUITES = {str(dest / 'autograder' / ASSIGNMENT)!r}", 1)
+    adapter = adapter.replace('REFERENCE = ""', f"REFERENCE = {str(dest / 'solutions' / ASSIGNMENT / NOTEBOOK)!r}", 1)
+    adapter = adapter.replace('KIT = ""', f"KIT = {str(dest)!r}", 1)
     (source_dir / "stock_checks.py").write_text(adapter)
 
     notebook = nbformat.read(source_dir / NOTEBOOK, as_version=4)

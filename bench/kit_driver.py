@@ -42,7 +42,7 @@ def wrap(owner, attr: str, name: str) -> None:
         finally:
             mark(f"{name}:end")
 
-    timed._bench_wrapped = True
+    timed._bench_wrapped = True  # type: ignore[attr-defined]  # marks the wrapper: a second wrap() leaves it
     setattr(owner, attr, timed)
 
 
@@ -76,7 +76,7 @@ def profile_children(path: str) -> None:
         finally:
             profiler.dump_stats(f"{path}.{os.getpid()}")
 
-    multiprocessing.process.BaseProcess.run = run
+    multiprocessing.process.BaseProcess.run = run  # type: ignore[method-assign]  # the bench's monkeypatch
 
 
 def main() -> int:

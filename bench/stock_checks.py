@@ -19,15 +19,14 @@ full marks (stock nbgrader has no partial credit per cell).
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 
 import pytest  # the suites' parametrize marks need it, and the pytest variant's plugin
 
-SUITES = None  # the hidden suites' folder; the bench writes the real path into the copy
-REFERENCE = None  # the reference notebook (solutions/<assignment>/<notebook>)
-KIT = None  # the course copy's root, for autograder/parametrize.py
+SUITES = ""  # the hidden suites' folder; the bench writes the real path into the copy
+REFERENCE = ""  # the reference notebook (solutions/<assignment>/<notebook>)
+KIT = ""  # the course copy's root, for autograder/parametrize.py
 
 _reference_ns: dict | None = None
 _suites: dict[str, list] = {}
@@ -59,11 +58,10 @@ def _checks(part: str) -> list:
         for path in (SUITES, KIT):
             if path not in sys.path:
                 sys.path.insert(0, path)  # the suites import probes.py by name; the expansion is the kit's
+        from autograder.modules import import_file
         from autograder.parametrize import expand
 
-        spec = importlib.util.spec_from_file_location(f"hidden_{part}", os.path.join(SUITES, f"{part}.py"))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = import_file(f"hidden_{part}", os.path.join(SUITES, f"{part}.py"))
         _suites[part] = [check for name, test in vars(module).items()
                          if name.startswith("test_") and callable(test) for check in expand(test)]
     return _suites[part]

@@ -117,8 +117,8 @@ def run_kit(name: str, image: rootfs.Image, drop_sys_admin: bool, tests: str) ->
     machine = Machine(name, image, report)
     chroot.put_tree(machine.run_dir, "/kit", ROOT, kit_files())
     ok, seconds, output = machine.run("cd /kit && make grade", drop_sys_admin)
-    level = re.search(r"each submission isolated by: ([\w+]+)", output)
-    level = level[1] if level else "no level named"
+    found = re.search(r"each submission isolated by: ([\w+]+)", output)
+    level = found[1] if found else "no level named"
     golden = json.loads((ROOT / "tests" / "golden" / "demo_scores.json").read_text())
     same = ok and demo_scores(machine) == golden
     wanted = "uid" if drop_sys_admin else "namespaces+cgroups"
@@ -134,7 +134,8 @@ def run_gradescope(name: str, image: rootfs.Image, zip_path: Path) -> Report:
     """The zip as Gradescope runs it: unpacked into /autograder/source, setup.sh, then run_autograder."""
     sys.path.insert(0, str(ROOT / "tests"))
     from catalogue_hostile import HOSTILE as CATALOGUE
-    from conftest import FULL, release_notebook, solution_notebook
+
+    from conftest import FULL, release_notebook, solution_notebook  # type: ignore[attr-defined]  # tests/conftest.py (sys.path above), not the root's
 
     report = Report(name, image)
     machine = Machine(name, image, report)

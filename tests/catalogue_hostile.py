@@ -13,10 +13,10 @@ import json
 from dataclasses import dataclass
 from typing import Callable
 
+from catalogue_bugs import LESSON, PARTS
 from nbformat.v4 import new_code_cell
 
 from autograder.mutate import Mutation, apply
-from catalogue_bugs import LESSON, PARTS
 
 NOTEBOOK = "modules_and_sgd.ipynb"
 SLEEP_MARK = "777.25"  # `sleep 777.25`: the process the `leave-a-process` student starts, found by its argument
@@ -307,7 +307,7 @@ for fd in map(int, os.listdir("/proc/self/fd")):
         pass
 os.fdopen = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGSTOP)"""
 
-ALL_BUT = lambda *lost: tuple(p for p in PARTS if p not in lost)  # noqa: E731
+ALL_BUT = lambda *lost: tuple(p for p in PARTS if p not in lost)  # noqa: E731 (one line, beside the table that uses it)
 
 HOSTILE: list[Hostile] = [
     # ------------------------------------------------------------------ honest students in the same class

@@ -13,10 +13,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder.assignment import find_assignment  # noqa: E402
-from bench.course import copy_course  # noqa: E402
-from autograder.sandbox import Sandbox, program_from_notebook  # noqa: E402
-from autograder.sandbox.isolation import machine_level  # noqa: E402
+from autograder.assignment import find_assignment  # noqa: E402 (after the sys.path set-up above)
+from autograder.sandbox import Sandbox, program_from_notebook  # noqa: E402 (after the sys.path set-up above)
+from autograder.sandbox.isolation import machine_level  # noqa: E402 (after the sys.path set-up above)
+from bench.course import copy_course  # noqa: E402 (after the sys.path set-up above)
 
 ASSIGNMENT = find_assignment(ROOT, "dl01_6_3")
 sys.path.insert(0, str(ASSIGNMENT.source_dir))  # the public checks' runner, importable as `notebook_checks`
@@ -127,11 +127,12 @@ def sandbox():
 def catalogue_reports() -> dict[str, dict]:
     """Every entry of the single-fault catalogue (tests/catalogue_bugs.py) graded in one run of the hidden
     suites, as `make grade` grades a class: each entry's report (to_json). Shared by the tests that read it."""
-    from autograder.mutate import apply
-    from autograder.settings import GraderSettings, load_config
-    from autograder.grading import grade_submissions
-    from autograder.report import Submission
     from catalogue_bugs import BUGS
+
+    from autograder.grading import grade_submissions
+    from autograder.mutate import apply
+    from autograder.report import Submission
+    from autograder.settings import GraderSettings, load_config
 
     reference = solution_notebook()
     submissions = [Submission(bug.id, notebook=apply(reference, list(bug.mutations))) for bug in BUGS]
@@ -145,8 +146,9 @@ def catalogue_public_results(tmp_path_factory) -> dict[str, dict[str, dict[str, 
     message)}}}, by the student's runner (notebook_checks.run_part, a child per part) on the entry's notebook
     saved in a folder of its own. Shared by the tests that read it."""
     import notebook_checks
-    from autograder.mutate import apply
     from catalogue_bugs import BUGS
+
+    from autograder.mutate import apply
 
     folder = tmp_path_factory.mktemp("public")
     parts = [grade_id[len("test_"):] for grade_id in FULL]

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from answer_key_search import PATH_CHANNELS, search_cell
 from nbformat.v4 import new_code_cell
 
-from answer_key_search import PATH_CHANNELS, search_cell
 from autograder import suites
 from autograder.assignment import Assignment
 from autograder.sandbox import program_from_notebook

@@ -7,9 +7,9 @@ it names, keep every other part at full marks, and say what went wrong in the st
 from __future__ import annotations
 
 import pytest
+from catalogue_bugs import BUGS, PARTS
 
 from autograder.mutate import apply
-from catalogue_bugs import BUGS, PARTS
 from conftest import FULL, ROOT, solution_notebook
 
 BY_ID = {bug.id: bug for bug in BUGS}

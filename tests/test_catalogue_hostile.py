@@ -27,17 +27,40 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from catalogue_bugs import PARTS
+from catalogue_hostile import (
+    CANARY,
+    HOSTILE,
+    LISTEN_PORT,
+    NOTEBOOK,
+    OTHER_CLONE,
+    OTHER_CLONE_MARK,
+    PLANTED_KEY,
+    SLEEP_MARK,
+    STALE_CGROUP,
+    UNIX_SOCKET,
+)
 
 from autograder.report import hidden_code_lines
 from autograder.sandbox import uids
 from autograder.sandbox.cputime import WALL_FACTOR
 from autograder.settings import GraderSettings, load_config
-from catalogue_bugs import PARTS
-from catalogue_hostile import (CANARY, HOSTILE, LISTEN_PORT, NOTEBOOK, OTHER_CLONE, OTHER_CLONE_MARK, PLANTED_KEY,
-                               SLEEP_MARK, STALE_CGROUP, UNIX_SOCKET)
 from bench.course import gradebook_scores
-from conftest import (ASSIGNMENT, BUDGET_LEVEL, FULL, LEVEL, course_copy, gives, grade_class, grade_json, needs_level,
-                      processes, release_notebook, solution_notebook, why_not)
+from conftest import (
+    ASSIGNMENT,
+    BUDGET_LEVEL,
+    FULL,
+    LEVEL,
+    course_copy,
+    gives,
+    grade_class,
+    grade_json,
+    needs_level,
+    processes,
+    release_notebook,
+    solution_notebook,
+    why_not,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -261,7 +284,7 @@ def test_entry_scores_within_its_bound_and_says_why(graded, entry):
     if entry.limit in BUDGET_LEVEL and not gives(BUDGET_LEVEL[entry.limit]):  # held to its bound, but not named
         pytest.skip(f"its score held its bound; naming its {entry.limit}: {why_not(BUDGET_LEVEL[entry.limit])}")
     if entry.limit:
-        line = next((l for l in graded.run.stdout.splitlines() if l.startswith("Hit a limit: ")), "")
+        line = next((row for row in graded.run.stdout.splitlines() if row.startswith("Hit a limit: ")), "")
         assert re.search(rf"(^|, ){re.escape(entry.student)} \([a-z /]*{entry.limit}", line[len("Hit a limit: "):]), line
 
 

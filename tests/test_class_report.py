@@ -12,10 +12,10 @@ import sys
 from html.parser import HTMLParser
 
 import pytest
+from test_formgrader_browser import browser  # noqa: F401 (the fixture: Debian's Chromium, or a skip that says why)
 
 from autograder.demo import write_demo_class
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, course_copy, grade_class
-from test_formgrader_browser import browser  # noqa: F401 (the fixture: Debian's Chromium, or a skip that says why)
 
 pytestmark = pytest.mark.slow
 BROKEN = "broken"  # a student whose file is not a notebook: "could not be graded"
@@ -125,8 +125,9 @@ def test_the_page_holds_every_section(report):
 
 
 def test_student_text_is_escaped():
-    from autograder.class_report import ClassData, render
     from collections import Counter
+
+    from autograder.class_report import ClassData, render
 
     data = ClassData("a", [("test_x", 2.0)], 2.0, scores={NAMED: 1.0}, part_scores={NAMED: {"test_x": 1.0}},
                      messages=Counter({NAMED: 1}), message_parts={NAMED: {"test_x"}}, limits={NAMED: {"time"}},
@@ -163,7 +164,7 @@ def test_make_report_runs_the_cli():
     assert done.returncode == 0 and "-m autograder report --assignment dl01_6_3" in done.stdout
 
 
-def test_the_page_renders_in_a_browser(report, browser):
+def test_the_page_renders_in_a_browser(report, browser):  # noqa: F811 (the fixture imported above)
     _, page_path = report
     context = browser.new_context()
     page = context.new_page()

@@ -24,14 +24,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from test_catalogue_hostile import fresh_course
+from test_formgrader_browser import browser, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
 
 from autograder.demo import ANSWERS, ROSTER, with_answers
 from autograder.mutate import apply
 from autograder.preprocessors.rubric import HEADING
 from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, grade_class, release_notebook, solution_notebook
-from test_catalogue_hostile import fresh_course
-from test_formgrader_browser import browser, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
 
@@ -131,7 +131,7 @@ def test_demo_answers_are_student_text_not_the_model_answer():
 # ------------------------------------------------------------------------------ in a browser
 
 
-def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noqa: F811
+def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noqa: F811 (the fixture imported above)
     context = browser.new_context()
     blocked: list[str] = []
 
@@ -177,7 +177,7 @@ def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noq
     assert not blocked, f"the page asked the network for {blocked}"
 
 
-def test_the_formgrader_shows_the_rubric_beside_the_answer_in_a_browser(graded, server, browser):  # noqa: F811
+def test_the_formgrader_shows_the_rubric_beside_the_answer_in_a_browser(graded, server, browser):  # noqa: F811 (the fixtures imported above)
     from nbgrader.api import Gradebook
 
     base, token = server

@@ -9,7 +9,6 @@ and `python -m autograder grade` list them) must contain, and, where the whole-n
 from __future__ import annotations
 
 import pytest
-
 from catalogue_bugs import BUGS, LESSON
 
 LOSING = [bug for bug in BUGS if bug.loses]

@@ -38,12 +38,12 @@ import nbformat
 import pytest
 from markupsafe import escape
 from nbformat.v4 import new_output, new_raw_cell
-
-from bench.course import gradebook_scores
-from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_class, solution_notebook
 from test_catalogue_hostile import fresh_course
 from test_inert import CONTROLS, hostile_grade_id_notebook
 from test_sanitize_markdown import MARKER, PAYLOADS, active_content
+
+from bench.course import gradebook_scores
+from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_class, solution_notebook
 
 pytestmark = pytest.mark.slow
 

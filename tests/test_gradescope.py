@@ -17,13 +17,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from catalogue_bugs import BUGS, LESSON
+from catalogue_hostile import HOSTILE
+from traitlets import TraitError
 
 from autograder.gradescope import build_zip, results_json
 from autograder.mutate import apply
 from autograder.report import CheckResult, PartResult, Report, hidden_code_lines
 from autograder.settings import GraderSettings
-from catalogue_bugs import BUGS, LESSON
-from catalogue_hostile import HOSTILE
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_json, release_notebook, solution_notebook, write_notebook
 
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
@@ -228,5 +229,5 @@ def test_hidden_checks_follow_the_setting():
         assert data["score"] == 1.5 and data["execution_time"] == 1
         assert data["tests"][2]["output"] == "FAIL: wrong"
     assert GraderSettings().gradescope_hidden_visibility == "after_published"
-    with pytest.raises(Exception):
+    with pytest.raises(TraitError):
         GraderSettings(gradescope_hidden_visibility="sometimes")

@@ -20,8 +20,20 @@ from autograder.report import hidden_code_lines
 from autograder.settings import GraderSettings, load_config
 from autograder.suites import reference_answers
 from bench.course import gradebook_scores
-from conftest import (ASSIGNMENT, FULL, NOTEBOOK, ROOT, command_lines, course_copy, grade_class, grade_json,
-                      release_notebook, scores, solution_notebook, write_notebook)
+from conftest import (
+    ASSIGNMENT,
+    FULL,
+    NOTEBOOK,
+    ROOT,
+    command_lines,
+    course_copy,
+    grade_class,
+    grade_json,
+    release_notebook,
+    scores,
+    solution_notebook,
+    write_notebook,
+)
 
 GOLDEN = Path(__file__).parent / "golden" / "demo_scores.json"
 

@@ -12,11 +12,10 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
-
-import pytest
 
 import notebook_checks
+import pytest
+
 from autograder.inert import spreadsheet_cell, terminal_text
 from autograder.mutate import Mutation, apply
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, solution_notebook

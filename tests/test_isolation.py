@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor, TimeoutError
 from pathlib import Path
 
 import pytest
-
 import sandbox_probes
+
 from autograder.sandbox import Cell, Limits, Sandbox
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, LEVEL, ROOT, command_lines, needs_level

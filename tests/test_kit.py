@@ -13,15 +13,24 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import lesson_probes
 import nbformat
+import notebook_checks
 import pytest
 from nbclient import NotebookClient
 
-import lesson_probes
-import notebook_checks
 from autograder.mutate import Mutation, apply
-from conftest import (ASSIGNMENT, FULL, NOTEBOOK, ROOT, STUBS, course_copy, release_notebook, solution_notebook,
-                      write_notebook)
+from conftest import (
+    ASSIGNMENT,
+    FULL,
+    NOTEBOOK,
+    ROOT,
+    STUBS,
+    course_copy,
+    release_notebook,
+    solution_notebook,
+    write_notebook,
+)
 
 PARTS = [grade_id[len("test_"):] for grade_id in FULL]  # a part per grade cell: test_<part>.py holds its checks
 STUB_OF = {"parameters": "Module.parameters", "forward": "Linear.forward", "zero_grad": "SGD.zero_grad",

@@ -21,9 +21,18 @@ import pytest
 from autograder.assignment import find_assignment
 from autograder.demo import TIMESTAMP
 from autograder.lifecycle import DEMO_RECORD, backup_gradebook, demo_submissions, write_demo
-from autograder.progress import WAITING, Progress, waiting_text
 from autograder.pool import run_pool
-from conftest import ASSIGNMENT, NOTEBOOK, ROOT, course_copy, grade_class, release_notebook, solution_notebook, write_notebook
+from autograder.progress import WAITING, Progress, waiting_text
+from conftest import (
+    ASSIGNMENT,
+    NOTEBOOK,
+    ROOT,
+    course_copy,
+    grade_class,
+    release_notebook,
+    solution_notebook,
+    write_notebook,
+)
 
 STEM = Path(NOTEBOOK).stem
 DEMO = {"ada", "grace", "alan", "edsger", "barbara", "linus", "donald", "ken", "blank"}

@@ -97,9 +97,8 @@ MANUAL = sum(float(c.metadata.nbgrader["points"]) for c in ASSIGNMENT.source.cel
 
 def make_gradebook(course: Path) -> None:
     """A gradebook of the assignment's cells with three students: hand grading done, pending, no submission."""
-    from nbgrader.api import Gradebook
-
     import nbformat
+    from nbgrader.api import Gradebook
 
     source = nbformat.read(ASSIGNMENT.source_dir / NOTEBOOK, as_version=4)
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:

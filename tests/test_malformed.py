@@ -13,13 +13,12 @@ import re
 from pathlib import Path
 
 import pytest
+from catalogue_hostile import HOSTILE
 
 from autograder import student_autograde
 from autograder.settings import GraderSettings, load_config
-from autograder.validate import read_submission
-from autograder.validate import MAX_DEPTH, validate_notebook
+from autograder.validate import MAX_DEPTH, read_submission, validate_notebook
 from bench.course import gradebook_scores
-from catalogue_hostile import HOSTILE
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_class, release_notebook, solution_notebook
 
 LIMIT = 2048 * 1024

@@ -7,8 +7,8 @@ own (test_<part>.py beside the notebook), run by the student's runner (conftest.
 from __future__ import annotations
 
 import pytest
-
 from catalogue_bugs import BUGS
+
 
 def failing(results: dict) -> list[str]:
     return [f"{part}::{name}: {message}" for part, checks in results.items()

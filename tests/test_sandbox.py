@@ -1,13 +1,12 @@
 """The sandbox: which cells run, and what comes back when student code misbehaves."""
 from __future__ import annotations
 
-import subprocess
 import time
 
 import pytest
+import sandbox_probes
 from nbformat.v4 import new_code_cell
 
-import sandbox_probes
 from autograder.sandbox import Cell, Limits, Sandbox, program_from_notebook
 from conftest import ASSIGNMENT, ROOT, command_lines, release_notebook, solution_notebook
 

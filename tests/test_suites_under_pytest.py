@@ -23,12 +23,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
-from autograder.mutate import apply
-from autograder.settings import GraderSettings, load_config
-from autograder.grading import grade_submissions
-from autograder.report import Submission
 from catalogue_bugs import BUGS
+
+from autograder.grading import grade_submissions
+from autograder.mutate import apply
+from autograder.report import Submission
+from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, ROOT, course_copy, release_notebook, solution_notebook, write_notebook
 
 pytestmark = pytest.mark.slow

@@ -6,11 +6,11 @@ reads in the grade what their own checks said. It lives in the public release an
 gets that module itself. They call it in the grader's process only, on the plain data the probes sent
 back, before they compare a consequence.
 """
-import importlib.util
 import sys
 from pathlib import Path
 
+from autograder.modules import import_file
+
 _PUBLIC = Path(__file__).resolve().parents[2] / "release" / Path(__file__).parent.name / "causes.py"
-_spec = importlib.util.spec_from_file_location(__name__, _PUBLIC)
-_spec.loader.exec_module(_public := importlib.util.module_from_spec(_spec))
+_public = import_file(__name__, _PUBLIC)
 sys.modules[__name__] = _public  # what `import causes` returns: the public module, not this one

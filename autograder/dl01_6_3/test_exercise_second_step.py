@@ -2,9 +2,8 @@
 test_exercise_second_step): z and the loss with and without zero_grad(), each within 1% (or 0.0001)."""
 import math
 
-import pytest
-
 import exercise_probes
+import pytest
 
 STUDENT_CELLS = ("exercise_second_step",)
 CASES = {

@@ -1,8 +1,7 @@
 """Hidden tests for Linear.forward (grade cell test_forward)."""
 import numpy as np
-import pytest
-
 import probes
+import pytest
 
 STUDENT_CELLS = ("linear",)
 

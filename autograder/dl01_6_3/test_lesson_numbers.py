@@ -1,9 +1,8 @@
 """Hidden tests of the lesson's numbers with everything from the submission (grade cell test_lesson_numbers)."""
-import numpy as np
-import pytest
-
 import causes
+import numpy as np
 import probes
+import pytest
 
 STUDENT_CELLS = "all"
 

@@ -1,8 +1,7 @@
 """Hidden tests for no_grad() (grade cell test_no_grad)."""
 import numpy as np
-import pytest
-
 import probes
+import pytest
 
 STUDENT_CELLS = ("no_grad",)
 NETWORKS = [((2, 16, 16, 2), 4, 0), ((3, 7, 5), 6, 1), ((4, 2), 3, 2)]

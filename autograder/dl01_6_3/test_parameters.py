@@ -1,8 +1,7 @@
 """Hidden tests for Module.parameters() (grade cell test_parameters)."""
 import numpy as np
-import pytest
-
 import probes
+import pytest
 
 STUDENT_CELLS = ("module",)
 SEEDS = [0, 1, 2]

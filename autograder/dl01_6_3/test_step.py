@@ -1,9 +1,8 @@
 """Hidden tests for SGD.step (grade cell test_step). These never call zero_grad() or parameters()."""
-import numpy as np
-import pytest
-
 import causes
+import numpy as np
 import probes
+import pytest
 
 STUDENT_CELLS = ("sgd",)
 SHAPES = [[3, 2], [2], [1, 4]]

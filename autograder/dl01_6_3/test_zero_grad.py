@@ -1,9 +1,8 @@
 """Hidden tests for SGD.zero_grad (grade cell test_zero_grad). These never call step()."""
-import numpy as np
-import pytest
-
 import causes
+import numpy as np
 import probes
+import pytest
 
 STUDENT_CELLS = ("sgd",)
 SHAPES = [[[3, 2], [2], [1, 5]], [[4], [2, 2], [7, 3], [3]], [[1], [1, 1]]]

@@ -57,7 +57,7 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
     def text(cell) -> str:  # nbformat.read joins a saved list of lines into one string
         return cell.get("source", "").strip()
 
-    ids = [grade_id(c) for c in notebook.get("cells", []) if grade_id(c)]
+    ids = [i for c in notebook.get("cells", []) if (i := grade_id(c))]
     # nbgrader keeps the last copy of a pasted cell as the graded one (DropDuplicateIds); earlier copies
     # lose their metadata and run as plain code where they stand.
     last = {grade_id(cell): cell for cell in notebook.get("cells", [])}
@@ -66,14 +66,13 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
     if duplicated:
         notes.append(f"cells pasted more than once: {', '.join(duplicated)} (the last copy of each is graded; "
                      "earlier copies run as plain code: delete them)")
-    known = [c for c in assignment.source.cells if grade_id(c)]
-    missing = [grade_id(c) for c in known if (c.metadata.nbgrader.get("solution") or c.metadata.nbgrader.get("grade"))
-               and grade_id(c) not in last]
+    known = [(i, c) for c in assignment.source.cells if (i := grade_id(c))]
+    missing = [i for i, c in known if (c.metadata.nbgrader.get("solution") or c.metadata.nbgrader.get("grade"))
+               and i not in last]
     if missing:
         notes.append(f"cells missing from the notebook: {', '.join(missing)} "
                      "(copy them back from the released notebook)")
-    edited = [grade_id(c) for c in known if c.metadata.nbgrader.get("locked") and grade_id(c) in last
-              and text(last[grade_id(c)]) != text(c)]
+    edited = [i for i, c in known if c.metadata.nbgrader.get("locked") and i in last and text(last[i]) != text(c)]
     if edited:
         notes.append(f"locked cells edited, graded as released: {', '.join(edited)}")
     return notes

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from nbformat import NotebookNode
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
@@ -35,7 +36,7 @@ def rubric_text(source_cell) -> str:
     return "\n\n".join(region.strip() for region in regions if region.strip())
 
 
-def rubrics(source: dict) -> dict[str, str]:
+def rubrics(source: NotebookNode) -> dict[str, str]:
     """Each written answer's rubric in the source notebook, by grade_id."""
     return {cell.metadata.nbgrader.grade_id: rubric_text(cell) for cell in source.cells if _written(cell)}
 

@@ -15,12 +15,10 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..assignment import course_assignment
-from ..report import PartResult, Report, check_lines
-from ..settings import GraderSettings
 from ..grading import grade_one
-from ..report import Submission
+from ..report import PartResult, Report, Submission, check_lines
+from ..settings import GraderSettings
 from .grading_notes import METADATA_KEY
-
 
 NOTE_RESOURCE = "kit_grading_note"  # the report's note, handed to AddGradingNotes in the pass's resources
 

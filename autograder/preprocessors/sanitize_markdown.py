@@ -195,7 +195,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
         url = value.strip()
         if tag == "img":
             match = re.match(r"data:([a-z/]+);base64,[A-Za-z0-9+/=\s]*$", url, re.IGNORECASE)
-            return bool(match) and match[1].lower() in self.image_types
+            return match is not None and match[1].lower() in self.image_types
         if url.startswith("#"):
             return True
         return urlsplit(url).scheme.lower() in self.link_schemes

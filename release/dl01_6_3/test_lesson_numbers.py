@@ -1,9 +1,8 @@
 """The lesson's numbers with all five methods together (`pytest -m lesson_numbers`): the parameter counts of
 section 6, the worked example of section 8 with and without zero_grad(), the graph sizes of section 11 and
 the shared weight of section 12."""
-import numpy as np
-
 import causes
+import numpy as np
 
 
 def linear(nb, weight, bias):

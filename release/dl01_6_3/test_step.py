@@ -1,8 +1,7 @@
 """SGD.step() (`pytest -m step`): every parameter p moves by -self.lr * p.grad, on the array p.data in place
 (outside the graph: the same Parameter objects, no new graph nodes), and the gradients stay as they are."""
-import numpy as np
-
 import causes
+import numpy as np
 
 
 def parameters_with_grads(nb, seed=0):

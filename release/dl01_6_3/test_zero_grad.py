@@ -1,8 +1,7 @@
 """SGD.zero_grad() (`pytest -m zero_grad`): every parameter's grad becomes an array of zeros shaped like its
 data, for the very Parameters the optimizer holds; the values p.data stay as they were."""
-import numpy as np
-
 import causes
+import numpy as np
 
 
 def parameters_with_grads(nb, seed=0):

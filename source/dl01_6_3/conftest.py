@@ -2,9 +2,8 @@
 
 notebook_checks.py runs a part's checks in a child process; `pytest -m step` runs one part (pytest.ini).
 """
-import pytest
-
 import notebook_checks
+import pytest
 
 _results = {}  # part -> {check name: (passed, message)}, filled when the part's first check runs
 
