@@ -6,7 +6,6 @@ make grade's collect step in this process on a fresh course copy.
 from __future__ import annotations
 
 import contextlib
-
 import datetime
 import io
 import os

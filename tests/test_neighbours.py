@@ -9,10 +9,9 @@ import sys
 import time
 
 import pytest
-
-from autograder.sandbox import uids
 from catalogue_hostile import FORK_BOMB, with_top_cell
-from autograder.sandbox import Cell
+
+from autograder.sandbox import Cell, uids
 from conftest import FULL, ROOT, scores, solution_notebook, write_notebook
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a uid of the grader's own needs the grader to run as root")

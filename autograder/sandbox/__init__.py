@@ -110,7 +110,8 @@ class Sandbox:
             "isolation": dict(isolation) if isolation else None,
         }
         self.worker: subprocess.Popen | None = None
-        self.requests, self.replies = -1, None  # our ends of the worker's stdin and stdout
+        self.requests = -1  # our end of the worker's stdin
+        self.replies: Lines | None = None  # and of its stdout
         self.level = ""  # the isolation the worker could set up (isolation.py names the levels)
         self.sent: Sequence[Cell] | None = None  # the program the session holds
         self.session = False
@@ -145,7 +146,7 @@ class Sandbox:
 
     def _receive(self, deadline: float) -> dict | None:
         """The worker's next reply, or None when it ended or gave none by `deadline` (it is then killed)."""
-        reply = self.replies.next(deadline)
+        reply = self.replies.next(deadline) if self.replies is not None else None
         self.timed_out = reply is None
         if not reply or reply.get("event") == "garbled":
             self._kill()
@@ -233,7 +234,7 @@ class Sandbox:
         if self.worker:
             if self.session:
                 self.end()
-        if self.worker:  # end() may have killed it
+        if self.worker and self.replies is not None:  # end() may have killed it
             os.close(self.requests)
             self.replies.close()
             try:

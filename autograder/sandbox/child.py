@@ -6,6 +6,7 @@ JSON on the results pipe. Run only inside the worker (worker.py imports it as a 
 from __future__ import annotations
 
 import builtins
+import functools
 import gc
 import io
 import json
@@ -18,10 +19,25 @@ from typing import Any, Callable
 
 import forks
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
-from messages import (describe_exception, describe_exit, describe_fork_failure, describe_status, describe_time_out,
-                      describe_wall_time_out)
+from messages import (
+    describe_exception,
+    describe_exit,
+    describe_fork_failure,
+    describe_status,
+    describe_time_out,
+    describe_wall_time_out,
+)
 
-_report: Callable[[dict], None] = lambda msg: None  # where a limit breach is reported
+
+def _report_nowhere(message: dict) -> None:
+    """Where a limit breach is reported before a loader has its results pipe: nowhere."""
+
+
+def _report_to(results: int, event: str, message: dict) -> None:
+    _send(results, {"event": event, **message})
+
+
+_report: Callable[[dict], None] = _report_nowhere  # where a limit breach is reported
 _CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
 
 
@@ -94,7 +110,7 @@ def _confine(limits: dict, isolation: Any, workdir: str) -> None:
 def _load(cells: list[list[str]], results: int) -> dict:
     """Run the cells like a notebook with errors allowed: an exception ends only its cell."""
     global _report
-    _report = lambda msg: _send(results, {"event": "fatal", **msg})
+    _report = functools.partial(_report_to, results, "fatal")
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     errors = []
     for name, text in cells:
@@ -120,7 +136,7 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
     global _report
     import resource
 
-    _report = lambda msg: _send(results, {"event": "result", **msg})
+    _report = functools.partial(_report_to, results, "result")
     trusted: dict[str, dict] = {}
     for call in calls:
         module_name, name = call["function"].split(":")
@@ -193,11 +209,13 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
             continue
         _, status = os.waitpid(pid, 0)
         try:
+            assert isinstance(line, bytes)  # not a time-out: the line the child wrote, or b"" at its end
             json.loads(line)
+            reply = line
         except ValueError:  # nothing, or a line cut short by the child's death
-            line = (json.dumps({"event": "result", "ok": False, "reason": describe_status(status),
-                                "status": status}) + "\n").encode()  # the worker may know more of the cause
-        os.write(results, line)
+            reply = (json.dumps({"event": "result", "ok": False, "reason": describe_status(status),
+                                 "status": status}) + "\n").encode()  # the worker may know more of the cause
+        os.write(results, reply)
 
 
 def _answer_of(answer: io.BufferedReader, pid: int, seconds: float) -> bytes | str:

@@ -48,10 +48,10 @@ from typing import Callable
 
 if __package__:
     from . import cputime, forks, uids
-else:
-    import cputime
-    import forks
-    import uids
+else:  # the worker's siblings, as top-level modules
+    import cputime  # type: ignore[no-redef]  # the same module, imported by its own name
+    import forks  # type: ignore[no-redef]  # likewise
+    import uids  # type: ignore[no-redef]  # likewise
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
@@ -91,9 +91,12 @@ def _check(result: int, what: str) -> None:
         raise OSError(error, f"{what}: {os.strerror(error)}")
 
 
+def _encode(text: str | None) -> bytes | None:
+    return text.encode() if text is not None else None
+
+
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    encode = lambda text: text.encode() if text is not None else None  # noqa: E731
-    _check(_libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data)), f"mount {target}")
+    _check(_libc.mount(_encode(source), _encode(target), _encode(fstype), flags, _encode(data)), f"mount {target}")
 
 
 def _bind(source: str, target: str, flags: int = 0) -> None:
@@ -330,7 +333,8 @@ class Isolation:
     def __init__(self, budgets: Budgets, see: list[str]) -> None:
         """`see`: folders the session may read besides what allowed_paths finds (the assignment's public one)."""
         self.budgets = budgets
-        self.count, self.cgroups, self.scratch, self.disk_full = 0, None, "", False
+        self.count, self.scratch, self.disk_full = 0, "", False
+        self.cgroups: _Cgroups | None = None
         self.level = machine_level(budgets)
         self.namespaces = self.level.startswith("namespaces")
         self.use_cgroups = self.level.endswith("cgroups")

@@ -83,7 +83,7 @@ def program_from_notebook(
         if cell.get("cell_type") != "code":
             continue
         gid = _nbgrader(cell).get("grade_id")
-        if gid in known and gid not in student_text:
+        if isinstance(gid, str) and gid in known and gid not in student_text:
             student_text[gid] = _text(cell)
             anchor = gid
         else:  # added by the student, or a duplicate of a known cell: runs as written

@@ -20,13 +20,20 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
-import child  # noqa: E402
-import forks  # noqa: E402
-import uids  # noqa: E402,F401  (isolation.py, loaded from its path later, imports it as a sibling)
-from cputime import TICK, WALL_FACTOR, Stopwatch, SubmissionClock  # noqa: E402
-from lines import BACKSTOP_SECONDS, Lines, send  # noqa: E402
-from messages import (NOT_RUN_AFTER_TIME_OUT, describe_budget, describe_budget_spent, describe_fork_failure,  # noqa: E402
-                      describe_status, describe_time_out, describe_wall_time_out)
+import child
+import forks
+import uids  # noqa: F401  (isolation.py, loaded from its path later, imports it as a sibling)
+from cputime import TICK, WALL_FACTOR, Stopwatch, SubmissionClock
+from lines import BACKSTOP_SECONDS, Lines, send
+from messages import (
+    NOT_RUN_AFTER_TIME_OUT,
+    describe_budget,
+    describe_budget_spent,
+    describe_fork_failure,
+    describe_status,
+    describe_time_out,
+    describe_wall_time_out,
+)
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
@@ -37,7 +44,9 @@ class _Loader:
     """The session's handle on one loaded program."""
 
     def __init__(self, cells, config: dict, modules: dict, session: "_Session") -> None:
-        self.failure, self.errors, self.session = None, [], session
+        self.failure: dict | None = None
+        self.errors: list[str] = []
+        self.session = session
         self.out = ""  # which limit ran out while waiting for the loader: see _next
         commands_r, self.commands = os.pipe()
         results, results_w = os.pipe()
@@ -268,6 +277,8 @@ def _import_path(name: str, path: str):
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
