@@ -7,6 +7,7 @@ The module is not put in sys.modules; the caller decides under which name, if an
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -17,5 +18,9 @@ def import_file(name: str, path: str | Path) -> ModuleType:
     if spec is None or spec.loader is None:  # not a file Python can load as a module
         raise ImportError(f"{path} is not a Python module", name=name, path=str(path))
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in release/ or beside a suite:
+    try:  # release/ must stay as `make release` writes it (tests/test_kit.py), whoever imports from it
+        spec.loader.exec_module(module)
+    finally:
+        sys.dont_write_bytecode = writes
     return module
