@@ -246,9 +246,9 @@ for _ in range(3):
 CANARY = "canary-hub-token-5f0c2b"  # the grader's JUPYTERHUB_API_TOKEN during the run
 OTHER_CLONE = "/srv/kit-catalogue-other-clone"  # another clone of the course on the machine, readable by anyone
 OTHER_CLONE_MARK = "solution-in-the-other-clone-3e9a"  # a line the fixture adds to that clone's solutions
-PLANTED_KEY = "pid:[an earlier run]"  # the fixture stores it in the keyring of the first uid the run claims
 UNIX_SOCKET = "/run/kit-catalogue.sock"  # a unix socket file outside the session, open to anyone, listened on
-STALE_CGROUP = "kit-{uid}-stopped0-1"  # the cgroup a run stopped with Ctrl-C left, for the uid the next one claims
+# The cgroup a run stopped with Ctrl-C left: its uid (below the range uids are drawn from) no live worker holds.
+STALE_CGROUP = "kit-999999-stopped0-1"
 
 ENVIRONMENT = """\
 import os
@@ -281,7 +281,8 @@ for keyring in (-3, -4, -5):  # the session, user and user-session keyrings
     serial = libc.syscall(ADD_KEY, b"user", b"kit-catalogue-key", mine, len(mine), keyring)
     if serial > 0:
         libc.syscall(KEYCTL, SETPERM, serial, 0x3f3f3f3f)
-raise RuntimeError(f"a key from another submission: {found[0]}" if found else "no key from another submission")"""
+raise RuntimeError((f"a key from another submission: {found[0]}" if found else "no key from another submission")
+                   + f" (uid {os.getuid()})")"""
 
 UNIX_SOCKET_SEND = f"""\
 import ctypes, os, struct

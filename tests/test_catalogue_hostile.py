@@ -35,7 +35,6 @@ from catalogue_hostile import (
     NOTEBOOK,
     OTHER_CLONE,
     OTHER_CLONE_MARK,
-    PLANTED_KEY,
     SLEEP_MARK,
     STALE_CGROUP,
     UNIX_SOCKET,
@@ -118,13 +117,6 @@ def digests(course: Path) -> dict[str, str]:
             for p in paths if p.is_file() and "__pycache__" not in p.parts}
 
 
-def grading_uids() -> range:
-    """The uids the run's workers may claim: the first few from uid_base (one per grading process). The first
-    is always claimed (a worker takes the first free one)."""
-    base = GraderSettings().uid_base
-    return range(base, base + 8)
-
-
 def as_uid(uid: int, action) -> int:
     """`action()`'s result (a small int), run in a child that has become `uid`: keyrings are per uid."""
     read, write = os.pipe()
@@ -141,17 +133,8 @@ def as_uid(uid: int, action) -> int:
 
 
 LIBC = ctypes.CDLL(None, use_errno=True)
-ADD_KEY, KEYCTL, KEYCTL_JOIN, KEYCTL_LINK, KEYCTL_SEARCH, KEYCTL_SETPERM = 248, 250, 1, 8, 10, 5
-SESSION_KEYRING, USER_KEYRING = -3, -4
-
-
-def plant_key() -> int:
-    """A key in this uid's user keyring, readable by anyone: what an earlier run's student left. (Its session
-    keyring links the user keyring, as a login session's does, so that it may open the key to anyone.)"""
-    LIBC.syscall(KEYCTL, KEYCTL_JOIN, None)
-    LIBC.syscall(KEYCTL, KEYCTL_LINK, USER_KEYRING, SESSION_KEYRING)
-    serial = LIBC.syscall(ADD_KEY, b"user", b"kit-catalogue-key", PLANTED_KEY.encode(), len(PLANTED_KEY), USER_KEYRING)
-    return int(LIBC.syscall(KEYCTL, KEYCTL_SETPERM, serial, 0x3f3f3f3f) == 0)
+KEYCTL, KEYCTL_SEARCH = 250, 10
+USER_KEYRING = -4
 
 
 def find_key() -> int:
@@ -176,7 +159,7 @@ def stale_cgroups() -> list[Path]:
 
     if not machine_level().endswith("cgroups"):
         return []
-    folders = [base / STALE_CGROUP.format(uid=grading_uids()[0]) for base in _cgroup_bases(_cgroup_version()).values()]
+    folders = [base / STALE_CGROUP for base in _cgroup_bases(_cgroup_version()).values()]
     for folder in folders:
         folder.mkdir(exist_ok=True)
     return folders
@@ -227,7 +210,6 @@ def graded() -> GradedClass:
     stale = []
     if ROOT_USER:
         other_clone(course)
-        assert as_uid(grading_uids()[0], plant_key)
         stale = stale_cgroups()
     os.environ["JUPYTERHUB_API_TOKEN"] = CANARY  # as on a hub: the instructor's server token
     start = time.monotonic()
@@ -385,10 +367,15 @@ def test_no_submission_reached_the_network(graded):
 
 @pytest.mark.skipif(not ROOT_USER, reason="isolation needs the grader to run as root")
 def test_nothing_left_before_the_run_or_by_it_lasts(graded):
-    """What a stopped run left (a key in a grading uid's keyring, empty cgroups named as that run named them) is
-    gone, and the run leaves no key of its own."""
+    """What a stopped run left (empty cgroups named as that run named them) is gone, and the run leaves no key of
+    its own in the keyrings of the uids it ran student code as (a stopped run's uid is never drawn again: uids
+    are drawn at random, unused, from 2^20 to 2^31)."""
     assert not [folder for folder in graded.stale_cgroups if folder.exists()]
-    assert not [uid for uid in grading_uids() if as_uid(uid, find_key)]
+    used = set()
+    for student in ("keyring", "keyring-again"):
+        report = graded.course / "autograded" / student / ASSIGNMENT.name / "report.json"
+        used |= {int(uid) for uid in re.findall(r"\(uid (\d+)\)", report.read_text())}
+    assert used and not [uid for uid in used if as_uid(uid, find_key)], used
 
 
 def test_every_bad_input_has_a_one_line_reason_in_the_summary_and_on_its_page(graded):
