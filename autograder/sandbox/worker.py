@@ -74,7 +74,7 @@ class _Loader:
         session, limit = self.session, self.seconds + grace
         cpu_end, stopwatch = session.clock.seconds(self.pid) + limit, Stopwatch(self.pid)
         while (message := self.lines.next(time.monotonic() + TICK)) is None:
-            used, spent = session.clock.seconds(self.pid), session.spent()
+            used, spent = session.clock.seconds(self.pid), session.spent(self.pid)
             self.out = ("budget" if spent == "cpu" else "cpu" if used >= cpu_end else
                         "budget wall" if spent == "wall" else "wall" if stopwatch.seconds() >= limit * WALL_FACTOR
                         else "")
@@ -326,9 +326,11 @@ class _Session:
             answer["reason"] = self.describe_status(status)
         return answer
 
-    def spent(self) -> str:
-        """Which of the submission's time budgets is used up: "" (neither), "cpu" or "wall"."""
-        return ("cpu" if self.clock.seconds(self.loader.pid if self.loader else 0) >= self.budget else
+    def spent(self, live: int = 0) -> str:
+        """Which of the submission's time budgets is used up: "" (neither), "cpu" or "wall". `live`: the loader
+        running now (one still loading is not yet self.loader); without a cgroup, its CPU time is read live."""
+        live = live or (self.loader.pid if self.loader else 0)
+        return ("cpu" if self.clock.seconds(live) >= self.budget else
                 "wall" if self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
 
     def serve(self) -> None:
