@@ -25,7 +25,7 @@ def test_the_tool_passes_over_the_tree(command):
 
 
 def test_make_lint_runs_the_same_commands():
-    done = subprocess.run(["make", "-n", "lint"], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(["make", "--no-print-directory", "-n", "lint"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert [line.split() for line in done.stdout.splitlines()[-len(LINT):]] == [
         [f".venv/bin/{command[0]}", *command[1:]] for command in LINT]
