@@ -1,4 +1,5 @@
 """nbgrader settings for this course directory, and the grader's own (c.GraderSettings)."""
+import importlib.util
 import os
 import sys
 
@@ -114,7 +115,10 @@ c.GenerateFeedback.preprocessors = [
 c.FeedbackExporter.template_name = "kit_feedback"
 c.FeedbackExporter.extra_template_basedirs = [
     os.path.join(root, "autograder", "templates"),
-    os.path.join(os.path.dirname(__import__("nbgrader").__file__), "server_extensions", "formgrader", "templates"),
+    # Found without importing nbgrader: the import takes about a second, which `python -m autograder grade` (and
+    # Gradescope's run_autograder) would pay only to read this path.
+    os.path.join(importlib.util.find_spec("nbgrader").submodule_search_locations[0], "server_extensions",
+                 "formgrader", "templates"),
 ]
 
 # `make grades-lms`: the assignment's column header as Canvas's gradebook export shows it ("Name (12345)", with
