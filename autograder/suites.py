@@ -179,8 +179,9 @@ def _sandbox(assignment: Assignment, settings: GraderSettings, students: bool) -
     """
     isolation = settings.isolation() if students else None
     probes = {p.stem: p for p in assignment.suite_dir.glob("*probes.py")}  # probes.py, exercise_probes.py
-    return Sandbox(modules=probes, path=[assignment.release_dir],
-                   limits=settings.limits, preload=assignment.modules, isolation=isolation)
+    trusted = program_from_notebook(assignment.release, assignment.source, assignment.release, student_cells=())
+    return Sandbox(modules=probes, path=[assignment.release_dir], limits=settings.limits,
+                   preload=assignment.modules, isolation=isolation, trusted_cells=trusted if students else ())
 
 
 def isolation_level(settings: GraderSettings) -> str:

@@ -19,7 +19,9 @@ import numpy as np
 
 
 def _plain(values):
-    return np.asarray(values, dtype=float).tolist()
+    """A copy of the values as an array of floats: it crosses to the grader as its bytes, and the checks get
+    it as nested lists (autograder/sandbox/protocol.py)."""
+    return np.array(values, dtype=float)
 
 
 def _array_or_none(values):

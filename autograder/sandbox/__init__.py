@@ -7,7 +7,7 @@ Four roles, one module each; only lines of JSON cross between processes:
   program, enforces the limits in CPU time (cputime.py) and kills what student code left running;
 * the child (child.py): a loader confines itself, runs the cells, answers calls, or forks a check child each;
 * the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run;
-  lines.py: the lines of JSON between them, every read and write with a deadline.
+  protocol.py: the messages between them (lines of JSON), every read and write with a deadline.
   uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .cputime import WALL_FACTOR
-from .lines import BACKSTOP_SECONDS, Lines, send
+from .protocol import BACKSTOP_SECONDS, Lines, Unreadable, plain, send
 from .messages import NOT_RUN_AFTER_TIME_OUT, describe_exception, describe_no_answer
 from .program import MISSING, Cell, program_from_notebook
 
@@ -79,6 +79,16 @@ STARTUP_SECONDS = 120.0
 MARGIN_SECONDS = 30.0
 
 
+def _outcome(answer: dict, load_errors: list[str]) -> Outcome:
+    """An answer as the session passed it on, its arrays read back into lists (protocol.plain)."""
+    try:
+        value = plain(answer.get("value"))
+    except (Unreadable, RecursionError):
+        return Outcome(False, reason="sent an answer the grader cannot read", load_errors=load_errors)
+    return Outcome(ok=answer.get("ok", False), value=value, reason=answer.get("reason", ""),
+                   limit=answer.get("limit", ""), load_errors=load_errors)
+
+
 class Sandbox:
     """A warmed worker that runs calls on programs, one submission at a time. Use as a context manager.
 
@@ -88,6 +98,9 @@ class Sandbox:
         imports of them work even when student code may not read their files.
     isolation: for the grader running as root, how to confine each submission (isolation.py):
         {"path": ISOLATION, "budgets": {...}}.
+    trusted_cells: cells of the course's own (given cells, the release's stubs) that programs may hold:
+        the worker compiles them once, and a loader runs the compiled code for a cell of the same name
+        and text instead of compiling it again (student cells are compiled in the loader).
 
     `begin` starts a submission's session with a time budget and `end` ends it; a call outside a
     session starts one with no time budget.
@@ -100,6 +113,7 @@ class Sandbox:
         limits: Limits = Limits(),
         preload: Sequence[str] = (),
         isolation: Mapping[str, Any] | None = None,
+        trusted_cells: Sequence[Cell] = (),
     ) -> None:
         self.limits = limits
         self.config = {
@@ -108,6 +122,7 @@ class Sandbox:
             "preload": [*PRELOAD, *preload],
             "limits": dataclasses.asdict(limits),
             "isolation": dict(isolation) if isolation else None,
+            "trusted_cells": [[cell.name, cell.source] for cell in trusted_cells],
         }
         self.worker: subprocess.Popen | None = None
         self.requests = -1  # our end of the worker's stdin
@@ -227,8 +242,7 @@ class Sandbox:
                                                    .get("budgets", []))
             return [Outcome(False, reason=result.get("error", "stopped the grader's worker process")) for _ in calls]
         errors = result.get("load_errors", [])
-        return [Outcome(ok=a.get("ok", False), value=a.get("value"), reason=a.get("reason", ""),
-                        limit=a.get("limit", ""), load_errors=errors) for a in result["answers"]]
+        return [_outcome(answer, errors) for answer in result["answers"]]
 
     def close(self) -> None:
         if self.worker:

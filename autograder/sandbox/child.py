@@ -11,6 +11,7 @@ import gc
 import io
 import json
 import os
+import resource  # here, not in each loader: importing it costs a loader about 2 ms
 import select
 import signal
 import sys
@@ -19,6 +20,7 @@ from typing import Any, Callable
 
 import forks
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
+from protocol import encode, write
 from messages import (
     describe_exception,
     describe_exit,
@@ -34,25 +36,11 @@ def _report_nowhere(message: dict) -> None:
 
 
 def _report_to(results: int, event: str, message: dict) -> None:
-    _send(results, {"event": event, **message})
+    write(results, {"event": event, **message})
 
 
 _report: Callable[[dict], None] = _report_nowhere  # where a limit breach is reported
 _CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
-
-
-def _send(fd: int, message: dict) -> None:
-    data = (json.dumps(message, default=_plain, allow_nan=True) + "\n").encode()
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _plain(obj: Any) -> Any:
-    """numpy arrays and scalars become lists and numbers; anything else is refused."""
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    raise TypeError(f"{type(obj).__name__} is not plain data")
 
 
 class _CappedText(io.TextIOBase):
@@ -75,8 +63,6 @@ class _CappedText(io.TextIOBase):
 def _confine(limits: dict, isolation: Any, workdir: str) -> None:
     """Everything a loader does to itself before it runs a line of student code (`limits`: the
     caller's Limits as a dict)."""
-    import resource
-
     os.setpgid(0, 0)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -107,6 +93,13 @@ def _confine(limits: dict, isolation: Any, workdir: str) -> None:
         isolation.drop()
 
 
+COMPILED: dict[tuple[str, str], CodeType] = {}  # the course's own cells, compiled once by the worker
+
+
+def compile_cell(name: str, text: str) -> CodeType:
+    return compile(text, f"<cell {name}>", "exec")
+
+
 def _load(cells: list[list[str]], results: int) -> dict:
     """Run the cells like a notebook with errors allowed: an exception ends only its cell."""
     global _report
@@ -114,15 +107,16 @@ def _load(cells: list[list[str]], results: int) -> dict:
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     errors = []
     for name, text in cells:
-        _send(results, {"event": "cell", "name": name})
+        write(results, {"event": "cell", "name": name})
         try:
-            exec(compile(text, f"<cell {name}>", "exec"), ns)
+            code = COMPILED.get((name, text))
+            exec(code if code is not None else compile_cell(name, text), ns)
         except Exception as exc:
             errors.append(f"cell {name}: {describe_exception(exc)}")
         except BaseException as exc:
-            _send(results, {"event": "fatal", "reason": f"cell {name} {describe_exit(exc)}"})
+            write(results, {"event": "fatal", "reason": f"cell {name} {describe_exit(exc)}"})
             os._exit(0)
-    _send(results, {"event": "loaded", "errors": errors})
+    write(results, {"event": "loaded", "errors": errors})
     return ns
 
 
@@ -134,8 +128,6 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
     gets its own CPU allowance (the wall-clock limit is the worker's to enforce).
     """
     global _report
-    import resource
-
     _report = functools.partial(_report_to, results, "result")
     trusted: dict[str, dict] = {}
     for call in calls:
@@ -158,9 +150,9 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
         except BaseException as exc:
             message = {"ok": False, "reason": describe_exit(exc)}
         try:
-            _send(results, {"event": "result", **message})
+            write(results, {"event": "result", **message})
         except (TypeError, ValueError) as exc:
-            _send(results, {"event": "result", "ok": False,
+            write(results, {"event": "result", "ok": False,
                             "reason": f"returned something that is not plain data ({exc})"})
 
 
@@ -185,7 +177,7 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
         except forks.GraderForkError as error:
             for end in (read_end, write_end):
                 os.close(end)
-            _send(results, {"event": "result", "ok": False, "limit": "fork",
+            write(results, {"event": "result", "ok": False, "limit": "fork",
                             "reason": describe_fork_failure(error.strerror)})
             continue
         if pid == 0:
@@ -203,7 +195,7 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
                 except (ProcessLookupError, PermissionError):
                     pass
             os.waitpid(pid, 0)
-            _send(results, {"event": "result", "ok": False, "limit": "time", "wall": line == "wall", "reason":
+            write(results, {"event": "result", "ok": False, "limit": "time", "wall": line == "wall", "reason":
                             describe_time_out("the check", seconds) if line == "cpu" else
                             describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds)})
             continue
@@ -213,9 +205,9 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
             json.loads(line)
             reply = line
         except ValueError:  # nothing, or a line cut short by the child's death
-            reply = (json.dumps({"event": "result", "ok": False, "reason": describe_status(status),
-                                 "status": status}) + "\n").encode()  # the worker may know more of the cause
-        os.write(results, reply)
+            reply = encode({"event": "result", "ok": False, "reason": describe_status(status),
+                            "status": status})  # the worker may know more of the cause
+        write(results, reply)
 
 
 def _answer_of(answer: io.BufferedReader, pid: int, seconds: float) -> bytes | str:

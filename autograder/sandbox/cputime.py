@@ -72,8 +72,9 @@ class Stopwatch:
     """Wall-clock seconds since it was made, less the time the process tree of `pid` waited for a CPU
     meanwhile: what a wall-clock backstop may charge. The waits of processes that ended are kept."""
 
-    def __init__(self, pid: int) -> None:
-        self.pid, self.started, self.waited = pid, time_now(), 0.0
+    def __init__(self, pid: int, started: float | None = None) -> None:
+        """`started`: a time_now() from before (waits from then until now are not taken off)."""
+        self.pid, self.started, self.waited = pid, time_now() if started is None else started, 0.0
         self.last = tree_waits(pid)
 
     def seconds(self) -> float:

@@ -24,7 +24,7 @@ import child
 import forks
 import uids  # noqa: F401  (isolation.py, loaded from its path later, imports it as a sibling)
 from cputime import TICK, WALL_FACTOR, Stopwatch, SubmissionClock
-from lines import BACKSTOP_SECONDS, Lines, send
+from protocol import BACKSTOP_SECONDS, Lines, send, write
 from messages import (
     NOT_RUN_AFTER_TIME_OUT,
     describe_budget,
@@ -72,8 +72,11 @@ class _Loader:
         (+ `grace`) of the submission's CPU time from now, WALL_FACTOR times that of wall-clock time (less
         the loader's waits for a CPU: cputime.Stopwatch), or the submission's budget of either."""
         session, limit = self.session, self.seconds + grace
-        cpu_end, stopwatch = session.clock.seconds(self.pid) + limit, Stopwatch(self.pid)
+        cpu_end, stopwatch, started = session.clock.seconds(self.pid) + limit, None, time.monotonic()
         while (message := self.lines.next(time.monotonic() + TICK)) is None:
+            # Most messages come within a tick, so the backstop's stopwatch starts only after one (reading the
+            # waits walks /proc): from `started`, less the waits after that first tick.
+            stopwatch = stopwatch or Stopwatch(self.pid, started)
             used, spent = session.clock.seconds(self.pid), session.spent(self.pid)
             self.out = ("budget" if spent == "cpu" else "cpu" if used >= cpu_end else
                         "budget wall" if spent == "wall" else "wall" if stopwatch.seconds() >= limit * WALL_FACTOR
@@ -337,9 +340,8 @@ class _Session:
         _become_subreaper()  # a student's daemons end up here, to be killed with their loader
         cgroups = self.isolation.cgroups if self.isolation is not None else None
         self.clock, self.stopwatch = SubmissionClock(cgroups.cpu if cgroups else None), Stopwatch(os.getpid())
-        requests, replies = Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
-        replies.write(json.dumps({"ready": True}) + "\n")
-        replies.flush()
+        requests = Lines(0, limit=sys.maxsize)
+        write(1, {"ready": True})
         cells: list = []
         while (request := requests.next()) and "end" not in request:
             if "cells" in request:  # a new program; otherwise the caller means the one it sent last
@@ -349,8 +351,7 @@ class _Session:
                     self.loader = None
             answers = self.answer(cells, request["calls"], request["fresh"])
             load_errors = self.loader.errors if self.loader else []
-            replies.write(json.dumps({"answers": answers, "load_errors": load_errors}) + "\n")
-            replies.flush()
+            write(1, {"answers": answers, "load_errors": load_errors})
         if self.loader:
             self.loader.stop()
 
@@ -404,6 +405,7 @@ def _serve(config: dict) -> None:
     for name, path in config["modules"].items():
         _import_path(name, path)  # fails here, not in a check, if it is broken; warms its imports
         modules[name] = compile(Path(path).read_text(), path, "exec")
+    child.COMPILED.update({(name, text): child.compile_cell(name, text) for name, text in config["trusted_cells"]})
     isolation = None
     if config["isolation"]:
         settings = config["isolation"]
@@ -413,9 +415,8 @@ def _serve(config: dict) -> None:
     gc.freeze()  # sessions, loaders and check children inherit these objects; collections in them skip them
     workdir = tempfile.mkdtemp(prefix="sandbox-")
     os.chmod(workdir, 0o755)
-    requests, replies = Lines(0, limit=sys.maxsize), os.fdopen(os.dup(1), "w")
-    replies.write(json.dumps({"ready": isolation.level if isolation else "none"}) + "\n")
-    replies.flush()
+    requests = Lines(0, limit=sys.maxsize)
+    write(1, {"ready": isolation.level if isolation else "none"})
     # One request at a time: while a session runs, it alone reads the requests (this process waits).
     while request := requests.next():
         if isolation:
@@ -424,8 +425,7 @@ def _serve(config: dict) -> None:
         _, status = os.waitpid(pid, 0) if pid else (0, 0)
         _reap_orphans()
         hit = isolation.end(status) if isolation else []
-        replies.write(json.dumps({"budgets": hit}) + "\n")
-        replies.flush()
+        write(1, {"budgets": hit})
     os.rmdir(workdir)
 
 
@@ -436,7 +436,7 @@ def _start_session(session: _Session) -> int:
         pid = forks.fork()
     except forks.GraderForkError as exc:
         error = f"the grader could not start the submission's sandbox: {exc.strerror}"
-        os.write(1, (json.dumps({"error": error}) + "\n").encode())
+        write(1, {"error": error})
         return 0
     if pid:
         return pid
@@ -446,7 +446,7 @@ def _start_session(session: _Session) -> int:
             session.isolation.enter()
         session.serve()
     except Exception as exc:
-        os.write(1, (json.dumps({"error": f"the submission's sandbox could not start: {exc}"}) + "\n").encode())
+        write(1, {"error": f"the submission's sandbox could not start: {exc}"})
     finally:
         os._exit(session.isolation.exit_code if session.isolation else 0)
 
