@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .cputime import WALL_FACTOR
-from .protocol import BACKSTOP_SECONDS, Lines, Unreadable, plain, send
 from .messages import NOT_RUN_AFTER_TIME_OUT, describe_exception, describe_no_answer
 from .program import MISSING, Cell, program_from_notebook
+from .protocol import BACKSTOP_SECONDS, Lines, Unreadable, plain, send
 
 __all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Cell", "Limits", "Outcome", "Sandbox", "describe_exception",
            "program_from_notebook"]

@@ -20,7 +20,6 @@ from typing import Any, Callable
 
 import forks
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
-from protocol import encode, write
 from messages import (
     describe_exception,
     describe_exit,
@@ -29,6 +28,7 @@ from messages import (
     describe_time_out,
     describe_wall_time_out,
 )
+from protocol import encode, write
 
 
 def _report_nowhere(message: dict) -> None:

@@ -24,7 +24,6 @@ import child
 import forks
 import uids  # noqa: F401  (isolation.py, loaded from its path later, imports it as a sibling)
 from cputime import TICK, WALL_FACTOR, Stopwatch, SubmissionClock
-from protocol import BACKSTOP_SECONDS, Lines, send, write
 from messages import (
     NOT_RUN_AFTER_TIME_OUT,
     describe_budget,
@@ -34,6 +33,7 @@ from messages import (
     describe_time_out,
     describe_wall_time_out,
 )
+from protocol import BACKSTOP_SECONDS, Lines, send, write
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
