@@ -92,6 +92,8 @@ printf '#!/bin/sh\nexec "%s" "$@"\n' "$HERE/.venv/bin/python3" > /usr/local/bin/
 chmod 755 /usr/local/bin/python3
 python3 -c 'import sys, autograder; print("setup.sh: python3 is", sys.executable)' 2>/dev/null || \
   (cd "$HERE" && python3 -c 'import sys, autograder; print("setup.sh: python3 is", sys.executable)')
+# The reference's answers, once, into the image (autograder/answer_cache.py): no submission waits for them.
+(cd "$HERE" && python3 -m autograder.gradescope prepare)
 """
 
 RUN_AUTOGRADER = r"""#!/usr/bin/env bash
@@ -251,13 +253,29 @@ def run(root: Path | None = None) -> int:
     return code
 
 
+def prepare() -> int:
+    """The reference's answers computed and kept (answer_cache.py), so that run() finds them."""
+    from .answer_cache import cache_path
+    from .assignment import find_assignment
+    from .settings import GraderSettings, load_config
+    from .suites import prepare_grading
+
+    assignment = find_assignment(ROOT)
+    prepare_grading(assignment, GraderSettings(config=load_config(ROOT)))
+    print(f"setup.sh: the reference's answers are in {cache_path(assignment)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.gradescope", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     build = commands.add_parser("build", help="write the Gradescope autograder zip")
     build.add_argument("--to", type=Path, default=ROOT / "build" / "gradescope.zip")
     commands.add_parser("run", help="grade $AUTOGRADER_ROOT/submission into $AUTOGRADER_ROOT/results/results.json")
+    commands.add_parser("prepare", help="compute the reference's answers once, into .grading/ (setup.sh runs it)")
     args = parser.parse_args(argv)
+    if args.command == "prepare":
+        return prepare()
     if args.command == "build":
         path = build_zip(args.to)
         print(f"Wrote {path} ({path.stat().st_size // 1024} KB): upload it as the assignment's autograder on Gradescope.")

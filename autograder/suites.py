@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .answer_cache import cached_answers
 from .assignment import Assignment
 from .modules import import_file
 from .parametrize import Check, expand
@@ -238,7 +239,8 @@ def prepare_grading(assignment: Assignment, settings: GraderSettings) -> None:
     A call only a wrong submission leads to is fetched (in a fresh child) when a check asks for it.
     """
     if assignment not in _REFERENCE:
-        _REFERENCE[assignment] = reference_answers(assignment, settings)
+        _REFERENCE[assignment] = cached_answers(assignment, settings.limits,
+                                                lambda: reference_answers(assignment, settings))
 
 
 class Grader:

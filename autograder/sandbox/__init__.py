@@ -133,8 +133,13 @@ class Sandbox:
         self.budget = float("inf")  # the session's CPU seconds for all its checks
         self.ended: list[str] = []  # budgets the last session hit, when it ended by itself
         self.timed_out = False  # the worker's last reply did not come in time
+        self.starting = False  # started, its "ready" not read yet
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Start the worker without waiting for it: it imports numpy and the trusted modules while the caller
+        goes on (its first request waits until it is ready)."""
+        if self.worker is not None:
+            return
         requests, self.requests = os.pipe()
         replies, replies_w = os.pipe()
         self.worker = subprocess.Popen(
@@ -145,6 +150,12 @@ class Sandbox:
         os.close(requests)
         os.close(replies_w)
         self.replies = Lines(replies, limit=sys.maxsize)
+        self.starting = True
+
+    def _ready(self) -> None:
+        """The worker started and said it is ready (started here if start() was not called)."""
+        self.start()
+        self.starting = False
         ready = self._receive(time.monotonic() + STARTUP_SECONDS)
         if not ready or "ready" not in ready:
             self.close()
@@ -181,8 +192,8 @@ class Sandbox:
         backstop, cputime.py)."""
         if self.session:
             self.end()
-        if self.worker is None:
-            self._start()
+        if self.worker is None or self.starting:
+            self._ready()
         for attempt in (1, 2):  # a sandbox that could not start is the grader's trouble: once more, then say so
             reply = self._receive(time.monotonic() + MARGIN_SECONDS) if self._send(
                 {"begin": seconds if seconds != float("inf") else 1e9}) else None
@@ -258,7 +269,7 @@ class Sandbox:
                 self.worker.wait()
             self.worker = None
         self.sent = None
-        self.session = False
+        self.session = self.starting = False
 
     def __enter__(self) -> "Sandbox":
         return self
