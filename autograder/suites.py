@@ -87,8 +87,10 @@ class Runner:
     """
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
-                 batch: bool = True) -> None:
+                 batch: bool = True, together: bool = False) -> None:
         self.sandbox, self.cells, self.submission, self.fresh, self.batch = sandbox, cells, submission, fresh, batch
+        self.together = together and fresh  # a fresh part's calls first run together in one child (run_checks)
+        self.fetched_together: set[tuple[str, str]] = set()
         self.memo: dict[tuple[str, str], Outcome] = {}
         self.wanted: dict[tuple[str, str], tuple[Callable, dict]] = {}
         self.timed_out = False
@@ -116,13 +118,27 @@ class Runner:
             return False
         keys, calls = list(self.wanted), list(self.wanted.values())
         self.wanted.clear()
-        outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh)
+        outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh, together=self.together)
         for key, outcome in zip(keys, outcomes):
             self.memo[key] = outcome
             self.missing = self.missing or next((e for e in outcome.load_errors if MISSING in e), "")
+            if self.together:  # not the submission's answer yet: a limit it hit counts if it is hit alone
+                self.fetched_together.add(key)
+                continue
             if outcome.limit and self.submission is not None:
                 self.submission.limits.append(outcome.limit)
             self.timed_out = self.timed_out or (outcome.limit == "time" and not self.fresh)
+        return True
+
+    def run_alone(self) -> bool:
+        """Forget the answers fetched together: each call is fetched again in a child of its own. False when
+        no answer was fetched together."""
+        if not self.fetched_together:
+            return False
+        for key in self.fetched_together:
+            del self.memo[key]
+        self.fetched_together.clear()
+        self.together = False
         return True
 
     def explain(self, outcome: Outcome) -> str:
@@ -156,7 +172,18 @@ def failure_message(error: BaseException, missing: str = "") -> str:
 
 
 def run_checks(checks: list[Check], student: Runner, reference: Runner) -> list[CheckResult]:
-    """Every check's result: run them all, fetch what they wait for in one batch each, run the waiting again."""
+    """Every check's result. A part whose calls the student's runner fetches together (all in one child of
+    the loaded program, Runner.together) keeps those results only if every check passes; otherwise every
+    check runs again, each call in a child of its own, and those results count: what one call leaves behind
+    never costs another, and a part that passes costs one process, not one a call."""
+    results = _run_rounds(checks, student, reference)
+    if not all(result.passed for result in results) and student.run_alone():
+        results = _run_rounds(checks, student, reference)
+    return results
+
+
+def _run_rounds(checks: list[Check], student: Runner, reference: Runner) -> list[CheckResult]:
+    """Run every check, fetch what they wait for in one batch each, run the waiting again, until none waits."""
     results: list[CheckResult | None] = [None] * len(checks)
     waiting = list(range(len(checks)))
     while waiting:
@@ -252,8 +279,9 @@ class Grader:
 
     def __init__(self, assignment: Assignment, settings: GraderSettings) -> None:
         self.assignment, self.settings = assignment, settings
-        self.suites = load_suites(assignment)
         self.student_box = _sandbox(assignment, settings, students=True)
+        self.student_box.start()  # its worker imports numpy while this process imports the suites
+        self.suites = load_suites(assignment)
         self.reference_box = _sandbox(assignment, settings, students=False)
         self.reference = _reference_runner(assignment, self.reference_box)
         self.reference.memo.update(_REFERENCE.get(assignment, {}))
@@ -273,7 +301,8 @@ class Grader:
             # process: what that cell leaves behind stays within its part. A part that takes the
             # whole notebook starts each check afresh, so state one cell's bug leaves behind cannot
             # cost checks about other cells.
-            student = Runner(self.student_box, cells, submission, fresh=suite.student_cells == "all")
+            fresh = suite.student_cells == "all"
+            student = Runner(self.student_box, cells, submission, fresh=fresh, together=fresh)
             submission.results[suite.grade_id] = run_checks(suite.checks, student, self.reference)
         submission.limits += self.student_box.end()
 

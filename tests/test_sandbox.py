@@ -132,7 +132,8 @@ def test_a_loop_in_a_fresh_batch_costs_its_call_alone_and_the_loader_goes_on(box
 
 
 def test_a_loader_that_student_code_wedged_is_stopped_by_the_worker_and_the_batch_goes_on(box):
-    wedge = "import select\ndef spin(*args):\n    while True:\n        pass\nselect.select = spin\nx = 7"  # the loader's timer
+    wedge = ("import selectors\ndef spin(*args):\n    while True:\n        pass\n"
+             "selectors.DefaultSelector.select = spin\nx = 7")  # the loader's timer waits through it
     started = time.monotonic()
     first, second = box.call_many([Cell("wedge", wedge)], [(sandbox_probes.value, {"name": "x"})] * 2, fresh=True)
     assert first.limit == second.limit == "time" and "did not finish within 1 s of CPU time" in first.reason

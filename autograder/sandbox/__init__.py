@@ -222,17 +222,19 @@ class Sandbox:
         return self.call_many(cells, [(function, kwargs)], fresh=True)[0]
 
     def call_many(self, cells: Sequence[Cell], calls: Sequence[tuple[Callable | str, dict]],
-                  fresh: bool = False) -> list[Outcome]:
+                  fresh: bool = False, together: bool = False) -> list[Outcome]:
         """Run `calls` on the loaded `cells`, in order, in one request: an Outcome each.
 
         They run one after another in the loaded program's process, so a call can see what an
-        earlier one changed; with `fresh`, each runs in its own child and sees only the loaded program.
+        earlier one changed; with `fresh`, each runs in its own child and sees only the loaded program;
+        with `together` too, they run one after another in one child, within one check's time in all, and
+        any that did not get its answer there says so (worker.py, child.py).
         """
         if not calls:
             return []
         if not self.session:
             self.begin()
-        request: dict[str, Any] = {"fresh": fresh, "calls": [
+        request: dict[str, Any] = {"fresh": fresh, "together": together, "calls": [
             {"function": f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", "kwargs": kwargs}
             for f, kwargs in calls]}
         if cells != self.sent:

@@ -12,9 +12,9 @@ import io
 import json
 import os
 import resource  # here, not in each loader: importing it costs a loader about 2 ms
-import select
 import signal
 import sys
+import time
 from types import CodeType
 from typing import Any, Callable
 
@@ -27,8 +27,9 @@ from messages import (
     describe_status,
     describe_time_out,
     describe_wall_time_out,
+    NOT_RUN_TOGETHER,
 )
-from protocol import encode, write
+from protocol import Lines, write
 
 
 def _report_nowhere(message: dict) -> None:
@@ -157,70 +158,94 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
 
 
 def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int, fresh: bool,
-               seconds: float) -> None:
+               together: bool, seconds: float) -> None:
     """In the loader: answer every call of a batch on `results`, one message each, in order.
 
     `fresh`: each call runs in its own child (and process group), forked from the loaded program; a
     child that dies answers for its call, and one that used `seconds` of CPU time (or WALL_FACTOR times
     that of wall-clock time) is killed and answers that it ran out of time, so a loop costs its own call
     and the batch goes on in this loader (the worker's deadline, a little later, is the backstop).
-    Otherwise the loader runs the calls itself, one after another: the worker loads the program again
-    for the rest if one of them ends the process.
+    `together` (with `fresh`): all the calls run one after another in one child, within `seconds` in all;
+    the grader runs them again a child each unless every check passes (suites.Runner), so an answer that
+    is missing here only says so. Otherwise the loader runs the calls itself, one after another: the
+    worker loads the program again for the rest if one of them ends the process.
     """
     if not fresh:
         _run_calls(ns, modules, calls, results)
-        return
-    for call in calls:
-        read_end, write_end = os.pipe()
-        try:
-            pid = forks.fork()
-        except forks.GraderForkError as error:
-            for end in (read_end, write_end):
-                os.close(end)
+    elif together:
+        _run_in_child(ns, modules, calls, results, seconds)
+    else:
+        for call in calls:
+            _run_in_child(ns, modules, [call], results, seconds)
+
+
+def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int, seconds: float) -> None:
+    """Run `calls` in one check child forked from the loaded program, and send an answer for each: its own,
+    or, when it ran out of time or ended first, why (a child of one call: with the cause the worker may
+    refine; of several: "not run" for it and the rest, which the grader runs again alone)."""
+    read_end, write_end = os.pipe()
+    try:
+        pid = forks.fork()
+    except forks.GraderForkError as error:
+        for end in (read_end, write_end):
+            os.close(end)
+        for _ in calls:
             write(results, {"event": "result", "ok": False, "limit": "fork",
                             "reason": describe_fork_failure(error.strerror)})
-            continue
-        if pid == 0:
-            os.setpgid(0, 0)
-            os.close(read_end)
-            _run_calls(ns, modules, [call], write_end)
-            os._exit(0)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as answer:
-            line = _answer_of(answer, pid, seconds)
-        if line in ("cpu", "wall"):  # still running: the child and whatever it started in its group end here
-            for kill in (os.killpg, os.kill):
-                try:
-                    kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            os.waitpid(pid, 0)
-            write(results, {"event": "result", "ok": False, "limit": "time", "wall": line == "wall", "reason":
-                            describe_time_out("the check", seconds) if line == "cpu" else
-                            describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds)})
-            continue
-        _, status = os.waitpid(pid, 0)
-        try:
-            assert isinstance(line, bytes)  # not a time-out: the line the child wrote, or b"" at its end
-            json.loads(line)
-            reply = line
-        except ValueError:  # nothing, or a line cut short by the child's death
-            reply = encode({"event": "result", "ok": False, "reason": describe_status(status),
-                            "status": status})  # the worker may know more of the cause
-        write(results, reply)
+        return
+    if pid == 0:
+        os.setpgid(0, 0)
+        os.close(read_end)
+        _run_calls(ns, modules, calls, write_end)
+        os._exit(0)
+    os.close(write_end)
+    answers, stopwatch = Lines(read_end), Stopwatch(pid)
+    try:
+        for done in range(len(calls)):
+            message = _answer_of(answers, pid, seconds, stopwatch)
+            if isinstance(message, dict) and message and message.get("event") != "garbled":
+                write(results, message)  # the session judges what it says (a child that forged one included)
+                continue
+            # Out of time: stopped here. Ended, or wrote what is not a line of JSON: how it ends says why.
+            status = _end(pid, kill=message in ("cpu", "wall") or len(calls) > 1)
+            if len(calls) > 1:
+                for _ in calls[done:]:
+                    write(results, {"event": "result", "ok": False, "reason": NOT_RUN_TOGETHER})
+            elif message in ("cpu", "wall"):
+                write(results, {"event": "result", "ok": False, "limit": "time", "wall": message == "wall", "reason":
+                                describe_time_out("the check", seconds) if message == "cpu" else
+                                describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds)})
+            else:  # nothing, or a line cut short by the child's death
+                write(results, {"event": "result", "ok": False, "reason": describe_status(status),
+                                "status": status})  # the worker may know more of the cause
+            return
+        _end(pid, kill=False)
+    finally:
+        answers.close()
 
 
-def _answer_of(answer: io.BufferedReader, pid: int, seconds: float) -> bytes | str:
-    """The check child `pid`'s line on `answer`; "cpu" when the child and what it started used `seconds`
-    of CPU time first, "wall" when WALL_FACTOR times that of wall-clock time (less their waits for a
-    CPU) passed first."""
-    stopwatch = Stopwatch(pid)
-    while not select.select([answer], [], [], TICK)[0]:
+def _end(pid: int, kill: bool) -> int:
+    """The check child's wait status once it has ended; with `kill`, it and what it started in its group are
+    killed first (it may still be running)."""
+    if kill:
+        for signal_to in (os.killpg, os.kill):
+            try:
+                signal_to(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    return os.waitpid(pid, 0)[1]
+
+
+def _answer_of(answers: Lines, pid: int, seconds: float, stopwatch: Stopwatch) -> dict | str:
+    """Check child `pid`'s next message ({} at its end); "cpu" when the child and what it started have used
+    `seconds` of CPU time first, "wall" when WALL_FACTOR times that of wall-clock time (less their waits
+    for a CPU) passed first."""
+    while (message := answers.next(time.monotonic() + TICK)) is None:
         if tree_seconds(pid) >= seconds:
             return "cpu"
         if stopwatch.seconds() >= seconds * WALL_FACTOR:
             return "wall"
-    return answer.readline()
+    return message
 
 
 def loader_main(cells, limits: dict, isolation, workdir, commands: int, results: int, modules: dict) -> None:
@@ -232,6 +257,7 @@ def loader_main(cells, limits: dict, isolation, workdir, commands: int, results:
         with os.fdopen(commands, "r") as calls:
             for line in calls:
                 batch = json.loads(line)
-                _run_batch(ns, modules, batch["calls"], results, batch["fresh"], limits["seconds"])
+                _run_batch(ns, modules, batch["calls"], results, batch["fresh"], batch.get("together") is True,
+                           limits["seconds"])
     finally:
         os._exit(0)

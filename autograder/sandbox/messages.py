@@ -50,6 +50,8 @@ def describe_exit(exc: BaseException) -> str:
 
 
 NOT_RUN_AFTER_TIME_OUT = "not run: an earlier check of this part ran out of time"
+# A check of a batch run together (child.py) that did not get its answer there: the grader runs it again alone.
+NOT_RUN_TOGETHER = "not run: the checks run together in one process stopped before it"
 
 
 def describe_budget(seconds: float, wall: bool = False) -> str:

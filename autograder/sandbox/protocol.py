@@ -4,14 +4,14 @@ with a deadline. The one way the caller, the worker, its sessions and their load
 Message kinds (each a JSON object on one line):
 
     caller → worker       {"begin": seconds}                    start a submission's session
-    caller → session      {"calls": [call], "fresh": bool, "cells"?: [[name, source]]}    a batch
+    caller → session      {"calls": [call], "fresh": bool, "together": bool, "cells"?: [[name, source]]}
                           {"end": true}                         end the session
     worker → caller       {"ready": level}                      started, at this isolation level
                           {"error": text}                       a session could not start
                           {"budgets": [name]}                   a session ended: the budgets it hit
     session → caller      {"ready": true}                       the session serves
                           {"answers": [answer], "load_errors": [text]}                  a batch's answers
-    session → loader      {"calls": [call], "fresh": bool}
+    session → loader      {"calls": [call], "fresh": bool, "together": bool}
     loader → session      {"event": "cell", "name": text}       loading this cell now
                           {"event": "loaded", "errors": [text]}
                           {"event": "fatal", "reason": text}    loading ended the process's run

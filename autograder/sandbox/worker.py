@@ -117,7 +117,7 @@ class _Loader:
             self.stop()
             return
 
-    def run(self, calls: list[dict], fresh: bool) -> list[dict]:
+    def run(self, calls: list[dict], fresh: bool, together: bool = False) -> list[dict]:
         """Answers to `calls`, in order, each within the time limits from the end of the one before.
 
         Fewer answers than calls when the loader ended on the way (it is then stopped): after a
@@ -129,7 +129,7 @@ class _Loader:
             return [{"ok": False, **self.failure}]
         # Within the check's wall-clock backstop: a loader that shrank its pipe and stopped itself takes no more.
         deadline = time.monotonic() + self.seconds * WALL_FACTOR
-        if not send(self.commands, {"calls": calls, "fresh": fresh}, deadline):
+        if not send(self.commands, {"calls": calls, "fresh": fresh, "together": together}, deadline):
             self.out = "wall"
             answer = self._time_out("the check") if time.monotonic() >= deadline else \
                 {"reason": "the notebook's process ended before the check could start"}
@@ -349,13 +349,13 @@ class _Session:
                 if self.loader:
                     self.loader.stop()
                     self.loader = None
-            answers = self.answer(cells, request["calls"], request["fresh"])
+            answers = self.answer(cells, request["calls"], request["fresh"], request.get("together") is True)
             load_errors = self.loader.errors if self.loader else []
             write(1, {"answers": answers, "load_errors": load_errors})
         if self.loader:
             self.loader.stop()
 
-    def answer(self, cells: list, calls: list[dict], fresh: bool) -> list[dict]:
+    def answer(self, cells: list, calls: list[dict], fresh: bool, together: bool = False) -> list[dict]:
         """An answer for each call. A call that ends the loader costs itself: the rest go on in a new one,
         each in a child of its own. After a time-out in a batch that is not fresh, the rest are not run
         (what the looping call left behind would be their state); in a fresh one they go on. A call (or a
@@ -367,7 +367,7 @@ class _Session:
             loader = self.loader
             if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or ended by a call
                 loader = self.loader = _Loader(cells, self.config, self.modules, self)
-            new = loader.run(calls[len(answers):], fresh)
+            new = loader.run(calls[len(answers):], fresh, together)
             stopped = [n for n, answer in enumerate(new) if answer.get("wall") and len(answers) + n not in again]
             if stopped:  # from there on, again (in a fresh batch the calls after it ran already, but not alone)
                 again.add(len(answers) + stopped[0])
@@ -379,7 +379,8 @@ class _Session:
             limit = answers[-1].get("limit")
             if loader.failure or limit == "time budget" or (limit == "time" and not fresh):
                 break
-            fresh = True  # a call ended the process: the rest run one child each, so one crash costs one call
+            fresh, together = True, False  # a call ended the process: the rest run one child each, so one crash
+            # costs one call
         if self.loader and self.loader.failure:  # the program could not load: every call says why
             rest = {"ok": False, **self.loader.failure}
         elif self.spent():
