@@ -23,7 +23,14 @@ Modules, in the order a submission meets them (docs/submission-path.md):
     modules            a module imported from its file (the hidden suites, their shared causes.py)
 """
 
+import os as _os
 import sys as _sys
+
+# The grader's own arrays are small (a probe's answer against the reference's): BLAS threads only spin beside
+# it, and a pool process would start its own. One thread each, set before numpy is imported (the sandbox's
+# worker gets the same from its environment, autograder/sandbox/__init__.py).
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    _os.environ.setdefault(_name, "1")
 
 # jsonschema (which nbformat and nbgrader use) imports the libraries of its optional "format" checks when
 # they are installed (nbgrader's dependencies bring them), and some are slow to import: rfc3987_syntax
