@@ -14,6 +14,8 @@ Modules, in the order a submission meets them (docs/submission-path.md):
     grading            grade_one: one notebook to one report, for make grade, the CLI and Gradescope
     suites             each part's program and checks, its sandbox calls batched
     sandbox            runs student code in confined child processes (grader only)
+    sandbox.policy     how submissions are confined: their sandboxes, the isolation level, the instructor's
+                       files closed to student code
     report             parts, checks, redaction, JSON and table
     feedback           nbgrader's feedback pages with the kit's template
     gradescope, export, lms, class_report   Gradescope, grades out (grades.csv, Canvas), the class report

@@ -226,8 +226,8 @@ def run(root: Path | None = None) -> int:
     results.parent.mkdir(parents=True, exist_ok=True)
     from .assignment import find_assignment
     from .grading import grade_paths
+    from .sandbox.policy import isolation_level
     from .settings import GraderSettings, load_config
-    from .suites import isolation_level
 
     settings = GraderSettings(config=load_config(ROOT))
     isolation = isolation_level(settings)

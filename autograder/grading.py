@@ -20,8 +20,9 @@ from .assignment import Assignment
 from .pool import run_pool
 from .progress import Progress
 from .report import Report, Submission, build_report, redactor
+from .sandbox.policy import close_to_others
 from .settings import GraderSettings
-from .suites import Grader, close_to_others, prepare_grading
+from .suites import Grader, prepare_grading
 from .validate import read_submission
 
 _PREPARED: dict[Assignment, GraderSettings] = {}  # what prepare_class was given: inherited by the pool's processes

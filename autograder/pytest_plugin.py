@@ -10,7 +10,7 @@ part's checks ask for are fetched as the grader fetches them (suites.run_checks,
 process sees the same calls in the same order, whichever checks `-k` selects; a call outside them is
 fetched at once, alone: `Runner(batch=False)`), on the same programs (`suites.part_program`: the
 student's cells the suite file names in STUDENT_CELLS, the public release's blank stubs for the rest),
-in the same sandboxes (`suites._sandbox`: student code in a child process, confined as the grader
+in the same sandboxes (`sandbox.policy`: student code in a child process, confined as the grader
 confines a submission when it runs as root; the reference in a sandbox of its own). Student code never
 runs in the pytest process. A failing check reports the grader's one line (the assertion's message,
 or why student code gave no answer), redacted as the grader redacts it; `--tb=long` (or any style but
@@ -135,8 +135,9 @@ class _Grading:
 
     def __init__(self, config: pytest.Config, suite_dir: Path) -> None:
         from .assignment import Assignment
+        from .sandbox.policy import close_to_others, reference_sandbox, student_sandbox
         from .settings import GraderSettings, load_config
-        from .suites import _reference_runner, _sandbox, close_to_others
+        from .suites import _reference_runner
         from .validate import read_submission
 
         root = suite_dir.parent.parent
@@ -148,8 +149,8 @@ class _Grading:
         self.submission = read_submission(str(path), path, self.settings.notebook_kb * 1024)
         if self.settings.isolate:
             close_to_others(self.assignment)  # as grading.prepare_class does before student code runs
-        self.student_box = _sandbox(self.assignment, self.settings, students=True)
-        self.reference_box = _sandbox(self.assignment, self.settings, students=False)
+        self.student_box = student_sandbox(self.assignment, self.settings)
+        self.reference_box = reference_sandbox(self.assignment, self.settings)
         self.reference = _reference_runner(self.assignment, self.reference_box)
         self.reference.batch = False
         self.begun = False

@@ -26,6 +26,7 @@ from .modules import import_file
 from .parametrize import Check, expand
 from .report import CheckResult, Submission
 from .sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
+from .sandbox.policy import reference_sandbox, student_sandbox
 from .settings import GraderSettings
 
 
@@ -171,35 +172,6 @@ def run_checks(checks: list[Check], student: Runner, reference: Runner) -> list[
 _REFERENCE: dict[Assignment, dict] = {}  # the reference's answers by probe call, once per process tree
 
 
-def _sandbox(assignment: Assignment, settings: GraderSettings, students: bool) -> Sandbox:
-    """A sandbox whose calls may name the suites' probes (it starts its worker on the first call).
-
-    For `students`, each submission is confined (settings.isolation): of the course directory it sees the
-    public release and the kit's environment alone (sandbox/isolation.py: allowed_paths).
-    """
-    isolation = settings.isolation() if students else None
-    probes = {p.stem: p for p in assignment.suite_dir.glob("*probes.py")}  # probes.py, exercise_probes.py
-    return Sandbox(modules=probes, path=[assignment.release_dir],
-                   limits=settings.limits, preload=assignment.modules, isolation=isolation)
-
-
-def isolation_level(settings: GraderSettings) -> str:
-    """How each submission is kept apart here, as autograder/sandbox/isolation.py names it (or why not at all)."""
-    if not settings.isolate:
-        return "off (c.GraderSettings.isolate is False)"
-    from .sandbox.isolation import machine_level
-
-    return machine_level()
-
-
-def private_paths(assignment: Assignment) -> list[str]:
-    """Every folder of the course directory but the environment (.venv) and the public release: the
-    hidden suites, every copy of the solutions (git's history too), submissions, feedback. (Its files,
-    the gradebook among them, are closed to student code by their permissions: close_to_others.)"""
-    return sorted(str(path) for path in assignment.root.iterdir()
-                  if path.is_dir() and not path.is_symlink() and path.name not in (".venv", "release"))
-
-
 def _reference_runner(assignment: Assignment, sandbox: Sandbox, fresh: bool = True) -> Runner:
     """A runner on the whole reference solution (every cell the reference's own), with no answer yet.
 
@@ -223,7 +195,7 @@ def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: b
     Not `fresh`, the calls share one process: the reference leaves nothing behind that changes an
     answer (tests/test_grading.py checks that both ways give the same answers).
     """
-    with _sandbox(assignment, settings, students=False) as sandbox:
+    with reference_sandbox(assignment, settings) as sandbox:
         runner = _reference_runner(assignment, sandbox, fresh)
         for suite in load_suites(assignment):
             run_checks(suite.checks, runner, runner)
@@ -250,8 +222,8 @@ class Grader:
     def __init__(self, assignment: Assignment, settings: GraderSettings) -> None:
         self.assignment, self.settings = assignment, settings
         self.suites = load_suites(assignment)
-        self.student_box = _sandbox(assignment, settings, students=True)
-        self.reference_box = _sandbox(assignment, settings, students=False)
+        self.student_box = student_sandbox(assignment, settings)
+        self.reference_box = reference_sandbox(assignment, settings)
         self.reference = _reference_runner(assignment, self.reference_box)
         self.reference.memo.update(_REFERENCE.get(assignment, {}))
 
@@ -277,22 +249,3 @@ class Grader:
     def close(self) -> None:
         self.student_box.close()
         self.reference_box.close()
-
-
-# ----------------------------------------------------------- before student code runs
-
-
-def close_to_others(assignment: Assignment) -> None:
-    """Before student code runs under its worker's uid: make the instructor's files unreadable to it.
-
-    Every private folder (the hidden suites, every copy of the solutions, git's history, other
-    students' work, feedback), and the gradebook and grades.csv. The worker imports everything it
-    needs before student code runs, so nothing of the kit has to stay readable. With namespaces the
-    folders are not even in its root (sandbox/isolation.py); without, this is what keeps them closed. Permanent,
-    and harmless: only the grader (root) uses these files.
-    """
-    for folder in private_paths(assignment):
-        Path(folder).chmod(0o700)
-    for file in (assignment.root / "gradebook.db", assignment.root / "grades.csv"):
-        if file.is_file():
-            file.chmod(0o600)
