@@ -29,8 +29,9 @@ from nbformat.v4 import new_code_cell
 
 from autograder import suites
 from autograder.assignment import Assignment
+from autograder.grading import prepare_class
 from autograder.sandbox import program_from_notebook
-from autograder.sandbox.policy import close_to_others, reference_sandbox
+from autograder.sandbox.policy import reference_sandbox
 from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_json, release_notebook, scores
 
@@ -193,13 +194,11 @@ def test_a_student_cell_searching_each_parts_process_finds_no_answer_key(canary)
     """The programs the grader builds, run by the grader's own student sandbox, one per part."""
     assignment = canary["assignment"]
     settings = GraderSettings(config=load_config(canary["course"]))
-    if ROOT_USER:
-        close_to_others(assignment)  # as grading does before student code runs
-    grader = suites.Grader(assignment, settings)
+    grader = suites.Grader(prepare_class(assignment, settings))  # as grading does: the instructor's files closed
     box = grader.student_box
     box.config["modules"]["answer_key_probes"] = str(Path(__file__).with_name("answer_key_probes.py"))
     try:
-        for suite in grader.suites:
+        for suite in grader.prepared.suites:
             outcome = box.call(suites.part_program(assignment, canary["submission"], suite),
                                "answer_key_probes:findings")
             assert outcome.ok and outcome.value, f"{suite.grade_id}: {outcome.reason} {outcome.load_errors}"
