@@ -11,9 +11,13 @@ Modules, in the order a submission meets them (docs/submission-path.md):
     student_autograde  in a pool process: nbgrader's autograde for one student, the checks inline
     validate           a notebook file checked before anything reads it
     preprocessors      nbgrader steps: notes, sanitising, the hidden suites, the rubric
-    grading            grade_one: one notebook to one report, for make grade, the CLI and Gradescope
-    suites             each part's program and checks, its sandbox calls batched
+    grading            prepare_class (the class's state, once before the fork), then grade_one: one notebook
+                       to one report, for make grade, the CLI and Gradescope
+    suites             the hidden suites loaded, the PreparedClass, the Grader: each part's program and checks,
+                       its sandbox calls batched (the pytest plugin grades with the same Grader)
     sandbox            runs student code in confined child processes (grader only)
+    sandbox.policy     how submissions are confined: their sandboxes, the isolation level, the instructor's
+                       files closed to student code
     report             parts, checks, redaction, JSON and table
     feedback           nbgrader's feedback pages with the kit's template
     gradescope, export, lms, class_report   Gradescope, grades out (grades.csv, Canvas), the class report

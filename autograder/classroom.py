@@ -44,10 +44,10 @@ from .preprocessors.run_hidden_suites import report_path
 from .progress import Progress, one_step
 from .report import Report, counted, mean_points
 from .report import one_line as _one_line
+from .sandbox.policy import isolation_level
 from .settings import GraderSettings
 from .student_autograde import autograder_for, failure
 from .student_ids import is_safe_student_id, unsafe_id_reason
-from .suites import isolation_level
 from .tuning import tune_nbgrader
 
 

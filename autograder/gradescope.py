@@ -9,7 +9,7 @@ for each submission, with the student's files in /autograder/submission; `run_au
 The zip holds the kit's grader as a course directory (autograder/ with the hidden suites, source/,
 solutions/, release/, nbgrader_config.py) and the pinned requirements.txt. `run_autograder` runs
 `python3 -m autograder.gradescope run` with the python3 first on PATH (setup.sh puts its venv's there),
-which grades the notebook with the same code as `make grade` (`grading.grade_paths`, which calls `grade_one` as
+which grades the notebook with the same code as `make grade` (`grading.grade_path`, which calls `grade_one` as
 nbgrader's RunHiddenSuites does: the hidden suites in the sandbox, the reference's answers from `prepare_class`, each submission confined by
 autograder/sandbox/isolation.py, on by default as root) and writes results.json:
 
@@ -227,9 +227,9 @@ def run(root: Path | None = None) -> int:
     submission_dir, results = _place(root)
     results.parent.mkdir(parents=True, exist_ok=True)
     from .assignment import find_assignment
-    from .grading import grade_paths
+    from .grading import grade_path
+    from .sandbox.policy import isolation_level
     from .settings import GraderSettings, load_config
-    from .suites import isolation_level
 
     settings = GraderSettings(config=load_config(ROOT))
     isolation = isolation_level(settings)
@@ -240,7 +240,7 @@ def run(root: Path | None = None) -> int:
         if path is None:
             data = error_json(note, time.monotonic() - start, isolation)
         else:
-            report = grade_paths(assignment, [path], settings)[str(path)]
+            report = grade_path(assignment, path, settings)
             data = results_json(report, settings, isolation, time.monotonic() - start, note)
     except Exception as exc:  # the grader itself failed: the student sees a one-line reason, the log the rest
         traceback.print_exc(file=sys.stdout)
@@ -257,11 +257,11 @@ def prepare() -> int:
     """The reference's answers computed and kept (answer_cache.py), so that run() finds them."""
     from .answer_cache import cache_path
     from .assignment import find_assignment
+    from .grading import prepare_class
     from .settings import GraderSettings, load_config
-    from .suites import prepare_grading
 
     assignment = find_assignment(ROOT)
-    prepare_grading(assignment, GraderSettings(config=load_config(ROOT)))
+    prepare_class(assignment, GraderSettings(config=load_config(ROOT)))
     print(f"setup.sh: the reference's answers are in {cache_path(assignment)}")
     return 0
 

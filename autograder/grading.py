@@ -4,46 +4,61 @@
     the sandbox and their answers compared with the reference's (suites.Grader) → the report
     (report.build_report)
 
-`make grade` reaches it through nbgrader (RunHiddenSuites, inside Autograde, in a process of the pool),
-`python -m autograder grade [--json]` and Gradescope's run_autograder through grade_paths. Each process
-keeps one warm Grader per assignment (its two sandboxes), made on its first notebook; the settings and
-the assignment are the ones the entry point built (prepare_class, before the pool forks), never read again.
+First, once for a class, prepare_class makes its PreparedClass (suites.py): the settings and the
+assignment the entry point built, the suites, the reference's answers and the redactor, with the
+instructor's files closed to student code. `make grade` makes it before the pool forks, and reaches
+grade_one through nbgrader (RunHiddenSuites, inside Autograde, in a process of the pool), which finds the
+class in prepared_class; `python -m autograder grade [--json]` and Gradescope's run_autograder go through
+grade_path. Each process keeps one warm Grader per prepared class (its two sandboxes), made on its first
+notebook.
 """
 from __future__ import annotations
 
 import atexit
 import os
 from pathlib import Path
-from typing import Iterable
 
+from .answer_cache import cached_answers
 from .assignment import Assignment
 from .pool import run_pool
-from .progress import Progress
 from .report import Report, Submission, build_report, redactor
+from .sandbox import Sandbox
+from .sandbox.policy import close_to_others, student_sandbox
 from .settings import GraderSettings
-from .suites import Grader, close_to_others, prepare_grading
+from .suites import Grader, PreparedClass, load_suites, reference_answers
 from .validate import read_submission
 
-_PREPARED: dict[Assignment, GraderSettings] = {}  # what prepare_class was given: inherited by the pool's processes
-_GRADERS: dict[tuple[int, Assignment], Grader] = {}  # this process's warm Grader per assignment
+# The class prepare_class made last for each assignment, in this process or in the one the pool forked it
+# from: nbgrader makes RunHiddenSuites itself, for every notebook, so it finds the class here.
+_PREPARED: dict[Assignment, PreparedClass] = {}
+_GRADERS: dict[tuple[int, PreparedClass], Grader] = {}  # this process's warm Grader per prepared class
 
 
-def prepare_class(assignment: Assignment, settings: GraderSettings) -> None:
-    """What every grading process needs, made once before the pool forks: the instructor's files closed
-    to student code (when isolating), the suites, the reference's answers, the redactor, and these
-    settings (the preprocessor's grade_one calls then use them, not settings of their own)."""
+def prepare_class(assignment: Assignment, settings: GraderSettings) -> PreparedClass:
+    """What every grading process of the class needs, made once, before the pool forks (its processes
+    inherit it): the instructor's files closed to student code (when isolating), the suites, the
+    reference's answers and the redactor, with these settings and this assignment."""
     if settings.isolate:
         close_to_others(assignment)
-    prepare_grading(assignment, settings)
-    redactor(assignment, settings.message_chars)
-    _PREPARED[assignment] = settings
+    answers = cached_answers(assignment, settings.limits, lambda: reference_answers(assignment, settings))
+    prepared = PreparedClass(assignment, settings, load_suites(assignment), answers,
+                             redactor(assignment, settings.message_chars))
+    _PREPARED[assignment] = prepared
+    return prepared
 
 
-def warm_grader(assignment: Assignment, settings: GraderSettings) -> Grader:
-    """This process's Grader for `assignment` (made on first use, closed at exit)."""
-    key = (os.getpid(), assignment)
+def prepared_class(assignment: Assignment) -> PreparedClass | None:
+    """The class prepare_class made for `assignment` in this process or before it was forked; None when
+    none was (nbgrader running RunHiddenSuites on its own, as the formgrader's autograde button does)."""
+    return _PREPARED.get(assignment)
+
+
+def warm_grader(prepared: PreparedClass, student_box: Sandbox | None = None) -> Grader:
+    """This process's Grader of `prepared` (made on first use, with `student_box` if one was started for it;
+    closed at exit)."""
+    key = (os.getpid(), prepared)
     if key not in _GRADERS:
-        _GRADERS[key] = Grader(assignment, _PREPARED.get(assignment, settings))
+        _GRADERS[key] = Grader(prepared, student_box)
         atexit.register(close_graders)
     return _GRADERS[key]
 
@@ -54,59 +69,48 @@ def close_graders() -> None:
         _GRADERS.pop(key).close()
 
 
-def grade_one(notebook: Path | str | dict | Submission, assignment: Assignment, settings: GraderSettings,
-              key: str | None = None) -> Report:
-    """Grade one notebook: a path (validated first: a file that is not a notebook gets a report with the
-    reason), a notebook already read (nbgrader's, validated before nbgrader read it), or a Submission."""
+def grade_one(notebook: Path | Submission, prepared: PreparedClass) -> Report:
+    """Grade one notebook of the prepared class: a file (validated first: one that is not a notebook gets
+    a report with the reason, keyed by its path), or a Submission already read (nbgrader's notebook,
+    validated before nbgrader read it)."""
+    settings = prepared.settings
     if isinstance(notebook, Submission):
         submission = notebook
-    elif isinstance(notebook, (str, Path)):
-        submission = read_submission(key or str(notebook), Path(notebook), settings.notebook_kb * 1024)
     else:
-        submission = Submission(key or "notebook", notebook=notebook)
-    grader = warm_grader(assignment, settings)
+        submission = read_submission(str(notebook), notebook, settings.notebook_kb * 1024)
     if submission.notebook is not None:
-        grader.grade(submission)
-    return build_report(grader.assignment, submission, grader.settings)  # the Grader's copies have read the files
+        warm_grader(prepared).grade(submission)
+    return build_report(prepared.assignment, submission, settings, prepared.redactor)
+
+
+def grade_path(assignment: Assignment, path: Path, settings: GraderSettings) -> Report:
+    """`python -m autograder grade PATH` and Gradescope: one notebook on disk, graded here, in this process.
+    The submission's sandbox boots (Python, numpy, the probes) while the class is prepared: a student who
+    waits for the result waits for the longer of the two, not for both."""
+    student_box = student_sandbox(assignment, settings)
+    student_box.start()
+    prepared = prepare_class(assignment, settings)
+    warm_grader(prepared, student_box)
+    try:
+        return grade_one(path, prepared)
+    finally:
+        close_graders()
 
 
 def grade_submissions(assignment: Assignment, submissions: list[Submission],
-                      settings: GraderSettings, progress: bool = False) -> dict[str, Report]:
-    """grade_one on every submission; a report for each, by key.
+                      settings: GraderSettings) -> dict[str, Report]:
+    """grade_one on every submission, in the pool, without nbgrader's bookkeeping; a report for each, by key
+    (the kit's tests grade their catalogues so, in one batch).
 
-    One submission is graded here, in this process. More are graded by the pool: `settings.jobs` + 1
-    forked processes (jobs is one per core by default; one may be waiting out a time limit), each with
-    its own warm Grader; what comes back to this process is each report.
+    `settings.jobs` + 1 forked processes (jobs is one per core by default; one may be waiting out a time
+    limit), each with its own warm Grader of the class prepared here; what comes back is each report.
     """
-    prepare_class(assignment, settings)
-    if len(submissions) <= 1:
-        try:
-            return {s.key: grade_one(s, assignment, settings) for s in submissions}
-        finally:
-            close_graders()
+    prepared = prepare_class(assignment, settings)
     jobs = settings.jobs or os.cpu_count() or 1
     reports = {}
-    bar = Progress("grading", len(submissions), seconds=settings.seconds, name=lambda s: s.key) if progress else None
     try:
-        for index, report in run_pool(submissions, lambda s: grade_one(s, assignment, settings), jobs + 1,
-                                      bar, close_graders):
+        for index, report in run_pool(submissions, lambda s: grade_one(s, prepared), jobs + 1, None, close_graders):
             reports[submissions[index].key] = report
     except RuntimeError as exc:
         raise RuntimeError(f"the hidden suites of {assignment.name} could not run: {exc}") from None
-    finally:
-        if bar:
-            bar.close()
     return reports
-
-
-def grade_paths(assignment: Assignment, paths: Iterable[Path], settings: GraderSettings) -> dict[str, Report]:
-    """Grade notebooks on disk, keyed by their path as given (each validated by grade_one)."""
-    paths = list(paths)
-    if len(paths) == 1:  # `python -m autograder grade PATH`, Gradescope: here, in this process
-        prepare_class(assignment, settings)
-        try:
-            return {str(paths[0]): grade_one(Path(paths[0]), assignment, settings, key=str(paths[0]))}
-        finally:
-            close_graders()
-    submissions = [read_submission(str(p), Path(p), settings.notebook_kb * 1024) for p in paths]
-    return grade_submissions(assignment, submissions, settings)

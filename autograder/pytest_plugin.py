@@ -5,12 +5,14 @@ An instructor debugging a grade runs the suite files with the tool they are writ
     .venv/bin/python -m pytest autograder/dl01_6_3 --notebook submitted/<student>/dl01_6_3/modules_and_sgd.ipynb -k step
 
 Each `test_*` function and parametrize case is one check, named as the grader names it, and passes or
-fails as it does in `python -m autograder grade PATH`: the same runners (`suites.Runner`), whose answers a
+fails as it does in `python -m autograder grade PATH`: the class is prepared as the grader prepares it
+(grading.prepare_class: the suites, the reference's answers, the redactor, the instructor's files closed)
+and graded by the grader's own `suites.Grader`: the same runners (`Grader.part_runner`), whose answers a
 part's checks ask for are fetched as the grader fetches them (suites.run_checks, in batches, so the part's
-process sees the same calls in the same order, whichever checks `-k` selects; a call outside them is
-fetched at once, alone: `Runner(batch=False)`), on the same programs (`suites.part_program`: the
+process sees the same calls in the same order, whichever checks `-k` selects; a call outside them, made
+by a check pytest runs, is fetched at once, alone), on the same programs (`suites.part_program`: the
 student's cells the suite file names in STUDENT_CELLS, the public release's blank stubs for the rest),
-in the same sandboxes (`suites._sandbox`: student code in a child process, confined as the grader
+in the same sandboxes (`sandbox.policy`: student code in a child process, confined as the grader
 confines a submission when it runs as root; the reference in a sandbox of its own). Student code never
 runs in the pytest process. A failing check reports the grader's one line (the assertion's message,
 or why student code gave no answer), redacted as the grader redacts it; `--tb=long` (or any style but
@@ -20,17 +22,15 @@ the default) shows pytest's own report instead. `--report-json PATH` writes ever
 Without --notebook, the suites skip and say how to run them. The suite folder's conftest.py loads
 this plugin (autograder/dl01_6_3/conftest.py); the course's root conftest.py keeps pytest from importing
 any conftest.py of the submission's folders (pytest_plugin_registered). The suite files are imported from their files, not
-through pytest's assertion rewriter, as the grader imports them (suites.load_suites): a message is
+through pytest's assertion rewriter, by the grader's own loader (suites.import_suite): a message is
 the check's own.
 """
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 import shlex
-import sys
 import types
 import weakref
 from pathlib import Path
@@ -58,13 +58,9 @@ class SuiteModule(pytest.Module):
     """A hidden suite file, imported from its file as the grader imports it (no assertion rewriting)."""
 
     def _getobj(self):
-        folder = str(self.path.parent)
-        if folder not in sys.path:
-            sys.path.insert(0, folder)  # the suites import probes.py by name
-        spec = importlib.util.spec_from_file_location(f"hidden_{self.path.parent.name}_{self.path.stem}", self.path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+        from .suites import import_suite
+
+        return import_suite(self.path)
 
 
 def _is_suite_file(path: Path) -> bool:
@@ -131,27 +127,24 @@ def pytest_plugin_registered(plugin, plugin_name, manager) -> None:
 
 
 class _Grading:
-    """One notebook's grading, for the session: its two sandboxes, whose workers start when the first check asks."""
+    """One notebook's grading, for the session: its class prepared as the grader prepares it, and its
+    Grader, whose two sandboxes' workers start when the first check asks."""
 
     def __init__(self, config: pytest.Config, suite_dir: Path) -> None:
         from .assignment import Assignment
+        from .grading import prepare_class
         from .settings import GraderSettings, load_config
-        from .suites import _reference_runner, _sandbox, close_to_others
+        from .suites import Grader
         from .validate import read_submission
 
         root = suite_dir.parent.parent
-        self.assignment = Assignment(root, suite_dir.name)
-        self.settings = GraderSettings(config=load_config(root))
+        settings = GraderSettings(config=load_config(root))
         path = Path(config.getoption("notebook"))
         if not path.is_absolute():
             path = Path(config.invocation_params.dir) / path
-        self.submission = read_submission(str(path), path, self.settings.notebook_kb * 1024)
-        if self.settings.isolate:
-            close_to_others(self.assignment)  # as grading.prepare_class does before student code runs
-        self.student_box = _sandbox(self.assignment, self.settings, students=True)
-        self.reference_box = _sandbox(self.assignment, self.settings, students=False)
-        self.reference = _reference_runner(self.assignment, self.reference_box)
-        self.reference.batch = False
+        self.submission = read_submission(str(path), path, settings.notebook_kb * 1024)
+        self.prepared = prepare_class(Assignment(root, suite_dir.name), settings)
+        self.grader = Grader(self.prepared)
         self.begun = False
 
     def student(self, module) -> object:
@@ -164,29 +157,23 @@ class _Grading:
         pytest then runs find their answers there, whichever of them `-k` selects; any other call is
         fetched at once, alone.
         """
-        from .suites import Runner, load_suites, part_program, run_checks
+        from .suites import run_checks
 
         if self.submission.notebook is None:
             pytest.fail(self.submission.error, pytrace=False)
         if not self.begun:  # one session for the whole submission, with its time budget, as the grader does
-            self.student_box.begin(self.settings.budget_seconds)
+            self.grader.begin_session()
             self.begun = True
         part = Path(module.__file__).stem
-        suite = next(s for s in load_suites(self.assignment) if s.grade_id == part)
-        cells = part_program(self.assignment, self.submission.notebook, suite)
-        runner = Runner(self.student_box, cells, self.submission, fresh=suite.student_cells == "all")
-        self.reference.batch = True
-        try:
-            run_checks(suite.checks, runner, self.reference)
-        finally:
-            runner.batch = self.reference.batch = False
+        suite = next(s for s in self.prepared.suites if s.grade_id == part)
+        runner = self.grader.part_runner(self.submission, suite)
+        run_checks(suite.checks, runner, self.grader.reference)
         return runner
 
     def close(self) -> None:
         if self.begun:
-            self.submission.limits += self.student_box.end()
-        self.student_box.close()
-        self.reference_box.close()
+            self.grader.end_session(self.submission)
+        self.grader.close()
 
 
 _GRADINGS: dict[Path, _Grading] = {}
@@ -212,7 +199,7 @@ def reference(request: pytest.FixtureRequest):
     """The reference solution, in a sandbox of its own: `.run(probe, **kwargs)` gives plain data.
 
     One runner for the session (its answers kept for every part), as the grader keeps one."""
-    return _grading(request).reference
+    return _grading(request).grader.reference
 
 
 # --------------------------------------------------------------------------- the report
@@ -224,14 +211,13 @@ _LIMITS: list[str] = []  # the limits the submission hit
 
 def _message(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str:
     """The grader's line for a failed check: suites.failure_message, redacted as the grader's report is."""
-    from .report import redactor
     from .suites import failure_message
 
     funcargs = item.funcargs if isinstance(item, pytest.Function) else {}  # a suite's checks are all functions
     message = failure_message(excinfo.value, getattr(funcargs.get("student"), "missing", ""))
     grading = _GRADINGS.get(item.path.resolve().parent)
     if grading is not None:
-        message = redactor(grading.assignment, grading.settings.message_chars)(message)
+        message = grading.prepared.redactor(message)
     return message
 
 

@@ -5,7 +5,6 @@ reach feedback, JSON or the summary, however a submission tries to smuggle it ou
 """
 from __future__ import annotations
 
-import functools
 import io
 import json
 import os
@@ -207,20 +206,19 @@ class Redactor:
         return line if len(line) <= self.chars else line[: self.chars - 1] + "…"
 
 
-@functools.lru_cache(maxsize=None)
 def redactor(assignment, chars: int) -> Redactor:
-    """The assignment's Redactor (made once per process, before the pool forks: grading.prepare_class)."""
+    """The assignment's Redactor (made once for a class, before the pool forks: grading.prepare_class)."""
     return Redactor(assignment.suite_dir, assignment.source_dir, chars)
 
 
-def build_report(assignment, submission: Submission, settings) -> Report:
-    """The submission's report (the last step of grading.grade_one), every message redacted and cut to length.
+def build_report(assignment, submission: Submission, settings, redact: Redactor) -> Report:
+    """The submission's report (the last step of grading.grade_one), every message redacted (by the class's
+    `redact`) and cut to length.
 
     Student code controls much of a message (its exceptions' text, the values it returns), so a
     submission's messages together may carry `settings.message_budget` characters; past that they
     are withheld, and the summary names the budget.
     """
-    redact = redactor(assignment, settings.message_chars)
     left, parts, limits = settings.message_budget, [], list(submission.limits)
     for cell in assignment.grade_cells:
         checks = submission.results.get(cell.grade_id, [])

@@ -13,20 +13,26 @@ process.
 The grader runs the checks itself rather than through pytest, so that a part's probe calls can go
 to the sandbox as one batch: it runs every check of the part, noting the answers they wait for,
 fetches those in one batch, and runs the waiting checks again, until none waits.
+
+What every grading process of a class shares is one PreparedClass (the suites, the reference's answers,
+the redactor), made once by grading.prepare_class before the pool forks; a Grader is made from it, by
+the batched grader and by the pytest plugin (autograder/pytest_plugin.py) alike.
 """
 from __future__ import annotations
 
 import sys
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable
 
-from .answer_cache import cached_answers
 from .assignment import Assignment
 from .modules import import_file
 from .parametrize import Check, expand
-from .report import CheckResult, Submission
+from .report import CheckResult, Redactor, Submission
 from .sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
+from .sandbox.policy import reference_sandbox, student_sandbox
 from .settings import GraderSettings
 
 
@@ -48,32 +54,36 @@ class Suite:
     checks: list[Check]
 
 
-_SUITES: dict[Path, list[Suite]] = {}
+def import_suite(path: Path) -> ModuleType:
+    """One hidden suite file as a module: the one way the grader and the pytest plugin import it.
+
+    Imported from its file directly, so no import hook (such as pytest's assertion rewriter in the
+    kit's own tests) rewrites it: its code must never appear in a message. Its folder is on sys.path
+    while it runs, for the modules it imports by name (probes.py, causes.py).
+    """
+    folder = str(path.parent)
+    sys.path.insert(0, folder)
+    try:
+        return import_file(f"hidden_{path.parent.name}_{path.stem}", path)
+    finally:
+        sys.path.remove(folder)
 
 
 def load_suites(assignment: Assignment) -> list[Suite]:
-    """The hidden suites of `assignment`, one per suite file, imported once per process.
-
-    Imported from their files directly, so no import hook (such as pytest's assertion rewriter in
-    the kit's own tests) rewrites them: their code must never appear in a message.
-    """
-    folder = assignment.suite_dir
-    if folder not in _SUITES:
-        suites = []
-        sys.path.insert(0, str(folder))  # the suites import probes.py by name
-        try:
-            for path in sorted(folder.glob("test_*.py")):
-                module = import_file(f"hidden_{assignment.name}_{path.stem}", path)
-                tests = [value for name, value in vars(module).items() if name.startswith("test_") and callable(value)]
-                suites.append(Suite(path.stem, getattr(module, "STUDENT_CELLS", "all"),
-                                    [check for test in tests for check in expand(test)]))
-        finally:
-            sys.path.remove(str(folder))
-        _SUITES[folder] = suites
-    return _SUITES[folder]
+    """The hidden suites of `assignment`, one per suite file, in the order of their names."""
+    suites = []
+    for path in sorted(assignment.suite_dir.glob("test_*.py")):
+        module = import_suite(path)
+        tests = [value for name, value in vars(module).items() if name.startswith("test_") and callable(value)]
+        suites.append(Suite(path.stem, getattr(module, "STUDENT_CELLS", "all"),
+                            [check for test in tests for check in expand(test)]))
+    return suites
 
 
 # ---------------------------------------------------------------------- running them
+
+
+_BATCHING: ContextVar[bool] = ContextVar("batching", default=False)  # True while run_checks runs checks
 
 
 class Runner:
@@ -81,15 +91,15 @@ class Runner:
 
     A probe called again with the same arguments gives the same answer (probes are seeded), so
     each answer is asked for once, and every check that asks gets that same object: checks must
-    not change it. An answer not fetched yet stops the check (`_Waiting`) and is
-    noted; `fetch` then asks the sandbox for every noted answer in one batch. Not `batch` (the checks
-    run by pytest itself, autograder/pytest_plugin.py), an answer is fetched at once, alone.
+    not change it. Within run_checks, an answer not fetched yet stops the check (`_Waiting`) and is
+    noted; `fetch` then asks the sandbox for every noted answer in one batch. Outside it (a check
+    pytest runs itself, autograder/pytest_plugin.py), an answer not fetched yet is fetched at once, alone.
     """
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
-                 batch: bool = True, together: bool = False) -> None:
-        self.sandbox, self.cells, self.submission, self.fresh, self.batch = sandbox, cells, submission, fresh, batch
-        self.together = together and fresh  # a fresh part's calls first run together in one child (run_checks)
+                 together: bool = False) -> None:
+        self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
+        self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
         self.memo: dict[tuple[str, str], Outcome] = {}
         self.wanted: dict[tuple[str, str], tuple[Callable, dict]] = {}
@@ -102,7 +112,7 @@ class Runner:
             if self.timed_out:
                 raise CheckFailed(NOT_RUN_AFTER_TIME_OUT)
             self.wanted.setdefault(key, (probe, kwargs))
-            if self.batch:
+            if _BATCHING.get():
                 raise _Waiting
             self.fetch()
         outcome = self.memo[key]
@@ -118,11 +128,12 @@ class Runner:
             return False
         keys, calls = list(self.wanted), list(self.wanted.values())
         self.wanted.clear()
-        outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh, together=self.together)
+        together = self.together and _BATCHING.get()  # a check pytest runs itself fetches alone
+        outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh, together=together)
         for key, outcome in zip(keys, outcomes):
             self.memo[key] = outcome
             self.missing = self.missing or next((e for e in outcome.load_errors if MISSING in e), "")
-            if self.together:  # not the submission's answer yet: a limit it hit counts if it is hit alone
+            if together:  # not the submission's answer yet: a limit it hit counts if it is hit alone
                 self.fetched_together.add(key)
                 continue
             if outcome.limit and self.submission is not None:
@@ -186,47 +197,18 @@ def _run_rounds(checks: list[Check], student: Runner, reference: Runner) -> list
     """Run every check, fetch what they wait for in one batch each, run the waiting again, until none waits."""
     results: list[CheckResult | None] = [None] * len(checks)
     waiting = list(range(len(checks)))
-    while waiting:
-        for index in waiting:
-            results[index] = _result(checks[index], student, reference)
-        waiting = [index for index in waiting if results[index] is None]
-        fetched = [runner.fetch() for runner in (reference, student)]
-        if waiting and not any(fetched):
-            raise RuntimeError(f"{checks[waiting[0]].name} waits for an answer it never asked for (a grader bug)")
+    batching = _BATCHING.set(True)
+    try:
+        while waiting:
+            for index in waiting:
+                results[index] = _result(checks[index], student, reference)
+            waiting = [index for index in waiting if results[index] is None]
+            fetched = [runner.fetch() for runner in (reference, student)]
+            if waiting and not any(fetched):
+                raise RuntimeError(f"{checks[waiting[0]].name} waits for an answer it never asked for (a grader bug)")
+    finally:
+        _BATCHING.reset(batching)
     return [result for result in results if result is not None]  # all of them: none is waiting
-
-
-_REFERENCE: dict[Assignment, dict] = {}  # the reference's answers by probe call, once per process tree
-
-
-def _sandbox(assignment: Assignment, settings: GraderSettings, students: bool) -> Sandbox:
-    """A sandbox whose calls may name the suites' probes (it starts its worker on the first call).
-
-    For `students`, each submission is confined (settings.isolation): of the course directory it sees the
-    public release and the kit's environment alone (sandbox/isolation.py: allowed_paths).
-    """
-    isolation = settings.isolation() if students else None
-    probes = {p.stem: p for p in assignment.suite_dir.glob("*probes.py")}  # probes.py, exercise_probes.py
-    trusted = program_from_notebook(assignment.release, assignment.source, assignment.release, student_cells=())
-    return Sandbox(modules=probes, path=[assignment.release_dir], limits=settings.limits,
-                   preload=assignment.modules, isolation=isolation, trusted_cells=trusted if students else ())
-
-
-def isolation_level(settings: GraderSettings) -> str:
-    """How each submission is kept apart here, as autograder/sandbox/isolation.py names it (or why not at all)."""
-    if not settings.isolate:
-        return "off (c.GraderSettings.isolate is False)"
-    from .sandbox.isolation import machine_level
-
-    return machine_level()
-
-
-def private_paths(assignment: Assignment) -> list[str]:
-    """Every folder of the course directory but the environment (.venv) and the public release: the
-    hidden suites, every copy of the solutions (git's history too), submissions, feedback. (Its files,
-    the gradebook among them, are closed to student code by their permissions: close_to_others.)"""
-    return sorted(str(path) for path in assignment.root.iterdir()
-                  if path.is_dir() and not path.is_symlink() and path.name not in (".venv", "release"))
 
 
 def _reference_runner(assignment: Assignment, sandbox: Sandbox, fresh: bool = True) -> Runner:
@@ -245,86 +227,88 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[C
     return program_from_notebook(notebook, assignment.source, assignment.release, suite.student_cells)
 
 
-def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: bool = False) -> dict:
+def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: bool = False) -> dict[tuple[str, str], Outcome]:
     """The reference's answer to every probe call its checks make, with the reference in the student's
-    place too, so every call a correct submission leads to is answered.
+    place too, so every call a correct submission leads to is answered (grading.prepare_class fetches
+    them once for the class).
 
     Not `fresh`, the calls share one process: the reference leaves nothing behind that changes an
     answer (tests/test_grading.py checks that both ways give the same answers).
     """
-    with _sandbox(assignment, settings, students=False) as sandbox:
+    with reference_sandbox(assignment, settings) as sandbox:
         runner = _reference_runner(assignment, sandbox, fresh)
         for suite in load_suites(assignment):
             run_checks(suite.checks, runner, runner)
     return runner.memo
 
 
-def prepare_grading(assignment: Assignment, settings: GraderSettings) -> None:
-    """The reference's answers, fetched once before the grading processes fork and inherit them
-    (grading.prepare_class).
+@dataclass(frozen=True, eq=False)
+class PreparedClass:
+    """What every grading process of a class shares, made once by grading.prepare_class before the pool
+    forks (the processes inherit it), and handed to each Grader: the assignment and the settings the
+    entry point built, the hidden suites, the reference's answers, and the redactor of every message.
 
-    A call only a wrong submission leads to is fetched (in a fresh child) when a check asks for it.
+    A call only a wrong submission leads to is not among the answers: a Grader fetches it (in a fresh
+    child of its reference sandbox) when a check asks for it.
     """
-    if assignment not in _REFERENCE:
-        _REFERENCE[assignment] = cached_answers(assignment, settings.limits,
-                                                lambda: reference_answers(assignment, settings))
+
+    assignment: Assignment
+    settings: GraderSettings
+    suites: list[Suite]
+    reference_answers: dict[tuple[str, str], Outcome]
+    redactor: Redactor
 
 
 class Grader:
-    """Grades submissions one after another in this process, with two warm sandboxes.
+    """Grades submissions of a prepared class one after another in this process, with two warm sandboxes.
 
-    The reference's answers (prepare_grading) are kept for every submission this process grades;
-    its sandbox starts only if a check asks for one not fetched yet.
+    The one way to grade with the hidden suites: the batched grader (grade) and the pytest plugin (a
+    session, then part_runner and run_checks, part by part) both make one from a PreparedClass. The
+    reference's answers are kept for every submission it grades; its sandbox starts only if a check asks
+    for one not fetched yet.
     """
 
-    def __init__(self, assignment: Assignment, settings: GraderSettings) -> None:
-        self.assignment, self.settings = assignment, settings
-        self.student_box = _sandbox(assignment, settings, students=True)
-        self.student_box.start()  # its worker imports numpy while this process imports the suites
-        self.suites = load_suites(assignment)
-        self.reference_box = _sandbox(assignment, settings, students=False)
-        self.reference = _reference_runner(assignment, self.reference_box)
-        self.reference.memo.update(_REFERENCE.get(assignment, {}))
+    def __init__(self, prepared: PreparedClass, student_box: Sandbox | None = None) -> None:
+        """`student_box`: the class's student sandbox, made (and perhaps started) before; by default a new one."""
+        self.prepared = prepared
+        self.student_box = student_box or student_sandbox(prepared.assignment, prepared.settings)
+        self.student_box.start()  # its worker imports numpy while this process goes on
+        self.reference_box = reference_sandbox(prepared.assignment, prepared.settings)
+        self.reference = _reference_runner(prepared.assignment, self.reference_box)
+        self.reference.memo.update(prepared.reference_answers)
 
-    def grade(self, submission: Submission) -> None:
-        """Fill in `submission.results` (by grade_id) and `submission.limits`.
+    def begin_session(self) -> None:
+        """Give the next submission a session of its own (a fresh confined process tree) for all its parts,
+        with the time budget for all of them."""
+        self.student_box.begin(self.prepared.settings.budget_seconds)
 
-        The submission gets a session of its own (a fresh confined process tree) for all its parts,
-        with the time budget for all of them; what it left running ends with the session.
+    def end_session(self, submission: Submission) -> None:
+        """End the submission's session (what it left running ends with it); the limits it hit go to its
+        `limits`."""
+        submission.limits += self.student_box.end()
+
+    def part_runner(self, submission: Submission, suite: Suite) -> Runner:
+        """The runner on the part's program for `submission`, in the student sandbox's current session.
+
+        A part that takes one cell from the student runs its checks one after another in one process:
+        what that cell leaves behind stays within its part. A part that takes the whole notebook starts
+        each check afresh, so state one cell's bug leaves behind cannot cost checks about other cells
+        (run_checks first runs them together in one child, and keeps that only if every check passes).
         """
         notebook = submission.notebook
-        assert notebook is not None, "grade_one grades only a notebook that was read"
-        self.student_box.begin(self.settings.budget_seconds)
-        for suite in self.suites:
-            cells = part_program(self.assignment, notebook, suite)
-            # A part that takes one cell from the student runs its checks one after another in one
-            # process: what that cell leaves behind stays within its part. A part that takes the
-            # whole notebook starts each check afresh, so state one cell's bug leaves behind cannot
-            # cost checks about other cells.
-            fresh = suite.student_cells == "all"
-            student = Runner(self.student_box, cells, submission, fresh=fresh, together=fresh)
+        assert notebook is not None, "only a notebook that was read is graded"
+        cells = part_program(self.prepared.assignment, notebook, suite)
+        fresh = suite.student_cells == "all"
+        return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh)
+
+    def grade(self, submission: Submission) -> None:
+        """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session."""
+        self.begin_session()
+        for suite in self.prepared.suites:
+            student = self.part_runner(submission, suite)
             submission.results[suite.grade_id] = run_checks(suite.checks, student, self.reference)
-        submission.limits += self.student_box.end()
+        self.end_session(submission)
 
     def close(self) -> None:
         self.student_box.close()
         self.reference_box.close()
-
-
-# ----------------------------------------------------------- before student code runs
-
-
-def close_to_others(assignment: Assignment) -> None:
-    """Before student code runs under its worker's uid: make the instructor's files unreadable to it.
-
-    Every private folder (the hidden suites, every copy of the solutions, git's history, other
-    students' work, feedback), and the gradebook and grades.csv. The worker imports everything it
-    needs before student code runs, so nothing of the kit has to stay readable. With namespaces the
-    folders are not even in its root (sandbox/isolation.py); without, this is what keeps them closed. Permanent,
-    and harmless: only the grader (root) uses these files.
-    """
-    for folder in private_paths(assignment):
-        Path(folder).chmod(0o700)
-    for file in (assignment.root / "gradebook.db", assignment.root / "grades.csv"):
-        if file.is_file():
-            file.chmod(0o600)

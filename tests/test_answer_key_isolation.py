@@ -29,7 +29,9 @@ from nbformat.v4 import new_code_cell
 
 from autograder import suites
 from autograder.assignment import Assignment
+from autograder.grading import prepare_class
 from autograder.sandbox import program_from_notebook
+from autograder.sandbox.policy import reference_sandbox
 from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_json, release_notebook, scores
 
@@ -49,7 +51,7 @@ def test_the_reference_answers_every_probe_call_alike_with_the_release_for_the_o
     settings = GraderSettings(config=load_config(ROOT))
     whole = suites.reference_answers(ASSIGNMENT, settings)
     differ, failed, asked = [], [], 0
-    with suites._sandbox(ASSIGNMENT, settings, False) as box:
+    with reference_sandbox(ASSIGNMENT, settings) as box:
         for suite in suites.load_suites(ASSIGNMENT):
             program = suites.part_program(ASSIGNMENT, ASSIGNMENT.reference, suite)
             if suite.student_cells != "all":
@@ -74,7 +76,7 @@ def test_the_probes_own_layer_records_the_graph_of_the_references_linear(widths,
     settings = GraderSettings(config=load_config(ROOT))
     kwargs = dict(widths=list(widths), batch=batch, seed=seed)
     program = suites._reference_runner(ASSIGNMENT, sandbox=None).cells
-    with suites._sandbox(ASSIGNMENT, settings, False) as box:
+    with reference_sandbox(ASSIGNMENT, settings) as box:
         lesson, step, quiet = (box.call(program, f"probes:{name}", **extra, **kwargs).value for name, extra in
                                [("lesson_graph", {}), ("step_moves_model", {"lr": 0.1}), ("no_grad_forward", {})])
     assert step["graphs"][0] == quiet["recorded_graph"] == lesson["recorded_graph"]
@@ -192,13 +194,12 @@ def test_a_student_cell_searching_each_parts_process_finds_no_answer_key(canary)
     """The programs the grader builds, run by the grader's own student sandbox, one per part."""
     assignment = canary["assignment"]
     settings = GraderSettings(config=load_config(canary["course"]))
-    if getattr(settings, "drop_privileges", ROOT_USER) and hasattr(suites, "close_to_others"):
-        suites.close_to_others(assignment)  # as grading does before student code runs
-    grader = suites.Grader(assignment, settings)
+    grader = suites.Grader(prepare_class(assignment, settings))  # as grading does: the instructor's files closed
     box = grader.student_box
+    box.close()  # the Grader started its worker: start it again, with the search among the probes it may run
     box.config["modules"]["answer_key_probes"] = str(Path(__file__).with_name("answer_key_probes.py"))
     try:
-        for suite in grader.suites:
+        for suite in grader.prepared.suites:
             outcome = box.call(suites.part_program(assignment, canary["submission"], suite),
                                "answer_key_probes:findings")
             assert outcome.ok and outcome.value, f"{suite.grade_id}: {outcome.reason} {outcome.load_errors}"

@@ -15,7 +15,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..assignment import course_assignment
-from ..grading import grade_one
+from ..grading import grade_one, prepare_class, prepared_class
 from ..report import PartResult, Report, Submission, check_lines
 from ..settings import GraderSettings
 from .grading_notes import METADATA_KEY
@@ -57,7 +57,9 @@ class RunHiddenSuites(NbGraderPreprocessor):
     SaveAutoGrades, so into the gradebook), and the whole report, with the notes FindGradingNotes found,
     into report.json beside the autograded notebook, where `make grade` reads it for its summary (and its
     note to AddGradingNotes, later in the same pass). The grading itself runs in this process's warm
-    sandboxes.
+    sandboxes, for the class prepared before the pool forked (grading.prepare_class, from the settings the
+    entry point read); nbgrader run on its own (the formgrader's autograde button) prepares it here, once,
+    from this preprocessor's configuration.
     """
 
     def preprocess(self, nb, resources):
@@ -66,7 +68,8 @@ class RunHiddenSuites(NbGraderPreprocessor):
         assignment = course_assignment(Path(coursedir.root), info["assignment"])
         notes = nb.metadata.pop(METADATA_KEY, None)  # FindGradingNotes', from the notebook as submitted
         submission = Submission(f"{info['student']}/{info['notebook']}", notebook=nb)
-        report = grade_one(submission, assignment, GraderSettings(parent=self))
+        prepared = prepared_class(assignment) or prepare_class(assignment, GraderSettings(parent=self))
+        report = grade_one(submission, prepared)
         report.notes = [str(note) for note in notes] if isinstance(notes, list) else []
         write_report(nb, report)
         report.save(report_path(coursedir, info["student"], info["assignment"]))

@@ -21,13 +21,13 @@ from typing import Any, Callable
 import forks
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
 from messages import (
+    NOT_RUN_TOGETHER,
     describe_exception,
     describe_exit,
     describe_fork_failure,
     describe_status,
     describe_time_out,
     describe_wall_time_out,
-    NOT_RUN_TOGETHER,
 )
 from protocol import Lines, write
 
