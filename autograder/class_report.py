@@ -149,7 +149,7 @@ def pass_rate(data: ClassData, part: str, points: float) -> float:
 
 
 def render(data: ClassData, top: int = 15) -> str:
-    from .report import counted, mean_points
+    from .counts import counted, mean_points
 
     e = html.escape
     images = plots(data)

@@ -28,8 +28,9 @@ from sqlalchemy.exc import SAWarning
 from traitlets import List, Unicode
 
 from .assignment import Assignment
+from .counts import counted, mean_points
 from .grading import close_graders, prepare_class
-from .inert import say
+from .inert import one_line, say
 from .lifecycle import (
     demo_submissions,
     export_grades,
@@ -42,8 +43,7 @@ from .lifecycle import (
 from .pool import run_pool
 from .preprocessors.run_hidden_suites import report_path
 from .progress import Progress, one_step
-from .report import Report, counted, mean_points
-from .report import one_line as _one_line
+from .report import Report
 from .settings import GraderSettings
 from .student_autograde import autograder_for, failure
 from .student_ids import is_safe_student_id, unsafe_id_reason
@@ -219,7 +219,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
                 answer = {"problem": f"the grader could not read its report ({type(exc).__name__}: {exc})",
                           "retry": True}
         if "problem" in answer:
-            problems[student] = _one_line(answer["problem"])
+            problems[student] = one_line(answer["problem"])
             try:
                 _record_unreadable(api, assignment, student, problems[student], grader_fault=answer.get("retry", False))
             except Exception as exc:  # the others are still recorded; the summary names this one
@@ -248,7 +248,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         with Progress("feedback", len(graded), unit="page", count=written) as bar:
             list(run_pool(shares, _feedback_writer(assignment, config), jobs, bar))
     except RuntimeError as exc:  # the pages it did not write are tried again, one student a process
-        say(f"nbgrader could not write every feedback page ({_one_line(str(exc))}): trying those students one by one.")
+        say(f"nbgrader could not write every feedback page ({one_line(str(exc))}): trying those students one by one.")
         try:
             list(run_pool([[student] for student in missing()], _feedback_writer(assignment, config), jobs))
         except RuntimeError:  # the pages still missing are named below, student by student

@@ -1,8 +1,8 @@
 """grade_one: one notebook in, one Report out. Every way of grading calls it.
 
     validate (a file: validate.read_submission) → each part's program and its checks, the probes run in
-    the sandbox and their answers compared with the reference's (suites.Grader) → the report
-    (report.build_report)
+    the sandbox and their answers compared with the reference's (suites.Grader) → the Report
+    (report.Report.from_submission), redacted (redaction.redact_report)
 
 `make grade` reaches it through nbgrader (RunHiddenSuites, inside Autograde, in a process of the pool),
 `python -m autograder grade [--json]` and Gradescope's run_autograder through grade_paths. Each process
@@ -19,8 +19,10 @@ from typing import Iterable
 from .assignment import Assignment
 from .pool import run_pool
 from .progress import Progress
-from .report import Report, Submission, build_report, redactor
+from .redaction import redact_report, redactor
+from .report import Report
 from .settings import GraderSettings
+from .submission import Submission
 from .suites import Grader, close_to_others, prepare_grading
 from .validate import read_submission
 
@@ -67,7 +69,9 @@ def grade_one(notebook: Path | str | dict | Submission, assignment: Assignment, 
     grader = warm_grader(assignment, settings)
     if submission.notebook is not None:
         grader.grade(submission)
-    return build_report(grader.assignment, submission, grader.settings)  # the Grader's copies have read the files
+    report = Report.from_submission(grader.assignment.grade_cells, submission)
+    redact_report(report, grader.assignment, grader.settings)  # the Grader's copies have read the files
+    return report
 
 
 def grade_submissions(assignment: Assignment, submissions: list[Submission],

@@ -224,7 +224,7 @@ _LIMITS: list[str] = []  # the limits the submission hit
 
 def _message(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str:
     """The grader's line for a failed check: suites.failure_message, redacted as the grader's report is."""
-    from .report import redactor
+    from .redaction import redactor
     from .suites import failure_message
 
     funcargs = item.funcargs if isinstance(item, pytest.Function) else {}  # a suite's checks are all functions

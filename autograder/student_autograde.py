@@ -15,9 +15,9 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.utils import capture_log
 
 from .assignment import Assignment
+from .inert import one_line
 from .preprocessors.grading_notes import other_notebooks
 from .preprocessors.run_hidden_suites import report_path
-from .report import one_line
 from .tuning import shared_url
 from .validate import read_submission, timestamp_problem
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import nbformat
 
-from .report import Submission
+from .submission import Submission
 
 MAX_DEPTH = 64  # JSON nesting a notebook may have; Jupyter writes about 8, the readers recurse per level
 CELL_TYPES = ("markdown", "code", "raw")

@@ -152,7 +152,7 @@ def test_the_summary_and_the_report_give_one_mean(report):
 
 
 def test_one_rounding_rule_for_the_mean():
-    from autograder.report import mean_points
+    from autograder.counts import mean_points
 
     assert mean_points([11.255]) == "11.26" and mean_points([11.25, 11.26]) == "11.26"  # halves round up
     assert mean_points([13.2, 18, 0.38 + 0.82]) == mean_points([13.2, 18.0, 1.2]) == "10.80"

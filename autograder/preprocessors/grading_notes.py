@@ -23,7 +23,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..assignment import Assignment, course_assignment
-from ..report import one_line
+from ..inert import one_line
 
 METADATA_KEY = "kit_notes"  # notebook metadata: from FindGradingNotes to RunHiddenSuites
 

@@ -16,8 +16,9 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..assignment import course_assignment
 from ..grading import grade_one
-from ..report import PartResult, Report, Submission, check_lines
+from ..report import PartResult, Report, check_lines
 from ..settings import GraderSettings
+from ..submission import Submission
 from .grading_notes import METADATA_KEY
 
 NOTE_RESOURCE = "kit_grading_note"  # the report's note, handed to AddGradingNotes in the pass's resources
