@@ -24,18 +24,15 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..assignment import Assignment, course_assignment
 from ..inert import one_line
+from ..validate import notebooks_in
 
 METADATA_KEY = "kit_notes"  # notebook metadata: from FindGradingNotes to RunHiddenSuites
 
 
-def other_notebooks(folder: Path, name: str) -> list[Path]:
-    """The notebooks in a student's folder besides `name` (hidden files and folders are not notebooks)."""
-    return sorted(p for p in folder.glob("*.ipynb") if p.name != name and not p.name.startswith(".") and p.is_file())
-
-
 def folder_notes(folder: Path, name: str) -> list[str]:
-    """What the folder says about the graded notebook `name`: it was renamed, or it has company."""
-    others = other_notebooks(folder, name)
+    """What the folder says about the graded notebook `name`: it was renamed, or it has company (its other
+    notebooks, as validate.find_notebook counts them)."""
+    others = [p for p in notebooks_in(folder) if p != folder / name]
     if not others:
         return []
     if len(others) == 1:
@@ -44,8 +41,8 @@ def folder_notes(folder: Path, name: str) -> list[str]:
         except OSError:
             renamed = False
         if renamed:  # the grader's copy of the student's only notebook, beside the original
-            return [f"graded '{others[0].name}' as {name} (renamed)"]
-    found = ", ".join(f"'{p.name}'" for p in others)
+            return [f"graded '{others[0].relative_to(folder)}' as {name} (renamed)"]
+    found = ", ".join(f"'{p.relative_to(folder)}'" for p in others)
     return [f"the folder also holds {found}: only {name} is graded"]
 
 
