@@ -21,6 +21,7 @@ from pathlib import Path
 
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_locked, is_solution
 
 from ..assignment import Assignment, course_assignment
 from ..inert import one_line
@@ -64,12 +65,11 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
         notes.append(f"cells pasted more than once: {', '.join(duplicated)} (the last copy of each is graded; "
                      "earlier copies run as plain code: delete them)")
     known = [(i, c) for c in assignment.source.cells if (i := grade_id(c))]
-    missing = [i for i, c in known if (c.metadata.nbgrader.get("solution") or c.metadata.nbgrader.get("grade"))
-               and i not in last]
+    missing = [i for i, c in known if (is_solution(c) or is_grade(c)) and i not in last]
     if missing:
         notes.append(f"cells missing from the notebook: {', '.join(missing)} "
                      "(copy them back from the released notebook)")
-    edited = [i for i, c in known if c.metadata.nbgrader.get("locked") and i in last and text(last[i]) != text(c)]
+    edited = [i for i, c in known if is_locked(c) and i in last and text(last[i]) != text(c)]
     if edited:
         notes.append(f"locked cells edited, graded as released: {', '.join(edited)}")
     return notes
