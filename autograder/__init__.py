@@ -2,25 +2,28 @@
 
 Modules, in the order a submission meets them (docs/submission-path.md):
     __main__           the command line; reads the configuration once (settings, assignment)
-    classroom          `make grade`: collect, hand students to the pool, feedback, export, summary
+    classroom          `make grade`: collect, enter students, grade them in the pool, feedback, export, summary
     collect, unpack    an LMS download into submitted/: ids from the LMS's names, unpacking within caps
     student_ids        the safe alphabet of student ids, checked where students enter the gradebook
-    inert              text from students made inert for a terminal and a spreadsheet
+    inert              text from students made inert for a terminal and a spreadsheet, and one line long
     lifecycle          the demo class, regrading one student, cleaning, grades.csv (export)
     pool, progress     the process pool; its progress bars, drawn in the parent's results loop
     student_autograde  in a pool process: nbgrader's autograde for one student, the checks inline
-    validate           a notebook file checked before anything reads it
+    validate           a submission checked before anything reads it: which notebook, whether it is one
+    submission         the notebook being graded (a value: its content or why not, its checks' results)
     preprocessors      nbgrader steps: notes, sanitising, the hidden suites, the rubric
     grading            prepare_class (the class's state, once before the fork), then grade_one: one notebook
-                       to one report, for make grade, the CLI and Gradescope
+                       to one Report, for make grade, the CLI and Gradescope
     suites             the hidden suites loaded, the PreparedClass, the Grader: each part's program and checks,
                        its sandbox calls batched (the pytest plugin grades with the same Grader)
     sandbox            runs student code in confined child processes (grader only)
     sandbox.policy     how submissions are confined: their sandboxes, the isolation level, the instructor's
                        files closed to student code
-    report             parts, checks, redaction, JSON and table
+    report             the Report: one submission's parts and checks, as JSON, a table, grade-cell lines
+    redaction          what of a Report a student may read: hidden code withheld, cut, within a budget
     feedback           nbgrader's feedback pages with the kit's template
-    gradescope, export, lms, class_report   Gradescope, grades out (grades.csv, Canvas), the class report
+    gradescope, export, lms, class_page   Gradescope, grades out (grades.csv, Canvas), the class page (make report)
+    counts             how the summary and the class page write counts and the class's mean
     pytest_plugin      the hidden suites under pytest itself
     formgrader_guard   a Jupyter server extension: nbgrader's formgrader pages escape ids and names
     demo, mutate, tuning   the demo class, notebook mutations for tests, nbgrader tuning

@@ -38,10 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     new = commands.add_parser("new-class", help="remove the demo class: its submissions, gradebook rows, "
                               "autograded/, feedback/ and grades.csv rows; real students keep theirs (make new-class)")
     new.add_argument("--assignment", help="assignment id (default: the course's only one)")
-    summary = commands.add_parser("report", help="write reports/<assignment>.html after grading: score histogram, "
+    class_page = commands.add_parser("report", help="write reports/<assignment>.html after grading: score histogram, "
                                   "pass rate per part, most frequent messages, limits hit (make report)")
-    summary.add_argument("--assignment", help="assignment id (default: the course's only one)")
-    summary.add_argument("--to", type=Path, help="where to write the page (default reports/<assignment>.html)")
+    class_page.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    class_page.add_argument("--to", type=Path, help="where to write the page (default reports/<assignment>.html)")
     commands.add_parser("clean-grading", help="remove autograded/, feedback/, grades.csv, reports/ and .grading/; "
                         "gradebook.db and its manual grades stay (make clean-grading)")
     reset = commands.add_parser("reset-gradebook", help="keep a dated copy of gradebook.db, then clean-grading and "
@@ -72,9 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         say(json.dumps(report.to_json(), indent=1) if args.json else report.to_table(verbose=args.verbose))
         return 0
     if args.command == "report":
-        from .class_report import main as write_report
+        from .class_page import main as write_class_page
 
-        return write_report(ROOT, assignment, args.to, settings.config)
+        return write_class_page(ROOT, assignment, args.to, settings.config)
     if args.command == "new-class":
         from nbgrader.coursedir import CourseDirectory
 

@@ -9,6 +9,15 @@ import nbformat
 from nbformat import NotebookNode
 
 
+def is_test_cell(cell: NotebookNode) -> bool:
+    """An autograded test cell: a code cell that is nbgrader's grade cell and not a solution cell.
+
+    nbgrader.utils.is_grade and is_solution, as nbgrader reads them; spelt out here because `python -m
+    autograder grade` and Gradescope never import nbgrader (its import alone takes longer than grading)."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
 @dataclass(frozen=True)
 class GradeCell:
     grade_id: str
@@ -50,9 +59,7 @@ class Assignment:
         which the grader replaces) and its demonstrations."""
         imported: set[str] = set()
         for cell in self.source.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type != "code" or (meta.get("grade") and not meta.get("solution")) \
-                    or "demo" in cell.metadata.get("tags", []):
+            if cell.cell_type != "code" or is_test_cell(cell) or "demo" in cell.metadata.get("tags", []):
                 continue
             for line in cell.source.splitlines():
                 words = line.split()
@@ -78,9 +85,8 @@ class Assignment:
         """The autograded test cells, in notebook order, with their points."""
         cells = []
         for cell in self.source.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-                cells.append(GradeCell(meta["grade_id"], float(meta["points"])))
+            if is_test_cell(cell):
+                cells.append(GradeCell(cell.metadata.nbgrader.grade_id, float(cell.metadata.nbgrader.points)))
         return cells
 
 

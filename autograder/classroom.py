@@ -16,7 +16,9 @@ import shutil
 import sys
 import time
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
 from nbgrader.api import Gradebook
@@ -28,8 +30,9 @@ from sqlalchemy.exc import SAWarning
 from traitlets import List, Unicode
 
 from .assignment import Assignment
+from .counts import counted, mean_points
 from .grading import close_graders, prepare_class
-from .inert import say
+from .inert import one_line, say
 from .lifecycle import (
     demo_submissions,
     export_grades,
@@ -42,8 +45,7 @@ from .lifecycle import (
 from .pool import run_pool
 from .preprocessors.run_hidden_suites import report_path
 from .progress import Progress, one_step
-from .report import Report, counted, mean_points
-from .report import one_line as _one_line
+from .report import Report
 from .sandbox.policy import isolation_level
 from .settings import GraderSettings
 from .student_autograde import autograder_for, failure
@@ -51,9 +53,10 @@ from .student_ids import is_safe_student_id, unsafe_id_reason
 from .tuning import tune_nbgrader
 
 
-def _collect(api: NbGraderAPI, assignment: Assignment, submitted: Path) -> tuple[str, list[str]]:
+def collect_class(run: ClassRun) -> tuple[str, list[str]]:
     """Where this run's submissions come from, and what collecting them refused or kept (for the summary);
-    fills submitted/ when it has to."""
+    fills submitted/ when it has to: from an LMS download, else with the demo class when it is empty."""
+    api, assignment, submitted = run.api, run.assignment, run.submitted
     downloads = assignment.root / "downloaded" / assignment.name
     if (downloads / "archive").is_dir() and any((downloads / "archive").iterdir()):
         from .collect import LmsZipCollect  # only for an LMS download
@@ -146,125 +149,195 @@ def _feedback_writer(assignment: Assignment, config):
     return feedback
 
 
+@dataclass
+class ClassRun:
+    """One `make grade` (or `make regrade`) run: the course as the entry point configured it, once."""
+
+    assignment: Assignment
+    settings: GraderSettings
+    coursedir: CourseDirectory
+    api: NbGraderAPI
+    submitted: Path
+
+    @classmethod
+    def open(cls, assignment: Assignment, settings: GraderSettings) -> ClassRun:
+        config = settings.config  # nbgrader_config.py as the entry point read it, once
+        coursedir = CourseDirectory(config=config)
+        return cls(assignment, settings, coursedir, NbGraderAPI(coursedir=coursedir, config=config),
+                   assignment.root / coursedir.submitted_directory)
+
+    @property
+    def jobs(self) -> int:
+        return self.settings.jobs or os.cpu_count() or 1
+
+    def feedback_page(self, student: str) -> Path:
+        return (self.assignment.root / "feedback" / student / self.assignment.name
+                / Path(self.assignment.notebook_name).with_suffix(".html").name)
+
+
+@dataclass
+class Graded:
+    """What grading the class gave: each graded student's Report, and the students the summary names."""
+
+    reports: dict[str, Report] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)  # not graded, and why
+    notes: dict[str, str] = field(default_factory=dict)  # graded, with something the student and the instructor should know
+
+
 def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str] | None = None) -> int:
-    """Grade the class (or `only` these students of submitted/: `make regrade STUDENT=...`); 0 when done."""
-    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session noise
-    for noise in (DuplicateCellId, MissingIDFieldWarning):  # nbformat repairs these itself; the notes say so
-        warnings.filterwarnings("ignore", category=noise)
-    config = settings.config  # nbgrader_config.py as the entry point read it, once
-    coursedir = CourseDirectory(config=config)
-    api = NbGraderAPI(coursedir=coursedir, config=config)
-    submitted = assignment.root / coursedir.submitted_directory
+    """Grade the class (or `only` these students of submitted/: `make regrade STUDENT=...`); 0 when done.
+
+    collect → enter the students in the gradebook → grade them (the pool) → their feedback pages (the
+    pool again) → grades.csv → the summary."""
+    _quiet_nbgrader_warnings()
+    run = ClassRun.open(assignment, settings)
     if only:
-        refusal = regrade_refusal(assignment, submitted, only)  # a folder directly under submitted/, never a path
+        refusal = regrade_refusal(assignment, run.submitted, only)  # a folder directly under submitted/, never a path
         if refusal:
             say(f"regrade: {refusal}", sys.stderr)
             return 2
         origin, collected = "submitted/ (regrading " + ", ".join(only) + ")", []
     else:
-        origin, collected = one_step("collect", lambda: _collect(api, assignment, submitted))
-    forgotten = forget_stale_demo(assignment, coursedir, submitted)  # the demo class leaves nothing behind
+        origin, collected = one_step("collect", lambda: collect_class(run))
+    forget_demo_leftovers(run)
+    entered = enter_students(run, only)
+    if entered is None:
+        return 1
+    students, refused = entered
+    graded = grade_students(run, students, origin)
+    write_feedback(run, graded)
+    one_step("export", lambda: export_grades(assignment, run.coursedir), unit="file")
+    summarize(run, graded, sorted([*students, *refused]), {**graded.problems, **refused}, collected)
+    return 0
 
+
+def _quiet_nbgrader_warnings() -> None:
+    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session noise
+    for noise in (DuplicateCellId, MissingIDFieldWarning):  # nbformat repairs these itself; the notes say so
+        warnings.filterwarnings("ignore", category=noise)
+
+
+def forget_demo_leftovers(run: ClassRun) -> None:
+    """The demo class leaves nothing behind: its students no longer in submitted/ leave the gradebook,
+    autograded/ and feedback/ (a row with manual grades stays, and is named)."""
+    forgotten = forget_stale_demo(run.assignment, run.coursedir, run.submitted)
+    if forgotten.removed:
+        say(f"Removed the demo students no longer in submitted/ from the gradebook, autograded/ and feedback/: "
+            f"{', '.join(forgotten.removed)}.")
+    if forgotten.kept:
+        say(f"Kept the gradebook rows of {', '.join(forgotten.kept)}, no longer the demo's: they hold manual grades "
+            f"(only make reset-gradebook removes those).")
+
+
+def enter_students(run: ClassRun, only: list[str] | None) -> tuple[list[str], dict[str, str]] | None:
+    """The students to grade and those refused for their id (with why); the gradebook learns the
+    assignment's cells first (None, with nbgrader's log said, when it cannot)."""
     # The gradebook learns the assignment's cells from source/; the release it writes goes to a
     # scratch folder so that grading never touches the committed release/.
-    with temp_attrs(coursedir, release_directory=".grading/release"):
-        result = api.generate_assignment(assignment.name, force=True)
+    with temp_attrs(run.coursedir, release_directory=".grading/release"):
+        result = run.api.generate_assignment(run.assignment.name, force=True)
     if not result["success"]:
         say(result.get("log", "") + result.get("error", ""), sys.stderr)
-        return 1
-
-    students = sorted(only or (p.parent.name for p in submitted.glob(f"*/{assignment.name}") if p.is_dir()))
+        return None
+    name = run.assignment.name
+    students = sorted(only or (p.parent.name for p in run.submitted.glob(f"*/{name}") if p.is_dir()))
     # The one place students enter the gradebook: an id outside the safe alphabet never does, so no page,
     # CSV or terminal of the instructor's shows it (docs/security.md, "What the instructor opens").
     refused = {student: unsafe_id_reason(student) for student in students if not is_safe_student_id(student)}
-    students = [student for student in students if student not in refused]
-    if forgotten.removed:
-        say(f"Removed the demo students no longer in submitted/ from the gradebook, autograded/ and feedback/: "
-             f"{', '.join(forgotten.removed)}.")
-    if forgotten.kept:
-        say(f"Kept the gradebook rows of {', '.join(forgotten.kept)}, no longer the demo's: they hold manual grades "
-             f"(only make reset-gradebook removes those).")
+    return [student for student in students if student not in refused], refused
+
+
+def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
+    """nbgrader's autograde for each student, in the pool; a student it could not grade gets a zero and a
+    page that says why. Manual grades in the gradebook stay as they were."""
+    assignment, settings = run.assignment, run.settings
     say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
-         f"each submission isolated by: {isolation_level(settings)}.")
-    jobs = settings.jobs or os.cpu_count() or 1
+        f"each submission isolated by: {isolation_level(settings)}.")
     prepare_class(assignment, settings)  # inherited by the pool's processes: grading.grade_one uses it
     tune_nbgrader()
-    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:  # in order, so grades.csv lists them so
+    with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:  # in order, so grades.csv lists them so
         for student in sorted(set(students) - {s.id for s in gb.students}):
             gb.add_student(student)
+    marks = manual_marks(run.coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
+    graded = Graded()
+    autograde = autograder_for(assignment, settings.config, run.submitted, settings.notebook_kb * 1024)
+    for student, answer in _autograde_all(run, students, autograde).items():
+        if "problem" not in answer:
+            try:  # what RunHiddenSuites wrote beside the autograded notebook
+                graded.reports[student] = Report.load(report_path(run.coursedir, student, assignment.name))
+            except Exception as exc:
+                answer = {"problem": f"the grader could not read its report ({type(exc).__name__}: {exc})",
+                          "retry": True}
+        if "problem" in answer:
+            graded.problems[student] = one_line(answer["problem"])
+            try:
+                _record_unreadable(run.api, assignment, student, graded.problems[student],
+                                   grader_fault=answer.get("retry", False))
+            except Exception as exc:  # the others are still recorded; the summary names this one
+                say(f"Could not record {student}'s zero in the gradebook: {failure(exc)}.")
+            continue
+        if graded.reports[student].note:  # also the first cell of its autograded notebook (AddGradingNotes)
+            graded.notes[student] = graded.reports[student].note
+    close_graders()
+    if keep_manual_marks(run.coursedir, assignment.name, marks):
+        say("Grading changed manual grades in the gradebook: they were put back.")
+    return graded
 
-    # Each grading process takes the next student, runs nbgrader's autograde on the submission (the
-    # checks run inside it, in that process's warm sandboxes) and says whether it was graded. A student
-    # nbgrader could not record is tried once more here, alone, before it counts as not graded.
-    problems: dict[str, str] = {}  # not graded, and why
-    notes: dict[str, str] = {}  # graded, with something the student and the instructor should know
-    reports: dict[str, Report] = {}
-    autograde = autograder_for(assignment, config, submitted, settings.notebook_kb * 1024)
+
+def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str], dict]) -> dict[str, dict]:
+    """Each student's answer from a grading process, in the students' order.
+
+    Each grading process takes the next student, runs nbgrader's autograde on the submission (the
+    checks run inside it, in that process's warm sandboxes) and says whether it was graded. A student
+    nbgrader could not record is tried once more here, alone, before it counts as not graded.
+    """
     answers: dict[str, dict] = {}
-    marks = manual_marks(coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
-    with Progress("grading", len(students), seconds=settings.seconds) as bar:
+    with Progress("grading", len(students), seconds=run.settings.seconds) as bar:
         try:  # one process more than cores: one waiting out a time limit leaves its core to another
-            for index, answer in run_pool(students, autograde, jobs + 1, bar, close_graders):
+            for index, answer in run_pool(students, autograde, run.jobs + 1, bar, close_graders):
                 answers[students[index]] = answer
         except RuntimeError as exc:
             say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
     for student in students:
         answer = answers.get(student, {"retry": True})
-        if answer.get("retry"):
-            answer = autograde(student)
-        if "problem" not in answer:
-            try:  # what RunHiddenSuites wrote beside the autograded notebook
-                reports[student] = Report.load(report_path(coursedir, student, assignment.name))
-            except Exception as exc:
-                answer = {"problem": f"the grader could not read its report ({type(exc).__name__}: {exc})",
-                          "retry": True}
-        if "problem" in answer:
-            problems[student] = _one_line(answer["problem"])
-            try:
-                _record_unreadable(api, assignment, student, problems[student], grader_fault=answer.get("retry", False))
-            except Exception as exc:  # the others are still recorded; the summary names this one
-                say(f"Could not record {student}'s zero in the gradebook: {failure(exc)}.")
-            continue
-        if reports[student].note:  # also the first cell of its autograded notebook (AddGradingNotes)
-            notes[student] = reports[student].note
-    close_graders()
-    if keep_manual_marks(coursedir, assignment.name, marks):
-        say("Grading changed manual grades in the gradebook: they were put back.")
+        answers[student] = autograde(student) if answer.get("retry") else answer
+    return {student: answers[student] for student in students}
 
-    graded = [student for student in students if student in reports]
-    page = Path(assignment.notebook_name).with_suffix(".html").name
 
-    def missing() -> list[str]:
-        return [s for s in graded if not (assignment.root / "feedback" / s / assignment.name / page).exists()]
-
-    shares = [share for share in (graded[i::jobs] for i in range(jobs)) if share]
+def write_feedback(run: ClassRun, graded: Graded) -> None:
+    """nbgrader's feedback page for every graded student, each process of the pool writing a share of the
+    class; a student whose page nbgrader could not write becomes not graded, with that reason."""
+    students = [student for student in graded.reports if student not in graded.problems]
+    jobs = run.jobs
+    shares = [share for share in (students[i::jobs] for i in range(jobs)) if share]
     started = time.time() - 1  # a page counts as written this run from here (mtime granularity)
 
+    def missing() -> list[str]:
+        return [s for s in students if not run.feedback_page(s).exists()]
+
     def written() -> int:
-        pages = (assignment.root / "feedback" / s / assignment.name / page for s in graded)
+        pages = (run.feedback_page(s) for s in students)
         return sum(1 for p in pages if p.exists() and p.stat().st_mtime >= started)
 
+    writer = _feedback_writer(run.assignment, run.settings.config)
     try:
-        with Progress("feedback", len(graded), unit="page", count=written) as bar:
-            list(run_pool(shares, _feedback_writer(assignment, config), jobs, bar))
+        with Progress("feedback", len(students), unit="page", count=written) as bar:
+            list(run_pool(shares, writer, jobs, bar))
     except RuntimeError as exc:  # the pages it did not write are tried again, one student a process
-        say(f"nbgrader could not write every feedback page ({_one_line(str(exc))}): trying those students one by one.")
+        say(f"nbgrader could not write every feedback page ({one_line(str(exc))}): trying those students one by one.")
         try:
-            list(run_pool([[student] for student in missing()], _feedback_writer(assignment, config), jobs))
+            list(run_pool([[student] for student in missing()], writer, jobs))
         except RuntimeError:  # the pages still missing are named below, student by student
             pass
     for student in missing():
-        problems[student] = "nbgrader could not write its feedback page"
-    notes = {s: n for s, n in notes.items() if s not in problems}
-    one_step("export", lambda: export_grades(assignment, coursedir), unit="file")
-    _summarize(assignment, coursedir, settings, reports, sorted([*students, *refused]), {**problems, **refused}, notes,
-               collected)
-    return 0
+        graded.problems[student] = "nbgrader could not write its feedback page"
+    graded.notes = {s: n for s, n in graded.notes.items() if s not in graded.problems}
 
 
-def _summarize(assignment: Assignment, coursedir: CourseDirectory, settings: GraderSettings,
-               reports: dict[str, Report], students: list[str],
-               problems: dict[str, str], notes: dict[str, str], collected: list[str]) -> None:
+def summarize(run: ClassRun, graded: Graded, students: list[str], problems: dict[str, str],
+              collected: list[str]) -> None:
+    """`make grade`'s summary: scores, each part's pass rate, limits hit, notes, who was not graded and why."""
+    assignment, coursedir, reports = run.assignment, run.coursedir, graded.reports
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         autograded = {}
         for student in students:
@@ -275,20 +348,19 @@ def _summarize(assignment: Assignment, coursedir: CourseDirectory, settings: Gra
         book = gb.find_assignment(assignment.name)
         auto_max, written_max = book.max_code_score, book.max_written_score
     say(f"\n{counted(len(students), 'submission')}, {len(students) - len(problems)} graded; "
-         f"mean {mean_points(list(autograded.values()))} of {auto_max:g} "
-         f"autograded points (the {written_max:g} points of written answers are graded in the formgrader).")
+        f"mean {mean_points(list(autograded.values()))} of {auto_max:g} "
+        f"autograded points (the {written_max:g} points of written answers are graded in the formgrader).")
     say("Pass rate per part (full marks on the part):")
     for cell in assignment.grade_cells:
         full = sum(1 for r in reports.values() for p in r.parts if p.grade_id == cell.grade_id and p.score == p.max_score)
-        say(f"  {cell.grade_id:<28}{full}/{len(students)}  {settings.title(cell.grade_id)}")
+        say(f"  {cell.grade_id:<28}{full}/{len(students)}  {run.settings.title(cell.grade_id)}")
     limited = {s: sorted(set(r.limits)) for s, r in reports.items() if r.limits}
     if limited:
         say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(names)})" for s, names in sorted(limited.items())))
-    for student, note in sorted(notes.items()):
+    for student, note in sorted(graded.notes.items()):
         say(f"Graded with a note: {student}: {note}")
     for student, reason in sorted(problems.items()):
         say(f"Not graded: {student}: {reason}")
     for line in collected:  # the LMS download's files not collected, and work kept over it
         say(line)
     say(f"Wrote {coursedir.db_url.replace('sqlite:///', '')}, grades.csv and feedback/<student>/{assignment.name}/.")
-

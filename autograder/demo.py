@@ -6,6 +6,7 @@ from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
+from nbgrader.utils import is_solution
 
 from .assignment import Assignment
 from .mutate import Mutation, apply
@@ -108,7 +109,7 @@ ANSWERS: dict[str, dict[str, str]] = {
 def with_answers(notebook: NotebookNode, release: NotebookNode, answers: dict[str, str]) -> NotebookNode:
     """`notebook` with its written-answer cells holding `answers` (the release's blank cell where none)."""
     blank = {cell.metadata.nbgrader.grade_id: cell.source for cell in release.cells
-             if cell.cell_type == "markdown" and cell.get("metadata", {}).get("nbgrader", {}).get("solution")}
+             if cell.cell_type == "markdown" and is_solution(cell)}
     for cell in notebook.cells:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if cell.cell_type == "markdown" and grade_id in blank:

@@ -159,22 +159,6 @@ def _place(root: Path) -> tuple[Path, Path]:
     return root / "submission", root / "results" / "results.json"
 
 
-def find_notebook(folder: Path, name: str) -> tuple[Path | None, str]:
-    """The notebook to grade: `name` if present (anywhere in the submission), else the only .ipynb,
-    else None with the reason the student sees."""
-    notebooks = sorted(p for p in folder.rglob("*.ipynb")
-                       if p.is_file() and not {".ipynb_checkpoints", "__MACOSX"} & set(p.relative_to(folder).parts))
-    named = [p for p in notebooks if p.name == name]
-    if named:
-        return named[0], ""
-    if len(notebooks) == 1:
-        return notebooks[0], f"graded '{notebooks[0].name}' as {name}"
-    if notebooks:
-        found = ", ".join(f"'{p.relative_to(folder)}'" for p in notebooks[:10])
-        return None, f"no {name} in the submission (found {found}): submit one notebook under that name"
-    return None, f"no {name} in the submission: submit the notebook file itself, saved from Jupyter"
-
-
 def results_json(report, settings, isolation: str, seconds: float, note: str = "") -> dict:
     """Gradescope's results.json for one graded notebook (autograder.report.Report)."""
     hidden = settings.gradescope_hidden_visibility
@@ -230,6 +214,7 @@ def run(root: Path | None = None) -> int:
     from .grading import grade_path
     from .sandbox.policy import isolation_level
     from .settings import GraderSettings, load_config
+    from .validate import find_notebook
 
     settings = GraderSettings(config=load_config(ROOT))
     isolation = isolation_level(settings)

@@ -1,8 +1,8 @@
 """grade_one: one notebook in, one Report out. Every way of grading calls it.
 
     validate (a file: validate.read_submission) → each part's program and its checks, the probes run in
-    the sandbox and their answers compared with the reference's (suites.Grader) → the report
-    (report.build_report)
+    the sandbox and their answers compared with the reference's (suites.Grader) → the Report
+    (report.Report.from_submission), redacted (redaction.redact_report)
 
 First, once for a class, prepare_class makes its PreparedClass (suites.py): the settings and the
 assignment the entry point built, the suites, the reference's answers and the redactor, with the
@@ -21,10 +21,12 @@ from pathlib import Path
 from .answer_cache import cached_answers
 from .assignment import Assignment
 from .pool import run_pool
-from .report import Report, Submission, build_report, redactor
+from .redaction import redact_report, redactor
+from .report import Report
 from .sandbox import Sandbox
 from .sandbox.policy import close_to_others, student_sandbox
 from .settings import GraderSettings
+from .submission import Submission
 from .suites import Grader, PreparedClass, load_suites, reference_answers
 from .validate import read_submission
 
@@ -80,7 +82,9 @@ def grade_one(notebook: Path | Submission, prepared: PreparedClass) -> Report:
         submission = read_submission(str(notebook), notebook, settings.notebook_kb * 1024)
     if submission.notebook is not None:
         warm_grader(prepared).grade(submission)
-    return build_report(prepared.assignment, submission, settings, prepared.redactor)
+    report = Report.from_submission(prepared.assignment.grade_cells, submission)
+    redact_report(report, prepared.redactor, settings)
+    return report
 
 
 def grade_path(assignment: Assignment, path: Path, settings: GraderSettings) -> Report:

@@ -5,7 +5,8 @@ retitle the window or, on some terminals, write the clipboard; CR overwrites a l
 U+009F; U+009B is a one-character CSI). A file name, an exception's text and a grade_id come from
 students, so everything the kit prints passes through `terminal_text`. A spreadsheet runs a CSV cell
 that starts with `=`, `+`, `-` or `@` (and a tab, CR or NUL before them) as a formula: `spreadsheet_cell`
-does what OWASP's "CSV Injection" page advises.
+does what OWASP's "CSV Injection" page advises. A reason or a note shown in a summary line or on a page
+is first made `one_line`: no layout of its own, bounded, writable as UTF-8.
 """
 from __future__ import annotations
 
@@ -39,3 +40,9 @@ def spreadsheet_cell(value: object) -> str:
     if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
         return "'" + text
     return text
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """A reason or a note as the summary and a page show it: one line, bounded, and writable as UTF-8."""
+    line = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,27 +1,24 @@
-"""A graded notebook: parts (grade cells), the checks in each, and how to show them.
+"""A Report: one submission's result, its parts (grade cells) and the checks in each, and how to show it.
 
-Everything a student can read goes through `Redactor` first, so no line of the hidden suites can
-reach feedback, JSON or the summary, however a submission tries to smuggle it out.
+Report is what grading one notebook gives back (grading.grade_one), what RunHiddenSuites saves as
+report.json beside the autograded notebook, and what `make report`'s class page and Gradescope's
+results.json are read from. It is built from a graded Submission (Report.from_submission) and
+redacted before it leaves grade_one (redaction.redact_report); this module only holds it and renders
+it (JSON, the table of `python -m autograder grade`, a grade cell's lines).
 """
 from __future__ import annotations
 
-import io
 import json
 import os
-import tokenize
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
 
+from .inert import one_line
 
-@dataclass
-class Submission:
-    """One notebook to grade: its content, or why it has none; the checks' results fill in as it is graded."""
-
-    key: str
-    notebook: dict | None = None
-    error: str = ""
-    results: dict[str, list["CheckResult"]] = field(default_factory=dict)
-    limits: list[str] = field(default_factory=list)
+if TYPE_CHECKING:
+    from .assignment import GradeCell
+    from .submission import Submission
 
 
 @dataclass
@@ -90,6 +87,19 @@ class Report:
                  for p in data["parts"]]
         return cls(parts, data.get("error", ""), list(data.get("limits", [])), list(data.get("notes", [])))
 
+    @classmethod
+    def from_submission(cls, grade_cells: Iterable[GradeCell], submission: Submission) -> "Report":
+        """A part per grade cell with the checks the Grader ran for it (a notebook not graded fails each
+        part's one check, "notebook", with the reason). Not yet redacted: grade_one redacts it next."""
+        parts = []
+        for cell in grade_cells:
+            checks = submission.results.get(cell.grade_id, [])
+            if submission.error:
+                checks = [CheckResult("notebook", False, submission.error)]
+            parts.append(PartResult(cell.grade_id, cell.points,
+                                    [CheckResult(c.name, c.passed, c.message) for c in checks]))
+        return cls(parts, error=submission.error, limits=list(submission.limits))
+
     def save(self, path: Path) -> None:
         """Write the report to `path` as JSON (atomically: a reader sees the old file or the new one)."""
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,114 +134,8 @@ class Report:
         return "\n".join(lines)
 
 
-def counted(n: int, noun: str) -> str:
-    """'1 submission', '9 submissions': a count with its noun (nouns that take an s)."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def mean_points(scores: list[float]) -> str:
-    """The class's mean score as every page and the summary show it: two decimals, halves rounded up.
-
-    Computed in decimal from each score to 4 places (as grades.csv holds it), so the gradebook's floats
-    and the CSV's text give the same figure."""
-    from decimal import ROUND_HALF_UP, Decimal
-
-    if not scores:
-        return "0.00"
-    total = sum((Decimal(repr(round(float(score), 4))) for score in scores), Decimal(0))
-    return str((total / len(scores)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    """A reason or a note as the summary and a page show it: one line, bounded, and writable as UTF-8."""
-    text = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def check_lines(part: PartResult) -> str:
     """The text a grade cell shows: one line per check."""
     return "".join(
         f"PASS {t.name}\n" if t.passed else f"FAIL {t.name}: {t.message}\n" for t in part.tests
     )
-
-
-def hidden_code_lines(suite_dir: Path, public_dir: Path, shortest: int = 24) -> set[str]:
-    """The code only the hidden suites hold, as runs of tokens between string literals and comments.
-
-    The messages the suites write for students are string literals and may be shown, and so may
-    code that also stands in the assignment's own files (`public_dir`: a student's notebook holds
-    `out = model(x)` too); every other run of the suites' code, `shortest` characters or more, must
-    never be shown.
-    """
-    public = _squash(" ".join(p.read_text(errors="replace") for p in public_dir.iterdir() if p.is_file()))
-    runs: set[str] = set()
-    skipped = (tokenize.STRING, tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)
-    for path in sorted(suite_dir.glob("*.py")):
-        try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(path.read_text()).readline))
-        except (tokenize.TokenError, SyntaxError):
-            continue
-        run: list[str] = []
-        line = 0
-        for tok in tokens + [None]:
-            breaks = tok is None or tok.type in skipped or tok.start[0] != line
-            if breaks and len("".join(run)) >= shortest and "".join(run) not in public:
-                runs.add(" ".join(run))
-            if breaks:
-                run = []
-            if tok is not None and tok.type not in skipped and tok.string.strip():
-                run.append(tok.string)
-                line = tok.start[0]
-    return runs
-
-
-def _squash(text: str) -> str:
-    return "".join(text.split())
-
-
-class Redactor:
-    """Makes a message safe to show: one line, at most `chars` long, and free of hidden suite code."""
-
-    def __init__(self, suite_dir: Path, public_dir: Path, chars: int = 300) -> None:
-        self.code = {_squash(line) for line in hidden_code_lines(suite_dir, public_dir)}
-        self.chars = chars
-
-    def __call__(self, message: str) -> str:
-        if not message:  # a passed check says nothing
-            return message
-        line = " ".join(message.split())
-        squashed = _squash(line)
-        if any(code in squashed for code in self.code):
-            return "[message withheld: it quoted the grader's hidden files]"
-        return line if len(line) <= self.chars else line[: self.chars - 1] + "…"
-
-
-def redactor(assignment, chars: int) -> Redactor:
-    """The assignment's Redactor (made once for a class, before the pool forks: grading.prepare_class)."""
-    return Redactor(assignment.suite_dir, assignment.source_dir, chars)
-
-
-def build_report(assignment, submission: Submission, settings, redact: Redactor) -> Report:
-    """The submission's report (the last step of grading.grade_one), every message redacted (by the class's
-    `redact`) and cut to length.
-
-    Student code controls much of a message (its exceptions' text, the values it returns), so a
-    submission's messages together may carry `settings.message_budget` characters; past that they
-    are withheld, and the summary names the budget.
-    """
-    left, parts, limits = settings.message_budget, [], list(submission.limits)
-    for cell in assignment.grade_cells:
-        checks = submission.results.get(cell.grade_id, [])
-        if submission.error:
-            checks = [CheckResult("notebook", False, submission.error)]
-        shown = []
-        for check in checks:
-            message = redact(check.message)
-            if len(message) > left:
-                message = f"(message withheld: this submission's messages used their {settings.message_budget} characters)"
-                limits.append("message budget")
-            else:
-                left -= len(message)
-            shown.append(CheckResult(check.name, check.passed, message))
-        parts.append(PartResult(cell.grade_id, cell.points, shown))
-    return Report(parts, error=redact(submission.error), limits=limits)

@@ -45,7 +45,7 @@ class GraderSettings(Configurable):
     ).tag(config=True)
 
     part_titles = Dict(value_trait=Unicode(), help="What each part (grade id) checks, in words: shown beside the id "
-                       "in feedback, the summary, the class report and grades.csv's headers.").tag(config=True)
+                       "in feedback, the summary, the class page and grades.csv's headers.").tag(config=True)
 
     canvas_column = Unicode("", help="The assignment's column in `make grades-lms`'s Canvas CSV: its header in a "
                             "gradebook export from Canvas, 'Name (12345)' with Canvas's assignment id, so that the "

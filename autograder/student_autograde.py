@@ -15,11 +15,10 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.utils import capture_log
 
 from .assignment import Assignment
-from .preprocessors.grading_notes import other_notebooks
+from .inert import one_line
 from .preprocessors.run_hidden_suites import report_path
-from .report import one_line
 from .tuning import shared_url
-from .validate import read_submission, timestamp_problem
+from .validate import find_notebook, read_submission, timestamp_problem
 
 
 def failure(exc: BaseException) -> str:
@@ -27,27 +26,21 @@ def failure(exc: BaseException) -> str:
     return one_line(f"the grader failed on it ({type(exc).__name__}: {exc})", 200)
 
 
-def find_notebook(assignment: Assignment, folder: Path) -> tuple[Path | None, str]:
-    """The notebook to grade in a student's folder, or None and the reason there is none.
-
-    A student's only notebook under another name is copied to the assignment's name beside the original
-    (FindGradingNotes, autograder/preprocessors/grading_notes.py, notes it from the folder as it stands).
-    """
-    name = assignment.notebook_name
-    expected = folder / name
-    others = other_notebooks(folder, name)
-    found = ", ".join(f"'{p.name}'" for p in others)
-    if expected.is_file():
-        return expected, ""
-    if len(others) == 1:  # a renamed notebook: grade it under the name nbgrader knows, keeping the original
-        try:
-            shutil.copyfile(others[0], expected)
-        except OSError as error:
-            return None, f"no {name} in the submission (found {found}; it could not be copied: {error.strerror})"
-        return expected, ""
-    if others:
-        return None, f"no {name} in the submission (found {found}): submit one notebook under that name"
-    return None, f"no {name} in the submission"
+def notebook_to_grade(assignment: Assignment, folder: Path) -> tuple[Path | None, str]:
+    """The student's notebook, where nbgrader grades it (`folder`/<the assignment's notebook name>), or None
+    and the reason there is none. Which notebook is validate.find_notebook's rule, Gradescope's too; one found
+    under another name (or deeper) is copied to that name, beside the original (FindGradingNotes,
+    autograder/preprocessors/grading_notes.py, notes it from the folder as it stands)."""
+    expected = folder / assignment.notebook_name
+    found, reason = find_notebook(folder, assignment.notebook_name)
+    if found is None or found == expected:
+        return found, reason
+    try:
+        shutil.copyfile(found, expected)
+    except OSError as error:
+        return None, (f"no {assignment.notebook_name} in the submission (found '{found.relative_to(folder)}'; "
+                      f"it could not be copied: {error.strerror})")
+    return expected, ""
 
 
 def autograder_for(assignment: Assignment, config, submitted: Path, max_bytes: int):
@@ -69,7 +62,7 @@ def autograder_for(assignment: Assignment, config, submitted: Path, max_bytes: i
             return {"problem": failure(exc), "retry": True}
 
     def autograde_one(student: str) -> dict:
-        path, reason = find_notebook(assignment, submitted / student / assignment.name)
+        path, reason = notebook_to_grade(assignment, submitted / student / assignment.name)
         if path is None:
             return {"problem": reason}
         submission = read_submission(student, path, max_bytes)  # validated: nbgrader never sees a malformed file

@@ -30,10 +30,12 @@ from typing import Any, Callable
 from .assignment import Assignment
 from .modules import import_file
 from .parametrize import Check, expand
-from .report import CheckResult, Redactor, Submission
+from .redaction import Redactor
+from .report import CheckResult
 from .sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
 from .sandbox.policy import reference_sandbox, student_sandbox
 from .settings import GraderSettings
+from .submission import Submission
 
 
 class CheckFailed(AssertionError):

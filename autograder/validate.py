@@ -21,7 +21,7 @@ from typing import Any
 
 import nbformat
 
-from .report import Submission
+from .submission import Submission
 
 MAX_DEPTH = 64  # JSON nesting a notebook may have; Jupyter writes about 8, the readers recurse per level
 CELL_TYPES = ("markdown", "code", "raw")
@@ -200,6 +200,34 @@ def _short(value: Any) -> str:
 def _line(text: str) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
+
+
+SKIPPED_FOLDERS = ("__MACOSX",)  # a zip's resource forks, not the student's work
+
+
+def notebooks_in(folder: Path) -> list[Path]:
+    """Every notebook file of a submission folder, at any depth, nearest first: not a hidden file or one
+    in a hidden folder (.ipynb_checkpoints: Jupyter's autosaves), nor one in a zip's __MACOSX."""
+    found = [p for p in folder.rglob("*.ipynb") if p.is_file()
+             and not any(part.startswith(".") or part in SKIPPED_FOLDERS for part in p.relative_to(folder).parts)]
+    return sorted(found, key=lambda p: (len(p.relative_to(folder).parts), str(p.relative_to(folder))))
+
+
+def find_notebook(folder: Path, name: str) -> tuple[Path | None, str]:
+    """The notebook to grade in a submission folder, for `make grade` and Gradescope alike: the one
+    called `name` (the nearest), else the folder's only notebook; with several under other names, or
+    none, None and the reason the student sees. With a notebook, the text is its note: "" for `name`
+    itself, else that it was graded as `name`."""
+    notebooks = notebooks_in(folder)
+    named = [p for p in notebooks if p.name == name]
+    if named:
+        return named[0], ""
+    if len(notebooks) == 1:
+        return notebooks[0], f"graded '{notebooks[0].relative_to(folder)}' as {name}"
+    if notebooks:
+        found = ", ".join(f"'{p.relative_to(folder)}'" for p in notebooks[:10])
+        return None, f"no {name} in the submission (found {found}): submit one notebook under that name"
+    return None, f"no {name} in the submission: submit the notebook file itself, saved from Jupyter"
 
 
 def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submission:

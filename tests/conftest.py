@@ -131,8 +131,8 @@ def catalogue_reports() -> dict[str, dict]:
 
     from autograder.grading import grade_submissions
     from autograder.mutate import apply
-    from autograder.report import Submission
     from autograder.settings import GraderSettings, load_config
+    from autograder.submission import Submission
 
     reference = solution_notebook()
     submissions = [Submission(bug.id, notebook=apply(reference, list(bug.mutations))) for bug in BUGS]

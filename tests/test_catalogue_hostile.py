@@ -40,7 +40,7 @@ from catalogue_hostile import (
     UNIX_SOCKET,
 )
 
-from autograder.report import hidden_code_lines
+from autograder.redaction import hidden_code_lines
 from autograder.sandbox import uids
 from autograder.sandbox.cputime import WALL_FACTOR
 from autograder.settings import GraderSettings, load_config

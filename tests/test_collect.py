@@ -58,18 +58,13 @@ def zipped(files: dict[str, bytes]) -> bytes:
 
 def collect(root: Path) -> list[str]:
     """make grade's collect step on `root`; the summary's lines about the download."""
-    from nbgrader.apps.api import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-
     from autograder.assignment import find_assignment
-    from autograder.classroom import _collect
-    from autograder.settings import load_config
+    from autograder.classroom import ClassRun, collect_class
+    from autograder.settings import GraderSettings, load_config
 
-    config = load_config(root)
-    coursedir = CourseDirectory(config=config)
+    run = ClassRun.open(find_assignment(root, ASSIGNMENT.name), GraderSettings(config=load_config(root)))
     with contextlib.redirect_stderr(io.StringIO()) as stderr, contextlib.redirect_stdout(io.StringIO()) as stdout:
-        origin, lines = _collect(NbGraderAPI(coursedir=coursedir, config=config),
-                                 find_assignment(root, ASSIGNMENT.name), root / coursedir.submitted_directory)
+        origin, lines = collect_class(run)
     assert origin.startswith("the LMS download"), origin
     # nbgrader's own lines go to a file the summary names, never into the terminal's progress bars
     assert "ZipCollect" not in stderr.getvalue() + stdout.getvalue(), stderr.getvalue()[-500:]

@@ -23,7 +23,8 @@ from traitlets import TraitError
 
 from autograder.gradescope import build_zip, results_json
 from autograder.mutate import apply
-from autograder.report import CheckResult, PartResult, Report, hidden_code_lines
+from autograder.redaction import hidden_code_lines
+from autograder.report import CheckResult, PartResult, Report
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_json, release_notebook, solution_notebook, write_notebook
 

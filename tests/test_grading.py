@@ -16,7 +16,7 @@ import pytest
 from nbformat.v4 import new_code_cell
 
 from autograder.mutate import Mutation, apply
-from autograder.report import hidden_code_lines
+from autograder.redaction import hidden_code_lines
 from autograder.settings import GraderSettings, load_config
 from autograder.suites import reference_answers
 from bench.course import gradebook_scores

@@ -20,15 +20,10 @@ import sys
 from pathlib import Path
 root = Path.cwd()
 sys.path.insert(0, str(root))
-from nbgrader.apps.api import NbGraderAPI
-from nbgrader.coursedir import CourseDirectory
 from autograder.assignment import find_assignment
-from autograder.classroom import _collect
-from autograder.settings import load_config
-config = load_config(root)
-coursedir = CourseDirectory(config=config)
-print(_collect(NbGraderAPI(coursedir=coursedir, config=config), find_assignment(root, sys.argv[1]),
-               root / coursedir.submitted_directory))
+from autograder.classroom import ClassRun, collect_class
+from autograder.settings import GraderSettings, load_config
+print(collect_class(ClassRun.open(find_assignment(root, sys.argv[1]), GraderSettings(config=load_config(root)))))
 """
 CANVAS = {  # file name in the download -> the student id it must give
     "smithjohn_12345_6789012_modules_and_sgd.ipynb": "smithjohn_12345",

@@ -12,9 +12,9 @@ from conftest import ASSIGNMENT, NOTEBOOK, ROOT
 
 PAGE = ROOT / "docs" / "submission-path.md"
 STEP = re.compile(r"^\d+\. `([\w.]+)`", re.M)
-VALUES = {"settings", "assignment", "parametrize", "modules", "inert"}  # values built once and handed down
-# (parametrize, modules: the suites' checks, imported from their files and expanded when they load; inert: text
-# made safe to print): read, not visited
+VALUES = {"settings", "assignment", "submission", "parametrize", "modules", "inert"}  # values built once and handed down
+# (submission: the notebook being graded, made by validate and filled in by suites; parametrize, modules: the suites'
+# checks, imported from their files and expanded when they load; inert: text made safe to print): read, not visited
 
 
 def steps(section: str) -> list[str]:

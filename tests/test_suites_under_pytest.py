@@ -27,8 +27,8 @@ from catalogue_bugs import BUGS
 
 from autograder.grading import grade_submissions
 from autograder.mutate import apply
-from autograder.report import Submission
 from autograder.settings import GraderSettings, load_config
+from autograder.submission import Submission
 from conftest import ASSIGNMENT, ROOT, course_copy, release_notebook, solution_notebook, write_notebook
 
 pytestmark = pytest.mark.slow

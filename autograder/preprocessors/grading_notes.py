@@ -21,21 +21,19 @@ from pathlib import Path
 
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_locked, is_solution
 
 from ..assignment import Assignment, course_assignment
-from ..report import one_line
+from ..inert import one_line
+from ..validate import notebooks_in
 
 METADATA_KEY = "kit_notes"  # notebook metadata: from FindGradingNotes to RunHiddenSuites
 
 
-def other_notebooks(folder: Path, name: str) -> list[Path]:
-    """The notebooks in a student's folder besides `name` (hidden files and folders are not notebooks)."""
-    return sorted(p for p in folder.glob("*.ipynb") if p.name != name and not p.name.startswith(".") and p.is_file())
-
-
 def folder_notes(folder: Path, name: str) -> list[str]:
-    """What the folder says about the graded notebook `name`: it was renamed, or it has company."""
-    others = other_notebooks(folder, name)
+    """What the folder says about the graded notebook `name`: it was renamed, or it has company (its other
+    notebooks, as validate.find_notebook counts them)."""
+    others = [p for p in notebooks_in(folder) if p != folder / name]
     if not others:
         return []
     if len(others) == 1:
@@ -44,8 +42,8 @@ def folder_notes(folder: Path, name: str) -> list[str]:
         except OSError:
             renamed = False
         if renamed:  # the grader's copy of the student's only notebook, beside the original
-            return [f"graded '{others[0].name}' as {name} (renamed)"]
-    found = ", ".join(f"'{p.name}'" for p in others)
+            return [f"graded '{others[0].relative_to(folder)}' as {name} (renamed)"]
+    found = ", ".join(f"'{p.relative_to(folder)}'" for p in others)
     return [f"the folder also holds {found}: only {name} is graded"]
 
 
@@ -67,12 +65,11 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
         notes.append(f"cells pasted more than once: {', '.join(duplicated)} (the last copy of each is graded; "
                      "earlier copies run as plain code: delete them)")
     known = [(i, c) for c in assignment.source.cells if (i := grade_id(c))]
-    missing = [i for i, c in known if (c.metadata.nbgrader.get("solution") or c.metadata.nbgrader.get("grade"))
-               and i not in last]
+    missing = [i for i, c in known if (is_solution(c) or is_grade(c)) and i not in last]
     if missing:
         notes.append(f"cells missing from the notebook: {', '.join(missing)} "
                      "(copy them back from the released notebook)")
-    edited = [i for i, c in known if c.metadata.nbgrader.get("locked") and i in last and text(last[i]) != text(c)]
+    edited = [i for i, c in known if is_locked(c) and i in last and text(last[i]) != text(c)]
     if edited:
         notes.append(f"locked cells edited, graded as released: {', '.join(edited)}")
     return notes

@@ -16,6 +16,7 @@ from pathlib import Path
 from nbformat import NotebookNode
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_solution
 
 from ..assignment import course_assignment
 
@@ -24,9 +25,9 @@ _MARK_SCHEME = re.compile(r"^[ \t]*#*[ \t]*BEGIN MARK SCHEME[^\n]*\n(.*?)^[ \t]*
 _SOLUTION = re.compile(r"^[ \t]*#*[ \t]*BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*#*[ \t]*END SOLUTION[^\n]*$", re.M | re.S)
 
 
-def _written(cell) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return cell.get("cell_type") == "markdown" and bool(meta.get("grade")) and bool(meta.get("solution"))
+def _written(cell: NotebookNode) -> bool:
+    """A written answer: a markdown cell that is both a grade cell and a solution cell (manually graded)."""
+    return cell.get("cell_type") == "markdown" and bool(is_grade(cell)) and bool(is_solution(cell))
 
 
 def rubric_text(source_cell) -> str:

@@ -14,10 +14,11 @@ from nbformat.v4 import new_output
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ..assignment import course_assignment
+from ..assignment import course_assignment, is_test_cell
 from ..grading import grade_one, prepare_class, prepared_class
-from ..report import PartResult, Report, Submission, check_lines
+from ..report import PartResult, Report, check_lines
 from ..settings import GraderSettings
+from ..submission import Submission
 from .grading_notes import METADATA_KEY
 
 NOTE_RESOURCE = "kit_grading_note"  # the report's note, handed to AddGradingNotes in the pass's resources
@@ -38,12 +39,12 @@ def report_path(coursedir: CourseDirectory, student: str, assignment: str) -> Pa
     return Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / "report.json"
 
 
-def write_report(nb, report: Report) -> None:
+def write_grade_cells(nb, report: Report) -> None:
     """Put each part's outcome into its grade cell of `nb`."""
     parts = {p.grade_id: p for p in report.parts}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+        if is_test_cell(cell):
             # A grade cell no suite scored must still carry an error: nbgrader counts silence as full marks.
             part = parts.get(meta.get("grade_id"), PartResult(meta.get("grade_id", "?"), float(meta.get("points", 0))))
             cell.outputs = grade_cell_outputs(part)
@@ -71,7 +72,7 @@ class RunHiddenSuites(NbGraderPreprocessor):
         prepared = prepared_class(assignment) or prepare_class(assignment, GraderSettings(parent=self))
         report = grade_one(submission, prepared)
         report.notes = [str(note) for note in notes] if isinstance(notes, list) else []
-        write_report(nb, report)
+        write_grade_cells(nb, report)
         report.save(report_path(coursedir, info["student"], info["assignment"]))
         resources[NOTE_RESOURCE] = report.note  # for AddGradingNotes, later in this same pass
         return nb, resources

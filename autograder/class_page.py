@@ -1,4 +1,4 @@
-"""`make report`: one HTML page on where the class stands, written to reports/<assignment>.html.
+"""The class page (`make report`): one HTML page on where the class stands, written to reports/<assignment>.html.
 
 After `make grade`, it reads what grading left behind and writes nothing else:
 
@@ -149,7 +149,7 @@ def pass_rate(data: ClassData, part: str, points: float) -> float:
 
 
 def render(data: ClassData, top: int = 15) -> str:
-    from .report import counted, mean_points
+    from .counts import counted, mean_points
 
     e = html.escape
     images = plots(data)
@@ -193,7 +193,8 @@ parts. These are the class's common mistakes.</p>
 """
 
 
-def write_report(root: Path, assignment, dest: Path | None = None, config=None) -> Path:
+def write_class_page(root: Path, assignment, dest: Path | None = None, config=None) -> Path:
+    """Gather the class from the gradebook and its report.json files, and write its page to `dest`."""
     from nbgrader.coursedir import CourseDirectory
 
     from .settings import GraderSettings, load_config
@@ -211,7 +212,7 @@ def write_report(root: Path, assignment, dest: Path | None = None, config=None) 
 
 def main(root: Path, assignment, dest: Path | None = None, config=None) -> int:
     try:
-        path = write_report(root, assignment, dest, config)
+        path = write_class_page(root, assignment, dest, config)
     except FileNotFoundError as error:
         say(error, sys.stderr)
         return 1
