@@ -20,7 +20,6 @@ import os
 import platform
 import tempfile
 from pathlib import Path
-from typing import Callable
 
 from .assignment import Assignment
 from .sandbox import Limits, Outcome
@@ -76,14 +75,14 @@ def _write(path: Path, key: str, answers: Answers) -> None:
         raise
 
 
-def cached_answers(assignment: Assignment, limits: Limits, compute: Callable[[], Answers]) -> Answers:
-    """The reference's answers: from the cache when its key matches, else `compute()`d and kept."""
-    path, key = cache_path(assignment), cache_key(assignment, limits)
-    answers = _read(path, key)
-    if answers is None:
-        answers = compute()
-        try:
-            _write(path, key, answers)
-        except OSError:  # a read-only course (a shared install): the answers are still right, only not kept
-            pass
-    return answers
+def read_answers(assignment: Assignment, key: str) -> Answers | None:
+    """The answers kept under `key` (cache_key), or None when there are none (then compute and keep them)."""
+    return _read(cache_path(assignment), key)
+
+
+def keep_answers(assignment: Assignment, key: str, answers: Answers) -> None:
+    """Keep `answers` under `key` for the next run (not at all in a course folder the grader may not write)."""
+    try:
+        _write(cache_path(assignment), key, answers)
+    except OSError:  # a read-only course (a shared install): the answers are still right, only not kept
+        pass

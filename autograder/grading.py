@@ -18,7 +18,7 @@ import atexit
 import os
 from pathlib import Path
 
-from .answer_cache import cached_answers
+from .answer_cache import cache_key, keep_answers, read_answers
 from .assignment import Assignment
 from .pool import run_pool
 from .redaction import redact_report, redactor
@@ -42,7 +42,11 @@ def prepare_class(assignment: Assignment, settings: GraderSettings) -> PreparedC
     reference's answers and the redactor, with these settings and this assignment."""
     if settings.isolate:
         close_to_others(assignment)
-    answers = cached_answers(assignment, settings.limits, lambda: reference_answers(assignment, settings))
+    key = cache_key(assignment, settings.limits)
+    answers = read_answers(assignment, key)
+    if answers is None:
+        answers = reference_answers(assignment, settings)
+        keep_answers(assignment, key, answers)
     prepared = PreparedClass(assignment, settings, load_suites(assignment), answers,
                              redactor(assignment, settings.message_chars))
     _PREPARED[assignment] = prepared

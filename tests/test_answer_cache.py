@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from autograder import answer_cache
-from autograder.answer_cache import cache_key, cached_answers
+from autograder.answer_cache import cache_key, keep_answers, read_answers
 from autograder.assignment import find_assignment
 from autograder.sandbox import Limits, Outcome
 from autograder.settings import GraderSettings, load_config
@@ -27,6 +27,16 @@ def course(tmp_path, monkeypatch):
     monkeypatch.setattr(answer_cache, "_inputs", lambda a: [*inputs(a), extra])
     monkeypatch.setattr(answer_cache, "cache_path", lambda a: tmp_path / ".grading" / "answers.json")
     return assignment, extra, tmp_path / ".grading" / "answers.json"
+
+
+def cached_answers(assignment, limits, compute):
+    """What grading.prepare_class does: the kept answers, else computed and kept."""
+    key = cache_key(assignment, limits)
+    answers = read_answers(assignment, key)
+    if answers is None:
+        answers = compute()
+        keep_answers(assignment, key, answers)
+    return answers
 
 
 def counting(answers):
