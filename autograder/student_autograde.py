@@ -19,7 +19,7 @@ from .preprocessors.grading_notes import other_notebooks
 from .preprocessors.run_hidden_suites import report_path
 from .report import one_line
 from .tuning import shared_url
-from .validate import read_submission, timestamp_problem
+from .validate import submission_problem, timestamp_problem
 
 
 def failure(exc: BaseException) -> str:
@@ -57,7 +57,7 @@ def autograder_for(assignment: Assignment, config, submitted: Path, max_bytes: i
     and runs it once per student. Returns plain data for the parent: nothing when it is graded (the
     report, notes included, is in the gradebook and in report.json beside the autograded notebook,
     where RunHiddenSuites wrote it), or why it was not graded. A notebook that fails validation
-    (read_submission) never reaches nbgrader, and whatever else goes wrong with one student is that
+    (submission_problem) never reaches nbgrader, and whatever else goes wrong with one student is that
     student's reason: it never ends the process, nor the parent, which tries such a student once more.
     """
     converters: list[Autograde] = []
@@ -72,9 +72,9 @@ def autograder_for(assignment: Assignment, config, submitted: Path, max_bytes: i
         path, reason = find_notebook(assignment, submitted / student / assignment.name)
         if path is None:
             return {"problem": reason}
-        submission = read_submission(student, path, max_bytes)  # validated: nbgrader never sees a malformed file
-        if submission.error:
-            return {"problem": submission.error}
+        problem = submission_problem(path, max_bytes)  # checked, not read: nbgrader reads it, and never a malformed file
+        if problem:
+            return {"problem": problem}
         stamp = timestamp_problem(path.parent)  # nor a time stamp it cannot read
         if stamp:
             return {"problem": stamp}
