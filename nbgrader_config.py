@@ -76,6 +76,10 @@ c.Autograde.autograde_preprocessors = [
     "autograder.preprocessors.rubric.AddRubric",  # the rubric beside each written answer, for the formgrader
     "autograder.preprocessors.add_grading_notes.AddGradingNotes",  # the report's note as the notebook's first cell
 ]
+# Each pass validates the notebook once, after its preprocessors (and before SaveAutoGrades writes the
+# gradebook), instead of after every one; nbformat's read and write do not validate it again
+# (autograder/exporters.py says why that checks the same).
+c.Autograde.exporter_class = "autograder.exporters.ValidateOnceExporter"
 # (nbgrader's default list ends with a second CheckCellMetadata, after execution. Nothing here runs
 # the notebook: RunHiddenSuites only writes grade cell outputs, and the cell metadata checked while
 # sanitizing is unchanged. Leaving it out saves a fifth of nbgrader's time per notebook.)

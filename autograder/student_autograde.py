@@ -18,7 +18,7 @@ from .assignment import Assignment
 from .inert import one_line
 from .preprocessors.run_hidden_suites import report_path
 from .tuning import shared_url
-from .validate import find_notebook, read_submission, timestamp_problem
+from .validate import find_notebook, submission_problem, timestamp_problem
 
 
 def failure(exc: BaseException) -> str:
@@ -50,7 +50,7 @@ def autograder_for(assignment: Assignment, config, submitted: Path, max_bytes: i
     and runs it once per student. Returns plain data for the parent: nothing when it is graded (the
     report, notes included, is in the gradebook and in report.json beside the autograded notebook,
     where RunHiddenSuites wrote it), or why it was not graded. A notebook that fails validation
-    (read_submission) never reaches nbgrader, and whatever else goes wrong with one student is that
+    (submission_problem) never reaches nbgrader, and whatever else goes wrong with one student is that
     student's reason: it never ends the process, nor the parent, which tries such a student once more.
     """
     converters: list[Autograde] = []
@@ -65,9 +65,9 @@ def autograder_for(assignment: Assignment, config, submitted: Path, max_bytes: i
         path, reason = notebook_to_grade(assignment, submitted / student / assignment.name)
         if path is None:
             return {"problem": reason}
-        submission = read_submission(student, path, max_bytes)  # validated: nbgrader never sees a malformed file
-        if submission.error:
-            return {"problem": submission.error}
+        problem = submission_problem(path, max_bytes)  # checked, not read: nbgrader reads it, and never a malformed file
+        if problem:
+            return {"problem": problem}
         stamp = timestamp_problem(path.parent)  # nor a time stamp it cannot read
         if stamp:
             return {"problem": stamp}

@@ -45,6 +45,7 @@ def validate_notebook(notebook: os.PathLike | str | bytes | dict, max_bytes: int
 
 
 def _reason(notebook: Any, max_bytes: int | None) -> str | None:
+    parsed = False  # whether `notebook` is JSON parsed here, which no caller holds
     if isinstance(notebook, os.PathLike):
         path = Path(notebook)
         try:
@@ -66,7 +67,7 @@ def _reason(notebook: Any, max_bytes: int | None) -> str | None:
         if not notebook.strip():
             return "the file is empty"
         try:
-            notebook = json.loads(notebook)
+            notebook, parsed = json.loads(notebook), True
         except RecursionError:
             return f"its JSON is nested more than {MAX_DEPTH} levels deep"
         except ValueError as exc:
@@ -79,7 +80,7 @@ def _reason(notebook: Any, max_bytes: int | None) -> str | None:
         json.dumps(notebook, ensure_ascii=False).encode("utf-8")
     except ValueError as exc:  # a lone surrogate (\ud800) that no file or page can hold
         return _line(f"it holds text that is not valid Unicode ({getattr(exc, 'reason', exc)})")
-    return _structure(copy.deepcopy(notebook))
+    return _structure(notebook if parsed else copy.deepcopy(notebook))  # a caller's dict is never changed
 
 
 def _structure(nb: dict) -> str | None:
@@ -230,12 +231,12 @@ def find_notebook(folder: Path, name: str) -> tuple[Path | None, str]:
     return None, f"no {name} in the submission: submit the notebook file itself, saved from Jupyter"
 
 
-def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submission:
-    """A submission from disk; a file that is not a notebook becomes a reason, never an exception.
+def submission_problem(path: Path, max_bytes: int | None = None) -> str:
+    """Why the file at `path` is not a notebook the grader and nbgrader can read, in read_submission's words,
+    or "" when it is: the check without the read, for `make grade`, where nbgrader reads the file itself.
 
-    The file is checked first (validate_notebook): too large (`max_bytes`, the course's
-    `notebook_kb` as the entry point read it; by default GraderSettings' own), not JSON, nested too
-    deeply, or not a notebook of the types nbgrader reads.
+    Checked (validate_notebook): too large (`max_bytes`, the course's `notebook_kb` as the entry point read
+    it; by default GraderSettings' own), not JSON, nested too deeply, or not a notebook of the types nbgrader reads.
     """
     try:
         if max_bytes is None:  # no configuration is read here: the entry points pass the course's limit
@@ -245,13 +246,31 @@ def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submi
         problem = validate_notebook(Path(path), max_bytes)
         if problem:
             raise ValueError(problem)
+    except Exception as exc:  # any unreadable file: grading goes on with the next one
+        return _unreadable(path, exc)
+    return ""
+
+
+def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submission:
+    """A submission from disk; a file that is not a notebook becomes a reason, never an exception.
+
+    The file is checked first (submission_problem), then read.
+    """
+    problem = submission_problem(path, max_bytes)
+    if problem:
+        return Submission(key, error=problem)
+    try:
         notebook = nbformat.read(path, as_version=4)
         if not isinstance(notebook.get("cells"), list):
             raise ValueError("it has no cells")
         return Submission(key, notebook=notebook)
     except Exception as exc:  # any unreadable file: grading goes on with the next one
-        reason = " ".join(str(exc).split())[:REASON_CHARS] or type(exc).__name__
-        return Submission(key, error=f"{Path(path).name} is not a readable notebook ({reason})")
+        return Submission(key, error=_unreadable(path, exc))
+
+
+def _unreadable(path: Path, exc: Exception) -> str:
+    reason = " ".join(str(exc).split())[:REASON_CHARS] or type(exc).__name__
+    return f"{Path(path).name} is not a readable notebook ({reason})"
 
 
 TIMESTAMP_BYTES = 4096  # a time stamp is one line; a longer timestamp.txt is not one
