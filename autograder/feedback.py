@@ -10,15 +10,30 @@
   whether each grade still waits for a grader (`needs_manual_grade`), which the template shows.
 * `StripRubric`: the rubric `AddRubric` (autograder/preprocessors/rubric.py) put into the autograded copy
   for the formgrader never reaches a student's page.
+
+Cost: a page is rendered as nbconvert's HTMLExporter renders it, minus its last step, which parses the whole
+page again with BeautifulSoup to add alt text and tab stops: on the kit's pages that step adds nothing, and it
+runs only on a page where it could change something (`needs_soup_pass`, `soup_keeps`, `plain_notebook`). Syntax
+highlighting and markdown are memoized per process, since the given cells come back the same in every
+student's page, and FeedbackGrades reads each grade's row once. docs/scaling.md has the CPU per page.
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
+from collections.abc import Callable, Hashable
+from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
-from nbconvert.exporters import HTMLExporter
+from bs4 import BeautifulSoup
+from bs4.builder import HTMLTreeBuilder
+from jinja2 import pass_context
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbgrader.preprocessors import GetGrades
 from traitlets import default
 
@@ -58,8 +73,154 @@ def install_mathjax(feedback: Path) -> Path:
     return target
 
 
+class Memo:
+    """Results of a pure function by key, for one process; emptied once keys and results pass `limit` characters.
+
+    The bound keeps a process that writes feedback for a large share of a class (or for one student's huge
+    cells) from holding every page's text: the given cells fill it again within a page."""
+
+    def __init__(self, limit: int = 32_000_000) -> None:
+        self.limit, self.size = limit, 0
+        self.items: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable, compute: Callable[[], Any], size: int) -> Any:
+        """The result remembered for `key`, else `compute()`, remembered (`size`: characters it holds)."""
+        if key not in self.items:
+            if self.size + size > self.limit:
+                self.items.clear()
+                self.size = 0
+            self.items[key] = compute()
+            self.size += size
+        return self.items[key]
+
+
+_HIGHLIGHTED = Memo()  # (source, lexer, magics language, formatter options) -> HTML
+_MARKDOWN = Memo()  # (source, renderer options) -> (HTML, soup_keeps)
+
+
+class MemoHighlight:
+    """nbconvert's `highlight_code` filter (Highlight2HTML), remembering what it made for the process.
+
+    Safe: Highlight2HTML's HTML depends only on the source, the lexer (the call's language, else the notebook's,
+    and the cell's `magics_language` for an IPython lexer) and its formatter options, which the key holds; pygments
+    keeps no state between calls."""
+
+    def __init__(self, highlight: Highlight2HTML) -> None:
+        self.highlight = highlight
+
+    def __call__(self, source: str, language: str | None = None, metadata: dict | None = None) -> str:
+        lexer = language or self.highlight.pygments_lexer
+        key = (source, lexer, (metadata or {}).get("magics_language"),
+               repr(sorted(self.highlight.extra_formatter_options.items())))
+        return _HIGHLIGHTED.get(key, lambda: self.highlight(source, language, metadata), 6 * len(source))
+
+
+# nbconvert's soup pass (HTMLExporter.from_notebook_node, nbconvert 7.17): what it adds, and to what.
+ALT_TEXT = "No description has been provided for this image"
+NOTEBOOK_CLASS = "jp-Notebook"  # the tab stops' ancestor: soupsieve matches class names case-sensitively
+TAB_STOPS = (f".{NOTEBOOK_CLASS} div.jp-Cell-inputWrapper", f".{NOTEBOOK_CLASS} div.jp-OutputArea-output")
+# An <img> element needs `<img` in the page, in some case: a tag name takes no character reference.
+_IMAGE_TAG = re.compile(r"<img", re.IGNORECASE)
+
+
+def needs_soup_pass(page: str) -> bool:
+    """Whether nbconvert's soup pass could add an alt text or a tab stop to `page`, outside its markdown.
+
+    The kit's template extends nbconvert's classic one, which writes no `jp-Notebook` class (the lab template's),
+    so the tab stops' selectors match nothing it writes; cell tags become classes through escape_html, which
+    leaves that name as it is, so the name itself is looked for. The classic template writes an <img> only for
+    image outputs, which the sanitize steps clear (nbgrader's ClearOutput; the grade cells get outputs back, as
+    the grader's text) and `plain_notebook` refuses. An image in markdown (SanitizeMarkdown keeps a student's
+    inline data: images, with or without alt; a grader's comment is not sanitized) gives the page an <img>:
+    such a page takes the soup pass, alt or not. Markdown's classes, encoded or not, are `soup_keeps`'s."""
+    return bool(_IMAGE_TAG.search(page)) or NOTEBOOK_CLASS in page
+
+
+def soup_pass(page: str, log) -> str:
+    """nbconvert's own pass (HTMLExporter.from_notebook_node): alt text on every <img>, tab stops on inputs and
+    outputs, and the page written again from BeautifulSoup's tree."""
+    soup = BeautifulSoup(page, features="html.parser")
+    missing_alt = soup.select("img:not([alt])")
+    for element in missing_alt:
+        element.attrs["alt"] = ALT_TEXT
+    if missing_alt:
+        log.warning("Alternative text is missing on %s image(s).", len(missing_alt))
+    for selector in TAB_STOPS:
+        for element in soup.select(selector):
+            element.attrs["tabindex"] = "0"
+    return str(soup)
+
+
+class _SoupView(HTMLParser):
+    """A fragment as BeautifulSoup's html.parser tree sees it: whether its tags nest as that tree keeps them (each
+    end tag closes the last open element, void elements (BeautifulSoup's list) have none, nothing else is
+    self-closed, nothing is left open), and whether an element has the class `jp-Notebook` (attribute values
+    decoded, as BeautifulSoup decodes them, so `jp&#45;Notebook` counts)."""
+
+    VOID = HTMLTreeBuilder.DEFAULT_EMPTY_ELEMENT_TAGS
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.open: list[str] = []
+        self.kept = True
+
+    def handle_starttag(self, tag, attrs):
+        self.kept &= not any(name == "class" and NOTEBOOK_CLASS in re.findall(r"\S+", value or "")
+                             for name, value in attrs)
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in self.VOID:  # BeautifulSoup closes <p/> at once, a browser keeps it open
+            self.kept = False
+
+    def handle_endtag(self, tag):
+        self.kept &= bool(self.open) and tag not in self.VOID and self.open.pop() == tag
+
+
+def soup_keeps(fragment: str) -> bool:
+    """Whether the soup pass would give `fragment` no tab stop and write it back with the same tags, wherever it
+    sits in a page.
+
+    Where a fragment does not nest (a stray `</div>`, an unclosed <b>, `</br>`, an unfinished comment left in
+    rawdata), BeautifulSoup's tree closes or drops tags where a browser would not, so the soup pass changes what
+    the browser shows: such a page takes the soup pass, as stock nbconvert gives it."""
+    if "<" not in fragment:
+        return True
+    view = _SoupView()
+    view.feed(fragment)
+    return view.kept and not view.open and not view.rawdata
+
+
+def with_verdict(fragment: str) -> tuple[str, bool]:
+    """`fragment`, and whether the soup pass keeps it (`soup_keeps`)."""
+    return fragment, soup_keeps(fragment)
+
+
+def plain_notebook(nb) -> bool:
+    """Whether the notebook puts only escaped text and sanitised markdown on its page, besides the template's.
+
+    Raw cells and rich outputs (HTML, SVG, images, JavaScript) reach the page as they are; the sanitize steps leave
+    none in the kit's autograded notebooks. A grader's comment is markdown nobody sanitised: in one with markup,
+    html.parser (the soup pass's reader) and a browser may read a tag differently (SanitizeMarkdown's inert test
+    rules that out for the cells, by comparing html.parser's reading with nh3's, a browser's parser). A notebook
+    with any of these takes the soup pass."""
+    for cell in nb.cells:
+        comment = cell.metadata.get("nbgrader", {}).get("comment") or ""
+        if cell.cell_type == "raw" or "<" in comment:
+            return False
+        for output in cell.get("outputs", []):
+            if set(output.get("data", {})) - {"text/plain"}:
+                return False
+    return True
+
+
 class FeedbackExporter(HTMLExporter):
-    """nbgrader's feedback HTML with the kit's template and an offline MathJax."""
+    """nbgrader's feedback HTML with the kit's template and an offline MathJax, at a fraction of the cost."""
+
+    _soup_keeps_markdown = True  # the soup pass keeps this page's markdown so far (markdown2html)
+    _plain_notebook = False  # this page's notebook is a `plain_notebook` (_preprocess)
 
     @default("template_name")
     def _template_name_default(self):
@@ -78,12 +239,59 @@ class FeedbackExporter(HTMLExporter):
         resources["kit_part_titles"] = GraderSettings(config=self.config).part_titles
         return resources
 
+    def from_notebook_node(self, nb, resources=None, **kw):
+        """HTMLExporter.from_notebook_node (nbconvert 7.17), with `highlight_code` memoized, and its soup pass only
+        where it could change the page (`needs_soup_pass`, `soup_keeps`, `plain_notebook`).
+
+        Elsewhere that pass adds nothing and writes the same tree back, differing from the template's output only
+        in form (attributes sorted and double-quoted, `<br/>`, character references as characters), which a
+        browser reads to the same document: every tag nests, so BeautifulSoup closes or drops none, and html.parser
+        reads the markup as a browser does (SanitizeMarkdown's inert test, for the cells; `plain_notebook`, for the
+        rest). tests/test_feedback_equivalence.py checks that the stock page is this page written back by
+        BeautifulSoup."""
+        langinfo = nb.metadata.get("language_info", {})
+        lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
+        highlight = self.filters.get("highlight_code") or MemoHighlight(Highlight2HTML(pygments_lexer=lexer, parent=self))
+        resources = self._init_resources(resources)
+        self.register_filter("highlight_code", highlight)
+        self.register_filter("filter_data_type", WidgetsDataTypeFilter(
+            notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+        self._soup_keeps_markdown = True  # markdown2html clears it
+        page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        if self._soup_keeps_markdown and self._plain_notebook and not needs_soup_pass(page):
+            return page, resources
+        return soup_pass(page, self.log), resources
+
+    def _preprocess(self, nb, resources):
+        """The preprocessors' notebook (with the graders' comments), and whether it is a `plain_notebook`."""
+        nb, resources = super()._preprocess(nb, resources)
+        self._plain_notebook = plain_notebook(nb)
+        return nb, resources
+
+    @pass_context
+    def markdown2html(self, context, source):
+        """HTMLExporter.markdown2html, memoized for the process, noting HTML the soup pass would change (`soup_keeps`).
+
+        Safe: with no attachments and no embedded images, nbconvert's renderer reads nothing but the source and
+        the options in the key (the notebook's `path` only locates images to embed); each call builds a fresh
+        renderer, so nothing carries over from one cell to the next."""
+        render = super().markdown2html
+        if context.get("cell", {}).get("attachments") or self.embed_images:
+            html, kept = with_verdict(render(context, source))
+        else:
+            key = (source, self.anchor_link_text, self.exclude_anchor_links, repr(sorted(self.lexer_options.items())))
+            html, kept = _MARKDOWN.get(key, lambda: with_verdict(render(context, source)), 6 * len(source))
+        self._soup_keeps_markdown &= kept
+        return html
+
 
 class FeedbackGrades(GetGrades):
     """GetGrades, and whether each grade still waits for the formgrader."""
 
     def _get_score(self, cell, resources) -> None:
-        super()._get_score(cell, resources)
+        """GetGrades._get_score (nbgrader 0.9.6), reading needs_manual_grade from the same row: one query a grade."""
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
                                           self.assignment_id, self.student_id)
+        cell.metadata.nbgrader["score"] = grade.score
+        cell.metadata.nbgrader["points"] = grade.max_score
         cell.metadata.setdefault("kit", {})["needs_manual_grade"] = bool(grade.needs_manual_grade)
