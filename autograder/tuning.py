@@ -1,13 +1,17 @@
 """How `make grade` runs nbgrader in several processes at once: safely, and without repeated work.
 
 Each grading process records its students through nbgrader's own autograde and Gradebook API.
-`shared_url` makes that safe; `tune_nbgrader` removes two costs nbgrader pays again for every
+`shared_url` makes that safe; `tune_nbgrader` removes three costs nbgrader pays again for every
 notebook, without changing what it does:
 
 * Engines. nbgrader opens a new SQLAlchemy engine for every Gradebook it makes (about nine per
   notebook), and a compiled query is cached on its engine, so every query would be compiled again.
   Its Gradebooks get one engine per URL for the life of the process instead. (Gradebook.close
   disposes of the engine's connections; the engine and its cache stay usable.)
+* Tables. Every Gradebook nbgrader makes runs `Base.metadata.create_all` on its engine, which asks the
+  database about each of its tables (about twenty queries, nine Gradebooks a notebook: most of the SQL a
+  notebook costs). With one engine per URL, the tables it made or found stay made for the life of the
+  process (nothing drops them while grading), so it runs once per engine.
 * Schema checks. nbgrader's CheckCellMetadata calls `jsonschema.validate` for every cell, and that
   checks the schema itself before each use, which is most of the step's time. Each distinct schema
   is checked once and its validator kept (what jsonschema's documentation advises for repeated
@@ -64,7 +68,22 @@ def _validate(instance: Any, schema: Any, cls: Any = None, *args: Any, **kwargs:
         raise error
 
 
+_TABLES_MADE: set[int] = set()  # the engines (of _ENGINES, kept for the process's life) create_all has run on
+_create_all = nbgrader.api.Base.metadata.create_all
+
+
+def _create_all_once(bind: Any = None, **options: Any) -> None:
+    """Base.metadata.create_all, run once per shared engine."""
+    if bind is not None and not options and id(bind) in _TABLES_MADE and bind in _ENGINES.values():
+        return
+    _create_all(bind=bind, **options)
+    if bind is not None and not options:
+        _TABLES_MADE.add(id(bind))
+
+
 def tune_nbgrader() -> None:
-    """From now on, in this process and those it forks: shared engines, schemas checked once."""
+    """From now on, in this process and those it forks: shared engines, tables made once per engine, schemas
+    checked once."""
     nbgrader.api.create_engine = _engine_for
+    nbgrader.api.Base.metadata.create_all = _create_all_once  # the MetaData instance's own attribute
     jsonschema.validate = _validate
