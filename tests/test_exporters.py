@@ -23,7 +23,7 @@ from nbgrader.utils import capture_log
 from autograder.assignment import find_assignment
 from autograder.demo import write_demo_class
 from autograder.preprocessors.grading_notes import METADATA_KEY
-from autograder.preprocessors.run_hidden_suites import write_report
+from autograder.preprocessors.run_hidden_suites import write_grade_cells
 from autograder.report import CheckResult, PartResult, Report
 from autograder.settings import load_config
 from conftest import course_copy
@@ -42,7 +42,7 @@ class FixedOutcome(NbGraderPreprocessor):
         parts = [PartResult(cell.metadata.nbgrader["grade_id"], float(cell.metadata.nbgrader["points"]),
                             [CheckResult("check", len(cell.metadata.nbgrader["grade_id"]) % 2 == 0, "a message")])
                  for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade")]
-        write_report(nb, Report(parts))
+        write_grade_cells(nb, Report(parts))
         return nb, resources
 
 
