@@ -1,4 +1,5 @@
 """A student cell that searches its own process for the answer key (tests/test_answer_key_isolation.py).
+(Every place it looks is spelled out, even where two look alike: a reader should see each one searched.)
 
 `search_cell(...)` returns the source of a code cell to add to a submission. When the grader loads the
 part, the cell looks for tokens everywhere code in that process can look: every frame, every object the

@@ -2,7 +2,7 @@
 right in another way), what the grader must take away, what it must leave alone, and the words its feedback
 must use to name the misconception.
 
-Each entry is data; tests/test_catalogue_bugs.py grades every entry through the hidden suites in one batch
+Each entry is data (entries repeat one shape by design: one row per misconception); tests/test_catalogue_bugs.py grades every entry through the hidden suites in one batch
 and checks it. docs/catalogues.md is written from this list. An entry with `gap` set is a
 bug the suites do not catch today: its test is an xfail(strict) that turns into a failure once the suites
 catch it, so the gap stays visible until it is closed.

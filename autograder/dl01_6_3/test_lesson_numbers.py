@@ -1,4 +1,7 @@
-"""Hidden tests of the lesson's numbers with everything from the submission (grade cell test_lesson_numbers)."""
+"""Hidden tests of the lesson's numbers with everything from the submission (grade cell test_lesson_numbers).
+
+Each of the lesson's numbers is a check of its own (the second step with and without zero_grad() repeat one
+shape by design), so feedback says which number came out wrong."""
 import causes
 import numpy as np
 import probes

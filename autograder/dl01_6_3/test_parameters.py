@@ -1,4 +1,7 @@
-"""Hidden tests for Module.parameters() (grade cell test_parameters)."""
+"""Hidden tests for Module.parameters() (grade cell test_parameters).
+
+One test function per rule, each named for it and with its own message, so that feedback names the rule a
+submission broke: the functions repeat one shape (check_same_parameters with a case) by design."""
 import numpy as np
 import probes
 import pytest
