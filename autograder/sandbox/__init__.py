@@ -164,6 +164,8 @@ class Sandbox:
 
     def _send(self, request: dict) -> bool:
         """Hand the worker a request, or kill it when it takes none within the margin (it is wedged)."""
+        if self.worker is None:  # killed: its pipe is closed
+            return False
         if send(self.requests, request, time.monotonic() + MARGIN_SECONDS):
             return True
         self.timed_out = True
@@ -195,6 +197,8 @@ class Sandbox:
         if self.worker is None or self.starting:
             self._ready()
         for attempt in (1, 2):  # a sandbox that could not start is the grader's trouble: once more, then say so
+            if self.worker is None:  # the first try's worker gave no word in time and was killed: a new one
+                self._ready()
             reply = self._receive(time.monotonic() + MARGIN_SECONDS) if self._send(
                 {"begin": seconds if seconds != float("inf") else 1e9}) else None
             if reply is None:
