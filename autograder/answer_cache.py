@@ -51,16 +51,6 @@ def cache_path(assignment: Assignment) -> Path:
     return assignment.root / ".grading" / f"reference-answers-{assignment.name}.json"
 
 
-def _read(path: Path, key: str) -> Answers | None:
-    try:
-        data = json.loads(path.read_text())
-        if data["key"] != key:
-            return None
-        return {(probe, kwargs): Outcome(**outcome) for probe, kwargs, outcome in data["answers"]}
-    except (OSError, ValueError, TypeError, KeyError):
-        return None
-
-
 def _write(path: Path, key: str, answers: Answers) -> None:
     path.parent.mkdir(mode=0o700, exist_ok=True)
     path.parent.chmod(0o700)
@@ -77,7 +67,13 @@ def _write(path: Path, key: str, answers: Answers) -> None:
 
 def read_answers(assignment: Assignment, key: str) -> Answers | None:
     """The answers kept under `key` (cache_key), or None when there are none (then compute and keep them)."""
-    return _read(cache_path(assignment), key)
+    try:
+        data = json.loads(cache_path(assignment).read_text())
+        if data["key"] != key:
+            return None
+        return {(probe, kwargs): Outcome(**outcome) for probe, kwargs, outcome in data["answers"]}
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
 
 
 def keep_answers(assignment: Assignment, key: str, answers: Answers) -> None:

@@ -68,17 +68,17 @@ def _validate(instance: Any, schema: Any, cls: Any = None, *args: Any, **kwargs:
         raise error
 
 
-_TABLES_MADE: set[int] = set()  # the engines (of _ENGINES, kept for the process's life) create_all has run on
+_TABLES_MADE: set[Any] = set()  # the engines create_all has run on (kept alive here, as in _ENGINES)
 _create_all = nbgrader.api.Base.metadata.create_all
 
 
 def _create_all_once(bind: Any = None, **options: Any) -> None:
     """Base.metadata.create_all, run once per shared engine."""
-    if bind is not None and not options and id(bind) in _TABLES_MADE and bind in _ENGINES.values():
+    if bind is not None and not options and bind in _TABLES_MADE:
         return
     _create_all(bind=bind, **options)
     if bind is not None and not options:
-        _TABLES_MADE.add(id(bind))
+        _TABLES_MADE.add(bind)
 
 
 def tune_nbgrader() -> None:
