@@ -59,7 +59,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "autograder.preprocessors.drop_duplicate_ids.DropDuplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "nbgrader.preprocessors.OverwriteCells",
+    "autograder.preprocessors.overwrite_cells_at_once.OverwriteCellsAtOnce",  # nbgrader's, one query a kind of row
     "autograder.preprocessors.sanitize_markdown.SanitizeMarkdown",  # student markdown renders inert (docs/security.md)
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
@@ -71,7 +71,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "nbgrader.preprocessors.SaveAutoGrades",
+    "autograder.preprocessors.save_auto_grades_at_once.SaveAutoGradesAtOnce",  # nbgrader's, in one transaction
     "nbgrader.preprocessors.AssignLatePenalties",
     "autograder.preprocessors.rubric.AddRubric",  # the rubric beside each written answer, for the formgrader
     "autograder.preprocessors.add_grading_notes.AddGradingNotes",  # the report's note as the notebook's first cell

@@ -29,18 +29,21 @@ from nbconvert.exporters import NotebookExporter
 from nbformat import validator
 from traitlets import List, Unicode
 
+from .assignment import notebook_from_text
+
 
 class ValidateOnceExporter(NotebookExporter):
     """NotebookExporter that validates after its last preprocessor and before those that write the gradebook."""
 
     validate_before = List(
         Unicode(), ["SaveAutoGrades"],
-        help="Class names of preprocessors that write outside the notebook: it is validated before each runs.",
+        help="Class names of preprocessors that write outside the notebook (their subclasses too): it is validated "
+             "before each runs.",
     ).tag(config=True)
 
     def from_file(self, file_stream: Any, resources: dict | None = None, **kw: Any) -> tuple[Any, dict[str, Any]]:
         """nbformat.read without its validation, which only logs (the notebook is validated after the preprocessors)."""
-        nb = nbformat.convert(nbformat.reader.reads(file_stream.read()), 4)
+        nb = notebook_from_text(file_stream.read())
         return self.from_notebook_node(nb, resources=resources, **kw)
 
     def from_notebook_node(self, nb: Any, resources: dict | None = None, **kw: Any) -> tuple[Any, dict[str, Any]]:
@@ -58,7 +61,7 @@ class ValidateOnceExporter(NotebookExporter):
         _, nb = validator.normalize(nb)  # a copy, repaired as stock repairs it
         ran: list[str] = []
         for preprocessor in self._preprocessors:
-            if type(preprocessor).__name__ in self.validate_before:
+            if any(kind.__name__ in self.validate_before for kind in type(preprocessor).__mro__):  # subclasses too
                 self._validate(nb, f"before {type(preprocessor).__name__}", ran)
             nb, resources = preprocessor(nb, resources)
             ran.append(type(preprocessor).__name__)

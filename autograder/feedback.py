@@ -37,6 +37,7 @@ from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbgrader.preprocessors import GetGrades
 from traitlets import default
 
+from .gradebook_lookups import LookupsPrefetched
 from .settings import GraderSettings
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -285,8 +286,9 @@ class FeedbackExporter(HTMLExporter):
         return html
 
 
-class FeedbackGrades(GetGrades):
-    """GetGrades, and whether each grade still waits for the formgrader."""
+class FeedbackGrades(LookupsPrefetched, GetGrades):
+    """GetGrades, and whether each grade still waits for the formgrader; the notebook's grades and comments read
+    at once (autograder/gradebook_lookups.py)."""
 
     def _get_score(self, cell, resources) -> None:
         """GetGrades._get_score (nbgrader 0.9.6), reading needs_manual_grade from the same row: one query a grade."""

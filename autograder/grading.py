@@ -20,7 +20,6 @@ from pathlib import Path
 
 from .answer_cache import cache_key, keep_answers, read_answers
 from .assignment import Assignment
-from .pool import run_pool
 from .redaction import redact_report, redactor
 from .report import Report
 from .sandbox import Sandbox
@@ -113,6 +112,8 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
     `settings.jobs` + 1 forked processes (jobs is one per core by default; one may be waiting out a time
     limit), each with its own warm Grader of the class prepared here; what comes back is each report.
     """
+    from .pool import run_pool  # here: multiprocessing and the progress bar cost a one-notebook grade 30 ms
+
     prepared = prepare_class(assignment, settings)
     jobs = settings.jobs or os.cpu_count() or 1
     reports = {}

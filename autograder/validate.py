@@ -21,6 +21,7 @@ from typing import Any
 
 import nbformat
 
+from .assignment import notebook_from_text
 from .submission import Submission
 
 MAX_DEPTH = 64  # JSON nesting a notebook may have; Jupyter writes about 8, the readers recurse per level
@@ -260,7 +261,7 @@ def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submi
     if problem:
         return Submission(key, error=problem)
     try:
-        notebook = nbformat.read(path, as_version=4)
+        notebook = notebook_from_text(Path(path).read_text())  # checked whole just above
         if not isinstance(notebook.get("cells"), list):
             raise ValueError("it has no cells")
         return Submission(key, notebook=notebook)

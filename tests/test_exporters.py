@@ -1,9 +1,10 @@
-"""autograder/exporters.py against nbconvert's stock NotebookExporter, in nbgrader's Autograde as `make grade` runs it.
+"""autograder/exporters.py against nbconvert's stock NotebookExporter, and the kit's at-once gradebook steps
+(autograder/gradebook_lookups.py) against nbgrader's own, in nbgrader's Autograde as `make grade` runs it.
 
-The demo class is autograded twice in one course copy, once per exporter, with the hidden suites replaced by a
-fixed outcome (the exporter is under test, not the suites): the autograded notebooks must be the same bytes and
-the gradebook rows the same values. A notebook a preprocessor made invalid must be refused by both, before the
-gradebook is written.
+The demo class is autograded twice in one course copy, once per exporter (or per set of steps), with the hidden
+suites replaced by a fixed outcome (the exporter is under test, not the suites): the autograded notebooks must be
+the same bytes and the gradebook rows the same values. A notebook a preprocessor made invalid must be refused by
+both, before the gradebook is written.
 """
 from __future__ import annotations
 
@@ -75,10 +76,19 @@ def course(tmp_path_factory) -> Path:
     return root
 
 
+# The kit's steps and the nbgrader steps they stand for.
+AT_ONCE = {"autograder.preprocessors.overwrite_cells_at_once.OverwriteCellsAtOnce": "nbgrader.preprocessors.OverwriteCells",
+           "autograder.preprocessors.save_auto_grades_at_once.SaveAutoGradesAtOnce": "nbgrader.preprocessors.SaveAutoGrades"}
+
+
 def autograde(course: Path, student: str, exporter: str, after_suites: list | None = None,
-              last: list | None = None) -> dict:
-    """nbgrader's Autograde on one student, as student_autograde runs it, with `exporter` and extra preprocessors."""
+              last: list | None = None, nbgraders_own: bool = False) -> dict:
+    """nbgrader's Autograde on one student, as student_autograde runs it, with `exporter` and extra preprocessors
+    (and with `nbgraders_own`, nbgrader's steps in place of the kit's at-once ones)."""
     config = load_config(course)
+    if nbgraders_own:
+        for pass_ in ("sanitize_preprocessors", "autograde_preprocessors"):
+            setattr(config.Autograde, pass_, [AT_ONCE.get(step, step) for step in getattr(config.Autograde, pass_)])
     steps = list(config.Autograde.autograde_preprocessors)
     at = steps.index(SUITES)
     config.Autograde.autograde_preprocessors = [*steps[:at], FixedOutcome, *(after_suites or []), *steps[at + 1:],
@@ -99,6 +109,15 @@ def rows(course: Path, student: str) -> list:
             "m.auto_comment from grade g join base_cell c on g.cell_id = c.id join submitted_notebook n on g.notebook_id = n.id "
             "join submitted_assignment s on n.assignment_id = s.id left join comment m on m.notebook_id = n.id "
             "and m.cell_id = g.cell_id where s.student_id = ? order by 1", (student,)).fetchall()
+
+
+def comments(course: Path, student: str) -> list:
+    """The student's comments in gradebook.db, by cell name and kind."""
+    with sqlite3.connect(course / "gradebook.db") as db:
+        return db.execute(
+            "select c.name, c.type, m.auto_comment, m.manual_comment from comment m join base_cell c on m.cell_id = c.id "
+            "join submitted_notebook n on m.notebook_id = n.id join submitted_assignment s on n.assignment_id = s.id "
+            "where s.student_id = ? order by 1, 2", (student,)).fetchall()
 
 
 def autograded(course: Path, student: str) -> Path:
@@ -135,3 +154,55 @@ def test_a_notebook_made_invalid_is_refused_and_never_scored(course, where, said
         if exporter != STOCK:
             assert f"Notebook is invalid {said}" in result["log"], result["log"]
             assert "not_an_output" in result["log"], result["log"]  # the schema's own message
+
+
+def test_the_at_once_steps_write_what_nbgraders_own_write(course):
+    """OverwriteCellsAtOnce and SaveAutoGradesAtOnce against OverwriteCells and SaveAutoGrades: the same autograded
+    notebook and the same grades and comments, for every demo student; on a regrade too, with a grader's manual
+    score and comment in the gradebook (kept, and the grade marked for review)."""
+    exporter = load_config(course).Autograde.exporter_class
+    assert set(AT_ONCE) <= {*load_config(course).Autograde.sanitize_preprocessors,
+                            *load_config(course).Autograde.autograde_preprocessors}  # what make grade runs
+    for student in (course / "students.txt").read_text().split():
+        outcome = {}
+        for own in (True, False):
+            result = autograde(course, student, exporter, nbgraders_own=own)
+            assert result["success"], (student, own, result.get("error"))
+            outcome[own] = autograded(course, student).read_bytes(), rows(course, student), comments(course, student)
+        assert outcome[False] == outcome[True] and outcome[True][1] and outcome[True][2], student
+    student = "ada"
+    with sqlite3.connect(course / "gradebook.db") as db:
+        db.execute("update grade set manual_score = 0.5 where notebook_id in (select n.id from submitted_notebook n join "
+                   "submitted_assignment s on n.assignment_id = s.id where s.student_id = ?)", (student,))
+        db.execute("update comment set manual_comment = 'see me' where notebook_id in (select n.id from "
+                   "submitted_notebook n join submitted_assignment s on n.assignment_id = s.id where s.student_id = ?)",
+                   (student,))
+    regraded = {}
+    for own in (True, False):
+        assert autograde(course, student, exporter, nbgraders_own=own)["success"]
+        regraded[own] = rows(course, student), comments(course, student)
+    assert regraded[False] == regraded[True]
+    assert all(row[2] == 0.5 and row[4] for row in regraded[False][0]), regraded[False][0]
+    assert all(row[3] == "see me" for row in regraded[False][1]), regraded[False][1]
+
+
+def test_save_auto_grades_at_once_writes_a_notebook_whole_or_not_at_all(course, monkeypatch):
+    """A SaveAutoGradesAtOnce that fails after some grades writes none of them (nbgrader's own commits each)."""
+    import nbgrader.preprocessors.saveautogrades as save
+
+    student = "grace"
+    with sqlite3.connect(course / "gradebook.db") as db:
+        db.execute("update grade set auto_score = null where notebook_id in (select n.id from submitted_notebook n "
+                   "join submitted_assignment s on n.assignment_id = s.id where s.student_id = ?)", (student,))
+    determine, seen = save.utils.determine_grade, []
+
+    def fail_on_the_third(cell, log=None):
+        seen.append(cell)
+        if len(seen) == 3:
+            raise RuntimeError("the third grade fails")
+        return determine(cell, log)
+
+    monkeypatch.setattr(save.utils, "determine_grade", fail_on_the_third)
+    result = autograde(course, student, load_config(course).Autograde.exporter_class)
+    assert not result["success"] and len(seen) == 3
+    assert rows(course, student) and all(row[1] is None for row in rows(course, student))

@@ -177,7 +177,7 @@ def test_it_runs_in_the_autograde_sanitize_step_after_locked_cells_are_restored(
 
     steps = list(load_config(ROOT).Autograde.sanitize_preprocessors)
     name = "autograder.preprocessors.sanitize_markdown.SanitizeMarkdown"
-    assert steps.index(name) > steps.index("nbgrader.preprocessors.OverwriteCells")
+    assert steps.index(name) > steps.index("autograder.preprocessors.overwrite_cells_at_once.OverwriteCellsAtOnce")
     assert steps.index("nbgrader.preprocessors.ClearOutput") < steps.index(name)
 
 
