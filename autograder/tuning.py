@@ -12,6 +12,11 @@ notebook, without changing what it does:
   database about each of its tables (about twenty queries, nine Gradebooks a notebook: most of the SQL a
   notebook costs). With one engine per URL, the tables it made or found stay made for the life of the
   process (nothing drops them while grading), so it runs once per engine.
+* Indexes. nbgrader's tables index a grade and a comment by (cell, notebook) only, so every lookup of a
+  submitted notebook's grades or comments, and each score nbgrader sums per notebook with every query of
+  one (its column properties), reads every grade of the class: the cost of a notebook grows with the class.
+  Four indexes on the columns those queries select by (`INDEXES`) are made with the tables, if missing; they
+  change no row and no query's result, only how SQLite finds the rows.
 * Schema checks. nbgrader's CheckCellMetadata calls `jsonschema.validate` for every cell, and that
   checks the schema itself before each use, which is most of the step's time. Each distinct schema
   is checked once and its validator kept (what jsonschema's documentation advises for repeated
@@ -26,7 +31,8 @@ import jsonschema
 import nbgrader.api
 from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, Index, create_engine
+from sqlalchemy.schema import CreateIndex
 
 LOCK_WAIT_SECONDS = 60
 
@@ -70,14 +76,23 @@ def _validate(instance: Any, schema: Any, cls: Any = None, *args: Any, **kwargs:
 
 _TABLES_MADE: set[Any] = set()  # the engines create_all has run on (kept alive here, as in _ENGINES)
 _create_all = nbgrader.api.Base.metadata.create_all
+_api = nbgrader.api
+INDEXES = [Index("kit_grade_notebook", _api.Grade.__table__.c.notebook_id),
+           Index("kit_comment_notebook", _api.Comment.__table__.c.notebook_id),
+           Index("kit_submitted_notebook_assignment", _api.SubmittedNotebook.__table__.c.assignment_id),
+           Index("kit_submitted_assignment_student", _api.SubmittedAssignment.__table__.c.student_id)]
 
 
 def _create_all_once(bind: Any = None, **options: Any) -> None:
-    """Base.metadata.create_all, run once per shared engine."""
+    """Base.metadata.create_all, run once per shared engine; the INDEXES made too if missing (IF NOT EXISTS: the
+    pool's processes may make them at once)."""
     if bind is not None and not options and bind in _TABLES_MADE:
         return
     _create_all(bind=bind, **options)
     if bind is not None and not options:
+        with bind.begin() as connection:
+            for index in INDEXES:
+                connection.execute(CreateIndex(index, if_not_exists=True))
         _TABLES_MADE.add(bind)
 
 

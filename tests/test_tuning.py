@@ -25,3 +25,31 @@ def test_the_second_gradebook_asks_no_schema_questions_and_sees_the_first_ones_r
     schema = [sql for sql in statements[made:] if "PRAGMA" in sql.upper()]
     assert len(schema) <= 1, schema  # the table list nbgrader reads itself; no question per table
     assert len(statements) - made < 8, statements[made:]
+
+
+def test_a_gradebook_gets_the_indexes_and_its_grade_lookups_use_them(tmp_path, monkeypatch):
+    """An existing gradebook.db, made by nbgrader alone, gets INDEXES on its first tuned Gradebook, and the lookups
+    of a submitted notebook's grades and comments use them instead of reading every row."""
+    import sqlite3
+
+    from autograder.tuning import INDEXES
+
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
+    path = tmp_path / "gradebook.db"
+    with sqlite3.connect(path):  # nbgrader's own tables, made without the kit's indexes
+        pass
+    url = f"sqlite:///{path}"
+    Gradebook(url).close()
+    with sqlite3.connect(path) as db:
+        for index in INDEXES:
+            db.execute(f"drop index if exists {index.name}")
+    tune_nbgrader()
+    _ENGINES.clear()  # a new engine for this file, as in a new process
+    with Gradebook(url):
+        pass
+    with sqlite3.connect(path) as db:
+        names = {row[0] for row in db.execute("select name from sqlite_master where type = 'index'")}
+        assert {index.name for index in INDEXES} <= names
+        for table in ("grade", "comment"):
+            plan = " ".join(str(row) for row in db.execute(f"explain query plan select * from {table} where notebook_id = 'x'"))
+            assert f"kit_{table}_notebook" in plan, plan
