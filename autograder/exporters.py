@@ -28,12 +28,15 @@ import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbformat import validator
 from traitlets import List, Unicode
+from traitlets.config import LoggingConfigurable
 
 from .assignment import notebook_from_text
 
 
-class ValidateOnceExporter(NotebookExporter):
-    """NotebookExporter that validates after its last preprocessor and before those that write the gradebook."""
+class ValidatesOnce(LoggingConfigurable):
+    """Mixin for an nbconvert exporter: reads without nbformat's logging-only check, validates after its last
+    preprocessor and before those that write the gradebook (ValidateOnceExporter, and the feedback pages'
+    FeedbackExporter, which stock nbconvert validates after each of its preprocessors too)."""
 
     validate_before = List(
         Unicode(), ["SaveAutoGrades"],
@@ -41,19 +44,12 @@ class ValidateOnceExporter(NotebookExporter):
              "before each runs.",
     ).tag(config=True)
 
+    _preprocessors: list  # the exporter's
+
     def from_file(self, file_stream: Any, resources: dict | None = None, **kw: Any) -> tuple[Any, dict[str, Any]]:
         """nbformat.read without its validation, which only logs (the notebook is validated after the preprocessors)."""
         nb = notebook_from_text(file_stream.read())
-        return self.from_notebook_node(nb, resources=resources, **kw)
-
-    def from_notebook_node(self, nb: Any, resources: dict | None = None, **kw: Any) -> tuple[Any, dict[str, Any]]:
-        """NotebookExporter.from_notebook_node, writing with nbformat's writer without validating again."""
-        nb_copy, resources = super(NotebookExporter, self).from_notebook_node(nb, resources, **kw)
-        resources["output_suffix"] = (".nbconvert" if self.nbformat_version == nb_copy.nbformat
-                                      else f".v{self.nbformat_version}")
-        output = nbformat.versions[self.nbformat_version].writes_json(
-            nbformat.convert(nb_copy, self.nbformat_version))
-        return output if output.endswith("\n") else output + "\n", resources
+        return self.from_notebook_node(nb, resources=resources, **kw)  # type: ignore[attr-defined]  # the exporter's
 
     def _preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict[str, Any]]:
         """Exporter._preprocess without copying `nb` (from_notebook_node has just copied it), validating at the end."""
@@ -76,3 +72,16 @@ class ValidateOnceExporter(NotebookExporter):
         except nbformat.ValidationError as error:
             self.log.error("Notebook is invalid %s (%s ran): %s", when, ", ".join(ran) or "none", error.message)
             raise
+
+
+class ValidateOnceExporter(ValidatesOnce, NotebookExporter):
+    """NotebookExporter that validates after its last preprocessor and before those that write the gradebook."""
+
+    def from_notebook_node(self, nb: Any, resources: dict | None = None, **kw: Any) -> tuple[Any, dict[str, Any]]:
+        """NotebookExporter.from_notebook_node, writing with nbformat's writer without validating again."""
+        nb_copy, resources = super(NotebookExporter, self).from_notebook_node(nb, resources, **kw)
+        resources["output_suffix"] = (".nbconvert" if self.nbformat_version == nb_copy.nbformat
+                                      else f".v{self.nbformat_version}")
+        output = nbformat.versions[self.nbformat_version].writes_json(
+            nbformat.convert(nb_copy, self.nbformat_version))
+        return output if output.endswith("\n") else output + "\n", resources

@@ -15,7 +15,9 @@ Cost: a page is rendered as nbconvert's HTMLExporter renders it, minus its last 
 page again with BeautifulSoup to add alt text and tab stops: on the kit's pages that step adds nothing, and it
 runs only on a page where it could change something (`needs_soup_pass`, `soup_keeps`, `plain_notebook`). Syntax
 highlighting and markdown are memoized per process, since the given cells come back the same in every
-student's page, and FeedbackGrades reads each grade's row once. docs/scaling.md has the CPU per page.
+student's page, FeedbackGrades reads the notebook's grades and comments in one query each
+(autograder/gradebook_lookups.py), and the notebook is validated once, after the preprocessors, instead of when
+it is read and after each of them (exporters.ValidatesOnce). docs/scaling.md has the CPU per page.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbgrader.preprocessors import GetGrades
 from traitlets import default
 
+from .exporters import ValidatesOnce
 from .gradebook_lookups import LookupsPrefetched
 from .settings import GraderSettings
 
@@ -217,7 +220,7 @@ def plain_notebook(nb) -> bool:
     return True
 
 
-class FeedbackExporter(HTMLExporter):
+class FeedbackExporter(ValidatesOnce, HTMLExporter):
     """nbgrader's feedback HTML with the kit's template and an offline MathJax, at a fraction of the cost."""
 
     _soup_keeps_markdown = True  # the soup pass keeps this page's markdown so far (markdown2html)
