@@ -132,11 +132,11 @@ class Runner:
         self.wanted.clear()
         together = self.together and _BATCHING.get()  # a check pytest runs itself fetches alone
         outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh, together=together)
-        for key, outcome in zip(keys, outcomes):
+        for index, (key, outcome) in enumerate(zip(keys, outcomes)):
             self.memo[key] = outcome
             self.missing = self.missing or next((e for e in outcome.load_errors if MISSING in e), "")
-            if together:  # not the submission's answer yet: a limit it hit counts if it is hit alone
-                self.fetched_together.add(key)
+            if together and index > 0:  # not the submission's answer yet: a limit it hit counts if it is hit alone
+                self.fetched_together.add(key)  # (the first call of a batch ran as it would alone: its answer counts)
                 continue
             if outcome.limit and self.submission is not None:
                 self.submission.limits.append(outcome.limit)
@@ -144,8 +144,8 @@ class Runner:
         return True
 
     def run_alone(self) -> bool:
-        """Forget the answers fetched together: each call is fetched again in a child of its own. False when
-        no answer was fetched together."""
+        """Forget the answers fetched together but the first of each batch (which ran as it would alone): each
+        call is fetched again in a child of its own. False when no such answer was fetched together."""
         if not self.fetched_together:
             return False
         for key in self.fetched_together:

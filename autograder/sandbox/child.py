@@ -181,8 +181,8 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
 
 def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int, seconds: float) -> None:
     """Run `calls` in one check child forked from the loaded program, and send an answer for each: its own,
-    or, when it ran out of time or ended first, why (a child of one call: with the cause the worker may
-    refine; of several: "not run" for it and the rest, which the grader runs again alone)."""
+    or, when it ran out of time or ended first, why: for the first call, as if it ran alone (with the cause
+    the worker may refine); for a later one, "not run" for it and the rest, which the grader runs again alone."""
     read_end, write_end = os.pipe()
     try:
         pid = forks.fork()
@@ -206,18 +206,22 @@ def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[dict], res
             if isinstance(message, dict) and message and message.get("event") != "garbled":
                 write(results, message)  # the session judges what it says (a child that forged one included)
                 continue
-            # Out of time: stopped here. Ended, or wrote what is not a line of JSON: how it ends says why.
-            status = _end(pid, kill=message in ("cpu", "wall") or len(calls) > 1)
-            if len(calls) > 1:
+            # Out of time: stopped here. Ended, or wrote what is not a line of JSON: how it ends says why. The first
+            # call ran as it would alone (nothing ran before it in the child, with the same limit): its own answer.
+            status = _end(pid, kill=message in ("cpu", "wall") or done > 0)
+            if done > 0:
                 for _ in calls[done:]:
                     write(results, {"event": "result", "ok": False, "reason": NOT_RUN_TOGETHER})
-            elif message in ("cpu", "wall"):
+                return
+            if message in ("cpu", "wall"):
                 write(results, {"event": "result", "ok": False, "limit": "time", "wall": message == "wall", "reason":
                                 describe_time_out("the check", seconds) if message == "cpu" else
                                 describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds)})
             else:  # nothing, or a line cut short by the child's death
                 write(results, {"event": "result", "ok": False, "reason": describe_status(status),
                                 "status": status})  # the worker may know more of the cause
+            for _ in calls[1:]:
+                write(results, {"event": "result", "ok": False, "reason": NOT_RUN_TOGETHER})
             return
         _end(pid, kill=False)
     finally:
