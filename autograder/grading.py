@@ -92,10 +92,10 @@ def grade_one(notebook: Path | Submission, prepared: PreparedClass) -> Report:
 
 def grade_path(assignment: Assignment, path: Path, settings: GraderSettings) -> Report:
     """`python -m autograder grade PATH` and Gradescope: one notebook on disk, graded here, in this process.
-    The submission's sandbox boots (Python, numpy, the probes) while the class is prepared: a student who
-    waits for the result waits for the longer of the two, not for both."""
+    The submission's sandbox boots (Python, numpy, the probes, then the submission's session) while the class
+    is prepared: a student who waits for the result waits for the longer of the two, not for both."""
     student_box = student_sandbox(assignment, settings)
-    student_box.start()
+    student_box.start(begin=settings.budget_seconds)  # the session too, as soon as the worker is ready
     prepared = prepare_class(assignment, settings)
     warm_grader(prepared, student_box)
     try:

@@ -4,11 +4,50 @@ The grader (suites.py) and stock nbgrader's grade cells in `make bench` (bench/s
 suites' checks themselves, without pytest's collection, so both need each check's name and parameters
 exactly as pytest would give them (tests/test_suites_under_pytest.py holds the names to pytest's own).
 Standard library only: a stock grade cell imports it in a kernel with nothing else of the kit.
+
+`MARKS_ONLY`: a stand-in for the pytest module whose `mark` records marks as pytest stores them (the
+`pytestmark` list of name, args and kwargs that `expand` reads). Importing pytest costs a grading process
+about 60 ms, a tenth of one notebook's grade, and a suite that uses nothing of pytest but its parametrize
+marks (`uses_marks_only`) needs nothing more: suites.import_suite imports such a suite with the stand-in
+when pytest itself is not imported already.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class _Mark:
+    """A mark as pytest keeps it on a function (what `expand` reads of it)."""
+
+    name: str
+    args: tuple
+    kwargs: dict
+
+
+class _MarkRecorder:
+    """`pytest.mark`: `mark.<name>(*args, **kwargs)` decorates a function with that mark, appended as pytest does."""
+
+    def __getattr__(self, name: str) -> Callable:
+        def mark(*args: Any, **kwargs: Any) -> Callable:
+            def decorate(function: Callable) -> Callable:
+                function.pytestmark = [*getattr(function, "pytestmark", []), _Mark(name, args, kwargs)]  # type: ignore[attr-defined]  # where pytest keeps marks
+                return function
+            return decorate
+        return mark
+
+
+MARKS_ONLY = ModuleType("pytest", "A stand-in for pytest with its marks only (autograder/parametrize.py).")
+MARKS_ONLY.mark = _MarkRecorder()  # type: ignore[attr-defined]  # a module made here
+
+
+def uses_marks_only(source: str) -> bool:
+    """Whether a suite's source uses nothing of pytest but `pytest.mark.parametrize` (and `import pytest`)."""
+    return all(use == "pytest.mark.parametrize" for use in re.findall(r"\bpytest(?:\.\w+)*", source)
+               if use != "pytest")
 
 
 @dataclass(frozen=True)

@@ -134,10 +134,13 @@ class Sandbox:
         self.ended: list[str] = []  # budgets the last session hit, when it ended by itself
         self.timed_out = False  # the worker's last reply did not come in time
         self.starting = False  # started, its "ready" not read yet
+        self.begun: float | None = None  # the budget of a session asked for at start(), its word not read yet
 
-    def start(self) -> None:
+    def start(self, begin: float | None = None) -> None:
         """Start the worker without waiting for it: it imports numpy and the trusted modules while the caller
-        goes on (its first request waits until it is ready)."""
+        goes on (its first request waits until it is ready). With `begin`, the first request is already sent:
+        a session with that budget, which the worker sets up as soon as it is ready (`begin` then waits only
+        for its word)."""
         if self.worker is not None:
             return
         requests, self.requests = os.pipe()
@@ -151,6 +154,8 @@ class Sandbox:
         os.close(replies_w)
         self.replies = Lines(replies, limit=sys.maxsize)
         self.starting = True
+        if begin is not None and self._send(self._begin_request(begin)):
+            self.begun = begin
 
     def _ready(self) -> None:
         """The worker started and said it is ready (started here if start() was not called)."""
@@ -199,8 +204,11 @@ class Sandbox:
         for attempt in (1, 2):  # a sandbox that could not start is the grader's trouble: once more, then say so
             if self.worker is None:  # the first try's worker gave no word in time and was killed: a new one
                 self._ready()
-            reply = self._receive(time.monotonic() + MARGIN_SECONDS) if self._send(
-                {"begin": seconds if seconds != float("inf") else 1e9}) else None
+            if self.begun not in (None, seconds):
+                raise ValueError(f"start() asked for a session of {self.begun} s, begin() for one of {seconds} s")
+            asked, self.begun = self.begun is not None, None  # at start(): its word is the next reply
+            reply = self._receive(time.monotonic() + MARGIN_SECONDS) if asked or self._send(
+                self._begin_request(seconds)) else None
             if reply is None:
                 raise RuntimeError("the sandbox worker stopped")
             if "error" not in reply:
@@ -210,6 +218,10 @@ class Sandbox:
                 raise RuntimeError(f"{reply['error']} (tried twice: the grader's failure, not the submission's)")
             time.sleep(1.0)
         self.session, self.sent, self.ended, self.budget = True, None, [], seconds
+
+    @staticmethod
+    def _begin_request(seconds: float) -> dict:
+        return {"begin": seconds if seconds != float("inf") else 1e9}
 
     def end(self) -> list[str]:
         """End the session: everything its code started ends with it. The budgets it hit."""
@@ -274,7 +286,7 @@ class Sandbox:
                 self.worker.kill()
                 self.worker.wait()
             self.worker = None
-        self.sent = None
+        self.sent, self.begun = None, None
         self.session = self.starting = False
 
     def __enter__(self) -> "Sandbox":
