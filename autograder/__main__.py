@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from .assignment import find_assignment
-from .grading import grade_path
 from .inert import say
 from .settings import GraderSettings, load_config
 
@@ -68,7 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     settings = GraderSettings(config=load_config(ROOT))  # the configuration, read once: passed down from here
     assignment = find_assignment(ROOT, args.assignment)
     if args.command == "grade":
-        report = grade_path(assignment, args.notebook, settings)
+        from .sandbox.policy import start_student_sandbox
+
+        student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
+        from .grading import grade_path
+
+        report = grade_path(assignment, args.notebook, settings, student_box)
         say(json.dumps(report.to_json(), indent=1) if args.json else report.to_table(verbose=args.verbose))
         return 0
     if args.command == "report":

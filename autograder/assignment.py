@@ -1,12 +1,19 @@
-"""Where an assignment's pieces live in the course directory, read once."""
+"""Where an assignment's pieces live in the course directory, read once.
+
+nbformat (0.1 s to import, with jsonschema) is imported only when a notebook is read as nbformat's NotebookNode:
+the sandbox's worker is configured from the plain JSON of the source and release notebooks (`source_json`,
+`release_json`), so `python -m autograder grade` starts it before it imports anything heavy.
+"""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import nbformat
-from nbformat import NotebookNode
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 
 def is_test_cell(cell: NotebookNode) -> bool:
@@ -21,6 +28,8 @@ def is_test_cell(cell: NotebookNode) -> bool:
 def notebook_from_text(text: str) -> NotebookNode:
     """A notebook as nbformat.read gives it (nbformat 4), without nbformat's schema check, which only logs: for
     the course's own notebooks, and for a file validate.py has checked whole (its check is stricter)."""
+    import nbformat
+
     return nbformat.convert(nbformat.reader.reads(text), 4)
 
 
@@ -64,14 +73,25 @@ class Assignment:
         source notebook's code cells but its test cells (which import the public checks' runner, and
         which the grader replaces) and its demonstrations."""
         imported: set[str] = set()
-        for cell in self.source.cells:
-            if cell.cell_type != "code" or is_test_cell(cell) or "demo" in cell.metadata.get("tags", []):
+        for cell in self.source_json["cells"]:
+            if cell.get("cell_type") != "code" or is_test_cell(cell) or "demo" in cell.get("metadata", {}).get("tags", []):
                 continue
-            for line in cell.source.splitlines():
+            source = cell.get("source", "")
+            for line in ("".join(source) if isinstance(source, list) else source).splitlines():
                 words = line.split()
                 if len(words) >= 2 and words[0] in ("import", "from"):
                     imported.add(words[1].split(".")[0].rstrip(","))
         return sorted(p.stem for p in self.source_dir.glob("*.py") if p.stem in imported)
+
+    @cached_property
+    def source_json(self) -> dict[str, Any]:
+        """The source notebook's JSON, as saved (a cell's source may be a list of lines)."""
+        return json.loads((self.source_dir / self.notebook_name).read_text())
+
+    @cached_property
+    def release_json(self) -> dict[str, Any]:
+        """The public release's JSON, as saved."""
+        return json.loads((self.release_dir / self.notebook_name).read_text())
 
     @cached_property
     def source(self) -> NotebookNode:

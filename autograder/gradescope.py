@@ -211,21 +211,23 @@ def run(root: Path | None = None) -> int:
     submission_dir, results = _place(root)
     results.parent.mkdir(parents=True, exist_ok=True)
     from .assignment import find_assignment
-    from .grading import grade_path
-    from .sandbox.policy import isolation_level
+    from .sandbox.policy import isolation_level, start_student_sandbox
     from .settings import GraderSettings, load_config
-    from .validate import find_notebook
 
     settings = GraderSettings(config=load_config(ROOT))
-    isolation = isolation_level(settings)
     assignment = find_assignment(ROOT)
+    student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
+    from .grading import grade_path
+    from .validate import find_notebook
+
+    isolation = isolation_level(settings)
     code = 0
     try:
         path, note = find_notebook(submission_dir, assignment.notebook_name)
         if path is None:
             data = error_json(note, time.monotonic() - start, isolation)
         else:
-            report = grade_path(assignment, path, settings)
+            report = grade_path(assignment, path, settings, student_box)
             data = results_json(report, settings, isolation, time.monotonic() - start, note)
     except Exception as exc:  # the grader itself failed: the student sees a one-line reason, the log the rest
         traceback.print_exc(file=sys.stdout)
@@ -233,6 +235,8 @@ def run(root: Path | None = None) -> int:
                           "submission's autograder output",
                           time.monotonic() - start, isolation)
         code = 1
+    finally:
+        student_box.close()  # grade_path closed it already, unless there was no notebook to grade or it failed
     results.write_text(json.dumps(data, indent=1) + "\n")
     print(f"{data['score']:g} points; wrote {results} ({isolation})")
     return code

@@ -23,7 +23,7 @@ from .assignment import Assignment
 from .redaction import redact_report, redactor
 from .report import Report
 from .sandbox import Sandbox
-from .sandbox.policy import close_to_others, student_sandbox
+from .sandbox.policy import close_to_others, start_student_sandbox
 from .settings import GraderSettings
 from .submission import Submission
 from .suites import Grader, PreparedClass, load_suites, reference_answers
@@ -90,12 +90,12 @@ def grade_one(notebook: Path | Submission, prepared: PreparedClass) -> Report:
     return report
 
 
-def grade_path(assignment: Assignment, path: Path, settings: GraderSettings) -> Report:
+def grade_path(assignment: Assignment, path: Path, settings: GraderSettings, student_box: Sandbox | None = None) -> Report:
     """`python -m autograder grade PATH` and Gradescope: one notebook on disk, graded here, in this process.
     The submission's sandbox boots (Python, numpy, the probes, then the submission's session) while the class
-    is prepared: a student who waits for the result waits for the longer of the two, not for both."""
-    student_box = student_sandbox(assignment, settings)
-    student_box.start(begin=settings.budget_seconds)  # the session too, as soon as the worker is ready
+    is prepared: a student who waits for the result waits for the longer of the two, not for both.
+    `student_box`: that sandbox, started by the caller (sandbox.policy.start_student_sandbox); by default here."""
+    student_box = student_box or start_student_sandbox(assignment, settings)
     prepared = prepare_class(assignment, settings)
     warm_grader(prepared, student_box)
     try:

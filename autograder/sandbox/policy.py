@@ -27,8 +27,17 @@ def student_sandbox(assignment: Assignment, settings: GraderSettings) -> Sandbox
     """The sandbox submissions run in, each confined (settings.isolation): of the course directory it sees
     the public release and the kit's environment alone (sandbox/isolation.py: allowed_paths). The course's
     own cells a part's program may hold (given cells, the release's stubs) are compiled once, in its worker."""
-    trusted = program_from_notebook(assignment.release, assignment.source, assignment.release, student_cells=())
+    trusted = program_from_notebook(assignment.release_json, assignment.source_json, assignment.release_json,
+                                    student_cells=())  # the same cells as from the notebooks nbformat reads
     return _sandbox(assignment, settings, settings.isolation(), trusted)
+
+
+def start_student_sandbox(assignment: Assignment, settings: GraderSettings) -> Sandbox:
+    """The student sandbox, its worker started and the submission's session asked for (Sandbox.start): one
+    notebook's grade starts it first, before the grader's own imports, so the worker boots meanwhile."""
+    box = student_sandbox(assignment, settings)
+    box.start(begin=settings.budget_seconds)
+    return box
 
 
 def reference_sandbox(assignment: Assignment, settings: GraderSettings) -> Sandbox:
