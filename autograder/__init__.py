@@ -27,6 +27,7 @@ Modules, in the order a submission meets them (docs/submission-path.md):
     pytest_plugin      the hidden suites under pytest itself
     formgrader_guard   a Jupyter server extension: nbgrader's formgrader pages escape ids and names
     demo, mutate, tuning   the demo class, notebook mutations for tests, nbgrader tuning
+    gradebook_lookups  nbgrader's per-cell gradebook lookups of a notebook, read at once (the at-once steps)
     modules            a module imported from its file (the hidden suites, their shared causes.py)
 """
 

@@ -2,9 +2,9 @@
 
 OverwriteCells, SaveAutoGrades and GetGrades look up every cell of a notebook on its own: a source cell, a
 graded cell, a grade or a comment by name, each a query joining four to seven tables (about sixty a
-notebook), and SaveAutoGrades commits after each grade and each comment (about twenty commits). Their
-subclasses here (autograder/preprocessors/gradebook_steps.py, autograder/feedback.py) mix in
-`LookupsPrefetched`: the Gradebook they open answers those lookups from the rows of the whole notebook,
+notebook), and SaveAutoGrades commits after each grade and each comment (about twenty commits). The kit's
+subclasses of them (OverwriteCellsAtOnce and SaveAutoGradesAtOnce in autograder/preprocessors/, FeedbackGrades
+in autograder/feedback.py) mix in `LookupsPrefetched`: the Gradebook they open answers those lookups from the rows of the whole notebook,
 read with one query per kind on first use, and their writes go to the database in one transaction,
 committed when they close it (none when they fail on the way). Every other call goes to nbgrader's
 Gradebook itself, and what is written is what nbgrader writes (tests/test_exporters.py compares the rows).
