@@ -209,18 +209,14 @@ def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[dict], res
             # Out of time: stopped here. Ended, or wrote what is not a line of JSON: how it ends says why. The first
             # call ran as it would alone (nothing ran before it in the child, with the same limit): its own answer.
             status = _end(pid, kill=message in ("cpu", "wall") or done > 0)
-            if done > 0:
-                for _ in calls[done:]:
-                    write(results, {"event": "result", "ok": False, "reason": NOT_RUN_TOGETHER})
-                return
-            if message in ("cpu", "wall"):
+            if done == 0 and message in ("cpu", "wall"):
                 write(results, {"event": "result", "ok": False, "limit": "time", "wall": message == "wall", "reason":
                                 describe_time_out("the check", seconds) if message == "cpu" else
                                 describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds)})
-            else:  # nothing, or a line cut short by the child's death
+            elif done == 0:  # nothing, or a line cut short by the child's death
                 write(results, {"event": "result", "ok": False, "reason": describe_status(status),
                                 "status": status})  # the worker may know more of the cause
-            for _ in calls[1:]:
+            for _ in calls[max(done, 1):]:
                 write(results, {"event": "result", "ok": False, "reason": NOT_RUN_TOGETHER})
             return
         _end(pid, kill=False)
