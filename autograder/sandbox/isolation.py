@@ -141,11 +141,17 @@ def _pivot_root(new_root: str, put_old: str) -> None:
     _check(_syscall("pivot_root", new_root.encode(), put_old.encode()), f"pivot_root {new_root}")
 
 
-def _forget_keys() -> None:
-    """In a process of the uid student code gets: a new session keyring of its own (not the grader's, which
-    every loader would otherwise share), and the uid's user, user-session and persistent keyrings emptied.
-    A key one submission stores can then reach neither the next nor outlive the run."""
+def _join_new_session_keyring() -> None:
+    """In a session's process, before it forks a loader: a new anonymous session keyring, which its loaders
+    share (not the grader's, which they would otherwise inherit). One per submission, not one per loader:
+    each keyring the kernel frees makes its key collector walk every key on the machine."""
     _syscall("keyctl", KEYCTL_JOIN_SESSION_KEYRING, None)
+
+
+def _forget_keys() -> None:
+    """In a process of the uid student code gets: the uid's user, user-session and persistent keyrings
+    emptied. With the session keyring, a key one submission stores can reach neither the next nor outlive
+    the run."""
     for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
         _syscall("keyctl", KEYCTL_CLEAR, keyring)
     persistent = _syscall("keyctl", KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_SESSION_KEYRING)
@@ -373,6 +379,8 @@ class Isolation:
                 _mirror(session)
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             self._enter_private_filesystem()
+        if self.level != "none":
+            _join_new_session_keyring()
         try:  # so that the budget's OOM kill picks student code (needs CAP_SYS_RESOURCE; it is the biggest anyway)
             Path("/proc/self/oom_score_adj").write_text("-1000")
         except OSError:
