@@ -53,3 +53,30 @@ def test_a_gradebook_gets_the_indexes_and_its_grade_lookups_use_them(tmp_path, m
         for table in ("grade", "comment"):
             plan = " ".join(str(row) for row in db.execute(f"explain query plan select * from {table} where notebook_id = 'x'"))
             assert f"kit_{table}_notebook" in plan, plan
+
+
+def test_a_gradebook_closed_keeps_its_connection_for_the_next_but_not_across_a_fork_or_a_new_file(tmp_path, monkeypatch):
+    """Gradebook.close hands the connection back to the shared engine's pool; a forked child does not use the
+    parent's; a gradebook.db removed and made again is opened again."""
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
+    tune_nbgrader()
+    path = tmp_path / "gradebook.db"
+    url = f"sqlite:///{path}"
+    connects: list[int] = []
+    with Gradebook(url) as first:
+        event.listen(first.engine, "connect", lambda *args: connects.append(os.getpid()))
+        first.add_student("ada")
+    with Gradebook(url) as second:
+        assert second.find_student("ada").id == "ada"
+    assert connects == []  # the first one's connection, from the pool
+    pid = os.fork()
+    if pid == 0:  # the child opens its own connection, and sees the rows
+        try:
+            with Gradebook(url) as child:
+                ok = child.find_student("ada").id == "ada" and connects == [os.getpid()]
+        finally:
+            os._exit(0 if ok else 1)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    path.unlink()
+    with Gradebook(url) as third:  # a new file: a new connection, no rows
+        assert [s.id for s in third.students] == [] and connects == [os.getpid()]
