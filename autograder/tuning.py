@@ -170,6 +170,6 @@ def tune_nbgrader() -> None:
         os.register_at_fork(after_in_child=_drop_inherited_connections)
     nbgrader.api.create_engine = _engine_for
     nbgrader.api.Base.metadata.create_all = _create_all_once  # the MetaData instance's own attribute
-    nbgrader.api.Gradebook.close = _close_keeping_the_connection  # type: ignore[method-assign]  # the tuning
-    nbgrader.api.Gradebook.check_course = _check_course_once  # type: ignore[method-assign]  # the tuning
+    nbgrader.api.Gradebook.close = _close_keeping_the_connection
+    nbgrader.api.Gradebook.check_course = _check_course_once
     jsonschema.validate = _validate
