@@ -20,6 +20,7 @@ import shutil
 import socket
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -267,7 +268,21 @@ def test_entry_scores_within_its_bound_and_says_why(graded, entry):
         pytest.skip(f"its score held its bound; naming its {entry.limit}: {why_not(BUDGET_LEVEL[entry.limit])}")
     if entry.limit:
         line = next((row for row in graded.run.stdout.splitlines() if row.startswith("Hit a limit: ")), "")
+        if entry.limit == "memory budget" and f"{entry.student} (time)" in line:
+            seconds = first_touch_seconds(450)
+            if 3 * seconds > 3.0:  # the cell's 3 s of CPU time run out before the third block is in
+                pytest.skip(f"its score held its bound; this machine spends {seconds:.1f} s of CPU time touching "
+                            "450 MB of fresh memory (a host that backs a VM's memory lazily), so the time limit "
+                            "comes first")
         assert re.search(rf"(^|, ){re.escape(entry.student)} \([a-z /]*{entry.limit}", line[len("Hit a limit: "):]), line
+
+
+def first_touch_seconds(mb: int) -> float:
+    """CPU seconds a new process spends filling `mb` MB it has just allocated, beyond starting Python and numpy."""
+    code = ("import resource, numpy\n"
+            "def used():\n    r = resource.getrusage(resource.RUSAGE_SELF)\n    return r.ru_utime + r.ru_stime\n"
+            f"start = used()\nblock = numpy.ones({mb} * 2**20 // 8)\nprint(used() - start)")
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
 def test_catalogue_holds_what_issue_4_asks_for():
