@@ -69,17 +69,10 @@ def _engine_for(url: str, **options: Any) -> Engine:
     return _ENGINES[key]
 
 
-def _file_of(engine: Any) -> tuple[int, int] | None:
-    """Which file a SQLite engine's database is now (None for another database, or none yet)."""
-    url = getattr(engine, "url", None)
-    if url is None or url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-        return None
-    return _file_identity(url.database)
-
-
-def _file_identity(path: str) -> tuple[int, int] | None:
+def _file_of(engine: Engine) -> tuple[int, int] | None:
+    """Which file a SQLite engine's database is now: (device, inode); None in memory, or before it exists."""
     try:
-        stat = os.stat(path)
+        stat = os.stat(engine.url.database or ":memory:")
     except OSError:
         return None
     return stat.st_dev, stat.st_ino

@@ -16,8 +16,8 @@ isolation. For each submission it forks a *session* process that serves that sub
 * `Isolation.drop` runs in each process that loads student code, before its first line: it becomes
   the worker's own uid, one no other process on the machine uses (uids.py: no submission can signal,
   trace or use up the process quota of another), with no way to regain privileges, in its
-  submission's session keyring (`Isolation.enter` joins a new one), with the uid's own keyrings emptied. Its process budget is the pids cgroup; only
-  without one is it the uid's `RLIMIT_NPROC`.
+  submission's session keyring (`Isolation.enter` joins a new one), with the uid's own keyrings
+  emptied. Its process budget is the pids cgroup; only without one is it the uid's `RLIMIT_NPROC`.
 * `Isolation.end` runs in the worker once the session has ended: it kills anything left, says which
   budget the submission hit, removes the cgroups and empties the uid's keyrings (and, without
   namespaces, removes the uid's files). What a stopped run left (its cgroups, keys, processes and
