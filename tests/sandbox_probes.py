@@ -18,5 +18,12 @@ def parent(ns: dict) -> int:
     return os.getppid()
 
 
+def priority(ns: dict) -> int:
+    """The niceness this call's process runs at."""
+    import os
+
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
 def run(ns: dict, name: str):
     return ns[name]()

@@ -1,6 +1,7 @@
 """The sandbox: which cells run, and what comes back when student code misbehaves."""
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -8,6 +9,7 @@ import sandbox_probes
 from nbformat.v4 import new_code_cell
 
 from autograder.sandbox import Cell, Limits, Sandbox, program_from_notebook
+from autograder.sandbox.cputime import HURRIED_NICE
 from conftest import ASSIGNMENT, ROOT, command_lines, release_notebook, solution_notebook
 
 PROBES = ROOT / "tests" / "sandbox_probes.py"
@@ -129,6 +131,20 @@ def test_a_loop_in_a_fresh_batch_costs_its_call_alone_and_the_loader_goes_on(box
     assert looped.limit == "time" and looped.reason == "the check did not finish within 1 s of CPU time (an infinite loop?)"
     assert before.ok and after.ok and before.value == after.value  # the same loader: nothing was loaded again
     assert x.value == 7 and time.monotonic() - started < 5  # its 1 s of CPU time, at a busy machine's pace
+
+
+def test_a_submission_that_ran_out_of_time_runs_ahead_of_the_others_until_its_session_ends(box):
+    """A time-out marks the submission the class will wait for: the kernel runs its later checks first
+    (the check child forked next included), and the next submission's session starts at the usual priority."""
+    calls = [(sandbox_probes.priority, {}), (sandbox_probes.run, {"name": "loop"}), (sandbox_probes.priority, {})]
+    box.begin()
+    before, looped, after = box.call_many([Cell("tricks", CODE)], calls, fresh=True)
+    later = box.call([Cell("other", "x = 0")], sandbox_probes.priority)  # a new loader, forked from the session
+    box.end()
+    next_submission = box.call([Cell("other", "x = 0")], sandbox_probes.priority)
+    assert looped.limit == "time"
+    hurried = HURRIED_NICE if os.geteuid() == 0 else before.value  # lowering a niceness takes root
+    assert (after.value, later.value, next_submission.value) == (hurried, hurried, before.value)
 
 
 def test_a_loader_that_student_code_wedged_is_stopped_by_the_worker_and_the_batch_goes_on(box):

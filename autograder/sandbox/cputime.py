@@ -22,6 +22,9 @@ from time import monotonic as time_now
 
 WALL_FACTOR = 2  # the wall-clock backstop (less the waits for a CPU), in multiples of a CPU-time limit
 TICK = 0.05  # seconds between two readings of the CPU time while a call runs
+# The niceness of a submission once one of its checks ran out of time (worker.py's _Session.hurry): three
+# times the usual weight, ahead of the other submissions. Limits are CPU time, so no grade depends on it.
+HURRIED_NICE = -5
 _HZ = os.sysconf("SC_CLK_TCK")
 
 
