@@ -3,9 +3,11 @@
 nbgrader does the bookkeeping through its own converters and API: the gradebook, locked cells,
 late penalties, feedback HTML and the CSV export. Its Execute step is replaced by RunHiddenSuites
 (nbgrader_config.py), which grades each notebook in the sandbox and writes its report (notes
-included) beside the autograded notebook. Grading and feedback run in forked processes, one student
-(grading) or one share of the class (feedback) at a time; the parent reads the reports from
-autograded/, records what could not be graded, exports and sums up.
+included) beside the autograded notebook. Grading runs in forked processes, one student at a time;
+once no student is left to hand out, each process writes the feedback pages of the students it graded
+(while the class's last submissions, a loop waiting out its limits, are still graded), and the pool
+writes any page still missing or stale. The parent reads the reports from autograded/, records what
+could not be graded, exports and sums up.
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ from .sandbox.policy import isolation_level
 from .settings import GraderSettings
 from .student_autograde import autograder_for, failure
 from .student_ids import is_safe_student_id, unsafe_id_reason
-from .tuning import tune_nbgrader
+from .tuning import shared_url, tune_nbgrader
 
 
 def collect_class(run: ClassRun) -> tuple[str, list[str]]:
@@ -141,7 +143,8 @@ def _feedback_writer(assignment: Assignment, config):
 
     def feedback(students: list[str]) -> None:
         coursedir = CourseDirectory(config=config)
-        coursedir.assignment_id = assignment.name
+        # Some pages are written while the class's last submissions are still graded: wait for their writes.
+        coursedir.db_url, coursedir.assignment_id = shared_url(coursedir.db_url), assignment.name
         app = GenerateFeedbackFor(coursedir=coursedir, config=config, students=students)
         app.force = True
         app.start()  # nbgrader writes every page it can, then raises if one failed
@@ -182,13 +185,14 @@ class Graded:
     reports: dict[str, Report] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)  # not graded, and why
     notes: dict[str, str] = field(default_factory=dict)  # graded, with something the student and the instructor should know
+    marks_put_back: bool = False  # grading changed manual grades and they were put back: every page is written again
 
 
 def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str] | None = None) -> int:
     """Grade the class (or `only` these students of submitted/: `make regrade STUDENT=...`); 0 when done.
 
-    collect → enter the students in the gradebook → grade them (the pool) → their feedback pages (the
-    pool again) → grades.csv → the summary."""
+    collect → enter the students in the gradebook → grade them (the pool, which writes their feedback pages
+    at its end) → the pages still to write (the pool again) → grades.csv → the summary."""
     _quiet_nbgrader_warnings()
     run = ClassRun.open(assignment, settings)
     if only:
@@ -281,6 +285,7 @@ def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
     close_graders()
     if keep_manual_marks(run.coursedir, assignment.name, marks):
         say("Grading changed manual grades in the gradebook: they were put back.")
+        graded.marks_put_back = True
     return graded
 
 
@@ -292,9 +297,28 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
     nbgrader could not record is tried once more here, alone, before it counts as not graded.
     """
     answers: dict[str, dict] = {}
+    graded_here: list[str] = []  # by this grading process (each has its own list after the fork)
+
+    def grade(student: str) -> dict:
+        answer = autograde(student)
+        if "problem" not in answer:
+            graded_here.append(student)
+        return answer
+
+    def finish() -> None:
+        """No student is left to hand out: this process writes its students' feedback pages now, while
+        the class's last submissions (a loop waiting out its limits) are still graded. write_feedback
+        writes whatever is missing after that, and says what failed."""
+        close_graders()
+        try:
+            if graded_here:
+                _feedback_writer(run.assignment, run.settings.config)(graded_here)
+        except Exception:  # the page is missing or stale, and write_feedback writes it again
+            pass
+
     with Progress("grading", len(students), seconds=run.settings.seconds) as bar:
         try:  # one process more than cores: one waiting out a time limit leaves its core to another
-            for index, answer in run_pool(students, autograde, run.jobs + 1, bar, close_graders):
+            for index, answer in run_pool(students, grade, run.jobs + 1, bar, finish):
                 answers[students[index]] = answer
         except RuntimeError as exc:
             say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
@@ -305,9 +329,11 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
 
 
 def write_feedback(run: ClassRun, graded: Graded) -> None:
-    """nbgrader's feedback page for every graded student, each process of the pool writing a share of the
-    class; a student whose page nbgrader could not write becomes not graded, with that reason."""
-    students = [student for student in graded.reports if student not in graded.problems]
+    """nbgrader's feedback page for every graded student whose page the grading processes did not write
+    after grading it (_autograde_all), each process of the pool writing a share of them; a student whose
+    page nbgrader could not write becomes not graded, with that reason."""
+    students = [student for student in graded.reports if student not in graded.problems
+                and (graded.marks_put_back or not _page_is_current(run, student))]
     jobs = run.jobs
     shares = [share for share in (students[i::jobs] for i in range(jobs)) if share]
     started = time.time() - 1  # a page counts as written this run from here (mtime granularity)
@@ -332,6 +358,15 @@ def write_feedback(run: ClassRun, graded: Graded) -> None:
     for student in missing():
         graded.problems[student] = "nbgrader could not write its feedback page"
     graded.notes = {s: n for s, n in graded.notes.items() if s not in graded.problems}
+
+
+def _page_is_current(run: ClassRun, student: str) -> bool:
+    """Whether the student's feedback page was written after this run graded it (after its report.json)."""
+    try:
+        page = run.feedback_page(student).stat().st_mtime_ns
+        return page >= report_path(run.coursedir, student, run.assignment.name).stat().st_mtime_ns
+    except OSError:
+        return False
 
 
 def summarize(run: ClassRun, graded: Graded, students: list[str], problems: dict[str, str],

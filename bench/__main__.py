@@ -135,7 +135,9 @@ def _kit_phases(events: list[dict], started: float, whole: float) -> tuple[float
         "start-up and imports": first,
         "generate_assignment": span("generate_assignment", "api_generate_assignment"),
         "autograde (nbgrader, checks inside)": span("autograde", "api_autograde"),
-        "feedback HTML": span("feedback", "api_generate_feedback"),
+        # The grading processes write most pages while the last submissions are graded: only what is after counts here.
+        "feedback HTML after the grading step": max([t - grade_end for n in ("feedback", "api_generate_feedback")
+                                                     for t in times(n, "end") if t > grade_end], default=None),
         "grades.csv": span("export"),
     }
     measured: dict[str, float] = {k: v for k, v in phases.items() if v is not None}

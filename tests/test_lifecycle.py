@@ -266,6 +266,49 @@ def test_regrade_one_student_rewrites_their_feedback_and_csv_and_keeps_manual_gr
     assert nobody.returncode != 0 and "no submission of nobody" in nobody.stderr
 
 
+# write_feedback in a course copy (its own autograder package and nbgrader_config.py): the pages it writes again.
+REWRITE = """
+import sys
+from autograder.assignment import find_assignment
+from autograder.classroom import ClassRun, Graded, write_feedback
+from autograder.report import Report
+from autograder.settings import GraderSettings, load_config
+from pathlib import Path
+root = Path.cwd()
+run = ClassRun.open(find_assignment(root, sys.argv[1]), GraderSettings(config=load_config(root)))
+graded = Graded(reports={s: Report(parts=[]) for s in sys.argv[3:]}, marks_put_back=sys.argv[2] == "put-back")
+write_feedback(run, graded)
+"""
+
+
+def test_the_feedback_pass_writes_only_the_pages_not_written_since_their_grading(demo_graded, tmp_path):
+    """The grading processes write their students' pages once the class's queue is empty (while its last
+    submissions are graded); the feedback pass after them writes only a page older than its student's
+    report.json, or every page when grading changed manual grades and they were put back."""
+    course = copy_graded(demo_graded, tmp_path / "course")
+    pages = {p.parent.parent.name: p for p in (course / "feedback").glob(f"*/*/{STEM}.html")}
+    graded = sorted(pages)
+    assert {"ada", "grace", "donald"} <= set(graded)
+    def report(student: str) -> Path:
+        return course / "autograded" / student / ASSIGNMENT.name / "report.json"
+
+    assert all(pages[s].stat().st_mtime_ns >= report(s).stat().st_mtime_ns for s in graded), \
+        "make grade wrote each page after grading its student"
+
+    def rewritten(how: str) -> list[str]:
+        before = {s: pages[s].stat().st_mtime_ns for s in graded}
+        time.sleep(0.05)
+        run = subprocess.run([sys.executable, "-c", REWRITE, ASSIGNMENT.name, how, *graded], cwd=course,
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-3000:]
+        return [s for s in graded if pages[s].stat().st_mtime_ns != before[s]]
+
+    os.utime(report("ada"))  # ada graded again after her page was written
+    assert rewritten("kept") == ["ada"]
+    assert rewritten("kept") == []
+    assert rewritten("put-back") == graded
+
+
 @pytest.mark.slow
 def test_regrade_takes_only_a_student_folder_directly_under_submitted(tmp_path):
     """`STUDENT=../source` regraded the source notebook away and `STUDENT='ada;touch X;:'` ran the shell
