@@ -56,6 +56,17 @@ def needs_level(level: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(not gives(level), reason=why_not(level))
 
 
+CAP_SYS_ADMIN, CAP_SYS_NICE = 21, 23  # bits of the capability sets in /proc/<pid>/status
+
+
+def holds_capability(bit: int) -> bool:
+    """Whether this process holds the capability (a container's root may lack some): unshare and mount need
+    CAP_SYS_ADMIN, lowering a niceness CAP_SYS_NICE. The sandbox's worker runs as this process's user."""
+    with open("/proc/self/status") as status:
+        effective = next(line for line in status if line.startswith("CapEff:")).split()[1]
+    return bool(int(effective, 16) >> bit & 1)
+
+
 def processes() -> list[tuple[int, int, str]]:
     """(pid, uid, command line) of every process in sight, read from /proc (minimal images have no `ps`)."""
     found = []

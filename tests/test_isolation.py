@@ -22,7 +22,7 @@ import sandbox_probes
 
 from autograder.sandbox import Cell, Limits, Sandbox
 from autograder.settings import GraderSettings
-from conftest import ASSIGNMENT, LEVEL, ROOT, command_lines, needs_level
+from conftest import ASSIGNMENT, CAP_SYS_ADMIN, LEVEL, ROOT, command_lines, holds_capability, needs_level
 
 pytestmark = needs_level("uid")
 
@@ -47,12 +47,6 @@ def pair():
         yield one, two
 
 
-def has_cap_sys_admin() -> bool:
-    """Whether this process holds CAP_SYS_ADMIN (bit 21), which unshare and mount need."""
-    effective = next(line for line in open("/proc/self/status") if line.startswith("CapEff:"))
-    return bool(int(effective.split()[1], 16) >> 21 & 1)
-
-
 def root_is_a_mount_point() -> bool:
     return any(line.split()[4] == "/" for line in open("/proc/self/mountinfo"))
 
@@ -61,7 +55,7 @@ def test_the_worker_names_the_level_the_machine_gives(pair):
     one, _ = pair
     one.begin()
     assert one.level == LEVEL
-    if has_cap_sys_admin() and root_is_a_mount_point():
+    if holds_capability(CAP_SYS_ADMIN) and root_is_a_mount_point():
         assert LEVEL.startswith("namespaces")  # and with cgroups where it may write them: on every machine so far
     else:
         assert LEVEL == "uid"  # root still: a uid per worker, never "none"

@@ -289,6 +289,7 @@ def test_the_feedback_pass_writes_only_the_pages_not_written_since_their_grading
     pages = {p.parent.parent.name: p for p in (course / "feedback").glob(f"*/*/{STEM}.html")}
     graded = sorted(pages)
     assert {"ada", "grace", "donald"} <= set(graded)
+
     def report(student: str) -> Path:
         return course / "autograded" / student / ASSIGNMENT.name / "report.json"
 
