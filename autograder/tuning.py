@@ -71,8 +71,10 @@ def _engine_for(url: str, **options: Any) -> Engine:
 
 def _file_of(engine: Engine) -> tuple[int, int] | None:
     """Which file a SQLite engine's database is now: (device, inode); None in memory, or before it exists."""
+    if engine.url.database in (None, "", ":memory:"):
+        return None
     try:
-        stat = os.stat(engine.url.database or ":memory:")
+        stat = os.stat(engine.url.database)
     except OSError:
         return None
     return stat.st_dev, stat.st_ino

@@ -306,6 +306,7 @@ class _Session:
         # Made again in serve(), in the session's own process: its CPU time, and its wall-clock time less waits.
         self.clock, self.stopwatch = SubmissionClock(None), Stopwatch(os.getpid())
         self.seen = {"oom_kill": 0, "fork_refused": 0}  # the cgroups' counts, as last looked at
+        self.hurried = False  # a check ran out of time: the session runs at HURRIED_NICE (hurry)
 
     def _new(self, event: str) -> bool:
         """Whether the cgroups counted `event` (isolation.py's _Cgroups.events) since the last look."""
@@ -366,7 +367,10 @@ class _Session:
         limits are CPU time (and the backstop leaves out waits for a CPU), so no grade depends on this.
         The session gets the priority (loaders forked later inherit it), and so does the process group of
         `loader` (0: none), the loader now running and the check children it has forked. Without the
-        privilege (not root) nothing changes."""
+        privilege (not root) nothing changes. Once a session: what it forks afterwards inherits it."""
+        if self.hurried:
+            return
+        self.hurried = True
         for which, pid in [(os.PRIO_PROCESS, 0)] + ([(os.PRIO_PGRP, loader)] if loader else []):
             try:
                 os.setpriority(which, pid, HURRIED_NICE)
