@@ -18,11 +18,14 @@ PY := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 ASSIGNMENT := dl01_6_3
 
-.PHONY: help release grade new-class regrade clean-grading reset-gradebook test lint test-machines bench which-python gradescope \
+.PHONY: help release grade preview feedback new-class regrade clean-grading reset-gradebook test lint test-machines bench which-python gradescope \
 	grades-lms report
 
 help:
-	@echo "make grade    grade submitted/ (or the bundled demo class) into gradebook.db, feedback/, grades.csv"
+	@echo "make grade    grade the new and changed submissions of submitted/ (or the bundled demo class) into gradebook.db, feedback/, grades.csv"
+	@echo "make grade FORCE=1  grade every submission again, not only the new and changed (CONFIRM=yes: apply a previewed regrade)"
+	@echo "make preview  who a regrade under changed suites, reference or settings would change (reports/; nothing else written)"
+	@echo "make feedback write again the feedback pages whose grades changed (after hand grading), and grades.csv"
 	@echo "make test     prove the kit: reference full marks, blank zero, bugs caught, attacks contained (TESTS=...: some)"
 	@echo "make lint     ruff and mypy over the kit (pyproject.toml's settings; make test runs them too)"
 	@echo "make test-machines  the README's commands on fresh Debian 12 and 13, and the Gradescope zip (MACHINES=...: some)"
@@ -57,8 +60,17 @@ release: $(VENV)/.installed
 	$(VENV)/bin/nbgrader generate_assignment $(ASSIGNMENT) --force --log-level=ERROR
 	$(VENV)/bin/nbgrader generate_solution $(ASSIGNMENT) --force --log-level=ERROR
 
+# FORCE=1: the unchanged submissions are graded again too. CONFIRM=yes: a regrade that changed suites, reference or
+# settings make is applied instead of previewed (counted only on make's command line, as for reset-gradebook).
+grade: export KIT_CONFIRM = $(if $(filter command line,$(origin CONFIRM)),$(value CONFIRM))
 grade: $(VENV)/.installed
-	$(PY) -m autograder class --assignment $(ASSIGNMENT)
+	$(PY) -m autograder class --assignment $(ASSIGNMENT) $(if $(filter-out 0,$(FORCE)),--force) --confirm "$$KIT_CONFIRM"
+
+preview: $(VENV)/.installed
+	$(PY) -m autograder preview --assignment $(ASSIGNMENT)
+
+feedback: $(VENV)/.installed
+	$(PY) -m autograder feedback --assignment $(ASSIGNMENT)
 
 # The course's life cycle (README: Instructors). Manual grades survive every target but reset-gradebook.
 new-class: $(VENV)/.installed

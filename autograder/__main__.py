@@ -2,7 +2,8 @@
 
 `grade` grades one notebook anywhere on disk and exits 0 whatever the notebook does; it exits
 non-zero only when the grader itself cannot run, and 2 for the instructor's own mistake (a path that
-does not exist, a folder where a notebook is expected). `class` is `make grade` (see classroom.py);
+does not exist, a folder where a notebook is expected). `class` is `make grade` (see classroom.py), `preview` and
+`feedback` its two halves (`make preview`, `make feedback`);
 `regrade`, `new-class`, `clean-grading` and `reset-gradebook` are the course's life cycle
 (lifecycle.py, and the make targets of the same names).
 """
@@ -28,8 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--assignment", help="assignment id (default: the course's only one)")
     grade.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     grade.add_argument("--verbose", action="store_true", help="the table lists every check, not each part's first failure")
-    klass = commands.add_parser("class", help="grade every submission into the gradebook (make grade)")
+    klass = commands.add_parser("class", help="grade the new and changed submissions into the gradebook (make grade)")
     klass.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    klass.add_argument("--force", action="store_true", help="grade the unchanged submissions again too (FORCE=1)")
+    klass.add_argument("--confirm", metavar="yes", help="`yes` applies a regrade the changed suites, reference or "
+                       "settings make, instead of previewing it (make grade CONFIRM=yes)")
+    preview = commands.add_parser("preview", help="who a regrade under today's suites, reference and settings would "
+                                  "change, written to reports/; nothing else is written (make preview)")
+    preview.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    feedback = commands.add_parser("feedback", help="write again the feedback pages whose grades or comments changed "
+                                   "(hand grading), and grades.csv (make feedback)")
+    feedback.add_argument("--assignment", help="assignment id (default: the course's only one)")
     regrade = commands.add_parser("regrade", help="grade these students of submitted/ again: gradebook, feedback, "
                                   "grades.csv; manual grades kept (make regrade STUDENT=...)")
     regrade.add_argument("students", nargs="+", metavar="STUDENT", help="a folder's name directly under submitted/")
@@ -91,9 +101,15 @@ def main(argv: list[str] | None = None) -> int:
             say(f"Kept demo students {', '.join(kept)}: their gradebook rows hold manual grades (only make "
                   "reset-gradebook removes those).")
         return 0
-    from .classroom import grade_class
+    from .classroom import grade_class, refresh_feedback
 
-    return grade_class(assignment, settings, only=args.students if args.command == "regrade" else None)
+    if args.command == "feedback":
+        return refresh_feedback(assignment, settings)
+    if args.command == "regrade":
+        return grade_class(assignment, settings, only=args.students)
+    if args.command == "preview":
+        return grade_class(assignment, settings, preview=True)
+    return grade_class(assignment, settings, force=args.force, confirm=args.confirm == "yes")
 
 
 RESET_QUESTION = "reset-gradebook deletes gradebook.db: every score, manual grades too (a dated copy is kept)."
@@ -124,7 +140,9 @@ def _reset_gradebook(confirm: str | None) -> int:
 
 EXAMPLES = {
     "grade": "python -m autograder grade submitted/ada/dl01_6_3/modules_and_sgd.ipynb [--json | --verbose]",
-    "class": "python -m autograder class",
+    "class": "python -m autograder class [--force] [--confirm yes]",
+    "preview": "python -m autograder preview",
+    "feedback": "python -m autograder feedback",
     "regrade": "python -m autograder regrade ada",
     "new-class": "python -m autograder new-class",
     "clean-grading": "python -m autograder clean-grading",

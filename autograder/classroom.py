@@ -18,12 +18,12 @@ import shutil
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.converters import GenerateFeedback
 from nbgrader.coursedir import CourseDirectory
@@ -31,10 +31,13 @@ from nbgrader.utils import temp_attrs
 from sqlalchemy.exc import SAWarning
 from traitlets import List, Unicode
 
+from . import ledger
 from .assignment import Assignment
+from .changes import Plan, plan_class, record_inputs
 from .counts import counted, mean_points
 from .grading import close_graders, prepare_class
 from .inert import one_line, say
+from .late import late_by, set_due_date
 from .lifecycle import (
     demo_submissions,
     export_grades,
@@ -48,6 +51,7 @@ from .pool import run_pool
 from .preprocessors.run_hidden_suites import report_path
 from .progress import Progress, one_step
 from .report import Report
+from .ledger import Inputs
 from .sandbox.policy import isolation_level
 from .settings import GraderSettings
 from .student_autograde import autograder_for, failure
@@ -100,9 +104,9 @@ GRADER_FAULT_ADVICE = ("Score: 0 for now. The grader failed on this submission, 
 
 
 def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, reason: str,
-                       grader_fault: bool = False) -> None:
-    """A submission not graded: zero in the gradebook, and a feedback page with the reason and what to do
-    (resubmit, when the file is the student's problem; nothing, when the grader failed on it)."""
+                       grader_fault: bool = False, page: bool = True) -> None:
+    """A submission not graded: zero in the gradebook, and (`page`) a feedback page with the reason and what to
+    do (resubmit, when the file is the student's problem; nothing, when the grader failed on it)."""
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
         submission = gb.update_or_create_submission(assignment.name, student)
@@ -111,6 +115,8 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
                 grade.auto_score = 0
                 grade.needs_manual_grade = False
         gb.db.commit()
+    if not page:
+        return
     # An earlier run's autograded copy would otherwise come back as this student's feedback page.
     shutil.rmtree(api.coursedir.format_path(api.coursedir.autograded_directory, student, assignment.name),
                   ignore_errors=True)
@@ -161,13 +167,14 @@ class ClassRun:
     coursedir: CourseDirectory
     api: NbGraderAPI
     submitted: Path
+    preview: bool = False  # grading into a scratch copy of the gradebook (preview.py): no page, no ledger
 
     @classmethod
-    def open(cls, assignment: Assignment, settings: GraderSettings) -> ClassRun:
+    def open(cls, assignment: Assignment, settings: GraderSettings, preview: bool = False) -> ClassRun:
         config = settings.config  # nbgrader_config.py as the entry point read it, once
         coursedir = CourseDirectory(config=config)
         return cls(assignment, settings, coursedir, NbGraderAPI(coursedir=coursedir, config=config),
-                   assignment.root / coursedir.submitted_directory)
+                   assignment.root / coursedir.submitted_directory, preview)
 
     @property
     def jobs(self) -> int:
@@ -186,13 +193,20 @@ class Graded:
     problems: dict[str, str] = field(default_factory=dict)  # not graded, and why
     notes: dict[str, str] = field(default_factory=dict)  # graded, with something the student and the instructor should know
     marks_put_back: bool = False  # grading changed manual grades and they were put back: every page is written again
+    inputs: dict[str, Inputs] = field(default_factory=dict)  # what produced each grade given in this run (the ledger's)
+    unchanged: list[str] = field(default_factory=list)  # not graded again: nothing their grade depends on changed
+    attempted: int = 0  # students autograded in this run
 
 
-def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str] | None = None) -> int:
+def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str] | None = None,
+                force: bool = False, confirm: bool = False, preview: bool = False) -> int:
     """Grade the class (or `only` these students of submitted/: `make regrade STUDENT=...`); 0 when done.
 
-    collect → enter the students in the gradebook → grade them (the pool, which writes their feedback pages
-    at its end) → the pages still to write (the pool again) → grades.csv → the summary."""
+    collect → sort the students by what changed since their grade (changes.plan_class) → a preview, when the
+    course's side of some grades changed and `confirm` is not given (or `preview` asks for one), and stop there
+    → enter the assignment in the gradebook → grade the new and changed (the pool, which writes their feedback
+    pages at its end) → the pages whose grades changed (the pool again) → grades.csv → the summary.
+    `force`: the unchanged students are graded again too."""
     _quiet_nbgrader_warnings()
     run = ClassRun.open(assignment, settings)
     if only:
@@ -204,14 +218,85 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     else:
         origin, collected = one_step("collect", lambda: collect_class(run))
     forget_demo_leftovers(run)
-    entered = enter_students(run, only)
-    if entered is None:
-        return 1
-    students, refused = entered
-    graded = grade_students(run, students, origin)
+    students, refused = list_students(run, only)
+    plan = plan_class(assignment, settings, run.coursedir, run.submitted, students, force or bool(only))
+    if only:  # the instructor named them: graded now, whatever changed
+        plan.fresh, plan.stale = sorted([*plan.fresh, *plan.stale]), {}
+    if plan.stale and (preview or not confirm):
+        return preview_class(run, plan, origin)
+    if preview:
+        say("Nothing to preview: no grade was given under other suites, reference or settings than today's.")
+        return 0
+    graded = Graded()
+    to_grade = sorted([*plan.fresh, *plan.stale])
+    if to_grade:
+        if not enter_assignment(run):
+            return 1
+        graded = grade_students(run, to_grade, origin, plan.inputs)
+        record_inputs(run.coursedir, assignment.name, graded.inputs)
+    take_unchanged(run, plan, graded)
     write_feedback(run, graded)
     one_step("export", lambda: export_grades(assignment, run.coursedir), unit="file")
     summarize(run, graded, sorted([*students, *refused]), {**graded.problems, **refused}, collected)
+    return 0
+
+
+def refresh_feedback(assignment: Assignment, settings: GraderSettings) -> int:
+    """`make feedback`: the pages whose grades or comments changed since they were written (hand grading),
+    and grades.csv, without grading anyone."""
+    _quiet_nbgrader_warnings()
+    run = ClassRun.open(assignment, settings)
+    students, _ = list_students(run, None)
+    graded = Graded()
+    take_unchanged(run, Plan(unchanged=students), graded)
+    before = {s: _page_time(run, s) for s in graded.reports}
+    write_feedback(run, graded)
+    export_grades(assignment, run.coursedir)
+    rewritten = sorted(s for s in graded.reports if _page_time(run, s) != before[s])
+    say(f"Wrote {counted(len(rewritten), 'feedback page')} again" + (f" ({', '.join(rewritten)})" if rewritten else "")
+        + f"; {len(graded.reports) - len(rewritten)} already showed their grades. Wrote grades.csv.")
+    return 0
+
+
+def _page_time(run: ClassRun, student: str) -> int | None:
+    try:
+        return run.feedback_page(student).stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def preview_class(run: ClassRun, plan: Plan, origin: str) -> int:
+    """Grade the stale students into a scratch copy of the gradebook (preview.py), print who would change and
+    write the table to reports/; nothing else is written."""
+    from .preview import compare, copy_gradebook, scratch_config, write_table
+
+    assignment, students = run.assignment, sorted(plan.stale)
+    what = sorted({name for names in plan.stale.values() for name in names})
+    say(f"The {' and '.join(what)} changed since {counted(len(students), 'student')} were graded: "
+        f"previewing their regrade (nothing is written to the gradebook, feedback/ or grades.csv).")
+    folder = assignment.root / ".grading" / "preview"
+    config = scratch_config(run.settings.config, folder)
+    try:
+        copy_gradebook(run.coursedir.db_url, config.CourseDirectory.db_url)
+        scratch = ClassRun.open(assignment, GraderSettings(config=config), preview=True)
+        if not enter_assignment(scratch):
+            return 1
+        graded = grade_students(scratch, students, origin)
+        changes = compare(run.coursedir, scratch.coursedir, assignment.name, students)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    table = write_table(changes, assignment.root / "reports" / f"{assignment.name}-regrade-preview.csv")
+    changed = sorted({change.student for change in changes})
+    say(f"\nRegrade preview: {len(changed)} of {counted(len(students), 'student')} would change"
+        + (":" if changes else "; every score stays as it is."))
+    for change in changes:
+        say(change.line())
+    for student, reason in sorted(graded.problems.items()):
+        say(f"  {student}: would not be graded: {reason}")
+    say(f"Wrote {table.relative_to(assignment.root)}. Nothing else was written: `make grade CONFIRM=yes` applies "
+        f"it (hand grades stay, unflagged where the answer is unchanged).")
+    if plan.fresh:
+        say(f"{counted(len(plan.fresh), 'new or changed submission')} ({', '.join(plan.fresh)}) will be graded then too.")
     return 0
 
 
@@ -233,16 +318,8 @@ def forget_demo_leftovers(run: ClassRun) -> None:
             f"(only make reset-gradebook removes those).")
 
 
-def enter_students(run: ClassRun, only: list[str] | None) -> tuple[list[str], dict[str, str]] | None:
-    """The students to grade and those refused for their id (with why); the gradebook learns the
-    assignment's cells first (None, with nbgrader's log said, when it cannot)."""
-    # The gradebook learns the assignment's cells from source/; the release it writes goes to a
-    # scratch folder so that grading never touches the committed release/.
-    with temp_attrs(run.coursedir, release_directory=".grading/release"):
-        result = run.api.generate_assignment(run.assignment.name, force=True)
-    if not result["success"]:
-        say(result.get("log", "") + result.get("error", ""), sys.stderr)
-        return None
+def list_students(run: ClassRun, only: list[str] | None) -> tuple[list[str], dict[str, str]]:
+    """The students to grade, and those refused for their id (with why)."""
     name = run.assignment.name
     students = sorted(only or (p.parent.name for p in run.submitted.glob(f"*/{name}") if p.is_dir()))
     # The one place students enter the gradebook: an id outside the safe alphabet never does, so no page,
@@ -251,9 +328,43 @@ def enter_students(run: ClassRun, only: list[str] | None) -> tuple[list[str], di
     return [student for student in students if student not in refused], refused
 
 
-def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
+def enter_assignment(run: ClassRun) -> bool:
+    """The gradebook learns the assignment's cells and its due date (c.GraderSettings.due_date); False, with
+    nbgrader's log said, when it cannot."""
+    # The gradebook learns the assignment's cells from source/; the release it writes goes to a
+    # scratch folder so that grading never touches the committed release/.
+    with temp_attrs(run.coursedir, release_directory=".grading/release"):
+        result = run.api.generate_assignment(run.assignment.name, force=True)
+    if not result["success"]:
+        say(result.get("log", "") + result.get("error", ""), sys.stderr)
+        return False
+    with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:
+        set_due_date(gb, run.assignment.name, run.settings.due_date)
+    return True
+
+
+def take_unchanged(run: ClassRun, plan: Plan, graded: Graded) -> None:
+    """The students not graded again: their report (for the summary and their page) or why they were not graded."""
+    for student in plan.unchanged:
+        problem = plan.problem(student)
+        if problem:
+            graded.problems[student] = problem
+            graded.unchanged.append(student)
+            continue
+        try:
+            graded.reports[student] = Report.load(report_path(run.coursedir, student, run.assignment.name))
+        except (OSError, ValueError, TypeError, KeyError):  # refresh_feedback: not graded yet
+            continue
+        graded.unchanged.append(student)
+        if graded.reports[student].note:
+            graded.notes[student] = graded.reports[student].note
+
+
+def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict[str, Inputs] | None = None) -> Graded:
     """nbgrader's autograde for each student, in the pool; a student it could not grade gets a zero and a
-    page that says why. Manual grades in the gradebook stay as they were."""
+    page that says why. Manual grades in the gradebook stay as they were. `inputs`: what each grade is made
+    of (changes.Plan), kept in Graded.inputs for those graded, or not graded for a reason of their own file."""
+    inputs = inputs or {}
     assignment, settings = run.assignment, run.settings
     say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
         f"each submission isolated by: {isolation_level(settings)}.")
@@ -263,7 +374,7 @@ def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
         for student in sorted(set(students) - {s.id for s in gb.students}):
             gb.add_student(student)
     marks = manual_marks(run.coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
-    graded = Graded()
+    graded = Graded(attempted=len(students))
     autograde = autograder_for(assignment, settings.config, run.submitted, settings.notebook_kb * 1024)
     for student, answer in _autograde_all(run, students, autograde).items():
         if "problem" not in answer:
@@ -276,10 +387,15 @@ def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
             graded.problems[student] = one_line(answer["problem"])
             try:
                 _record_unreadable(run.api, assignment, student, graded.problems[student],
-                                   grader_fault=answer.get("retry", False))
+                                   grader_fault=answer.get("retry", False), page=not run.preview)
             except Exception as exc:  # the others are still recorded; the summary names this one
                 say(f"Could not record {student}'s zero in the gradebook: {failure(exc)}.")
+                continue
+            if not answer.get("retry") and student in inputs:  # the student's file: the same file, the same reason
+                graded.inputs[student] = replace(inputs[student], problem=graded.problems[student])
             continue
+        if student in inputs:
+            graded.inputs[student] = inputs[student]
         if graded.reports[student].note:  # also the first cell of its autograded notebook (AddGradingNotes)
             graded.notes[student] = graded.reports[student].note
     close_graders()
@@ -329,11 +445,14 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
 
 
 def write_feedback(run: ClassRun, graded: Graded) -> None:
-    """nbgrader's feedback page for every graded student whose page the grading processes did not write
-    after grading it (_autograde_all), each process of the pool writing a share of them; a student whose
-    page nbgrader could not write becomes not graded, with that reason."""
-    students = [student for student in graded.reports if student not in graded.problems
-                and (graded.marks_put_back or not _page_is_current(run, student))]
+    """nbgrader's feedback page for every student whose page does not show their grades as the gradebook has
+    them now: graded since the page was written (and not by the grading process right after), or hand graded
+    since (ledger.grades_fingerprint), each process of the pool writing a share of them; a student whose page
+    nbgrader could not write becomes not graded, with that reason. Each page then current is recorded."""
+    shown = _page_fingerprints(run, list(graded.reports))
+    current = {s for s in graded.reports if s not in graded.problems and not graded.marks_put_back
+               and _page_is_current(run, s, s not in graded.unchanged or shown[s][0] == shown[s][1])}
+    students = [s for s in graded.reports if s not in graded.problems and s not in current]
     jobs = run.jobs
     shares = [share for share in (students[i::jobs] for i in range(jobs)) if share]
     started = time.time() - 1  # a page counts as written this run from here (mtime granularity)
@@ -358,13 +477,40 @@ def write_feedback(run: ClassRun, graded: Graded) -> None:
     for student in missing():
         graded.problems[student] = "nbgrader could not write its feedback page"
     graded.notes = {s: n for s, n in graded.notes.items() if s not in graded.problems}
+    _record_pages(run, {s: shown[s][1] for s in [*current, *students] if s not in graded.problems and shown[s][1]})
 
 
-def _page_is_current(run: ClassRun, student: str) -> bool:
-    """Whether the student's feedback page was written after this run graded it (after its report.json)."""
+def _page_fingerprints(run: ClassRun, students: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    """{student: (what their page was recorded to show, what the gradebook holds now)}."""
+    name = run.assignment.name
+    with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:
+        recorded = ledger.read(gb.db, name)
+        gb.db.commit()
+        shown = {}
+        for student in students:
+            try:
+                now: str | None = ledger.grades_fingerprint(gb.find_submission(name, student))
+            except MissingEntry:
+                now = None
+            shown[student] = (recorded.get(student, {}).get("page"), now)
+    return shown
+
+
+def _record_pages(run: ClassRun, pages: dict[str, str]) -> None:
+    """The grades each of these pages shows, in the ledger."""
+    if not pages:
+        return
+    with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:
+        for student, fingerprint in pages.items():
+            ledger.write(gb.db, run.assignment.name, student, "page", fingerprint)
+        gb.db.commit()
+
+
+def _page_is_current(run: ClassRun, student: str, grades_shown: bool) -> bool:
+    """Whether the student's page was written after their report.json and shows the gradebook's grades."""
     try:
         page = run.feedback_page(student).stat().st_mtime_ns
-        return page >= report_path(run.coursedir, student, run.assignment.name).stat().st_mtime_ns
+        return grades_shown and page >= report_path(run.coursedir, student, run.assignment.name).stat().st_mtime_ns
     except OSError:
         return False
 
@@ -373,18 +519,25 @@ def summarize(run: ClassRun, graded: Graded, students: list[str], problems: dict
               collected: list[str]) -> None:
     """`make grade`'s summary: scores, each part's pass rate, limits hit, notes, who was not graded and why."""
     assignment, coursedir, reports = run.assignment, run.coursedir, graded.reports
+    late: dict[str, tuple[float, float]] = {}  # student -> (seconds late, penalty)
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         autograded = {}
         for student in students:
             try:
-                autograded[student] = gb.find_submission(assignment.name, student).code_score
+                submission = gb.find_submission(assignment.name, student)
             except Exception:  # no submission recorded (the summary names why): it counts as 0
                 autograded[student] = 0.0
+                continue
+            autograded[student] = submission.code_score
+            if submission.total_seconds_late > 0:
+                late[student] = (submission.total_seconds_late, submission.late_submission_penalty or 0.0)
         book = gb.find_assignment(assignment.name)
         auto_max, written_max = book.max_code_score, book.max_written_score
     say(f"\n{counted(len(students), 'submission')}, {len(students) - len(problems)} graded; "
         f"mean {mean_points(list(autograded.values()))} of {auto_max:g} "
         f"autograded points (the {written_max:g} points of written answers are graded in the formgrader).")
+    say(f"Autograded in this run: {graded.attempted}; unchanged since their grade, so left as they were: "
+        f"{len(graded.unchanged)}" + (" (make grade FORCE=1 grades them again)." if graded.unchanged else "."))
     say("Pass rate per part (full marks on the part):")
     for cell in assignment.grade_cells:
         full = sum(1 for r in reports.values() for p in r.parts if p.grade_id == cell.grade_id and p.score == p.max_score)
@@ -392,6 +545,8 @@ def summarize(run: ClassRun, graded: Graded, students: list[str], problems: dict
     limited = {s: sorted(set(r.limits)) for s, r in reports.items() if r.limits}
     if limited:
         say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(names)})" for s, names in sorted(limited.items())))
+    for student, (seconds, penalty) in sorted(late.items()):
+        say(f"Late: {student}, by {late_by(seconds)} (late penalty {penalty:g} points)")
     for student, note in sorted(graded.notes.items()):
         say(f"Graded with a note: {student}: {note}")
     for student, reason in sorted(problems.items()):

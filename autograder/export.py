@@ -9,7 +9,8 @@ student and assignment, written with the csv module (names with commas or quotes
     auto_score, max_auto_score,            the autograded points (of the parts' points, 18 here)
     manual_score, max_manual_score,        the hand-graded points: empty until every one is graded (of 6 here)
     raw_score,                             nbgrader's: every point graded so far, before the penalty
-    late_submission_penalty,
+    hours_late,                            past the due date (c.GraderSettings.due_date), 0 when on time
+    late_submission_penalty,               nbgrader's, from the late policy (autograder/late.py)
     score, max_score                       the total after the penalty: empty until the manual score is in
 
 A part is autograded when its grade cell is a code cell that is not also a solution cell (the hidden
@@ -28,8 +29,8 @@ from nbgrader.plugins import ExportPlugin
 from .inert import spreadsheet_cell
 
 FIXED = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email"]
-TOTALS = ["auto_score", "max_auto_score", "manual_score", "max_manual_score", "raw_score", "late_submission_penalty",
-          "score", "max_score"]
+TOTALS = ["auto_score", "max_auto_score", "manual_score", "max_manual_score", "raw_score", "hours_late",
+          "late_submission_penalty", "score", "max_score"]
 
 
 def _number(value: float) -> str:
@@ -68,8 +69,8 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] | None = None,
                 submission = gradebook.find_submission(assignment.name, student.id)
             except MissingEntry:  # nothing submitted: zero, and nothing left to grade by hand
                 row.update({name: "0" for name, _ in auto})
-                row.update(timestamp="", auto_score="0", manual_score="0", raw_score="0", late_submission_penalty="0",
-                           score="0")
+                row.update(timestamp="", auto_score="0", manual_score="0", raw_score="0", hours_late="0",
+                           late_submission_penalty="0", score="0")
                 rows.append(row)
                 continue
             grades = {grade.name: grade for notebook in submission.notebooks for grade in notebook.grades}
@@ -85,7 +86,8 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] | None = None,
             penalty = submission.late_submission_penalty or 0.0
             row.update(timestamp=str(submission.timestamp or ""), auto_score=_number(auto_score),
                        manual_score=_number(manual_score) if complete else "",
-                       raw_score=_number(submission.score), late_submission_penalty=_number(penalty),
+                       raw_score=_number(submission.score), hours_late=_number(submission.total_seconds_late / 3600),
+                       late_submission_penalty=_number(penalty),
                        score=_number(max(0.0, auto_score + manual_score - penalty)) if complete else "")
             rows.append(row)
     return FIXED + part_columns + TOTALS, rows

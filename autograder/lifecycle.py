@@ -38,6 +38,7 @@ from typing import Iterator, NamedTuple
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
 
+from . import ledger
 from .assignment import Assignment
 from .demo import MARKER, write_demo_class
 from .export import PartsCsvExportPlugin
@@ -161,6 +162,8 @@ def forget_students(coursedir: CourseDirectory, students: list[str]) -> Forgotte
                     kept.append(student)
                 else:
                     gb.remove_student(student)
+                    ledger.forget(gb.db, [student])
+            gb.db.commit()
     removed = [s for s in students if s not in kept]
     root = Path(coursedir.root)
     for student in removed:
@@ -281,13 +284,38 @@ def backup_gradebook(root: Path, now: datetime | None = None) -> Path | None:
     return target
 
 
+def empty_gradebook(path: Path) -> bool:
+    """Delete every row of every table of a gradebook in place (its schema stays), and the deleted rows' bytes
+    with them (VACUUM); False when SQLite cannot read the file.
+
+    In place, because a running formgrader keeps one connection to the file it opened: a gradebook deleted
+    and made anew is another file, which it never sees (every grading page would answer "Invalid submission"
+    until Jupyter restarts). Emptied, it is the same file, and the formgrader sees the next `make grade`."""
+    try:
+        with closing(sqlite3.connect(path, timeout=60)) as db:
+            tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                                   "AND name NOT LIKE 'sqlite_%' AND name != 'alembic_version'")]
+            with db:
+                for table in tables:
+                    db.execute(f'DELETE FROM "{table}"')
+            db.execute("VACUUM")
+        return True
+    except sqlite3.DatabaseError:
+        return False
+
+
 def reset_gradebook(root: Path) -> tuple[Path | None, list[str]]:
     """`make reset-gradebook`, once confirmed: a dated copy of gradebook.db (backup_gradebook), then
-    clean_grading and gradebook.db deleted: every score, manual grades too. Returns the copy and what went."""
+    clean_grading and gradebook.db emptied in place (empty_gradebook; deleted when SQLite cannot read it):
+    every score, manual grades too. Returns the copy and what went."""
     copy = backup_gradebook(root)
     removed = clean_grading(root)
+    database = root / GRADEBOOK_FILES[0]
+    emptied = database.exists() and empty_gradebook(database)
+    if emptied:
+        removed.append(f"every row of {database.name}")
     for name in GRADEBOOK_FILES:
-        if (root / name).exists():
+        if (root / name).exists() and not emptied:  # SQLite's own journal stays with the file it belongs to
             (root / name).unlink()
             removed.append(name)
     return copy, removed

@@ -9,8 +9,11 @@ name is not one of the course's assignments becomes a new assignment on import.
 * ID: the Canvas user id, read from the end of a student id that zip_collect made from a Canvas
   download (`smithjohn_12345`, autograder/collect.py); empty otherwise.
 * SIS Login ID: the student id itself when it holds no Canvas number (ids you gave submitted/ yourself).
-* The assignment column: the total when every written answer is graded, else the autograded points
-  (the command says how many students that is); "Points Possible" is the assignment's maximum. Its header
+* ID also comes from `c.GraderSettings.canvas_roster`, a gradebook export of Canvas's, for a student whose id is
+  their SIS Login ID (or SIS User ID) there; a row with no Canvas user id is named.
+* The assignment column: the total when every written answer is graded, else blank, so that an early import
+  never turns the autograded points into a grade (`c.GraderSettings.canvas_partial` exports the points graded
+  so far instead; the command says how many students either is); "Points Possible" is the assignment's maximum. Its header
   is `c.GraderSettings.canvas_column`, the assignment's header in a gradebook export from Canvas, "Modules
   and SGD (123456)" (name and Canvas's assignment id: what Canvas matches an imported column by), else the
   assignment id, which Canvas would import as a new assignment.
@@ -27,7 +30,7 @@ import os
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .inert import say, spreadsheet_cell
@@ -37,29 +40,59 @@ HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 CANVAS_ID = re.compile(r"_(\d+)$")
 
 
-def canvas_rows(rows: list[dict], assignment: str, column: str = "") -> tuple[list[str], list[list[str]], list[str], list[str]]:
-    """(header, data rows with the Points Possible row first, students whose manual points are not in,
-    students left out because another student has their Canvas number); `column` heads the scores
-    (default: the assignment id)."""
+def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bool = False,
+                roster: dict[str, str] | None = None) -> CanvasRows:
+    """The import's header and rows (the Points Possible row first); `column` heads the scores (default: the
+    assignment id); `partial`: a student whose written answers are not all graded gets the points graded so far
+    instead of a blank; `roster`: Canvas user ids by SIS login or user id (read_roster)."""
+    roster = roster or {}
     mine = [r for r in rows if r["assignment"] == assignment]
     header = HEADER + [column or assignment]
     possible = mine[0]["max_score"] if mine else ""
-    out = [["Points Possible", "", "", "", "", possible]]
-    pending = []
+    table = CanvasRows(header, [["Points Possible", "", "", "", "", possible]])
     numbers = Counter(m.group(1) for r in mine if (m := CANVAS_ID.search(r["student_id"])))
-    shared = sorted(r["student_id"] for r in mine
-                    if (m := CANVAS_ID.search(r["student_id"])) and numbers[m.group(1)] > 1)
+    table.shared = sorted(r["student_id"] for r in mine
+                          if (m := CANVAS_ID.search(r["student_id"])) and numbers[m.group(1)] > 1)
     for row in mine:
-        if row["student_id"] in shared:
+        student = row["student_id"]
+        if student in table.shared:
             continue
-        number = CANVAS_ID.search(row["student_id"])
-        name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or row["student_id"]
+        number = CANVAS_ID.search(student)
+        canvas_id = number.group(1) if number else roster.get(student, "")
+        if not canvas_id:
+            table.without_id.append(student)
+        name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or student
         score = row["score"]
         if score == "":
-            score = row["auto_score"]
-            pending.append(row["student_id"])
-        out.append([name, number.group(1) if number else "", "", "" if number else row["student_id"], "", score])
-    return header, out, pending, shared
+            score = row["raw_score"] if partial else ""
+            table.pending.append(student)
+        table.rows.append([name, canvas_id, "", "" if number else student, "", score])
+    return table
+
+
+@dataclass
+class CanvasRows:
+    """The import file's header and rows, and the students the command names."""
+
+    header: list[str]
+    rows: list[list[str]]
+    pending: list[str] = field(default_factory=list)  # written answers not all graded: blank (or partial) total
+    shared: list[str] = field(default_factory=list)  # left out: another student has their Canvas number
+    without_id: list[str] = field(default_factory=list)  # no Canvas user id known: matched by SIS Login ID alone
+
+
+def read_roster(path: Path) -> dict[str, str]:
+    """{SIS login id or SIS user id: Canvas user id} from a gradebook export of Canvas's (Grades > Export)."""
+    roster: dict[str, str] = {}
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        for row in csv.DictReader(handle):
+            canvas_id = (row.get("ID") or "").strip()
+            if not canvas_id.isdigit():  # Canvas's "Points Possible" row, a test student's blank id
+                continue
+            for key in ("SIS Login ID", "SIS User ID"):
+                if (row.get(key) or "").strip():
+                    roster.setdefault(row[key].strip(), canvas_id)
+    return roster
 
 
 @dataclass(frozen=True)
@@ -68,9 +101,11 @@ class CanvasImport:
 
     path: Path
     students: int  # rows written
-    pending: list[str]  # students whose written answers are not graded yet (the autograded points only)
+    pending: list[str]  # students whose written answers are not graded yet (blank, or the points so far)
     shared: list[str]  # students left out: another student has their Canvas number
     column: str  # the assignment's column header
+    without_id: list[str] = field(default_factory=list)  # rows with no Canvas user id
+    partial: bool = False  # c.GraderSettings.canvas_partial
 
 
 def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
@@ -82,21 +117,24 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
     from .settings import GraderSettings, load_config
 
     config = load_config(root)
+    settings = GraderSettings(config=config)
     coursedir = CourseDirectory(config=config)
     database = Path(coursedir.db_url.replace("sqlite:///", "", 1))
     if coursedir.db_url.startswith("sqlite:///") and not database.is_file():
         raise FileNotFoundError(f"no gradebook at {database}: run `make grade` first")
+    roster = read_roster(root / settings.canvas_roster) if settings.canvas_roster else {}
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         _, rows = grade_rows(gradebook, [assignment])
-    header, data, pending, shared = canvas_rows(rows, assignment, GraderSettings(config=config).canvas_column)
+    table = canvas_rows(rows, assignment, settings.canvas_column, settings.canvas_partial, roster)
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
     with partial.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\r\n")  # a cell holding a CR is quoted (export.py)
-        writer.writerows([spreadsheet_cell(cell) for cell in row] for row in [header, *data])
+        writer.writerows([spreadsheet_cell(cell) for cell in row] for row in [table.header, *table.rows])
     os.replace(partial, dest)
-    return CanvasImport(dest, len(data) - 1, pending, shared, header[-1])
+    return CanvasImport(dest, len(table.rows) - 1, table.pending, table.shared, table.header[-1], table.without_id,
+                        settings.canvas_partial)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,7 +155,12 @@ def main(argv: list[str] | None = None) -> int:
                                    "existing one)" if written.column == name else "") + ".")
     if written.pending:
         say(f"{len(written.pending)} of them have written answers not graded yet ({', '.join(written.pending)}): "
-              f"their column holds the autograded points only (grade them in the formgrader, then run this again).")
+            + ("their column holds the points graded so far (c.GraderSettings.canvas_partial)." if written.partial else
+               "their column is left blank, so the import sets no grade for them (grade them in the formgrader, "
+               "then run this again; c.GraderSettings.canvas_partial = True exports the points graded so far)."))
+    if written.without_id:
+        say(f"{len(written.without_id)} rows carry no Canvas user id ({', '.join(written.without_id)}): Canvas matches "
+            f"them by SIS Login ID alone; c.GraderSettings.canvas_roster names Canvas's gradebook export to read it from.")
     if written.shared:
         say(f"Left out {len(written.shared)} students whose ids end in the same Canvas number "
               f"({', '.join(written.shared)}): "

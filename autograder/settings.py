@@ -52,6 +52,18 @@ class GraderSettings(Configurable):
                             "import fills that assignment (a header Canvas does not know makes a new assignment). "
                             "Empty: the assignment id.").tag(config=True)
 
+    due_date = Unicode("", help="The assignment's due date, e.g. '2026-12-15 23:59:00 UTC': make grade writes it into "
+                       "the gradebook, where nbgrader's late penalty (c.AssignLatePenalties.plugin_class, "
+                       "c.LatePenalty.penalty_method) reads it. Empty: the gradebook's own due date, if any "
+                       "(nbgrader db assignment add --duedate).").tag(config=True)
+    canvas_partial = Bool(False, help="make grades-lms: export the points graded so far for a student whose written "
+                          "answers are not all graded. Off: such a row is left blank (and counted), so that an "
+                          "early import never turns a partial total into a grade.").tag(config=True)
+    canvas_roster = Unicode("", help="make grades-lms: a gradebook export from Canvas (Grades > Export, a CSV, path "
+                            "from the course root) whose ID column gives the Canvas user id of a student whose "
+                            "id is their SIS Login ID or SIS User ID there. Empty: ids come only from the "
+                            "LMS download's names (smithjohn_12345).").tag(config=True)
+
     def title(self, grade_id: str) -> str:
         """`grade_id`'s title, or the id itself when it has none."""
         return self.part_titles.get(grade_id, grade_id)

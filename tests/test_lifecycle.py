@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 
@@ -350,12 +351,30 @@ def test_clean_grading_keeps_the_gradebook_and_only_a_confirmed_reset_gradebook_
         said = [line for line in refused.stderr.splitlines() if not line.startswith("make")]
         assert refused.returncode != 0 and len(said) == 1 and "CONFIRM=yes" in said[0], refused.stderr
     assert manual_grades(course, "ada") == kept and not list(course.glob("gradebook-*.db"))
+    # A running formgrader keeps one Gradebook (one connection) for the server's life (nbgrader's BaseHandler).
+    formgrader = gradebook(course)
+    assert formgrader.find_submission(ASSIGNMENT.name, "ada").id
     reset = make(course, "reset-gradebook", "CONFIRM=yes")
     assert reset.returncode == 0, reset.stdout + reset.stderr
-    assert not (course / "gradebook.db").exists() and (course / "submitted").is_dir()
+    assert rows_in(course / "gradebook.db") == 0 and (course / "submitted").is_dir()
     [copy] = course.glob("gradebook-*.db")
     assert re.fullmatch(r"gradebook-\d{4}-\d\d-\d\dT\d{4}\.db", copy.name) and copy.name in reset.stdout
     assert manual_grades(course, "ada", copy.name) == kept, "the dated copy holds the manual grades"
+    again = grade_class(course)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
+    with gradebook(course) as now:
+        new_id = now.find_submission(ASSIGNMENT.name, "ada").id
+    formgrader.db.rollback()  # as a new request does
+    assert formgrader.find_submission_by_id(new_id).student.id == "ada", "the running formgrader sees the new grades"
+    formgrader.close()
+
+
+def rows_in(database: Path) -> int:
+    """Every row of every table but SQLite's and alembic's (the schema nbgrader made stays)."""
+    with closing(sqlite3.connect(database)) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                           "AND name NOT LIKE 'sqlite_%' AND name != 'alembic_version'")]
+        return sum(db.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0] for table in tables)
 
 
 def test_a_dated_copy_of_the_gradebook_never_overwrites_an_earlier_one(tmp_path):
@@ -404,7 +423,7 @@ def test_reset_gradebook_on_a_terminal_asks_and_goes_on_only_at_yes(tmp_path):
     assert (course / "gradebook.db").exists() and not list(course.glob("gradebook-*.db"))
     yes = reset_on_a_terminal(course, "yes\n")
     assert yes.returncode == 0, yes.stdout + yes.stderr
-    assert not (course / "gradebook.db").exists() and len(list(course.glob("gradebook-*.db"))) == 1
+    assert rows_in(course / "gradebook.db") == 0 and len(list(course.glob("gradebook-*.db"))) == 1
 
 
 # ------------------------------------------------------------------------------------------- Makefile

@@ -155,19 +155,27 @@ def test_grades_csv_has_parts_and_keeps_manual_points_apart(tmp_path, monkeypatc
     assert table[1][0] == "Points Possible" and float(table[1][5]) == AUTO + MANUAL
     rows = {row[0]: row for row in table[2:]}
     assert rows[f"{LAST}, {FIRST}"][1:4] == ["23456", "", ""] and float(rows[f"{LAST}, {FIRST}"][5]) == AUTO / 2 + 4.5
-    assert rows["smithjohn_12345"][1:5] == ["12345", "", "", ""]
-    assert float(rows["smithjohn_12345"][5]) == AUTO / 2  # autograded points until hand-graded
+    assert rows["smithjohn_12345"][1:] == ["12345", "", "", "", ""], "blank until hand-graded: no early grade"
     assert rows["nobody"][1:] == ["", "", "nobody", "", "0"]
+    assert "1 rows carry no Canvas user id (nobody)" in done.stdout
     assert "makes it a new assignment" in done.stdout  # the bare assignment id: Canvas matches no column by it
 
-    # Named as Canvas's own export names the assignment, the import fills that assignment.
+    # Named as Canvas's own export names the assignment, the import fills that assignment; Canvas's export
+    # also gives the user id of a student known by login; partial totals only when asked for.
+    (course / "canvas-export.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,Modules and SGD (424242)\n"
+                                             "    Points Possible,,,,,24\nNobody Known,777,,nobody,A,\n")
     config = course / "nbgrader_config.py"
-    config.write_text(config.read_text() + '\nc.GraderSettings.canvas_column = "Modules and SGD (424242)"\n')
+    config.write_text(config.read_text() + '\nc.GraderSettings.canvas_column = "Modules and SGD (424242)"\n'
+                      'c.GraderSettings.canvas_roster = "canvas-export.csv"\nc.GraderSettings.canvas_partial = True\n')
     done = subprocess.run([sys.executable, "-m", "autograder.lms", "--to", "lms.csv"], cwd=course, env=env(),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "'Modules and SGD (424242)'" in done.stdout, done.stdout + done.stderr
+    assert "points graded so far" in done.stdout and "no Canvas user id" not in done.stdout
     with (course / "lms.csv").open(newline="") as handle:
-        assert next(csv.reader(handle))[-1] == "Modules and SGD (424242)"
+        table = list(csv.reader(handle))
+    assert table[0][-1] == "Modules and SGD (424242)"
+    rows = {row[0]: row for row in table[2:]}
+    assert rows["nobody"][1:4] == ["777", "", "nobody"] and float(rows["smithjohn_12345"][5]) == AUTO / 2
 
 
 def test_make_grades_lms_without_a_gradebook_says_so(tmp_path):

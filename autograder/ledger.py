@@ -1,0 +1,174 @@
+"""What produced each grade, kept beside it in gradebook.db, so that `make grade` regrades only what changed.
+
+nbgrader's gradebook holds scores, not their causes. The ledger is one table of the kit's in the same database
+(`autograder_ledger`, made when missing), one row per student and assignment:
+
+* `inputs`: the fingerprint of what the grade is a function of (`Inputs`): the student's submitted folder,
+  the hidden suites, the reference (source, release and solution notebooks and modules), and the settings
+  that can change a score (limits, budgets, the late policy). Written by `make grade` after the student is
+  graded, with the reason when the student's own file could not be graded.
+* `answers`: a checksum of each grade cell's answer as last autograded (a written answer's text; for an
+  autograded part, all of the student's code), written by SaveAutoGradesAtOnce in the same transaction as
+  the grades: a hand grade is flagged for review only when its answer changed (hand_grades_stay).
+* `page`: the fingerprint of the grades and comments the student's feedback page shows (`grades_fingerprint`),
+  written when the page is: a page is written again only when its grades changed.
+
+The rows travel with the grades they describe: a copy of gradebook.db carries them, `make reset-gradebook`
+empties them with the rest, and nbgrader never reads them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from sqlalchemy import text
+
+TABLE = "autograder_ledger"
+_SCHEMA = (f"CREATE TABLE IF NOT EXISTS {TABLE} (assignment VARCHAR(128) NOT NULL, student VARCHAR(128) NOT NULL, "
+           "inputs TEXT, answers TEXT, page TEXT, PRIMARY KEY (assignment, student))")
+MAX_ENTRIES = 10000  # a folder past this many entries is fingerprinted by its first ones and their count
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The fingerprint of one grade's inputs: each a SHA-256, `problem` the reason it was not graded."""
+
+    submission: str
+    suites: str
+    reference: str
+    settings: str
+    problem: str = ""
+
+    def course_changed(self, other: Inputs) -> list[str]:
+        """Which of the course's inputs (suites, reference, settings) differ from `other`'s."""
+        return [name for name in ("suites", "reference", "settings") if getattr(self, name) != getattr(other, name)]
+
+    @classmethod
+    def from_json(cls, data: str | None) -> Inputs | None:
+        try:
+            return cls(**json.loads(data)) if data else None
+        except (TypeError, ValueError):  # written by another version: graded again, as if unknown
+            return None
+
+
+def _digest(chunks: Iterable[bytes]) -> str:
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(len(chunk).to_bytes(8, "big") + chunk)
+    return digest.hexdigest()
+
+
+def _file_chunks(path: Path) -> Iterable[bytes]:
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            yield block
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """Every entry of a student's folder: names, kinds, a regular file's bytes, a link's target (never followed)."""
+
+    def chunks() -> Iterable[bytes]:
+        entries = 0
+        for top, dirs, files in os.walk(folder, followlinks=False):
+            dirs.sort()
+            for name in sorted(files) + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
+                entries += 1
+                if entries > MAX_ENTRIES:
+                    yield b"and more"
+                    return
+                path = Path(top, name)
+                yield str(path.relative_to(folder)).encode("utf-8", "surrogateescape")
+                mode = path.lstat().st_mode
+                if stat.S_ISLNK(mode):
+                    yield b"link:" + os.fsencode(os.readlink(path))
+                elif stat.S_ISREG(mode):
+                    yield hashlib.sha256(b"".join(_file_chunks(path))).digest()
+                else:
+                    yield f"kind:{stat.S_IFMT(mode)}".encode()
+
+    try:
+        return _digest(chunks())
+    except OSError as error:  # it changes or vanishes while read: not a fingerprint any grade can match
+        return f"unreadable: {error.strerror}"
+
+
+def files_fingerprint(paths: Iterable[Path], root: Path) -> str:
+    """The named files, by their path under `root` and their bytes (a missing one counts as missing)."""
+
+    def chunks() -> Iterable[bytes]:
+        for path in paths:
+            yield str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode()
+            yield b"".join(_file_chunks(path)) if path.is_file() else b"missing"
+
+    return _digest(chunks())
+
+
+def settings_fingerprint(values: dict[str, Any]) -> str:
+    return _digest([json.dumps(values, sort_keys=True, default=str).encode()])
+
+
+def grades_fingerprint(submission: Any) -> str:
+    """What a feedback page shows of a gradebook submission: every grade, flag, comment and the penalty."""
+    rows: list[Any] = [submission.timestamp, submission.late_submission_penalty]
+    for notebook in sorted(submission.notebooks, key=lambda n: n.name):
+        for grade in sorted(notebook.grades, key=lambda g: g.name):
+            rows.append([notebook.name, grade.name, grade.auto_score, grade.manual_score, grade.extra_credit,
+                         bool(grade.needs_manual_grade)])
+        for comment in sorted(notebook.comments, key=lambda c: c.name):
+            rows.append([notebook.name, comment.name, comment.auto_comment, comment.manual_comment])
+    return settings_fingerprint({"grades": rows})
+
+
+def answer_checksums(nb: Any) -> dict[str, str]:
+    """A checksum of each grade cell's answer in a notebook: a written answer's own text; for an autograded
+    part (a grade cell that is not the student's), every solution cell's text, which is what its checks ran."""
+    code = [cell.source for cell in nb.cells if cell.get("metadata", {}).get("nbgrader", {}).get("solution")]
+    every_answer = _digest(text.encode() for text in code)
+    sums = {}
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and meta.get("grade_id"):
+            sums[str(meta["grade_id"])] = _digest([cell.source.encode()]) if meta.get("solution") else every_answer
+    return sums
+
+
+# ------------------------------------------------------------------------------------ the table
+
+
+def _ensure(session: Any) -> None:
+    session.execute(text(_SCHEMA))
+
+
+def read(session: Any, assignment: str) -> dict[str, dict[str, str | None]]:
+    """{student: {"inputs", "answers", "page"}} of one assignment."""
+    _ensure(session)
+    rows = session.execute(text(f"SELECT student, inputs, answers, page FROM {TABLE} WHERE assignment = :a"),
+                           {"a": assignment})
+    return {student: {"inputs": inputs, "answers": answers, "page": page} for student, inputs, answers, page in rows}
+
+
+def write(session: Any, assignment: str, student: str, column: str, value: str | None) -> None:
+    """Set one column of a student's row (made when missing); the caller commits."""
+    if column not in ("inputs", "answers", "page"):
+        raise ValueError(column)
+    _ensure(session)
+    session.execute(text(f"INSERT INTO {TABLE} (assignment, student) VALUES (:a, :s) ON CONFLICT DO NOTHING"),
+                    {"a": assignment, "s": student})
+    session.execute(text(f"UPDATE {TABLE} SET {column} = :v WHERE assignment = :a AND student = :s"),
+                    {"a": assignment, "s": student, "v": value})
+
+
+def forget(session: Any, students: Iterable[str]) -> None:
+    """Remove students' rows (with their gradebook rows: lifecycle.forget_students)."""
+    _ensure(session)
+    for student in students:
+        session.execute(text(f"DELETE FROM {TABLE} WHERE student = :s"), {"s": student})
+
+
+def inputs_json(inputs: Inputs) -> str:
+    return json.dumps(asdict(inputs), sort_keys=True)
