@@ -427,7 +427,7 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
         writes whatever is missing after that, and says what failed."""
         close_graders()
         try:
-            if graded_here:
+            if graded_here and not run.preview:  # a preview writes no page
                 _feedback_writer(run.assignment, run.settings.config)(graded_here)
         except Exception:  # the page is missing or stale, and write_feedback writes it again
             pass

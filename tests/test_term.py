@@ -1,0 +1,176 @@
+"""A whole term as an instructor lives it, in order (the tests of the `term` course build on each other): grade, hand grade, export, grade again; a check fixed mid-term
+(previewed, then applied); a late submission under the configured late policy.
+
+Each `make grade` after the first grades only what changed (autograder/changes.py); a hand grade is flagged for
+review only when its answer changed (SaveAutoGradesAtOnce); a regrade that changed suites would make is previewed
+and applied only with CONFIRM=yes (autograder/preview.py)."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autograder.preview import read_table
+from conftest import ASSIGNMENT, course_copy, release_notebook, solution_notebook
+from test_lifecycle import STEM, csv_rows, gradebook, make, put_submission
+
+pytestmark = pytest.mark.slow
+WRITTEN = ("answer_zeroing", "answer_outside_graph", "answer_shared_weight")
+CLASS = {"ada": solution_notebook, "bea": solution_notebook, "cy": release_notebook, "dee": solution_notebook}
+
+
+def ok(run) -> str:
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return run.stdout
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def mtimes(course: Path) -> dict[str, int]:
+    """Every file grading writes for a student (autograded/, feedback/), by its modification time."""
+    return {str(p.relative_to(course)): p.stat().st_mtime_ns for folder in ("autograded", "feedback")
+            for p in (course / folder).rglob("*") if p.is_file() and "_static" not in p.parts}
+
+
+def hand_grade(course: Path, student: str, points: float = 1.5) -> None:
+    """The formgrader's work, through nbgrader's API: each written answer scored, one commented."""
+    with gradebook(course) as gb:
+        for name in WRITTEN:
+            grade = gb.find_grade(name, STEM, ASSIGNMENT.name, student)
+            grade.manual_score, grade.needs_manual_grade = points, False
+        gb.find_comment("answer_zeroing", STEM, ASSIGNMENT.name, student).manual_comment = "Clear and right."
+        gb.db.commit()
+
+
+def flags(course: Path, student: str) -> dict[str, tuple[float | None, bool]]:
+    with gradebook(course) as gb:
+        return {name: (grade.manual_score, bool(grade.needs_manual_grade)) for name in WRITTEN
+                for grade in [gb.find_grade(name, STEM, ASSIGNMENT.name, student)]}
+
+
+def auto_scores(course: Path) -> dict[tuple[str, str], float]:
+    with gradebook(course) as gb:
+        return {(s.student.id, g.name): g.auto_score for s in gb.assignment_submissions(ASSIGNMENT.name)
+                for nb in s.notebooks for g in nb.grades if g.cell.cell_type == "code"}
+
+
+def canvas(course: Path) -> dict[str, str]:
+    ok(make(course, "grades-lms"))
+    with (course / "reports" / f"{ASSIGNMENT.name}-canvas.csv").open(newline="") as handle:
+        return {row[0]: row[5] for row in list(csv.reader(handle))[2:]}
+
+
+@pytest.fixture(scope="module")
+def term(tmp_path_factory) -> Path:
+    """A real class of four, graded once, ada and bea hand graded, exported."""
+    course = course_copy(tmp_path_factory.mktemp("term"))
+    for student, notebook in CLASS.items():
+        put_submission(course, student, notebook())
+    first = ok(make(course, "grade"))
+    assert "Autograded in this run: 4; unchanged since their grade, so left as they were: 0" in first
+    hand_grade(course, "ada")
+    hand_grade(course, "bea", 2.0)
+    ok(subprocess.run([str(course / ".venv" / "bin" / "nbgrader"), "export"], cwd=course, capture_output=True,
+                      text=True, timeout=300))  # as the README says after hand grading
+    return course
+
+
+def test_a_second_make_grade_autogrades_no_one_and_keeps_every_hand_grade(term):
+    before_csv, before_canvas, before_flags = csv_rows(term), canvas(term), flags(term, "ada")
+    assert float(before_csv["ada"]["score"]) == 18 + 4.5 and before_canvas["ada"] == "22.5"
+    assert before_canvas["dee"] == "", "dee's written answers are not graded yet: no early total"
+    assert before_canvas["cy"] == "0", "cy answered nothing: nothing is left to grade by hand"
+    written = mtimes(term)
+    out = ok(make(term, "grade"))
+    assert "Autograded in this run: 0; unchanged since their grade, so left as they were: 4" in out
+    assert "Grading " not in out, "no submission was autograded again"
+    assert flags(term, "ada") == before_flags == {name: (1.5, False) for name in WRITTEN}
+    after = mtimes(term)
+    assert {p for p in written if after.get(p) != written[p] and "/autograded/" in f"/{p}"} == set()
+    assert csv_rows(term) == before_csv and canvas(term) == before_canvas
+    # The hand grades reach each page: the pages of the hand-graded students (only theirs) were written again.
+    rewritten = sorted({Path(p).parts[1] for p in after if p.startswith("feedback/") and after[p] != written.get(p)})
+    assert rewritten == ["ada", "bea"]
+    page = (term / "feedback" / "ada" / ASSIGNMENT.name / f"{STEM}.html").read_text()
+    assert "Clear and right." in page and "not graded yet" not in page
+    again = ok(make(term, "grade"))
+    assert "Autograded in this run: 0" in again and mtimes(term) == after, "nothing changed: nothing written"
+
+
+def test_a_changed_answer_flags_only_its_own_hand_grade(term, tmp_path):
+    notebook = solution_notebook()
+    for cell in notebook["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "answer_zeroing":
+            cell["source"] = "I changed my mind: gradients are zeroed because they add up."
+    put_submission(term, "bea", notebook)
+    out = ok(make(term, "grade"))
+    assert "Autograded in this run: 1; unchanged since their grade, so left as they were: 3" in out
+    assert flags(term, "bea") == {"answer_zeroing": (2.0, True), "answer_outside_graph": (2.0, False),
+                                  "answer_shared_weight": (2.0, False)}
+    assert flags(term, "ada") == {name: (1.5, False) for name in WRITTEN}
+
+
+FIX = '''
+
+def test_the_instructors_fix(student):
+    assert False, "a check added mid-term"
+'''
+
+
+def test_a_fixed_check_is_previewed_and_applied_only_when_confirmed(term):
+    suite = term / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + FIX)
+    untouched = {"gradebook.db": sha(term / "gradebook.db"), "grades.csv": sha(term / "grades.csv")}
+    written, before = mtimes(term), auto_scores(term)
+    out = ok(make(term, "grade"))
+    assert "previewing their regrade" in out and "make grade CONFIRM=yes" in out
+    table = read_table(term / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    assert {(c.student, c.part) for c in table} == {(s, "test_forward") for s in ("ada", "bea", "dee")}, table
+    assert all(c.first_changed_check == "test_the_instructors_fix (new check) fails" for c in table)
+    assert all(f"  {c.student:<16}{c.part:<28}" in out for c in table)
+    assert {"gradebook.db": sha(term / "gradebook.db"), "grades.csv": sha(term / "grades.csv")} == untouched
+    assert mtimes(term) == written, "a preview writes nothing"
+    assert ok(make(term, "preview")).count("would change") == 1
+    assert ok(make(term, "grade", "CONFIRM=no")).count("previewing") == 1 and sha(term / "gradebook.db") == untouched["gradebook.db"]
+
+    hand = {s: flags(term, s) for s in ("ada", "bea")}
+    applied = ok(make(term, "grade", "CONFIRM=yes"))
+    assert "Autograded in this run: 4" in applied
+    after = auto_scores(term)
+    changed = {key for key in after if after[key] != before.get(key)}
+    assert changed == {(c.student, c.part) for c in table}
+    assert all(after[(c.student, c.part)] == float(c.new) for c in table)
+    assert {s: flags(term, s) for s in ("ada", "bea")} == hand, "hand grades of unchanged answers stay unflagged"
+    assert "Autograded in this run: 0" in ok(make(term, "grade")), "applied: nothing is stale any more"
+
+
+def test_a_late_submission_gets_the_configured_penalty_and_is_named(tmp_path):
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "ada", solution_notebook())
+    put_submission(course, "lou", solution_notebook())
+    folder = course / "submitted"
+    (folder / "ada" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC\n")
+    (folder / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00.000000 UTC\n")
+    out = ok(make(course, "grade"))
+    assert "Late: lou, by 1 day 10 h (late penalty 3.6 points)" in out and "Late: ada" not in out
+    rows = csv_rows(course)
+    assert float(rows["lou"]["late_submission_penalty"]) == pytest.approx(18 * 0.10 * 2)
+    assert float(rows["lou"]["hours_late"]) == pytest.approx(34.0167, abs=0.01)
+    assert float(rows["ada"]["late_submission_penalty"]) == 0 and float(rows["ada"]["hours_late"]) == 0
+    with gradebook(course) as gb:
+        assert str(gb.find_assignment(ASSIGNMENT.name).duedate) == "2026-11-20 23:59:00"
+    # The due date is a setting: moving it is a change of settings, previewed like a fixed check.
+    config.write_text(config.read_text().replace("2026-11-20 23:59:00", "2026-11-23 23:59:00"))
+    out = ok(make(course, "grade"))
+    assert "previewing their regrade" in out
+    [change] = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    assert (change.student, change.part, change.old, change.new) == ("lou", "late penalty", "3.6", "0")
