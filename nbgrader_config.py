@@ -125,6 +125,20 @@ c.FeedbackExporter.extra_template_basedirs = [
                  "formgrader", "templates"),
 ]
 
+# The late policy, in one place (autograder/late.py; README: "Instructors"). make grade writes the due date into the
+# gradebook, where nbgrader's AssignLatePenalties reads it with each submission's timestamp.txt (Canvas's LATE
+# marker writes one). Empty: the gradebook's own due date (nbgrader db assignment add --duedate), else none.
+# Changing either is a change of settings: make grade previews its regrade before applying it (CONFIRM=yes).
+c.GraderSettings.due_date = ""  # e.g. "2026-12-15 23:59:00 UTC"
+c.AssignLatePenalties.plugin_class = "autograder.late.LatePenalty"
+c.LatePenalty.penalty_method = "none"  # nbgrader's "none" or "zero", or "per_day"
+c.LatePenalty.percent_per_day = 10.0  # with "per_day": this percent of the score for each day (or part of one) late
+
+# `make grades-lms`: a student whose written answers are not all graded is left blank (True: the points graded so
+# far), and Canvas user ids come from the LMS download's names or from Canvas's own gradebook export.
+# c.GraderSettings.canvas_partial = True
+# c.GraderSettings.canvas_roster = "downloaded/canvas-gradebook.csv"
+
 # `make grades-lms`: the assignment's column header as Canvas's gradebook export shows it ("Name (12345)", with
 # Canvas's assignment id), so the import fills that assignment; unset, the column is the assignment id, which
 # Canvas imports as a new assignment.

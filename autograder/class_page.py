@@ -42,6 +42,7 @@ class ClassData:
     message_parts: dict[str, set[str]] = field(default_factory=dict)  # message -> the parts it was seen in
     limits: dict[str, set[str]] = field(default_factory=dict)  # student -> limits hit
     not_graded: dict[str, str] = field(default_factory=dict)  # student -> why
+    late: dict[str, tuple[float, float]] = field(default_factory=dict)  # student -> (hours late, penalty)
     titles: dict[str, str] = field(default_factory=dict)  # grade id -> what the part checks
 
 
@@ -80,6 +81,8 @@ def gather(root: Path, assignment, coursedir, titles: dict[str, str] | None = No
         student = row["student_id"]
         data.scores[student] = float(row["auto_score"] or 0)
         data.part_scores[student] = {name: float(row.get(name) or 0) for name, _ in parts}
+        if float(row["hours_late"] or 0) > 0:
+            data.late[student] = (float(row["hours_late"]), float(row["late_submission_penalty"] or 0))
         try:
             report = Report.load(report_path(coursedir, student, assignment.name))
         except OSError:
@@ -150,6 +153,7 @@ def pass_rate(data: ClassData, part: str, points: float) -> float:
 
 def render(data: ClassData, top: int = 15) -> str:
     from .counts import counted, mean_points
+    from .late import late_by
 
     e = html.escape
     images = plots(data)
@@ -167,6 +171,8 @@ def render(data: ClassData, top: int = 15) -> str:
         for message, count in data.messages.most_common(top))
     limited = "".join(f"<li>{e(s)}: {e(', '.join(sorted(names)))}</li>" for s, names in sorted(data.limits.items()))
     ungraded = "".join(f"<li>{e(s)}: {e(reason)}</li>" for s, reason in sorted(data.not_graded.items()))
+    late = "".join(f"<li>{e(s)}: by {e(late_by(hours * 3600))}, late penalty {penalty:g} points</li>"
+                   for s, (hours, penalty) in sorted(data.late.items()))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{e(data.assignment)}: class report</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em}}
@@ -189,6 +195,8 @@ parts. These are the class's common mistakes.</p>
 <ul id="limits">{limited or '<li>none</li>'}</ul>
 <h2>Could not be graded</h2>
 <ul id="not-graded">{ungraded or '<li>none</li>'}</ul>
+<h2>Late</h2>
+<ul id="late">{late or '<li>none</li>'}</ul>
 </body></html>
 """
 

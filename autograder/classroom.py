@@ -38,6 +38,7 @@ from .counts import counted, mean_points
 from .grading import close_graders, prepare_class
 from .inert import one_line, say
 from .late import late_by, set_due_date
+from .ledger import Inputs
 from .lifecycle import (
     demo_submissions,
     export_grades,
@@ -51,7 +52,6 @@ from .pool import run_pool
 from .preprocessors.run_hidden_suites import report_path
 from .progress import Progress, one_step
 from .report import Report
-from .ledger import Inputs
 from .sandbox.policy import isolation_level
 from .settings import GraderSettings
 from .student_autograde import autograder_for, failure
@@ -104,8 +104,8 @@ GRADER_FAULT_ADVICE = ("Score: 0 for now. The grader failed on this submission, 
 
 
 def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, reason: str,
-                       grader_fault: bool = False, page: bool = True) -> None:
-    """A submission not graded: zero in the gradebook, and (`page`) a feedback page with the reason and what to
+                       grader_fault: bool = False, write_page: bool = True) -> None:
+    """A submission not graded: zero in the gradebook, and (`write_page`) a feedback page with the reason and what to
     do (resubmit, when the file is the student's problem; nothing, when the grader failed on it)."""
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
@@ -115,7 +115,7 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
                 grade.auto_score = 0
                 grade.needs_manual_grade = False
         gb.db.commit()
-    if not page:
+    if not write_page:
         return
     # An earlier run's autograded copy would otherwise come back as this student's feedback page.
     shutil.rmtree(api.coursedir.format_path(api.coursedir.autograded_directory, student, assignment.name),
@@ -387,7 +387,7 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
             graded.problems[student] = one_line(answer["problem"])
             try:
                 _record_unreadable(run.api, assignment, student, graded.problems[student],
-                                   grader_fault=answer.get("retry", False), page=not run.preview)
+                                   grader_fault=answer.get("retry", False), write_page=not run.preview)
             except Exception as exc:  # the others are still recorded; the summary names this one
                 say(f"Could not record {student}'s zero in the gradebook: {failure(exc)}.")
                 continue
@@ -477,7 +477,7 @@ def write_feedback(run: ClassRun, graded: Graded) -> None:
     for student in missing():
         graded.problems[student] = "nbgrader could not write its feedback page"
     graded.notes = {s: n for s, n in graded.notes.items() if s not in graded.problems}
-    _record_pages(run, {s: shown[s][1] for s in [*current, *students] if s not in graded.problems and shown[s][1]})
+    _record_pages(run, {s: now for s in [*current, *students] if s not in graded.problems and (now := shown[s][1])})
 
 
 def _page_fingerprints(run: ClassRun, students: list[str]) -> dict[str, tuple[str | None, str | None]]:

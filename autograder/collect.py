@@ -41,6 +41,8 @@ from nbgrader.apps.zipcollectapp import ZipCollectApp
 from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
 
+from .late import due_date_of
+from .settings import GraderSettings
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$")
@@ -322,10 +324,14 @@ class LmsZipCollect(ZipCollectApp):
             return
         write_private(dest / "timestamp.txt", at.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
         self.collection.late[student] = (f"submitted {at:%Y-%m-%d %H:%M} UTC, after the due date" if due else
-                                         f"submitted {at:%Y-%m-%d %H:%M} UTC; the gradebook has no due date to "
-                                         f"count it late against (nbgrader db assignment add --duedate)")
+                                         f"submitted {at:%Y-%m-%d %H:%M} UTC; there is no due date to count it "
+                                         f"late against (c.GraderSettings.due_date)")
 
     def _due_date(self) -> datetime.datetime | None:
+        """c.GraderSettings.due_date, else the gradebook's own (autograder/late.py)."""
+        configured = due_date_of(GraderSettings(config=self.config).due_date)
+        if configured is not None:
+            return configured
         database = self.coursedir.db_url.replace("sqlite:///", "", 1)
         if self.coursedir.db_url.startswith("sqlite:///") and not os.path.isfile(database):
             return None
