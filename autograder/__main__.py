@@ -24,32 +24,27 @@ ROOT = Path(__file__).resolve().parent.parent  # the course directory
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    grade = commands.add_parser("grade", help="grade one notebook")
+    course = argparse.ArgumentParser(add_help=False)  # every command that works on an assignment
+    course.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    grade = commands.add_parser("grade", parents=[course], help="grade one notebook")
     grade.add_argument("notebook", type=Path)
-    grade.add_argument("--assignment", help="assignment id (default: the course's only one)")
     grade.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     grade.add_argument("--verbose", action="store_true", help="the table lists every check, not each part's first failure")
-    klass = commands.add_parser("class", help="grade the new and changed submissions into the gradebook (make grade)")
-    klass.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    klass = commands.add_parser("class", parents=[course], help="grade the new and changed submissions into the gradebook (make grade)")
     klass.add_argument("--force", action="store_true", help="grade the unchanged submissions again too (FORCE=1)")
     klass.add_argument("--confirm", metavar="yes", help="`yes` applies a regrade the changed suites, reference or "
                        "settings make, instead of previewing it (make grade CONFIRM=yes)")
-    preview = commands.add_parser("preview", help="who a regrade under today's suites, reference and settings would "
-                                  "change, written to reports/; nothing else is written (make preview)")
-    preview.add_argument("--assignment", help="assignment id (default: the course's only one)")
-    feedback = commands.add_parser("feedback", help="write again the feedback pages whose grades or comments changed "
-                                   "(hand grading), and grades.csv (make feedback)")
-    feedback.add_argument("--assignment", help="assignment id (default: the course's only one)")
-    regrade = commands.add_parser("regrade", help="grade these students of submitted/ again: gradebook, feedback, "
+    commands.add_parser("preview", parents=[course], help="who a regrade under today's suites, reference and "
+                        "settings would change, written to reports/; nothing else is written (make preview)")
+    commands.add_parser("feedback", parents=[course], help="write again the feedback pages whose grades or comments "
+                        "changed (hand grading), and grades.csv (make feedback)")
+    regrade = commands.add_parser("regrade", parents=[course], help="grade these students of submitted/ again: gradebook, feedback, "
                                   "grades.csv; manual grades kept (make regrade STUDENT=...)")
     regrade.add_argument("students", nargs="+", metavar="STUDENT", help="a folder's name directly under submitted/")
-    regrade.add_argument("--assignment", help="assignment id (default: the course's only one)")
-    new = commands.add_parser("new-class", help="remove the demo class: its submissions, gradebook rows, "
-                              "autograded/, feedback/ and grades.csv rows; real students keep theirs (make new-class)")
-    new.add_argument("--assignment", help="assignment id (default: the course's only one)")
-    class_page = commands.add_parser("report", help="write reports/<assignment>.html after grading: score histogram, "
+    commands.add_parser("new-class", parents=[course], help="remove the demo class: its submissions, gradebook rows, "
+                        "autograded/, feedback/ and grades.csv rows; real students keep theirs (make new-class)")
+    class_page = commands.add_parser("report", parents=[course], help="write reports/<assignment>.html after grading: score histogram, "
                                   "pass rate per part, most frequent messages, limits hit (make report)")
-    class_page.add_argument("--assignment", help="assignment id (default: the course's only one)")
     class_page.add_argument("--to", type=Path, help="where to write the page (default reports/<assignment>.html)")
     commands.add_parser("clean-grading", help="remove autograded/, feedback/, grades.csv, reports/ and .grading/; "
                         "gradebook.db and its manual grades stay (make clean-grading)")

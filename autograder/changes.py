@@ -4,8 +4,8 @@ A grade is a function of the student's submitted folder, the hidden suites, the 
 can change a score (ledger.Inputs). `plan_class` sorts the class by comparing each student's inputs now with
 those the ledger recorded when the grade was given:
 
-* fresh: new, a changed submitted folder, never recorded, or its report.json gone (`make clean-grading`):
-  graded, as the student's own input asks;
+* fresh: new, a changed submitted folder, never recorded, or (nothing else changed) its report.json gone
+  (`make clean-grading`): graded, as the student's own input asks;
 * stale: the same submission, but the suites, the reference or the settings changed: a regrade would change
   grades the students have seen, so `make grade` previews it and applies it only with CONFIRM=yes (preview.py);
 * unchanged: left alone, every row, flag, page and CSV cell of theirs.
@@ -97,12 +97,12 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
         if before is not None:
             plan.recorded[student] = before
         outputs = bool(before and before.problem) or report_path(coursedir, student, assignment.name).is_file()
-        if before is None or student not in graded or before.submission != now.submission or not outputs:
+        if before is None or student not in graded or before.submission != now.submission:
             plan.fresh.append(student)
         elif before.course_changed(now):
             plan.stale[student] = before.course_changed(now)
         else:
-            (plan.fresh if force else plan.unchanged).append(student)
+            (plan.fresh if force or not outputs else plan.unchanged).append(student)
     return plan
 
 
