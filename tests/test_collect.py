@@ -156,9 +156,9 @@ def test_the_canvas_import_never_has_two_rows_for_one_user():
         return {"assignment": "a", "max_score": "10", "student_id": student, "last_name": "", "first_name": "",
                 "score": score, "auto_score": score}
 
-    _, data, _, shared = canvas_rows([row("smithjohn_12345", "9"), row("evil_12345", "0"), row("kim_6", "5")], "a")
-    ids = [r[1] for r in data[1:]]
-    assert ids == ["6"] and shared == ["evil_12345", "smithjohn_12345"]
+    table = canvas_rows([row("smithjohn_12345", "9"), row("evil_12345", "0"), row("kim_6", "5")], "a")
+    ids = [r[1] for r in table.rows[1:]]
+    assert ids == ["6"] and table.shared == ["evil_12345", "smithjohn_12345"]
 
 
 def test_two_files_from_one_student_are_theirs_alone(tmp_path):

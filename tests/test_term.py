@@ -149,6 +149,17 @@ def test_a_fixed_check_is_previewed_and_applied_only_when_confirmed(term):
     assert "Autograded in this run: 0" in ok(make(term, "grade")), "applied: nothing is stale any more"
 
 
+def test_make_feedback_writes_again_only_the_pages_whose_grades_changed(term):
+    hand_grade(term, "dee", 1.0)
+    written = mtimes(term)
+    out = ok(make(term, "feedback"))
+    assert "Wrote 1 feedback page again (dee); 3 already showed their grades." in out, out
+    after = mtimes(term)
+    assert sorted({Path(p).parts[1] for p in after if after[p] != written.get(p)}) == ["dee"]
+    assert "Clear and right." in (term / "feedback" / "dee" / ASSIGNMENT.name / f"{STEM}.html").read_text()
+    assert csv_rows(term)["dee"]["manual_score"] == "3"
+
+
 def test_a_late_submission_gets_the_configured_penalty_and_is_named(tmp_path):
     course = course_copy(tmp_path / "course")
     config = course / "nbgrader_config.py"
