@@ -39,8 +39,8 @@ def test_kit_and_stock_nbgrader_give_honest_submissions_the_same_full_marks(tmp_
     assert all(stock.scores["zero_grad_bug"]["test_zero_grad"] == 0 for stock in stocks)
 
 
-def side(grade: float, whole: float) -> Side:
-    return Side(grade=grade, whole=whole, peak_mb=0, peak_rss_mb=0)
+def side(grade: float, whole: float, but_slowest: float | None = None) -> Side:
+    return Side(grade=grade, whole=whole, peak_mb=0, peak_rss_mb=0, grade_but_slowest=but_slowest)
 
 
 def test_the_bench_ends_with_the_throughput_ratio_between_the_two_largest_sizes_the_whole_job_and_one_notebook():
@@ -58,3 +58,22 @@ def test_with_one_size_on_both_sides_the_bench_says_the_throughput_ratio_was_not
     lines = headline([(25, side(33.0, 34.0), side(51.0, 58.0))], 0.8)
     assert lines[0] == "throughput ratio: not measured (needs two sizes on both sides; N=25 only)"
     assert lines[1:] == ["whole-job ratio: 1.7", "one notebook: 0.80 s"]
+
+
+def test_the_kits_pace_without_its_slowest_submission_is_printed_beside_the_throughput_ratio():
+    both = [(100, side(42.0, 43.0, 20.0), side(164.0, 174.0)), (200, side(53.2, 54.8, 39.0), side(333.2, 346.6))]
+    assert headline(both, 0.5)[:3] == [
+        "one more submission, grading step, N=100->200: kit 0.112 s, stock 1.692 s",
+        "  the kit's, to the last score but the slowest submission's (the loop's 28 s end the grading step at both "
+        "sizes): 0.190 s; stock over that: 8.9",
+        "throughput ratio: 15.1",
+    ]
+
+
+def test_the_slowest_submission_is_left_out_of_the_kits_pace():
+    from bench.__main__ import _graded_but_slowest
+
+    events = [{"event": f"autograde:{edge}", "pid": pid, "t": t} for pid, edge, t in [
+        (1, "start", 100.0), (2, "start", 100.1), (1, "end", 100.5), (1, "start", 100.6), (1, "end", 101.0),
+        (2, "end", 130.0)]]
+    assert _graded_but_slowest(events, 99.0) == 2.0
