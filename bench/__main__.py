@@ -316,10 +316,9 @@ def headline(both: list[tuple[int, Side, Side]], notebook_seconds: float) -> lis
         lines.append(f"one more submission, grading step, N={m}->{n}: kit {kit_s:.3f} s, stock {stock_s:.3f} s")
         if kit.grade_but_slowest is not None and small_kit.grade_but_slowest is not None:
             pace = (kit.grade_but_slowest - small_kit.grade_but_slowest) / (n - m)
-            lines.append(f"  the kit's, to the last score but the slowest submission's (the loop's 28 s end the grading "
-                         f"step at both sizes): {pace:.3f} s; stock over that: {stock_s / pace:.1f}" if pace > 0 else
-                         "  the kit's, to the last score but the slowest submission's: not measured (no later at "
-                         f"N={n} than at N={m})")
+            lines.append(f"  the kit to the last score but its slowest submission's (the loop's): {pace:.3f} s; stock "
+                         f"over that: {stock_s / pace:.1f}" if pace > 0 else
+                         f"  the kit to the last score but its slowest submission's: no later at N={n} than at N={m}")
         lines.append(f"throughput ratio: {stock_s / kit_s:.1f}" if kit_s > 0 else
                      f"throughput ratio: not measured (the kit's grading step took no longer at N={n} than at N={m})")
     else:
