@@ -18,8 +18,8 @@ PY := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 ASSIGNMENT := dl01_6_3
 
-.PHONY: help release grade preview feedback new-class regrade clean-grading reset-gradebook test lint test-machines bench which-python gradescope \
-	grades-lms report
+.PHONY: help release grade preview feedback new-class regrade clean-grading reset-gradebook test check lint test-machines \
+	bench which-python gradescope grades-lms report
 
 help:
 	@echo "make grade    grade the new and changed submissions of submitted/ (or the bundled demo class) into gradebook.db, feedback/, grades.csv"
@@ -27,6 +27,7 @@ help:
 	@echo "make preview  who a regrade under changed suites, reference or settings would change (reports/; nothing else written)"
 	@echo "make feedback write again the feedback pages whose grades changed (after hand grading), and grades.csv"
 	@echo "make test     prove the kit: reference full marks, blank zero, bugs caught, attacks contained (TESTS=...: some)"
+	@echo "make check    a maintainer's quick check, about 3 minutes: lint, types, every test not marked slow (docs/maintainers.md)"
 	@echo "make lint     ruff and mypy over the kit (pyproject.toml's settings; make test runs them too)"
 	@echo "make test-machines  the README's commands on fresh Debian 12 and 13, and the Gradescope zip (MACHINES=...: some)"
 	@echo "make release  regenerate release/ and solutions/ from source/"
@@ -107,6 +108,12 @@ report: $(VENV)/.installed
 TESTS ?= tests
 test: $(VENV)/.installed $(VENV)/.test-installed
 	$(PY) -m pytest $(TESTS)
+
+# A maintainer's quick check (docs/maintainers.md): the linter and type checker, then every test not marked slow
+# (pytest.ini): the unit tests, the reference and the blank release graded and self-checked, the bug catalogue
+# through the grader and the public checks, the malformed notebooks one by one. `make test` stays the proof.
+check: lint
+	$(PY) -m pytest -m "not slow" tests
 
 # The linter and type checker, pinned in requirements-test.txt, with pyproject.toml's settings
 # (tests/test_lint.py runs the same two commands).

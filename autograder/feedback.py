@@ -161,7 +161,7 @@ class _SoupView(HTMLParser):
     self-closed, nothing is left open), and whether an element has the class `jp-Notebook` (attribute values
     decoded, as BeautifulSoup decodes them, so `jp&#45;Notebook` counts)."""
 
-    VOID = HTMLTreeBuilder.DEFAULT_EMPTY_ELEMENT_TAGS
+    VOID = HTMLTreeBuilder.DEFAULT_EMPTY_ELEMENT_TAGS or set()  # typed as optional; html.parser's builder sets it
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

@@ -12,10 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from autograder.demo import ROSTER
 from autograder.mutate import apply
 from conftest import FULL, ROOT, scores, solution_notebook, write_notebook
 
+pytestmark = pytest.mark.slow
 GOLDEN = Path(__file__).parent / "golden" / "demo_scores.json"
 SPIN = "while True:\n    pass"
 

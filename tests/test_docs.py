@@ -21,3 +21,27 @@ def test_every_make_target_the_readme_names_has_a_rule():
     rules = set(re.findall(r"^([a-z][a-z-]*):", makefile, flags=re.M))
     named = set(re.findall(r"`make ([a-z][a-z-]*)", README))
     assert named and named <= rules, sorted(named - rules)
+
+
+def test_no_page_narrates_the_kits_past_versions():
+    """Each page says what is true now and how to check it again; git keeps the history ("stop 12", ...)."""
+    pages = {"README.md": README, **{f"docs/{p.name}": p.read_text() for p in (ROOT / "docs").glob("*.md")}}
+    told = {name: found for name, text in pages.items() if (found := re.findall(r".{0,30}\bstop [0-9].{0,30}", text, re.I))}
+    assert told == {}, told
+
+
+def test_the_scaling_page_fits_in_a_few_screens():
+    assert len((ROOT / "docs" / "scaling.md").read_bytes()) < 8 * 1024
+
+
+def test_the_scaling_pages_headline_is_what_the_bench_computes_from_its_table():
+    from bench.__main__ import Side, headline
+
+    page = (ROOT / "docs" / "scaling.md").read_text()
+    rows = {int(cells[0]): [float(c) for c in cells[1:5]] for line in page.splitlines()
+            if (cells := [c.strip() for c in line.strip("| ").split("|")])[0].isdigit()}
+    both = [(n, Side(kit * n, kit_job * n, 0, 0), Side(stock * n, stock_job * n, 0, 0))
+            for n, (kit, kit_job, stock, stock_job) in sorted(rows.items())[-2:]]
+    printed = page.split("```\n", 2)[1].splitlines()
+    notebook = float(printed[-1].removeprefix("one notebook: ").removesuffix(" s"))
+    assert headline(both, notebook) == printed

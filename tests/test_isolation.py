@@ -268,6 +268,7 @@ def test_no_key_passes_from_one_submission_to_the_next():
         assert found == [-1, -1, -1]
 
 
+@pytest.mark.slow  # waits out the wall-clock backstop (6 s), plus a sandbox of its own
 def test_a_loader_that_shrinks_its_pipe_and_stops_itself_ends_within_its_limit():
     from catalogue_hostile import PIPE_SHRINK_STOP
 

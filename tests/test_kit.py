@@ -166,7 +166,8 @@ def test_a_child_prints_non_ascii_whatever_the_console_encoding(tmp_path, method
     assert all(passed for passed, _ in results.values()), results
 
 
-@pytest.mark.parametrize("part", ["forward", "zero_grad", "step", "parameters"])
+# step's broken notebook loops: its three 3 s time-outs, spawned and forked, leave it to make test
+@pytest.mark.parametrize("part", ["forward", "zero_grad", pytest.param("step", marks=pytest.mark.slow), "parameters"])
 def test_without_fork_the_spawn_path_gives_the_same_results(tmp_path, part):
     """Windows has no os.fork: the runner then spawns its children; forced here, the results are the same."""
     for notebook in (ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK, ROOT / "release" / ASSIGNMENT.name / NOTEBOOK,

@@ -282,6 +282,7 @@ write_feedback(run, graded)
 """
 
 
+@pytest.mark.slow
 def test_the_feedback_pass_writes_only_the_pages_not_written_since_their_grading(demo_graded, tmp_path):
     """The grading processes write their students' pages once the class's queue is empty (while its last
     submissions are graded); the feedback pass after them writes only a page older than its student's

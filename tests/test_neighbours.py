@@ -59,6 +59,7 @@ def own_run(path) -> subprocess.Popen:
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_a_fork_bomb_in_one_grader_costs_the_neighbours_reference_nothing(tmp_path):
     if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode:
         pytest.skip("no mount namespaces here to give each grader its own /run")

@@ -15,6 +15,8 @@ for every other cell, never the reference solution: a probe of one part must not
 Only the lesson-numbers probes use the notebook's own classes throughout (that part takes every cell from
 the student).
 """
+from typing import Any
+
 import numpy as np
 
 
@@ -41,7 +43,8 @@ def _number(objects, target):
 
 def _graph(output):
     """The graph behind `output` as rows of parent numbers: row k lists the parents of node k (node 0 is output)."""
-    nodes, rows = [output], []
+    nodes = [output]
+    rows: list[list[int]] = []
     while len(rows) < len(nodes):
         row = []
         for parent in nodes[len(rows)].parents:
@@ -73,7 +76,9 @@ def _probe_linear(ns):
     cost them anything.
     """
 
-    class ProbeLinear(ns["Linear"]):
+    given: Any = ns["Linear"]  # a class only known at run time (a subscript base reads to mypy as a generic)
+
+    class ProbeLinear(given):
         def forward(self, x):
             return x @ self.weight.T + self.bias
 
@@ -498,7 +503,8 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
     model = _mlp(ns, widths, rng)
     optimizer = ns["SGD"](model.parameters(), lr=lr)
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
-    losses, values, grads = [], [[_plain(p.data) for p in _by_hand(model)]], []
+    losses, values = [], [[_plain(p.data) for p in _by_hand(model)]]
+    grads: list[list] = []
     for _ in range(steps):
         optimizer.zero_grad()
         loss = ns["cross_entropy"](model(x), labels)
