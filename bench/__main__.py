@@ -110,6 +110,8 @@ class Side:
     # The kit: seconds to the last score but the slowest submission's (the infinite loop's), whose 28 s end the
     # grading step at every size: what is left is the pace of the class (None: not measured)
     grade_but_slowest: float | None = None
+    # The kit: seconds of a second `make grade` on the same class, unchanged (it autogrades no one); None: not run
+    again: float | None = None
 
 
 def _events(path: Path) -> list[dict]:
@@ -181,7 +183,19 @@ def kit_side(tmp: Path, n: int, people, texts, profile: Path | None = None, dead
     side = Side(grade_end, run.seconds, run.peak_pss_mb, run.peak_rss_mb, setup, gradebook_scores(course), phases,
                 others=run.others, cpu=run.cpu_seconds, grade_but_slowest=_graded_but_slowest(_events(events), run.started))
     side.notes = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.startswith("Not graded:")]
+    side.again = grade_again(course, tmp / f"kit-{n}-again.log", deadline)
     return side
+
+
+def grade_again(course: Path, log: Path, deadline: float | None) -> float:
+    """Seconds of `make grade` run again on the class just graded: nothing changed, so nobody is autograded."""
+    run = measure.run([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT], cwd=course, env=env(),
+                      log=log, timeout=timeout(deadline), sample_memory=False)
+    if run.timed_out or run.returncode != 0:
+        raise BenchError(f"the kit's second class run failed (exit {run.returncode}):\n{tail(log)}")
+    if "Autograded in this run: 0;" not in log.read_text(errors="replace"):
+        raise BenchError(f"the kit's second class run autograded submissions of an unchanged class:\n{tail(log)}")
+    return run.seconds
 
 
 def stock_side(tmp: Path, n: int, people, texts, cell_timeout: int | None, finish: bool = True,
@@ -307,7 +321,8 @@ def headline(both: list[tuple[int, Side, Side]], notebook_seconds: float) -> lis
     `throughput ratio:` is what one more submission costs, stock over kit: the grading step's marginal seconds
     per submission between the two largest sizes, so the fixed costs (start-up, and the infinite loop's 9 checks
     of 3 s of CPU, which bound the kit's grading step at any size: docs/scaling.md) cancel out.
-    `whole-job ratio:` is at the largest size: submissions to feedback pages and grades.csv.
+    `whole-job ratio:` is at the largest size: submissions to feedback pages and grades.csv; then how long a
+    second `make grade` on that class takes, unchanged (it autogrades no one: autograder/changes.py).
     """
     (n, kit, stock), lines = both[-1], []
     if len(both) > 1:
@@ -324,8 +339,9 @@ def headline(both: list[tuple[int, Side, Side]], notebook_seconds: float) -> lis
     else:
         lines.append(f"throughput ratio: not measured (needs two sizes on both sides; N={n} only)")
     lines.append(f"whole-job ratio: {stock.whole / kit.whole:.1f}")
-    # The time of a second `make grade` on the unchanged class of the largest size belongs here, once grading
-    # skips what has not changed.
+    if kit.again is not None:
+        lines.append(f"make grade again, unchanged class of {n}: {kit.again:.1f} s ({100 * kit.again / kit.whole:.0f}% "
+                     f"of the first)")
     lines.append(f"one notebook: {notebook_seconds:.2f} s")
     return lines
 

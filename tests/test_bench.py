@@ -39,17 +39,18 @@ def test_kit_and_stock_nbgrader_give_honest_submissions_the_same_full_marks(tmp_
     assert all(stock.scores["zero_grad_bug"]["test_zero_grad"] == 0 for stock in stocks)
 
 
-def side(grade: float, whole: float, but_slowest: float | None = None) -> Side:
-    return Side(grade=grade, whole=whole, peak_mb=0, peak_rss_mb=0, grade_but_slowest=but_slowest)
+def side(grade: float, whole: float, but_slowest: float | None = None, again: float | None = None) -> Side:
+    return Side(grade=grade, whole=whole, peak_mb=0, peak_rss_mb=0, grade_but_slowest=but_slowest, again=again)
 
 
 def test_the_bench_ends_with_the_throughput_ratio_between_the_two_largest_sizes_the_whole_job_and_one_notebook():
     both = [(25, side(33.0, 34.0), side(51.0, 58.0)), (100, side(42.0, 43.0), side(164.0, 174.0)),
-            (200, side(53.2, 54.8), side(333.2, 346.6))]
+            (200, side(53.2, 54.8, again=2.74), side(333.2, 346.6))]
     assert headline(both, 0.504) == [
         "one more submission, grading step, N=100->200: kit 0.112 s, stock 1.692 s",
         "throughput ratio: 15.1",
         "whole-job ratio: 6.3",
+        "make grade again, unchanged class of 200: 2.7 s (5% of the first)",
         "one notebook: 0.50 s",
     ]
 
