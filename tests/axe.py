@@ -28,10 +28,34 @@ def axe_results(page) -> dict:
     }""")
 
 
-def assert_readable(page, name: str) -> None:
-    """No critical or serious axe-core violation on the page; every violation is printed, the rest too."""
+def blocking_violations(page, name: str) -> list[dict]:
+    """The page's critical and serious axe-core violations (their first three elements); every violation is
+    printed, the rest too."""
     violations = axe_results(page)["violations"]
     for v in violations:
         print(f"[axe] {name}: {v['impact']} {v['id']} ({len(v['nodes'])}): {v['help']}")
-    blocking = [{**v, "nodes": v["nodes"][:3]} for v in violations if v["impact"] in BLOCKING]
+    return [{**v, "nodes": v["nodes"][:3]} for v in violations if v["impact"] in BLOCKING]
+
+
+def assert_readable(page, name: str) -> None:
+    """No critical or serious axe-core violation on the page."""
+    blocking = blocking_violations(page, name)
     assert not blocking, f"{name}: " + json.dumps(blocking, indent=1)
+
+
+def assert_page_readable(browser, url: str, name: str, login: str = "", ready: str = "") -> None:
+    """Open `url` in a fresh context (after `login`), once its requests are done, its tables drawn and `ready` (a
+    JavaScript expression) holds, and `assert_readable` it."""
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        if login:
+            page.goto(login, wait_until="load", timeout=30000)
+        page.goto(url, wait_until="networkidle", timeout=30000)
+        # the formgrader's tables say "Loading, please wait..." until its API answers and they are drawn
+        page.wait_for_function("!document.body.innerText.includes('Loading, please wait')", timeout=20000)
+        if ready:
+            page.wait_for_function(ready, timeout=30000)
+        assert_readable(page, name)
+    finally:
+        context.close()

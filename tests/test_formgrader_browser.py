@@ -14,6 +14,9 @@ and markup, which make grade refuses, and a notebook with an escape sequence in 
   reach /api/contents or /api/terminals, and no file may appear in the course root (a payload PUTs one
   through /api/contents with the _xsrf cookie). A control page, the same notebook rendered without
   SanitizeMarkdown, shows the payloads do run when nothing stops them;
+* issue 31: every formgrader page the kit serves (Manage Assignments, Manage Submissions, the Gradebook's three
+  levels, Manage Students and a student's two, the grading page) has no critical or serious axe-core violation
+  (tests/axe.py; the lists hold the hostile ids below, as text);
 * issue 18: two hostile ids and a hostile name, put in the gradebook through nbgrader's API, on Manage
   Students, a student's page, the Gradebook's list and the grading page, served with the kit's
   autograder.formgrader_guard: nothing runs, nothing reaches /api/contents, the ids read as text; the
@@ -38,6 +41,7 @@ import nbformat
 import pytest
 from markupsafe import escape
 from nbformat.v4 import new_output, new_raw_cell
+from axe import assert_page_readable, blocking_violations
 from test_catalogue_hostile import fresh_course
 from test_inert import CONTROLS, hostile_grade_id_notebook
 from test_sanitize_markdown import MARKER, PAYLOADS, active_content
@@ -454,3 +458,49 @@ def test_the_student_page_runs_the_id_without_the_guard(browser, tmp_path):
         page.write_text(env.get_template("manage_students_assignments.tpl").render(base_url="", student_id=student))
         seen = visit(browser, page.as_uri())
         assert MARKER in seen["title"], (student[:12], seen["console"][:5])
+
+
+def readable_pages(course: Path) -> dict[str, str]:
+    """Every formgrader page the kit serves, by name: its path from the server's root (the honest student's)."""
+    from nbgrader.api import Gradebook
+
+    stem = Path(NOTEBOOK).stem
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
+        submission_id = gb.find_submission_notebook(stem, ASSIGNMENT.name, HONEST).id
+    return {
+        "manage-assignments": "/formgrader",
+        "manage-submissions": f"/formgrader/manage_submissions/{ASSIGNMENT.name}",
+        "gradebook": "/formgrader/gradebook",
+        "gradebook-assignment": f"/formgrader/gradebook/{ASSIGNMENT.name}",
+        "gradebook-notebook": f"/formgrader/gradebook/{ASSIGNMENT.name}/{stem}",
+        "manage-students": "/formgrader/manage_students",
+        "student": f"/formgrader/manage_students/{HONEST}",
+        "student-assignment": f"/formgrader/manage_students/{HONEST}/{ASSIGNMENT.name}",
+        "grading": f"/formgrader/submissions/{submission_id}/",
+    }
+
+
+@pytest.mark.parametrize("name", ["manage-assignments", "manage-submissions", "gradebook", "gradebook-assignment",
+                                  "gradebook-notebook", "manage-students", "student", "student-assignment", "grading"])
+def test_every_formgrader_page_reads_for_everyone(graded, server, browser, name):
+    """No critical or serious axe-core violation (a lang, contrast, links told apart by more than colour, labelled
+    score fields, named icon links, landmarks, list markup) on each page, as the instructor opens it."""
+    base, token = server
+    ready = "document.querySelector('input.score')" if name == "grading" else ""
+    assert_page_readable(browser, base + readable_pages(graded)[name], name, login=f"{base}/api/status?token={token}",
+                         ready=ready)
+
+
+def test_nbgraders_own_grading_page_does_not_read_for_everyone(graded, browser, tmp_path):
+    """Control for the test above: the same submission on nbgrader's own `formgrade` template, opened from a file,
+    has the violations the kit's template removes (no lang, score fields without a name)."""
+    page_file = tmp_path / "stock-grading.html"
+    page_file.write_text(formgrade_html(graded, HONEST))
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(page_file.as_uri(), wait_until="load", timeout=30000)
+        found = {v["id"] for v in blocking_violations(page, "nbgrader's grading page")}
+    finally:
+        context.close()
+    assert {"html-has-lang", "label"} <= found, found
