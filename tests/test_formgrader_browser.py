@@ -5,7 +5,7 @@ A class (the reference, the reference whose markdown is all payloads, a folder n
 and markup, which make grade refuses, and a notebook with an escape sequence in a grade_id) is graded by
 `python -m autograder class` on a fresh course copy. Then:
 
-* always: the formgrader page (nbgrader's own `formgrade` template over the autograded notebook) and the
+* always: the formgrader page (the kit's `kit_formgrade` template over the autograded notebook) and the
   feedback page of the hostile student hold nothing active that the honest student's pages do not
   (script elements, on* attributes, active URLs, iframes, forms, style attributes; parsed with html.parser);
 * with a browser (Debian's /usr/bin/chromium, driven by Playwright; skipped, saying why, without one):
@@ -39,9 +39,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from axe import assert_page_readable, blocking_violations
 from markupsafe import escape
 from nbformat.v4 import new_output, new_raw_cell
-from axe import assert_page_readable, blocking_violations
 from test_catalogue_hostile import fresh_course
 from test_inert import CONTROLS, hostile_grade_id_notebook
 from test_sanitize_markdown import MARKER, PAYLOADS, active_content
@@ -123,20 +123,24 @@ def graded(graded_run):
     return graded_run[0]
 
 
-def formgrade_html(course: Path, student: str, notebook: Path | None = None) -> str:
-    """The formgrader's page for `student`, rendered as its SubmissionHandler renders it (no server)."""
+def formgrade_html(course: Path, student: str, notebook: Path | None = None, kit: bool = True) -> str:
+    """The formgrader's page for `student`, rendered as its SubmissionHandler renders it (no server): with the
+    template the kit serves (autograder/formgrader_pages.py), or with nbgrader's own `formgrade` (`kit=False`)."""
     from nbconvert.exporters import HTMLExporter
     from nbgrader.server_extensions.formgrader import handlers
     from traitlets.config import Config
 
+    from autograder.formgrader_pages import kit_exporter
+
     config = Config()
     config.HTMLExporter.template_name = "formgrade"
     config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    exporter = HTMLExporter(config=config)
     notebook = notebook or course / "autograded" / student / ASSIGNMENT.name / NOTEBOOK
     resources = {"assignment_id": ASSIGNMENT.name, "notebook_id": Path(NOTEBOOK).stem, "submission_id": "x",
                  "index": 0, "total": 2, "base_url": "", "student": student, "last_name": None,
                  "first_name": None, "notebook_path": "/" + str(notebook.relative_to(course))}
-    html, _ = HTMLExporter(config=config).from_filename(str(notebook), resources=resources)
+    html, _ = (kit_exporter(exporter) if kit else exporter).from_filename(str(notebook), resources=resources)
     return html
 
 
@@ -495,7 +499,7 @@ def test_nbgraders_own_grading_page_does_not_read_for_everyone(graded, browser, 
     """Control for the test above: the same submission on nbgrader's own `formgrade` template, opened from a file,
     has the violations the kit's template removes (no lang, score fields without a name)."""
     page_file = tmp_path / "stock-grading.html"
-    page_file.write_text(formgrade_html(graded, HONEST))
+    page_file.write_text(formgrade_html(graded, HONEST, kit=False))
     context = browser.new_context()
     page = context.new_page()
     try:
