@@ -249,6 +249,31 @@ def test_the_guard_makes_nbgrader_show_a_hostile_id_as_text(graded, guarded):
         assert {page for page, _ in ran} == {"student", "grading"}, ran
 
 
+@pytest.mark.parametrize("guard_first", [True, False], ids=["guard first", "guard last"])
+def test_the_formgrader_pages_come_from_the_kits_templates(graded, guard_first):
+    """autograder.formgrader_pages, in either order with the guard: the .tpl pages extend the kit's base.tpl (a lang,
+    landmarks) and stay escaped, and the grading page is kit_formgrade's (named score fields), its names escaped."""
+    from autograder.formgrader_guard import guard
+    from autograder.formgrader_pages import use_kit_templates
+
+    env, exporter = nbgrader_pages(guarded=False)
+    settings = {"nbgrader_jinja2_env": env, "nbgrader_exporter": exporter}
+    for adjust in ((guard, use_kit_templates) if guard_first else (use_kit_templates, guard)):
+        assert adjust(settings)
+    before = (env.loader, settings["nbgrader_exporter"].exporter)  # the guard's wrapper, in either order
+    assert use_kit_templates(settings) and (env.loader, settings["nbgrader_exporter"].exporter) == before
+    student = env.get_template("manage_students_assignments.tpl").render(base_url="", student_id=HOSTILE_IDS[1])
+    assert '<html lang="en">' in student and "<main" in student and 'role="none"' in student
+    assert HOSTILE_IDS[1] not in student and str(escape(HOSTILE_IDS[1])) in student
+    notebook = graded / "autograded" / HONEST / ASSIGNMENT.name / NOTEBOOK
+    resources = {"assignment_id": ASSIGNMENT.name, "notebook_id": Path(NOTEBOOK).stem, "submission_id": "x",
+                 "index": 0, "total": 2, "base_url": "", "student": HOSTILE_IDS[1], "last_name": None,
+                 "first_name": None, "notebook_path": f"/autograded/{HONEST}/{NOTEBOOK}"}
+    grading = settings["nbgrader_exporter"].from_filename(str(notebook), resources=resources)[0]
+    assert '<html lang="en">' in grading and 'aria-label="Score for answer_zeroing, out of 2.0"' in grading
+    assert HOSTILE_IDS[1] not in grading and str(escape(HOSTILE_IDS[1])) in grading
+
+
 # ------------------------------------------------------------------------------ in a browser
 
 
