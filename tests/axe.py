@@ -43,9 +43,11 @@ def assert_readable(page, name: str) -> None:
     assert not blocking, f"{name}: " + json.dumps(blocking, indent=1)
 
 
-def assert_page_readable(browser, url: str, name: str, login: str = "", ready: str = "") -> None:
-    """Open `url` in a fresh context (after `login`), once its requests are done, its tables drawn and `ready` (a
-    JavaScript expression) holds, and `assert_readable` it."""
+def assert_page_readable(browser, url: str, name: str, login: str = "", clicks: tuple[str, ...] = (),
+                         ready: str = "") -> None:
+    """Open `url` in a fresh context (after `login`); once its requests are done and its tables drawn, click
+    `clicks` (selectors: a dialog, a folding panel), wait until `ready` (a JavaScript expression) holds, and
+    `assert_readable` the page."""
     context = browser.new_context()
     page = context.new_page()
     try:
@@ -54,6 +56,8 @@ def assert_page_readable(browser, url: str, name: str, login: str = "", ready: s
         page.goto(url, wait_until="networkidle", timeout=30000)
         # the formgrader's tables say "Loading, please wait..." until its API answers and they are drawn
         page.wait_for_function("!document.body.innerText.includes('Loading, please wait')", timeout=20000)
+        for selector in clicks:
+            page.locator(selector).first.click()
         if ready:
             page.wait_for_function(ready, timeout=30000)
         assert_readable(page, name)

@@ -15,8 +15,8 @@ and markup, which make grade refuses, and a notebook with an escape sequence in 
   through /api/contents with the _xsrf cookie). A control page, the same notebook rendered without
   SanitizeMarkdown, shows the payloads do run when nothing stops them;
 * issue 31: every formgrader page the kit serves (Manage Assignments, Manage Submissions, the Gradebook's three
-  levels, Manage Students and a student's two, the grading page) has no critical or serious axe-core violation
-  (tests/axe.py; the lists hold the hostile ids below, as text);
+  levels, Manage Students and a student's two, the grading page), with its dialogs and folding panels open, has
+  no critical or serious axe-core violation (tests/axe.py; the lists hold the hostile ids below, as text);
 * issue 18: two hostile ids and a hostile name, put in the gradebook through nbgrader's API, on Manage
   Students, a student's page, the Gradebook's list and the grading page, served with the kit's
   autograder.formgrader_guard: nothing runs, nothing reaches /api/contents, the ids read as text; the
@@ -509,15 +509,37 @@ def readable_pages(course: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("name", ["manage-assignments", "manage-submissions", "gradebook", "gradebook-assignment",
-                                  "gradebook-notebook", "manage-students", "student", "student-assignment", "grading"])
+# What a page's state needs before the check: clicks (a dialog, the folding panels), then a JavaScript condition.
+DIALOG_SHOWN = "document.querySelector('.modal.in') && getComputedStyle(document.querySelector('.modal.in')).opacity == 1"
+PAGE_STATES = {
+    "manage-assignments": ((), ""),
+    "manage-assignments, instructions open": (("#headingOne a",), "document.querySelector('#collapseOne.in')"),
+    "manage-assignments, configuration open": (("#headingConfig a",), "document.querySelector('#collapseConfig.in')"),
+    "manage-assignments, editing": (("td.edit a",), DIALOG_SHOWN),
+    "manage-assignments, adding": (("a:has-text('Add new assignment')",), DIALOG_SHOWN),
+    "manage-submissions": ((), ""),
+    "gradebook": ((), ""),
+    "gradebook-assignment": ((), ""),
+    "gradebook-notebook": ((), ""),
+    "manage-students": ((), ""),
+    "manage-students, adding": (("a:has-text('Add new student')",), DIALOG_SHOWN),
+    "manage-students, editing": (("td.edit a",), DIALOG_SHOWN),
+    "student": ((), ""),
+    "student-assignment": ((), ""),
+    "grading": ((), "document.querySelector('input.score')"),
+    "grading, help": ((".help",), DIALOG_SHOWN),
+}
+
+
+@pytest.mark.parametrize("name", list(PAGE_STATES))
 def test_every_formgrader_page_reads_for_everyone(graded, server, browser, name):
     """No critical or serious axe-core violation (a lang, contrast, links told apart by more than colour, labelled
-    score fields, named icon links, landmarks, list markup) on each page, as the instructor opens it."""
+    score fields, named icon links and dialogs, landmarks, list markup) on each page, as the instructor opens it,
+    and with its dialogs and folding panels open."""
     base, token = server
-    ready = "document.querySelector('input.score')" if name == "grading" else ""
-    assert_page_readable(browser, base + readable_pages(graded)[name], name, login=f"{base}/api/status?token={token}",
-                         ready=ready)
+    clicks, ready = PAGE_STATES[name]
+    assert_page_readable(browser, base + readable_pages(graded)[name.split(",")[0]], name,
+                         login=f"{base}/api/status?token={token}", clicks=clicks, ready=ready)
 
 
 def test_nbgraders_own_grading_page_does_not_read_for_everyone(graded, browser, tmp_path):

@@ -1,7 +1,8 @@
 {#- nbgrader 0.9.6's base.tpl (server_extensions/formgrader/templates), which every formgrader page extends, as the
     kit serves it (autograder/formgrader_pages.py): a lang, the sidebar a navigation landmark whose list holds only
     its items, the page's body a main landmark, readable.css (contrast, underlined links), folding panels without
-    tab roles, and a name for each icon-only link nbgrader's tables draw. The rest is nbgrader's. -#}
+    tab roles, and a name for each icon-only link, dialog and dialog field nbgrader's scripts draw. The rest is
+    nbgrader's. -#}
 <!doctype html>
 <html lang="en">
 <head>
@@ -28,18 +29,7 @@
   {% include 'readable.css' %}
   </style>
   <script>
-  // nbgrader's tables draw links that hold only an icon (a pencil, a flash, an envelope), which a screen reader
-  // cannot name: each is named by its column's heading and its row's first cell ("Edit dl01_6_3").
-  function kitNameIconLinks() {
-    document.querySelectorAll("td a:not([aria-label]), td button:not([aria-label])").forEach(function (link) {
-      var cell = link.closest("td"), table = link.closest("table");
-      if (link.textContent.trim() || !table.tHead || !table.tHead.rows.length) return;
-      var heading = table.tHead.rows[0].cells[cell.cellIndex], first = cell.parentElement.cells[0];
-      var name = [heading ? heading.textContent : "", first !== cell ? first.textContent : ""].join(" ");
-      link.setAttribute("aria-label", name.replace(/\s+/g, " ").trim());
-    });
-  }
-  new MutationObserver(kitNameIconLinks).observe(document.documentElement, {childList: true, subtree: true});
+  {% include 'name_controls.js' %}
   </script>
 
   {%- block head -%}
@@ -109,12 +99,13 @@
         {%- block body -%}
         {%- block breadcrumbs -%}
         {%- endblock -%}
-        {#- Manage Assignments' and Manage Submissions' folding panels without their tab roles: nbgrader makes each
-            panel's heading a tab that holds a link (a control inside a control, which a screen reader cannot tell
-            apart). The link alone folds and unfolds its panel, as before. (`| safe`: under autoescape the page is
-            Markup, whose replace would escape plain text.) -#}
-        {%- filter replace(' role="tablist" aria-multiselectable="true"' | safe, '') | replace(' role="tabpanel"' | safe, '')
-                   | replace(' role="tab"' | safe, '') -%}
+        {#- Manage Assignments' and Manage Submissions' folding panels without their tab and tablist roles: nbgrader
+            makes each panel's heading a tab that holds a link (a control inside a control, which a screen reader
+            cannot tell apart). The link alone folds and unfolds its panel, as before. The configuration, a box that
+            scrolls, takes the keyboard's focus. (`| safe`: under autoescape the page is Markup, whose replace would
+            escape plain text.) -#}
+        {%- filter replace(' role="tablist" aria-multiselectable="true"' | safe, '') | replace(' role="tab"' | safe, '')
+                   | replace('<pre class="panel-body">' | safe, '<pre class="panel-body" tabindex="0">' | safe) -%}
         {%- block messages -%}
         {%- endblock -%}
         {%- endfilter -%}
