@@ -104,9 +104,16 @@ grades-lms: $(VENV)/.installed
 report: $(VENV)/.installed
 	$(PY) -m autograder report --assignment $(ASSIGNMENT)
 
+# The browser tests' accessibility checker (tests/axe.py): axe-core, pinned by tests/package-lock.json, from the
+# npm registry into tests/node_modules. Without npm the browser tests skip that check, saying so.
+AXE := tests/node_modules/axe-core/axe.min.js
+$(AXE): tests/package-lock.json
+	@if command -v npm >/dev/null; then npm ci --prefix tests --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "no npm: the browser tests skip their accessibility checks (apt-get install npm)"; fi
+
 # TESTS=...: some test files or options instead of all of tests/ (make test-machines runs a subset).
 TESTS ?= tests
-test: $(VENV)/.installed $(VENV)/.test-installed
+test: $(VENV)/.installed $(VENV)/.test-installed $(AXE)
 	$(PY) -m pytest $(TESTS)
 
 # A maintainer's quick check (docs/maintainers.md): the linter and type checker, then every test not marked slow

@@ -35,3 +35,5 @@ from pathlib import Path  # noqa: E402 (kept beside the set-up they serve)
 
 sys.path.append(str(Path(__file__).resolve().parent))
 c.ServerApp.jpserver_extensions.update({"autograder.formgrader_guard": True})
+# and every page reads for everyone (a lang, contrast, labelled fields, landmarks: autograder/formgrader_pages.py).
+c.ServerApp.jpserver_extensions.update({"autograder.formgrader_pages": True})

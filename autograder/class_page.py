@@ -178,7 +178,7 @@ def render(data: ClassData, top: int = 15) -> str:
 <style>body{{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:0.2em 0.5em;text-align:left}}
 img{{max-width:100%}}</style></head>
-<body>
+<body><main>
 <h1>{e(data.assignment)}: class report</h1>
 <p id="summary">{counted(n, 'student')}; mean autograded score {mean_points(list(data.scores.values()))} of {data.max_auto:g}; {len(data.not_graded)} could not be
 graded; {len(data.limits)} hit a limit. Written answers are graded by hand and not counted here.</p>
@@ -197,7 +197,7 @@ parts. These are the class's common mistakes.</p>
 <ul id="not-graded">{ungraded or '<li>none</li>'}</ul>
 <h2>Late</h2>
 <ul id="late">{late or '<li>none</li>'}</ul>
-</body></html>
+</main></body></html>
 """
 
 

@@ -124,9 +124,9 @@ def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, r
     folder.mkdir(parents=True, exist_ok=True)
     page = Path(assignment.notebook_name).with_suffix(".html").name
     (folder / page).write_text(
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{assignment.name}</title></head><body>"
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{assignment.name}</title></head><body><main>"
         f"<h1>{html.escape(assignment.name)}: not graded</h1><p>{html.escape(reason)}</p>"
-        f"<p>{GRADER_FAULT_ADVICE if grader_fault else RESUBMIT_ADVICE}</p></body></html>\n"
+        f"<p>{GRADER_FAULT_ADVICE if grader_fault else RESUBMIT_ADVICE}</p></main></body></html>\n"
     )
 
 

@@ -7,7 +7,8 @@
   pinned `jupyter-server-mathjax` package, copied once into feedback/_static/mathjax/, which each page loads
   by a relative path, so maths renders from file:// with no network.
 * `FeedbackGrades` (in c.GenerateFeedback.preprocessors, in place of nbgrader's GetGrades): GetGrades, plus
-  whether each grade still waits for a grader (`needs_manual_grade`), which the template shows.
+  whether each grade still waits for a grader (`needs_manual_grade`) and the points that wait, which the template
+  shows (the total is out of the points graded so far, the rest named as not graded yet).
 * `StripRubric`: the rubric `AddRubric` (autograder/preprocessors/rubric.py) put into the autograded copy
   for the formgrader never reaches a student's page.
 
@@ -32,7 +33,7 @@ from typing import Any
 
 from bs4 import BeautifulSoup
 from bs4.builder import HTMLTreeBuilder
-from jinja2 import pass_context
+from jinja2 import FileSystemLoader, pass_context
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
@@ -44,6 +45,7 @@ from .gradebook_lookups import LookupsPrefetched
 from .settings import GraderSettings
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+READABLE = TEMPLATES / "readable"  # readable.css: contrast, links and wrapping every page of the kit shares
 MATHJAX_DIR = "_static/mathjax"  # under feedback/
 MATHJAX_QUERY = "?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 
@@ -230,6 +232,10 @@ class FeedbackExporter(ValidatesOnce, HTMLExporter):
     def _template_name_default(self):
         return "kit_feedback"
 
+    @default("extra_loaders")
+    def _extra_loaders_default(self):
+        return [FileSystemLoader(READABLE)]  # readable.css, which the formgrader's pages share (formgrader_pages.py)
+
     def _init_resources(self, resources):
         resources = super()._init_resources(resources)
         info = resources.get("nbgrader", {})
@@ -293,6 +299,16 @@ class FeedbackGrades(LookupsPrefetched, GetGrades):
     """GetGrades, and whether each grade still waits for the formgrader; the notebook's grades and comments read
     at once (autograder/gradebook_lookups.py)."""
 
+    _not_graded = 0.0  # points of this notebook's grades that wait for a grader
+
+    def preprocess(self, nb, resources):
+        """GetGrades.preprocess, and the points still waiting for a grader (`kit_not_graded`), which the page's
+        total names instead of counting them as zero."""
+        self._not_graded = 0.0
+        nb, resources = super().preprocess(nb, resources)
+        resources["nbgrader"]["kit_not_graded"] = self._not_graded
+        return nb, resources
+
     def _get_score(self, cell, resources) -> None:
         """GetGrades._get_score (nbgrader 0.9.6), reading needs_manual_grade from the same row: one query a grade."""
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
@@ -300,3 +316,4 @@ class FeedbackGrades(LookupsPrefetched, GetGrades):
         cell.metadata.nbgrader["score"] = grade.score
         cell.metadata.nbgrader["points"] = grade.max_score
         cell.metadata.setdefault("kit", {})["needs_manual_grade"] = bool(grade.needs_manual_grade)
+        self._not_graded += grade.max_score if grade.needs_manual_grade else 0.0

@@ -2,7 +2,9 @@
 
 The page is checked with html.parser (structure, every plot a PNG), and rendered in headless Chromium
 (Debian's /usr/bin/chromium through Playwright, as tests/test_formgrader_browser.py does): no console
-error, every plot shown. Without a browser that part is skipped, saying so; the html.parser checks ran.
+error, every plot shown, and neither it nor the page a student who could not be graded gets has a critical or
+serious axe-core violation (tests/axe.py). Without a browser that part is skipped, saying so; the html.parser
+checks ran.
 """
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ import base64
 import subprocess
 import sys
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
+from axe import assert_page_readable
 from test_formgrader_browser import browser  # noqa: F401 (the fixture: Debian's Chromium, or a skip that says why)
 
 from autograder.demo import write_demo_class
@@ -182,3 +186,11 @@ def test_the_page_renders_in_a_browser(report, browser):  # noqa: F811 (the fixt
     assert not errors, errors
     assert len(widths) == 2 and all(width > 0 for width in widths), widths
     assert title == f"{ASSIGNMENT.name}: class report"
+
+
+@pytest.mark.parametrize("name", ["class page", "not-graded page"])
+def test_the_pages_read_for_everyone(report, browser, name):  # noqa: F811 (the fixture imported above)
+    course, page_path = report
+    if name == "not-graded page":  # the feedback page of a student whose file is not a notebook
+        page_path = course / "feedback" / BROKEN / ASSIGNMENT.name / Path(NOTEBOOK).with_suffix(".html").name
+    assert_page_readable(browser, page_path.as_uri(), name)

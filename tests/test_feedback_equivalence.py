@@ -71,13 +71,21 @@ OUTPUT_DIVS = ("jp-OutputArea-output", "output_area", "output_subarea")
 
 
 class BeforeGrades(GetGrades):
-    """FeedbackGrades as it was: nbgrader's _get_score, then the same row read again."""
+    """FeedbackGrades as it was: nbgrader's _get_score, then the same row read again (and the points that wait for
+    a grader added up, for the total)."""
+
+    def preprocess(self, nb, resources):
+        self.not_graded = 0.0
+        nb, resources = super().preprocess(nb, resources)
+        resources["nbgrader"]["kit_not_graded"] = self.not_graded
+        return nb, resources
 
     def _get_score(self, cell, resources) -> None:
         super()._get_score(cell, resources)
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
                                           self.assignment_id, self.student_id)
         cell.metadata.setdefault("kit", {})["needs_manual_grade"] = bool(grade.needs_manual_grade)
+        self.not_graded += grade.max_score if grade.needs_manual_grade else 0.0
 
 
 class Stock(FeedbackExporter):

@@ -8,22 +8,29 @@ class's written answers, is graded by `python -m autograder class` on a fresh co
   feedback/_static/mathjax (present) and no script comes from the network, and no rubric reaches the page;
   the autograded copy (what the formgrader shows) holds each written answer's rubric; the demo answers hold
   no model answer, solution marker or mark scheme;
+* issue 31: the total counts no point that waits for a grader as zero (it is out of the points graded so far and
+  names the rest), and after hand grading it is the whole score; a grader's comment is named in the index by
+  the answer it is on, never a bare "Comment";
 * with a browser (/usr/bin/chromium through Playwright; skipped, saying why, without one): the page opened
   from file:// with every other request aborted typesets its maths (MathJax elements, no raw `$\\mathbf{w}$`),
-  clips no FAIL line (scrollWidth <= clientWidth), logs no console error; and the formgrader's grading page,
-  served by `jupyter server`, shows the rubric text beside the student's answer.
+  clips no FAIL line (scrollWidth <= clientWidth), logs no console error, and has no critical or serious
+  axe-core violation (tests/axe.py); and the formgrader's grading page, served by `jupyter server`, shows the
+  rubric text beside the student's answer.
 """
 from __future__ import annotations
 
 import json
 import re
 import shutil
+import subprocess
+import sys
 import time
 from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 import pytest
+from axe import assert_page_readable
 from test_catalogue_hostile import fresh_course
 from test_formgrader_browser import browser, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
 
@@ -75,13 +82,54 @@ class _Scripts(HTMLParser):
 
 def test_the_index_names_each_part_with_its_score(graded):
     page = feedback_page(graded, "grace").read_text()
-    toc = page[page.index('<div id="toc">'):page.index("</ol>", page.index('<div id="toc">'))]
+    toc = page[page.index('<nav id="toc"'):page.index("</ol>", page.index('<nav id="toc"'))]
     for part in PARTS:
         assert re.search(rf"<code>{part}</code></a> \(Score: [0-9.]+ / [0-9.]+\)", toc), part
     for answer in WRITTEN:
         assert re.search(rf"<code>{answer}</code></a> \(<span class=\"not-graded\">not graded yet", toc), answer
     assert "Test cell" not in toc and "Written response" not in toc
     assert "Score: 0.0 / 2.0" not in page, "a written answer not graded yet shows a score"
+
+
+def heading(page: str) -> str:
+    """The page's title line: the notebook and its total, as text."""
+    return " ".join(re.sub(r"<[^>]+>", "", page[page.index("<h1"):page.index("</h1>")]).split())
+
+
+def test_the_total_names_the_points_not_graded_yet(graded):
+    """Before hand grading: the written answers' 6 points are named, not counted as zero in a total out of 24."""
+    title = heading(feedback_page(graded, "grace").read_text())
+    written = sum(c.metadata.nbgrader.points for c in ASSIGNMENT.source.cells
+                  if c.metadata.get("nbgrader", {}).get("grade_id") in WRITTEN)
+    match = re.search(r"Score: ([0-9.]+) / ([0-9.]+) graded so far; ([0-9.]+) more points not graded yet "
+                      r"\(graded by hand\), ([0-9.]+) in all", title)
+    assert match, title
+    score, graded_so_far, waiting, total = map(float, match.groups())
+    assert (graded_so_far, waiting, total) == (total - written, written, 24.0) and score <= graded_so_far, title
+
+
+def test_comments_and_hand_grades_reach_the_index_and_the_total(graded):
+    """A grader's comment on a written answer and on a code answer, and one answer graded by hand: the index names
+    each comment by its answer (no bare "Comment"), the total is out of the points graded so far."""
+    from nbgrader.api import Gradebook
+
+    stem = Path(NOTEBOOK).stem
+    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}", "dl01") as gb:
+        for grade_id in ("answer_zeroing", "sgd"):
+            gb.find_comment(grade_id, stem, ASSIGNMENT.name, "ada").manual_comment = "Well argued."
+        grade = gb.find_grade("answer_zeroing", stem, ASSIGNMENT.name, "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.5, False
+        gb.db.commit()
+    run = subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "generate_feedback", ASSIGNMENT.name,
+                          "--student", "ada", "--force"], cwd=graded, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    page = feedback_page(graded, "ada").read_text()
+    toc = page[page.index('<nav id="toc"'):page.index("</ol>", page.index('<nav id="toc"'))]
+    assert ">Comment<" not in toc, toc
+    assert re.search(r"<code>answer_zeroing</code></a> \(Score: 1.5 / 2.0\), <a href=\"#comment-answer_zeroing\">"
+                     r"with a comment</a>", toc), toc
+    assert '<a href="#comment-sgd">Comment on your answer <code>sgd</code></a>' in toc, toc
+    assert "Score: 19.5 / 20.0 graded so far; 4.0 more points not graded yet" in heading(page), heading(page)
 
 
 def test_fail_lines_have_a_style_of_their_own(graded):
@@ -181,6 +229,15 @@ def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noq
     assert fails and all(color != "rgb(0, 0, 0)" and weight in ("700", "bold") for color, weight in fails), fails
     assert not errors, errors
     assert not blocked, f"the page asked the network for {blocked}"
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_the_feedback_page_reads_for_everyone(graded, browser, student):  # noqa: F811 (the fixture imported above)
+    """No critical or serious axe-core violation (a lang, contrast, links told apart by more than colour,
+    landmarks) on the page as the student reads it: opened from file://, its maths typeset."""
+    assert_page_readable(browser, feedback_page(graded, student).as_uri(), f"feedback page ({student})",
+                         ready="window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 && "
+                               "document.querySelector('.MathJax, .MathJax_CHTML, .MathJax_Display')")
 
 
 def test_the_formgrader_shows_the_rubric_beside_the_answer_in_a_browser(graded, server, browser):  # noqa: F811 (the fixtures imported above)

@@ -5,7 +5,7 @@ A class (the reference, the reference whose markdown is all payloads, a folder n
 and markup, which make grade refuses, and a notebook with an escape sequence in a grade_id) is graded by
 `python -m autograder class` on a fresh course copy. Then:
 
-* always: the formgrader page (nbgrader's own `formgrade` template over the autograded notebook) and the
+* always: the formgrader page (the kit's `kit_formgrade` template over the autograded notebook) and the
   feedback page of the hostile student hold nothing active that the honest student's pages do not
   (script elements, on* attributes, active URLs, iframes, forms, style attributes; parsed with html.parser);
 * with a browser (Debian's /usr/bin/chromium, driven by Playwright; skipped, saying why, without one):
@@ -14,6 +14,9 @@ and markup, which make grade refuses, and a notebook with an escape sequence in 
   reach /api/contents or /api/terminals, and no file may appear in the course root (a payload PUTs one
   through /api/contents with the _xsrf cookie). A control page, the same notebook rendered without
   SanitizeMarkdown, shows the payloads do run when nothing stops them;
+* issue 31: every formgrader page the kit serves (Manage Assignments, Manage Submissions, the Gradebook's three
+  levels, Manage Students and a student's two, the grading page), with its dialogs and folding panels open, has
+  no critical or serious axe-core violation (tests/axe.py; the lists hold the hostile ids below, as text);
 * issue 18: two hostile ids and a hostile name, put in the gradebook through nbgrader's API, on Manage
   Students, a student's page, the Gradebook's list and the grading page, served with the kit's
   autograder.formgrader_guard: nothing runs, nothing reaches /api/contents, the ids read as text; the
@@ -36,6 +39,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from axe import assert_page_readable, blocking_violations
 from markupsafe import escape
 from nbformat.v4 import new_output, new_raw_cell
 from test_catalogue_hostile import fresh_course
@@ -119,20 +123,24 @@ def graded(graded_run):
     return graded_run[0]
 
 
-def formgrade_html(course: Path, student: str, notebook: Path | None = None) -> str:
-    """The formgrader's page for `student`, rendered as its SubmissionHandler renders it (no server)."""
+def formgrade_html(course: Path, student: str, notebook: Path | None = None, kit: bool = True) -> str:
+    """The formgrader's page for `student`, rendered as its SubmissionHandler renders it (no server): with the
+    template the kit serves (autograder/formgrader_pages.py), or with nbgrader's own `formgrade` (`kit=False`)."""
     from nbconvert.exporters import HTMLExporter
     from nbgrader.server_extensions.formgrader import handlers
     from traitlets.config import Config
 
+    from autograder.formgrader_pages import kit_exporter
+
     config = Config()
     config.HTMLExporter.template_name = "formgrade"
     config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    exporter = HTMLExporter(config=config)
     notebook = notebook or course / "autograded" / student / ASSIGNMENT.name / NOTEBOOK
     resources = {"assignment_id": ASSIGNMENT.name, "notebook_id": Path(NOTEBOOK).stem, "submission_id": "x",
                  "index": 0, "total": 2, "base_url": "", "student": student, "last_name": None,
                  "first_name": None, "notebook_path": "/" + str(notebook.relative_to(course))}
-    html, _ = HTMLExporter(config=config).from_filename(str(notebook), resources=resources)
+    html, _ = (kit_exporter(exporter) if kit else exporter).from_filename(str(notebook), resources=resources)
     return html
 
 
@@ -239,6 +247,31 @@ def test_the_guard_makes_nbgrader_show_a_hostile_id_as_text(graded, guarded):
         assert not ran, ran
     else:  # the control: each page runs one of them
         assert {page for page, _ in ran} == {"student", "grading"}, ran
+
+
+@pytest.mark.parametrize("guard_first", [True, False], ids=["guard first", "guard last"])
+def test_the_formgrader_pages_come_from_the_kits_templates(graded, guard_first):
+    """autograder.formgrader_pages, in either order with the guard: the .tpl pages extend the kit's base.tpl (a lang,
+    landmarks) and stay escaped, and the grading page is kit_formgrade's (named score fields), its names escaped."""
+    from autograder.formgrader_guard import guard
+    from autograder.formgrader_pages import use_kit_templates
+
+    env, exporter = nbgrader_pages(guarded=False)
+    settings = {"nbgrader_jinja2_env": env, "nbgrader_exporter": exporter}
+    for adjust in ((guard, use_kit_templates) if guard_first else (use_kit_templates, guard)):
+        assert adjust(settings)
+    before = (env.loader, settings["nbgrader_exporter"].exporter)  # the guard's wrapper, in either order
+    assert use_kit_templates(settings) and (env.loader, settings["nbgrader_exporter"].exporter) == before
+    student = env.get_template("manage_students_assignments.tpl").render(base_url="", student_id=HOSTILE_IDS[1])
+    assert '<html lang="en">' in student and "<main" in student and 'role="none"' in student
+    assert HOSTILE_IDS[1] not in student and str(escape(HOSTILE_IDS[1])) in student
+    notebook = graded / "autograded" / HONEST / ASSIGNMENT.name / NOTEBOOK
+    resources = {"assignment_id": ASSIGNMENT.name, "notebook_id": Path(NOTEBOOK).stem, "submission_id": "x",
+                 "index": 0, "total": 2, "base_url": "", "student": HOSTILE_IDS[1], "last_name": None,
+                 "first_name": None, "notebook_path": f"/autograded/{HONEST}/{NOTEBOOK}"}
+    grading = settings["nbgrader_exporter"].from_filename(str(notebook), resources=resources)[0]
+    assert '<html lang="en">' in grading and 'aria-label="Score for answer_zeroing, out of 2.0"' in grading
+    assert HOSTILE_IDS[1] not in grading and str(escape(HOSTILE_IDS[1])) in grading
 
 
 # ------------------------------------------------------------------------------ in a browser
@@ -454,3 +487,71 @@ def test_the_student_page_runs_the_id_without_the_guard(browser, tmp_path):
         page.write_text(env.get_template("manage_students_assignments.tpl").render(base_url="", student_id=student))
         seen = visit(browser, page.as_uri())
         assert MARKER in seen["title"], (student[:12], seen["console"][:5])
+
+
+def readable_pages(course: Path) -> dict[str, str]:
+    """Every formgrader page the kit serves, by name: its path from the server's root (the honest student's)."""
+    from nbgrader.api import Gradebook
+
+    stem = Path(NOTEBOOK).stem
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "dl01") as gb:
+        submission_id = gb.find_submission_notebook(stem, ASSIGNMENT.name, HONEST).id
+    return {
+        "manage-assignments": "/formgrader",
+        "manage-submissions": f"/formgrader/manage_submissions/{ASSIGNMENT.name}",
+        "gradebook": "/formgrader/gradebook",
+        "gradebook-assignment": f"/formgrader/gradebook/{ASSIGNMENT.name}",
+        "gradebook-notebook": f"/formgrader/gradebook/{ASSIGNMENT.name}/{stem}",
+        "manage-students": "/formgrader/manage_students",
+        "student": f"/formgrader/manage_students/{HONEST}",
+        "student-assignment": f"/formgrader/manage_students/{HONEST}/{ASSIGNMENT.name}",
+        "grading": f"/formgrader/submissions/{submission_id}/",
+    }
+
+
+# What a page's state needs before the check: clicks (a dialog, the folding panels), then a JavaScript condition.
+DIALOG_SHOWN = "document.querySelector('.modal.in') && getComputedStyle(document.querySelector('.modal.in')).opacity == 1"
+PAGE_STATES = {
+    "manage-assignments": ((), ""),
+    "manage-assignments, instructions open": (("#headingOne a",), "document.querySelector('#collapseOne.in')"),
+    "manage-assignments, configuration open": (("#headingConfig a",), "document.querySelector('#collapseConfig.in')"),
+    "manage-assignments, editing": (("td.edit a",), DIALOG_SHOWN),
+    "manage-assignments, adding": (("a:has-text('Add new assignment')",), DIALOG_SHOWN),
+    "manage-submissions": ((), ""),
+    "gradebook": ((), ""),
+    "gradebook-assignment": ((), ""),
+    "gradebook-notebook": ((), ""),
+    "manage-students": ((), ""),
+    "manage-students, adding": (("a:has-text('Add new student')",), DIALOG_SHOWN),
+    "manage-students, editing": (("td.edit a",), DIALOG_SHOWN),
+    "student": ((), ""),
+    "student-assignment": ((), ""),
+    "grading": ((), "document.querySelector('input.score')"),
+    "grading, help": ((".help",), DIALOG_SHOWN),
+}
+
+
+@pytest.mark.parametrize("name", list(PAGE_STATES))
+def test_every_formgrader_page_reads_for_everyone(graded, server, browser, name):
+    """No critical or serious axe-core violation (a lang, contrast, links told apart by more than colour, labelled
+    score fields, named icon links and dialogs, landmarks, list markup) on each page, as the instructor opens it,
+    and with its dialogs and folding panels open."""
+    base, token = server
+    clicks, ready = PAGE_STATES[name]
+    assert_page_readable(browser, base + readable_pages(graded)[name.split(",")[0]], name,
+                         login=f"{base}/api/status?token={token}", clicks=clicks, ready=ready)
+
+
+def test_nbgraders_own_grading_page_does_not_read_for_everyone(graded, browser, tmp_path):
+    """Control for the test above: the same submission on nbgrader's own `formgrade` template, opened from a file,
+    has the violations the kit's template removes (no lang, score fields without a name)."""
+    page_file = tmp_path / "stock-grading.html"
+    page_file.write_text(formgrade_html(graded, HONEST, kit=False))
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(page_file.as_uri(), wait_until="load", timeout=30000)
+        found = {v["id"] for v in blocking_violations(page, "nbgrader's grading page")}
+    finally:
+        context.close()
+    assert {"html-has-lang", "label"} <= found, found
