@@ -48,7 +48,7 @@ from .pool import run_pool
 from .preprocessors.run_hidden_suites import report_path
 from .progress import Progress, one_step
 from .report import Report
-from .sandbox.policy import isolation_level
+from .sandbox.proof import Proof, prove_level
 from .settings import GraderSettings
 from .student_autograde import autograder_for, failure
 from .student_ids import is_safe_student_id, unsafe_id_reason
@@ -95,20 +95,21 @@ def _local(assignment: Assignment, submitted: Path) -> str:
 
 
 RESUBMIT_ADVICE = "Score: 0. Submit the notebook file itself, saved from Jupyter."
-GRADER_FAULT_ADVICE = ("Score: 0 for now. The grader failed on this submission, not your notebook: your instructor "
+GRADER_FAULT_ADVICE = ("No score yet. The grader failed on this submission, not your notebook: your instructor "
                        "will grade it again (make regrade).")
 
 
 def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, reason: str,
                        grader_fault: bool = False) -> None:
-    """A submission not graded: zero in the gradebook, and a feedback page with the reason and what to do
+    """A submission not graded: zero in the gradebook, or no score at all when the grader failed on it (never a
+    zero: grades.csv and the Canvas file leave it blank), and a feedback page with the reason and what to do
     (resubmit, when the file is the student's problem; nothing, when the grader failed on it)."""
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
         submission = gb.update_or_create_submission(assignment.name, student)
         for notebook in submission.notebooks:
             for grade in notebook.grades:
-                grade.auto_score = 0
+                grade.auto_score = None if grader_fault else 0
                 grade.needs_manual_grade = False
         gb.db.commit()
     # An earlier run's autograded copy would otherwise come back as this student's feedback page.
@@ -161,6 +162,7 @@ class ClassRun:
     coursedir: CourseDirectory
     api: NbGraderAPI
     submitted: Path
+    proof: Proof = Proof()  # the isolation level grading was proven at (sandbox/proof.py), before anything was written
 
     @classmethod
     def open(cls, assignment: Assignment, settings: GraderSettings) -> ClassRun:
@@ -184,6 +186,8 @@ class Graded:
 
     reports: dict[str, Report] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)  # not graded, and why
+    grader_faults: set[str] = field(default_factory=set)  # of those, the ones the grader failed on: no score at all
+    stopped: str = ""  # the whole class failed for one grader-side reason: why, and nothing was written
     notes: dict[str, str] = field(default_factory=dict)  # graded, with something the student and the instructor should know
     marks_put_back: bool = False  # grading changed manual grades and they were put back: every page is written again
 
@@ -195,6 +199,10 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     at its end) → the pages still to write (the pool again) → grades.csv → the summary."""
     _quiet_nbgrader_warnings()
     run = ClassRun.open(assignment, settings)
+    run.proof = prove_level(assignment, settings, run.jobs + 1)  # a grader that cannot grade writes nothing
+    if run.proof.refusal:
+        say(f"Not graded, nothing written: {run.proof.refusal}", sys.stderr)
+        return 3
     if only:
         refusal = regrade_refusal(assignment, run.submitted, only)  # a folder directly under submitted/, never a path
         if refusal:
@@ -209,6 +217,9 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         return 1
     students, refused = entered
     graded = grade_students(run, students, origin)
+    if graded.stopped:
+        say(f"Not graded, no score written: {graded.stopped}", sys.stderr)
+        return 3
     write_feedback(run, graded)
     one_step("export", lambda: export_grades(assignment, run.coursedir), unit="file")
     summarize(run, graded, sorted([*students, *refused]), {**graded.problems, **refused}, collected)
@@ -256,7 +267,8 @@ def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
     page that says why. Manual grades in the gradebook stay as they were."""
     assignment, settings = run.assignment, run.settings
     say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
-        f"each submission isolated by: {isolation_level(settings)}.")
+        f"each submission isolated by: {run.proof.level}" + (f" ({run.proof.processes} grading processes: one id "
+        "each, as many as are mapped)" if run.proof.processes < run.jobs + 1 else "") + ".")
     prepare_class(assignment, settings)  # inherited by the pool's processes: grading.grade_one uses it
     tune_nbgrader()
     with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:  # in order, so grades.csv lists them so
@@ -265,7 +277,12 @@ def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
     marks = manual_marks(run.coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
     graded = Graded()
     autograde = autograder_for(assignment, settings.config, run.submitted, settings.notebook_kb * 1024)
-    for student, answer in _autograde_all(run, students, autograde).items():
+    answers = _autograde_all(run, students, autograde)
+    graded.stopped = whole_class_failure(assignment, answers)
+    if graded.stopped:
+        close_graders()
+        return graded
+    for student, answer in answers.items():
         if "problem" not in answer:
             try:  # what RunHiddenSuites wrote beside the autograded notebook
                 graded.reports[student] = Report.load(report_path(run.coursedir, student, assignment.name))
@@ -274,11 +291,13 @@ def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
                           "retry": True}
         if "problem" in answer:
             graded.problems[student] = one_line(answer["problem"])
+            if answer.get("retry"):
+                graded.grader_faults.add(student)
             try:
                 _record_unreadable(run.api, assignment, student, graded.problems[student],
                                    grader_fault=answer.get("retry", False))
             except Exception as exc:  # the others are still recorded; the summary names this one
-                say(f"Could not record {student}'s zero in the gradebook: {failure(exc)}.")
+                say(f"Could not record {student}'s grading failure in the gradebook: {failure(exc)}.")
             continue
         if graded.reports[student].note:  # also the first cell of its autograded notebook (AddGradingNotes)
             graded.notes[student] = graded.reports[student].note
@@ -287,6 +306,18 @@ def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
         say("Grading changed manual grades in the gradebook: they were put back.")
         graded.marks_put_back = True
     return graded
+
+
+def whole_class_failure(assignment: Assignment, answers: dict[str, dict]) -> str:
+    """Why every student of the class failed for one grader-side reason (a student's own name taken out of
+    it), with what to do; "" when some student was graded or failed for a reason of their own."""
+    reasons = {one_line(answer["problem"]).replace(student, "<student>")
+               for student, answer in answers.items() if answer.get("retry")}
+    if not answers or len(reasons) != 1 or not all(answer.get("retry") for answer in answers.values()):
+        return ""
+    return (f"the grader failed on every submission for the same reason ({reasons.pop()}): see it for one with "
+            f".venv/bin/python -m autograder grade submitted/<student>/{assignment.name}/{assignment.notebook_name}, "
+            "fix it and grade again")
 
 
 def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str], dict]) -> dict[str, dict]:
@@ -317,8 +348,8 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
             pass
 
     with Progress("grading", len(students), seconds=run.settings.seconds) as bar:
-        try:  # one process more than cores: one waiting out a time limit leaves its core to another
-            for index, answer in run_pool(students, grade, run.jobs + 1, bar, finish):
+        try:  # one process more than cores (one waiting out a time limit leaves its core to another), as ids allow
+            for index, answer in run_pool(students, grade, run.proof.processes or run.jobs + 1, bar, finish):
                 answers[students[index]] = answer
         except RuntimeError as exc:
             say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
@@ -375,7 +406,7 @@ def summarize(run: ClassRun, graded: Graded, students: list[str], problems: dict
     assignment, coursedir, reports = run.assignment, run.coursedir, graded.reports
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         autograded = {}
-        for student in students:
+        for student in (s for s in students if s not in graded.grader_faults):  # no score: not in the mean
             try:
                 autograded[student] = gb.find_submission(assignment.name, student).code_score
             except Exception:  # no submission recorded (the summary names why): it counts as 0
@@ -395,7 +426,8 @@ def summarize(run: ClassRun, graded: Graded, students: list[str], problems: dict
     for student, note in sorted(graded.notes.items()):
         say(f"Graded with a note: {student}: {note}")
     for student, reason in sorted(problems.items()):
-        say(f"Not graded: {student}: {reason}")
+        say(f"Not graded: {student}: {reason}" + (f" (the grader's failure: no score written; make regrade "
+                                                    f"STUDENT={student} once it is fixed)" if student in graded.grader_faults else ""))
     for line in collected:  # the LMS download's files not collected, and work kept over it
         say(line)
     say(f"Wrote {coursedir.db_url.replace('sqlite:///', '')}, grades.csv and feedback/<student>/{assignment.name}/.")

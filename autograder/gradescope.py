@@ -32,7 +32,6 @@ import os
 import stat
 import sys
 import time
-import traceback
 import zipfile
 from pathlib import Path
 
@@ -204,6 +203,12 @@ def error_json(reason: str, seconds: float, isolation: str) -> dict:
             "output": f"Not graded: {reason}\nisolation: {isolation}", "stdout_visibility": "hidden", "tests": []}
 
 
+def grader_failure_json(reason: str, seconds: float) -> dict:
+    """results.json when the grader, not the notebook, failed: no score at all (never a 0), the reason in `output`."""
+    return {"execution_time": int(round(seconds)), "output": f"The grader failed, not your notebook: {reason}",
+            "stdout_visibility": "hidden", "tests": []}
+
+
 def run(root: Path | None = None) -> int:
     """Grade the submission under `root` (AUTOGRADER_ROOT, default /autograder) into results.json."""
     start = time.monotonic()
@@ -211,35 +216,42 @@ def run(root: Path | None = None) -> int:
     submission_dir, results = _place(root)
     results.parent.mkdir(parents=True, exist_ok=True)
     from .assignment import find_assignment
-    from .sandbox.policy import isolation_level, start_student_sandbox
+    from .grader_failure import grader_failure
+    from .sandbox.policy import start_student_sandbox
+    from .sandbox.proof import no_ids_refusal
     from .settings import GraderSettings, load_config
 
     settings = GraderSettings(config=load_config(ROOT))
     assignment = find_assignment(ROOT)
+    refusal = no_ids_refusal(settings)
+    if refusal:
+        return _failed(results, grader_failure_json(f"{refusal}. No score was given.", time.monotonic() - start))
     student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
     from .grading import grade_path
     from .validate import find_notebook
 
-    isolation = isolation_level(settings)
-    code = 0
     try:
         path, note = find_notebook(submission_dir, assignment.notebook_name)
         if path is None:
-            data = error_json(note, time.monotonic() - start, isolation)
+            data = error_json(note, time.monotonic() - start, "none (nothing was run)")
         else:
             report = grade_path(assignment, path, settings, student_box)
-            data = results_json(report, settings, isolation, time.monotonic() - start, note)
-    except Exception as exc:  # the grader itself failed: the student sees a one-line reason, the log the rest
-        traceback.print_exc(file=sys.stdout)
-        data = error_json(f"the grader failed ({type(exc).__name__}), not your notebook: ask your instructor to look at this "
-                          "submission's autograder output",
-                          time.monotonic() - start, isolation)
-        code = 1
+            # The level a session ran this submission's checks at: proven by the grading itself.
+            data = results_json(report, settings, student_box.level, time.monotonic() - start, note)
+    except Exception as exc:  # the grader itself failed: one line for the student and the log, and no score
+        return _failed(results, grader_failure_json(grader_failure(exc), time.monotonic() - start))
     finally:
         student_box.close()  # grade_path closed it already, unless there was no notebook to grade or it failed
     results.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"{data['score']:g} points; wrote {results} ({isolation})")
-    return code
+    print(f"{data['score']:g} points; wrote {results} (isolation: {student_box.level or 'none'})")
+    return 0
+
+
+def _failed(results: Path, data: dict) -> int:
+    """Write the grader's failure (no score) and say it in the log's one line; run_autograder exits non-zero."""
+    results.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"No score; wrote {results}: {data['output']}")
+    return 3
 
 
 def prepare() -> int:

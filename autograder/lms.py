@@ -14,6 +14,7 @@ name is not one of the course's assignments becomes a new assignment on import.
   is `c.GraderSettings.canvas_column`, the assignment's header in a gradebook export from Canvas, "Modules
   and SGD (123456)" (name and Canvas's assignment id: what Canvas matches an imported column by), else the
   assignment id, which Canvas would import as a new assignment.
+* A student the grader failed on: an empty cell (Canvas records no score), never a zero.
 * One row per Canvas user: students whose ids end in the same Canvas number (ids given by hand, or a
   name Canvas changed between downloads) are left out and named, since either score could be the wrong one.
 
@@ -55,7 +56,7 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "") -> tuple[li
         number = CANVAS_ID.search(row["student_id"])
         name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or row["student_id"]
         score = row["score"]
-        if score == "":
+        if score == "" and row["auto_score"] != "":  # a blank auto_score: the grader failed on it, and Canvas gets no score
             score = row["auto_score"]
             pending.append(row["student_id"])
         out.append([name, number.group(1) if number else "", "", "" if number else row["student_id"], "", score])
