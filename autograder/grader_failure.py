@@ -11,6 +11,11 @@ from .inert import one_line
 WHAT_TO_DO = "no score was given; `make test` shows what is wrong with the grader: fix it and grade again"
 
 
+def failure_reason(exc: BaseException) -> str:
+    """What failed, as the exception says it: one line."""
+    return one_line(f"{type(exc).__name__}: {exc}", 300)
+
+
 def grader_failure(exc: BaseException) -> str:
-    """The one line for a grader that failed with `exc` while grading one notebook."""
-    return one_line(f"the grader failed, not the notebook ({type(exc).__name__}: {exc}): {WHAT_TO_DO}", 400)
+    """The instructor's one line for a grader that failed with `exc` while grading one notebook."""
+    return f"the grader failed, not the notebook ({failure_reason(exc)}): {WHAT_TO_DO}"

@@ -4,7 +4,8 @@ machine_level's probes say what this machine seems to allow; a class is graded o
 that level has started and a trivial check has run in it (proof_probe.py) as the level promises: the check's
 answer back, under a uid of its own (not the grader's) from the `uid` level up, without sight of the hidden
 suites with namespaces. A level whose session fails is dropped for the next weaker one; as root the ladder
-ends at `uid`, never at running student code as root. When no level can be delivered, or the user namespace
+ends at `uid`, never at running student code as root (a worker that never got ready ends it at once: no level
+was to blame). When no level can be delivered, or the user namespace
 maps no id for student code (uids.py: a container given root alone), the answer is a refusal: one line that
 says what failed and what to do, and the caller writes nothing.
 
@@ -59,7 +60,8 @@ def prove_level(assignment: Assignment, settings: GraderSettings, processes: int
             return Proof(OFF if not settings.isolate else level, processes)
         failures.append(f"{level or ceiling}: {problem}")
         weaker = LEVELS.index(level or ceiling) - 1
-        if weaker < LEVELS.index("uid" if settings.isolate and os.geteuid() == 0 else "none"):
+        # A worker that never got ready failed before any level was set up: a weaker one would fail alike.
+        if not level or weaker < LEVELS.index("uid" if settings.isolate and os.geteuid() == 0 else "none"):
             return Proof(refusal=f"no sandbox session could run a check here ({'; '.join(failures)}): the grader's "
                                  "failure, not the class's; fix that and grade again")
         ceiling = LEVELS[weaker]
@@ -69,7 +71,7 @@ def _try(assignment: Assignment, settings: GraderSettings, ceiling: str) -> tupl
     """(the level the session was set up at, what went wrong with it or "") for one session at most `ceiling`."""
     isolation = {**settings.isolation(), "level": ceiling} if settings.isolate else None
     box = Sandbox(modules={"proof_probe": PROBE}, path=[assignment.release_dir], limits=settings.limits,
-                  isolation=isolation)
+                  preload=assignment.modules, isolation=isolation)  # as the student sandbox starts (policy.py)
     try:
         box.begin(settings.budget_seconds)
         outcome = box.call([Cell("proof", "answer = 6 * 7")], "proof_probe:session_facts",
