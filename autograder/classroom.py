@@ -33,6 +33,7 @@ from traitlets import List, Unicode
 
 from .assignment import Assignment
 from .counts import counted, mean_points
+from .grader_failure import whole_class_failure
 from .grading import close_graders, prepare_class
 from .inert import one_line, say
 from .lifecycle import (
@@ -306,18 +307,6 @@ def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
         say("Grading changed manual grades in the gradebook: they were put back.")
         graded.marks_put_back = True
     return graded
-
-
-def whole_class_failure(assignment: Assignment, answers: dict[str, dict]) -> str:
-    """Why every student of the class failed for one grader-side reason (a student's own name taken out of
-    it), with what to do; "" when some student was graded or failed for a reason of their own."""
-    reasons = {one_line(answer["problem"]).replace(student, "<student>")
-               for student, answer in answers.items() if answer.get("retry")}
-    if not answers or len(reasons) != 1 or not all(answer.get("retry") for answer in answers.values()):
-        return ""
-    return (f"the grader failed on every submission for the same reason ({reasons.pop()}): see it for one with "
-            f".venv/bin/python -m autograder grade submitted/<student>/{assignment.name}/{assignment.notebook_name}, "
-            "fix it and grade again")
 
 
 def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str], dict]) -> dict[str, dict]:
