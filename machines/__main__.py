@@ -204,7 +204,9 @@ def run_gradescope(name: str, image: rootfs.Image, zip_path: Path) -> Report:
         problems = check_results(data, FULL, expected=18.0 if student == "reference" else
                                  0.0 if student == "blank" else None, entry=entry)
         (machine.run_dir / f"results-{student}.json").write_text(json.dumps(data, indent=1))
-        score = f"{data['score']:g} points" if data else "no results.json"
+        level = re.search(r"isolation: ([\w+]+)", data.get("output", "")) if data else None
+        score = (f"{data['score']:g} points" + (f", isolation: {level[1]}" if level and student == "reference" else "")
+                 if data else "no results.json")
         report.step(f"run_autograder {student}", ok and not problems, seconds,
                     "; ".join([score] + problems))
     return report
