@@ -29,7 +29,7 @@ help:
 	@echo "make test     prove the kit: reference full marks, blank zero, bugs caught, attacks contained (TESTS=...: some)"
 	@echo "make check    a maintainer's quick check, about 3 minutes: lint, types, every test not marked slow (docs/maintainers.md)"
 	@echo "make lint     ruff and mypy over the kit (pyproject.toml's settings; make test runs them too)"
-	@echo "make test-machines  the README's commands on fresh Debian 12 and 13, and the Gradescope zip (MACHINES=...: some)"
+	@echo "make test-machines  the README's commands on fresh Debian 12 and 13, in containers' shapes, and the Gradescope zip (MACHINES=...: some)"
 	@echo "make release  regenerate release/ and solutions/ from source/"
 	@echo "make which-python  the Python that builds .venv (3.11 to 3.13; PYTHON=... overrides)"
 	@echo "make new-class      remove the demo class (submissions, gradebook rows, autograded/, feedback/, grades.csv rows); real students keep theirs"
@@ -129,8 +129,9 @@ lint: $(VENV)/.installed $(VENV)/.test-installed
 	$(VENV)/bin/mypy
 
 # Fresh Debian 12 and 13 machines (debootstrap, cached in /var/cache/kit-machines), a root without
-# CAP_SYS_ADMIN and Gradescope's bare image run the README's commands and the zip (docs/maintainers.md).
-# Needs root and debootstrap. MACHINES=debian12,debian13,no-sys-admin,gradescope: some of them.
+# CAP_SYS_ADMIN, user namespaces of 65,536 ids and of root alone, and Gradescope's bare image run the
+# README's commands and the zip (docs/maintainers.md). Needs root and debootstrap.
+# MACHINES=debian12,debian13,no-sys-admin,podman-userns,root-alone-userns,gradescope: some of them.
 test-machines: gradescope
 	$(PY) -m machines $(if $(MACHINES),--only $(MACHINES))
 

@@ -1,9 +1,10 @@
 """Command line: `python -m autograder grade PATH.ipynb [--json]` and `python -m autograder class`.
 
-`grade` grades one notebook anywhere on disk and exits 0 whatever the notebook does; it exits
-non-zero only when the grader itself cannot run, and 2 for the instructor's own mistake (a path that
-does not exist, a folder where a notebook is expected). `class` is `make grade` (see classroom.py), `preview` and
-`feedback` its two halves (`make preview`, `make feedback`);
+`grade` grades one notebook anywhere on disk and exits 0 whatever the notebook does; it exits 3 only
+when the grader itself cannot grade (one line says why: grader_failure.py), and 2 for the instructor's own
+mistake (a path that does not exist, a folder where a notebook is expected). `class` is `make grade`
+(see classroom.py), which exits 3, having written no score, when the grader cannot grade the class; `preview`
+and `feedback` are its two halves (`make preview`, `make feedback`);
 `regrade`, `new-class`, `clean-grading` and `reset-gradebook` are the course's life cycle
 (lifecycle.py, and the make targets of the same names).
 """
@@ -72,14 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = GraderSettings(config=load_config(ROOT))  # the configuration, read once: passed down from here
     assignment = find_assignment(ROOT, args.assignment)
     if args.command == "grade":
-        from .sandbox.policy import start_student_sandbox
-
-        student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
-        from .grading import grade_path
-
-        report = grade_path(assignment, args.notebook, settings, student_box)
-        say(json.dumps(report.to_json(), indent=1) if args.json else report.to_table(verbose=args.verbose))
-        return 0
+        return _grade_one(assignment, settings, args)
     if args.command == "report":
         from .class_page import main as write_class_page
 
@@ -105,6 +99,31 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "preview":
         return grade_class(assignment, settings, preview=True)
     return grade_class(assignment, settings, force=args.force, confirm=args.confirm == "yes")
+
+
+def _grade_one(assignment, settings: GraderSettings, args: argparse.Namespace) -> int:
+    """`grade`: the notebook's table or JSON, exit 0; a grader that cannot grade says so in one line, exit 3."""
+    from .sandbox.proof import no_ids_refusal
+
+    refusal = no_ids_refusal(settings)
+    if refusal:
+        say(f"python -m autograder grade: not graded: {refusal}", sys.stderr)
+        return 3
+    from .sandbox.policy import start_student_sandbox
+
+    student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
+    from .grader_failure import grader_failure
+    from .grading import grade_path
+
+    try:
+        report = grade_path(assignment, args.notebook, settings, student_box)
+    except Exception as exc:
+        say(f"python -m autograder grade: {grader_failure(exc)}", sys.stderr)
+        return 3
+    finally:
+        student_box.close()
+    say(json.dumps(report.to_json(), indent=1) if args.json else report.to_table(verbose=args.verbose))
+    return 0
 
 
 RESET_QUESTION = "reset-gradebook deletes gradebook.db: every score, manual grades too (a dated copy is kept)."

@@ -11,6 +11,11 @@ The file is the answer key's output, so it is the grader's alone: .grading/ (a p
 submission's root) is made 0700 and the file 0600 before a byte is written, so that student code cannot read
 it even where no namespaces hide the course (the uid level of sandbox/isolation.py). Written atomically; a file
 that does not read back (cut short, edited, another version) is computed again, never trusted.
+
+A course shipped without its reference (the Gradescope zip: no solutions/, no source/) grades from this file
+alone: `make gradescope` writes the answers with a second key, `public_key`, over the files such a course still
+holds (the hidden suites and their probes, the release, the grader code that runs them), and known_answers
+takes them only under that key. They are data, the probes' return values: no line of the reference's code.
 """
 from __future__ import annotations
 
@@ -28,48 +33,64 @@ Answers = dict[tuple[str, str], Outcome]
 KIT = Path(__file__).resolve().parent
 
 
-def _inputs(assignment: Assignment) -> list[Path]:
-    """Every file the reference's answers depend on."""
-    folders = [assignment.suite_dir, assignment.release_dir, assignment.source_dir, KIT / "sandbox"]
+def _inputs(assignment: Assignment, public: bool = False) -> list[Path]:
+    """Every file the reference's answers depend on (`public`: those a course without its reference holds too)."""
+    folders = [assignment.suite_dir, assignment.release_dir, *([] if public else [assignment.source_dir]), KIT / "sandbox"]
     files = [path for folder in folders for path in sorted(folder.rglob("*"))
              if path.is_file() and path.suffix in (".py", ".ipynb") and "__pycache__" not in path.parts]
-    return files + [assignment.root / "solutions" / assignment.name / assignment.notebook_name,
-                    KIT / "suites.py", KIT / "parametrize.py"]
+    reference = [] if public else [assignment.root / "solutions" / assignment.name / assignment.notebook_name]
+    return files + reference + [KIT / "suites.py", KIT / "parametrize.py"]
+
+
+def _digest(assignment: Assignment, header: list, public: bool = False) -> str:
+    digest = hashlib.sha256(json.dumps(header).encode())
+    for path in _inputs(assignment, public):
+        digest.update(str(path.relative_to(assignment.root) if path.is_relative_to(assignment.root) else path.name)
+                      .encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def cache_key(assignment: Assignment, limits: Limits) -> str:
     import numpy
 
-    digest = hashlib.sha256(json.dumps([platform.python_version(), numpy.__version__, repr(limits)]).encode())
-    for path in _inputs(assignment):
-        digest.update(str(path.relative_to(assignment.root) if path.is_relative_to(assignment.root) else path.name)
-                      .encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return _digest(assignment, [platform.python_version(), numpy.__version__, repr(limits)])
+
+
+def public_key(assignment: Assignment, limits: Limits) -> str:
+    """The key of answers shipped without the reference: the files both sides hold, and the limits (not the Python
+    and NumPy versions: the image cannot compute the answers again, and the checks compare within tolerances)."""
+    return _digest(assignment, [repr(limits)], public=True)
 
 
 def cache_path(assignment: Assignment) -> Path:
     return assignment.root / ".grading" / f"reference-answers-{assignment.name}.json"
 
 
-def _write(path: Path, key: str, answers: Answers) -> None:
+def answers_data(key: str, answers: Answers, public: str = "") -> dict:
+    """The file's content: the key, the public key when the answers are to be shipped, and the answers."""
+    rows = [[probe, kwargs, vars(outcome)] for (probe, kwargs), outcome in answers.items()]
+    return {"key": key, **({"public_key": public} if public else {}), "answers": rows}
+
+
+def _write(path: Path, data: dict) -> None:
     path.parent.mkdir(mode=0o700, exist_ok=True)
     path.parent.chmod(0o700)
-    rows = [[probe, kwargs, vars(outcome)] for (probe, kwargs), outcome in answers.items()]
     fd, scratch = tempfile.mkstemp(dir=path.parent, prefix=".answers-")  # mkstemp makes it 0600
     try:
         with os.fdopen(fd, "w") as file:
-            json.dump({"key": key, "answers": rows}, file)
+            json.dump(data, file)
         os.replace(scratch, path)
     except BaseException:
         Path(scratch).unlink(missing_ok=True)
         raise
 
 
-def read_answers(assignment: Assignment, key: str) -> Answers | None:
-    """The answers kept under `key` (cache_key), or None when there are none (then compute and keep them)."""
+def read_answers(assignment: Assignment, key: str, field: str = "key") -> Answers | None:
+    """The answers kept under `key` (cache_key; public_key with `field` "public_key"), or None when there are
+    none (then compute and keep them)."""
     try:
         data = json.loads(cache_path(assignment).read_text())
-        if data["key"] != key:
+        if data.get(field) != key:
             return None
         return {(probe, kwargs): Outcome(**outcome) for probe, kwargs, outcome in data["answers"]}
     except (OSError, ValueError, TypeError, KeyError):
@@ -79,6 +100,16 @@ def read_answers(assignment: Assignment, key: str) -> Answers | None:
 def keep_answers(assignment: Assignment, key: str, answers: Answers) -> None:
     """Keep `answers` under `key` for the next run (not at all in a course folder the grader may not write)."""
     try:
-        _write(cache_path(assignment), key, answers)
+        _write(cache_path(assignment), answers_data(key, answers))
     except OSError:  # a read-only course (a shared install): the answers are still right, only not kept
         pass
+
+
+def shipped_answers(assignment: Assignment, limits: Limits) -> Answers:
+    """In a course without its reference (the Gradescope image): the answers shipped with it, or a RuntimeError
+    that says they do not match its hidden suites (a grader failure: no score is given)."""
+    answers = read_answers(assignment, public_key(assignment, limits), "public_key")
+    if answers is None:
+        raise RuntimeError(f"{cache_path(assignment).relative_to(assignment.root)} holds no reference answers for these "
+                           "hidden suites and limits: build the zip again with make gradescope")
+    return answers

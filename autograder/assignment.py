@@ -42,14 +42,23 @@ class GradeCell:
 @dataclass(frozen=True)
 class Assignment:
     """source/<name>/ is the instructor's truth, solutions/<name>/ the reference, release/<name>/ what students
-    get, autograder/<name>/ the hidden suites."""
+    get, autograder/<name>/ the hidden suites. A course shipped without source/ and solutions/ (the Gradescope
+    zip) reads the release as its source: the same cells, grade ids, points and given code, its solutions blank
+    (no solution cell is ever taken from the source: sandbox/program.py); its reference's answers are data
+    (answer_cache.py)."""
 
     root: Path
     name: str
 
     @property
     def source_dir(self) -> Path:
-        return self.root / "source" / self.name
+        source = self.root / "source" / self.name
+        return source if source.is_dir() or not self.release_dir.is_dir() else self.release_dir
+
+    @property
+    def has_reference(self) -> bool:
+        """Whether the reference solution is here to run (not in the Gradescope zip)."""
+        return (self.root / "solutions" / self.name / self.notebook_name).is_file()
 
     @property
     def release_dir(self) -> Path:
@@ -118,13 +127,14 @@ class Assignment:
 
 def find_assignment(root: Path, name: str | None = None) -> Assignment:
     """The named assignment, or the course's only one."""
+    folder = root / "source" if (root / "source").is_dir() else root / "release"  # the Gradescope zip has no source/
     if name is None:
-        names = sorted(p.name for p in (root / "source").iterdir() if p.is_dir())
+        names = sorted(p.name for p in folder.iterdir() if p.is_dir())
         if len(names) != 1:
-            raise RuntimeError(f"name the assignment: source/ holds {names}")
+            raise RuntimeError(f"name the assignment: {folder.name}/ holds {names}")
         name = names[0]
-    if not (root / "source" / name).is_dir():
-        raise RuntimeError(f"no assignment {name!r} in {root / 'source'}")
+    if not (folder / name).is_dir():
+        raise RuntimeError(f"no assignment {name!r} in {folder}")
     return Assignment(root, name)
 
 

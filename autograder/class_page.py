@@ -79,8 +79,9 @@ def gather(root: Path, assignment, coursedir, titles: dict[str, str] | None = No
     stem = Path(assignment.notebook_name).stem
     for row in rows:
         student = row["student_id"]
-        data.scores[student] = float(row["auto_score"] or 0)
-        data.part_scores[student] = {name: float(row.get(name) or 0) for name, _ in parts}
+        if row["auto_score"] != "":  # blank: the grader failed on it, and a student with no score is no 0 here
+            data.scores[student] = float(row["auto_score"])
+            data.part_scores[student] = {name: float(row.get(name) or 0) for name, _ in parts}
         if float(row["hours_late"] or 0) > 0:
             data.late[student] = (float(row["hours_late"]), float(row["late_submission_penalty"] or 0))
         try:
@@ -157,7 +158,7 @@ def render(data: ClassData, top: int = 15) -> str:
 
     e = html.escape
     images = plots(data)
-    n = len(data.scores)
+    n = len(set(data.scores) | set(data.not_graded))  # a student the grader failed on has no score, but counts
     rows = "".join(
         f"<tr><td>{e(name)}</td><td>{e(data.titles.get(name, ''))}</td><td>{points:g}</td>"
         f"<td>{100 * pass_rate(data, name, points):.0f}%</td></tr>"

@@ -35,6 +35,7 @@ from . import ledger
 from .assignment import Assignment
 from .changes import Plan, plan_class, record_inputs
 from .counts import counted, mean_points
+from .grader_failure import whole_class_failure
 from .grading import close_graders, prepare_class
 from .inert import one_line, say
 from .late import late_by, set_due_date
@@ -52,7 +53,7 @@ from .pool import run_pool
 from .preprocessors.run_hidden_suites import report_path
 from .progress import Progress, one_step
 from .report import Report
-from .sandbox.policy import isolation_level
+from .sandbox.proof import Proof, prove_level
 from .settings import GraderSettings
 from .student_autograde import autograder_for, failure
 from .student_ids import is_safe_student_id, unsafe_id_reason
@@ -99,20 +100,21 @@ def _local(assignment: Assignment, submitted: Path) -> str:
 
 
 RESUBMIT_ADVICE = "Score: 0. Submit the notebook file itself, saved from Jupyter."
-GRADER_FAULT_ADVICE = ("Score: 0 for now. The grader failed on this submission, not your notebook: your instructor "
+GRADER_FAULT_ADVICE = ("No score yet. The grader failed on this submission, not your notebook: your instructor "
                        "will grade it again (make regrade).")
 
 
 def _record_unreadable(api: NbGraderAPI, assignment: Assignment, student: str, reason: str,
                        grader_fault: bool = False, write_page: bool = True) -> None:
-    """A submission not graded: zero in the gradebook, and (`write_page`) a feedback page with the reason and what to
-    do (resubmit, when the file is the student's problem; nothing, when the grader failed on it)."""
+    """A submission not graded: zero in the gradebook, or no score at all when the grader failed on it (never a
+    zero: grades.csv and the Canvas file leave it blank), and (`write_page`) a feedback page with the reason and
+    what to do (resubmit, when the file is the student's problem; nothing, when the grader failed on it)."""
     with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
         submission = gb.update_or_create_submission(assignment.name, student)
         for notebook in submission.notebooks:
             for grade in notebook.grades:
-                grade.auto_score = 0
+                grade.auto_score = None if grader_fault else 0
                 grade.needs_manual_grade = False
         gb.db.commit()
     if not write_page:
@@ -168,6 +170,7 @@ class ClassRun:
     api: NbGraderAPI
     submitted: Path
     preview: bool = False  # grading into a scratch copy of the gradebook (preview.py): no page, no ledger
+    proof: Proof = Proof()  # the isolation level grading was proven at (sandbox/proof.py), before anything was written
 
     @classmethod
     def open(cls, assignment: Assignment, settings: GraderSettings, preview: bool = False) -> ClassRun:
@@ -191,6 +194,8 @@ class Graded:
 
     reports: dict[str, Report] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)  # not graded, and why
+    grader_faults: set[str] = field(default_factory=set)  # of those, the ones the grader failed on: no score at all
+    stopped: str = ""  # the whole class failed for one grader-side reason: why, and nothing was written
     notes: dict[str, str] = field(default_factory=dict)  # graded, with something the student and the instructor should know
     marks_put_back: bool = False  # grading changed manual grades and they were put back: every page is written again
     inputs: dict[str, Inputs] = field(default_factory=dict)  # what produced each grade given in this run (the ledger's)
@@ -209,6 +214,10 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     `force`: the unchanged students are graded again too."""
     _quiet_nbgrader_warnings()
     run = ClassRun.open(assignment, settings)
+    run.proof = prove_level(assignment, settings, run.jobs + 1)  # a grader that cannot grade writes nothing
+    if run.proof.refusal:
+        say(f"Not graded, nothing written: {run.proof.refusal}", sys.stderr)
+        return 3
     if only:
         refusal = regrade_refusal(assignment, run.submitted, only)  # a folder directly under submitted/, never a path
         if refusal:
@@ -233,6 +242,9 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
         if not enter_assignment(run):
             return 1
         graded = grade_students(run, to_grade, origin, plan.inputs)
+        if graded.stopped:
+            say(f"Not graded, no score written: {graded.stopped}", sys.stderr)
+            return 3
         record_inputs(run.coursedir, assignment.name, graded.inputs)
     take_unchanged(run, plan, graded)
     write_feedback(run, graded)
@@ -279,9 +291,13 @@ def preview_class(run: ClassRun, plan: Plan, origin: str) -> int:
     try:
         copy_gradebook(run.coursedir.db_url, config.CourseDirectory.db_url)
         scratch = ClassRun.open(assignment, GraderSettings(config=config), preview=True)
+        scratch.proof = run.proof
         if not enter_assignment(scratch):
             return 1
         graded = grade_students(scratch, students, origin)
+        if graded.stopped:
+            say(f"Not previewed, nothing written: {graded.stopped}", sys.stderr)
+            return 3
         changes = compare(run.coursedir, scratch.coursedir, assignment.name, students)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -367,7 +383,8 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
     inputs = inputs or {}
     assignment, settings = run.assignment, run.settings
     say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
-        f"each submission isolated by: {isolation_level(settings)}.")
+        f"each submission isolated by: {run.proof.level}" + (f" ({run.proof.processes} grading processes: one id "
+        "each, as many as are mapped)" if run.proof.processes < run.jobs + 1 else "") + ".")
     prepare_class(assignment, settings)  # inherited by the pool's processes: grading.grade_one uses it
     tune_nbgrader()
     with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:  # in order, so grades.csv lists them so
@@ -376,7 +393,12 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
     marks = manual_marks(run.coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
     graded = Graded(attempted=len(students))
     autograde = autograder_for(assignment, settings.config, run.submitted, settings.notebook_kb * 1024)
-    for student, answer in _autograde_all(run, students, autograde).items():
+    answers = _autograde_all(run, students, autograde)
+    graded.stopped = whole_class_failure(assignment, answers)
+    if graded.stopped:
+        close_graders()
+        return graded
+    for student, answer in answers.items():
         if "problem" not in answer:
             try:  # what RunHiddenSuites wrote beside the autograded notebook
                 graded.reports[student] = Report.load(report_path(run.coursedir, student, assignment.name))
@@ -385,11 +407,13 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
                           "retry": True}
         if "problem" in answer:
             graded.problems[student] = one_line(answer["problem"])
+            if answer.get("retry"):
+                graded.grader_faults.add(student)
             try:
                 _record_unreadable(run.api, assignment, student, graded.problems[student],
                                    grader_fault=answer.get("retry", False), write_page=not run.preview)
             except Exception as exc:  # the others are still recorded; the summary names this one
-                say(f"Could not record {student}'s zero in the gradebook: {failure(exc)}.")
+                say(f"Could not record {student}'s grading failure in the gradebook: {failure(exc)}.")
                 continue
             if not answer.get("retry") and student in inputs:  # the student's file: the same file, the same reason
                 graded.inputs[student] = replace(inputs[student], problem=graded.problems[student])
@@ -433,8 +457,8 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
             pass
 
     with Progress("grading", len(students), seconds=run.settings.seconds) as bar:
-        try:  # one process more than cores: one waiting out a time limit leaves its core to another
-            for index, answer in run_pool(students, grade, run.jobs + 1, bar, finish):
+        try:  # one process more than cores (one waiting out a time limit leaves its core to another), as ids allow
+            for index, answer in run_pool(students, grade, run.proof.processes or run.jobs + 1, bar, finish):
                 answers[students[index]] = answer
         except RuntimeError as exc:
             say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
@@ -522,7 +546,7 @@ def summarize(run: ClassRun, graded: Graded, students: list[str], problems: dict
     late: dict[str, tuple[float, float]] = {}  # student -> (seconds late, penalty)
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         autograded = {}
-        for student in students:
+        for student in (s for s in students if s not in graded.grader_faults):  # no score: not in the mean
             try:
                 submission = gb.find_submission(assignment.name, student)
             except Exception:  # no submission recorded (the summary names why): it counts as 0
@@ -550,7 +574,8 @@ def summarize(run: ClassRun, graded: Graded, students: list[str], problems: dict
     for student, note in sorted(graded.notes.items()):
         say(f"Graded with a note: {student}: {note}")
     for student, reason in sorted(problems.items()):
-        say(f"Not graded: {student}: {reason}")
+        say(f"Not graded: {student}: {reason}" + (f" (the grader's failure: no score written; make regrade "
+                                                    f"STUDENT={student} once it is fixed)" if student in graded.grader_faults else ""))
     for line in collected:  # the LMS download's files not collected, and work kept over it
         say(line)
     say(f"Wrote {coursedir.db_url.replace('sqlite:///', '')}, grades.csv and feedback/<student>/{assignment.name}/.")

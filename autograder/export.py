@@ -13,6 +13,8 @@ student and assignment, written with the csv module (names with commas or quotes
     late_submission_penalty,               nbgrader's, from the late policy (autograder/late.py)
     score, max_score                       the total after the penalty: empty until the manual score is in
 
+A student the grader failed on (no autograded score in the gradebook) has every score column empty: never a zero.
+
 A part is autograded when its grade cell is a code cell that is not also a solution cell (the hidden
 suites' test cells); every other grade cell (the written answers) is graded by hand. A part an
 instructor changed in the formgrader shows the changed score, as nbgrader counts it.
@@ -74,6 +76,13 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] | None = None,
                 rows.append(row)
                 continue
             grades = {grade.name: grade for notebook in submission.notebooks for grade in notebook.grades}
+            if any(name in grades and grades[name].auto_score is None and grades[name].manual_score is None for name, _ in auto):
+                # The grader failed on it (classroom.py records no score): blank, never a zero; the summary says why.
+                row.update({name: "" for name in [*(n for n, _ in auto), "auto_score", "manual_score", "raw_score",
+                                                  "late_submission_penalty", "score"]})
+                row.update(timestamp=str(submission.timestamp or ""))
+                rows.append(row)
+                continue
             auto_names = {name for name, _ in auto}
             auto_score = 0.0
             for name, _ in auto:

@@ -6,11 +6,13 @@ with `setup.sh` and `run_autograder` at its root, unpacked into /autograder/sour
 for each submission, with the student's files in /autograder/submission; `run_autograder` must write
 /autograder/results/results.json.
 
-The zip holds the kit's grader as a course directory (autograder/ with the hidden suites, source/,
-solutions/, release/, nbgrader_config.py) and the pinned requirements.txt. `run_autograder` runs
+The zip holds the kit's grader as a course directory (autograder/ with the hidden suites, release/,
+nbgrader_config.py), the pinned requirements.txt, and the reference's answers to every hidden case as data
+(.grading/, answer_cache.py): no source/ (the rubric, the answers in place) and no solutions/ (the reference
+solution) enter the image where student code runs; the release stands in for the source (assignment.py). `run_autograder` runs
 `python3 -m autograder.gradescope run` with the python3 first on PATH (setup.sh puts its venv's there),
 which grades the notebook with the same code as `make grade` (`grading.grade_path`, which calls `grade_one` as
-nbgrader's RunHiddenSuites does: the hidden suites in the sandbox, the reference's answers from `prepare_class`, each submission confined by
+nbgrader's RunHiddenSuites does: the hidden suites in the sandbox, the reference's answers shipped, each submission confined by
 autograder/sandbox/isolation.py, on by default as root) and writes results.json:
 
 * one test per part (grade cell), visible: its score out of its points and how many checks passed
@@ -32,13 +34,14 @@ import os
 import stat
 import sys
 import time
-import traceback
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent  # the course directory (in the zip: /autograder/source)
-SHIPPED = ("autograder", "source", "solutions", "release", "nbgrader_config.py", "requirements.txt")
+SHIPPED = ("autograder", "release", "nbgrader_config.py", "requirements.txt")
 SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
+# `make grade`'s demo class alone: its students are the reference with bugs added, so it quotes the reference.
+SKIPPED_FILES = {"autograder/demo.py"}
 
 SETUP_SH = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image (Ubuntu). It makes a venv
@@ -92,7 +95,7 @@ printf '#!/bin/sh\nexec "%s" "$@"\n' "$HERE/.venv/bin/python3" > /usr/local/bin/
 chmod 755 /usr/local/bin/python3
 python3 -c 'import sys, autograder; print("setup.sh: python3 is", sys.executable)' 2>/dev/null || \
   (cd "$HERE" && python3 -c 'import sys, autograder; print("setup.sh: python3 is", sys.executable)')
-# The reference's answers, once, into the image (autograder/answer_cache.py): no submission waits for them.
+# The reference's answers the zip ships (autograder/answer_cache.py), checked against its hidden suites once.
 (cd "$HERE" && python3 -m autograder.gradescope prepare)
 """
 
@@ -122,7 +125,8 @@ def _files(root: Path) -> list[tuple[Path, str]]:
         elif path.is_dir():
             for file in sorted(path.rglob("*")):
                 rel = file.relative_to(root)
-                if file.is_file() and not SKIPPED_PARTS & set(rel.parts) and file.suffix != ".pyc":
+                if (file.is_file() and not SKIPPED_PARTS & set(rel.parts) and file.suffix != ".pyc"
+                        and rel.as_posix() not in SKIPPED_FILES):
                     found.append((file, rel.as_posix()))
         else:
             raise FileNotFoundError(f"{path} is missing: the Gradescope zip needs it")
@@ -136,9 +140,24 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
     archive.writestr(info, data)
 
 
+def _answers(root: Path) -> tuple[str, bytes]:
+    """(name in the zip, content) of the reference's answers to every hidden case, as data under their public key
+    (answer_cache.py): what run_autograder grades from, with no reference in the image."""
+    from .answer_cache import answers_data, cache_path, public_key
+    from .assignment import find_assignment
+    from .grading import class_answers
+    from .settings import GraderSettings, load_config
+
+    assignment = find_assignment(root)
+    settings = GraderSettings(config=load_config(root))
+    data = answers_data("", class_answers(assignment, settings), public_key(assignment, settings.limits))
+    return cache_path(assignment).relative_to(root).as_posix(), json.dumps(data).encode()
+
+
 def build_zip(dest: Path, root: Path = ROOT) -> Path:
     """Write the Gradescope autograder zip to `dest`: setup.sh and run_autograder at its root, the
-    pinned requirements and the grader (never tests/, .git, submissions or grading output)."""
+    pinned requirements, the grader and the reference's answers (never source/, solutions/, tests/, .git,
+    submissions or grading output)."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
@@ -147,6 +166,7 @@ def build_zip(dest: Path, root: Path = ROOT) -> Path:
         _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
         for file, name in _files(root):
             _add(archive, name, file.read_bytes(), executable=bool(file.stat().st_mode & 0o111))
+        _add(archive, *_answers(root))
     partial.replace(dest)
     return dest
 
@@ -204,6 +224,13 @@ def error_json(reason: str, seconds: float, isolation: str) -> dict:
             "output": f"Not graded: {reason}\nisolation: {isolation}", "stdout_visibility": "hidden", "tests": []}
 
 
+def grader_failure_json(reason: str, seconds: float) -> dict:
+    """results.json when the grader, not the notebook, failed: no score at all (never a 0; run_autograder exits
+    non-zero, and Gradescope shows the run as failed), the reason in `output`."""
+    return {"execution_time": int(round(seconds)), "output": f"The grader failed, not your notebook: {reason}",
+            "stdout_visibility": "hidden", "tests": []}
+
+
 def run(root: Path | None = None) -> int:
     """Grade the submission under `root` (AUTOGRADER_ROOT, default /autograder) into results.json."""
     start = time.monotonic()
@@ -211,39 +238,48 @@ def run(root: Path | None = None) -> int:
     submission_dir, results = _place(root)
     results.parent.mkdir(parents=True, exist_ok=True)
     from .assignment import find_assignment
-    from .sandbox.policy import isolation_level, start_student_sandbox
+    from .grader_failure import failure_reason
+    from .sandbox.policy import start_student_sandbox
+    from .sandbox.proof import no_ids_refusal
     from .settings import GraderSettings, load_config
 
     settings = GraderSettings(config=load_config(ROOT))
     assignment = find_assignment(ROOT)
+    refusal = no_ids_refusal(settings)
+    if refusal:
+        return _failed(results, grader_failure_json(f"{refusal}. No score was given: your instructor will grade it "
+                                                    "again.", time.monotonic() - start))
     student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
     from .grading import grade_path
     from .validate import find_notebook
 
-    isolation = isolation_level(settings)
-    code = 0
     try:
         path, note = find_notebook(submission_dir, assignment.notebook_name)
         if path is None:
-            data = error_json(note, time.monotonic() - start, isolation)
+            data = error_json(note, time.monotonic() - start, "none (nothing was run)")
         else:
             report = grade_path(assignment, path, settings, student_box)
-            data = results_json(report, settings, isolation, time.monotonic() - start, note)
-    except Exception as exc:  # the grader itself failed: the student sees a one-line reason, the log the rest
-        traceback.print_exc(file=sys.stdout)
-        data = error_json(f"the grader failed ({type(exc).__name__}), not your notebook: ask your instructor to look at this "
-                          "submission's autograder output",
-                          time.monotonic() - start, isolation)
-        code = 1
+            # The level a session ran this submission's checks at: proven by the grading itself.
+            data = results_json(report, settings, student_box.level, time.monotonic() - start, note)
+    except Exception as exc:  # the grader itself failed: one line for the student and the log, and no score
+        return _failed(results, grader_failure_json(f"{failure_reason(exc)}. No score was given: your instructor will "
+                                                    "grade it again.", time.monotonic() - start))
     finally:
         student_box.close()  # grade_path closed it already, unless there was no notebook to grade or it failed
     results.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"{data['score']:g} points; wrote {results} ({isolation})")
-    return code
+    print(f"{data['score']:g} points; wrote {results} (isolation: {student_box.level or 'none'})")
+    return 0
+
+
+def _failed(results: Path, data: dict) -> int:
+    """Write the grader's failure (no score) and say it in the log's one line; run_autograder exits non-zero."""
+    results.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"No score; wrote {results}: {data['output']}")
+    return 3
 
 
 def prepare() -> int:
-    """The reference's answers computed and kept (answer_cache.py), so that run() finds them."""
+    """The reference's answers the zip ships checked against its hidden suites (answer_cache.py), at setup."""
     from .answer_cache import cache_path
     from .assignment import find_assignment
     from .grading import prepare_class
@@ -251,7 +287,7 @@ def prepare() -> int:
 
     assignment = find_assignment(ROOT)
     prepare_class(assignment, GraderSettings(config=load_config(ROOT)))
-    print(f"setup.sh: the reference's answers are in {cache_path(assignment)}")
+    print(f"setup.sh: the reference's answers in {cache_path(assignment)} match the hidden suites")
     return 0
 
 

@@ -18,7 +18,7 @@ import atexit
 import os
 from pathlib import Path
 
-from .answer_cache import cache_key, keep_answers, read_answers
+from .answer_cache import cache_key, keep_answers, read_answers, shipped_answers
 from .assignment import Assignment
 from .redaction import redact_report, redactor
 from .report import Report
@@ -41,15 +41,23 @@ def prepare_class(assignment: Assignment, settings: GraderSettings) -> PreparedC
     reference's answers and the redactor, with these settings and this assignment."""
     if settings.isolate:
         close_to_others(assignment)
+    prepared = PreparedClass(assignment, settings, load_suites(assignment), class_answers(assignment, settings),
+                             redactor(assignment, settings.message_chars))
+    _PREPARED[assignment] = prepared
+    return prepared
+
+
+def class_answers(assignment: Assignment, settings: GraderSettings) -> dict:
+    """The reference's answers to every hidden case: kept ones, else computed and kept (answer_cache.py); in a
+    course without its reference (the Gradescope image), the ones it was shipped with."""
+    if not assignment.has_reference:
+        return shipped_answers(assignment, settings.limits)
     key = cache_key(assignment, settings.limits)
     answers = read_answers(assignment, key)
     if answers is None:
         answers = reference_answers(assignment, settings)
         keep_answers(assignment, key, answers)
-    prepared = PreparedClass(assignment, settings, load_suites(assignment), answers,
-                             redactor(assignment, settings.message_chars))
-    _PREPARED[assignment] = prepared
-    return prepared
+    return answers
 
 
 def prepared_class(assignment: Assignment) -> PreparedClass | None:

@@ -17,6 +17,7 @@ name is not one of the course's assignments becomes a new assignment on import.
   is `c.GraderSettings.canvas_column`, the assignment's header in a gradebook export from Canvas, "Modules
   and SGD (123456)" (name and Canvas's assignment id: what Canvas matches an imported column by), else the
   assignment id, which Canvas would import as a new assignment.
+* A student the grader failed on: an empty cell (Canvas records no score), never a zero.
 * One row per Canvas user: students whose ids end in the same Canvas number (ids given by hand, or a
   name Canvas changed between downloads) are left out and named, since either score could be the wrong one.
 
@@ -63,7 +64,7 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
             table.without_id.append(student)
         name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or student
         score = row["score"]
-        if score == "":
+        if score == "" and row["auto_score"] != "":  # a blank auto_score: the grader failed on it, no score at all
             score = row["raw_score"] if partial else ""
             table.pending.append(student)
         table.rows.append([name, canvas_id, "", "" if number else student, "", score])

@@ -221,10 +221,25 @@ def _run_rounds(checks: list[Check], student: Runner, reference: Runner) -> list
 def _reference_runner(assignment: Assignment, sandbox: Sandbox, fresh: bool = True) -> Runner:
     """A runner on the whole reference solution (every cell the reference's own), with no answer yet.
 
-    Its sandbox runs the reference alone: no student code ever runs next to it.
+    Its sandbox runs the reference alone: no student code ever runs next to it. Where the course holds no
+    reference (the Gradescope zip), only the answers it was shipped with (_ShippedAnswers).
     """
+    if not assignment.has_reference:
+        return _ShippedAnswers(sandbox, [], None, fresh=fresh)
     program = program_from_notebook(assignment.reference, assignment.source, student_cells="all")
     return Runner(sandbox, program, None, fresh=fresh)
+
+
+class _ShippedAnswers(Runner):
+    """The reference where only its answers were shipped: a call not among them is the grader's failure (a
+    RuntimeError, so no score is given), never an answer made up."""
+
+    def fetch(self) -> bool:
+        if not self.wanted:
+            return False
+        probe = next(iter(self.wanted))[0]
+        raise RuntimeError(f"the reference's answer to a {probe} call is not among the answers shipped with the "
+                           "grader: build the zip again with make gradescope")
 
 
 def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[Cell]:

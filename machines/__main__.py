@@ -9,9 +9,16 @@ with a copy of the kit (`git ls-files`: what a clone holds, uncommitted edits in
 * no-sys-admin: Debian 12 as root without CAP_SYS_ADMIN, as in a container that allows no namespaces:
   `make grade` must name the `uid` level and still give the golden scores, and the isolation tests
   must pass or skip, saying why;
+* podman-userns: Debian 12 as root of a user namespace that maps 65,536 ids (root, and 65,535 more), the shape
+  rootless Podman gives by default (machines/userns.py): `make grade` must give the golden scores and name the
+  level a session was proven at (sandbox/proof.py): `namespaces+cgroups` with CAP_SYS_ADMIN in the namespace
+  (`--cap-add=SYS_ADMIN`), then again without it (a runtime's default capabilities), `uid`;
+* root-alone-userns: the same with root the only id mapped: `make grade` must refuse in one line, exit non-zero
+  and write nothing (no gradebook.db, grades.csv, feedback/, autograded/ nor submitted/);
+  where this machine cannot make user namespaces, both say so and are skipped;
 * gradescope: a bare Debian 12 with python3, curl and unzip only: the zip unpacked into
-  /autograder/source, `setup.sh`, then `run_autograder` on the reference, the blank release and
-  hostile submissions, each results.json checked against Gradescope's specification
+  /autograder/source (no source/ nor solutions/ in it), `setup.sh`, then `run_autograder` on the reference,
+  the blank release and hostile submissions, each results.json checked against Gradescope's specification
   (machines.gradescope_results).
 
 It ends with one line per machine: image, Python, what ran and passed, and how long each step took.
@@ -30,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from machines import chroot, rootfs
+from machines import chroot, rootfs, userns
 from machines.gradescope_results import check_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,10 +84,10 @@ class Machine:
         report.step("image", True, seconds, "cached" if cached else "debootstrap")
         report.python = self.output("python3 --version").strip()
 
-    def run(self, command: str, drop_sys_admin: bool = False) -> tuple[bool, float, str]:
-        """(succeeded, seconds, its output) of `command` run in the machine."""
+    def run(self, command: str, drop_sys_admin: bool = False, idmap: str = "") -> tuple[bool, float, str]:
+        """(succeeded, seconds, its output) of `command` run in the machine (in a user namespace: `idmap`)."""
         start = self.log.stat().st_size if self.log.exists() else 0
-        code, seconds = chroot.run_in(self.root, self.run_dir, command, self.log, drop_sys_admin)
+        code, seconds = chroot.run_in(self.root, self.run_dir, command, self.log, drop_sys_admin, idmap=idmap)
         with open(self.log, errors="replace") as log:
             log.seek(start)
             return code == 0, seconds, log.read()
@@ -117,8 +124,7 @@ def run_kit(name: str, image: rootfs.Image, drop_sys_admin: bool, tests: str) ->
     machine = Machine(name, image, report)
     chroot.put_tree(machine.run_dir, "/kit", ROOT, kit_files())
     ok, seconds, output = machine.run("cd /kit && make grade", drop_sys_admin)
-    found = re.search(r"each submission isolated by: ([\w+]+)", output)
-    level = found[1] if found else "no level named"
+    level = named_level(output)
     golden = json.loads((ROOT / "tests" / "golden" / "demo_scores.json").read_text())
     same = ok and demo_scores(machine) == golden
     wanted = "uid" if drop_sys_admin else "namespaces+cgroups"
@@ -127,6 +133,43 @@ def run_kit(name: str, image: rootfs.Image, drop_sys_admin: bool, tests: str) ->
                 + ("; demo scores as golden" if same else "; demo scores NOT as golden"))
     ok, seconds, output = machine.run(f"cd /kit && make test TESTS='{tests}'", drop_sys_admin)
     report.step(f"make test TESTS='{tests}'", ok, seconds, pytest_summary(output))
+    return report
+
+
+def named_level(output: str) -> str:
+    found = re.search(r"each submission isolated by: ([\w+]+)", output)
+    return found[1] if found else "no level named"
+
+
+def run_userns(name: str, image: rootfs.Image, idmap: str) -> Report:
+    """`make grade` at /kit as root of a user namespace mapping `idmap`: the golden scores at a proven level when it
+    maps enough ids, else one line, a non-zero exit and nothing written."""
+    report = Report(name, image)
+    why_not = userns.possible()
+    if why_not:
+        report.step("make grade", True, 0, f"skipped: {why_not}")
+        return report
+    machine = Machine(name, image, report)
+    chroot.put_tree(machine.run_dir, "/kit", ROOT, kit_files())
+    ok, seconds, output = machine.run("cd /kit && make grade", idmap=idmap)
+    mapped = f"{sum(int(line.split()[2]) for line in idmap.split(','))} ids mapped"
+    if idmap != userns.ROOT_ALONE:
+        golden = json.loads((ROOT / "tests" / "golden" / "demo_scores.json").read_text())
+        for drop, wanted in ((False, "namespaces+cgroups"), (True, "uid")):
+            if drop:  # the container runtimes' default capabilities: no CAP_SYS_ADMIN in the namespace either
+                ok, seconds, output = machine.run("cd /kit && make grade", drop_sys_admin=True, idmap=idmap)
+            same = ok and demo_scores(machine) == golden
+            level = named_level(output)
+            report.step("make grade" + (" without CAP_SYS_ADMIN" if drop else ""), same and level == wanted, seconds,
+                        f"{mapped}; isolation: {level} (proven)" + ("" if level == wanted else f", not {wanted}")
+                        + ("; demo scores as golden" if same else "; demo scores NOT as golden"))
+        return report
+    refusal = [line for line in output.splitlines() if line.startswith("Not graded, nothing written: ")]
+    written = [path for path in ("gradebook.db", "grades.csv", "feedback", "autograded", "submitted")
+               if machine.file(f"/kit/{path}").exists()]
+    report.step("make grade", not ok and len(refusal) == 1 and "maps no id" in refusal[0] and not written, seconds,
+                f"{mapped}; " + (f"refused: {refusal[0][len('Not graded, nothing written: '):][:60]}..." if refusal
+                                 else "no refusal") + (f"; WROTE {', '.join(written)}" if written else "; nothing written"))
     return report
 
 
@@ -140,8 +183,8 @@ def run_gradescope(name: str, image: rootfs.Image, zip_path: Path) -> Report:
     report = Report(name, image)
     machine = Machine(name, image, report)
     chroot.put(machine.run_dir, {"/tmp/gradescope.zip": zip_path})
-    ok, seconds, _ = machine.run("mkdir -p /autograder/source && cd /autograder/source && "
-                                 "unzip -q /tmp/gradescope.zip && bash ./setup.sh")
+    ok, seconds, _ = machine.run("mkdir -p /autograder/source && cd /autograder/source && unzip -q /tmp/gradescope.zip "
+                                 "&& test ! -e solutions && test ! -e source && bash ./setup.sh")  # no reference in it
     report.step("setup.sh", ok, seconds)
     if not ok:
         return report
@@ -161,14 +204,16 @@ def run_gradescope(name: str, image: rootfs.Image, zip_path: Path) -> Report:
         problems = check_results(data, FULL, expected=18.0 if student == "reference" else
                                  0.0 if student == "blank" else None, entry=entry)
         (machine.run_dir / f"results-{student}.json").write_text(json.dumps(data, indent=1))
-        score = f"{data['score']:g} points" if data else "no results.json"
+        level = re.search(r"isolation: ([\w+]+)", data.get("output", "")) if data else None
+        score = (f"{data['score']:g} points" + (f", isolation: {level[1]}" if level and student == "reference" else "")
+                 if data else "no results.json")
         report.step(f"run_autograder {student}", ok and not problems, seconds,
                     "; ".join([score] + problems))
     return report
 
 
 def main() -> int:
-    machines = ("debian12", "debian13", "no-sys-admin", "gradescope")
+    machines = ("debian12", "debian13", "no-sys-admin", "podman-userns", "root-alone-userns", "gradescope")
     parser = argparse.ArgumentParser(prog="python -m machines", description=__doc__.split("\n")[0])
     parser.add_argument("--only", default=",".join(machines), help=f"some of {','.join(machines)}")
     parser.add_argument("--tests", default=SUBSET, help="what `make test TESTS=...` runs in the kit machines")
@@ -186,6 +231,9 @@ def main() -> int:
              "debian13": lambda: run_kit("debian13", rootfs.Image("trixie", KIT), False, args.tests),
              "no-sys-admin": lambda: run_kit("no-sys-admin", rootfs.Image("bookworm", KIT), True,
                                              "tests/test_isolation.py"),
+             "podman-userns": lambda: run_userns("podman-userns", rootfs.Image("bookworm", KIT), userns.PODMAN),
+             "root-alone-userns": lambda: run_userns("root-alone-userns", rootfs.Image("bookworm", KIT),
+                                                     userns.ROOT_ALONE),
              "gradescope": lambda: run_gradescope("gradescope", rootfs.Image("bookworm", GRADESCOPE), args.zip)}
     start, reports = time.monotonic(), []
     for name in chosen:

@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT))
 
 from autograder.assignment import find_assignment  # noqa: E402 (after the sys.path set-up above)
 from autograder.sandbox import Sandbox, program_from_notebook  # noqa: E402 (after the sys.path set-up above)
-from autograder.sandbox.isolation import machine_level  # noqa: E402 (after the sys.path set-up above)
+from autograder.sandbox.isolation import LEVELS, machine_level  # noqa: E402 (after the sys.path set-up above)
 from bench.course import copy_course  # noqa: E402 (after the sys.path set-up above)
 
 ASSIGNMENT = find_assignment(ROOT, "dl01_6_3")
@@ -26,8 +26,7 @@ STUBS = ["Module.parameters", "Linear.forward", "SGD.zero_grad", "SGD.step", "no
 
 # What this machine lets the grader set up (autograder/sandbox/isolation.py), strongest first. A test of what
 # a level promises runs where the machine gives that level or a stronger one, and skips, saying why, elsewhere.
-LEVELS = ("none", "uid", "namespaces", "namespaces+cgroups")
-LEVEL = machine_level()
+LEVEL = machine_level()  # LEVELS: weakest first
 WHY_NOT = {"uid": "isolating submissions needs the grader to run as root",
            "namespaces": f"this machine gives the grader no namespaces (level {LEVEL!r}: no CAP_SYS_ADMIN, as in "
                          "a container that allows none, or / is not a mount point, as in a plain chroot)",

@@ -24,7 +24,7 @@ def course(tmp_path, monkeypatch):
     extra = tmp_path / "input.py"
     extra.write_text("x = 1\n")
     inputs = answer_cache._inputs
-    monkeypatch.setattr(answer_cache, "_inputs", lambda a: [*inputs(a), extra])
+    monkeypatch.setattr(answer_cache, "_inputs", lambda a, public=False: [*inputs(a, public), extra])
     monkeypatch.setattr(answer_cache, "cache_path", lambda a: tmp_path / ".grading" / "answers.json")
     return assignment, extra, tmp_path / ".grading" / "answers.json"
 

@@ -23,6 +23,7 @@ from traitlets import TraitError
 
 from autograder.gradescope import build_zip, results_json
 from autograder.mutate import apply
+from autograder.preprocessors.rubric import _MARK_SCHEME, _SOLUTION
 from autograder.redaction import hidden_code_lines
 from autograder.report import CheckResult, PartResult, Report
 from autograder.settings import GraderSettings
@@ -41,16 +42,26 @@ def autograder_zip(tmp_path_factory) -> Path:
     return build_zip(tmp_path_factory.mktemp("zip") / "gradescope.zip")
 
 
-@pytest.fixture(scope="module")
-def gradescope(autograder_zip):
-    """A function that grades {file name: content} as Gradescope would and returns (results.json, run)."""
+def unpacked(autograder_zip: Path) -> Path:
+    """A folder laid out like /autograder, the zip unpacked into its source/."""
     home = Path(tempfile.mkdtemp(prefix="gradescope-"))
     home.chmod(0o755)  # the grading slot's uid must reach source/release and the kit's venv
     with zipfile.ZipFile(autograder_zip) as archive:
         archive.extractall(home / "source")
     for name in ("setup.sh", "run_autograder"):  # zipfile drops the mode bits Gradescope's unzip keeps
         (home / "source" / name).chmod(0o755)
+    return home
 
+
+@pytest.fixture(scope="module")
+def gradescope(autograder_zip):
+    """A function that grades {file name: content} as Gradescope would and returns (results.json, run)."""
+    home = unpacked(autograder_zip)
+    yield grader_at(home)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def grader_at(home: Path):
     def run(files: dict[str, str]) -> tuple[dict, subprocess.CompletedProcess]:
         for folder in ("submission", "results"):
             shutil.rmtree(home / folder, ignore_errors=True)
@@ -65,8 +76,7 @@ def gradescope(autograder_zip):
         assert results.is_file(), done.stdout[-2000:] + done.stderr[-2000:]
         return json.loads(results.read_text()), done
 
-    yield run
-    shutil.rmtree(home, ignore_errors=True)
+    return run
 
 
 def notebook_text(nb: dict) -> str:
@@ -114,13 +124,39 @@ def test_the_zip_follows_the_specification(autograder_zip):
             assert archive.read(script).startswith(b"#!/usr/bin/env bash\n")
         assert archive.read("requirements.txt") == (ROOT / "requirements.txt").read_bytes()
     tops = {name.split("/")[0] for name in names}
-    assert tops == {"setup.sh", "run_autograder", "requirements.txt", "nbgrader_config.py", "autograder", "source",
-                    "solutions", "release"}, tops
+    assert tops == {"setup.sh", "run_autograder", "requirements.txt", "nbgrader_config.py", "autograder", "release",
+                    ".grading"}, tops
     for needed in (f"autograder/{ASSIGNMENT.name}/test_step.py", f"autograder/{ASSIGNMENT.name}/probes.py",
-                   f"solutions/{ASSIGNMENT.name}/{NOTEBOOK}", f"release/{ASSIGNMENT.name}/{NOTEBOOK}",
+                   f"release/{ASSIGNMENT.name}/{NOTEBOOK}", f".grading/reference-answers-{ASSIGNMENT.name}.json",
                    "autograder/gradescope.py", "autograder/sandbox/isolation.py"):
         assert needed in names, needed
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+
+
+def reference_lines() -> set[str]:
+    """Each line of the reference solution and of the written answers' rubric (the source's solution and mark
+    scheme regions), squashed, that neither the public release nor the hidden suites (which the zip must hold)
+    also hold: what must never enter the image where student code runs."""
+    source = json.loads((ASSIGNMENT.source_dir / NOTEBOOK).read_text())
+    regions = [region for cell in source["cells"]
+               for region in (_MARK_SCHEME.findall("".join(cell["source"])) + _SOLUTION.findall("".join(cell["source"])))]
+    shipped = "".join("".join(path.read_text(errors="replace").split()) for folder in (ASSIGNMENT.release_dir, ASSIGNMENT.suite_dir)
+                      for path in folder.iterdir() if path.is_file())
+    lines = {"".join(line.split()) for region in regions for line in region.splitlines()}
+    return {line for line in lines if len(line) >= 12 and line not in shipped}
+
+
+def test_the_zip_holds_no_line_of_the_reference_nor_the_rubric(autograder_zip, tmp_path):
+    lines = reference_lines()
+    assert len(lines) > 20  # the reference's code and every written answer's rubric
+    with zipfile.ZipFile(autograder_zip) as archive:
+        archive.extractall(tmp_path)
+    names = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert not [p for p in names if {"source", "solutions"} & set(p.relative_to(tmp_path).parts)]
+    for path in names:
+        text = "".join(path.read_text(errors="replace").split())
+        found = [line for line in lines if line in text]
+        assert not found, (path.relative_to(tmp_path), found[:3])
 
 
 def test_setup_sh_and_run_autograder_are_valid_bash(autograder_zip, tmp_path):
@@ -232,3 +268,20 @@ def test_hidden_checks_follow_the_setting():
     assert GraderSettings().gradescope_hidden_visibility == "after_published"
     with pytest.raises(TraitError):
         GraderSettings(gradescope_hidden_visibility="sometimes")
+
+
+def test_a_grader_failure_is_no_score_and_one_line(autograder_zip):
+    """Answers that do not match the zip's hidden suites (a zip put together by hand): the grader's failure,
+    so results.json holds no score (never a 0) and says why in one line; run_autograder exits non-zero."""
+    home = unpacked(autograder_zip)
+    try:
+        answers = home / "source" / ".grading" / f"reference-answers-{ASSIGNMENT.name}.json"
+        answers.write_text(answers.read_text().replace('"public_key": "', '"public_key": "stale'))
+        data, run = grader_at(home)({NOTEBOOK: notebook_text(solution_notebook())})
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    assert run.returncode != 0
+    assert "score" not in data and data["tests"] == []
+    assert data["output"].startswith("The grader failed, not your notebook: ") and "\n" not in data["output"]
+    assert "make gradescope" in data["output"]
+    assert len(run.stdout.strip().splitlines()) == 1 and "Traceback" not in run.stdout + run.stderr

@@ -164,7 +164,8 @@ class Sandbox:
         ready = self._receive(time.monotonic() + STARTUP_SECONDS)
         if not ready or "ready" not in ready:
             self.close()
-            raise RuntimeError("the sandbox worker could not start (is numpy installed?)")
+            raise RuntimeError(f"the sandbox worker could not start ({ready['error']})" if ready and "error" in ready
+                               else "the sandbox worker ended before it was ready")
         self.level = ready["ready"]
 
     def _send(self, request: dict) -> bool:

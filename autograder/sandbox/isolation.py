@@ -336,12 +336,13 @@ def _cgroup_bases(version: int, wanted: tuple[str, ...] = ("memory", "pids")) ->
 class Isolation:
     """Per-submission confinement, done by the sandbox worker. See the module's docstring."""
 
-    def __init__(self, budgets: Budgets, see: list[str]) -> None:
-        """`see`: folders the session may read besides what allowed_paths finds (the assignment's public one)."""
+    def __init__(self, budgets: Budgets, see: list[str], ceiling: str | None = None) -> None:
+        """`see`: folders the session may read besides what allowed_paths finds (the assignment's public one);
+        `ceiling`: the strongest level to set up (sandbox/proof.py tries the weaker ones when one fails)."""
         self.budgets = budgets
         self.count, self.scratch, self.disk_full = 0, "", False
         self.cgroups: _Cgroups | None = None
-        self.level = machine_level(budgets)
+        self.level = machine_level(budgets, ceiling)
         self.namespaces = self.level.startswith("namespaces")
         self.use_cgroups = self.level.endswith("cgroups")
         self.allowed = allowed_paths(see) if self.namespaces else []
@@ -484,12 +485,17 @@ class Isolation:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # setuid cleared it: die with the session
 
 
-def machine_level(budgets: Budgets = Budgets()) -> str:
-    """The strongest level this process may set up here (see the module's docstring)."""
+LEVELS = ("none", "uid", "namespaces", "namespaces+cgroups")  # weakest first
+
+
+def machine_level(budgets: Budgets = Budgets(), ceiling: str | None = None) -> str:
+    """The strongest level this process may set up here, none stronger than `ceiling` (see the module's docstring)."""
     if os.geteuid() != 0:
         return "none"
-    if not _works(_namespaces_work):
+    if ceiling == "uid" or not _works(_namespaces_work):
         return "uid"
+    if ceiling == "namespaces":
+        return "namespaces"
     probe = f"kit-probe-{secrets.token_hex(4)}"  # unique: a probe stopped half-way never blocks the next
     return "namespaces+cgroups" if _works(lambda: _Cgroups(probe, budgets).remove()) else "namespaces"
 

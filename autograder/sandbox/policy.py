@@ -45,15 +45,6 @@ def reference_sandbox(assignment: Assignment, settings: GraderSettings) -> Sandb
     return _sandbox(assignment, settings, None)
 
 
-def isolation_level(settings: GraderSettings) -> str:
-    """How each submission is kept apart here, as autograder/sandbox/isolation.py names it (or why not at all)."""
-    if not settings.isolate:
-        return "off (c.GraderSettings.isolate is False)"
-    from .isolation import machine_level
-
-    return machine_level()
-
-
 def private_paths(assignment: Assignment) -> list[str]:
     """Every folder of the course directory but the environment (.venv) and the public release: the
     hidden suites, every copy of the solutions (git's history too), submissions, feedback. (Its files,

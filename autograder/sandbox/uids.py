@@ -4,11 +4,19 @@ Student code runs as this uid (isolation.py). Two graders must never share one: 
 count against one `RLIMIT_NPROC`, may signal and trace each other, and at the `uid` level the grader
 kills every process of its uid after each submission. Locks alone cannot promise that: they live in a
 folder (`/run/autograder-uids`), and two containers or chroots on one host each have their own `/run`.
-So a uid is drawn at random from 2^20 .. 2^31 (above any real account and any distribution's range for
-them; two graders that cannot see each other's locks pick the same one with odds of about 1 in 2*10^9
-per pair), skipped when any process of this machine's /proc runs as it or an account names it, and then
-locked, so that graders sharing a /run cannot race for it. The lock is held as long as the worker (or a
-child) keeps its file open, and released by the kernel however the worker ends.
+So a uid is drawn at random from the ids this process may become (below), skipped when any process of
+this machine's /proc runs as it or an account names it, and then locked, so that graders sharing a /run
+cannot race for it. The lock is held as long as the worker (or a child) keeps its file open, and released
+by the kernel however the worker ends. The same number is the gid.
+
+Which ids: only those the uid_map and gid_map of this process's user namespace both list (a rootless
+container, rootless Podman's 65,536 or a Kubernetes pod's, maps a few; a machine's own namespace maps all),
+in the first band of BANDS that holds any: 2^20 .. 2^31 (above any real account and any distribution's
+range for them; two graders that cannot see each other's locks pick the same one with odds of about 1 in
+2*10^9 per pair), else 60001 .. 65533 (above the accounts distributions give, 60000 being login.defs'
+UID_MAX, and below `nobody`): the band a namespace of 65,536 ids holds. A namespace that maps neither (root
+alone) leaves the grader no id for student code: mapped_count() is 0 and the caller refuses to grade
+(sandbox/proof.py) rather than run student code as root.
 
 A user namespace per session would also give unique uids, but it is refused by many containers and
 hardened kernels, changes what root may do inside (mounts, cgroups), and the uid it maps to outside
@@ -25,7 +33,7 @@ from pathlib import Path
 from typing import Callable
 
 LOCKS = Path("/run/autograder-uids")  # root's: one lock file per uid a live worker holds
-LOWEST, BEYOND = 1 << 20, 1 << 31
+BANDS = ((1 << 20, 1 << 31), (60001, 65534))  # [start, end), preferred first (the docstring says why)
 _RANDOM = secrets.SystemRandom()
 
 
@@ -33,7 +41,10 @@ def claim_uid(tries: int = 64) -> int:
     """A uid no process, account or live worker on this machine uses, locked for this process's life."""
     LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
     _sweep()
-    ranges = _mapped_ranges()
+    ranges = mapped_ranges()
+    if not ranges:
+        raise RuntimeError("this user namespace maps no id but root's for student code to run as: "
+                           "give the container more ids (rootless Podman's default maps 65,536)")
     for _ in range(tries):
         uid = _draw(ranges)
         if _in_use(uid):
@@ -70,23 +81,41 @@ def _sweep() -> None:
             os.close(fd)
 
 
-def _mapped_ranges() -> list[tuple[int, int]]:
-    """The uids this process may become, clipped to LOWEST .. BEYOND: in a user namespace (a rootless
-    container) only those its uid_map lists exist; without one, all of them."""
-    try:
-        lines = Path("/proc/self/uid_map").read_text().split("\n")
-    except OSError:
-        return [(LOWEST, BEYOND)]
+def parse_map(text: str) -> list[tuple[int, int]]:
+    """The ids a /proc/<pid>/uid_map or gid_map lets its namespace use, as [start, end) ranges of inside ids."""
     ranges = []
-    for line in lines:
+    for line in text.splitlines():
         if line.split():
             inside, _, count = (int(field) for field in line.split())
-            start, end = max(inside, LOWEST), min(inside + count, BEYOND)
-            if start < end:
-                ranges.append((start, end))
-    if not ranges:
-        raise RuntimeError("this machine maps no uid from 2^20 to 2^31 for the grader to run student code as")
+            ranges.append((inside, inside + count))
     return ranges
+
+
+def grading_ranges(uid_map: str, gid_map: str) -> list[tuple[int, int]]:
+    """The ids a worker may draw, from the text of the two maps: mapped as a uid and as a gid alike, in the
+    first band of BANDS that holds any (empty when none does)."""
+    both = [(max(u0, g0), min(u1, g1)) for u0, u1 in parse_map(uid_map) for g0, g1 in parse_map(gid_map)]
+    for low, high in BANDS:
+        ranges = sorted((max(start, low), min(end, high)) for start, end in both)
+        ranges = [(start, end) for start, end in ranges if start < end]
+        if ranges:
+            return ranges
+    return []
+
+
+def mapped_ranges() -> list[tuple[int, int]]:
+    """The ids this process may become and draws from (grading_ranges of its own namespace's maps; a kernel
+    without user namespaces has no maps, and every id exists)."""
+    try:
+        uid_map, gid_map = (Path(f"/proc/self/{name}").read_text() for name in ("uid_map", "gid_map"))
+    except OSError:
+        uid_map = gid_map = f"0 0 {BANDS[0][1]}"
+    return grading_ranges(uid_map, gid_map)
+
+
+def mapped_count() -> int:
+    """How many ids workers may draw here: at most so many can grade at once (0: none can run student code)."""
+    return sum(end - start for start, end in mapped_ranges())
 
 
 def _draw(ranges: list[tuple[int, int]]) -> int:

@@ -433,7 +433,7 @@ def _serve(config: dict) -> None:
     if config["isolation"]:
         settings = config["isolation"]
         module = _import_path("isolation", settings["path"])
-        isolation = module.Isolation(module.Budgets(**settings["budgets"]), config["path"])
+        isolation = module.Isolation(module.Budgets(**settings["budgets"]), config["path"], settings.get("level"))
     _become_subreaper()
     gc.freeze()  # sessions, loaders and check children inherit these objects; collections in them skip them
     workdir = tempfile.mkdtemp(prefix="sandbox-")
@@ -475,4 +475,8 @@ def _start_session(session: _Session) -> int:
 
 
 if __name__ == "__main__":
-    _serve(json.loads(sys.argv[1]))
+    try:
+        _serve(json.loads(sys.argv[1]))
+    except Exception as exc:  # the caller's one line on why the worker could not start (its stderr goes nowhere)
+        write(1, {"error": f"{type(exc).__name__}: {exc}"})
+        sys.exit(1)

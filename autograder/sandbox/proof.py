@@ -1,0 +1,90 @@
+"""Prove the isolation level before a class is graded: the level the kit names is one a session ran a check at.
+
+machine_level's probes say what this machine seems to allow; a class is graded only once one session at
+that level has started and a trivial check has run in it (proof_probe.py) as the level promises: the check's
+answer back, under a uid of its own (not the grader's) from the `uid` level up, without sight of the hidden
+suites with namespaces. A level whose session fails is dropped for the next weaker one; as root the ladder
+ends at `uid`, never at running student code as root (a worker that never got ready ends it at once: no level
+was to blame). When no level can be delivered, or the user namespace
+maps no id for student code (uids.py: a container given root alone), the answer is a refusal: one line that
+says what failed and what to do, and the caller writes nothing.
+
+Each grading process holds an id of its own, so a namespace that maps fewer ids than the class has grading
+processes grades with as many processes as it has ids.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..assignment import Assignment
+from ..settings import GraderSettings
+from . import Cell, Sandbox, uids
+from .isolation import LEVELS, machine_level
+
+PROBE = Path(__file__).with_name("proof_probe.py")
+OFF = "off (c.GraderSettings.isolate is False)"
+MORE_IDS = ("give the container more ids (rootless Podman's default maps 65,536; a Kubernetes pod, hostUsers: false), "
+            "or set c.GraderSettings.isolate = False to run student code as the grader's own user")
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What the proof found: the level a session ran the check at, how many grading processes may run at
+    once, or why none may (then level is empty)."""
+
+    level: str = ""
+    processes: int = 0
+    refusal: str = ""
+
+
+def no_ids_refusal(settings: GraderSettings) -> str:
+    """The refusal when the grader is root, confines submissions, and no id is mapped for student code (else "")."""
+    if not settings.isolate or os.geteuid() != 0 or uids.mapped_count():
+        return ""
+    return f"this user namespace maps no id for student code but root's (/proc/self/uid_map): {MORE_IDS}"
+
+
+def prove_level(assignment: Assignment, settings: GraderSettings, processes: int) -> Proof:
+    """The strongest level a session here really delivers, and at most `processes` grading processes."""
+    refusal = no_ids_refusal(settings)
+    if refusal:
+        return Proof(refusal=refusal)
+    if settings.isolate and os.geteuid() == 0:
+        processes = min(processes, uids.mapped_count())
+    ceiling, failures = machine_level() if settings.isolate else "none", []
+    while True:
+        level, problem = _try(assignment, settings, ceiling)
+        if not problem:
+            return Proof(OFF if not settings.isolate else level, processes)
+        failures.append(f"{level or ceiling}: {problem}")
+        weaker = LEVELS.index(level or ceiling) - 1
+        # A worker that never got ready failed before any level was set up: a weaker one would fail alike.
+        if not level or weaker < LEVELS.index("uid" if settings.isolate and os.geteuid() == 0 else "none"):
+            return Proof(refusal=f"no sandbox session could run a check here ({'; '.join(failures)}): the grader's "
+                                 "failure, not the class's; fix that and grade again")
+        ceiling = LEVELS[weaker]
+
+
+def _try(assignment: Assignment, settings: GraderSettings, ceiling: str) -> tuple[str, str]:
+    """(the level the session was set up at, what went wrong with it or "") for one session at most `ceiling`."""
+    isolation = {**settings.isolation(), "level": ceiling} if settings.isolate else None
+    box = Sandbox(modules={"proof_probe": PROBE}, path=[assignment.release_dir], limits=settings.limits,
+                  preload=assignment.modules, isolation=isolation)  # as the student sandbox starts (policy.py)
+    try:
+        box.begin(settings.budget_seconds)
+        outcome = box.call([Cell("proof", "answer = 6 * 7")], "proof_probe:session_facts",
+                           hidden=str(assignment.suite_dir))
+    except RuntimeError as exc:
+        return box.level, str(exc)
+    finally:
+        box.close()
+    facts = outcome.value if outcome.ok and isinstance(outcome.value, dict) else {}
+    if facts.get("answer") != 42:
+        return box.level, f"the check gave no answer ({outcome.reason or facts})"
+    if box.level != "none" and (facts["uid"] == os.geteuid() or facts["gid"] != facts["uid"]):
+        return box.level, f"the check ran as uid {facts['uid']}, gid {facts['gid']}, not an id of its own"
+    if box.level.startswith("namespaces") and facts["sees_hidden"]:
+        return box.level, "the check could see the hidden suites"
+    return box.level, ""
