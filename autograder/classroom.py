@@ -35,6 +35,7 @@ from .assignment import Assignment
 from .counts import counted, mean_points
 from .grading import close_graders, prepare_class
 from .inert import one_line, say
+from .intake import IntakeRules
 from .lifecycle import (
     demo_submissions,
     export_grades,
@@ -264,7 +265,7 @@ def grade_students(run: ClassRun, students: list[str], origin: str) -> Graded:
             gb.add_student(student)
     marks = manual_marks(run.coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
     graded = Graded()
-    autograde = autograder_for(assignment, settings.config, run.submitted, settings.notebook_kb * 1024)
+    autograde = autograder_for(assignment, settings.config, run.submitted, IntakeRules.of(settings, assignment.notebook_name))
     for student, answer in _autograde_all(run, students, autograde).items():
         if "problem" not in answer:
             try:  # what RunHiddenSuites wrote beside the autograded notebook

@@ -218,17 +218,18 @@ def run(root: Path | None = None) -> int:
     assignment = find_assignment(ROOT)
     student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
     from .grading import grade_path
-    from .validate import find_notebook
+    from .intake import STAGING, IntakeRules, take_submission
 
     isolation = isolation_level(settings)
     code = 0
-    try:
-        path, note = find_notebook(submission_dir, assignment.notebook_name)
-        if path is None:
-            data = error_json(note, time.monotonic() - start, isolation)
+    try:  # what grading reads is the intake's copy, as for make grade (autograder/intake.py)
+        intake = take_submission(submission_dir, (), assignment.root / STAGING / "gradescope",
+                                 IntakeRules.of(settings, assignment.notebook_name))
+        if intake.notebook is None:
+            data = error_json(intake.reason, time.monotonic() - start, isolation)
         else:
-            report = grade_path(assignment, path, settings, student_box)
-            data = results_json(report, settings, isolation, time.monotonic() - start, note)
+            report = grade_path(assignment, intake.notebook, settings, student_box)
+            data = results_json(report, settings, isolation, time.monotonic() - start, "; ".join(intake.notes))
     except Exception as exc:  # the grader itself failed: the student sees a one-line reason, the log the rest
         traceback.print_exc(file=sys.stdout)
         data = error_json(f"the grader failed ({type(exc).__name__}), not your notebook: ask your instructor to look at this "

@@ -16,6 +16,7 @@ import pytest
 from catalogue_hostile import HOSTILE
 
 from autograder import student_autograde
+from autograder.intake import IntakeRules
 from autograder.settings import GraderSettings, load_config
 from autograder.validate import MAX_DEPTH, read_submission, validate_notebook
 from bench.course import gradebook_scores
@@ -170,11 +171,12 @@ def test_a_timestamp_txt_nbgrader_cannot_read_is_a_reason(tmp_path):
 
 
 def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
-    def broken(assignment, folder):
+    def broken(*args):
         raise KeyError("something no one foresaw")
 
-    monkeypatch.setattr(student_autograde, "find_notebook", broken)
-    autograde = student_autograde.autograder_for(ASSIGNMENT, load_config(ROOT), tmp_path, LIMIT)
+    monkeypatch.setattr(student_autograde, "take_submission", broken)
+    rules = IntakeRules(NOTEBOOK, LIMIT)
+    autograde = student_autograde.autograder_for(ASSIGNMENT, load_config(ROOT), tmp_path, rules)
     answer = autograde("someone")
     assert answer["retry"] and answer["problem"] == "the grader failed on it (KeyError: 'something no one foresaw')"
 
