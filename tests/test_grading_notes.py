@@ -10,6 +10,7 @@ import copy
 import html
 import re
 
+import nbformat
 import pytest
 
 from autograder.preprocessors.add_grading_notes import HEADING, note_markdown
@@ -61,3 +62,20 @@ def test_a_pasted_locked_cell_is_judged_by_its_last_copy_the_one_graded(edited_c
     notes = cell_notes(ASSIGNMENT, notebook)
     assert notes[0].startswith("cells pasted more than once: imports (the last copy of each is graded")
     assert any(n.startswith("locked cells edited, graded as released: imports") for n in notes) == edited_note
+
+
+def test_a_students_edit_of_what_a_cell_is_is_named_as_theirs():
+    """The release decides what each cell is (OverwriteCellsAtOnce); the notes name the student's edits."""
+    notebook = release_notebook()
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") in ("test_forward", "test_step"):
+            meta["grade"] = False
+        if meta.get("grade_id") == "module":
+            meta["locked"] = True
+    notebook.cells.append(nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade": True, "grade_id": "mine",
+                                                                                      "points": 50}}))
+    assert cell_notes(ASSIGNMENT, notebook) == [
+        "cell metadata edited by the student, graded as released: module (locked); test_forward, test_step (grade, points)",
+        "cells the student marked for grading that the release does not have, graded as plain cells: mine"]
+    assert cell_notes(ASSIGNMENT, release_notebook()) == []

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.intake import IntakeRules, choose_notebook, read_regular, take_submission, Refused
+from autograder.intake import IntakeRules, Refused, choose_notebook, read_regular, take_submission
 from autograder.validate import validate_notebook
 from conftest import ROOT
 

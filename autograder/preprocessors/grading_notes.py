@@ -74,14 +74,15 @@ def metadata_notes(assignment: Assignment, cells: dict) -> list[str]:
     metadata.nbgrader changed from the release's, or given to a cell the release does not have. Both are graded
     as released (OverwriteCellsAtOnce)."""
     released = released_metadata(assignment.release)
-    changed = []
+    changed: dict[str, list[str]] = {}  # what changed -> the cells it changed in
     for grade_id, meta in released.items():
         if grade_id in cells:
             was, now = cell_kind(meta), cell_kind(cells[grade_id]["metadata"]["nbgrader"])
-            keys = [key for key in ("grade", "solution", "locked", "task", "points") if was.get(key) != now.get(key)]
+            keys = ", ".join(key for key in ("grade", "solution", "locked", "task", "points") if was.get(key) != now.get(key))
             if keys:
-                changed.append(f"{grade_id} ({', '.join(keys)})")
-    notes = [f"cell metadata edited by the student, graded as released: {'; '.join(changed)}"] if changed else []
+                changed.setdefault(keys, []).append(grade_id)
+    edits = "; ".join(f"{', '.join(ids)} ({keys})" for keys, ids in changed.items())
+    notes = [f"cell metadata edited by the student, graded as released: {edits}"] if changed else []
     unknown = [str(grade_id) for grade_id in cells if grade_id is not None and grade_id not in released]
     if unknown:
         notes.append(f"cells the student marked for grading that the release does not have, graded as plain "
