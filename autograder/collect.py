@@ -41,6 +41,7 @@ from nbgrader.apps.zipcollectapp import ZipCollectApp
 from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
 
+from .inert import escaped
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$")
@@ -60,8 +61,7 @@ SHOWN_CHARS = 160  # an archive entry's name may be 64 KB long: the summary show
 def shown(text: str) -> str:
     """`text` for one line of the summary: every character a terminal or a page could act on written as an
     escape (\\x1b, \\u202e), and cut to SHOWN_CHARS."""
-    cut = text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…"
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in cut)
+    return escaped(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")
 
 
 class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
