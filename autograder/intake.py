@@ -9,8 +9,8 @@ copies what grading needs, within bounds, into a fresh folder of the kit's own (
 line why not when it cannot. nbgrader and the grader read only that copy:
 
 * the notebook, chosen by `choose_notebook` (the assignment's name, the nearest; else the folder's only
-  notebook). A link, device, FIFO or a file over GraderSettings.notebook_kb in its place leaves that student
-  not graded, with the reason;
+  notebook). A link (symbolic, or a second hard link to a file), device, FIFO or a file over
+  GraderSettings.notebook_kb in its place leaves that student not graded, with the reason;
 * timestamp.txt, at the top (nbgrader's record of when the work was submitted), up to TIMESTAMP_BYTES + 1 so that
   validate.timestamp_problem still sees one too long; one that is not a regular file is the reason;
 * the files GraderSettings.submission_files names (glob patterns), each up to submission_file_kb. Nothing else
@@ -339,6 +339,8 @@ def _read(fd: int, limit: int | None) -> tuple[bytes, int]:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise Refused(f"it is {kind_of(info.st_mode)}, not a file")
+        if info.st_nlink > 1:  # a tar unpacked as root can link a file of the machine's into the folder
+            raise Refused("it is a hard link to another file, not a file of its own")
         chunks, read = [], 0
         while limit is None or read <= limit:
             chunk = os.read(fd, CHUNK if limit is None else min(CHUNK, limit + 1 - read))
