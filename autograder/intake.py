@@ -28,6 +28,7 @@ import shutil
 import stat
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 STAGING = Path(".grading") / "intake"  # under the course root: nbgrader's layout, <student>/<assignment>/
@@ -73,11 +74,6 @@ class Found:
 
     path: str  # from the submission folder, with /
     kind: str  # "a file", or what else it is
-    size: int
-
-    @property
-    def depth(self) -> int:
-        return self.path.count("/")
 
 
 @dataclass
@@ -220,9 +216,8 @@ def _walk(root: int, max_entries: int) -> tuple[list[Found], bool]:
         except Refused:  # replaced while walked: it is not looked at
             continue
         try:  # a DirEntry's stat() reads through `fd`: it stays open until they are read
-            for entry in sorted(os.scandir(fd), key=lambda e: e.name):
-                if entry.name.startswith(".") or entry.name in SKIPPED_FOLDERS:
-                    continue
+            visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS)
+            for entry in sorted(islice(visible, max_entries - seen + 1), key=lambda e: e.name):  # no more read
                 seen += 1
                 if seen > max_entries:
                     return found, False
@@ -230,8 +225,7 @@ def _walk(root: int, max_entries: int) -> tuple[list[Found], bool]:
                 if stat.S_ISDIR(mode):
                     queue.append((*parts, entry.name))
                 else:
-                    found.append(Found("/".join((*parts, entry.name)), kind_of(mode),
-                                       entry.stat(follow_symlinks=False).st_size))
+                    found.append(Found("/".join((*parts, entry.name)), kind_of(mode)))
         finally:
             os.close(fd)
     return found, True

@@ -3,8 +3,9 @@
 nbgrader's OverwriteCells puts back a cell's locked flag, points, checksum and (for a locked cell) source from the
 gradebook, but trusts the rest of what the submission says the cell is: a test cell the student marked
 `grade: false` lost its checksum and failed the whole autograde ("Inconsistent checksums"). Here the release
-decides what every cell is: a cell whose grade_id the release has gets the release's metadata.nbgrader whole
-(grade, solution, locked, task, points, schema version), and one whose grade_id the release does not have
+decides what every cell is: a cell whose grade_id the release has gets the release's metadata.nbgrader (grade,
+solution, locked, task, points, schema version; the checksum and cell type nbgrader records, where the cell
+has them), and one whose grade_id the release does not have
 (or that has none) is a plain cell. FindGradingNotes names each such edit as the student's
 (autograder/preprocessors/grading_notes.py: cell_notes).
 """
@@ -18,6 +19,8 @@ from nbgrader.preprocessors import OverwriteCells
 
 from ..assignment import course_assignment
 from ..gradebook_lookups import LookupsPrefetched
+
+RECORDED = ("checksum", "cell_type")  # what generate_assignment records in the release, not what the cell is
 
 
 def released_metadata(release) -> dict[str, dict]:
@@ -42,9 +45,11 @@ class OverwriteCellsAtOnce(LookupsPrefetched, OverwriteCells):
 
     def preprocess_cell(self, cell, resources, cell_index):
         if "nbgrader" in cell.metadata:
-            released = self.released.get(cell.metadata.nbgrader.get("grade_id"))
+            submitted = cell.metadata.nbgrader
+            released = self.released.get(submitted.get("grade_id"))
             if released is None:
                 del cell.metadata["nbgrader"]
-            else:
-                cell.metadata["nbgrader"] = copy.deepcopy(released)
+            else:  # nbgrader's own bookkeeping (checksum: set from the gradebook next) stays as saved when absent
+                cell.metadata["nbgrader"] = copy.deepcopy({key: value for key, value in released.items()
+                                                           if key not in RECORDED or key in submitted})
         return super().preprocess_cell(cell, resources, cell_index)
