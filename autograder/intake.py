@@ -18,7 +18,8 @@ line why not when it cannot. nbgrader and the grader read only that copy:
 
 Anything else that is not a regular file or a folder is never opened; a note names it. Hidden folders (.git,
 .ipynb_checkpoints) and a zip's __MACOSX are not entered, and the walk stops after
-GraderSettings.submission_entries entries. `read_regular` is the same door for one file named on a command line.
+GraderSettings.submission_entries entries (the notebook's name and timestamp.txt at the top are looked up first,
+so no cap hides them). `read_regular` is the same door for one file named on a command line.
 """
 from __future__ import annotations
 
@@ -120,7 +121,7 @@ def take_submission(top: Path, parts: tuple[str, ...], staging: Path, rules: Int
 
 def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
     """The notebook, then its time stamp, then the files a setting names; the notes on what was not read."""
-    found, complete = _walk(root, rules.max_entries)
+    found, complete = _walk(root, rules.max_entries, (rules.notebook_name, TIMESTAMP))
     for step in (_take_notebook, _take_timestamp):
         step(root, found, intake, rules)
         if intake.notebook is None:
@@ -128,7 +129,8 @@ def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
     _take_extras(root, found, intake, rules)
     _note_refused(found, intake, rules)
     if not complete:
-        intake.notes.append(f"the folder holds more than {rules.max_entries} entries: only the first were looked at "
+        cap = rules.max_entries
+        intake.notes.append(f"the folder holds more than {cap} entries: only {cap} were looked at "
                             f"(GraderSettings.submission_entries)")
 
 
@@ -204,10 +206,12 @@ def _open_failure(error: OSError, name: str, dir_fd: int | None, wanted: str = "
     return Refused(f"it is {kind_of(mode)}, not {wanted}")
 
 
-def _walk(root: int, max_entries: int) -> tuple[list[Found], bool]:
-    """Every entry under `root` that is not a folder, shallowest first, and whether the walk saw them all."""
-    found: list[Found] = []
-    seen = 0
+def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Found], bool]:
+    """Every entry under `root` that is not a folder, shallowest first, and whether the walk saw them all. The
+    `known` names at the top (the notebook's, timestamp.txt) are looked up first, so no cap hides them."""
+    found = [Found(name, kind_of(mode)) for name in known if (mode := _lstat_mode(root, name)) is not None
+             and not stat.S_ISDIR(mode)]
+    seen, looked_up = len(found), {entry.path for entry in found}
     queue: deque[tuple[str, ...]] = deque([()])
     while queue:
         parts = queue.popleft()
@@ -216,7 +220,8 @@ def _walk(root: int, max_entries: int) -> tuple[list[Found], bool]:
         except Refused:  # replaced while walked: it is not looked at
             continue
         try:  # a DirEntry's stat() reads through `fd`: it stays open until they are read
-            visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS)
+            visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS
+                       and not (parts == () and e.name in looked_up))
             for entry in sorted(islice(visible, max_entries - seen + 1), key=lambda e: e.name):  # no more read
                 seen += 1
                 if seen > max_entries:
@@ -229,6 +234,13 @@ def _walk(root: int, max_entries: int) -> tuple[list[Found], bool]:
         finally:
             os.close(fd)
     return found, True
+
+
+def _lstat_mode(folder: int, name: str) -> int | None:
+    try:
+        return os.lstat(name, dir_fd=folder).st_mode
+    except OSError:
+        return None
 
 
 # ------------------------------------------------------------------------------------------ what is taken

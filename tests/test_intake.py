@@ -105,13 +105,13 @@ def test_a_time_stamp_that_is_not_a_file_leaves_the_student_not_graded(tmp_path)
     assert "its timestamp.txt is not a plain file" in take(tmp_path).reason
 
 
-def test_the_count_of_entries_is_bounded(tmp_path):
-    work = folder(tmp_path, {NAME: "{}"})
-    for index in range(20):
-        (work / f"z{index:02}.txt").write_text("")
+def test_the_count_of_entries_is_bounded_and_hides_neither_the_notebook_nor_its_time_stamp(tmp_path):
+    work = folder(tmp_path, {NAME: "{}", "timestamp.txt": "2026-11-20 12:00:00 UTC"})
+    for index in range(200):  # a folder is read in the file system's order: these may come first
+        (work / f"a{index:03}.txt").write_text("")
     intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, max_entries=10))
-    assert intake.notebook is not None
-    assert intake.notes == ["the folder holds more than 10 entries: only the first were looked at "
+    assert intake.notebook is not None and (tmp_path / "staging" / "timestamp.txt").is_file()
+    assert intake.notes == ["the folder holds more than 10 entries: only 10 were looked at "
                             "(GraderSettings.submission_entries)"]
 
 
