@@ -291,7 +291,8 @@ def _is_extra(path: str, rules: IntakeRules) -> bool:
 
 
 def _take_extras(root: int, found: list[Found], intake: Intake, rules: IntakeRules) -> None:
-    """The files GraderSettings.submission_files names; one too large is named in a note and not taken."""
+    """The files GraderSettings.submission_files names; one too large (submission_file_kb) or linked is named in a
+    note and not taken."""
     large = []
     for entry in found:
         if entry.kind != "a file" or not _is_extra(entry.path, rules):
@@ -304,7 +305,7 @@ def _take_extras(root: int, found: list[Found], intake: Intake, rules: IntakeRul
         except Refused as why:
             large.append(f"'{entry.path}' ({why})")
     if large:
-        intake.notes.append(_listed("not taken", large) + " (GraderSettings.submission_file_kb)")
+        intake.notes.append(_listed("not taken", large))
 
 
 def _note_refused(found: list[Found], intake: Intake, rules: IntakeRules) -> None:

@@ -48,7 +48,7 @@ def test_the_notebook_and_its_time_stamp_are_copied_and_nothing_else(tmp_path):
     intake = take(tmp_path, named)
     assert (tmp_path / "staging" / "data.csv").read_text() == "1,2"
     assert not (tmp_path / "staging" / "big.csv").exists()
-    assert intake.notes == ["not taken: 'big.csv' (it is 2 KB, more than the 1 KB allowed) (GraderSettings.submission_file_kb)"]
+    assert intake.notes == ["not taken: 'big.csv' (it is 2 KB, more than the 1 KB allowed)"]
 
 
 def hard_link(path: Path) -> None:
