@@ -89,6 +89,12 @@ c.GraderSettings.seconds = 3.0      # wall-clock seconds per check, and for load
 c.GraderSettings.memory_mb = 1024   # memory student code may add, per check
 c.GraderSettings.output_kb = 1024   # printing past this stops the check
 c.GraderSettings.notebook_kb = 2048  # a larger notebook file is not graded (the summary says why)
+# What grading takes from a submission folder, through one intake (autograder/intake.py): the notebook and
+# nbgrader's timestamp.txt, never through a link, plus the files named here (none: nothing else reaches
+# autograded/ or feedback/).
+c.GraderSettings.submission_files = []
+c.GraderSettings.submission_file_kb = 1024
+c.GraderSettings.submission_entries = 1000
 # Budgets for a whole submission, across all its processes (docs/security.md). A submission that
 # hits one is named in the summary with the budget.
 c.GraderSettings.budget_seconds = 45.0   # above the ~30 s of a stub that loops; then the rest are "not run"

@@ -38,6 +38,7 @@ from .counts import counted, mean_points
 from .grader_failure import whole_class_failure
 from .grading import close_graders, prepare_class
 from .inert import one_line, say
+from .intake import IntakeRules
 from .late import late_by, set_due_date
 from .ledger import Inputs
 from .lifecycle import (
@@ -392,7 +393,7 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
             gb.add_student(student)
     marks = manual_marks(run.coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
     graded = Graded(attempted=len(students))
-    autograde = autograder_for(assignment, settings.config, run.submitted, settings.notebook_kb * 1024)
+    autograde = autograder_for(assignment, settings.config, run.submitted, IntakeRules.of(settings, assignment.notebook_name))
     answers = _autograde_all(run, students, autograde)
     graded.stopped = whole_class_failure(assignment, answers)
     if graded.stopped:

@@ -41,6 +41,7 @@ from nbgrader.apps.zipcollectapp import ZipCollectApp
 from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
 
+from .inert import escaped
 from .late import due_date_of
 from .settings import GraderSettings
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
@@ -62,8 +63,7 @@ SHOWN_CHARS = 160  # an archive entry's name may be 64 KB long: the summary show
 def shown(text: str) -> str:
     """`text` for one line of the summary: every character a terminal or a page could act on written as an
     escape (\\x1b, \\u202e), and cut to SHOWN_CHARS."""
-    cut = text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…"
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in cut)
+    return escaped(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")
 
 
 class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
@@ -74,7 +74,9 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
     notebook_name = Unicode("", help="The assignment's notebook: an LMS's renumbered copy of it is collected "
                                      "under this name.").tag(config=True)
 
-    def _match(self, filename: str) -> dict | None:
+    def _identify(self, filename: str) -> dict | None:
+        """The groups of the first pattern that matches the whole path, with the student's id (NotCollected when
+        the id is not SAFE_ID), or None when none matches."""
         patterns = list(self.named_regexps) + ([self.named_regexp] if self.named_regexp else [])
         for pattern in patterns:
             match = re.fullmatch(pattern, filename)
@@ -82,7 +84,6 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
                 found = {k: v for k, v in match.groupdict().items() if v is not None}
                 break
         else:
-            self.log.warning("No pattern of LmsFileNameCollectorPlugin.named_regexps matched: %s", shown(filename))
             return None
         name, lms_id = found.pop("name", None), found.pop("lms_id", "")
         found["identity"] = found.get("student_id") or f"{name}_{lms_id}"  # as the LMS wrote it
@@ -93,6 +94,13 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
         if not SAFE_ID.fullmatch(found["student_id"]):
             raise NotCollected(f"its student id '{shown(found['student_id'])}' is not 1 to 64 of a-z, 0-9 and _ "
                                f"(autograder/collect.py: SAFE_ID)")
+        return found
+
+    def _match(self, filename: str) -> dict | None:
+        found = self._identify(filename)
+        if found is None:
+            self.log.warning("No pattern of LmsFileNameCollectorPlugin.named_regexps matched: %s", shown(filename))
+            return None
         file_id = found.get("file_id", "")
         if not file_id or Path(file_id).name != file_id or file_id.startswith("."):
             raise NotCollected(f"its file name '{shown(file_id)}' is not a plain notebook name")
@@ -103,15 +111,17 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
         return found
 
     def owner(self, filename: str) -> str | None:
-        """The student a file that is not a notebook came from, had it been one (its name with the notebook
-        extension added, or in place of its own), or None: for the summary, and so that a student's archive
-        among the loose files of a download is never taken for the LMS's."""
+        """The student a path from the download's top level is named for, whatever the file's own name (a dot
+        file, one that is not a notebook: its name as it is, with the notebook extension added, or in place of
+        its own), or None: for the caps each student has (BoundedExtractor.student_of), for the summary, and so
+        that a student's archive among the download's archives is never taken for the LMS's."""
         if not self.valid_ext:
             return None
         folder, _, base = filename.rpartition("/")
-        for name in (filename, f"{folder}/{base.split('.')[0]}" if folder else base.split(".")[0]):
+        stem = f"{folder}/{base.split('.')[0]}" if folder else base.split(".")[0]
+        for name in (filename, filename + self.valid_ext[0], stem + self.valid_ext[0]):
             try:
-                found = self._match(name + self.valid_ext[0])
+                found = self._identify(name)
             except NotCollected:
                 continue
             if found:
@@ -189,7 +199,7 @@ class LmsZipCollect(ZipCollectApp):
                 self.fail(f"ZipCollectApp.{setting} must be {needed.__module__}.{needed.__name__} (or a subclass) "
                           f"for make grade's collect step")
         super().init_plugins()
-        self.extractor_plugin_inst.is_upload = lambda name: self.collector_plugin_inst.owner(name) is not None
+        self.extractor_plugin_inst.student_of = self.collector_plugin_inst.owner
 
     def start(self) -> None:
         self.collection = Collection()

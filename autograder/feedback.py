@@ -209,9 +209,9 @@ def plain_notebook(nb) -> bool:
 
     Raw cells and rich outputs (HTML, SVG, images, JavaScript) reach the page as they are; the sanitize steps leave
     none in the kit's autograded notebooks. A grader's comment is markdown nobody sanitised: in one with markup,
-    html.parser (the soup pass's reader) and a browser may read a tag differently (SanitizeMarkdown's inert test
-    rules that out for the cells, by comparing html.parser's reading with nh3's, a browser's parser). A notebook
-    with any of these takes the soup pass."""
+    html.parser (the soup pass's reader) and a browser may read a tag differently (for the cells, SanitizeMarkdown
+    keeps only markup that nh3, on a browser's parser, keeps whole, and `soup_keeps` reads each with html.parser).
+    A notebook with any of these takes the soup pass."""
     for cell in nb.cells:
         comment = cell.metadata.get("nbgrader", {}).get("comment") or ""
         if cell.cell_type == "raw" or "<" in comment:
@@ -256,8 +256,8 @@ class FeedbackExporter(ValidatesOnce, HTMLExporter):
         Elsewhere that pass adds nothing and writes the same tree back, differing from the template's output only
         in form (attributes sorted and double-quoted, `<br/>`, character references as characters), which a
         browser reads to the same document: every tag nests, so BeautifulSoup closes or drops none, and html.parser
-        reads the markup as a browser does (SanitizeMarkdown's inert test, for the cells; `plain_notebook`, for the
-        rest). tests/test_feedback_equivalence.py checks that the stock page is this page written back by
+        reads the markup as a browser does (for the cells, only markup nh3 keeps whole and html.parser reads as
+        nested, `soup_keeps`; `plain_notebook`, for the rest). tests/test_feedback_equivalence.py checks that the stock page is this page written back by
         BeautifulSoup."""
         langinfo = nb.metadata.get("language_info", {})
         lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))

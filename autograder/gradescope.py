@@ -251,16 +251,18 @@ def run(root: Path | None = None) -> int:
                                                     "again.", time.monotonic() - start))
     student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
     from .grading import grade_path
-    from .validate import find_notebook
+    from .intake import STAGING, IntakeRules, take_submission
 
-    try:
-        path, note = find_notebook(submission_dir, assignment.notebook_name)
-        if path is None:
-            data = error_json(note, time.monotonic() - start, "none (nothing was run)")
+    try:  # what grading reads is the intake's copy, as for make grade (autograder/intake.py)
+        intake = take_submission(submission_dir, (), assignment.root / STAGING / "gradescope",
+                                 IntakeRules.of(settings, assignment.notebook_name))
+        if intake.notebook is None:
+            data = error_json(intake.reason, time.monotonic() - start, "none (nothing was run)")
         else:
-            report = grade_path(assignment, path, settings, student_box)
+            report = grade_path(assignment, intake.notebook, settings, student_box)
             # The level a session ran this submission's checks at: proven by the grading itself.
-            data = results_json(report, settings, student_box.level, time.monotonic() - start, note)
+            data = results_json(report, settings, student_box.level, time.monotonic() - start,
+                                "; ".join(intake.notes))
     except Exception as exc:  # the grader itself failed: one line for the student and the log, and no score
         return _failed(results, grader_failure_json(f"{failure_reason(exc)}. No score was given: your instructor will "
                                                     "grade it again.", time.monotonic() - start))

@@ -2,8 +2,12 @@
 
 A terminal acts on control characters: C0 (ESC starts the sequences that move the cursor, recolour,
 retitle the window or, on some terminals, write the clipboard; CR overwrites a line) and C1 (U+0080 to
-U+009F; U+009B is a one-character CSI). A file name, an exception's text and a grade_id come from
-students, so everything the kit prints passes through `terminal_text`. A spreadsheet runs a CSV cell
+U+009F; U+009B is a one-character CSI). It also lays text out by Unicode's format characters (category Cf):
+the bidirectional controls U+202A to U+202E and U+2066 to U+2069 reorder what follows them on the line, so
+that a file name can make a summary line read other than it is, and zero-width ones hide text. A file name,
+an exception's text and a grade_id come from students, so everything the kit prints passes through
+`terminal_text` (`say`): controls removed, format characters written as their escapes (`\u202e`).
+`escaped` writes every character that is not printable so, for a name the summary must show as it is. A spreadsheet runs a CSV cell
 that starts with `=`, `+`, `-` or `@` (and a tab, CR or NUL before them) as a formula: `spreadsheet_cell`
 does what OWASP's "CSV Injection" page advises. A reason or a note shown in a summary line or on a page
 is first made `one_line`: no layout of its own, bounded, writable as UTF-8.
@@ -12,17 +16,35 @@ from __future__ import annotations
 
 import re
 import sys
+import unicodedata
 from typing import TextIO
 
 # C0 but newline and tab (the kit's own layout), DEL, and C1.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")  # where a format character can be
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")  # OWASP's list, and ASVS 1.2.10's NUL
 _NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?")
 
 
+def escape(char: str) -> str:
+    """One character as Python writes it in a string literal: \x1b, \u202e, \U000e0001."""
+    return char.encode("unicode_escape").decode("ascii")
+
+
+def _format_escaped(match: re.Match) -> str:
+    return escape(match[0]) if unicodedata.category(match[0]) == "Cf" else match[0]
+
+
 def terminal_text(text: object) -> str:
-    """`text` with every C0 control but newline and tab, DEL and every C1 control removed."""
-    return _CONTROL.sub("", str(text))
+    """`text` with every C0 control but newline and tab, DEL and every C1 control removed, and every format
+    character (Cf: bidirectional controls, zero-width characters) written as its escape."""
+    return _NON_ASCII.sub(_format_escaped, _CONTROL.sub("", str(text)))
+
+
+def escaped(text: str) -> str:
+    """`text` with every character that is not printable (controls, format characters, separators but the
+    space) written as its escape, for a name shown as it is."""
+    return "".join(c if c.isprintable() else escape(c) for c in text)
 
 
 def say(text: object, file: TextIO | None = None) -> None:

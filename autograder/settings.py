@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from traitlets import Bool, Dict, Enum, Float, Int, Unicode
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 from traitlets.config import Config, Configurable, PyFileConfigLoader
 
 from .sandbox import ISOLATION, Limits
@@ -19,6 +19,14 @@ class GraderSettings(Configurable):
     output_kb = Int(1024, help="What student code may print in one check (KB) before it is stopped.").tag(config=True)
     notebook_kb = Int(2048, help="The largest notebook file (KB) the grader reads; a larger one is not graded, "
                                  "with the reason (its outputs are usually what makes it large).").tag(config=True)
+    submission_files = List(Unicode(), [], help="Files beside the notebook that grading takes from a submission "
+                            "(glob patterns from its folder, e.g. 'data/*.csv'), and so copies into autograded/ and "
+                            "feedback/; none by default: only the notebook and nbgrader's timestamp.txt "
+                            "(autograder/intake.py).").tag(config=True)
+    submission_file_kb = Int(1024, help="The largest file (KB) of submission_files taken; a larger one is named in "
+                                        "a note and left out.").tag(config=True)
+    submission_entries = Int(1000, help="Entries (files and folders) of one submission folder the intake looks "
+                                        "at; hidden folders such as .git are not entered.").tag(config=True)
     jobs = Int(0, help="Cores to grade on; 0 means all. Grading runs one process more (one may be waiting out "
                        "a time limit); feedback runs one per core.").tag(config=True)
     isolate = Bool(

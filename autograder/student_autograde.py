@@ -6,19 +6,21 @@ is in the gradebook and in report.json beside the autograded notebook), or why t
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.utils import capture_log
+from traitlets import List, Unicode
 
 from .assignment import Assignment
 from .inert import one_line
+from .intake import STAGING, IntakeRules, take_submission
+from .preprocessors.grading_notes import INTAKE_NOTES
 from .preprocessors.run_hidden_suites import report_path
 from .tuning import shared_url
-from .validate import find_notebook, submission_problem, timestamp_problem
+from .validate import submission_problem, timestamp_problem
 
 
 def failure(exc: BaseException) -> str:
@@ -26,31 +28,28 @@ def failure(exc: BaseException) -> str:
     return one_line(f"the grader failed on it ({type(exc).__name__}: {exc})", 200)
 
 
-def notebook_to_grade(assignment: Assignment, folder: Path) -> tuple[Path | None, str]:
-    """The student's notebook, where nbgrader grades it (`folder`/<the assignment's notebook name>), or None
-    and the reason there is none. Which notebook is validate.find_notebook's rule, Gradescope's too; one found
-    under another name (or deeper) is copied to that name, beside the original (FindGradingNotes,
-    autograder/preprocessors/grading_notes.py, notes it from the folder as it stands)."""
-    expected = folder / assignment.notebook_name
-    found, reason = find_notebook(folder, assignment.notebook_name)
-    if found is None or found == expected:
-        return found, reason
-    try:
-        shutil.copyfile(found, expected)
-    except OSError as error:
-        return None, (f"no {assignment.notebook_name} in the submission (found '{found.relative_to(folder)}'; "
-                      f"it could not be copied: {error.strerror})")
-    return expected, ""
+class StagedAutograde(Autograde):
+    """nbgrader's autograde of the intake's copy (autograder/intake.py): the course's submitted_directory is the
+    kit's staging folder for this converter, and each notebook's resources carry the intake's notes, which
+    FindGradingNotes adds to its own."""
+
+    intake_notes = List(Unicode(), help="What the intake noted about this student's folder.")
+
+    def init_single_notebook_resources(self, notebook_filename: str) -> dict:
+        resources = super().init_single_notebook_resources(notebook_filename)
+        resources[INTAKE_NOTES] = list(self.intake_notes)
+        return resources
 
 
-def autograder_for(assignment: Assignment, config, submitted: Path, max_bytes: int):
+def autograder_for(assignment: Assignment, config, submitted: Path, rules: IntakeRules):
     """What each grading process runs for one student: nbgrader's autograde, with the checks inline.
 
     Each process makes one Autograde converter (as NbGraderAPI.autograde would for every student)
     and runs it once per student. Returns plain data for the parent: nothing when it is graded (the
     report, notes included, is in the gradebook and in report.json beside the autograded notebook,
-    where RunHiddenSuites wrote it), or why it was not graded. A notebook that fails validation
-    (submission_problem) never reaches nbgrader, and whatever else goes wrong with one student is that
+    where RunHiddenSuites wrote it), or why it was not graded. nbgrader reads only what the intake copied from
+    submitted/<student>/<assignment>/ into the kit's staging folder (take_submission, within `rules`); a
+    notebook that fails validation (submission_problem) never reaches nbgrader, and whatever else goes wrong with one student is that
     student's reason: it never ends the process, nor the parent, which tries such a student once more.
     """
     converters: list[Autograde] = []
@@ -62,22 +61,25 @@ def autograder_for(assignment: Assignment, config, submitted: Path, max_bytes: i
             return {"problem": failure(exc), "retry": True}
 
     def autograde_one(student: str) -> dict:
-        path, reason = notebook_to_grade(assignment, submitted / student / assignment.name)
-        if path is None:
-            return {"problem": reason}
-        problem = submission_problem(path, max_bytes)  # checked, not read: nbgrader reads it, and never a malformed file
+        staged = assignment.root / STAGING / student / assignment.name  # nbgrader's layout, the kit's folder
+        intake = take_submission(submitted, (student, assignment.name), staged, rules)
+        if intake.notebook is None:
+            return {"problem": intake.reason}
+        problem = submission_problem(intake.notebook, rules.notebook_bytes)  # checked, not read: nbgrader reads it
         if problem:
             return {"problem": problem}
-        stamp = timestamp_problem(path.parent)  # nor a time stamp it cannot read
+        stamp = timestamp_problem(staged)  # nor a time stamp it cannot read
         if stamp:
             return {"problem": stamp}
         if not converters:  # one per process, made after the fork
             coursedir = CourseDirectory(config=config)
             coursedir.db_url, coursedir.assignment_id = shared_url(coursedir.db_url), assignment.name
-            converter = Autograde(coursedir=coursedir, parent=NbGraderAPI(coursedir=coursedir, config=config))
+            coursedir.submitted_directory = str(STAGING)
+            converter = StagedAutograde(coursedir=coursedir, parent=NbGraderAPI(coursedir=coursedir, config=config))
             converter.force = converter.create_student = True
             converters.append(converter)
         converters[0].coursedir.student_id = student
+        converters[0].intake_notes = intake.notes
         result = capture_log(converters[0])  # with --force: autograded/<student>/<assignment>/ written afresh
         if not result["success"] or not report_path(converters[0].coursedir, student, assignment.name).is_file():
             last = (result.get("error") or "").strip().splitlines()

@@ -3,17 +3,21 @@
 nbgrader's own extractor unpacks every archive it finds, archives inside archives too, as root and with
 the modes the entries claim. A student chooses what they upload, so here:
 
-* Only the download's own archives are unpacked: the files with an archive extension at the top of
-  downloaded/<assignment>/archive/ not named as a student's upload. An archive inside them, in a
-  student's folder, or named for a student among the download's loose files is a student's upload: it
-  is copied as a plain file and never opened (the collector takes notebooks only).
+* Only the download's own archives are unpacked, told by position: archive/ holds either the LMS's
+  download as archives (nothing but files with an archive extension at its top: each is unpacked, unless
+  it is named as a student's upload) or the download's files and folders as they are (anything else at
+  its top: nothing is unpacked, whatever the names, dot files included). An archive inside a download, in a
+  student's folder, or among the download's loose files is a student's upload: it is copied as a plain
+  file and never opened (the collector takes notebooks only).
 * Every file is written anew, 0600 (folders 0700), owned by the user grading, with the time the
   LMS gave it: no setuid, no execute bit, no owner or link from the archive, closed to the sandbox's uids.
 * Caps bound one download (c.BoundedExtractor.*): the bytes of one file; the bytes and files of one
-  submission (a top-level file or folder of the download, which is one student's), so that no student
-  uses up what the class shares; the bytes and entries of the whole download; the depth of its paths.
+  student (counted over every file the collector names as theirs, `student_of`: Canvas gives each upload
+  a top-level file of its own; a file it names as no one's counts for its top-level file or folder), so that
+  no student uses up what the class shares; the bytes and entries of the whole download; the depth of its
+  paths.
   Bytes are counted as they are written, not as the archive claims. An entry past a cap, or with a
-  name that would leave its folder, is not written and `refused` says why (a few per submission, the
+  name that would leave its folder, is not written and `refused` says why (a few per student, the
   rest counted); the collector names the student it belonged to, and the rest of the class is collected.
 """
 from __future__ import annotations
@@ -101,21 +105,21 @@ class BoundedExtractor(ExtractorPlugin):
     max_file_mb = Int(16, help="The largest file (MB, unpacked) collected from an LMS download; a larger one is "
                                "'not collected: too large' for its student. Notebooks are graded up to "
                                "GraderSettings.notebook_kb.").tag(config=True)
-    max_submission_mb = Int(64, help="What one submission (a top-level file or folder of the download: one "
-                                     "student's) may unpack to (MB).").tag(config=True)
-    max_submission_files = Int(100, help="Files one submission (a top-level folder of the download) may "
-                                         "hold.").tag(config=True)
+    max_submission_mb = Int(64, help="What one student's files in the download may unpack to (MB), all their "
+                                     "uploads together.").tag(config=True)
+    max_submission_files = Int(100, help="Files one student's uploads in the download may hold, all "
+                                         "together.").tag(config=True)
     max_total_mb = Int(2048, help="What one LMS download may unpack to in all (MB).").tag(config=True)
     max_entries = Int(100000, help="Entries (files, folders, refused ones too) one LMS download may hold; "
                                    "those past it are not read.").tag(config=True)
     max_depth = Int(8, help="Path parts (folders and the file) a path in an LMS download may have.").tag(config=True)
-    shown_per_submission = 3  # refusals named in the summary per submission; the rest are counted
+    shown_per_submission = 3  # refusals named in the summary per student; the rest are counted
 
     @staticmethod
-    def is_upload(name: str) -> bool:
-        """Whether a top-level archive of archive/ is named as a student's upload (the collector says, through
-        LmsZipCollect): then it is copied as a file, like any student's archive, and never unpacked."""
-        return False
+    def student_of(name: str) -> str | None:
+        """The student a path from the download's top level is named for, or None (the collector says, through
+        LmsZipCollect): their caps count it, and a top-level archive named so is never unpacked."""
+        return None
 
     def extract(self, archive_path: str, extracted_path: str) -> None:
         """Copy the loose files of `archive_path` and unpack its top-level archives into `extracted_path`.
@@ -126,19 +130,22 @@ class BoundedExtractor(ExtractorPlugin):
         self.refused: dict[str, str] = {}
         self.tops: list[Path] = [Path(extracted_path)]
         self._entries = 0
-        self._bytes: Counter[str] = Counter()  # per submission, and "" for the whole download
-        self._files: Counter[str] = Counter()
-        self._shown: Counter[str] = Counter()  # refusals named, per submission
+        self._bytes: Counter[str] = Counter()  # per student, and "" for the whole download
+        self._files: Counter[str] = Counter()  # per student
+        self._shown: Counter[str] = Counter()  # refusals named, per student
         self._unshown: Counter[str] = Counter()
+        self._label: dict[str, str] = {}  # each student's first top-level file or folder, as the summary names it
         source, dest = Path(archive_path), Path(extracted_path)
         dest.chmod(0o700)  # nbgrader made it with the umask's modes
-        for item in sorted(source.iterdir()):
-            if item.is_file() and not item.is_symlink() and self._is_archive(item.name) and not self.is_upload(item.name):
+        items = sorted(source.iterdir())
+        archives = all(item.is_file() and not item.is_symlink() and self._is_archive(item.name) for item in items)
+        for item in items:
+            if archives and self.student_of(item.name) is None:  # the LMS's download, as archives
                 self._unpack(item, dest)
             else:
                 self._copy_loose(item, source, dest)
-        for submission, count in self._unshown.items():
-            self.refused[f"{submission} (and more)"] = f"{count} more of its entries not collected, for the same reasons"
+        for student, count in self._unshown.items():
+            self.refused[f"{self._label[student]} (and more)"] = f"{count} more of its entries not collected, for the same reasons"
 
     def _is_archive(self, name: str) -> bool:
         return any(name.endswith(ext) for ext in self.zip_ext)
@@ -172,7 +179,9 @@ class BoundedExtractor(ExtractorPlugin):
         """Write one entry, or say in `refused` why not; False once the download has too many entries."""
         self._entries += 1
         first = next((p for p in entry.name.replace("\\", "/").split("/") if p not in ("", ".")), "")
-        submission = label + first
+        submission = label + first  # as the summary names it
+        student = self.student_of(entry.name) or submission  # whose caps (and shown refusals) it counts against
+        self._label.setdefault(student, submission)
         try:
             if self._entries > self.max_entries:
                 self.refused[label + entry.name] = (f"the download holds more than {self.max_entries} entries "
@@ -184,35 +193,35 @@ class BoundedExtractor(ExtractorPlugin):
                 return True
             if not entry.is_file:
                 raise NotCollected("it is a link or a special file, not a file")
-            if self._files[submission] >= self.max_submission_files:
-                raise NotCollected(f"its submission holds more than {self.max_submission_files} files "
-                              f"(BoundedExtractor.max_submission_files)")
+            if self._files[student] >= self.max_submission_files:
+                raise NotCollected(f"its student's uploads hold more than {self.max_submission_files} files "
+                                   f"(BoundedExtractor.max_submission_files)")
             for depth in range(1, len(parts)):
                 self._mkdir(top.joinpath(*parts[:depth]))
-            self._files[submission] += 1
-            self._write(entry, top.joinpath(*parts), submission)
+            self._files[student] += 1
+            self._write(entry, top.joinpath(*parts), student)
         except NotCollected as why:
-            self._refuse(submission, label + entry.name, str(why))
+            self._refuse(student, label + entry.name, str(why))
         except FileExistsError:
-            self._refuse(submission, label + entry.name, "the archive holds two entries of this name")
+            self._refuse(student, label + entry.name, "the archive holds two entries of this name")
         except (OSError, RuntimeError, zipfile.BadZipFile, NotImplementedError) as exc:  # bad CRC, encrypted...
-            self._refuse(submission, label + entry.name, f"unreadable in the archive ({type(exc).__name__}: {exc})")
+            self._refuse(student, label + entry.name, f"unreadable in the archive ({type(exc).__name__}: {exc})")
         return True
 
-    def _refuse(self, submission: str, name: str, why: str) -> None:
-        """Name a refused entry, up to `shown_per_submission` of one submission's (the rest are counted)."""
+    def _refuse(self, student: str, name: str, why: str) -> None:
+        """Name a refused entry, up to `shown_per_submission` of one student's (the rest are counted)."""
         self.log.warning("Not collected: %r: %s", name, why)  # also when nbgrader's zip_collect runs it
-        if self._shown[submission] < self.shown_per_submission:
-            self._shown[submission] += 1
+        if self._shown[student] < self.shown_per_submission:
+            self._shown[student] += 1
             self.refused[name] = why
         else:
-            self._unshown[submission] += 1
+            self._unshown[student] += 1
 
-    def _write(self, entry: Entry, path: Path, submission: str) -> None:
+    def _write(self, entry: Entry, path: Path, student: str) -> None:
         """Write one file, stopping at whichever cap comes first; a file cut short is removed."""
         caps = [(self.max_file_mb << 20, f"{self.max_file_mb} MB a file (BoundedExtractor.max_file_mb)"),
-                ((self.max_submission_mb << 20) - self._bytes[submission],
-                 f"{self.max_submission_mb} MB a submission (BoundedExtractor.max_submission_mb)"),
+                ((self.max_submission_mb << 20) - self._bytes[student],
+                 f"{self.max_submission_mb} MB a student (BoundedExtractor.max_submission_mb)"),
                 ((self.max_total_mb << 20) - self._bytes[""],
                  f"{self.max_total_mb} MB for the download (BoundedExtractor.max_total_mb)")]
         room, cap = min(caps, key=lambda c: c[0])
@@ -230,7 +239,7 @@ class BoundedExtractor(ExtractorPlugin):
             raise
         os.chmod(path, 0o600)  # the umask may only have narrowed it; never wider
         os.utime(path, (entry.mtime, entry.mtime))
-        self._bytes[submission] += size
+        self._bytes[student] += size
         self._bytes[""] += size
 
     @staticmethod

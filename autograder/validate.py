@@ -22,6 +22,7 @@ from typing import Any
 import nbformat
 
 from .assignment import notebook_from_text
+from .intake import TIMESTAMP_BYTES, Refused, read_regular
 from .submission import Submission
 
 MAX_DEPTH = 64  # JSON nesting a notebook may have; Jupyter writes about 8, the readers recurse per level
@@ -48,18 +49,18 @@ def validate_notebook(notebook: os.PathLike | str | bytes | dict, max_bytes: int
 def _reason(notebook: Any, max_bytes: int | None) -> str | None:
     parsed = False  # whether `notebook` is JSON parsed here, which no caller holds
     if isinstance(notebook, os.PathLike):
-        path = Path(notebook)
-        try:
-            size = path.stat().st_size
-            if max_bytes is not None and size > max_bytes:
-                return _too_big(size, max_bytes)
-            notebook = path.read_bytes()
+        try:  # never through a link, nor from a FIFO or a device (autograder/intake.py)
+            notebook, size = read_regular(notebook, max_bytes)
+        except Refused as why:
+            return _line(str(why))
         except OSError as exc:
             return _line(f"it could not be read ({exc.strerror or type(exc).__name__})")
+        if max_bytes is not None and size > max_bytes:
+            return too_big(size, max_bytes)
     if isinstance(notebook, (str, bytes)):
         size = len(notebook.encode("utf-8", "surrogatepass") if isinstance(notebook, str) else notebook)
         if max_bytes is not None and size > max_bytes:
-            return _too_big(size, max_bytes)
+            return too_big(size, max_bytes)
         if isinstance(notebook, bytes):
             try:
                 notebook = notebook.decode("utf-8")
@@ -178,7 +179,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _too_big(size: int, max_bytes: int) -> str:
+def too_big(size: int, max_bytes: int) -> str:
     return (f"it is {size / 1024:,.0f} KB, more than the {max_bytes / 1024:,.0f} KB a notebook may be: "
             "clear its outputs in Jupyter, save and submit again")
 
@@ -204,34 +205,6 @@ def _line(text: str) -> str:
     return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
 
 
-SKIPPED_FOLDERS = ("__MACOSX",)  # a zip's resource forks, not the student's work
-
-
-def notebooks_in(folder: Path) -> list[Path]:
-    """Every notebook file of a submission folder, at any depth, nearest first: not a hidden file or one
-    in a hidden folder (.ipynb_checkpoints: Jupyter's autosaves), nor one in a zip's __MACOSX."""
-    found = [p for p in folder.rglob("*.ipynb") if p.is_file()
-             and not any(part.startswith(".") or part in SKIPPED_FOLDERS for part in p.relative_to(folder).parts)]
-    return sorted(found, key=lambda p: (len(p.relative_to(folder).parts), str(p.relative_to(folder))))
-
-
-def find_notebook(folder: Path, name: str) -> tuple[Path | None, str]:
-    """The notebook to grade in a submission folder, for `make grade` and Gradescope alike: the one
-    called `name` (the nearest), else the folder's only notebook; with several under other names, or
-    none, None and the reason the student sees. With a notebook, the text is its note: "" for `name`
-    itself, else that it was graded as `name`."""
-    notebooks = notebooks_in(folder)
-    named = [p for p in notebooks if p.name == name]
-    if named:
-        return named[0], ""
-    if len(notebooks) == 1:
-        return notebooks[0], f"graded '{notebooks[0].relative_to(folder)}' as {name}"
-    if notebooks:
-        found = ", ".join(f"'{p.relative_to(folder)}'" for p in notebooks[:10])
-        return None, f"no {name} in the submission (found {found}): submit one notebook under that name"
-    return None, f"no {name} in the submission: submit the notebook file itself, saved from Jupyter"
-
-
 def submission_problem(path: Path, max_bytes: int | None = None) -> str:
     """Why the file at `path` is not a notebook the grader and nbgrader can read, in read_submission's words,
     or "" when it is: the check without the read, for `make grade`, where nbgrader reads the file itself.
@@ -248,7 +221,7 @@ def submission_problem(path: Path, max_bytes: int | None = None) -> str:
         if problem:
             raise ValueError(problem)
     except Exception as exc:  # any unreadable file: grading goes on with the next one
-        return _unreadable(path, exc)
+        return unreadable(Path(path).name, str(exc))
     return ""
 
 
@@ -266,15 +239,17 @@ def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submi
             raise ValueError("it has no cells")
         return Submission(key, notebook=notebook)
     except Exception as exc:  # any unreadable file: grading goes on with the next one
-        return Submission(key, error=_unreadable(path, exc))
+        return Submission(key, error=unreadable(Path(path).name, str(exc)))
 
 
-def _unreadable(path: Path, exc: Exception) -> str:
-    reason = " ".join(str(exc).split())[:REASON_CHARS] or type(exc).__name__
-    return f"{Path(path).name} is not a readable notebook ({reason})"
+def unreadable(name: str, why: str) -> str:
+    """The reason a file `name` is not graded: `why`, cut to REASON_CHARS."""
+    reason = " ".join(why.split())[:REASON_CHARS] or "unknown"
+    return f"{name} is not a readable notebook ({reason})"
 
 
-TIMESTAMP_BYTES = 4096  # a time stamp is one line; a longer timestamp.txt is not one
+TIMESTAMP_NOT_A_FILE = ("its timestamp.txt is not a plain file: the submission time must come from nbgrader's collect "
+                        "or the LMS")
 
 
 def timestamp_problem(folder: Path) -> str | None:
@@ -288,10 +263,10 @@ def timestamp_problem(folder: Path) -> str | None:
     path = folder / "timestamp.txt"
     if not os.path.lexists(path):
         return None
-    if path.is_symlink() or not path.is_file():
-        return "its timestamp.txt is not a plain file: the submission time must come from nbgrader's collect or the LMS"
-    with open(path, "rb") as handle:
-        data = handle.read(TIMESTAMP_BYTES + 1)
+    try:
+        data, _ = read_regular(path, TIMESTAMP_BYTES)
+    except Refused:
+        return TIMESTAMP_NOT_A_FILE
     if len(data) > TIMESTAMP_BYTES:
         return (f"its timestamp.txt is over {TIMESTAMP_BYTES} bytes, not a time stamp: the submission time must come "
                 f"from nbgrader's collect or the LMS")

@@ -10,7 +10,9 @@ graded alone. tests/test_catalogue_hostile.py runs the class and checks every en
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from catalogue_bugs import LESSON, PARTS
@@ -23,10 +25,21 @@ SLEEP_MARK = "777.25"  # `sleep 777.25`: the process the `leave-a-process` stude
 
 
 @dataclass(frozen=True)
+class Link:
+    """A symbolic link in the student's folder (as a clone or an instructor's unzip keeps it): to `target`, a
+    path from the student's folder or an absolute one."""
+
+    target: str
+
+
+FIFO = object()  # a named pipe in the student's folder, in place of a file
+
+
+@dataclass(frozen=True)
 class Hostile:
     student: str  # the folder name under submitted/
     did: str  # what the submission does, one line
-    files: Callable[[dict, dict], dict[str, str]]  # (reference, release) -> {file name: content}
+    files: Callable[[dict, dict], dict[str, str | Link | object]]  # (reference, release) -> {name: content, Link or FIFO}
     max_total: float | None = None  # the score may not exceed this (None: the parts below decide)
     loses: tuple[str, ...] = ()  # parts that must score less than full marks
     keeps: tuple[str, ...] = ()  # parts that must keep full marks
@@ -45,6 +58,16 @@ def notebook(nb: dict) -> str:
 
 def only(nb: dict) -> dict[str, str]:
     return {NOTEBOOK: notebook(nb)}
+
+
+def write_entry(folder: Path, name: str, content: str | Link | object) -> None:
+    """One file of an entry's folder: its text, a link or a FIFO."""
+    if isinstance(content, Link):
+        (folder / name).symlink_to(content.target)
+    elif content is FIFO:
+        os.mkfifo(folder / name)
+    else:
+        (folder / name).write_text(str(content))
 
 
 def with_top_cell(nb: dict, source: str) -> dict:
@@ -94,6 +117,23 @@ def duplicated_cells(reference: dict, release: dict) -> dict[str, str]:
             cells.append(json.loads(json.dumps(cell)))
     nb["cells"] = cells
     return only(nb)
+
+
+def ungraded_test_cells(reference: dict, release: dict) -> dict[str, str]:
+    """The reference whose test cells the student marked `grade: false` (and a plain cell marked as a graded one)."""
+    nb = json.loads(json.dumps(reference))
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and cell["cell_type"] == "code":
+            meta["grade"] = False
+    nb["cells"].append(new_code_cell("x = 1", metadata={"nbgrader": {"grade": True, "grade_id": "my_points", "points": 50,
+                                                                     "locked": False, "solution": False, "schema_version": 3}}))
+    return only(nb)
+
+
+SOLUTION_FROM_SUBMITTED = "../../../solutions/dl01_6_3/modules_and_sgd.ipynb"  # from submitted/<student>/<assignment>/
+LINKED_EXTRAS = {"answers.ipynb.txt": SOLUTION_FROM_SUBMITTED, "suite.py": "../../../autograder/dl01_6_3/test_step.py",
+                 "grades.db": "../../../gradebook.db", "shadow": "/etc/shadow"}
 
 
 def course_root() -> str:
@@ -396,6 +436,28 @@ HOSTILE: list[Hostile] = [
     Hostile("two-renamed", "two notebooks, neither named modules_and_sgd.ipynb",
             lambda ref, rel: {"a.ipynb": notebook(ref), "b.ipynb": notebook(rel)}, max_total=0,
             reason="no modules_and_sgd.ipynb in the submission", summary=True),
+
+    # ------------------------------------------------------------------ files that are not files (issue 29)
+    # A clone or an instructor's unzip keeps links; the grader runs as root. Only the intake's copy is read.
+    Hostile("link-to-solution", f"modules_and_sgd.ipynb is a symbolic link to {SOLUTION_FROM_SUBMITTED}",
+            lambda ref, rel: {NOTEBOOK: Link(SOLUTION_FROM_SUBMITTED)}, max_total=0,
+            reason="modules_and_sgd.ipynb is not a readable notebook (it is a symbolic link, not a file", summary=True),
+    Hostile("linked-extras", "the blank release beside links to the reference, a hidden suite, gradebook.db and "
+                             "/etc/shadow (nbgrader used to copy each into feedback/)",
+            lambda ref, rel: {NOTEBOOK: notebook(rel), **{name: Link(target) for name, target in LINKED_EXTRAS.items()}},
+            max_total=0, reason="not read: 'answers.ipynb.txt' (a symbolic link), 'grades.db' (a symbolic link)",
+            summary=True),
+    Hostile("link-dev-zero", "the reference beside a link to /dev/zero (it used to fill the disk)",
+            lambda ref, rel: {NOTEBOOK: notebook(ref), "data.bin": Link("/dev/zero")}, keeps=PARTS,
+            reason="not read: 'data.bin' (a symbolic link)", summary=True),
+    Hostile("fifo-notebook", "modules_and_sgd.ipynb is a FIFO no one writes to",
+            lambda ref, rel: {NOTEBOOK: FIFO}, max_total=0,
+            reason="modules_and_sgd.ipynb is not a readable notebook (it is a FIFO, not a file", summary=True),
+    Hostile("metadata-not-graded", "the reference whose test cells say `grade: false`, with a cell of its own marked "
+                                   "as a 50-point grade cell (nbgrader used to fail on it: 'the grader failed')",
+            ungraded_test_cells, keeps=PARTS,
+            reason="cell metadata edited by the student, graded as released: test_forward, test_parameters,",
+            summary=True),
 
     # ------------------------------------------------------------------ malformed notebooks (issue 9, item 4)
     # Each once stopped `make grade` before feedback and grades.csv; now each is not graded, with its reason.

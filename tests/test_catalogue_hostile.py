@@ -32,6 +32,7 @@ from catalogue_bugs import PARTS
 from catalogue_hostile import (
     CANARY,
     HOSTILE,
+    LINKED_EXTRAS,
     LISTEN_PORT,
     NOTEBOOK,
     OTHER_CLONE,
@@ -39,6 +40,7 @@ from catalogue_hostile import (
     SLEEP_MARK,
     STALE_CGROUP,
     UNIX_SOCKET,
+    write_entry,
 )
 
 from autograder.redaction import hidden_code_lines
@@ -115,7 +117,7 @@ def digests(course: Path) -> dict[str, str]:
     paths = [p for top in ("submitted", "autograder", "source", "solutions", "release") for p in (course / top).rglob("*")]
     paths.append(course / "nbgrader_config.py")
     return {str(p.relative_to(course)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in paths if p.is_file() and "__pycache__" not in p.parts}
+            for p in paths if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts}
 
 
 def as_uid(uid: int, action) -> int:
@@ -197,7 +199,7 @@ def graded() -> GradedClass:
         folder.mkdir(parents=True)
         (folder / "timestamp.txt").write_text(TIMESTAMP)  # as collect writes it, unless the entry brings its own
         for name, content in entry.files(reference, release).items():
-            (folder / name).write_text(content)
+            write_entry(folder, name, content)
     before = digests(course)
     listener = socket.create_server(("127.0.0.1", LISTEN_PORT))
     listener.settimeout(0)
@@ -343,10 +345,16 @@ def test_student_code_changed_no_file(graded):
     after = digests(graded.course)
     changed = sorted(name for name, digest in graded.before.items() if after.get(name) != digest)
     assert not changed, changed
-    renamed = f"submitted/renamed/{ASSIGNMENT.name}/{NOTEBOOK}"  # the grader's own copy of a renamed notebook
-    added = sorted(set(after) - set(graded.before) - {renamed})
+    added = sorted(set(after) - set(graded.before))  # the grader copies a renamed notebook into its own folder
     assert not added, added
-    assert after[renamed] == graded.before[f"submitted/renamed/{ASSIGNMENT.name}/modules_and_sgd (1).ipynb"]
+
+
+def test_nothing_beside_a_notebook_reaches_autograded_or_feedback(graded):
+    """nbgrader copies every file of the folder it reads into autograded/, and on into feedback/: it reads the
+    intake's copy, which holds the notebook and timestamp.txt (GraderSettings.submission_files names no more)."""
+    for top in ("autograded", "feedback"):
+        folder = graded.course / top / "linked-extras" / ASSIGNMENT.name
+        assert folder.is_dir() and not set(LINKED_EXTRAS) & {p.name for p in folder.rglob("*")}, top
 
 
 def test_no_hidden_suite_text_in_feedback_summary_or_json(graded):

@@ -114,6 +114,34 @@ def test_a_classmates_name_inside_an_upload_is_not_theirs(tmp_path, as_zip):
     assert "no notebook in the upload" in refusal(lines, "eve:")
 
 
+@pytest.mark.parametrize("as_zip", [True, False], ids=["zip", "loose"])
+def test_a_dot_file_archive_is_a_students_upload_by_its_place(tmp_path, as_zip):
+    """An upload named `.x.zip` (Canvas: eveevil_34567_101_.x.zip), and a bare dot-file archive, among the download's
+    loose files or inside its zip: a student's file by where it is, never the LMS's archive, whatever its name."""
+    root = course(tmp_path)
+    spoof = zipped({"obrienann_23456_999_modules_and_sgd.ipynb": b'{"spoof": 1}',
+                    "smithjohn_12345_998_modules_and_sgd.ipynb": b'{"spoof": 2}'})
+    files = {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}',
+             "smithjohn_LATE_12345_101_modules_and_sgd.ipynb": b'{"john": 1}',
+             "eveevil_34567_102_.x.zip": spoof, ".x.zip": spoof}
+    if as_zip:
+        lms_zip(root, files)
+    else:
+        for name, data in files.items():
+            (archive_dir(root) / name).write_bytes(data)
+    lines = collect(root)
+    assert submitted(root) == {"obrienann_23456": b'{"ann": 1}', "smithjohn_12345": b'{"john": 1}'}, lines
+    assert any(line.startswith("Late by Canvas's LATE marker: smithjohn_12345") for line in lines), lines
+    extracted = root / "downloaded" / ASSIGNMENT.name / "extracted"
+    assert not list(extracted.rglob("*_99[89]_*")), "a student's own archive was unpacked"
+    (archive_dir(root) / "submissions.zip").unlink(missing_ok=True)
+    for name in [n for n in files if n.endswith(".zip")]:  # the download as archives, a student's among them
+        (archive_dir(root) / name).write_bytes(spoof)
+    lms_zip(root, {k: v for k, v in files.items() if k.endswith(".ipynb")})
+    collect(root)
+    assert not list(extracted.rglob("*_99[89]_*")), "a student's own archive was unpacked"
+
+
 @pytest.mark.parametrize("hostile", ["=1+2", "+cmd|calc", "..", "\x1b]0;pwned\x07\x1b[2J", "Ada", "a" * 65])
 def test_an_id_outside_the_safe_alphabet_is_refused_for_that_file_alone(tmp_path, hostile):
     root = course(tmp_path)
@@ -210,7 +238,7 @@ def test_a_file_over_a_cap_is_too_large_for_its_student_alone(tmp_path):
     lines = collect(root)
     assert sorted(submitted(root)) == ["a", "b", "kimlee_7"], lines
     assert "too large (the cap is 1 MB a file" in refusal(lines, "big (big_1")
-    assert "too large (the cap is 2 MB a submission" in refusal(lines, f"kimlee_7 ({kim}/more.ipynb")
+    assert "too large (the cap is 2 MB a student" in refusal(lines, f"kimlee_7 ({kim}/more.ipynb")
     assert "too large (the cap is 4 MB for the download" in refusal(lines, "d (d_5")
     assert not (root / "downloaded" / ASSIGNMENT.name / "extracted" / "submissions" / "big_1_modules_and_sgd.ipynb").exists()
 
@@ -230,6 +258,22 @@ def test_one_students_folder_cannot_use_up_the_class_caps(tmp_path):
     assert "no notebook in the upload" in refusal(lines, "eveevil_1:") and len(about_eve) == 5
     assert any("(and more): 42 more of its entries not collected" in line for line in about_eve)
     assert "folders deep" in refusal(lines, "deepdan_2")
+
+
+def test_caps_count_per_student_so_one_student_spends_only_their_own(tmp_path):
+    """Canvas gives each upload a top-level file of its own: Eve's many uploads of zeros count against her caps
+    together, never against the download's share of her classmates."""
+    root = course(tmp_path, "c.BoundedExtractor.max_file_mb = 1", "c.BoundedExtractor.max_submission_mb = 2",
+                  "c.BoundedExtractor.max_submission_files = 20", "c.BoundedExtractor.max_total_mb = 4")
+    files = {f"eveevil_34567_{100 + i}_zeros{i}.ipynb": b"0" * (900 << 10) for i in range(30)}
+    files.update({f"s{i}_{i}_modules_and_sgd.ipynb": b" " * (400 << 10) for i in range(4)})
+    lms_zip(root, files)
+    lines = collect(root)
+    assert sorted(submitted(root)) == [f"s{i}" for i in range(4)], lines
+    about_eve = [line for line in lines if "eveevil" in line]
+    assert any("2 MB a student" in line for line in about_eve), about_eve
+    assert len([line for line in about_eve if "zeros" in line and "(and more)" not in line]) == 3, about_eve
+    assert any("(and more): 25 more of its entries" in line for line in about_eve), about_eve
 
 
 def test_the_download_has_an_entry_cap(tmp_path):

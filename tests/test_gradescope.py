@@ -62,12 +62,15 @@ def gradescope(autograder_zip):
 
 
 def grader_at(home: Path):
-    def run(files: dict[str, str]) -> tuple[dict, subprocess.CompletedProcess]:
+    def run(files: dict[str, str | Path]) -> tuple[dict, subprocess.CompletedProcess]:
         for folder in ("submission", "results"):
             shutil.rmtree(home / folder, ignore_errors=True)
             (home / folder).mkdir(mode=0o755)
-        for name, content in files.items():
-            (home / "submission" / name).write_text(content)
+        for name, content in files.items():  # a Path: a symbolic link to it, as a GitHub submission keeps one
+            if isinstance(content, Path):
+                (home / "submission" / name).symlink_to(content)
+            else:
+                (home / "submission" / name).write_text(content)
         env = {**os.environ, "AUTOGRADER_ROOT": str(home),
                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         done = subprocess.run([str(home / "source" / "run_autograder")], cwd=home, env=env,
@@ -256,6 +259,14 @@ def test_no_notebook_is_a_clear_result(gradescope):
     assert f"Not graded: no {NOTEBOOK} in the submission" in data["output"]
     data, _ = gradescope({"a.ipynb": notebook_text(release_notebook()), "b.ipynb": notebook_text(release_notebook())})
     assert data["score"] == 0 and "submit one notebook under that name" in data["output"]
+
+
+def test_a_notebook_linked_to_the_reference_is_not_graded(gradescope):
+    """/autograder/submission goes through the same intake as make grade: a link is never followed (it used to
+    score 18/18, read as root)."""
+    data, _ = gradescope({NOTEBOOK: Path(f"../source/solutions/{ASSIGNMENT.name}/{NOTEBOOK}")})
+    check_spec(data)
+    assert data["score"] == 0 and "it is a symbolic link, not a file" in data["output"], data["output"]
 
 
 def test_hidden_checks_follow_the_setting():

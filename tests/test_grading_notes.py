@@ -2,7 +2,7 @@
 
 The class-level checks (every note in the summary is on the student's page) are in
 tests/test_catalogue_hostile.py; these are the pieces: the note cell renders as the note's own text
-whatever file names a student chose, the folder's notes, and the report's round trip through report.json.
+whatever file names a student chose (the folder's notes are tests/test_intake.py's), and the report's round trip through report.json.
 """
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import copy
 import html
 import re
 
+import nbformat
 import pytest
 
 from autograder.preprocessors.add_grading_notes import HEADING, note_markdown
-from autograder.preprocessors.grading_notes import cell_notes, folder_notes
+from autograder.preprocessors.grading_notes import cell_notes
 from autograder.preprocessors.sanitize_markdown import SanitizeMarkdown, render
 from autograder.report import CheckResult, PartResult, Report
-from autograder.validate import find_notebook
 from conftest import ASSIGNMENT, release_notebook
 
 NAMES = [
@@ -38,43 +38,6 @@ def test_the_note_cell_renders_as_its_text_and_is_inert(name):
     assert "<script" not in rendered and "<img" not in rendered and "<a " not in rendered, rendered
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", rendered)).split())
     assert text == " ".join(f"{HEADING.strip('*')} {note}".split()), rendered
-
-
-def test_folder_notes_say_renamed_or_other_notebooks(tmp_path):
-    (tmp_path / "modules_and_sgd.ipynb").write_text("{}")
-    assert folder_notes(tmp_path, "modules_and_sgd.ipynb") == []
-    (tmp_path / "modules_and_sgd (1).ipynb").write_text("{}")  # the grader's copy beside the original
-    assert folder_notes(tmp_path, "modules_and_sgd.ipynb") == [
-        "graded 'modules_and_sgd (1).ipynb' as modules_and_sgd.ipynb (renamed)"]
-    (tmp_path / "modules_and_sgd (1).ipynb").write_text('{"other": 1}')
-    assert folder_notes(tmp_path, "modules_and_sgd.ipynb") == [
-        "the folder also holds 'modules_and_sgd (1).ipynb': only modules_and_sgd.ipynb is graded"]
-    (tmp_path / ".hidden.ipynb").write_text("{}")
-    (tmp_path / "folder.ipynb").mkdir()
-    assert len(folder_notes(tmp_path, "modules_and_sgd.ipynb")) == 1
-
-
-def test_one_rule_finds_the_notebook_for_make_grade_and_gradescope(tmp_path):
-    """validate.find_notebook, which make grade (student_autograde) and Gradescope both use: the notebook
-    under its name, nearest first, else the only one anywhere in the folder; checkpoints and __MACOSX are
-    not the student's notebooks."""
-    name = "modules_and_sgd.ipynb"
-    assert find_notebook(tmp_path, name)[0] is None and "submit the notebook file itself" in find_notebook(tmp_path, name)[1]
-    for skipped in (".ipynb_checkpoints/modules_and_sgd-checkpoint.ipynb", "__MACOSX/._my work.ipynb"):
-        (tmp_path / skipped).parent.mkdir()
-        (tmp_path / skipped).write_text("{}")
-    (tmp_path / "work").mkdir()
-    (tmp_path / "work" / "my work.ipynb").write_text("{}")
-    assert find_notebook(tmp_path, name) == (tmp_path / "work" / "my work.ipynb", f"graded 'work/my work.ipynb' as {name}")
-    (tmp_path / "work" / name).write_text("{}")
-    assert find_notebook(tmp_path, name) == (tmp_path / "work" / name, "")
-    (tmp_path / name).write_text("{}")
-    assert find_notebook(tmp_path, name) == (tmp_path / name, "")  # the nearest of two under the name
-    for other in (tmp_path / name, tmp_path / "work" / name):
-        other.unlink()
-    (tmp_path / "b.ipynb").write_text("{}")
-    assert find_notebook(tmp_path, name) == (
-        None, f"no {name} in the submission (found 'b.ipynb', 'work/my work.ipynb'): submit one notebook under that name")
 
 
 def test_a_report_goes_through_its_file_unchanged(tmp_path):
@@ -99,3 +62,20 @@ def test_a_pasted_locked_cell_is_judged_by_its_last_copy_the_one_graded(edited_c
     notes = cell_notes(ASSIGNMENT, notebook)
     assert notes[0].startswith("cells pasted more than once: imports (the last copy of each is graded")
     assert any(n.startswith("locked cells edited, graded as released: imports") for n in notes) == edited_note
+
+
+def test_a_students_edit_of_what_a_cell_is_is_named_as_theirs():
+    """The release decides what each cell is (OverwriteCellsAtOnce); the notes name the student's edits."""
+    notebook = release_notebook()
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") in ("test_forward", "test_step"):
+            meta["grade"] = False
+        if meta.get("grade_id") == "module":
+            meta["locked"] = True
+    notebook.cells.append(nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade": True, "grade_id": "mine",
+                                                                                      "points": 50}}))
+    assert cell_notes(ASSIGNMENT, notebook) == [
+        "cell metadata edited by the student, graded as released: module (locked); test_forward, test_step (grade, points)",
+        "cells the student marked for grading that the release does not have, graded as plain cells: mine"]
+    assert cell_notes(ASSIGNMENT, release_notebook()) == []

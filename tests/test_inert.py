@@ -8,15 +8,17 @@ tests/test_lms.py.
 """
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
 import sys
+import unicodedata
 
 import notebook_checks
 import pytest
 
-from autograder.inert import spreadsheet_cell, terminal_text
+from autograder.inert import escaped, say, spreadsheet_cell, terminal_text
 from autograder.mutate import Mutation, apply
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, solution_notebook
 
@@ -33,9 +35,24 @@ def test_terminal_text_strips_c0_and_c1_controls_and_keeps_the_text():
     assert terminal_text(3.5) == "3.5"
 
 
+def test_format_characters_are_escaped_where_a_terminal_shows_them():
+    """Bidirectional controls reorder a line (a file name "x\u202egnp.exe" reads as "xexe.png"), zero-width ones hide
+    text: every character of Unicode's category Cf is written as its escape, by say() too."""
+    assert terminal_text("report\u202efdp.exe \u2066x\u2069") == "report\\u202efdp.exe \\u2066x\\u2069"
+    formats = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"]
+    assert len(formats) > 150
+    for char in formats:
+        assert terminal_text(char) == char.encode("unicode_escape").decode("ascii"), hex(ord(char))
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    say("a\u202eb", out)
+    out.seek(0)
+    assert out.read() == "a\\u202eb\n"
+    assert escaped("x\u202e\x1b\u2028 y") == "x\\u202e\\x1b\\u2028 y"
+
+
 def test_the_public_checks_strip_the_same_characters():
     """notebook_checks.py stays standalone (students run it), so it keeps its own copy of the rule."""
-    every = "".join(chr(c) for c in range(0x3000))
+    every = "".join(chr(c) for c in [*range(0x3000), 0xfeff, 0xfff9, 0x110bd, 0xe0001])
     assert notebook_checks.printable(every) == terminal_text(every)
 
 

@@ -16,6 +16,7 @@ import pytest
 from catalogue_hostile import HOSTILE
 
 from autograder import student_autograde
+from autograder.intake import IntakeRules
 from autograder.settings import GraderSettings, load_config
 from autograder.validate import MAX_DEPTH, read_submission, validate_notebook
 from bench.course import gradebook_scores
@@ -123,7 +124,7 @@ def test_every_catalogue_notebook_the_grader_grades_is_valid():
                  "cells-object", "cell-string"}
     for entry in HOSTILE:
         for name, content in entry.files(reference, release).items():
-            if not name.endswith(".ipynb"):  # a file beside the notebook (bad-timestamp's timestamp.txt)
+            if not name.endswith(".ipynb") or not isinstance(content, str):  # a file beside it, a link, a FIFO
                 continue
             reason = validate_notebook(content, LIMIT)
             assert bool(reason) == (entry.student in malformed), (entry.student, name, reason)
@@ -170,11 +171,12 @@ def test_a_timestamp_txt_nbgrader_cannot_read_is_a_reason(tmp_path):
 
 
 def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
-    def broken(assignment, folder):
+    def broken(*args):
         raise KeyError("something no one foresaw")
 
-    monkeypatch.setattr(student_autograde, "find_notebook", broken)
-    autograde = student_autograde.autograder_for(ASSIGNMENT, load_config(ROOT), tmp_path, LIMIT)
+    monkeypatch.setattr(student_autograde, "take_submission", broken)
+    rules = IntakeRules(NOTEBOOK, LIMIT)
+    autograde = student_autograde.autograder_for(ASSIGNMENT, load_config(ROOT), tmp_path, rules)
     answer = autograde("someone")
     assert answer["retry"] and answer["problem"] == "the grader failed on it (KeyError: 'something no one foresaw')"
 

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import html
 import re
-from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 import nh3
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbgrader.preprocessors import NbGraderPreprocessor
 from pygments.token import STANDARD_TYPES
-from traitlets import Bool, List, Unicode
+from traitlets import Bool, Int, List, Unicode
 
 # What nbconvert's markdown renderer (mistune with nbconvert's maths, tables, lists, code highlighting,
 # heading anchors) produces from plain markdown, plus the inline HTML students use in written answers.
@@ -52,60 +51,24 @@ def render(source: str, attachments: dict | None = None) -> str:
     return MarkdownWithMath(renderer=renderer).render(source)
 
 
-class _Events(HTMLParser):
-    """A fragment as a list of what a browser acts on: start tags with their attributes, text, anything else."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.events: list = []
-
-    def handle_starttag(self, tag, attrs):
-        self.events.append(("tag", tag, tuple(sorted((k, v or "") for k, v in attrs))))
-
-    handle_startendtag = handle_starttag
-
-    def handle_data(self, data):
-        if self.events and self.events[-1][0] == "text":
-            self.events[-1] = ("text", self.events[-1][1] + data)
-        else:
-            self.events.append(("text", data))
-
-    def handle_comment(self, data):
-        self.events.append(("comment", data))
-
-    def handle_decl(self, decl):
-        self.events.append(("decl", decl))
-
-    def handle_pi(self, data):
-        self.events.append(("pi", data))
-
-    def unknown_decl(self, data):
-        self.events.append(("decl", data))
+# What an HTML fragment may hold that a browser reads as a tag name, and as a URL scheme or a style property once
+# its character references are decoded and the tabs and newlines URL parsers drop are gone: over-approximated, in
+# time linear in the fragment.
+_TAG_NAME = re.compile(r"</?([^\s/>]+)")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
 
-_OPENS = re.compile(r"<[A-Za-z/!?]")
-
-
-def markup_closed(fragment: str) -> bool:
-    """Whether every `<` that opens markup has its `>` before the next `<`, found in time linear in the size.
-
-    html.parser takes time quadratic in the size on markup left open (a 200 KB run of `<a ` or `<!--` held a
-    grading process for minutes), and such a fragment is never inert anyway: nh3 escapes every `<` it does not
-    keep as a tag, so the cleaned HTML always passes, and only a student's own raw HTML can fail."""
-    for start in _OPENS.finditer(fragment):
-        close, after = fragment.find(">", start.end()), fragment.find("<", start.end())
-        if close < 0 or 0 <= after < close:
-            return False
-    return True
-
-
-def events(fragment: str) -> list:
-    """What `fragment` holds, end tags and whitespace between tags aside (sanitising may rewrite those)."""
-    parser = _Events()
-    parser.feed(fragment)
-    parser.close()
-    return [e if e[0] != "text" else ("text", " ".join(e[1].split())) for e in parser.events
-            if not (e[0] == "text" and not e[1].strip())]
+def kept_whole(fragment: str) -> str:
+    """`fragment` as nh3 (html5ever) parses and writes it back when it removes nothing: every tag name, URL scheme
+    and style property the fragment may hold allowed, every attribute, comment and script kept. It differs from
+    the fragment cleaned under the allowlist exactly when the allowlist removed something."""
+    names = {match[1] for match in _TAG_NAME.finditer(fragment)}
+    names |= {name.lower() for name in names}
+    words = {word.lower() for word in _WORD.findall(re.sub(r"[\t\n\r]", "", html.unescape(fragment)))}
+    return nh3.clean(fragment, tags=names, clean_content_tags=set(), generic_attribute_prefixes={""},
+                     url_schemes=words, strip_comments=False, link_rel=None,
+                     # nh3 filters style attributes only without <style> tags; the allowlist drops those anyway
+                     filter_style_properties=None if "style" in names else words)
 
 
 class SanitizeMarkdown(NbGraderPreprocessor):
@@ -157,6 +120,9 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                         help="URL schemes a link may point to (besides #anchors on the page).").tag(config=True)
     note = Unicode("*[This cell was removed by the grader: it could not be shown safely.]*",
                    help="What replaces a cell that neither cleaning nor a code block makes safe.").tag(config=True)
+    max_cell_kb = Int(128, help="A longer markdown or raw cell is replaced by `note` unread: nh3 (html5ever) takes "
+                                "time that grows faster than linearly with a text run of many character "
+                                "references, so each cell it reads is bounded.").tag(config=True)
 
     _reserved_ids: set = PAGE_IDS
 
@@ -176,10 +142,16 @@ class SanitizeMarkdown(NbGraderPreprocessor):
         elif cell.cell_type == "raw":
             cell.pop("attachments", None)
             if cell.metadata.get("raw_mimetype", "").lower() in ("", "text/html"):
+                if self.too_long(cell.source):
+                    cell.source = ""
+                    return cell, resources
                 cleaned = self.clean(cell.source)
-                if events(cleaned) != events(cell.source):
+                if cleaned != kept_whole(cell.source):
                     cell.source = cleaned
         return cell, resources
+
+    def too_long(self, source: str) -> bool:
+        return len(source) > self.max_cell_kb * 1024  # characters: never fewer than its bytes' KB would allow
 
     # ------------------------------------------------------------------ the policy
 
@@ -226,7 +198,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                 return _VERDICTS[key]
         rendered = render(source, attachments)
         cleaned = self.clean(rendered)
-        verdict = markup_closed(rendered) and events(cleaned) == events(rendered), cleaned
+        verdict = cleaned == kept_whole(rendered), cleaned
         if key is not None:
             if len(_VERDICTS) > 4096:
                 _VERDICTS.clear()
@@ -237,6 +209,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
         """`source` itself when it is inert, else the closest inert markdown (see the class docstring)."""
         if not self.enabled:
             return source
+        if self.too_long(source):
+            return self.note
         attachments = attachments or {}
         try:
             ok, cleaned = self.inert(source, attachments)

@@ -1,0 +1,362 @@
+"""The one intake: every file of a submission the grader or nbgrader reads is a copy the kit made here.
+
+A submission reaches the grader in several ways (a folder put in submitted/ by hand, by a `git clone` or by an
+instructor's `unzip`; an LMS download collected into it; Gradescope's /autograder/submission), and each may bring
+symbolic links, devices, FIFOs or files of any size. `take_submission` is the one door, for `make grade` and for
+Gradescope alike. It walks the folder without following a link (each folder opened O_NOFOLLOW | O_DIRECTORY from
+its parent's descriptor, each file O_NOFOLLOW and checked to be a regular file on the descriptor it is read from),
+copies what grading needs, within bounds, into a fresh folder of the kit's own (STAGING, 0700), and says in one
+line why not when it cannot. nbgrader and the grader read only that copy:
+
+* the notebook, chosen by `choose_notebook` (the assignment's name, the nearest; else the folder's only
+  notebook). A link (symbolic, or a second hard link to a file), device, FIFO or a file over
+  GraderSettings.notebook_kb in its place leaves that student not graded, with the reason;
+* timestamp.txt, at the top (nbgrader's record of when the work was submitted), up to TIMESTAMP_BYTES + 1 so that
+  validate.timestamp_problem still sees one too long; one that is not a regular file is the reason;
+* the files GraderSettings.submission_files names (glob patterns), each up to submission_file_kb. Nothing else
+  beside the notebook reaches nbgrader, so nothing else is copied into autograded/ or feedback/.
+
+Anything else that is not a regular file or a folder is never opened; a note names it. Hidden folders (.git,
+.ipynb_checkpoints) and a zip's __MACOSX are not entered, and the walk stops after
+GraderSettings.submission_entries entries (the notebook's name and timestamp.txt at the top are looked up first,
+so no cap hides them). `read_regular` is the same door for one file named on a command line.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import stat
+from collections import deque
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+
+STAGING = Path(".grading") / "intake"  # under the course root: nbgrader's layout, <student>/<assignment>/
+SKIPPED_FOLDERS = ("__MACOSX",)  # a zip's resource forks, not the student's work
+TIMESTAMP = "timestamp.txt"
+TIMESTAMP_BYTES = 4096  # a time stamp is one line; a longer timestamp.txt is not one (validate.timestamp_problem)
+SHOWN = 3  # files named in one note; the rest are counted
+CHUNK = 1 << 16
+_NO_FOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY  # O_NONBLOCK: a FIFO's open never waits
+
+
+class Refused(Exception):
+    """A file the intake does not take, with the one-line reason (what it is)."""
+
+
+class TooLarge(Refused):
+    """A file over its limit: `size` bytes, more than `limit`."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"it is {size / 1024:,.0f} KB, more than the {limit / 1024:,.0f} KB allowed")
+        self.size, self.limit = size, limit
+
+
+@dataclass(frozen=True)
+class IntakeRules:
+    """What one submission may bring (GraderSettings, as the entry point read them)."""
+
+    notebook_name: str
+    notebook_bytes: int
+    extra_files: tuple[str, ...] = ()
+    extra_bytes: int = 1 << 20
+    max_entries: int = 1000
+
+    @classmethod
+    def of(cls, settings, notebook_name: str) -> IntakeRules:
+        return cls(notebook_name, settings.notebook_kb * 1024, tuple(settings.submission_files),
+                   settings.submission_file_kb * 1024, settings.submission_entries)
+
+
+@dataclass(frozen=True)
+class Found:
+    """One entry of the submission folder, as lstat saw it."""
+
+    path: str  # from the submission folder, with /
+    kind: str  # "a file", or what else it is
+
+
+@dataclass
+class Intake:
+    """What the intake took: the notebook to grade (in the staging folder), or why there is none; and notes."""
+
+    folder: Path
+    notebook: Path | None = None
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def kind_of(mode: int) -> str:
+    """What an lstat mode is, as a reason names it."""
+    for test, name in ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def take_submission(top: Path, parts: tuple[str, ...], staging: Path, rules: IntakeRules) -> Intake:
+    """Copy what grading needs of the folder `top`/`parts` (each part a folder, never a link: a student's) into
+    `staging`, emptied first; `top` is the instructor's (submitted/, /autograder/submission)."""
+    _fresh(staging)
+    intake = Intake(staging)
+    try:
+        root = _open_folder(_open_top(top), parts)
+    except Refused as why:
+        intake.reason = f"its submission folder is not a folder ({why}): submit the notebook file itself"
+        return intake
+    except OSError as error:
+        intake.reason = f"its folder could not be read ({error.strerror or type(error).__name__})"
+        return intake
+    try:
+        _take(root, intake, rules)
+    except OSError as error:  # gone or unreadable while it was read
+        intake.notebook, intake.reason = None, f"its folder could not be read ({error.strerror or type(error).__name__})"
+    finally:
+        os.close(root)
+    return intake
+
+
+def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
+    """The notebook, then its time stamp, then the files a setting names; the notes on what was not read."""
+    found, complete = _walk(root, rules.max_entries, (rules.notebook_name, TIMESTAMP))
+    for step in (_take_notebook, _take_timestamp):
+        step(root, found, intake, rules)
+        if intake.notebook is None:
+            return
+    _take_extras(root, found, intake, rules)
+    _note_refused(found, intake, rules)
+    if not complete:
+        cap = rules.max_entries
+        intake.notes.append(f"the folder holds more than {cap} entries: only {cap} were looked at "
+                            f"(GraderSettings.submission_entries)")
+
+
+def choose_notebook(notebooks: list[str], name: str) -> tuple[str | None, str]:
+    """The notebook to grade among `notebooks` (paths from the submission folder): the one called `name`, the
+    nearest; else the only one; else None and the reason the student sees. With a notebook, a note: "" for
+    `name` itself, else that it was graded as `name`."""
+    ordered = sorted(notebooks, key=lambda p: (p.count("/"), p))
+    named = [p for p in ordered if p.rpartition("/")[2] == name]
+    if named:
+        return named[0], ""
+    if len(ordered) == 1:
+        return ordered[0], f"graded '{ordered[0]}' as {name} (renamed)"
+    if ordered:
+        found = ", ".join(f"'{p}'" for p in ordered[:10])
+        return None, f"no {name} in the submission (found {found}): submit one notebook under that name"
+    return None, f"no {name} in the submission: submit the notebook file itself, saved from Jupyter"
+
+
+def read_regular(path: os.PathLike | str, limit: int | None) -> tuple[bytes, int]:
+    """A file's bytes (at most `limit` + 1 of them) and its size, opened without following a link; Refused
+    when it is not a regular file. For one file named by the instructor (`python -m autograder grade PATH`)."""
+    try:
+        fd = os.open(path, _NO_FOLLOW)
+    except OSError as error:
+        raise _open_failure(error, os.fspath(path), None) from None
+    return _read(fd, limit)
+
+
+# ------------------------------------------------------------------------------------------ the walk
+
+
+def _fresh(staging: Path) -> None:
+    """`staging` empty, made 0700 (its parents too, where the kit makes them)."""
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(mode=0o700, parents=True)
+    staging.chmod(0o700)
+
+
+def _open_top(top: Path) -> int:
+    """The instructor's folder a submission is in (links followed: the instructor chose it)."""
+    try:
+        return os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as error:
+        raise Refused(f"could not be opened ({error.strerror or type(error).__name__})") from None
+
+
+def _open_folder(parent: int, parts: tuple[str, ...] | list[str]) -> int:
+    """A descriptor of the folder `parts` under `parent` (which it closes), each part opened without following
+    a link; Refused with what the part is when it is not a folder."""
+    fd = parent
+    try:
+        for part in parts:
+            try:
+                child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as error:
+                raise _open_failure(error, part, fd, "a folder") from None
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_failure(error: OSError, name: str, dir_fd: int | None, wanted: str = "a file") -> Refused:
+    """What `name` is, when it could not be opened for not being what was asked for (a link, a file in place of
+    a folder); `error` itself when it is something else (gone, unreadable)."""
+    try:
+        mode = os.lstat(name, dir_fd=dir_fd).st_mode
+    except OSError:
+        raise error from None
+    return Refused(f"it is {kind_of(mode)}, not {wanted}")
+
+
+def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Found], bool]:
+    """Every entry under `root` that is not a folder, shallowest first, and whether the walk saw them all. The
+    `known` names at the top (the notebook's, timestamp.txt) are looked up first, so no cap hides them."""
+    found = [Found(name, kind_of(mode)) for name in known if (mode := _lstat_mode(root, name)) is not None
+             and not stat.S_ISDIR(mode)]
+    seen, looked_up = len(found), {entry.path for entry in found}
+    queue: deque[tuple[str, ...]] = deque([()])
+    while queue:
+        parts = queue.popleft()
+        try:
+            fd = _open_folder(os.dup(root), parts)
+        except Refused:  # replaced while walked: it is not looked at
+            continue
+        try:  # a DirEntry's stat() reads through `fd`: it stays open until they are read
+            visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS
+                       and not (parts == () and e.name in looked_up))
+            for entry in sorted(islice(visible, max_entries - seen + 1), key=lambda e: e.name):  # no more read
+                seen += 1
+                if seen > max_entries:
+                    return found, False
+                mode = entry.stat(follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode):
+                    queue.append((*parts, entry.name))
+                else:
+                    found.append(Found("/".join((*parts, entry.name)), kind_of(mode)))
+        finally:
+            os.close(fd)
+    return found, True
+
+
+def _lstat_mode(folder: int, name: str) -> int | None:
+    try:
+        return os.lstat(name, dir_fd=folder).st_mode
+    except OSError:
+        return None
+
+
+# ------------------------------------------------------------------------------------------ what is taken
+
+
+def _take_notebook(root: int, found: list[Found], intake: Intake, rules: IntakeRules) -> None:
+    name = rules.notebook_name
+    notebooks = {f.path: f for f in found if f.path.endswith(".ipynb")}
+    chosen, note = choose_notebook(list(notebooks), name)
+    if chosen is None:
+        intake.reason = note
+        return
+    entry = notebooks[chosen]
+    try:
+        if entry.kind != "a file":
+            raise Refused(f"it is {entry.kind}, not a file: submit the notebook file itself, saved from Jupyter")
+        _copy(root, entry.path, intake.folder / name, rules.notebook_bytes)
+    except Refused as why:
+        from .validate import too_big, unreadable  # here: validate reads one file through read_regular
+
+        intake.reason = unreadable(chosen, too_big(why.size, why.limit) if isinstance(why, TooLarge) else str(why))
+        return
+    intake.notebook = intake.folder / name
+    others = [f"'{p}'" for p in sorted(notebooks, key=lambda p: (p.count("/"), p)) if p != chosen]
+    if note:
+        intake.notes.append(note)
+    elif others:
+        intake.notes.append(f"the folder also holds {', '.join(others)}: only {name} is graded")
+
+
+def _take_timestamp(root: int, found: list[Found], intake: Intake, rules: IntakeRules) -> None:
+    stamp = next((f for f in found if f.path == TIMESTAMP), None)
+    if stamp is None:
+        return
+    try:
+        if stamp.kind != "a file":
+            raise Refused(stamp.kind)
+        _copy(root, TIMESTAMP, intake.folder / TIMESTAMP, TIMESTAMP_BYTES, cut=True)
+    except Refused:
+        from .validate import TIMESTAMP_NOT_A_FILE  # here: validate reads one file through read_regular
+
+        intake.notebook, intake.reason = None, TIMESTAMP_NOT_A_FILE
+
+
+def _is_extra(path: str, rules: IntakeRules) -> bool:
+    return (not path.endswith(".ipynb") and path != TIMESTAMP
+            and any(fnmatch.fnmatchcase(path, pattern) for pattern in rules.extra_files))
+
+
+def _take_extras(root: int, found: list[Found], intake: Intake, rules: IntakeRules) -> None:
+    """The files GraderSettings.submission_files names; one too large (submission_file_kb) or linked is named in a
+    note and not taken."""
+    large = []
+    for entry in found:
+        if entry.kind != "a file" or not _is_extra(entry.path, rules):
+            continue
+        target = intake.folder.joinpath(*entry.path.split("/"))
+        for folder in reversed(target.relative_to(intake.folder).parents[:-1]):
+            (intake.folder / folder).mkdir(mode=0o700, exist_ok=True)
+        try:
+            _copy(root, entry.path, target, rules.extra_bytes)
+        except Refused as why:
+            large.append(f"'{entry.path}' ({why})")
+    if large:
+        intake.notes.append(_listed("not taken", large))
+
+
+def _note_refused(found: list[Found], intake: Intake, rules: IntakeRules) -> None:
+    """A note naming what the folder holds that is not a file nor a folder (links, FIFOs, devices): never opened."""
+    odd = [f"'{f.path}' ({f.kind})" for f in found if f.kind != "a file" and f.path != rules.notebook_name]
+    if odd:
+        intake.notes.append(_listed("not read", odd) + ": only files are taken")
+
+
+def _listed(what: str, items: list[str]) -> str:
+    more = f" and {len(items) - SHOWN} more" if len(items) > SHOWN else ""
+    return f"{what}: {', '.join(items[:SHOWN])}{more}"
+
+
+def _copy(root: int, path: str, dest: Path, limit: int, cut: bool = False) -> None:
+    """Copy the regular file `path` (under `root`) to `dest` (0600, made anew): Refused when it is not a regular
+    file or is over `limit` bytes; with `cut`, its first `limit` + 1 bytes instead."""
+    *folders, name = path.split("/")
+    folder = _open_folder(os.dup(root), folders)
+    try:
+        try:
+            fd = os.open(name, _NO_FOLLOW, dir_fd=folder)
+        except OSError as error:
+            raise _open_failure(error, name, folder) from None
+    finally:
+        os.close(folder)
+    data, size = _read(fd, limit)
+    if size > limit and not cut:
+        raise TooLarge(size, limit)
+    with os.fdopen(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
+        out.write(data)
+
+
+def _read(fd: int, limit: int | None) -> tuple[bytes, int]:
+    """What `fd` holds, when it is a regular file (Refused when not), at most `limit` + 1 bytes of it, and its
+    size: what fstat says, or what was read when the file grew meanwhile. Closes `fd`."""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"it is {kind_of(info.st_mode)}, not a file")
+        if info.st_nlink > 1:  # a tar unpacked as root can link a file of the machine's into the folder
+            raise Refused("it is a hard link to another file, not a file of its own")
+        chunks, read = [], 0
+        while limit is None or read <= limit:
+            chunk = os.read(fd, CHUNK if limit is None else min(CHUNK, limit + 1 - read))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            read += len(chunk)
+        return b"".join(chunks), max(read, info.st_size)
+    finally:
+        os.close(fd)
+
+

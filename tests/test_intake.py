@@ -1,0 +1,140 @@
+"""The one intake (autograder/intake.py): what a submission folder may bring, and what grading reads of it.
+
+Each route (make grade's submitted/, Gradescope's /autograder/submission, one file on the command line) reads a
+submission through it; these are its pieces on small folders. The whole class, with links, a FIFO and a link to
+/dev/zero among real students, is tests/test_catalogue_hostile.py's.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.intake import IntakeRules, Refused, choose_notebook, read_regular, take_submission
+from autograder.validate import validate_notebook
+from conftest import ROOT
+
+NAME = "modules_and_sgd.ipynb"
+RULES = IntakeRules(NAME, 2048 * 1024)
+REFERENCE = ROOT / "solutions" / "dl01_6_3" / NAME
+
+
+def folder(tmp_path: Path, files: dict[str, str]) -> Path:
+    top = tmp_path / "submitted"
+    for name, text in files.items():
+        path = top / "eve" / "a" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (top / "eve" / "a").mkdir(parents=True, exist_ok=True)
+    return top / "eve" / "a"
+
+
+def take(tmp_path: Path, rules: IntakeRules = RULES):
+    return take_submission(tmp_path / "submitted", ("eve", "a"), tmp_path / "staging", rules)
+
+
+def test_the_notebook_and_its_time_stamp_are_copied_and_nothing_else(tmp_path):
+    work = folder(tmp_path, {NAME: "{}", "timestamp.txt": "2026-11-20 12:00:00 UTC", "data.csv": "1,2",
+                             "sub/notes.txt": "x"})
+    intake = take(tmp_path)
+    assert intake.notebook == tmp_path / "staging" / NAME and intake.reason == "" and intake.notes == []
+    assert sorted(p.name for p in (tmp_path / "staging").iterdir()) == [NAME, "timestamp.txt"]
+    assert oct((tmp_path / "staging").stat().st_mode & 0o777) == "0o700"
+    assert oct(intake.notebook.stat().st_mode & 0o777) == "0o600"
+    named = IntakeRules(NAME, 2048 * 1024, extra_files=("*.csv",), extra_bytes=1024)
+    (work / "big.csv").write_text("x" * 2048)
+    intake = take(tmp_path, named)
+    assert (tmp_path / "staging" / "data.csv").read_text() == "1,2"
+    assert not (tmp_path / "staging" / "big.csv").exists()
+    assert intake.notes == ["not taken: 'big.csv' (it is 2 KB, more than the 1 KB allowed)"]
+
+
+def hard_link(path: Path) -> None:
+    secret = path.parent.parent / "secret.ipynb"  # outside the student's folder
+    secret.write_text("{}")
+    os.link(secret, path)
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda p: p.symlink_to(REFERENCE), "a symbolic link"),
+    (hard_link, "a hard link to another file"),
+    (lambda p: p.symlink_to("/dev/zero"), "a symbolic link"),
+    (lambda p: os.mkfifo(p), "a FIFO"),
+])
+def test_a_notebook_that_is_not_a_file_is_that_students_reason(tmp_path, make, what):
+    work = folder(tmp_path, {})
+    make(work / NAME)
+    start = time.monotonic()
+    intake = take(tmp_path)
+    assert time.monotonic() - start < 5  # never opened: a FIFO's writer is never waited for
+    assert intake.notebook is None
+    assert intake.reason.startswith(f"{NAME} is not a readable notebook (it is {what}"), intake.reason
+    assert list((tmp_path / "staging").iterdir()) == []
+
+
+def test_links_fifos_and_devices_beside_the_notebook_are_named_and_never_opened(tmp_path):
+    work = folder(tmp_path, {NAME: "{}"})
+    for name, target in (("solution.ipynb.txt", REFERENCE), ("zero", "/dev/zero"), ("shadow", "/etc/shadow"),
+                         ("gradebook.db", ROOT / "gradebook.db")):
+        (work / name).symlink_to(target)
+    os.mkfifo(work / "pipe")
+    intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, extra_files=("*",)))
+    assert [p.name for p in (tmp_path / "staging").iterdir()] == [NAME]
+    assert intake.notes == ["not read: 'gradebook.db' (a symbolic link), 'pipe' (a FIFO), 'shadow' (a symbolic link) "
+                            "and 2 more: only files are taken"]
+
+
+def test_a_linked_folder_is_refused_and_hidden_folders_are_not_entered(tmp_path):
+    (tmp_path / "submitted" / "eve").mkdir(parents=True)
+    (tmp_path / "submitted" / "eve" / "a").symlink_to(ROOT / "solutions" / "dl01_6_3")
+    intake = take(tmp_path)
+    assert intake.notebook is None and "it is a symbolic link, not a folder" in intake.reason
+    (tmp_path / "submitted" / "eve" / "a").unlink()
+    work = folder(tmp_path, {".git/objects/x.ipynb": "{}", ".ipynb_checkpoints/modules_and_sgd-checkpoint.ipynb": "{}",
+                             "__MACOSX/._x.ipynb": "{}"})
+    (work / "linked").symlink_to(ROOT / "solutions" / "dl01_6_3")
+    intake = take(tmp_path)
+    assert intake.reason == f"no {NAME} in the submission: submit the notebook file itself, saved from Jupyter"
+
+
+def test_a_time_stamp_that_is_not_a_file_leaves_the_student_not_graded(tmp_path):
+    work = folder(tmp_path, {NAME: "{}"})
+    (work / "timestamp.txt").symlink_to(ROOT / "nbgrader_config.py")
+    assert "its timestamp.txt is not a plain file" in take(tmp_path).reason
+
+
+def test_the_count_of_entries_is_bounded_and_hides_neither_the_notebook_nor_its_time_stamp(tmp_path):
+    work = folder(tmp_path, {NAME: "{}", "timestamp.txt": "2026-11-20 12:00:00 UTC"})
+    for index in range(200):  # a folder is read in the file system's order: these may come first
+        (work / f"a{index:03}.txt").write_text("")
+    intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, max_entries=10))
+    assert intake.notebook is not None and (tmp_path / "staging" / "timestamp.txt").is_file()
+    assert intake.notes == ["the folder holds more than 10 entries: only 10 were looked at "
+                            "(GraderSettings.submission_entries)"]
+
+
+def test_one_rule_chooses_the_notebook_for_make_grade_and_gradescope():
+    assert choose_notebook([], NAME) == (None, f"no {NAME} in the submission: submit the notebook file itself, "
+                                               "saved from Jupyter")
+    assert choose_notebook(["work/my work.ipynb"], NAME) == ("work/my work.ipynb",
+                                                              f"graded 'work/my work.ipynb' as {NAME} (renamed)")
+    assert choose_notebook(["work/my work.ipynb", f"work/{NAME}"], NAME) == (f"work/{NAME}", "")
+    assert choose_notebook([f"work/{NAME}", NAME], NAME) == (NAME, "")  # the nearest of two under the name
+    assert choose_notebook(["work/my work.ipynb", "b.ipynb"], NAME) == (
+        None, f"no {NAME} in the submission (found 'b.ipynb', 'work/my work.ipynb'): submit one notebook under that name")
+
+
+def test_other_notebooks_are_noted(tmp_path):
+    folder(tmp_path, {NAME: "{}", "Untitled.ipynb": "{}"})
+    assert take(tmp_path).notes == [f"the folder also holds 'Untitled.ipynb': only {NAME} is graded"]
+
+
+def test_one_file_on_the_command_line_is_read_without_following_a_link(tmp_path):
+    (tmp_path / "link.ipynb").symlink_to(REFERENCE)
+    with pytest.raises(Refused, match="symbolic link"):
+        read_regular(tmp_path / "link.ipynb", 100)
+    assert validate_notebook(tmp_path / "link.ipynb", 2048 * 1024) == "it is a symbolic link, not a file"
+    data, size = read_regular(REFERENCE, 100)
+    assert len(data) == 101 and size == REFERENCE.stat().st_size
