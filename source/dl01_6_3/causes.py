@@ -7,6 +7,10 @@ than a number further down. Needs NumPy only.
 """
 from __future__ import annotations
 
+import hashlib
+import inspect
+import math
+import numbers
 import re
 import traceback
 
@@ -43,22 +47,32 @@ def in_notebook(filename: str) -> bool:
     return filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in filename
 
 
+def _innermost(exc: BaseException):
+    """(frame, line) of the innermost notebook code the exception passed through, or None."""
+    frames = [(frame, line) for frame, line in traceback.walk_tb(exc.__traceback__)
+              if in_notebook(frame.f_code.co_filename)]
+    return frames[-1] if frames else None
+
+
 def where(exc: BaseException) -> str | None:
     """The innermost notebook code (a cell's function, or "<module>") the exception passed through."""
-    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__) if in_notebook(frame.f_code.co_filename)]
-    return _qualname(frames[-1]) if frames else None
+    innermost = _innermost(exc)
+    return _qualname(innermost[0]) if innermost else None
 
 
 def describe_exception(exc: BaseException) -> str:
-    """One line: `Class.method raised Type: message`, naming the innermost notebook function involved."""
-    function = None if where(exc) == "<module>" else where(exc)
+    """One line: `Class.method raised Type: message (line N of its cell)`, naming the innermost notebook
+    code involved and the line of its cell that raised (the line Jupyter numbers in that cell)."""
+    innermost = _innermost(exc)
+    function = None if where(exc) in (None, "<module>") else where(exc)
     if isinstance(exc, NotImplementedError) and function:
         return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
     if isinstance(exc, SyntaxError):
         return f"{(exc.filename or 'a cell').strip('<>')} has a syntax error on line {exc.lineno}: {exc.msg}"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return f"{function} raised {what}" if function else f"raised {what}"
+    line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""
+    return f"{function} raised {what}{line}" if function else f"raised {what}{line}"
 
 
 def _arrays(values):
@@ -114,3 +128,90 @@ def grads_left(cleared):
         return "zero_grad() left the gradients as they were: set p.grad to zeros for every p in self.params"
     return (f"zero_grad() cleared only {sum(zero)} of the {len(zero)} gradients: loop over every parameter in "
             "self.params (is a return inside the loop?)")
+
+
+def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
+    """The cause when SGD(...) did not keep the model's parameters ('' when it holds all `total`), from what it
+    held right after it was made: `kind`, the type of self.params; `one_shot`, whether that is an iterator
+    (a generator), which the first loop over it uses up; else `held`, how many of the parameters it holds."""
+    if one_shot:
+        return (f"SGD.__init__ kept params as the {kind} it was given: the first loop over it (zero_grad()) "
+                "uses it up and the next (step()) finds nothing; keep a list, self.params = list(params)")
+    if held < total:
+        return (f"the optimizer held {held} of the model's {total} Parameters once made: SGD.__init__ must keep "
+                "every one, self.params = list(params) (a generator, as parameters() may return, is used up by "
+                "the first loop over it: walk params once)")
+    return ""
+
+
+def stale_list(defaults: list, same_list: bool) -> str:
+    """The cause when parameters() keeps a list between calls ('' when nothing says so): `defaults` holds
+    [name, type name] for each argument of parameters() with a default (defaults_of), `same_list` says
+    whether two calls returned the very same list object."""
+    empty = {"list": "[]", "dict": "{}", "set": "set()"}
+    shared = [f"{name}={empty[kind]}" for name, kind in defaults if kind in empty]
+    if shared:
+        return (f"Module.parameters has a default argument {shared[0]}: Python makes that one object when it "
+                "defines the method, a list that outlives the call and keeps what earlier calls collected; "
+                f"write {shared[0].split('=')[0]}=None and start a new list inside the call")
+    if same_list:
+        return ("parameters() returned the same list object on two calls: a list that outlives the call (a "
+                "class attribute, or one kept on self) keeps what earlier calls collected; start from an empty "
+                "list on every call")
+    return ""
+
+
+def defaults_of(function) -> list:
+    """[name, type name] for each argument of `function` that has a default (the probes gather the same)."""
+    try:
+        arguments = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [[a.name, type(a.default).__name__] for a in arguments if a.default is not a.empty]
+
+
+def kept_list(module) -> str:
+    """stale_list for a live module: what its parameters() defaults to, and whether two calls give one list."""
+    first, second = module.parameters(), module.parameters()
+    return stale_list(defaults_of(type(module).parameters), isinstance(first, list) and first is second)
+
+
+# ---------------------------------------------------------------- the exercises' answers, kept as salted hashes
+# A public check says whether an exercise's answer is right without holding the answer in clear: it compares
+# a salted SHA-256 of the answer written with DIGITS significant digits.
+DIGITS = 4
+SALT = "dl01_6_3 modules and sgd"
+ANSWERS = {
+    "count_64_32_10": "bf63b756e3c471f51886e2efee8f8c31d1433270ffa6a52c6e0ea676d73abf1d",
+    "z2_with_zero_grad": "a425e4572331128c3757f399916e88a45504f0303198ddba2bcff91fa6f2fc8a",
+    "loss2_with_zero_grad": "dd6d566c764b6e07d596375e436d9971690ec0af2b1a783ff738f685695f9c8d",
+    "z2_without_zero_grad": "a66a5ad78def0bba8cc1115868de2b5f500abeaf44483c856b69da269439902f",
+    "loss2_without_zero_grad": "d7dd3e553834a0e68f94095f735a92012811d9adac873b923457cea1fcda6db0",
+}
+
+
+def _digest(name: str, text: str) -> str:
+    return hashlib.sha256(f"{SALT}:{name}:{text}".encode()).hexdigest()
+
+
+def _near(value: float, tolerance: float):
+    """Every number of DIGITS significant digits within `tolerance` of `value`, as text, magnitudes 1e-6 up."""
+    low, high = value - tolerance, value + tolerance
+    for exponent in range(-6, 16):
+        step = 10.0 ** (exponent - DIGITS + 1)
+        for sign in (1, -1):
+            start, stop = sorted((sign * 10.0 ** exponent, sign * 10.0 ** (exponent + 1)))
+            first, last = max(low, start), min(high, stop)
+            for k in range(math.ceil(first / step), math.floor(last / step) + 1):
+                yield f"{k * step:.{DIGITS}g}"
+
+
+def answer_is_right(name: str, value, rel_tol: float = 0.0, abs_tol: float = 0.0) -> bool:
+    """Whether `value` is the answer to the exercise variable `name`: equal to it (its DIGITS significant
+    digits), or within the tolerances of math.isclose."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        return False
+    tolerance = max(rel_tol * abs(value) * 1.02, abs_tol)  # a little wider: isclose below decides
+    texts = [f"{value:.{DIGITS}g}"] + list(_near(float(value), tolerance) if tolerance else [])
+    return any(_digest(name, text) == ANSWERS[name] and math.isclose(value, float(text), rel_tol=rel_tol,
+                                                                   abs_tol=abs_tol) for text in texts)
