@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from datetime import datetime
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import lesson_probes
 import nbformat
 import notebook_checks
 import pytest
+from catalogue_bugs import BUGS
 from nbclient import NotebookClient
 
 from autograder.mutate import Mutation, apply
@@ -177,7 +179,7 @@ def test_without_fork_the_spawn_path_gives_the_same_results(tmp_path, part):
 def test_a_loop_a_crash_or_an_exception_costs_only_the_checks_that_call_it(tmp_path):
     notebook = _broken_notebook(tmp_path / NOTEBOOK)
     results = {part: notebook_checks.run_part(part, notebook) for part in ("forward", "zero_grad", "step", "no_grad")}
-    assert {m for _, m in results["forward"].values()} == {"Linear.forward raised KeyError: 'oops'"}
+    assert {m for _, m in results["forward"].values()} == {"Linear.forward raised KeyError: 'oops' (line 18 of its cell)"}
     assert all("the process ended during this check (exit code 3)" in m for _, m in results["zero_grad"].values())
     step = [m for _, m in results["step"].values()]
     assert step[:3] == ["did not finish within 3 s (an infinite loop?)"] * 3
@@ -321,6 +323,30 @@ def test_a_no_grad_that_never_restores_does_not_fail_the_lesson_numbers_cell(tmp
     assert _text(cells[-1]) == "kernel usable\n"
 
 
+@pytest.mark.slow
+def test_a_generator_from_parameters_runs_every_cell_and_the_demos_keep_the_exercise_answers(tmp_path):
+    """Issue 31: parameters() as a generator is accepted, so every cell of the notebook works with it (the
+    counts and the shared weight, which list() what it returns). Issue 28: with the exercises not done, the
+    demonstrations after them print neither exercise's answer; the reference's (answers done) prints them."""
+    generator = next(bug for bug in BUGS if bug.id == "parameters-generator")
+    notebook = apply(solution_notebook(), list(generator.mutations))
+    blank = {c.metadata["nbgrader"]["grade_id"]: c.source for c in release_notebook().cells
+             if c.metadata.get("nbgrader", {}).get("grade_id") in EXERCISE_CELL}
+    notebook = _fill_stubs(notebook, blank)
+    cells = _run_in_jupyter(notebook, tmp_path / "nb")
+    errors = {c.metadata.get("nbgrader", {}).get("grade_id"): _text(c)[-300:] for c in cells
+              if any(o.get("output_type") == "error" for o in c.outputs)}
+    assert set(errors) == set(EXERCISE_CELL) | {f"test_{e}" for e in EXERCISE_CELL}, errors
+    counts = _text(_cell(cells, "demo_count_parameters"))
+    assert "from the model: 354   from the formula: 354" in counts and "64-32-10" not in counts.splitlines()[-1]
+    assert "parameters() returns 3 objects; the shared weight appears 1 time(s)" in _text(_cell(cells, "demo_shared_weight"))
+    worked = _text(_cell(cells, "demo_worked_example"))
+    assert "step 2" not in worked and "result" not in worked and "once your Exercise 2 answers pass" in worked
+    for answer in ("2410", "0.908", "3.668", "7.118", "0.008464"):
+        assert answer not in "".join(_text(c) for c in cells), answer
+    assert _text(cells[-1]) == "kernel usable\n"
+
+
 # ------------------------------------------------------------------------ self-check
 
 
@@ -423,26 +449,47 @@ def _third_party_imports() -> set[str]:
     return found - set(sys.stdlib_module_names) - {p.stem for p in folder.glob("*.py")}
 
 
-def test_the_student_install_line_installs_what_the_notebook_imports():
+SET_UP = re.search(r"## Set up \(once\).*?```sh\n(.*?)```", STUDENT_README, flags=re.S).group(1).splitlines()
+
+
+def test_the_student_install_line_installs_what_the_notebook_imports_and_jupyter():
     assert _third_party_imports() == {"numpy", "pytest", "matplotlib"}
-    assert "`pip install numpy pytest matplotlib`" in STUDENT_README
+    install = next(line for line in SET_UP if "pip install" in line).split("pip install ")[1].split()
+    assert set(install) == _third_party_imports() | {"notebook"}  # and Jupyter's notebook, to open it
 
 
 @pytest.mark.slow
-def test_self_check_on_the_oldest_python_the_student_readme_claims(release_copy, tmp_path):
-    """The README's "Python 3.x or newer" and its install line, taken at their word: a fresh venv of that
-    Python with only what the line installs runs the self-check on the blank release and on the reference."""
+def test_the_student_readme_set_up_word_for_word_on_the_oldest_python_it_claims(release_copy, tmp_path):
+    """The README's "Python 3.x or newer" and its set-up lines, taken at their word on a Python with nothing
+    installed (only `python3` is that Python): a venv of it with only what the lines install opens the notebook
+    in Jupyter, and its pytest runs the self-check on the blank release and on the reference."""
     oldest = re.search(r"Python (3\.\d+) or newer", STUDENT_README).group(1)
-    install = re.search(r"`pip install ([^`]+)`", STUDENT_README).group(1).split()
-    assert _third_party_imports() | {"pytest"} <= set(install)
     python = _interpreter(oldest)
     if python is None:
         pytest.skip(f"no Python {oldest} here (PATH, pyenv): the oldest Python the student README claims is untried")
-    venv = tmp_path / "student-venv"
-    subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=120)
-    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *install],
-                         capture_output=True, text=True, timeout=600)
-    if pip.returncode and any(sign in pip.stdout + pip.stderr for sign in OFFLINE):
-        pytest.skip(f"PyPI is out of reach: {' '.join(install)} not installed for Python {oldest}")
-    assert pip.returncode == 0, pip.stderr[-2000:]
-    _fails_readably_then_passes(release_copy, str(venv / "bin" / "python"))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    real = subprocess.run([python, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
+    (bin_dir / "python3").symlink_to(real.stdout.strip())  # the interpreter itself, not a pyenv shim
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "BROWSER": "true"}
+    *install, open_line = SET_UP
+    for line in install:
+        run = subprocess.run(line, shell=True, cwd=release_copy, env=env, capture_output=True, text=True, timeout=900)
+        if run.returncode and any(sign in run.stdout + run.stderr for sign in OFFLINE):
+            pytest.skip(f"PyPI is out of reach: {line!r} did not install for Python {oldest}")
+        assert run.returncode == 0, f"{line}\n{run.stderr[-2000:]}"
+    root = " --allow-root" if os.geteuid() == 0 else ""  # Jupyter refuses root without it; a student is not root
+    server = subprocess.Popen(f"exec {open_line}{root}", shell=True, cwd=release_copy, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        log, url = "", None
+        while url is None and server.poll() is None:
+            log += server.stdout.readline()
+            url = re.search(r"(http://127\.0\.0\.1:\d+)/\S*\?token=(\w+)", log)
+        assert url, log[-2000:]
+        with urllib.request.urlopen(f"{url[1]}/api/contents/{NOTEBOOK}?token={url[2]}", timeout=60) as answer:
+            assert json.load(answer)["type"] == "notebook"  # the server the README's line started opens it
+    finally:
+        server.kill()
+        server.wait()
+    _fails_readably_then_passes(release_copy, str(release_copy / ".venv" / "bin" / "python"))

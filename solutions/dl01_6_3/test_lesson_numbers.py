@@ -1,6 +1,7 @@
 """The lesson's numbers with all five methods together (`pytest -m lesson_numbers`): the parameter counts of
 section 6, the worked example of section 8 with and without zero_grad(), the graph sizes of section 11 and
 the shared weight of section 12."""
+import answers
 import causes
 import numpy as np
 
@@ -85,16 +86,16 @@ def worked_example(nb, zero_between):
 
 
 def lesson_number(name, value):
-    """Whether `value` is section 8's number `name` within 0.1% (Exercise 2's answer: causes.py holds it as a
+    """Whether `value` is section 8's number `name` within 0.1% (Exercise 2's answer: answers.py holds it as a
     salted hash of its first four digits, so that this file does not give it away)."""
-    return causes.answer_is_right(name, value, rel_tol=1e-3)
+    return answers.is_right(name, value, rel_tol=1e-3)
 
 
 def test_counts_the_parameters_of_2_16_16_2_and_64_32_10_networks(nb):
     for widths in [(2, 16, 16, 2), (64, 32, 10)]:
         model = mlp(nb, widths, np.random.default_rng(0))
         count = sum(p.data.size for p in model.parameters())
-        right = count == 354 if widths[0] == 2 else causes.answer_is_right("count_64_32_10", count)
+        right = count == 354 if widths[0] == 2 else answers.is_right("count_64_32_10", count)
         cause = "" if right else causes.kept_list(model)
         assert not cause, cause
         want = "354 parameters" if widths[0] == 2 else "as many parameters as section 6's formula says"

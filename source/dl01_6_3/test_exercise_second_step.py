@@ -1,9 +1,9 @@
 """Your answers to the exercise of section 8 (`pytest -m exercise_second_step`): z and the loss after the
 second step of the worked example, with zero_grad() before it and without, each within 1% (or 0.0001).
-The answers themselves are not in this file: causes.py holds a salted hash of each, which says right or wrong."""
+The answers themselves are not in this file: answers.py holds a salted hash of each, which says right or wrong."""
 import numbers
 
-import causes
+import answers
 
 
 def expect_answers(nb, names, hint):
@@ -11,7 +11,7 @@ def expect_answers(nb, names, hint):
         got = getattr(nb, name)
         assert isinstance(got, numbers.Real) and not isinstance(got, bool), (
             f"{name} is a {type(got).__name__}: assign a number, e.g. {name} = 1.23")
-        assert causes.answer_is_right(name, got, rel_tol=0.01, abs_tol=1e-4), f"{name} = {got} is not right: {hint}"
+        assert answers.is_right(name, got, rel_tol=0.01, abs_tol=1e-4), f"{name} = {got} is not right: {hint}"
 
 
 def test_second_step_with_zero_grad(nb):
