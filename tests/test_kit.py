@@ -179,7 +179,8 @@ def test_without_fork_the_spawn_path_gives_the_same_results(tmp_path, part):
 def test_a_loop_a_crash_or_an_exception_costs_only_the_checks_that_call_it(tmp_path):
     notebook = _broken_notebook(tmp_path / NOTEBOOK)
     results = {part: notebook_checks.run_part(part, notebook) for part in ("forward", "zero_grad", "step", "no_grad")}
-    assert {m for _, m in results["forward"].values()} == {"Linear.forward raised KeyError: 'oops' (line 18 of its cell)"}
+    assert {m for _, m in results["forward"].values()} == {"Linear.forward raised KeyError: 'oops' (line 18 of its "
+                                                          "cell)"}
     assert all("the process ended during this check (exit code 3)" in m for _, m in results["zero_grad"].values())
     step = [m for _, m in results["step"].values()]
     assert step[:3] == ["did not finish within 3 s (an infinite loop?)"] * 3
@@ -339,7 +340,8 @@ def test_a_generator_from_parameters_runs_every_cell_and_the_demos_keep_the_exer
     assert set(errors) == set(EXERCISE_CELL) | {f"test_{e}" for e in EXERCISE_CELL}, errors
     counts = _text(_cell(cells, "demo_count_parameters"))
     assert "from the model: 354   from the formula: 354" in counts and "64-32-10" not in counts.splitlines()[-1]
-    assert "parameters() returns 3 objects; the shared weight appears 1 time(s)" in _text(_cell(cells, "demo_shared_weight"))
+    shared = _text(_cell(cells, "demo_shared_weight"))
+    assert "parameters() returns 3 objects; the shared weight appears 1 time(s)" in shared
     worked = _text(_cell(cells, "demo_worked_example"))
     assert "step 2" not in worked and "result" not in worked and "once your Exercise 2 answers pass" in worked
     for answer in ("2410", "0.908", "3.668", "7.118", "0.008464"):

@@ -135,9 +135,10 @@ def test_collects_afresh_on_every_call(student, reference, seed):
     outlives = ("a list that outlives the call (a default argument such as found=[] or a class attribute) keeps "
              "what earlier calls collected; start from an empty list each time")
     # Compared as collections: an order that changes from run to run (a set) is another test's business.
-    assert sorted(got[1]) == sorted(got[0]), "parameters() called twice on the same model gave two different answers: " + outlives
-    assert sorted(got[2]) == sorted(fresh_b), ("parameters() on a second model gave another answer after a call on a first "
-                               "model than on its own: " + outlives)
+    assert sorted(got[1]) == sorted(got[0]), ("parameters() called twice on the same model gave two different "
+                                              "answers: " + outlives)
+    assert sorted(got[2]) == sorted(fresh_b), ("parameters() on a second model gave another answer after a call on "
+                                               "a first model than on its own: " + outlives)
 
 
 @pytest.mark.parametrize("widths", [(2, 16, 16, 2), (64, 32, 10), (3, 7, 5), (5, 1, 4, 9, 2)],
