@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from datetime import datetime
 from pathlib import Path
@@ -462,6 +463,20 @@ def test_the_student_install_line_installs_what_the_notebook_imports_and_jupyter
     assert set(install) == _third_party_imports() | {"notebook"}  # and Jupyter's notebook, to open it
 
 
+def _served(url: str, seconds: float = 60) -> dict:
+    """The JSON a Jupyter server answers at `url`, asked again while it refuses (it logs its address a moment
+    before it listens)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=seconds) as answer:
+                return json.load(answer)
+        except urllib.error.URLError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 @pytest.mark.slow
 def test_the_student_readme_set_up_word_for_word_opens_the_notebook_and_runs_pytest(release_copy, tmp_path):
     """The README's set-up lines, taken at their word on a Python with nothing installed (`python3` is the
@@ -486,8 +501,7 @@ def test_the_student_readme_set_up_word_for_word_opens_the_notebook_and_runs_pyt
             log += server.stdout.readline()
             url = re.search(r"(http://127\.0\.0\.1:\d+)/\S*\?token=(\w+)", log)
         assert url, log[-2000:]
-        with urllib.request.urlopen(f"{url[1]}/api/contents/{NOTEBOOK}?token={url[2]}", timeout=60) as answer:
-            assert json.load(answer)["type"] == "notebook"  # the server the README's line started opens it
+        assert _served(f"{url[1]}/api/contents/{NOTEBOOK}?token={url[2]}")["type"] == "notebook"
     finally:
         server.kill()
         server.wait()
