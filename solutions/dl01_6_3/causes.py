@@ -1,9 +1,12 @@
-"""Why a check failed, named as its cause: what your code raised, or what a wrong step() or zero_grad() did.
+"""Why a check failed, named as its cause: what your code raised (the method and the line), or what a wrong
+parameters(), SGD(...), zero_grad() or step() did.
 
 The public checks (test_<part>.py, through notebook_checks.py) and the course's grader use this same file,
 so the words you see here are the words of your grade. It finds causes from plain values (exceptions,
-arrays, numbers), so that a message names the cause ("set p.grad to None", "moved up the gradient") rather
-than a number further down. Needs NumPy only.
+arrays, numbers, facts such as what SGD(...) kept), so that a message names the cause ("set p.grad to None",
+"kept params as the generator") rather than a number further down; kept_list alone looks at a live module,
+for the public checks (the grader's probes gather the same facts in the process that runs your code).
+Needs NumPy only.
 """
 from __future__ import annotations
 
