@@ -198,6 +198,15 @@ def test_release_holds_no_grader_machinery():
         assert not re.search(r"setuid|setgid|setrlimit|unshare|prctl|subreaper|waitpid|os\.kill", text), path.name
 
 
+def test_no_released_file_holds_an_exercise_answer_in_clear():
+    """Issue 28: the student's folder says whether an exercise's answer is right (answers.py: salted hashes) but
+    holds neither answer, nor the arithmetic that gives it for the exercise's own numbers."""
+    folder = ROOT / "release" / ASSIGNMENT.name
+    text = "\n".join(p.read_text() for p in folder.iterdir() if p.is_file())
+    answers = ["2410", "0.908", "0.0085", "3.668", "7.118", "7.12", "32 * (64 + 1)", "(64 + 1) * 32"]
+    assert not [answer for answer in answers if answer in text]
+
+
 # ---------------------------------------------------------------- release and solutions
 
 
