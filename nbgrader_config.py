@@ -85,7 +85,8 @@ c.Autograde.exporter_class = "autograder.exporters.ValidateOnceExporter"
 # sanitizing is unchanged. Leaving it out saves a fifth of nbgrader's time per notebook.)
 
 # Limits for student code (docs/grading.md: Limits). What a student sees when one is hit is listed there.
-c.GraderSettings.seconds = 3.0      # wall-clock seconds per check, and for loading the notebook
+# CPU time, not wall clock (a busy machine changes no grade); twice as long of wall-clock time is a backstop.
+c.GraderSettings.seconds = 3.0      # CPU seconds per check, and per cell of loading the notebook
 c.GraderSettings.memory_mb = 1024   # memory student code may add, per check
 c.GraderSettings.output_kb = 1024   # printing past this stops the check
 c.GraderSettings.notebook_kb = 2048  # a larger notebook file is not graded (the summary says why)
@@ -158,7 +159,7 @@ c.GraderSettings.part_titles = {
     "test_exercise_count": "Exercise: the parameters of 64-32-10",
     "test_zero_grad": "SGD.zero_grad()",
     "test_step": "SGD.step()",
-    "test_exercise_second_step": "Exercise: the second step without zero_grad()",
+    "test_exercise_second_step": "Exercise: the second step with and without zero_grad()",
     "test_no_grad": "no_grad()",
     "test_lesson_numbers": "The lesson's numbers, all methods together",
     "answer_zeroing": "Why gradients are zeroed",

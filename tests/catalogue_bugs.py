@@ -34,6 +34,9 @@ class Bug:
     # whole-notebook part (when the entry loses it and that message can name the cause).
     cause: str = ""
     lesson_cause: str = ""
+    # Every failing message, of the grade and of the public checks alike, names one of these (issue 31: a
+    # message points at the code that is wrong, not at a method the bug only reaches through).
+    every: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.keeps:
@@ -63,6 +66,11 @@ def zero_grad(body: str) -> Mutation:
 
 def step(body: str) -> Mutation:
     return Mutation("sgd", "SGD.step", body)
+
+
+def sgd_init(body: str) -> Mutation:
+    """SGD's given __init__ rewritten (it sits in the student's sgd cell)."""
+    return Mutation("sgd", "SGD.__init__", body)
 
 
 def no_grad(body: str) -> Mutation:
@@ -114,6 +122,17 @@ for value in {values}:
 {ret}"""
 
 
+# parameters() as a generator (yield), deduplicated by id: PyTorch's own design, accepted (the notebook says so).
+GENERATOR = module("""\
+seen = set()
+for value in vars(self).values():
+    for item in (value if isinstance(value, (list, tuple)) else (value,)):
+        subs = [item] if isinstance(item, Parameter) else (item.parameters() if isinstance(item, Module) else [])
+        for p in subs:
+            if id(p) not in seen:
+                seen.add(id(p))
+                yield p""")
+
 BUGS: list[Bug] = [
     Bug("reference", "the reference solution, unchanged", ()),
 
@@ -158,17 +177,10 @@ BUGS: list[Bug] = [
                 elif isinstance(item, Module):
                     item.parameters(found)
         return found"""),),
-        loses=("test_parameters",), phrase="a list that outlives the call", cause='objects kept from an earlier call'),
+        loses=("test_parameters",), phrase="a list that outlives the call", cause="has a default argument found=[]",
+        every=("default argument found=[]",)),
     Bug("parameters-generator", "correct: parameters() as a generator (yield), deduplicated by id",
-        (module("""\
-seen = set()
-for value in vars(self).values():
-    for item in (value if isinstance(value, (list, tuple)) else (value,)):
-        subs = [item] if isinstance(item, Parameter) else (item.parameters() if isinstance(item, Module) else [])
-        for p in subs:
-            if id(p) not in seen:
-                seen.add(id(p))
-                yield p"""),)),
+        (GENERATOR,)),
     Bug("parameters-in-list-by-identity", "correct: deduplicated with `if p not in found` (Tensor has no __eq__, so by identity)",
         (module(walk(keep="p not in found")),)),
     Bug("parameters-tuple-blind", "parameters() looks inside lists but not tuples (the TODO says list or tuple)",
@@ -207,7 +219,8 @@ for value in vars(self).values():
     Bug("zero-grad-none", "zero_grad() sets p.grad = None",
         (zero_grad("for p in self.params:\n    p.grad = None"),),
         loses=("test_zero_grad", LESSON), phrase="must be a NumPy array shaped like p.data",
-        absent="left the gradients as they were", cause='set p.grad to None'),
+        absent="left the gradients as they were", cause='set p.grad to None', lesson_cause="set p.grad to None",
+        every=("zero_grad", "p.grad")),
     Bug("zero-grad-scalar", "zero_grad() sets p.grad = 0 (a number, not an array)",
         (zero_grad("for p in self.params:\n    p.grad = 0"),),
         loses=("test_zero_grad",), phrase="must be a NumPy array shaped like p.data", cause='must be a NumPy array shaped like p.data'),
@@ -260,6 +273,24 @@ for value in vars(self).values():
         (step("for p in self.params:\n    p.data = p.data.copy()\n    p.data -= self.lr * p.grad"),)),
     Bug("step-np-subtract", "correct: np.subtract(p.data, self.lr * p.grad, out=p.data)",
         (step("for p in self.params:\n    np.subtract(p.data, self.lr * p.grad, out=p.data)"),)),
+
+    # ------------------------------------------------------------------ SGD.__init__ (given, in the sgd cell)
+    Bug("sgd-keeps-generator", "SGD.__init__ keeps params as given (self.params = params) and parameters() yields: "
+        "the optimizer keeps a generator, which its first loop uses up",
+        (GENERATOR, sgd_init("self.params = params\nself.lr = lr")),
+        loses=(LESSON,), phrase="SGD.__init__ kept params as the generator", absent="p.data in place",
+        cause="SGD.__init__ kept params as the generator", lesson_cause="SGD.__init__ kept params as the generator",
+        every=("SGD.__init__",)),
+    Bug("sgd-walks-generator-twice", "SGD.__init__ checks each of params in one loop, then keeps list(params): with "
+        "parameters() a generator, the second walk finds nothing",
+        (GENERATOR, sgd_init("for p in params:\n    if not isinstance(p, Parameter):\n"
+                             "        raise TypeError('SGD optimizes Parameters only')\n"
+                             "self.params = list(params)\nself.lr = lr")),
+        loses=(LESSON,), phrase="the optimizer held 0 of the model's", absent="p.data in place",
+        cause="the optimizer held 0 of the model's", lesson_cause="SGD.__init__ must keep every one",
+        every=("SGD.__init__",)),
+    Bug("sgd-list-of-a-list", "correct: SGD.__init__ keeps a copy, self.params = [p for p in params]",
+        (GENERATOR, sgd_init("self.params = [p for p in params]\nself.lr = lr"))),
 
     # ------------------------------------------------------------------ no_grad
     Bug("no-grad-no-finally", "no_grad() without try/finally: an exception leaves recording off",

@@ -70,3 +70,20 @@ def test_the_public_checks_name_the_cause_the_grader_names(catalogue_reports, ca
         pytest.skip(f"{part} fails on one side only")  # the other tests hold each side to its own facts
     assert phrase.lower() in hidden_first.lower() and phrase.lower() in public_first.lower(), (
         f"{bug.did} ({part}): the cause is {phrase!r}\n  grader: {hidden_first}\n  public: {public_first}")
+
+
+def _public_failing(results: dict) -> list[str]:
+    return [f"{part} {name}: {message}" for part, checks in results.items()
+            for name, (passed, message) in checks.items() if not passed]
+
+
+@pytest.mark.parametrize("bug", [b for b in LOSING if b.every], ids=lambda b: b.id)
+def test_every_failing_message_points_at_the_code_that_is_wrong(catalogue_reports, catalogue_public_results, bug):
+    """Issue 31: where a bug reaches the checks of other methods (an optimizer that kept a used-up generator, a
+    grad set to None), every failing message, hidden and public, names the code that is wrong (`every`), and
+    none the misconception of another (`absent`)."""
+    messages = failing(catalogue_reports[bug.id]) + _public_failing(catalogue_public_results[bug.id])
+    astray = [m for m in messages if not any(word.lower() in m.lower() for word in bug.every)]
+    assert messages and not astray, f"{bug.did}: names none of {bug.every}:\n" + "\n".join(astray[:5])
+    if bug.absent:
+        assert not [m for m in messages if bug.absent.lower() in m.lower()], f"{bug.did}: says {bug.absent!r}"

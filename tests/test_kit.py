@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from datetime import datetime
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import lesson_probes
 import nbformat
 import notebook_checks
 import pytest
+from catalogue_bugs import BUGS
 from nbclient import NotebookClient
 
 from autograder.mutate import Mutation, apply
@@ -178,7 +181,8 @@ def test_without_fork_the_spawn_path_gives_the_same_results(tmp_path, part):
 def test_a_loop_a_crash_or_an_exception_costs_only_the_checks_that_call_it(tmp_path):
     notebook = _broken_notebook(tmp_path / NOTEBOOK)
     results = {part: notebook_checks.run_part(part, notebook) for part in ("forward", "zero_grad", "step", "no_grad")}
-    assert {m for _, m in results["forward"].values()} == {"Linear.forward raised KeyError: 'oops'"}
+    assert {m for _, m in results["forward"].values()} == {"Linear.forward raised KeyError: 'oops' (line 18 of its "
+                                                          "cell)"}
     assert all("the process ended during this check (exit code 3)" in m for _, m in results["zero_grad"].values())
     step = [m for _, m in results["step"].values()]
     assert step[:3] == ["did not finish within 3 s (an infinite loop?)"] * 3
@@ -193,6 +197,15 @@ def test_release_holds_no_grader_machinery():
         text = path.read_text()
         assert path.name == "engine.py" or len(text.splitlines()) <= 200, path.name
         assert not re.search(r"setuid|setgid|setrlimit|unshare|prctl|subreaper|waitpid|os\.kill", text), path.name
+
+
+def test_no_released_file_holds_an_exercise_answer_in_clear():
+    """Issue 28: the student's folder says whether an exercise's answer is right (answers.py: salted hashes) but
+    holds neither answer, nor the arithmetic that gives it for the exercise's own numbers."""
+    folder = ROOT / "release" / ASSIGNMENT.name
+    text = "\n".join(p.read_text() for p in folder.iterdir() if p.is_file())
+    answers = ["2410", "0.908", "0.0085", "3.668", "7.118", "7.12", "32 * (64 + 1)", "(64 + 1) * 32"]
+    assert not [answer for answer in answers if answer in text]
 
 
 # ---------------------------------------------------------------- release and solutions
@@ -246,6 +259,8 @@ def test_reference_notebook_runs_top_to_bottom_quickly_and_learns_the_moons(tmp_
     text = "".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.outputs)
     accuracy = float(re.search(r"training accuracy[^\d]*([\d.]+)\s*%", text, flags=re.I).group(1))
     assert accuracy >= 95.0, text[-500:]
+    # The exercises are answered here, so the demonstrations after them show what they keep back until then.
+    assert "from the model: 2410   from the formula: 2410" in text and "result: z=0.908" in text, text[:3000]
 
 
 def _run_in_jupyter(notebook: dict, folder: Path, demos: bool = True) -> list:
@@ -319,6 +334,31 @@ def test_a_no_grad_that_never_restores_does_not_fail_the_lesson_numbers_cell(tmp
         _cell(cells, "test_no_grad"))
     lesson = _text(_cell(cells, "test_lesson_numbers"))
     assert "FAIL" not in lesson and lesson.count("PASS") == len(public_checks("lesson_numbers")), lesson
+    assert _text(cells[-1]) == "kernel usable\n"
+
+
+@pytest.mark.slow
+def test_a_generator_from_parameters_runs_every_cell_and_the_demos_keep_the_exercise_answers(tmp_path):
+    """Issue 31: parameters() as a generator is accepted, so every cell of the notebook works with it (the
+    counts and the shared weight, which list() what it returns). Issue 28: with the exercises not done, the
+    demonstrations after them print neither exercise's answer; the reference's (answers done) prints them."""
+    generator = next(bug for bug in BUGS if bug.id == "parameters-generator")
+    notebook = apply(solution_notebook(), list(generator.mutations))
+    blank = {c.metadata["nbgrader"]["grade_id"]: c.source for c in release_notebook().cells
+             if c.metadata.get("nbgrader", {}).get("grade_id") in EXERCISE_CELL}
+    notebook = _fill_stubs(notebook, blank)
+    cells = _run_in_jupyter(notebook, tmp_path / "nb")
+    errors = {c.metadata.get("nbgrader", {}).get("grade_id"): _text(c)[-300:] for c in cells
+              if any(o.get("output_type") == "error" for o in c.outputs)}
+    assert set(errors) == set(EXERCISE_CELL) | {f"test_{e}" for e in EXERCISE_CELL}, errors
+    counts = _text(_cell(cells, "demo_count_parameters"))
+    assert "from the model: 354   from the formula: 354" in counts and "64-32-10" not in counts.splitlines()[-1]
+    shared = _text(_cell(cells, "demo_shared_weight"))
+    assert "parameters() returns 3 objects; the shared weight appears 1 time(s)" in shared
+    worked = _text(_cell(cells, "demo_worked_example"))
+    assert "step 2" not in worked and "result" not in worked and "once your Exercise 2 answers pass" in worked
+    for answer in ("2410", "0.908", "3.668", "7.118", "0.008464"):
+        assert answer not in "".join(_text(c) for c in cells), answer
     assert _text(cells[-1]) == "kernel usable\n"
 
 
@@ -424,18 +464,68 @@ def _third_party_imports() -> set[str]:
     return found - set(sys.stdlib_module_names) - {p.stem for p in folder.glob("*.py")}
 
 
-def test_the_student_install_line_installs_what_the_notebook_imports():
+SET_UP = re.search(r"## Set up \(once\).*?```sh\n(.*?)```", STUDENT_README, flags=re.S).group(1).splitlines()
+
+
+def test_the_student_install_line_installs_what_the_notebook_imports_and_jupyter():
     assert _third_party_imports() == {"numpy", "pytest", "matplotlib"}
-    assert "`pip install numpy pytest matplotlib`" in STUDENT_README
+    install = next(line for line in SET_UP if "pip install" in line).split("pip install ")[1].split()
+    assert set(install) == _third_party_imports() | {"notebook"}  # and Jupyter's notebook, to open it
+
+
+def _served(url: str, seconds: float = 60) -> dict:
+    """The JSON a Jupyter server answers at `url`, asked again while it refuses (it logs its address a moment
+    before it listens)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=seconds) as answer:
+                return json.load(answer)
+        except urllib.error.URLError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+@pytest.mark.slow
+def test_the_student_readme_set_up_word_for_word_opens_the_notebook_and_runs_pytest(release_copy, tmp_path):
+    """The README's set-up lines, taken at their word on a Python with nothing installed (`python3` is the
+    interpreter this venv was made from): the venv they make, with only what they install, serves the notebook
+    in Jupyter, and its pytest runs the self-check on the blank release and on the reference."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(Path(sys._base_executable).resolve())
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "BROWSER": "true"}
+    *install, open_line = SET_UP
+    for line in install:
+        run = subprocess.run(line, shell=True, cwd=release_copy, env=env, capture_output=True, text=True, timeout=900)
+        if run.returncode and any(sign in run.stdout + run.stderr for sign in OFFLINE):
+            pytest.skip(f"PyPI is out of reach: {line!r} did not install")
+        assert run.returncode == 0, f"{line}\n{run.stderr[-2000:]}"
+    root = " --allow-root" if os.geteuid() == 0 else ""  # Jupyter refuses root without it; a student is not root
+    server = subprocess.Popen(f"exec {open_line}{root}", shell=True, cwd=release_copy, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        log, url = "", None
+        while url is None and server.poll() is None:
+            log += server.stdout.readline()
+            url = re.search(r"(http://127\.0\.0\.1:\d+)/\S*\?token=(\w+)", log)
+        assert url, log[-2000:]
+        assert _served(f"{url[1]}/api/contents/{NOTEBOOK}?token={url[2]}")["type"] == "notebook"
+    finally:
+        server.kill()
+        server.wait()
+    _fails_readably_then_passes(release_copy, str(release_copy / ".venv" / "bin" / "python"))
 
 
 @pytest.mark.slow
 def test_self_check_on_the_oldest_python_the_student_readme_claims(release_copy, tmp_path):
-    """The README's "Python 3.x or newer" and its install line, taken at their word: a fresh venv of that
-    Python with only what the line installs runs the self-check on the blank release and on the reference."""
+    """The README's "Python 3.x or newer", taken at its word: a fresh venv of that Python with what the set-up
+    line installs for the checks (all but Jupyter's notebook, which pip resolves for minutes on an old Python
+    from this machine's local index) runs the self-check on the blank release and on the reference."""
     oldest = re.search(r"Python (3\.\d+) or newer", STUDENT_README).group(1)
-    install = re.search(r"`pip install ([^`]+)`", STUDENT_README).group(1).split()
-    assert _third_party_imports() | {"pytest"} <= set(install)
+    install = [name for name in next(line for line in SET_UP if "pip install" in line).split("pip install ")[1].split()
+               if name != "notebook"]
     python = _interpreter(oldest)
     if python is None:
         pytest.skip(f"no Python {oldest} here (PATH, pyenv): the oldest Python the student README claims is untried")

@@ -35,19 +35,20 @@ def raised(source: str, filename: str = "<cell forward>") -> BaseException:
 GOLDEN = [
     ("class Linear:\n    def forward(self, x):\n        raise NotImplementedError()\nLinear().forward(1)",
      "Linear.forward is not written yet: replace `raise NotImplementedError()` with your code"),
-    ("raise NotImplementedError()", "raised NotImplementedError"),
+    ("raise NotImplementedError()", "raised NotImplementedError (line 1)"),
     ("x = (1,", "cell forward has a syntax error on line 1: '(' was never closed"),
-    ("def f():\n    return 1 / 0\nf()", "f raised ZeroDivisionError: division by zero"),
-    ("def g():\n    raise ValueError()\ng()", "g raised ValueError"),
-    ("raise ValueError('first line\\nsecond line')", "raised ValueError: first line"),
-    ("raise ValueError('   ')", "raised ValueError"),
-    ("{}['w']", "raised KeyError: 'w'"),
+    ("def f():\n    return 1 / 0\nf()", "f raised ZeroDivisionError: division by zero (line 2 of its cell)"),
+    ("def g():\n    raise ValueError()\ng()", "g raised ValueError (line 2 of its cell)"),
+    ("raise ValueError('first line\\nsecond line')", "raised ValueError: first line (line 1)"),
+    ("raise ValueError('   ')", "raised ValueError (line 1)"),
+    ("{}['w']", "raised KeyError: 'w' (line 1)"),
     ("def outer():\n    def inner():\n        return [][1]\n    return inner()\nouter()",
-     "outer.<locals>.inner raised IndexError: list index out of range"),
+     "outer.<locals>.inner raised IndexError: list index out of range (line 3 of its cell)"),
     ("import json\ndef parse():\n    return json.loads('{')\nparse()",
-     "parse raised JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+     "parse raised JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1) "
+     "(line 3 of its cell)"),
     ("class SGD:\n    def step(self):\n        self.lr.x\nSGD().step()",
-     "SGD.step raised AttributeError: 'SGD' object has no attribute 'lr'"),
+     "SGD.step raised AttributeError: 'SGD' object has no attribute 'lr' (line 3 of its cell)"),
 ]
 
 
@@ -61,7 +62,7 @@ def test_the_grader_and_the_student_helper_give_the_same_line(source, message):
 @pytest.mark.parametrize("filename", ["<cell forward>", "<ipython-input-3-abc>", "/tmp/ipykernel_7/123.py"])
 def test_both_name_the_notebook_function_in_a_cell_or_a_live_kernel(filename):
     exc = raised("def relu(x):\n    raise TypeError('no')\nrelu(1)", filename)
-    assert grader_describe(exc) == student_describe(exc) == "relu raised TypeError: no"
+    assert grader_describe(exc) == student_describe(exc) == "relu raised TypeError: no (line 2 of its cell)"
 
 
 def test_code_outside_the_notebook_is_not_named():
@@ -72,4 +73,4 @@ def test_code_outside_the_notebook_is_not_named():
 def test_only_the_grader_which_limits_memory_says_ran_out_of_memory():
     exc = raised("def hog():\n    raise MemoryError()\nhog()")
     assert grader_describe(exc) == "hog ran out of memory"
-    assert student_describe(exc) == "hog raised MemoryError"
+    assert student_describe(exc) == "hog raised MemoryError (line 2 of its cell)"

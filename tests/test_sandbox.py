@@ -109,7 +109,7 @@ def test_a_cell_that_misbehaves_at_load_ends_in_one_line(box, function, reason, 
 
 def test_an_exception_at_load_ends_only_its_cell(box):
     outcome = box.call([Cell("a", "x = 1 / 0"), Cell("b", "hog()")], sandbox_probes.value, name="x")
-    assert outcome.load_errors[0] == "cell a: raised ZeroDivisionError: division by zero"
+    assert outcome.load_errors[0] == "cell a: raised ZeroDivisionError: division by zero (line 1)"
     assert "NameError" in outcome.load_errors[1]
 
 

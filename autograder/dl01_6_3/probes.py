@@ -15,6 +15,7 @@ for every other cell, never the reference solution: a probe of one part must not
 Only the lesson-numbers probes use the notebook's own classes throughout (that part takes every cell from
 the student).
 """
+import inspect
 from typing import Any
 
 import numpy as np
@@ -96,6 +97,37 @@ def _mlp(ns, widths, rng, linear=None):
 
 def _parameters(ns, arrays):
     return [ns["Parameter"](np.array(a, dtype=float)) for a in arrays]
+
+
+def _kept_list(module, found):
+    """Facts behind a parameters() that keeps a list between calls: [name, type name] of each argument of
+    parameters() with a default (a list made once is shared by every call), and whether a second call
+    returns the very same list object (causes.stale_list names the cause from them)."""
+    try:
+        arguments = list(inspect.signature(type(module).parameters).parameters.values())
+    except (TypeError, ValueError):
+        arguments = []
+    again = module.parameters()
+    return {"defaults": [[a.name, type(a.default).__name__] for a in arguments if a.default is not a.empty],
+            "same_list": isinstance(found, list) and again is found}
+
+
+def _held(optimizer, params):
+    """What the optimizer holds right after SGD(...) made it, before any of its methods could change that: the
+    type of self.params, whether it is a one-shot iterator (a generator: used up by the first loop over it, so
+    it is not walked here), and else how many of `params` it holds (causes.optimizer_holds names the cause)."""
+    held = optimizer.params
+    one_shot = hasattr(type(held), "__next__")
+    try:
+        count = 0 if one_shot else sum(_number(list(held), p) >= 0 for p in params)
+    except TypeError:  # not iterable at all
+        count = 0
+    return {"held": count, "total": len(params), "kind": type(held).__name__, "one_shot": one_shot}
+
+
+def _none_grads(params):
+    """Whether zero_grad() left a grad that is None (the next backward() cannot add into it)."""
+    return any(p.grad is None for p in params)
 
 
 def _facts(ns, objects):
@@ -212,9 +244,11 @@ def parameter_pattern(ns, case, seed):
     reg = _Registry(ns, np.random.default_rng(seed))
     root = _build_case(reg, case)
     found = root.parameters()
+    pattern = None if found is None else reg.pattern(list(found))
     return {
-        "pattern": None if found is None else reg.pattern(list(found)),
+        "pattern": pattern,
         "plain_tensors": [i for i, item in enumerate(reg.items) if not isinstance(item, ns["Parameter"])],
+        **_kept_list(root, found),
     }
 
 
@@ -223,13 +257,16 @@ def parameter_pattern_repeated(ns, seed, calls):
     letter of `calls` in turn, in one process (so a list kept between calls shows)."""
     reg = _Registry(ns, np.random.default_rng(seed))
     models = {"A": _build_case(reg, "sequential"), "B": _build_case(reg, "list_of_parameters")}
-    return [reg.pattern(list(models[name].parameters() or [])) for name in calls]
+    patterns = [reg.pattern(list(models[name].parameters() or [])) for name in calls]
+    return {"patterns": patterns, **_kept_list(models["A"], models["A"].parameters())}
 
 
 def parameter_count(ns, widths, seed=0):
     """The shapes, in order, of what parameters() returns for an MLP with the given widths (the test counts)."""
-    found = _mlp(ns, widths, np.random.default_rng(seed)).parameters()
-    return {"shapes": [list(np.shape(getattr(p, "data", p))) for p in found]}
+    model = _mlp(ns, widths, np.random.default_rng(seed))
+    found = model.parameters()
+    shapes = [list(np.shape(getattr(p, "data", p))) for p in found]
+    return {"shapes": shapes, **_kept_list(model, found)}
 
 
 # ---------------------------------------------------------------- forward
@@ -346,8 +383,12 @@ def _worked_example(ns, zero_between, by_hand):
     layer.weight, layer.bias = ns["Parameter"](np.array([[0.5, -1.0]])), ns["Parameter"](np.array([0.2]))
     params = [layer.weight, layer.bias] if by_hand else layer.parameters()
     optimizer = ns["SGD"](params, lr=0.1)
+    held = _held(optimizer, [layer.weight, layer.bias])
     x = ns["Tensor"](np.array([[1.0, 2.0]]))
-    z_values, losses, values, grads = [], [], [], []
+    z_values: list[float] = []
+    losses: list[float] = []
+    values: list[list] = []
+    grads: list[list] = []
 
     def loss():
         values.append([_plain(layer.weight.data), _plain(layer.bias.data)])
@@ -368,11 +409,13 @@ def _worked_example(ns, zero_between, by_hand):
         current = loss()
         if zero_between or step == 0:
             clear()
+            if _none_grads([layer.weight, layer.bias]):  # backward() cannot add into None: stop here
+                return {"z": z_values, "loss": losses, "params": values, "grads": grads, "none_grads": True, **held}
         current.backward()
         grads.append([_array_or_none(layer.weight.grad), _array_or_none(layer.bias.grad)])
         optimizer.step()
     loss()
-    return {"z": z_values, "loss": losses, "params": values, "grads": grads}
+    return {"z": z_values, "loss": losses, "params": values, "grads": grads, "none_grads": False, **held}
 
 
 def step_worked_example(ns, zero_between):
@@ -489,10 +532,12 @@ def lesson_shared(ns, n, batch, lr, seed):
     params = list(model.parameters())
     optimizer = ns["SGD"](params, lr=lr)
     optimizer.zero_grad()
+    if _none_grads(params):  # backward() cannot add into None: stop here
+        return {"none_grads": True}
     (model(ns["Tensor"](rng.normal(size=(batch, n)))) * ns["Tensor"](rng.normal(size=(batch, n)))).sum().backward()
     before, grad = _plain(first.weight.data), _array_or_none(first.weight.grad)
     optimizer.step()
-    return {"pattern": [_number([first.weight, first.bias, second.bias], p) for p in params],
+    return {"none_grads": False, "pattern": [_number([first.weight, first.bias, second.bias], p) for p in params],
             "before": before, "after": _plain(first.weight.data), "still_shared": second.weight is first.weight,
             "grad": grad}
 
@@ -502,11 +547,14 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
     rng = np.random.default_rng(seed)
     model = _mlp(ns, widths, rng)
     optimizer = ns["SGD"](model.parameters(), lr=lr)
+    held = _held(optimizer, _by_hand(model))
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     losses, values = [], [[_plain(p.data) for p in _by_hand(model)]]
     grads: list[list] = []
     for _ in range(steps):
         optimizer.zero_grad()
+        if _none_grads(_by_hand(model)):  # backward() cannot add into None: stop here
+            return {"none_grads": True, **held}
         loss = ns["cross_entropy"](model(x), labels)
         loss.backward()
         if not grads:  # the first step's gradients and the layers' values after it (read by hand)
@@ -518,4 +566,4 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
     with ns["no_grad"]():
         final = model(x)
     return {"losses": losses, "final": _plain(final.data), "final_graph": _graph(final)[0], "params": values,
-            "grads": grads}
+            "grads": grads, "none_grads": False, **held}

@@ -14,15 +14,27 @@ def close(got, want):
     return np.shape(got) == np.shape(want) and np.allclose(got, want)
 
 
+def optimizer_cause(got):
+    """What the probe found wrong with the optimizer before any number ('' if nothing): what SGD(...) kept
+    (a used-up generator, not every Parameter), or a grad that zero_grad() set to None."""
+    cause = causes.optimizer_holds(got["held"], got["total"], got["kind"], got["one_shot"]) if "held" in got else ""
+    return cause or (causes.NONE_GRAD if got["none_grads"] else "")
+
+
 @pytest.mark.parametrize("widths,count", [((2, 16, 16, 2), 354), ((64, 32, 10), 2410)],
                          ids=["2-16-16-2", "64-32-10"])
 def test_counts_354_and_2410_parameters(student, reference, widths, count):
-    got = sum(int(np.prod(shape)) for shape in student.run(probes.parameter_count, widths=list(widths))["shapes"])
+    found = student.run(probes.parameter_count, widths=list(widths))
+    got = sum(int(np.prod(shape)) for shape in found["shapes"])
+    cause = causes.stale_list(found["defaults"], found["same_list"]) if got != count else ""
+    assert not cause, cause
     assert got == count, (f"a {'-'.join(map(str, widths))} network has {count} parameters, parameters() gave {got}")
 
 
 def first_step_cause(got, want):
     """What went wrong in the worked example's forward pass and first step, named by its cause ('' if nothing)."""
+    if optimizer_cause(got):
+        return optimizer_cause(got)
     if not np.isclose(got["loss"][0], 5.29):
         return (f"the first loss should be 5.29 (z = -1.3), got {got['loss'][0]:.4g} (z = {got['z'][0]:.4g}): "
                 "Linear(2, 1) must compute x @ W.T + b")
@@ -83,6 +95,7 @@ def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student
 def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, lr, seed):
     got = student.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
     want = reference.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
+    assert not optimizer_cause(got), optimizer_cause(got)
     assert want["pattern"] == [0, 1, 2], "the reference lists the shared weight wrongly (a grader bug)"
     entries = got["pattern"].count(0)
     assert entries == 1 and len(got["pattern"]) == 3, (
@@ -101,6 +114,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
 def test_training_loop_matches_the_reference(student, reference, widths, lr, seed):
     kwargs = dict(widths=list(widths), batch=8, steps=4, lr=lr, seed=seed)
     got, want = student.run(probes.lesson_training, **kwargs), reference.run(probes.lesson_training, **kwargs)
+    assert not optimizer_cause(got), optimizer_cause(got)
     assert close(got["losses"][0], want["losses"][0]), "the first training loss differs: check forward"
     cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
     assert not cause, cause

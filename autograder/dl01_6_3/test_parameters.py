@@ -2,6 +2,7 @@
 
 One test function per rule, each named for it and with its own message, so that feedback names the rule a
 submission broke: the functions repeat one shape (check_same_parameters with a case) by design."""
+import causes
 import numpy as np
 import probes
 import pytest
@@ -16,11 +17,19 @@ def listed(runner, case, seed):
     return result
 
 
+def stale(found, wrong):
+    """The cause of a wrong answer when parameters() keeps a list between calls ('' if right, or another cause)."""
+    return causes.stale_list(found["defaults"], found["same_list"]) if wrong else ""
+
+
 def check_same_parameters(student, reference, case, seed, missing_hint):
-    pattern = listed(student, case, seed)["pattern"]
+    found = listed(student, case, seed)
+    pattern = found["pattern"]
     want = listed(reference, case, seed)
     assert len(want["pattern"]) == len(set(want["pattern"])) and -1 not in want["pattern"], (
         "the reference solution lists these Parameters wrongly (a grader bug)")
+    cause = stale(found, pattern != want["pattern"])
+    assert not cause, cause
     assert -1 not in pattern, ("parameters() returned objects the module does not hold: copies, arrays, or objects "
                                "kept from an earlier call (a list that outlives the call, such as a default "
                                "found=[]); return the module's own Parameter objects, collected afresh")
@@ -116,23 +125,30 @@ def test_ignores_plain_tensors_and_other_attributes(student, reference, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_collects_afresh_on_every_call(student, reference, seed):
-    got = student.run(probes.parameter_pattern_repeated, seed=seed, calls="AAB")
-    fresh_b = student.run(probes.parameter_pattern_repeated, seed=seed, calls="B")[0]
-    want = reference.run(probes.parameter_pattern_repeated, seed=seed, calls="AAB")
+    found = student.run(probes.parameter_pattern_repeated, seed=seed, calls="AAB")
+    got = found["patterns"]
+    fresh_b = student.run(probes.parameter_pattern_repeated, seed=seed, calls="B")["patterns"][0]
+    want = reference.run(probes.parameter_pattern_repeated, seed=seed, calls="AAB")["patterns"]
+    cause = stale(found, got != want)
+    assert not cause, cause
     assert got[0] == want[0], "parameters() gave the wrong Parameters on its first call: see the other tests"
-    stale = ("a list that outlives the call (a default argument such as found=[] or a class attribute) keeps "
+    outlives = ("a list that outlives the call (a default argument such as found=[] or a class attribute) keeps "
              "what earlier calls collected; start from an empty list each time")
     # Compared as collections: an order that changes from run to run (a set) is another test's business.
-    assert sorted(got[1]) == sorted(got[0]), "parameters() called twice on the same model gave two different answers: " + stale
-    assert sorted(got[2]) == sorted(fresh_b), ("parameters() on a second model gave another answer after a call on a first "
-                               "model than on its own: " + stale)
+    assert sorted(got[1]) == sorted(got[0]), ("parameters() called twice on the same model gave two different "
+                                              "answers: " + outlives)
+    assert sorted(got[2]) == sorted(fresh_b), ("parameters() on a second model gave another answer after a call on "
+                                               "a first model than on its own: " + outlives)
 
 
 @pytest.mark.parametrize("widths", [(2, 16, 16, 2), (64, 32, 10), (3, 7, 5), (5, 1, 4, 9, 2)],
                          ids=lambda w: "-".join(map(str, w)))
 def test_counts_the_parameters_of_a_network(student, reference, widths):
-    got = student.run(probes.parameter_count, widths=list(widths))["shapes"]
+    found = student.run(probes.parameter_count, widths=list(widths))
+    got = found["shapes"]
     want = reference.run(probes.parameter_count, widths=list(widths))["shapes"]
+    cause = stale(found, got != want)
+    assert not cause, cause
     layers = list(zip(widths[:-1], widths[1:]))
     formula = sum(n_out * (n_in + 1) for n_in, n_out in layers)
     expected = [shape for n_in, n_out in layers for shape in ([n_out, n_in], [n_out])]

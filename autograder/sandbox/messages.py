@@ -18,18 +18,25 @@ def _in_notebook(filename: str) -> bool:
     return filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in filename
 
 
+def _innermost(exc: BaseException) -> tuple[str, int] | None:
+    """(qualified name, line) of the innermost notebook code the exception passed through."""
+    found = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if _in_notebook(frame.f_code.co_filename):
+            found = (frame.f_code.co_qualname, line)
+    return found
+
+
 def _where(exc: BaseException) -> str | None:
     """The innermost notebook function the exception passed through."""
-    where = None
-    for frame, _ in traceback.walk_tb(exc.__traceback__):
-        if _in_notebook(frame.f_code.co_filename):
-            where = frame.f_code.co_qualname
-    return where if where != "<module>" else None
+    innermost = _innermost(exc)
+    return innermost[0] if innermost and innermost[0] != "<module>" else None
 
 
 def describe_exception(exc: BaseException) -> str:
-    """`Class.method raised Type: message`, naming the innermost notebook function involved."""
-    where = _where(exc)
+    """`Class.method raised Type: message (line N of its cell)`, naming the innermost notebook code involved
+    and the line of its cell that raised."""
+    where, innermost = _where(exc), _innermost(exc)
     if isinstance(exc, NotImplementedError) and where:
         return f"{where} is not written yet: replace `raise NotImplementedError()` with your code"
     if isinstance(exc, SyntaxError):
@@ -38,7 +45,8 @@ def describe_exception(exc: BaseException) -> str:
         return f"{where or 'the code'} ran out of memory"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return f"{where} raised {what}" if where else f"raised {what}"
+    line = f" (line {innermost[1]}{' of its cell' if where else ''})" if innermost else ""
+    return f"{where} raised {what}{line}" if where else f"raised {what}{line}"
 
 
 def describe_exit(exc: BaseException) -> str:

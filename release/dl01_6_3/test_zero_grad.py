@@ -41,6 +41,7 @@ def test_lets_the_next_backward_start_from_zero(nb):
     rng = np.random.default_rng(7)
     factors = [rng.normal(size=p.shape) for p in params]
     nb.SGD(params, lr=0.1).zero_grad()
+    assert not any(p.grad is None for p in params), causes.NONE_GRAD  # backward() cannot add into None
     sum(((p * nb.Tensor(c)).sum() for p, c in zip(params, factors)), nb.Tensor(0.0)).backward()
     assert all(np.allclose(p.grad, c) for p, c in zip(params, factors)), (
         "after zero_grad() and one backward pass the gradients still contain old values: zero_grad() must "

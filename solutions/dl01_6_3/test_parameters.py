@@ -2,6 +2,7 @@
 attributes in the order they were defined; a Module is asked for its own parameters(), a list or a tuple is
 searched item by item, anything else is skipped; each Parameter object once (by identity, not by value),
 in a new list on every call."""
+import causes
 import numpy as np
 
 
@@ -19,6 +20,9 @@ def expect_parameters(nb, module, expected, missing_hint):
     assert found is not None, "parameters() returned None: did you forget to return the list?"
     found = list(found)
     names = {id(p): name for name, p in expected.items()}
+    wrong = [id(p) for p in found] != [id(p) for p in expected.values()]
+    cause = causes.kept_list(module) if wrong else ""  # a list kept between calls explains any wrong answer
+    assert not cause, cause
     for item in found:
         if id(item) in names:
             continue

@@ -1,12 +1,16 @@
-"""Why a check failed, named as its cause: what your code raised, or what a wrong step() or zero_grad() did.
+"""Why a check failed, named as its cause: what your code raised (the method and the line), or what a wrong
+parameters(), SGD(...), zero_grad() or step() did.
 
 The public checks (test_<part>.py, through notebook_checks.py) and the course's grader use this same file,
 so the words you see here are the words of your grade. It finds causes from plain values (exceptions,
-arrays, numbers), so that a message names the cause ("set p.grad to None", "moved up the gradient") rather
-than a number further down. Needs NumPy only.
+arrays, numbers, facts such as what SGD(...) kept), so that a message names the cause ("set p.grad to None",
+"kept params as the generator") rather than a number further down; kept_list alone looks at a live module,
+for the public checks (the grader's probes gather the same facts in the process that runs your code).
+Needs NumPy only.
 """
 from __future__ import annotations
 
+import inspect
 import re
 import traceback
 import unicodedata
@@ -52,22 +56,32 @@ def in_notebook(filename: str) -> bool:
     return filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in filename
 
 
+def _innermost(exc: BaseException):
+    """(frame, line) of the innermost notebook code the exception passed through, or None."""
+    frames = [(frame, line) for frame, line in traceback.walk_tb(exc.__traceback__)
+              if in_notebook(frame.f_code.co_filename)]
+    return frames[-1] if frames else None
+
+
 def where(exc: BaseException) -> str | None:
     """The innermost notebook code (a cell's function, or "<module>") the exception passed through."""
-    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__) if in_notebook(frame.f_code.co_filename)]
-    return _qualname(frames[-1]) if frames else None
+    innermost = _innermost(exc)
+    return _qualname(innermost[0]) if innermost else None
 
 
 def describe_exception(exc: BaseException) -> str:
-    """One line: `Class.method raised Type: message`, naming the innermost notebook function involved."""
-    function = None if where(exc) == "<module>" else where(exc)
+    """One line: `Class.method raised Type: message (line N of its cell)`, naming the innermost notebook
+    code involved and the line of its cell that raised (the line Jupyter numbers in that cell)."""
+    innermost = _innermost(exc)
+    function = None if where(exc) in (None, "<module>") else where(exc)
     if isinstance(exc, NotImplementedError) and function:
         return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
     if isinstance(exc, SyntaxError):
         return f"{(exc.filename or 'a cell').strip('<>')} has a syntax error on line {exc.lineno}: {exc.msg}"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return f"{function} raised {what}" if function else f"raised {what}"
+    line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""
+    return f"{function} raised {what}{line}" if function else f"raised {what}{line}"
 
 
 def _arrays(values):
@@ -123,3 +137,49 @@ def grads_left(cleared):
         return "zero_grad() left the gradients as they were: set p.grad to zeros for every p in self.params"
     return (f"zero_grad() cleared only {sum(zero)} of the {len(zero)} gradients: loop over every parameter in "
             "self.params (is a return inside the loop?)")
+
+
+def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
+    """The cause when SGD(...) did not keep the model's parameters ('' when it holds all `total`), from what it
+    held right after it was made: `kind`, the type of self.params; `one_shot`, whether that is an iterator
+    (a generator), which the first loop over it uses up; else `held`, how many of the parameters it holds."""
+    if one_shot:
+        return (f"SGD.__init__ kept params as the {kind} it was given: the first loop over it (zero_grad()) "
+                "uses it up and the next (step()) finds nothing; keep a list, self.params = list(params)")
+    if held < total:
+        return (f"the optimizer held {held} of the model's {total} Parameters once made: SGD.__init__ must keep "
+                "every one, self.params = list(params) (a generator, as parameters() may return, is used up by "
+                "the first loop over it: walk params once)")
+    return ""
+
+
+def stale_list(defaults: list, same_list: bool) -> str:
+    """The cause when parameters() keeps a list between calls ('' when nothing says so): `defaults` holds
+    [name, type name] for each argument of parameters() with a default (defaults_of), `same_list` says
+    whether two calls returned the very same list object."""
+    empty = {"list": "[]", "dict": "{}", "set": "set()"}
+    shared = [f"{name}={empty[kind]}" for name, kind in defaults if kind in empty]
+    if shared:
+        return (f"Module.parameters has a default argument {shared[0]}: Python makes that one object when it "
+                "defines the method, a list that outlives the call and keeps what earlier calls collected; "
+                f"write {shared[0].split('=')[0]}=None and start a new list inside the call")
+    if same_list:
+        return ("parameters() returned the same list object on two calls: a list that outlives the call (a "
+                "class attribute, or one kept on self) keeps what earlier calls collected; start from an empty "
+                "list on every call")
+    return ""
+
+
+def defaults_of(function) -> list:
+    """[name, type name] for each argument of `function` that has a default (the probes gather the same)."""
+    try:
+        arguments = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [[a.name, type(a.default).__name__] for a in arguments if a.default is not a.empty]
+
+
+def kept_list(module) -> str:
+    """stale_list for a live module: what its parameters() defaults to, and whether two calls give one list."""
+    first, second = module.parameters(), module.parameters()
+    return stale_list(defaults_of(type(module).parameters), isinstance(first, list) and first is second)

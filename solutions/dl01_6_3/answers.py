@@ -1,0 +1,49 @@
+"""Whether an exercise's answer is right, without this file holding the answer.
+
+The public checks of the two exercises (test_exercise_*.py), the lesson-numbers checks and the notebook's
+demonstrations ask `is_right(name, value)`. Each answer is kept as a salted SHA-256 of its first DIGITS
+significant digits, so no file beside the notebook prints or computes an exercise's answer in clear before
+yours passes. Standard library only.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import numbers
+
+DIGITS = 4
+SALT = "dl01_6_3 modules and sgd"
+ANSWERS = {
+    "count_64_32_10": "bf63b756e3c471f51886e2efee8f8c31d1433270ffa6a52c6e0ea676d73abf1d",
+    "z2_with_zero_grad": "a425e4572331128c3757f399916e88a45504f0303198ddba2bcff91fa6f2fc8a",
+    "loss2_with_zero_grad": "dd6d566c764b6e07d596375e436d9971690ec0af2b1a783ff738f685695f9c8d",
+    "z2_without_zero_grad": "a66a5ad78def0bba8cc1115868de2b5f500abeaf44483c856b69da269439902f",
+    "loss2_without_zero_grad": "d7dd3e553834a0e68f94095f735a92012811d9adac873b923457cea1fcda6db0",
+}
+
+
+def _digest(name: str, text: str) -> str:
+    return hashlib.sha256(f"{SALT}:{name}:{text}".encode()).hexdigest()
+
+
+def _near(value: float, tolerance: float):
+    """Every number of DIGITS significant digits within `tolerance` of `value`, as text, magnitudes 1e-6 up."""
+    low, high = value - tolerance, value + tolerance
+    for exponent in range(-6, 16):
+        step = 10.0 ** (exponent - DIGITS + 1)
+        for sign in (1, -1):
+            start, stop = sorted((sign * 10.0 ** exponent, sign * 10.0 ** (exponent + 1)))
+            first, last = max(low, start), min(high, stop)
+            for k in range(math.ceil(first / step), math.floor(last / step) + 1):
+                yield f"{k * step:.{DIGITS}g}"
+
+
+def is_right(name: str, value, rel_tol: float = 0.0, abs_tol: float = 0.0) -> bool:
+    """Whether `value` is the answer to the exercise variable `name`: equal to it (its DIGITS significant
+    digits), or within the tolerances of math.isclose."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        return False
+    tolerance = max(rel_tol * abs(value) * 1.02, abs_tol)  # a little wider: isclose below decides
+    texts = [f"{value:.{DIGITS}g}"] + list(_near(float(value), tolerance) if tolerance else [])
+    return any(_digest(name, text) == ANSWERS[name] and math.isclose(value, float(text), rel_tol=rel_tol,
+                                                                   abs_tol=abs_tol) for text in texts)
