@@ -26,6 +26,7 @@ import uids  # noqa: F401  (isolation.py, loaded from its path later, imports it
 from cputime import HURRIED_NICE, TICK, WALL_FACTOR, Stopwatch, SubmissionClock
 from messages import (
     NOT_RUN_AFTER_TIME_OUT,
+    describe_answer_fault,
     describe_budget,
     describe_budget_spent,
     describe_fork_failure,
@@ -33,7 +34,7 @@ from messages import (
     describe_time_out,
     describe_wall_time_out,
 )
-from protocol import BACKSTOP_SECONDS, Lines, send, write
+from protocol import BACKSTOP_SECONDS, Lines, answer_fault, send, write
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
@@ -63,7 +64,9 @@ class _Loader:
                               modules)
         os.close(commands_r)
         os.close(results_w)
-        self.lines = Lines(results)
+        self.answer_bytes = config["limits"]["answer_kb"] * 1024
+        # An answer's line: the answer, and its reason and fields (cut to 500 characters here, but written whole).
+        self.lines = Lines(results, limit=self.answer_bytes + _FIELDS_BYTES)
         self.seconds = config["limits"]["seconds"]
         self._wait_loaded()
 
@@ -143,11 +146,15 @@ class _Loader:
                 self.session.hurry(0)
                 self.stop()
                 break
+            if message.get("event") == "oversized":  # dropped as it is read: the loader goes on to the next call
+                answers.append({"ok": False, "limit": "answer", "reason": describe_answer_fault(
+                    f"larger than {self.answer_bytes // 1024:,} KB", self.answer_bytes)})
+                continue
             if message.get("event") != "result":
                 answers.append({"ok": False, "reason": self._ended(message)})
                 self.stop()
                 break
-            answers.append(self.session.judge(_clean(message), message.get("status")))
+            answers.append(self.session.judge(_bounded(_clean(message), self.answer_bytes), message.get("status")))
             if answers[-1]["limit"] == "time":
                 self.session.hurry(self.pid)
             if answers[-1]["limit"] == "output":  # the process stopped itself after saying so
@@ -200,6 +207,17 @@ class _Loader:
         _reap_orphans()
         if self.session.isolation is not None:
             self.session.isolation.note_scratch()
+
+
+_FIELDS_BYTES = 64 * 1024  # what an answer's line may hold besides its value
+
+
+def _bounded(answer: dict, limit: int) -> dict:
+    """`answer`, or the named failure of a value nested deeper or holding more than the grader takes from an
+    answer of `limit` bytes (protocol.answer_fault): the grader's process never holds more than that."""
+    fault = answer_fault(answer["value"], limit) if answer["ok"] else ""
+    return {**answer, "ok": False, "value": None, "limit": "answer",
+            "reason": describe_answer_fault(fault, limit)} if fault else answer
 
 
 # The limits a loader may report itself (time: for a check child, in a fresh batch; fork: it could not start
@@ -298,10 +316,14 @@ class _Session:
     one), so no session holds anything of another submission, and ending it ends all it started.
     """
 
-    def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, budget: float) -> None:
+    def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, budget: float,
+                 used: float = 0.0) -> None:
+        """`budget`: the submission's CPU seconds; `used`: what it used before, in sessions lost with their
+        worker (Sandbox.call_many): a replaced worker's session continues the budget, never starts it again."""
         self.config, self.modules, self.isolation = config, modules, isolation
         self.workdir = isolation.workdir if isolation is not None else workdir
-        self.budget = budget
+        self.budget, self.used = budget, used
+        self.charged = 0.0  # CPU seconds the grader spent reading this session's answers, as it last said
         self.loader: _Loader | None = None
         # Made again in serve(), in the session's own process: its CPU time, and its wall-clock time less waits.
         self.clock, self.stopwatch = SubmissionClock(None), Stopwatch(os.getpid())
@@ -336,9 +358,13 @@ class _Session:
     def spent(self, live: int = 0) -> str:
         """Which of the submission's time budgets is used up: "" (neither), "cpu" or "wall". `live`: the loader
         running now (one still loading is not yet self.loader); without a cgroup, its CPU time is read live."""
-        live = live or (self.loader.pid if self.loader else 0)
-        return ("cpu" if self.clock.seconds(live) >= self.budget else
-                "wall" if self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
+        return ("cpu" if self.used + self.seconds(live) >= self.budget else
+                "wall" if self.used + self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
+
+    def seconds(self, live: int = 0) -> float:
+        """The CPU seconds this session charged the submission: its processes', and the grader's reading of
+        their answers (the caller's word, sent with each request)."""
+        return self.clock.seconds(live or (self.loader.pid if self.loader else 0)) + self.charged
 
     def serve(self) -> None:
         _become_subreaper()  # a student's daemons end up here, to be killed with their loader
@@ -353,9 +379,12 @@ class _Session:
                 if self.loader:
                     self.loader.stop()
                     self.loader = None
+            charged = request.get("charged")
+            if type(charged) in (int, float) and charged >= self.charged:
+                self.charged = float(charged)
             answers = self.answer(cells, request["calls"], request["fresh"], request.get("together") is True)
             load_errors = self.loader.errors if self.loader else []
-            write(1, {"answers": answers, "load_errors": load_errors})
+            write(1, {"answers": answers, "load_errors": load_errors, "spent": self.seconds()})
         if self.loader:
             self.loader.stop()
 
@@ -444,7 +473,7 @@ def _serve(config: dict) -> None:
     while request := requests.next():
         if isolation:
             isolation.begin()
-        pid = _start_session(_Session(config, modules, isolation, workdir, request["begin"]))
+        pid = _start_session(_Session(config, modules, isolation, workdir, request["begin"], request.get("used", 0.0)))
         _, status = os.waitpid(pid, 0) if pid else (0, 0)
         _reap_orphans()
         hit = isolation.end(status) if isolation else []
