@@ -8,7 +8,8 @@ Four roles, one module each; only lines of JSON cross between processes:
 * the child (child.py): a loader confines itself, runs the cells, answers calls, or forks a check child each;
 * the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run;
   protocol.py: the messages between them (lines of JSON), every read and write with a deadline.
-  uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges.
+  uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges;
+  seccomp.py: the system-call filter each loader puts itself and what it starts under.
 """
 from __future__ import annotations
 
