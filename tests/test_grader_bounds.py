@@ -78,9 +78,18 @@ def test_past_the_submissions_answer_budget_the_grader_reads_no_more():
         sandbox.begin()
         outcomes = [sandbox.call([Cell("student", code)], sandbox_probes.value, name="x") for _ in range(5)]
         assert sandbox.charged > 0  # its reading, charged to the submission's time budget
-    assert [o.limit for o in outcomes] == [""] * 4 + ["answer budget"]
+    assert [o.limit for o in outcomes] == [""] * 3 + ["answer budget"] * 2  # the fourth crosses the line
     assert outcomes[-1].reason == ("not run: your answers were larger than 1 MB in all, the most the grader reads "
                                    "from a submission")
+
+
+def test_one_batch_brings_the_grader_no_more_than_the_submissions_answer_budget():
+    code = FORGED_ANSWERS.format(payload="'x' * 300_000") + "\nx = 1"
+    with box(answer_kb=1024, answers_mb=1) as sandbox:
+        sandbox.begin()
+        outcomes = sandbox.call_many([Cell("student", code)], [(sandbox_probes.value, {"name": "x"})] * 20)
+        assert sandbox.answered < (1 << 20) + 64 * 1024  # the session stopped at the budget: not 20 x 300 KB
+    assert [o.limit for o in outcomes] == [""] * 3 + ["answer budget"] * 17
 
 
 BURN = "import time\ndef burn():\n    end = time.process_time() + 2.2\n    while time.process_time() < end:\n        pass\n" \

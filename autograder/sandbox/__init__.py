@@ -256,9 +256,9 @@ class Sandbox:
             time.sleep(1.0)
         self.session, self.sent, self.ended, self.spent, self.charged = True, None, [], 0.0, 0.0
 
-    @staticmethod
-    def _begin_request(seconds: float, used: float = 0.0) -> dict:
-        return {"begin": seconds, "used": used}
+    def _begin_request(self, seconds: float, used: float = 0.0) -> dict:
+        """A session's budgets, and what the submission used of them in sessions lost with their worker."""
+        return {"begin": seconds, "used": used, "answers": self.budgets.answers_mb << 20, "answered": self.answered}
 
     def end(self) -> list[str]:
         """End the session: everything its code started ends with it. The budgets it hit."""
@@ -290,7 +290,8 @@ class Sandbox:
             self._open()
         elif not self.session:
             self.begin()
-        if self.answered > self.budgets.answers_mb << 20:  # not asked: the grader reads no more of this submission
+        left = (self.budgets.answers_mb << 20) - self.answered  # the session sends no more answers than that
+        if left <= 0:  # not asked: the grader reads no more of this submission
             return [Outcome(False, reason=describe_answers_budget(self.budgets.answers_mb), limit="answer budget")
                     for _ in calls]
         request: dict[str, Any] = {"fresh": fresh, "together": together, "charged": self.charged, "calls": [
@@ -309,7 +310,8 @@ class Sandbox:
         # fields, and the load errors; the CPU time reading it is the submission's (sent with the next request).
         replies = self.replies
         if replies is not None:
-            replies.limit = len(calls) * (self.limits.answer_kb * 1024 + _WORD_BYTES) + _WORD_BYTES
+            replies.limit = min(len(calls) * (self.limits.answer_kb * 1024 + _WORD_BYTES), left) + \
+                len(calls) * _WORD_BYTES + _WORD_BYTES
         reading, self.asked, read = time.thread_time(), time.monotonic(), replies.read if replies else 0
         result = self._receive(time.monotonic() + waited) if self._send(request) else None
         self.answered += replies.read - read if replies else 0

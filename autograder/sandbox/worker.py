@@ -27,6 +27,7 @@ from cputime import HURRIED_NICE, TICK, WALL_FACTOR, Stopwatch, SubmissionClock
 from messages import (
     NOT_RUN_AFTER_TIME_OUT,
     describe_answer_fault,
+    describe_answers_budget,
     describe_budget,
     describe_budget_spent,
     describe_fork_failure,
@@ -34,7 +35,7 @@ from messages import (
     describe_time_out,
     describe_wall_time_out,
 )
-from protocol import BACKSTOP_SECONDS, Lines, answer_fault, send, write
+from protocol import BACKSTOP_SECONDS, Lines, answer_fault, encode, send, write
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
@@ -155,6 +156,17 @@ class _Loader:
                 self.stop()
                 break
             answers.append(self.session.judge(_bounded(_clean(message), self.answer_bytes), message.get("status")))
+            # Measured as the grader will read it (written again here, a number or a character may take more room
+            # than the loader gave it): the grader reads no answer past the limit, and no more than the budget.
+            size = len(encode(answers[-1]))
+            if size > self.answer_bytes + _FIELDS_BYTES:
+                answers[-1] = {"ok": False, "limit": "answer", "reason": describe_answer_fault(
+                    f"larger than {self.answer_bytes // 1024:,} KB", self.answer_bytes)}
+            self.session.answered += size
+            if self.session.answered > self.session.answers:
+                answers[-1] = self.session.rest()
+                self.stop()
+                break
             if answers[-1]["limit"] == "time":
                 self.session.hurry(self.pid)
             if answers[-1]["limit"] == "output":  # the process stopped itself after saying so
@@ -316,13 +328,14 @@ class _Session:
     one), so no session holds anything of another submission, and ending it ends all it started.
     """
 
-    def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, budget: float,
-                 used: float = 0.0) -> None:
-        """`budget`: the submission's CPU seconds; `used`: what it used before, in sessions lost with their
-        worker (Sandbox.call_many): a replaced worker's session continues the budget, never starts it again."""
+    def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, request: dict) -> None:
+        """`request`: the caller's {"begin": the submission's CPU seconds, "answers": the bytes of answers it may
+        send, and what it used of both before, in sessions lost with their worker ("used", "answered"): a
+        replaced worker's session continues the budgets, never starts them again (Sandbox.call_many)}."""
         self.config, self.modules, self.isolation = config, modules, isolation
         self.workdir = isolation.workdir if isolation is not None else workdir
-        self.budget, self.used = budget, used
+        self.budget, self.used = request["begin"], request.get("used", 0.0)
+        self.answers, self.answered = request.get("answers", 1 << 62), request.get("answered", 0)
         self.charged = 0.0  # CPU seconds the grader spent reading this session's answers, as it last said
         self.loader: _Loader | None = None
         # Made again in serve(), in the session's own process: its CPU time, and its wall-clock time less waits.
@@ -356,9 +369,10 @@ class _Session:
         return answer
 
     def spent(self, live: int = 0) -> str:
-        """Which of the submission's time budgets is used up: "" (neither), "cpu" or "wall". `live`: the loader
-        running now (one still loading is not yet self.loader); without a cgroup, its CPU time is read live."""
-        return ("cpu" if self.used + self.seconds(live) >= self.budget else
+        """Which of the submission's budgets is used up: "" (none), "cpu", "wall" or "answers" (the bytes of its
+        answers). `live`: the loader running now (one still loading is not yet self.loader); without a cgroup,
+        its CPU time is read live."""
+        return ("answers" if self.answered > self.answers else "cpu" if self.used + self.seconds(live) >= self.budget else
                 "wall" if self.used + self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
 
     def seconds(self, live: int = 0) -> float:
@@ -432,16 +446,22 @@ class _Session:
                 break
             fresh, together = True, False  # a call ended the process: the rest run one child each, so one crash
             # costs one call
-        if self.loader and self.loader.failure:  # the program could not load: every call says why
-            rest = {"ok": False, **self.loader.failure}
-        elif self.spent():
-            wall = self.spent() == "wall"
-            rest = {"ok": False, "limit": "time budget",
-                    "reason": describe_budget_spent(self.budget * (WALL_FACTOR if wall else 1), wall)}
-        else:
-            rest = {"ok": False, "reason": NOT_RUN_AFTER_TIME_OUT}
         return [{key: value for key, value in answer.items() if key != "wall"}
-                for answer in answers + [dict(rest) for _ in calls[len(answers):]]]
+                for answer in answers + [self.rest() for _ in calls[len(answers):]]]
+
+    def rest(self) -> dict:
+        """The answer of a call not run: the program could not load, a budget is spent, or (in a batch that is not
+        fresh) an earlier call ran out of time."""
+        if self.loader and self.loader.failure:  # the program could not load: every call says why
+            return {"ok": False, **self.loader.failure}
+        spent = self.spent()
+        if spent == "answers":
+            return {"ok": False, "limit": "answer budget", "reason": describe_answers_budget(self.answers >> 20)}
+        if spent:
+            wall = spent == "wall"
+            return {"ok": False, "limit": "time budget",
+                    "reason": describe_budget_spent(self.budget * (WALL_FACTOR if wall else 1), wall)}
+        return {"ok": False, "reason": NOT_RUN_AFTER_TIME_OUT}
 
 
 def _serve(config: dict) -> None:
@@ -473,7 +493,7 @@ def _serve(config: dict) -> None:
     while request := requests.next():
         if isolation:
             isolation.begin()
-        pid = _start_session(_Session(config, modules, isolation, workdir, request["begin"], request.get("used", 0.0)))
+        pid = _start_session(_Session(config, modules, isolation, workdir, request))
         _, status = os.waitpid(pid, 0) if pid else (0, 0)
         _reap_orphans()
         hit = isolation.end(status) if isolation else []
