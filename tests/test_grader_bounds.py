@@ -110,3 +110,22 @@ def test_a_call_outside_a_submission_has_the_sandboxs_budget_not_an_endless_one(
     with box(seconds=1.5) as sandbox:
         outcome = sandbox.call([Cell("student", BURN)], sandbox_probes.run, name="burn")
     assert outcome.limit == "time budget" and "used its 1.5 s of CPU time" in outcome.reason
+
+
+CELL_FLOOD = """\
+import json, os
+line = (json.dumps({"event": "cell", "name": "x"}) + "\\n").encode() * 1000
+while True:  # to every descriptor it has: one of them is the grader's results pipe
+    for fd in range(3, 64):
+        try:
+            os.write(fd, line)
+        except OSError:
+            pass"""
+
+
+def test_a_loader_that_keeps_saying_it_loads_a_cell_is_stopped_at_once():
+    with box() as sandbox:
+        started = time.monotonic()
+        outcome = sandbox.call([Cell("student", CELL_FLOOD)], sandbox_probes.value, name="x")
+    assert "wrote to the grader's pipe something that is not an answer" in outcome.reason
+    assert time.monotonic() - started < 10  # each such message used to start the cell's time limit again

@@ -69,7 +69,7 @@ class _Loader:
         # An answer's line: the answer, and its reason and fields (cut to 500 characters here, but written whole).
         self.lines = Lines(results, limit=self.answer_bytes + _FIELDS_BYTES)
         self.seconds = config["limits"]["seconds"]
-        self._wait_loaded()
+        self._wait_loaded(len(cells))
 
     def _next(self, grace: float = 0.0) -> dict | None:
         """The loader's next message, or None when a limit ran out first (self.out says which): `seconds`
@@ -100,13 +100,16 @@ class _Loader:
                 "wall": {"limit": "time", "wall": True,
                          "reason": describe_wall_time_out(what, self.seconds * WALL_FACTOR, self.seconds)}}[self.out]
 
-    def _wait_loaded(self) -> None:
+    def _wait_loaded(self, cells: int) -> None:
+        """Until the loader says it loaded the program's `cells`: one "cell" message each, and no more (each
+        starts that cell's time limit: a loader that kept sending them would never run out of time)."""
         cell = "the first cell"
         while True:
             message = self._next()
             if message is None:
                 self.failure = self._time_out(f"cell {cell}")
-            elif message.get("event") == "cell" and isinstance(message.get("name"), str):
+            elif message.get("event") == "cell" and isinstance(message.get("name"), str) and cells > 0:
+                cells -= 1
                 cell = message["name"][:40]
                 continue
             elif message.get("event") == "loaded":
