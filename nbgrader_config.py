@@ -89,6 +89,7 @@ c.Autograde.exporter_class = "autograder.exporters.ValidateOnceExporter"
 c.GraderSettings.seconds = 3.0      # CPU seconds per check, and per cell of loading the notebook
 c.GraderSettings.memory_mb = 1024   # memory student code may add, per check
 c.GraderSettings.output_kb = 1024   # printing past this stops the check
+c.GraderSettings.answer_kb = 1024   # one check's answer to the grader (JSON): larger is that check's failure
 c.GraderSettings.notebook_kb = 2048  # a larger notebook file is not graded (the summary says why)
 # What grading takes from a submission folder, through one intake (autograder/intake.py): the notebook and
 # nbgrader's timestamp.txt, never through a link, plus the files named here (none: nothing else reaches
@@ -99,6 +100,7 @@ c.GraderSettings.submission_entries = 1000
 # Budgets for a whole submission, across all its processes (docs/security.md). A submission that
 # hits one is named in the summary with the budget.
 c.GraderSettings.budget_seconds = 45.0   # above the ~30 s of a stub that loops; then the rest are "not run"
+c.GraderSettings.budget_answers_mb = 8   # its answers to the grader in all (about 0.2 MB for a whole notebook)
 c.GraderSettings.budget_memory_mb = 1024
 c.GraderSettings.budget_processes = 64
 c.GraderSettings.budget_disk_mb = 64     # its private /tmp, /var/tmp and /dev/shm together

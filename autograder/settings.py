@@ -7,7 +7,7 @@ from pathlib import Path
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
 from traitlets.config import Config, Configurable, PyFileConfigLoader
 
-from .sandbox import ISOLATION, Limits
+from .sandbox import ISOLATION, Budget, Limits
 
 
 class GraderSettings(Configurable):
@@ -17,6 +17,9 @@ class GraderSettings(Configurable):
                               "long of wall-clock time, less waits for a CPU, is the backstop.").tag(config=True)
     memory_mb = Int(1024, help="Memory (MB of address space) student code may add for one check.").tag(config=True)
     output_kb = Int(1024, help="What student code may print in one check (KB) before it is stopped.").tag(config=True)
+    answer_kb = Int(1024, help="The largest answer (KB of JSON) one check may send the grader, holding at most one "
+                               "value per 16 bytes of that and nested at most 32 deep; a larger one is that check's "
+                               "named failure. The probes' largest is about 37 KB.").tag(config=True)
     notebook_kb = Int(2048, help="The largest notebook file (KB) the grader reads; a larger one is not graded, "
                                  "with the reason (its outputs are usually what makes it large).").tag(config=True)
     submission_files = List(Unicode(), [], help="Files beside the notebook that grading takes from a submission "
@@ -34,9 +37,13 @@ class GraderSettings(Configurable):
         help="Confine each submission (autograder/sandbox/isolation.py): a uid of its worker's own, fresh PID, mount, "
              "network and IPC namespaces, cgroups for its budgets. On by default when the grader runs as root.",
     ).tag(config=True)
-    budget_seconds = Float(45.0, help="CPU seconds one submission's processes may use in all (twice as long of "
-                                      "wall-clock time, less waits for a CPU, is the backstop); the rest are "
-                                      "'not run'.").tag(config=True)
+    budget_seconds = Float(Budget.seconds, help="CPU seconds one submission's processes, and the grader reading "
+                                                "their answers, may use in all (twice as long of wall-clock time, less "
+                                                "waits for a CPU, is the backstop); the rest are 'not run'.").tag(config=True)
+    budget_answers_mb = Int(Budget.answers_mb, help="What one submission's answers may come to in all (MB of JSON, "
+                                                    "as the grader reads them); the checks after are 'not run'. "
+                                                    "The probes' answers to a whole notebook come to about 0.2 MB."
+                            ).tag(config=True)
     budget_memory_mb = Int(1024, help="Memory (MB) all of one submission's processes may hold together: what one "
                                       "check may add (a cgroup; where there is none, only the per-check limit "
                                       "holds).").tag(config=True)
@@ -78,7 +85,13 @@ class GraderSettings(Configurable):
 
     @property
     def limits(self) -> Limits:
-        return Limits(seconds=self.seconds, memory_mb=self.memory_mb, output_kb=self.output_kb)
+        return Limits(seconds=self.seconds, memory_mb=self.memory_mb, output_kb=self.output_kb,
+                      answer_kb=self.answer_kb)
+
+    def budget(self, submissions: int = 1) -> Budget:
+        """What one submission may use in all (sandbox.Budget); `submissions` times that for a sandbox that runs
+        so many submissions' worth of calls in one session (the reference's, for every part at once)."""
+        return Budget(seconds=self.budget_seconds * submissions, answers_mb=self.budget_answers_mb * submissions)
 
     def isolation(self) -> dict:
         """The sandbox's isolation (see Sandbox), or {} when it is off."""

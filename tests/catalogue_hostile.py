@@ -336,6 +336,49 @@ else:
     outcome = os.strerror(ctypes.get_errno())
 raise RuntimeError("unix socket: " + outcome)"""
 
+# Issue 29: what passes between two submissions graded at the same time through the kernel rather than a file.
+# Looks for what another submission left (a key in /proc/keys, whose serial numbers are machine-wide; a System V
+# message queue, semaphore set or shared memory segment under one fixed key; a POSIX message queue by name),
+# then leaves each of its own, open to anyone; `message` says what it found and how each of its own fared.
+# (x86_64's numbers for the key calls, which glibc does not wrap.)
+KERNEL_OBJECTS = """\
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+KEY, NAME, found, left = 0x6B697429, b"/kit-catalogue-queue", [], []
+try:
+    found += ["key " + line.split()[0] for line in open("/proc/keys") if "kit-catalogue-object" in line]
+except OSError:
+    pass
+for what, look in (("message queue", lambda: libc.msgget(KEY, 0)), ("semaphores", lambda: libc.semget(KEY, 0, 0)),
+                   ("shared memory", lambda: libc.shmget(KEY, 0, 0)), ("POSIX queue", lambda: libc.mq_open(NAME, 0))):
+    if look() >= 0:
+        found.append(what)
+serial = libc.syscall(248, b"user", b"kit-catalogue-object", b"answers", 7, -4)  # add_key, to the user keyring
+made = [("key", serial, ctypes.get_errno()), ("setperm", libc.syscall(250, 5, serial, 0x3F3F3F3F), ctypes.get_errno())]
+for what, make in (("message queue", lambda: libc.msgget(KEY, 0o1666)), ("semaphores", lambda: libc.semget(KEY, 1, 0o1666)),
+                   ("shared memory", lambda: libc.shmget(KEY, 4096, 0o1666)),
+                   ("POSIX queue", lambda: libc.mq_open(NAME, 0o102, 0o666, None))):
+    made.append((what, make(), ctypes.get_errno()))
+left = "; ".join(f"{what} " + ("made" if number >= 0 else errno.errorcode.get(code, str(code))) for what, number, code in made)
+message = ("kernel objects from another " + "submission: " + ", ".join(found) if found
+           else "no kernel object from another submission") + f" (left: {left})\""""
+
+# Each rewrites json.dumps in its process, which the loader's own protocol calls to write each answer, so that
+# every answer it sends the grader is `payload` (with "ok": true): a 2 MB list of numbers, a list nested 500
+# deep (within what json takes in the process that writes it), or 900 KB of text, under the limit of one
+# answer, many times over the submission's.
+FORGED_ANSWERS = """\
+import json
+payload = {payload}
+def dumps(message, *args, _dumps=json.dumps, **kwargs):
+    if isinstance(message, dict) and message.get("event") == "result":
+        message = {{**message, "ok": True, "value": payload}}
+    return _dumps(message, *args, **kwargs)
+json.dumps = dumps"""
+HUGE_ANSWERS = FORGED_ANSWERS.format(payload="[0.5] * 400_000")
+DEEP_ANSWERS = FORGED_ANSWERS.format(payload="0.5\nfor _ in range(500):\n    payload = [payload]")
+MANY_ANSWERS = FORGED_ANSWERS.format(payload="'x' * 900_000")
+
 # Shrinks its commands pipe to one page, so a batch of calls no longer fits, then stops itself as the loader
 # opens that pipe to read (os.fdopen is the os module's, which the loader shares with student code).
 PIPE_SHRINK_STOP = """\
@@ -513,6 +556,16 @@ HOSTILE: list[Hostile] = [
             reason="the submission took 90 s of wall-clock time", limit="time budget"),
     Hostile("garbage-protocol", "writes deeply nested JSON, a 20 MB line and forged answers to every descriptor "
                                 "(blank release)", on_blank(GARBAGE_PROTOCOL), max_total=0),
+    Hostile("huge-answers", "makes every answer it sends the grader 2 MB of numbers, by rewriting json.dumps in its "
+                            "process (blank release)",
+            on_blank(HUGE_ANSWERS), max_total=0, reason="returned an answer larger than 1,024 KB", limit="answer"),
+    Hostile("deep-answers", "makes every answer it sends the grader a list nested 500 deep (blank release)",
+            on_blank(DEEP_ANSWERS), max_total=0, reason="returned an answer nested more than 32 levels deep",
+            limit="answer"),
+    Hostile("many-answers", "makes every answer it sends the grader 900 KB of text, each under the limit of one "
+                            "answer (blank release)",
+            on_blank(MANY_ANSWERS), max_total=0, reason="your answers were larger than 8 MB in all",
+            limit="answer budget"),
     Hostile("loopback", "connects to a port the grader's host listens on, at 127.0.0.1, through ctypes (blank release)",
             on_blank(LOOPBACK), max_total=0),
 
@@ -530,6 +583,13 @@ HOSTILE: list[Hostile] = [
               loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),
               reason="no key from another submission", never="pid:[", root_only=True)  # the page shows the code
       for student in ("keyring", "keyring-again")],
+    *[Hostile(student, "looks for a key (in /proc/keys), a System V message queue, semaphore set or shared memory "
+                       "segment and a POSIX message queue that another submission left, and leaves each open to "
+                       "anyone (in forward; two students do it)",
+              sabotage("linear", "Linear.forward", KERNEL_OBJECTS + "\nraise RuntimeError(message)"),
+              loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),
+              reason="no kernel object from another submission (left: key EPERM; setperm EPERM; message queue EPERM")
+      for student in ("kernel-objects", "kernel-objects-again")],
     Hostile("unix-socket", f"connects to the unix socket {UNIX_SOCKET} that the grader's host listens on (in forward)",
             sabotage("linear", "Linear.forward", UNIX_SOCKET_SEND),
             loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),

@@ -8,7 +8,8 @@ Four roles, one module each; only lines of JSON cross between processes:
 * the child (child.py): a loader confines itself, runs the cells, answers calls, or forks a check child each;
 * the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run;
   protocol.py: the messages between them (lines of JSON), every read and write with a deadline.
-  uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges.
+  uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges;
+  seccomp.py: the system-call filter each loader puts itself and what it starts under.
 """
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .cputime import WALL_FACTOR
-from .messages import NOT_RUN_AFTER_TIME_OUT, describe_exception, describe_no_answer
+from .messages import NOT_RUN_AFTER_TIME_OUT, describe_answers_budget, describe_exception, describe_no_answer
 from .program import MISSING, Cell, program_from_notebook
 from .protocol import BACKSTOP_SECONDS, Lines, Unreadable, plain, send
 
-__all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Cell", "Limits", "Outcome", "Sandbox", "describe_exception",
-           "program_from_notebook"]
+__all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Budget", "Cell", "Limits", "Outcome", "Sandbox",
+           "describe_exception", "program_from_notebook"]
 
 WORKER = Path(__file__).with_name("worker.py")
 ISOLATION = Path(__file__).with_name("isolation.py")  # the `path` of the `isolation` argument
@@ -41,6 +42,15 @@ class Limits:
     seconds: float = 3.0  # CPU time for one check, and for each cell of loading (wall clock: a backstop, cputime.py)
     memory_mb: int = 1024  # address space the student's code may add to the worker's
     output_kb: int = 1024  # what the student's code may print before it is stopped
+    answer_kb: int = 1024  # the JSON of one check's answer (and a value per protocol.VALUE_BYTES of it, DEPTH deep)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one submission may use in all (a session, and any that continue it after its worker was lost)."""
+
+    seconds: float = 45.0  # CPU time of its processes, and of the grader's reading of their answers
+    answers_mb: int = 8  # the JSON of its answers, as the grader reads them
 
 
 @dataclass
@@ -77,6 +87,7 @@ _ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_A
 # worker is wedged (student code stopped the session's process, or jammed a pipe): it is killed.
 STARTUP_SECONDS = 120.0
 MARGIN_SECONDS = 30.0
+_WORD_BYTES = 64 * 1024  # a reply's bytes besides its answers: the worker's word, a session's load errors
 
 
 def _outcome(answer: dict, load_errors: list[str]) -> Outcome:
@@ -102,8 +113,13 @@ class Sandbox:
         the worker compiles them once, and a loader runs the compiled code for a cell of the same name
         and text instead of compiling it again (student cells are compiled in the loader).
 
-    `begin` starts a submission's session with a time budget and `end` ends it; a call outside a
-    session starts one with no time budget.
+    budget: what one submission may use in all (`begin`'s seconds, when it names none).
+
+    `begin` starts a submission's session with a time budget and `end` ends it; a call outside a submission
+    starts one with `budget`. The grader reads each reply within what the session may send (Limits.answer_kb an
+    answer), and its CPU time reading them is charged to the submission's time budget. A session lost with its
+    worker (killed when it gave no answer in time, or one the grader could not read) is continued by the next
+    call in a new worker's session with what is left of the budget: never with a new one.
     """
 
     def __init__(
@@ -114,8 +130,9 @@ class Sandbox:
         preload: Sequence[str] = (),
         isolation: Mapping[str, Any] | None = None,
         trusted_cells: Sequence[Cell] = (),
+        budget: Budget = Budget(),
     ) -> None:
-        self.limits = limits
+        self.limits, self.budgets = limits, budget
         self.config = {
             "modules": {name: str(Path(p).resolve()) for name, p in modules.items()},
             "path": [str(Path(p).resolve()) for p in path],
@@ -130,7 +147,13 @@ class Sandbox:
         self.level = ""  # the isolation the worker could set up (isolation.py names the levels)
         self.sent: Sequence[Cell] | None = None  # the program the session holds
         self.session = False
-        self.budget = float("inf")  # the session's CPU seconds for all its checks
+        self.submission = False  # begun and not ended: a call after its session was lost continues it
+        self.budget = budget.seconds  # the submission's CPU seconds for all its checks
+        self.used = 0.0  # of them, what sessions lost with their worker used (their last word, and the lost request)
+        self.spent = 0.0  # what the current session used, at its last word (the caller's reading included)
+        self.charged = 0.0  # CPU seconds this process spent reading the current session's replies
+        self.answered = 0  # bytes of the submission's answers read
+        self.asked = 0.0  # when the current request was sent
         self.ended: list[str] = []  # budgets the last session hit, when it ended by itself
         self.timed_out = False  # the worker's last reply did not come in time
         self.starting = False  # started, its "ready" not read yet
@@ -152,7 +175,7 @@ class Sandbox:
         )
         os.close(requests)
         os.close(replies_w)
-        self.replies = Lines(replies, limit=sys.maxsize)
+        self.replies = Lines(replies, limit=_WORD_BYTES)  # call_many widens it for the answers it asks for
         self.starting = True
         if begin is not None and self._send(self._begin_request(begin)):
             self.begun = begin
@@ -182,24 +205,38 @@ class Sandbox:
         """The worker's next reply, or None when it ended or gave none by `deadline` (it is then killed)."""
         reply = self.replies.next(deadline) if self.replies is not None else None
         self.timed_out = reply is None
-        if not reply or reply.get("event") == "garbled":
+        if not reply or reply.get("event") in ("garbled", "oversized"):
             self._kill()
             return None
         return reply
 
     def _kill(self) -> None:
-        """End the worker now; its session and loaders die with it (each is set to die with its parent)."""
+        """End the worker now; its session and loaders die with it (each is set to die with its parent). A
+        session lost so is charged what it used at its last word and the wall-clock time of the request it
+        was on (its CPU time is not to be read once it is gone)."""
         if self.worker:
             self.worker.kill()
             self.worker.wait()
+        if self.session:
+            self.used += self.spent + time.monotonic() - self.asked
         self.session = False
+        submission, self.submission = self.submission, False
         self.close()
+        self.submission = submission
 
-    def begin(self, seconds: float = float("inf")) -> None:
-        """Start a submission's session, with `seconds` of CPU time for all its checks (and a wall-clock
-        backstop, cputime.py)."""
+    def begin(self, seconds: float | None = None) -> None:
+        """Start a submission's session, with `seconds` of CPU time for all its checks (by default the sandbox's
+        budget; and a wall-clock backstop, cputime.py)."""
         if self.session:
             self.end()
+        self.budget = self.budgets.seconds if seconds is None else seconds
+        self.used, self.answered = 0.0, 0
+        self._open()
+        self.submission = True
+
+    def _open(self) -> None:
+        """Start a session for the submission: with its whole budget, or what a lost session left of it."""
+        seconds = self.budget
         if self.worker is None or self.starting:
             self._ready()
         for attempt in (1, 2):  # a sandbox that could not start is the grader's trouble: once more, then say so
@@ -209,7 +246,7 @@ class Sandbox:
                 raise ValueError(f"start() asked for a session of {self.begun} s, begin() for one of {seconds} s")
             asked, self.begun = self.begun is not None, None  # at start(): its word is the next reply
             reply = self._receive(time.monotonic() + MARGIN_SECONDS) if asked or self._send(
-                self._begin_request(seconds)) else None
+                self._begin_request(seconds, self.used)) else None
             if reply is None:
                 raise RuntimeError("the sandbox worker stopped")
             if "error" not in reply:
@@ -218,14 +255,15 @@ class Sandbox:
             if attempt == 2:
                 raise RuntimeError(f"{reply['error']} (tried twice: the grader's failure, not the submission's)")
             time.sleep(1.0)
-        self.session, self.sent, self.ended, self.budget = True, None, [], seconds
+        self.session, self.sent, self.ended, self.spent, self.charged = True, None, [], 0.0, 0.0
 
-    @staticmethod
-    def _begin_request(seconds: float) -> dict:
-        return {"begin": seconds if seconds != float("inf") else 1e9}
+    def _begin_request(self, seconds: float, used: float = 0.0) -> dict:
+        """A session's budgets, and what the submission used of them in sessions lost with their worker."""
+        return {"begin": seconds, "used": used, "answers": self.budgets.answers_mb << 20, "answered": self.answered}
 
     def end(self) -> list[str]:
         """End the session: everything its code started ends with it. The budgets it hit."""
+        self.submission = False
         if not self.session:
             return self.ended
         self.session = False
@@ -249,9 +287,15 @@ class Sandbox:
         """
         if not calls:
             return []
-        if not self.session:
+        if self.submission and not self.session:  # its session was lost with its worker: a new one continues it
+            self._open()
+        elif not self.session:
             self.begin()
-        request: dict[str, Any] = {"fresh": fresh, "together": together, "calls": [
+        left = (self.budgets.answers_mb << 20) - self.answered  # the session sends no more answers than that
+        if left <= 0:  # not asked: the grader reads no more of this submission
+            return [Outcome(False, reason=describe_answers_budget(self.budgets.answers_mb), limit="answer budget")
+                    for _ in calls]
+        request: dict[str, Any] = {"fresh": fresh, "together": together, "charged": self.charged, "calls": [
             {"function": f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", "kwargs": kwargs}
             for f, kwargs in calls]}
         if cells != self.sent:
@@ -263,14 +307,32 @@ class Sandbox:
         # for a CPU (which its backstop does not count), within the budget's backstop likewise, and a margin.
         allowed = len(calls) * (2 * self.limits.seconds + BACKSTOP_SECONDS)
         waited = 2 * WALL_FACTOR * min(self.budget, allowed) + MARGIN_SECONDS
+        # The reply is read no looser than the session writes it: each answer within the answer limit, with its
+        # fields, and the load errors; the CPU time reading it is the submission's (sent with the next request).
+        replies = self.replies
+        if replies is not None:
+            replies.limit = min(len(calls) * (self.limits.answer_kb * 1024 + _WORD_BYTES), left) + \
+                len(calls) * _WORD_BYTES + _WORD_BYTES
+        reading, self.asked, read = time.thread_time(), time.monotonic(), replies.read if replies else 0
         result = self._receive(time.monotonic() + waited) if self._send(request) else None
+        self.answered += replies.read - read if replies else 0
+        try:
+            return self._outcomes(result, len(calls), waited)
+        finally:
+            self.charged += time.thread_time() - reading
+
+    def _outcomes(self, result: dict | None, calls: int, waited: float) -> list[Outcome]:
+        """The Outcome of each of `calls` calls from the session's reply (None: there was none)."""
         if result is None:  # the worker ended, or was killed because it gave no answer in time
             return [Outcome(False, reason=describe_no_answer(waited), limit="time budget") if self.timed_out
-                    else Outcome(False, reason="stopped the grader's worker process") for _ in calls]
+                    else Outcome(False, reason="stopped the grader's worker process") for _ in range(calls)]
         if "answers" not in result:  # the session failed; the worker's next line says it ended
             self.session, self.ended = False, list((self._receive(time.monotonic() + MARGIN_SECONDS) or {})
                                                    .get("budgets", []))
-            return [Outcome(False, reason=result.get("error", "stopped the grader's worker process")) for _ in calls]
+            return [Outcome(False, reason=result.get("error", "stopped the grader's worker process"))
+                    for _ in range(calls)]
+        if type(result.get("spent")) in (int, float):
+            self.spent = result["spent"]
         errors = result.get("load_errors", [])
         return [_outcome(answer, errors) for answer in result["answers"]]
 
@@ -288,7 +350,7 @@ class Sandbox:
                 self.worker.wait()
             self.worker = None
         self.sent, self.begun = None, None
-        self.session = self.starting = False
+        self.session = self.starting = self.submission = False
 
     def __enter__(self) -> "Sandbox":
         return self

@@ -19,6 +19,7 @@ from types import CodeType
 from typing import Any, Callable
 
 import forks
+import seccomp
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
 from messages import (
     NOT_RUN_TOGETHER,
@@ -92,6 +93,8 @@ def _confine(limits: dict, isolation: Any, workdir: str) -> None:
     os.environ["HOME"] = workdir  # the caller started the worker with HOME unset: the scratch space is home
     if isolation is not None:
         isolation.drop()
+    if sys.platform.startswith("linux"):  # last: what the steps above call, it may deny (seccomp.py)
+        seccomp.install()
 
 
 COMPILED: dict[tuple[str, str], CodeType] = {}  # the course's own cells, compiled once by the worker
@@ -251,7 +254,13 @@ def _answer_of(answers: Lines, pid: int, seconds: float, stopwatch: Stopwatch) -
 def loader_main(cells, limits: dict, isolation, workdir, commands: int, results: int, modules: dict) -> None:
     """The loader: confine, load the cells, then answer calls until the session hangs up."""
     try:
-        _confine(limits, isolation, workdir)
+        try:
+            _confine(limits, isolation, workdir)
+        except OSError as error:  # before any student code: the machine's failure, never the notebook's
+            write(results, {"event": "fatal", "reason": f"not graded: the grader could not confine the notebook's "
+                                                        f"process ({error}); the grading machine's fault, not the "
+                                                        "notebook's"})
+            return
         ns = _load(cells, results)
         gc.freeze()  # the loaded program is shared by every check child: no collection needs to touch it
         with os.fdopen(commands, "r") as calls:

@@ -92,6 +92,17 @@ def describe_wall_time_out(what: str, seconds: float, cpu_seconds: float) -> str
             f"though it used less than its {cpu_seconds:g} s of CPU time: waiting or sleeping?")
 
 
+def describe_answer_fault(fault: str, limit: int) -> str:
+    """Why a check's answer was not taken: it is `fault` ("larger than 1,024 KB", "nested more than 32 levels
+    deep"), past what the grader reads from one answer of at most `limit` bytes."""
+    return f"returned an answer {fault}: more than the grader reads from one check (at most {limit // 1024:,} KB)"
+
+
+def describe_answers_budget(megabytes: int) -> str:
+    """Why a check was not run: the submission's answers came to more than the grader reads from one."""
+    return f"not run: your answers were larger than {megabytes:,} MB in all, the most the grader reads from a submission"
+
+
 def describe_fork_failure(error: str) -> str:
     """Why a check has no answer when the grader could not start its process: the grader's failure."""
     return (f"not graded: the grader could not start a process for this check ({error}); the grading machine's "

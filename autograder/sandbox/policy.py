@@ -12,15 +12,16 @@ from pathlib import Path
 
 from ..assignment import Assignment
 from ..settings import GraderSettings
-from . import Cell, Sandbox, program_from_notebook
+from . import Budget, Cell, Sandbox, program_from_notebook
 
 
 def _sandbox(assignment: Assignment, settings: GraderSettings, isolation: dict | None,
-             trusted_cells: list[Cell] | None = None) -> Sandbox:
+             trusted_cells: list[Cell] | None = None, budget: Budget | None = None) -> Sandbox:
     """A sandbox whose calls may name the suites' probes (it starts its worker on the first call)."""
     probes = {p.stem: p for p in assignment.suite_dir.glob("*probes.py")}  # probes.py, exercise_probes.py
     return Sandbox(modules=probes, path=[assignment.release_dir], limits=settings.limits,
-                   preload=assignment.modules, isolation=isolation, trusted_cells=trusted_cells or ())
+                   preload=assignment.modules, isolation=isolation, trusted_cells=trusted_cells or (),
+                   budget=budget or settings.budget())
 
 
 def student_sandbox(assignment: Assignment, settings: GraderSettings) -> Sandbox:
@@ -41,8 +42,9 @@ def start_student_sandbox(assignment: Assignment, settings: GraderSettings) -> S
 
 
 def reference_sandbox(assignment: Assignment, settings: GraderSettings) -> Sandbox:
-    """The sandbox the reference solution runs in, alone: no student code ever runs in it."""
-    return _sandbox(assignment, settings, None)
+    """The sandbox the reference solution runs in, alone: no student code ever runs in it. It answers every
+    part's calls in one session: a submission's budget for each part."""
+    return _sandbox(assignment, settings, None, budget=settings.budget(len(list(assignment.suite_dir.glob("test_*.py")))))
 
 
 def private_paths(assignment: Assignment) -> list[str]:

@@ -19,9 +19,10 @@ Message kinds (each a JSON object on one line):
 
     call: {"function": "module:name", "kwargs": {...}}; answer: a result without "event".
 
-A loader runs student code, so what it writes is read as untrusted: a line that is not a JSON object (cut
-short, nested past the parser's depth, or longer than the reader's limit) reads as {"event": "garbled"}, and
-the session checks every field of an answer (worker.py). A process at the other end may be wedged by student
+A loader runs student code, so what it writes is read as untrusted: a line longer than the reader's limit
+reads as {"event": "oversized"}, one that is not a JSON object (cut short, nested past the parser's depth) as
+{"event": "garbled"}, and the session checks every field of an answer and its size (answer_fault, worker.py):
+what it passes on, the grader reads within limits no looser (sandbox/__init__.py). A process at the other end may be wedged by student
 code (stopped with SIGSTOP, its pipe shrunk with F_SETPIPE_SZ), so no read or write waits past its deadline.
 
 Values are plain data: numbers, strings, lists, dicts. A numpy array of booleans, integers or floats crosses
@@ -88,7 +89,7 @@ def plain(value: Any) -> Any:
     try:
         (dtype, shape, data), = value.values()
         if dtype not in _DTYPES or not isinstance(shape, list) or not all(
-                type(length) is int and length >= 0 for length in shape):
+                type(length) is int and 0 <= length < 1 << 40 for length in shape):  # no product of huge numbers
             raise ValueError
         raw = base64.b64decode(data, validate=True)
         if math.prod(shape) * _ITEM_BYTES[dtype[1:]] != len(raw):
@@ -98,33 +99,87 @@ def plain(value: Any) -> Any:
         raise Unreadable("an array that is not one") from exc
 
 
+# The deepest an answer may be nested (the probes' are at most 6 deep), checked where the session reads it: far
+# below what json's parser takes in any process (about 1000 levels less what is on that process's stack), so
+# that nothing the session passes on fails to parse in the grader.
+DEPTH = 32
+VALUE_BYTES = 16  # an answer may hold one value (a number, a string, a list, an array's element) per 16 bytes
+
+
+def answer_fault(value: Any, limit: int) -> str:
+    """Why `value`, an answer as read, is more than the grader takes from an answer of at most `limit` bytes:
+    nested deeper than DEPTH, or holding more than limit // VALUE_BYTES values (each element of an array sent
+    as bytes counts, by its bytes); "" when it is not. It bounds what the grader's process holds once it has
+    read the answer (a value of a few bytes of JSON can take 60 bytes of Python). Walked without recursion."""
+    most, count, todo = limit // VALUE_BYTES, 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if depth > DEPTH:
+            return f"nested more than {DEPTH} levels deep"
+        count += 1
+        if isinstance(item, dict):
+            array = item.get(ARRAY)
+            if isinstance(array, list) and len(array) == 3 and isinstance(array[0], str) and isinstance(array[2], str):
+                count += len(array[2]) * 3 // 4 // _ITEM_BYTES.get(array[0][1:], 1)
+            todo += [(entry, depth + 1) for entry in item.values()]
+        elif isinstance(item, list):
+            todo += [(entry, depth + 1) for entry in item]
+        if count > most:
+            return f"of more than {most:,} values"
+    return ""
+
+
 class Lines:
-    """Read the messages on a pipe, each with a deadline; past `limit` bytes a line reads as garbled."""
+    """Read the messages on a pipe, each with a deadline. A line longer than `limit` bytes reads as
+    {"event": "oversized"} as soon as it is (the rest of it is dropped as it comes, never held), one that is
+    not a JSON object as {"event": "garbled"}. `read`: the bytes of every line so far. A line costs its
+    length, not its length squared: each chunk is searched once, the buffer grows in place."""
 
     def __init__(self, fd: int, limit: int = 1 << 24) -> None:
-        self.fd, self.buffer, self.limit = fd, b"", limit
+        self.fd, self.limit, self.read = fd, limit, 0
+        self.buffer = bytearray()
+        self.searched = 0  # no newline in the buffer before this
+        self.dropping = False  # within a line past the limit: what comes is dropped up to its newline
         self.selector = selectors.DefaultSelector()
         self.selector.register(fd, selectors.EVENT_READ)
 
     def next(self, deadline: float | None = None) -> dict | None:
         """The next message; {} at end of file; None when the deadline passes first."""
-        while b"\n" not in self.buffer:
+        while (end := self.buffer.find(b"\n", self.searched)) < 0:
+            self.searched = len(self.buffer)
+            if self.searched > self.limit:
+                return self._drop()
             left = None if deadline is None else deadline - time.monotonic()
             if (left is not None and left <= 0) or not self.selector.select(left):
                 return None
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
                 return {}
+            self.read += len(chunk)
+            if self.dropping:
+                cut = chunk.find(b"\n")
+                if cut < 0:
+                    continue
+                self.dropping, chunk = False, chunk[cut + 1:]
             self.buffer += chunk
-            if len(self.buffer) > self.limit and b"\n" not in self.buffer:
-                self.buffer = b""
-                return {"event": "garbled"}
-        line, self.buffer = self.buffer.split(b"\n", 1)
+        if end > self.limit:
+            del self.buffer[:end]  # its newline stays: the line's end is not dropped twice
+            return self._drop()
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end + 1]
+        self.searched = 0
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
             return {"event": "garbled"}
         return message if isinstance(message, dict) else {"event": "garbled"}
+
+    def _drop(self) -> dict:
+        """The line in the buffer is past the limit: forget what is held of it, drop the rest as it comes."""
+        self.dropping = not self.buffer.startswith(b"\n")
+        del self.buffer[:1 if not self.dropping else len(self.buffer)]
+        self.searched = 0
+        return {"event": "oversized"}
 
     def close(self) -> None:
         self.selector.close()

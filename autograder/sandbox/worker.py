@@ -26,6 +26,8 @@ import uids  # noqa: F401  (isolation.py, loaded from its path later, imports it
 from cputime import HURRIED_NICE, TICK, WALL_FACTOR, Stopwatch, SubmissionClock
 from messages import (
     NOT_RUN_AFTER_TIME_OUT,
+    describe_answer_fault,
+    describe_answers_budget,
     describe_budget,
     describe_budget_spent,
     describe_fork_failure,
@@ -33,7 +35,7 @@ from messages import (
     describe_time_out,
     describe_wall_time_out,
 )
-from protocol import BACKSTOP_SECONDS, Lines, send, write
+from protocol import BACKSTOP_SECONDS, Lines, answer_fault, encode, send, write
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
@@ -63,9 +65,11 @@ class _Loader:
                               modules)
         os.close(commands_r)
         os.close(results_w)
-        self.lines = Lines(results)
+        self.answer_bytes = config["limits"]["answer_kb"] * 1024
+        # An answer's line: the answer, and its reason and fields (cut to 500 characters here, but written whole).
+        self.lines = Lines(results, limit=self.answer_bytes + _FIELDS_BYTES)
         self.seconds = config["limits"]["seconds"]
-        self._wait_loaded()
+        self._wait_loaded(len(cells))
 
     def _next(self, grace: float = 0.0) -> dict | None:
         """The loader's next message, or None when a limit ran out first (self.out says which): `seconds`
@@ -96,13 +100,16 @@ class _Loader:
                 "wall": {"limit": "time", "wall": True,
                          "reason": describe_wall_time_out(what, self.seconds * WALL_FACTOR, self.seconds)}}[self.out]
 
-    def _wait_loaded(self) -> None:
+    def _wait_loaded(self, cells: int) -> None:
+        """Until the loader says it loaded the program's `cells`: one "cell" message each, and no more (each
+        starts that cell's time limit: a loader that kept sending them would never run out of time)."""
         cell = "the first cell"
         while True:
             message = self._next()
             if message is None:
                 self.failure = self._time_out(f"cell {cell}")
-            elif message.get("event") == "cell" and isinstance(message.get("name"), str):
+            elif message.get("event") == "cell" and isinstance(message.get("name"), str) and cells > 0:
+                cells -= 1
                 cell = message["name"][:40]
                 continue
             elif message.get("event") == "loaded":
@@ -143,11 +150,26 @@ class _Loader:
                 self.session.hurry(0)
                 self.stop()
                 break
+            if message.get("event") == "oversized":  # dropped as it is read: the loader goes on to the next call
+                answers.append({"ok": False, "limit": "answer", "reason": describe_answer_fault(
+                    f"larger than {self.answer_bytes // 1024:,} KB", self.answer_bytes)})
+                continue
             if message.get("event") != "result":
                 answers.append({"ok": False, "reason": self._ended(message)})
                 self.stop()
                 break
-            answers.append(self.session.judge(_clean(message), message.get("status")))
+            answers.append(self.session.judge(_bounded(_clean(message), self.answer_bytes), message.get("status")))
+            # Measured as the grader will read it (written again here, a number or a character may take more room
+            # than the loader gave it): the grader reads no answer past the limit, and no more than the budget.
+            size = len(encode(answers[-1]))
+            if size > self.answer_bytes + _FIELDS_BYTES:
+                answers[-1] = {"ok": False, "limit": "answer", "reason": describe_answer_fault(
+                    f"larger than {self.answer_bytes // 1024:,} KB", self.answer_bytes)}
+            self.session.answered += size
+            if self.session.answered > self.session.answers:
+                answers[-1] = self.session.rest()
+                self.stop()
+                break
             if answers[-1]["limit"] == "time":
                 self.session.hurry(self.pid)
             if answers[-1]["limit"] == "output":  # the process stopped itself after saying so
@@ -200,6 +222,17 @@ class _Loader:
         _reap_orphans()
         if self.session.isolation is not None:
             self.session.isolation.note_scratch()
+
+
+_FIELDS_BYTES = 64 * 1024  # what an answer's line may hold besides its value
+
+
+def _bounded(answer: dict, limit: int) -> dict:
+    """`answer`, or the named failure of a value nested deeper or holding more than the grader takes from an
+    answer of `limit` bytes (protocol.answer_fault): the grader's process never holds more than that."""
+    fault = answer_fault(answer["value"], limit) if answer["ok"] else ""
+    return {**answer, "ok": False, "value": None, "limit": "answer",
+            "reason": describe_answer_fault(fault, limit)} if fault else answer
 
 
 # The limits a loader may report itself (time: for a check child, in a fresh batch; fork: it could not start
@@ -298,10 +331,15 @@ class _Session:
     one), so no session holds anything of another submission, and ending it ends all it started.
     """
 
-    def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, budget: float) -> None:
+    def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, request: dict) -> None:
+        """`request`: the caller's {"begin": the submission's CPU seconds, "answers": the bytes of answers it may
+        send, and what it used of both before, in sessions lost with their worker ("used", "answered"): a
+        replaced worker's session continues the budgets, never starts them again (Sandbox.call_many)}."""
         self.config, self.modules, self.isolation = config, modules, isolation
         self.workdir = isolation.workdir if isolation is not None else workdir
-        self.budget = budget
+        self.budget, self.used = request["begin"], request.get("used", 0.0)
+        self.answers, self.answered = request.get("answers", 1 << 62), request.get("answered", 0)
+        self.charged = 0.0  # CPU seconds the grader spent reading this session's answers, as it last said
         self.loader: _Loader | None = None
         # Made again in serve(), in the session's own process: its CPU time, and its wall-clock time less waits.
         self.clock, self.stopwatch = SubmissionClock(None), Stopwatch(os.getpid())
@@ -334,11 +372,16 @@ class _Session:
         return answer
 
     def spent(self, live: int = 0) -> str:
-        """Which of the submission's time budgets is used up: "" (neither), "cpu" or "wall". `live`: the loader
-        running now (one still loading is not yet self.loader); without a cgroup, its CPU time is read live."""
-        live = live or (self.loader.pid if self.loader else 0)
-        return ("cpu" if self.clock.seconds(live) >= self.budget else
-                "wall" if self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
+        """Which of the submission's budgets is used up: "" (none), "cpu", "wall" or "answers" (the bytes of its
+        answers). `live`: the loader running now (one still loading is not yet self.loader); without a cgroup,
+        its CPU time is read live."""
+        return ("answers" if self.answered > self.answers else "cpu" if self.used + self.seconds(live) >= self.budget else
+                "wall" if self.used + self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
+
+    def seconds(self, live: int = 0) -> float:
+        """The CPU seconds this session charged the submission: its processes', and the grader's reading of
+        their answers (the caller's word, sent with each request)."""
+        return self.clock.seconds(live or (self.loader.pid if self.loader else 0)) + self.charged
 
     def serve(self) -> None:
         _become_subreaper()  # a student's daemons end up here, to be killed with their loader
@@ -353,9 +396,12 @@ class _Session:
                 if self.loader:
                     self.loader.stop()
                     self.loader = None
+            charged = request.get("charged")
+            if type(charged) in (int, float) and charged >= self.charged:
+                self.charged = float(charged)
             answers = self.answer(cells, request["calls"], request["fresh"], request.get("together") is True)
             load_errors = self.loader.errors if self.loader else []
-            write(1, {"answers": answers, "load_errors": load_errors})
+            write(1, {"answers": answers, "load_errors": load_errors, "spent": self.seconds()})
         if self.loader:
             self.loader.stop()
 
@@ -403,16 +449,22 @@ class _Session:
                 break
             fresh, together = True, False  # a call ended the process: the rest run one child each, so one crash
             # costs one call
-        if self.loader and self.loader.failure:  # the program could not load: every call says why
-            rest = {"ok": False, **self.loader.failure}
-        elif self.spent():
-            wall = self.spent() == "wall"
-            rest = {"ok": False, "limit": "time budget",
-                    "reason": describe_budget_spent(self.budget * (WALL_FACTOR if wall else 1), wall)}
-        else:
-            rest = {"ok": False, "reason": NOT_RUN_AFTER_TIME_OUT}
         return [{key: value for key, value in answer.items() if key != "wall"}
-                for answer in answers + [dict(rest) for _ in calls[len(answers):]]]
+                for answer in answers + [self.rest() for _ in calls[len(answers):]]]
+
+    def rest(self) -> dict:
+        """The answer of a call not run: the program could not load, a budget is spent, or (in a batch that is not
+        fresh) an earlier call ran out of time."""
+        if self.loader and self.loader.failure:  # the program could not load: every call says why
+            return {"ok": False, **self.loader.failure}
+        spent = self.spent()
+        if spent == "answers":
+            return {"ok": False, "limit": "answer budget", "reason": describe_answers_budget(self.answers >> 20)}
+        if spent:
+            wall = spent == "wall"
+            return {"ok": False, "limit": "time budget",
+                    "reason": describe_budget_spent(self.budget * (WALL_FACTOR if wall else 1), wall)}
+        return {"ok": False, "reason": NOT_RUN_AFTER_TIME_OUT}
 
 
 def _serve(config: dict) -> None:
@@ -444,7 +496,7 @@ def _serve(config: dict) -> None:
     while request := requests.next():
         if isolation:
             isolation.begin()
-        pid = _start_session(_Session(config, modules, isolation, workdir, request["begin"]))
+        pid = _start_session(_Session(config, modules, isolation, workdir, request))
         _, status = os.waitpid(pid, 0) if pid else (0, 0)
         _reap_orphans()
         hit = isolation.end(status) if isolation else []

@@ -1,0 +1,157 @@
+"""The system-call filter student code runs under: no kernel object one submission could share with another.
+
+Each loader installs it on itself (child.py), last, after it dropped its privileges, so that it and every
+process it starts (check children, anything student code forks or runs) carry it; it cannot be removed. A
+classic BPF program given to the kernel with prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) through ctypes,
+as nsjail and bubblewrap hand one over: no compiler, no libseccomp.
+
+What it denies starts from Docker's default profile (moby's profiles/seccomp/default.json), which allows a
+list and denies the rest with EPERM: of what that profile denies, every call a process could use to reach
+past its own session. Keys first: a key is found by its serial number machine-wide (/proc/keys), whatever
+session keyring holds it, and no namespace the kernel offers here hides it; then the calls that name or make
+kernel objects other sessions can see (SysV message queues, semaphores, shared memory and POSIX message
+queues, which without an IPC namespace of its own, the "uid" level, are the machine's; namespaces
+themselves; mounts), that read or write another process (ptrace, process_vm_*, kcmp, pidfd_getfd), or the
+kernel's own state (modules, bpf, perf events, the clock, swap, reboot). Unlike Docker's, it also denies the
+System V calls Docker allows inside an IPC namespace, io_uring (which Docker has denied since 2023), and
+sockets of any family but AF_UNIX (the "uid" level has no network namespace). A grader's checks need none
+of them: numpy, the reference and every honest notebook run the same under it (tests/test_sandbox.py).
+
+A denied call fails with EPERM (a socket's family with EAFNOSUPPORT), as under Docker; clone3 fails with
+ENOSYS, so that the C library falls back to clone, whose flags the filter can read (a clone that asks for a
+new namespace is denied). A call made with another architecture's numbers (32-bit x86 on x86_64, its x32
+ABI) kills the process: the filter reads numbers for one architecture only.
+
+Standard library only: a loader imports this file as a top-level module beside its siblings.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import platform
+import struct
+
+# The kernel's names for the architectures the filter knows (linux/audit.h), and their numbers of the calls
+# it looks at (asm/unistd_64.h; aarch64 uses asm-generic/unistd.h).
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+X32_SYSCALL_BIT = 0x40000000  # x86_64's x32 ABI: numbers with this bit are another table's
+DENIED = {  # name: (x86_64, aarch64)
+    # keys: the object that crossed sessions (issue 29)
+    "add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219),
+    # System V IPC and POSIX message queues: the machine's, where the session has no IPC namespace
+    "msgget": (68, 186), "msgsnd": (69, 189), "msgrcv": (70, 188), "msgctl": (71, 187),
+    "semget": (64, 190), "semop": (65, 193), "semctl": (66, 191), "semtimedop": (220, 192),
+    "shmget": (29, 194), "shmat": (30, 196), "shmctl": (31, 195), "shmdt": (67, 197),
+    "mq_open": (240, 180), "mq_unlink": (241, 181), "mq_timedsend": (242, 182), "mq_timedreceive": (243, 183),
+    "mq_notify": (244, 184), "mq_getsetattr": (245, 185),
+    # other processes
+    "ptrace": (101, 117), "process_vm_readv": (310, 270), "process_vm_writev": (311, 271), "kcmp": (312, 272),
+    "pidfd_getfd": (438, 438),
+    # namespaces and mounts
+    "unshare": (272, 97), "setns": (308, 268), "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41),
+    "chroot": (161, 51), "open_tree": (428, 428), "move_mount": (429, 429), "fsopen": (430, 430),
+    "fsconfig": (431, 431), "fsmount": (432, 432), "fspick": (433, 433), "mount_setattr": (442, 442),
+    "name_to_handle_at": (303, 264), "open_by_handle_at": (304, 265),
+    # the kernel's own state
+    "bpf": (321, 280), "perf_event_open": (298, 241), "userfaultfd": (323, 282), "io_uring_setup": (425, 425),
+    "io_uring_enter": (426, 426), "io_uring_register": (427, 427), "init_module": (175, 105),
+    "finit_module": (313, 273), "delete_module": (176, 106), "kexec_load": (246, 104),
+    "kexec_file_load": (320, 294), "reboot": (169, 142), "swapon": (167, 224), "swapoff": (168, 225),
+    "acct": (163, 89), "settimeofday": (164, 170), "clock_settime": (227, 112), "clock_adjtime": (305, 266),
+    "adjtimex": (159, 171), "quotactl": (179, 60), "lookup_dcookie": (212, 18), "fanotify_init": (300, 262),
+    "syslog": (103, 116), "vhangup": (153, 58), "mbind": (237, 235), "set_mempolicy": (238, 237),
+    "migrate_pages": (256, 238), "move_pages": (279, 239),
+}
+CLONE, CLONE3, SOCKET = (56, 220), (435, 435), (41, 198)
+# CLONE_NEWNS and CLONE_NEWCGROUP ... CLONE_NEWNET: the mask Docker's profile denies clone with.
+NEW_NAMESPACES = 0x7E020000
+AF_UNIX = 1
+
+# Classic BPF (linux/filter.h, linux/seccomp.h): the instructions the filter uses.
+_LOAD = 0x20  # BPF_LD | BPF_W | BPF_ABS: A = the 32-bit word at this offset of struct seccomp_data
+_JEQ, _JGE, _JSET = 0x15, 0x35, 0x45  # BPF_JMP | BPF_JEQ / BPF_JGE / BPF_JSET | BPF_K
+_RET = 0x06  # BPF_RET | BPF_K
+_NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (the low half of args[0], little-endian)
+ALLOW, KILL_PROCESS, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+
+
+class _Program:
+    """A BPF program being written: jumps name a label, resolved (forward only) when it is done."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[int, object, object, int]] = []
+        self.labels: dict[str, int] = {}
+
+    def op(self, code: int, k: int = 0, true: object = 0, false: object = 0) -> None:
+        self.lines.append((code, true, false, k))
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.lines)
+
+    def bytes(self) -> bytes:
+        def offset(at: int, target: object) -> int:
+            return target if isinstance(target, int) else self.labels[str(target)] - at - 1
+
+        return b"".join(struct.pack("HBBI", code, offset(at, true), offset(at, false), k)
+                        for at, (code, true, false, k) in enumerate(self.lines))
+
+
+def program(machine: str) -> bytes:
+    """The filter for `machine` (platform.machine()), as the kernel's array of struct sock_filter."""
+    column = ("x86_64", "aarch64").index(machine)
+    code = _Program()
+    code.op(_LOAD, _ARCH)
+    code.op(_JEQ, AUDIT_ARCH[machine], true=1)
+    code.op(_RET, KILL_PROCESS)
+    code.op(_LOAD, _NR)
+    if machine == "x86_64":
+        code.op(_JGE, X32_SYSCALL_BIT, true="kill")
+    for numbers in DENIED.values():
+        code.op(_JEQ, numbers[column], true="deny")
+    code.op(_JEQ, CLONE[column], true="clone")
+    code.op(_JEQ, SOCKET[column], true="socket")
+    code.op(_JEQ, CLONE3[column], true="enosys")
+    code.op(_RET, ALLOW)
+    code.label("clone")
+    code.op(_LOAD, _ARG0)
+    code.op(_JSET, NEW_NAMESPACES, true="deny")
+    code.op(_RET, ALLOW)
+    code.label("socket")
+    code.op(_LOAD, _ARG0)
+    code.op(_JEQ, AF_UNIX, false="no family")
+    code.op(_RET, ALLOW)
+    code.label("no family")
+    code.op(_RET, ERRNO | errno.EAFNOSUPPORT)
+    code.label("enosys")
+    code.op(_RET, ERRNO | errno.ENOSYS)
+    code.label("deny")
+    code.op(_RET, ERRNO | errno.EPERM)
+    code.label("kill")
+    code.op(_RET, KILL_PROCESS)
+    return code.bytes()
+
+
+class _Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+def supported() -> bool:
+    """Whether the filter knows this machine's architecture."""
+    return platform.machine() in AUDIT_ARCH
+
+
+def install() -> None:
+    """Put this process, and every process it starts from now on, under the filter, for good. Raises OSError
+    where the kernel refuses it (a kernel without seccomp) or the architecture is not one it knows."""
+    if not supported():
+        raise OSError(errno.ENOSYS, f"no system-call filter for {platform.machine()}")
+    code = program(platform.machine())
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    fprog = _Fprog(len(code) // 8, code)
+    for option, argument, pointer in ((PR_SET_NO_NEW_PRIVS, 1, None),
+                                      (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))):
+        if libc.prctl(option, argument, pointer, 0, 0) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"prctl({option}): {errno.errorcode.get(error, error)}")

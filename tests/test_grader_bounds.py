@@ -1,0 +1,131 @@
+"""Bounds on the grader's side (issue 29, item 3): the grader reads every answer within limits no looser than
+what a session may send (bytes, depth, values), counts the CPU time it spends reading them in the submission's
+budget, reads no more than budget_answers_mb of one submission, and a session lost with its worker is continued
+with what is left of the budget, never a new one."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+import sandbox_probes
+from catalogue_hostile import DEEP_ANSWERS, FORGED_ANSWERS, HUGE_ANSWERS
+
+from autograder.sandbox import Budget, Cell, Limits, Sandbox
+from autograder.sandbox.protocol import DEPTH, Lines, answer_fault
+from conftest import ROOT
+
+PROBES = ROOT / "tests" / "sandbox_probes.py"
+
+
+def box(answer_kb: int = 64, **budget) -> Sandbox:
+    return Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=3, answer_kb=answer_kb),
+                   budget=Budget(**budget))
+
+
+def lines_of(*writes: bytes, limit: int) -> list[dict | None]:
+    read, write = os.pipe()
+
+    def writer() -> None:
+        for data in writes:
+            os.write(write, data)
+        os.close(write)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    lines, got = Lines(read, limit=limit), []
+    while (message := lines.next(time.monotonic() + 5)) != {}:
+        got.append(message)
+    lines.close()
+    thread.join()
+    return got
+
+
+def test_a_line_past_the_limit_is_dropped_and_the_next_one_read():
+    assert lines_of(b'{"a": 1}\n', b'{"b": "' + b"x" * 5000 + b'"}\n{"c": 3}\n', limit=1000) == [
+        {"a": 1}, {"event": "oversized"}, {"c": 3}]
+    assert lines_of(b'{"b": "' + b"x" * 200_000, b'"}\n', b'{"c": 3}\n', limit=1000) == [
+        {"event": "oversized"}, {"c": 3}]  # found past the limit before its end came: the rest is dropped as it comes
+
+
+def test_an_answers_depth_and_values_are_bounded_without_recursion():
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert answer_fault(deep, 1 << 20) == f"nested more than {DEPTH} levels deep"
+    assert answer_fault([0] * 5000, 64 * 1024) == "of more than 4,096 values"
+    assert answer_fault({"\x00array": ["|b1", [6000], "AAAA" * 1500]}, 64 * 1024) == "of more than 4,096 values"
+    assert answer_fault({"z": [1.5, [2, {"k": "v"}]]}, 64 * 1024) == ""
+
+
+@pytest.mark.parametrize("code,reason", [
+    (HUGE_ANSWERS, "returned an answer larger than 64 KB: more than the grader reads from one check (at most 64 KB)"),
+    (DEEP_ANSWERS, "returned an answer nested more than 32 levels deep: more than the grader reads from one check"),
+    (FORGED_ANSWERS.format(payload="[0] * 5000"), "returned an answer of more than 4,096 values"),
+], ids=["huge", "deep", "values"])
+def test_a_forged_answer_past_the_limits_is_the_checks_named_failure(code, reason):
+    with box() as sandbox:
+        outcomes = sandbox.call_many([Cell("student", code + "\nx = 1")], [(sandbox_probes.value, {"name": "x"})] * 3)
+        after = sandbox.call([Cell("student", "x = 2")], sandbox_probes.value, name="x")
+    assert [(o.ok, o.limit) for o in outcomes] == [(False, "answer")] * 3 and reason in outcomes[0].reason
+    assert after.ok and after.value == 2  # the worker lived on: no new session was needed
+
+
+def test_past_the_submissions_answer_budget_the_grader_reads_no_more():
+    code = FORGED_ANSWERS.format(payload="'x' * 300_000") + "\nx = 1"
+    with box(answer_kb=1024, answers_mb=1) as sandbox:
+        sandbox.begin()
+        outcomes = [sandbox.call([Cell("student", code)], sandbox_probes.value, name="x") for _ in range(5)]
+        assert sandbox.charged > 0  # its reading, charged to the submission's time budget
+    assert [o.limit for o in outcomes] == [""] * 3 + ["answer budget"] * 2  # the fourth crosses the line
+    assert outcomes[-1].reason == ("not run: your answers were larger than 1 MB in all, the most the grader reads "
+                                   "from a submission")
+
+
+def test_one_batch_brings_the_grader_no_more_than_the_submissions_answer_budget():
+    code = FORGED_ANSWERS.format(payload="'x' * 300_000") + "\nx = 1"
+    with box(answer_kb=1024, answers_mb=1) as sandbox:
+        sandbox.begin()
+        outcomes = sandbox.call_many([Cell("student", code)], [(sandbox_probes.value, {"name": "x"})] * 20)
+        assert sandbox.answered < (1 << 20) + 64 * 1024  # the session stopped at the budget: not 20 x 300 KB
+    assert [o.limit for o in outcomes] == [""] * 3 + ["answer budget"] * 17
+
+
+BURN = "import time\ndef burn():\n    end = time.process_time() + 2.2\n    while time.process_time() < end:\n        pass\n" \
+       "    return 1"
+
+
+def test_a_lost_workers_session_is_continued_with_what_is_left_of_the_budget():
+    with box() as sandbox:
+        sandbox.begin(seconds=4)
+        assert sandbox.call([Cell("student", BURN)], sandbox_probes.run, name="burn").ok
+        sandbox._kill()  # as when its reply could not be read, or came too late
+        assert sandbox.used >= 2.2
+        second = sandbox.call([Cell("student", BURN)], sandbox_probes.run, name="burn")
+    assert second.limit == "time budget" and "the submission used its 4 s of CPU time" in second.reason
+
+
+def test_a_call_outside_a_submission_has_the_sandboxs_budget_not_an_endless_one():
+    with box(seconds=1.5) as sandbox:
+        outcome = sandbox.call([Cell("student", BURN)], sandbox_probes.run, name="burn")
+    assert outcome.limit == "time budget" and "used its 1.5 s of CPU time" in outcome.reason
+
+
+CELL_FLOOD = """\
+import json, os
+line = (json.dumps({"event": "cell", "name": "x"}) + "\\n").encode() * 1000
+while True:  # to every descriptor it has: one of them is the grader's results pipe
+    for fd in range(3, 64):
+        try:
+            os.write(fd, line)
+        except OSError:
+            pass"""
+
+
+def test_a_loader_that_keeps_saying_it_loads_a_cell_is_stopped_at_once():
+    with box() as sandbox:
+        started = time.monotonic()
+        outcome = sandbox.call([Cell("student", CELL_FLOOD)], sandbox_probes.value, name="x")
+    assert "wrote to the grader's pipe something that is not an answer" in outcome.reason
+    assert time.monotonic() - started < 10  # each such message used to start the cell's time limit again
