@@ -65,7 +65,7 @@ release: $(VENV)/.installed
 # settings make is applied instead of previewed (counted only on make's command line, as for reset-gradebook).
 grade: export KIT_CONFIRM = $(if $(filter command line,$(origin CONFIRM)),$(value CONFIRM))
 grade: $(VENV)/.installed
-	$(PY) -m autograder class --assignment $(ASSIGNMENT) $(if $(filter-out 0,$(FORCE)),--force) --confirm "$$KIT_CONFIRM"
+	$(PY) -m autograder class --assignment $(ASSIGNMENT)$(if $(filter-out 0,$(FORCE)), --force) --confirm "$$KIT_CONFIRM"
 
 preview: $(VENV)/.installed
 	$(PY) -m autograder preview --assignment $(ASSIGNMENT)

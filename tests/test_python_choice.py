@@ -144,7 +144,8 @@ def test_looks_only_when_venv_must_be_built(course):
     (course / ".venv" / ".installed").touch()
     os.utime(course / "requirements.txt", (0, 0))
     run, calls = make(course, {}, "-n", "grade")
-    assert (run.returncode, run.stdout) == (0, ".venv/bin/python -m autograder class --assignment dl01_6_3\n"), run.stderr
+    assert (run.returncode, run.stdout) == (0, '.venv/bin/python -m autograder class --assignment dl01_6_3 --confirm '
+                                               '"$KIT_CONFIRM"\n'), run.stderr
     run, calls = make(course, fakes, "-n", "grade")
     assert run.returncode == 0 and calls == []
 
