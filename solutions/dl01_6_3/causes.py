@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import re
 import traceback
+import unicodedata
 
 import numpy as np
 
@@ -21,13 +22,21 @@ NONE_GRAD = ("zero_grad() set p.grad to None, not to an array of zeros: the next
 
 
 # What a terminal acts on (C0 but newline and tab, DEL, C1): removed from every line printed, since a message
-# can quote the notebook (an exception's text, a type's name). The grader's autograder/inert.py does the same.
+# can quote the notebook (an exception's text, a type's name); format characters (Unicode's Cf: the
+# bidirectional controls that reorder a line, zero-width ones) written as their escapes, \u202e. The grader's
+# autograder/inert.py does the same.
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _format_escaped(match) -> str:
+    char = match[0]
+    return char.encode("unicode_escape").decode("ascii") if unicodedata.category(char) == "Cf" else char
 
 
 def printable(text: str) -> str:
-    """`text` without the control characters a terminal would act on."""
-    return CONTROL.sub("", text)
+    """`text` without the control characters a terminal would act on, and its format characters escaped."""
+    return NON_ASCII.sub(_format_escaped, CONTROL.sub("", text))
 
 
 def _qualname(frame) -> str:
