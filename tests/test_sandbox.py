@@ -141,8 +141,9 @@ def test_a_loop_in_a_fresh_batch_costs_its_call_alone_and_the_loader_goes_on(box
 
 
 def test_a_submission_that_ran_out_of_time_runs_ahead_of_the_others_until_its_session_ends(box):
-    """A time-out marks the submission the class will wait for: the kernel runs its later checks first
-    (the check child forked next included), and the next submission's session starts at the usual priority."""
+    """A time-out marks the submission the class will wait for: the kernel runs its later checks first (a loader
+    forked after it; the batch's own next child only when the worker heard of the time-out before the loader forked
+    it, a race no grade depends on), and the next submission's session starts at the usual priority."""
     calls = [(sandbox_probes.priority, {}), (sandbox_probes.run, {"name": "loop"}), (sandbox_probes.priority, {})]
     box.begin()
     before, looped, after = box.call_many([Cell("tricks", CODE)], calls, fresh=True)
@@ -151,7 +152,8 @@ def test_a_submission_that_ran_out_of_time_runs_ahead_of_the_others_until_its_se
     next_submission = box.call([Cell("other", "x = 0")], sandbox_probes.priority)
     assert looped.limit == "time"
     hurried = HURRIED_NICE if holds_capability(CAP_SYS_NICE) else before.value
-    assert (after.value, later.value, next_submission.value) == (hurried, hurried, before.value)
+    assert (later.value, next_submission.value) == (hurried, before.value)
+    assert after.value in (before.value, hurried)
 
 
 def test_a_loader_that_student_code_wedged_is_stopped_by_the_worker_and_the_batch_goes_on(box):
