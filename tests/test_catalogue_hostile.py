@@ -157,14 +157,16 @@ def other_clone(course: Path) -> None:
 
 
 def stale_cgroups() -> list[Path]:
-    """Empty cgroup folders named as a run stopped with Ctrl-C left them, for the uid the run surely claims."""
-    from autograder.sandbox.isolation import _cgroup_bases, _cgroup_version, machine_level
+    """Empty cgroup folders named as a run stopped with Ctrl-C left them, for the uid the run surely claims, as old
+    as such a run's are (an empty folder younger than STALE_SECONDS may be a neighbouring grader's)."""
+    from autograder.sandbox.isolation import STALE_SECONDS, _cgroup_bases, _cgroup_version, machine_level
 
     if not machine_level().endswith("cgroups"):
         return []
     folders = [base / STALE_CGROUP for base in _cgroup_bases(_cgroup_version()).values()]
     for folder in folders:
         folder.mkdir(exist_ok=True)
+        os.utime(folder, (time.time() - 2 * STALE_SECONDS,) * 2)
     return folders
 
 

@@ -247,8 +247,10 @@ class Sandbox:
             asked, self.begun = self.begun is not None, None  # at start(): its word is the next reply
             reply = self._receive(time.monotonic() + MARGIN_SECONDS) if asked or self._send(
                 self._begin_request(seconds, self.used)) else None
-            if reply is None:
-                raise RuntimeError("the sandbox worker stopped")
+            if reply is None:  # no word in time (a machine a neighbour's fork bomb keeps busy): a new worker, once
+                if attempt == 2:
+                    raise RuntimeError("the sandbox worker stopped")
+                continue
             if "error" not in reply:
                 break
             self._receive(time.monotonic() + MARGIN_SECONDS)  # the worker's word that the session ended

@@ -42,6 +42,7 @@ import signal
 import sys
 import sysconfig
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -66,6 +67,7 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 SYSCALLS = {"x86_64": {"pivot_root": 155, "keyctl": 250}, "aarch64": {"pivot_root": 41, "keyctl": 219}}
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
 KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
+STALE_SECONDS = 120  # an empty kit cgroup older than this is a stopped run's, never a live neighbour's
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # the places any user may write
 # What of the system a session may read, besides the interpreter's own files (allowed_paths): programs and
 # shared libraries (a student may run `sleep`; ctypes loads libc), and the dynamic loader's files. Not
@@ -243,6 +245,10 @@ class _Cgroups:
                 if owner.isdigit() and uids.held(int(owner)):
                     continue
                 try:
+                    # A neighbouring grader's folder is empty between its making and its session's joining it:
+                    # only one left that long ago (a stopped run's) is removed.
+                    if time.time() - folder.stat().st_mtime < STALE_SECONDS:
+                        continue
                     if not (folder / "cgroup.procs").read_text().split():
                         folder.rmdir()
                 except OSError:  # not empty after all, or gone meanwhile
