@@ -289,7 +289,7 @@ def test_a_loader_that_shrinks_its_pipe_and_stops_itself_ends_within_its_limit()
 
 @needs_level("namespaces+cgroups")
 def test_a_stopped_run_leaves_nothing_that_changes_the_next():
-    from autograder.sandbox.isolation import _cgroup_bases, _cgroup_version
+    from autograder.sandbox.isolation import STALE_SECONDS, _cgroup_bases, _cgroup_version
 
     bases = list(_cgroup_bases(_cgroup_version()).values())
     with box() as first:
@@ -304,6 +304,8 @@ def test_a_stopped_run_leaves_nothing_that_changes_the_next():
     while any("sleep 323.5" in line for line in command_lines()):
         assert time.monotonic() < deadline, "the session outlived its worker"
         time.sleep(0.1)
+    for folder in left:  # as old as a stopped run's folders are by the next run (a younger one may be a neighbour's)
+        os.utime(folder, (time.time() - 2 * STALE_SECONDS,) * 2)
     with box() as second:  # another uid (drawn at random): it still clears what the stopped run left
         assert run(second, "result = 41 + 1") == 42
         assert not [folder for folder in left if folder.exists()]
