@@ -33,11 +33,16 @@ Answers = dict[tuple[str, str], Outcome]
 KIT = Path(__file__).resolve().parent
 
 
+def code_files(*folders: Path) -> list[Path]:
+    """The Python modules and notebooks under these folders, in a stable order."""
+    return [path for folder in folders for path in sorted(folder.rglob("*"))
+            if path.is_file() and path.suffix in (".py", ".ipynb") and "__pycache__" not in path.parts]
+
+
 def _inputs(assignment: Assignment, public: bool = False) -> list[Path]:
     """Every file the reference's answers depend on (`public`: those a course without its reference holds too)."""
     folders = [assignment.suite_dir, assignment.release_dir, *([] if public else [assignment.source_dir]), KIT / "sandbox"]
-    files = [path for folder in folders for path in sorted(folder.rglob("*"))
-             if path.is_file() and path.suffix in (".py", ".ipynb") and "__pycache__" not in path.parts]
+    files = code_files(*folders)
     reference = [] if public else [assignment.root / "solutions" / assignment.name / assignment.notebook_name]
     return files + reference + [KIT / "suites.py", KIT / "parametrize.py"]
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from . import ledger
-from .answer_cache import KIT
+from .answer_cache import KIT, code_files
 from .assignment import Assignment
-from .late import due_date_of
+from .late import due_date_in_force
 from .ledger import Inputs
 from .preprocessors.run_hidden_suites import report_path
 from .settings import GraderSettings
@@ -30,11 +30,6 @@ from .settings import GraderSettings
 SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "notebook_kb", "budget_seconds", "budget_memory_mb",
                   "budget_processes", "budget_disk_mb", "message_chars", "message_budget")
 LATE_SECTIONS = ("AssignLatePenalties", "LatePenalty", "LateSubmissionPlugin")
-
-
-def _files(*folders: Path) -> list[Path]:
-    return [path for folder in folders for path in sorted(folder.rglob("*"))
-            if path.is_file() and path.suffix in (".py", ".ipynb") and "__pycache__" not in path.parts]
 
 
 def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: object) -> dict[str, str]:
@@ -45,8 +40,8 @@ def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: ob
     values["due_date"] = str(due_date or "")
     values["late"] = {section: dict(config[section]) for section in LATE_SECTIONS if section in config}
     reference = [assignment.root / "solutions" / assignment.name / assignment.notebook_name,
-                 *_files(assignment.source_dir, assignment.release_dir)]
-    return {"suites": ledger.files_fingerprint([*_files(assignment.suite_dir), KIT / "suites.py"], assignment.root),
+                 *code_files(assignment.source_dir, assignment.release_dir)]
+    return {"suites": ledger.files_fingerprint([*code_files(assignment.suite_dir), KIT / "suites.py"], assignment.root),
             "reference": ledger.files_fingerprint(reference, assignment.root),
             "settings": ledger.settings_fingerprint(values)}
 
@@ -65,17 +60,6 @@ class Plan:
         """Why an unchanged student was not graded when last tried ("" when graded)."""
         before = self.recorded.get(student)
         return before.problem if before else ""
-
-
-def due_date_in_force(gradebook: Gradebook, assignment: str, setting: str) -> object:
-    """The configured due date, else the gradebook's own (read only)."""
-    due = due_date_of(setting)
-    if due is not None:
-        return due
-    try:
-        return gradebook.find_assignment(assignment).duedate
-    except MissingEntry:
-        return None
 
 
 def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, submitted: Path,
@@ -99,8 +83,8 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
         outputs = bool(before and before.problem) or report_path(coursedir, student, assignment.name).is_file()
         if before is None or student not in graded or before.submission != now.submission:
             plan.fresh.append(student)
-        elif before.course_changed(now):
-            plan.stale[student] = before.course_changed(now)
+        elif changed := before.course_changed(now):
+            plan.stale[student] = changed
         else:
             (plan.fresh if force or not outputs else plan.unchanged).append(student)
     return plan

@@ -45,16 +45,23 @@ def due_date_of(setting: str) -> datetime | None:
     return parse_utc(setting).replace(tzinfo=None) if setting.strip() else None
 
 
-def set_due_date(gradebook: Gradebook, assignment: str, setting: str) -> datetime | None:
-    """Write the configured due date into the gradebook's assignment; the due date in force, either way."""
+def due_date_in_force(gradebook: Gradebook, assignment: str, setting: str) -> datetime | None:
+    """The configured due date, else the gradebook's own (read only)."""
     due = due_date_of(setting)
     if due is not None:
-        gradebook.update_or_create_assignment(assignment, duedate=due)
         return due
     try:
         return gradebook.find_assignment(assignment).duedate
     except MissingEntry:
         return None
+
+
+def set_due_date(gradebook: Gradebook, assignment: str, setting: str) -> datetime | None:
+    """Write the configured due date into the gradebook's assignment; the due date in force, either way."""
+    due = due_date_of(setting)
+    if due is not None:
+        gradebook.update_or_create_assignment(assignment, duedate=due)
+    return due_date_in_force(gradebook, assignment, setting)
 
 
 def late_by(seconds: float) -> str:

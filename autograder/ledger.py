@@ -87,7 +87,10 @@ def folder_fingerprint(folder: Path) -> str:
                 if stat.S_ISLNK(mode):
                     yield b"link:" + os.fsencode(os.readlink(path))
                 elif stat.S_ISREG(mode):
-                    yield hashlib.sha256(b"".join(_file_chunks(path))).digest()
+                    file_hash = hashlib.sha256()
+                    for block in _file_chunks(path):
+                        file_hash.update(block)
+                    yield file_hash.digest()
                 else:
                     yield f"kind:{stat.S_IFMT(mode)}".encode()
 
