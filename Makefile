@@ -99,7 +99,7 @@ gradescope: $(VENV)/.installed
 	$(PY) -m autograder.gradescope build --to build/gradescope.zip
 
 grades-lms: $(VENV)/.installed
-	$(PY) -m autograder.lms --assignment $(ASSIGNMENT) --to reports/$(ASSIGNMENT)-canvas.csv
+	$(PY) -m autograder.outputs.lms --assignment $(ASSIGNMENT) --to reports/$(ASSIGNMENT)-canvas.csv
 
 report: $(VENV)/.installed
 	$(PY) -m autograder report --assignment $(ASSIGNMENT)

@@ -27,13 +27,13 @@ c.ServerApp.tornado_settings = {
     },
 }
 
-# The formgrader's pages escape every id and name they show (autograder/formgrader_guard.py): nbgrader's own
+# The formgrader's pages escape every id and name they show (autograder/nbgrader_glue/formgrader_guard.py): nbgrader's own
 # templates do not. The course root goes at the end of the server's path (nothing installed is shadowed), so
 # that it finds the kit's package; traitlets gives a config file its own __file__.
 import sys  # noqa: E402 (kept beside the set-up they serve)
 from pathlib import Path  # noqa: E402 (kept beside the set-up they serve)
 
 sys.path.append(str(Path(__file__).resolve().parent))
-c.ServerApp.jpserver_extensions.update({"autograder.formgrader_guard": True})
-# and every page reads for everyone (a lang, contrast, labelled fields, landmarks: autograder/formgrader_pages.py).
-c.ServerApp.jpserver_extensions.update({"autograder.formgrader_pages": True})
+c.ServerApp.jpserver_extensions.update({"autograder.nbgrader_glue.formgrader_guard": True})
+# and every page reads for everyone (a lang, contrast, labelled fields, landmarks: autograder/nbgrader_glue/formgrader_pages.py).
+c.ServerApp.jpserver_extensions.update({"autograder.nbgrader_glue.formgrader_pages": True})

@@ -16,13 +16,13 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 
 # An LMS download (downloaded/dl01_6_3/archive/*.zip, or its files and folders as they are) is unpacked
 # and sorted into submitted/<student>/dl01_6_3/ by nbgrader's zip_collect with the kit's plugins, which
-# `make grade` runs when archive/ has files (autograder/collect.py, docs/instructors.md: "Collecting an
+# `make grade` runs when archive/ has files (autograder/intake/collect.py, docs/instructors.md: "Collecting an
 # LMS download"). Each pattern must match a file's whole path from the download's top level, so a student
 # id comes only from the names the LMS writes; `name` + `lms_id` make the id `smithjohn_12345`, and
 # `make grades-lms` reads the number back. `attachment` orders two uploads of one student; `late` is
 # Canvas's LATE marker.
-c.ZipCollectApp.collector_plugin = "autograder.collect.LmsFileNameCollectorPlugin"
-c.ZipCollectApp.extractor_plugin = "autograder.unpack.BoundedExtractor"
+c.ZipCollectApp.collector_plugin = "autograder.intake.collect.LmsFileNameCollectorPlugin"
+c.ZipCollectApp.extractor_plugin = "autograder.intake.unpack.BoundedExtractor"
 c.LmsFileNameCollectorPlugin.notebook_name = "modules_and_sgd.ipynb"  # Canvas's modules_and_sgd-1.ipynb is this
 c.LmsFileNameCollectorPlugin.named_regexps = [
     # Moodle, "Download submissions in folders": John Smith_12345_assignsubmission_file_/modules_and_sgd.ipynb
@@ -36,7 +36,7 @@ c.LmsFileNameCollectorPlugin.named_regexps = [
     # Anything else: <student id>_<anything>_modules_and_sgd.ipynb, at the top level
     r"(?P<student_id>[^/_]+)_(?:[^/]*_)?(?P<file_id>modules_and_sgd\.ipynb)",
 ]
-# Caps on what one LMS download may unpack to (autograder/unpack.py). A file past one is "not collected:
+# Caps on what one LMS download may unpack to (autograder/intake/unpack.py). A file past one is "not collected:
 # too large" (or too deep, or one file too many) for its student alone; the class goes on.
 c.BoundedExtractor.max_file_mb = 16           # one file, unpacked (notebooks are graded up to notebook_kb)
 c.BoundedExtractor.max_submission_mb = 64     # one student's: a top-level file or folder of the download
@@ -46,40 +46,40 @@ c.BoundedExtractor.max_entries = 100000       # the whole download: files, folde
 c.BoundedExtractor.max_depth = 8              # path parts from the download's top level, the file included
 
 # grades.csv, from `make grade` and from `nbgrader export` alike: a column per autograded part, and the
-# hand-graded points apart until they are graded (autograder/export.py).
-c.ExportApp.plugin_class = "autograder.export.PartsCsvExportPlugin"
+# hand-graded points apart until they are graded (autograder/outputs/export.py).
+c.ExportApp.plugin_class = "autograder.outputs.export.PartsCsvExportPlugin"
 
 # Released stubs: one line the student replaces.
 c.ClearSolutions.code_stub = {"python": "raise NotImplementedError()"}
 
 # Sanitizing, as nbgrader does it, except that a pasted copy of a graded cell becomes a plain cell
-# instead of failing the whole notebook (see autograder/preprocessors/drop_duplicate_ids.py).
+# instead of failing the whole notebook (see autograder/nbgrader_glue/preprocessors/drop_duplicate_ids.py).
 c.Autograde.sanitize_preprocessors = [
-    "autograder.preprocessors.grading_notes.FindGradingNotes",  # renamed, pasted, edited cells, as submitted
+    "autograder.nbgrader_glue.preprocessors.grading_notes.FindGradingNotes",  # renamed, pasted, edited cells, as submitted
     "nbgrader.preprocessors.ClearOutput",
-    "autograder.preprocessors.drop_duplicate_ids.DropDuplicateIds",
+    "autograder.nbgrader_glue.preprocessors.drop_duplicate_ids.DropDuplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "autograder.preprocessors.overwrite_cells_at_once.OverwriteCellsAtOnce",  # nbgrader's, one query a kind of row
-    "autograder.preprocessors.sanitize_markdown.SanitizeMarkdown",  # student markdown renders inert (docs/security.md)
+    "autograder.nbgrader_glue.preprocessors.overwrite_cells_at_once.OverwriteCellsAtOnce",  # nbgrader's, one query a kind of row
+    "autograder.nbgrader_glue.preprocessors.sanitize_markdown.SanitizeMarkdown",  # student markdown renders inert (docs/security.md)
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
 # Grading: the hidden pytest suites take the place of nbgrader's kernel executor. Everything
 # around it (restoring locked cells, saving grades, late penalties) is nbgrader's own.
 c.Autograde.autograde_preprocessors = [
-    "autograder.preprocessors.run_hidden_suites.RunHiddenSuites",
+    "autograder.nbgrader_glue.preprocessors.run_hidden_suites.RunHiddenSuites",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "autograder.preprocessors.save_auto_grades_at_once.SaveAutoGradesAtOnce",  # nbgrader's, in one transaction
+    "autograder.nbgrader_glue.preprocessors.save_auto_grades_at_once.SaveAutoGradesAtOnce",  # nbgrader's, in one transaction
     "nbgrader.preprocessors.AssignLatePenalties",
-    "autograder.preprocessors.rubric.AddRubric",  # the rubric beside each written answer, for the formgrader
-    "autograder.preprocessors.add_grading_notes.AddGradingNotes",  # the report's note as the notebook's first cell
+    "autograder.nbgrader_glue.preprocessors.rubric.AddRubric",  # the rubric beside each written answer, for the formgrader
+    "autograder.nbgrader_glue.preprocessors.add_grading_notes.AddGradingNotes",  # the report's note as the notebook's first cell
 ]
 # Each pass validates the notebook once, after its preprocessors (and before SaveAutoGrades writes the
 # gradebook), instead of after every one; nbformat's read and write do not validate it again
-# (autograder/exporters.py says why that checks the same).
-c.Autograde.exporter_class = "autograder.exporters.ValidateOnceExporter"
+# (autograder/nbgrader_glue/exporters.py says why that checks the same).
+c.Autograde.exporter_class = "autograder.nbgrader_glue.exporters.ValidateOnceExporter"
 # (nbgrader's default list ends with a second CheckCellMetadata, after execution. Nothing here runs
 # the notebook: RunHiddenSuites only writes grade cell outputs, and the cell metadata checked while
 # sanitizing is unchanged. Leaving it out saves a fifth of nbgrader's time per notebook.)
@@ -91,7 +91,7 @@ c.GraderSettings.memory_mb = 1024   # memory student code may add, per check
 c.GraderSettings.output_kb = 1024   # printing past this stops the check
 c.GraderSettings.answer_kb = 1024   # one check's answer to the grader (JSON): larger is that check's failure
 c.GraderSettings.notebook_kb = 2048  # a larger notebook file is not graded (the summary says why)
-# What grading takes from a submission folder, through one intake (autograder/intake.py): the notebook and
+# What grading takes from a submission folder, through one intake (autograder/intake/files.py): the notebook and
 # nbgrader's timestamp.txt, never through a link, plus the files named here (none: nothing else reaches
 # autograded/ or feedback/).
 c.GraderSettings.submission_files = []
@@ -118,11 +118,11 @@ c.GenerateSolution.preprocessors = [
 # Feedback pages (docs/instructors.md: "Feedback pages"): nbgrader's generate_feedback with the kit's template
 # (autograder/templates/kit_feedback: part names and scores in the index, written answers not graded yet
 # said so, FAIL lines in red and wrapped), MathJax from the pinned jupyter-server-mathjax copied into
-# feedback/_static/mathjax (no CDN), and the graders' rubric taken out again (autograder/feedback.py).
-c.GenerateFeedback.exporter_class = "autograder.feedback.FeedbackExporter"
+# feedback/_static/mathjax (no CDN), and the graders' rubric taken out again (autograder/outputs/feedback.py).
+c.GenerateFeedback.exporter_class = "autograder.outputs.feedback.FeedbackExporter"
 c.GenerateFeedback.preprocessors = [
-    "autograder.preprocessors.rubric.StripRubric",
-    "autograder.feedback.FeedbackGrades",
+    "autograder.nbgrader_glue.preprocessors.rubric.StripRubric",
+    "autograder.outputs.feedback.FeedbackGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 c.FeedbackExporter.template_name = "kit_feedback"
@@ -134,12 +134,12 @@ c.FeedbackExporter.extra_template_basedirs = [
                  "formgrader", "templates"),
 ]
 
-# The late policy, in one place (autograder/late.py; README: "Instructors"). make grade writes the due date into the
+# The late policy, in one place (autograder/nbgrader_glue/late.py; README: "Instructors"). make grade writes the due date into the
 # gradebook, where nbgrader's AssignLatePenalties reads it with each submission's timestamp.txt (Canvas's LATE
 # marker writes one). Empty: the gradebook's own due date (nbgrader db assignment add --duedate), else none.
 # Changing either is a change of settings: make grade previews its regrade before applying it (CONFIRM=yes).
 c.GraderSettings.due_date = ""  # e.g. "2026-12-15 23:59:00 UTC"
-c.AssignLatePenalties.plugin_class = "autograder.late.LatePenalty"
+c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"
 c.LatePenalty.penalty_method = "none"  # nbgrader's "none" or "zero", or "per_day"
 c.LatePenalty.percent_per_day = 10.0  # with "per_day": this percent of the score for each day (or part of one) late
 

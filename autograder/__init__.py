@@ -1,34 +1,25 @@
 """The kit's grader: hidden suites (written as pytest tests) run against student notebooks in a sandbox.
 
-Modules, in the order a submission meets them (docs/submission-path.md):
-    __main__           the command line; reads the configuration once (settings, assignment)
-    classroom          `make grade`: collect, enter students, grade them in the pool, feedback, export, summary
-    collect, unpack    an LMS download into submitted/: ids from the LMS's names, unpacking within caps
-    student_ids        the safe alphabet of student ids, checked where students enter the gradebook
-    inert              text from students made inert for a terminal and a spreadsheet, and one line long
-    lifecycle          the demo class, regrading one student, cleaning, grades.csv (export)
-    pool, progress     the process pool; its progress bars, drawn in the parent's results loop
-    student_autograde  in a pool process: nbgrader's autograde for one student, the checks inline
-    validate           a submission checked before anything reads it: which notebook, whether it is one
-    submission         the notebook being graded (a value: its content or why not, its checks' results)
-    preprocessors      nbgrader steps: notes, sanitising, the hidden suites, the rubric
-    grading            prepare_class (the class's state, once before the fork), then grade_one: one notebook
-                       to one Report, for make grade, the CLI and Gradescope
-    suites             the hidden suites loaded, the PreparedClass, the Grader: each part's program and checks,
-                       its sandbox calls batched (the pytest plugin grades with the same Grader)
-    sandbox            runs student code in confined child processes (grader only)
-    sandbox.policy     how submissions are confined: their sandboxes, the isolation level, the instructor's
-                       files closed to student code
-    report             the Report: one submission's parts and checks, as JSON, a table, grade-cell lines
-    redaction          what of a Report a student may read: hidden code withheld, cut, within a budget
-    feedback           nbgrader's feedback pages with the kit's template
-    gradescope, export, lms, class_page   Gradescope, grades out (grades.csv, Canvas), the class page (make report)
-    counts             how the summary and the class page write counts and the class's mean
-    pytest_plugin      the hidden suites under pytest itself
-    formgrader_guard   a Jupyter server extension: nbgrader's formgrader pages escape ids and names
-    demo, mutate, tuning   the demo class, notebook mutations for tests, nbgrader tuning
-    gradebook_lookups  nbgrader's per-cell gradebook lookups of a notebook, read at once (the at-once steps)
-    modules            a module imported from its file (the hidden suites, their shared causes.py)
+The package, in the order a submission meets its parts (docs/submission-path.md has every step):
+    __main__         the command line; reads the configuration once (settings, assignment)
+    classroom/       `make grade` over a class: who is graded (changes, ledger), the process pool and its
+                     progress bars, nbgrader's autograde per student, the demo class and the term's life cycle
+    intake/          every file of a submission: an LMS download collected and unpacked within caps, the safe
+                     student ids, the one intake that copies what grading reads, the notebook checked (validate)
+    nbgrader_glue/   nbgrader's extension points: preprocessors/ (notes, sanitising, the hidden suites, the
+                     rubric, the at-once saves), exporters, the late policy, tuning, the formgrader extensions
+    submission       the notebook being graded (a value: its content or why not, its checks' results)
+    grading          prepare_class (the class's state, once before the fork), then grade_one: one notebook to
+                     one Report, for make grade, the command line and Gradescope
+    checks/          the hidden suites: loaded from their files, expanded, the Grader that runs each part's
+                     checks in the sandbox and compares; the reference's kept answers; pytest's plugin
+    sandbox/         runs student code in confined child processes (grader side only)
+    report           the Report: one submission's parts and checks, as JSON, a table, grade-cell lines
+    outputs/         what people read: redaction, feedback pages, grades.csv, the Canvas file, the class page,
+                     the grader's own failures, text made inert
+    gradescope       the Gradescope zip, and grading one submission inside it
+    supported_python the Pythons the kit runs on (asked by the Makefile before anything is installed)
+The lesson's hidden suites are a folder of their own beside them (autograder/<assignment>/).
 """
 
 import os as _os

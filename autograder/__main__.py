@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from .assignment import find_assignment
-from .inert import say
+from .outputs.inert import say
 from .settings import GraderSettings, load_config
 
 ROOT = Path(__file__).resolve().parent.parent  # the course directory
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"python -m autograder grade: error: {args.notebook} {problem}", sys.stderr)
         return 2
     if args.command == "clean-grading":
-        from .lifecycle import clean_grading
+        from .classroom.lifecycle import clean_grading
 
         removed = clean_grading(ROOT)
         say(f"Removed {', '.join(removed)}." if removed else "Nothing to remove.")
@@ -75,13 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "grade":
         return _grade_one(assignment, settings, args)
     if args.command == "report":
-        from .class_page import main as write_class_page
+        from .outputs.class_page import main as write_class_page
 
         return write_class_page(ROOT, assignment, args.to, settings.config)
     if args.command == "new-class":
         from nbgrader.coursedir import CourseDirectory
 
-        from .lifecycle import new_class
+        from .classroom.lifecycle import new_class
 
         removed, kept = new_class(assignment, CourseDirectory(config=settings.config))
         say(f"Removed the demo class ({', '.join(removed)}): put the real submissions in "
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             say(f"Kept demo students {', '.join(kept)}: their gradebook rows hold manual grades (only make "
                   "reset-gradebook removes those).")
         return 0
-    from .classroom import grade_class, refresh_feedback
+    from .classroom.grade_class import grade_class, refresh_feedback
 
     if args.command == "feedback":
         return refresh_feedback(assignment, settings)
@@ -112,8 +112,8 @@ def _grade_one(assignment, settings: GraderSettings, args: argparse.Namespace) -
     from .sandbox.policy import start_student_sandbox
 
     student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
-    from .grader_failure import grader_failure
     from .grading import grade_path
+    from .outputs.grader_failure import grader_failure
 
     try:
         report = grade_path(assignment, args.notebook, settings, student_box)
@@ -131,7 +131,7 @@ RESET_QUESTION = "reset-gradebook deletes gradebook.db: every score, manual grad
 
 def _reset_gradebook(confirm: str | None) -> int:
     """reset-gradebook once confirmed: `--confirm yes`, else `yes` typed on a terminal; with neither, one line."""
-    from .lifecycle import reset_gradebook
+    from .classroom.lifecycle import reset_gradebook
 
     if confirm != "yes":
         if not sys.stdin.isatty():

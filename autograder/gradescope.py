@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent  # the course directory (in the zi
 SHIPPED = ("autograder", "release", "nbgrader_config.py", "requirements.txt")
 SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache"}
 # `make grade`'s demo class alone: its students are the reference with bugs added, so it quotes the reference.
-SKIPPED_FILES = {"autograder/demo.py"}
+SKIPPED_FILES = {"autograder/classroom/demo.py"}
 
 SETUP_SH = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image (Ubuntu). It makes a venv
@@ -95,7 +95,7 @@ printf '#!/bin/sh\nexec "%s" "$@"\n' "$HERE/.venv/bin/python3" > /usr/local/bin/
 chmod 755 /usr/local/bin/python3
 python3 -c 'import sys, autograder; print("setup.sh: python3 is", sys.executable)' 2>/dev/null || \
   (cd "$HERE" && python3 -c 'import sys, autograder; print("setup.sh: python3 is", sys.executable)')
-# The reference's answers the zip ships (autograder/answer_cache.py), checked against its hidden suites once.
+# The reference's answers the zip ships (autograder/checks/answer_cache.py), checked against its hidden suites once.
 (cd "$HERE" && python3 -m autograder.gradescope prepare)
 """
 
@@ -143,8 +143,8 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = Fa
 def _answers(root: Path) -> tuple[str, bytes]:
     """(name in the zip, content) of the reference's answers to every hidden case, as data under their public key
     (answer_cache.py): what run_autograder grades from, with no reference in the image."""
-    from .answer_cache import answers_data, cache_path, public_key
     from .assignment import find_assignment
+    from .checks.answer_cache import answers_data, cache_path, public_key
     from .grading import class_answers
     from .settings import GraderSettings, load_config
 
@@ -238,7 +238,7 @@ def run(root: Path | None = None) -> int:
     submission_dir, results = _place(root)
     results.parent.mkdir(parents=True, exist_ok=True)
     from .assignment import find_assignment
-    from .grader_failure import failure_reason
+    from .outputs.grader_failure import failure_reason
     from .sandbox.policy import start_student_sandbox
     from .sandbox.proof import no_ids_refusal
     from .settings import GraderSettings, load_config
@@ -251,9 +251,9 @@ def run(root: Path | None = None) -> int:
                                                     "again.", time.monotonic() - start))
     student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
     from .grading import grade_path
-    from .intake import STAGING, IntakeRules, take_submission
+    from .intake.files import STAGING, IntakeRules, take_submission
 
-    try:  # what grading reads is the intake's copy, as for make grade (autograder/intake.py)
+    try:  # what grading reads is the intake's copy, as for make grade (autograder/intake/files.py)
         intake = take_submission(submission_dir, (), assignment.root / STAGING / "gradescope",
                                  IntakeRules.of(settings, assignment.notebook_name))
         if intake.notebook is None:
@@ -282,8 +282,8 @@ def _failed(results: Path, data: dict) -> int:
 
 def prepare() -> int:
     """The reference's answers the zip ships checked against its hidden suites (answer_cache.py), at setup."""
-    from .answer_cache import cache_path
     from .assignment import find_assignment
+    from .checks.answer_cache import cache_path
     from .grading import prepare_class
     from .settings import GraderSettings, load_config
 

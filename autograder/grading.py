@@ -18,16 +18,16 @@ import atexit
 import os
 from pathlib import Path
 
-from .answer_cache import cache_key, keep_answers, read_answers, shipped_answers
 from .assignment import Assignment
-from .redaction import redact_report, redactor
+from .checks.answer_cache import cache_key, keep_answers, read_answers, shipped_answers
+from .checks.suites import Grader, PreparedClass, load_suites, reference_answers
+from .intake.validate import read_submission
+from .outputs.redaction import redact_report, redactor
 from .report import Report
 from .sandbox import Sandbox
 from .sandbox.policy import close_to_others, start_student_sandbox
 from .settings import GraderSettings
 from .submission import Submission
-from .suites import Grader, PreparedClass, load_suites, reference_answers
-from .validate import read_submission
 
 # The class prepare_class made last for each assignment, in this process or in the one the pool forked it
 # from: nbgrader makes RunHiddenSuites itself, for every notebook, so it finds the class here.
@@ -120,7 +120,7 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
     `settings.jobs` + 1 forked processes (jobs is one per core by default; one may be waiting out a time
     limit), each with its own warm Grader of the class prepared here; what comes back is each report.
     """
-    from .pool import run_pool  # here: multiprocessing and the progress bar cost a one-notebook grade 30 ms
+    from .classroom.pool import run_pool  # here: multiprocessing and the progress bar cost a one-notebook grade 30 ms
 
     prepared = prepare_class(assignment, settings)
     jobs = settings.jobs or os.cpu_count() or 1

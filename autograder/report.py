@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from .inert import one_line
+from .outputs.inert import one_line
 
 if TYPE_CHECKING:
     from .assignment import GradeCell

@@ -25,7 +25,7 @@ class GraderSettings(Configurable):
     submission_files = List(Unicode(), [], help="Files beside the notebook that grading takes from a submission "
                             "(glob patterns from its folder, e.g. 'data/*.csv'), and so copies into autograded/ and "
                             "feedback/; none by default: only the notebook and nbgrader's timestamp.txt "
-                            "(autograder/intake.py).").tag(config=True)
+                            "(autograder/intake/files.py).").tag(config=True)
     submission_file_kb = Int(1024, help="The largest file (KB) of submission_files taken; a larger one is named in "
                                         "a note and left out.").tag(config=True)
     submission_entries = Int(1000, help="Entries (files and folders) of one submission folder the intake looks "

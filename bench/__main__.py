@@ -322,7 +322,7 @@ def headline(both: list[tuple[int, Side, Side]], notebook_seconds: float) -> lis
     per submission between the two largest sizes, so the fixed costs (start-up, and the infinite loop's 9 checks
     of 3 s of CPU, which bound the kit's grading step at any size: docs/scaling.md) cancel out.
     `whole-job ratio:` is at the largest size: submissions to feedback pages and grades.csv; then how long a
-    second `make grade` on that class takes, unchanged (it autogrades no one: autograder/changes.py).
+    second `make grade` on that class takes, unchanged (it autogrades no one: autograder/classroom/changes.py).
     """
     (n, kit, stock), lines = both[-1], []
     if len(both) > 1:

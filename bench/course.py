@@ -21,7 +21,7 @@ NOTEBOOK = "modules_and_sgd.ipynb"
 VENV_BIN = Path(sys.executable).parent
 TIMESTAMP = "2026-11-20 12:00:00.000000 UTC"
 
-# The demo class's kinds of student (autograder/demo.py): the reference, the bugs, the infinite loop.
+# The demo class's kinds of student (autograder/classroom/demo.py): the reference, the bugs, the infinite loop.
 CORRECT = "ada"
 LOOP = "donald"
 
@@ -45,7 +45,7 @@ def copy_course(dest: Path) -> Path:
 
 def roster(n: int) -> list[tuple[str, str]]:
     """(student id, kind) for a class of n: two in three correct, the demo bugs in turn, one infinite loop."""
-    from autograder.demo import ROSTER
+    from autograder.classroom.demo import ROSTER
 
     bugs = [kind for kind in ROSTER if kind not in (CORRECT, LOOP)]
     people = []
@@ -62,8 +62,8 @@ def roster(n: int) -> list[tuple[str, str]]:
 
 def notebooks_by_kind() -> dict[str, str]:
     """Each kind's submitted notebook, as the JSON text a student's Jupyter would save."""
-    from autograder.demo import ROSTER
-    from autograder.mutate import apply
+    from autograder.classroom.demo import ROSTER
+    from autograder.classroom.mutate import apply
 
     reference = nbformat.read(ROOT / "solutions" / ASSIGNMENT / NOTEBOOK, as_version=4)
     return {kind: json.dumps(apply(reference, mutations), indent=1) + "\n" for kind, (_, mutations) in ROSTER.items()}

@@ -8,7 +8,7 @@ submission it autogrades) and rewrites each grade cell of that course's notebook
 
 `run_suite` calls every check of autograder/<assignment>/test_step.py directly, in the kernel, as the
 plain asserts of a stock course's grade cells would run: the suite file is imported once per kernel
-and its checks expanded by their parametrize marks (autograder/parametrize.py, as the kit's grader does),
+and its checks expanded by their parametrize marks (autograder/checks/parametrize.py, as the kit's grader does),
 with `student` and `reference` runners that are in-process: `run(probe, **kw)` is `probe(namespace, **kw)`,
 on the kernel's globals for the student and on the reference solution's cells (run once per kernel) for
 the reference. No sandbox, no fork: stock nbgrader's kernel is the only isolation. That is stock's fastest
@@ -26,7 +26,7 @@ import pytest  # the suites' parametrize marks need it, and the pytest variant's
 
 SUITES = ""  # the hidden suites' folder; the bench writes the real path into the copy
 REFERENCE = ""  # the reference notebook (solutions/<assignment>/<notebook>)
-KIT = ""  # the course copy's root, for autograder/parametrize.py
+KIT = ""  # the course copy's root, for autograder/checks/parametrize.py
 
 _reference_ns: dict | None = None
 _suites: dict[str, list] = {}
@@ -69,8 +69,8 @@ def _checks(part: str) -> list:
         for path in (SUITES, KIT):
             if path not in sys.path:
                 sys.path.insert(0, path)  # the suites import probes.py by name; the expansion is the kit's
-        from autograder.modules import import_file
-        from autograder.parametrize import expand
+        from autograder.checks.modules import import_file
+        from autograder.checks.parametrize import expand
 
         module = import_file(f"hidden_{part}", os.path.join(SUITES, f"{part}.py"))
         _suites[part] = [check for name, test in vars(module).items()
@@ -103,7 +103,7 @@ def run_suite(part: str, namespace: dict) -> None:
 
 class _InKernel:
     """The pytest plugin of a stock grade cell: `student` and `reference` fixtures that are in-process runners,
-    and every check's outcome noted. (The kit's own plugin, autograder/pytest_plugin.py, runs them in
+    and every check's outcome noted. (The kit's own plugin, autograder/checks/pytest_plugin.py, runs them in
     sandboxes instead; here stock nbgrader's kernel is the only isolation, as the bench compares.)"""
 
     def __init__(self, namespace: dict) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograder.mutate import Mutation
+from autograder.classroom.mutate import Mutation
 
 PARTS = ("test_forward", "test_parameters", "test_exercise_count", "test_zero_grad", "test_step",
          "test_exercise_second_step", "test_no_grad", "test_lesson_numbers")

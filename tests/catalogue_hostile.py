@@ -18,7 +18,7 @@ from typing import Callable
 from catalogue_bugs import LESSON, PARTS
 from nbformat.v4 import new_code_cell
 
-from autograder.mutate import Mutation, apply
+from autograder.classroom.mutate import Mutation, apply
 
 NOTEBOOK = "modules_and_sgd.ipynb"
 SLEEP_MARK = "777.25"  # `sleep 777.25`: the process the `leave-a-process` student starts, found by its argument

@@ -139,8 +139,8 @@ def catalogue_reports() -> dict[str, dict]:
     suites, as `make grade` grades a class: each entry's report (to_json). Shared by the tests that read it."""
     from catalogue_bugs import BUGS
 
+    from autograder.classroom.mutate import apply
     from autograder.grading import grade_submissions
-    from autograder.mutate import apply
     from autograder.settings import GraderSettings, load_config
     from autograder.submission import Submission
 
@@ -158,7 +158,7 @@ def catalogue_public_results(tmp_path_factory) -> dict[str, dict[str, dict[str, 
     import notebook_checks
     from catalogue_bugs import BUGS
 
-    from autograder.mutate import apply
+    from autograder.classroom.mutate import apply
 
     folder = tmp_path_factory.mktemp("public")
     parts = [grade_id[len("test_"):] for grade_id in FULL]

@@ -1,16 +1,16 @@
-"""The reference's answers kept between runs (autograder/answer_cache.py): used only while every input is
+"""The reference's answers kept between runs (autograder/checks/answer_cache.py): used only while every input is
 unchanged, never readable by anyone but the grader, and equal to the answers computed afresh."""
 import stat
 from pathlib import Path
 
 import pytest
 
-from autograder import answer_cache
-from autograder.answer_cache import cache_key, keep_answers, read_answers
 from autograder.assignment import find_assignment
+from autograder.checks import answer_cache
+from autograder.checks.answer_cache import cache_key, keep_answers, read_answers
+from autograder.checks.suites import reference_answers
 from autograder.sandbox import Limits, Outcome
 from autograder.settings import GraderSettings, load_config
-from autograder.suites import reference_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 ANSWERS = {("probe", "[('n', 1)]"): Outcome(True, value=[[1.5, None]], load_errors=["cell x: y"]),

@@ -27,8 +27,8 @@ import pytest
 from answer_key_search import PATH_CHANNELS, search_cell
 from nbformat.v4 import new_code_cell
 
-from autograder import suites
 from autograder.assignment import Assignment
+from autograder.checks import suites
 from autograder.grading import prepare_class
 from autograder.sandbox import program_from_notebook
 from autograder.sandbox.policy import reference_sandbox

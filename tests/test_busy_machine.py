@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.demo import ROSTER
-from autograder.mutate import apply
+from autograder.classroom.demo import ROSTER
+from autograder.classroom.mutate import apply
 from conftest import FULL, ROOT, scores, solution_notebook, write_notebook
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from catalogue_bugs import BUGS, PARTS
 
-from autograder.mutate import apply
+from autograder.classroom.mutate import apply
 from conftest import FULL, ROOT, solution_notebook
 
 BY_ID = {bug.id: bug for bug in BUGS}

@@ -43,7 +43,7 @@ from catalogue_hostile import (
     write_entry,
 )
 
-from autograder.redaction import hidden_code_lines
+from autograder.outputs.redaction import hidden_code_lines
 from autograder.sandbox import uids
 from autograder.sandbox.cputime import WALL_FACTOR
 from autograder.settings import GraderSettings, load_config

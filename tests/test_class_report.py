@@ -1,4 +1,4 @@
-"""The class page (`make report`, autograder/class_page.py) after `make grade` on the demo class.
+"""The class page (`make report`, autograder/outputs/class_page.py) after `make grade` on the demo class.
 
 The page is checked with html.parser (structure, every plot a PNG), and rendered in headless Chromium
 (Debian's /usr/bin/chromium through Playwright, as tests/test_formgrader_browser.py does): no console
@@ -18,7 +18,7 @@ import pytest
 from axe import assert_page_readable
 from test_formgrader_browser import browser  # noqa: F401 (the fixture: Debian's Chromium, or a skip that says why)
 
-from autograder.demo import write_demo_class
+from autograder.classroom.demo import write_demo_class
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, course_copy, grade_class
 
 pytestmark = pytest.mark.slow
@@ -89,7 +89,7 @@ def report(tmp_path_factory):
 
 def first_failures(course) -> dict[str, dict[str, str]]:
     """student -> part -> its first failing check's message, read from the reports grading wrote."""
-    from autograder.class_page import first_failures
+    from autograder.outputs.class_page import first_failures
     from autograder.report import Report
 
     return {path.parent.parent.name: first_failures(Report.load(path))
@@ -131,7 +131,7 @@ def test_the_page_holds_every_section(report):
 def test_student_text_is_escaped():
     from collections import Counter
 
-    from autograder.class_page import ClassData, render
+    from autograder.outputs.class_page import ClassData, render
 
     data = ClassData("a", [("test_x", 2.0)], 2.0, scores={NAMED: 1.0}, part_scores={NAMED: {"test_x": 1.0}},
                      messages=Counter({NAMED: 1}), message_parts={NAMED: {"test_x"}}, limits={NAMED: {"time"}},
@@ -141,7 +141,7 @@ def test_student_text_is_escaped():
 
 
 def test_the_histogram_counts_whole_students():
-    from autograder.class_page import ClassData, histogram
+    from autograder.outputs.class_page import ClassData, histogram
 
     data = ClassData("a", [("test_x", 18.0)], 18.0, scores={"s1": 18.0, "s2": 18.0, "s3": 3.0})
     ticks = histogram(data).axes[0].get_yticks()
@@ -156,7 +156,7 @@ def test_the_summary_and_the_report_give_one_mean(report):
 
 
 def test_one_rounding_rule_for_the_mean():
-    from autograder.counts import mean_points
+    from autograder.outputs.counts import mean_points
 
     assert mean_points([11.255]) == "11.26" and mean_points([11.25, 11.26]) == "11.26"  # halves round up
     assert mean_points([13.2, 18, 0.38 + 0.82]) == mean_points([13.2, 18.0, 1.2]) == "10.80"

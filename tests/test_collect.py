@@ -1,6 +1,6 @@
 """Collecting an LMS download as a hostile student would shape it: names, archives, ids, time stamps.
 
-Each test builds its download here (autograder/collect.py and unpack.py say what must hold) and runs
+Each test builds its download here (autograder/intake/collect.py and unpack.py say what must hold) and runs
 make grade's collect step in this process on a fresh course copy.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.lms import canvas_rows
+from autograder.outputs.lms import canvas_rows
 from conftest import ASSIGNMENT, NOTEBOOK, course_copy
 
 LMS_TIME = (2026, 11, 20, 9, 30, 0)  # a zip entry's time: the LMS's time stamp of the upload
@@ -59,7 +59,7 @@ def zipped(files: dict[str, bytes]) -> bytes:
 def collect(root: Path) -> list[str]:
     """make grade's collect step on `root`; the summary's lines about the download."""
     from autograder.assignment import find_assignment
-    from autograder.classroom import ClassRun, collect_class
+    from autograder.classroom.grade_class import ClassRun, collect_class
     from autograder.settings import GraderSettings, load_config
 
     run = ClassRun.open(find_assignment(root, ASSIGNMENT.name), GraderSettings(config=load_config(root)))

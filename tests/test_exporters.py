@@ -1,5 +1,5 @@
-"""autograder/exporters.py against nbconvert's stock NotebookExporter, and the kit's at-once gradebook steps
-(autograder/gradebook_lookups.py) against nbgrader's own, in nbgrader's Autograde as `make grade` runs it.
+"""autograder/nbgrader_glue/exporters.py against nbconvert's stock NotebookExporter, and the kit's at-once gradebook steps
+(autograder/nbgrader_glue/gradebook_lookups.py) against nbgrader's own, in nbgrader's Autograde as `make grade` runs it.
 
 The demo class is autograded twice in one course copy, once per exporter (or per set of steps), with the hidden
 suites replaced by a fixed outcome (the exporter is under test, not the suites): the autograded notebooks must be
@@ -22,16 +22,16 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import capture_log
 
 from autograder.assignment import find_assignment
-from autograder.demo import write_demo_class
-from autograder.preprocessors.grading_notes import METADATA_KEY
-from autograder.preprocessors.run_hidden_suites import write_grade_cells
+from autograder.classroom.demo import write_demo_class
+from autograder.nbgrader_glue.preprocessors.grading_notes import METADATA_KEY
+from autograder.nbgrader_glue.preprocessors.run_hidden_suites import write_grade_cells
 from autograder.report import CheckResult, PartResult, Report
 from autograder.settings import load_config
 from conftest import course_copy
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's session noise, as make grade
 
-SUITES = "autograder.preprocessors.run_hidden_suites.RunHiddenSuites"
+SUITES = "autograder.nbgrader_glue.preprocessors.run_hidden_suites.RunHiddenSuites"
 STOCK = "nbconvert.exporters.NotebookExporter"
 
 
@@ -77,8 +77,8 @@ def course(tmp_path_factory) -> Path:
 
 
 # The kit's steps and the nbgrader steps they stand for.
-AT_ONCE = {"autograder.preprocessors.overwrite_cells_at_once.OverwriteCellsAtOnce": "nbgrader.preprocessors.OverwriteCells",
-           "autograder.preprocessors.save_auto_grades_at_once.SaveAutoGradesAtOnce": "nbgrader.preprocessors.SaveAutoGrades"}
+AT_ONCE = {"autograder.nbgrader_glue.preprocessors.overwrite_cells_at_once.OverwriteCellsAtOnce": "nbgrader.preprocessors.OverwriteCells",
+           "autograder.nbgrader_glue.preprocessors.save_auto_grades_at_once.SaveAutoGradesAtOnce": "nbgrader.preprocessors.SaveAutoGrades"}
 
 
 def autograde(course: Path, student: str, exporter: str, after_suites: list | None = None,
@@ -125,7 +125,7 @@ def autograded(course: Path, student: str) -> Path:
 
 
 def test_the_autograded_notebooks_and_gradebook_rows_are_stocks(course):
-    exporter = "autograder.exporters.ValidateOnceExporter"
+    exporter = "autograder.nbgrader_glue.exporters.ValidateOnceExporter"
     assert load_config(course).Autograde.exporter_class == exporter  # what make grade runs
     for student in (course / "students.txt").read_text().split():
         outcome = {}
@@ -142,7 +142,7 @@ def test_a_notebook_made_invalid_is_refused_and_never_scored(course, where, said
     """Invalid before SaveAutoGrades: refused before any score is written. Invalid at the end: refused, and no
     autograded notebook is left. Stock nbgrader refuses the same notebooks."""
     student = "ada"
-    for exporter in (STOCK, "autograder.exporters.ValidateOnceExporter"):
+    for exporter in (STOCK, "autograder.nbgrader_glue.exporters.ValidateOnceExporter"):
         with sqlite3.connect(course / "gradebook.db") as db:  # scores of an earlier run out of the way
             db.execute("update grade set auto_score = null where notebook_id in (select n.id from submitted_notebook n "
                        "join submitted_assignment s on n.assignment_id = s.id where s.student_id = ?)", (student,))

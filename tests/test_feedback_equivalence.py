@@ -1,4 +1,4 @@
-"""Feedback pages without nbconvert's BeautifulSoup pass are the pages stock nbconvert writes (autograder/feedback.py).
+"""Feedback pages without nbconvert's BeautifulSoup pass are the pages stock nbconvert writes (autograder/outputs/feedback.py).
 
 The demo class `make grade` grades, and three hostile students, are graded by `python -m autograder class` on a
 fresh course copy; then three of them get a grader's comment, two holding markup. Each autograded notebook is then
@@ -33,11 +33,11 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import GetGrades
 from test_catalogue_hostile import fresh_course
 
-from autograder import feedback
 from autograder.assignment import find_assignment
-from autograder.classroom import GenerateFeedbackFor
-from autograder.demo import ROSTER, with_answers, write_demo_class
-from autograder.feedback import FeedbackExporter, MemoHighlight, needs_soup_pass, plain_notebook, soup_keeps
+from autograder.classroom.demo import ROSTER, with_answers, write_demo_class
+from autograder.classroom.grade_class import GenerateFeedbackFor
+from autograder.outputs import feedback
+from autograder.outputs.feedback import FeedbackExporter, MemoHighlight, needs_soup_pass, plain_notebook, soup_keeps
 from autograder.settings import load_config
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, grade_class, release_notebook, solution_notebook
 

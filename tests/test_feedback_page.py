@@ -34,9 +34,9 @@ from axe import assert_page_readable
 from test_catalogue_hostile import fresh_course
 from test_formgrader_browser import browser, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
 
-from autograder.demo import ANSWERS, ROSTER, with_answers
-from autograder.mutate import apply
-from autograder.preprocessors.rubric import HEADING
+from autograder.classroom.demo import ANSWERS, ROSTER, with_answers
+from autograder.classroom.mutate import apply
+from autograder.nbgrader_glue.preprocessors.rubric import HEADING
 from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, grade_class, release_notebook, solution_notebook
 

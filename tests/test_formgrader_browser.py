@@ -19,7 +19,7 @@ and markup, which make grade refuses, and a notebook with an escape sequence in 
   no critical or serious axe-core violation (tests/axe.py; the lists hold the hostile ids below, as text);
 * issue 18: two hostile ids and a hostile name, put in the gradebook through nbgrader's API, on Manage
   Students, a student's page, the Gradebook's list and the grading page, served with the kit's
-  autograder.formgrader_guard: nothing runs, nothing reaches /api/contents, the ids read as text; the
+  autograder.nbgrader_glue.formgrader_guard: nothing runs, nothing reaches /api/contents, the ids read as text; the
   control renders the student page as nbgrader does, and the id runs.
 """
 from __future__ import annotations
@@ -66,7 +66,7 @@ SCRIPT = (f"document.title=`{MARKER}`;fetch(`\\x2fapi\\x2fcontents\\x2f{OWNED}`,
           "body:JSON.stringify({type:`file`,format:`text`,content:`x`})})")
 HOSTILE_IDS = (f'eve";{SCRIPT};"', f"<svg onload={SCRIPT}>")
 HOSTILE_NAME = f"<img src=x onerror={SCRIPT}>"  # the first id's first and last names
-# A submitted/ folder named as an attacker would: make grade refuses it (autograder/student_ids.py); its escape
+# A submitted/ folder named as an attacker would: make grade refuses it (autograder/intake/student_ids.py); its escape
 # sequence sets the terminal's title if printed raw.
 OSCAR = "oscar"
 REFUSED = f"trudy\x1b]0;{MARKER}\x07<svg onload=console.log(`{MARKER}`)>"
@@ -125,12 +125,12 @@ def graded(graded_run):
 
 def formgrade_html(course: Path, student: str, notebook: Path | None = None, kit: bool = True) -> str:
     """The formgrader's page for `student`, rendered as its SubmissionHandler renders it (no server): with the
-    template the kit serves (autograder/formgrader_pages.py), or with nbgrader's own `formgrade` (`kit=False`)."""
+    template the kit serves (autograder/nbgrader_glue/formgrader_pages.py), or with nbgrader's own `formgrade` (`kit=False`)."""
     from nbconvert.exporters import HTMLExporter
     from nbgrader.server_extensions.formgrader import handlers
     from traitlets.config import Config
 
-    from autograder.formgrader_pages import kit_exporter
+    from autograder.nbgrader_glue.formgrader_pages import kit_exporter
 
     config = Config()
     config.HTMLExporter.template_name = "formgrade"
@@ -201,13 +201,13 @@ def test_a_folder_named_outside_the_safe_alphabet_is_refused_with_one_line(grade
 
 def nbgrader_pages(guarded: bool):
     """nbgrader's formgrader Jinja environment and HTMLExporter, built as its extension builds them; `guarded`:
-    as autograder.formgrader_guard leaves them."""
+    as autograder.nbgrader_glue.formgrader_guard leaves them."""
     from jinja2 import Environment, FileSystemLoader
     from nbconvert.exporters import HTMLExporter
     from nbgrader.server_extensions.formgrader import handlers
     from traitlets.config import Config
 
-    from autograder.formgrader_guard import guard
+    from autograder.nbgrader_glue.formgrader_guard import guard
 
     config = Config()
     config.HTMLExporter.template_name = "formgrade"
@@ -251,10 +251,10 @@ def test_the_guard_makes_nbgrader_show_a_hostile_id_as_text(graded, guarded):
 
 @pytest.mark.parametrize("guard_first", [True, False], ids=["guard first", "guard last"])
 def test_the_formgrader_pages_come_from_the_kits_templates(graded, guard_first):
-    """autograder.formgrader_pages, in either order with the guard: the .tpl pages extend the kit's base.tpl (a lang,
+    """autograder.nbgrader_glue.formgrader_pages, in either order with the guard: the .tpl pages extend the kit's base.tpl (a lang,
     landmarks) and stay escaped, and the grading page is kit_formgrade's (named score fields), its names escaped."""
-    from autograder.formgrader_guard import guard
-    from autograder.formgrader_pages import use_kit_templates
+    from autograder.nbgrader_glue.formgrader_guard import guard
+    from autograder.nbgrader_glue.formgrader_pages import use_kit_templates
 
     env, exporter = nbgrader_pages(guarded=False)
     settings = {"nbgrader_jinja2_env": env, "nbgrader_exporter": exporter}
@@ -302,7 +302,7 @@ def browser():
 @pytest.fixture(scope="module")
 def server(graded, hostile_rows):
     """`jupyter server` at the course root (the formgrader is its nbgrader extension, and the kit's
-    autograder.formgrader_guard), stopped by its pid; the gradebook holds `hostile_rows`."""
+    autograder.nbgrader_glue.formgrader_guard), stopped by its pid; the gradebook holds `hostile_rows`."""
     port, token = free_port(), secrets.token_hex(16)
     log = (graded.parent / f"{graded.name}-server.log").open("w+")
     process = subprocess.Popen(

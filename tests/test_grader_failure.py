@@ -113,7 +113,7 @@ def test_make_grade_stops_before_writing_anything_when_the_sandbox_cannot_start(
 FAILING = """
 import sys
 from pathlib import Path
-from autograder import classroom
+from autograder.classroom import grade_class as classroom
 from autograder.assignment import find_assignment
 from autograder.settings import GraderSettings, load_config
 made = classroom.autograder_for
@@ -151,7 +151,7 @@ def test_a_student_the_grader_failed_on_has_no_score_anywhere(tmp_path):
     parts = [cell.grade_id for cell in ASSIGNMENT.grade_cells]
     assert all(rows["alan"][column] == "" for column in [*parts, "auto_score", "manual_score", "raw_score", "score"])
     assert rows["ada"]["auto_score"] == "18"
-    from autograder.lms import write_canvas_csv
+    from autograder.outputs.lms import write_canvas_csv
 
     written = write_canvas_csv(course, ASSIGNMENT.name, tmp_path / "canvas.csv")
     with open(written.path, newline="") as handle:

@@ -21,10 +21,10 @@ from catalogue_bugs import BUGS, LESSON
 from catalogue_hostile import HOSTILE
 from traitlets import TraitError
 
+from autograder.classroom.mutate import apply
 from autograder.gradescope import build_zip, results_json
-from autograder.mutate import apply
-from autograder.preprocessors.rubric import _MARK_SCHEME, _SOLUTION
-from autograder.redaction import hidden_code_lines
+from autograder.nbgrader_glue.preprocessors.rubric import _MARK_SCHEME, _SOLUTION
+from autograder.outputs.redaction import hidden_code_lines
 from autograder.report import CheckResult, PartResult, Report
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_json, release_notebook, solution_notebook, write_notebook

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from nbformat.v4 import new_code_cell
 
-from autograder.mutate import Mutation, apply
-from autograder.redaction import hidden_code_lines
+from autograder.checks.suites import reference_answers
+from autograder.classroom.mutate import Mutation, apply
+from autograder.outputs.redaction import hidden_code_lines
 from autograder.settings import GraderSettings, load_config
-from autograder.suites import reference_answers
 from bench.course import gradebook_scores
 from conftest import (
     ASSIGNMENT,

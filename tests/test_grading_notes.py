@@ -1,4 +1,4 @@
-"""Grading notes as notebook content (autograder/preprocessors/grading_notes.py) and the report file.
+"""Grading notes as notebook content (autograder/nbgrader_glue/preprocessors/grading_notes.py) and the report file.
 
 The class-level checks (every note in the summary is on the student's page) are in
 tests/test_catalogue_hostile.py; these are the pieces: the note cell renders as the note's own text
@@ -13,9 +13,9 @@ import re
 import nbformat
 import pytest
 
-from autograder.preprocessors.add_grading_notes import HEADING, note_markdown
-from autograder.preprocessors.grading_notes import cell_notes
-from autograder.preprocessors.sanitize_markdown import SanitizeMarkdown, render
+from autograder.nbgrader_glue.preprocessors.add_grading_notes import HEADING, note_markdown
+from autograder.nbgrader_glue.preprocessors.grading_notes import cell_notes
+from autograder.nbgrader_glue.preprocessors.sanitize_markdown import SanitizeMarkdown, render
 from autograder.report import CheckResult, PartResult, Report
 from conftest import ASSIGNMENT, release_notebook
 

@@ -18,8 +18,8 @@ import unicodedata
 import notebook_checks
 import pytest
 
-from autograder.inert import escaped, say, spreadsheet_cell, terminal_text
-from autograder.mutate import Mutation, apply
+from autograder.classroom.mutate import Mutation, apply
+from autograder.outputs.inert import escaped, say, spreadsheet_cell, terminal_text
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, solution_notebook
 
 # An OSC that retitles the terminal window, a CSI that clears the screen, and C1's one-character CSI.

@@ -1,4 +1,4 @@
-"""The one intake (autograder/intake.py): what a submission folder may bring, and what grading reads of it.
+"""The one intake (autograder/intake/files.py): what a submission folder may bring, and what grading reads of it.
 
 Each route (make grade's submitted/, Gradescope's /autograder/submission, one file on the command line) reads a
 submission through it; these are its pieces on small folders. The whole class, with links, a FIFO and a link to
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.intake import IntakeRules, Refused, choose_notebook, read_regular, take_submission
-from autograder.validate import validate_notebook
+from autograder.intake.files import IntakeRules, Refused, choose_notebook, read_regular, take_submission
+from autograder.intake.validate import validate_notebook
 from conftest import ROOT
 
 NAME = "modules_and_sgd.ipynb"

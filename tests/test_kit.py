@@ -22,7 +22,7 @@ import pytest
 from catalogue_bugs import BUGS
 from nbclient import NotebookClient
 
-from autograder.mutate import Mutation, apply
+from autograder.classroom.mutate import Mutation, apply
 from conftest import (
     ASSIGNMENT,
     FULL,

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from autograder.assignment import find_assignment
-from autograder.demo import TIMESTAMP
-from autograder.lifecycle import DEMO_RECORD, backup_gradebook, demo_submissions, write_demo
-from autograder.pool import run_pool
-from autograder.progress import WAITING, Progress, waiting_text
+from autograder.classroom.demo import TIMESTAMP
+from autograder.classroom.lifecycle import DEMO_RECORD, backup_gradebook, demo_submissions, write_demo
+from autograder.classroom.pool import run_pool
+from autograder.classroom.progress import WAITING, Progress, waiting_text
 from conftest import (
     ASSIGNMENT,
     NOTEBOOK,
@@ -271,7 +271,7 @@ def test_regrade_one_student_rewrites_their_feedback_and_csv_and_keeps_manual_gr
 REWRITE = """
 import sys
 from autograder.assignment import find_assignment
-from autograder.classroom import ClassRun, Graded, write_feedback
+from autograder.classroom.grade_class import ClassRun, Graded, write_feedback
 from autograder.report import Report
 from autograder.settings import GraderSettings, load_config
 from pathlib import Path

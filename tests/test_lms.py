@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.collect import slug
+from autograder.intake.collect import slug
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, course_copy
 
 pytestmark = pytest.mark.slow
@@ -21,7 +21,7 @@ from pathlib import Path
 root = Path.cwd()
 sys.path.insert(0, str(root))
 from autograder.assignment import find_assignment
-from autograder.classroom import ClassRun, collect_class
+from autograder.classroom.grade_class import ClassRun, collect_class
 from autograder.settings import GraderSettings, load_config
 print(collect_class(ClassRun.open(find_assignment(root, sys.argv[1]), GraderSettings(config=load_config(root)))))
 """
@@ -145,7 +145,7 @@ def test_grades_csv_has_parts_and_keeps_manual_points_apart(tmp_path, monkeypatc
     assert john["manual_score"] == "" and john["score"] == "", "hand-graded points are not in yet"
     assert float(nobody["score"]) == 0 and float(nobody["auto_score"]) == 0
 
-    done = subprocess.run([sys.executable, "-m", "autograder.lms", "--to", "lms.csv"], cwd=course, env=env(),
+    done = subprocess.run([sys.executable, "-m", "autograder.outputs.lms", "--to", "lms.csv"], cwd=course, env=env(),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 of them have written answers not graded yet" in done.stdout
@@ -167,7 +167,7 @@ def test_grades_csv_has_parts_and_keeps_manual_points_apart(tmp_path, monkeypatc
     config = course / "nbgrader_config.py"
     config.write_text(config.read_text() + '\nc.GraderSettings.canvas_column = "Modules and SGD (424242)"\n'
                       'c.GraderSettings.canvas_roster = "canvas-export.csv"\nc.GraderSettings.canvas_partial = True\n')
-    done = subprocess.run([sys.executable, "-m", "autograder.lms", "--to", "lms.csv"], cwd=course, env=env(),
+    done = subprocess.run([sys.executable, "-m", "autograder.outputs.lms", "--to", "lms.csv"], cwd=course, env=env(),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "'Modules and SGD (424242)'" in done.stdout, done.stdout + done.stderr
     assert "points graded so far" in done.stdout and "no Canvas user id" not in done.stdout
@@ -180,7 +180,7 @@ def test_grades_csv_has_parts_and_keeps_manual_points_apart(tmp_path, monkeypatc
 
 def test_make_grades_lms_without_a_gradebook_says_so(tmp_path):
     course = course_copy(tmp_path / "course")
-    done = subprocess.run([sys.executable, "-m", "autograder.lms"], cwd=course, env=env(), capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "autograder.outputs.lms"], cwd=course, env=env(), capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 1 and "run `make grade` first" in done.stderr
 
@@ -196,7 +196,7 @@ def test_no_cell_of_grades_csv_or_the_canvas_csv_is_a_formula(tmp_path, monkeypa
     reach both files as text with a leading quote, as OWASP advises; the scores stay numbers."""
     from nbgrader.api import Gradebook
 
-    from autograder.inert import spreadsheet_cell
+    from autograder.outputs.inert import spreadsheet_cell
 
     monkeypatch.setenv("PATH", env()["PATH"])
     course = course_copy(tmp_path / "course")
@@ -205,7 +205,7 @@ def test_no_cell_of_grades_csv_or_the_canvas_csv_is_a_formula(tmp_path, monkeypa
         for student, (last, first, email) in FORMULAS.items():
             gb.add_student(student, last_name=last, first_name=first, email=email)
     for command in ([str(VENV_BIN / "nbgrader"), "export"],
-                    [sys.executable, "-m", "autograder.lms", "--to", "lms.csv"]):
+                    [sys.executable, "-m", "autograder.outputs.lms", "--to", "lms.csv"]):
         done = subprocess.run(command, cwd=course, env=env(), capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     for name in ("grades.csv", "lms.csv"):

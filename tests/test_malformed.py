@@ -1,6 +1,6 @@
 """Malformed notebooks (issue 9, item 4): each is one student's one-line reason, never the class's end.
 
-autograder/validate.py checks every submission before grading; these tests give it each malformed
+autograder/intake/validate.py checks every submission before grading; these tests give it each malformed
 kind an attacker found or could write, then grade a class made of them and one honest student.
 """
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from catalogue_hostile import HOSTILE
 
-from autograder import student_autograde
-from autograder.intake import IntakeRules
+from autograder.classroom import student_autograde
+from autograder.intake.files import IntakeRules
+from autograder.intake.validate import MAX_DEPTH, read_submission, validate_notebook
 from autograder.settings import GraderSettings, load_config
-from autograder.validate import MAX_DEPTH, read_submission, validate_notebook
 from bench.course import gradebook_scores
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_class, release_notebook, solution_notebook
 
@@ -156,7 +156,7 @@ def test_read_submission_gives_the_reason_and_the_course_limit(tmp_path):
 
 
 def test_a_timestamp_txt_nbgrader_cannot_read_is_a_reason(tmp_path):
-    from autograder.validate import TIMESTAMP_BYTES, timestamp_problem
+    from autograder.intake.validate import TIMESTAMP_BYTES, timestamp_problem
 
     stamp = tmp_path / "timestamp.txt"
     assert timestamp_problem(tmp_path) is None  # none: nbgrader grades it as on time

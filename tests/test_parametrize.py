@@ -1,4 +1,4 @@
-"""autograder/parametrize.py: the suites' checks are the same whether their marks come from pytest or from
+"""autograder/checks/parametrize.py: the suites' checks are the same whether their marks come from pytest or from
 the stand-in the grader imports them with when pytest is not imported (`MARKS_ONLY`)."""
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
-from autograder.parametrize import uses_marks_only
-from autograder.suites import load_suites
+from autograder.checks.parametrize import uses_marks_only
+from autograder.checks.suites import load_suites
 from conftest import ASSIGNMENT, ROOT
 
 LISTING = """
 import json, sys
 from autograder.assignment import find_assignment
-from autograder.suites import load_suites
+from autograder.checks.suites import load_suites
 from pathlib import Path
 suites = load_suites(find_assignment(Path(sys.argv[1]), sys.argv[2]))
 print(json.dumps({"pytest imported": "pytest" in sys.modules,

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_markdown_cell, new_notebook, new_raw_cell
 
-from autograder.preprocessors.sanitize_markdown import SanitizeMarkdown, render
+from autograder.nbgrader_glue.preprocessors.sanitize_markdown import SanitizeMarkdown, render
 from conftest import ROOT, release_notebook, solution_notebook
 
 HONEST = r"""**My answer.** The gradient $\mathbf{w}$ *accumulates*: each call adds to `p.grad`, so
@@ -176,8 +176,8 @@ def test_it_runs_in_the_autograde_sanitize_step_after_locked_cells_are_restored(
     from autograder.settings import load_config
 
     steps = list(load_config(ROOT).Autograde.sanitize_preprocessors)
-    name = "autograder.preprocessors.sanitize_markdown.SanitizeMarkdown"
-    assert steps.index(name) > steps.index("autograder.preprocessors.overwrite_cells_at_once.OverwriteCellsAtOnce")
+    name = "autograder.nbgrader_glue.preprocessors.sanitize_markdown.SanitizeMarkdown"
+    assert steps.index(name) > steps.index("autograder.nbgrader_glue.preprocessors.overwrite_cells_at_once.OverwriteCellsAtOnce")
     assert steps.index("nbgrader.preprocessors.ClearOutput") < steps.index(name)
 
 

@@ -12,7 +12,7 @@ from conftest import ASSIGNMENT, NOTEBOOK, ROOT
 
 PAGE = ROOT / "docs" / "submission-path.md"
 STEP = re.compile(r"^\d+\. `([\w.]+)`", re.M)
-VALUES = {"settings", "assignment", "submission", "parametrize", "modules", "inert"}  # values built once and handed down
+VALUES = {"settings", "assignment", "submission", "checks.parametrize", "checks.modules", "outputs.inert"}  # values built once and handed down
 # (submission: the notebook being graded, made by validate and filled in by suites; parametrize, modules: the suites'
 # checks, imported from their files and expanded when they load; inert: text made safe to print): read, not visited
 
@@ -39,9 +39,15 @@ def resolve(name: str):
     raise ImportError(name)
 
 
+def kit_module(name: str) -> str:
+    """A module of the kit as the page names it: its path under autograder, the sandbox counted as one."""
+    name = name.removeprefix("autograder.")
+    return "sandbox" if name.split(".")[0] == "sandbox" else name
+
+
 def module_of(step: str) -> str:
-    """The kit's module a step is in, a package counted as one (sandbox.program is sandbox)."""
-    return step.split(".")[0] if not step.startswith("preprocessors.") else ".".join(step.split(".")[:2])
+    """The kit's module a step's function or class is defined in."""
+    return kit_module(resolve(step).__module__)
 
 
 def test_every_step_names_a_function_of_the_code():
@@ -56,15 +62,14 @@ def test_make_grade_never_returns_to_a_module_it_left():
     order = [module_of(s) for s in steps("`make grade`") if not s.startswith("nbgrader.")]
     turns = [m for i, m in enumerate(order) if m in order[:i] and order[i - 1] != m]
     assert turns == [], order
-    assert order.index("grading") < order.index("suites") < order.index("sandbox") < order.index("report")
+    assert order.index("grading") < order.index("checks.suites") < order.index("sandbox") < order.index("report")
 
 
 def _kit_module(frame) -> str | None:
     name = frame.f_globals.get("__name__", "")
     if not name.startswith("autograder."):
         return None
-    parts = name.split(".")[1:]
-    return ".".join(parts[:2]) if parts[0] == "preprocessors" else parts[0]
+    return kit_module(name)
 
 
 def test_one_grade_json_run_visits_the_listed_modules_in_order_and_never_calls_back():
@@ -107,7 +112,7 @@ def test_one_grade_json_run_visits_the_listed_modules_in_order_and_never_calls_b
     assert visited == set(order), (sorted(visited), order)
     backwards = {(a, b, f) for a, b, f in calls if order.index(b) <= order.index(a)}
     assert not backwards, sorted(backwards)
-    # prepare_class reads the kept answers before grade_one runs; sandbox is reached through suites, intake through
-    # validate
-    assert after_grade_one == [m for m in order[order.index("grading"):] if m not in ("sandbox", "answer_cache", "intake")], \
+    # prepare_class reads the kept answers before grade_one runs; sandbox is reached through suites, intake.files
+    # through intake.validate
+    assert after_grade_one == [m for m in order[order.index("grading"):] if m not in ("sandbox", "checks.answer_cache", "intake.files")], \
         after_grade_one

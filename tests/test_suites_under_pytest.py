@@ -1,4 +1,4 @@
-"""The hidden suites under pytest itself (autograder/pytest_plugin.py) agree with the grader, check by check.
+"""The hidden suites under pytest itself (autograder/checks/pytest_plugin.py) agree with the grader, check by check.
 
 For every entry of the bug catalogue (the reference with one mutation, tests/catalogue_bugs.py), and for
 the reference, the reference without its `sgd` cell and the blank release, the notebook is written to a file and run twice:
@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 from catalogue_bugs import BUGS
 
+from autograder.classroom.mutate import apply
 from autograder.grading import grade_submissions
-from autograder.mutate import apply
 from autograder.settings import GraderSettings, load_config
 from autograder.submission import Submission
 from conftest import ASSIGNMENT, ROOT, course_copy, release_notebook, solution_notebook, write_notebook

@@ -1,9 +1,9 @@
 """A whole term as an instructor lives it, in order (the tests of the `term` course build on each other): grade, hand grade, export, grade again; a check fixed mid-term
 (previewed, then applied); a late submission under the configured late policy.
 
-Each `make grade` after the first grades only what changed (autograder/changes.py); a hand grade is flagged for
+Each `make grade` after the first grades only what changed (autograder/classroom/changes.py); a hand grade is flagged for
 review only when its answer changed (SaveAutoGradesAtOnce); a regrade that changed suites would make is previewed
-and applied only with CONFIRM=yes (autograder/preview.py)."""
+and applied only with CONFIRM=yes (autograder/classroom/preview.py)."""
 from __future__ import annotations
 
 import csv
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_lifecycle import STEM, csv_rows, gradebook, make, put_submission
 
-from autograder.preview import read_table
+from autograder.classroom.preview import read_table
 from conftest import ASSIGNMENT, course_copy, release_notebook, solution_notebook
 
 pytestmark = pytest.mark.slow
@@ -164,7 +164,7 @@ def test_a_late_submission_gets_the_configured_penalty_and_is_named(tmp_path):
     course = course_copy(tmp_path / "course")
     config = course / "nbgrader_config.py"
     config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
-                      'c.AssignLatePenalties.plugin_class = "autograder.late.LatePenalty"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
                       'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
     put_submission(course, "ada", solution_notebook())
     put_submission(course, "lou", solution_notebook())

@@ -1,4 +1,4 @@
-"""autograder/tuning.py: nbgrader's Gradebooks share one engine per URL and make their tables once, and what
+"""autograder/nbgrader_glue/tuning.py: nbgrader's Gradebooks share one engine per URL and make their tables once, and what
 they record is the same."""
 import os
 import sys
@@ -6,7 +6,7 @@ import sys
 from nbgrader.api import Gradebook
 from sqlalchemy import event
 
-from autograder.tuning import _ENGINES, tune_nbgrader
+from autograder.nbgrader_glue.tuning import _ENGINES, tune_nbgrader
 
 
 def test_the_second_gradebook_asks_no_schema_questions_and_sees_the_first_ones_rows(tmp_path, monkeypatch):
@@ -32,7 +32,7 @@ def test_a_gradebook_gets_the_indexes_and_its_grade_lookups_use_them(tmp_path, m
     of a submitted notebook's grades and comments use them instead of reading every row."""
     import sqlite3
 
-    from autograder.tuning import INDEXES
+    from autograder.nbgrader_glue.tuning import INDEXES
 
     monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}")
     path = tmp_path / "gradebook.db"

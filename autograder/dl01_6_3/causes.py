@@ -9,7 +9,7 @@ back, before they compare a consequence.
 import sys
 from pathlib import Path
 
-from autograder.modules import import_file
+from autograder.checks.modules import import_file
 
 _PUBLIC = Path(__file__).resolve().parents[2] / "release" / Path(__file__).parent.name / "causes.py"
 _public = import_file(__name__, _PUBLIC)

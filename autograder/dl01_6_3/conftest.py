@@ -1,4 +1,4 @@
-"""pytest runs these hidden suites on one notebook through the kit's plugin (autograder/pytest_plugin.py):
+"""pytest runs these hidden suites on one notebook through the kit's plugin (autograder/checks/pytest_plugin.py):
 
     .venv/bin/python -m pytest autograder/dl01_6_3 --notebook PATH.ipynb
 
@@ -14,4 +14,4 @@ for _folder in (_HERE.parent.parent, _HERE):  # the course root (the `autograder
 
 # Imported rather than named in `pytest_plugins`, so that collecting a parent folder (pytest autograder)
 # still works: pytest refuses `pytest_plugins` in a conftest below the rootdir once it is configured.
-from autograder.pytest_plugin import *  # noqa: E402,F403 (after the sys.path set-up above; the hooks are all its names)
+from autograder.checks.pytest_plugin import *  # noqa: E402,F403 (after the sys.path set-up above; the hooks are all its names)

@@ -1,5 +1,5 @@
 {#- nbgrader 0.9.6's base.tpl (server_extensions/formgrader/templates), which every formgrader page extends, as the
-    kit serves it (autograder/formgrader_pages.py): a lang, the sidebar a navigation landmark whose list holds only
+    kit serves it (autograder/nbgrader_glue/formgrader_pages.py): a lang, the sidebar a navigation landmark whose list holds only
     its items, the page's body a main landmark, readable.css (contrast, underlined links), folding panels without
     tab roles, and a name for each icon-only link, dialog and dialog field nbgrader's scripts draw. The rest is
     nbgrader's. -#}

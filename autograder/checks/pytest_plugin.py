@@ -1,0 +1,270 @@
+"""The hidden suites under pytest itself: `pytest autograder/<assignment> --notebook PATH`.
+
+An instructor debugging a grade runs the suite files with the tool they are written for:
+
+    .venv/bin/python -m pytest autograder/dl01_6_3 --notebook submitted/<student>/dl01_6_3/modules_and_sgd.ipynb -k step
+
+Each `test_*` function and parametrize case is one check, named as the grader names it, and passes or
+fails as it does in `python -m autograder grade PATH`: the class is prepared as the grader prepares it
+(grading.prepare_class: the suites, the reference's answers, the redactor, the instructor's files closed)
+and graded by the grader's own `suites.Grader`: the same runners (`Grader.part_runner`), whose answers a
+part's checks ask for are fetched as the grader fetches them (suites.run_checks, in batches, so the part's
+process sees the same calls in the same order, whichever checks `-k` selects; a call outside them, made
+by a check pytest runs, is fetched at once, alone), on the same programs (`suites.part_program`: the
+student's cells the suite file names in STUDENT_CELLS, the public release's blank stubs for the rest),
+in the same sandboxes (`sandbox.policy`: student code in a child process, confined as the grader
+confines a submission when it runs as root; the reference in a sandbox of its own). Student code never
+runs in the pytest process. A failing check reports the grader's one line (the assertion's message,
+or why student code gave no answer), redacted as the grader redacts it; `--tb=long` (or any style but
+the default) shows pytest's own report instead. `--report-json PATH` writes every check's
+{"part", "name", "passed", "message"} (tests/test_suites_under_pytest.py compares it with the grader's).
+
+Without --notebook, the suites skip and say how to run them. The suite folder's conftest.py loads
+this plugin (autograder/dl01_6_3/conftest.py); the course's root conftest.py keeps pytest from importing
+any conftest.py of the submission's folders (pytest_plugin_registered). The suite files are imported from their files, not
+through pytest's assertion rewriter, by the grader's own loader (suites.import_suite): a message is
+the check's own.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shlex
+import types
+import weakref
+from pathlib import Path
+
+import pytest
+
+__all__ = ["pytest_addoption", "pytest_pycollect_makemodule", "pytest_collection_modifyitems",
+           "pytest_runtest_makereport", "pytest_terminal_summary", "pytest_sessionstart",
+           "pytest_sessionfinish",
+           "student", "reference"]
+
+HOW = ("the hidden suites grade one notebook: run them as "
+       "`.venv/bin/python -m pytest autograder/<assignment> --notebook PATH.ipynb`")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("autograder", "the kit's hidden suites (autograder/checks/pytest_plugin.py)")
+    group.addoption("--notebook", metavar="PATH", default=None,
+                    help="the submission to run the hidden suites on (as `python -m autograder grade PATH`)")
+    group.addoption("--report-json", metavar="PATH", default=None,
+                    help="write every check's part, name, pass or fail and message to PATH as JSON")
+
+
+class SuiteModule(pytest.Module):
+    """A hidden suite file, imported from its file as the grader imports it (no assertion rewriting)."""
+
+    def _getobj(self):
+        from .suites import import_suite
+
+        return import_suite(self.path)
+
+
+def _is_suite_file(path: Path) -> bool:
+    return path.name.startswith("test_") and path.suffix == ".py" and (path.parent / "probes.py").is_file() \
+        and path.parent.parent.name == "autograder"
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector):
+    if _is_suite_file(Path(module_path)):
+        return SuiteModule.from_parent(parent, path=Path(module_path))
+    return None
+
+
+def _suite_module(item: pytest.Item) -> SuiteModule | None:
+    node = item.getparent(SuiteModule)
+    return node if isinstance(node, SuiteModule) else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without --notebook, skip the suites' checks; with it, a failed check reports the grader's line.
+
+    (With pytest's default traceback style only: `--tb=long` and the others show pytest's own report.)
+    """
+    skip = pytest.mark.skip(reason=HOW) if config.getoption("notebook") is None else None
+    one_line = config.option.tbstyle == "auto"
+    for item in items:
+        if _suite_module(item) is not None:
+            if skip:
+                item.add_marker(skip)
+            elif one_line:
+                item.repr_failure = functools.partial(_printed_message, item)  # type: ignore[method-assign]  # no hook sets one item's failure text
+
+
+# ----------------------------------------------------------- no conftest.py of a submission's folder
+
+
+_GUARDED: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def pytest_plugin_registered(plugin, plugin_name, manager) -> None:
+    """(Imported by the course's root conftest.py, which pytest loads before any conftest below it.)
+
+    pytest reads its command line once before it knows `--notebook`, takes the notebook's path for a test
+    path, and loads every conftest.py in the folders above it: a submission's folder may hold one (nbgrader
+    submit copies the student's whole folder, the public checks' conftest.py with it), and it would run in
+    this process. Each of those is registered here first as an empty stand-in, which pytest then takes for
+    that conftest already loaded, so it never imports it.
+    """
+    config = manager.get_plugin("pytestconfig")
+    if config is None or manager in _GUARDED:
+        return
+    _GUARDED.add(manager)
+    args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
+    notebooks = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--notebook"]
+    for notebook in notebooks:
+        folder = (Path(config.invocation_params.dir) / notebook).absolute().parent
+        for parent in (folder, *folder.parents):
+            conftest = parent / "conftest.py"
+            if conftest.is_file() and manager.get_plugin(str(conftest)) is None:
+                manager.register(types.ModuleType(f"{conftest} (not loaded: a submission's folder)"), name=str(conftest))
+
+
+# ------------------------------------------------------------------------------ the runs
+
+
+class _Grading:
+    """One notebook's grading, for the session: its class prepared as the grader prepares it, and its
+    Grader, whose two sandboxes' workers start when the first check asks."""
+
+    def __init__(self, config: pytest.Config, suite_dir: Path) -> None:
+        from ..assignment import Assignment
+        from ..grading import prepare_class
+        from ..intake.validate import read_submission
+        from ..settings import GraderSettings, load_config
+        from .suites import Grader
+
+        root = suite_dir.parent.parent
+        settings = GraderSettings(config=load_config(root))
+        path = Path(config.getoption("notebook"))
+        if not path.is_absolute():
+            path = Path(config.invocation_params.dir) / path
+        self.submission = read_submission(str(path), path, settings.notebook_kb * 1024)
+        self.prepared = prepare_class(Assignment(root, suite_dir.name), settings)
+        self.grader = Grader(self.prepared)
+        self.begun = False
+
+    def student(self, module) -> object:
+        """A runner on the part's program: the student's cells the suite names, blank stubs for the rest.
+
+        Its answers are fetched first as the grader fetches them: the part's checks are run once by
+        suites.run_checks, in batches, so the part's process sees the very calls in the very order it
+        sees when the notebook is graded (a part that takes one cell runs them all in one process, and a
+        check can depend on what earlier calls left behind, such as a default `found=[]`). The checks
+        pytest then runs find their answers there, whichever of them `-k` selects; any other call is
+        fetched at once, alone.
+        """
+        from .suites import run_checks
+
+        if self.submission.notebook is None:
+            pytest.fail(self.submission.error, pytrace=False)
+        if not self.begun:  # one session for the whole submission, with its time budget, as the grader does
+            self.grader.begin_session()
+            self.begun = True
+        part = Path(module.__file__).stem
+        suite = next(s for s in self.prepared.suites if s.grade_id == part)
+        runner = self.grader.part_runner(self.submission, suite)
+        run_checks(suite.checks, runner, self.grader.reference)
+        return runner
+
+    def close(self) -> None:
+        if self.begun:
+            self.grader.end_session(self.submission)
+        self.grader.close()
+
+
+_GRADINGS: dict[Path, _Grading] = {}
+
+
+def _grading(request: pytest.FixtureRequest) -> _Grading:
+    if request.config.getoption("notebook") is None:
+        pytest.skip(HOW)
+    folder = Path(request.module.__file__).resolve().parent
+    if folder not in _GRADINGS:
+        _GRADINGS[folder] = _Grading(request.config, folder)  # closed at the session's end
+    return _GRADINGS[folder]
+
+
+@pytest.fixture(scope="module")
+def student(request: pytest.FixtureRequest):
+    """The suite file's part of the submission, in the sandbox: `.run(probe, **kwargs)` gives plain data or fails."""
+    return _grading(request).student(request.module)
+
+
+@pytest.fixture(scope="module")
+def reference(request: pytest.FixtureRequest):
+    """The reference solution, in a sandbox of its own: `.run(probe, **kwargs)` gives plain data.
+
+    One runner for the session (its answers kept for every part), as the grader keeps one."""
+    return _grading(request).grader.reference
+
+
+# --------------------------------------------------------------------------- the report
+
+
+_RESULTS: list[dict] = []  # every check's outcome, in the order run
+_LIMITS: list[str] = []  # the limits the submission hit
+
+
+def _message(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str:
+    """The grader's line for a failed check: suites.failure_message, redacted as the grader's report is."""
+    from .suites import failure_message
+
+    funcargs = item.funcargs if isinstance(item, pytest.Function) else {}  # a suite's checks are all functions
+    message = failure_message(excinfo.value, getattr(funcargs.get("student"), "missing", ""))
+    grading = _GRADINGS.get(item.path.resolve().parent)
+    if grading is not None:
+        message = grading.prepared.redactor(message)
+    return message
+
+
+def _printed_message(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str:
+    """The line pytest prints for a failed check: the grader's line with its control characters removed
+    (the report JSON keeps the grader's line as it is)."""
+    from ..outputs.inert import terminal_text
+
+    return terminal_text(_message(item, excinfo))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    module = _suite_module(item)
+    if module is None or report.when != "call":
+        return report
+    message = _message(item, call.excinfo) if report.failed and call.excinfo is not None else ""
+    _RESULTS.append({"part": module.path.stem, "name": item.name, "passed": report.passed, "message": message})
+    return report
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    if config.getoption("notebook") is None or not _RESULTS:
+        return
+    parts: dict[str, list[bool]] = {}
+    for result in _RESULTS:
+        parts.setdefault(result["part"], []).append(result["passed"])
+    terminalreporter.section("hidden suites")
+    for part, passed in parts.items():
+        terminalreporter.line(f"{part}: {sum(passed)} of {len(passed)} checks passed")
+    if _LIMITS:
+        terminalreporter.line(f"limits hit: {', '.join(_LIMITS)}")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _RESULTS.clear()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
+    """End the submission's session (its sandboxes close), then write --report-json."""
+    limits = []
+    while _GRADINGS:
+        grading = _GRADINGS.pop(next(iter(_GRADINGS)))
+        grading.close()
+        limits += grading.submission.limits
+    _LIMITS[:] = sorted(set(limits))
+    path = session.config.getoption("report_json")
+    if path:
+        Path(path).write_text(json.dumps({"checks": _RESULTS, "limits": _LIMITS}, indent=1))

@@ -1,0 +1,336 @@
+"""Run an assignment's hidden suites against submissions and collect reports.
+
+The suites live in autograder/<assignment>/, one file per grade cell (test_step.py scores the
+grade cell `test_step`). They are written as pytest tests: each `test_*` function, expanded by its
+`pytest.mark.parametrize` marks, is one check, and takes the fixtures `student` and `reference`.
+Each file names the solution cells it takes from the student (`STUDENT_CELLS`); every other solution
+cell comes from the public release (blank stubs), and the probes call only the stub their part grades,
+so a bug costs one part and the reference never runs next to student code. A check asks a runner to
+run a probe (a function of probes.py) in the sandbox and compares the plain data that comes back with
+the reference's answers (fetched from a sandbox that runs the reference alone), here, in the grader's
+process.
+
+The grader runs the checks itself rather than through pytest, so that a part's probe calls can go
+to the sandbox as one batch: it runs every check of the part, noting the answers they wait for,
+fetches those in one batch, and runs the waiting checks again, until none waits.
+
+What every grading process of a class shares is one PreparedClass (the suites, the reference's answers,
+the redactor), made once by grading.prepare_class before the pool forks; a Grader is made from it, by
+the batched grader and by the pytest plugin (autograder/checks/pytest_plugin.py) alike.
+"""
+from __future__ import annotations
+
+import sys
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+from ..assignment import Assignment
+from ..outputs.redaction import Redactor
+from ..report import CheckResult
+from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
+from ..sandbox.policy import reference_sandbox, student_sandbox
+from ..settings import GraderSettings
+from ..submission import Submission
+from .modules import import_file
+from .parametrize import MARKS_ONLY, Check, expand, uses_marks_only
+
+
+class CheckFailed(AssertionError):
+    """Student code did not give an answer; the message is the one-line reason."""
+
+
+class _Waiting(BaseException):
+    """A check asked for an answer not fetched yet. (Not an Exception: no check may catch it.)"""
+
+
+# ------------------------------------------------------------------------ the suites
+
+
+@dataclass(frozen=True)
+class Suite:
+    grade_id: str
+    student_cells: tuple[str, ...] | str
+    checks: list[Check]
+
+
+def import_suite(path: Path) -> ModuleType:
+    """One hidden suite file as a module: the one way the grader and the pytest plugin import it.
+
+    Imported from its file directly, so no import hook (such as pytest's assertion rewriter in the
+    kit's own tests) rewrites it: its code must never appear in a message. Its folder is on sys.path
+    while it runs, for the modules it imports by name (probes.py, causes.py).
+    """
+    folder = str(path.parent)
+    sys.path.insert(0, folder)
+    stand_in = "pytest" not in sys.modules and uses_marks_only(path.read_text())
+    if stand_in:  # pytest's marks without importing pytest (parametrize.MARKS_ONLY says why)
+        sys.modules["pytest"] = MARKS_ONLY
+    try:
+        return import_file(f"hidden_{path.parent.name}_{path.stem}", path)
+    finally:
+        sys.path.remove(folder)
+        if stand_in:
+            del sys.modules["pytest"]
+
+
+def load_suites(assignment: Assignment) -> list[Suite]:
+    """The hidden suites of `assignment`, one per suite file, in the order of their names."""
+    suites = []
+    for path in sorted(assignment.suite_dir.glob("test_*.py")):
+        module = import_suite(path)
+        tests = [value for name, value in vars(module).items() if name.startswith("test_") and callable(value)]
+        suites.append(Suite(path.stem, getattr(module, "STUDENT_CELLS", "all"),
+                            [check for test in tests for check in expand(test)]))
+    return suites
+
+
+# ---------------------------------------------------------------------- running them
+
+
+_BATCHING: ContextVar[bool] = ContextVar("batching", default=False)  # True while run_checks runs checks
+
+
+class Runner:
+    """What a check calls: run a probe on one program, return plain data or fail with a reason.
+
+    A probe called again with the same arguments gives the same answer (probes are seeded), so
+    each answer is asked for once, and every check that asks gets that same object: checks must
+    not change it. Within run_checks, an answer not fetched yet stops the check (`_Waiting`) and is
+    noted; `fetch` then asks the sandbox for every noted answer in one batch. Outside it (a check
+    pytest runs itself, autograder/checks/pytest_plugin.py), an answer not fetched yet is fetched at once, alone.
+    """
+
+    def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
+                 together: bool = False) -> None:
+        self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
+        self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
+        self.fetched_together: set[tuple[str, str]] = set()
+        self.memo: dict[tuple[str, str], Outcome] = {}
+        self.wanted: dict[tuple[str, str], tuple[Callable, dict]] = {}
+        self.timed_out = False
+        self.missing = ""  # the load error of a solution cell missing from the notebook, once an answer shows one
+
+    def run(self, probe: Callable, **kwargs: Any) -> Any:
+        key = (probe.__name__, repr(sorted(kwargs.items())))
+        if key not in self.memo:
+            if self.timed_out:
+                raise CheckFailed(NOT_RUN_AFTER_TIME_OUT)
+            self.wanted.setdefault(key, (probe, kwargs))
+            if _BATCHING.get():
+                raise _Waiting
+            self.fetch()
+        outcome = self.memo[key]
+        if outcome.ok:
+            return outcome.value
+        if self.submission is None:
+            raise RuntimeError(f"the reference solution failed {probe.__name__}: {outcome.reason}")
+        raise CheckFailed(self.explain(outcome))
+
+    def fetch(self) -> bool:
+        """Fetch every answer noted as wanted, in one batch; False when none was."""
+        if not self.wanted:
+            return False
+        keys, calls = list(self.wanted), list(self.wanted.values())
+        self.wanted.clear()
+        together = self.together and _BATCHING.get()  # a check pytest runs itself fetches alone
+        outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh, together=together)
+        for index, (key, outcome) in enumerate(zip(keys, outcomes)):
+            self.memo[key] = outcome
+            self.missing = self.missing or next((e for e in outcome.load_errors if MISSING in e), "")
+            if together and index > 0:  # not the submission's answer yet: a limit it hit counts if it is hit alone
+                self.fetched_together.add(key)  # (the first call of a batch ran as it would alone: its answer counts)
+                continue
+            if outcome.limit and self.submission is not None:
+                self.submission.limits.append(outcome.limit)
+            self.timed_out = self.timed_out or (outcome.limit == "time" and not self.fresh)
+        return True
+
+    def run_alone(self) -> bool:
+        """Forget the answers fetched together but the first of each batch (which ran as it would alone): each
+        call is fetched again in a child of its own. False when no such answer was fetched together."""
+        if not self.fetched_together:
+            return False
+        for key in self.fetched_together:
+            del self.memo[key]
+        self.fetched_together.clear()
+        self.together = False
+        return True
+
+    def explain(self, outcome: Outcome) -> str:
+        """The reason, plus the load error behind it when a name is missing because a cell failed (a cell
+        missing from the notebook, when one is, explains a missing name better than a stub that raised)."""
+        if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")) and outcome.load_errors:
+            return f"{outcome.reason} (because {self.missing or outcome.load_errors[0]})"
+        return outcome.reason
+
+
+def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
+    """Run one check; None while it waits for an answer."""
+    try:
+        check.test(student, reference, **check.params)
+    except _Waiting:
+        return None
+    except Exception as error:
+        return CheckResult(check.name, False, failure_message(error, student.missing))
+    return CheckResult(check.name, True, "")
+
+
+def failure_message(error: BaseException, missing: str = "") -> str:
+    """A failed check's one line: the assertion's message (a CheckFailed's reason), else what went wrong;
+    with `missing` (the load error of a solution cell missing from the notebook), that cause too."""
+    message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
+    if not isinstance(error, AssertionError):
+        message = f"the check could not run: {type(error).__name__}: {message}"
+    if missing and "missing" not in message:  # the cause, not its consequence
+        message = f"{message} (because {missing})"
+    return message
+
+
+def run_checks(checks: list[Check], student: Runner, reference: Runner) -> list[CheckResult]:
+    """Every check's result. A part whose calls the student's runner fetches together (all in one child of
+    the loaded program, Runner.together) keeps those results only if every check passes; otherwise every
+    check runs again, each call in a child of its own, and those results count: what one call leaves behind
+    never costs another, and a part that passes costs one process, not one a call."""
+    results = _run_rounds(checks, student, reference)
+    if not all(result.passed for result in results) and student.run_alone():
+        results = _run_rounds(checks, student, reference)
+    return results
+
+
+def _run_rounds(checks: list[Check], student: Runner, reference: Runner) -> list[CheckResult]:
+    """Run every check, fetch what they wait for in one batch each, run the waiting again, until none waits."""
+    results: list[CheckResult | None] = [None] * len(checks)
+    waiting = list(range(len(checks)))
+    batching = _BATCHING.set(True)
+    try:
+        while waiting:
+            for index in waiting:
+                results[index] = _result(checks[index], student, reference)
+            waiting = [index for index in waiting if results[index] is None]
+            fetched = [runner.fetch() for runner in (reference, student)]
+            if waiting and not any(fetched):
+                raise RuntimeError(f"{checks[waiting[0]].name} waits for an answer it never asked for (a grader bug)")
+    finally:
+        _BATCHING.reset(batching)
+    return [result for result in results if result is not None]  # all of them: none is waiting
+
+
+def _reference_runner(assignment: Assignment, sandbox: Sandbox, fresh: bool = True) -> Runner:
+    """A runner on the whole reference solution (every cell the reference's own), with no answer yet.
+
+    Its sandbox runs the reference alone: no student code ever runs next to it. Where the course holds no
+    reference (the Gradescope zip), only the answers it was shipped with (_ShippedAnswers).
+    """
+    if not assignment.has_reference:
+        return _ShippedAnswers(sandbox, [], None, fresh=fresh)
+    program = program_from_notebook(assignment.reference, assignment.source, student_cells="all")
+    return Runner(sandbox, program, None, fresh=fresh)
+
+
+class _ShippedAnswers(Runner):
+    """The reference where only its answers were shipped: a call not among them is the grader's failure (a
+    RuntimeError, so no score is given), never an answer made up."""
+
+    def fetch(self) -> bool:
+        if not self.wanted:
+            return False
+        probe = next(iter(self.wanted))[0]
+        raise RuntimeError(f"the reference's answer to a {probe} call is not among the answers shipped with the "
+                           "grader: build the zip again with make gradescope")
+
+
+def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[Cell]:
+    """What one part runs for a submission: the student's cells the suite names, and for every other
+    solution cell the public release's blank stub, never the reference (nothing of the answer key may
+    enter a process that runs student code). Its probes call only the stub they grade."""
+    return program_from_notebook(notebook, assignment.source, assignment.release, suite.student_cells)
+
+
+def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: bool = False) -> dict[tuple[str, str], Outcome]:
+    """The reference's answer to every probe call its checks make, with the reference in the student's
+    place too, so every call a correct submission leads to is answered (grading.prepare_class fetches
+    them once for the class).
+
+    Not `fresh`, the calls share one process: the reference leaves nothing behind that changes an
+    answer (tests/test_grading.py checks that both ways give the same answers).
+    """
+    with reference_sandbox(assignment, settings) as sandbox:
+        runner = _reference_runner(assignment, sandbox, fresh)
+        for suite in load_suites(assignment):
+            run_checks(suite.checks, runner, runner)
+    return runner.memo
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedClass:
+    """What every grading process of a class shares, made once by grading.prepare_class before the pool
+    forks (the processes inherit it), and handed to each Grader: the assignment and the settings the
+    entry point built, the hidden suites, the reference's answers, and the redactor of every message.
+
+    A call only a wrong submission leads to is not among the answers: a Grader fetches it (in a fresh
+    child of its reference sandbox) when a check asks for it.
+    """
+
+    assignment: Assignment
+    settings: GraderSettings
+    suites: list[Suite]
+    reference_answers: dict[tuple[str, str], Outcome]
+    redactor: Redactor
+
+
+class Grader:
+    """Grades submissions of a prepared class one after another in this process, with two warm sandboxes.
+
+    The one way to grade with the hidden suites: the batched grader (grade) and the pytest plugin (a
+    session, then part_runner and run_checks, part by part) both make one from a PreparedClass. The
+    reference's answers are kept for every submission it grades; its sandbox starts only if a check asks
+    for one not fetched yet.
+    """
+
+    def __init__(self, prepared: PreparedClass, student_box: Sandbox | None = None) -> None:
+        """`student_box`: the class's student sandbox, made (and perhaps started) before; by default a new one."""
+        self.prepared = prepared
+        self.student_box = student_box or student_sandbox(prepared.assignment, prepared.settings)
+        self.student_box.start()  # its worker imports numpy while this process goes on
+        self.reference_box = reference_sandbox(prepared.assignment, prepared.settings)
+        self.reference = _reference_runner(prepared.assignment, self.reference_box)
+        self.reference.memo.update(prepared.reference_answers)
+
+    def begin_session(self) -> None:
+        """Give the next submission a session of its own (a fresh confined process tree) for all its parts,
+        with the time budget for all of them."""
+        self.student_box.begin(self.prepared.settings.budget_seconds)
+
+    def end_session(self, submission: Submission) -> None:
+        """End the submission's session (what it left running ends with it); the limits it hit go to its
+        `limits`."""
+        submission.limits += self.student_box.end()
+
+    def part_runner(self, submission: Submission, suite: Suite) -> Runner:
+        """The runner on the part's program for `submission`, in the student sandbox's current session.
+
+        A part that takes one cell from the student runs its checks one after another in one process:
+        what that cell leaves behind stays within its part. A part that takes the whole notebook starts
+        each check afresh, so state one cell's bug leaves behind cannot cost checks about other cells
+        (run_checks first runs them together in one child, and keeps that only if every check passes).
+        """
+        notebook = submission.notebook
+        assert notebook is not None, "only a notebook that was read is graded"
+        cells = part_program(self.prepared.assignment, notebook, suite)
+        fresh = suite.student_cells == "all"
+        return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh)
+
+    def grade(self, submission: Submission) -> None:
+        """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session."""
+        self.begin_session()
+        for suite in self.prepared.suites:
+            student = self.part_runner(submission, suite)
+            submission.results[suite.grade_id] = run_checks(suite.checks, student, self.reference)
+        self.end_session(submission)
+
+    def close(self) -> None:
+        self.student_box.close()
+        self.reference_box.close()

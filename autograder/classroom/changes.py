@@ -1,0 +1,100 @@
+"""Which students a `make grade` grades: those whose grade's inputs changed since it was given.
+
+A grade is a function of the student's submitted folder, the hidden suites, the reference and the settings that
+can change a score (ledger.Inputs). `plan_class` sorts the class by comparing each student's inputs now with
+those the ledger recorded when the grade was given:
+
+* fresh: new, a changed submitted folder, never recorded, or (nothing else changed) its report.json gone
+  (`make clean-grading`): graded, as the student's own input asks;
+* stale: the same submission, but the suites, the reference or the settings changed: a regrade would change
+  grades the students have seen, so `make grade` previews it and applies it only with CONFIRM=yes (preview.py);
+* unchanged: left alone, every row, flag, page and CSV cell of theirs.
+
+`FORCE=1` (`--force`) grades the unchanged students too; the stale ones are still previewed unless confirmed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from ..assignment import Assignment
+from ..checks.answer_cache import KIT, code_files
+from ..nbgrader_glue.late import due_date_in_force
+from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
+from ..settings import GraderSettings
+from . import ledger
+from .ledger import Inputs
+
+SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "notebook_kb", "budget_seconds", "budget_memory_mb",
+                  "budget_processes", "budget_disk_mb", "message_chars", "message_budget")
+LATE_SECTIONS = ("AssignLatePenalties", "LatePenalty", "LateSubmissionPlugin")
+
+
+def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: object) -> dict[str, str]:
+    """The fingerprints of the course's side of every grade: suites, reference, settings (with the due date
+    in force and the late penalty's configuration)."""
+    config = settings.config
+    values = {name: getattr(settings, name) for name in SCORE_SETTINGS}
+    values["due_date"] = str(due_date or "")
+    values["late"] = {section: dict(config[section]) for section in LATE_SECTIONS if section in config}
+    reference = [assignment.root / "solutions" / assignment.name / assignment.notebook_name,
+                 *code_files(assignment.source_dir, assignment.release_dir)]
+    return {"suites": ledger.files_fingerprint([*code_files(assignment.suite_dir), KIT / "suites.py"], assignment.root),
+            "reference": ledger.files_fingerprint(reference, assignment.root),
+            "settings": ledger.settings_fingerprint(values)}
+
+
+@dataclass
+class Plan:
+    """The class sorted by what changed (module doc); `inputs`: each student's inputs now."""
+
+    fresh: list[str] = field(default_factory=list)
+    stale: dict[str, list[str]] = field(default_factory=dict)  # student -> which of the course's inputs changed
+    unchanged: list[str] = field(default_factory=list)
+    inputs: dict[str, Inputs] = field(default_factory=dict)
+    recorded: dict[str, Inputs] = field(default_factory=dict)  # as the ledger has them, for those it has
+
+    def problem(self, student: str) -> str:
+        """Why an unchanged student was not graded when last tried ("" when graded)."""
+        before = self.recorded.get(student)
+        return before.problem if before else ""
+
+
+def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, submitted: Path,
+               students: list[str], force: bool) -> Plan:
+    """Sort `students` into fresh, stale and unchanged (module doc)."""
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        book = ledger.read(gb.db, assignment.name)
+        gb.db.commit()
+        try:
+            graded = {s.student_id for s in gb.assignment_submissions(assignment.name)}
+        except MissingEntry:
+            graded = set()
+        course = course_inputs(assignment, settings, due_date_in_force(gb, assignment.name, settings.due_date))
+    plan = Plan()
+    for student in students:
+        now = Inputs(ledger.folder_fingerprint(submitted / student / assignment.name), **course)
+        before = Inputs.from_json(book.get(student, {}).get("inputs"))
+        plan.inputs[student] = now
+        if before is not None:
+            plan.recorded[student] = before
+        outputs = bool(before and before.problem) or report_path(coursedir, student, assignment.name).is_file()
+        if before is None or student not in graded or before.submission != now.submission:
+            plan.fresh.append(student)
+        elif changed := before.course_changed(now):
+            plan.stale[student] = changed
+        else:
+            (plan.fresh if force or not outputs else plan.unchanged).append(student)
+    return plan
+
+
+def record_inputs(coursedir, assignment: str, inputs: dict[str, Inputs]) -> None:
+    """What produced each of these students' grades, in the ledger, in one transaction."""
+    if not inputs:
+        return
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        for student, given in inputs.items():
+            ledger.write(gb.db, assignment, student, "inputs", ledger.inputs_json(given))
+        gb.db.commit()

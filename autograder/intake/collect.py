@@ -1,0 +1,352 @@
+"""Sorting an LMS download into submitted/<student>/<assignment>/: nbgrader's zip_collect, with its plugins.
+
+`LmsZipCollect` is nbgrader's ZipCollectApp with the kit's two plugins (`BoundedExtractor`, in unpack.py,
+and `LmsFileNameCollectorPlugin`) and its own choice of what to copy, because nbgrader's stops the whole
+class on one student's duplicate or bad time stamp and replaces whatever submitted/ holds:
+
+* Identities are the LMS's. Each of `named_regexps` (nbgrader_config.py) must match a file's whole path
+  from the download's top level (archive/ itself, or the top of an archive unpacked from it), so only
+  the names the LMS writes give a student: a file in a folder the student uploaded never matches a
+  classmate's name. Besides nbgrader's groups (`student_id`, `file_id`), a pattern may give `name` and
+  `lms_id` (the id is then the name in lower case, letters and digits only, `_` and the LMS's number,
+  e.g. `smithjohn_12345`; `make grades-lms` reads the number back), `attachment` (the LMS's number of
+  the upload, higher for a later one) and `late` (Canvas's LATE marker).
+* An id must be `SAFE_ID` (a-z, 0-9 and _, which nbgrader's folders, URLs and the formgrader take as they
+  are). An id outside it, and an id that two LMS identities would share (or one LMS number under two ids),
+  is "not collected" for those files alone, with the reason in `make grade`'s summary.
+* Two files for one student under one name (Canvas's modules_and_sgd-1.ipynb is a second upload of
+  modules_and_sgd.ipynb) are resolved by the LMS's attachment number, else the LMS's time stamp (the
+  archive entry's time); when neither tells, that student is "not collected: two files".
+* The LMS copy never replaces newer work: a notebook in submitted/ stays when it is newer than the LMS
+  copy, or when it is not the copy an earlier collection wrote there (a regrade's new notebook, a fix by
+  hand); the summary names each one kept. downloaded/<assignment>/collected.json holds what was written.
+* Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the file, and at
+  least a second past the assignment's due date when the gradebook has one.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.apps.zipcollectapp import ZipCollectApp
+from nbgrader.plugins import FileNameCollectorPlugin
+from traitlets import List, Unicode, default
+
+from ..nbgrader_glue.late import due_date_of
+from ..outputs.inert import escaped
+from ..settings import GraderSettings
+from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
+
+RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$")
+SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
+RECORD = "collected.json"
+
+
+def slug(name: str) -> str:
+    """'John Smith' -> 'johnsmith'; accents dropped, letters and digits kept."""
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]", "", plain.lower())
+
+
+SHOWN_CHARS = 160  # an archive entry's name may be 64 KB long: the summary shows its start
+
+
+def shown(text: str) -> str:
+    """`text` for one line of the summary: every character a terminal or a page could act on written as an
+    escape (\\x1b, \\u202e), and cut to SHOWN_CHARS."""
+    return escaped(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")
+
+
+class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
+    """Tries each of `named_regexps` (then nbgrader's `named_regexp`, if set) on a file's path from the
+    download's top level; the first that matches the whole path names the student (module docstring)."""
+
+    named_regexps = List(Unicode(), help="Patterns tried in turn on each file's path (module docstring).").tag(config=True)
+    notebook_name = Unicode("", help="The assignment's notebook: an LMS's renumbered copy of it is collected "
+                                     "under this name.").tag(config=True)
+
+    def _identify(self, filename: str) -> dict | None:
+        """The groups of the first pattern that matches the whole path, with the student's id (NotCollected when
+        the id is not SAFE_ID), or None when none matches."""
+        patterns = list(self.named_regexps) + ([self.named_regexp] if self.named_regexp else [])
+        for pattern in patterns:
+            match = re.fullmatch(pattern, filename)
+            if match:
+                found = {k: v for k, v in match.groupdict().items() if v is not None}
+                break
+        else:
+            return None
+        name, lms_id = found.pop("name", None), found.pop("lms_id", "")
+        found["identity"] = found.get("student_id") or f"{name}_{lms_id}"  # as the LMS wrote it
+        if not found.get("student_id"):
+            found["student_id"] = "_".join(filter(None, [slug(name or ""), lms_id]))
+        if lms_id:
+            found["lms_id"] = lms_id
+        if not SAFE_ID.fullmatch(found["student_id"]):
+            raise NotCollected(f"its student id '{shown(found['student_id'])}' is not 1 to 64 of a-z, 0-9 and _ "
+                               f"(autograder/intake/collect.py: SAFE_ID)")
+        return found
+
+    def _match(self, filename: str) -> dict | None:
+        found = self._identify(filename)
+        if found is None:
+            self.log.warning("No pattern of LmsFileNameCollectorPlugin.named_regexps matched: %s", shown(filename))
+            return None
+        file_id = found.get("file_id", "")
+        if not file_id or Path(file_id).name != file_id or file_id.startswith("."):
+            raise NotCollected(f"its file name '{shown(file_id)}' is not a plain notebook name")
+        renumbered = RESUBMITTED.match(file_id)
+        if renumbered and self.notebook_name and renumbered["stem"] + renumbered["ext"] == self.notebook_name:
+            found["file_id"] = self.notebook_name
+        found["late"] = bool(found.get("late"))
+        return found
+
+    def owner(self, filename: str) -> str | None:
+        """The student a path from the download's top level is named for, whatever the file's own name (a dot
+        file, one that is not a notebook: its name as it is, with the notebook extension added, or in place of
+        its own), or None: for the caps each student has (BoundedExtractor.student_of), for the summary, and so
+        that a student's archive among the download's archives is never taken for the LMS's."""
+        if not self.valid_ext:
+            return None
+        folder, _, base = filename.rpartition("/")
+        stem = f"{folder}/{base.split('.')[0]}" if folder else base.split(".")[0]
+        for name in (filename, filename + self.valid_ext[0], stem + self.valid_ext[0]):
+            try:
+                found = self._identify(name)
+            except NotCollected:
+                continue
+            if found:
+                return found["student_id"]
+        return None
+
+
+@dataclass
+class Candidate:
+    """A file of the download the collector gave a student."""
+
+    path: Path  # in extracted/
+    name: str  # from the download's top level, as shown
+    info: dict  # the collector's groups
+
+    @property
+    def lms_time(self) -> float | None:
+        mtime = self.path.stat().st_mtime
+        return mtime if mtime > 0 else None  # 0: the archive gave none
+
+    @property
+    def attachment(self) -> int | None:
+        return int(self.info["attachment"]) if self.info.get("attachment", "").isdigit() else None
+
+
+@dataclass
+class Collection:
+    """What one collection did besides copying, for `make grade`'s summary (lines())."""
+
+    refused: dict[str, str] = field(default_factory=dict)  # who or which file -> why not collected
+    chosen: dict[str, str] = field(default_factory=dict)  # student -> which of their files was taken
+    kept: dict[str, str] = field(default_factory=dict)  # student -> why submitted/ was kept
+    late: dict[str, str] = field(default_factory=dict)  # student -> the lateness recorded
+
+    def lines(self) -> list[str]:
+        return ([f"Not collected: {who}: {why}" for who, why in sorted(self.refused.items())]
+                + [f"Collected the newest of several files: {s}: {what}" for s, what in sorted(self.chosen.items())]
+                + [f"Kept submitted/{s}/ and not the LMS copy: {why}" for s, why in sorted(self.kept.items())]
+                + [f"Late by Canvas's LATE marker: {s}: {what}" for s, what in sorted(self.late.items())])
+
+
+def newest(files: list[Candidate]) -> Candidate | None:
+    """The latest upload by the LMS's attachment number, else by its time stamp; None when they do not tell."""
+    for key in (lambda c: c.attachment, lambda c: c.lms_time):
+        values = [key(c) for c in files]
+        if None not in values and len(set(values)) == len(values):
+            return max(files, key=key)
+    return None
+
+
+def _sha(path: Path) -> str:
+    with path.open("rb") as data:  # a notebook put in submitted/ by hand has no size cap: read it in chunks
+        return hashlib.file_digest(data, "sha256").hexdigest()
+
+
+def _utc(seconds: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).replace(tzinfo=None)
+
+
+class LmsZipCollect(ZipCollectApp):
+    """nbgrader's zip_collect with the kit's plugins, per-file refusals and newer work kept (module docstring)."""
+
+    @default("extractor_plugin")
+    def _extractor(self):
+        return BoundedExtractor
+
+    @default("collector_plugin")
+    def _collector(self):
+        return LmsFileNameCollectorPlugin
+
+    def init_plugins(self) -> None:
+        """nbgrader's, but only the kit's plugins (or subclasses): the steps below rely on what they record."""
+        for setting, needed in (("extractor_plugin", BoundedExtractor), ("collector_plugin", LmsFileNameCollectorPlugin)):
+            if not issubclass(getattr(self, setting), needed):
+                self.fail(f"ZipCollectApp.{setting} must be {needed.__module__}.{needed.__name__} (or a subclass) "
+                          f"for make grade's collect step")
+        super().init_plugins()
+        self.extractor_plugin_inst.student_of = self.collector_plugin_inst.owner
+
+    def start(self) -> None:
+        self.collection = Collection()
+        super().start()
+        extracted = Path(self._format_collect_path(self.extracted_directory))
+        for name, why in self.extractor_plugin_inst.refused.items():  # after the collector has seen the rest
+            self.collection.refused[self._who(extracted / name)] = why
+
+    def _top_relative(self, path: Path) -> str:
+        """`path`'s name from the download's top level it came from (the deepest top that holds it)."""
+        tops = self.extractor_plugin_inst.tops
+        top = max((t for t in tops if path.is_relative_to(t)), key=lambda t: len(t.parts))
+        return path.relative_to(top).as_posix()
+
+    def _who(self, path: Path) -> str:
+        """A refused file as the summary names it: its student, when the collector can tell, and its name."""
+        name = self._top_relative(path)
+        try:
+            info = self.collector_plugin_inst.collect(name)
+        except NotCollected:
+            info = None
+        return f"{info['student_id']} ({shown(name)})" if info else shown(name)
+
+    def _collect_files(self, src_files: list[str]) -> dict[str, list[Candidate]]:
+        """Each student's files to copy: nbgrader's step, with every refusal for that file alone."""
+        collector = self.collector_plugin_inst
+        found: dict[str, list[Candidate]] = defaultdict(list)
+        others: dict[str, list[str]] = defaultdict(list)  # a student's files that are not notebooks
+        for source in map(Path, src_files):
+            name = self._top_relative(source)
+            try:
+                info = collector.collect(name)
+            except NotCollected as why:
+                self.collection.refused[shown(name)] = str(why)
+                continue
+            if info:
+                found[info["student_id"]].append(Candidate(source, name, info))
+            elif not name.endswith(tuple(collector.valid_ext)) and (owner := collector.owner(name)):
+                others[owner].append(shown(name))
+        for student, names in others.items():
+            if student not in found:
+                self.collection.refused[student] = (f"no notebook in the upload, only {', '.join(names[:3])}"
+                                                    f"{' ...' if len(names) > 3 else ''} (an archive in an upload "
+                                                    f"is never unpacked: the .ipynb itself is needed)")
+        self._refuse_clashes(found)
+        return {student: chosen for student, files in found.items() if (chosen := self._choose(student, files))}
+
+    def _refuse_clashes(self, found: dict[str, list[Candidate]]) -> None:
+        """Refuse ids two LMS identities share, and LMS numbers under two ids: one user is one student."""
+        ids_of_number = defaultdict(set)
+        for student, files in found.items():
+            for file in files:
+                if "lms_id" in file.info:
+                    ids_of_number[file.info["lms_id"]].add(student)
+        for student, files in list(found.items()):
+            identities = {shown(f.info["identity"]) for f in files}
+            others = set().union(*(ids_of_number[f.info["lms_id"]] for f in files if "lms_id" in f.info)) - {student}
+            if len(identities) > 1 or others:
+                clash = (f"{len(identities)} LMS identities ({', '.join(sorted(identities))}) give this id"
+                         if len(identities) > 1 else f"its LMS number is also {', '.join(sorted(others))}'s")
+                for file in files:
+                    self.collection.refused[f"{student} ({shown(file.name)})"] = f"{clash}: set the ids apart by hand"
+                del found[student]
+
+    def _choose(self, student: str, files: list[Candidate]) -> list[Candidate]:
+        """One file per name for `student`: the newest of several, or none of them (the summary says which)."""
+        by_name = defaultdict(list)
+        for file in files:
+            by_name[file.info["file_id"]].append(file)
+        chosen = []
+        for file_id, same in sorted(by_name.items()):
+            names = ", ".join(shown(f.name) for f in same)
+            pick = same[0] if len(same) == 1 else newest(same)
+            if pick is None:
+                self.collection.refused[student] = (f"two files for {shown(file_id)} ({names}) and neither the LMS's "
+                                                    f"numbers nor its time stamps say which is newer")
+                return []
+            if len(same) > 1:
+                self.collection.chosen[student] = f"took {shown(pick.name)} of {names}"
+            chosen.append(pick)
+        return chosen
+
+    def _transfer_files(self, collected: dict[str, list[Candidate]]) -> None:
+        """Copy each student's files into submitted/, unless what is there is newer (module docstring)."""
+        record_path = Path(self._format_collect_path(RECORD))
+        record = json.loads(record_path.read_text()) if record_path.is_file() else {}
+        for student, files in sorted(collected.items()):
+            dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student,
+                                                   self.coursedir.assignment_id))
+            why = self._newer_work(dest, files, record.get(student))
+            if why:
+                self.collection.kept[student] = why
+                continue
+            shutil.rmtree(dest, ignore_errors=True)
+            for folder in (dest.parent, dest):  # submitted/<student>/<assignment>, closed to other uids
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                folder.chmod(0o700)
+            for file in files:
+                copy_private(file.path, dest / file.info["file_id"])
+            record[student] = {f.info["file_id"]: _sha(f.path) for f in files}
+            late = [f for f in files if f.info["late"]]
+            if late:
+                self._record_late(student, dest, late[0])
+        partial = record_path.with_name(RECORD + ".partial")
+        write_private(partial, json.dumps(record, indent=1, sort_keys=True))
+        os.replace(partial, record_path)
+
+    @staticmethod
+    def _newer_work(dest: Path, files: list[Candidate], written: dict | None) -> str | None:
+        """Why submitted/<student> must stay as it is, or None when the LMS copy may replace it."""
+        for file in files:
+            there = dest / file.info["file_id"]
+            if not there.is_file() or there.is_symlink():
+                continue
+            sha = _sha(there)
+            if sha == _sha(file.path):
+                continue  # the same bytes: nothing to lose
+            if there.stat().st_mtime > (file.lms_time or 0) + 1:  # 1 s: archives keep time to 2 s, mtimes finer
+                return f"its {there.name} is newer than the LMS copy {shown(file.name)}"
+            if written is not None and written.get(file.info["file_id"]) != sha:
+                return f"its {there.name} changed after the LMS copy was collected (a regrade, or by hand)"
+        return None
+
+    def _record_late(self, student: str, dest: Path, file: Candidate) -> None:
+        """nbgrader's lateness for a file the LMS marked late: timestamp.txt, past the due date if there is one."""
+        due = self._due_date()
+        at = _utc(file.lms_time) if file.lms_time else None
+        if due is not None:
+            at = max(at or due, due + datetime.timedelta(seconds=1))
+        if at is None:
+            self.collection.late[student] = "no time stamp or due date to record it with, so nbgrader counts it on time"
+            return
+        write_private(dest / "timestamp.txt", at.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+        self.collection.late[student] = (f"submitted {at:%Y-%m-%d %H:%M} UTC, after the due date" if due else
+                                         f"submitted {at:%Y-%m-%d %H:%M} UTC; there is no due date to count it "
+                                         f"late against (c.GraderSettings.due_date)")
+
+    def _due_date(self) -> datetime.datetime | None:
+        """c.GraderSettings.due_date, else the gradebook's own (autograder/nbgrader_glue/late.py)."""
+        configured = due_date_of(GraderSettings(config=self.config).due_date)
+        if configured is not None:
+            return configured
+        database = self.coursedir.db_url.replace("sqlite:///", "", 1)
+        if self.coursedir.db_url.startswith("sqlite:///") and not os.path.isfile(database):
+            return None
+        try:
+            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+                return gb.find_assignment(self.coursedir.assignment_id).duedate
+        except MissingEntry:  # the assignment is not in the gradebook yet: no due date
+            return None

@@ -1,0 +1,1 @@
+"""nbgrader's extension points the kit fills: preprocessors, exporters, plugins, server extensions."""

@@ -1,0 +1,40 @@
+"""AddGradingNotes: the report's note (renamed notebook, pasted or edited cells) as the notebook's first cell.
+
+Last in c.Autograde.autograde_preprocessors, after the gradebook row is written: it takes the note of the
+report RunHiddenSuites made earlier in the same pass (handed over in the pass's resources; its notes
+come from FindGradingNotes, autograder/nbgrader_glue/preprocessors/grading_notes.py) and inserts a markdown cell at the
+top of the autograded notebook, so the formgrader and the feedback page show the note, in the words of `make grade`'s summary.
+
+The cell is the kit's own text, added after SanitizeMarkdown has run. What a student chose in it (file
+names) is written as character references, which markdown renders as those characters, as text, never as
+markdown or HTML: the cell is one the sanitiser would keep whole (tests/test_grading_notes.py).
+"""
+from __future__ import annotations
+
+import re
+
+from nbformat.v4 import new_markdown_cell
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from .run_hidden_suites import NOTE_RESOURCE
+
+HEADING = "**Note from the grader:**"
+
+
+def note_markdown(note: str) -> str:
+    """The note cell's markdown: the kit's heading, then the note with every character that markdown or HTML
+    could read as syntax written as a character reference (it renders as that character, as text)."""
+    return f"{HEADING} " + re.sub(r"[^A-Za-z0-9 ,.:;\u0080-\U0010ffff-]", lambda m: f"&#{ord(m[0])};", note)
+
+
+class AddGradingNotes(NbGraderPreprocessor):
+    """Put the report's note at the top of the autograded notebook, as a markdown cell."""
+
+    def preprocess(self, nb, resources):
+        note = resources.get(NOTE_RESOURCE, "")
+        if note:
+            cell = new_markdown_cell(note_markdown(note))  # with a random id, where nbformat 4.5 wants one
+            if nb.get("nbformat_minor", 0) < 5:  # cell ids exist from nbformat 4.5 on
+                cell.pop("id", None)
+            nb.cells.insert(0, cell)
+        return nb, resources

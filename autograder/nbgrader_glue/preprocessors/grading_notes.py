@@ -1,0 +1,102 @@
+"""Grading notes: what the student and the instructor should know about a submission that was graded anyway.
+
+A notebook saved under another name, a graded cell pasted twice, a locked cell edited, a graded cell
+deleted, a cell's nbgrader metadata edited, a second notebook in the folder, a link or a FIFO beside it: each is
+graded (as the README says how) and said once, in one
+line, in the summary of `make grade` and at the top of the student's feedback page.
+
+* `FindGradingNotes` (first in c.Autograde.sanitize_preprocessors) looks at the notebook as submitted,
+  before nbgrader drops the pasted copies and restores the locked cells and the release's metadata, and takes
+  what the intake noted about the student's folder (autograder/intake/files.py: a renamed notebook, others beside it,
+  links and the like not read) from the pass's resources. It keeps the notes in the notebook's metadata (`kit_notes`, always overwritten, so a submission cannot
+  bring its own) for the grading step.
+* `RunHiddenSuites` moves them into the submission's report (`notes`), which it writes beside the
+  autograded notebook (autograded/<student>/<assignment>/report.json).
+* `AddGradingNotes` (autograder/nbgrader_glue/preprocessors/add_grading_notes.py, last in
+  c.Autograde.autograde_preprocessors) takes the report's note from the pass's resources and puts it at
+  the top of the autograded notebook as a markdown cell, so the formgrader and the feedback page show it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_locked, is_solution
+
+from ...assignment import Assignment, course_assignment
+from ...outputs.inert import one_line
+from .overwrite_cells_at_once import released_metadata
+
+METADATA_KEY = "kit_notes"  # notebook metadata: from FindGradingNotes to RunHiddenSuites
+INTAKE_NOTES = "kit_intake_notes"  # the pass's resources: the intake's notes (student_autograde.StagedAutograde)
+
+
+def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
+    """What is odd about the notebook's graded cells: pasted twice, missing, locked and edited, or with metadata
+    the student edited."""
+    def grade_id(cell) -> str | None:
+        return (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+
+    def text(cell) -> str:  # nbformat.read joins a saved list of lines into one string
+        return cell.get("source", "").strip()
+
+    ids = [i for c in notebook.get("cells", []) if (i := grade_id(c))]
+    # nbgrader keeps the last copy of a pasted cell as the graded one (DropDuplicateIds); earlier copies
+    # lose their metadata and run as plain code where they stand.
+    last = {grade_id(cell): cell for cell in notebook.get("cells", [])}
+    notes = []
+    duplicated = sorted({i for i in ids if ids.count(i) > 1}, key=ids.index)
+    if duplicated:
+        notes.append(f"cells pasted more than once: {', '.join(duplicated)} (the last copy of each is graded; "
+                     "earlier copies run as plain code: delete them)")
+    known = [(i, c) for c in assignment.source.cells if (i := grade_id(c))]
+    missing = [i for i, c in known if (is_solution(c) or is_grade(c)) and i not in last]
+    if missing:
+        notes.append(f"cells missing from the notebook: {', '.join(missing)} "
+                     "(copy them back from the released notebook)")
+    edited = [i for i, c in known if is_locked(c) and i in last and text(last[i]) != text(c)]
+    if edited:
+        notes.append(f"locked cells edited, graded as released: {', '.join(edited)}")
+    return notes + metadata_notes(assignment, last)
+
+
+def cell_kind(meta: dict) -> dict:
+    """What metadata.nbgrader says a cell is: its flags (an absent one is false) and, for a grade cell, its points."""
+    kind: dict = {flag: bool(meta.get(flag, False)) for flag in ("grade", "solution", "locked", "task")}
+    if kind["grade"]:
+        kind["points"] = float(meta.get("points", 0))
+    return kind
+
+
+def metadata_notes(assignment: Assignment, cells: dict) -> list[str]:
+    """The student's edits of what a cell is (`cells`: the graded copy of each grade_id, as submitted): its
+    metadata.nbgrader changed from the release's, or given to a cell the release does not have. Both are graded
+    as released (OverwriteCellsAtOnce)."""
+    released = released_metadata(assignment.release)
+    changed: dict[str, list[str]] = {}  # what changed -> the cells it changed in
+    for grade_id, meta in released.items():
+        if grade_id in cells:
+            was, now = cell_kind(meta), cell_kind(cells[grade_id]["metadata"]["nbgrader"])
+            keys = ", ".join(key for key in ("grade", "solution", "locked", "task", "points") if was.get(key) != now.get(key))
+            if keys:
+                changed.setdefault(keys, []).append(grade_id)
+    edits = "; ".join(f"{', '.join(ids)} ({keys})" for keys, ids in changed.items())
+    notes = [f"cell metadata edited by the student, graded as released: {edits}"] if changed else []
+    unknown = [str(grade_id) for grade_id in cells if grade_id is not None and grade_id not in released]
+    if unknown:
+        notes.append(f"cells the student marked for grading that the release does not have, graded as plain "
+                     f"cells: {', '.join(unknown)}")
+    return notes
+
+
+class FindGradingNotes(NbGraderPreprocessor):
+    """Note what is odd about the submission as submitted (module docstring); first of the sanitize steps."""
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        coursedir = CourseDirectory(parent=self)
+        assignment = course_assignment(Path(coursedir.root), info["assignment"])
+        notes = list(resources.get(INTAKE_NOTES, [])) + cell_notes(assignment, nb)
+        nb.metadata[METADATA_KEY] = [one_line(note) for note in notes]
+        return nb, resources

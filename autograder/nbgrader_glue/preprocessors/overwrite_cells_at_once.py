@@ -1,0 +1,55 @@
+"""OverwriteCellsAtOnce: nbgrader's OverwriteCells, with every cell's nbgrader metadata the release's.
+
+nbgrader's OverwriteCells puts back a cell's locked flag, points, checksum and (for a locked cell) source from the
+gradebook, but trusts the rest of what the submission says the cell is: a test cell the student marked
+`grade: false` lost its checksum and failed the whole autograde ("Inconsistent checksums"). Here the release
+decides what every cell is: a cell whose grade_id the release has gets the release's metadata.nbgrader (grade,
+solution, locked, task, points, schema version; the checksum and cell type nbgrader records, where the cell
+has them), and one whose grade_id the release does not have
+(or that has none) is a plain cell. FindGradingNotes names each such edit as the student's
+(autograder/nbgrader_glue/preprocessors/grading_notes.py: cell_notes).
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import OverwriteCells
+
+from ...assignment import course_assignment
+from ..gradebook_lookups import LookupsPrefetched
+
+RECORDED = ("checksum", "cell_type")  # what generate_assignment records in the release, not what the cell is
+
+
+def released_metadata(release) -> dict[str, dict]:
+    """Each grade_id of the release notebook, with its cell's metadata.nbgrader."""
+    found = {}
+    for cell in release.cells:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if isinstance(meta, dict) and isinstance(meta.get("grade_id"), str):
+            found[meta["grade_id"]] = meta
+    return found
+
+
+class OverwriteCellsAtOnce(LookupsPrefetched, OverwriteCells):
+    """nbgrader's OverwriteCells (locked cells, points and checksums put back from the gradebook), each cell's
+    nbgrader metadata the release's first (module docstring), and its two lookups a cell answered from the
+    notebook's rows, read at once (autograder/nbgrader_glue/gradebook_lookups.py)."""
+
+    def preprocess(self, nb, resources):
+        root = Path(CourseDirectory(parent=self).root)
+        self.released = released_metadata(course_assignment(root, resources["nbgrader"]["assignment"]).release)
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if "nbgrader" in cell.metadata:
+            submitted = cell.metadata.nbgrader
+            released = self.released.get(submitted.get("grade_id"))
+            if released is None:
+                del cell.metadata["nbgrader"]
+            else:  # nbgrader's own bookkeeping (checksum: set from the gradebook next) stays as saved when absent
+                cell.metadata["nbgrader"] = copy.deepcopy({key: value for key, value in released.items()
+                                                           if key not in RECORDED or key in submitted})
+        return super().preprocess_cell(cell, resources, cell_index)

@@ -1,0 +1,173 @@
+"""`make grades-lms`: the gradebook as a CSV for Canvas's gradebook import (Grades > Import).
+
+Canvas reads a CSV shaped like its own gradebook export: the columns Student, ID, SIS User ID,
+SIS Login ID and Section, then one column per assignment, and optionally a "Points Possible" row under
+the header. Canvas matches each row to a student by ID (its user id) or the SIS ids, and a column whose
+name is not one of the course's assignments becomes a new assignment on import.
+
+* Student: "Last, First" where the gradebook has names, else the student id.
+* ID: the Canvas user id, read from the end of a student id that zip_collect made from a Canvas
+  download (`smithjohn_12345`, autograder/intake/collect.py); empty otherwise.
+* SIS Login ID: the student id itself when it holds no Canvas number (ids you gave submitted/ yourself).
+* ID also comes from `c.GraderSettings.canvas_roster`, a gradebook export of Canvas's, for a student whose id is
+  their SIS Login ID (or SIS User ID) there; a row with no Canvas user id is named.
+* The assignment column: the total when every written answer is graded, else blank, so that an early import
+  never turns the autograded points into a grade (`c.GraderSettings.canvas_partial` exports the points graded
+  so far instead; the command says how many students either is); "Points Possible" is the assignment's maximum. Its header
+  is `c.GraderSettings.canvas_column`, the assignment's header in a gradebook export from Canvas, "Modules
+  and SGD (123456)" (name and Canvas's assignment id: what Canvas matches an imported column by), else the
+  assignment id, which Canvas would import as a new assignment.
+* A student the grader failed on: an empty cell (Canvas records no score), never a zero.
+* One row per Canvas user: students whose ids end in the same Canvas number (ids given by hand, or a
+  name Canvas changed between downloads) are left out and named, since either score could be the wrong one.
+
+A cell a spreadsheet would run as a formula gets a leading `'`, as in grades.csv (autograder/outputs/inert.py).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .inert import say, spreadsheet_cell
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+CANVAS_ID = re.compile(r"_(\d+)$")
+
+
+def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bool = False,
+                roster: dict[str, str] | None = None) -> CanvasRows:
+    """The import's header and rows (the Points Possible row first); `column` heads the scores (default: the
+    assignment id); `partial`: a student whose written answers are not all graded gets the points graded so far
+    instead of a blank; `roster`: Canvas user ids by SIS login or user id (read_roster)."""
+    roster = roster or {}
+    mine = [r for r in rows if r["assignment"] == assignment]
+    header = HEADER + [column or assignment]
+    possible = mine[0]["max_score"] if mine else ""
+    table = CanvasRows(header, [["Points Possible", "", "", "", "", possible]])
+    numbers = Counter(m.group(1) for r in mine if (m := CANVAS_ID.search(r["student_id"])))
+    table.shared = sorted(r["student_id"] for r in mine
+                          if (m := CANVAS_ID.search(r["student_id"])) and numbers[m.group(1)] > 1)
+    for row in mine:
+        student = row["student_id"]
+        if student in table.shared:
+            continue
+        number = CANVAS_ID.search(student)
+        canvas_id = number.group(1) if number else roster.get(student, "")
+        if not canvas_id:
+            table.without_id.append(student)
+        name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or student
+        score = row["score"]
+        if score == "" and row["auto_score"] != "":  # a blank auto_score: the grader failed on it, no score at all
+            score = row["raw_score"] if partial else ""
+            table.pending.append(student)
+        table.rows.append([name, canvas_id, "", "" if number else student, "", score])
+    return table
+
+
+@dataclass
+class CanvasRows:
+    """The import file's header and rows, and the students the command names."""
+
+    header: list[str]
+    rows: list[list[str]]
+    pending: list[str] = field(default_factory=list)  # written answers not all graded: blank (or partial) total
+    shared: list[str] = field(default_factory=list)  # left out: another student has their Canvas number
+    without_id: list[str] = field(default_factory=list)  # no Canvas user id known: matched by SIS Login ID alone
+
+
+def read_roster(path: Path) -> dict[str, str]:
+    """{SIS login id or SIS user id: Canvas user id} from a gradebook export of Canvas's (Grades > Export)."""
+    roster: dict[str, str] = {}
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        for row in csv.DictReader(handle):
+            canvas_id = (row.get("ID") or "").strip()
+            if not canvas_id.isdigit():  # Canvas's "Points Possible" row, a test student's blank id
+                continue
+            for key in ("SIS Login ID", "SIS User ID"):
+                if (row.get(key) or "").strip():
+                    roster.setdefault(row[key].strip(), canvas_id)
+    return roster
+
+
+@dataclass(frozen=True)
+class CanvasImport:
+    """What `write_canvas_csv` wrote."""
+
+    path: Path
+    students: int  # rows written
+    pending: list[str]  # students whose written answers are not graded yet (blank, or the points so far)
+    shared: list[str]  # students left out: another student has their Canvas number
+    column: str  # the assignment's column header
+    without_id: list[str] = field(default_factory=list)  # rows with no Canvas user id
+    partial: bool = False  # c.GraderSettings.canvas_partial
+
+
+def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
+    """Write the import file for Canvas."""
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    from ..settings import GraderSettings, load_config
+    from .export import grade_rows
+
+    config = load_config(root)
+    settings = GraderSettings(config=config)
+    coursedir = CourseDirectory(config=config)
+    database = Path(coursedir.db_url.replace("sqlite:///", "", 1))
+    if coursedir.db_url.startswith("sqlite:///") and not database.is_file():
+        raise FileNotFoundError(f"no gradebook at {database}: run `make grade` first")
+    roster = read_roster(root / settings.canvas_roster) if settings.canvas_roster else {}
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
+        _, rows = grade_rows(gradebook, [assignment])
+    table = canvas_rows(rows, assignment, settings.canvas_column, settings.canvas_partial, roster)
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(dest.name + ".partial")
+    with partial.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\r\n")  # a cell holding a CR is quoted (export.py)
+        writer.writerows([spreadsheet_cell(cell) for cell in row] for row in [table.header, *table.rows])
+    os.replace(partial, dest)
+    return CanvasImport(dest, len(table.rows) - 1, table.pending, table.shared, table.header[-1], table.without_id,
+                        settings.canvas_partial)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.outputs.lms", description=__doc__.splitlines()[0])
+    parser.add_argument("--assignment", help="assignment id (default: the course's only one)")
+    parser.add_argument("--to", type=Path, help="where to write (default reports/<assignment>-canvas.csv)")
+    args = parser.parse_args(argv)
+    from ..assignment import find_assignment
+
+    name = find_assignment(ROOT, args.assignment).name
+    try:
+        written = write_canvas_csv(ROOT, name, args.to or ROOT / "reports" / f"{name}-canvas.csv")
+    except FileNotFoundError as error:
+        say(error, sys.stderr)
+        return 1
+    say(f"Wrote {written.path}: {written.students} students, for Canvas's Grades > Import, in the column "
+          f"{written.column!r}" + (" (Canvas makes it a new assignment: c.GraderSettings.canvas_column names an "
+                                   "existing one)" if written.column == name else "") + ".")
+    if written.pending:
+        say(f"{len(written.pending)} of them have written answers not graded yet ({', '.join(written.pending)}): "
+            + ("their column holds the points graded so far (c.GraderSettings.canvas_partial)." if written.partial else
+               "their column is left blank, so the import sets no grade for them (grade them in the formgrader, "
+               "then run this again; c.GraderSettings.canvas_partial = True exports the points graded so far)."))
+    if written.without_id:
+        say(f"{len(written.without_id)} rows carry no Canvas user id ({', '.join(written.without_id)}): Canvas matches "
+            f"them by SIS Login ID alone; c.GraderSettings.canvas_roster names Canvas's gradebook export to read it from.")
+    if written.shared:
+        say(f"Left out {len(written.shared)} students whose ids end in the same Canvas number "
+              f"({', '.join(written.shared)}): "
+              f"one Canvas user is one row, so give them apart in the gradebook and run this again.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
