@@ -137,6 +137,7 @@ def grade_failing(course: Path, *failing: str) -> subprocess.CompletedProcess:
                           text=True, env=env, timeout=900)
 
 
+@pytest.mark.slow  # grades a class through nbgrader
 def test_a_student_the_grader_failed_on_has_no_score_anywhere(tmp_path):
     course = course_copy(tmp_path / "course")
     done = grade_failing(course, "alan")
@@ -167,6 +168,7 @@ def test_a_student_the_grader_failed_on_has_no_score_anywhere(tmp_path):
     assert "9 students; mean autograded score" in summary and "1 could not be\ngraded" in summary  # alan: no 0 in the mean
 
 
+@pytest.mark.slow  # grades a class through nbgrader
 def test_a_class_that_failed_whole_for_one_grader_reason_stops_before_any_score(tmp_path):
     course = course_copy(tmp_path / "course")
     done = grade_failing(course, "all")
