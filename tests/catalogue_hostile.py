@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -211,7 +212,17 @@ subprocess.Popen(["sleep", "{SLEEP_MARK}"], start_new_session=True)
 for p in self.params:
     p.data -= self.lr * p.grad"""
 
-LISTEN_PORT = 47813  # the class-run test listens here on the grader's loopback; no submission may connect
+
+
+def _free_port() -> int:
+    """A port free on the loopback now: the class-run test listens there and no submission may connect. Drawn
+    per run, so two runs of the suite on one machine (or a neighbour's server) do not take each other's."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+LISTEN_PORT = _free_port()
 
 KILL_EVERYONE = """\
 import os, signal
