@@ -13,7 +13,17 @@ import sandbox_probes
 from catalogue_hostile import DEEP_ANSWERS, FORGED_ANSWERS, HUGE_ANSWERS
 
 from autograder.sandbox import Budget, Cell, Limits, Sandbox
-from autograder.sandbox.protocol import CLOSED, DEPTH, FROM_LOADER, Lines, Loaded, LoadingCell, Oversized, answer_fault
+from autograder.sandbox.protocol import (
+    CLOSED,
+    DEPTH,
+    FROM_LOADER,
+    UNREADABLE,
+    Lines,
+    Loaded,
+    LoadingCell,
+    Oversized,
+    answer_fault,
+)
 from conftest import ROOT
 
 PROBES = ROOT / "tests" / "sandbox_probes.py"
@@ -72,6 +82,28 @@ def test_a_forged_answer_past_the_limits_is_the_checks_named_failure(code, reaso
         after = sandbox.call([Cell("student", "x = 2")], sandbox_probes.value, name="x")
     assert [(o.ok, o.limit) for o in outcomes] == [(False, "answer")] * 3 and reason in outcomes[0].reason
     assert after.ok and after.value == 2  # the worker lived on: no new session was needed
+
+
+# Rewrites json.dumps in the loader, as FORGED_ANSWERS does, so that every answer it (or a check child forked
+# from it) writes says "ok": "yes": a record of the right kind with a field of the wrong type.
+WRONG_TYPES = """\
+import json
+def dumps(message, *args, _dumps=json.dumps, **kwargs):
+    if isinstance(message, dict) and message.get("event") == "result":
+        message = {**message, "ok": "yes"}
+    return _dumps(message, *args, **kwargs)
+json.dumps = dumps
+x = 1"""
+
+
+@pytest.mark.parametrize("fresh", [True, False], ids=["check-child", "loader"])
+def test_an_answer_with_a_field_of_the_wrong_type_is_rejected_as_that_checks_failure(fresh):
+    with box() as sandbox:
+        outcomes = sandbox.call_many([Cell("student", WRONG_TYPES)], [(sandbox_probes.value, {"name": "x"})] * 2,
+                                     fresh=fresh)
+        after = sandbox.call([Cell("student", "x = 2")], sandbox_probes.value, name="x")
+    assert [(o.ok, o.reason, o.limit) for o in outcomes] == [(False, UNREADABLE, "")] * 2
+    assert after.ok and after.value == 2  # the same worker, the next program: nothing else was lost
 
 
 def test_past_the_submissions_answer_budget_the_grader_reads_no_more():

@@ -21,6 +21,7 @@ from autograder.sandbox.protocol import (
     Batch,
     Begin,
     Call,
+    Done,
     End,
     Ended,
     Failure,
@@ -30,13 +31,16 @@ from autograder.sandbox.protocol import (
     LoadingCell,
     Malformed,
     Oversized,
+    ProcessFailed,
     Ready,
     Result,
+    Started,
     Unreadable,
     WorkerConfig,
     encode,
     plain,
     read,
+    read_pool,
 )
 
 
@@ -201,3 +205,15 @@ def test_a_forged_array_in_an_answer_is_that_answers_failure_not_the_replys():
     line = wire(answers=[{"ok": True, "value": {ARRAY: ["<f8", [2], "AAAAAAAA8D8="]}, "reason": "", "limit": ""},
                          {"ok": True, "value": 1, "reason": "", "limit": ""}], load_errors=[], spent=0)
     assert read(line, TO_GRADER) == Answers([Answer(False, None, UNREADABLE), Answer(True, 1)], [], 0)
+
+
+@pytest.mark.parametrize("sent,reason", [
+    (Started("3"), "Started: 'item' is not a number"),
+    (Done(None, {}), "Done: 'item' is not a number"),
+    (ProcessFailed(RuntimeError("x")), "ProcessFailed: 'reason' is not text"),
+    (("done", 3, None), "tuple is not one of the pool's records"),
+], ids=["started", "done", "failed", "a-tuple"])
+def test_the_pools_parent_takes_its_records_and_rejects_anything_else_with_why(sent, reason):
+    assert [read_pool(record) for record in (Started(3), Done(3, None), ProcessFailed("E: x"))] == [
+        Started(3), Done(3, None), ProcessFailed("E: x")]
+    assert read_pool(sent).reason == reason

@@ -11,7 +11,7 @@ import multiprocessing.connection
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Iterator, cast
 
-from ..sandbox.protocol import Done, ProcessFailed, Started
+from ..sandbox.protocol import Done, ProcessFailed, Started, read_pool
 from .progress import Progress
 
 
@@ -64,7 +64,7 @@ def run_pool(items: list, work: Callable[[Any], Any], jobs: int, progress: Progr
             progress.tick()  # nothing came back: the bar still says who is waiting out a limit
         for channel in ready:
             try:
-                message = channel.recv()
+                message = read_pool(channel.recv())
             except EOFError:
                 process = running.pop(channel)
                 process.join()
@@ -81,8 +81,7 @@ def run_pool(items: list, work: Callable[[Any], Any], jobs: int, progress: Progr
                 if progress:
                     progress.finished(slots[channel])
                 yield message.item, message.answer
-            else:  # the only other record a process sends; anything else is as much a failure
-                failures.append(message.reason if isinstance(message, ProcessFailed) else
-                                f"a grading process sent {type(message).__name__}, not one of the pool's records")
+            else:  # ProcessFailed, or Malformed: a process that sends what is not a record failed as much
+                failures.append(message.reason)
     if failures:
         raise RuntimeError(failures[0])

@@ -40,7 +40,7 @@ length, so a forged one is refused like any unreadable answer.
 
 The pool's records (Started, Done, ProcessFailed) and a student's NotGraded cross between the grader's own
 processes (classroom/pool.py; no student code runs in them) through multiprocessing's pipe, which pickles
-them: a report is not JSON. The pool's parent takes nothing else.
+them (a report is not JSON); the parent reads each through `read_pool`, which rejects anything else.
 
 Standard library only: the worker imports this file as a top-level module, the caller as a package one.
 """
@@ -625,6 +625,18 @@ class Done(NamedTuple):
 
 class ProcessFailed(NamedTuple):
     reason: str  # the exception that ended the process's work: "Type: message"
+
+
+def read_pool(message: object) -> Started | Done | ProcessFailed | Malformed:
+    """What the pool's parent makes of an object one of its processes sent: one of the pool's records, or
+    Malformed with why (a process of the grader's own sent something else: the grader's failure)."""
+    if isinstance(message, (Started, Done)):
+        return message if type(message.item) is int else Malformed(f"{type(message).__name__}: 'item' is not a "
+                                                                   "number", type(message))
+    if isinstance(message, ProcessFailed):
+        return message if type(message.reason) is str else Malformed("ProcessFailed: 'reason' is not text",
+                                                                      ProcessFailed)
+    return Malformed(f"{type(message).__name__} is not one of the pool's records")
 
 
 class NotGraded(NamedTuple):
