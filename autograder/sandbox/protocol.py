@@ -173,10 +173,18 @@ def _flag(obj: dict, key: str, default: bool | None = None) -> bool:
 
 
 def _number(obj: dict, key: str) -> float:
-    """A count of seconds or bytes: a finite number, not negative (never a bool)."""
+    """A count of seconds: a finite number, not negative (never a bool)."""
     value: Any = obj.get(key)
     if type(value) not in (int, float) or not 0 <= value < math.inf:
         raise _Bad(f"{key!r} is not a number of at least 0" if key in obj else f"has no {key!r}")
+    return value
+
+
+def _whole(obj: dict, key: str) -> int:
+    """A count of bytes or megabytes: an integer, not negative (never a bool)."""
+    value: Any = obj.get(key)
+    if type(value) is not int or value < 0:
+        raise _Bad(f"{key!r} is not a whole number of at least 0" if key in obj else f"has no {key!r}")
     return value
 
 
@@ -203,8 +211,9 @@ def _cells(value: Any) -> list[tuple[str, str]]:
 
 
 class _Kind:
-    """A message kind (a frozen dataclass with slots: typed, fixed, light to make on the hot path): one "event" (of the loader's messages) or one key (of the others) tells it apart on its
-    pipe (Channel); `wire()` is what encode writes, `from_json` what read makes of it."""
+    """A message kind, a frozen dataclass with slots (typed, fixed, light to make on the hot path). One "event"
+    (of the loader's messages) or one key (of the others) tells it apart on its pipe (Channel); `wire()` is
+    what encode writes, `from_json` what read makes of it."""
 
     __slots__ = ()
     KEY: ClassVar[str] = ""
@@ -246,7 +255,7 @@ class Limits:
         if type(obj) is not dict:
             raise _Bad("'limits' is not an object")
         _only(obj, _names(cls))
-        return cls(_number(obj, "seconds"), *(int(_number(obj, key)) for key in ("memory_mb", "output_kb", "answer_kb")))
+        return cls(_number(obj, "seconds"), *(_whole(obj, key) for key in ("memory_mb", "output_kb", "answer_kb")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,8 +330,7 @@ class Begin(_Kind):
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> Begin:
         _only(obj, _BEGIN_FIELDS)
-        return cls(_number(obj, "begin"), _number(obj, "used"), int(_number(obj, "answers")),
-                   int(_number(obj, "answered")))
+        return cls(_number(obj, "begin"), _number(obj, "used"), _whole(obj, "answers"), _whole(obj, "answered"))
 
 
 _BEGIN_FIELDS = frozenset({"begin", "used", "answers", "answered"})
