@@ -67,7 +67,7 @@ class Outcome:
     ok: bool
     value: Any = None
     reason: str = ""
-    limit: str = ""  # "time", "memory" or "output" when a limit ended it
+    limit: str = ""  # the limit that ended it, one of protocol.LIMITS ("time", "memory", "answer budget", ...)
     load_errors: list[str] = field(default_factory=list)  # cells that raised while loading
 
 
