@@ -13,7 +13,17 @@ import sandbox_probes
 from catalogue_hostile import DEEP_ANSWERS, FORGED_ANSWERS, HUGE_ANSWERS
 
 from autograder.sandbox import Budget, Cell, Limits, Sandbox
-from autograder.sandbox.protocol import DEPTH, Lines, answer_fault
+from autograder.sandbox.protocol import (
+    CLOSED,
+    DEPTH,
+    FROM_LOADER,
+    UNREADABLE,
+    Lines,
+    Loaded,
+    LoadingCell,
+    Oversized,
+    answer_fault,
+)
 from conftest import ROOT
 
 PROBES = ROOT / "tests" / "sandbox_probes.py"
@@ -24,7 +34,7 @@ def box(answer_kb: int = 64, **budget) -> Sandbox:
                    budget=Budget(**budget))
 
 
-def lines_of(*writes: bytes, limit: int) -> list[dict | None]:
+def lines_of(*writes: bytes, limit: int) -> list:
     read, write = os.pipe()
 
     def writer() -> None:
@@ -34,8 +44,8 @@ def lines_of(*writes: bytes, limit: int) -> list[dict | None]:
 
     thread = threading.Thread(target=writer)
     thread.start()
-    lines, got = Lines(read, limit=limit), []
-    while (message := lines.next(time.monotonic() + 5)) != {}:
+    lines, got = Lines(read, FROM_LOADER, limit=limit), []
+    while (message := lines.next(time.monotonic() + 5)) != CLOSED:
         got.append(message)
     lines.close()
     thread.join()
@@ -43,10 +53,12 @@ def lines_of(*writes: bytes, limit: int) -> list[dict | None]:
 
 
 def test_a_line_past_the_limit_is_dropped_and_the_next_one_read():
-    assert lines_of(b'{"a": 1}\n', b'{"b": "' + b"x" * 5000 + b'"}\n{"c": 3}\n', limit=1000) == [
-        {"a": 1}, {"event": "oversized"}, {"c": 3}]
-    assert lines_of(b'{"b": "' + b"x" * 200_000, b'"}\n', b'{"c": 3}\n', limit=1000) == [
-        {"event": "oversized"}, {"c": 3}]  # found past the limit before its end came: the rest is dropped as it comes
+    cell, loaded = b'{"event": "cell", "name": "a"}\n', b'{"event": "loaded", "errors": []}\n'
+    too_long = Oversized("longer than 1,000 bytes")
+    assert lines_of(cell, b'{"event": "cell", "name": "' + b"x" * 5000 + b'"}\n' + loaded, limit=1000) == [
+        LoadingCell("a"), too_long, Loaded([])]
+    assert lines_of(b'{"event": "cell", "name": "' + b"x" * 200_000, b'"}\n', loaded, limit=1000) == [
+        too_long, Loaded([])]  # found past the limit before its end came: the rest is dropped as it comes
 
 
 def test_an_answers_depth_and_values_are_bounded_without_recursion():
@@ -70,6 +82,28 @@ def test_a_forged_answer_past_the_limits_is_the_checks_named_failure(code, reaso
         after = sandbox.call([Cell("student", "x = 2")], sandbox_probes.value, name="x")
     assert [(o.ok, o.limit) for o in outcomes] == [(False, "answer")] * 3 and reason in outcomes[0].reason
     assert after.ok and after.value == 2  # the worker lived on: no new session was needed
+
+
+# Rewrites json.dumps in the loader, as FORGED_ANSWERS does, so that every answer it (or a check child forked
+# from it) writes says "ok": "yes": a record of the right kind with a field of the wrong type.
+WRONG_TYPES = """\
+import json
+def dumps(message, *args, _dumps=json.dumps, **kwargs):
+    if isinstance(message, dict) and message.get("event") == "result":
+        message = {**message, "ok": "yes"}
+    return _dumps(message, *args, **kwargs)
+json.dumps = dumps
+x = 1"""
+
+
+@pytest.mark.parametrize("fresh", [True, False], ids=["check-child", "loader"])
+def test_an_answer_with_a_field_of_the_wrong_type_is_rejected_as_that_checks_failure(fresh):
+    with box() as sandbox:
+        outcomes = sandbox.call_many([Cell("student", WRONG_TYPES)], [(sandbox_probes.value, {"name": "x"})] * 2,
+                                     fresh=fresh)
+        after = sandbox.call([Cell("student", "x = 2")], sandbox_probes.value, name="x")
+    assert [(o.ok, o.reason, o.limit) for o in outcomes] == [(False, UNREADABLE, "")] * 2
+    assert after.ok and after.value == 2  # the same worker, the next program: nothing else was lost
 
 
 def test_past_the_submissions_answer_budget_the_grader_reads_no_more():

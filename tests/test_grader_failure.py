@@ -115,14 +115,15 @@ import sys
 from pathlib import Path
 from autograder.classroom import grade_class as classroom
 from autograder.assignment import find_assignment
+from autograder.sandbox.protocol import NotGraded
 from autograder.settings import GraderSettings, load_config
 made = classroom.autograder_for
 def failing(*args, **kwargs):
     autograde = made(*args, **kwargs)
     def answer(student):
         if sys.argv[2] == "all" or student in sys.argv[2:]:
-            return {"problem": f"the grader failed on it (RuntimeError: the sandbox worker stopped on {student})",
-                    "retry": True}
+            return NotGraded(f"the grader failed on it (RuntimeError: the sandbox worker stopped on {student})",
+                             grader_fault=True)
         return autograde(student)
     return answer
 classroom.autograder_for = failing

@@ -18,6 +18,7 @@ from catalogue_hostile import HOSTILE
 from autograder.classroom import student_autograde
 from autograder.intake.files import IntakeRules
 from autograder.intake.validate import MAX_DEPTH, read_submission, validate_notebook
+from autograder.sandbox.protocol import NotGraded
 from autograder.settings import GraderSettings, load_config
 from bench.course import gradebook_scores
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_class, release_notebook, solution_notebook
@@ -178,7 +179,7 @@ def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
     rules = IntakeRules(NOTEBOOK, LIMIT)
     autograde = student_autograde.autograder_for(ASSIGNMENT, load_config(ROOT), tmp_path, rules)
     answer = autograde("someone")
-    assert answer["retry"] and answer["problem"] == "the grader failed on it (KeyError: 'something no one foresaw')"
+    assert answer == NotGraded("the grader failed on it (KeyError: 'something no one foresaw')", grader_fault=True)
 
 
 # ------------------------------------------------------------------------------ a class of them

@@ -1,17 +1,56 @@
 """The sandbox's messages (autograder/sandbox/protocol.py): arrays cross as bytes and come back as the
-lists tolist() gives, exactly; a forged array is refused, never turned into something else."""
+lists tolist() gives, exactly; a forged array is refused, never turned into something else; every kind of
+record reads back as written, and a malformed one is rejected by the one reader with why."""
 import json
 import math
 
 import numpy as np
 import pytest
 
-from autograder.sandbox.protocol import ARRAY, Unreadable, encode, plain
+from autograder.sandbox.protocol import (
+    ARRAY,
+    CONFIG,
+    FROM_LOADER,
+    TO_GRADER,
+    TO_LOADER,
+    TO_SESSION,
+    TO_WORKER,
+    UNREADABLE,
+    Answer,
+    Answers,
+    Batch,
+    Begin,
+    Call,
+    Done,
+    End,
+    Ended,
+    Failure,
+    Fatal,
+    Limits,
+    Loaded,
+    LoadingCell,
+    Malformed,
+    Oversized,
+    ProcessFailed,
+    Ready,
+    Result,
+    Started,
+    Unreadable,
+    WorkerConfig,
+    encode,
+    plain,
+    read,
+    read_pool,
+)
 
 
 def crossed(value):
-    """`value` as the grader gets it: encoded by a loader, parsed, read back."""
-    return plain(json.loads(encode({"value": value}))["value"])
+    """`value` as the grader gets it: encoded by a loader, read by the session, passed on, read by the grader."""
+    result = read(encode(Result(True, value)), FROM_LOADER, answer_bytes=1 << 20)
+    assert isinstance(result, Result)
+    answers = read(encode(Answers([result.answer()], [], 0.0)), TO_GRADER)
+    assert isinstance(answers, Answers)
+    return answers.answers[0].value
 
 
 @pytest.mark.parametrize("array", [
@@ -33,7 +72,7 @@ def test_nan_and_negative_zero_keep_their_bits():
 def test_an_array_of_another_dtype_crosses_as_a_list_or_is_refused():
     assert crossed(np.array([1, 2], dtype=">i4")) == [1, 2]  # not native byte order: tolist()
     with pytest.raises(TypeError):
-        encode({"value": np.array([1 + 2j])})  # complex numbers are not plain data
+        encode(Result(True, np.array([1 + 2j])))  # complex numbers are not plain data
 
 
 @pytest.mark.parametrize("forged", [
@@ -53,3 +92,128 @@ def test_a_forged_array_is_refused(forged):
 
 def test_a_dict_without_the_key_is_plain_data():
     assert plain({"array": [1, {"k": "v"}], "n": None}) == {"array": [1, {"k": "v"}], "n": None}
+
+
+# ------------------------------------------------------------------ every kind, through the one reader
+
+CONFIG_WIRE = {"modules": {"probes": "/k/probes.py"}, "path": ["/k"], "preload": ["numpy"], "isolation": None,
+               "limits": {"seconds": 3.0, "memory_mb": 1024, "output_kb": 1024, "answer_kb": 1024},
+               "trusted_cells": [["imports", "import numpy"]]}
+RECORDS = [
+    (CONFIG, WorkerConfig({"probes": "/k/probes.py"}, ["/k"], ["numpy"], Limits(), None, [("imports", "import numpy")])),
+    (TO_WORKER, Begin(45.0, 1.5, 8 << 20, 1000)),
+    (TO_SESSION, Batch([Call("probes:value", {"name": "x"})], fresh=True, together=True, charged=0.25,
+                       cells=[("student", "x = 1")])),
+    (TO_SESSION, End()),
+    (TO_LOADER, Batch([Call("probes:value", {"name": "x"})], fresh=False)),
+    (TO_GRADER, Ready("namespaces+cgroups")),
+    (TO_GRADER, Failure("the submission's sandbox could not start: no")),
+    (TO_GRADER, Ended(["memory budget"])),
+    (TO_GRADER, Answers([Answer(True, [1.5, {"k": "v"}]), Answer(False, None, "raised ValueError", "time")],
+                        ["cell 3: raised NameError"], 0.5)),
+    (FROM_LOADER, LoadingCell("sgd")),
+    (FROM_LOADER, Loaded(["cell 3: raised NameError"])),
+    (FROM_LOADER, Fatal("printed more than the output limit allows", "output")),
+    (FROM_LOADER, Result(True, {"a": [1, 2]})),
+    (FROM_LOADER, Result(False, None, "did not finish", "time", wall=True, status=9)),
+    (FROM_LOADER, Oversized()),
+]
+
+
+@pytest.mark.parametrize("channel,record", RECORDS, ids=[f"{type(r).__name__}-{n}" for n, (_, r) in enumerate(RECORDS)])
+def test_every_kind_reads_back_as_the_record_it_was_written_from(channel, record):
+    assert read(encode(record), channel) == record
+
+
+def wire(**fields):
+    return json.dumps(fields)
+
+
+# A malformed record of each kind: read as Malformed, with why and the kind it claimed to be, never as a message.
+MALFORMED = [
+    (CONFIG, json.dumps({**CONFIG_WIRE, "limits": {**CONFIG_WIRE["limits"], "seconds": -1}}), WorkerConfig,
+     "'seconds' is not a number of at least 0"),
+    (CONFIG, json.dumps({**CONFIG_WIRE, "modules": ["/k/probes.py"]}), WorkerConfig,
+     "'modules' is not an object of file paths"),
+    (TO_WORKER, wire(begin="45", used=0, answers=1, answered=0), Begin, "'begin' is not a number of at least 0"),
+    (TO_WORKER, wire(begin=45, used=0, answers=1), Begin, "has no 'answered'"),
+    (TO_SESSION, wire(calls=[{"function": "probes", "kwargs": {}}], fresh=True, together=False, charged=0), Batch,
+     "a call's 'function' is not 'module:name' or its 'kwargs' not an object"),
+    (TO_SESSION, wire(calls=[], fresh=1, together=False, charged=0), Batch, "'fresh' is not true or false"),
+    (TO_SESSION, wire(calls=[], fresh=True, together=False, charged=0, cells=[["x"]]), Batch,
+     "'cells' is not a list of [name, source]"),
+    (TO_SESSION, wire(end=False), End, "is not {'end': true}"),
+    (TO_LOADER, wire(calls="all", fresh=True, together=False, charged=0), Batch, "'calls' is not a list"),
+    (TO_GRADER, wire(ready=True), Ready, "'ready' is not text"),
+    (TO_GRADER, wire(error=None), Failure, "'error' is not text"),
+    (TO_GRADER, wire(budgets="memory budget"), Ended, "'budgets' is not a list of texts"),
+    (TO_GRADER, wire(answers=[{"ok": True, "value": 1, "reason": "", "limit": "wall"}], load_errors=[], spent=0),
+     Answers, "'limit' is not one of"),
+    (TO_GRADER, wire(answers=[{"ok": True, "value": 1}], load_errors=[], spent=0), Answers,
+     "an answer is not {'ok', 'value', 'reason', 'limit'}"),
+    (TO_GRADER, wire(answers=[], load_errors=[], spent=0, extra=1), Answers, "has a field it may not have ('extra')"),
+    (FROM_LOADER, wire(event="cell"), LoadingCell, "has no 'name'"),
+    (FROM_LOADER, wire(event="loaded", errors=7), Loaded, "'errors' is not a list of texts"),
+    (FROM_LOADER, wire(event="fatal", reason="x", limit="fork"), Fatal, "'limit' is not one of '', 'output'"),
+    (FROM_LOADER, wire(event="result", ok="yes"), Result, "'ok' is not true or false"),
+    (FROM_LOADER, wire(event="result", ok=False), Result, "a failure has no 'reason'"),
+    (FROM_LOADER, wire(event="result", ok=False, reason=7), Result, "'reason' is not text"),
+    (FROM_LOADER, wire(event="result", ok=False, reason="x", limit="answer"), Result, "'limit' is not one of"),
+    (FROM_LOADER, wire(event="result", ok=False, reason="x", wall=True), Result,
+     "'wall' is true for a limit that is not 'time'"),
+    (FROM_LOADER, wire(event="result", ok=False, reason="x", status=1 << 16), Result, "'status' is not a wait status"),
+    (FROM_LOADER, wire(event="oversized", fault="none"), Oversized, "has a field it may not have ('fault')"),
+]
+
+
+@pytest.mark.parametrize("channel,line,kind,reason", MALFORMED,
+                         ids=[f"{kind.__name__}-{n}" for n, (_, _, kind, _) in enumerate(MALFORMED)])
+def test_a_malformed_record_of_each_kind_is_rejected_in_the_reader_with_its_reason(channel, line, kind, reason):
+    got = read(line, channel)
+    assert isinstance(got, Malformed) and got.kind is kind, got
+    assert got.reason.startswith(f"{kind.__name__}: ") and reason in got.reason, got.reason
+
+
+@pytest.mark.parametrize("channel,line,reason", [
+    (FROM_LOADER, b'{"event": "result", "ok": tr', "not a line of JSON"),
+    (FROM_LOADER, b"[" * 100_000 + b"]" * 100_000, "nested past the JSON parser's depth"),
+    (TO_GRADER, b"[]", "not a JSON object"),
+    (FROM_LOADER, wire(event="begin"), "of no kind this pipe carries"),
+    (FROM_LOADER, wire(event=["result"]), "of no kind this pipe carries"),
+    (TO_GRADER, wire(end=True), "of no kind this pipe carries"),
+    (TO_GRADER, wire(ready="none", error="both"), "of no kind this pipe carries"),
+], ids=["cut-short", "too-deep", "a-list", "unknown-event", "event-not-text", "another-pipes-kind", "two-kinds"])
+def test_a_line_that_is_no_message_of_its_pipe_is_rejected_with_why(channel, line, reason):
+    assert read(line, channel) == Malformed(reason)
+
+
+def test_an_answer_past_the_bounds_reads_as_oversized_with_why():
+    assert read(encode(Result(True, [0] * 5000)), FROM_LOADER, answer_bytes=64 * 1024) == Oversized(
+        "of more than 4,096 values")
+    assert read(encode(Result(True, [0] * 5000)), FROM_LOADER) == Result(True, [0] * 5000)  # a loader passing it on
+    assert read(wire(event="oversized"), FROM_LOADER, answer_bytes=64 * 1024) == Oversized("larger than 64 KB")
+
+
+def test_a_loaders_reason_is_one_line_of_at_most_500_characters_and_its_errors_are_cut():
+    reason = read(wire(event="result", ok=False, reason="a\n\tb " + "c" * 900), FROM_LOADER)
+    assert reason == Result(False, None, "a b " + "c" * 496)
+    loaded = read(wire(event="loaded", errors=["e" * 400] * 30), FROM_LOADER)
+    assert loaded == Loaded(["e" * 300] * 20)
+
+
+def test_a_forged_array_in_an_answer_is_that_answers_failure_not_the_replys():
+    line = wire(answers=[{"ok": True, "value": {ARRAY: ["<f8", [2], "AAAAAAAA8D8="]}, "reason": "", "limit": ""},
+                         {"ok": True, "value": 1, "reason": "", "limit": ""}], load_errors=[], spent=0)
+    assert read(line, TO_GRADER) == Answers([Answer(False, None, UNREADABLE), Answer(True, 1)], [], 0)
+
+
+@pytest.mark.parametrize("sent,reason", [
+    (Started("3"), "Started: 'item' is not a number"),
+    (Done(None, {}), "Done: 'item' is not a number"),
+    (ProcessFailed(RuntimeError("x")), "ProcessFailed: 'reason' is not text"),
+    (("done", 3, None), "tuple is not one of the pool's records"),
+], ids=["started", "done", "failed", "a-tuple"])
+def test_the_pools_parent_takes_its_records_and_rejects_anything_else_with_why(sent, reason):
+    assert [read_pool(record) for record in (Started(3), Done(3, None), ProcessFailed("E: x"))] == [
+        Started(3), Done(3, None), ProcessFailed("E: x")]
+    assert read_pool(sent).reason == reason

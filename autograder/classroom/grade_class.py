@@ -43,6 +43,7 @@ from ..outputs.grader_failure import whole_class_failure
 from ..outputs.inert import one_line, say
 from ..report import Report
 from ..sandbox.proof import Proof, prove_level
+from ..sandbox.protocol import NotGraded
 from ..settings import GraderSettings
 from . import ledger
 from .changes import Plan, plan_class, record_inputs
@@ -400,23 +401,22 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
         close_graders()
         return graded
     for student, answer in answers.items():
-        if "problem" not in answer:
+        if answer is None:
             try:  # what RunHiddenSuites wrote beside the autograded notebook
                 graded.reports[student] = Report.load(report_path(run.coursedir, student, assignment.name))
             except Exception as exc:
-                answer = {"problem": f"the grader could not read its report ({type(exc).__name__}: {exc})",
-                          "retry": True}
-        if "problem" in answer:
-            graded.problems[student] = one_line(answer["problem"])
-            if answer.get("retry"):
+                answer = NotGraded(f"the grader could not read its report ({type(exc).__name__}: {exc})", True)
+        if answer is not None:
+            graded.problems[student] = one_line(answer.reason)
+            if answer.grader_fault:
                 graded.grader_faults.add(student)
             try:
                 _record_unreadable(run.api, assignment, student, graded.problems[student],
-                                   grader_fault=answer.get("retry", False), write_page=not run.preview)
+                                   grader_fault=answer.grader_fault, write_page=not run.preview)
             except Exception as exc:  # the others are still recorded; the summary names this one
                 say(f"Could not record {student}'s grading failure in the gradebook: {failure(exc)}.")
                 continue
-            if not answer.get("retry") and student in inputs:  # the student's file: the same file, the same reason
+            if not answer.grader_fault and student in inputs:  # the student's file: the same file, the same reason
                 graded.inputs[student] = replace(inputs[student], problem=graded.problems[student])
             continue
         if student in inputs:
@@ -430,19 +430,20 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
     return graded
 
 
-def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str], dict]) -> dict[str, dict]:
+def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str], NotGraded | None]
+                   ) -> dict[str, NotGraded | None]:
     """Each student's answer from a grading process, in the students' order.
 
     Each grading process takes the next student, runs nbgrader's autograde on the submission (the
     checks run inside it, in that process's warm sandboxes) and says whether it was graded. A student
     nbgrader could not record is tried once more here, alone, before it counts as not graded.
     """
-    answers: dict[str, dict] = {}
+    answers: dict[str, NotGraded | None] = {}
     graded_here: list[str] = []  # by this grading process (each has its own list after the fork)
 
-    def grade(student: str) -> dict:
+    def grade(student: str) -> NotGraded | None:
         answer = autograde(student)
-        if "problem" not in answer:
+        if answer is None:
             graded_here.append(student)
         return answer
 
@@ -463,9 +464,9 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
                 answers[students[index]] = answer
         except RuntimeError as exc:
             say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
-    for student in students:
-        answer = answers.get(student, {"retry": True})
-        answers[student] = autograde(student) if answer.get("retry") else answer
+    for student in students:  # one the pool lost, or that failed for the grader's reason: once more, here
+        answer = answers[student] if student in answers else NotGraded("", grader_fault=True)
+        answers[student] = autograde(student) if answer is not None and answer.grader_fault else answer
     return {student: answers[student] for student in students}
 
 

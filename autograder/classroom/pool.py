@@ -11,6 +11,7 @@ import multiprocessing.connection
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Iterator, cast
 
+from ..sandbox.protocol import Done, ProcessFailed, Started, read_pool
 from .progress import Progress
 
 
@@ -20,9 +21,10 @@ def run_pool(items: list, work: Callable[[Any], Any], jobs: int, progress: Progr
 
     Items are handed out one at a time from a shared counter, so a slow item (an infinite loop
     waiting out its time limit) holds up one process, not a fixed share of the class. Answers are
-    plain data sent back through a pipe per process. Each process calls `finish` when the items run out.
-    Each process also says when it takes an item, so that `progress` (drawn here, in the parent's loop
-    over the answers) knows which item each process is on and since when.
+    sent back through a pipe per process, as the pool's records (sandbox/protocol.py: Done; ProcessFailed).
+    Each process calls `finish` when the items run out. Each process also says when it takes an item
+    (Started), so that `progress` (drawn here, in the parent's loop over the answers) knows which item
+    each process is on and since when.
     """
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
@@ -35,11 +37,11 @@ def run_pool(items: list, work: Callable[[Any], Any], jobs: int, progress: Progr
                     counter.value += 1
                 if index >= len(items):
                     break
-                channel.send(("start", index, None))  # the parent's bar knows who each process is on, since when
-                channel.send(("done", index, work(items[index])))
+                channel.send(Started(index))  # the parent's bar knows who each process is on, since when
+                channel.send(Done(index, work(items[index])))
             finish()
         except BaseException as exc:  # the parent reports it; nothing may be lost silently
-            channel.send(("failed", -1, f"{type(exc).__name__}: {exc}"))
+            channel.send(ProcessFailed(f"{type(exc).__name__}: {exc}"))
         finally:
             channel.close()
 
@@ -62,7 +64,7 @@ def run_pool(items: list, work: Callable[[Any], Any], jobs: int, progress: Progr
             progress.tick()  # nothing came back: the bar still says who is waiting out a limit
         for channel in ready:
             try:
-                kind, index, answer = channel.recv()
+                message = read_pool(channel.recv())
             except EOFError:
                 process = running.pop(channel)
                 process.join()
@@ -72,14 +74,14 @@ def run_pool(items: list, work: Callable[[Any], Any], jobs: int, progress: Progr
                 if process.exitcode:
                     failures.append(f"a grading process ended with exit code {process.exitcode}")
                 continue
-            if kind == "failed":
-                failures.append(answer)
-            elif kind == "start":
+            if isinstance(message, Started):
                 if progress:
-                    progress.started(slots[channel], items[index])
-            else:
+                    progress.started(slots[channel], items[message.item])
+            elif isinstance(message, Done):
                 if progress:
                     progress.finished(slots[channel])
-                yield index, answer
+                yield message.item, message.answer
+            else:  # ProcessFailed, or Malformed: a process that sends what is not a record failed as much
+                failures.append(message.reason)
     if failures:
         raise RuntimeError(failures[0])

@@ -1,8 +1,9 @@
 """What a grading process does for one student of a class: nbgrader's autograde, with the checks inline.
 
 classroom.grade_class hands students to the pool (pool.run_pool); each pool process calls the function
-autograder_for made for it. Only plain data goes back: nothing when the student is graded (the report
-is in the gradebook and in report.json beside the autograded notebook), or why the student was not.
+autograder_for made for it. Only plain data goes back: None when the student is graded (the report is in
+the gradebook and in report.json beside the autograded notebook), or why the student was not
+(protocol.NotGraded).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ..nbgrader_glue.preprocessors.grading_notes import INTAKE_NOTES
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
 from ..nbgrader_glue.tuning import shared_url
 from ..outputs.inert import one_line
+from ..sandbox.protocol import NotGraded
 
 
 def failure(exc: BaseException) -> str:
@@ -45,7 +47,7 @@ def autograder_for(assignment: Assignment, config, submitted: Path, rules: Intak
     """What each grading process runs for one student: nbgrader's autograde, with the checks inline.
 
     Each process makes one Autograde converter (as NbGraderAPI.autograde would for every student)
-    and runs it once per student. Returns plain data for the parent: nothing when it is graded (the
+    and runs it once per student. Returns plain data for the parent: None when it is graded (the
     report, notes included, is in the gradebook and in report.json beside the autograded notebook,
     where RunHiddenSuites wrote it), or why it was not graded. nbgrader reads only what the intake copied from
     submitted/<student>/<assignment>/ into the kit's staging folder (take_submission, within `rules`); a
@@ -54,23 +56,23 @@ def autograder_for(assignment: Assignment, config, submitted: Path, rules: Intak
     """
     converters: list[Autograde] = []
 
-    def autograde(student: str) -> dict:
+    def autograde(student: str) -> NotGraded | None:
         try:
             return autograde_one(student)
         except Exception as exc:
-            return {"problem": failure(exc), "retry": True}
+            return NotGraded(failure(exc), grader_fault=True)
 
-    def autograde_one(student: str) -> dict:
+    def autograde_one(student: str) -> NotGraded | None:
         staged = assignment.root / STAGING / student / assignment.name  # nbgrader's layout, the kit's folder
         intake = take_submission(submitted, (student, assignment.name), staged, rules)
         if intake.notebook is None:
-            return {"problem": intake.reason}
+            return NotGraded(intake.reason)
         problem = submission_problem(intake.notebook, rules.notebook_bytes)  # checked, not read: nbgrader reads it
         if problem:
-            return {"problem": problem}
+            return NotGraded(problem)
         stamp = timestamp_problem(staged)  # nor a time stamp it cannot read
         if stamp:
-            return {"problem": stamp}
+            return NotGraded(stamp)
         if not converters:  # one per process, made after the fork
             coursedir = CourseDirectory(config=config)
             coursedir.db_url, coursedir.assignment_id = shared_url(coursedir.db_url), assignment.name
@@ -83,7 +85,7 @@ def autograder_for(assignment: Assignment, config, submitted: Path, rules: Intak
         result = capture_log(converters[0])  # with --force: autograded/<student>/<assignment>/ written afresh
         if not result["success"] or not report_path(converters[0].coursedir, student, assignment.name).is_file():
             last = (result.get("error") or "").strip().splitlines()
-            return {"problem": "nbgrader could not autograde it" + (f": {last[-1]}" if last else ""), "retry": True}
-        return {}
+            return NotGraded("nbgrader could not autograde it" + (f": {last[-1]}" if last else ""), grader_fault=True)
+        return None
 
     return autograde

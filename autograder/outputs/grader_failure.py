@@ -13,6 +13,7 @@ from .inert import one_line
 
 if TYPE_CHECKING:
     from ..assignment import Assignment
+    from ..sandbox.protocol import NotGraded
 
 WHAT_TO_DO = "no score was given; `make test` shows what is wrong with the grader: fix it and grade again"
 
@@ -27,12 +28,13 @@ def grader_failure(exc: BaseException) -> str:
     return f"the grader failed, not the notebook ({failure_reason(exc)}): {WHAT_TO_DO}"
 
 
-def whole_class_failure(assignment: Assignment, answers: dict[str, dict]) -> str:
+def whole_class_failure(assignment: Assignment, answers: dict[str, NotGraded | None]) -> str:
     """Why every student of the class failed for one grader-side reason (a student's own name taken out of
-    it), with what to do; "" when some student was graded or failed for a reason of their own."""
-    reasons = {one_line(answer["problem"]).replace(student, "<student>")
-               for student, answer in answers.items() if answer.get("retry")}
-    if not answers or len(reasons) != 1 or not all(answer.get("retry") for answer in answers.values()):
+    it), with what to do; "" when some student was graded (None) or failed for a reason of their own."""
+    reasons = {one_line(answer.reason).replace(student, "<student>")
+               for student, answer in answers.items() if answer is not None and answer.grader_fault}
+    if not answers or len(reasons) != 1 or not all(answer is not None and answer.grader_fault
+                                                   for answer in answers.values()):
         return ""
     return (f"the grader failed on every submission for the same reason ({reasons.pop()}): see it for one with "
             f".venv/bin/python -m autograder grade submitted/<student>/{assignment.name}/{assignment.notebook_name}, "

@@ -7,14 +7,13 @@ Four roles, one module each; only lines of JSON cross between processes:
   program, enforces the limits in CPU time (cputime.py) and kills what student code left running;
 * the child (child.py): a loader confines itself, runs the cells, answers calls, or forks a check child each;
 * the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run;
-  protocol.py: the messages between them (lines of JSON), every read and write with a deadline.
+  protocol.py: every message between them, a typed record (lines of JSON), with the one encoder and the one
+  reader that rejects a malformed one; every read and write with a deadline.
   uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges;
   seccomp.py: the system-call filter each loader puts itself and what it starts under.
 """
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import subprocess
 import sys
@@ -26,23 +25,31 @@ from typing import Any, Callable, Mapping, Sequence
 from .cputime import WALL_FACTOR
 from .messages import NOT_RUN_AFTER_TIME_OUT, describe_answers_budget, describe_exception, describe_no_answer
 from .program import MISSING, Cell, program_from_notebook
-from .protocol import BACKSTOP_SECONDS, Lines, Unreadable, plain, send
+from .protocol import (
+    BACKSTOP_SECONDS,
+    FIELDS_BYTES,
+    TO_GRADER,
+    Answers,
+    Batch,
+    Begin,
+    Call,
+    End,
+    Ended,
+    Failure,
+    Limits,
+    Lines,
+    Message,
+    Ready,
+    WorkerConfig,
+    encode,
+    send,
+)
 
 __all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Budget", "Cell", "Limits", "Outcome", "Sandbox",
            "describe_exception", "program_from_notebook"]
 
 WORKER = Path(__file__).with_name("worker.py")
 ISOLATION = Path(__file__).with_name("isolation.py")  # the `path` of the `isolation` argument
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one check may use. The grader reads these from nbgrader_config.py."""
-
-    seconds: float = 3.0  # CPU time for one check, and for each cell of loading (wall clock: a backstop, cputime.py)
-    memory_mb: int = 1024  # address space the student's code may add to the worker's
-    output_kb: int = 1024  # what the student's code may print before it is stopped
-    answer_kb: int = 1024  # the JSON of one check's answer (and a value per protocol.VALUE_BYTES of it, DEPTH deep)
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,7 @@ class Outcome:
     ok: bool
     value: Any = None
     reason: str = ""
-    limit: str = ""  # "time", "memory" or "output" when a limit ended it
+    limit: str = ""  # the limit that ended it, one of protocol.LIMITS ("time", "memory", "answer budget", ...)
     load_errors: list[str] = field(default_factory=list)  # cells that raised while loading
 
 
@@ -87,17 +94,6 @@ _ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_A
 # worker is wedged (student code stopped the session's process, or jammed a pipe): it is killed.
 STARTUP_SECONDS = 120.0
 MARGIN_SECONDS = 30.0
-_WORD_BYTES = 64 * 1024  # a reply's bytes besides its answers: the worker's word, a session's load errors
-
-
-def _outcome(answer: dict, load_errors: list[str]) -> Outcome:
-    """An answer as the session passed it on, its arrays read back into lists (protocol.plain)."""
-    try:
-        value = plain(answer.get("value"))
-    except (Unreadable, RecursionError):
-        return Outcome(False, reason="sent an answer the grader cannot read", load_errors=load_errors)
-    return Outcome(ok=answer.get("ok", False), value=value, reason=answer.get("reason", ""),
-                   limit=answer.get("limit", ""), load_errors=load_errors)
 
 
 class Sandbox:
@@ -133,14 +129,14 @@ class Sandbox:
         budget: Budget = Budget(),
     ) -> None:
         self.limits, self.budgets = limits, budget
-        self.config = {
-            "modules": {name: str(Path(p).resolve()) for name, p in modules.items()},
-            "path": [str(Path(p).resolve()) for p in path],
-            "preload": [*PRELOAD, *preload],
-            "limits": dataclasses.asdict(limits),
-            "isolation": dict(isolation) if isolation else None,
-            "trusted_cells": [[cell.name, cell.source] for cell in trusted_cells],
-        }
+        self.config = WorkerConfig(
+            modules={name: str(Path(p).resolve()) for name, p in modules.items()},
+            path=[str(Path(p).resolve()) for p in path],
+            preload=[*PRELOAD, *preload],
+            limits=limits,
+            isolation=dict(isolation) if isolation else None,
+            trusted_cells=[(cell.name, cell.source) for cell in trusted_cells],
+        )
         self.worker: subprocess.Popen | None = None
         self.requests = -1  # our end of the worker's stdin
         self.replies: Lines | None = None  # and of its stdout
@@ -170,12 +166,12 @@ class Sandbox:
         replies, replies_w = os.pipe()
         self.worker = subprocess.Popen(
             # -B: the worker imports the assignment's modules from their folder and must write nothing there
-            [sys.executable, "-I", "-B", str(WORKER), json.dumps(self.config)],
+            [sys.executable, "-I", "-B", str(WORKER), encode(self.config).decode()],
             stdin=requests, stdout=replies_w, stderr=subprocess.DEVNULL, env=_ENVIRONMENT,
         )
         os.close(requests)
         os.close(replies_w)
-        self.replies = Lines(replies, limit=_WORD_BYTES)  # call_many widens it for the answers it asks for
+        self.replies = Lines(replies, TO_GRADER, limit=FIELDS_BYTES)  # call_many widens it for the answers it asks for
         self.starting = True
         if begin is not None and self._send(self._begin_request(begin)):
             self.begun = begin
@@ -185,13 +181,13 @@ class Sandbox:
         self.start()
         self.starting = False
         ready = self._receive(time.monotonic() + STARTUP_SECONDS)
-        if not ready or "ready" not in ready:
+        if not isinstance(ready, Ready):
             self.close()
-            raise RuntimeError(f"the sandbox worker could not start ({ready['error']})" if ready and "error" in ready
+            raise RuntimeError(f"the sandbox worker could not start ({ready.error})" if isinstance(ready, Failure)
                                else "the sandbox worker ended before it was ready")
-        self.level = ready["ready"]
+        self.level = ready.level
 
-    def _send(self, request: dict) -> bool:
+    def _send(self, request: Message) -> bool:
         """Hand the worker a request, or kill it when it takes none within the margin (it is wedged)."""
         if self.worker is None:  # killed: its pipe is closed
             return False
@@ -201,11 +197,12 @@ class Sandbox:
         self._kill()
         return False
 
-    def _receive(self, deadline: float) -> dict | None:
-        """The worker's next reply, or None when it ended or gave none by `deadline` (it is then killed)."""
+    def _receive(self, deadline: float) -> Ready | Failure | Ended | Answers | None:
+        """The worker's next reply, or None when it ended, gave none by `deadline`, or wrote one that is not a
+        reply (protocol.read: Malformed, Oversized): it is then killed."""
         reply = self.replies.next(deadline) if self.replies is not None else None
         self.timed_out = reply is None
-        if not reply or reply.get("event") in ("garbled", "oversized"):
+        if not isinstance(reply, (Ready, Failure, Ended, Answers)):
             self._kill()
             return None
         return reply
@@ -247,21 +244,23 @@ class Sandbox:
             asked, self.begun = self.begun is not None, None  # at start(): its word is the next reply
             reply = self._receive(time.monotonic() + MARGIN_SECONDS) if asked or self._send(
                 self._begin_request(seconds, self.used)) else None
-            if reply is None:  # no word in time (a machine a neighbour's fork bomb keeps busy): a new worker, once
-                if attempt == 2:
-                    raise RuntimeError("the sandbox worker stopped")
-                continue
-            if "error" not in reply:
+            if isinstance(reply, Ready):
                 break
-            self._receive(time.monotonic() + MARGIN_SECONDS)  # the worker's word that the session ended
-            if attempt == 2:
-                raise RuntimeError(f"{reply['error']} (tried twice: the grader's failure, not the submission's)")
-            time.sleep(1.0)
+            if isinstance(reply, Failure):
+                self._receive(time.monotonic() + MARGIN_SECONDS)  # the worker's word that the session ended
+                if attempt == 2:
+                    raise RuntimeError(f"{reply.error} (tried twice: the grader's failure, not the submission's)")
+                time.sleep(1.0)
+                continue
+            if reply is not None:  # a reply out of turn: the worker is not to be trusted
+                self._kill()
+            if attempt == 2:  # no word in time (a machine a neighbour's fork bomb keeps busy): a new worker, once
+                raise RuntimeError("the sandbox worker stopped")
         self.session, self.sent, self.ended, self.spent, self.charged = True, None, [], 0.0, 0.0
 
-    def _begin_request(self, seconds: float, used: float = 0.0) -> dict:
+    def _begin_request(self, seconds: float, used: float = 0.0) -> Begin:
         """A session's budgets, and what the submission used of them in sessions lost with their worker."""
-        return {"begin": seconds, "used": used, "answers": self.budgets.answers_mb << 20, "answered": self.answered}
+        return Begin(seconds, used, self.budgets.answers_mb << 20, self.answered)
 
     def end(self) -> list[str]:
         """End the session: everything its code started ends with it. The budgets it hit."""
@@ -269,10 +268,10 @@ class Sandbox:
         if not self.session:
             return self.ended
         self.session = False
-        if not self._send({"end": True}):
+        if not self._send(End()):
             return []
-        reply = self._receive(time.monotonic() + MARGIN_SECONDS) or {}
-        return list(reply.get("budgets", []))
+        reply = self._receive(time.monotonic() + MARGIN_SECONDS)
+        return list(reply.budgets) if isinstance(reply, Ended) else []
 
     def call(self, cells: Sequence[Cell], function: Callable | str, **kwargs: Any) -> Outcome:
         """Load `cells` (reusing the loaded program when it is the same) and run one call alone."""
@@ -297,12 +296,11 @@ class Sandbox:
         if left <= 0:  # not asked: the grader reads no more of this submission
             return [Outcome(False, reason=describe_answers_budget(self.budgets.answers_mb), limit="answer budget")
                     for _ in calls]
-        request: dict[str, Any] = {"fresh": fresh, "together": together, "charged": self.charged, "calls": [
-            {"function": f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", "kwargs": kwargs}
-            for f, kwargs in calls]}
+        program = None
         if cells != self.sent:
-            request["cells"] = [[c.name, c.source] for c in cells]
-            self.sent = list(cells)
+            program, self.sent = [(c.name, c.source) for c in cells], list(cells)
+        request = Batch([Call(f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", kwargs) for f, kwargs in calls],
+                        fresh, together, self.charged, program)
         # A last resort against a wedged worker (the session answers for the budget and every limit itself):
         # what the limits allow in wall-clock time, a load and a check for each call (a crash reloads for the
         # next), WALL_FACTOR times their CPU time, doubled for the time a busy machine keeps the session waiting
@@ -313,8 +311,8 @@ class Sandbox:
         # fields, and the load errors; the CPU time reading it is the submission's (sent with the next request).
         replies = self.replies
         if replies is not None:
-            replies.limit = min(len(calls) * (self.limits.answer_kb * 1024 + _WORD_BYTES), left) + \
-                len(calls) * _WORD_BYTES + _WORD_BYTES
+            replies.limit = min(len(calls) * (self.limits.answer_kb * 1024 + FIELDS_BYTES), left) + \
+                len(calls) * FIELDS_BYTES + FIELDS_BYTES
         reading, self.asked, read = time.thread_time(), time.monotonic(), replies.read if replies else 0
         result = self._receive(time.monotonic() + waited) if self._send(request) else None
         self.answered += replies.read - read if replies else 0
@@ -323,20 +321,22 @@ class Sandbox:
         finally:
             self.charged += time.thread_time() - reading
 
-    def _outcomes(self, result: dict | None, calls: int, waited: float) -> list[Outcome]:
+    def _outcomes(self, result: Ready | Failure | Ended | Answers | None, calls: int, waited: float) -> list[Outcome]:
         """The Outcome of each of `calls` calls from the session's reply (None: there was none)."""
+        if isinstance(result, (Ready, Ended)) or (isinstance(result, Answers) and len(result.answers) != calls):
+            # a reply out of turn, or answers to other calls than asked: the worker is not to be trusted
+            self._kill()
+            result = None
         if result is None:  # the worker ended, or was killed because it gave no answer in time
             return [Outcome(False, reason=describe_no_answer(waited), limit="time budget") if self.timed_out
                     else Outcome(False, reason="stopped the grader's worker process") for _ in range(calls)]
-        if "answers" not in result:  # the session failed; the worker's next line says it ended
-            self.session, self.ended = False, list((self._receive(time.monotonic() + MARGIN_SECONDS) or {})
-                                                   .get("budgets", []))
-            return [Outcome(False, reason=result.get("error", "stopped the grader's worker process"))
-                    for _ in range(calls)]
-        if type(result.get("spent")) in (int, float):
-            self.spent = result["spent"]
-        errors = result.get("load_errors", [])
-        return [_outcome(answer, errors) for answer in result["answers"]]
+        if isinstance(result, Failure):  # the session failed; the worker's next line says it ended
+            ended = self._receive(time.monotonic() + MARGIN_SECONDS)
+            self.session, self.ended = False, list(ended.budgets) if isinstance(ended, Ended) else []
+            return [Outcome(False, reason=result.error) for _ in range(calls)]
+        self.spent = result.spent
+        return [Outcome(answer.ok, answer.value, answer.reason, answer.limit, result.load_errors)
+                for answer in result.answers]
 
     def close(self) -> None:
         if self.worker:

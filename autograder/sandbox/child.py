@@ -1,7 +1,8 @@
 """What runs in the processes that hold student code: a loader and the check children it forks.
 
-A loader confines itself, runs the cells, then answers batches of calls; each answer is one line of
-JSON on the results pipe. Run only inside the worker (worker.py imports it as a top-level module).
+A loader confines itself, runs the cells, then answers batches of calls; every message it writes on the
+results pipe is a record of protocol.py (a Result for each call). Run only inside the worker (worker.py imports
+it as a top-level module).
 """
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import builtins
 import functools
 import gc
 import io
-import json
 import os
 import resource  # here, not in each loader: importing it costs a loader about 2 ms
 import signal
@@ -30,18 +30,41 @@ from messages import (
     describe_time_out,
     describe_wall_time_out,
 )
-from protocol import Lines, write
+from protocol import (
+    FROM_LOADER,
+    TO_LOADER,
+    UNREADABLE,
+    Batch,
+    Call,
+    Closed,
+    Fatal,
+    Limits,
+    Lines,
+    Loaded,
+    LoadingCell,
+    Malformed,
+    Read,
+    Result,
+    read,
+    write,
+)
 
 
-def _report_nowhere(message: dict) -> None:
+def _report_nowhere(reason: str, limit: str) -> None:
     """Where a limit breach is reported before a loader has its results pipe: nowhere."""
 
 
-def _report_to(results: int, event: str, message: dict) -> None:
-    write(results, {"event": event, **message})
+def _fatal_to(results: int, reason: str, limit: str) -> None:
+    """While a loader loads the program: the breach ends the load."""
+    write(results, Fatal(reason, limit))
 
 
-_report: Callable[[dict], None] = _report_nowhere  # where a limit breach is reported
+def _result_to(results: int, reason: str, limit: str) -> None:
+    """While a call runs: the breach is that call's answer."""
+    write(results, Result(False, None, reason, limit))
+
+
+_report: Callable[[str, str], None] = _report_nowhere  # where a limit breach is reported: (reason, limit)
 _CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
 
 
@@ -54,7 +77,7 @@ class _CappedText(io.TextIOBase):
     def write(self, text: str) -> int:
         self.left -= len(text)
         if self.left < 0:
-            _report({"ok": False, "limit": "output", "reason": "printed more than the output limit allows"})
+            _report("printed more than the output limit allows", "output")
             os._exit(0)
         return len(text)
 
@@ -62,22 +85,21 @@ class _CappedText(io.TextIOBase):
         return True
 
 
-def _confine(limits: dict, isolation: Any, workdir: str) -> None:
-    """Everything a loader does to itself before it runs a line of student code (`limits`: the
-    caller's Limits as a dict)."""
+def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
+    """Everything a loader does to itself before it runs a line of student code."""
     os.setpgid(0, 0)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    sys.stdout = sys.stderr = _CappedText(limits["output_kb"] * 1024)
+    sys.stdout = sys.stderr = _CappedText(limits.output_kb * 1024)
     sys.stdin = io.StringIO()
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large file becomes an OSError
-    extra = limits["memory_mb"] * 1024 * 1024
+    extra = limits.memory_mb * 1024 * 1024
     # CPU time is a soft limit only: each check child raises it for each call it runs (_run_calls).
     global _CPU_SECONDS
-    _CPU_SECONDS = int(limits["seconds"]) + 2
+    _CPU_SECONDS = int(limits.seconds) + 2
     rules = [(resource.RLIMIT_CPU, _CPU_SECONDS, resource.RLIM_INFINITY),
-             (resource.RLIMIT_FSIZE, limits["output_kb"] * 1024, limits["output_kb"] * 1024)]
+             (resource.RLIMIT_FSIZE, limits.output_kb * 1024, limits.output_kb * 1024)]
     try:
         with open("/proc/self/statm") as statm:
             address_space = int(statm.read().split()[0]) * resource.getpagesize() + extra
@@ -104,38 +126,38 @@ def compile_cell(name: str, text: str) -> CodeType:
     return compile(text, f"<cell {name}>", "exec")
 
 
-def _load(cells: list[list[str]], results: int) -> dict:
+def _load(cells: list[tuple[str, str]], results: int) -> dict:
     """Run the cells like a notebook with errors allowed: an exception ends only its cell."""
     global _report
-    _report = functools.partial(_report_to, results, "fatal")
+    _report = functools.partial(_fatal_to, results)
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     errors = []
     for name, text in cells:
-        write(results, {"event": "cell", "name": name})
+        write(results, LoadingCell(name))
         try:
             code = COMPILED.get((name, text))
             exec(code if code is not None else compile_cell(name, text), ns)
         except Exception as exc:
             errors.append(f"cell {name}: {describe_exception(exc)}")
         except BaseException as exc:
-            write(results, {"event": "fatal", "reason": f"cell {name} {describe_exit(exc)}"})
+            write(results, Fatal(f"cell {name} {describe_exit(exc)}"))
             os._exit(0)
-    write(results, {"event": "loaded", "errors": errors})
+    write(results, Loaded(errors))
     return ns
 
 
-def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int) -> None:
-    """Run each call on `ns` in turn (in the loader, or in a check child) and send one message per call to `results`.
+def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], results: int) -> None:
+    """Run each call on `ns` in turn (in the loader, or in a check child) and send its Result to `results`.
 
     The functions come from a fresh run of their module's code, compiled before any student code
     ran: whatever the notebook did to the module objects it could reach is not used. Each call
     gets its own CPU allowance (the wall-clock limit is the worker's to enforce).
     """
     global _report
-    _report = functools.partial(_report_to, results, "result")
+    _report = functools.partial(_result_to, results)
     trusted: dict[str, dict] = {}
     for call in calls:
-        module_name, name = call["function"].split(":")
+        module_name, name = call.function.split(":")
         used = resource.getrusage(resource.RUSAGE_SELF)
         allowance = int(used.ru_utime + used.ru_stime + _CPU_SECONDS)
         try:
@@ -146,21 +168,20 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
             if module_name not in trusted:
                 trusted[module_name] = {"__name__": module_name, "__builtins__": builtins}
                 exec(modules[module_name], trusted[module_name])
-            message = {"ok": True, "value": trusted[module_name][name](ns, **call["kwargs"])}
+            message = Result(True, trusted[module_name][name](ns, **call.kwargs))
         except MemoryError as exc:
-            message = {"ok": False, "limit": "memory", "reason": describe_exception(exc)}
+            message = Result(False, None, describe_exception(exc), "memory")
         except Exception as exc:
-            message = {"ok": False, "reason": describe_exception(exc)}
+            message = Result(False, None, describe_exception(exc))
         except BaseException as exc:
-            message = {"ok": False, "reason": describe_exit(exc)}
+            message = Result(False, None, describe_exit(exc))
         try:
-            write(results, {"event": "result", **message})
+            write(results, message)
         except (TypeError, ValueError) as exc:
-            write(results, {"event": "result", "ok": False,
-                            "reason": f"returned something that is not plain data ({exc})"})
+            write(results, Result(False, None, f"returned something that is not plain data ({exc})"))
 
 
-def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int, fresh: bool,
+def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[Call], results: int, fresh: bool,
                together: bool, seconds: float) -> None:
     """In the loader: answer every call of a batch on `results`, one message each, in order.
 
@@ -182,7 +203,7 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[dict], result
             _run_in_child(ns, modules, [call], results, seconds)
 
 
-def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[dict], results: int, seconds: float) -> None:
+def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[Call], results: int, seconds: float) -> None:
     """Run `calls` in one check child forked from the loaded program, and send an answer for each: its own,
     or, when it ran out of time or ended first, why: for the first call, as if it ran alone (with the cause
     the worker may refine); for a later one, "not run" for it and the rest, which the grader runs again alone."""
@@ -193,8 +214,7 @@ def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[dict], res
         for end in (read_end, write_end):
             os.close(end)
         for _ in calls:
-            write(results, {"event": "result", "ok": False, "limit": "fork",
-                            "reason": describe_fork_failure(error.strerror)})
+            write(results, Result(False, None, describe_fork_failure(error.strerror), "fork"))
         return
     if pid == 0:
         os.setpgid(0, 0)
@@ -202,25 +222,26 @@ def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[dict], res
         _run_calls(ns, modules, calls, write_end)
         os._exit(0)
     os.close(write_end)
-    answers, stopwatch = Lines(read_end), Stopwatch(pid)
+    answers, stopwatch = Lines(read_end, FROM_LOADER), Stopwatch(pid)
     try:
         for done in range(len(calls)):
             message = _answer_of(answers, pid, seconds, stopwatch)
-            if isinstance(message, dict) and message and message.get("event") != "garbled":
+            if isinstance(message, Malformed) and message.kind is Result:
+                message = Result(False, None, UNREADABLE)
+            if not isinstance(message, (str, Malformed, Closed)):
                 write(results, message)  # the session judges what it says (a child that forged one included)
                 continue
-            # Out of time: stopped here. Ended, or wrote what is not a line of JSON: how it ends says why. The first
-            # call ran as it would alone (nothing ran before it in the child, with the same limit): its own answer.
+            # Out of time: stopped here. Ended, or wrote what is no message: how it ends says why. The first call
+            # ran as it would alone (nothing ran before it in the child, with the same limit): its own answer.
             status = _end(pid, kill=message in ("cpu", "wall") or done > 0)
             if done == 0 and message in ("cpu", "wall"):
-                write(results, {"event": "result", "ok": False, "limit": "time", "wall": message == "wall", "reason":
-                                describe_time_out("the check", seconds) if message == "cpu" else
-                                describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds)})
+                write(results, Result(False, None, describe_time_out("the check", seconds) if message == "cpu" else
+                                      describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds), "time",
+                                      wall=message == "wall"))
             elif done == 0:  # nothing, or a line cut short by the child's death
-                write(results, {"event": "result", "ok": False, "reason": describe_status(status),
-                                "status": status})  # the worker may know more of the cause
+                write(results, Result(False, None, describe_status(status), status=status))  # the worker may know more
             for _ in calls[max(done, 1):]:
-                write(results, {"event": "result", "ok": False, "reason": NOT_RUN_TOGETHER})
+                write(results, Result(False, None, NOT_RUN_TOGETHER))
             return
         _end(pid, kill=False)
     finally:
@@ -239,8 +260,8 @@ def _end(pid: int, kill: bool) -> int:
     return os.waitpid(pid, 0)[1]
 
 
-def _answer_of(answers: Lines, pid: int, seconds: float, stopwatch: Stopwatch) -> dict | str:
-    """Check child `pid`'s next message ({} at its end); "cpu" when the child and what it started have used
+def _answer_of(answers: Lines, pid: int, seconds: float, stopwatch: Stopwatch) -> Read | str:
+    """Check child `pid`'s next message (CLOSED at its end); "cpu" when the child and what it started have used
     `seconds` of CPU time first, "wall" when WALL_FACTOR times that of wall-clock time (less their waits
     for a CPU) passed first."""
     while (message := answers.next(time.monotonic() + TICK)) is None:
@@ -251,22 +272,23 @@ def _answer_of(answers: Lines, pid: int, seconds: float, stopwatch: Stopwatch) -
     return message
 
 
-def loader_main(cells, limits: dict, isolation, workdir, commands: int, results: int, modules: dict) -> None:
+def loader_main(cells: list[tuple[str, str]], limits: Limits, isolation, workdir, commands: int, results: int,
+                modules: dict) -> None:
     """The loader: confine, load the cells, then answer calls until the session hangs up."""
     try:
         try:
             _confine(limits, isolation, workdir)
         except OSError as error:  # before any student code: the machine's failure, never the notebook's
-            write(results, {"event": "fatal", "reason": f"not graded: the grader could not confine the notebook's "
-                                                        f"process ({error}); the grading machine's fault, not the "
-                                                        "notebook's"})
+            write(results, Fatal(f"not graded: the grader could not confine the notebook's process ({error}); the "
+                                 "grading machine's fault, not the notebook's"))
             return
         ns = _load(cells, results)
         gc.freeze()  # the loaded program is shared by every check child: no collection needs to touch it
-        with os.fdopen(commands, "r") as calls:
-            for line in calls:
-                batch = json.loads(line)
-                _run_batch(ns, modules, batch["calls"], results, batch["fresh"], batch.get("together") is True,
-                           limits["seconds"])
+        with os.fdopen(commands, "rb") as lines:
+            for line in lines:
+                batch = read(line, TO_LOADER)
+                if not isinstance(batch, Batch):  # the session sends batches only: the loader ends
+                    break
+                _run_batch(ns, modules, batch.calls, results, batch.fresh, batch.together, limits.seconds)
     finally:
         os._exit(0)

@@ -1,35 +1,46 @@
-"""The messages between the sandbox's processes: one line of JSON each, over pipes, every read and write
-with a deadline. The one way the caller, the worker, its sessions and their loaders talk.
+"""Every message between the grader's processes, as typed records: one module, one encoder, one reader.
 
-Message kinds (each a JSON object on one line):
+The sandbox's messages are lines of JSON over pipes, every read and write with a deadline; each record here
+is one kind, with its own `wire()` (what `encode` writes) and `from_json` (what `read` calls). The kinds,
+by pipe (a `Channel` names the kinds one pipe carries; anything else on it is Malformed):
 
-    caller → worker       {"begin": seconds}                    start a submission's session
-    caller → session      {"calls": [call], "fresh": bool, "together": bool, "cells"?: [[name, source]]}
-                          {"end": true}                         end the session
-    worker → caller       {"ready": level}                      started, at this isolation level
-                          {"error": text}                       a session could not start
-                          {"budgets": [name]}                   a session ended: the budgets it hit
-    session → caller      {"ready": true}                       the session serves
-                          {"answers": [answer], "load_errors": [text]}                  a batch's answers
-    session → loader      {"calls": [call], "fresh": bool, "together": bool}
-    loader → session      {"event": "cell", "name": text}       loading this cell now
-                          {"event": "loaded", "errors": [text]}
-                          {"event": "fatal", "reason": text}    loading ended the process's run
-                          {"event": "result", "ok": bool, "value"?, "reason"?, "limit"?, "wall"?, "status"?}
+    grader → worker (argv)  WorkerConfig   {"modules", "path", "preload", "limits", "isolation", "trusted_cells"}
+    grader → worker         Begin          {"begin": seconds, "used", "answers", "answered"}  a submission's session
+    grader → session        Batch          {"calls": [call], "fresh", "together", "charged", "cells"?}
+                            End            {"end": true}
+    worker, session → grader  Ready        {"ready": level}                started (the worker), serving (a session)
+                            Failure        {"error": text}                 could not start
+                            Ended          {"budgets": [name]}             a session ended: the budgets it hit
+                            Answers        {"answers": [answer], "load_errors": [text], "spent": seconds}
+    session → loader        Batch          (without "cells")
+    loader → session        LoadingCell    {"event": "cell", "name": text}  loading this cell now
+                            Loaded         {"event": "loaded", "errors": [text]}
+                            Fatal          {"event": "fatal", "reason": text, "limit"?}  loading ended its process
+                            Result         {"event": "result", "ok": bool, "value"?, "reason"?, "limit"?, "wall"?,
+                                            "status"?}  one call's answer (a check child's too, passed on)
+                            Oversized      {"event": "oversized"}          a check child's line past the limit
 
-    call: {"function": "module:name", "kwargs": {...}}; answer: a result without "event".
+    call: Call {"function": "module:name", "kwargs": {...}}; answer: Answer {"ok", "value", "reason", "limit"}.
 
-A loader runs student code, so what it writes is read as untrusted: a line longer than the reader's limit
-reads as {"event": "oversized"}, one that is not a JSON object (cut short, nested past the parser's depth) as
-{"event": "garbled"}, and the session checks every field of an answer and its size (answer_fault, worker.py):
-what it passes on, the grader reads within limits no looser (sandbox/__init__.py). A process at the other end may be wedged by student
-code (stopped with SIGSTOP, its pipe shrunk with F_SETPIPE_SZ), so no read or write waits past its deadline.
+`read` is the one reader: a line that is not a JSON object, of no kind its pipe carries, or with a field of the
+wrong type reads as Malformed(why), never as a message; every reader of a pipe (Lines) goes through it.
+A loader runs student code, so what it writes is read as untrusted, within bounds that all hold here: a line
+longer than the reader's limit (an answer's `answer_kb` and FIELDS_BYTES) reads as Oversized as soon as it is
+(the rest of it is dropped as it comes, never held), and so does an answer nested deeper than DEPTH or holding
+more values than VALUE_BYTES allow (answer_fault); the session counts what it passes on against the
+submission's answer budget (worker.py), and the grader reads each reply within limits no looser
+(sandbox/__init__.py). A process at the other end may be wedged by student code (stopped with SIGSTOP, its
+pipe shrunk with F_SETPIPE_SZ), so no read or write waits past its deadline.
 
 Values are plain data: numbers, strings, lists, dicts. A numpy array of booleans, integers or floats crosses
 as its bytes (`{"\\u0000array": [dtype, shape, base64]}`), not as a list of decimal numbers: writing and
 parsing floats as text was most of the sandbox's time for the probes' arrays. `plain` turns such an array
-back into the lists `tolist()` gives, in the grader, after checking its dtype, shape and length, so a
-forged one is refused like any unreadable answer.
+back into the lists `tolist()` gives, in the grader's reading of Answers, after checking its dtype, shape and
+length, so a forged one is refused like any unreadable answer.
+
+The pool's records (Started, Done, ProcessFailed) and a student's NotGraded cross between the grader's own
+processes (classroom/pool.py; no student code runs in them) through multiprocessing's pipe, which pickles
+them (a report is not JSON); the parent reads each through `read_pool`, which rejects anything else.
 
 Standard library only: the worker imports this file as a top-level module, the caller as a package one.
 """
@@ -42,12 +53,16 @@ import os
 import selectors
 import sys
 import time
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, NamedTuple, Union
 
 # In a fresh batch the loader times its check children; the worker waits this much longer (of CPU time, and
 # WALL_FACTOR times as long of wall-clock time: cputime.py) for an answer before it stops a loader that student
 # code has wedged (and the caller counts it in its own deadline).
 BACKSTOP_SECONDS = 1.0
+
+FIELDS_BYTES = 64 * 1024  # what a line may hold besides its answers: an answer's fields, a reply's word and load errors
+UNREADABLE = "sent an answer the grader cannot read"  # the reason of an answer that is malformed, or a forged array
 
 ARRAY = "\x00array"  # the key of an array sent as bytes: no probe's answer has a key with a NUL in it
 _DTYPES = {"|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f2", "<f4", "<f8"}
@@ -70,9 +85,10 @@ def _plain(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not plain data")
 
 
-def encode(message: dict) -> bytes:
-    """One message as its line (NaN and infinities as Python's json writes them)."""
-    return (json.dumps(message, default=_plain, allow_nan=True) + "\n").encode()
+def encode(message: Message) -> bytes:
+    """The one encoder: a record as its line (NaN and infinities as Python's json writes them). Raises TypeError
+    or ValueError for a value that is not plain data."""
+    return (json.dumps(message.wire(), default=_plain, allow_nan=True) + "\n").encode()
 
 
 def plain(value: Any) -> Any:
@@ -129,22 +145,587 @@ def answer_fault(value: Any, limit: int) -> str:
     return ""
 
 
-class Lines:
-    """Read the messages on a pipe, each with a deadline. A line longer than `limit` bytes reads as
-    {"event": "oversized"} as soon as it is (the rest of it is dropped as it comes, never held), one that is
-    not a JSON object as {"event": "garbled"}. `read`: the bytes of every line so far. A line costs its
-    length, not its length squared: each chunk is searched once, the buffer grows in place."""
+# ------------------------------------------------------------------------------------------------ the records
 
-    def __init__(self, fd: int, limit: int = 1 << 24) -> None:
-        self.fd, self.limit, self.read = fd, limit, 0
+
+
+class _Bad(Exception):
+    """Why a message is not one of the kind it claims to be: `read` turns it into Malformed."""
+
+
+def _only(obj: dict, fields: frozenset[str]) -> None:
+    if not obj.keys() <= fields:
+        raise _Bad(f"has a field it may not have ({sorted(obj.keys() - fields)[0]!r})")
+
+
+def _text(obj: dict, key: str, default: str | None = None) -> str:
+    value = obj.get(key, default)
+    if type(value) is not str:
+        raise _Bad(f"{key!r} is not text" if key in obj else f"has no {key!r}")
+    return value
+
+
+def _flag(obj: dict, key: str, default: bool | None = None) -> bool:
+    value = obj.get(key, default)
+    if value is not True and value is not False:
+        raise _Bad(f"{key!r} is not true or false" if key in obj else f"has no {key!r}")
+    return value
+
+
+def _number(obj: dict, key: str) -> float:
+    """A count of seconds: a finite number, not negative (never a bool)."""
+    value: Any = obj.get(key)
+    if type(value) not in (int, float) or not 0 <= value < math.inf:
+        raise _Bad(f"{key!r} is not a number of at least 0" if key in obj else f"has no {key!r}")
+    return value
+
+
+def _whole(obj: dict, key: str) -> int:
+    """A count of bytes or megabytes: an integer, not negative (never a bool)."""
+    value: Any = obj.get(key)
+    if type(value) is not int or value < 0:
+        raise _Bad(f"{key!r} is not a whole number of at least 0" if key in obj else f"has no {key!r}")
+    return value
+
+
+def _texts(obj: dict, key: str) -> list[str]:
+    value = obj.get(key)
+    if type(value) is not list or not all(type(item) is str for item in value):
+        raise _Bad(f"{key!r} is not a list of texts" if key in obj else f"has no {key!r}")
+    return value
+
+
+def _one_of(obj: dict, key: str, allowed: tuple[str, ...]) -> str:
+    value = obj.get(key, "")
+    if value not in allowed or type(value) is not str:
+        raise _Bad(f"{key!r} is not one of {', '.join(map(repr, allowed))}")
+    return value
+
+
+def _cells(value: Any) -> list[tuple[str, str]]:
+    """A program's cells as [[name, source]] on the wire."""
+    if type(value) is not list or not all(type(cell) is list and len(cell) == 2 and type(cell[0]) is str
+                                          and type(cell[1]) is str for cell in value):
+        raise _Bad("'cells' is not a list of [name, source]")
+    return [(name, source) for name, source in value]
+
+
+class _Kind:
+    """A message kind, a frozen dataclass with slots (typed, fixed, light to make on the hot path). One "event"
+    (of the loader's messages) or one key (of the others) tells it apart on its pipe (Channel); `wire()` is
+    what encode writes, `from_json` what read makes of it."""
+
+    __slots__ = ()
+    KEY: ClassVar[str] = ""
+    EVENT: ClassVar[str] = ""
+
+
+def _names(kind: type) -> frozenset[str]:
+    return frozenset(field.name for field in fields(kind))
+
+
+def _one_line(text: str) -> str:
+    """A loader's reason as the grader may show it: one line of at most 500 characters."""
+    return " ".join(text.split())[:500]
+
+
+# The limits a loader may name itself (time: for a check child, in a fresh batch; fork: it could not start
+# one); a loader's own time and the submission's budgets are the session's to judge.
+LOADER_LIMITS = ("", "memory", "output", "time", "fork")
+# The limits an answer the session passes on may name (the grader's Outcome.limit).
+LIMITS = ("", "memory", "output", "time", "answer", "answer budget", "time budget", "process budget")
+FATAL_LIMITS = ("", "output")  # the limits a loader's end while loading may name: printing past the output limit
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one check may use. The grader reads these from nbgrader_config.py."""
+
+    seconds: float = 3.0  # CPU time for one check, and for each cell of loading (wall clock: a backstop, cputime.py)
+    memory_mb: int = 1024  # address space the student's code may add to the worker's
+    output_kb: int = 1024  # what the student's code may print before it is stopped
+    answer_kb: int = 1024  # the JSON of one check's answer (and a value per VALUE_BYTES of it, DEPTH deep)
+
+    def wire(self) -> dict:
+        return {"seconds": self.seconds, "memory_mb": self.memory_mb, "output_kb": self.output_kb,
+                "answer_kb": self.answer_kb}
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Limits:
+        if type(obj) is not dict:
+            raise _Bad("'limits' is not an object")
+        _only(obj, _names(cls))
+        return cls(_number(obj, "seconds"), *(_whole(obj, key) for key in ("memory_mb", "output_kb", "answer_kb")))
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig(_Kind):
+    """How the grader starts its worker (`python -I -B worker.py <config>`): what it imports and runs, once.
+
+    modules: the trusted modules calls may name, {name: file path}; path: folders put in front of sys.path;
+    preload: modules imported once; limits: each check's; isolation: isolation.py's {"path", "budgets",
+    "level"?}, or None; trusted_cells: the course's own cells, compiled once (child.COMPILED)."""
+
+    modules: dict[str, str]
+    path: list[str]
+    preload: list[str]
+    limits: Limits
+    isolation: dict | None
+    trusted_cells: list[tuple[str, str]]
+
+    def wire(self) -> dict:
+        return {"modules": self.modules, "path": self.path, "preload": self.preload, "limits": self.limits.wire(),
+                "isolation": self.isolation, "trusted_cells": [list(cell) for cell in self.trusted_cells]}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> WorkerConfig:
+        _only(obj, _CONFIG_FIELDS)
+        modules, isolation = obj.get("modules"), obj.get("isolation")
+        if type(modules) is not dict or not all(type(path) is str for path in modules.values()):
+            raise _Bad("'modules' is not an object of file paths")
+        if isolation is not None and type(isolation) is not dict:
+            raise _Bad("'isolation' is neither an object nor null")
+        return cls(modules, _texts(obj, "path"), _texts(obj, "preload"), Limits.from_json(obj.get("limits")),
+                   isolation, _cells(obj.get("trusted_cells")))
+
+
+_CONFIG_FIELDS = _names(WorkerConfig)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One call of a trusted module's function on the loaded program: {"function": "module:name", "kwargs"}."""
+
+    function: str
+    kwargs: dict
+
+    def wire(self) -> dict:
+        return {"function": self.function, "kwargs": self.kwargs}
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Call:
+        if type(obj) is not dict or obj.keys() != {"function", "kwargs"}:
+            raise _Bad("a call is not {'function', 'kwargs'}")
+        function, kwargs = obj["function"], obj["kwargs"]
+        if type(function) is not str or function.count(":") != 1 or type(kwargs) is not dict:
+            raise _Bad("a call's 'function' is not 'module:name' or its 'kwargs' not an object")
+        return cls(function, kwargs)
+
+
+@dataclass(frozen=True, slots=True)
+class Begin(_Kind):
+    """Start a submission's session: its CPU seconds and the bytes of answers it may send, and what it used of
+    both in sessions lost with their worker (`used`, `answered`): a replaced worker's session continues the
+    budgets, never starts them again (Sandbox.call_many)."""
+
+    seconds: float
+    used: float
+    answers: int
+    answered: int
+    KEY: ClassVar[str] = "begin"
+
+    def wire(self) -> dict:
+        return {"begin": self.seconds, "used": self.used, "answers": self.answers, "answered": self.answered}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> Begin:
+        _only(obj, _BEGIN_FIELDS)
+        return cls(_number(obj, "begin"), _number(obj, "used"), _whole(obj, "answers"), _whole(obj, "answered"))
+
+
+_BEGIN_FIELDS = frozenset({"begin", "used", "answers", "answered"})
+
+
+@dataclass(frozen=True, slots=True)
+class Batch(_Kind):
+    """Calls to run on a program, in order (worker.py's _Session.answer, child.py's _run_batch). `cells`: a new
+    program (None: the one sent last); `charged`: the CPU seconds the grader spent reading the session's answers
+    so far. The session passes a batch on to its loader without either."""
+
+    calls: list[Call]
+    fresh: bool
+    together: bool = False
+    charged: float = 0.0
+    cells: list[tuple[str, str]] | None = None
+    KEY: ClassVar[str] = "calls"
+
+    def wire(self) -> dict:
+        wire = {"calls": [call.wire() for call in self.calls], "fresh": self.fresh, "together": self.together,
+                "charged": self.charged}
+        if self.cells is not None:
+            wire["cells"] = [list(cell) for cell in self.cells]
+        return wire
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> Batch:
+        _only(obj, _BATCH_FIELDS)
+        calls = obj.get("calls")
+        if type(calls) is not list:
+            raise _Bad("'calls' is not a list")
+        return cls([Call.from_json(call) for call in calls], _flag(obj, "fresh"), _flag(obj, "together"),
+                   _number(obj, "charged"), _cells(obj["cells"]) if "cells" in obj else None)
+
+
+_BATCH_FIELDS = _names(Batch)
+
+
+@dataclass(frozen=True, slots=True)
+class End(_Kind):
+    """End the session: everything its code started ends with it."""
+
+    KEY: ClassVar[str] = "end"
+
+    def wire(self) -> dict:
+        return {"end": True}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> End:
+        if obj != {"end": True}:
+            raise _Bad("is not {'end': true}")
+        return cls()
+
+
+@dataclass(frozen=True, slots=True)
+class Ready(_Kind):
+    """The worker started, at this isolation level (isolation.py names them; "none" without one); a session
+    serves (its worker's level)."""
+
+    level: str
+    KEY: ClassVar[str] = "ready"
+
+    def wire(self) -> dict:
+        return {"ready": self.level}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> Ready:
+        _only(obj, frozenset({"ready"}))
+        return cls(_text(obj, "ready"))
+
+
+@dataclass(frozen=True, slots=True)
+class Failure(_Kind):
+    """The worker, or a session, could not start (or could not go on): why, in one line."""
+
+    error: str
+    KEY: ClassVar[str] = "error"
+
+    def wire(self) -> dict:
+        return {"error": self.error}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> Failure:
+        _only(obj, frozenset({"error"}))
+        return cls(_text(obj, "error"))
+
+
+@dataclass(frozen=True, slots=True)
+class Ended(_Kind):
+    """A session ended: the budgets of the submission it hit (isolation.py's names)."""
+
+    budgets: list[str]
+    KEY: ClassVar[str] = "budgets"
+
+    def wire(self) -> dict:
+        return {"budgets": self.budgets}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> Ended:
+        _only(obj, frozenset({"budgets"}))
+        return cls(_texts(obj, "budgets"))
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One call's answer as the session passes it on: a value, or a one-line reason and the limit that ended
+    it (one of LIMITS)."""
+
+    ok: bool
+    value: Any = None
+    reason: str = ""
+    limit: str = ""
+
+    def wire(self) -> dict:
+        return {"ok": self.ok, "value": self.value, "reason": self.reason, "limit": self.limit}
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Answer:
+        """In the grader: its arrays read back into lists (`plain`); a forged one is UNREADABLE."""
+        if type(obj) is not dict or obj.keys() != _ANSWER_FIELDS:
+            raise _Bad("an answer is not {'ok', 'value', 'reason', 'limit'}")
+        ok, reason, limit = _flag(obj, "ok"), _text(obj, "reason"), _one_of(obj, "limit", LIMITS)
+        try:
+            return cls(ok, plain(obj["value"]), reason, limit)
+        except (Unreadable, RecursionError):
+            return cls(False, None, UNREADABLE)
+
+
+_ANSWER_FIELDS = _names(Answer)
+
+
+@dataclass(frozen=True, slots=True)
+class Answers(_Kind):
+    """A batch's answers, one per call in order; the cells that raised while the program loaded; the CPU
+    seconds the session charged the submission so far."""
+
+    answers: list[Answer]
+    load_errors: list[str]
+    spent: float
+    KEY: ClassVar[str] = "answers"
+
+    def wire(self) -> dict:
+        return {"answers": [answer.wire() for answer in self.answers], "load_errors": self.load_errors,
+                "spent": self.spent}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> Answers:
+        _only(obj, frozenset({"answers", "load_errors", "spent"}))
+        answers = obj.get("answers")
+        if type(answers) is not list:
+            raise _Bad("'answers' is not a list")
+        return cls([Answer.from_json(answer) for answer in answers], _texts(obj, "load_errors"),
+                   _number(obj, "spent"))
+
+
+@dataclass(frozen=True, slots=True)
+class LoadingCell(_Kind):
+    """A loader starts this cell of the program (each starts that cell's time limit)."""
+
+    name: str
+    EVENT: ClassVar[str] = "cell"
+
+    def wire(self) -> dict:
+        return {"event": "cell", "name": self.name}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> LoadingCell:
+        _only(obj, frozenset({"event", "name"}))
+        return cls(_text(obj, "name")[:40])
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded(_Kind):
+    """A loader ran every cell of the program: the cells that raised (at most 20 read, 300 characters each)."""
+
+    errors: list[str]
+    EVENT: ClassVar[str] = "loaded"
+
+    def wire(self) -> dict:
+        return {"event": "loaded", "errors": self.errors}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> Loaded:
+        _only(obj, frozenset({"event", "errors"}))
+        return cls([error[:300] for error in _texts(obj, "errors")[:20]])
+
+
+@dataclass(frozen=True, slots=True)
+class Fatal(_Kind):
+    """Loading ended the loader's process (a cell called sys.exit, printed past the limit, or the loader could
+    not confine itself): why, and the limit it names (one of FATAL_LIMITS)."""
+
+    reason: str
+    limit: str = ""
+    EVENT: ClassVar[str] = "fatal"
+
+    def wire(self) -> dict:
+        return {"event": "fatal", "reason": self.reason, "limit": self.limit}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> Fatal:
+        _only(obj, frozenset({"event", "reason", "limit"}))
+        return cls(_one_line(_text(obj, "reason")), _one_of(obj, "limit", FATAL_LIMITS))
+
+
+@dataclass(frozen=True, slots=True)
+class Result(_Kind):
+    """One call's answer from the process that ran it: a value (`ok`), or why there is none and the limit that
+    ended it (one of LOADER_LIMITS). `wall`: a time limit's wall-clock backstop, not its CPU time, stopped it;
+    `status`: the wait status of the check child that ended without answering, for the session to describe."""
+
+    ok: bool
+    value: Any = None
+    reason: str = ""
+    limit: str = ""
+    wall: bool = False
+    status: int | None = None
+    EVENT: ClassVar[str] = "result"
+
+    def wire(self) -> dict:
+        if self.ok:
+            return {"event": "result", "ok": True, "value": self.value}
+        wire = {"event": "result", "ok": False, "reason": self.reason, "limit": self.limit, "wall": self.wall}
+        if self.status is not None:
+            wire["status"] = self.status
+        return wire
+
+    def answer(self) -> Answer:
+        return Answer(self.ok, self.value, self.reason, self.limit)
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> Result | Oversized:
+        """The value of an answer is anything plain; read where an answer has a limit (`answer_bytes`), one nested
+        deeper or holding more values than the grader takes (answer_fault) reads as Oversized, with why."""
+        _only(obj, _RESULT_FIELDS)
+        ok, reason, limit = _flag(obj, "ok"), _text(obj, "reason", ""), _one_of(obj, "limit", LOADER_LIMITS)
+        wall, status = _flag(obj, "wall", False), obj.get("status")
+        if wall and limit != "time":
+            raise _Bad("'wall' is true for a limit that is not 'time'")
+        if status is not None and (type(status) is not int or not 0 <= status < 1 << 16):
+            raise _Bad("'status' is not a wait status")
+        if not ok:
+            if not reason:
+                raise _Bad("a failure has no 'reason'")
+            return cls(False, None, _one_line(reason), limit, wall, status)
+        value = obj.get("value")
+        fault = answer_fault(value, answer_bytes) if answer_bytes else ""
+        return Oversized(fault) if fault else cls(True, value, "", limit, wall, status)
+
+
+_RESULT_FIELDS = _names(Result) | {"event"}
+
+
+@dataclass(frozen=True, slots=True)
+class Oversized(_Kind):
+    """An answer past the grader's bounds: its line longer than the reader's limit, or its value past
+    answer_fault's; `fault` says which ("larger than 1,024 KB", "nested more than 32 levels deep"). On the
+    wire only as a loader passes on its check child's line (read again as larger than the answer's limit)."""
+
+    fault: str = ""
+    EVENT: ClassVar[str] = "oversized"
+
+    def wire(self) -> dict:
+        return {"event": "oversized"}
+
+    @classmethod
+    def from_json(cls, obj: dict, answer_bytes: int) -> Oversized:
+        _only(obj, frozenset({"event"}))
+        return cls(_too_long(answer_bytes, 0) if answer_bytes else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """What `read` makes of a line that is no message of its pipe: why, and the kind it claimed to be (None:
+    not JSON, not an object, or of no kind the pipe carries). Never on the wire."""
+
+    reason: str
+    kind: type | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """The pipe's writer closed it (end of file). Never on the wire."""
+
+
+CLOSED = Closed()
+
+# The pool's records (classroom/pool.py): each process says when it takes an item and what its work answered,
+# or why it failed; `make grade`'s work answers None for a student graded, or NotGraded.
+
+
+class Started(NamedTuple):
+    item: int  # the index of the item the process takes now (the parent's bar shows who it is on, since when)
+
+
+class Done(NamedTuple):
+    item: int
+    answer: Any  # what the work returned for that item: plain data, or a Report
+
+
+class ProcessFailed(NamedTuple):
+    reason: str  # the exception that ended the process's work: "Type: message"
+
+
+def read_pool(message: object) -> Started | Done | ProcessFailed | Malformed:
+    """What the pool's parent makes of an object one of its processes sent: one of the pool's records, or
+    Malformed with why (a process of the grader's own sent something else: the grader's failure)."""
+    if isinstance(message, (Started, Done)):
+        return message if type(message.item) is int else Malformed(f"{type(message).__name__}: 'item' is not a "
+                                                                   "number", type(message))
+    if isinstance(message, ProcessFailed):
+        return message if type(message.reason) is str else Malformed("ProcessFailed: 'reason' is not text",
+                                                                      ProcessFailed)
+    return Malformed(f"{type(message).__name__} is not one of the pool's records")
+
+
+class NotGraded(NamedTuple):
+    """Why a student was not graded (one line); `grader_fault`: the grader's failure, not the submission's, so
+    the student is tried once more and gets no page that blames the file."""
+
+    reason: str
+    grader_fault: bool = False
+
+
+Message = Union[WorkerConfig, Begin, Batch, End, Ready, Failure, Ended, Answers, LoadingCell, Loaded, Fatal, Result,
+                Oversized]
+Read = Union[Message, Malformed, Closed]
+
+
+class Channel:
+    """The kinds of message one pipe carries: told apart by their "event", or by the one key that names each."""
+
+    def __init__(self, *kinds: type[_Kind]) -> None:
+        self.only = kinds[0] if len(kinds) == 1 else None
+        self.events = {kind.EVENT: kind for kind in kinds if kind.EVENT}
+        self.keys = {kind.KEY: kind for kind in kinds if kind.KEY}
+
+    def kind_of(self, obj: dict) -> Any:
+        if self.only is not None:
+            return self.only
+        if "event" in obj:
+            event = obj["event"]
+            return self.events.get(event) if type(event) is str else None
+        named = [kind for key, kind in self.keys.items() if key in obj]
+        return named[0] if len(named) == 1 else None
+
+
+CONFIG = Channel(WorkerConfig)  # the worker's argv
+TO_WORKER = Channel(Begin)  # the worker's stdin, between sessions
+TO_SESSION = Channel(Batch, End)  # the worker's stdin, while a session serves
+TO_LOADER = Channel(Batch)  # a loader's commands pipe
+FROM_LOADER = Channel(LoadingCell, Loaded, Fatal, Result, Oversized)  # a loader's (and its check children's) results
+TO_GRADER = Channel(Ready, Failure, Ended, Answers)  # the worker's stdout: its word and its sessions'
+
+
+def _too_long(answer_bytes: int, limit: int) -> str:
+    return f"larger than {answer_bytes // 1024:,} KB" if answer_bytes else f"longer than {limit:,} bytes"
+
+
+def read(line: bytes | str, channel: Channel, answer_bytes: int = 0) -> Read:
+    """The one reader: the message of kind `channel` carries that `line` is, or Malformed with why.
+    `answer_bytes`: the most one answer may hold (Result.from_json)."""
+    try:
+        obj = json.loads(line)
+    except ValueError:  # cut short, or not JSON at all
+        return Malformed("not a line of JSON")
+    except RecursionError:
+        return Malformed("nested past the JSON parser's depth")
+    if type(obj) is not dict:
+        return Malformed("not a JSON object")
+    kind = channel.kind_of(obj)
+    if kind is None:
+        return Malformed("of no kind this pipe carries")
+    try:
+        return kind.from_json(obj, answer_bytes)
+    except _Bad as bad:
+        return Malformed(f"{kind.__name__}: {bad}", kind)
+
+
+class Lines:
+    """Read the messages of `channel` on a pipe, each with a deadline, through `read`. A line longer than `limit`
+    bytes reads as Oversized as soon as it is (the rest of it is dropped as it comes, never held). `read`: the
+    bytes of every line so far. A line costs its length, not its length squared: each chunk is searched once,
+    the buffer grows in place. `answer_bytes`: the most one answer may hold (Result.from_json)."""
+
+    def __init__(self, fd: int, channel: Channel, limit: int = 1 << 24, answer_bytes: int = 0) -> None:
+        self.fd, self.channel, self.limit, self.answer_bytes, self.read = fd, channel, limit, answer_bytes, 0
         self.buffer = bytearray()
         self.searched = 0  # no newline in the buffer before this
         self.dropping = False  # within a line past the limit: what comes is dropped up to its newline
         self.selector = selectors.DefaultSelector()
         self.selector.register(fd, selectors.EVENT_READ)
 
-    def next(self, deadline: float | None = None) -> dict | None:
-        """The next message; {} at end of file; None when the deadline passes first."""
+    def next(self, deadline: float | None = None) -> Read | None:
+        """The next message (or Malformed, Oversized); CLOSED at end of file; None when the deadline passes first."""
         while (end := self.buffer.find(b"\n", self.searched)) < 0:
             self.searched = len(self.buffer)
             if self.searched > self.limit:
@@ -154,7 +735,7 @@ class Lines:
                 return None
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
-                return {}
+                return CLOSED
             self.read += len(chunk)
             if self.dropping:
                 cut = chunk.find(b"\n")
@@ -168,25 +749,21 @@ class Lines:
         line = bytes(self.buffer[:end])
         del self.buffer[:end + 1]
         self.searched = 0
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
-            return {"event": "garbled"}
-        return message if isinstance(message, dict) else {"event": "garbled"}
+        return read(line, self.channel, self.answer_bytes)
 
-    def _drop(self) -> dict:
+    def _drop(self) -> Oversized:
         """The line in the buffer is past the limit: forget what is held of it, drop the rest as it comes."""
         self.dropping = not self.buffer.startswith(b"\n")
         del self.buffer[:1 if not self.dropping else len(self.buffer)]
         self.searched = 0
-        return {"event": "oversized"}
+        return Oversized(_too_long(self.answer_bytes, self.limit))
 
     def close(self) -> None:
         self.selector.close()
         os.close(self.fd)
 
 
-def write(fd: int, message: dict | bytes) -> None:
+def write(fd: int, message: Message | bytes) -> None:
     """Write a message (or its line, already encoded) to `fd`, waiting as long as it takes: for a process
     whose reader is the session, which always reads (the loader and its check children)."""
     view = memoryview(message if isinstance(message, bytes) else encode(message))
@@ -194,7 +771,7 @@ def write(fd: int, message: dict | bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def send(fd: int, message: dict, deadline: float) -> bool:
+def send(fd: int, message: Message, deadline: float) -> bool:
     """Write `message` as one line to `fd` (made non-blocking here); False when the deadline passes first
     (the reader stopped reading) or the reader is gone. For writers whose reader may be wedged."""
     os.set_blocking(fd, False)

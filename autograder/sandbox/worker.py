@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import json
 import os
 import signal
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +35,46 @@ from messages import (
     describe_time_out,
     describe_wall_time_out,
 )
-from protocol import BACKSTOP_SECONDS, Lines, answer_fault, encode, send, write
+from protocol import (
+    BACKSTOP_SECONDS,
+    CONFIG,
+    FIELDS_BYTES,
+    FROM_LOADER,
+    TO_SESSION,
+    TO_WORKER,
+    UNREADABLE,
+    Answer,
+    Answers,
+    Batch,
+    Begin,
+    Call,
+    Closed,
+    Ended,
+    Failure,
+    Fatal,
+    Lines,
+    Loaded,
+    LoadingCell,
+    Malformed,
+    Oversized,
+    Read,
+    Ready,
+    Result,
+    WorkerConfig,
+    encode,
+    read,
+    send,
+    write,
+)
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
-
-
 
 
 class _Loader:
     """The session's handle on one loaded program."""
 
-    def __init__(self, cells, config: dict, modules: dict, session: "_Session") -> None:
-        self.failure: dict | None = None
+    def __init__(self, cells: list[tuple[str, str]], config: WorkerConfig, modules: dict, session: _Session) -> None:
+        self.failure: Result | None = None  # why the program could not load: every call's answer
         self.errors: list[str] = []
         self.session = session
         self.out = ""  # which limit ran out while waiting for the loader: see _next
@@ -57,21 +85,20 @@ class _Loader:
         except forks.GraderForkError as error:
             for fd in (commands_r, self.commands, results, results_w):
                 os.close(fd)
-            self.pid, self.commands, self.failure = 0, -1, {"reason": describe_fork_failure(error.strerror)}
+            self.pid, self.commands, self.failure = 0, -1, Result(False, None, describe_fork_failure(error.strerror))
             return
         if self.pid == 0:
             _close_fds_except({0, 1, 2, commands_r, results_w})
-            child.loader_main(cells, config["limits"], session.isolation, session.workdir, commands_r, results_w,
-                              modules)
+            child.loader_main(cells, config.limits, session.isolation, session.workdir, commands_r, results_w, modules)
         os.close(commands_r)
         os.close(results_w)
-        self.answer_bytes = config["limits"]["answer_kb"] * 1024
-        # An answer's line: the answer, and its reason and fields (cut to 500 characters here, but written whole).
-        self.lines = Lines(results, limit=self.answer_bytes + _FIELDS_BYTES)
-        self.seconds = config["limits"]["seconds"]
+        self.answer_bytes = config.limits.answer_kb * 1024
+        # An answer's line: the answer, and its reason and fields (cut to 500 characters when read, but written whole).
+        self.lines = Lines(results, FROM_LOADER, limit=self.answer_bytes + FIELDS_BYTES, answer_bytes=self.answer_bytes)
+        self.seconds = config.limits.seconds
         self._wait_loaded(len(cells))
 
-    def _next(self, grace: float = 0.0) -> dict | None:
+    def _next(self, grace: float = 0.0) -> Read | None:
         """The loader's next message, or None when a limit ran out first (self.out says which): `seconds`
         (+ `grace`) of the submission's CPU time from now, WALL_FACTOR times that of wall-clock time (less
         the loader's waits for a CPU: cputime.Stopwatch), or the submission's budget of either."""
@@ -89,16 +116,19 @@ class _Loader:
                 return None
         return message
 
-    def _time_out(self, what: str) -> dict:
+    def _time_out(self, what: str) -> Result:
         """Why `what` has no answer: which limit _next saw run out. One stopped by the wall-clock backstop
-        alone says so ("wall"), to be run again once (_Session.answer)."""
+        alone says so (`wall`), to be run again once (_Session.answer)."""
         budget = self.session.budget
-        return {"budget": {"limit": "time budget", "reason": f"{what} was stopped: {describe_budget(budget)}"},
-                "budget wall": {"limit": "time budget",
-                                "reason": f"{what} was stopped: {describe_budget(budget * WALL_FACTOR, wall=True)}"},
-                "cpu": {"limit": "time", "reason": describe_time_out(what, self.seconds)},
-                "wall": {"limit": "time", "wall": True,
-                         "reason": describe_wall_time_out(what, self.seconds * WALL_FACTOR, self.seconds)}}[self.out]
+        if self.out == "budget":
+            return Result(False, None, f"{what} was stopped: {describe_budget(budget)}", "time budget")
+        if self.out == "budget wall":
+            return Result(False, None, f"{what} was stopped: {describe_budget(budget * WALL_FACTOR, wall=True)}",
+                          "time budget")
+        if self.out == "cpu":
+            return Result(False, None, describe_time_out(what, self.seconds), "time")
+        return Result(False, None, describe_wall_time_out(what, self.seconds * WALL_FACTOR, self.seconds), "time",
+                      wall=True)
 
     def _wait_loaded(self, cells: int) -> None:
         """Until the loader says it loaded the program's `cells`: one "cell" message each, and no more (each
@@ -108,23 +138,21 @@ class _Loader:
             message = self._next()
             if message is None:
                 self.failure = self._time_out(f"cell {cell}")
-            elif message.get("event") == "cell" and isinstance(message.get("name"), str) and cells > 0:
+            elif isinstance(message, LoadingCell) and cells > 0:
                 cells -= 1
-                cell = message["name"][:40]
+                cell = message.name
                 continue
-            elif message.get("event") == "loaded":
-                errors = message.get("errors")
-                self.errors = [str(e)[:300] for e in errors[:20]] if isinstance(errors, list) else []
+            elif isinstance(message, Loaded):
+                self.errors = message.errors
                 return
-            elif message.get("event") == "fatal":
-                self.failure = _clean(message)
-                self.failure.pop("ok")
+            elif isinstance(message, Fatal):
+                self.failure = Result(False, None, message.reason, message.limit)
             else:
-                self.failure = {"reason": f"cell {cell} {self._ended(message)}"}
+                self.failure = Result(False, None, f"cell {cell} {self._ended(message)}")
             self.stop()
             return
 
-    def run(self, calls: list[dict], fresh: bool, together: bool = False) -> list[dict]:
+    def run(self, calls: list[Call], fresh: bool, together: bool = False) -> list[Result]:
         """Answers to `calls`, in order, each within the time limits from the end of the one before.
 
         Fewer answers than calls when the loader ended on the way (it is then stopped): after a
@@ -133,54 +161,59 @@ class _Loader:
         BACKSTOP_SECONDS later.
         """
         if self.failure:
-            return [{"ok": False, **self.failure}]
+            return [self.failure]
         # Within the check's wall-clock backstop: a loader that shrank its pipe and stopped itself takes no more.
         deadline = time.monotonic() + self.seconds * WALL_FACTOR
-        if not send(self.commands, {"calls": calls, "fresh": fresh, "together": together}, deadline):
+        if not send(self.commands, Batch(calls, fresh, together), deadline):
             self.out = "wall"
             answer = self._time_out("the check") if time.monotonic() >= deadline else \
-                {"reason": "the notebook's process ended before the check could start"}
+                Result(False, None, "the notebook's process ended before the check could start")
             self.stop()
-            return [{"ok": False, **answer}]
-        answers = []
+            return [answer]
+        answers: list[Result] = []
         for _ in calls:
             message = self._next(grace=BACKSTOP_SECONDS if fresh else 0.0)
             if message is None:
-                answers.append({"ok": False, **self._time_out("the check")})
+                answers.append(self._time_out("the check"))
                 self.session.hurry(0)
                 self.stop()
                 break
-            if message.get("event") == "oversized":  # dropped as it is read: the loader goes on to the next call
-                answers.append({"ok": False, "limit": "answer", "reason": describe_answer_fault(
-                    f"larger than {self.answer_bytes // 1024:,} KB", self.answer_bytes)})
-                continue
-            if message.get("event") != "result":
-                answers.append({"ok": False, "reason": self._ended(message)})
+            if isinstance(message, Malformed) and message.kind is Result:  # the loader goes on to the next call
+                message = Result(False, None, UNREADABLE)
+            if isinstance(message, Oversized):  # dropped as it was read: the loader goes on to the next call
+                answer = self._too_large(message.fault)
+            elif isinstance(message, Result):
+                answer = self.session.judge(message)
+            else:
+                answers.append(Result(False, None, self._ended(message)))
                 self.stop()
                 break
-            answers.append(self.session.judge(_bounded(_clean(message), self.answer_bytes), message.get("status")))
             # Measured as the grader will read it (written again here, a number or a character may take more room
             # than the loader gave it): the grader reads no answer past the limit, and no more than the budget.
-            size = len(encode(answers[-1]))
-            if size > self.answer_bytes + _FIELDS_BYTES:
-                answers[-1] = {"ok": False, "limit": "answer", "reason": describe_answer_fault(
-                    f"larger than {self.answer_bytes // 1024:,} KB", self.answer_bytes)}
+            size = len(encode(answer.answer()))
+            if size > self.answer_bytes + FIELDS_BYTES:
+                answer = self._too_large(f"larger than {self.answer_bytes // 1024:,} KB")
+            answers.append(answer)
             self.session.answered += size
             if self.session.answered > self.session.answers:
                 answers[-1] = self.session.rest()
                 self.stop()
                 break
-            if answers[-1]["limit"] == "time":
+            if answer.limit == "time":
                 self.session.hurry(self.pid)
-            if answers[-1]["limit"] == "output":  # the process stopped itself after saying so
+            if answer.limit == "output":  # the process stopped itself after saying so
                 self.stop()
                 break
         return answers
 
-    def _ended(self, message: dict) -> str:
+    def _too_large(self, fault: str) -> Result:
+        """The answer of a check whose answer is past what the grader reads from one (`fault`: how)."""
+        return Result(False, None, describe_answer_fault(fault, self.answer_bytes), "answer")
+
+    def _ended(self, message: Read) -> str:
         """Why the loader sent no answer: it wrote something that is not one (it is killed), or it closed
         its pipe: then how it ended by itself, or, still running a second later, that it closed the pipe."""
-        if message:
+        if not isinstance(message, Closed):
             self._reap(kill=True)
             return ("wrote to the grader's pipe something that is not an answer: write only through print(), "
                     "not to file descriptors (os.write)")
@@ -222,33 +255,6 @@ class _Loader:
         _reap_orphans()
         if self.session.isolation is not None:
             self.session.isolation.note_scratch()
-
-
-_FIELDS_BYTES = 64 * 1024  # what an answer's line may hold besides its value
-
-
-def _bounded(answer: dict, limit: int) -> dict:
-    """`answer`, or the named failure of a value nested deeper or holding more than the grader takes from an
-    answer of `limit` bytes (protocol.answer_fault): the grader's process never holds more than that."""
-    fault = answer_fault(answer["value"], limit) if answer["ok"] else ""
-    return {**answer, "ok": False, "value": None, "limit": "answer",
-            "reason": describe_answer_fault(fault, limit)} if fault else answer
-
-
-# The limits a loader may report itself (time: for a check child, in a fresh batch; fork: it could not start
-# one); a loader's own time and the submission's budget are the session's to judge.
-_LIMITS = ("memory", "output", "time", "fork")
-
-
-def _clean(message: dict) -> dict:
-    """An answer as the grader may take it: the loader runs student code, so every field is checked."""
-    ok = message.get("ok") is True
-    reason = message.get("reason")
-    limit = message.get("limit")
-    return {"ok": ok, "value": message.get("value") if ok else None,
-            "reason": " ".join(reason.split())[:500] if isinstance(reason, str) and not ok else
-                      ("" if ok else "sent an answer the grader cannot read"),
-            "limit": limit if limit in _LIMITS else "", "wall": message.get("wall") is True and limit == "time"}
 
 
 def _close_fds_except(keep: set[int]) -> None:
@@ -331,14 +337,12 @@ class _Session:
     one), so no session holds anything of another submission, and ending it ends all it started.
     """
 
-    def __init__(self, config: dict, modules: dict, isolation: Any, workdir: str, request: dict) -> None:
-        """`request`: the caller's {"begin": the submission's CPU seconds, "answers": the bytes of answers it may
-        send, and what it used of both before, in sessions lost with their worker ("used", "answered"): a
-        replaced worker's session continues the budgets, never starts them again (Sandbox.call_many)}."""
+    def __init__(self, config: WorkerConfig, modules: dict, isolation: Any, workdir: str, request: Begin) -> None:
+        """`request`: the caller's budgets for the submission, and what it used of them before (protocol.Begin)."""
         self.config, self.modules, self.isolation = config, modules, isolation
         self.workdir = isolation.workdir if isolation is not None else workdir
-        self.budget, self.used = request["begin"], request.get("used", 0.0)
-        self.answers, self.answered = request.get("answers", 1 << 62), request.get("answered", 0)
+        self.budget, self.used = request.seconds, request.used
+        self.answers, self.answered = request.answers, request.answered
         self.charged = 0.0  # CPU seconds the grader spent reading this session's answers, as it last said
         self.loader: _Loader | None = None
         # Made again in serve(), in the session's own process: its CPU time, and its wall-clock time less waits.
@@ -358,17 +362,18 @@ class _Session:
         """describe_status, told by the memory cgroup's count whether its OOM killer was the SIGKILL."""
         return describe_status(status, self.isolation.budgets.memory_mb if self._new("oom_kill") else 0)
 
-    def judge(self, answer: dict, status: Any) -> dict:
-        """An answer (cleaned) with the cause the session alone can see: a check child's end (`status`,
+    def judge(self, answer: Result) -> Result:
+        """A loader's answer with the cause the session alone can see: a check child's end (its wait `status`,
         as the loader saw it), and, when the loader could not start it, whether the submission's
         processes had used its process budget (the student's doing) or not (the grader's failure)."""
-        if answer["limit"] == "fork":
-            answer["limit"] = ""
+        if answer.limit == "fork":
             if self._new("fork_refused"):
-                answer.update(limit="process budget", reason="could not start: the submission's processes used its "
-                                                             f"process budget of {self.isolation.budgets.processes}")
-        elif isinstance(status, int) and 0 <= status < 1 << 16 and not answer["ok"]:  # the loader's word: check it
-            answer["reason"] = self.describe_status(status)
+                return replace(answer, limit="process budget", reason="could not start: the submission's processes "
+                                                                      f"used its process budget of "
+                                                                      f"{self.isolation.budgets.processes}")
+            return replace(answer, limit="")
+        if answer.status is not None and not answer.ok:  # the loader's word (a wait status, as read): described here
+            return replace(answer, reason=self.describe_status(answer.status))
         return answer
 
     def spent(self, live: int = 0) -> str:
@@ -387,21 +392,21 @@ class _Session:
         _become_subreaper()  # a student's daemons end up here, to be killed with their loader
         cgroups = self.isolation.cgroups if self.isolation is not None else None
         self.clock, self.stopwatch = SubmissionClock(cgroups.cpu if cgroups else None), Stopwatch(os.getpid())
-        requests = Lines(0, limit=sys.maxsize)
-        write(1, {"ready": True})
-        cells: list = []
-        while (request := requests.next()) and "end" not in request:
-            if "cells" in request:  # a new program; otherwise the caller means the one it sent last
-                cells = request["cells"]
+        requests = Lines(0, TO_SESSION, limit=sys.maxsize)
+        write(1, Ready(self.isolation.level if self.isolation else "none"))
+        cells: list[tuple[str, str]] = []
+        while isinstance(request := requests.next(), Batch):
+            if request.cells is not None:  # a new program; otherwise the caller means the one it sent last
+                cells = request.cells
                 if self.loader:
                     self.loader.stop()
                     self.loader = None
-            charged = request.get("charged")
-            if type(charged) in (int, float) and charged >= self.charged:
-                self.charged = float(charged)
-            answers = self.answer(cells, request["calls"], request["fresh"], request.get("together") is True)
+            self.charged = max(self.charged, request.charged)
+            answers = self.answer(cells, request.calls, request.fresh, request.together)
             load_errors = self.loader.errors if self.loader else []
-            write(1, {"answers": answers, "load_errors": load_errors, "spent": self.seconds()})
+            write(1, Answers(answers, load_errors, self.seconds()))
+        if isinstance(request, Malformed):  # the grader's own failure: it reads this as the session's
+            write(1, Failure(f"the submission's sandbox could not read the grader's request ({request.reason})"))
         if self.loader:
             self.loader.stop()
 
@@ -423,20 +428,20 @@ class _Session:
             except OSError:
                 pass
 
-    def answer(self, cells: list, calls: list[dict], fresh: bool, together: bool = False) -> list[dict]:
+    def answer(self, cells: list[tuple[str, str]], calls: list[Call], fresh: bool, together: bool = False) -> list[Answer]:
         """An answer for each call. A call that ends the loader costs itself: the rest go on in a new one,
         each in a child of its own. After a time-out in a batch that is not fresh, the rest are not run
         (what the looping call left behind would be their state); in a fresh one they go on. A call (or a
         load) stopped by the wall-clock backstop, not by its CPU time, is run again once, alone: in a newly
         loaded program, with nothing else of the submission running; only a second stop is charged."""
-        answers: list[dict] = []
+        answers: list[Result] = []
         again: set[int] = set()  # the calls run again after the backstop stopped them
         while len(answers) < len(calls) and not self.spent():
             loader = self.loader
             if loader is None or (loader.pid == 0 and not loader.failure):  # not loaded, or ended by a call
                 loader = self.loader = _Loader(cells, self.config, self.modules, self)
             new = loader.run(calls[len(answers):], fresh, together)
-            stopped = [n for n, answer in enumerate(new) if answer.get("wall") and len(answers) + n not in again]
+            stopped = [n for n, answer in enumerate(new) if answer.wall and len(answers) + n not in again]
             if stopped:  # from there on, again (in a fresh batch the calls after it ran already, but not alone)
                 again.add(len(answers) + stopped[0])
                 answers += new[:stopped[0]]
@@ -444,64 +449,65 @@ class _Session:
                 self.loader = None
                 continue
             answers += new
-            limit = answers[-1].get("limit")
+            limit = answers[-1].limit
             if loader.failure or limit == "time budget" or (limit == "time" and not fresh):
                 break
             fresh, together = True, False  # a call ended the process: the rest run one child each, so one crash
             # costs one call
-        return [{key: value for key, value in answer.items() if key != "wall"}
-                for answer in answers + [self.rest() for _ in calls[len(answers):]]]
+        return [answer.answer() for answer in answers + [self.rest() for _ in calls[len(answers):]]]
 
-    def rest(self) -> dict:
+    def rest(self) -> Result:
         """The answer of a call not run: the program could not load, a budget is spent, or (in a batch that is not
         fresh) an earlier call ran out of time."""
         if self.loader and self.loader.failure:  # the program could not load: every call says why
-            return {"ok": False, **self.loader.failure}
+            return self.loader.failure
         spent = self.spent()
         if spent == "answers":
-            return {"ok": False, "limit": "answer budget", "reason": describe_answers_budget(self.answers >> 20)}
+            return Result(False, None, describe_answers_budget(self.answers >> 20), "answer budget")
         if spent:
             wall = spent == "wall"
-            return {"ok": False, "limit": "time budget",
-                    "reason": describe_budget_spent(self.budget * (WALL_FACTOR if wall else 1), wall)}
-        return {"ok": False, "reason": NOT_RUN_AFTER_TIME_OUT}
+            return Result(False, None, describe_budget_spent(self.budget * (WALL_FACTOR if wall else 1), wall),
+                          "time budget")
+        return Result(False, None, NOT_RUN_AFTER_TIME_OUT)
 
 
-def _serve(config: dict) -> None:
+def _serve(config: WorkerConfig) -> None:
     """The worker: import once, then start a session per submission as the caller asks.
 
     It never holds student code itself: each session is forked from it and gets the programs.
     """
     _die_with_parent()
-    sys.path[:0] = config["path"]
-    for name in config["preload"]:
+    sys.path[:0] = config.path
+    for name in config.preload:
         __import__(name)
     modules = {}
-    for name, path in config["modules"].items():
+    for name, path in config.modules.items():
         _import_path(name, path)  # fails here, not in a check, if it is broken; warms its imports
         modules[name] = compile(Path(path).read_text(), path, "exec")
-    child.COMPILED.update({(name, text): child.compile_cell(name, text) for name, text in config["trusted_cells"]})
+    child.COMPILED.update({(name, text): child.compile_cell(name, text) for name, text in config.trusted_cells})
     isolation = None
-    if config["isolation"]:
-        settings = config["isolation"]
+    if config.isolation:
+        settings = config.isolation
         module = _import_path("isolation", settings["path"])
-        isolation = module.Isolation(module.Budgets(**settings["budgets"]), config["path"], settings.get("level"))
+        isolation = module.Isolation(module.Budgets(**settings["budgets"]), config.path, settings.get("level"))
     _become_subreaper()
     gc.freeze()  # sessions, loaders and check children inherit these objects; collections in them skip them
     workdir = tempfile.mkdtemp(prefix="sandbox-")
     os.chmod(workdir, 0o755)
-    requests = Lines(0, limit=sys.maxsize)
-    write(1, {"ready": isolation.level if isolation else "none"})
+    requests = Lines(0, TO_WORKER, limit=sys.maxsize)
+    write(1, Ready(isolation.level if isolation else "none"))
     # One request at a time: while a session runs, it alone reads the requests (this process waits).
-    while request := requests.next():
+    while isinstance(request := requests.next(), Begin):
         if isolation:
             isolation.begin()
         pid = _start_session(_Session(config, modules, isolation, workdir, request))
         _, status = os.waitpid(pid, 0) if pid else (0, 0)
         _reap_orphans()
         hit = isolation.end(status) if isolation else []
-        write(1, {"budgets": hit})
+        write(1, Ended(hit))
     os.rmdir(workdir)
+    if isinstance(request, Malformed):  # the grader's own failure: __main__ tells it so
+        raise ValueError(f"the worker could not read the grader's request ({request.reason})")
 
 
 def _start_session(session: _Session) -> int:
@@ -511,7 +517,7 @@ def _start_session(session: _Session) -> int:
         pid = forks.fork()
     except forks.GraderForkError as exc:
         error = f"the grader could not start the submission's sandbox: {exc.strerror}"
-        write(1, {"error": error})
+        write(1, Failure(error))
         return 0
     if pid:
         return pid
@@ -521,14 +527,18 @@ def _start_session(session: _Session) -> int:
             session.isolation.enter()
         session.serve()
     except Exception as exc:
-        write(1, {"error": f"the submission's sandbox could not start: {exc}"})
+        write(1, Failure(f"the submission's sandbox could not start: {exc}"))
     finally:
         os._exit(session.isolation.exit_code if session.isolation else 0)
 
 
 if __name__ == "__main__":
     try:
-        _serve(json.loads(sys.argv[1]))
+        config = read(sys.argv[1], CONFIG)
+        if not isinstance(config, WorkerConfig):
+            raise ValueError("the worker could not read its configuration "
+                             f"({config.reason if isinstance(config, Malformed) else 'none'})")
+        _serve(config)
     except Exception as exc:  # the caller's one line on why the worker could not start (its stderr goes nowhere)
-        write(1, {"error": f"{type(exc).__name__}: {exc}"})
+        write(1, Failure(f"{type(exc).__name__}: {exc}"))
         sys.exit(1)
