@@ -101,8 +101,8 @@ IMPORT_THEN_GRADE = textwrap.dedent("""
     for module in pkgutil.walk_packages(autograder.__path__, "autograder."):
         if ".dl01_6_3" not in module.name and module.name != "autograder.sandbox.child":  # child: the worker's
             importlib.import_module(module.name)
-    from autograder.nbgrader_glue.tuning import tuning
-    print("import", sorted(k for k, v in patched().items() if v), tuning())
+    from autograder.nbgrader_glue.tuning import current_tuning
+    print("import", sorted(k for k, v in patched().items() if v), current_tuning())
 
     from pathlib import Path
     from autograder.assignment import find_assignment
@@ -115,7 +115,7 @@ IMPORT_THEN_GRADE = textwrap.dedent("""
     assignment, config = find_assignment(root, sys.argv[1]), load_config(root)
     grading = ClassGrading(PreparedClass(assignment, GraderSettings(config=config), [], {}, str))
     autograder_for(grading, config, root / "submitted", IntakeRules(assignment.notebook_name, 1024))
-    print("grading", sorted(k for k, v in patched().items() if v), type(tuning()).__name__)
+    print("grading", sorted(k for k, v in patched().items() if v), type(current_tuning()).__name__)
     in_parent = patched()
     pid = os.fork()
     if pid == 0:

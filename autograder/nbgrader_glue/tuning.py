@@ -141,7 +141,7 @@ def _close_keeping_the_connection(self: nbgrader.api.Gradebook) -> None:
     self.db.remove()
 
 
-def tuning() -> GradebookTuning | None:
+def current_tuning() -> GradebookTuning | None:
     """The tuning this process runs nbgrader with (made by tune_nbgrader, here or before a fork); None untuned."""
     current = getattr(nbgrader.api.create_engine, "__self__", None)
     return current if isinstance(current, GradebookTuning) else None
@@ -153,7 +153,7 @@ def tune_nbgrader() -> GradebookTuning:
     keep their connections, make their tables once per engine and ask for the course row once. nbgrader makes its
     Gradebooks inside its own modules, so no subclass or setting reaches them. Applied once; its state is the
     GradebookTuning returned."""
-    tuned = tuning()
+    tuned = current_tuning()
     if tuned is not None:
         return tuned
     tuned = GradebookTuning()
