@@ -61,7 +61,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.OverwriteKernelspec",
     "autograder.nbgrader_glue.preprocessors.overwrite_cells_at_once.OverwriteCellsAtOnce",  # nbgrader's, one query a kind of row
     "autograder.nbgrader_glue.preprocessors.sanitize_markdown.SanitizeMarkdown",  # student markdown renders inert (docs/security.md)
-    "nbgrader.preprocessors.CheckCellMetadata",
+    "autograder.nbgrader_glue.preprocessors.check_cell_metadata.CheckCellMetadataSchemaOnce",  # nbgrader's, its schema checked once
 ]
 
 # Grading: the hidden pytest suites take the place of nbgrader's kernel executor. Everything

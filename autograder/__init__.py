@@ -9,8 +9,9 @@ The package, in the order a submission meets its parts (docs/submission-path.md 
     nbgrader_glue/   nbgrader's extension points: preprocessors/ (notes, sanitising, the hidden suites, the
                      rubric, the at-once saves), exporters, the late policy, tuning, the formgrader extensions
     submission       the notebook being graded (a value: its content or why not, its checks' results)
-    grading          prepare_class (the class's state, once before the fork), then grade_one: one notebook to
-                     one Report, for make grade, the command line and Gradescope
+    grading          prepare_class (the class's state, once before the fork), held by a ClassGrading with each
+                     process's warm Grader, whose grade_one turns one notebook into one Report, for make grade,
+                     the command line and Gradescope
     checks/          the hidden suites: loaded from their files, expanded, the Grader that runs each part's
                      checks in the sandbox and compares; the reference's kept answers; pytest's plugin
     sandbox/         runs student code in confined child processes (grader side only)

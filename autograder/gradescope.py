@@ -11,7 +11,7 @@ nbgrader_config.py), the pinned requirements.txt, and the reference's answers to
 (.grading/, answer_cache.py): no source/ (the rubric, the answers in place) and no solutions/ (the reference
 solution) enter the image where student code runs; the release stands in for the source (assignment.py). `run_autograder` runs
 `python3 -m autograder.gradescope run` with the python3 first on PATH (setup.sh puts its venv's there),
-which grades the notebook with the same code as `make grade` (`grading.grade_path`, which calls `grade_one` as
+which grades the notebook with the same code as `make grade` (`grading.grade_path`, which calls `ClassGrading.grade_one` as
 nbgrader's RunHiddenSuites does: the hidden suites in the sandbox, the reference's answers shipped, each submission confined by
 autograder/sandbox/isolation.py, on by default as root) and writes results.json:
 

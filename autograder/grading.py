@@ -1,4 +1,4 @@
-"""grade_one: one notebook in, one Report out. Every way of grading calls it.
+"""ClassGrading.grade_one: one notebook in, one Report out. Every way of grading calls it.
 
     validate (a file: validate.read_submission) → each part's program and its checks, the probes run in
     the sandbox and their answers compared with the reference's (suites.Grader) → the Report
@@ -6,16 +6,15 @@
 
 First, once for a class, prepare_class makes its PreparedClass (suites.py): the settings and the
 assignment the entry point built, the suites, the reference's answers and the redactor, with the
-instructor's files closed to student code. `make grade` makes it before the pool forks, and reaches
-grade_one through nbgrader (RunHiddenSuites, inside Autograde, in a process of the pool), which finds the
-class in prepared_class; `python -m autograder grade [--json]` and Gradescope's run_autograder go through
-grade_path. Each process keeps one warm Grader per prepared class (its two sandboxes), made on its first
-notebook.
+instructor's files closed to student code; a ClassGrading holds it, with the warm Grader (two sandboxes)
+of each process that grades. `make grade` makes it before the pool forks and hands it to nbgrader in each
+pass's resources, where RunHiddenSuites (inside Autograde, in a process of the pool) finds it;
+`python -m autograder grade [--json]` and Gradescope's run_autograder go through grade_path.
 """
 from __future__ import annotations
 
-import atexit
 import os
+import weakref
 from pathlib import Path
 
 from .assignment import Assignment
@@ -29,11 +28,6 @@ from .sandbox.policy import close_to_others, start_student_sandbox
 from .settings import GraderSettings
 from .submission import Submission
 
-# The class prepare_class made last for each assignment, in this process or in the one the pool forked it
-# from: nbgrader makes RunHiddenSuites itself, for every notebook, so it finds the class here.
-_PREPARED: dict[Assignment, PreparedClass] = {}
-_GRADERS: dict[tuple[int, PreparedClass], Grader] = {}  # this process's warm Grader per prepared class
-
 
 def prepare_class(assignment: Assignment, settings: GraderSettings) -> PreparedClass:
     """What every grading process of the class needs, made once, before the pool forks (its processes
@@ -41,10 +35,8 @@ def prepare_class(assignment: Assignment, settings: GraderSettings) -> PreparedC
     reference's answers and the redactor, with these settings and this assignment."""
     if settings.isolate:
         close_to_others(assignment)
-    prepared = PreparedClass(assignment, settings, load_suites(assignment), class_answers(assignment, settings),
-                             redactor(assignment, settings.message_chars))
-    _PREPARED[assignment] = prepared
-    return prepared
+    return PreparedClass(assignment, settings, load_suites(assignment), class_answers(assignment, settings),
+                         redactor(assignment, settings.message_chars))
 
 
 def class_answers(assignment: Assignment, settings: GraderSettings) -> dict:
@@ -60,42 +52,61 @@ def class_answers(assignment: Assignment, settings: GraderSettings) -> dict:
     return answers
 
 
-def prepared_class(assignment: Assignment) -> PreparedClass | None:
-    """The class prepare_class made for `assignment` in this process or before it was forked; None when
-    none was (nbgrader running RunHiddenSuites on its own, as the formgrader's autograde button does)."""
-    return _PREPARED.get(assignment)
+class ClassGrading:
+    """One class's grading: its PreparedClass, and the warm Grader (its two sandboxes) of the process that grades.
+
+    Made once for a class, before the pool forks, and inherited by its processes: each makes its own Grader on
+    its first notebook (one inherited from the parent is the parent's, left alone) and closes it with close(),
+    or at exit. nbgrader's passes carry it in their resources (run_hidden_suites.GRADING_RESOURCE, put there by
+    classroom.student_autograde.StagedAutograde), where RunHiddenSuites finds it.
+    """
+
+    def __init__(self, prepared: PreparedClass, student_box: Sandbox | None = None) -> None:
+        """`student_box`: the submission's sandbox, started by the caller for this process's Grader."""
+        self.prepared = prepared
+        self._student_box = student_box
+        self._grader: Grader | None = None
+        self._pid = 0  # the process self._grader belongs to
+        self._closing: weakref.finalize | None = None  # closes it when this goes, or at exit
+
+    def __deepcopy__(self, memo: dict) -> ClassGrading:
+        """Itself: nbconvert deep-copies each pass's resources, and the grading is shared, not the pass's data."""
+        return self
+
+    def grader(self) -> Grader:
+        """This process's Grader (made on first use; closed by close(), else when this goes or at exit)."""
+        if self._grader is None or self._pid != os.getpid():
+            self._grader, self._pid = Grader(self.prepared, self._student_box), os.getpid()
+            self._student_box = None  # started for one Grader
+            self._closing = weakref.finalize(self, _close_in, self._grader, self._pid)
+        return self._grader
+
+    def close(self) -> None:
+        """Close this process's Grader (its sandboxes); grader() makes a new one if asked again."""
+        if self._closing is not None:
+            self._closing()  # once; never the parent's Grader, inherited through a fork
+        self._grader = self._closing = None
+
+    def grade_one(self, notebook: Path | Submission) -> Report:
+        """Grade one notebook of the class: a file (validated first: one that is not a notebook gets a report
+        with the reason, keyed by its path), or a Submission already read (nbgrader's notebook, validated
+        before nbgrader read it)."""
+        settings = self.prepared.settings
+        if isinstance(notebook, Submission):
+            submission = notebook
+        else:
+            submission = read_submission(str(notebook), notebook, settings.notebook_kb * 1024)
+        if submission.notebook is not None:
+            self.grader().grade(submission)
+        report = Report.from_submission(self.prepared.assignment.grade_cells, submission)
+        redact_report(report, self.prepared.redactor, settings)
+        return report
 
 
-def warm_grader(prepared: PreparedClass, student_box: Sandbox | None = None) -> Grader:
-    """This process's Grader of `prepared` (made on first use, with `student_box` if one was started for it;
-    closed at exit)."""
-    key = (os.getpid(), prepared)
-    if key not in _GRADERS:
-        _GRADERS[key] = Grader(prepared, student_box)
-        atexit.register(close_graders)
-    return _GRADERS[key]
-
-
-def close_graders() -> None:
-    """Close this process's Graders (their sandboxes); warm_grader makes new ones if asked again."""
-    for key in [k for k in _GRADERS if k[0] == os.getpid()]:
-        _GRADERS.pop(key).close()
-
-
-def grade_one(notebook: Path | Submission, prepared: PreparedClass) -> Report:
-    """Grade one notebook of the prepared class: a file (validated first: one that is not a notebook gets
-    a report with the reason, keyed by its path), or a Submission already read (nbgrader's notebook,
-    validated before nbgrader read it)."""
-    settings = prepared.settings
-    if isinstance(notebook, Submission):
-        submission = notebook
-    else:
-        submission = read_submission(str(notebook), notebook, settings.notebook_kb * 1024)
-    if submission.notebook is not None:
-        warm_grader(prepared).grade(submission)
-    report = Report.from_submission(prepared.assignment.grade_cells, submission)
-    redact_report(report, prepared.redactor, settings)
-    return report
+def _close_in(grader: Grader, pid: int) -> None:
+    """Close `grader` if this is the process that made it."""
+    if os.getpid() == pid:
+        grader.close()
 
 
 def grade_path(assignment: Assignment, path: Path, settings: GraderSettings, student_box: Sandbox | None = None) -> Report:
@@ -104,12 +115,11 @@ def grade_path(assignment: Assignment, path: Path, settings: GraderSettings, stu
     is prepared: a student who waits for the result waits for the longer of the two, not for both.
     `student_box`: that sandbox, started by the caller (sandbox.policy.start_student_sandbox); by default here."""
     student_box = student_box or start_student_sandbox(assignment, settings)
-    prepared = prepare_class(assignment, settings)
-    warm_grader(prepared, student_box)
+    grading = ClassGrading(prepare_class(assignment, settings), student_box)
     try:
-        return grade_one(path, prepared)
+        return grading.grade_one(path)
     finally:
-        close_graders()
+        grading.close()
 
 
 def grade_submissions(assignment: Assignment, submissions: list[Submission],
@@ -122,11 +132,11 @@ def grade_submissions(assignment: Assignment, submissions: list[Submission],
     """
     from .classroom.pool import run_pool  # here: multiprocessing and the progress bar cost a one-notebook grade 30 ms
 
-    prepared = prepare_class(assignment, settings)
+    grading = ClassGrading(prepare_class(assignment, settings))
     jobs = settings.jobs or os.cpu_count() or 1
     reports = {}
     try:
-        for index, report in run_pool(submissions, lambda s: grade_one(s, prepared), jobs + 1, None, close_graders):
+        for index, report in run_pool(submissions, grading.grade_one, jobs + 1, None, grading.close):
             reports[submissions[index].key] = report
     except RuntimeError as exc:
         raise RuntimeError(f"the hidden suites of {assignment.name} could not run: {exc}") from None

@@ -1,6 +1,6 @@
 """A Report: one submission's result, its parts (grade cells) and the checks in each, and how to show it.
 
-Report is what grading one notebook gives back (grading.grade_one), what RunHiddenSuites saves as
+Report is what grading one notebook gives back (grading.ClassGrading.grade_one), what RunHiddenSuites saves as
 report.json beside the autograded notebook, and what `make report`'s class page and Gradescope's
 results.json are read from. It is built from a graded Submission (Report.from_submission) and
 redacted before it leaves grade_one (redaction.redact_report); this module only holds it and renders

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 from catalogue_hostile import HOSTILE
 
+from autograder.checks.suites import PreparedClass
 from autograder.classroom import student_autograde
+from autograder.grading import ClassGrading
 from autograder.intake.files import IntakeRules
 from autograder.intake.validate import MAX_DEPTH, read_submission, validate_notebook
 from autograder.sandbox.protocol import NotGraded
@@ -177,7 +179,9 @@ def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
 
     monkeypatch.setattr(student_autograde, "take_submission", broken)
     rules = IntakeRules(NOTEBOOK, LIMIT)
-    autograde = student_autograde.autograder_for(ASSIGNMENT, load_config(ROOT), tmp_path, rules)
+    settings = GraderSettings(config=load_config(ROOT))
+    grading = ClassGrading(PreparedClass(ASSIGNMENT, settings, [], {}, str))  # not reached: the intake fails first
+    autograde = student_autograde.autograder_for(grading, settings.config, tmp_path, rules)
     answer = autograde("someone")
     assert answer == NotGraded("the grader failed on it (KeyError: 'something no one foresaw')", grader_fault=True)
 

@@ -76,7 +76,6 @@ def test_one_grade_json_run_visits_the_listed_modules_in_order_and_never_calls_b
     """sys.setprofile over `python -m autograder grade PATH --json`, in this process: every call from one
     of the kit's modules into another goes to a module listed later (settings and assignment are values)."""
     from autograder import __main__ as cli
-    from autograder.grading import close_graders
 
     order = [module_of(s) for s in steps("`python -m autograder grade")]
     calls: list[tuple[str, str, str]] = []
@@ -105,8 +104,7 @@ def test_one_grade_json_run_visits_the_listed_modules_in_order_and_never_calls_b
         with contextlib.redirect_stdout(out):
             code = cli.main(["grade", str(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK), "--json"])
     finally:
-        sys.setprofile(None)
-        close_graders()
+        sys.setprofile(None)  # grade_path closed its Grader
     assert code == 0 and '"total"' in out.getvalue()
     visited = {m for edge in calls for m in edge[:2]}
     assert visited == set(order), (sorted(visited), order)

@@ -32,14 +32,12 @@ import json
 import os
 import shlex
 import types
-import weakref
 from pathlib import Path
 
 import pytest
 
 __all__ = ["pytest_addoption", "pytest_pycollect_makemodule", "pytest_collection_modifyitems",
-           "pytest_runtest_makereport", "pytest_terminal_summary", "pytest_sessionstart",
-           "pytest_sessionfinish",
+           "pytest_runtest_makereport", "pytest_terminal_summary", "pytest_sessionfinish",
            "student", "reference"]
 
 HOW = ("the hidden suites grade one notebook: run them as "
@@ -97,7 +95,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # ----------------------------------------------------------- no conftest.py of a submission's folder
 
 
-_GUARDED: "weakref.WeakSet" = weakref.WeakSet()
+_GUARDED = pytest.StashKey[bool]()  # in the config's stash: its plugin manager is guarded
 
 
 def pytest_plugin_registered(plugin, plugin_name, manager) -> None:
@@ -110,9 +108,9 @@ def pytest_plugin_registered(plugin, plugin_name, manager) -> None:
     that conftest already loaded, so it never imports it.
     """
     config = manager.get_plugin("pytestconfig")
-    if config is None or manager in _GUARDED:
+    if config is None or config.stash.get(_GUARDED, False):
         return
-    _GUARDED.add(manager)
+    config.stash[_GUARDED] = True
     args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
     notebooks = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--notebook"]
     for notebook in notebooks:
@@ -176,16 +174,31 @@ class _Grading:
         self.grader.close()
 
 
-_GRADINGS: dict[Path, _Grading] = {}
+class _SuitesRun:
+    """What one pytest run of the suites keeps, in its config's stash: each suite folder's grading (closed at the
+    session's end), every check's outcome in the order run, and the limits the submission hit."""
+
+    def __init__(self) -> None:
+        self.gradings: dict[Path, _Grading] = {}
+        self.results: list[dict] = []
+        self.limits: list[str] = []
+
+
+_RUN = pytest.StashKey[_SuitesRun]()
+
+
+def _suites_run(config: pytest.Config) -> _SuitesRun:
+    return config.stash.setdefault(_RUN, _SuitesRun())
 
 
 def _grading(request: pytest.FixtureRequest) -> _Grading:
     if request.config.getoption("notebook") is None:
         pytest.skip(HOW)
     folder = Path(request.module.__file__).resolve().parent
-    if folder not in _GRADINGS:
-        _GRADINGS[folder] = _Grading(request.config, folder)  # closed at the session's end
-    return _GRADINGS[folder]
+    gradings = _suites_run(request.config).gradings
+    if folder not in gradings:
+        gradings[folder] = _Grading(request.config, folder)  # closed at the session's end
+    return gradings[folder]
 
 
 @pytest.fixture(scope="module")
@@ -205,17 +218,13 @@ def reference(request: pytest.FixtureRequest):
 # --------------------------------------------------------------------------- the report
 
 
-_RESULTS: list[dict] = []  # every check's outcome, in the order run
-_LIMITS: list[str] = []  # the limits the submission hit
-
-
 def _message(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str:
     """The grader's line for a failed check: suites.failure_message, redacted as the grader's report is."""
     from .suites import failure_message
 
     funcargs = item.funcargs if isinstance(item, pytest.Function) else {}  # a suite's checks are all functions
     message = failure_message(excinfo.value, getattr(funcargs.get("student"), "missing", ""))
-    grading = _GRADINGS.get(item.path.resolve().parent)
+    grading = _suites_run(item.config).gradings.get(item.path.resolve().parent)
     if grading is not None:
         message = grading.prepared.redactor(message)
     return message
@@ -236,35 +245,33 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if module is None or report.when != "call":
         return report
     message = _message(item, call.excinfo) if report.failed and call.excinfo is not None else ""
-    _RESULTS.append({"part": module.path.stem, "name": item.name, "passed": report.passed, "message": message})
+    _suites_run(item.config).results.append({"part": module.path.stem, "name": item.name, "passed": report.passed, "message": message})
     return report
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
-    if config.getoption("notebook") is None or not _RESULTS:
+    run = _suites_run(config)
+    if config.getoption("notebook") is None or not run.results:
         return
     parts: dict[str, list[bool]] = {}
-    for result in _RESULTS:
+    for result in run.results:
         parts.setdefault(result["part"], []).append(result["passed"])
     terminalreporter.section("hidden suites")
     for part, passed in parts.items():
         terminalreporter.line(f"{part}: {sum(passed)} of {len(passed)} checks passed")
-    if _LIMITS:
-        terminalreporter.line(f"limits hit: {', '.join(_LIMITS)}")
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    _RESULTS.clear()
+    if run.limits:
+        terminalreporter.line(f"limits hit: {', '.join(run.limits)}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
     """End the submission's session (its sandboxes close), then write --report-json."""
+    run = _suites_run(session.config)
     limits = []
-    while _GRADINGS:
-        grading = _GRADINGS.pop(next(iter(_GRADINGS)))
+    while run.gradings:
+        grading = run.gradings.pop(next(iter(run.gradings)))
         grading.close()
         limits += grading.submission.limits
-    _LIMITS[:] = sorted(set(limits))
+    run.limits = sorted(set(limits))
     path = session.config.getoption("report_json")
     if path:
-        Path(path).write_text(json.dumps({"checks": _RESULTS, "limits": _LIMITS}, indent=1))
+        Path(path).write_text(json.dumps({"checks": run.results, "limits": run.limits}, indent=1))

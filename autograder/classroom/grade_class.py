@@ -32,12 +32,12 @@ from sqlalchemy.exc import SAWarning
 from traitlets import List, Unicode
 
 from ..assignment import Assignment
-from ..grading import close_graders, prepare_class
+from ..grading import ClassGrading, prepare_class
 from ..intake.files import IntakeRules
 from ..intake.student_ids import is_safe_student_id, unsafe_id_reason
 from ..nbgrader_glue.late import late_by, set_due_date
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
-from ..nbgrader_glue.tuning import shared_url, tune_nbgrader
+from ..nbgrader_glue.tuning import shared_url
 from ..outputs.counts import counted, mean_points
 from ..outputs.grader_failure import whole_class_failure
 from ..outputs.inert import one_line, say
@@ -387,18 +387,17 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
     say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
         f"each submission isolated by: {run.proof.level}" + (f" ({run.proof.processes} grading processes: one id "
         "each, as many as are mapped)" if run.proof.processes < run.jobs + 1 else "") + ".")
-    prepare_class(assignment, settings)  # inherited by the pool's processes: grading.grade_one uses it
-    tune_nbgrader()
+    grading = ClassGrading(prepare_class(assignment, settings))  # inherited by the pool's processes
+    autograde = autograder_for(grading, settings.config, run.submitted, IntakeRules.of(settings, assignment.notebook_name))
     with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:  # in order, so grades.csv lists them so
         for student in sorted(set(students) - {s.id for s in gb.students}):
             gb.add_student(student)
     marks = manual_marks(run.coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
     graded = Graded(attempted=len(students))
-    autograde = autograder_for(assignment, settings.config, run.submitted, IntakeRules.of(settings, assignment.notebook_name))
-    answers = _autograde_all(run, students, autograde)
+    answers = _autograde_all(run, students, autograde, grading.close)
     graded.stopped = whole_class_failure(assignment, answers)
     if graded.stopped:
-        close_graders()
+        grading.close()
         return graded
     for student, answer in answers.items():
         if answer is None:
@@ -423,15 +422,15 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
             graded.inputs[student] = inputs[student]
         if graded.reports[student].note:  # also the first cell of its autograded notebook (AddGradingNotes)
             graded.notes[student] = graded.reports[student].note
-    close_graders()
+    grading.close()
     if keep_manual_marks(run.coursedir, assignment.name, marks):
         say("Grading changed manual grades in the gradebook: they were put back.")
         graded.marks_put_back = True
     return graded
 
 
-def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str], NotGraded | None]
-                   ) -> dict[str, NotGraded | None]:
+def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str], NotGraded | None],
+                   close: Callable[[], None]) -> dict[str, NotGraded | None]:
     """Each student's answer from a grading process, in the students' order.
 
     Each grading process takes the next student, runs nbgrader's autograde on the submission (the
@@ -450,8 +449,8 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
     def finish() -> None:
         """No student is left to hand out: this process writes its students' feedback pages now, while
         the class's last submissions (a loop waiting out its limits) are still graded. write_feedback
-        writes whatever is missing after that, and says what failed."""
-        close_graders()
+        writes whatever is missing after that, and says what failed. `close`: this process's Grader."""
+        close()
         try:
             if graded_here and not run.preview:  # a preview writes no page
                 _feedback_writer(run.assignment, run.settings.config)(graded_here)

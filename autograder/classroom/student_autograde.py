@@ -1,9 +1,10 @@
 """What a grading process does for one student of a class: nbgrader's autograde, with the checks inline.
 
 classroom.grade_class hands students to the pool (pool.run_pool); each pool process calls the function
-autograder_for made for it. Only plain data goes back: None when the student is graded (the report is in
-the gradebook and in report.json beside the autograded notebook), or why the student was not
-(protocol.NotGraded).
+autograder_for made for it, before the pool forked, with the class's grading (grading.ClassGrading), which
+nbgrader's passes carry to RunHiddenSuites in their resources. Only plain data goes back: None when the student
+is graded (the report is in the gradebook and in report.json beside the autograded notebook), or why the student
+was not (protocol.NotGraded).
 """
 from __future__ import annotations
 
@@ -13,14 +14,14 @@ from nbgrader.apps.api import NbGraderAPI
 from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.utils import capture_log
-from traitlets import List, Unicode
+from traitlets import Instance, List, Unicode
 
-from ..assignment import Assignment
+from ..grading import ClassGrading
 from ..intake.files import STAGING, IntakeRules, take_submission
 from ..intake.validate import submission_problem, timestamp_problem
 from ..nbgrader_glue.preprocessors.grading_notes import INTAKE_NOTES
-from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
-from ..nbgrader_glue.tuning import shared_url
+from ..nbgrader_glue.preprocessors.run_hidden_suites import GRADING_RESOURCE, report_path
+from ..nbgrader_glue.tuning import shared_url, tune_nbgrader
 from ..outputs.inert import one_line
 from ..sandbox.protocol import NotGraded
 
@@ -33,17 +34,19 @@ def failure(exc: BaseException) -> str:
 class StagedAutograde(Autograde):
     """nbgrader's autograde of the intake's copy (autograder/intake/files.py): the course's submitted_directory is the
     kit's staging folder for this converter, and each notebook's resources carry the intake's notes, which
-    FindGradingNotes adds to its own."""
+    FindGradingNotes adds to its own, and the class's grading, which RunHiddenSuites grades with."""
 
     intake_notes = List(Unicode(), help="What the intake noted about this student's folder.")
+    grading = Instance(ClassGrading, allow_none=True, help="The class prepared before the pool forked.")
 
     def init_single_notebook_resources(self, notebook_filename: str) -> dict:
         resources = super().init_single_notebook_resources(notebook_filename)
         resources[INTAKE_NOTES] = list(self.intake_notes)
+        resources[GRADING_RESOURCE] = self.grading
         return resources
 
 
-def autograder_for(assignment: Assignment, config, submitted: Path, rules: IntakeRules):
+def autograder_for(grading: ClassGrading, config, submitted: Path, rules: IntakeRules):
     """What each grading process runs for one student: nbgrader's autograde, with the checks inline.
 
     Each process makes one Autograde converter (as NbGraderAPI.autograde would for every student)
@@ -53,8 +56,11 @@ def autograder_for(assignment: Assignment, config, submitted: Path, rules: Intak
     submitted/<student>/<assignment>/ into the kit's staging folder (take_submission, within `rules`); a
     notebook that fails validation (submission_problem) never reaches nbgrader, and whatever else goes wrong with one student is that
     student's reason: it never ends the process, nor the parent, which tries such a student once more.
+    This process, and those it forks, run nbgrader tuned (tuning.tune_nbgrader).
     """
-    converters: list[Autograde] = []
+    tune_nbgrader()
+    assignment = grading.prepared.assignment
+    converters: list[StagedAutograde] = []
 
     def autograde(student: str) -> NotGraded | None:
         try:
@@ -79,6 +85,7 @@ def autograder_for(assignment: Assignment, config, submitted: Path, rules: Intak
             coursedir.submitted_directory = str(STAGING)
             converter = StagedAutograde(coursedir=coursedir, parent=NbGraderAPI(coursedir=coursedir, config=config))
             converter.force = converter.create_student = True
+            converter.grading = grading
             converters.append(converter)
         converters[0].coursedir.student_id = student
         converters[0].intake_notes = intake.notes

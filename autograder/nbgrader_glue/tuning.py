@@ -1,8 +1,13 @@
 """How `make grade` runs nbgrader in several processes at once: safely, and without repeated work.
 
 Each grading process records its students through nbgrader's own autograde and Gradebook API.
-`shared_url` makes that safe; `tune_nbgrader` removes three costs nbgrader pays again for every
-notebook, without changing what it does:
+`shared_url` makes that safe; `tune_nbgrader` removes costs nbgrader pays again for every notebook,
+without changing what it does. nbgrader opens its Gradebooks inside its own converters and
+preprocessors, where no subclass or setting reaches, so this is the kit's one process-wide patch: one
+named function, applied where nbgrader grades (`make grade`'s grading processes, before the pool forks),
+never by importing the package (tests/test_tuning.py checks both); what it keeps is one GradebookTuning.
+(nbgrader's check of each cell's metadata against its schema is the other cost of that kind; a subclass
+configured in its place removes it: preprocessors/check_cell_metadata.py.)
 
 * Engines. nbgrader opens a new SQLAlchemy engine for every Gradebook it makes (about nine per
   notebook), and a compiled query is cached on its engine, so every query would be compiled again.
@@ -22,22 +27,14 @@ notebook, without changing what it does:
   one (its column properties), reads every grade of the class: the cost of a notebook grows with the class.
   Four indexes on the columns those queries select by (`INDEXES`) are made with the tables, if missing; they
   change no row and no query's result, only how SQLite finds the rows.
-* Schema checks. nbgrader's CheckCellMetadata calls `jsonschema.validate` for every cell, and that
-  checks the schema itself before each use, which is most of the step's time. Each distinct schema
-  is checked once and its validator kept (what jsonschema's documentation advises for repeated
-  validation); every cell is still validated.
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
-import jsonschema
 import nbgrader.api
-from jsonschema.exceptions import best_match
-from jsonschema.validators import validator_for
-from sqlalchemy import Engine, Index, create_engine, event
+from sqlalchemy import Engine, Index, event
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.schema import CreateIndex
 
@@ -55,18 +52,76 @@ def shared_url(db_url: str) -> str:
     return db_url
 
 
-_ENGINES: dict[tuple, Engine] = {}
-_VALIDATORS: dict[str, Any] = {}
-_validate_checking_the_schema = jsonschema.validate
+_create_all = nbgrader.api.Base.metadata.create_all  # nbgrader's own, as the tuning found them
+_check_course = nbgrader.api.Gradebook.check_course
+_create_engine = nbgrader.api.create_engine
+_api = nbgrader.api
+INDEXES = [Index("kit_grade_notebook", _api.Grade.__table__.c.notebook_id),
+           Index("kit_comment_notebook", _api.Comment.__table__.c.notebook_id),
+           Index("kit_submitted_notebook_assignment", _api.SubmittedNotebook.__table__.c.assignment_id),
+           Index("kit_submitted_assignment_student", _api.SubmittedAssignment.__table__.c.student_id)]
 
 
-def _engine_for(url: str, **options: Any) -> Engine:
-    key = (url, tuple(sorted(options.items())))
-    if key not in _ENGINES:
-        _ENGINES[key] = create_engine(url, **options)
-        if _ENGINES[key].url.get_backend_name() == "sqlite":
-            _reconnect_if_replaced(_ENGINES[key])
-    return _ENGINES[key]
+class GradebookTuning:
+    """What the tuning keeps in a process (module docstring): its engines, one per URL and options; the engines
+    whose tables are made; the (engine, course) pairs whose course row is seen. The replacements
+    tune_nbgrader puts in nbgrader's place are its methods."""
+
+    def __init__(self) -> None:
+        self.engines: dict[tuple, Engine] = {}
+        self.tables_made: set[Engine] = set()
+        self.courses_seen: set[tuple[Engine, str]] = set()
+
+    def engine_for(self, url: str, **options: Any) -> Engine:
+        """nbgrader.api.create_engine: one engine per URL and options, for the life of the process."""
+        key = (url, tuple(sorted(options.items())))
+        if key not in self.engines:
+            self.engines[key] = _create_engine(url, **options)
+            if self.engines[key].url.get_backend_name() == "sqlite":
+                self._reconnect_if_replaced(self.engines[key])
+        return self.engines[key]
+
+    def _reconnect_if_replaced(self, engine: Engine) -> None:
+        """A pooled connection to a SQLite file is used again only while the file is still the one it opened (which
+        it holds open, so no new file can have its inode number): a gradebook.db removed and made again gets a new
+        connection, and what the tuning knew of the old file (its tables, its course row) is forgotten."""
+        @event.listens_for(engine, "connect")
+        def remember(connection: Any, record: Any) -> None:
+            record.info["kit_file"] = _file_of(engine)
+
+        @event.listens_for(engine, "checkout")
+        def check(connection: Any, record: Any, proxy: Any) -> None:
+            if record.info.get("kit_file") != _file_of(engine):
+                self.tables_made.discard(engine)
+                self.courses_seen.difference_update({seen for seen in self.courses_seen if seen[0] is engine})
+                raise DisconnectionError("gradebook file replaced")
+
+    def drop_inherited_connections(self) -> None:
+        """In a process just forked: the pools' connections belong to the parent; let go of them unused."""
+        for engine in self.engines.values():
+            engine.dispose(close=False)
+
+    def create_all_once(self, bind: Any = None, **options: Any) -> None:
+        """Base.metadata.create_all, run once per shared engine; the INDEXES made too if missing (IF NOT EXISTS: the
+        pool's processes may make them at once)."""
+        if bind is not None and not options and bind in self.tables_made:
+            return
+        _create_all(bind=bind, **options)
+        if bind is not None and not options:
+            with bind.begin() as connection:
+                for index in INDEXES:
+                    connection.execute(CreateIndex(index, if_not_exists=True))
+            self.tables_made.add(bind)
+
+    def check_course_once(self, gradebook: nbgrader.api.Gradebook, course_id: str = "default_course",
+                          **kwargs: Any) -> Any:
+        """Gradebook.check_course, asked once per engine and course (its one caller, Gradebook.__init__, ignores
+        what it returns)."""
+        if kwargs or (gradebook.engine, course_id) not in self.courses_seen:
+            course = _check_course(gradebook, course_id, **kwargs)
+            self.courses_seen.add((gradebook.engine, course_id))
+            return course
+        return None
 
 
 def _file_of(engine: Engine) -> tuple[int, int] | None:
@@ -80,91 +135,36 @@ def _file_of(engine: Engine) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
-def _reconnect_if_replaced(engine: Engine) -> None:
-    """A pooled connection to a SQLite file is used again only while the file is still the one it opened (which it
-    holds open, so no new file can have its inode number): a gradebook.db removed and made again gets a new
-    connection, and what the tuning knew of the old file (its tables, its course row) is forgotten."""
-    @event.listens_for(engine, "connect")
-    def remember(connection: Any, record: Any) -> None:
-        record.info["kit_file"] = _file_of(engine)
-
-    @event.listens_for(engine, "checkout")
-    def check(connection: Any, record: Any, proxy: Any) -> None:
-        if record.info.get("kit_file") != _file_of(engine):
-            _TABLES_MADE.discard(engine)
-            _COURSES_SEEN.difference_update({seen for seen in _COURSES_SEEN if seen[0] is engine})
-            raise DisconnectionError("gradebook file replaced")
-
-
-def _validate(instance: Any, schema: Any, cls: Any = None, *args: Any, **kwargs: Any) -> None:
-    """jsonschema.validate, with each distinct schema checked once."""
-    if cls is not None or args or kwargs:
-        return _validate_checking_the_schema(instance, schema, cls, *args, **kwargs)
-    key = json.dumps(schema, sort_keys=True)
-    if key not in _VALIDATORS:
-        checker = validator_for(schema)
-        checker.check_schema(schema)
-        _VALIDATORS[key] = checker(schema)
-    error = best_match(_VALIDATORS[key].iter_errors(instance))
-    if error is not None:
-        raise error
-
-
-_TABLES_MADE: set[Any] = set()  # the engines create_all has run on (kept alive here, as in _ENGINES)
-_create_all = nbgrader.api.Base.metadata.create_all
-_api = nbgrader.api
-INDEXES = [Index("kit_grade_notebook", _api.Grade.__table__.c.notebook_id),
-           Index("kit_comment_notebook", _api.Comment.__table__.c.notebook_id),
-           Index("kit_submitted_notebook_assignment", _api.SubmittedNotebook.__table__.c.assignment_id),
-           Index("kit_submitted_assignment_student", _api.SubmittedAssignment.__table__.c.student_id)]
-
-
-def _create_all_once(bind: Any = None, **options: Any) -> None:
-    """Base.metadata.create_all, run once per shared engine; the INDEXES made too if missing (IF NOT EXISTS: the
-    pool's processes may make them at once)."""
-    if bind is not None and not options and bind in _TABLES_MADE:
-        return
-    _create_all(bind=bind, **options)
-    if bind is not None and not options:
-        with bind.begin() as connection:
-            for index in INDEXES:
-                connection.execute(CreateIndex(index, if_not_exists=True))
-        _TABLES_MADE.add(bind)
-
-
 def _close_keeping_the_connection(self: nbgrader.api.Gradebook) -> None:
     """Gradebook.close without disposing of the shared engine: the session ends, its connection goes back to the
     engine's pool (rolled back: no lock is held)."""
     self.db.remove()
 
 
-def _drop_inherited_connections() -> None:
-    """In a process just forked: the pools' connections belong to the parent; let go of them unused."""
-    for engine in _ENGINES.values():
-        engine.dispose(close=False)
+def current_tuning() -> GradebookTuning | None:
+    """The tuning this process runs nbgrader with (made by tune_nbgrader, here or before a fork); None untuned."""
+    current = getattr(nbgrader.api.create_engine, "__self__", None)
+    return current if isinstance(current, GradebookTuning) else None
 
 
-_COURSES_SEEN: set[tuple[Any, str]] = set()
-_check_course = nbgrader.api.Gradebook.check_course
+def tune_nbgrader() -> GradebookTuning:
+    """The kit's one process-wide patch, applied only where nbgrader grades (classroom.student_autograde.autograder_for,
+    before the pool forks): from now on, in this process and those it forks, nbgrader's Gradebooks share engines that
+    keep their connections, make their tables once per engine and ask for the course row once. nbgrader makes its
+    Gradebooks inside its own modules, so no subclass or setting reaches them. Applied once; its state is the
+    GradebookTuning returned."""
+    tuned = current_tuning()
+    if tuned is not None:
+        return tuned
+    tuned = GradebookTuning()
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=tuned.drop_inherited_connections)
 
+    def check_course(gradebook: nbgrader.api.Gradebook, course_id: str = "default_course", **kwargs: Any) -> Any:
+        return tuned.check_course_once(gradebook, course_id, **kwargs)
 
-def _check_course_once(self: nbgrader.api.Gradebook, course_id: str = "default_course", **kwargs: Any) -> Any:
-    """Gradebook.check_course, asked once per engine and course (its one caller, Gradebook.__init__, ignores what
-    it returns)."""
-    if kwargs or (self.engine, course_id) not in _COURSES_SEEN:
-        course = _check_course(self, course_id, **kwargs)
-        _COURSES_SEEN.add((self.engine, course_id))
-        return course
-    return None
-
-
-def tune_nbgrader() -> None:
-    """From now on, in this process and those it forks: shared engines that keep their connections, tables made
-    once per engine, the course row asked for once, schemas checked once."""
-    if nbgrader.api.create_engine is not _engine_for and hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=_drop_inherited_connections)
-    nbgrader.api.create_engine = _engine_for
-    nbgrader.api.Base.metadata.create_all = _create_all_once  # the MetaData instance's own attribute
+    nbgrader.api.create_engine = tuned.engine_for
+    nbgrader.api.Base.metadata.create_all = tuned.create_all_once  # the MetaData instance's own attribute
     nbgrader.api.Gradebook.close = _close_keeping_the_connection
-    nbgrader.api.Gradebook.check_course = _check_course_once
-    jsonschema.validate = _validate
+    nbgrader.api.Gradebook.check_course = check_course
+    return tuned

@@ -1,7 +1,7 @@
 """What of a Report a student may read: every message redacted, cut to length, within a budget.
 
 Everything a student can read goes through `Redactor` first, so no line of the hidden suites can
-reach feedback, JSON or the summary, however a submission tries to smuggle it out. grading.grade_one
+reach feedback, JSON or the summary, however a submission tries to smuggle it out. grading.ClassGrading.grade_one
 redacts each Report (redact_report) before it leaves; the pytest plugin redacts each failed check's
 line with the same Redactor.
 """
@@ -84,7 +84,7 @@ def redactor(assignment: Assignment, chars: int) -> Redactor:
 
 
 def redact_report(report: Report, redact: Redactor, settings: GraderSettings) -> None:
-    """Redact `report` in place (the last step of grading.grade_one, before anything reads it): every
+    """Redact `report` in place (the last step of grading.ClassGrading.grade_one, before anything reads it): every
     message redacted and cut to length, the reason it was not graded too.
 
     Student code controls much of a message (its exceptions' text, the values it returns), so a

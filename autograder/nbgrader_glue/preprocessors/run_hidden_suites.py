@@ -14,14 +14,16 @@ from nbformat.v4 import new_output
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ...assignment import course_assignment, is_test_cell
-from ...grading import grade_one, prepare_class, prepared_class
+from ...assignment import Assignment, course_assignment, is_test_cell
+from ...grading import ClassGrading, prepare_class
 from ...report import PartResult, Report, check_lines
 from ...settings import GraderSettings
 from ...submission import Submission
 from .grading_notes import METADATA_KEY
 
 NOTE_RESOURCE = "kit_grading_note"  # the report's note, handed to AddGradingNotes in the pass's resources
+GRADING_RESOURCE = "kit_class_grading"  # the class's grading.ClassGrading, handed in by the converter (StagedAutograde)
+OWN_GRADINGS = "kit_own_class_gradings"  # on the exporter: the classes prepared here when none was handed in
 
 
 def grade_cell_outputs(part: PartResult) -> list:
@@ -58,9 +60,11 @@ class RunHiddenSuites(NbGraderPreprocessor):
     SaveAutoGrades, so into the gradebook), and the whole report, with the notes FindGradingNotes found,
     into report.json beside the autograded notebook, where `make grade` reads it for its summary (and its
     note to AddGradingNotes, later in the same pass). The grading itself runs in this process's warm
-    sandboxes, for the class prepared before the pool forked (grading.prepare_class, from the settings the
-    entry point read); nbgrader run on its own (the formgrader's autograde button) prepares it here, once,
-    from this preprocessor's configuration.
+    sandboxes, for the class prepared before the pool forked, which the converter hands in through the
+    pass's resources (GRADING_RESOURCE: classroom.student_autograde.StagedAutograde). nbgrader run on its
+    own (`nbgrader autograde`, the formgrader's autograde button) hands in none: the class is prepared here,
+    from this preprocessor's configuration, once for the converter's run (_own_grading), and each notebook's
+    sandboxes are closed with it.
     """
 
     def preprocess(self, nb, resources):
@@ -69,10 +73,25 @@ class RunHiddenSuites(NbGraderPreprocessor):
         assignment = course_assignment(Path(coursedir.root), info["assignment"])
         notes = nb.metadata.pop(METADATA_KEY, None)  # FindGradingNotes', from the notebook as submitted
         submission = Submission(f"{info['student']}/{info['notebook']}", notebook=nb)
-        prepared = prepared_class(assignment) or prepare_class(assignment, GraderSettings(parent=self))
-        report = grade_one(submission, prepared)
+        handed = resources.get(GRADING_RESOURCE)
+        grading = handed or self._own_grading(assignment)
+        try:
+            report = grading.grade_one(submission)
+        finally:
+            if handed is None:  # nbgrader on its own: no sandbox outlives the notebook (nothing would close it)
+                grading.close()
         report.notes = [str(note) for note in notes] if isinstance(notes, list) else []
         write_grade_cells(nb, report)
         report.save(report_path(coursedir, info["student"], info["assignment"]))
         resources[NOTE_RESOURCE] = report.note  # for AddGradingNotes, later in this same pass
         return nb, resources
+
+    def _own_grading(self, assignment: Assignment) -> ClassGrading:
+        """The class prepared here for `assignment`, on the run's first notebook of it. nbgrader makes its
+        preprocessors again for each notebook, and its exporter (this one's parent) once for the converter's run:
+        the class is kept there (OWN_GRADINGS), so the run's later notebooks are graded with it."""
+        owner = self.parent if self.parent is not None else self
+        owned: dict[Assignment, ClassGrading] = owner.__dict__.setdefault(OWN_GRADINGS, {})
+        if assignment not in owned:
+            owned[assignment] = ClassGrading(prepare_class(assignment, GraderSettings(parent=self)))
+        return owned[assignment]

@@ -1,0 +1,127 @@
+"""grading.ClassGrading: the prepared class, handed to nbgrader in each pass's resources, and each process's own
+warm Grader of it. The Grader and prepare_class are stand-ins here (no sandbox starts): what is checked is
+who makes, finds and closes what."""
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import pytest
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
+
+from autograder import grading
+from autograder.checks.suites import PreparedClass
+from autograder.classroom.student_autograde import StagedAutograde
+from autograder.grading import ClassGrading
+from autograder.nbgrader_glue.exporters import ValidateOnceExporter
+from autograder.nbgrader_glue.preprocessors import run_hidden_suites
+from autograder.nbgrader_glue.preprocessors.run_hidden_suites import GRADING_RESOURCE, RunHiddenSuites
+from autograder.report import Report
+from autograder.settings import GraderSettings, load_config
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, solution_notebook
+
+
+class FakeGrader:
+    """Records what is graded and whether it was closed, in the process that made it."""
+
+    def __init__(self, prepared, student_box=None) -> None:
+        self.pid, self.graded, self.closed = os.getpid(), [], False
+
+    def grade(self, submission) -> None:
+        self.graded.append(submission.key)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def prepared() -> PreparedClass:
+    return PreparedClass(ASSIGNMENT, GraderSettings(config=load_config(ROOT)), [], {}, str)
+
+
+def test_each_process_grades_with_a_grader_of_its_own_and_closes_only_its_own(monkeypatch):
+    monkeypatch.setattr(grading, "Grader", FakeGrader)
+    class_grading = ClassGrading(prepared())
+    mine = class_grading.grader()
+    assert class_grading.grader() is mine  # warm: one per process
+    pid = os.fork()
+    if pid == 0:  # as a process of the pool: its own Grader; closing it leaves the parent's alone
+        ok = class_grading.grader() is not mine and class_grading.grader().pid == os.getpid()
+        theirs = class_grading.grader()
+        class_grading.close()
+        os._exit(0 if ok and theirs.closed and not mine.closed else 1)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert class_grading.grader() is mine and not mine.closed
+    class_grading.close()
+    assert mine.closed and class_grading.grader() is not mine  # closed: a new one if asked again
+    class_grading.close()
+
+
+def test_the_class_crosses_nbconverts_copies_of_the_resources_as_itself():
+    class_grading = ClassGrading(prepared())
+    resources = {GRADING_RESOURCE: class_grading, "nbgrader": {"student": "ada"}}
+    copied = copy.deepcopy(resources)
+    assert copied[GRADING_RESOURCE] is class_grading and copied["nbgrader"] is not resources["nbgrader"]
+
+
+class RecordingGrading(ClassGrading):
+    """A ClassGrading that records the notebooks it is handed, and its closings, instead of grading in a sandbox."""
+
+    def __init__(self, prepared_class=None) -> None:
+        super().__init__(prepared())
+        self.graded: list[str] = []
+        self.closed = 0
+
+    def grade_one(self, submission) -> Report:
+        self.graded.append(submission.key)
+        return Report.from_submission(ASSIGNMENT.grade_cells, submission)
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def pass_resources(tmp_path, student: str, class_grading=None) -> tuple[Config, dict]:
+    """The configuration and first resources of StagedAutograde's pass over `student`'s staged notebook."""
+    config = Config({"CourseDirectory": {"root": str(ROOT), "submitted_directory": str(tmp_path / "staged"),
+                                         "autograded_directory": str(tmp_path / "autograded")}})
+    converter = StagedAutograde(coursedir=CourseDirectory(config=config), config=config)
+    converter.grading = class_grading
+    notebook = tmp_path / "staged" / student / ASSIGNMENT.name / NOTEBOOK
+    return config, converter.init_single_notebook_resources(str(notebook))
+
+
+def test_the_converter_hands_the_prepared_class_to_run_hidden_suites(tmp_path, monkeypatch):
+    monkeypatch.setattr(run_hidden_suites, "prepare_class", lambda *args: pytest.fail("the class was prepared again"))
+    handed = RecordingGrading()
+    config, resources = pass_resources(tmp_path, "ada", handed)
+    assert resources[GRADING_RESOURCE] is handed
+    RunHiddenSuites(config=config).preprocess(solution_notebook(), copy.deepcopy(resources))
+    assert handed.graded == [f"ada/{Path(NOTEBOOK).stem}"] and handed.closed == 0  # the pool's process closes it
+    assert (tmp_path / "autograded" / "ada" / ASSIGNMENT.name / "report.json").is_file()
+
+
+def test_nbgrader_on_its_own_prepares_the_class_once_for_its_notebooks(tmp_path, monkeypatch):
+    """No class in the resources (`nbgrader autograde`, the formgrader's button): the class is prepared on the run's
+    first notebook and every later one is graded with it, though nbgrader makes the preprocessor again for each;
+    the sandboxes close after each notebook."""
+    made: list[RecordingGrading] = []
+
+    def prepare(assignment, settings):
+        assert assignment == ASSIGNMENT and isinstance(settings, GraderSettings)
+        return "prepared"
+
+    def recording(prepared_class):
+        made.append(RecordingGrading(prepared_class))
+        return made[-1]
+
+    monkeypatch.setattr(run_hidden_suites, "prepare_class", prepare)
+    monkeypatch.setattr(run_hidden_suites, "ClassGrading", recording)
+    exporter = None
+    for student in ("ada", "alan"):
+        config, resources = pass_resources(tmp_path, student)
+        assert resources[GRADING_RESOURCE] is None
+        exporter = exporter or ValidateOnceExporter(config=config)  # one for the run, as nbgrader's converter makes
+        RunHiddenSuites(parent=exporter).preprocess(solution_notebook(), resources)  # one a notebook, as nbgrader
+    assert len(made) == 1 and [key.split("/")[0] for key in made[0].graded] == ["ada", "alan"]
+    assert made[0].closed == 2  # its sandboxes, after each notebook: nothing else would close them
