@@ -24,7 +24,7 @@ from traitlets.config import Config
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
 from ..outputs.export import graded_parts
 from ..outputs.inert import spreadsheet_cell
-from ..report import Report
+from ..report import Report, ReportUnreadable
 
 COLUMNS = ("student", "part", "old", "new", "first_changed_check")
 
@@ -90,7 +90,7 @@ def _first_changed(old: Report | None, new: Report | None, part: str) -> str:
 def _report(coursedir, student: str, assignment: str) -> Report | None:
     try:
         return Report.load(report_path(coursedir, student, assignment))
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ReportUnreadable):
         return None
 
 

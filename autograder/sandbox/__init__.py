@@ -61,6 +61,7 @@ class Outcome:
     value: Any = None
     reason: str = ""
     limit: str = ""  # "time", "memory" or "output" when a limit ended it
+    not_run: bool = False  # the call was never made (a budget spent, an earlier call out of time): `reason` says why
     load_errors: list[str] = field(default_factory=list)  # cells that raised while loading
 
 
@@ -97,7 +98,7 @@ def _outcome(answer: dict, load_errors: list[str]) -> Outcome:
     except (Unreadable, RecursionError):
         return Outcome(False, reason="sent an answer the grader cannot read", load_errors=load_errors)
     return Outcome(ok=answer.get("ok", False), value=value, reason=answer.get("reason", ""),
-                   limit=answer.get("limit", ""), load_errors=load_errors)
+                   limit=answer.get("limit", ""), not_run=answer.get("not_run") is True, load_errors=load_errors)
 
 
 class Sandbox:
@@ -295,8 +296,8 @@ class Sandbox:
             self.begin()
         left = (self.budgets.answers_mb << 20) - self.answered  # the session sends no more answers than that
         if left <= 0:  # not asked: the grader reads no more of this submission
-            return [Outcome(False, reason=describe_answers_budget(self.budgets.answers_mb), limit="answer budget")
-                    for _ in calls]
+            return [Outcome(False, reason=describe_answers_budget(self.budgets.answers_mb), limit="answer budget",
+                            not_run=True) for _ in calls]
         request: dict[str, Any] = {"fresh": fresh, "together": together, "charged": self.charged, "calls": [
             {"function": f if isinstance(f, str) else f"{f.__module__}:{f.__name__}", "kwargs": kwargs}
             for f, kwargs in calls]}

@@ -17,7 +17,8 @@ Message kinds (each a JSON object on one line):
                           {"event": "fatal", "reason": text}    loading ended the process's run
                           {"event": "result", "ok": bool, "value"?, "reason"?, "limit"?, "wall"?, "status"?}
 
-    call: {"function": "module:name", "kwargs": {...}}; answer: a result without "event".
+    call: {"function": "module:name", "kwargs": {...}}; answer: a result without "event", and "not_run": true
+    when the session did not make the call (a budget spent, an earlier call out of time; never a loader's word).
 
 A loader runs student code, so what it writes is read as untrusted: a line longer than the reader's limit
 reads as {"event": "oversized"}, one that is not a JSON object (cut short, nested past the parser's depth) as

@@ -453,18 +453,20 @@ class _Session:
                 for answer in answers + [self.rest() for _ in calls[len(answers):]]]
 
     def rest(self) -> dict:
-        """The answer of a call not run: the program could not load, a budget is spent, or (in a batch that is not
-        fresh) an earlier call ran out of time."""
+        """The answer of a call not run: the program could not load (the call fails with that cause), a budget is
+        spent, or (in a batch that is not fresh) an earlier call ran out of time (marked "not_run", the session's
+        word: a loader's answer never carries it, _clean)."""
         if self.loader and self.loader.failure:  # the program could not load: every call says why
             return {"ok": False, **self.loader.failure}
         spent = self.spent()
         if spent == "answers":
-            return {"ok": False, "limit": "answer budget", "reason": describe_answers_budget(self.answers >> 20)}
+            return {"ok": False, "not_run": True, "limit": "answer budget",
+                    "reason": describe_answers_budget(self.answers >> 20)}
         if spent:
             wall = spent == "wall"
-            return {"ok": False, "limit": "time budget",
+            return {"ok": False, "not_run": True, "limit": "time budget",
                     "reason": describe_budget_spent(self.budget * (WALL_FACTOR if wall else 1), wall)}
-        return {"ok": False, "reason": NOT_RUN_AFTER_TIME_OUT}
+        return {"ok": False, "not_run": True, "reason": NOT_RUN_AFTER_TIME_OUT}
 
 
 def _serve(config: dict) -> None:
