@@ -170,15 +170,6 @@ class Report:
             raise ReportUnreadable(f"not JSON ({exc})") from None
         return cls.from_json(data)
 
-    @classmethod
-    def readable(cls, path: Path) -> bool:
-        """Whether a report this kit reads is saved at `path`."""
-        try:
-            cls.load(path)
-        except (OSError, ReportUnreadable):
-            return False
-        return True
-
     def to_table(self, verbose: bool = False) -> str:
         """One line a part with its first failing check, so a blank notebook's table fits on a screen;
         `verbose`: every check of every part, PASS or FAIL."""

@@ -54,7 +54,7 @@ def test_status_goes_through_report_json(tmp_path):
     assert [(t["status"], t["passed"]) for t in data["parts"][0]["tests"]] == [
         ("not run", False), ("failed", False), ("passed", True)]
     again = Report.load(path)
-    assert again == report and Report.readable(path)
+    assert again == report
 
 
 @pytest.mark.parametrize("content", [
@@ -69,12 +69,11 @@ def test_status_goes_through_report_json(tmp_path):
 ])
 def test_a_report_json_of_another_kind_or_version_is_refused_in_one_place(tmp_path, content):
     """An older kit's report.json (no kind, a "passed" flag and words for a status) is refused, not guessed at:
-    `make grade` grades that student again (changes.plan_class reads Report.readable)."""
+    `make grade` grades that student again (changes.plan_class)."""
     path = tmp_path / "report.json"
     path.write_text(content)
     with pytest.raises(ReportUnreadable):
         Report.load(path)
-    assert not Report.readable(path) and not Report.readable(tmp_path / "none.json")
 
 
 def test_a_notebook_not_graded_has_a_report_with_the_reason_and_every_check_not_run():
@@ -154,3 +153,18 @@ def test_the_summary_names_the_students_not_graded_from_their_reports():
     assert graded.not_graded() == {"bob": "not a notebook", "cy": "the grader failed",
                                    "dee": "nbgrader could not write its feedback page"}
     assert graded.grader_faults == {"cy"} and graded.with_grades() == ["ada"]
+
+
+def test_only_a_report_with_the_students_outcome_leaves_them_unchanged(tmp_path):
+    """changes.plan_class grades a student again when their report.json is gone, is one this kit does not read, or
+    says the grader failed on them; a report of theirs, graded or not graded for their own file, stands."""
+    from autograder.classroom.changes import _has_outcome
+
+    path = tmp_path / "report.json"
+    assert not _has_outcome(path)
+    for report, stands in ((mixed_report(), True), (Report.not_graded(CELLS, "not a notebook"), True),
+                           (Report.not_graded(CELLS, "the grader failed", grader_fault=True), False)):
+        report.save(path)
+        assert _has_outcome(path) is stands, report
+    path.write_text('{"total": 0, "max": 0, "parts": []}')  # an older kit's
+    assert not _has_outcome(path)

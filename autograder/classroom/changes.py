@@ -5,8 +5,8 @@ can change a score (ledger.Inputs). `plan_class` sorts the class by comparing ea
 those the ledger recorded when the grade was given:
 
 * fresh: new, a changed submitted folder, never recorded, or (nothing else changed) its report.json gone
-  (`make clean-grading`) or one this kit does not read (report.Report.load): graded, as the student's own input
-  asks;
+  (`make clean-grading`), one this kit does not read (report.Report.load), or one that says the grader failed on
+  it: graded, as the student's own input asks;
 * stale: the same submission, but the suites, the reference or the settings changed: a regrade would change
   grades the students have seen, so `make grade` previews it and applies it only with CONFIRM=yes (preview.py);
 * unchanged: left alone, every row, flag, page and CSV cell of theirs.
@@ -24,7 +24,7 @@ from ..assignment import Assignment
 from ..checks.answer_cache import KIT, code_files
 from ..nbgrader_glue.late import due_date_in_force
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
-from ..report import Report
+from ..report import Report, ReportUnreadable
 from ..settings import GraderSettings
 from . import ledger
 from .ledger import Inputs
@@ -74,7 +74,7 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
         now = Inputs(ledger.folder_fingerprint(submitted / student / assignment.name), **course)
         before = Inputs.from_json(book.get(student, {}).get("inputs"))
         plan.inputs[student] = now
-        outputs = Report.readable(report_path(coursedir, student, assignment.name))  # graded or not, it has one
+        outputs = _has_outcome(report_path(coursedir, student, assignment.name))
         if before is None or student not in graded or before.submission != now.submission:
             plan.fresh.append(student)
         elif changed := before.course_changed(now):
@@ -82,6 +82,14 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
         else:
             (plan.fresh if force or not outputs else plan.unchanged).append(student)
     return plan
+
+
+def _has_outcome(report: Path) -> bool:
+    """Whether the student's report.json holds their outcome: graded, or not graded for a reason of their file."""
+    try:
+        return not Report.load(report).grader_fault
+    except (OSError, ReportUnreadable):
+        return False
 
 
 def record_inputs(coursedir, assignment: str, inputs: dict[str, Inputs]) -> None:
