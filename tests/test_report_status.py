@@ -8,6 +8,9 @@ not graded whose feedback page is gone is still listed, with the reason, on the 
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -41,6 +44,8 @@ def test_a_check_not_run_is_known_by_its_status_not_its_words():
     data = ClassData("a", [("test_a", 2.0), ("test_b", 1.0)], 3.0)
     take_report(data, "ada", report)
     assert data.messages == {LOOKS_SKIPPED: 1} and data.message_parts == {LOOKS_SKIPPED: {"test_a"}}
+    take_report(data, "bob", Report.not_graded(CELLS, "it is not a readable notebook"))
+    assert data.not_graded == {"bob": "it is not a readable notebook"} and data.messages == {LOOKS_SKIPPED: 1}
     assert report.parts[0].score == round(2.0 / 3, 2) and report.parts[1].score == 0  # only a pass scores
     assert check_lines(report.parts[1]) == "FAIL skipped: the budget was spent\n"  # the student's words stay
 
@@ -111,9 +116,11 @@ def test_a_check_whose_answer_was_never_computed_is_not_run_whatever_its_words()
     assert _result(CHECK, runner_with(Outcome(True, value=1)), None) == CheckResult("test_it", Status.PASSED)
 
 
-def test_a_student_not_graded_is_on_the_class_page_from_the_report_alone(tmp_path):
+@pytest.mark.slow  # nbgrader makes its gradebook with alembic: about 10 s
+def test_a_student_not_graded_is_on_the_class_page_from_the_report_alone(tmp_path, monkeypatch):
     """No feedback page anywhere: the class page lists the student not graded with the report's reason, counts the
     failed check whose message starts with "not run:", and leaves out the check not run."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
     coursedir = CourseDirectory(root=str(tmp_path), db_url=f"sqlite:///{tmp_path / 'gradebook.db'}")
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
         gb.add_assignment("a")
