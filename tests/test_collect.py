@@ -59,7 +59,8 @@ def zipped(files: dict[str, bytes]) -> bytes:
 def collect(root: Path) -> list[str]:
     """make grade's collect step on `root`; the summary's lines about the download."""
     from autograder.assignment import find_assignment
-    from autograder.classroom.grade_class import ClassRun, collect_class
+    from autograder.classroom.class_run import ClassRun
+    from autograder.classroom.students import collect_class
     from autograder.settings import GraderSettings, load_config
 
     run = ClassRun.open(find_assignment(root, ASSIGNMENT.name), GraderSettings(config=load_config(root)))

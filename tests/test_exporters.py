@@ -25,7 +25,7 @@ from autograder.assignment import find_assignment
 from autograder.classroom.demo import write_demo_class
 from autograder.nbgrader_glue.preprocessors.grading_notes import METADATA_KEY
 from autograder.nbgrader_glue.preprocessors.run_hidden_suites import write_grade_cells
-from autograder.report import CheckResult, PartResult, Report
+from autograder.report import CheckResult, PartResult, Report, Status
 from autograder.settings import load_config
 from conftest import course_copy
 
@@ -41,7 +41,8 @@ class FixedOutcome(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         nb.metadata.pop(METADATA_KEY, None)
         parts = [PartResult(cell.metadata.nbgrader["grade_id"], float(cell.metadata.nbgrader["points"]),
-                            [CheckResult("check", len(cell.metadata.nbgrader["grade_id"]) % 2 == 0, "a message")])
+                            [CheckResult("check", Status.PASSED if len(cell.metadata.nbgrader["grade_id"]) % 2 == 0 else Status.FAILED,
+                                         "a message")])
                  for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade")]
         write_grade_cells(nb, Report(parts))
         return nb, resources

@@ -35,7 +35,7 @@ from test_catalogue_hostile import fresh_course
 
 from autograder.assignment import find_assignment
 from autograder.classroom.demo import ROSTER, with_answers, write_demo_class
-from autograder.classroom.grade_class import GenerateFeedbackFor
+from autograder.classroom.feedback_pages import GenerateFeedbackFor
 from autograder.outputs import feedback
 from autograder.outputs.feedback import FeedbackExporter, MemoHighlight, needs_soup_pass, plain_notebook, soup_keeps
 from autograder.settings import load_config

@@ -113,6 +113,7 @@ def test_past_the_submissions_answer_budget_the_grader_reads_no_more():
         outcomes = [sandbox.call([Cell("student", code)], sandbox_probes.value, name="x") for _ in range(5)]
         assert sandbox.charged > 0  # its reading, charged to the submission's time budget
     assert [o.limit for o in outcomes] == [""] * 3 + ["answer budget"] * 2  # the fourth crosses the line
+    assert [o.not_run for o in outcomes] == [False] * 3 + [True] * 2  # a mark, not the words below
     assert outcomes[-1].reason == ("not run: your answers were larger than 1 MB in all, the most the grader reads "
                                    "from a submission")
 

@@ -113,11 +113,12 @@ def test_make_grade_stops_before_writing_anything_when_the_sandbox_cannot_start(
 FAILING = """
 import sys
 from pathlib import Path
-from autograder.classroom import grade_class as classroom
+from autograder.classroom import grade_students
+from autograder.classroom.grade_class import grade_class
 from autograder.assignment import find_assignment
 from autograder.sandbox.protocol import NotGraded
 from autograder.settings import GraderSettings, load_config
-made = classroom.autograder_for
+made = grade_students.autograder_for
 def failing(*args, **kwargs):
     autograde = made(*args, **kwargs)
     def answer(student):
@@ -126,9 +127,9 @@ def failing(*args, **kwargs):
                              grader_fault=True)
         return autograde(student)
     return answer
-classroom.autograder_for = failing
+grade_students.autograder_for = failing
 root = Path.cwd()
-sys.exit(classroom.grade_class(find_assignment(root, sys.argv[1]), GraderSettings(config=load_config(root))))
+sys.exit(grade_class(find_assignment(root, sys.argv[1]), GraderSettings(config=load_config(root))))
 """
 
 

@@ -25,7 +25,7 @@ from autograder.classroom.mutate import apply
 from autograder.gradescope import build_zip, results_json
 from autograder.nbgrader_glue.preprocessors.rubric import _MARK_SCHEME, _SOLUTION
 from autograder.outputs.redaction import hidden_code_lines
-from autograder.report import CheckResult, PartResult, Report
+from autograder.report import CheckResult, PartResult, Report, Status
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_json, release_notebook, solution_notebook, write_notebook
 
@@ -270,7 +270,8 @@ def test_a_notebook_linked_to_the_reference_is_not_graded(gradescope):
 
 
 def test_hidden_checks_follow_the_setting():
-    report = Report([PartResult("test_step", 3, [CheckResult("test_a", True), CheckResult("test_b", False, "wrong")])])
+    report = Report([PartResult("test_step", 3, [CheckResult("test_a", Status.PASSED),
+                                                   CheckResult("test_b", Status.FAILED, "wrong")])])
     for visibility in ("visible", "hidden", "after_due_date", "after_published"):
         data = results_json(report, GraderSettings(gradescope_hidden_visibility=visibility), "uid", 1.4)
         assert [t["visibility"] for t in data["tests"]] == ["visible", visibility, visibility]

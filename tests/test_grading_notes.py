@@ -16,7 +16,7 @@ import pytest
 from autograder.nbgrader_glue.preprocessors.add_grading_notes import HEADING, note_markdown
 from autograder.nbgrader_glue.preprocessors.grading_notes import cell_notes
 from autograder.nbgrader_glue.preprocessors.sanitize_markdown import SanitizeMarkdown, render
-from autograder.report import CheckResult, PartResult, Report
+from autograder.report import CheckResult, PartResult, Report, Status
 from conftest import ASSIGNMENT, release_notebook
 
 NAMES = [
@@ -41,7 +41,7 @@ def test_the_note_cell_renders_as_its_text_and_is_inert(name):
 
 
 def test_a_report_goes_through_its_file_unchanged(tmp_path):
-    report = Report([PartResult("test_step", 3.0, [CheckResult("a", True), CheckResult("b", False, "why")])],
+    report = Report([PartResult("test_step", 3.0, [CheckResult("a", Status.PASSED), CheckResult("b", Status.FAILED, "why")])],
                     limits=["time"], notes=["renamed", "cells pasted more than once: x"])
     path = tmp_path / "autograded" / "ada" / "dl01_6_3" / "report.json"
     report.save(path)

@@ -182,6 +182,7 @@ def test_the_time_budget_covers_the_whole_submission(code, budget, spent):
         assert [o.ok for o in outcomes] == [True, True, False, False], outcomes
         assert [o.limit for o in outcomes[2:]] == ["time budget"] * 2
         assert f"stopped: {spent}" in outcomes[2].reason and outcomes[3].reason.startswith(f"not run: {spent}")
+        assert [o.not_run for o in outcomes[2:]] == [False, True]  # stopped, then never started
 
 
 def test_the_protocol_survives_any_bytes_and_the_next_submission_is_graded():

@@ -271,7 +271,8 @@ def test_regrade_one_student_rewrites_their_feedback_and_csv_and_keeps_manual_gr
 REWRITE = """
 import sys
 from autograder.assignment import find_assignment
-from autograder.classroom.grade_class import ClassRun, Graded, write_feedback
+from autograder.classroom.class_run import ClassRun, Graded
+from autograder.classroom.feedback_pages import write_feedback
 from autograder.report import Report
 from autograder.settings import GraderSettings, load_config
 from pathlib import Path

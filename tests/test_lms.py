@@ -21,7 +21,8 @@ from pathlib import Path
 root = Path.cwd()
 sys.path.insert(0, str(root))
 from autograder.assignment import find_assignment
-from autograder.classroom.grade_class import ClassRun, collect_class
+from autograder.classroom.class_run import ClassRun
+from autograder.classroom.students import collect_class
 from autograder.settings import GraderSettings, load_config
 print(collect_class(ClassRun.open(find_assignment(root, sys.argv[1]), GraderSettings(config=load_config(root)))))
 """

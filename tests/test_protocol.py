@@ -147,10 +147,11 @@ MALFORMED = [
     (TO_GRADER, wire(ready=True), Ready, "'ready' is not text"),
     (TO_GRADER, wire(error=None), Failure, "'error' is not text"),
     (TO_GRADER, wire(budgets="memory budget"), Ended, "'budgets' is not a list of texts"),
-    (TO_GRADER, wire(answers=[{"ok": True, "value": 1, "reason": "", "limit": "wall"}], load_errors=[], spent=0),
+    (TO_GRADER, wire(answers=[{"ok": True, "value": 1, "reason": "", "limit": "wall", "not_run": False}], load_errors=[],
+          spent=0),
      Answers, "'limit' is not one of"),
     (TO_GRADER, wire(answers=[{"ok": True, "value": 1}], load_errors=[], spent=0), Answers,
-     "an answer is not {'ok', 'value', 'reason', 'limit'}"),
+     "an answer is not {'ok', 'value', 'reason', 'limit', 'not_run'}"),
     (TO_GRADER, wire(answers=[], load_errors=[], spent=0, extra=1), Answers, "has a field it may not have ('extra')"),
     (FROM_LOADER, wire(event="cell"), LoadingCell, "has no 'name'"),
     (FROM_LOADER, wire(event="loaded", errors=7), Loaded, "'errors' is not a list of texts"),
@@ -202,8 +203,9 @@ def test_a_loaders_reason_is_one_line_of_at_most_500_characters_and_its_errors_a
 
 
 def test_a_forged_array_in_an_answer_is_that_answers_failure_not_the_replys():
-    line = wire(answers=[{"ok": True, "value": {ARRAY: ["<f8", [2], "AAAAAAAA8D8="]}, "reason": "", "limit": ""},
-                         {"ok": True, "value": 1, "reason": "", "limit": ""}], load_errors=[], spent=0)
+    line = wire(answers=[{"ok": True, "value": {ARRAY: ["<f8", [2], "AAAAAAAA8D8="]}, "reason": "", "limit": "",
+                          "not_run": False},
+                         {"ok": True, "value": 1, "reason": "", "limit": "", "not_run": False}], load_errors=[], spent=0)
     assert read(line, TO_GRADER) == Answers([Answer(False, None, UNREADABLE), Answer(True, 1)], [], 0)
 
 

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from ..assignment import Assignment
 from ..outputs.redaction import Redactor
-from ..report import CheckResult
+from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
 from ..settings import GraderSettings
@@ -40,6 +40,11 @@ from .parametrize import MARKS_ONLY, Check, expand, uses_marks_only
 
 class CheckFailed(AssertionError):
     """Student code did not give an answer; the message is the one-line reason."""
+
+
+class CheckNotRun(CheckFailed):
+    """The answer a check asked for was never computed (an earlier check of the part ran out of time, a budget
+    of the submission was spent): the check is not run, and the message says why."""
 
 
 class _Waiting(BaseException):
@@ -117,7 +122,7 @@ class Runner:
         key = (probe.__name__, repr(sorted(kwargs.items())))
         if key not in self.memo:
             if self.timed_out:
-                raise CheckFailed(NOT_RUN_AFTER_TIME_OUT)
+                raise CheckNotRun(NOT_RUN_AFTER_TIME_OUT)
             self.wanted.setdefault(key, (probe, kwargs))
             if _BATCHING.get():
                 raise _Waiting
@@ -127,7 +132,7 @@ class Runner:
             return outcome.value
         if self.submission is None:
             raise RuntimeError(f"the reference solution failed {probe.__name__}: {outcome.reason}")
-        raise CheckFailed(self.explain(outcome))
+        raise (CheckNotRun if outcome.not_run else CheckFailed)(self.explain(outcome))
 
     def fetch(self) -> bool:
         """Fetch every answer noted as wanted, in one batch; False when none was."""
@@ -173,9 +178,11 @@ def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | N
         check.test(student, reference, **check.params)
     except _Waiting:
         return None
+    except CheckNotRun as error:
+        return CheckResult(check.name, Status.NOT_RUN, failure_message(error, student.missing))
     except Exception as error:
-        return CheckResult(check.name, False, failure_message(error, student.missing))
-    return CheckResult(check.name, True, "")
+        return CheckResult(check.name, Status.FAILED, failure_message(error, student.missing))
+    return CheckResult(check.name, Status.PASSED, "")
 
 
 def failure_message(error: BaseException, missing: str = "") -> str:

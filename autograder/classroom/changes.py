@@ -5,7 +5,8 @@ can change a score (ledger.Inputs). `plan_class` sorts the class by comparing ea
 those the ledger recorded when the grade was given:
 
 * fresh: new, a changed submitted folder, never recorded, or (nothing else changed) its report.json gone
-  (`make clean-grading`): graded, as the student's own input asks;
+  (`make clean-grading`), one this kit does not read (report.Report.load), or one that says the grader failed on
+  it: graded, as the student's own input asks;
 * stale: the same submission, but the suites, the reference or the settings changed: a regrade would change
   grades the students have seen, so `make grade` previews it and applies it only with CONFIRM=yes (preview.py);
 * unchanged: left alone, every row, flag, page and CSV cell of theirs.
@@ -23,6 +24,7 @@ from ..assignment import Assignment
 from ..checks.answer_cache import KIT, code_files
 from ..nbgrader_glue.late import due_date_in_force
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
+from ..report import Report, ReportUnreadable
 from ..settings import GraderSettings
 from . import ledger
 from .ledger import Inputs
@@ -54,12 +56,6 @@ class Plan:
     stale: dict[str, list[str]] = field(default_factory=dict)  # student -> which of the course's inputs changed
     unchanged: list[str] = field(default_factory=list)
     inputs: dict[str, Inputs] = field(default_factory=dict)
-    recorded: dict[str, Inputs] = field(default_factory=dict)  # as the ledger has them, for those it has
-
-    def problem(self, student: str) -> str:
-        """Why an unchanged student was not graded when last tried ("" when graded)."""
-        before = self.recorded.get(student)
-        return before.problem if before else ""
 
 
 def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, submitted: Path,
@@ -78,9 +74,7 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
         now = Inputs(ledger.folder_fingerprint(submitted / student / assignment.name), **course)
         before = Inputs.from_json(book.get(student, {}).get("inputs"))
         plan.inputs[student] = now
-        if before is not None:
-            plan.recorded[student] = before
-        outputs = bool(before and before.problem) or report_path(coursedir, student, assignment.name).is_file()
+        outputs = _has_outcome(report_path(coursedir, student, assignment.name))
         if before is None or student not in graded or before.submission != now.submission:
             plan.fresh.append(student)
         elif changed := before.course_changed(now):
@@ -88,6 +82,14 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
         else:
             (plan.fresh if force or not outputs else plan.unchanged).append(student)
     return plan
+
+
+def _has_outcome(report: Path) -> bool:
+    """Whether the student's report.json holds their outcome: graded, or not graded for a reason of their file."""
+    try:
+        return not Report.load(report).grader_fault
+    except (OSError, ReportUnreadable):
+        return False
 
 
 def record_inputs(coursedir, assignment: str, inputs: dict[str, Inputs]) -> None:

@@ -6,7 +6,7 @@ nbgrader's gradebook holds scores, not their causes. The ledger is one table of 
 * `inputs`: the fingerprint of what the grade is a function of (`Inputs`): the student's submitted folder,
   the hidden suites, the reference (source, release and solution notebooks and modules), and the settings
   that can change a score (limits, budgets, the late policy). Written by `make grade` after the student is
-  graded, with the reason when the student's own file could not be graded.
+  graded, or not graded for a reason of the student's own file (that reason is in its report.json).
 * `answers`: a checksum of each grade cell's answer as last autograded (a written answer's text; for an
   autograded part, all of the student's code), written by SaveAutoGradesAtOnce in the same transaction as
   the grades: a hand grade is flagged for review only when its answer changed (hand_grades_stay).
@@ -36,13 +36,12 @@ MAX_ENTRIES = 10000  # a folder past this many entries is fingerprinted by its f
 
 @dataclass(frozen=True)
 class Inputs:
-    """The fingerprint of one grade's inputs: each a SHA-256, `problem` the reason it was not graded."""
+    """The fingerprint of one grade's inputs: each a SHA-256."""
 
     submission: str
     suites: str
     reference: str
     settings: str
-    problem: str = ""
 
     def course_changed(self, other: Inputs) -> list[str]:
         """Which of the course's inputs (suites, reference, settings) differ from `other`'s."""

@@ -24,7 +24,7 @@ from traitlets.config import Config
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
 from ..outputs.export import graded_parts
 from ..outputs.inert import spreadsheet_cell
-from ..report import Report
+from ..report import Report, ReportUnreadable
 
 COLUMNS = ("student", "part", "old", "new", "first_changed_check")
 
@@ -72,8 +72,9 @@ def _scores(gb: Gradebook, assignment: str, student: str, parts: list[str]) -> t
 
 
 def _first_changed(old: Report | None, new: Report | None, part: str) -> str:
-    """The first check of `part` whose verdict differs between the two reports (or that only one has)."""
-    if old is None or new is None:
+    """The first check of `part` whose verdict differs between the two reports (or that only one has); "" when
+    either is missing or says the notebook was not graded (no check of it ran)."""
+    if old is None or new is None or old.error or new.error:
         return ""
     before = {t.name: t.passed for p in old.parts if p.grade_id == part for t in p.tests}
     for p in new.parts:
@@ -90,7 +91,7 @@ def _first_changed(old: Report | None, new: Report | None, part: str) -> str:
 def _report(coursedir, student: str, assignment: str) -> Report | None:
     try:
         return Report.load(report_path(coursedir, student, assignment))
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ReportUnreadable):
         return None
 
 

@@ -1,6 +1,6 @@
 """What a grading process does for one student of a class: nbgrader's autograde, with the checks inline.
 
-classroom.grade_class hands students to the pool (pool.run_pool); each pool process calls the function
+classroom.grade_students hands students to the pool (pool.run_pool); each pool process calls the function
 autograder_for made for it, before the pool forked, with the class's grading (grading.ClassGrading), which
 nbgrader's passes carry to RunHiddenSuites in their resources. Only plain data goes back: None when the student
 is graded (the report is in the gradebook and in report.json beside the autograded notebook), or why the student

@@ -4,12 +4,14 @@ After `make grade`, it reads what grading left behind and writes nothing else:
 
 * the gradebook (through grades.csv's own rows, autograder/outputs/export.py): each student's autograded score,
   and each part's score, for the score histogram and each part's pass rate (full marks on the part);
-* each submission's report.json (written by RunHiddenSuites beside its autograded notebook): the limits
-  it hit, as `make grade`'s summary names them, and each part's first failing check, whose message names
-  the cause. The most frequent of those messages are the class's misconceptions: one row per message,
-  with the parts it was seen in and how many students saw it, so one mistake that fails several checks
-  (or several parts) is one row;
-* a submission that could not be graded has no report; its feedback page says why.
+* each submission's report.json (written by RunHiddenSuites beside its autograded notebook, or by `make grade`
+  for a submission it could not grade, with the reason): the limits it hit, as `make grade`'s summary names
+  them, and each part's first failed check (a check not run names no cause of its own: its Status says so),
+  whose message names the cause. The most frequent of those messages are the class's misconceptions: one row
+  per message, with the parts it was seen in and how many students saw it, so one mistake that fails several
+  checks (or several parts) is one row; a submission not graded is listed with its report's reason.
+
+Nothing is read back from a message's words or from a feedback page: only the report objects and the gradebook.
 
 Parts are shown with their titles (c.GraderSettings.part_titles) beside their ids. Plots are drawn with
 matplotlib (Agg) and embedded as PNG data URIs, so the page is one file with no script. Every text shown
@@ -20,15 +22,13 @@ from __future__ import annotations
 import base64
 import html
 import io
-import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..report import Report, ReportUnreadable, Status
 from .inert import say
-
-NOT_RUN = "not run:"  # checks skipped after another one's time-out name no cause of their own
 
 
 @dataclass
@@ -46,37 +46,41 @@ class ClassData:
     titles: dict[str, str] = field(default_factory=dict)  # grade id -> what the part checks
 
 
-def first_failures(report) -> dict[str, str]:
-    """grade id -> the message of the part's first failing check (a part that passed has none)."""
+def first_failures(report: Report) -> dict[str, str]:
+    """grade id -> the message of the part's first failed check (a part that passed, or whose checks were not
+    run, has none)."""
     found = {}
     for part in report.parts:
-        failed = [t.message for t in part.tests if not t.passed and not t.message.startswith(NOT_RUN)]
+        failed = [t.message for t in part.tests if t.status is Status.FAILED]
         if failed:
             found[part.grade_id] = failed[0]
     return found
 
 
-def _why_not_graded(page: Path) -> str:
-    try:
-        text = page.read_text(errors="replace")
-    except OSError:
-        return "no autograded notebook and no feedback page"
-    match = re.search(r"not graded</h1><p>(.*?)</p>", text, re.S)
-    return html.unescape(match.group(1)) if match else "no autograded notebook (see its feedback page)"
+def take_report(data: ClassData, student: str, report: Report) -> None:
+    """What the class page shows of one student's report: why it was not graded, or its limits and first failures."""
+    if report.error:
+        data.not_graded[student] = report.error
+        return
+    if report.limits:
+        data.limits[student] = set(report.limits)
+    failures = first_failures(report)
+    data.messages.update(set(failures.values()))  # one count per student and message
+    for part, message in failures.items():
+        data.message_parts.setdefault(message, set()).add(part)
 
 
-def gather(root: Path, assignment, coursedir, titles: dict[str, str] | None = None) -> ClassData:
+def gather(assignment, coursedir, titles: dict[str, str] | None = None) -> ClassData:
+    """The class as the gradebook (grades.csv's rows) and each student's report.json hold it."""
     from nbgrader.api import Gradebook
 
     from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
-    from ..report import Report
     from .export import grade_rows, graded_parts
 
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         _, rows = grade_rows(gradebook, [assignment.name])
         parts = graded_parts(gradebook.find_assignment(assignment.name))[0]
     data = ClassData(assignment.name, parts, sum(p for _, p in parts), titles=dict(titles or {}))
-    stem = Path(assignment.notebook_name).stem
     for row in rows:
         student = row["student_id"]
         if row["auto_score"] != "":  # blank: the grader failed on it, and a student with no score is no 0 here
@@ -86,19 +90,14 @@ def gather(root: Path, assignment, coursedir, titles: dict[str, str] | None = No
             data.late[student] = (float(row["hours_late"]), float(row["late_submission_penalty"] or 0))
         try:
             report = Report.load(report_path(coursedir, student, assignment.name))
-        except OSError:
-            if row["timestamp"] or (root / "feedback" / student / assignment.name).is_dir():
-                data.not_graded[student] = _why_not_graded(root / "feedback" / student / assignment.name / f"{stem}.html")
+        except OSError:  # in the gradebook with nothing submitted: no report, and nothing to say
+            if row["timestamp"]:
+                data.not_graded[student] = "it has no report.json: make grade grades it again"
             continue
-        except (ValueError, KeyError, TypeError) as exc:  # a report nbgrader's step wrote is readable; say so if not
-            data.not_graded[student] = f"its report.json is unreadable ({type(exc).__name__})"
+        except ReportUnreadable as exc:
+            data.not_graded[student] = f"its report.json is unreadable ({exc}): make grade grades it again"
             continue
-        if report.limits:
-            data.limits[student] = set(report.limits)
-        failures = first_failures(report)
-        data.messages.update(set(failures.values()))  # one count per student and message
-        for part, message in failures.items():
-            data.message_parts.setdefault(message, set()).add(part)
+        take_report(data, student, report)
     return data
 
 
@@ -215,7 +214,7 @@ def write_class_page(root: Path, assignment, dest: Path | None = None, config=No
     dest = Path(dest or root / "reports" / f"{assignment.name}.html")
     dest.parent.mkdir(parents=True, exist_ok=True)
     titles = GraderSettings(config=coursedir.config).part_titles
-    dest.write_text(render(gather(root, assignment, coursedir, titles)), encoding="utf-8")
+    dest.write_text(render(gather(assignment, coursedir, titles)), encoding="utf-8")
     return dest
 
 

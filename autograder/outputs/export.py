@@ -77,7 +77,7 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] | None = None,
                 continue
             grades = {grade.name: grade for notebook in submission.notebooks for grade in notebook.grades}
             if any(name in grades and grades[name].auto_score is None and grades[name].manual_score is None for name, _ in auto):
-                # The grader failed on it (classroom.py records no score): blank, never a zero; the summary says why.
+                # The grader failed on it (classroom/not_graded.py records no score): blank, never a zero; the summary says why.
                 row.update({name: "" for name in [*(n for n, _ in auto), "auto_score", "manual_score", "raw_score",
                                                   "hours_late", "late_submission_penalty", "score"]})
                 row.update(timestamp=str(submission.timestamp or ""))

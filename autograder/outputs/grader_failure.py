@@ -2,7 +2,7 @@
 
 `python -m autograder grade` prints it and exits 3; Gradescope's run_autograder writes it as the output of a
 results.json that holds no score (gradescope.py); `make grade` stops with it, before any score is written,
-when the whole class failed for one grader-side reason (classroom.py). The reason is the failure itself (the
+when the whole class failed for one grader-side reason (classroom/grade_students.py). The reason is the failure itself (the
 sandbox worker reports why it could not start: sandbox/worker.py), never a guess, and no traceback.
 """
 from __future__ import annotations

@@ -68,6 +68,7 @@ class Outcome:
     value: Any = None
     reason: str = ""
     limit: str = ""  # the limit that ended it, one of protocol.LIMITS ("time", "memory", "answer budget", ...)
+    not_run: bool = False  # the call was never made (a budget spent, an earlier call out of time): `reason` says why
     load_errors: list[str] = field(default_factory=list)  # cells that raised while loading
 
 
@@ -294,8 +295,8 @@ class Sandbox:
             self.begin()
         left = (self.budgets.answers_mb << 20) - self.answered  # the session sends no more answers than that
         if left <= 0:  # not asked: the grader reads no more of this submission
-            return [Outcome(False, reason=describe_answers_budget(self.budgets.answers_mb), limit="answer budget")
-                    for _ in calls]
+            return [Outcome(False, reason=describe_answers_budget(self.budgets.answers_mb), limit="answer budget",
+                            not_run=True) for _ in calls]
         program = None
         if cells != self.sent:
             program, self.sent = [(c.name, c.source) for c in cells], list(cells)
@@ -335,7 +336,7 @@ class Sandbox:
             self.session, self.ended = False, list(ended.budgets) if isinstance(ended, Ended) else []
             return [Outcome(False, reason=result.error) for _ in range(calls)]
         self.spent = result.spent
-        return [Outcome(answer.ok, answer.value, answer.reason, answer.limit, result.load_errors)
+        return [Outcome(answer.ok, answer.value, answer.reason, answer.limit, answer.not_run, result.load_errors)
                 for answer in result.answers]
 
     def close(self) -> None:

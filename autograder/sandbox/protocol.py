@@ -437,24 +437,28 @@ class Ended(_Kind):
 @dataclass(frozen=True, slots=True)
 class Answer:
     """One call's answer as the session passes it on: a value, or a one-line reason and the limit that ended
-    it (one of LIMITS)."""
+    it (one of LIMITS); `not_run`: the session never made the call (a budget spent, an earlier call out of
+    time), its own word, never a loader's (Result.from_json does not read it)."""
 
     ok: bool
     value: Any = None
     reason: str = ""
     limit: str = ""
+    not_run: bool = False
 
     def wire(self) -> dict:
-        return {"ok": self.ok, "value": self.value, "reason": self.reason, "limit": self.limit}
+        return {"ok": self.ok, "value": self.value, "reason": self.reason, "limit": self.limit,
+                "not_run": self.not_run}
 
     @classmethod
     def from_json(cls, obj: Any) -> Answer:
         """In the grader: its arrays read back into lists (`plain`); a forged one is UNREADABLE."""
         if type(obj) is not dict or obj.keys() != _ANSWER_FIELDS:
-            raise _Bad("an answer is not {'ok', 'value', 'reason', 'limit'}")
+            raise _Bad("an answer is not {'ok', 'value', 'reason', 'limit', 'not_run'}")
         ok, reason, limit = _flag(obj, "ok"), _text(obj, "reason"), _one_of(obj, "limit", LIMITS)
+        not_run = _flag(obj, "not_run")
         try:
-            return cls(ok, plain(obj["value"]), reason, limit)
+            return cls(ok, plain(obj["value"]), reason, limit, not_run)
         except (Unreadable, RecursionError):
             return cls(False, None, UNREADABLE)
 
@@ -540,7 +544,8 @@ class Fatal(_Kind):
 class Result(_Kind):
     """One call's answer from the process that ran it: a value (`ok`), or why there is none and the limit that
     ended it (one of LOADER_LIMITS). `wall`: a time limit's wall-clock backstop, not its CPU time, stopped it;
-    `status`: the wait status of the check child that ended without answering, for the session to describe."""
+    `status`: the wait status of the check child that ended without answering, for the session to describe;
+    `not_run`: the session's own answer for a call it never made (never read from a loader's line)."""
 
     ok: bool
     value: Any = None
@@ -548,6 +553,7 @@ class Result(_Kind):
     limit: str = ""
     wall: bool = False
     status: int | None = None
+    not_run: bool = False
     EVENT: ClassVar[str] = "result"
 
     def wire(self) -> dict:
@@ -559,7 +565,7 @@ class Result(_Kind):
         return wire
 
     def answer(self) -> Answer:
-        return Answer(self.ok, self.value, self.reason, self.limit)
+        return Answer(self.ok, self.value, self.reason, self.limit, self.not_run)
 
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> Result | Oversized:
@@ -581,7 +587,7 @@ class Result(_Kind):
         return Oversized(fault) if fault else cls(True, value, "", limit, wall, status)
 
 
-_RESULT_FIELDS = _names(Result) | {"event"}
+_RESULT_FIELDS = (_names(Result) - {"not_run"}) | {"event"}  # not_run is the session's word, never a loader's
 
 
 @dataclass(frozen=True, slots=True)

@@ -457,18 +457,19 @@ class _Session:
         return [answer.answer() for answer in answers + [self.rest() for _ in calls[len(answers):]]]
 
     def rest(self) -> Result:
-        """The answer of a call not run: the program could not load, a budget is spent, or (in a batch that is not
-        fresh) an earlier call ran out of time."""
+        """The answer of a call not run: the program could not load (the call fails with that cause), a budget is
+        spent, or (in a batch that is not fresh) an earlier call ran out of time (marked not_run, the session's
+        word)."""
         if self.loader and self.loader.failure:  # the program could not load: every call says why
             return self.loader.failure
         spent = self.spent()
         if spent == "answers":
-            return Result(False, None, describe_answers_budget(self.answers >> 20), "answer budget")
+            return Result(False, None, describe_answers_budget(self.answers >> 20), "answer budget", not_run=True)
         if spent:
             wall = spent == "wall"
             return Result(False, None, describe_budget_spent(self.budget * (WALL_FACTOR if wall else 1), wall),
-                          "time budget")
-        return Result(False, None, NOT_RUN_AFTER_TIME_OUT)
+                          "time budget", not_run=True)
+        return Result(False, None, NOT_RUN_AFTER_TIME_OUT, not_run=True)
 
 
 def _serve(config: WorkerConfig) -> None:

@@ -1,0 +1,131 @@
+"""The class's feedback pages: nbgrader's generate_feedback for the students graded, each page written again only
+when it does not show the student's grades as the gradebook has them now (ledger.grades_fingerprint).
+
+A student not graded has the page not_graded.py renders from their report, never nbgrader's.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.converters import GenerateFeedback
+from nbgrader.coursedir import CourseDirectory
+from traitlets import List, Unicode
+
+from ..assignment import Assignment
+from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
+from ..nbgrader_glue.tuning import shared_url
+from ..outputs.inert import one_line, say
+from . import ledger
+from .class_run import ClassRun, Graded
+from .pool import run_pool
+from .progress import Progress
+
+
+class GenerateFeedbackFor(GenerateFeedback):
+    """nbgrader's generate_feedback for the listed students only: one process's share of the class.
+
+    One converter writes all of its share's pages, so its HTML exporter (templates) is built once.
+    """
+
+    students = List(Unicode(), help="The students to write feedback for.")
+
+    def init_notebooks(self) -> None:
+        super().init_notebooks()
+        wanted = set(self.students)
+        self.assignments: dict = {path: found for path, found in self.assignments.items() if Path(path).parent.name in wanted}
+
+
+def feedback_writer(assignment: Assignment, config):
+    """What each feedback process runs: nbgrader's generate_feedback on its share of the class."""
+
+    def feedback(students: list[str]) -> None:
+        coursedir = CourseDirectory(config=config)
+        # Some pages are written while the class's last submissions are still graded: wait for their writes.
+        coursedir.db_url, coursedir.assignment_id = shared_url(coursedir.db_url), assignment.name
+        app = GenerateFeedbackFor(coursedir=coursedir, config=config, students=students)
+        app.force = True
+        app.start()  # nbgrader writes every page it can, then raises if one failed
+
+    return feedback
+
+
+def write_feedback(run: ClassRun, graded: Graded) -> None:
+    """nbgrader's feedback page for every student whose page does not show their grades as the gradebook has
+    them now: graded since the page was written (and not by the grading process right after), or hand graded
+    since (ledger.grades_fingerprint), each process of the pool writing a share of them; a student whose page
+    nbgrader could not write becomes not graded, with that reason. Each page then current is recorded."""
+    with_grades = graded.with_grades()
+    shown = _page_fingerprints(run, with_grades)
+    current = {s for s in with_grades if not graded.marks_put_back
+               and _page_is_current(run, s, s not in graded.unchanged or shown[s][0] == shown[s][1])}
+    students = [s for s in with_grades if s not in current]
+    jobs = run.jobs
+    shares = [share for share in (students[i::jobs] for i in range(jobs)) if share]
+    started = time.time() - 1  # a page counts as written this run from here (mtime granularity)
+
+    def missing() -> list[str]:
+        return [s for s in students if not run.feedback_page(s).exists()]
+
+    def written() -> int:
+        pages = (run.feedback_page(s) for s in students)
+        return sum(1 for p in pages if p.exists() and p.stat().st_mtime >= started)
+
+    writer = feedback_writer(run.assignment, run.settings.config)
+    try:
+        with Progress("feedback", len(students), unit="page", count=written) as bar:
+            list(run_pool(shares, writer, jobs, bar))
+    except RuntimeError as exc:  # the pages it did not write are tried again, one student a process
+        say(f"nbgrader could not write every feedback page ({one_line(str(exc))}): trying those students one by one.")
+        try:
+            list(run_pool([[student] for student in missing()], writer, jobs))
+        except RuntimeError:  # the pages still missing are named below, student by student
+            pass
+    for student in missing():
+        graded.problems[student] = "nbgrader could not write its feedback page"
+    graded.notes = {s: n for s, n in graded.notes.items() if s not in graded.problems}
+    _record_pages(run, {s: now for s in [*current, *students] if s not in graded.problems and (now := shown[s][1])})
+
+
+def _page_fingerprints(run: ClassRun, students: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    """{student: (what their page was recorded to show, what the gradebook holds now)}."""
+    name = run.assignment.name
+    with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:
+        recorded = ledger.read(gb.db, name)
+        gb.db.commit()
+        shown = {}
+        for student in students:
+            try:
+                now: str | None = ledger.grades_fingerprint(gb.find_submission(name, student))
+            except MissingEntry:
+                now = None
+            shown[student] = (recorded.get(student, {}).get("page"), now)
+    return shown
+
+
+def _record_pages(run: ClassRun, pages: dict[str, str]) -> None:
+    """The grades each of these pages shows, in the ledger."""
+    if not pages:
+        return
+    with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:
+        for student, fingerprint in pages.items():
+            ledger.write(gb.db, run.assignment.name, student, "page", fingerprint)
+        gb.db.commit()
+
+
+def _page_is_current(run: ClassRun, student: str, grades_shown: bool) -> bool:
+    """Whether the student's page was written after their report.json and shows the gradebook's grades."""
+    try:
+        page = run.feedback_page(student).stat().st_mtime_ns
+        return grades_shown and page >= report_path(run.coursedir, student, run.assignment.name).stat().st_mtime_ns
+    except OSError:
+        return False
+
+
+def page_time(run: ClassRun, student: str) -> int | None:
+    """When the student's page was last written (None: it has none)."""
+    try:
+        return run.feedback_page(student).stat().st_mtime_ns
+    except OSError:
+        return None

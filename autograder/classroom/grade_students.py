@@ -1,0 +1,147 @@
+"""Grading the class's students: the assignment entered in the gradebook, nbgrader's autograde for each student in
+the pool (the checks run inside it), and every student's Report, graded or not; the unchanged students' read back.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+from nbgrader.api import Gradebook
+from nbgrader.utils import temp_attrs
+
+from ..grading import ClassGrading, prepare_class
+from ..intake.files import IntakeRules
+from ..nbgrader_glue.late import set_due_date
+from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
+from ..outputs.counts import counted
+from ..outputs.grader_failure import whole_class_failure
+from ..outputs.inert import one_line, say
+from ..report import Report, ReportUnreadable
+from ..sandbox.protocol import NotGraded
+from .changes import Plan
+from .class_run import ClassRun, Graded
+from .feedback_pages import feedback_writer
+from .ledger import Inputs
+from .lifecycle import keep_manual_marks, manual_marks
+from .not_graded import record_not_graded
+from .pool import run_pool
+from .progress import Progress
+from .student_autograde import autograder_for, failure
+
+
+def enter_assignment(run: ClassRun) -> bool:
+    """The gradebook learns the assignment's cells and its due date (c.GraderSettings.due_date); False, with
+    nbgrader's log said, when it cannot."""
+    # The gradebook learns the assignment's cells from source/; the release it writes goes to a
+    # scratch folder so that grading never touches the committed release/.
+    with temp_attrs(run.coursedir, release_directory=".grading/release"):
+        result = run.api.generate_assignment(run.assignment.name, force=True)
+    if not result["success"]:
+        say(result.get("log", "") + result.get("error", ""), sys.stderr)
+        return False
+    with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:
+        set_due_date(gb, run.assignment.name, run.settings.due_date)
+    return True
+
+
+def take_unchanged(run: ClassRun, plan: Plan, graded: Graded) -> None:
+    """The students not graded again: their report, graded or not (for the summary and their page)."""
+    for student in plan.unchanged:
+        try:
+            report = Report.load(report_path(run.coursedir, student, run.assignment.name))
+        except (OSError, ReportUnreadable):  # refresh_feedback: not graded yet
+            continue
+        graded.reports[student] = report
+        graded.unchanged.append(student)
+        if report.note:
+            graded.notes[student] = report.note
+
+
+def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict[str, Inputs] | None = None) -> Graded:
+    """nbgrader's autograde for each student, in the pool; a student it could not grade gets a report that says
+    why (Report.not_graded) and what follows from it (not_graded.record_not_graded). Manual grades in the
+    gradebook stay as they were. `inputs`: what each grade is made of (changes.Plan), kept in Graded.inputs for
+    those graded, or not graded for a reason of their own file."""
+    inputs = inputs or {}
+    assignment, settings = run.assignment, run.settings
+    say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
+        f"each submission isolated by: {run.proof.level}" + (f" ({run.proof.processes} grading processes: one id "
+        "each, as many as are mapped)" if run.proof.processes < run.jobs + 1 else "") + ".")
+    grading = ClassGrading(prepare_class(assignment, settings))  # inherited by the pool's processes
+    autograde = autograder_for(grading, settings.config, run.submitted, IntakeRules.of(settings, assignment.notebook_name))
+    with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:  # in order, so grades.csv lists them so
+        for student in sorted(set(students) - {s.id for s in gb.students}):
+            gb.add_student(student)
+    marks = manual_marks(run.coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
+    graded = Graded(attempted=len(students))
+    answers = _autograde_all(run, students, autograde, grading.close)
+    graded.stopped = whole_class_failure(assignment, answers)
+    if graded.stopped:
+        grading.close()
+        return graded
+    for student, answer in answers.items():
+        if answer is None:
+            try:  # what RunHiddenSuites wrote beside the autograded notebook
+                graded.reports[student] = Report.load(report_path(run.coursedir, student, assignment.name))
+            except Exception as exc:
+                answer = NotGraded(f"the grader could not read its report ({type(exc).__name__}: {exc})", True)
+        if answer is not None:
+            report = Report.not_graded(assignment.grade_cells, one_line(answer.reason), answer.grader_fault)
+            graded.reports[student] = report
+            try:
+                record_not_graded(run, student, report)
+            except Exception as exc:  # the others are still recorded; the summary names this one
+                say(f"Could not record {student}'s grading failure in the gradebook: {failure(exc)}.")
+                continue
+            if not report.grader_fault and student in inputs:  # the student's file: the same file, the same reason
+                graded.inputs[student] = inputs[student]
+            continue
+        if student in inputs:
+            graded.inputs[student] = inputs[student]
+        if graded.reports[student].note:  # also the first cell of its autograded notebook (AddGradingNotes)
+            graded.notes[student] = graded.reports[student].note
+    grading.close()
+    if keep_manual_marks(run.coursedir, assignment.name, marks):
+        say("Grading changed manual grades in the gradebook: they were put back.")
+        graded.marks_put_back = True
+    return graded
+
+
+def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str], NotGraded | None],
+                   close: Callable[[], None]) -> dict[str, NotGraded | None]:
+    """Each student's answer from a grading process, in the students' order.
+
+    Each grading process takes the next student, runs nbgrader's autograde on the submission (the
+    checks run inside it, in that process's warm sandboxes) and says whether it was graded. A student
+    nbgrader could not record is tried once more here, alone, before it counts as not graded.
+    """
+    answers: dict[str, NotGraded | None] = {}
+    graded_here: list[str] = []  # by this grading process (each has its own list after the fork)
+
+    def grade(student: str) -> NotGraded | None:
+        answer = autograde(student)
+        if answer is None:
+            graded_here.append(student)
+        return answer
+
+    def finish() -> None:
+        """No student is left to hand out: this process writes its students' feedback pages now, while
+        the class's last submissions (a loop waiting out its limits) are still graded. write_feedback
+        writes whatever is missing after that, and says what failed. `close`: this process's Grader."""
+        close()
+        try:
+            if graded_here and not run.preview:  # a preview writes no page
+                feedback_writer(run.assignment, run.settings.config)(graded_here)
+        except Exception:  # the page is missing or stale, and write_feedback writes it again
+            pass
+
+    with Progress("grading", len(students), seconds=run.settings.seconds) as bar:
+        try:  # one process more than cores (one waiting out a time limit leaves its core to another), as ids allow
+            for index, answer in run_pool(students, grade, run.proof.processes or run.jobs + 1, bar, finish):
+                answers[students[index]] = answer
+        except RuntimeError as exc:
+            say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
+    for student in students:  # one the pool lost, or that failed for the grader's reason: once more, here
+        answer = answers[student] if student in answers else NotGraded("", grader_fault=True)
+        answers[student] = autograde(student) if answer is not None and answer.grader_fault else answer
+    return {student: answers[student] for student in students}
