@@ -41,7 +41,7 @@ def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: ob
     values["late"] = {section: dict(config[section]) for section in LATE_SECTIONS if section in config}
     reference = [assignment.root / "solutions" / assignment.name / assignment.notebook_name,
                  *code_files(assignment.source_dir, assignment.release_dir)]
-    return {"suites": ledger.files_fingerprint([*code_files(assignment.suite_dir), KIT / "suites.py"], assignment.root),
+    return {"suites": ledger.files_fingerprint([*code_files(assignment.suite_dir), KIT / "checks" / "suites.py"], assignment.root),
             "reference": ledger.files_fingerprint(reference, assignment.root),
             "settings": ledger.settings_fingerprint(values)}
 
