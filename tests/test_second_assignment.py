@@ -3,7 +3,7 @@
 tests/fixtures/tiny_course/ holds a tiny assignment (`tiny`: one stub, its hidden suite and probes, one written
 answer). Each test grades it in a course folder made of the kit's grader without the lesson's suites
 (autograder/ less autograder/dl01_6_3/), the kit's own nbgrader_config.py, and the fixture, with release/ and
-solutions/ made by nbgrader as `make release` makes them: one notebook from the command line, the demo class,
+solutions/ made by nbgrader as `make release` makes them: one notebook from the command line and under pytest, the demo class,
 a class from submitted/ and from an LMS download (what `make grade ASSIGNMENT=tiny` runs), grades.csv, and the
 Gradescope zip. docs/instructors.md ("A second assignment") lists what an assignment needs.
 """
@@ -52,13 +52,13 @@ def nbgrader(course: Path, *args: str) -> None:
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
-    """The fixture as a course folder: the kit's grader less the lesson's suites, the kit's nbgrader_config.py
-    and requirements.txt, the fixture's source/ and hidden suite; release/ and solutions/ as `make release`
+    """The fixture as a course folder: the kit's grader less the lesson's suites, the kit's nbgrader_config.py,
+    requirements.txt and root conftest.py, the fixture's source/ and hidden suite; release/ and solutions/ as `make release`
     makes them."""
     course = tmp_path_factory.mktemp("tiny_course")
     shutil.copytree(ROOT / "autograder", course / "autograder",
                     ignore=shutil.ignore_patterns("__pycache__", ASSIGNMENT.name))
-    for name in ("nbgrader_config.py", "requirements.txt"):  # the course's settings, and its pins (the zip's)
+    for name in ("nbgrader_config.py", "requirements.txt", "conftest.py"):  # settings, pins, the pytest guard
         shutil.copy2(ROOT / name, course)
     shutil.copytree(FIXTURE, course, dirs_exist_ok=True)
     nbgrader(course, "generate_assignment", NAME, "--force")
@@ -94,6 +94,20 @@ def test_the_reference_scores_full_marks_and_the_blank_release_zero(course):
     assert scores(blank) == {"test_square": 0.0}
     messages = [test["message"] for test in blank["parts"][0]["tests"]]
     assert len(messages) == 4 and all("NotImplementedError" in message for message in messages), messages
+
+
+@pytest.mark.slow
+def test_pytest_runs_the_hidden_suite_as_the_grader_does(course, tmp_path):
+    for tree, passed in (("solutions", True), ("release", False)):
+        report = tmp_path / f"{tree}.json"
+        run = subprocess.run([sys.executable, "-m", "pytest", f"autograder/{NAME}", "--notebook", f"{tree}/{NAME}/{NOTEBOOK}",
+                              "-q", "-p", "no:cacheprovider", "--report-json", str(report)],
+                             cwd=course, capture_output=True, text=True, timeout=300)
+        assert run.returncode == (0 if passed else 1), run.stdout[-3000:] + run.stderr[-2000:]
+        checks = [(c["name"], c["passed"], c["message"]) for c in json.loads(report.read_text())["checks"]]
+        graded, _ = grade_json(course / tree / NAME / NOTEBOOK, course)
+        assert checks == [(t["name"], t["passed"], t["message"]) for t in graded["parts"][0]["tests"]]
+        assert len(checks) == 4 and all(check[1] == passed for check in checks), checks
 
 
 def lms_download(course: Path) -> None:
