@@ -20,10 +20,10 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # LMS download"). Each pattern must match a file's whole path from the download's top level, so a student
 # id comes only from the names the LMS writes; `name` + `lms_id` make the id `smithjohn_12345`, and
 # `make grades-lms` reads the number back. `attachment` orders two uploads of one student; `late` is
-# Canvas's LATE marker.
+# Canvas's LATE marker. A renumbered upload (Canvas's modules_and_sgd-1.ipynb) is collected under the name of
+# the assignment's notebook (LmsFileNameCollectorPlugin.notebook_name: by default, the one in source/<assignment>/).
 c.ZipCollectApp.collector_plugin = "autograder.intake.collect.LmsFileNameCollectorPlugin"
 c.ZipCollectApp.extractor_plugin = "autograder.intake.unpack.BoundedExtractor"
-c.LmsFileNameCollectorPlugin.notebook_name = "modules_and_sgd.ipynb"  # Canvas's modules_and_sgd-1.ipynb is this
 c.LmsFileNameCollectorPlugin.named_regexps = [
     # Moodle, "Download submissions in folders": John Smith_12345_assignsubmission_file_/modules_and_sgd.ipynb
     # (the folder is Moodle's; what is inside it is the student's, and never names anyone)

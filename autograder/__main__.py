@@ -153,7 +153,7 @@ def _reset_gradebook(confirm: str | None) -> int:
 
 
 EXAMPLES = {
-    "grade": "python -m autograder grade submitted/ada/dl01_6_3/modules_and_sgd.ipynb [--json | --verbose]",
+    "grade": "python -m autograder grade submitted/ada/<assignment>/<notebook>.ipynb [--json | --verbose]",
     "class": "python -m autograder class [--force] [--confirm yes]",
     "preview": "python -m autograder preview",
     "feedback": "python -m autograder feedback",

@@ -70,7 +70,7 @@ class Assignment:
 
     @cached_property
     def notebook_name(self) -> str:
-        """The assignment's one notebook, e.g. modules_and_sgd.ipynb."""
+        """The assignment's one notebook: the only .ipynb in source/<name>/ (in release/<name>/ without source/)."""
         notebooks = sorted(p.name for p in self.source_dir.glob("*.ipynb"))
         if len(notebooks) != 1:
             raise RuntimeError(f"{self.source_dir} should hold exactly one notebook, found {notebooks}")

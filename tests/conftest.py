@@ -18,6 +18,10 @@ from autograder.sandbox import Sandbox, program_from_notebook  # noqa: E402 (aft
 from autograder.sandbox.isolation import LEVELS, machine_level  # noqa: E402 (after the sys.path set-up above)
 from bench.course import copy_course  # noqa: E402 (after the sys.path set-up above)
 
+# tests/fixtures/ holds course folders the tests copy and grade (a second assignment's hidden suite among them),
+# never tests of the kit: pytest leaves them alone.
+collect_ignore = ["fixtures"]
+
 ASSIGNMENT = find_assignment(ROOT, "dl01_6_3")
 sys.path.insert(0, str(ASSIGNMENT.source_dir))  # the public checks' runner, importable as `notebook_checks`
 NOTEBOOK = ASSIGNMENT.notebook_name
@@ -103,10 +107,10 @@ def grade_json(path: Path, course: Path = ROOT) -> tuple[dict, subprocess.Comple
     return json.loads(run.stdout), run
 
 
-def grade_class(course: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+def grade_class(course: Path, timeout: float = 900, assignment: str = ASSIGNMENT.name) -> subprocess.CompletedProcess:
     """`python -m autograder class` in `course`: what `make grade` runs."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # alembic
-    return subprocess.run([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT.name],
+    return subprocess.run([sys.executable, "-m", "autograder", "class", "--assignment", assignment],
                           cwd=course, capture_output=True, text=True, env=env, timeout=timeout)
 
 

@@ -9,6 +9,7 @@ from autograder.assignment import find_assignment
 from autograder.checks import answer_cache
 from autograder.checks.answer_cache import cache_key, keep_answers, read_answers
 from autograder.checks.suites import reference_answers
+from autograder.classroom.changes import suite_files
 from autograder.sandbox import Limits, Outcome
 from autograder.settings import GraderSettings, load_config
 
@@ -83,7 +84,15 @@ def test_the_key_covers_the_hidden_suites_and_the_reference():
     assignment = find_assignment(ROOT)
     names = {path.name for path in answer_cache._inputs(assignment)}
     assert {"probes.py", "test_step.py", "engine.py", "child.py", "suites.py", assignment.notebook_name} <= names
+    assert all(path.is_file() for path in answer_cache._inputs(assignment)), "a key over a missing file covers nothing"
     assert cache_key(assignment, Limits()) == cache_key(assignment, Limits())
+
+
+def test_the_grade_ledgers_suites_are_files():
+    """A grade is stale when its suites change (autograder/classroom/changes.py): each file it compares is there."""
+    files = suite_files(find_assignment(ROOT))
+    assert {"probes.py", "test_step.py", "suites.py"} <= {path.name for path in files}
+    assert all(path.is_file() for path in files), [str(path) for path in files if not path.is_file()]
 
 
 def test_the_real_answers_read_back_as_computed(course):

@@ -2,7 +2,7 @@
 
 An instructor debugging a grade runs the suite files with the tool they are written for:
 
-    .venv/bin/python -m pytest autograder/dl01_6_3 --notebook submitted/<student>/dl01_6_3/modules_and_sgd.ipynb -k step
+    .venv/bin/python -m pytest autograder/<assignment> --notebook submitted/<student>/<assignment>/<notebook>.ipynb -k step
 
 Each `test_*` function and parametrize case is one check, named as the grader names it, and passes or
 fails as it does in `python -m autograder grade PATH`: the class is prepared as the grader prepares it
@@ -20,7 +20,7 @@ the default) shows pytest's own report instead. `--report-json PATH` writes ever
 {"part", "name", "passed", "message"} (tests/test_suites_under_pytest.py compares it with the grader's).
 
 Without --notebook, the suites skip and say how to run them. The suite folder's conftest.py loads
-this plugin (autograder/dl01_6_3/conftest.py); the course's root conftest.py keeps pytest from importing
+this plugin (autograder/<assignment>/conftest.py); the course's root conftest.py keeps pytest from importing
 any conftest.py of the submission's folders (pytest_plugin_registered). The suite files are imported from their files, not
 through pytest's assertion rewriter, by the grader's own loader (suites.import_suite): a message is
 the check's own.

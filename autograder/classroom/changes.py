@@ -34,6 +34,11 @@ SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "notebook_kb", "budget_se
 LATE_SECTIONS = ("AssignLatePenalties", "LatePenalty", "LateSubmissionPlugin")
 
 
+def suite_files(assignment: Assignment) -> list[Path]:
+    """The files a grade's "suites" fingerprint reads: the hidden suites and the grader's code that runs them."""
+    return [*code_files(assignment.suite_dir), KIT / "checks" / "suites.py"]
+
+
 def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: object) -> dict[str, str]:
     """The fingerprints of the course's side of every grade: suites, reference, settings (with the due date
     in force and the late penalty's configuration)."""
@@ -43,7 +48,7 @@ def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: ob
     values["late"] = {section: dict(config[section]) for section in LATE_SECTIONS if section in config}
     reference = [assignment.root / "solutions" / assignment.name / assignment.notebook_name,
                  *code_files(assignment.source_dir, assignment.release_dir)]
-    return {"suites": ledger.files_fingerprint([*code_files(assignment.suite_dir), KIT / "suites.py"], assignment.root),
+    return {"suites": ledger.files_fingerprint(suite_files(assignment), assignment.root),
             "reference": ledger.files_fingerprint(reference, assignment.root),
             "settings": ledger.settings_fingerprint(values)}
 

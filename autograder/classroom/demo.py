@@ -1,4 +1,9 @@
-"""The demo class `make grade` grades when there are no submissions: one of each kind of student."""
+"""The demo class `make grade` grades when there are no submissions: one of each kind of student.
+
+The kinds (ROSTER) are the lesson's: the reference with one of its bugs each. Another assignment, whose
+reference lacks a cell they rewrite, gets the kinds every assignment has: its reference (`ada`) and its blank
+release (`blank`).
+"""
 from __future__ import annotations
 
 import json
@@ -117,13 +122,21 @@ def with_answers(notebook: NotebookNode, release: NotebookNode, answers: dict[st
     return notebook
 
 
+def roster_for(reference: NotebookNode) -> dict[str, tuple[str, list[Mutation]]]:
+    """ROSTER when `reference` holds every cell it rewrites (the lesson); else its students who rewrite none."""
+    cells = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in reference.cells}
+    if all(m.cell in cells for _, mutations in ROSTER.values() for m in mutations):
+        return ROSTER
+    return {student: kind for student, kind in ROSTER.items() if not kind[1]}
+
+
 def write_demo_class(assignment: Assignment, submitted: Path) -> list[str]:
-    """Write the roster, plus the untouched release as student `blank`, into submitted/. Records nothing:
-    a course's demo class is written by lifecycle.write_demo, which records it."""
+    """Write the roster (roster_for), plus the untouched release as student `blank`, into submitted/. Records
+    nothing: a course's demo class is written by lifecycle.write_demo, which records it."""
     reference = nbformat.read(assignment.root / "solutions" / assignment.name / assignment.notebook_name, 4)
     release = nbformat.read(assignment.root / "release" / assignment.name / assignment.notebook_name, 4)
     notebooks = {student: with_answers(apply(reference, mutations), release, ANSWERS.get(student, {}))
-                 for student, (_, mutations) in ROSTER.items()}
+                 for student, (_, mutations) in roster_for(reference).items()}
     notebooks["blank"] = release
     for student, notebook in notebooks.items():
         folder = submitted / student / assignment.name

@@ -14,8 +14,8 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
 * An id must be `SAFE_ID` (a-z, 0-9 and _, which nbgrader's folders, URLs and the formgrader take as they
   are). An id outside it, and an id that two LMS identities would share (or one LMS number under two ids),
   is "not collected" for those files alone, with the reason in `make grade`'s summary.
-* Two files for one student under one name (Canvas's modules_and_sgd-1.ipynb is a second upload of
-  modules_and_sgd.ipynb) are resolved by the LMS's attachment number, else the LMS's time stamp (the
+* Two files for one student under one name (Canvas's <notebook>-1.ipynb is a second upload of
+  <notebook>.ipynb, the assignment's notebook) are resolved by the LMS's attachment number, else the LMS's time stamp (the
   archive entry's time); when neither tells, that student is "not collected: two files".
 * The LMS copy never replaces newer work: a notebook in submitted/ stays when it is newer than the LMS
   copy, or when it is not the copy an earlier collection wrote there (a regrade's new notebook, a fix by
@@ -41,6 +41,7 @@ from nbgrader.apps.zipcollectapp import ZipCollectApp
 from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
 
+from ..assignment import Assignment
 from ..nbgrader_glue.late import due_date_of
 from ..outputs.inert import escaped
 from ..settings import GraderSettings
@@ -72,7 +73,8 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
 
     named_regexps = List(Unicode(), help="Patterns tried in turn on each file's path (module docstring).").tag(config=True)
     notebook_name = Unicode("", help="The assignment's notebook: an LMS's renumbered copy of it is collected "
-                                     "under this name.").tag(config=True)
+                                     "under this name. Empty: the notebook of the assignment being collected "
+                                     "(its one notebook in source/<assignment>/).").tag(config=True)
 
     def _identify(self, filename: str) -> dict | None:
         """The groups of the first pattern that matches the whole path, with the student's id (NotCollected when
@@ -200,6 +202,9 @@ class LmsZipCollect(ZipCollectApp):
                           f"for make grade's collect step")
         super().init_plugins()
         self.extractor_plugin_inst.student_of = self.collector_plugin_inst.owner
+        if not self.collector_plugin_inst.notebook_name:  # any assignment of the course, not one set in the config
+            assignment = Assignment(Path(self.coursedir.root), self.coursedir.assignment_id)
+            self.collector_plugin_inst.notebook_name = assignment.notebook_name
 
     def start(self) -> None:
         self.collection = Collection()
