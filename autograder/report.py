@@ -1,7 +1,7 @@
 """A Report: one submission's result, its parts (grade cells) and the checks in each, and how to show it.
 
 Report is what grading one notebook gives back (grading.grade_one), what RunHiddenSuites saves as
-report.json beside the autograded notebook, and what `make report`'s class page and Gradescope's
+report.json beside the autograded notebook, and what the class page (`make class-page`) and Gradescope's
 results.json are read from. It is built from a graded Submission (Report.from_submission) and
 redacted before it leaves grade_one (redaction.redact_report); this module only holds it and renders
 it (JSON, the table of `python -m autograder grade`, a grade cell's lines).
