@@ -40,7 +40,8 @@ help:
 	@echo "make gradescope   write build/gradescope.zip, the autograder to upload to Gradescope"
 	@echo "make grades-lms   write reports/$(ASSIGNMENT)-canvas.csv from the gradebook, for Canvas's grade import"
 	@echo "make class-page   write reports/$(ASSIGNMENT).html: scores, pass rates, common mistakes, limits (after make grade)"
-	@echo "Each target that grades or writes runs one subcommand of .venv/bin/python -m autograder (--help lists them)."
+	@echo "Every target but release (nbgrader's commands), which-python and the maintainers' (test, check, lint,"
+	@echo "test-machines, bench) runs one subcommand of .venv/bin/python -m autograder (--help lists them)."
 
 $(VENV)/.installed: requirements.txt
 	$(VENV_PYTHON) -m venv $(VENV)
