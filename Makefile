@@ -19,7 +19,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 ASSIGNMENT := dl01_6_3
 
 .PHONY: help release grade preview feedback new-class regrade clean-grading reset-gradebook test check lint test-machines \
-	bench which-python gradescope grades-lms report
+	bench which-python gradescope grades-lms class-page
 
 help:
 	@echo "make grade    grade the new and changed submissions of submitted/ (or the bundled demo class) into gradebook.db, feedback/, grades.csv"
@@ -39,7 +39,9 @@ help:
 	@echo "make bench    grade generated classes with the kit and with stock nbgrader (docs/scaling.md; QUICK=1: N = 25 only)"
 	@echo "make gradescope   write build/gradescope.zip, the autograder to upload to Gradescope"
 	@echo "make grades-lms   write reports/$(ASSIGNMENT)-canvas.csv from the gradebook, for Canvas's grade import"
-	@echo "make report       write reports/$(ASSIGNMENT).html: scores, pass rates, common mistakes, limits (after make grade)"
+	@echo "make class-page   write reports/$(ASSIGNMENT).html: scores, pass rates, common mistakes, limits (after make grade)"
+	@echo "Every target but release (nbgrader's commands), which-python and the maintainers' (test, check, lint,"
+	@echo "test-machines, bench) runs one subcommand of .venv/bin/python -m autograder (--help lists them)."
 
 $(VENV)/.installed: requirements.txt
 	$(VENV_PYTHON) -m venv $(VENV)
@@ -96,13 +98,13 @@ reset-gradebook: $(VENV)/.installed
 
 # A Gradescope autograder: setup.sh, run_autograder, requirements.txt and the grader (README: Instructors).
 gradescope: $(VENV)/.installed
-	$(PY) -m autograder.gradescope build --to build/gradescope.zip
+	$(PY) -m autograder gradescope-zip --assignment $(ASSIGNMENT) --to build/gradescope.zip
 
 grades-lms: $(VENV)/.installed
-	$(PY) -m autograder.outputs.lms --assignment $(ASSIGNMENT) --to reports/$(ASSIGNMENT)-canvas.csv
+	$(PY) -m autograder grades-lms --assignment $(ASSIGNMENT) --to reports/$(ASSIGNMENT)-canvas.csv
 
-report: $(VENV)/.installed
-	$(PY) -m autograder report --assignment $(ASSIGNMENT)
+class-page: $(VENV)/.installed
+	$(PY) -m autograder class-page --assignment $(ASSIGNMENT)
 
 # The browser tests' accessibility checker (tests/axe.py): axe-core, pinned by tests/package-lock.json, from the
 # npm registry into tests/node_modules. Without npm the browser tests skip that check, saying so.

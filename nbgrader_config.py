@@ -153,7 +153,7 @@ c.LatePenalty.percent_per_day = 10.0  # with "per_day": this percent of the scor
 # Canvas imports as a new assignment.
 # c.GraderSettings.canvas_column = "Modules and SGD (123456)"
 
-# What each part checks, in words, beside its grade id in feedback, `make grade`'s summary, the class report
+# What each part checks, in words, beside its grade id in feedback, `make grade`'s summary, the class page
 # and grades.csv's headers.
 c.GraderSettings.part_titles = {
     "test_forward": "Linear.forward()",

@@ -1,7 +1,7 @@
 """The kit's grader: hidden suites (written as pytest tests) run against student notebooks in a sandbox.
 
 The package, in the order a submission meets its parts (docs/submission-path.md has every step):
-    __main__         the command line; reads the configuration once (settings, assignment)
+    __main__         the command line, a subcommand for every job; reads the configuration once (settings, assignment)
     classroom/       `make grade` over a class: who is graded (changes, ledger), the process pool and its
                      progress bars, nbgrader's autograde per student, the demo class and the term's life cycle
     intake/          every file of a submission: an LMS download collected and unpacked within caps, the safe
@@ -18,7 +18,7 @@ The package, in the order a submission meets its parts (docs/submission-path.md 
     report           the Report: one submission's parts and checks, as JSON, a table, grade-cell lines
     outputs/         what people read: redaction, feedback pages, grades.csv, the Canvas file, the class page,
                      the grader's own failures, text made inert
-    gradescope       the Gradescope zip, and grading one submission inside it
+    gradescope/      the Gradescope zip (build), and grading one submission inside it (run)
     supported_python the Pythons the kit runs on (asked by the Makefile before anything is installed)
 The lesson's hidden suites are a folder of their own beside them (autograder/<assignment>/).
 """

@@ -1,12 +1,15 @@
-"""Command line: `python -m autograder grade PATH.ipynb [--json]` and `python -m autograder class`.
+"""Command line: every job of the kit, one subcommand each; each make target runs one (`make help`).
 
 `grade` grades one notebook anywhere on disk and exits 0 whatever the notebook does; it exits 3 only
 when the grader itself cannot grade (one line says why: grader_failure.py), and 2 for the instructor's own
 mistake (a path that does not exist, a folder where a notebook is expected). `class` is `make grade`
-(see classroom.py), which exits 3, having written no score, when the grader cannot grade the class; `preview`
-and `feedback` are its two halves (`make preview`, `make feedback`);
+(classroom/grade_class.py), which exits 3, having written no score, when the grader cannot grade the class;
+`preview` and `feedback` are its two halves (`make preview`, `make feedback`);
 `regrade`, `new-class`, `clean-grading` and `reset-gradebook` are the course's life cycle
-(lifecycle.py, and the make targets of the same names).
+(classroom/lifecycle.py, and the make targets of the same names); `class-page` and `grades-lms` read the
+gradebook (outputs/class_page.py, outputs/lms.py); `gradescope-zip` builds the Gradescope autograder (`make
+gradescope`), whose setup.sh runs `gradescope-prepare` and whose run_autograder runs `gradescope-run`
+(autograder/gradescope/). `grade` and the two inside the Gradescope image never import nbgrader.
 """
 from __future__ import annotations
 
@@ -22,8 +25,10 @@ from .settings import GraderSettings, load_config
 ROOT = Path(__file__).resolve().parent.parent  # the course directory
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
+def build_parser() -> argparse.ArgumentParser:
+    """Every subcommand, with its options and its make target."""
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     course = argparse.ArgumentParser(add_help=False)  # every command that works on an assignment
     course.add_argument("--assignment", help="assignment id (default: the course's only one)")
@@ -44,19 +49,33 @@ def main(argv: list[str] | None = None) -> int:
     regrade.add_argument("students", nargs="+", metavar="STUDENT", help="a folder's name directly under submitted/")
     commands.add_parser("new-class", parents=[course], help="remove the demo class: its submissions, gradebook rows, "
                         "autograded/, feedback/ and grades.csv rows; real students keep theirs (make new-class)")
-    class_page = commands.add_parser("report", parents=[course], help="write reports/<assignment>.html after grading: score histogram, "
-                                  "pass rate per part, most frequent messages, limits hit (make report)")
-    class_page.add_argument("--to", type=Path, help="where to write the page (default reports/<assignment>.html)")
     commands.add_parser("clean-grading", help="remove autograded/, feedback/, grades.csv, reports/ and .grading/; "
                         "gradebook.db and its manual grades stay (make clean-grading)")
     reset = commands.add_parser("reset-gradebook", help="keep a dated copy of gradebook.db, then clean-grading and "
                                 "delete gradebook.db: every score, MANUAL GRADES TOO (make reset-gradebook)")
     reset.add_argument("--confirm", metavar="yes", help="`yes` answers the question (make reset-gradebook CONFIRM=yes)")
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = "examples (make grade runs `class`; each make target of the README runs one of these):\n" + "\n".join(
-        f"  {name:<17}{EXAMPLES.get(name, f'python -m autograder {name}')}" for name in commands.choices)
-    args = parser.parse_args(argv)
+    class_page = commands.add_parser("class-page", parents=[course], help="write reports/<assignment>.html after grading: "
+                                     "score histogram, pass rate per part, most frequent messages, limits hit (make class-page)")
+    class_page.add_argument("--to", type=Path, help="where to write the page (default reports/<assignment>.html)")
+    lms = commands.add_parser("grades-lms", parents=[course], help="write reports/<assignment>-canvas.csv from the "
+                              "gradebook, for Canvas's grade import (make grades-lms)")
+    lms.add_argument("--to", type=Path, help="where to write the file (default reports/<assignment>-canvas.csv)")
+    gradescope = commands.add_parser("gradescope-zip", parents=[course], help="write the Gradescope autograder zip "
+                                     "(make gradescope)")
+    gradescope.add_argument("--to", type=Path, default=ROOT / "build" / "gradescope.zip",
+                            help="where to write the zip (default build/gradescope.zip)")
+    commands.add_parser("gradescope-prepare", parents=[course], help="inside the Gradescope image: check the zip's "
+                        "reference's answers against its hidden suites, once (the zip's setup.sh runs it)")
+    commands.add_parser("gradescope-run", parents=[course], help="inside the Gradescope image: grade $AUTOGRADER_ROOT/"
+                        "submission into $AUTOGRADER_ROOT/results/results.json (the zip's run_autograder runs it)")
+    parser.epilog = ("examples (`make X` runs X, but make grade runs `class` and make gradescope `gradescope-zip`;\n"
+                     "the zip's setup.sh and run_autograder run gradescope-prepare and gradescope-run):\n"
+                     + "\n".join(f"  {name:<20}{EXAMPLES[name]}" for name in commands.choices))
+    return parser
 
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if args.command == "grade" and not args.notebook.is_file():  # the instructor's mistake, not a student's zero
         problem = "is a folder: give the notebook file" if args.notebook.is_dir() else "does not exist"
         say(f"python -m autograder grade: error: {args.notebook} {problem}", sys.stderr)
@@ -69,36 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "reset-gradebook":
         return _reset_gradebook(args.confirm)
-
     settings = GraderSettings(config=load_config(ROOT))  # the configuration, read once: passed down from here
-    assignment = find_assignment(ROOT, args.assignment)
-    if args.command == "grade":
-        return _grade_one(assignment, settings, args)
-    if args.command == "report":
-        from .outputs.class_page import main as write_class_page
-
-        return write_class_page(ROOT, assignment, args.to, settings.config)
-    if args.command == "new-class":
-        from nbgrader.coursedir import CourseDirectory
-
-        from .classroom.lifecycle import new_class
-
-        removed, kept = new_class(assignment, CourseDirectory(config=settings.config))
-        say(f"Removed the demo class ({', '.join(removed)}): put the real submissions in "
-              f"submitted/<student>/{assignment.name}/ and run make grade." if removed else "No demo student to remove.")
-        if kept:
-            say(f"Kept demo students {', '.join(kept)}: their gradebook rows hold manual grades (only make "
-                  "reset-gradebook removes those).")
-        return 0
-    from .classroom.grade_class import grade_class, refresh_feedback
-
-    if args.command == "feedback":
-        return refresh_feedback(assignment, settings)
-    if args.command == "regrade":
-        return grade_class(assignment, settings, only=args.students)
-    if args.command == "preview":
-        return grade_class(assignment, settings, preview=True)
-    return grade_class(assignment, settings, force=args.force, confirm=args.confirm == "yes")
+    return COMMANDS[args.command](find_assignment(ROOT, args.assignment), settings, args)
 
 
 def _grade_one(assignment, settings: GraderSettings, args: argparse.Namespace) -> int:
@@ -124,6 +115,65 @@ def _grade_one(assignment, settings: GraderSettings, args: argparse.Namespace) -
         student_box.close()
     say(json.dumps(report.to_json(), indent=1) if args.json else report.to_table(verbose=args.verbose))
     return 0
+
+
+def _grade_class(assignment, settings: GraderSettings, args: argparse.Namespace) -> int:
+    """`class`, `preview`, `feedback` and `regrade`: make grade, or one of its parts (classroom/grade_class.py)."""
+    from .classroom.grade_class import grade_class, refresh_feedback
+
+    if args.command == "feedback":
+        return refresh_feedback(assignment, settings)
+    if args.command == "regrade":
+        return grade_class(assignment, settings, only=args.students)
+    if args.command == "preview":
+        return grade_class(assignment, settings, preview=True)
+    return grade_class(assignment, settings, force=args.force, confirm=args.confirm == "yes")
+
+
+def _new_class(assignment, settings: GraderSettings, args: argparse.Namespace) -> int:
+    from nbgrader.coursedir import CourseDirectory
+
+    from .classroom.lifecycle import new_class
+
+    removed, kept = new_class(assignment, CourseDirectory(config=settings.config))
+    say(f"Removed the demo class ({', '.join(removed)}): put the real submissions in "
+        f"submitted/<student>/{assignment.name}/ and run make grade." if removed else "No demo student to remove.")
+    if kept:
+        say(f"Kept demo students {', '.join(kept)}: their gradebook rows hold manual grades (only make "
+            "reset-gradebook removes those).")
+    return 0
+
+
+def _class_page(assignment, settings: GraderSettings, args: argparse.Namespace) -> int:
+    from .outputs.class_page import command
+
+    return command(ROOT, assignment, args.to, settings.config)
+
+
+def _grades_lms(assignment, settings: GraderSettings, args: argparse.Namespace) -> int:
+    from .outputs.lms import command
+
+    return command(ROOT, assignment.name, args.to)
+
+
+def _gradescope_zip(assignment, settings: GraderSettings, args: argparse.Namespace) -> int:
+    from .gradescope.build import build_zip
+
+    path = build_zip(assignment, settings, args.to)
+    say(f"Wrote {path} ({path.stat().st_size // 1024} KB): upload it as the assignment's autograder on Gradescope.")
+    return 0
+
+
+def _gradescope_prepare(assignment, settings: GraderSettings, args: argparse.Namespace) -> int:
+    from .gradescope.run import prepare
+
+    return prepare(assignment, settings)
+
+
+def _gradescope_run(assignment, settings: GraderSettings, args: argparse.Namespace) -> int:
+    from .gradescope.run import run_autograder
+
+    return run_autograder(assignment, settings)
 
 
 RESET_QUESTION = "reset-gradebook deletes gradebook.db: every score, manual grades too (a dated copy is kept)."
@@ -161,9 +211,18 @@ EXAMPLES = {
     "new-class": "python -m autograder new-class",
     "clean-grading": "python -m autograder clean-grading",
     "reset-gradebook": "python -m autograder reset-gradebook [--confirm yes]",
-    "report": "python -m autograder report [--to PAGE.html]",
+    "class-page": "python -m autograder class-page [--to PAGE.html]",
+    "grades-lms": "python -m autograder grades-lms [--to FILE.csv]",
+    "gradescope-zip": "python -m autograder gradescope-zip [--to build/gradescope.zip]",
+    "gradescope-prepare": "python -m autograder gradescope-prepare  (setup.sh, in /autograder/source)",
+    "gradescope-run": "python -m autograder gradescope-run  (run_autograder, in /autograder/source)",
 }
-
+# The subcommands that work on an assignment, each with its handler (clean-grading and reset-gradebook work on the
+# course directory alone).
+COMMANDS = {"grade": _grade_one, "class": _grade_class, "preview": _grade_class, "feedback": _grade_class,
+            "regrade": _grade_class, "new-class": _new_class, "class-page": _class_page, "grades-lms": _grades_lms,
+            "gradescope-zip": _gradescope_zip, "gradescope-prepare": _gradescope_prepare,
+            "gradescope-run": _gradescope_run}
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 to show it.
 
 Report is what grading one notebook gives back (grading.ClassGrading.grade_one), what RunHiddenSuites saves as
-report.json beside the autograded notebook, and what `make grade`'s summary, `make report`'s class page and
+report.json beside the autograded notebook, and what `make grade`'s summary, the class page (`make class-page`) and
 Gradescope's results.json are rendered from. A submission `make grade` could not grade ends with a report.json
 too (Report.not_graded: the reason, and whether the grader, not the notebook, failed), which its feedback page
 is rendered from. Every check carries a typed Status (passed, failed, not run) and a message saying why it

@@ -52,7 +52,7 @@ HOSTILE = ("read-hidden", "os-exit-top", "fork-bomb")  # tests/catalogue_hostile
 
 
 @dataclass
-class Report:
+class Outcome:
     """What one machine ran and how it went: one closing line."""
 
     machine: str
@@ -74,16 +74,16 @@ class Report:
 class Machine:
     """One fresh machine: its image, its run folder (build/machines/<name>) and its log."""
 
-    def __init__(self, name: str, image: rootfs.Image, report: Report) -> None:
-        self.name, self.image, self.report = name, image, report
+    def __init__(self, name: str, image: rootfs.Image, outcome: Outcome) -> None:
+        self.name, self.image, self.outcome = name, image, outcome
         self.run_dir = OUT / name
         subprocess.run(["rm", "-rf", str(self.run_dir)], check=True)  # a fresh machine every run
         self.run_dir.mkdir(parents=True)
         self.log = self.run_dir / "log.txt"
         path, seconds, cached = rootfs.build(image, self.run_dir / "debootstrap.txt")
         self.root = path
-        report.step("image", True, seconds, "cached" if cached else "debootstrap")
-        report.python = self.output("python3 --version").strip()
+        outcome.step("image", True, seconds, "cached" if cached else "debootstrap")
+        outcome.python = self.output("python3 --version").strip()
 
     def run(self, command: str, drop_sys_admin: bool = False, idmap: str = "") -> tuple[bool, float, str]:
         """(succeeded, seconds, its output) of `command` run in the machine (in a user namespace: `idmap`)."""
@@ -119,22 +119,22 @@ def demo_scores(machine: Machine) -> dict:
     return gradebook_scores(machine.file("/kit"))
 
 
-def run_kit(name: str, image: rootfs.Image, drop_sys_admin: bool, tests: str) -> Report:
+def run_kit(name: str, image: rootfs.Image, drop_sys_admin: bool, tests: str) -> Outcome:
     """`make grade` and `make test TESTS=...` at /kit, as the README tells a new user."""
-    report = Report(name, image)
-    machine = Machine(name, image, report)
+    outcome = Outcome(name, image)
+    machine = Machine(name, image, outcome)
     chroot.put_tree(machine.run_dir, "/kit", ROOT, kit_files())
     ok, seconds, output = machine.run("cd /kit && make grade", drop_sys_admin)
     level = named_level(output)
     golden = json.loads((ROOT / "tests" / "golden" / "demo_scores.json").read_text())
     same = ok and demo_scores(machine) == golden
     wanted = "uid" if drop_sys_admin else "namespaces+cgroups"
-    report.step("make grade", ok and same and level == wanted, seconds,
-                f"isolation: {level}" + ("" if level == wanted else f", not {wanted}")
-                + ("; demo scores as golden" if same else "; demo scores NOT as golden"))
+    outcome.step("make grade", ok and same and level == wanted, seconds,
+                 f"isolation: {level}" + ("" if level == wanted else f", not {wanted}")
+                 + ("; demo scores as golden" if same else "; demo scores NOT as golden"))
     ok, seconds, output = machine.run(f"cd /kit && make test TESTS='{tests}'", drop_sys_admin)
-    report.step(f"make test TESTS='{tests}'", ok, seconds, pytest_summary(output))
-    return report
+    outcome.step(f"make test TESTS='{tests}'", ok, seconds, pytest_summary(output))
+    return outcome
 
 
 def named_level(output: str) -> str:
@@ -142,15 +142,15 @@ def named_level(output: str) -> str:
     return found[1] if found else "no level named"
 
 
-def run_userns(name: str, image: rootfs.Image, idmap: str) -> Report:
+def run_userns(name: str, image: rootfs.Image, idmap: str) -> Outcome:
     """`make grade` at /kit as root of a user namespace mapping `idmap`: the golden scores at a proven level when it
     maps enough ids, else one line, a non-zero exit and nothing written."""
-    report = Report(name, image)
+    outcome = Outcome(name, image)
     why_not = userns.possible()
     if why_not:
-        report.step("make grade", True, 0, f"skipped: {why_not}")
-        return report
-    machine = Machine(name, image, report)
+        outcome.step("make grade", True, 0, f"skipped: {why_not}")
+        return outcome
+    machine = Machine(name, image, outcome)
     chroot.put_tree(machine.run_dir, "/kit", ROOT, kit_files())
     ok, seconds, output = machine.run("cd /kit && make grade", idmap=idmap)
     mapped = f"{sum(int(line.split()[2]) for line in idmap.split(','))} ids mapped"
@@ -162,34 +162,34 @@ def run_userns(name: str, image: rootfs.Image, idmap: str) -> Report:
                 ok, seconds, output = machine.run("cd /kit && make grade FORCE=1", drop_sys_admin=True, idmap=idmap)
             same = ok and demo_scores(machine) == golden
             level = named_level(output)
-            report.step("make grade" + (" without CAP_SYS_ADMIN" if drop else ""), same and level == wanted, seconds,
-                        f"{mapped}; isolation: {level} (proven)" + ("" if level == wanted else f", not {wanted}")
-                        + ("; demo scores as golden" if same else "; demo scores NOT as golden"))
-        return report
+            outcome.step("make grade" + (" without CAP_SYS_ADMIN" if drop else ""), same and level == wanted, seconds,
+                         f"{mapped}; isolation: {level} (proven)" + ("" if level == wanted else f", not {wanted}")
+                         + ("; demo scores as golden" if same else "; demo scores NOT as golden"))
+        return outcome
     refusal = [line for line in output.splitlines() if line.startswith("Not graded, nothing written: ")]
     written = [path for path in ("gradebook.db", "grades.csv", "feedback", "autograded", "submitted")
                if machine.file(f"/kit/{path}").exists()]
-    report.step("make grade", not ok and len(refusal) == 1 and "maps no id" in refusal[0] and not written, seconds,
-                f"{mapped}; " + (f"refused: {refusal[0][len('Not graded, nothing written: '):][:60]}..." if refusal
-                                 else "no refusal") + (f"; WROTE {', '.join(written)}" if written else "; nothing written"))
-    return report
+    outcome.step("make grade", not ok and len(refusal) == 1 and "maps no id" in refusal[0] and not written, seconds,
+                 f"{mapped}; " + (f"refused: {refusal[0][len('Not graded, nothing written: '):][:60]}..." if refusal
+                                  else "no refusal") + (f"; WROTE {', '.join(written)}" if written else "; nothing written"))
+    return outcome
 
 
-def run_gradescope(name: str, image: rootfs.Image, zip_path: Path) -> Report:
+def run_gradescope(name: str, image: rootfs.Image, zip_path: Path) -> Outcome:
     """The zip as Gradescope runs it: unpacked into /autograder/source, setup.sh, then run_autograder."""
     sys.path.insert(0, str(ROOT / "tests"))
     from catalogue_hostile import HOSTILE as CATALOGUE
 
     from conftest import FULL, release_notebook, solution_notebook  # type: ignore[attr-defined]  # tests/conftest.py (sys.path above), not the root's
 
-    report = Report(name, image)
-    machine = Machine(name, image, report)
+    outcome = Outcome(name, image)
+    machine = Machine(name, image, outcome)
     chroot.put(machine.run_dir, {"/tmp/gradescope.zip": zip_path})
     ok, seconds, _ = machine.run("mkdir -p /autograder/source && cd /autograder/source && unzip -q /tmp/gradescope.zip "
                                  "&& test ! -e solutions && test ! -e source && bash ./setup.sh")  # no reference in it
-    report.step("setup.sh", ok, seconds)
+    outcome.step("setup.sh", ok, seconds)
     if not ok:
-        return report
+        return outcome
     reference, release = solution_notebook(), release_notebook()
     entries = {e.student: e for e in CATALOGUE}
     submissions = {"reference": ({"modules_and_sgd.ipynb": json.dumps(reference)}, None),
@@ -209,9 +209,9 @@ def run_gradescope(name: str, image: rootfs.Image, zip_path: Path) -> Report:
         level = re.search(r"isolation: ([\w+]+)", data.get("output", "")) if data else None
         score = (f"{data['score']:g} points" + (f", isolation: {level[1]}" if level and student == "reference" else "")
                  if data else "no results.json")
-        report.step(f"run_autograder {student}", ok and not problems, seconds,
-                    "; ".join([score] + problems))
-    return report
+        outcome.step(f"run_autograder {student}", ok and not problems, seconds,
+                     "; ".join([score] + problems))
+    return outcome
 
 
 def main() -> int:
@@ -237,17 +237,17 @@ def main() -> int:
              "root-alone-userns": lambda: run_userns("root-alone-userns", rootfs.Image("bookworm", KIT),
                                                      userns.ROOT_ALONE),
              "gradescope": lambda: run_gradescope("gradescope", rootfs.Image("bookworm", GRADESCOPE), args.zip)}
-    start, reports = time.monotonic(), []
+    start, outcomes = time.monotonic(), []
     for name in chosen:
         print(f"test-machines: {name} ...", flush=True)
-        reports.append(plans[name]())
-        print(f"test-machines: {reports[-1].line()}", flush=True)
-    failed = [r.machine for r in reports if r.failed]
+        outcomes.append(plans[name]())
+        print(f"test-machines: {outcomes[-1].line()}", flush=True)
+    failed = [r.machine for r in outcomes if r.failed]
     print(f"\ntest-machines ran, in {time.monotonic() - start:.0f} s (logs in {OUT.relative_to(ROOT)}/<machine>/):")
-    for report in reports:
-        print(f"  {report.line()}")
+    for outcome in outcomes:
+        print(f"  {outcome.line()}")
     print(f"test-machines: {'FAILED on ' + ', '.join(failed) if failed else 'every machine passed'}")
-    print(f"machines: {len(reports) - len(failed)} passed, {len(failed)} failed")  # the plain count CI reads
+    print(f"machines: {len(outcomes) - len(failed)} passed, {len(failed)} failed")  # the plain count CI reads
     return 1 if failed else 0
 
 

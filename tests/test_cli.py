@@ -1,4 +1,4 @@
-"""The command line (autograder/__main__.py): exit statuses, --help, and a table that fits on a screen."""
+"""The command line (autograder/__main__.py): one for every job, exit statuses, --help, and a table that fits on a screen."""
 from __future__ import annotations
 
 import re
@@ -62,6 +62,20 @@ def test_help_lists_every_subcommand_with_an_example():
     for command in commands:
         assert re.search(rf"^\s+{re.escape(command)}\s+python -m autograder {re.escape(command)}\b", examples, re.M), command
     assert set(EXAMPLES) <= set(commands)
+
+
+def test_every_make_target_that_runs_the_grader_runs_one_of_its_subcommands():
+    """One command line: each make target of the kit's jobs runs `python -m autograder <subcommand>`, and every
+    subcommand but the two the Gradescope zip's scripts run (and `grade`, one notebook by hand) has its target."""
+    from autograder.__main__ import EXAMPLES
+
+    subcommands = set(EXAMPLES)  # every subcommand, as the --help test holds
+    makefile = (ROOT / "Makefile").read_text()
+    modules = set(re.findall(r"^\t\$\(PY\) -m ([\w.]+)", makefile, re.M))
+    assert modules == {"pip", "ipykernel", "autograder", "pytest", "machines", "bench"}, modules
+    run = re.findall(r"^\t\$\(PY\) -m autograder ([a-z-]+)", makefile, re.M)
+    assert set(run) <= subcommands, set(run) - subcommands
+    assert subcommands - set(run) == {"grade", "gradescope-prepare", "gradescope-run"}, subcommands - set(run)
 
 
 @pytest.mark.slow

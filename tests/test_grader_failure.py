@@ -163,9 +163,9 @@ def test_a_student_the_grader_failed_on_has_no_score_anywhere(tmp_path):
     assert "ada" in written.pending and "alan" not in written.pending, "no score is not a pending hand grade"
     page = (course / "feedback" / "alan" / ASSIGNMENT.name / NOTEBOOK).with_suffix(".html").read_text()
     assert "No score yet" in page and "Score: 0" not in page
-    report = subprocess.run([sys.executable, "-m", "autograder", "report", "--to", str(tmp_path / "class.html")],
-                            cwd=course, capture_output=True, text=True, timeout=300)
-    assert report.returncode == 0, report.stderr[-2000:]
+    class_page = subprocess.run([sys.executable, "-m", "autograder", "class-page", "--to", str(tmp_path / "class.html")],
+                                cwd=course, capture_output=True, text=True, timeout=300)
+    assert class_page.returncode == 0, class_page.stderr[-2000:]
     summary = (tmp_path / "class.html").read_text()
     assert "9 students; mean autograded score" in summary and "1 could not be\ngraded" in summary  # alan: no 0 in the mean
 

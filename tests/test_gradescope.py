@@ -1,4 +1,4 @@
-"""The Gradescope autograder (autograder/gradescope.py, `make gradescope`), run as Gradescope would run it.
+"""The Gradescope autograder (autograder/gradescope/, `make gradescope`), run as Gradescope would run it.
 
 The zip is unpacked into a temporary folder laid out like /autograder (source/ the zip, submission/,
 results/); setup.sh is not run (it installs a Python), the kit's venv python3 is first on PATH instead,
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,11 +23,12 @@ from catalogue_hostile import HOSTILE
 from traitlets import TraitError
 
 from autograder.classroom.mutate import apply
-from autograder.gradescope import build_zip, results_json
+from autograder.gradescope.build import build_zip
+from autograder.gradescope.run import results_json
 from autograder.nbgrader_glue.preprocessors.rubric import _MARK_SCHEME, _SOLUTION
 from autograder.outputs.redaction import hidden_code_lines
 from autograder.report import CheckResult, PartResult, Report, Status
-from autograder.settings import GraderSettings
+from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_json, release_notebook, solution_notebook, write_notebook
 
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
@@ -39,7 +41,8 @@ PARTS_TOTAL = sum(FULL.values())  # every autograded point
 
 @pytest.fixture(scope="module")
 def autograder_zip(tmp_path_factory) -> Path:
-    return build_zip(tmp_path_factory.mktemp("zip") / "gradescope.zip")
+    settings = GraderSettings(config=load_config(ROOT))
+    return build_zip(ASSIGNMENT, settings, tmp_path_factory.mktemp("zip") / "gradescope.zip")
 
 
 def unpacked(autograder_zip: Path) -> Path:
@@ -62,7 +65,7 @@ def gradescope(autograder_zip):
 
 
 def grader_at(home: Path):
-    def run(files: dict[str, str | Path]) -> tuple[dict, subprocess.CompletedProcess]:
+    def run(files: dict[str, str | Path], **environ: str) -> tuple[dict, subprocess.CompletedProcess]:
         for folder in ("submission", "results"):
             shutil.rmtree(home / folder, ignore_errors=True)
             (home / folder).mkdir(mode=0o755)
@@ -71,7 +74,7 @@ def grader_at(home: Path):
                 (home / "submission" / name).symlink_to(content)
             else:
                 (home / "submission" / name).write_text(content)
-        env = {**os.environ, "AUTOGRADER_ROOT": str(home),
+        env = {**os.environ, **environ, "AUTOGRADER_ROOT": str(home),
                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         done = subprocess.run([str(home / "source" / "run_autograder")], cwd=home, env=env,
                               capture_output=True, text=True, timeout=120)
@@ -131,7 +134,7 @@ def test_the_zip_follows_the_specification(autograder_zip):
                     ".grading"}, tops
     for needed in (f"autograder/{ASSIGNMENT.name}/test_step.py", f"autograder/{ASSIGNMENT.name}/probes.py",
                    f"release/{ASSIGNMENT.name}/{NOTEBOOK}", f".grading/reference-answers-{ASSIGNMENT.name}.json",
-                   "autograder/gradescope.py", "autograder/sandbox/isolation.py"):
+                   "autograder/gradescope/run.py", "autograder/sandbox/isolation.py"):
         assert needed in names, needed
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
 
@@ -172,7 +175,9 @@ def test_setup_sh_and_run_autograder_are_valid_bash(autograder_zip, tmp_path):
     for step in ("python3.13 python3.12 python3.11 python3", "apt-get install", "-r \"$HERE/requirements.txt\"",
                  "/usr/local/bin/python3"):
         assert step in setup, step
-    assert "exec python3 -m autograder.gradescope run" in (tmp_path / "run_autograder").read_text()
+    assert f"python3 -m autograder gradescope-prepare --assignment {ASSIGNMENT.name})" in setup
+    assert f"exec python3 -m autograder gradescope-run --assignment {ASSIGNMENT.name}\n" in \
+        (tmp_path / "run_autograder").read_text()
 
 
 def test_make_gradescope_writes_the_zip():
@@ -183,8 +188,11 @@ def test_make_gradescope_writes_the_zip():
 
 
 def test_the_reference_gets_full_marks(gradescope):
-    data, run = gradescope({NOTEBOOK: notebook_text(solution_notebook())})
+    """...and the grader never imports nbgrader in the image (its import alone takes longer than grading)."""
+    data, run = gradescope({NOTEBOOK: notebook_text(solution_notebook())}, PYTHONPROFILEIMPORTTIME="1")
     assert run.returncode == 0, run.stdout + run.stderr
+    imported = re.findall(r"^import time:.*\| +(\S+)$", run.stderr, re.M)
+    assert "autograder.grading" in imported and not [m for m in imported if m.split(".")[0] == "nbgrader"]
     assert check_spec(data) == FULL
     assert data["score"] == PARTS_TOTAL
     assert all(t["status"] == "passed" for t in data["tests"])

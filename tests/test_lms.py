@@ -146,7 +146,7 @@ def test_grades_csv_has_parts_and_keeps_manual_points_apart(tmp_path, monkeypatc
     assert john["manual_score"] == "" and john["score"] == "", "hand-graded points are not in yet"
     assert float(nobody["score"]) == 0 and float(nobody["auto_score"]) == 0
 
-    done = subprocess.run([sys.executable, "-m", "autograder.outputs.lms", "--to", "lms.csv"], cwd=course, env=env(),
+    done = subprocess.run([sys.executable, "-m", "autograder", "grades-lms", "--to", "lms.csv"], cwd=course, env=env(),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 of them have written answers not graded yet" in done.stdout
@@ -168,7 +168,7 @@ def test_grades_csv_has_parts_and_keeps_manual_points_apart(tmp_path, monkeypatc
     config = course / "nbgrader_config.py"
     config.write_text(config.read_text() + '\nc.GraderSettings.canvas_column = "Modules and SGD (424242)"\n'
                       'c.GraderSettings.canvas_roster = "canvas-export.csv"\nc.GraderSettings.canvas_partial = True\n')
-    done = subprocess.run([sys.executable, "-m", "autograder.outputs.lms", "--to", "lms.csv"], cwd=course, env=env(),
+    done = subprocess.run([sys.executable, "-m", "autograder", "grades-lms", "--to", "lms.csv"], cwd=course, env=env(),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "'Modules and SGD (424242)'" in done.stdout, done.stdout + done.stderr
     assert "points graded so far" in done.stdout and "no Canvas user id" not in done.stdout
@@ -181,7 +181,7 @@ def test_grades_csv_has_parts_and_keeps_manual_points_apart(tmp_path, monkeypatc
 
 def test_make_grades_lms_without_a_gradebook_says_so(tmp_path):
     course = course_copy(tmp_path / "course")
-    done = subprocess.run([sys.executable, "-m", "autograder.outputs.lms"], cwd=course, env=env(), capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "autograder", "grades-lms"], cwd=course, env=env(), capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 1 and "run `make grade` first" in done.stderr
 
@@ -206,7 +206,7 @@ def test_no_cell_of_grades_csv_or_the_canvas_csv_is_a_formula(tmp_path, monkeypa
         for student, (last, first, email) in FORMULAS.items():
             gb.add_student(student, last_name=last, first_name=first, email=email)
     for command in ([str(VENV_BIN / "nbgrader"), "export"],
-                    [sys.executable, "-m", "autograder.outputs.lms", "--to", "lms.csv"]):
+                    [sys.executable, "-m", "autograder", "grades-lms", "--to", "lms.csv"]):
         done = subprocess.run(command, cwd=course, env=env(), capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     for name in ("grades.csv", "lms.csv"):

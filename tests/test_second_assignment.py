@@ -101,7 +101,7 @@ def test_pytest_runs_the_hidden_suite_as_the_grader_does(course, tmp_path):
     for tree, passed in (("solutions", True), ("release", False)):
         report = tmp_path / f"{tree}.json"
         run = subprocess.run([sys.executable, "-m", "pytest", f"autograder/{NAME}", "--notebook", f"{tree}/{NAME}/{NOTEBOOK}",
-                              "-q", "-p", "no:cacheprovider", "--report-json", str(report)],
+                              "-q", "-p", "no:cacheprovider", "--checks-json", str(report)],
                              cwd=course, capture_output=True, text=True, timeout=300)
         assert run.returncode == (0 if passed else 1), run.stdout[-3000:] + run.stderr[-2000:]
         checks = [(c["name"], c["passed"], c["message"]) for c in json.loads(report.read_text())["checks"]]
@@ -166,7 +166,8 @@ def gradebook_scores_of(course: Path) -> dict[str, float]:
 @pytest.mark.slow
 def test_the_gradescope_zip_of_the_course_grades_the_reference_full_and_the_blank_zero(course, tmp_path):
     autograder_zip = tmp_path / "gradescope.zip"  # `make gradescope` in the course: its own grader builds it
-    built = subprocess.run([sys.executable, "-m", "autograder.gradescope", "build", "--to", str(autograder_zip)],
+    built = subprocess.run([sys.executable, "-m", "autograder", "gradescope-zip", "--assignment", NAME, "--to",
+                            str(autograder_zip)],
                            cwd=course, env=env(), capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr[-3000:]
     with zipfile.ZipFile(autograder_zip) as archive:

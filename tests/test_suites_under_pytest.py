@@ -3,7 +3,7 @@
 For every entry of the bug catalogue (the reference with one mutation, tests/catalogue_bugs.py), and for
 the reference, the reference without its `sgd` cell and the blank release, the notebook is written to a file and run twice:
 
-* `python -m pytest autograder/dl01_6_3 --notebook X -q -rA --report-json J`, as an instructor runs it;
+* `python -m pytest autograder/dl01_6_3 --notebook X -q -rA --checks-json J`, as an instructor runs it;
 * the grader, on all of them in one batch (grading.grade_submissions, what `python -m autograder grade X`
   and `make grade` run).
 
@@ -49,13 +49,13 @@ def notebooks() -> dict[str, dict]:
 
 
 def run_pytest(path: Path) -> tuple[dict, subprocess.CompletedProcess]:
-    """The hidden suites on one notebook under pytest; its --report-json and the run (stdout: -q -rA)."""
-    report = path.with_suffix(".pytest.json")
+    """The hidden suites on one notebook under pytest; its --checks-json and the run (stdout: -q -rA)."""
+    checks = path.with_suffix(".pytest.json")
     run = subprocess.run([sys.executable, "-m", "pytest", SUITES, "--notebook", str(path), "-q", "-rA",
-                          "--report-json", str(report)],
+                          "--checks-json", str(checks)],
                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=_env())
     assert run.returncode in (0, 1), f"pytest could not run the suites on {path.name}:\n{run.stdout[-3000:]}{run.stderr[-2000:]}"
-    return json.loads(report.read_text()), run
+    return json.loads(checks.read_text()), run
 
 
 def _env() -> dict:

@@ -179,7 +179,7 @@ def test_a_late_submission_gets_the_configured_penalty_and_is_named(tmp_path):
     assert float(rows["ada"]["late_submission_penalty"]) == 0 and float(rows["ada"]["hours_late"]) == 0
     with gradebook(course) as gb:
         assert str(gb.find_assignment(ASSIGNMENT.name).duedate) == "2026-11-20 23:59:00"
-    ok(make(course, "report"))
+    ok(make(course, "class-page"))
     page = (course / "reports" / f"{ASSIGNMENT.name}.html").read_text()
     assert '<ul id="late"><li>lou: by 1 day 10 h, late penalty 3.6 points</li></ul>' in page
     # The due date is a setting: moving it is a change of settings, previewed like a fixed check.

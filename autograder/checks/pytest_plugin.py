@@ -16,7 +16,7 @@ in the same sandboxes (`sandbox.policy`: student code in a child process, confin
 confines a submission when it runs as root; the reference in a sandbox of its own). Student code never
 runs in the pytest process. A failing check reports the grader's one line (the assertion's message,
 or why student code gave no answer), redacted as the grader redacts it; `--tb=long` (or any style but
-the default) shows pytest's own report instead. `--report-json PATH` writes every check's
+the default) shows pytest's own report instead. `--checks-json PATH` writes every check's
 {"part", "name", "passed", "message"} (tests/test_suites_under_pytest.py compares it with the grader's).
 
 Without --notebook, the suites skip and say how to run them. The suite folder's conftest.py loads
@@ -48,7 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("autograder", "the kit's hidden suites (autograder/checks/pytest_plugin.py)")
     group.addoption("--notebook", metavar="PATH", default=None,
                     help="the submission to run the hidden suites on (as `python -m autograder grade PATH`)")
-    group.addoption("--report-json", metavar="PATH", default=None,
+    group.addoption("--checks-json", metavar="PATH", default=None,
                     help="write every check's part, name, pass or fail and message to PATH as JSON")
 
 
@@ -264,7 +264,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
-    """End the submission's session (its sandboxes close), then write --report-json."""
+    """End the submission's session (its sandboxes close), then write --checks-json."""
     run = _suites_run(session.config)
     limits = []
     while run.gradings:
@@ -272,6 +272,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
         grading.close()
         limits += grading.submission.limits
     run.limits = sorted(set(limits))
-    path = session.config.getoption("report_json")
+    path = session.config.getoption("checks_json")
     if path:
         Path(path).write_text(json.dumps({"checks": run.results, "limits": run.limits}, indent=1))

@@ -1,4 +1,4 @@
-"""The class page (`make report`): one HTML page on where the class stands, written to reports/<assignment>.html.
+"""The class page (`make class-page`): one HTML page on where the class stands, written to reports/<assignment>.html.
 
 After `make grade`, it reads what grading left behind and writes nothing else:
 
@@ -218,7 +218,8 @@ def write_class_page(root: Path, assignment, dest: Path | None = None, config=No
     return dest
 
 
-def main(root: Path, assignment, dest: Path | None = None, config=None) -> int:
+def command(root: Path, assignment, dest: Path | None = None, config=None) -> int:
+    """`python -m autograder class-page`: write the page and say where, or why not (exit 1)."""
     try:
         path = write_class_page(root, assignment, dest, config)
     except FileNotFoundError as error:

@@ -1,7 +1,7 @@
 """What the grader says when it, not the notebook, failed: one line, never a score.
 
 `python -m autograder grade` prints it and exits 3; Gradescope's run_autograder writes it as the output of a
-results.json that holds no score (gradescope.py); `make grade` stops with it, before any score is written,
+results.json that holds no score (gradescope/run.py); `make grade` stops with it, before any score is written,
 when the whole class failed for one grader-side reason (classroom/grade_students.py). The reason is the failure itself (the
 sandbox worker reports why it could not start: sandbox/worker.py), never a guess, and no traceback.
 """

@@ -25,7 +25,6 @@ A cell a spreadsheet would run as a formula gets a leading `'`, as in grades.csv
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import re
@@ -36,7 +35,6 @@ from pathlib import Path
 
 from .inert import say, spreadsheet_cell
 
-ROOT = Path(__file__).resolve().parents[2]
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 CANVAS_ID = re.compile(r"_(\d+)$")
 
@@ -138,16 +136,11 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
                         settings.canvas_partial)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.outputs.lms", description=__doc__.splitlines()[0])
-    parser.add_argument("--assignment", help="assignment id (default: the course's only one)")
-    parser.add_argument("--to", type=Path, help="where to write (default reports/<assignment>-canvas.csv)")
-    args = parser.parse_args(argv)
-    from ..assignment import find_assignment
-
-    name = find_assignment(ROOT, args.assignment).name
+def command(root: Path, name: str, dest: Path | None = None) -> int:
+    """`python -m autograder grades-lms`: write the import file for assignment `name` and say what it holds, or why
+    not (exit 1)."""
     try:
-        written = write_canvas_csv(ROOT, name, args.to or ROOT / "reports" / f"{name}-canvas.csv")
+        written = write_canvas_csv(root, name, dest or root / "reports" / f"{name}-canvas.csv")
     except FileNotFoundError as error:
         say(error, sys.stderr)
         return 1
@@ -167,7 +160,3 @@ def main(argv: list[str] | None = None) -> int:
               f"({', '.join(written.shared)}): "
               f"one Canvas user is one row, so give them apart in the gradebook and run this again.")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

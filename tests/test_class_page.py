@@ -1,4 +1,4 @@
-"""The class page (`make report`, autograder/outputs/class_page.py) after `make grade` on the demo class.
+"""The class page (`make class-page`, autograder/outputs/class_page.py) after `make grade` on the demo class.
 
 The page is checked with html.parser (structure, every plot a PNG), and rendered in headless Chromium
 (Debian's /usr/bin/chromium through Playwright, as tests/test_formgrader_browser.py does): no console
@@ -78,7 +78,7 @@ def report(tmp_path_factory):
     (submitted / BROKEN / ASSIGNMENT.name / NOTEBOOK).write_text("this is not json {")
     graded = grade_class(course)
     assert graded.returncode == 0, graded.stdout[-2000:] + graded.stderr[-3000:]
-    made = subprocess.run([sys.executable, "-m", "autograder", "report"], cwd=course, capture_output=True, text=True,
+    made = subprocess.run([sys.executable, "-m", "autograder", "class-page"], cwd=course, capture_output=True, text=True,
                           timeout=300)
     assert made.returncode == 0, made.stdout + made.stderr
     page = course / "reports" / f"{ASSIGNMENT.name}.html"
@@ -163,9 +163,9 @@ def test_one_rounding_rule_for_the_mean():
     assert mean_points([]) == "0.00"
 
 
-def test_make_report_runs_the_cli():
-    done = subprocess.run(["make", "-n", "report"], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0 and "-m autograder report --assignment dl01_6_3" in done.stdout
+def test_make_class_page_runs_the_cli():
+    done = subprocess.run(["make", "-n", "class-page"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and "-m autograder class-page --assignment dl01_6_3" in done.stdout
 
 
 def test_the_page_renders_in_a_browser(report, browser):  # noqa: F811 (the fixture imported above)
