@@ -185,7 +185,7 @@ def test_the_page_renders_in_a_browser(report, browser):  # noqa: F811 (the fixt
         context.close()
     assert not errors, errors
     assert len(widths) == 2 and all(width > 0 for width in widths), widths
-    assert title == f"{ASSIGNMENT.name}: class report"
+    assert title == f"{ASSIGNMENT.name}: where the class stands"
 
 
 @pytest.mark.parametrize("name", ["class page", "not-graded page"])

@@ -174,12 +174,12 @@ def render(data: ClassData, top: int = 15) -> str:
     late = "".join(f"<li>{e(s)}: by {e(late_by(hours * 3600))}, late penalty {penalty:g} points</li>"
                    for s, (hours, penalty) in sorted(data.late.items()))
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{e(data.assignment)}: class report</title>
+<html lang="en"><head><meta charset="utf-8"><title>{e(data.assignment)}: where the class stands</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:0.2em 0.5em;text-align:left}}
 img{{max-width:100%}}</style></head>
 <body><main>
-<h1>{e(data.assignment)}: class report</h1>
+<h1>{e(data.assignment)}: where the class stands</h1>
 <p id="summary">{counted(n, 'student')}; mean autograded score {mean_points(list(data.scores.values()))} of {data.max_auto:g}; {len(data.not_graded)} could not be
 graded; {len(data.limits)} hit a limit. Written answers are graded by hand and not counted here.</p>
 <h2>Scores</h2>

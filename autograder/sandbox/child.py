@@ -50,7 +50,7 @@ from protocol import (
 )
 
 
-def _report_nowhere(reason: str, limit: str) -> None:
+def _send_breach_nowhere(reason: str, limit: str) -> None:
     """Where a limit breach is reported before a loader has its results pipe: nowhere."""
 
 
@@ -64,7 +64,7 @@ def _result_to(results: int, reason: str, limit: str) -> None:
     write(results, Result(False, None, reason, limit))
 
 
-_report: Callable[[str, str], None] = _report_nowhere  # where a limit breach is reported: (reason, limit)
+_send_breach: Callable[[str, str], None] = _send_breach_nowhere  # where a limit breach is sent: (reason, limit)
 _CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
 
 
@@ -77,7 +77,7 @@ class _CappedText(io.TextIOBase):
     def write(self, text: str) -> int:
         self.left -= len(text)
         if self.left < 0:
-            _report("printed more than the output limit allows", "output")
+            _send_breach("printed more than the output limit allows", "output")
             os._exit(0)
         return len(text)
 
@@ -128,8 +128,8 @@ def compile_cell(name: str, text: str) -> CodeType:
 
 def _load(cells: list[tuple[str, str]], results: int) -> dict:
     """Run the cells like a notebook with errors allowed: an exception ends only its cell."""
-    global _report
-    _report = functools.partial(_fatal_to, results)
+    global _send_breach
+    _send_breach = functools.partial(_fatal_to, results)
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     errors = []
     for name, text in cells:
@@ -153,8 +153,8 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], result
     ran: whatever the notebook did to the module objects it could reach is not used. Each call
     gets its own CPU allowance (the wall-clock limit is the worker's to enforce).
     """
-    global _report
-    _report = functools.partial(_result_to, results)
+    global _send_breach
+    _send_breach = functools.partial(_result_to, results)
     trusted: dict[str, dict] = {}
     for call in calls:
         module_name, name = call.function.split(":")
