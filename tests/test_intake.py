@@ -138,3 +138,32 @@ def test_one_file_on_the_command_line_is_read_without_following_a_link(tmp_path)
     assert validate_notebook(tmp_path / "link.ipynb", 2048 * 1024) == "it is a symbolic link, not a file"
     data, size = read_regular(REFERENCE, 100)
     assert len(data) == 101 and size == REFERENCE.stat().st_size
+
+
+@pytest.mark.slow
+def test_the_formgrader_autograde_button_reads_the_intakes_copy(tmp_path, monkeypatch):
+    """Stock nbgrader's autograde, which the formgrader's button runs, reads submitted/ itself: it follows a link
+    and copies every file beside the notebook into autograded/ (and on to feedback/). formgrader_guard routes
+    the button through the kit's regrade, so the button reads the intake's copy as `make grade` does."""
+    import jinja2
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.server_extensions.formgrader import base
+
+    from autograder.nbgrader_glue.formgrader_guard import guard
+    from conftest import ASSIGNMENT, course_copy
+
+    course = course_copy(tmp_path)
+    work = course / "submitted" / "eve" / ASSIGNMENT.name
+    work.mkdir(parents=True)
+    (work / NAME).write_bytes((ROOT / "release" / ASSIGNMENT.name / NAME).read_bytes())
+    (work / "answers.txt").symlink_to(course / "solutions" / ASSIGNMENT.name / NAME)
+    (work / "notes.txt").write_text("a file beside the notebook")
+    monkeypatch.setattr(base, "NbGraderAPI", base.NbGraderAPI)  # put back after the test
+    assert guard({"nbgrader_jinja2_env": jinja2.Environment(), "nbgrader_exporter": object()})
+    api = base.NbGraderAPI(CourseDirectory(root=str(course)))
+    result = api.autograde(ASSIGNMENT.name, "eve")
+    assert result["success"], result
+    autograded = course / "autograded" / "eve" / ASSIGNMENT.name
+    assert (autograded / NAME).is_file(), result["log"]
+    assert not {"answers.txt", "notes.txt"} & {p.name for p in autograded.iterdir()}, sorted(autograded.iterdir())
+    assert "not read: 'answers.txt' (a symbolic link)" in result["log"], result["log"]

@@ -131,6 +131,16 @@ try:
 except OSError as error:
     assert error.errno == errno.EPERM
 assert fcntl.ioctl(terminal, termios.TIOCGWINSZ, bytes(8))  # another ioctl: allowed
+library = os.open("/proc/self/exe", os.O_RDONLY)  # a file every process of the machine may read
+page = bytearray(4096)
+assert os.preadv(library, [page], 0) == 4096  # preadv: allowed
+for call, wanted in ((lambda: os.preadv(library, [page], 0, os.RWF_NOWAIT), errno.EOPNOTSUPP),  # glibc: ENOSYS
+                     (lambda: os.posix_fadvise(library, 0, 0, os.POSIX_FADV_DONTNEED), errno.EPERM)):  # drop it
+    try:
+        call()
+        raise SystemExit("a call on the page cache was let through")
+    except OSError as error:
+        assert error.errno == wanted, error
 assert libc.syscall(56, 0x40000000 | 17, 0, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM  # clone(NEWNET)
 pid = os.fork()  # a plain clone: allowed
 if pid == 0:

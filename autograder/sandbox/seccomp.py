@@ -18,14 +18,15 @@ what Docker allows because a container has its own network, files and terminal, 
 level does not (nor a session at any level its neighbour's libraries, which are the same files): `socket`
 (every family: a socket comes only from socketpair), `bind`, `connect` and `listen`, so no socket has a name
 another session could reach (an abstract one, a socket file in /tmp or /run); `flock`, `inotify_add_watch`
-and fcntl's locks, leases and folder notices, each a signal to a session that opens the same file;
+and fcntl's locks, leases and folder notices, each a signal to a session that opens the same file, and
+`cachestat`, `fadvise64` and preadv2's RWF_NOWAIT, which write and read such a file's page cache;
 ioctl's TIOCSTI and TIOCLINUX, which type into a terminal (the loader has none: child.py starts a session of
 its own). A grader's checks need none of them: numpy, the reference and every honest notebook run the same
 under it (tests/test_sandbox.py).
 
 A denied call fails with EPERM (a socket with EAFNOSUPPORT), as under Docker; clone3 fails with
 ENOSYS, so that the C library falls back to clone, whose flags the filter can read (a clone that asks for a
-new namespace is denied). A call made with another architecture's numbers (32-bit x86 on x86_64, its x32
+new namespace is denied), and preadv2 and pwritev2 so, to preadv and pwritev. A call made with another architecture's numbers (32-bit x86 on x86_64, its x32
 ABI) kills the process: the filter reads numbers for one architecture only.
 
 Standard library only: a loader imports this file as a top-level module beside its siblings.
@@ -72,8 +73,13 @@ DENIED = {  # name: (x86_64, aarch64)
     # file): sockets come only from socketpair, unnamed
     "flock": (73, 32), "inotify_add_watch": (254, 27), "bind": (49, 200), "connect": (42, 203),
     "listen": (50, 201),
+    # the page cache of such a file: which of its pages another session read (cachestat) or dropped them (fadvise)
+    "cachestat": (451, 451), "fadvise64": (221, 223),
 }
-CLONE, CLONE3, SOCKET, IOCTL, FCNTL = (56, 220), (435, 435), (41, 198), (16, 29), (72, 25)
+# Answered ENOSYS, so that the C library falls back to a call the filter reads: clone3 (to clone, whose flags it
+# reads), preadv2 and pwritev2 (to preadv and pwritev, without RWF_NOWAIT, which tells whether a page is cached).
+FALL_BACK = {"clone3": (435, 435), "preadv2": (327, 286), "pwritev2": (328, 287)}
+CLONE, SOCKET, IOCTL, FCNTL = (56, 220), (41, 198), (16, 29), (72, 25)
 # CLONE_NEWNS and CLONE_NEWCGROUP ... CLONE_NEWNET: the mask Docker's profile denies clone with.
 NEW_NAMESPACES = 0x7E020000
 # ioctl's requests that act on a terminal beyond the process's own output: TIOCSTI pushes characters into its
@@ -129,7 +135,8 @@ def program(machine: str) -> bytes:
     code.op(_JEQ, IOCTL[column], true="ioctl")
     code.op(_JEQ, FCNTL[column], true="fcntl")
     code.op(_JEQ, SOCKET[column], true="no family")
-    code.op(_JEQ, CLONE3[column], true="enosys")
+    for numbers in FALL_BACK.values():
+        code.op(_JEQ, numbers[column], true="enosys")
     code.op(_RET, ALLOW)
     code.label("clone")
     code.op(_LOAD, _ARG0)
