@@ -7,6 +7,7 @@ submission through it; these are its pieces on small folders. The whole class, w
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -158,7 +159,9 @@ def test_the_formgrader_autograde_button_reads_the_intakes_copy(tmp_path, monkey
     (work / NAME).write_bytes((ROOT / "release" / ASSIGNMENT.name / NAME).read_bytes())
     (work / "answers.txt").symlink_to(course / "solutions" / ASSIGNMENT.name / NAME)
     (work / "notes.txt").write_text("a file beside the notebook")
-    monkeypatch.setattr(base, "NbGraderAPI", base.NbGraderAPI)  # put back after the test
+    stock = base.NbGraderAPI
+    monkeypatch.setattr(base, "NbGraderAPI", stock)  # put back after the test
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # as in a server
     assert guard({"nbgrader_jinja2_env": jinja2.Environment(), "nbgrader_exporter": object()})
     api = base.NbGraderAPI(CourseDirectory(root=str(course)))
     result = api.autograde(ASSIGNMENT.name, "eve")
@@ -167,3 +170,6 @@ def test_the_formgrader_autograde_button_reads_the_intakes_copy(tmp_path, monkey
     assert (autograded / NAME).is_file(), result["log"]
     assert not {"answers.txt", "notes.txt"} & {p.name for p in autograded.iterdir()}, sorted(autograded.iterdir())
     assert "not read: 'answers.txt' (a symbolic link)" in result["log"], result["log"]
+    # the control: nbgrader's own button, on the gradebook the kit's regrade set up, copies both
+    assert stock(CourseDirectory(root=str(course))).autograde(ASSIGNMENT.name, "eve")["success"]
+    assert {"answers.txt", "notes.txt"} <= {p.name for p in autograded.iterdir()}
