@@ -363,13 +363,15 @@ left = "; ".join(f"{what} " + ("made" if number >= 0 else errno.errorcode.get(co
 message = ("kernel objects from another " + "submission: " + ", ".join(found) if found
            else "no kernel object from another submission") + f" (left: {left})\""""
 
-# Ways to signal to a submission graded at the same time without making a kernel object: a lock or an inotify watch
-# on a file both sessions map (the C library: the same inode at every level), and a name (an abstract socket).
+# Ways to signal to a submission graded at the same time without making a kernel object: a lock, an inotify watch
+# or a shared futex on a file both sessions map (the C library: the same inode at every level), and a name (an
+# abstract socket).
 # Each call's errno, or "made" (the other session would see it).
 SHARED_FILE_SIGNALS = """\
 import ctypes, errno, fcntl, struct
 libc = ctypes.CDLL(None, use_errno=True)
-shared = next(line.split()[-1] for line in open("/proc/self/maps") if "libc.so" in line or "libc-" in line)
+shared, start = next((line.split()[-1], int(line.split("-")[0], 16)) for line in open("/proc/self/maps")
+                     if "libc.so" in line or "libc-" in line)
 held = open(shared, "rb")
 def tried(what, call):
     try:
@@ -387,10 +389,12 @@ outcomes = [tried("flock", lambda: fcntl.flock(held, fcntl.LOCK_SH | fcntl.LOCK_
             tried("OFD lock", lambda: fcntl.fcntl(held, 37, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0))),
             tried("watch", lambda: raising(libc.inotify_add_watch(libc.inotify_init1(0), shared.encode(), 0x21))),
             tried("socket", lambda: raising(libc.socket(1, 1, 0))),
-            tried("bind", lambda: raising(libc.bind(pair[0], address, len(address))))]
+            tried("bind", lambda: raising(libc.bind(pair[0], address, len(address)))),
+            # FUTEX_WAKE without the private flag, on a word of the library's page (x86_64's futex)
+            tried("futex", lambda: raising(libc.syscall(202, ctypes.c_void_p(start), 1, 1, 0, 0, 0)))]
 message = "; ".join(outcomes)\
 """
-SHARED_FILE_REFUSED = "flock EPERM; OFD lock EPERM; watch EPERM; socket EAFNOSUPPORT; bind EPERM"
+SHARED_FILE_REFUSED = "flock EPERM; OFD lock EPERM; watch EPERM; socket EAFNOSUPPORT; bind EPERM; futex EPERM"
 
 # Each rewrites json.dumps in its process, which the loader's own protocol calls to write each answer, so that
 # every answer it sends the grader is `payload` (with "ok": true): a 2 MB list of numbers, a list nested 500

@@ -142,6 +142,12 @@ for call, wanted in ((lambda: os.preadv(library, [page], 0, os.RWF_NOWAIT), errn
     except OSError as error:
         assert error.errno == wanted, error
 assert libc.syscall(56, 0x40000000 | 17, 0, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM  # clone(NEWNET)
+import threading
+ready = threading.Event()
+worker = threading.Thread(target=ready.set)  # threads wait and wake on private futexes: allowed
+worker.start()
+assert ready.wait(10)
+worker.join()
 pid = os.fork()  # a plain clone: allowed
 if pid == 0:
     os._exit(7)

@@ -18,8 +18,9 @@ what Docker allows because a container has its own network, files and terminal, 
 level does not (nor a session at any level its neighbour's libraries, which are the same files): `socket`
 (every family: a socket comes only from socketpair), `bind`, `connect` and `listen`, so no socket has a name
 another session could reach (an abstract one, a socket file in /tmp or /run); `flock`, `inotify_add_watch`
-and fcntl's locks, leases and folder notices, each a signal to a session that opens the same file, and
-`cachestat`, `fadvise64` and preadv2's RWF_NOWAIT, which write and read such a file's page cache;
+and fcntl's locks, leases and folder notices, each a signal to a session that opens the same file,
+`cachestat`, `fadvise64` and preadv2's RWF_NOWAIT, which write and read such a file's page cache, and a futex
+not marked private, which one session can wait on and another wake through such a file's page;
 ioctl's TIOCSTI and TIOCLINUX, which type into a terminal (the loader has none: child.py starts a session of
 its own). A grader's checks need none of them: numpy, the reference and every honest notebook run the same
 under it (tests/test_sandbox.py).
@@ -77,9 +78,11 @@ DENIED = {  # name: (x86_64, aarch64)
     "cachestat": (451, 451), "fadvise64": (221, 223),
 }
 # Answered ENOSYS, so that the C library falls back to a call the filter reads: clone3 (to clone, whose flags it
-# reads), preadv2 and pwritev2 (to preadv and pwritev, without RWF_NOWAIT, which tells whether a page is cached).
-FALL_BACK = {"clone3": (435, 435), "preadv2": (327, 286), "pwritev2": (328, 287)}
-CLONE, SOCKET, IOCTL, FCNTL = (56, 220), (41, 198), (16, 29), (72, 25)
+# reads), preadv2 and pwritev2 (to preadv and pwritev, without RWF_NOWAIT, which tells whether a page is cached),
+# futex_waitv and the futex2 calls (to futex, whose private flag it reads; the C library uses none of them).
+FALL_BACK = {"clone3": (435, 435), "preadv2": (327, 286), "pwritev2": (328, 287), "futex_waitv": (449, 449),
+             "futex_wake": (454, 454), "futex_wait": (455, 455), "futex_requeue": (456, 456)}
+CLONE, SOCKET, IOCTL, FCNTL, FUTEX = (56, 220), (41, 198), (16, 29), (72, 25), (202, 98)
 # CLONE_NEWNS and CLONE_NEWCGROUP ... CLONE_NEWNET: the mask Docker's profile denies clone with.
 NEW_NAMESPACES = 0x7E020000
 # ioctl's requests that act on a terminal beyond the process's own output: TIOCSTI pushes characters into its
@@ -88,6 +91,10 @@ TERMINAL_INPUT = (0x5412, 0x541C)
 # fcntl's commands that lock a file or watch a folder (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK,
 # F_OFD_SETLKW, F_SETLEASE, F_NOTIFY): as flock, a way to signal to a session that opens the same file.
 FILE_SIGNALS = (5, 6, 7, 36, 37, 38, 1024, 1026)
+# A futex without it is keyed by the file and offset of the page its word is on, where the page is a file's (a
+# library every session maps): a waiter in one session is woken from another. Threads and the C library's own
+# locks are private; a lock shared between processes (multiprocessing's) is not, and fails.
+FUTEX_PRIVATE_FLAG = 128
 
 # Classic BPF (linux/filter.h, linux/seccomp.h): the instructions the filter uses.
 _LOAD = 0x20  # BPF_LD | BPF_W | BPF_ABS: A = the 32-bit word at this offset of struct seccomp_data
@@ -134,6 +141,7 @@ def program(machine: str) -> bytes:
     code.op(_JEQ, CLONE[column], true="clone")
     code.op(_JEQ, IOCTL[column], true="ioctl")
     code.op(_JEQ, FCNTL[column], true="fcntl")
+    code.op(_JEQ, FUTEX[column], true="futex")
     code.op(_JEQ, SOCKET[column], true="no family")
     for numbers in FALL_BACK.values():
         code.op(_JEQ, numbers[column], true="enosys")
@@ -148,6 +156,10 @@ def program(machine: str) -> bytes:
         for request in requests:
             code.op(_JEQ, request, true="deny")
         code.op(_RET, ALLOW)
+    code.label("futex")
+    code.op(_LOAD, _ARG1)
+    code.op(_JSET, FUTEX_PRIVATE_FLAG, false="deny")
+    code.op(_RET, ALLOW)
     code.label("no family")
     code.op(_RET, ERRNO | errno.EAFNOSUPPORT)
     code.label("enosys")
