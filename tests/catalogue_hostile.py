@@ -627,8 +627,8 @@ HOSTILE: list[Hostile] = [
             sabotage("linear", "Linear.forward", UNIX_SOCKET_SEND),
             loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),
             reason="unix socket: operation not permitted", root_only=True),
-    Hostile("file-signals", "locks a library every session maps (flock, an OFD lock), watches it (inotify) and binds an "
-            "abstract socket, to signal to a classmate graded beside it (in forward)",
+    Hostile("file-signals", "locks a library every session maps (flock, an OFD lock), watches it (inotify), wakes a "
+            "shared futex on its page and binds an abstract socket, to signal to a classmate graded beside it (in forward)",
             sabotage("linear", "Linear.forward", SHARED_FILE_SIGNALS + "\nraise RuntimeError(message)"),
             loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON), reason=SHARED_FILE_REFUSED),
     Hostile("pipe-shrink-stop", "shrinks its commands pipe to one page and stops itself (SIGSTOP) when the loader "
