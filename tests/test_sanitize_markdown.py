@@ -206,5 +206,5 @@ def test_adversarial_markdown_at_the_notebook_size_limit_is_sanitised_in_bounded
 
 def test_the_sanitiser_parses_html_with_nh3_alone():
     """No hand-written HTML pass: the module never imports html.parser."""
-    text = (ROOT / "autograder" / "preprocessors" / "sanitize_markdown.py").read_text()
+    text = (ROOT / "autograder" / "nbgrader_glue" / "preprocessors" / "sanitize_markdown.py").read_text()
     assert "html.parser" not in text and "HTMLParser" not in text
