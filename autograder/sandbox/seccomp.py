@@ -25,10 +25,11 @@ ioctl's TIOCSTI and TIOCLINUX, which type into a terminal (the loader has none: 
 its own). A grader's checks need none of them: numpy, the reference and every honest notebook run the same
 under it (tests/test_sandbox.py).
 
-A denied call fails with EPERM (a socket with EAFNOSUPPORT), as under Docker; clone3 fails with
-ENOSYS, so that the C library falls back to clone, whose flags the filter can read (a clone that asks for a
-new namespace is denied), and preadv2 and pwritev2 so, to preadv and pwritev. A call made with another architecture's numbers (32-bit x86 on x86_64, its x32
-ABI) kills the process: the filter reads numbers for one architecture only.
+A denied call fails with EPERM (a socket with EAFNOSUPPORT), as under Docker; clone3 fails with ENOSYS, so
+that the C library falls back to clone, whose flags the filter can read (a clone that asks for a new
+namespace is denied), and so do preadv2, pwritev2, futex_waitv and the futex2 calls (FALL_BACK). A call made
+with another architecture's numbers (32-bit x86 on x86_64, its x32 ABI) kills the process: the filter reads
+numbers for one architecture only.
 
 Standard library only: a loader imports this file as a top-level module beside its siblings.
 """
