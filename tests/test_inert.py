@@ -66,6 +66,16 @@ def test_a_reason_or_a_note_shown_on_a_page_is_laid_out_as_written():
     assert "\u202e" not in shown and "'x\\u202ebnpy.ipynb'" in shown, shown
 
 
+def test_a_checks_message_shown_on_a_page_is_laid_out_as_written():
+    """A check's line quotes the student's exception text ("Linear.forward raised ValueError: ..."), and the
+    feedback and formgrader pages show it as HTML: the redaction every message passes writes format characters
+    as escapes, so the student's text cannot reorder the grader's line."""
+    from autograder.outputs.redaction import redactor
+
+    line = redactor(ASSIGNMENT, 300)("Linear.forward raised ValueError: score 2/2 \u202e\u2066\u200b\n(line 2)")
+    assert line == "Linear.forward raised ValueError: score 2/2 \\u202e\\u2066\\u200b (line 2)"
+
+
 def test_the_public_checks_strip_the_same_characters():
     """notebook_checks.py stays standalone (students run it), so it keeps its own copy of the rule."""
     every = "".join(chr(c) for c in [*range(0x3000), 0xfeff, 0xfff9, 0x110bd, 0xe0001])
