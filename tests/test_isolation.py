@@ -314,3 +314,20 @@ def test_a_process_the_memory_budget_killed_is_named_so():
         assert "memory budget" in sandbox.end()
     assert outcome.reason == ("was killed by the kernel: the submission's processes together used their memory budget "
                               "of 128 MB"), outcome
+
+
+def test_every_file_of_grades_at_the_course_root_is_closed_to_student_code(tmp_path):
+    """At `uid` the course root is open to the sandbox's uid (it reaches .venv and release/ through it), so what
+    keeps the grades from student code there is their modes: the gradebook, a dated copy of it that make
+    reset-gradebook kept (one made before it was closed read as anyone's), SQLite's side files, grades.csv."""
+    from types import SimpleNamespace
+
+    from autograder.sandbox.policy import close_to_others
+
+    grades = ["gradebook.db", "gradebook-2026-01-05T0930.db", "gradebook.db-wal", "grades.csv"]
+    for name in [*grades, "README.md"]:
+        (tmp_path / name).write_text("x")
+        (tmp_path / name).chmod(0o644)
+    close_to_others(SimpleNamespace(root=tmp_path))
+    assert {name: (tmp_path / name).stat().st_mode & 0o777 for name in [*grades, "README.md"]} == {
+        **{name: 0o600 for name in grades}, "README.md": 0o644}
