@@ -13,6 +13,9 @@ c.CourseDirectory.solution_directory = "solutions"
 # report.json: the grader's report beside each autograded notebook (RunHiddenSuites), never copied from a
 # submission into autograded/ nor from there into feedback/.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".pytest_cache", "report.json"]
+# nbgrader's exchange, which the kit does not use (its Collect button, `nbgrader collect`), copies each inbound
+# folder through the kit's intake: no link followed, regular files only (docs/security.md).
+c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange_collect.IntakeExchangeCollect"
 
 # An LMS download (downloaded/dl01_6_3/archive/*.zip, or its files and folders as they are) is unpacked
 # and sorted into submitted/<student>/dl01_6_3/ by nbgrader's zip_collect with the kit's plugins, which

@@ -374,6 +374,39 @@ left = "; ".join(f"{what} " + ("made" if number >= 0 else errno.errorcode.get(co
 message = ("kernel objects from another " + "submission: " + ", ".join(found) if found
            else "no kernel object from another submission") + f" (left: {left})\""""
 
+# Ways to signal to a submission graded at the same time without making a kernel object: a lock, an inotify watch
+# or a shared futex on a file both sessions map (the C library: the same inode at every level), and a name (an
+# abstract socket).
+# Each call's errno, or "made" (the other session would see it).
+SHARED_FILE_SIGNALS = """\
+import ctypes, errno, fcntl, struct
+libc = ctypes.CDLL(None, use_errno=True)
+shared, start = next((line.split()[-1], int(line.split("-")[0], 16)) for line in open("/proc/self/maps")
+                     if "libc.so" in line or "libc-" in line)
+held = open(shared, "rb")
+def tried(what, call):
+    try:
+        call()
+        return what + " made"
+    except OSError as error:
+        return what + " " + errno.errorcode[error.errno]
+def raising(number):
+    if number < 0:
+        raise OSError(ctypes.get_errno(), "")
+address = struct.pack("=H", 1) + b"\\0kit-kernel-objects"  # AF_UNIX, abstract
+pair = (ctypes.c_int * 2)()
+raising(libc.socketpair(1, 1, 0, pair))  # allowed: a pair of sockets without a name
+outcomes = [tried("flock", lambda: fcntl.flock(held, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+            tried("OFD lock", lambda: fcntl.fcntl(held, 37, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0))),
+            tried("watch", lambda: raising(libc.inotify_add_watch(libc.inotify_init1(0), shared.encode(), 0x21))),
+            tried("socket", lambda: raising(libc.socket(1, 1, 0))),
+            tried("bind", lambda: raising(libc.bind(pair[0], address, len(address)))),
+            # FUTEX_WAKE without the private flag, on a word of the library's page (x86_64's futex)
+            tried("futex", lambda: raising(libc.syscall(202, ctypes.c_void_p(start), 1, 1, 0, 0, 0)))]
+message = "; ".join(outcomes)\
+"""
+SHARED_FILE_REFUSED = "flock EPERM; OFD lock EPERM; watch EPERM; socket EAFNOSUPPORT; bind EPERM; futex EPERM"
+
 # Each rewrites json.dumps in its process, which the loader's own protocol calls to write each answer, so that
 # every answer it sends the grader is `payload` (with "ok": true): a 2 MB list of numbers, a list nested 500
 # deep (within what json takes in the process that writes it), or 900 KB of text, under the limit of one
@@ -604,7 +637,11 @@ HOSTILE: list[Hostile] = [
     Hostile("unix-socket", f"connects to the unix socket {UNIX_SOCKET} that the grader's host listens on (in forward)",
             sabotage("linear", "Linear.forward", UNIX_SOCKET_SEND),
             loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),
-            reason="unix socket: no such file or directory", root_only=True),
+            reason="unix socket: operation not permitted", root_only=True),
+    Hostile("file-signals", "locks a library every session maps (flock, an OFD lock), watches it (inotify), wakes a "
+            "shared futex on its page and binds an abstract socket, to signal to a classmate graded beside it (in forward)",
+            sabotage("linear", "Linear.forward", SHARED_FILE_SIGNALS + "\nraise RuntimeError(message)"),
+            loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON), reason=SHARED_FILE_REFUSED),
     Hostile("pipe-shrink-stop", "shrinks its commands pipe to one page and stops itself (SIGSTOP) when the loader "
                                 "reads it (blank release)",
             on_blank(PIPE_SHRINK_STOP), max_total=0, reason="did not finish within 6 s of wall-clock time", limit="time"),

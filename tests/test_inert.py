@@ -8,6 +8,7 @@ tests/test_lms.py.
 """
 from __future__ import annotations
 
+import html
 import io
 import json
 import shutil
@@ -19,7 +20,7 @@ import notebook_checks
 import pytest
 
 from autograder.classroom.mutate import Mutation, apply
-from autograder.outputs.inert import escaped, say, spreadsheet_cell, terminal_text
+from autograder.outputs.inert import escaped, one_line, say, spreadsheet_cell, terminal_text
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, solution_notebook
 
 # An OSC that retitles the terminal window, a CSI that clears the screen, and C1's one-character CSI.
@@ -48,6 +49,31 @@ def test_format_characters_are_escaped_where_a_terminal_shows_them():
     out.seek(0)
     assert out.read() == "a\\u202eb\n"
     assert escaped("x\u202e\x1b\u2028 y") == "x\\u202e\\x1b\\u2028 y"
+
+
+def test_a_reason_or_a_note_shown_on_a_page_is_laid_out_as_written():
+    """The feedback page's note (the formgrader shows the same cell) and the class page's reasons are HTML, which
+    lays out bidirectional controls as a terminal does: a file name in a note could reorder what the instructor
+    reads there. one_line, which every reason and note passes through, writes each format character as its
+    escape, and the note's cell shows that escape as text."""
+    from nbconvert.filters.markdown import markdown2html
+
+    from autograder.nbgrader_glue.preprocessors.add_grading_notes import note_markdown
+
+    note = one_line("graded 'x\u202ebnpy.ipynb' as modules_and_sgd.ipynb (renamed)")
+    assert note == "graded 'x\\u202ebnpy.ipynb' as modules_and_sgd.ipynb (renamed)"
+    shown = html.unescape(markdown2html(note_markdown(note)))
+    assert "\u202e" not in shown and "'x\\u202ebnpy.ipynb'" in shown, shown
+
+
+def test_a_checks_message_shown_on_a_page_is_laid_out_as_written():
+    """A check's line quotes the student's exception text ("Linear.forward raised ValueError: ..."), and the
+    feedback and formgrader pages show it as HTML: the redaction every message passes writes format characters
+    as escapes, so the student's text cannot reorder the grader's line."""
+    from autograder.outputs.redaction import redactor
+
+    line = redactor(ASSIGNMENT, 300)("Linear.forward raised ValueError: score 2/2 \u202e\u2066\u200b\n(line 2)")
+    assert line == "Linear.forward raised ValueError: score 2/2 \\u202e\\u2066\\u200b (line 2)"
 
 
 def test_the_public_checks_strip_the_same_characters():

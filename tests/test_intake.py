@@ -7,6 +7,8 @@ submission through it; these are its pieces on small folders. The whole class, w
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -138,3 +140,79 @@ def test_one_file_on_the_command_line_is_read_without_following_a_link(tmp_path)
     assert validate_notebook(tmp_path / "link.ipynb", 2048 * 1024) == "it is a symbolic link, not a file"
     data, size = read_regular(REFERENCE, 100)
     assert len(data) == 101 and size == REFERENCE.stat().st_size
+
+
+@pytest.mark.slow
+def test_the_formgrader_autograde_button_reads_the_intakes_copy(tmp_path, monkeypatch):
+    """Stock nbgrader's autograde, which the formgrader's button runs, reads submitted/ itself: it follows a link
+    and copies every file beside the notebook into autograded/ (and on to feedback/). formgrader_guard routes
+    the button through the kit's regrade, so the button reads the intake's copy as `make grade` does."""
+    import jinja2
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.server_extensions.formgrader import base
+
+    from autograder.nbgrader_glue.formgrader_guard import guard
+    from conftest import ASSIGNMENT, course_copy
+
+    course = course_copy(tmp_path)
+    work = course / "submitted" / "eve" / ASSIGNMENT.name
+    work.mkdir(parents=True)
+    (work / NAME).write_bytes((ROOT / "release" / ASSIGNMENT.name / NAME).read_bytes())
+    (work / "answers.txt").symlink_to(course / "solutions" / ASSIGNMENT.name / NAME)
+    (work / "notes.txt").write_text("a file beside the notebook")
+    stock = base.NbGraderAPI
+    monkeypatch.setattr(base, "NbGraderAPI", stock)  # put back after the test
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # as in a server
+    assert guard({"nbgrader_jinja2_env": jinja2.Environment(), "nbgrader_exporter": object()})
+    api = base.NbGraderAPI(CourseDirectory(root=str(course)))
+    result = api.autograde(ASSIGNMENT.name, "eve")
+    assert result["success"], result
+    autograded = course / "autograded" / "eve" / ASSIGNMENT.name
+    assert (autograded / NAME).is_file(), result["log"]
+    assert not {"answers.txt", "notes.txt"} & {p.name for p in autograded.iterdir()}, sorted(autograded.iterdir())
+    assert "not read: 'answers.txt' (a symbolic link)" in result["log"], result["log"]
+    # the control: nbgrader's own button, on the gradebook the kit's regrade set up, copies both
+    assert stock(CourseDirectory(root=str(course))).autograde(ASSIGNMENT.name, "eve")["success"]
+    assert {"answers.txt", "notes.txt"} <= {p.name for p in autograded.iterdir()}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="a folder another user owns is made with chown, as root")
+def test_nbgraders_exchange_collect_copies_through_the_intake(tmp_path, monkeypatch):
+    """nbgrader's exchange collect copies an inbound folder with shutil.copytree, following a student's link to
+    the course's reference into submitted/ as a real file, and only warns when a folder's owner is not the
+    student its name claims; nbgrader_config.py makes it the kit's IntakeExchangeCollect, which takes nothing the
+    intake would not, and nothing from a folder another user owns."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.settings import load_config
+    from conftest import ASSIGNMENT, course_copy
+
+    course = course_copy(tmp_path / "course")
+    inbound = tmp_path / "exchange" / "dl01" / "inbound" / f"eve+{ASSIGNMENT.name}+2026-11-20 12:00:00.000000 UTC"
+    inbound.mkdir(parents=True)
+    (inbound / NAME).symlink_to(course / "solutions" / ASSIGNMENT.name / NAME)
+    (inbound / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC")
+    (inbound / "notes.txt").write_text("a file beside the notebook")
+    posing = inbound.with_name(f"ada+{ASSIGNMENT.name}+2026-11-21 12:00:00.000000 UTC")  # another uid's, as ada
+    posing.mkdir()
+    (posing / NAME).write_text("{}")
+    os.chown(posing, 1234567, 1234567)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
+    config = load_config(course)
+    config.Exchange.root = str(tmp_path / "exchange")
+    api = NbGraderAPI(CourseDirectory(config=config, root=str(course)), config=config)
+    result = api.collect(ASSIGNMENT.name)
+    assert result["success"], result
+    collected = course / "submitted" / "eve" / ASSIGNMENT.name
+    assert not list(collected.iterdir()), result["log"]
+    assert "is a symbolic link" in result["log"], result["log"]
+    assert not (course / "submitted" / "ada" / ASSIGNMENT.name).exists(), result["log"]
+    # the control: nbgrader's own collect copies the reference's text as eve's notebook, and the file beside it
+    config.ExchangeFactory.collect = "nbgrader.exchange.default.collect.ExchangeCollect"
+    stock = NbGraderAPI(CourseDirectory(config=config, root=str(course)), config=config)
+    shutil.rmtree(collected)
+    assert stock.collect(ASSIGNMENT.name)["success"]
+    assert (collected / NAME).read_bytes() == (course / "solutions" / ASSIGNMENT.name / NAME).read_bytes()
+    assert (collected / "notes.txt").is_file() and not (collected / NAME).is_symlink()

@@ -210,16 +210,6 @@ def test_student_code_gets_an_allow_listed_environment(monkeypatch):
     assert seen["HOME"] == "/tmp" if LEVEL.startswith("namespaces") else seen["HOME"].startswith("/tmp/kit-")
 
 
-CONNECT_UNIX = """\
-import ctypes, struct
-libc = ctypes.CDLL(None, use_errno=True)
-def connect(path):
-    address = struct.pack("=H", 1) + path.encode() + b"\\0"
-    fd = libc.socket(1, 1, 0)
-    return 0 if libc.connect(fd, address, len(address)) == 0 else ctypes.get_errno()
-"""
-
-
 @needs_level("namespaces")
 def test_a_session_sees_an_allow_list_of_the_machine_not_another_clone_or_a_socket_file():
     clone, path = Path(f"/srv/kit-test-clone-{os.getpid()}"), f"/run/kit-test-{os.getpid()}.sock"
@@ -231,20 +221,22 @@ def test_a_session_sees_an_allow_list_of_the_machine_not_another_clone_or_a_sock
         listener.bind(path)
         os.chmod(path, 0o777)
         listener.listen(1)
-        code = CONNECT_UNIX + f"""\
+        # the socket file is looked for, not connected to: the system-call filter refuses every connect before
+        # the session's root is asked (tests/test_kernel_objects.py)
+        code = f"""\
 import os
 try:
     answer = open({str(clone / "solutions" / "answer.txt")!r}).read()
 except OSError as error:
     answer = error.strerror
-result = [answer, connect({path!r}), sorted(os.listdir("/")), sorted(os.listdir("/etc"))]"""
-        answer, connected, top, etc = run(sandbox, code)
+result = [answer, os.path.lexists({path!r}), sorted(os.listdir("/")), sorted(os.listdir("/etc"))]"""
+        answer, socket_file, top, etc = run(sandbox, code)
         listener.settimeout(0.2)
         with pytest.raises(TimeoutError):
             listener.accept()
     os.unlink(path)
     shutil.rmtree(clone)
-    assert answer == "No such file or directory" and connected == errno.ENOENT
+    assert answer == "No such file or directory" and not socket_file
     assert not {"srv", "run", "home", "opt", "mnt"} & set(top) - {ROOT.parts[1]}, top
     assert set(etc) <= {"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime"}, etc
 
@@ -323,3 +315,20 @@ def test_a_process_the_memory_budget_killed_is_named_so():
         assert "memory budget" in sandbox.end()
     assert outcome.reason == ("was killed by the kernel: the submission's processes together used their memory budget "
                               "of 128 MB"), outcome
+
+
+def test_every_file_of_grades_at_the_course_root_is_closed_to_student_code(tmp_path):
+    """At `uid` the course root is open to the sandbox's uid (it reaches .venv and release/ through it), so what
+    keeps the grades from student code there is their modes: the gradebook, a dated copy of it that make
+    reset-gradebook kept (one made before it was closed read as anyone's), SQLite's side files, grades.csv."""
+    from types import SimpleNamespace
+
+    from autograder.sandbox.policy import close_to_others
+
+    grades = ["gradebook.db", "gradebook-2026-01-05T0930.db", "gradebook.db-wal", "grades.csv"]
+    for name in [*grades, "README.md"]:
+        (tmp_path / name).write_text("x")
+        (tmp_path / name).chmod(0o644)
+    close_to_others(SimpleNamespace(root=tmp_path))
+    assert {name: (tmp_path / name).stat().st_mode & 0o777 for name in [*grades, "README.md"]} == {
+        **{name: 0o600 for name in grades}, "README.md": 0o644}

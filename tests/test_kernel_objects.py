@@ -3,13 +3,15 @@ System V message queue, semaphore set or shared memory segment, or POSIX message
 runs under the system-call filter (autograder/sandbox/seccomp.py), at every isolation level."""
 from __future__ import annotations
 
+import os
 import platform
+import pty
 import subprocess
 import sys
 
 import pytest
 import sandbox_probes
-from catalogue_hostile import KERNEL_OBJECTS
+from catalogue_hostile import KERNEL_OBJECTS, SHARED_FILE_REFUSED, SHARED_FILE_SIGNALS
 
 from autograder.sandbox import Cell, Limits, Sandbox, seccomp
 from conftest import ROOT
@@ -49,6 +51,59 @@ def test_two_submissions_graded_at_once_share_no_kernel_object():
     assert seen == [f"no kernel object from another submission (left: {LEFT})"] * 3
 
 
+def test_two_submissions_graded_at_once_share_no_lock_watch_or_name():
+    with box() as first, box() as second:
+        first.begin()
+        second.begin()
+        seen = [first.call([Cell("student", SHARED_FILE_SIGNALS)], sandbox_probes.value, name="message"),
+                second.call([Cell("student", SHARED_FILE_SIGNALS)], sandbox_probes.value, name="message")]
+        first.end()
+        second.end()
+    assert [outcome.value for outcome in seen] == [SHARED_FILE_REFUSED] * 2, [(o.reason, o.load_errors) for o in seen]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the `uid` level, where /dev/tty is the machine's, needs root")
+def test_student_code_graded_from_a_terminal_has_no_terminal_to_type_into():
+    """`make grade` in the instructor's terminal: at the `uid` level (no mount namespace) /dev/tty is the
+    machine's, and a process with that terminal as its controlling one could push characters into the
+    instructor's shell with TIOCSTI. The loader starts a session of its own, so /dev/tty opens nothing."""
+    code = f"""
+import sys
+sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
+import sandbox_probes
+from autograder.sandbox import Cell, Limits, Sandbox
+from autograder.settings import GraderSettings
+isolation = {{**GraderSettings().isolation(), "level": "uid"}}
+with Sandbox(modules={{"sandbox_probes": sandbox_probes.__file__}}, limits=Limits(seconds=3, memory_mb=1024,
+             output_kb=64), isolation=isolation) as sandbox:
+    outcome = sandbox.call([Cell("student", {TYPE_INTO_TERMINAL!r})], sandbox_probes.value, name="message")
+print("outcome:", outcome.value, outcome.reason, *outcome.load_errors, flush=True)
+"""
+    pid, terminal = pty.fork()  # the child's controlling terminal is a new pseudo-terminal, as in a shell
+    if pid == 0:
+        os.execv(sys.executable, [sys.executable, "-c", code])
+    output = b""
+    while True:
+        try:
+            chunk = os.read(terminal, 4096)
+        except OSError:  # EIO: the child ended
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.waitpid(pid, 0)
+    assert output.split(b"outcome: ")[-1].strip() == b"no terminal: ENXIO", output
+
+
+TYPE_INTO_TERMINAL = """\
+import errno, fcntl, os
+try:
+    fcntl.ioctl(os.open("/dev/tty", os.O_RDWR), 0x5412, b"#")  # TIOCSTI
+    message = "typed into the grader's terminal"
+except OSError as error:
+    message = "no terminal: " + errno.errorcode[error.errno]"""
+
+
 def test_the_filter_denies_only_what_it_names_and_kills_another_architectures_calls():
     code = f"""
 import ctypes, errno, os, socket, sys
@@ -58,13 +113,41 @@ seccomp.install()
 libc = ctypes.CDLL(None, use_errno=True)
 assert libc.syscall(250, 0, -3, 0) == -1 and ctypes.get_errno() == errno.EPERM  # keyctl
 assert libc.msgget(1, 0o1600) == -1 and ctypes.get_errno() == errno.EPERM
-a, b = socket.socketpair()  # AF_UNIX: allowed
+a, b = socket.socketpair()  # unnamed, in one session: allowed
+a.sendall(b"x")
+assert b.recv(1) == b"x"
+for family in (socket.AF_INET, socket.AF_UNIX):
+    try:
+        socket.socket(family)
+        raise SystemExit(f"a socket of {{family}} was made")
+    except OSError as error:
+        assert error.errno == errno.EAFNOSUPPORT
+import fcntl, termios
+assert fcntl.fcntl(a, fcntl.F_GETFD) & fcntl.FD_CLOEXEC  # fcntl but for locks and notices: allowed
+terminal, _ = os.openpty()
 try:
-    socket.socket(socket.AF_INET)
-    raise SystemExit("an IPv4 socket was made")
+    fcntl.ioctl(terminal, termios.TIOCSTI, b"x")  # root may type into any terminal: the filter denies it
+    raise SystemExit("TIOCSTI was let through")
 except OSError as error:
-    assert error.errno == errno.EAFNOSUPPORT
+    assert error.errno == errno.EPERM
+assert fcntl.ioctl(terminal, termios.TIOCGWINSZ, bytes(8))  # another ioctl: allowed
+library = os.open("/proc/self/exe", os.O_RDONLY)  # a file every process of the machine may read
+page = bytearray(4096)
+assert os.preadv(library, [page], 0) == 4096  # preadv: allowed
+for call, wanted in ((lambda: os.preadv(library, [page], 0, os.RWF_NOWAIT), errno.EOPNOTSUPP),  # glibc: ENOSYS
+                     (lambda: os.posix_fadvise(library, 0, 0, os.POSIX_FADV_DONTNEED), errno.EPERM)):  # drop it
+    try:
+        call()
+        raise SystemExit("a call on the page cache was let through")
+    except OSError as error:
+        assert error.errno == wanted, error
 assert libc.syscall(56, 0x40000000 | 17, 0, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM  # clone(NEWNET)
+import threading
+ready = threading.Event()
+worker = threading.Thread(target=ready.set)  # threads wait and wake on private futexes: allowed
+worker.start()
+assert ready.wait(10)
+worker.join()
 pid = os.fork()  # a plain clone: allowed
 if pid == 0:
     os._exit(7)

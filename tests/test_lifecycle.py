@@ -389,6 +389,7 @@ def test_a_dated_copy_of_the_gradebook_never_overwrites_an_earlier_one(tmp_path)
     at = datetime(2026, 12, 1, 9, 30)
     first = backup_gradebook(tmp_path, at)
     assert first.name == "gradebook-2026-12-01T0930.db"
+    assert first.stat().st_mode & 0o777 == 0o600  # every student's grades: closed to others from the start
     kept = hashlib.sha256(first.read_bytes()).hexdigest()
     with sqlite3.connect(db) as live:
         live.execute("INSERT INTO grade VALUES (2.0)")

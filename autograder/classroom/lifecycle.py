@@ -272,7 +272,8 @@ def backup_gradebook(root: Path, now: datetime | None = None) -> Path | None:
     for n in itertools.count(1):
         target = root / f"gradebook-{stamp}{'' if n == 1 else f'-{n}'}.db"
         try:
-            target.open("xb").close()  # claims the name: an existing copy is never opened for writing
+            # claims the name (an existing copy is never opened for writing), closed to others: it holds every grade
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             break
         except FileExistsError:
             continue

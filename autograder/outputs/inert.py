@@ -10,7 +10,9 @@ an exception's text and a grade_id come from students, so everything the kit pri
 `escaped` writes every character that is not printable so, for a name the summary must show as it is. A spreadsheet runs a CSV cell
 that starts with `=`, `+`, `-` or `@` (and a tab, CR or NUL before them) as a formula: `spreadsheet_cell`
 does what OWASP's "CSV Injection" page advises. A reason or a note shown in a summary line or on a page
-is first made `one_line`: no layout of its own, bounded, writable as UTF-8.
+(the feedback page's note, the formgrader's, the class page) is first made `one_line`: no layout of its own
+(no line break, and its format characters written as their escapes, which HTML would lay out as a terminal
+does), bounded, writable as UTF-8.
 """
 from __future__ import annotations
 
@@ -65,6 +67,7 @@ def spreadsheet_cell(value: object) -> str:
 
 
 def one_line(text: object, limit: int = 300) -> str:
-    """A reason or a note as the summary and a page show it: one line, bounded, and writable as UTF-8."""
-    line = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode("utf-8")
+    """A reason or a note as the summary and a page show it: one line, its format characters (Cf) escaped,
+    bounded, and writable as UTF-8."""
+    line = _NON_ASCII.sub(_format_escaped, " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode())
     return line if len(line) <= limit else line[: limit - 1] + "…"

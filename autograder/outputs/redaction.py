@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import functools
 import io
+import sys
 import tokenize
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .inert import one_line
 
 if TYPE_CHECKING:
     from ..assignment import Assignment
@@ -71,7 +74,7 @@ class Redactor:
     def __call__(self, message: str) -> str:
         if not message:  # a passed check says nothing
             return message
-        line = " ".join(message.split())
+        line = one_line(message, sys.maxsize)  # format characters escaped: the pages lay them out (cut below)
         squashed = _squash(line)
         if any(code in squashed for code in self.code):
             return WITHHELD_CODE

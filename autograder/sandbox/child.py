@@ -87,7 +87,7 @@ class _CappedText(io.TextIOBase):
 
 def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
     """Everything a loader does to itself before it runs a line of student code."""
-    os.setpgid(0, 0)
+    os.setsid()  # a process group of its own, and no controlling terminal (/dev/tty): none to type into
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)

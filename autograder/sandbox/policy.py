@@ -59,13 +59,14 @@ def close_to_others(assignment: Assignment) -> None:
     """Before student code runs under its worker's uid: make the instructor's files unreadable to it.
 
     Every private folder (the hidden suites, every copy of the solutions, git's history, other
-    students' work, feedback), and the gradebook and grades.csv. The worker imports everything it
+    students' work, feedback), and every file at the root that holds grades: the gradebook, its dated
+    copies (make reset-gradebook's) and SQLite's side files, and grades.csv. The worker imports everything it
     needs before student code runs, so nothing of the kit has to stay readable. With namespaces the
     folders are not even in its root (sandbox/isolation.py); without, this is what keeps them closed. Permanent,
     and harmless: only the grader (root) uses these files.
     """
     for folder in private_paths(assignment):
         Path(folder).chmod(0o700)
-    for file in (assignment.root / "gradebook.db", assignment.root / "grades.csv"):
+    for file in [*assignment.root.glob("gradebook*.db*"), assignment.root / "grades.csv"]:
         if file.is_file():
             file.chmod(0o600)

@@ -14,13 +14,22 @@ queues, which without an IPC namespace of its own, the "uid" level, are the mach
 themselves; mounts), that read or write another process (ptrace, process_vm_*, kcmp, pidfd_getfd), or the
 kernel's own state (modules, bpf, perf events, the clock, swap, reboot). Unlike Docker's, it also denies the
 System V calls Docker allows inside an IPC namespace, io_uring (which Docker has denied since 2023), and
-sockets of any family but AF_UNIX (the "uid" level has no network namespace). A grader's checks need none
-of them: numpy, the reference and every honest notebook run the same under it (tests/test_sandbox.py).
+what Docker allows because a container has its own network, files and terminal, and a session at the "uid"
+level does not (nor a session at any level its neighbour's libraries, which are the same files): `socket`
+(every family: a socket comes only from socketpair), `bind`, `connect` and `listen`, so no socket has a name
+another session could reach (an abstract one, a socket file in /tmp or /run); `flock`, `inotify_add_watch`
+and fcntl's locks, leases and folder notices, each a signal to a session that opens the same file,
+`cachestat`, `fadvise64` and preadv2's RWF_NOWAIT, which write and read such a file's page cache, and a futex
+not marked private, which one session can wait on and another wake through such a file's page;
+ioctl's TIOCSTI and TIOCLINUX, which type into a terminal (the loader has none: child.py starts a session of
+its own). A grader's checks need none of them: numpy, the reference and every honest notebook run the same
+under it (tests/test_sandbox.py).
 
-A denied call fails with EPERM (a socket's family with EAFNOSUPPORT), as under Docker; clone3 fails with
-ENOSYS, so that the C library falls back to clone, whose flags the filter can read (a clone that asks for a
-new namespace is denied). A call made with another architecture's numbers (32-bit x86 on x86_64, its x32
-ABI) kills the process: the filter reads numbers for one architecture only.
+A denied call fails with EPERM (a socket with EAFNOSUPPORT), as under Docker; clone3 fails with ENOSYS, so
+that the C library falls back to clone, whose flags the filter can read (a clone that asks for a new
+namespace is denied), and so do preadv2, pwritev2, futex_waitv and the futex2 calls (FALL_BACK). A call made
+with another architecture's numbers (32-bit x86 on x86_64, its x32 ABI) kills the process: the filter reads
+numbers for one architecture only.
 
 Standard library only: a loader imports this file as a top-level module beside its siblings.
 """
@@ -61,17 +70,38 @@ DENIED = {  # name: (x86_64, aarch64)
     "adjtimex": (159, 171), "quotactl": (179, 60), "lookup_dcookie": (212, 18), "fanotify_init": (300, 262),
     "syslog": (103, 116), "vhangup": (153, 58), "mbind": (237, 235), "set_mempolicy": (238, 237),
     "migrate_pages": (256, 238), "move_pages": (279, 239),
+    # what two sessions share without making anything: a lock or a watch on a file both can read (a library of
+    # the session's root is the same inode in every session), and an address (a socket's name, abstract or a
+    # file): sockets come only from socketpair, unnamed
+    "flock": (73, 32), "inotify_add_watch": (254, 27), "bind": (49, 200), "connect": (42, 203),
+    "listen": (50, 201),
+    # the page cache of such a file: which of its pages another session read (cachestat) or dropped them (fadvise)
+    "cachestat": (451, 451), "fadvise64": (221, 223),
 }
-CLONE, CLONE3, SOCKET = (56, 220), (435, 435), (41, 198)
+# Answered ENOSYS, so that the C library falls back to a call the filter reads: clone3 (to clone, whose flags it
+# reads), preadv2 and pwritev2 (to preadv and pwritev, without RWF_NOWAIT, which tells whether a page is cached),
+# futex_waitv and the futex2 calls (to futex, whose private flag it reads; the C library uses none of them).
+FALL_BACK = {"clone3": (435, 435), "preadv2": (327, 286), "pwritev2": (328, 287), "futex_waitv": (449, 449),
+             "futex_wake": (454, 454), "futex_wait": (455, 455), "futex_requeue": (456, 456)}
+CLONE, SOCKET, IOCTL, FCNTL, FUTEX = (56, 220), (41, 198), (16, 29), (72, 25), (202, 98)
 # CLONE_NEWNS and CLONE_NEWCGROUP ... CLONE_NEWNET: the mask Docker's profile denies clone with.
 NEW_NAMESPACES = 0x7E020000
-AF_UNIX = 1
+# ioctl's requests that act on a terminal beyond the process's own output: TIOCSTI pushes characters into its
+# input (the instructor's shell, when the grader runs in a terminal), TIOCLINUX pastes a console's selection.
+TERMINAL_INPUT = (0x5412, 0x541C)
+# fcntl's commands that lock a file or watch a folder (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK,
+# F_OFD_SETLKW, F_SETLEASE, F_NOTIFY): as flock, a way to signal to a session that opens the same file.
+FILE_SIGNALS = (5, 6, 7, 36, 37, 38, 1024, 1026)
+# A futex without it is keyed by the file and offset of the page its word is on, where the page is a file's (a
+# library every session maps): a waiter in one session is woken from another. Threads and the C library's own
+# locks are private; a lock shared between processes (multiprocessing's) is not, and fails.
+FUTEX_PRIVATE_FLAG = 128
 
 # Classic BPF (linux/filter.h, linux/seccomp.h): the instructions the filter uses.
 _LOAD = 0x20  # BPF_LD | BPF_W | BPF_ABS: A = the 32-bit word at this offset of struct seccomp_data
 _JEQ, _JGE, _JSET = 0x15, 0x35, 0x45  # BPF_JMP | BPF_JEQ / BPF_JGE / BPF_JSET | BPF_K
 _RET = 0x06  # BPF_RET | BPF_K
-_NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (the low half of args[0], little-endian)
+_NR, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24  # offsets in struct seccomp_data (the low half of args[0], args[1])
 ALLOW, KILL_PROCESS, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 
@@ -110,16 +140,26 @@ def program(machine: str) -> bytes:
     for numbers in DENIED.values():
         code.op(_JEQ, numbers[column], true="deny")
     code.op(_JEQ, CLONE[column], true="clone")
-    code.op(_JEQ, SOCKET[column], true="socket")
-    code.op(_JEQ, CLONE3[column], true="enosys")
+    code.op(_JEQ, IOCTL[column], true="ioctl")
+    code.op(_JEQ, FCNTL[column], true="fcntl")
+    code.op(_JEQ, FUTEX[column], true="futex")
+    code.op(_JEQ, SOCKET[column], true="no family")
+    for numbers in FALL_BACK.values():
+        code.op(_JEQ, numbers[column], true="enosys")
     code.op(_RET, ALLOW)
     code.label("clone")
     code.op(_LOAD, _ARG0)
     code.op(_JSET, NEW_NAMESPACES, true="deny")
     code.op(_RET, ALLOW)
-    code.label("socket")
-    code.op(_LOAD, _ARG0)
-    code.op(_JEQ, AF_UNIX, false="no family")
+    for name, requests in (("ioctl", TERMINAL_INPUT), ("fcntl", FILE_SIGNALS)):
+        code.label(name)
+        code.op(_LOAD, _ARG1)
+        for request in requests:
+            code.op(_JEQ, request, true="deny")
+        code.op(_RET, ALLOW)
+    code.label("futex")
+    code.op(_LOAD, _ARG1)
+    code.op(_JSET, FUTEX_PRIVATE_FLAG, false="deny")
     code.op(_RET, ALLOW)
     code.label("no family")
     code.op(_RET, ERRNO | errno.EAFNOSUPPORT)
