@@ -197,7 +197,7 @@ def test_a_student_cell_searching_each_parts_process_finds_no_answer_key(canary)
     grader = suites.Grader(prepare_class(assignment, settings))  # as grading does: the instructor's files closed
     box = grader.student_box
     box.close()  # the Grader started its worker: start it again, with the search among the probes it may run
-    box.config["modules"]["answer_key_probes"] = str(Path(__file__).with_name("answer_key_probes.py"))
+    box.config.modules["answer_key_probes"] = str(Path(__file__).with_name("answer_key_probes.py"))
     try:
         for suite in grader.prepared.suites:
             outcome = box.call(suites.part_program(assignment, canary["submission"], suite),
