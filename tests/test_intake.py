@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -171,8 +172,15 @@ def test_the_formgrader_autograde_button_reads_the_intakes_copy(tmp_path, monkey
     assert (autograded / NAME).is_file(), result["log"]
     assert not {"answers.txt", "notes.txt"} & {p.name for p in autograded.iterdir()}, sorted(autograded.iterdir())
     assert "not read: 'answers.txt' (a symbolic link)" in result["log"], result["log"]
-    # the control: nbgrader's own button, on the gradebook the kit's regrade set up, copies both
-    assert stock(CourseDirectory(root=str(course))).autograde(ASSIGNMENT.name, "eve")["success"]
+    # the control: nbgrader's own button, on the gradebook the kit's regrade set up, copies both. In a fresh
+    # interpreter, as a formgrader server is: this one has run other tests' nbgrader applications.
+    control = ("import sys; from nbgrader.coursedir import CourseDirectory; "
+               "from nbgrader.server_extensions.formgrader.base import NbGraderAPI; "
+               "api = NbGraderAPI(CourseDirectory(root=sys.argv[1])); "
+               "sys.exit(0 if api.autograde(sys.argv[2], 'eve')['success'] else 1)")
+    stock_run = subprocess.run([sys.executable, "-c", control, str(course), ASSIGNMENT.name], cwd=course,
+                               capture_output=True, text=True, timeout=300)
+    assert stock_run.returncode == 0, stock_run.stderr[-3000:]
     assert {"answers.txt", "notes.txt"} <= {p.name for p in autograded.iterdir()}
 
 
