@@ -155,6 +155,9 @@ MALFORMED = [
     (TO_GRADER, wire(answers=[], load_errors=[], spent=0, extra=1), Answers, "has a field it may not have ('extra')"),
     (FROM_LOADER, wire(event="cell"), LoadingCell, "has no 'name'"),
     (FROM_LOADER, wire(event="loaded", errors=7), Loaded, "'errors' is not a list of texts"),
+    # "not run" is the session's word for a call it never made: a loader claiming it for its own failure is refused
+    (FROM_LOADER, wire(event="result", ok=False, reason="x", not_run=True), Result,
+     "has a field it may not have ('not_run')"),
     (FROM_LOADER, wire(event="fatal", reason="x", limit="fork"), Fatal, "'limit' is not one of '', 'output'"),
     (FROM_LOADER, wire(event="result", ok="yes"), Result, "'ok' is not true or false"),
     (FROM_LOADER, wire(event="result", ok=False), Result, "a failure has no 'reason'"),
