@@ -7,13 +7,14 @@ with a copy of the kit (`git ls-files`: what a clone holds, uncommitted edits in
   tests/golden/demo_scores.json) and `make test TESTS="..."` (SUBSET below: the kit, the sandbox and
   isolation at the level the machine gives);
 * no-sys-admin: Debian 12 as root without CAP_SYS_ADMIN, as in a container that allows no namespaces:
-  `make grade` must name the `uid` level and still give the golden scores, and the isolation tests
-  must pass or skip, saying why;
+  `make grade` must name the level without namespaces (`uid+landlock`, or `uid` on a kernel without Landlock:
+  the machines share this machine's kernel) and still give the golden scores, and the isolation tests must
+  pass or skip, saying why;
 * podman-userns: Debian 12 as root of a user namespace that maps 65,536 ids (root, and 65,535 more), the shape
   rootless Podman gives by default (machines/userns.py): `make grade` must give the golden scores and name the
   level a session was proven at (sandbox/proof.py): `namespaces+cgroups` with CAP_SYS_ADMIN in the namespace
   (`--cap-add=SYS_ADMIN`), then again without it (a runtime's default capabilities; `make grade FORCE=1`, the
-  class being unchanged), `uid`;
+  class being unchanged), the level without namespaces;
 * root-alone-userns: the same with root the only id mapped: `make grade` must refuse in one line, exit non-zero
   and write nothing (no gradebook.db, grades.csv, feedback/, autograded/ nor submitted/);
   where this machine cannot make user namespaces, both say so and are skipped;
@@ -38,6 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.sandbox import landlock
 from machines import chroot, rootfs, userns
 from machines.gradescope_results import check_results
 
@@ -48,7 +50,8 @@ GRADESCOPE = ("python3", "curl", "unzip")  # Gradescope's base image, as far as 
 # Proves the set-up in ~3 minutes (the whole `make test` takes 12+): the student kit with a notebook run in a
 # Jupyter kernel and nbgrader's release, the sandbox, and isolation at the level the machine gives.
 SUBSET = "tests/test_kit.py tests/test_sandbox.py tests/test_isolation.py"
-HOSTILE = ("read-hidden", "os-exit-top", "fork-bomb")  # tests/catalogue_hostile.py entries graded on Gradescope
+HOSTILE = ("read-hidden", "os-exit-top", "fork-bomb")
+WITHOUT_NAMESPACES = "uid+landlock" if landlock.abi() else "uid"  # a chroot runs on this machine's kernel  # tests/catalogue_hostile.py entries graded on Gradescope
 
 
 @dataclass
@@ -128,7 +131,7 @@ def run_kit(name: str, image: rootfs.Image, drop_sys_admin: bool, tests: str) ->
     level = named_level(output)
     golden = json.loads((ROOT / "tests" / "golden" / "demo_scores.json").read_text())
     same = ok and demo_scores(machine) == golden
-    wanted = "uid" if drop_sys_admin else "namespaces+cgroups"
+    wanted = WITHOUT_NAMESPACES if drop_sys_admin else "namespaces+cgroups"
     outcome.step("make grade", ok and same and level == wanted, seconds,
                  f"isolation: {level}" + ("" if level == wanted else f", not {wanted}")
                  + ("; demo scores as golden" if same else "; demo scores NOT as golden"))
@@ -156,7 +159,7 @@ def run_userns(name: str, image: rootfs.Image, idmap: str) -> Outcome:
     mapped = f"{sum(int(line.split()[2]) for line in idmap.split(','))} ids mapped"
     if idmap != userns.ROOT_ALONE:
         golden = json.loads((ROOT / "tests" / "golden" / "demo_scores.json").read_text())
-        for drop, wanted in ((False, "namespaces+cgroups"), (True, "uid")):
+        for drop, wanted in ((False, "namespaces+cgroups"), (True, WITHOUT_NAMESPACES)):
             if drop:  # the container runtimes' default capabilities: no CAP_SYS_ADMIN in the namespace either; FORCE=1,
                 # since the class is unchanged since the first run and would otherwise not be graded again
                 ok, seconds, output = machine.run("cd /kit && make grade FORCE=1", drop_sys_admin=True, idmap=idmap)

@@ -4,8 +4,9 @@ The class-run test (test_catalogue_hostile.py) shows the same through `make grad
 mechanism holds, quickly. They need the grader's power to isolate: root. Each runs at the level this
 machine gives (conftest.LEVEL) when that level promises what it checks, and skips, saying why, where not:
 the `uid` level (root without namespaces: a container without CAP_SYS_ADMIN, a plain chroot) promises a
-uid of its own per worker and that a submission's processes and scratch files end with it; namespaces add
-a private view of processes and files and no network; cgroups add named memory and process budgets.
+uid of its own per worker and that a submission's processes and scratch files end with it; `uid+landlock`
+adds an allow-list of the disk (the machine's /tmp closed but for the submission's own folder); namespaces
+add a private view of processes and files and no network; cgroups add named memory and process budgets.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 import sandbox_probes
 
-from autograder.sandbox import Cell, Limits, Sandbox
+from autograder.sandbox import Cell, Limits, Sandbox, landlock
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, CAP_SYS_ADMIN, LEVEL, ROOT, command_lines, holds_capability, needs_level
 
@@ -29,10 +30,11 @@ pytestmark = needs_level("uid")
 PROBES = ROOT / "tests" / "sandbox_probes.py"
 
 
-def box(**budgets) -> Sandbox:
-    settings = GraderSettings(**budgets)
+def box(level: str | None = None, **budgets) -> Sandbox:
+    """A sandbox at the machine's level, or at most `level`."""
+    isolation = GraderSettings(**budgets).isolation()
     return Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=3, memory_mb=1024, output_kb=64),
-                   isolation=settings.isolation(), preload=["subprocess"])
+                   isolation={**isolation, "level": level} if level else isolation, preload=["subprocess"])
 
 
 def run(sandbox: Sandbox, code: str, name: str = "result"):
@@ -57,8 +59,8 @@ def test_the_worker_names_the_level_the_machine_gives(pair):
     assert one.level == LEVEL
     if holds_capability(CAP_SYS_ADMIN) and root_is_a_mount_point():
         assert LEVEL.startswith("namespaces")  # and with cgroups where it may write them: on every machine so far
-    else:
-        assert LEVEL == "uid"  # root still: a uid per worker, never "none"
+    else:  # root still: a uid per worker, never "none", with Landlock's allow-list where the kernel offers it
+        assert LEVEL == ("uid+landlock" if landlock.abi() else "uid")
 
 
 def sleeping() -> bool:
@@ -72,8 +74,9 @@ def both_begun(pair):
     one, two = pair
     one.begin()
     two.begin()
-    uid_one = run(one, "import os, subprocess\nsubprocess.Popen(['sleep', '321.5'])\n"
-                       "open('/tmp/left-by-one', 'w').write('one')\nresult = os.getuid()")
+    uid_one = run(one, "import os, subprocess\nsubprocess.Popen(['sleep', '321.5'])\ntry:\n"
+                       "    open('/tmp/left-by-one', 'w').write('one')\n"
+                       "except PermissionError:\n    pass  # uid+landlock: only its own folder\nresult = os.getuid()")
     return one, two, uid_one
 
 
@@ -86,6 +89,63 @@ def test_each_submission_gets_its_own_uid_and_its_processes_and_files_end_with_i
     assert not sleeping()
     assert not [p for p in ("/tmp/left-by-one", "/var/tmp/left-by-one") if os.path.exists(p)]
     assert run(two, "result = 41 + 1") == 42  # the other submission's processes lived on
+
+
+LEAVE_READABLE = """\
+import os
+os.chmod(".", 0o755)  # its own folder opened to every uid, as a careless submission might leave it
+with open("mine", "w") as mine:
+    mine.write("one's secret")
+os.chmod("mine", 0o644)
+result = [os.getcwd(), []]  # its folder, and the shared folders it could leave a file in
+for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+    try:
+        with open(folder + "/left-by-one", "w") as left:
+            left.write("one's secret")
+        os.chmod(folder + "/left-by-one", 0o644)
+        result[1].append(folder)
+    except PermissionError:
+        pass"""
+
+
+def look_around(folder: str) -> str:
+    """A cell that reads what LEAVE_READABLE left (its folder is `folder`) and lists the shared folders."""
+    return f"""\
+import os
+result = {{}}
+for path in ({folder!r} + "/mine", "/tmp/left-by-one", "/var/tmp/left-by-one", "/dev/shm/left-by-one"):
+    try:
+        result[path] = open(path).read()
+    except OSError as error:
+        result[path] = error.strerror
+for path in ("/tmp", "/var/tmp", "/dev/shm", "/"):
+    try:
+        result[path] = "listed" if isinstance(os.listdir(path), list) else "?"
+    except OSError as error:
+        result[path] = error.strerror"""
+
+
+@pytest.mark.skipif(not landlock.abi(), reason="this kernel offers no Landlock")
+@pytest.mark.parametrize("level", ["uid+landlock", "uid"])
+def test_without_namespaces_landlock_keeps_a_submission_out_of_its_neighbours_files(level):
+    """Two submissions graded at once without namespaces, the first leaving what it made readable to every uid:
+    at `uid` (the control) the second reads it, in the first's folder and in the machine's /tmp; at
+    `uid+landlock` the first can leave nothing in the shared folders, and the second can open nothing in the
+    first's folder, nor list the shared folders or the machine's root."""
+    with box(level) as one, box(level) as two:
+        one.begin()
+        two.begin()
+        assert one.level == two.level == level
+        folder, shared = run(one, LEAVE_READABLE)
+        seen = run(two, look_around(folder))
+    if level == "uid":
+        assert shared == ["/tmp", "/var/tmp", "/dev/shm"], shared
+        assert seen[folder + "/mine"] == seen["/tmp/left-by-one"] == seen["/dev/shm/left-by-one"] == "one's secret"
+        assert seen["/tmp"] == seen["/"] == "listed", seen
+    else:
+        assert shared == [], shared
+        assert {path: seen[path] for path in (folder + "/mine", "/tmp", "/var/tmp", "/dev/shm", "/")} == dict.fromkeys(
+            (folder + "/mine", "/tmp", "/var/tmp", "/dev/shm", "/"), "Permission denied"), seen
 
 
 @needs_level("namespaces")
@@ -204,10 +264,11 @@ def test_student_code_gets_an_allow_listed_environment(monkeypatch):
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "canary-hub-token")  # on a hub, the instructor's server token
     with box() as sandbox:
         seen = run(sandbox, "import os\nresult = dict(os.environ)")
-    assert set(seen) == {"PATH", "LANG", "LC_ALL", "HOME", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+    assert set(seen) == {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
                          "MKL_NUM_THREADS"}, seen
     # its scratch: the session's private /tmp, or without namespaces the uid's folder in the machine's
     assert seen["HOME"] == "/tmp" if LEVEL.startswith("namespaces") else seen["HOME"].startswith("/tmp/kit-")
+    assert seen["TMPDIR"] == seen["HOME"]
 
 
 @needs_level("namespaces")

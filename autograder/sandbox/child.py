@@ -112,7 +112,11 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
         except (ValueError, OSError):
             pass
     os.chdir(workdir)
-    os.environ["HOME"] = workdir  # the caller started the worker with HOME unset: the scratch space is home
+    # The caller started the worker with HOME unset: the scratch space is home, and where temporary files go
+    # (the only place a session may write; the worker's tempfile may have remembered the machine's /tmp).
+    os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+    if "tempfile" in sys.modules:
+        sys.modules["tempfile"].tempdir = workdir
     if isolation is not None:
         isolation.drop()
     if sys.platform.startswith("linux"):  # last: what the steps above call, it may deny (seccomp.py)

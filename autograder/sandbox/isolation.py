@@ -24,11 +24,13 @@ isolation. For each submission it forks a *session* process that serves that sub
   files of this uid) is cleaned when the next worker claims the uid: nothing carries into the next run.
 
 `level` names what this machine allowed, strongest first: "namespaces+cgroups", "namespaces",
-"uid" (no namespaces: a uid per worker, its processes killed and its files in /tmp, /var/tmp and
-/dev/shm removed between submissions; the network is not contained), or "none" (not root).
+"uid+landlock" (no namespaces: a uid per worker, its processes killed and its files in /tmp, /var/tmp and
+/dev/shm removed between submissions, and each loader confined by Landlock to the allow-list a namespace
+session's root holds and its own scratch folder: landlock.py), "uid" (the same where the kernel offers no
+Landlock: the disk is closed by permissions alone), or "none" (not root).
 
 Imported two ways: by the worker from its path, as a top-level module beside its siblings (worker.py
-imports `forks` and `uids` first), and by the caller as part of the package, to learn the machine's level.
+imports `forks`, `landlock` and `uids` first), and by the caller as part of the package, to learn the machine's level.
 """
 from __future__ import annotations
 
@@ -48,10 +50,11 @@ from pathlib import Path
 from typing import Callable
 
 if __package__:
-    from . import cputime, forks, uids
+    from . import cputime, forks, landlock, uids
 else:  # the worker's siblings, as top-level modules
     import cputime  # type: ignore[no-redef]  # the same module, imported by its own name
     import forks  # type: ignore[no-redef]  # likewise
+    import landlock  # type: ignore[no-redef]  # likewise
     import uids  # type: ignore[no-redef]  # likewise
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -351,7 +354,8 @@ class Isolation:
         self.level = machine_level(budgets, ceiling)
         self.namespaces = self.level.startswith("namespaces")
         self.use_cgroups = self.level.endswith("cgroups")
-        self.allowed = allowed_paths(see) if self.namespaces else []
+        self.landlock = self.level == "uid+landlock"
+        self.allowed = allowed_paths(see) if self.namespaces or self.landlock else []
         self.uid = uids.claim_uid() if self.level != "none" else os.getuid()
         # Cgroup names unique per run, not just per pid (containers reuse pids), under the uid this worker holds.
         self.run = f"kit-{self.uid}-{secrets.token_hex(4)}"
@@ -478,9 +482,10 @@ class Isolation:
 
     def drop(self) -> None:
         """In a loader, before student code: the worker's uid, its process quota (where no pids cgroup
-        counts it), no privileges to regain."""
+        counts it), no privileges to regain; without namespaces, the allow-list as Landlock rules (landlock.py)."""
         if self.level == "none":
             return
+        rules = landlock.ruleset(self.allowed, [self.scratch], list(DEVICES)) if self.landlock else None
         os.setgroups([])
         os.setgid(self.uid)
         os.setuid(self.uid)
@@ -489,17 +494,19 @@ class Isolation:
             resource.setrlimit(resource.RLIMIT_NPROC, (self.budgets.processes, self.budgets.processes))
         _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # setuid cleared it: die with the session
+        if rules is not None:
+            landlock.enforce(rules)
 
 
-LEVELS = ("none", "uid", "namespaces", "namespaces+cgroups")  # weakest first
+LEVELS = ("none", "uid", "uid+landlock", "namespaces", "namespaces+cgroups")  # weakest first
 
 
 def machine_level(budgets: Budgets = Budgets(), ceiling: str | None = None) -> str:
     """The strongest level this process may set up here, none stronger than `ceiling` (see the module's docstring)."""
     if os.geteuid() != 0:
         return "none"
-    if ceiling == "uid" or not _works(_namespaces_work):
-        return "uid"
+    if ceiling in ("uid", "uid+landlock") or not _works(_namespaces_work):
+        return "uid+landlock" if ceiling != "uid" and _works(_landlock_works) else "uid"
     if ceiling == "namespaces":
         return "namespaces"
     probe = f"kit-probe-{secrets.token_hex(4)}"  # unique: a probe stopped half-way never blocks the next
@@ -524,6 +531,11 @@ def _namespaces_work() -> None:
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
     os.mkdir("/tmp/old")
     _pivot_root("/tmp", "/tmp/old")  # not where the root is a ramfs (an initramfs): no allow-listed root there
+
+
+def _landlock_works() -> None:
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    landlock.enforce(landlock.ruleset([], [], []))
 
 
 def _mirror(child: int) -> None:

@@ -2,8 +2,8 @@
 
 machine_level's probes say what this machine seems to allow; a class is graded only once one session at
 that level has started and a trivial check has run in it (proof_probe.py) as the level promises: the check's
-answer back, under a uid of its own (not the grader's) from the `uid` level up, without sight of the hidden
-suites with namespaces. A level whose session fails is dropped for the next weaker one; as root the ladder
+answer back, under a uid of its own (not the grader's) from the `uid` level up, unable to list the machine's
+root at `uid+landlock`, without sight of the hidden suites with namespaces. A level whose session fails is dropped for the next weaker one; as root the ladder
 ends at `uid`, never at running student code as root (a worker that never got ready ends it at once: no level
 was to blame). When no level can be delivered, or the user namespace
 maps no id for student code (uids.py: a container given root alone), the answer is a refusal: one line that
@@ -87,4 +87,6 @@ def _try(assignment: Assignment, settings: GraderSettings, ceiling: str) -> tupl
         return box.level, f"the check ran as uid {facts['uid']}, gid {facts['gid']}, not an id of its own"
     if box.level.startswith("namespaces") and facts["sees_hidden"]:
         return box.level, "the check could see the hidden suites"
+    if box.level == "uid+landlock" and facts["lists_root"]:
+        return box.level, "the check could list the machine's root folder past its Landlock rules"
     return box.level, ""

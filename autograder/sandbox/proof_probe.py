@@ -6,5 +6,11 @@ import os
 
 
 def session_facts(ns, hidden):
-    """The program's answer, the ids the check runs as, and whether it can see `hidden` (the hidden suites)."""
-    return {"answer": ns.get("answer"), "uid": os.getuid(), "gid": os.getgid(), "sees_hidden": os.path.exists(hidden)}
+    """The program's answer, the ids the check runs as, whether it can see `hidden` (the hidden suites), and
+    whether it can list the machine's root (which Landlock's allow-list leaves out)."""
+    try:
+        lists_root = bool(os.listdir("/"))
+    except OSError:
+        lists_root = False
+    return {"answer": ns.get("answer"), "uid": os.getuid(), "gid": os.getgid(), "sees_hidden": os.path.exists(hidden),
+            "lists_root": lists_root}

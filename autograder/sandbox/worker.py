@@ -22,7 +22,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
 import child
 import forks
-import uids  # noqa: F401  (isolation.py, loaded from its path later, imports it as a sibling)
+import landlock  # noqa: F401  (isolation.py, loaded from its path later, imports these two as siblings)
+import uids  # noqa: F401
 from cputime import HURRIED_NICE, TICK, WALL_FACTOR, Stopwatch, SubmissionClock
 from messages import (
     NOT_RUN_AFTER_TIME_OUT,
