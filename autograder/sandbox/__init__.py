@@ -10,7 +10,8 @@ Four roles, one module each; only lines of JSON cross between processes:
   protocol.py: every message between them, a typed record (lines of JSON), with the one encoder and the one
   reader that rejects a malformed one; every read and write with a deadline.
   uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges;
-  seccomp.py: the system-call filter each loader puts itself and what it starts under.
+  seccomp.py: the system-call filter each loader puts itself and what it starts under; landlock.py: the
+  file-system allow-list a loader puts itself under where the session has no mount namespace.
 """
 from __future__ import annotations
 

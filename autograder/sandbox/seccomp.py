@@ -10,12 +10,12 @@ list and denies the rest with EPERM: of what that profile denies, every call a p
 past its own session. Keys first: a key is found by its serial number machine-wide (/proc/keys), whatever
 session keyring holds it, and no namespace the kernel offers here hides it; then the calls that name or make
 kernel objects other sessions can see (SysV message queues, semaphores, shared memory and POSIX message
-queues, which without an IPC namespace of its own, the "uid" level, are the machine's; namespaces
+queues, which without an IPC namespace of its own, the levels without namespaces, are the machine's; namespaces
 themselves; mounts), that read or write another process (ptrace, process_vm_*, kcmp, pidfd_getfd), or the
 kernel's own state (modules, bpf, perf events, the clock, swap, reboot). Unlike Docker's, it also denies the
 System V calls Docker allows inside an IPC namespace, io_uring (which Docker has denied since 2023), and
-what Docker allows because a container has its own network, files and terminal, and a session at the "uid"
-level does not (nor a session at any level its neighbour's libraries, which are the same files): `socket`
+what Docker allows because a container has its own network, files and terminal, and a session without
+namespaces does not (nor a session at any level its neighbour's libraries, which are the same files): `socket`
 (every family: a socket comes only from socketpair), `bind`, `connect` and `listen`, so no socket has a name
 another session could reach (an abstract one, a socket file in /tmp or /run); `flock`, `inotify_add_watch`
 and fcntl's locks, leases and folder notices, each a signal to a session that opens the same file,

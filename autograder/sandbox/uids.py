@@ -1,7 +1,7 @@
 """A uid for each grading worker that nothing else on the machine uses, and the end of its processes.
 
 Student code runs as this uid (isolation.py). Two graders must never share one: a uid's processes
-count against one `RLIMIT_NPROC`, may signal and trace each other, and at the `uid` level the grader
+count against one `RLIMIT_NPROC`, may signal and trace each other, and without namespaces the grader
 kills every process of its uid after each submission. Locks alone cannot promise that: they live in a
 folder (`/run/autograder-uids`), and two containers or chroots on one host each have their own `/run`.
 So a uid is drawn at random from the ids this process may become (below), skipped when any process of
