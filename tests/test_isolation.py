@@ -393,3 +393,15 @@ def test_every_file_of_grades_at_the_course_root_is_closed_to_student_code(tmp_p
     close_to_others(SimpleNamespace(root=tmp_path))
     assert {name: (tmp_path / name).stat().st_mode & 0o777 for name in [*grades, "README.md"]} == {
         **{name: 0o600 for name in grades}, "README.md": 0o644}
+
+
+@pytest.mark.skipif(not landlock.abi(), reason="this kernel offers no Landlock")
+@pytest.mark.parametrize("ceiling", ["uid+landlock", "uid"])
+def test_the_proof_names_a_level_without_namespaces_only_after_a_check_ran_at_it(monkeypatch, ceiling):
+    """`make grade`'s first line names the level a session really ran a check at (sandbox/proof.py): from a
+    ceiling without namespaces, `uid+landlock` once the check could not list the machine's root, else `uid`."""
+    from autograder.sandbox import proof
+
+    monkeypatch.setattr(proof, "machine_level", lambda: ceiling)
+    found = proof.prove_level(ASSIGNMENT, GraderSettings(), 2)
+    assert (found.level, found.refusal) == (ceiling, ""), found
