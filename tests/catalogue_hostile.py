@@ -206,6 +206,22 @@ answers = {
 for name, fake in answers.items():
     getattr(probes, name).__code__ = fake.__code__"""
 
+# Rewrite the loader's own replies (its writer, found in sys.modules): zero_grad's answers say every gradient is zero,
+# and the lists the checks compare item by item come back empty, so that a comparison over them has nothing to fail.
+FORGE_REPLIES = """\
+import sys
+loader = sys.modules.get("child")
+if loader is not None and not hasattr(loader, "real_write"):
+    loader.real_write = loader.write
+    def write(fd, message, real=loader.real_write):
+        value = getattr(message, "value", None)
+        if isinstance(value, dict) and "grad_shapes" in value:
+            value.update(grads=[[0.0] * (s[0] if s else 1) for s in value["grad_shapes"]], data=[])
+        if isinstance(value, dict) and "cleared" in value and "first" in value:
+            value.update(cleared=[], second=[])
+        return real(fd, message)
+    loader.write = write"""
+
 LEAVE_A_PROCESS = f"""\
 import subprocess
 subprocess.Popen(["sleep", "{SLEEP_MARK}"], start_new_session=True)
@@ -481,6 +497,11 @@ HOSTILE: list[Hostile] = [
             on_blank(PATCH_NUMPY), max_total=0),
     Hostile("forge-probes", "rewrites the hidden probes it can reach in its process to return the lesson's numbers (blank release)",
             on_blank(FORGE_PROBES), max_total=0),
+    Hostile("forge-replies", "zero_grad() does nothing, and a top cell rewrites the loader's replies: zero gradients, and "
+                             "empty lists where the checks compare item by item (reference otherwise)",
+            lambda reference, release: only(with_top_cell(apply(reference, [Mutation("sgd", "SGD.zero_grad", "pass")]),
+                                                          FORGE_REPLIES)),
+            loses=("test_zero_grad",), reason="the notebook changed what the check reports"),
 
     # ------------------------------------------------------------------ files
     Hostile("read-hidden", "reads every file under autograder/, solutions/ and source/, prints it and raises it (in forward)",

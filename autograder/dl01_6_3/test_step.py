@@ -3,6 +3,7 @@ import causes
 import numpy as np
 import probes
 import pytest
+from reported import per_parameter
 
 STUDENT_CELLS = ("sgd",)
 SHAPES = [[3, 2], [2], [1, 4]]
@@ -35,7 +36,8 @@ def expected_after(result, steps, lr):
 
 def each_moved_by(result, lr, steps=1):
     """For each parameter: does its data equal start - lr * (the grads of the first `steps` steps)?"""
-    return [close(got, want) for got, want in zip(result["data"][steps - 1], expected_after(result, steps, lr))]
+    want = expected_after(result, steps, lr)
+    return [close(got, moved) for got, moved in zip(per_parameter(result["data"][steps - 1], len(want)), want)]
 
 
 def moved_by(result, lr, steps=1):
@@ -70,14 +72,17 @@ def test_updates_the_same_parameter_objects_in_place(student, reference):
 
 def test_adds_no_graph_nodes(student, reference):
     got = step_effect(student, 0.1, 5, steps=2)
-    assert all(is_parameter and parents == 0 and not closure for is_parameter, parents, closure in got["facts"]), (
+    facts = per_parameter(got["facts"], len(SHAPES) + len(got["held"]))  # the Parameters given, then those held
+    assert all(is_parameter and parents == 0 and not closure for is_parameter, parents, closure in facts), (
         "after step() a parameter is a graph node with parents, or no longer a Parameter: the update is not "
         "part of the model, so do it on the array (p.data -= self.lr * p.grad), not with Tensor operations")
 
 
 def test_leaves_the_gradients_alone(student, reference):
     got = step_effect(student, 0.1, 6)
-    assert all(g is not None and close(g, used) for g, used in zip(got["grads_after"][0], got["grads_used"][0])), (
+    used = got["grads_used"][0]
+    after = per_parameter(got["grads_after"][0], len(used))
+    assert all(g is not None and close(g, u) for g, u in zip(after, used)), (
         "step() changed p.grad: clearing the gradients is zero_grad()'s job, step() only moves p.data")
 
 
@@ -109,7 +114,8 @@ def test_changes_the_output_of_the_model_that_holds_the_parameters(student, refe
 def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, widths, lr, seed):
     got = student.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed, steps=2)
     want = reference.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed, steps=2)
-    assert all(is_parameter and parents == 0 for is_parameter, parents, _ in got["facts"]), (
+    facts = per_parameter(got["facts"], len(want["facts"]))
+    assert all(is_parameter and parents == 0 for is_parameter, parents, _ in facts), (
         "after step() a layer's weight or bias is no longer a plain Parameter")
     cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
     assert not cause, cause

@@ -3,6 +3,7 @@ import causes
 import numpy as np
 import probes
 import pytest
+from reported import per_parameter
 
 STUDENT_CELLS = ("sgd",)
 SHAPES = [[[3, 2], [2], [1, 5]], [[4], [2, 2], [7, 3], [3]], [[1], [1, 1]]]
@@ -28,22 +29,24 @@ def is_zero(grad):
 @pytest.mark.parametrize("seed,shapes", list(enumerate(SHAPES)))
 def test_sets_every_grad_to_zero(student, reference, seed, shapes):
     got, _ = effect(student, shapes, seed)
-    assert all(t != "NoneType" for t in got["grad_types"]), causes.NONE_GRAD
-    cause = causes.grads_left(got["grads"])
+    assert all(t != "NoneType" for t in per_parameter(got["grad_types"], len(shapes))), causes.NONE_GRAD
+    cause = causes.grads_left(per_parameter(got["grads"], len(shapes)))
     assert not cause, cause
 
 
 @pytest.mark.parametrize("seed,shapes", list(enumerate(SHAPES)))
 def test_keeps_each_grad_an_array_of_the_parameter_shape(student, reference, seed, shapes):
     got, _ = effect(student, shapes, seed)
-    assert all(t == "ndarray" for t in got["grad_types"]) and got["grad_shapes"] == shapes, (
+    types = per_parameter(got["grad_types"], len(shapes))
+    assert all(t == "ndarray" for t in types) and got["grad_shapes"] == shapes, (
         "after zero_grad() each p.grad must be a NumPy array shaped like p.data (np.zeros_like(p.data)), "
         f"got shapes {got['grad_shapes']} for parameters of shapes {shapes}")
 
 
 def test_leaves_the_data_alone(student, reference):
     got, data = effect(student, SHAPES[1], 3)
-    assert all(np.shape(a) == b.shape and np.array_equal(a, b) for a, b in zip(got["data"], data)), (
+    after = per_parameter(got["data"], len(data))
+    assert all(np.shape(a) == b.shape and np.array_equal(a, b) for a, b in zip(after, data)), (
         "zero_grad() changed p.data: it clears p.grad only, the values stay")
 
 
@@ -59,9 +62,9 @@ def test_keeps_the_optimizer_holding_the_same_parameters(student, reference):
 def test_next_backward_gives_the_fresh_gradient(student, reference, widths, seed):
     got = student.run(probes.zero_grad_then_backward, widths=list(widths), batch=5, seed=seed)
     want = reference.run(probes.zero_grad_then_backward, widths=list(widths), batch=5, seed=seed)
-    cause = causes.grads_left(got["cleared"])
+    cause = causes.grads_left(per_parameter(got["cleared"], len(want["cleared"])))
     assert not cause, cause
-    for second, first in zip(got["second"], want["first"]):
+    for second, first in zip(per_parameter(got["second"], len(want["first"])), want["first"]):
         assert np.shape(second) == np.shape(first) and np.allclose(second, first), (
             "after zero_grad() the next backward pass did not give the fresh gradient: old gradients were added to it")
 
@@ -69,8 +72,10 @@ def test_next_backward_gives_the_fresh_gradient(student, reference, widths, seed
 def test_calling_it_twice_is_harmless(student, reference):
     got = student.run(probes.zero_grad_then_backward, widths=[3, 4, 2], batch=4, seed=5, calls=2)
     want = reference.run(probes.zero_grad_then_backward, widths=[3, 4, 2], batch=4, seed=5, calls=2)
-    cause = causes.grads_left(got["cleared"])  # what the calls did, before what calling twice did
+    # what the calls did, before what calling twice did
+    cause = causes.grads_left(per_parameter(got["cleared"], len(want["cleared"])))
     assert not cause, cause
     assert all(is_zero(g) for g in got["cleared"]) and all(
-        np.shape(a) == np.shape(b) and np.allclose(a, b) for a, b in zip(got["second"], want["second"])), (
+        np.shape(a) == np.shape(b) and np.allclose(a, b)
+        for a, b in zip(per_parameter(got["second"], len(want["second"])), want["second"])), (
         "calling zero_grad() twice in a row broke the gradients: it should just leave zeros")
