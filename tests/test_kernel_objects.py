@@ -113,6 +113,11 @@ seccomp.install()
 libc = ctypes.CDLL(None, use_errno=True)
 assert libc.syscall(250, 0, -3, 0) == -1 and ctypes.get_errno() == errno.EPERM  # keyctl
 assert libc.msgget(1, 0o1600) == -1 and ctypes.get_errno() == errno.EPERM
+try:
+    os.memfd_create("outside every per-process memory limit")
+    raise SystemExit("a memfd was made")
+except OSError as error:
+    assert error.errno == errno.EPERM
 a, b = socket.socketpair()  # unnamed, in one session: allowed
 a.sendall(b"x")
 assert b.recv(1) == b"x"

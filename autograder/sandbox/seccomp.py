@@ -13,7 +13,8 @@ kernel objects other sessions can see (SysV message queues, semaphores, shared m
 queues, which without an IPC namespace of its own, the levels without namespaces, are the machine's; namespaces
 themselves; mounts), that read or write another process (ptrace, process_vm_*, kcmp, pidfd_getfd), or the
 kernel's own state (modules, bpf, perf events, the clock, swap, reboot). Unlike Docker's, it also denies the
-System V calls Docker allows inside an IPC namespace, io_uring (which Docker has denied since 2023), and
+System V calls Docker allows inside an IPC namespace, io_uring (which Docker has denied since 2023),
+memfd_create (a memfd's pages are outside RLIMIT_AS, the memory bound where there is no memory cgroup), and
 what Docker allows because a container has its own network, files and terminal, and a session without
 namespaces does not (nor a session at any level its neighbour's libraries, which are the same files): `socket`
 (every family: a socket comes only from socketpair), `bind`, `connect` and `listen`, so no socket has a name
@@ -77,6 +78,9 @@ DENIED = {  # name: (x86_64, aarch64)
     "listen": (50, 201),
     # the page cache of such a file: which of its pages another session read (cachestat) or dropped them (fadvise)
     "cachestat": (451, 451), "fadvise64": (221, 223),
+    # memory no per-process limit counts: a memfd's pages, until mapped, are outside RLIMIT_AS (the only memory
+    # bound where there is no memory cgroup); the kit and numpy never make one
+    "memfd_create": (319, 279), "memfd_secret": (447, 447),
 }
 # Answered ENOSYS, so that the C library falls back to a call the filter reads: clone3 (to clone, whose flags it
 # reads), preadv2 and pwritev2 (to preadv and pwritev, without RWF_NOWAIT, which tells whether a page is cached),
