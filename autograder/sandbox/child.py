@@ -14,6 +14,7 @@ import os
 import resource  # here, not in each loader: importing it costs a loader about 2 ms
 import signal
 import sys
+import tempfile  # the worker's already: no cost to a loader
 import time
 from types import CodeType
 from typing import Any, Callable
@@ -115,8 +116,7 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
     # The caller started the worker with HOME unset: the scratch space is home, and where temporary files go
     # (the only place a session may write; the worker's tempfile may have remembered the machine's /tmp).
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir
-    if "tempfile" in sys.modules:
-        sys.modules["tempfile"].tempdir = workdir
+    tempfile.tempdir = workdir
     if isolation is not None:
         isolation.drop()
     if sys.platform.startswith("linux"):  # last: what the steps above call, it may deny (seccomp.py)

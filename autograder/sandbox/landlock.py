@@ -46,7 +46,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
 
 
-def _call(number: int, *args: int | bytes | None) -> int:
+def _call(number: int, *args: object) -> int:
     result = _libc.syscall(number, *args)
     if result < 0:
         error = ctypes.get_errno()

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script
 import child
 import forks
 import landlock  # noqa: F401  (isolation.py, loaded from its path later, imports these two as siblings)
-import uids  # noqa: F401
+import uids  # noqa: F401  (likewise)
 from cputime import HURRIED_NICE, TICK, WALL_FACTOR, Stopwatch, SubmissionClock
 from messages import (
     NOT_RUN_AFTER_TIME_OUT,
