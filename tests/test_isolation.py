@@ -367,6 +367,123 @@ def test_a_stopped_run_leaves_nothing_that_changes_the_next():
         assert names and not set(names) & {folder.name for folder in left}
 
 
+def free_uid() -> int:
+    """A uid a worker could draw that nothing uses now."""
+    from autograder.sandbox import uids
+
+    return next(uid for uid in (uids._draw(uids.mapped_ranges()) for _ in range(64))
+                if not uids._in_use(uid) and not uids.held(uid))
+
+
+def test_a_worker_killed_mid_run_leaves_nothing_of_its_uid_after_the_next_worker_starts(monkeypatch, tmp_path):
+    """A grader killed with SIGKILL leaves its lock file unheld, and at the uid levels a process the submission
+    double-forked (out of reach of PR_SET_PDEATHSIG) and its files in /tmp: the next worker, which draws
+    another uid, ends and removes them when it starts. The worker's start is run here, in this process, with
+    locks of its own (graders of other checkouts on this machine would sweep a lock file in the real /run)."""
+    from autograder.sandbox import uids
+    from autograder.sandbox.isolation import Budgets, Isolation
+
+    monkeypatch.setattr(uids, "LOCKS", tmp_path)
+    uid = free_uid()
+    lock = tmp_path / str(uid)
+    lock.touch()
+    left = Path(f"/tmp/kit-{uid}-stopped")
+    (left / "deep").mkdir(parents=True)
+    (left / "deep" / "file").write_text("left by a stopped run")
+    for path in (left, left / "deep", left / "deep" / "file"):
+        os.chown(path, uid, uid)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.execvp("sleep", ["sleep", "326.5"])
+        finally:
+            os._exit(1)
+    try:
+        assert Isolation(Budgets(), []).uid != uid
+        deadline = time.monotonic() + 5
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            assert time.monotonic() < deadline, "the stopped run's process lived on"
+            time.sleep(0.1)
+        pid = 0
+        assert not left.exists() and not lock.exists()
+    finally:
+        if pid:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        shutil.rmtree(left, ignore_errors=True)
+        lock.unlink(missing_ok=True)
+
+
+DEEP_TREE = """import os
+fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+for _ in range(3000):  # deeper than Python's recursion limit
+    os.mkdir("d", dir_fd=fd)
+    fd = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+os.close(os.open("bottom", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+result = [os.getcwd(), os.getuid()]"""
+
+
+def test_a_deep_folder_tree_is_removed_and_the_next_submission_graded():
+    """Without namespaces a submission's scratch folder is the machine's: however deep the tree it makes there,
+    it is removed after the submission, and the worker grades the next one."""
+    with box("uid+landlock") as sandbox:
+        sandbox.begin()
+        folder, uid = run(sandbox, DEEP_TREE)
+        assert folder.startswith(f"/tmp/kit-{uid}-")
+        sandbox.end()
+        assert not os.path.exists(folder)
+        sandbox.begin()
+        assert run(sandbox, "result = 41 + 1") == 42
+        sandbox.end()
+        assert not [entry.path for folder in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(folder)
+                    for entry in os.scandir(folder) if entry.stat(follow_symlinks=False).st_uid == uid]
+
+
+def test_removing_a_tree_follows_no_link(tmp_path):
+    from autograder.sandbox.isolation import _remove
+
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "kept").write_text("not the tree's")
+    (tmp_path / "tree" / "inner").mkdir(parents=True)
+    for link in (tmp_path / "tree" / "link", tmp_path / "tree" / "inner" / "link", tmp_path / "top-link"):
+        link.symlink_to(tmp_path / "outside")
+    _remove(str(tmp_path / "top-link"))
+    _remove(str(tmp_path / "tree"))
+    assert sorted(os.listdir(tmp_path)) == ["outside"] and os.listdir(tmp_path / "outside") == ["kept"]
+
+
+def test_student_code_is_not_spared_by_the_oom_killer():
+    """The session asks the OOM killer to spare it (-1000, where the machine allows it); its loaders inherit that,
+    and drop() sets it back to 0 before student code. Where -1000 is refused, a raised value (needing no
+    privilege) stands for it."""
+    from autograder.sandbox.isolation import Budgets, Isolation
+
+    isolation = Isolation.__new__(Isolation)  # what drop() reads, at a level without Landlock or cgroups
+    isolation.level, isolation.landlock, isolation.use_cgroups = "uid", False, False
+    isolation.budgets, isolation.uid, isolation.scratch = Budgets(), free_uid(), ""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for value in ("-1000", "500"):
+                try:
+                    Path("/proc/self/oom_score_adj").write_text(value)
+                    break
+                except OSError:
+                    continue
+            isolation.drop()
+            os.write(write, Path("/proc/self/oom_score_adj").read_bytes())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as answer:
+        assert answer.read().strip() == "0"
+
+
 @needs_level("namespaces+cgroups")  # the memory budget is a cgroup's
 def test_a_process_the_memory_budget_killed_is_named_so():
     hog = "import numpy as np\ndef hog():\n    return np.ones(400 * 2**20 // 8).sum()"  # under the 1024 MB per check

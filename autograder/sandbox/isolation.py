@@ -21,7 +21,8 @@ isolation. For each submission it forks a *session* process that serves that sub
 * `Isolation.end` runs in the worker once the session has ended: it kills anything left, says which
   budget the submission hit, removes the cgroups and empties the uid's keyrings (and, without
   namespaces, removes the uid's files). What a stopped run left (its cgroups, keys, processes and
-  files of this uid) is cleaned when the next worker claims the uid: nothing carries into the next run.
+  files of its uid) is cleaned when the next worker starts, for the uid it claims and for each uid whose
+  lock no live worker holds (uids.py): nothing carries into the next run.
 
 `level` names what this machine allowed, strongest first: "namespaces+cgroups", "namespaces",
 "uid+landlock" (no namespaces: a uid per worker, its processes killed and its files in /tmp, /var/tmp and
@@ -39,7 +40,6 @@ import os
 import platform
 import resource
 import secrets
-import shutil
 import signal
 import sys
 import sysconfig
@@ -47,6 +47,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISDIR
 from typing import Callable
 
 if __package__:
@@ -356,7 +357,7 @@ class Isolation:
         self.use_cgroups = self.level.endswith("cgroups")
         self.landlock = self.level == "uid+landlock"
         self.allowed = allowed_paths(see) if self.namespaces or self.landlock else []
-        self.uid = uids.claim_uid() if self.level != "none" else os.getuid()
+        self.uid = uids.claim_uid(clean=_clean_stale_uid) if self.level != "none" else os.getuid()
         # Cgroup names unique per run, not just per pid (containers reuse pids), under the uid this worker holds.
         self.run = f"kit-{self.uid}-{secrets.token_hex(4)}"
         if self.level != "none":  # a uid no process uses may still hold keys a stopped run left
@@ -421,17 +422,8 @@ class Isolation:
         if self.namespaces:
             return
         if self.scratch:
-            shutil.rmtree(self.scratch, ignore_errors=True)
-        for folder in SCRATCH:
-            for entry in os.scandir(folder) if os.path.isdir(folder) else []:
-                try:
-                    if entry.stat(follow_symlinks=False).st_uid == self.uid:
-                        if entry.is_dir(follow_symlinks=False):
-                            shutil.rmtree(entry.path, ignore_errors=True)
-                        else:
-                            os.unlink(entry.path)
-                except OSError:
-                    pass
+            _remove(self.scratch)
+        _remove_files_of(self.uid)
 
     # ---------------------------------------------------------------- the session's side
 
@@ -481,8 +473,13 @@ class Isolation:
             self.disk_full = self.disk_full or stats.f_bavail * stats.f_frsize < 64 * 1024
 
     def drop(self) -> None:
-        """In a loader, before student code: the worker's uid, its process quota (where no pids cgroup
-        counts it), no privileges to regain; without namespaces, the allow-list as Landlock rules (landlock.py)."""
+        """In a loader, before student code: the OOM killer's usual choice again (not the session's -1000), the
+        worker's uid, its process quota (where no pids cgroup counts it), no privileges to regain; without
+        namespaces, the allow-list as Landlock rules (landlock.py)."""
+        try:  # as root still: after setuid the file is no longer this process's to write
+            Path("/proc/self/oom_score_adj").write_text("0")
+        except OSError:
+            pass
         if self.level == "none":
             return
         rules = landlock.ruleset(self.allowed, [self.scratch], list(DEVICES)) if self.landlock else None
@@ -496,6 +493,85 @@ class Isolation:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # setuid cleared it: die with the session
         if rules is not None:
             landlock.enforce(rules)
+
+
+def _clean_stale_uid(uid: int) -> None:
+    """For a uid a stopped run's worker held and no live one does: what _clean_uid does after a submission, at
+    any level (the stopped run's may have been another; a double-forked process outlives a killed worker)."""
+    try:
+        uids.kill_processes_of(uid, also=_forget_keys)
+    except OSError:
+        pass
+    _remove_files_of(uid)
+
+
+def _remove_files_of(uid: int) -> None:
+    """Remove what `uid` owns at the top of the places any user may write (SCRATCH)."""
+    for folder in SCRATCH:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:  # no such folder here
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid == uid:
+                    _remove(entry.path)
+            except OSError:
+                pass
+
+
+def _remove(path: str) -> None:
+    """Remove `path` and all under it as far as possible, raising nothing, following no link and staying on
+    its file system, without recursion and with at most two folders open however deep the tree: each folder
+    met inside is moved up into `path` itself under a name no one can guess, to be emptied in its turn. Only
+    for a tree no process may change meanwhile (its uid's processes are killed first)."""
+    try:
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:  # a file or link, or gone
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return
+    device, token = os.fstat(top).st_dev, secrets.token_hex(8)
+    pending: list[str | None] = [None]  # folders in `top` still to empty; None is `top` itself
+    moved = 0
+    try:
+        while pending:
+            name = pending.pop()
+            try:
+                fd = top if name is None else os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                                                      dir_fd=top)
+            except OSError:
+                continue
+            try:
+                for entry in os.listdir(fd):
+                    try:
+                        stat = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+                        if not S_ISDIR(stat.st_mode):
+                            os.unlink(entry, dir_fd=fd)
+                        elif stat.st_dev == device and name is None:
+                            pending.append(entry)
+                        elif stat.st_dev == device:
+                            moved += 1
+                            os.rename(entry, f"{token}-{moved}", src_dir_fd=fd, dst_dir_fd=top)
+                            pending.append(f"{token}-{moved}")
+                    except OSError:
+                        pass
+            finally:
+                if fd != top:
+                    os.close(fd)
+            if name is not None:
+                try:
+                    os.rmdir(name, dir_fd=top)
+                except OSError:
+                    pass
+    finally:
+        os.close(top)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
 
 
 LEVELS = ("none", "uid", "uid+landlock", "namespaces", "namespaces+cgroups")  # weakest first

@@ -37,10 +37,11 @@ BANDS = ((1 << 20, 1 << 31), (60001, 65534))  # [start, end), preferred first (t
 _RANDOM = secrets.SystemRandom()
 
 
-def claim_uid(tries: int = 64) -> int:
-    """A uid no process, account or live worker on this machine uses, locked for this process's life."""
+def claim_uid(tries: int = 64, clean: Callable[[int], None] | None = None) -> int:
+    """A uid no process, account or live worker on this machine uses, locked for this process's life.
+    `clean` first runs for each uid whose lock no live worker holds (a stopped run's: _sweep)."""
     LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _sweep()
+    _sweep(clean)
     ranges = mapped_ranges()
     if not ranges:
         raise RuntimeError("this user namespace maps no id but root's for student code to run as: "
@@ -72,13 +73,29 @@ def _lock(path: Path) -> int | None:
     return None
 
 
-def _sweep() -> None:
-    """Remove the lock files no live worker holds, so that uids drawn at random leave no trail in /run."""
+def _sweep(clean: Callable[[int], None] | None = None) -> None:
+    """Remove the lock files no live worker holds, so that uids drawn at random leave no trail in /run. A worker
+    that was killed left its lock file behind (and perhaps processes and files of its uid, which no later worker
+    would draw again): `clean` runs for its uid first, while the lock is held, so that no worker claims the uid
+    before it is clean. Only for a uid of BANDS that no account names: never root's or a person's."""
     for path in LOCKS.iterdir():
         fd = _lock(path)
         if fd is not None:
-            path.unlink()
-            os.close(fd)
+            try:
+                if clean is not None and path.name.isdigit() and _drawable(int(path.name)):
+                    clean(int(path.name))
+            finally:
+                path.unlink()
+                os.close(fd)
+
+
+def _drawable(uid: int) -> bool:
+    """Whether `uid` is one a worker may have drawn: in a band of BANDS, named by no account."""
+    try:
+        pwd.getpwuid(uid)
+        return False
+    except KeyError:
+        return any(low <= uid < high for low, high in BANDS)
 
 
 def parse_map(text: str) -> list[tuple[int, int]]:
