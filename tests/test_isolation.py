@@ -22,6 +22,7 @@ import pytest
 import sandbox_probes
 
 from autograder.sandbox import Cell, Limits, Sandbox, landlock
+from autograder.sandbox.messages import describe_time_out
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, CAP_SYS_ADMIN, LEVEL, ROOT, command_lines, holds_capability, needs_level
 
@@ -243,6 +244,36 @@ def test_the_time_budget_covers_the_whole_submission(code, budget, spent):
         assert [o.limit for o in outcomes[2:]] == ["time budget"] * 2
         assert f"stopped: {spent}" in outcomes[2].reason and outcomes[3].reason.startswith(f"not run: {spent}")
         assert [o.not_run for o in outcomes[2:]] == [False, True]  # stopped, then never started
+
+
+# A call that double-forks three helpers (they leave its process tree) to burn 3 x 4.5 s of CPU time while it
+# waits for them, returning before the loader's 6 s wall-clock backstop: only its CPU time limit can stop it.
+HELPERS = """\
+import os, time
+
+def helped():
+    for n in range(3):
+        if os.fork() == 0:
+            if os.fork() == 0:
+                end = time.process_time() + 4.5
+                while time.process_time() < end:
+                    pass
+                open(f"helper{n}", "w").close()
+            os._exit(0)
+        os.wait()
+    deadline = time.monotonic() + 5.5
+    while time.monotonic() < deadline and not all(os.path.exists(f"helper{n}") for n in range(3)):
+        time.sleep(0.05)
+    return "done"
+"""
+
+
+@pytest.mark.parametrize("level", ["uid+landlock", None])  # None: the machine's level, with cgroups where it has them
+def test_cpu_time_of_helpers_that_left_the_call_is_charged_to_it(level):
+    with box(level) as sandbox:
+        outcome = sandbox.call([Cell("student", HELPERS)], sandbox_probes.run, name="helped")
+    assert not outcome.ok and outcome.limit == "time", outcome
+    assert outcome.reason == describe_time_out("the check", 3), outcome
 
 
 def test_the_protocol_survives_any_bytes_and_the_next_submission_is_graded():

@@ -267,7 +267,8 @@ def _end(pid: int, kill: bool) -> int:
 def _answer_of(answers: Lines, pid: int, seconds: float, stopwatch: Stopwatch) -> Read | str:
     """Check child `pid`'s next message (CLOSED at its end); "cpu" when the child and what it started have used
     `seconds` of CPU time first, "wall" when WALL_FACTOR times that of wall-clock time (less their waits
-    for a CPU) passed first."""
+    for a CPU) passed first. A daemon the child left is not below it (the session adopted it): the session's
+    clock charges the call for it, and its deadline, BACKSTOP_SECONDS later than this one, stops the call."""
     while (message := answers.next(time.monotonic() + TICK)) is None:
         if tree_seconds(pid) >= seconds:
             return "cpu"

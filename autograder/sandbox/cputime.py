@@ -10,7 +10,7 @@ the backstop is plain wall-clock time, and a machine more than WALL_FACTOR times
 
 Counted from the submission's cgroup where it has one (cpuacct.usage on cgroup v1, cpu.stat on v2: every
 process, threads and daemons included), else from the kernel's per-process counters: what the processes
-this one reaped used (rusage, os.times) plus what the live process tree it names has used so far (/proc).
+the session reaped used (rusage, os.times) plus what every live process below it has used so far (/proc).
 Standard library only: the worker and the loaders import this file as a top-level module, the caller as
 a package one.
 """
@@ -110,8 +110,11 @@ class CgroupCounter:
 class SubmissionClock:
     """The CPU seconds one submission's processes used since the clock was made, read in its session.
 
-    `counter`: the submission's cgroup counter, or None (then: what the session reaped, plus the live tree
-    of the process `seconds` is given).
+    `counter`: the submission's cgroup counter, or None: then what the session reaped, plus what every live
+    process below it has used (each one's own time and its reaped children's). Those are all the submission's
+    processes, and cost a tick no more than the submission has: the session forks each loader, and being a
+    subreaper (worker.py) it adopts whatever a process of the submission leaves behind (a double-forked
+    daemon), unless a subreaper of the submission below it does first.
     """
 
     def __init__(self, counter: CgroupCounter | None) -> None:
@@ -119,8 +122,9 @@ class SubmissionClock:
         self.start = 0.0
         self.start = self.seconds()
 
-    def seconds(self, live: int = 0) -> float:
+    def seconds(self) -> float:
         if self.counter is not None:
             return self.counter.seconds() - self.start
-        reaped = os.times()
-        return reaped.children_user + reaped.children_system + (tree_seconds(live) if live else 0.0) - self.start
+        reaped, session = os.times(), os.getpid()
+        below = sum(process_seconds(pid) for pid in _tree(session) if pid != session)  # not the session's own
+        return reaped.children_user + reaped.children_system + below - self.start

@@ -104,12 +104,14 @@ class _Loader:
         (+ `grace`) of the submission's CPU time from now, WALL_FACTOR times that of wall-clock time (less
         the loader's waits for a CPU: cputime.Stopwatch), or the submission's budget of either."""
         session, limit = self.session, self.seconds + grace
-        cpu_end, stopwatch, started = session.clock.seconds(self.pid) + limit, None, time.monotonic()
+        cpu_end, stopwatch, started = session.clock.seconds() + limit, None, time.monotonic()
         while (message := self.lines.next(time.monotonic() + TICK)) is None:
             # Most messages come within a tick, so the backstop's stopwatch starts only after one (reading the
-            # waits walks /proc): from `started`, less the waits after that first tick.
+            # waits walks /proc): from `started`, less the waits after that first tick. The loader's tree only,
+            # not a daemon it left: the CPU time charged covers those, and each more process whose waits were
+            # taken off (a niced one, on a busy machine: a second of waits a second) would hold the backstop off.
             stopwatch = stopwatch or Stopwatch(self.pid, started)
-            used, spent = session.clock.seconds(self.pid), session.spent(self.pid)
+            used, spent = session.clock.seconds(), session.spent()
             self.out = ("budget" if spent == "cpu" else "cpu" if used >= cpu_end else
                         "budget wall" if spent == "wall" else "wall" if stopwatch.seconds() >= limit * WALL_FACTOR
                         else "")
@@ -377,17 +379,16 @@ class _Session:
             return replace(answer, reason=self.describe_status(answer.status))
         return answer
 
-    def spent(self, live: int = 0) -> str:
+    def spent(self) -> str:
         """Which of the submission's budgets is used up: "" (none), "cpu", "wall" or "answers" (the bytes of its
-        answers). `live`: the loader running now (one still loading is not yet self.loader); without a cgroup,
-        its CPU time is read live."""
-        return ("answers" if self.answered > self.answers else "cpu" if self.used + self.seconds(live) >= self.budget else
+        answers)."""
+        return ("answers" if self.answered > self.answers else "cpu" if self.used + self.seconds() >= self.budget else
                 "wall" if self.used + self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
 
-    def seconds(self, live: int = 0) -> float:
+    def seconds(self) -> float:
         """The CPU seconds this session charged the submission: its processes', and the grader's reading of
         their answers (the caller's word, sent with each request)."""
-        return self.clock.seconds(live or (self.loader.pid if self.loader else 0)) + self.charged
+        return self.clock.seconds() + self.charged
 
     def serve(self) -> None:
         _become_subreaper()  # a student's daemons end up here, to be killed with their loader
