@@ -113,6 +113,13 @@ seccomp.install()
 libc = ctypes.CDLL(None, use_errno=True)
 assert libc.syscall(250, 0, -3, 0) == -1 and ctypes.get_errno() == errno.EPERM  # keyctl
 assert libc.msgget(1, 0o1600) == -1 and ctypes.get_errno() == errno.EPERM
+import signal
+signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # another signal's action: allowed
+try:
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children the kernel reaps: their CPU time would be lost
+    raise SystemExit("SIGCHLD's action was changed")
+except OSError as error:
+    assert error.errno == errno.EPERM
 try:
     os.memfd_create("outside every per-process memory limit")
     raise SystemExit("a memfd was made")

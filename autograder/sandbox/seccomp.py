@@ -21,7 +21,8 @@ namespaces does not (nor a session at any level its neighbour's libraries, which
 another session could reach (an abstract one, a socket file in /tmp or /run); `flock`, `inotify_add_watch`
 and fcntl's locks, leases and folder notices, each a signal to a session that opens the same file,
 `cachestat`, `fadvise64` and preadv2's RWF_NOWAIT, which write and read such a file's page cache, and a futex
-not marked private, which one session can wait on and another wake through such a file's page;
+not marked private, which one session can wait on and another wake through such a file's page; a new action
+for SIGCHLD, whose SIG_IGN would hide children's CPU time from a count without a cgroup;
 ioctl's TIOCSTI and TIOCLINUX, which type into a terminal (the loader has none: child.py starts a session of
 its own). A grader's checks need none of them: numpy, the reference and every honest notebook run the same
 under it (tests/test_sandbox.py).
@@ -88,6 +89,9 @@ DENIED = {  # name: (x86_64, aarch64)
 FALL_BACK = {"clone3": (435, 435), "preadv2": (327, 286), "pwritev2": (328, 287), "futex_waitv": (449, 449),
              "futex_wake": (454, 454), "futex_wait": (455, 455), "futex_requeue": (456, 456)}
 CLONE, SOCKET, IOCTL, FCNTL, FUTEX = (56, 220), (41, 198), (16, 29), (72, 25), (202, 98)
+# rt_sigaction on SIGCHLD with a new action: ignoring it (or SA_NOCLDWAIT) has the kernel reap the children,
+# whose CPU time then reaches no parent's counters, the count of a submission without a cgroup (cputime.py).
+SIGACTION, SIGCHLD = (13, 134), 17
 # CLONE_NEWNS and CLONE_NEWCGROUP ... CLONE_NEWNET: the mask Docker's profile denies clone with.
 NEW_NAMESPACES = 0x7E020000
 # ioctl's requests that act on a terminal beyond the process's own output: TIOCSTI pushes characters into its
@@ -147,6 +151,7 @@ def program(machine: str) -> bytes:
     code.op(_JEQ, IOCTL[column], true="ioctl")
     code.op(_JEQ, FCNTL[column], true="fcntl")
     code.op(_JEQ, FUTEX[column], true="futex")
+    code.op(_JEQ, SIGACTION[column], true="sigaction")
     code.op(_JEQ, SOCKET[column], true="no family")
     for numbers in FALL_BACK.values():
         code.op(_JEQ, numbers[column], true="enosys")
@@ -161,6 +166,14 @@ def program(machine: str) -> bytes:
         for request in requests:
             code.op(_JEQ, request, true="deny")
         code.op(_RET, ALLOW)
+    code.label("sigaction")
+    code.op(_LOAD, _ARG0)
+    code.op(_JEQ, SIGCHLD, true=1)
+    code.op(_RET, ALLOW)
+    for half in (_ARG1, _ARG1 + 4):  # the new action's pointer, both halves: NULL only reads the action
+        code.op(_LOAD, half)
+        code.op(_JEQ, 0, false="deny")
+    code.op(_RET, ALLOW)
     code.label("futex")
     code.op(_LOAD, _ARG1)
     code.op(_JSET, FUTEX_PRIVATE_FLAG, false="deny")
