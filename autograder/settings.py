@@ -40,8 +40,9 @@ class GraderSettings(Configurable):
     budget_seconds = Float(Budget.seconds, help="CPU seconds one submission's processes, and the grader reading "
                                                 "their answers, may use in all (twice as long of wall-clock time, less "
                                                 "waits for a CPU, is the backstop); the rest are 'not run'.").tag(config=True)
-    budget_answers_mb = Int(Budget.answers_mb, help="What one submission's answers may come to in all (MB of JSON, "
-                                                    "as the grader reads them); the checks after are 'not run'. "
+    budget_answers_mb = Int(Budget.answers_mb, help="What one submission's answers, and the errors its cells raised "
+                                                    "while loading, may come to in all (MB of JSON, as the grader "
+                                                    "reads them); the checks after are 'not run'. "
                                                     "The probes' answers to a whole notebook come to about 0.2 MB."
                             ).tag(config=True)
     budget_memory_mb = Int(1024, help="Memory (MB) all of one submission's processes may hold together: what one "

@@ -4,6 +4,7 @@ budget, reads no more than budget_answers_mb of one submission, and a session lo
 with what is left of the budget, never a new one."""
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -16,6 +17,7 @@ from autograder.sandbox import Budget, Cell, Limits, Sandbox
 from autograder.sandbox.protocol import (
     CLOSED,
     DEPTH,
+    ERROR_BYTES,
     FROM_LOADER,
     UNREADABLE,
     Lines,
@@ -164,3 +166,21 @@ def test_a_loader_that_keeps_saying_it_loads_a_cell_is_stopped_at_once():
         outcome = sandbox.call([Cell("student", CELL_FLOOD)], sandbox_probes.value, name="x")
     assert "wrote to the grader's pipe something that is not an answer" in outcome.reason
     assert time.monotonic() - started < 10  # each such message used to start the cell's time limit again
+
+
+def test_load_errors_count_in_the_answer_budget_alike_in_the_session_and_the_grader():
+    # Twenty cells raise astral characters (12 bytes each in JSON), so every reply carries tens of KB of load
+    # errors besides its answer of 240 KB. Were they the grader's count alone, the fourth answer, within the
+    # session's budget, would be past what the grader reads from that reply: it would kill its worker.
+    code = FORGED_ANSWERS.format(payload="'x' * 240_000") + "\nx = 1"
+    cells = [Cell("student", code)] + [Cell(f"raises{n}", "raise Exception('\\U0001F600' * 400)") for n in range(20)]
+    with box(answer_kb=1024, answers_mb=1) as sandbox:
+        sandbox.begin()
+        worker = sandbox.worker.pid
+        outcomes = [sandbox.call(cells, sandbox_probes.value, name="x") for _ in range(5)]
+        assert sandbox.worker is not None and sandbox.worker.pid == worker  # never killed: every reply was read
+        assert sandbox.answered <= (1 << 20) + 64 * 1024
+    assert [o.limit for o in outcomes] == [""] * 3 + ["answer budget"] * 2  # the fourth crosses the line
+    assert outcomes[-1].reason.startswith("not run: your answers were larger than 1 MB in all")
+    errors = outcomes[0].load_errors
+    assert len(errors) == 20 and all(len(json.dumps(error)) <= ERROR_BYTES + 2 for error in errors)

@@ -203,6 +203,10 @@ def test_a_loaders_reason_is_one_line_of_at_most_500_characters_and_its_errors_a
     assert reason == Result(False, None, "a b " + "c" * 496)
     loaded = read(wire(event="loaded", errors=["e" * 400] * 30), FROM_LOADER)
     assert loaded == Loaded(["e" * 300] * 20)
+    # cut by the bytes of JSON the grader counts too: 6 a character outside ASCII, 12 one outside the BMP
+    loaded = read(wire(event="loaded", errors=["\u00e9" * 400, "\U0001F600" * 400, "a" + "\U0001F600" * 400]),
+                  FROM_LOADER)
+    assert loaded == Loaded(["\u00e9" * 300, "\U0001F600" * 150, "a" + "\U0001F600" * 149])
 
 
 def test_a_forged_array_in_an_answer_is_that_answers_failure_not_the_replys():

@@ -58,7 +58,7 @@ class Budget:
     """What one submission may use in all (a session, and any that continue it after its worker was lost)."""
 
     seconds: float = 45.0  # CPU time of its processes, and of the grader's reading of their answers
-    answers_mb: int = 8  # the JSON of its answers, as the grader reads them
+    answers_mb: int = 8  # the JSON of its replies (answers and load errors), as the grader reads them
 
 
 @dataclass
@@ -150,7 +150,7 @@ class Sandbox:
         self.used = 0.0  # of them, what sessions lost with their worker used (their last word, and the lost request)
         self.spent = 0.0  # what the current session used, at its last word (the caller's reading included)
         self.charged = 0.0  # CPU seconds this process spent reading the current session's replies
-        self.answered = 0  # bytes of the submission's answers read
+        self.answered = 0  # bytes of the submission's replies read (the session counts the same: worker.py)
         self.asked = 0.0  # when the current request was sent
         self.ended: list[str] = []  # budgets the last session hit, when it ended by itself
         self.timed_out = False  # the worker's last reply did not come in time
@@ -309,8 +309,10 @@ class Sandbox:
         # for a CPU (which its backstop does not count), within the budget's backstop likewise, and a margin.
         allowed = len(calls) * (2 * self.limits.seconds + BACKSTOP_SECONDS)
         waited = 2 * WALL_FACTOR * min(self.budget, allowed) + MARGIN_SECONDS
-        # The reply is read no looser than the session writes it: each answer within the answer limit, with its
-        # fields, and the load errors; the CPU time reading it is the submission's (sent with the next request).
+        # The reply is read no looser than the session writes it: answers within what is left of the budget (the
+        # session counts every reply whole, as this process does) and each within the answer limit, with its
+        # fields, and the load errors (protocol.ERROR_BYTES each); the CPU time reading it is the submission's
+        # (sent with the next request).
         replies = self.replies
         if replies is not None:
             replies.limit = min(len(calls) * (self.limits.answer_kb * 1024 + FIELDS_BYTES), left) + \

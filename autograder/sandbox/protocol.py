@@ -27,8 +27,9 @@ wrong type reads as Malformed(why), never as a message; every reader of a pipe (
 A loader runs student code, so what it writes is read as untrusted, within bounds that all hold here: a line
 longer than the reader's limit (an answer's `answer_kb` and FIELDS_BYTES) reads as Oversized as soon as it is
 (the rest of it is dropped as it comes, never held), and so does an answer nested deeper than DEPTH or holding
-more values than VALUE_BYTES allow (answer_fault); the session counts what it passes on against the
-submission's answer budget (worker.py), and the grader reads each reply within limits no looser
+more values than VALUE_BYTES allow (answer_fault); the session counts every reply it sends, whole (its answers
+and its load errors, each of these cut to ERROR_BYTES of JSON), against the submission's answer budget
+(worker.py), and the grader counts the same bytes, reading each reply within limits no looser
 (sandbox/__init__.py). A process at the other end may be wedged by student code (stopped with SIGSTOP, its
 pipe shrunk with F_SETPIPE_SZ), so no read or write waits past its deadline.
 
@@ -62,6 +63,10 @@ from typing import Any, ClassVar, NamedTuple, Union
 BACKSTOP_SECONDS = 1.0
 
 FIELDS_BYTES = 64 * 1024  # what a line may hold besides its answers: an answer's fields, a reply's word and load errors
+# The load errors a reply may carry: so many cells that raised, each cut to so many characters and to so many bytes
+# of JSON as `encode` writes it (a character outside ASCII takes 6 bytes there, one outside the BMP 12): all of
+# them, quoted, about 36 KB, within a reply's FIELDS_BYTES.
+LOAD_ERRORS, ERROR_CHARS, ERROR_BYTES = 20, 300, 1800
 UNREADABLE = "sent an answer the grader cannot read"  # the reason of an answer that is malformed, or a forged array
 
 ARRAY = "\x00array"  # the key of an array sent as bytes: no probe's answer has a key with a NUL in it
@@ -222,6 +227,19 @@ class _Kind:
 
 def _names(kind: type) -> frozenset[str]:
     return frozenset(field.name for field in fields(kind))
+
+
+def _json_cut(text: str, chars: int, size: int) -> str:
+    """`text` cut to at most `chars` characters that take at most `size` bytes in a line `encode` writes (quotes
+    not counted): the bytes the grader counts against the submission's answer budget."""
+    text = text[:chars]
+    if len(json.dumps(text)) - 2 <= size:
+        return text
+    for end, char in enumerate(text):
+        size -= len(json.dumps(char)) - 2
+        if size < 0:
+            return text[:end]
+    return text
 
 
 def _one_line(text: str) -> str:
@@ -508,7 +526,8 @@ class LoadingCell(_Kind):
 
 @dataclass(frozen=True, slots=True)
 class Loaded(_Kind):
-    """A loader ran every cell of the program: the cells that raised (at most 20 read, 300 characters each)."""
+    """A loader ran every cell of the program: the cells that raised (at most LOAD_ERRORS read, each cut to
+    ERROR_CHARS characters and ERROR_BYTES bytes of JSON)."""
 
     errors: list[str]
     EVENT: ClassVar[str] = "loaded"
@@ -519,7 +538,7 @@ class Loaded(_Kind):
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> Loaded:
         _only(obj, frozenset({"event", "errors"}))
-        return cls([error[:300] for error in _texts(obj, "errors")[:20]])
+        return cls([_json_cut(error, ERROR_CHARS, ERROR_BYTES) for error in _texts(obj, "errors")[:LOAD_ERRORS]])
 
 
 @dataclass(frozen=True, slots=True)

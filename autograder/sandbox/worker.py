@@ -404,9 +404,14 @@ class _Session:
                     self.loader.stop()
                     self.loader = None
             self.charged = max(self.charged, request.charged)
+            answered = self.answered
             answers = self.answer(cells, request.calls, request.fresh, request.together)
             load_errors = self.loader.errors if self.loader else []
-            write(1, Answers(answers, load_errors, self.seconds()))
+            reply = encode(Answers(answers, load_errors, self.seconds()))
+            # Charged whole, load errors too, as the grader counts every byte it reads: the answers counted on the
+            # way (to stop at the budget) give way to the reply's own bytes.
+            self.answered = answered + len(reply)
+            write(1, reply)
         if isinstance(request, Malformed):  # the grader's own failure: it reads this as the session's
             write(1, Failure(f"the submission's sandbox could not read the grader's request ({request.reason})"))
         if self.loader:
