@@ -113,6 +113,8 @@ seccomp.install()
 libc = ctypes.CDLL(None, use_errno=True)
 assert libc.syscall(250, 0, -3, 0) == -1 and ctypes.get_errno() == errno.EPERM  # keyctl
 assert libc.msgget(1, 0o1600) == -1 and ctypes.get_errno() == errno.EPERM
+context = ctypes.c_ulong(0)
+assert libc.syscall(206, 1, ctypes.byref(context)) == -1 and ctypes.get_errno() == errno.EPERM  # io_setup
 import signal
 signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # another signal's action: allowed
 try:

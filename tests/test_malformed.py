@@ -62,6 +62,10 @@ MALFORMED = {
     "metadata.nbgrader a string": (changed(lambda nb, c: c["metadata"].update(nbgrader="locked")),
                                    ["metadata.nbgrader", "a string", "not an object"]),
     "cell metadata a list": (changed(lambda nb, c: c.update(metadata=[])), ["metadata", "a list"]),
+    "magics_language a list": (changed(lambda nb, c: c["metadata"].update(magics_language=["x"])),
+                               [f"cell {LOCKED + 1}", "metadata.magics_language", "not a string"]),
+    "language_info.pygments_lexer a list": (changed(lambda nb, c: nb["metadata"].update(
+        language_info={"name": "python", "pygments_lexer": ["x"]})), ["not a valid nbformat 4 notebook"]),
     "cells an object": (changed(lambda nb, c: nb.update(cells={"0": c})), ["'cells'", "an object", "not a list"]),
     "no cells": (changed(lambda nb, c: nb.pop("cells")), ["no cells"]),
     "a cell that is a string": (changed(lambda nb, c: nb["cells"].append("print('hello')")),

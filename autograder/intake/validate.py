@@ -134,6 +134,8 @@ def _cell_reason(cell: Any) -> str | None:
                 return f"has metadata.nbgrader.{key} that is {_short(value)}, not {wanted}"
         if "points" in meta and not math.isfinite(meta["points"]):
             return f"has metadata.nbgrader.points that is {json.dumps(meta['points'])}, not a number"
+    if not isinstance(metadata.get("magics_language", ""), str):  # nbconvert's highlighter takes it as a lexer's name
+        return f"has metadata.magics_language that is {_short(metadata['magics_language'])}, not a string"
     if "attachments" in cell and not isinstance(cell["attachments"], dict):
         return f"has attachments that are {_kind(cell['attachments'])}, not an object"
     if cell["cell_type"] == "code":

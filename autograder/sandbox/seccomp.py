@@ -14,7 +14,8 @@ queues, which without an IPC namespace of its own, the levels without namespaces
 themselves; mounts), that read or write another process (ptrace, process_vm_*, kcmp, pidfd_getfd), or the
 kernel's own state (modules, bpf, perf events, the clock, swap, reboot). Unlike Docker's, it also denies the
 System V calls Docker allows inside an IPC namespace, io_uring (which Docker has denied since 2023),
-memfd_create (a memfd's pages are outside RLIMIT_AS, the memory bound where there is no memory cgroup), and
+memfd_create (a memfd's pages are outside RLIMIT_AS, the memory bound where there is no memory cgroup), Linux
+AIO (io_setup and the rest: RWF_NOWAIT reads the page cache, and its contexts are counted machine-wide), and
 what Docker allows because a container has its own network, files and terminal, and a session without
 namespaces does not (nor a session at any level its neighbour's libraries, which are the same files): `socket`
 (every family: a socket comes only from socketpair), `bind`, `connect` and `listen`, so no socket has a name
@@ -79,6 +80,10 @@ DENIED = {  # name: (x86_64, aarch64)
     "listen": (50, 201),
     # the page cache of such a file: which of its pages another session read (cachestat) or dropped them (fadvise)
     "cachestat": (451, 451), "fadvise64": (221, 223),
+    # Linux AIO: a read with RWF_NOWAIT asks the page cache as preadv2 would, and its contexts are one count for
+    # the whole machine (fs.aio-max-nr), which one session could spend for every other
+    "io_setup": (206, 0), "io_destroy": (207, 1), "io_submit": (209, 2), "io_cancel": (210, 3),
+    "io_getevents": (208, 4), "io_pgetevents": (333, 292),
     # memory no per-process limit counts: a memfd's pages, until mapped, are outside RLIMIT_AS (the only memory
     # bound where there is no memory cgroup); the kit and numpy never make one
     "memfd_create": (319, 279), "memfd_secret": (447, 447),
