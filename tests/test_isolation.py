@@ -553,3 +553,18 @@ def test_the_proof_names_a_level_without_namespaces_only_after_a_check_ran_at_it
     monkeypatch.setattr(proof, "machine_level", lambda: ceiling)
     found = proof.prove_level(ASSIGNMENT, GraderSettings(), 2)
     assert (found.level, found.refusal) == (ceiling, ""), found
+
+
+@pytest.mark.parametrize("folder", ["/tmp", "/var/tmp", "/dev/shm", "/run/lock"])
+def test_at_uid_a_file_left_where_any_user_may_write_ends_with_its_submission(folder):
+    """Without Landlock's allow-list a submission may write wherever any user may (mode 1777 on a Debian
+    machine): what it leaves there must not wait for the next submission of the same worker (the same uid)."""
+    if not os.path.isdir(folder):
+        pytest.skip(f"no {folder} on this machine")
+    left = f"{folder}/left-by-{os.getpid()}"
+    with box("uid") as one:
+        one.begin()
+        assert run(one, f"open({left!r}, 'w').write('for the next one')\nresult = 1") == 1
+        assert os.path.exists(left)
+        one.end()
+        assert not os.path.exists(left)

@@ -72,7 +72,8 @@ SYSCALLS = {"x86_64": {"pivot_root": 155, "keyctl": 250}, "aarch64": {"pivot_roo
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
 KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
 STALE_SECONDS = 120  # an empty kit cgroup older than this is a stopped run's, never a live neighbour's
-SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # the places any user may write
+SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # the places any user may write, which a namespace session has its own of
+WRITABLE = (*SCRATCH, "/run/lock")  # and every folder of a Debian machine that any user may write (mode 1777)
 # What of the system a session may read, besides the interpreter's own files (allowed_paths): programs and
 # shared libraries (a student may run `sleep`; ctypes loads libc), and the dynamic loader's files. Not
 # /usr/local, /usr/share, /usr/src, /home, /root, /srv, /opt, /etc: a course or its clone may live there.
@@ -506,8 +507,8 @@ def _clean_stale_uid(uid: int) -> None:
 
 
 def _remove_files_of(uid: int) -> None:
-    """Remove what `uid` owns at the top of the places any user may write (SCRATCH)."""
-    for folder in SCRATCH:
+    """Remove what `uid` owns at the top of the places any user may write (WRITABLE)."""
+    for folder in WRITABLE:
         try:
             entries = list(os.scandir(folder))
         except OSError:  # no such folder here
