@@ -45,12 +45,12 @@ class GraderSettings(Configurable):
                                                     "reads them); the checks after are 'not run'. "
                                                     "The probes' answers to a whole notebook come to about 0.2 MB."
                             ).tag(config=True)
-    budget_memory_mb = Int(1024, help="Memory (MB) all of one submission's processes may hold together: what one "
-                                      "check may add (a cgroup; where there is none, only the per-check limit "
-                                      "holds).").tag(config=True)
+    budget_memory_mb = Int(1024, help="Memory (MB) all of one submission's processes may hold together (a cgroup; "
+                                      "where there is none, the sandbox sums their PSS each tick of a call)."
+                           ).tag(config=True)
     budget_processes = Int(64, help="Processes one submission may have at once.").tag(config=True)
     budget_disk_mb = Int(64, help="Scratch space (MB) of one submission: its private /tmp, /var/tmp and "
-                                  "/dev/shm together.").tag(config=True)
+                                  "/dev/shm together (without namespaces: its scratch folder).").tag(config=True)
     message_chars = Int(300, help="The longest message one check may show; longer ones are cut.").tag(config=True)
     message_budget = Int(20000, help="Characters of message text one submission's report may carry in all, "
                                      "so that feedback cannot carry bulk data out.").tag(config=True)

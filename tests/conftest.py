@@ -37,11 +37,11 @@ WHY_NOT = {"uid": "isolating submissions needs the grader to run as root",
            "namespaces+cgroups": f"this machine gives the grader no cgroups it may write (level {LEVEL!r})"}
 
 
-# The level that names each budget when a submission hits it: the disk's is its tmpfs, the others are cgroups.
-# Below it the submission is still stopped (RLIMIT_NPROC, the per-process memory limit, the uid's files
-# removed) and scores within its bound, but no budget is named.
-BUDGET_LEVEL = {"disk budget": "namespaces", "memory budget": "namespaces+cgroups",
-                "process budget": "namespaces+cgroups"}
+# The level that names each budget when a submission hits it: the process budget's is a cgroup; the memory budget
+# the session sums itself where there is no cgroup; the disk's is its tmpfs (without one the session bounds only
+# its scratch folder: the rest of /tmp is closed at uid+landlock, the machine's at uid). Below it the submission
+# is still stopped (RLIMIT_NPROC, the uid's files removed) and scores within its bound, but no budget is named.
+BUDGET_LEVEL = {"disk budget": "namespaces", "memory budget": "uid", "process budget": "namespaces+cgroups"}
 
 
 def gives(level: str) -> bool:

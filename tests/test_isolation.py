@@ -31,10 +31,13 @@ pytestmark = needs_level("uid")
 PROBES = ROOT / "tests" / "sandbox_probes.py"
 
 
-def box(level: str | None = None, **budgets) -> Sandbox:
+LIMITS = Limits(seconds=3, memory_mb=1024, output_kb=64)
+
+
+def box(level: str | None = None, limits: Limits = LIMITS, **budgets) -> Sandbox:
     """A sandbox at the machine's level, or at most `level`."""
     isolation = GraderSettings(**budgets).isolation()
-    return Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=3, memory_mb=1024, output_kb=64),
+    return Sandbox(modules={"sandbox_probes": PROBES}, limits=limits,
                    isolation={**isolation, "level": level} if level else isolation, preload=["subprocess"])
 
 
@@ -226,6 +229,52 @@ def test_a_budget_hit_is_named(code, budget):
         sandbox.begin()
         sandbox.call([Cell("student", code)], sandbox_probes.value, name="x")
         assert budget in sandbox.end()
+
+
+# Under each process's 1024 MB, over the submission's 1024 MB together; and 100 MB in files of 1 MB (output_kb). With
+# 10 s of CPU time: a VM whose host backs its memory lazily spends seconds filling 1.2 GB it touches first.
+HOLD_TWICE_600_MB = ("import os, time\nimport numpy as np\nfor _ in range(2):\n    if os.fork() == 0:\n"
+                     "        block = np.ones(600 * 2**20 // 8)\n        time.sleep(60)\n        os._exit(0)\n"
+                     "time.sleep(4)")
+WRITE_100_MB = "import time\nfor n in range(100):\n    open(f'{n}', 'wb').write(b'x' * 2**20)\ntime.sleep(2)"
+
+
+@pytest.mark.parametrize("level", ["uid", "uid+landlock"])
+@pytest.mark.parametrize("code,budget,reason", [
+    (HOLD_TWICE_600_MB, "memory budget", "the submission's processes together used their memory budget of 1024 MB"),
+    (WRITE_100_MB, "disk budget", "the submission's files came to more than its disk budget of 64 MB"),
+], ids=["memory", "disk"])
+def test_without_cgroups_the_session_bounds_memory_and_disk(level, code, budget, reason):
+    """Without a memory cgroup or a private tmpfs the session sums what the submission holds, stops it past a
+    budget and names it as the kernel's bounds are named; the submission goes on, with its scratch folder empty."""
+    limits = Limits(seconds=10, memory_mb=1024, output_kb=1024)
+    with box(level, limits, budget_memory_mb=1024, budget_disk_mb=64) as sandbox:
+        sandbox.begin()
+        assert sandbox.level == level or level == "uid+landlock" and sandbox.level == "uid"  # no Landlock here
+        outcome = sandbox.call([Cell("student", code)], sandbox_probes.value, name="x")
+        assert run(sandbox, "import os\nresult = os.listdir('.')") == []
+        assert budget in sandbox.end()
+    assert outcome.reason == f"cell student was stopped: {reason}", outcome
+
+
+def test_the_scratch_folders_walk_is_bounded(tmp_path, monkeypatch):
+    """The walk follows no link and stops early: more entries, or folders deeper, than honest code makes count as
+    over the budget."""
+    from autograder.sandbox import isolation
+
+    (tmp_path / "file").write_bytes(os.urandom(100_000))  # as stored, were the file system to compress
+    (tmp_path / "link").symlink_to("/usr")
+    assert 100_000 <= isolation._disk_use(str(tmp_path), 1 << 20) < 200_000
+    assert isolation._disk_use(str(tmp_path), 50_000) > 50_000
+    monkeypatch.setattr(isolation, "DISK_ENTRIES", 5)
+    for n in range(5):
+        (tmp_path / str(n)).touch()
+    assert isolation._disk_use(str(tmp_path), 1 << 20) > 1 << 20
+    monkeypatch.setattr(isolation, "DISK_ENTRIES", 100)
+    for n in range(5):
+        (tmp_path / str(n)).unlink()
+    (tmp_path / "/".join("d" * isolation.DISK_DEPTH)).mkdir(parents=True)
+    assert isolation._disk_use(str(tmp_path), 1 << 20) > 1 << 20
 
 
 SPIN = "import time\nend = time.process_time() + 0.8\nwhile time.process_time() < end:\n    pass\nx = 1"

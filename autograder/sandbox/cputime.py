@@ -11,6 +11,8 @@ the backstop is plain wall-clock time, and a machine more than WALL_FACTOR times
 Counted from the submission's cgroup where it has one (cpuacct.usage on cgroup v1, cpu.stat on v2: every
 process, threads and daemons included), else from the kernel's per-process counters: what the processes
 the session reaped used (rusage, os.times) plus what every live process below it has used so far (/proc).
+The same walk of the live processes gives the memory they hold (tree_memory): the session's bound on the
+submission's memory where no memory cgroup bounds it (isolation.py's Isolation.over).
 Standard library only: the worker and the loaders import this file as a top-level module, the caller as
 a package one.
 """
@@ -26,6 +28,7 @@ TICK = 0.05  # seconds between two readings of the CPU time while a call runs
 # times the usual weight, ahead of the other submissions. Limits are CPU time, so no grade depends on it.
 HURRIED_NICE = -5
 _HZ = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def process_seconds(pid: int) -> float:
@@ -69,6 +72,37 @@ def tree_waits(pid: int) -> float:
             except (OSError, IndexError, ValueError):
                 pass
     return total / 1e9
+
+
+def _resident(pid: int) -> int:
+    """Bytes of `pid`'s memory in RAM, each page it shares counted whole (statm's RSS); 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/statm") as statm:
+            return int(statm.read().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _proportional(pid: int) -> int:
+    """`pid`'s share of the memory in RAM, a page shared by n processes counting 1/n (smaps_rollup's PSS); its
+    RSS where the kernel gives no PSS (before 4.14, or without CAP_SYS_PTRACE: the process is another uid's)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return _resident(pid)
+
+
+def tree_memory(pid: int, bound: int) -> int:
+    """Bytes of memory the live processes below `pid` (not its own) hold: the sum of their PSS, as forked
+    processes share pages copy-on-write and their RSS would count those pages once each. A sum of RSS of at
+    most `bound` is returned as it is (PSS is never more): statm is a counter, smaps_rollup walks page tables."""
+    below = [member for member in _tree(pid) if member != pid]
+    resident = sum(_resident(member) for member in below)
+    return resident if resident <= bound else sum(_proportional(member) for member in below)
 
 
 class Stopwatch:

@@ -18,6 +18,10 @@ isolation. For each submission it forks a *session* process that serves that sub
   trace or use up the process quota of another), with no way to regain privileges, in its
   submission's session keyring (`Isolation.enter` joins a new one), with the uid's own keyrings
   emptied. Its process budget is the pids cgroup; only without one is it the uid's `RLIMIT_NPROC`.
+* `Isolation.over` runs in the session each tick while a call runs: without a memory cgroup it sums the
+  memory the submission's live processes hold, without a private tmpfs what its scratch folder holds, and
+  names the budget passed; the session then stops the loader and all it started, as the cgroup's OOM
+  killer would (and empties the folder, so the calls after it start with room).
 * `Isolation.end` runs in the worker once the session has ended: it kills anything left, says which
   budget the submission hit, removes the cgroups and empties the uid's keyrings (and, without
   namespaces, removes the uid's files). What a stopped run left (its cgroups, keys, processes and
@@ -81,6 +85,11 @@ SYSTEM = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr/bin", "/
           "/usr/lib32", "/usr/lib64", "/usr/libx32", "/usr/share/zoneinfo",
           "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")  # bound writable, as bwrap --dev
+# The scratch folder's walk without a private tmpfs (_disk_use): how often, and how far. More entries, or folders
+# nested deeper, than honest code makes count as over the disk budget, so that a walk never takes long.
+DISK_EVERY, DISK_ENTRIES, DISK_DEPTH = 0.5, 4096, 64
+# The session's exit code: a bit for each budget it saw hit that the worker cannot count itself (Isolation.end).
+HIT_BITS = {"disk budget": 16, "memory budget": 32}
 
 
 @dataclass(frozen=True)
@@ -351,7 +360,10 @@ class Isolation:
         """`see`: folders the session may read besides what allowed_paths finds (the assignment's public one);
         `ceiling`: the strongest level to set up (sandbox/proof.py tries the weaker ones when one fails)."""
         self.budgets = budgets
-        self.count, self.scratch, self.disk_full = 0, "", False
+        self.count, self.scratch = 0, ""
+        self.hits: set[str] = set()  # in the session: the budgets it saw hit (exit_code)
+        # In the session: when `over` last summed the memory, last walked the scratch folder; the folder is over.
+        self.looked, self.walked, self.overfull = 0.0, 0.0, False
         self.cgroups: _Cgroups | None = None
         self.level = machine_level(budgets, ceiling)
         self.namespaces = self.level.startswith("namespaces")
@@ -402,11 +414,12 @@ class Isolation:
     @property
     def exit_code(self) -> int:
         """How the session ends, so that the worker learns what it saw last."""
-        return 3 if self.disk_full else 0
+        return sum(HIT_BITS[name] for name in self.hits)
 
     def end(self, status: int) -> list[str]:
         """After the session (which exited with `status`): end what is left; the budgets it hit."""
-        hit = ["disk budget"] if os.waitstatus_to_exitcode(status) == 3 else []
+        code = os.waitstatus_to_exitcode(status)
+        hit = [name for name, bit in HIT_BITS.items() if code > 0 and code & bit]
         if self.cgroups:
             hit += self.cgroups.hit()
             self.cgroups.kill_all()
@@ -468,10 +481,36 @@ class Isolation:
         return "/tmp" if self.namespaces else self.scratch
 
     def note_scratch(self) -> None:
-        """In the session, after a loader ended: was the scratch space full?"""
+        """In the session, after a loader ended: was the scratch space full? Without a private tmpfs, a folder
+        `over` found past the budget is emptied (its processes are dead): the calls after it start with room."""
         if self.namespaces:
             stats = os.statvfs("/tmp")
-            self.disk_full = self.disk_full or stats.f_bavail * stats.f_frsize < 64 * 1024
+            if stats.f_bavail * stats.f_frsize < 64 * 1024:
+                self.hits.add("disk budget")
+        elif self.overfull:
+            self.overfull = False
+            for name in os.listdir(self.scratch):
+                _remove(os.path.join(self.scratch, name))
+
+    def over(self, session: int) -> str:
+        """In the session, while it waits for a loader: the budget the submission passed that no cgroup or tmpfs
+        bounds here, "memory budget" or "disk budget" ("" for none). Without a memory cgroup, the memory of the
+        live processes below `session` (cputime.tree_memory); without a private tmpfs, what the scratch folder
+        holds. At most every cputime.TICK and DISK_EVERY seconds, however often it is asked. The caller stops
+        the loader and all it started."""
+        memory, disk, now = self.budgets.memory_mb << 20, self.budgets.disk_mb << 20, time.monotonic()
+        if not self.use_cgroups and now >= self.looked + cputime.TICK:
+            self.looked = now
+            if cputime.tree_memory(session, memory) > memory:
+                self.hits.add("memory budget")
+                return "memory budget"
+        if self.scratch and now >= self.walked + DISK_EVERY:
+            self.walked = now
+            if _disk_use(self.scratch, disk) > disk:
+                self.hits.add("disk budget")
+                self.overfull = True
+                return "disk budget"
+        return ""
 
     def drop(self) -> None:
         """In a loader, before student code: the OOM killer's usual choice again (not the session's -1000), the
@@ -519,6 +558,54 @@ def _remove_files_of(uid: int) -> None:
                     _remove(entry.path)
             except OSError:
                 pass
+
+
+def _disk_use(folder: str, bound: int) -> int:
+    """Bytes the files and folders under `folder` take (st_blocks), following no link: more than `bound` once
+    past it, or past DISK_ENTRIES entries or DISK_DEPTH folders deep. Depth first, each folder opened from its
+    parent's descriptor (no path grows past the kernel's longest, nor passes through a link made meanwhile)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    total = walked = 0
+    stack: list[tuple[int, os._ScandirIterator[str]]] = []  # the folders on the way down: each one's descriptor,
+    # and its listing so far (a local's annotation: typeshed's name, never looked up)
+
+    def enter(name: str, fd: int | None) -> None:
+        inner = os.open(name, flags, dir_fd=fd)
+        try:
+            stack.append((inner, os.scandir(inner)))
+        except OSError:
+            os.close(inner)
+            raise
+
+    try:
+        enter(folder, None)
+    except OSError:  # gone: nothing in it
+        return 0
+    try:
+        while stack:
+            fd, listing = stack[-1]
+            entry = next(listing, None)
+            if entry is None:
+                listing.close()
+                os.close(stack.pop()[0])
+                continue
+            walked += 1
+            try:
+                stat = entry.stat(follow_symlinks=False)
+                total += stat.st_blocks * 512
+                if S_ISDIR(stat.st_mode) and len(stack) < DISK_DEPTH:
+                    enter(entry.name, fd)
+                elif S_ISDIR(stat.st_mode):
+                    return bound + 1
+            except OSError:  # removed (or replaced by a link) meanwhile: not there
+                pass
+            if total > bound or walked > DISK_ENTRIES:
+                return bound + 1
+    finally:
+        for fd, listing in stack:
+            listing.close()
+            os.close(fd)
+    return total
 
 
 def _remove(path: str) -> None:

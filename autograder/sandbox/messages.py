@@ -109,6 +109,16 @@ def describe_fork_failure(error: str) -> str:
             "fault, not the notebook's: grade it again")
 
 
+def describe_memory_budget(megabytes: int) -> str:
+    """Which budget a process was killed for: the memory the submission's processes held together."""
+    return f"the submission's processes together used their memory budget of {megabytes} MB"
+
+
+def describe_disk_budget(megabytes: int) -> str:
+    """Which budget a process was stopped for: the files in the submission's scratch folder."""
+    return f"the submission's files came to more than its disk budget of {megabytes} MB"
+
+
 def describe_status(status: int, memory_budget_mb: int = 0) -> str:
     """Why a process that owed an answer ended, from its wait status. `memory_budget_mb`: the kernel's
     count says it killed one of the submission's processes for the memory budget (of that size)."""
@@ -117,8 +127,7 @@ def describe_status(status: int, memory_budget_mb: int = 0) -> str:
         if sig == signal.SIGXCPU:
             return "used more CPU time than the limit allows"
         if sig == signal.SIGKILL and memory_budget_mb:
-            return (f"was killed by the kernel: the submission's processes together used their memory budget "
-                    f"of {memory_budget_mb} MB")
+            return f"was killed by the kernel: {describe_memory_budget(memory_budget_mb)}"
         if sig == signal.SIGKILL:
             return "was killed (SIGKILL), by none of the grader's limits"
         return f"crashed ({signal.Signals(sig).name if sig in signal.valid_signals() else f'signal {sig}'})"

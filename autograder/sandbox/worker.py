@@ -31,7 +31,9 @@ from messages import (
     describe_answers_budget,
     describe_budget,
     describe_budget_spent,
+    describe_disk_budget,
     describe_fork_failure,
+    describe_memory_budget,
     describe_status,
     describe_time_out,
     describe_wall_time_out,
@@ -102,9 +104,13 @@ class _Loader:
     def _next(self, grace: float = 0.0) -> Read | None:
         """The loader's next message, or None when a limit ran out first (self.out says which): `seconds`
         (+ `grace`) of the submission's CPU time from now, WALL_FACTOR times that of wall-clock time (less
-        the loader's waits for a CPU: cputime.Stopwatch), or the submission's budget of either."""
+        the loader's waits for a CPU: cputime.Stopwatch), the submission's budget of either, or its memory or
+        disk budget where no cgroup or tmpfs bounds them (_Session.over)."""
         session, limit = self.session, self.seconds + grace
         cpu_end, stopwatch, started = session.clock.seconds() + limit, None, time.monotonic()
+        self.out = session.over()  # before the first wait too: a daemon may have grown while no call ran
+        if self.out:
+            return None
         while (message := self.lines.next(time.monotonic() + TICK)) is None:
             # Most messages come within a tick, so the backstop's stopwatch starts only after one (reading the
             # waits walks /proc): from `started`, less the waits after that first tick. The loader's tree only,
@@ -112,9 +118,9 @@ class _Loader:
             # taken off (a niced one, on a busy machine: a second of waits a second) would hold the backstop off.
             stopwatch = stopwatch or Stopwatch(self.pid, started)
             used, spent = session.clock.seconds(), session.spent()
-            self.out = ("budget" if spent == "cpu" else "cpu" if used >= cpu_end else
-                        "budget wall" if spent == "wall" else "wall" if stopwatch.seconds() >= limit * WALL_FACTOR
-                        else "")
+            self.out = session.over() or (
+                "budget" if spent == "cpu" else "cpu" if used >= cpu_end else "budget wall" if spent == "wall"
+                else "wall" if stopwatch.seconds() >= limit * WALL_FACTOR else "")
             if self.out:
                 return None
         return message
@@ -122,7 +128,11 @@ class _Loader:
     def _time_out(self, what: str) -> Result:
         """Why `what` has no answer: which limit _next saw run out. One stopped by the wall-clock backstop
         alone says so (`wall`), to be run again once (_Session.answer)."""
-        budget = self.session.budget
+        budget, isolation = self.session.budget, self.session.isolation
+        if self.out == "memory budget":  # named as the memory cgroup's OOM kill is (the summary: Isolation.end)
+            return Result(False, None, f"{what} was stopped: {describe_memory_budget(isolation.budgets.memory_mb)}")
+        if self.out == "disk budget":
+            return Result(False, None, f"{what} was stopped: {describe_disk_budget(isolation.budgets.disk_mb)}")
         if self.out == "budget":
             return Result(False, None, f"{what} was stopped: {describe_budget(budget)}", "time budget")
         if self.out == "budget wall":
@@ -178,7 +188,8 @@ class _Loader:
             message = self._next(grace=BACKSTOP_SECONDS if fresh else 0.0)
             if message is None:
                 answers.append(self._time_out("the check"))
-                self.session.hurry(0)
+                if not self.out.endswith(" budget"):  # a time limit's: not the memory or disk budget
+                    self.session.hurry(0)
                 self.stop()
                 break
             if isinstance(message, Malformed) and message.kind is Result:  # the loader goes on to the next call
@@ -384,6 +395,11 @@ class _Session:
         answers)."""
         return ("answers" if self.answered > self.answers else "cpu" if self.used + self.seconds() >= self.budget else
                 "wall" if self.used + self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
+
+    def over(self) -> str:
+        """The memory or disk budget the submission passed where no cgroup or tmpfs bounds it (Isolation.over):
+        "memory budget", "disk budget" or ""."""
+        return self.isolation.over(os.getpid()) if self.isolation is not None else ""
 
     def seconds(self) -> float:
         """The CPU seconds this session charged the submission: its processes', and the grader's reading of
