@@ -120,6 +120,17 @@ def duplicated_cells(reference: dict, release: dict) -> dict[str, str]:
     return only(nb)
 
 
+def hidden_on_the_pages(reference: dict, release: dict) -> dict[str, str]:
+    """The reference with every code cell tagged to carry Bootstrap's `hidden` class on the pages, its code marked
+    to be left out (`transient.remove_source`) and folded away (`jupyter.source_hidden`)."""
+    nb = json.loads(json.dumps(reference))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            cell["metadata"].update(tags=["x hidden", "x modal-backdrop in"], transient={"remove_source": True},
+                                    jupyter={"source_hidden": True})
+    return only(nb)
+
+
 def ungraded_test_cells(reference: dict, release: dict) -> dict[str, str]:
     """The reference whose test cells the student marked `grade: false` (and a plain cell marked as a graded one)."""
     nb = json.loads(json.dumps(reference))
@@ -497,6 +508,9 @@ HOSTILE: list[Hostile] = [
             on_blank(PATCH_NUMPY), max_total=0),
     Hostile("forge-probes", "rewrites the hidden probes it can reach in its process to return the lesson's numbers (blank release)",
             on_blank(FORGE_PROBES), max_total=0),
+    Hostile("hidden-on-the-pages", "tags every code cell `x hidden` and `x modal-backdrop in` (Bootstrap's classes on the "
+                                   "pages) and marks its code to be left out and folded away (reference otherwise)",
+            hidden_on_the_pages, keeps=PARTS, never="celltag_x hidden"),
     Hostile("forge-replies", "zero_grad() does nothing, and a top cell rewrites the loader's replies: zero gradients, and "
                              "empty lists where the checks compare item by item (reference otherwise)",
             lambda reference, release: only(with_top_cell(apply(reference, [Mutation("sgd", "SGD.zero_grad", "pass")]),

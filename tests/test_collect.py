@@ -115,6 +115,20 @@ def test_a_classmates_name_inside_an_upload_is_not_theirs(tmp_path, as_zip):
     assert "no notebook in the upload" in refusal(lines, "eve:")
 
 
+def test_a_canvas_name_that_holds_ids_is_nobody_elses(tmp_path):
+    """Canvas writes the student's own name first, and a student may call herself `bob_333` (so the ids that follow
+    are read as Bob's) or put `_` in her name before a LATE marker: her upload is not collected and is named, never
+    graded as Bob's nor taken as on time."""
+    root = course(tmp_path)
+    lms_zip(root, {"bob_333_222_888_modules_and_sgd.ipynb": b'{"eve": 1}',
+                   "eve_x_LATE_222_889_modules_and_sgd.ipynb": b'{"eve": 2}',
+                   "obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}'})
+    lines = collect(root)
+    assert submitted(root) == {"obrienann_23456": b'{"ann": 1}'}, lines
+    for name in ("bob_333_222_888_modules_and_sgd.ipynb", "eve_x_LATE_222_889_modules_and_sgd.ipynb"):
+        assert any(name in line for line in lines), (name, lines)
+
+
 @pytest.mark.parametrize("as_zip", [True, False], ids=["zip", "loose"])
 def test_a_dot_file_archive_is_a_students_upload_by_its_place(tmp_path, as_zip):
     """An upload named `.x.zip` (Canvas: eveevil_34567_101_.x.zip), and a bare dot-file archive, among the download's

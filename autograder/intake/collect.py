@@ -242,7 +242,10 @@ class LmsZipCollect(ZipCollectApp):
                 continue
             if info:
                 found[info["student_id"]].append(Candidate(source, name, info))
-            elif not name.endswith(tuple(collector.valid_ext)) and (owner := collector.owner(name)):
+            elif name.endswith(tuple(collector.valid_ext)):  # a notebook no pattern names (a name chosen to mislead)
+                self.collection.refused[shown(name)] = ("its name matches none of the LMS's patterns "
+                                                        "(c.LmsFileNameCollectorPlugin.named_regexps)")
+            elif owner := collector.owner(name):
                 others[owner].append(shown(name))
         for student, names in others.items():
             if student not in found:

@@ -8,10 +8,16 @@ solution, locked, task, points, schema version; the checksum and cell type nbgra
 has them), and one whose grade_id the release does not have
 (or that has none) is a plain cell. FindGradingNotes names each such edit as the student's
 (autograder/nbgrader_glue/preprocessors/grading_notes.py: cell_notes).
+
+Nor does the submission decide how a cell shows on the feedback and formgrader pages: nbconvert's templates make
+each tag a class (`celltag_<tag>`, a tag with spaces in it several classes, such as Bootstrap's `hidden`) and leave
+out the code of a cell marked `transient.remove_source`. So a tag that is not a plain name is dropped, and so are
+`transient` and `jupyter` (whose `source_hidden` and `outputs_hidden` fold a cell away).
 """
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 from nbgrader.coursedir import CourseDirectory
@@ -21,6 +27,8 @@ from ...assignment import course_assignment
 from ..gradebook_lookups import LookupsPrefetched
 
 RECORDED = ("checksum", "cell_type")  # what generate_assignment records in the release, not what the cell is
+PLAIN_TAG = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a tag that becomes one class on the pages, `celltag_<tag>`
+HIDING = ("transient", "jupyter")  # cell metadata with which the pages leave out or fold away a cell's code
 
 
 def released_metadata(release) -> dict[str, dict]:
@@ -52,4 +60,9 @@ class OverwriteCellsAtOnce(LookupsPrefetched, OverwriteCells):
             else:  # nbgrader's own bookkeeping (checksum: set from the gradebook next) stays as saved when absent
                 cell.metadata["nbgrader"] = copy.deepcopy({key: value for key, value in released.items()
                                                            if key not in RECORDED or key in submitted})
+        if "tags" in cell.metadata:
+            tags = cell.metadata.tags if isinstance(cell.metadata.tags, list) else []
+            cell.metadata["tags"] = [tag for tag in tags if isinstance(tag, str) and PLAIN_TAG.fullmatch(tag)]
+        for key in HIDING:
+            cell.metadata.pop(key, None)
         return super().preprocess_cell(cell, resources, cell_index)
