@@ -31,16 +31,19 @@ c.LmsFileNameCollectorPlugin.named_regexps = [
     # Moodle, "Download submissions in folders": John Smith_12345_assignsubmission_file_/modules_and_sgd.ipynb
     # (the folder is Moodle's; what is inside it is the student's, and never names anyone)
     r"(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_/(?:[^/]+/)*(?P<file_id>[^/]+\.ipynb)",
-    # Moodle, one folder: John Smith_12345_assignsubmission_file_modules_and_sgd.ipynb
-    r"(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_(?P<file_id>[^/]+\.ipynb)",
+    # Moodle, one folder: John Smith_12345_assignsubmission_file_modules_and_sgd.ipynb (a file name that holds
+    # Moodle's marker again is a name chosen to put a classmate's id first: refused)
+    r"(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_(?P<file_id>(?!.*_assignsubmission_file_)[^/]+\.ipynb)",
     # Canvas: smithjohn_12345_6789012_modules_and_sgd.ipynb, smithjohn_LATE_12345_6789013_modules_and_sgd-1.ipynb
     # (user id, then the attachment id, which grows with each upload). The name is the student's own and may hold
-    # `_` and digits: an upload whose name seems to start with `<digits>_` is the sign of one (bob_333 as a name
-    # puts the real ids there) and is refused rather than read as someone else's
-    r"(?P<name>[^/_]+)_(?:(?P<late>LATE)_)?(?P<lms_id>\d+)_(?P<attachment>\d+)_(?P<file_id>(?!\d+_)[^/]+\.ipynb)",
+    # `_` and digits: a file name after the ids that holds ids again is the sign of one (`bob_333` or `bob_333_1_x`
+    # as a name puts the real ids after it) and is refused rather than read as someone else's
+    r"(?P<name>[^/_]+)_(?:(?P<late>LATE)_)?(?P<lms_id>\d+)_(?P<attachment>\d+)_"
+    r"(?P<file_id>(?!\d+_)(?!(?:[^/]*_)?(?:LATE_)?\d+_\d+_)[^/]+\.ipynb)",
     # Anything else: <student id>_<anything>_modules_and_sgd.ipynb, at the top level, but never a name that holds
-    # Canvas's ids (`_12345_6789012_`, with or without LATE): those are Canvas's, refused above
-    r"(?!.*(?:^|_)(?:LATE_)?\d+_\d+_)(?P<student_id>[^/_]+)_(?:[^/]*_)?(?P<file_id>modules_and_sgd\.ipynb)",
+    # Canvas's ids (`_12345_6789012_`, with or without LATE) or Moodle's marker: those are the LMS's, refused above
+    r"(?!.*(?:^|_)(?:LATE_)?\d+_\d+_)(?!.*_assignsubmission_file_)"
+    r"(?P<student_id>[^/_]+)_(?:[^/]*_)?(?P<file_id>modules_and_sgd\.ipynb)",
 ]
 # Caps on what one LMS download may unpack to (autograder/intake/unpack.py). A file past one is "not collected:
 # too large" (or too deep, or one file too many) for its student alone; the class goes on.

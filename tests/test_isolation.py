@@ -621,3 +621,28 @@ def test_at_uid_a_file_left_where_any_user_may_write_ends_with_its_submission(fo
         assert os.path.exists(left)
         one.end()
         assert not os.path.exists(left)
+
+
+def test_at_uid_a_link_in_place_of_the_scratch_folder_leads_root_nowhere(tmp_path):
+    """At `uid` the submission owns its folder in the machine's /tmp: it may move it away and leave a link to any
+    folder in its place. The session walks and empties the folder it made, held open, never the path: what the
+    link points to stays, and the moved folder's files still count against the disk budget."""
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "kept").write_text("root's")
+    code = f"""\
+import os, time
+here = os.getcwd()
+os.rename(here, here + ".moved")
+os.symlink({str(canary)!r}, here)
+os.chdir(here + ".moved")
+for n in range(5000):
+    open(f"f{{n}}", "w").close()
+time.sleep(2)
+result = 1"""
+    with box("uid") as one:
+        one.begin()
+        outcome = one.call([Cell("student", code)], sandbox_probes.value, name="result")
+        one.end()
+    assert "disk budget" in outcome.reason, (outcome.ok, outcome.reason)
+    assert (canary / "kept").read_text() == "root's"

@@ -361,6 +361,9 @@ class Isolation:
         `ceiling`: the strongest level to set up (sandbox/proof.py tries the weaker ones when one fails)."""
         self.budgets = budgets
         self.count, self.scratch = 0, ""
+        # The scratch folder as begun, held open: the uid owns it in the machine's /tmp and may rename it away and
+        # leave a link in its place, which root would follow by its path (the session's walk and emptying use this).
+        self.scratch_fd = -1
         self.hits: set[str] = set()  # in the session: the budgets it saw hit (exit_code)
         # In the session: when `over` last summed the memory, last walked the scratch folder; the folder is over.
         self.looked, self.walked, self.overfull = 0.0, 0.0, False
@@ -388,6 +391,7 @@ class Isolation:
         if not self.namespaces and self.level != "none":
             self.scratch = tempfile.mkdtemp(prefix=f"kit-{self.uid}-")
             os.chown(self.scratch, self.uid, self.uid)
+            self.scratch_fd = os.open(self.scratch, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
 
     def enter(self) -> None:
         """In the session's process, first thing: into the cgroups and fresh namespaces.
@@ -437,6 +441,9 @@ class Isolation:
             return
         if self.scratch:
             _remove(self.scratch)
+        if self.scratch_fd >= 0:
+            os.close(self.scratch_fd)
+            self.scratch_fd = -1
         _remove_files_of(self.uid)
 
     # ---------------------------------------------------------------- the session's side
@@ -489,8 +496,13 @@ class Isolation:
                 self.hits.add("disk budget")
         elif self.overfull:
             self.overfull = False
-            for name in os.listdir(self.scratch):
-                _remove(os.path.join(self.scratch, name))
+            for name in os.listdir(self.scratch_fd):
+                _remove(f"{self._held_scratch}/{name}")
+
+    @property
+    def _held_scratch(self) -> str:
+        """A path to the scratch folder as begun, wherever it was moved to: through the descriptor held open."""
+        return f"/proc/self/fd/{self.scratch_fd}/."
 
     def over(self, session: int) -> str:
         """In the session, while it waits for a loader: the budget the submission passed that no cgroup or tmpfs
@@ -506,7 +518,7 @@ class Isolation:
                 return "memory budget"
         if self.scratch and now >= self.walked + DISK_EVERY:
             self.walked = now
-            if _disk_use(self.scratch, disk) > disk:
+            if _disk_use(self._held_scratch, disk) > disk:
                 self.hits.add("disk budget")
                 self.overfull = True
                 return "disk budget"
