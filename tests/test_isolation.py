@@ -640,9 +640,32 @@ for n in range(5000):
     open(f"f{{n}}", "w").close()
 time.sleep(2)
 result = 1"""
-    with box("uid") as one:
+    with box("uid", limits=Limits(seconds=10, memory_mb=1024, output_kb=64)) as one:  # files made on a busy machine
         one.begin()
         outcome = one.call([Cell("student", code)], sandbox_probes.value, name="result")
         one.end()
     assert "disk budget" in outcome.reason, (outcome.ok, outcome.reason)
     assert (canary / "kept").read_text() == "root's"
+
+
+def test_at_uid_a_link_in_place_of_the_scratch_folder_is_no_way_into_a_closed_folder(tmp_path):
+    """The loader enters the scratch folder as root, before it drops to the uid: through a link the submission left
+    at the folder's path it would start in a folder the uid may not reach (below a folder closed to it, as the
+    course's private folders are). It enters the folder the worker made, held open, wherever that was moved."""
+    tmp_path.chmod(0o700)
+    closed = tmp_path / "course"
+    closed.mkdir(mode=0o755)
+    (closed / "solution.py").write_text("ANSWER = 42")
+    leave_a_link = f"""\
+import os
+here = os.getcwd()
+os.rename(here, here + ".moved")
+os.symlink({str(closed)!r}, here)
+result = 1"""
+    look = "import os\ntry:\n    result = open('solution.py').read()\nexcept OSError as error:\n    result = error.strerror"
+    with box("uid") as one:
+        one.begin()
+        assert run(one, leave_a_link) == 1
+        seen = run(one, look)  # a new program: a new loader, entering its folder again
+        one.end()
+    assert seen == "No such file or directory", seen

@@ -112,7 +112,12 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
             resource.setrlimit(which, (soft, hard))
         except (ValueError, OSError):
             pass
-    os.chdir(workdir)
+    held = getattr(isolation, "scratch_fd", -1)
+    if held >= 0:  # still root: the folder the worker made, wherever it was moved, never a link left at its path
+        os.fchdir(held)
+        os.close(held)
+    else:
+        os.chdir(workdir)
     # The caller started the worker with HOME unset: the scratch space is home, and where temporary files go
     # (the only place a session may write; the worker's tempfile may have remembered the machine's /tmp).
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir

@@ -91,7 +91,8 @@ class _Loader:
             self.pid, self.commands, self.failure = 0, -1, Result(False, None, describe_fork_failure(error.strerror))
             return
         if self.pid == 0:
-            _close_fds_except({0, 1, 2, commands_r, results_w})
+            held = getattr(session.isolation, "scratch_fd", -1)  # its scratch folder, for the loader's fchdir
+            _close_fds_except({0, 1, 2, commands_r, results_w} | ({held} if held >= 0 else set()))
             child.loader_main(cells, config.limits, session.isolation, session.workdir, commands_r, results_w, modules)
         os.close(commands_r)
         os.close(results_w)
