@@ -439,11 +439,12 @@ class Isolation:
         uids.kill_processes_of(self.uid, also=_forget_keys)
         if self.namespaces:
             return
-        if self.scratch:
-            _remove(self.scratch)
-        if self.scratch_fd >= 0:
+        if self.scratch_fd >= 0:  # first what the folder holds, wherever it was moved (a nested folder any user
+            self._empty_scratch()  # may write, which _remove_files_of does not look in), then the folder at its path
             os.close(self.scratch_fd)
             self.scratch_fd = -1
+        if self.scratch:
+            _remove(self.scratch)
         _remove_files_of(self.uid)
 
     # ---------------------------------------------------------------- the session's side
@@ -496,13 +497,21 @@ class Isolation:
                 self.hits.add("disk budget")
         elif self.overfull:
             self.overfull = False
-            for name in os.listdir(self.scratch_fd):
-                _remove(f"{self._held_scratch}/{name}")
+            self._empty_scratch()
 
     @property
     def _held_scratch(self) -> str:
         """A path to the scratch folder as begun, wherever it was moved to: through the descriptor held open."""
         return f"/proc/self/fd/{self.scratch_fd}/."
+
+    def _empty_scratch(self) -> None:
+        """Remove what the scratch folder as begun holds, through the descriptor held open (never its path)."""
+        try:
+            names = os.listdir(self.scratch_fd)
+        except OSError:
+            return
+        for name in names:
+            _remove(f"{self._held_scratch}/{name}")
 
     def over(self, session: int) -> str:
         """In the session, while it waits for a loader: the budget the submission passed that no cgroup or tmpfs
