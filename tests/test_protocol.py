@@ -98,9 +98,10 @@ def test_a_dict_without_the_key_is_plain_data():
 
 CONFIG_WIRE = {"modules": {"probes": "/k/probes.py"}, "path": ["/k"], "preload": ["numpy"], "isolation": None,
                "limits": {"seconds": 3.0, "memory_mb": 1024, "output_kb": 1024, "answer_kb": 1024},
-               "trusted_cells": [["imports", "import numpy"]]}
+               "trusted_cells": [["imports", "import numpy"]], "workdir": "/tmp/sandbox-x"}
 RECORDS = [
-    (CONFIG, WorkerConfig({"probes": "/k/probes.py"}, ["/k"], ["numpy"], Limits(), None, [("imports", "import numpy")])),
+    (CONFIG, WorkerConfig({"probes": "/k/probes.py"}, ["/k"], ["numpy"], Limits(), None, [("imports", "import numpy")],
+                          "/tmp/sandbox-x")),
     (TO_WORKER, Begin(45.0, 1.5, 8 << 20, 1000)),
     (TO_SESSION, Batch([Call("probes:value", {"name": "x"})], fresh=True, together=True, charged=0.25,
                        cells=[("student", "x = 1")])),
@@ -135,6 +136,8 @@ MALFORMED = [
      "'seconds' is not a number of at least 0"),
     (CONFIG, json.dumps({**CONFIG_WIRE, "modules": ["/k/probes.py"]}), WorkerConfig,
      "'modules' is not an object of file paths"),
+    (CONFIG, json.dumps({**CONFIG_WIRE, "workdir": None}), WorkerConfig,
+     "'workdir' is not a folder's path without isolation, null with it"),
     (TO_WORKER, wire(begin="45", used=0, answers=1, answered=0), Begin, "'begin' is not a number of at least 0"),
     (TO_WORKER, wire(begin=45, used=0, answers=1), Begin, "has no 'answered'"),
     (TO_SESSION, wire(calls=[{"function": "probes", "kwargs": {}}], fresh=True, together=False, charged=0), Batch,

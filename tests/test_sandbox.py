@@ -1,7 +1,11 @@
 """The sandbox: which cells run, and what comes back when student code misbehaves."""
 from __future__ import annotations
 
+import gc
+import os
+import signal
 import time
+from pathlib import Path
 
 import pytest
 import sandbox_probes
@@ -181,3 +185,17 @@ def test_a_check_stopped_by_the_wall_clock_backstop_runs_again_once_then_says_so
     # After it, a batch that shares one process stops; one whose calls run a child each goes on.
     assert where.value == 1 if fresh else (where.not_run and
                                            where.reason == "not run: an earlier check of this part ran out of time")
+
+
+def test_the_folder_student_code_starts_in_goes_with_the_sandbox_even_after_its_worker_was_killed():
+    sandbox = Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1))
+    leave = "import os\nopen('left', 'w').write('x')\nfolder = os.getcwd()"
+    folder = Path(sandbox.call([Cell("leave", leave)], sandbox_probes.value, name="folder").value)
+    assert (folder / "left").read_text() == "x"
+    os.kill(sandbox.worker.pid, signal.SIGKILL)
+    sandbox.call([Cell("again", "x = 2")], sandbox_probes.value, name="x")  # finds its worker gone
+    assert sandbox.call([Cell("again", "x = 2")], sandbox_probes.value, name="x").value == 2  # a new one, same folder
+    sandbox.close()
+    del sandbox
+    gc.collect()
+    assert not folder.exists()

@@ -16,9 +16,12 @@ Four roles, one module each; only lines of JSON cross between processes:
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -138,7 +141,10 @@ class Sandbox:
             limits=limits,
             isolation=dict(isolation) if isolation else None,
             trusted_cells=[(cell.name, cell.source) for cell in trusted_cells],
+            workdir=None if isolation else tempfile.mkdtemp(prefix="sandbox-"),
         )
+        if self.config.workdir:  # it outlives a killed worker (the next one uses it): it goes with this object
+            weakref.finalize(self, shutil.rmtree, self.config.workdir, ignore_errors=True)
         self.worker: subprocess.Popen | None = None
         self.requests = -1  # our end of the worker's stdin
         self.replies: Lines | None = None  # and of its stdout

@@ -282,7 +282,9 @@ class WorkerConfig(_Kind):
 
     modules: the trusted modules calls may name, {name: file path}; path: folders put in front of sys.path;
     preload: modules imported once; limits: each check's; isolation: isolation.py's {"path", "budgets",
-    "level"?}, or None; trusted_cells: the course's own cells, compiled once (child.COMPILED)."""
+    "level"?}, or None; trusted_cells: the course's own cells, compiled once (child.COMPILED); workdir: where
+    student code starts without isolation (the grader's folder: it removes it, even after killing the worker),
+    None with isolation (which makes each session's own)."""
 
     modules: dict[str, str]
     path: list[str]
@@ -290,21 +292,25 @@ class WorkerConfig(_Kind):
     limits: Limits
     isolation: dict | None
     trusted_cells: list[tuple[str, str]]
+    workdir: str | None
 
     def wire(self) -> dict:
         return {"modules": self.modules, "path": self.path, "preload": self.preload, "limits": self.limits.wire(),
-                "isolation": self.isolation, "trusted_cells": [list(cell) for cell in self.trusted_cells]}
+                "isolation": self.isolation, "trusted_cells": [list(cell) for cell in self.trusted_cells],
+                "workdir": self.workdir}
 
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> WorkerConfig:
         _only(obj, _CONFIG_FIELDS)
-        modules, isolation = obj.get("modules"), obj.get("isolation")
+        modules, isolation, workdir = obj.get("modules"), obj.get("isolation"), obj.get("workdir")
         if type(modules) is not dict or not all(type(path) is str for path in modules.values()):
             raise _Bad("'modules' is not an object of file paths")
         if isolation is not None and type(isolation) is not dict:
             raise _Bad("'isolation' is neither an object nor null")
+        if (workdir is None) == (isolation is None) or (workdir is not None and type(workdir) is not str):
+            raise _Bad("'workdir' is not a folder's path without isolation, null with it")
         return cls(modules, _texts(obj, "path"), _texts(obj, "preload"), Limits.from_json(obj.get("limits")),
-                   isolation, _cells(obj.get("trusted_cells")))
+                   isolation, _cells(obj.get("trusted_cells")), workdir)
 
 
 _CONFIG_FIELDS = _names(WorkerConfig)

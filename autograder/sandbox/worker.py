@@ -13,7 +13,6 @@ import gc
 import os
 import signal
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -352,10 +351,10 @@ class _Session:
     one), so no session holds anything of another submission, and ending it ends all it started.
     """
 
-    def __init__(self, config: WorkerConfig, modules: dict, isolation: Any, workdir: str, request: Begin) -> None:
+    def __init__(self, config: WorkerConfig, modules: dict, isolation: Any, request: Begin) -> None:
         """`request`: the caller's budgets for the submission, and what it used of them before (protocol.Begin)."""
         self.config, self.modules, self.isolation = config, modules, isolation
-        self.workdir = isolation.workdir if isolation is not None else workdir
+        self.workdir = isolation.workdir if isolation is not None else config.workdir
         self.budget, self.used = request.seconds, request.used
         self.answers, self.answered = request.answers, request.answered
         self.charged = 0.0  # CPU seconds the grader spent reading this session's answers, as it last said
@@ -517,20 +516,17 @@ def _serve(config: WorkerConfig) -> None:
         isolation = module.Isolation(module.Budgets(**settings["budgets"]), config.path, settings.get("level"))
     _become_subreaper()
     gc.freeze()  # sessions, loaders and check children inherit these objects; collections in them skip them
-    workdir = tempfile.mkdtemp(prefix="sandbox-")
-    os.chmod(workdir, 0o755)
     requests = Lines(0, TO_WORKER, limit=sys.maxsize)
     write(1, Ready(isolation.level if isolation else "none"))
     # One request at a time: while a session runs, it alone reads the requests (this process waits).
     while isinstance(request := requests.next(), Begin):
         if isolation:
             isolation.begin()
-        pid = _start_session(_Session(config, modules, isolation, workdir, request))
+        pid = _start_session(_Session(config, modules, isolation, request))
         _, status = os.waitpid(pid, 0) if pid else (0, 0)
         _reap_orphans()
         hit = isolation.end(status) if isolation else []
         write(1, Ended(hit))
-    os.rmdir(workdir)
     if isinstance(request, Malformed):  # the grader's own failure: __main__ tells it so
         raise ValueError(f"the worker could not read the grader's request ({request.reason})")
 
