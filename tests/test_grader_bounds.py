@@ -19,12 +19,14 @@ from autograder.sandbox.protocol import (
     DEPTH,
     ERROR_BYTES,
     FROM_LOADER,
+    TO_GRADER,
     UNREADABLE,
     Lines,
     Loaded,
     LoadingCell,
     Oversized,
     answer_fault,
+    read,
 )
 from conftest import ROOT
 
@@ -71,6 +73,16 @@ def test_an_answers_depth_and_values_are_bounded_without_recursion():
     assert answer_fault([0] * 5000, 64 * 1024) == "of more than 4,096 values"
     assert answer_fault({"\x00array": ["|b1", [6000], "AAAA" * 1500]}, 64 * 1024) == "of more than 4,096 values"
     assert answer_fault({"z": [1.5, [2, {"k": "v"}]]}, 64 * 1024) == ""
+    assert answer_fault({"\x00array": ["<f8", [10**9, 0], ""]}, 64 * 1024) == "of more than 4,096 values"
+    assert answer_fault({"\x00array": ["<f8", [3, 0], ""]}, 64 * 1024) == ""
+
+
+def test_the_grader_holds_each_answer_to_what_the_session_passes_on_whatever_wrote_the_line():
+    empty_rows = {"ok": True, "value": {"\x00array": ["<f8", [10**9, 0], ""]}, "reason": "", "limit": "",
+                  "not_run": False}
+    line = json.dumps({"answers": [empty_rows, {**empty_rows, "value": 2**61 + 1}], "load_errors": [], "spent": 0})
+    answers = read(line, TO_GRADER, 64 * 1024)
+    assert [(a.ok, a.reason) for a in answers.answers] == [(False, UNREADABLE)] * 2
 
 
 @pytest.mark.parametrize("code,reason", [
@@ -84,6 +96,18 @@ def test_a_forged_answer_past_the_limits_is_the_checks_named_failure(code, reaso
         after = sandbox.call([Cell("student", "x = 2")], sandbox_probes.value, name="x")
     assert [(o.ok, o.limit) for o in outcomes] == [(False, "answer")] * 3 and reason in outcomes[0].reason
     assert after.ok and after.value == 2  # the worker lived on: no new session was needed
+
+
+@pytest.mark.parametrize("code,reason", [
+    # an empty array of 10**9 rows has no bytes, and tolist() in the grader would make 10**9 lists
+    ("import numpy\nx = numpy.empty((10**9, 0))", "returned an answer of more than 4,096 values"),
+    # whole numbers chosen to share a hash would make the grader's sets of them quadratic
+    ("x = [1 + k * (2**61 - 1) for k in range(3)]", "returned an answer holding a whole number beyond 2**53"),
+], ids=["empty-rows", "colliding-wholes"])
+def test_an_answer_that_would_cost_the_grader_more_than_its_bytes_is_the_checks_named_failure(code, reason):
+    with box() as sandbox:
+        outcome = sandbox.call([Cell("student", code)], sandbox_probes.value, name="x")
+    assert (outcome.ok, outcome.limit) == (False, "answer") and outcome.reason.startswith(reason), outcome
 
 
 # Rewrites json.dumps in the loader, as FORGED_ANSWERS does, so that every answer it (or a check child forked

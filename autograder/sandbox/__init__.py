@@ -179,7 +179,9 @@ class Sandbox:
         )
         os.close(requests)
         os.close(replies_w)
-        self.replies = Lines(replies, TO_GRADER, limit=FIELDS_BYTES)  # call_many widens it for the answers it asks for
+        # call_many widens the line's limit for the answers it asks for; each answer is held to what the session
+        # passes on (protocol.answer_fault), whatever wrote the line
+        self.replies = Lines(replies, TO_GRADER, limit=FIELDS_BYTES, answer_bytes=self.limits.answer_kb * 1024)
         self.starting = True
         if begin is not None and self._send(self._begin_request(begin)):
             self.begun = begin

@@ -125,13 +125,31 @@ def plain(value: Any) -> Any:
 # that nothing the session passes on fails to parse in the grader.
 DEPTH = 32
 VALUE_BYTES = 16  # an answer may hold one value (a number, a string, a list, an array's element) per 16 bytes
+# The largest whole number an answer may hold (a double's exact range): the probes' counts and indices are far
+# below it, and larger ones could be chosen to share a hash, which makes the grader's sets of them quadratic.
+WHOLE = 1 << 53
+
+
+def _array_values(array: list) -> int:
+    """What an array sent as bytes becomes in the grader: its elements (counted by its bytes) or, where more, the
+    lists and elements tolist() makes of its shape (an empty array of shape (10**9, 0) has no bytes and makes 10**9
+    lists). Counted up to 2**40 at most."""
+    dtype, shape, data = array
+    values = len(data) * 3 // 4 // _ITEM_BYTES.get(dtype[1:], 1)
+    if isinstance(shape, list) and all(type(length) is int and length >= 0 for length in shape):
+        made = 1
+        for length in shape:
+            made = min(made * length, 1 << 40)
+            values = min(values + made, 1 << 40)
+    return values
 
 
 def answer_fault(value: Any, limit: int) -> str:
     """Why `value`, an answer as read, is more than the grader takes from an answer of at most `limit` bytes:
-    nested deeper than DEPTH, or holding more than limit // VALUE_BYTES values (each element of an array sent
-    as bytes counts, by its bytes); "" when it is not. It bounds what the grader's process holds once it has
-    read the answer (a value of a few bytes of JSON can take 60 bytes of Python). Walked without recursion."""
+    nested deeper than DEPTH, holding more than limit // VALUE_BYTES values (an array sent as bytes counts what
+    the grader makes of it: _array_values), or a whole number beyond WHOLE; "" when it is not. It bounds what the
+    grader's process holds and does once it has read the answer (a value of a few bytes of JSON can take 60 bytes
+    of Python). Walked without recursion."""
     most, count, todo = limit // VALUE_BYTES, 0, [(value, 1)]
     while todo:
         item, depth = todo.pop()
@@ -141,10 +159,12 @@ def answer_fault(value: Any, limit: int) -> str:
         if isinstance(item, dict):
             array = item.get(ARRAY)
             if isinstance(array, list) and len(array) == 3 and isinstance(array[0], str) and isinstance(array[2], str):
-                count += len(array[2]) * 3 // 4 // _ITEM_BYTES.get(array[0][1:], 1)
+                count += _array_values(array)
             todo += [(entry, depth + 1) for entry in item.values()]
         elif isinstance(item, list):
             todo += [(entry, depth + 1) for entry in item]
+        elif type(item) is int and not -WHOLE <= item <= WHOLE:
+            return "holding a whole number beyond 2**53"
         if count > most:
             return f"of more than {most:,} values"
     return ""
@@ -475,12 +495,15 @@ class Answer:
                 "not_run": self.not_run}
 
     @classmethod
-    def from_json(cls, obj: Any) -> Answer:
-        """In the grader: its arrays read back into lists (`plain`); a forged one is UNREADABLE."""
+    def from_json(cls, obj: Any, answer_bytes: int) -> Answer:
+        """In the grader: its arrays read back into lists (`plain`); a forged one, or one past what the session
+        passes on from an answer of at most `answer_bytes` (answer_fault), is UNREADABLE."""
         if type(obj) is not dict or obj.keys() != _ANSWER_FIELDS:
             raise _Bad("an answer is not {'ok', 'value', 'reason', 'limit', 'not_run'}")
         ok, reason, limit = _flag(obj, "ok"), _text(obj, "reason"), _one_of(obj, "limit", LIMITS)
         not_run = _flag(obj, "not_run")
+        if answer_bytes and answer_fault(obj["value"], answer_bytes):
+            return cls(False, None, UNREADABLE)
         try:
             return cls(ok, plain(obj["value"]), reason, limit, not_run)
         except (Unreadable, RecursionError):
@@ -510,7 +533,7 @@ class Answers(_Kind):
         answers = obj.get("answers")
         if type(answers) is not list:
             raise _Bad("'answers' is not a list")
-        return cls([Answer.from_json(answer) for answer in answers], _texts(obj, "load_errors"),
+        return cls([Answer.from_json(answer, answer_bytes) for answer in answers], _texts(obj, "load_errors"),
                    _number(obj, "spent"))
 
 
