@@ -125,6 +125,29 @@ def test_a_hostile_payload_renders_inert(sanitizer, name):
     assert sanitizer.sanitize_markdown(cleaned) == cleaned, "sanitising twice changes nothing more"
 
 
+# What stands between two markdown cells on the feedback page and in the formgrader.
+BETWEEN_CELLS = '</div></div>\n<div class="cell"><div class="text_cell_render rendered_html">'
+# Cells harmless one by one that, one after another on a page, are not: a tag cut off at a cell's end takes the
+# page's markup up to a quote, and the next cell supplies its attributes; an element left open folds what follows
+# (the next cell, its score box, the graders' rubric) into it.
+ACROSS_CELLS = {
+    "cut-off-tag": ["Honest text.\n\n<details title='x", f"' open ontoggle=console.log('{MARKER}') x="],
+    "cut-off-raw": [new_raw_cell("<details title='x"), f"' open ontoggle=console.log('{MARKER}') x="],
+    "left-open": ["My answer.\n\n<details>", "The next cell, folded away."],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACROSS_CELLS))
+def test_a_cell_leaves_no_tag_or_element_open_for_the_next(sanitizer, name):
+    cells = [new_markdown_cell(cell) if isinstance(cell, str) else cell for cell in ACROSS_CELLS[name]]
+    nb, _ = sanitizer.preprocess(new_notebook(cells=cells), {})
+    rendered = [render(cell.source) if cell.cell_type == "markdown" else cell.source for cell in nb.cells]
+    assert not active_content(BETWEEN_CELLS.join(rendered)), rendered
+    for html in rendered:
+        assert html.count("<details") == html.count("</details>") and not html.rstrip().endswith(("'", '"')), html
+    assert "Honest text." in rendered[0] or "My answer." in rendered[0] or name == "cut-off-raw"
+
+
 def test_the_honest_part_of_a_hostile_answer_is_kept(sanitizer):
     html = render(sanitizer.sanitize_markdown(PAYLOADS["math-and-code-mixed"]))
     assert "$a&lt;b$" in html and "<code>c&lt;d</code>" in html and not active_content(html)

@@ -71,6 +71,19 @@ def kept_whole(fragment: str) -> str:
                      filter_style_properties=None if "style" in names else words)
 
 
+# What follows a cell's HTML on a page is more markup (the next cell, the page's own): a fragment is judged with a
+# boundary after it, which it must leave standing on its own. A tag cut off at the fragment's end (which html5ever
+# drops there, but which swallows the page's next markup up to a quote) or an element left open (which would fold the
+# next cell, or the rubric, into it) fails to.
+BOUNDARY = "<hr>"
+
+
+def closed_and_whole(fragment: str, cleaned: str) -> bool:
+    """Whether the allowlist removed nothing from `fragment` (`cleaned` is it cleaned) and the fragment closes every
+    element and tag it opens, so that markup after it on the page stands outside it."""
+    return kept_whole(fragment + BOUNDARY) == cleaned + BOUNDARY
+
+
 class SanitizeMarkdown(NbGraderPreprocessor):
     """Make every markdown cell (and HTML raw cell) render inert, leaving honest markdown as it was written.
 
@@ -85,8 +98,9 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     code spans, and the ``>`` of quotes). Instead each cell is rendered exactly as the templates render
     it (nbconvert's own mistune renderer and maths parser), and the HTML is cleaned with ``nh3`` (the
     Ammonia sanitiser) under an allowlist. When the cleaned HTML holds the same tags, attributes and
-    text as the rendered HTML (compared as parsed events, so quoting and end tags do not matter), the
-    markdown was already inert and its source is left byte for byte: maths, code spans, emphasis,
+    text as the rendered HTML (compared as parsed events, so quoting and end tags do not matter), and the HTML
+    closes every element and tag it opens (markup after it on the page, such as the next cell or the graders'
+    rubric, stays outside it), the markdown was already inert and its source is left byte for byte: maths, code spans, emphasis,
     lists, tables, ``<br>``, ``<sub>`` and ``<sup>`` read as written, and the instructor's locked cells
     are untouched. Otherwise the cell's source becomes the cleaned HTML, on one line inside a ``<div>``
     (newlines as ``&#10;``) so that markdown passes it through unchanged; the result is rendered and
@@ -146,8 +160,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                     cell.source = ""
                     return cell, resources
                 cleaned = self.clean(cell.source)
-                if cleaned != kept_whole(cell.source):
-                    cell.source = cleaned
+                if not closed_and_whole(cell.source, cleaned):
+                    cell.source = cleaned if closed_and_whole(cleaned, self.clean(cleaned)) else ""
         return cell, resources
 
     def too_long(self, source: str) -> bool:
@@ -198,7 +212,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                 return _VERDICTS[key]
         rendered = render(source, attachments)
         cleaned = self.clean(rendered)
-        verdict = cleaned == kept_whole(rendered), cleaned
+        verdict = closed_and_whole(rendered, cleaned), cleaned
         if key is not None:
             if len(_VERDICTS) > 4096:
                 _VERDICTS.clear()
