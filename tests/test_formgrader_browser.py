@@ -41,10 +41,10 @@ import nbformat
 import pytest
 from axe import assert_page_readable, blocking_violations
 from markupsafe import escape
-from nbformat.v4 import new_output, new_raw_cell
+from nbformat.v4 import new_markdown_cell, new_output, new_raw_cell
 from test_catalogue_hostile import fresh_course
 from test_inert import CONTROLS, hostile_grade_id_notebook
-from test_sanitize_markdown import MARKER, PAYLOADS, active_content
+from test_sanitize_markdown import ACROSS_CELLS, MARKER, PAYLOADS, active_content
 
 from bench.course import gradebook_scores
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_class, solution_notebook
@@ -94,6 +94,7 @@ def hostile_notebook() -> dict:
             cell.outputs = [new_output("display_data", data={
                 "text/html": f"<script>document.title='{MARKER}';console.log('{MARKER}')</script>",
                 "text/plain": "x"})]
+    nb.cells += [new_markdown_cell(cell) for cell in ACROSS_CELLS["cut-off-tag"]]  # a payload only on the page
     nb.cells.append(new_raw_cell(f"<img src=x onerror=\"console.log('{MARKER}')\">raw"))
     return nb
 
