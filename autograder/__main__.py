@@ -94,9 +94,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _grade_one(assignment, settings: GraderSettings, args: argparse.Namespace) -> int:
     """`grade`: the notebook's table or JSON, exit 0; a grader that cannot grade says so in one line, exit 3."""
-    from .sandbox.proof import no_ids_refusal
+    from .sandbox.proof import closed_interpreter_refusal, no_ids_refusal
 
-    refusal = no_ids_refusal(settings)
+    refusal = no_ids_refusal(settings) or closed_interpreter_refusal(settings)
     if refusal:
         say(f"python -m autograder grade: not graded: {refusal}", sys.stderr)
         return 3

@@ -14,6 +14,8 @@ import errno
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError
 from pathlib import Path
@@ -21,7 +23,7 @@ from pathlib import Path
 import pytest
 import sandbox_probes
 
-from autograder.sandbox import Cell, Limits, Sandbox, landlock
+from autograder.sandbox import Cell, Limits, Sandbox, landlock, proof
 from autograder.sandbox.messages import describe_time_out
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, CAP_SYS_ADMIN, LEVEL, ROOT, command_lines, holds_capability, needs_level
@@ -597,15 +599,56 @@ def test_every_file_of_grades_at_the_course_root_is_closed_to_student_code(tmp_p
 
 
 @pytest.mark.skipif(not landlock.abi(), reason="this kernel offers no Landlock")
+@pytest.mark.skipif(bool(proof.closed_to_others()), reason=f"this interpreter's folders are closed to other users "
+                    f"({proof.closed_to_others()}): no level without namespaces is proven here")
 @pytest.mark.parametrize("ceiling", ["uid+landlock", "uid"])
 def test_the_proof_names_a_level_without_namespaces_only_after_a_check_ran_at_it(monkeypatch, ceiling):
     """`make grade`'s first line names the level a session really ran a check at (sandbox/proof.py): from a
     ceiling without namespaces, `uid+landlock` once the check could not list the machine's root, else `uid`."""
-    from autograder.sandbox import proof
-
     monkeypatch.setattr(proof, "machine_level", lambda: ceiling)
     found = proof.prove_level(ASSIGNMENT, GraderSettings(), 2)
     assert (found.level, found.refusal) == (ceiling, ""), found
+
+
+@pytest.fixture
+def closed_interpreter(tmp_path, monkeypatch):
+    """The grader's interpreter as a virtual environment in a folder closed to other users (as a pyenv under /root,
+    mode 700, is): the sandbox's worker runs it. The grader's packages (numpy) come through a .pth file in its own
+    site-packages, which stays closed."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(home / "venv")], check=True)
+    site = next(home.glob("venv/lib/python*/site-packages"))
+    (site / "grader.pth").write_text("\n".join(p for p in sys.path if p.endswith("-packages")) + "\n")
+    monkeypatch.setattr(sys, "executable", str(home / "venv" / "bin" / "python"))
+    return home
+
+
+def test_no_level_without_namespaces_is_proven_where_student_code_cannot_reach_the_interpreter(monkeypatch,
+                                                                                               closed_interpreter):
+    """Student code's uid could not import a module the worker had not (`import csv` in an honest `forward`): without
+    namespaces each level fails the proof, and the ladder ends in a refusal that says what to do, never at
+    student code run as root."""
+    ceiling = "uid+landlock" if landlock.abi() else "uid"
+    monkeypatch.setattr(proof, "machine_level", lambda: ceiling)
+    found = proof.prove_level(ASSIGNMENT, GraderSettings(), 2)
+    assert found.level == "", found
+    assert "uid: the student uid cannot reach the interpreter's files under /" in found.refusal, found
+    assert "use a Python installed outside a private home" in found.refusal, found
+
+
+@pytest.mark.parametrize("level,refused", [("uid+landlock", True), ("uid", True), ("namespaces", False)])
+def test_one_notebooks_grade_refuses_a_level_without_namespaces_that_cannot_reach_the_interpreter(
+        monkeypatch, tmp_path, level, refused):
+    """`python -m autograder grade` and Gradescope's run prove no level first: from the caller's side, where other
+    users may not enter the interpreter's folders, a level without namespaces is refused in one line (a namespace
+    session's root opens the way)."""
+    (tmp_path / "home" / "lib").mkdir(parents=True)
+    (tmp_path / "home").chmod(0o700)
+    monkeypatch.setattr(proof.proof_probe, "interpreter_folders", lambda: [str(tmp_path / "home" / "lib")])
+    monkeypatch.setattr(proof, "machine_level", lambda: level)
+    refusal = proof.closed_interpreter_refusal(GraderSettings())
+    assert ("the student uid cannot reach the interpreter's files under /" in refusal) == refused, refusal
 
 
 @pytest.mark.parametrize("folder", ["/tmp", "/var/tmp", "/dev/shm", "/run/lock"])

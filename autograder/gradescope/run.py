@@ -96,9 +96,9 @@ def run_autograder(assignment: Assignment, settings: GraderSettings, root: Path 
     results.parent.mkdir(parents=True, exist_ok=True)
     from ..outputs.grader_failure import failure_reason
     from ..sandbox.policy import start_student_sandbox
-    from ..sandbox.proof import no_ids_refusal
+    from ..sandbox.proof import closed_interpreter_refusal, no_ids_refusal
 
-    refusal = no_ids_refusal(settings)
+    refusal = no_ids_refusal(settings) or closed_interpreter_refusal(settings)
     if refusal:
         return _failed(results, grader_failure_json(f"{refusal}. No score was given: your instructor will grade it "
                                                     "again.", time.monotonic() - start))

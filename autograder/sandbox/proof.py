@@ -3,11 +3,14 @@
 machine_level's probes say what this machine seems to allow; a class is graded only once one session at
 that level has started and a trivial check has run in it (proof_probe.py) as the level promises: the check's
 answer back, under a uid of its own (not the grader's) from the `uid` level up, unable to list the machine's
-root at `uid+landlock`, without sight of the hidden suites with namespaces. A level whose session fails is dropped for the next weaker one; as root the ladder
-ends at `uid`, never at running student code as root (a worker that never got ready ends it at once: no level
-was to blame). When no level can be delivered, or the user namespace
-maps no id for student code (uids.py: a container given root alone), the answer is a refusal: one line that
-says what failed and what to do, and the caller writes nothing.
+root at `uid+landlock`, without sight of the hidden suites with namespaces, and at every level able to reach the
+interpreter's folders and import a standard-library module the worker has not imported, as honest code does (a
+Python in a private home, closed to other users, is not the same interpreter for student code). A level whose
+session fails is dropped for the next weaker one; as root the ladder ends at `uid`, never at running student
+code as root (a worker that never got ready ends it at once: no level was to blame). When no level can be
+delivered, or the user namespace maps no id for student code (uids.py: a container given root alone), the
+answer is a refusal: one line that says what failed and what to do, and the caller writes nothing. One
+notebook's grade proves no level first: it refuses the last two cases from the caller's side.
 
 Each grading process holds an id of its own, so a namespace that maps fewer ids than the class has grading
 processes grades with as many processes as it has ids.
@@ -20,7 +23,7 @@ from pathlib import Path
 
 from ..assignment import Assignment
 from ..settings import GraderSettings
-from . import Cell, Sandbox, uids
+from . import Cell, Sandbox, proof_probe, uids
 from .isolation import LEVELS, machine_level
 
 PROBE = Path(__file__).with_name("proof_probe.py")
@@ -46,6 +49,32 @@ def no_ids_refusal(settings: GraderSettings) -> str:
     return f"this user namespace maps no id for student code but root's (/proc/self/uid_map): {MORE_IDS}"
 
 
+def closed_interpreter_refusal(settings: GraderSettings) -> str:
+    """For one notebook's grade, whose level no session proves first: the refusal when the grader is root,
+    confines submissions, and would run them without namespaces (the machine's level) under a uid that cannot
+    reach the interpreter's files (else ""). That uid is one of the other users: their permission bits tell."""
+    if not settings.isolate or os.geteuid() != 0:
+        return ""
+    closed = closed_to_others()
+    return _closed_reason(closed) if closed and not machine_level().startswith("namespaces") else ""
+
+
+def closed_to_others() -> str:
+    """The first folder on the way to the interpreter's folders that other users may not enter, as
+    "/root (mode 700)" ("" for none). The worker runs this interpreter (Sandbox starts sys.executable)."""
+    return proof_probe.closed(proof_probe.interpreter_folders(), may=_others_may)
+
+
+def _others_may(path: str, need: int) -> bool:
+    """What os.access would answer for other users: the mode's last three bits (R_OK 4, X_OK 1 are theirs)."""
+    return os.stat(path).st_mode & need == need
+
+
+def _closed_reason(closed: str) -> str:
+    return (f"the student uid cannot reach the interpreter's files under {closed}: use a Python installed outside a "
+            "private home, or give others search permission on its folders")
+
+
 def prove_level(assignment: Assignment, settings: GraderSettings, processes: int) -> Proof:
     """The strongest level a session here really delivers, and at most `processes` grading processes."""
     refusal = no_ids_refusal(settings)
@@ -53,17 +82,22 @@ def prove_level(assignment: Assignment, settings: GraderSettings, processes: int
         return Proof(refusal=refusal)
     if settings.isolate and os.geteuid() == 0:
         processes = min(processes, uids.mapped_count())
-    ceiling, failures = machine_level() if settings.isolate else "none", []
+    ceiling = machine_level() if settings.isolate else "none"
+    failures: list[tuple[str, str]] = []  # (the levels that failed, why)
     while True:
         level, problem = _try(assignment, settings, ceiling)
         if not problem:
             return Proof(OFF if not settings.isolate else level, processes)
-        failures.append(f"{level or ceiling}: {problem}")
+        if failures and failures[-1][1] == problem:  # a weaker level failed alike (a closed interpreter): said once
+            failures[-1] = (f"{failures[-1][0]}, {level or ceiling}", problem)
+        else:
+            failures.append((level or ceiling, problem))
         weaker = LEVELS.index(level or ceiling) - 1
         # A worker that never got ready failed before any level was set up: a weaker one would fail alike.
         if not level or weaker < LEVELS.index("uid" if settings.isolate and os.geteuid() == 0 else "none"):
-            return Proof(refusal=f"no sandbox session could run a check here ({'; '.join(failures)}): the grader's "
-                                 "failure, not the class's; fix that and grade again")
+            tried = "; ".join(f"{levels}: {problem}" for levels, problem in failures)
+            return Proof(refusal=f"no sandbox session could run a check here ({tried}): the grader's failure, not "
+                                 "the class's; fix that and grade again")
         ceiling = LEVELS[weaker]
 
 
@@ -89,4 +123,9 @@ def _try(assignment: Assignment, settings: GraderSettings, ceiling: str) -> tupl
         return box.level, "the check could see the hidden suites"
     if box.level == "uid+landlock" and facts["lists_root"]:
         return box.level, "the check could list the machine's root folder past its Landlock rules"
+    # Honest code imports what the interpreter holds: a level whose uid cannot would grade it by where Python lives.
+    if facts["closed"]:
+        return box.level, _closed_reason(facts["closed"])
+    if facts["import_error"]:
+        return box.level, f"an honest import failed as the student uid ({facts['import_error']})"
     return box.level, ""
