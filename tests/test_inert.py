@@ -3,8 +3,9 @@
 Escape sequences come in through a notebook's file name, its exceptions' text and its grade_ids; each
 is tried where the kit prints it: `python -m autograder grade`'s table, the hidden suites under pytest
 and the public checks under pytest (make grade's summary: tests/test_formgrader_browser.py, whose class
-holds a folder named with one and this file's notebook with one in a grade_id). The CSV files:
-tests/test_lms.py.
+holds a folder named with one and this file's notebook with one in a grade_id). The grader writes a control it
+keeps as its escape (`\\x1b`, as text); the public checks, standalone, remove it. A check's message with ANSI colours
+is shown on the feedback and formgrader pages as text that styles nothing. The CSV files: tests/test_lms.py.
 """
 from __future__ import annotations
 
@@ -15,17 +16,19 @@ import shutil
 import subprocess
 import sys
 import unicodedata
+from html.parser import HTMLParser
 
 import notebook_checks
 import pytest
 
 from autograder.classroom.mutate import Mutation, apply
-from autograder.outputs.inert import escaped, one_line, say, spreadsheet_cell, terminal_text
-from conftest import ASSIGNMENT, NOTEBOOK, ROOT, solution_notebook
+from autograder.outputs.inert import escape, escaped, one_line, say, spreadsheet_cell, terminal_text
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, release_notebook, solution_notebook
 
 # An OSC that retitles the terminal window, a CSI that clears the screen, and C1's one-character CSI.
 SEQUENCE = "\x1b]0;PWNED\x07\x1b[2J\x9b31m"
 CONTROLS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0)]]
+SEQUENCE_SHOWN = SEQUENCE.encode("unicode_escape").decode("ascii")  # as one_line writes it: \x1b]0;PWNED...
 
 
 def test_terminal_text_strips_c0_and_c1_controls_and_keeps_the_text():
@@ -76,6 +79,107 @@ def test_a_checks_message_shown_on_a_page_is_laid_out_as_written():
     assert line == "Linear.forward raised ValueError: score 2/2 \\u202e\\u2066\\u200b (line 2)"
 
 
+# A colour sequence that hides what follows it (white on white, nbconvert's ansi2html writes it as a style), and
+# one that ansi2html writes as a class.
+COLOURED = "\x1b[38;2;255;255;255;48;2;255;255;255mHIDDEN-TEXT\x1b[0m \x1b[31mRED-TEXT\x1b[0m"
+COLOURED_SHOWN = COLOURED.replace("\x1b", "\\x1b")  # as one_line writes it: the escape, as text
+
+
+def test_one_line_writes_every_control_as_its_escape():
+    """A reason, a note or a check's message is shown in a terminal and on pages that read ANSI colours: a control
+    the line keeps is written as its escape (one that is whitespace to str.split is a space, as a line break is)."""
+    for char in CONTROLS:
+        assert one_line(f"a{char}b") in ("a b", f"a{escape(char)}b"), hex(ord(char))
+    assert one_line(SEQUENCE) == SEQUENCE_SHOWN == "\\x1b]0;PWNED\\x07\\x1b[2J\\x9b31m"
+    assert one_line(COLOURED) == COLOURED_SHOWN
+
+
+class _Styled(HTMLParser):
+    """The attributes of the elements around each piece of text holding `mark`."""
+
+    VOID = {"br", "hr", "img", "input", "link", "meta", "area", "base", "col", "embed", "source", "track", "wbr"}
+
+    def __init__(self, mark: str) -> None:
+        super().__init__()
+        self.mark, self.open, self.around = mark, [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.open.append(dict(attrs))
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID and self.open:
+            self.open.pop()
+
+    def handle_data(self, data):
+        if self.mark in data:
+            self.around.append(list(self.open))
+
+
+def assert_unstyled(page: str, *marks: str) -> None:
+    """Each mark is on `page` as text, in no element with a style or an ANSI colour class of nbconvert's."""
+    for mark in marks:
+        parser = _Styled(mark)
+        parser.feed(page)
+        assert parser.around, f"{mark} is not on the page"
+        for attrs in (a for around in parser.around for a in around):
+            assert "style" not in attrs and "ansi-" not in attrs.get("class", ""), (mark, attrs)
+
+
+def graded_pages(message: str) -> dict[str, str]:
+    """The released notebook's feedback page and formgrader page, each grade cell's check failing with
+    `message` (the first part with a check passed too: its lines are a stream, the others' an error's traceback)."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+    from traitlets.config import Config
+
+    from autograder.classroom.feedback_pages import GenerateFeedbackFor
+    from autograder.nbgrader_glue.formgrader_pages import kit_exporter
+    from autograder.nbgrader_glue.preprocessors.run_hidden_suites import write_grade_cells
+    from autograder.outputs.feedback import FeedbackExporter
+    from autograder.report import CheckResult, PartResult, Report, Status
+    from autograder.settings import load_config
+
+    parts = [PartResult(cell.grade_id, cell.points, [CheckResult("test_a", Status.FAILED, message)])
+             for cell in ASSIGNMENT.grade_cells]
+    parts[0].tests.append(CheckResult("test_b", Status.PASSED))
+    notebook = release_notebook()
+    write_grade_cells(notebook, Report(parts))
+    scores = {part.grade_id: part.score for part in parts}
+    for cell in notebook.cells:  # what GetGrades would read from a gradebook
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            cell.metadata.nbgrader.score = scores.get(grade_id, 0.0)
+    resources = {"nbgrader": {"notebook": "modules_and_sgd", "score": 1, "max_score": 24, "late_penalty": 0}}
+    config = GenerateFeedbackFor(config=load_config(ROOT)).config  # the templates' folders, nbgrader's CSS
+    feedback = FeedbackExporter(config=config).from_notebook_node(notebook, resources=resources)[0]
+    config = Config()
+    config.HTMLExporter.template_name = "formgrade"
+    config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    resources = {"assignment_id": ASSIGNMENT.name, "notebook_id": "modules_and_sgd", "submission_id": "x", "index": 0,
+                 "total": 1, "base_url": "", "student": "mallory", "last_name": None, "first_name": None,
+                 "notebook_path": f"/autograded/mallory/{ASSIGNMENT.name}/{NOTEBOOK}"}
+    formgrader = kit_exporter(HTMLExporter(config=config)).from_notebook_node(notebook, resources=resources)[0]
+    return {"feedback": feedback, "formgrader": formgrader}
+
+
+def test_a_checks_message_colours_nothing_on_the_pages():
+    """A check's line quotes the student's exception text: an ANSI colour sequence in it (white on white hides
+    what follows on a page that reads ANSI colours) is shown as its escape, as text, and styles nothing on the
+    feedback page or the formgrader's. The pages never read output text for ANSI colours, so a sequence that
+    reached them raw would style nothing either."""
+    from autograder.outputs.redaction import redactor
+
+    redacted = redactor(ASSIGNMENT, 300)(f"Linear.forward raised ValueError: {COLOURED}")
+    assert redacted == f"Linear.forward raised ValueError: {COLOURED_SHOWN}"
+    for name, page in graded_pages(redacted).items():
+        assert_unstyled(page, "HIDDEN-TEXT", "RED-TEXT")
+        assert html.escape(redacted, quote=False) in page, name
+    for name, page in graded_pages(f"raised ValueError: {COLOURED}").items():
+        assert_unstyled(page, "HIDDEN-TEXT", "RED-TEXT")
+        assert "rgb(255,255,255)" not in page, name
+
+
 def test_the_public_checks_strip_the_same_characters():
     """notebook_checks.py stays standalone (students run it), so it keeps its own copy of the rule."""
     every = "".join(chr(c) for c in [*range(0x3000), 0xfeff, 0xfff9, 0x110bd, 0xe0001])
@@ -110,7 +214,7 @@ def test_grades_table_prints_no_escape_sequence_from_a_file_name_or_an_exception
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path)], cwd=ROOT, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert_inert(run.stdout, "raised RuntimeError: ]0;PWNED[2J31m")
+    assert_inert(run.stdout, f"raised RuntimeError: {SEQUENCE_SHOWN}")
 
 
 def hostile_grade_id_notebook() -> dict:
@@ -128,7 +232,7 @@ def test_grades_table_prints_no_escape_sequence_from_a_grade_id(tmp_path):
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path)], cwd=ROOT, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert_inert(run.stdout, "not graded:", "linear]0;PWNED[2J31m")
+    assert_inert(run.stdout, "not graded:", f"linear{SEQUENCE_SHOWN}")
 
 
 @pytest.mark.slow
@@ -139,7 +243,7 @@ def test_pytest_prints_no_escape_sequence_from_the_hidden_suites_or_the_public_c
                              "--notebook", str(path), "-k", "forward"], cwd=ROOT, capture_output=True, text=True,
                             timeout=600)
     assert hidden.returncode == 1, hidden.stdout[-2000:] + hidden.stderr[-2000:]
-    assert_inert(hidden.stdout, "raised RuntimeError: ]0;PWNED[2J31m")
+    assert_inert(hidden.stdout, f"raised RuntimeError: {SEQUENCE_SHOWN}")
 
     release = shutil.copytree(ROOT / "release" / ASSIGNMENT.name, tmp_path / "release")
     (release / NOTEBOOK).write_text(json.dumps(boom_notebook()))

@@ -10,9 +10,9 @@ an exception's text and a grade_id come from students, so everything the kit pri
 `escaped` writes every character that is not printable so, for a name the summary must show as it is. A spreadsheet runs a CSV cell
 that starts with `=`, `+`, `-` or `@` (and a tab, CR or NUL before them) as a formula: `spreadsheet_cell`
 does what OWASP's "CSV Injection" page advises. A reason or a note shown in a summary line or on a page
-(the feedback page's note, the formgrader's, the class page) is first made `one_line`: no layout of its own
-(no line break, and its format characters written as their escapes, which HTML would lay out as a terminal
-does), bounded, writable as UTF-8.
+(the feedback page's note and check lines, the formgrader's, the class page) is first made `one_line`: no layout
+or styling of its own (no line break; its controls, ESC's colour sequences among them, and its format characters,
+which HTML lays out as a terminal does, written as their escapes), bounded, writable as UTF-8.
 """
 from __future__ import annotations
 
@@ -67,7 +67,9 @@ def spreadsheet_cell(value: object) -> str:
 
 
 def one_line(text: object, limit: int = 300) -> str:
-    """A reason or a note as the summary and a page show it: one line, its format characters (Cf) escaped,
-    bounded, and writable as UTF-8."""
-    line = _NON_ASCII.sub(_format_escaped, " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode())
+    """A reason or a note as the summary and a page show it: one line, its controls (C0, DEL, C1) and format
+    characters (Cf) written as their escapes (`\\x1b[31m` shows as those characters and colours nothing, in a
+    terminal or through a page's ANSI filter), bounded, and writable as UTF-8."""
+    line = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode()
+    line = _NON_ASCII.sub(_format_escaped, _CONTROL.sub(lambda match: escape(match[0]), line))
     return line if len(line) <= limit else line[: limit - 1] + "…"
