@@ -79,3 +79,16 @@ def test_a_students_edit_of_what_a_cell_is_is_named_as_theirs():
         "cell metadata edited by the student, graded as released: module (locked); test_forward, test_step (grade, points)",
         "cells the student marked for grading that the release does not have, graded as plain cells: mine"]
     assert cell_notes(ASSIGNMENT, release_notebook()) == []
+
+
+def test_a_cell_of_another_type_or_with_nbgrader_metadata_and_no_grade_id_is_named_as_the_students():
+    """Both are graded as released (OverwriteCellsAtOnce gives the cell its type back; DropDuplicateIds makes the
+    cell without a grade id a plain one); the notes say so."""
+    notebook = release_notebook()
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in ("imports", "test_forward"):
+            cell.cell_type = "raw" if cell.metadata.nbgrader.grade_id == "imports" else "markdown"
+    notebook.cells.insert(1, nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"locked": True}}))
+    assert cell_notes(ASSIGNMENT, notebook) == [
+        "cells whose type the student changed, graded as released: imports (raw), test_forward (markdown)",
+        "cell 2 has nbgrader metadata but no grade id: graded as plain cells"]

@@ -190,6 +190,32 @@ def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
     assert answer == NotGraded("the grader failed on it (KeyError: 'something no one foresaw')", grader_fault=True)
 
 
+def test_nbgraders_failure_is_said_with_the_exception_its_step_and_its_cell():
+    """nbgrader logs what stopped a notebook and raises "Please see the above traceback": the reason is the
+    exception's first line (and that of the one it replaced), and the step and cell it stopped on."""
+    from nbconvert.preprocessors import Preprocessor
+    from nbformat.v4 import new_notebook, new_raw_cell
+    from nbgrader.nbgraderformat import ValidationError
+
+    class Step(Preprocessor):
+        def preprocess_cell(self, cell, resources, cell_index):
+            if cell_index == 1:
+                try:
+                    raise ValidationError("Duplicate grade id: module\n\nthe schema, the cell: its first line only")
+                except ValidationError:
+                    raise ValidationError("the nbgrader metadata may be corrupted") from None
+            return cell, resources
+
+    with pytest.raises(ValidationError) as stopped:
+        Step().preprocess(new_notebook(cells=[new_raw_cell("a"), new_raw_cell("b")]), {})
+    assert student_autograde.nbgrader_failure(stopped.value, "") == (
+        "nbgrader could not autograde it (Step, on cell 2 of the notebook): ValidationError: the nbgrader metadata "
+        "may be corrupted (ValidationError: Duplicate grade id: module)")
+    nbgraders = "Traceback (most recent call last):\n...\nNbGraderException: Please see the above traceback\n"
+    assert student_autograde.nbgrader_failure(None, nbgraders) == (
+        "nbgrader could not autograde it: NbGraderException: Please see the above traceback")
+
+
 # ------------------------------------------------------------------------------ a class of them
 
 
@@ -233,3 +259,60 @@ def test_a_class_of_malformed_notebooks_and_one_honest_student_is_graded(tmp_pat
         shown = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", pages[student].read_text())).split())
         assert reason.lower() in shown.lower() and "not graded" in shown.lower(), student
     assert f"{len(CLASS) + 1} submissions, 1 graded" in run.stdout
+
+
+def edited_metadata(change) -> dict:
+    """The reference (as plain JSON) after `change(cells, index of a grade id)`, which edits only cell metadata and
+    cell types."""
+    nb = copy.deepcopy(REFERENCE)
+    cells = nb["cells"]
+    change(cells, {c["metadata"]["nbgrader"]["grade_id"]: i for i, c in enumerate(cells)
+                   if "nbgrader" in c["metadata"]})
+    return nb
+
+
+def retyped(cell: dict, cell_type: str, attachments: dict) -> None:
+    cell.update(cell_type=cell_type, attachments=attachments)
+    cell.pop("outputs"), cell.pop("execution_count")
+
+
+# student -> (the notebook, the note it is graded with): each stopped nbgrader's sanitize steps, and was the grader's
+# failure; the release decides what each cell is, so each is graded as released, the edit named as the student's
+EDITED = {
+    "raw-mimetype-number": (edited_metadata(lambda cells, at: cells.insert(1, {
+        "cell_type": "raw", "metadata": {"raw_mimetype": 5}, "source": "<b>x</b>"})), None),
+    "raw-mimetype-list": (edited_metadata(lambda cells, at: cells.insert(1, {
+        "cell_type": "raw", "metadata": {"raw_mimetype": ["text/html"]}, "source": "<b>x</b>"})), None),
+    "copy-grade-id-alone": (edited_metadata(lambda cells, at: cells.insert(1, {
+        "cell_type": "code", "metadata": {"nbgrader": {"grade_id": "module"}}, "source": "# pasted",
+        "outputs": [], "execution_count": None})), "cells pasted more than once: module"),
+    "copy-flags-false": (edited_metadata(lambda cells, at: cells.insert(1, {
+        "cell_type": "code", "metadata": {"nbgrader": {"grade_id": "test_forward", "grade": False, "solution": False,
+                                                       "locked": False, "schema_version": 3}},
+        "source": "", "outputs": [], "execution_count": None})), "cells pasted more than once: test_forward"),
+    "locked-no-grade-id": (edited_metadata(lambda cells, at: cells.insert(1, {
+        "cell_type": "code", "metadata": {"nbgrader": {"locked": True}}, "source": "x = 1", "outputs": [],
+        "execution_count": None})), "cell 2 has nbgrader metadata but no grade id"),
+    "locked-made-raw": (edited_metadata(lambda cells, at: retyped(cells[at["imports"]], "raw", {})),
+                        "cells whose type the student changed, graded as released: imports (raw)"),
+    "test-made-markdown": (edited_metadata(lambda cells, at: retyped(cells[at["test_forward"]], "markdown", {
+        "a.png": {"image/png": "iVBORw0KGgo="}})), "graded as released: test_forward (markdown)"),
+}
+
+
+@pytest.mark.slow
+def test_cell_metadata_a_student_edited_is_graded_as_released_and_named(tmp_path):
+    course = course_copy(tmp_path / "course")
+    for student, (notebook, _) in EDITED.items():
+        assert validate_notebook(notebook, LIMIT) is None, student  # the intake passes each: nbgrader's steps stopped
+        folder = course / "submitted" / student / ASSIGNMENT.name
+        folder.mkdir(parents=True)
+        (folder / NOTEBOOK).write_text(json.dumps(notebook))
+    run = grade_class(course)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert f"{len(EDITED)} submissions, {len(EDITED)} graded" in run.stdout, run.stdout[-3000:]
+    book = gradebook_scores(course)
+    notes = {line.split(": ")[1]: line for line in run.stdout.splitlines() if line.startswith("Graded with a note: ")}
+    for student, (_, note) in EDITED.items():
+        assert book[student] == FULL, (student, book[student])
+        assert note in notes[student] if note else student not in notes, (student, notes.get(student))

@@ -179,6 +179,15 @@ def test_attachments_keep_raster_images_only_and_raw_html_cells_are_cleaned(sani
     assert nb.cells[2].source == "\\section{<script>}"  # not rendered by the HTML exporter: left as it is
 
 
+@pytest.mark.parametrize("mimetype", [5, ["text/html"], None, {"type": "text/html"}])
+def test_a_raw_mimetype_that_is_not_text_is_taken_as_absent(sanitizer, mimetype):
+    """nbconvert's page templates, like the sanitiser, call the raw mimetype's .lower(): one that is not text is
+    removed, and the cell cleaned as a raw cell without one (which the HTML exporter emits)."""
+    raw = new_raw_cell(f"<b>bold</b><script>console.log('{MARKER}')</script>", metadata={"raw_mimetype": mimetype})
+    nb, _ = sanitizer.preprocess(new_notebook(cells=[raw]), {})
+    assert nb.cells[0].source == "<b>bold</b>" and "raw_mimetype" not in nb.cells[0].metadata
+
+
 @pytest.mark.parametrize("folder", ["source", "release", "solutions"])
 def test_the_instructors_markdown_is_unchanged(folder):
     path = ROOT / folder / "dl01_6_3" / "modules_and_sgd.ipynb"

@@ -8,6 +8,7 @@ was not (protocol.NotGraded).
 """
 from __future__ import annotations
 
+import traceback
 from pathlib import Path
 
 from nbgrader.apps.api import NbGraderAPI
@@ -38,12 +39,42 @@ class StagedAutograde(Autograde):
 
     intake_notes = List(Unicode(), help="What the intake noted about this student's folder.")
     grading = Instance(ClassGrading, allow_none=True, help="The class prepared before the pool forked.")
+    failure: BaseException | None = None  # what stopped the notebook's passes: nbgrader logs it, then raises its own
 
     def init_single_notebook_resources(self, notebook_filename: str) -> dict:
         resources = super().init_single_notebook_resources(notebook_filename)
         resources[INTAKE_NOTES] = list(self.intake_notes)
         resources[GRADING_RESOURCE] = self.grading
         return resources
+
+    def convert_single_notebook(self, notebook_filename: str) -> None:
+        try:
+            super().convert_single_notebook(notebook_filename)
+        except Exception as exc:
+            self.failure = exc
+            raise
+
+
+def nbgrader_failure(exc: BaseException | None, error: str) -> str:
+    """Why nbgrader could not autograde a notebook: the exception that stopped its passes (`exc`), with the step
+    and the cell it stopped on and the exception it replaced (nbgrader's CheckCellMetadata says only "the nbgrader
+    metadata may be corrupted"), else the last line of nbgrader's own `error` ("see the above traceback")."""
+    if exc is None:
+        last = error.strip().splitlines()
+        return "nbgrader could not autograde it" + (f": {last[-1]}" if last else "")
+    where = ""
+    for frame, _ in traceback.walk_tb(exc.__traceback__):  # the innermost preprocess_cell: step and cell
+        step, index = frame.f_locals.get("self"), frame.f_locals.get("cell_index")
+        if frame.f_code.co_name == "preprocess_cell" and isinstance(index, int):
+            where = f" ({type(step).__name__}, on cell {index + 1} of the notebook)"
+    inner = exc.__cause__ or exc.__context__
+    return f"nbgrader could not autograde it{where}: {_first_line(exc)}" + (f" ({_first_line(inner)})" if inner else "")
+
+
+def _first_line(exc: BaseException) -> str:
+    """The exception's kind and the first line of what it says (nbformat's goes on with its schema and the cell)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
 def autograder_for(grading: ClassGrading, config, submitted: Path, rules: IntakeRules):
@@ -89,10 +120,10 @@ def autograder_for(grading: ClassGrading, config, submitted: Path, rules: Intake
             converters.append(converter)
         converters[0].coursedir.student_id = student
         converters[0].intake_notes = intake.notes
+        converters[0].failure = None
         result = capture_log(converters[0])  # with --force: autograded/<student>/<assignment>/ written afresh
         if not result["success"] or not report_path(converters[0].coursedir, student, assignment.name).is_file():
-            last = (result.get("error") or "").strip().splitlines()
-            return NotGraded("nbgrader could not autograde it" + (f": {last[-1]}" if last else ""), grader_fault=True)
+            return NotGraded(nbgrader_failure(converters[0].failure, result.get("error") or ""), grader_fault=True)
         return None
 
     return autograde

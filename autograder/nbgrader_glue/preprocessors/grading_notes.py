@@ -33,8 +33,8 @@ INTAKE_NOTES = "kit_intake_notes"  # the pass's resources: the intake's notes (s
 
 
 def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
-    """What is odd about the notebook's graded cells: pasted twice, missing, locked and edited, or with metadata
-    the student edited."""
+    """What is odd about the notebook's graded cells: pasted twice, missing, locked and edited, of another type, or
+    with metadata the student edited or added."""
     def grade_id(cell) -> str | None:
         return (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
 
@@ -58,6 +58,15 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
     edited = [i for i, c in known if is_locked(c) and i in last and text(last[i]) != text(c)]
     if edited:
         notes.append(f"locked cells edited, graded as released: {', '.join(edited)}")
+    retyped = [f"{i} ({last[i].get('cell_type')})" for i, c in known
+               if i in last and last[i].get("cell_type") != c.get("cell_type")]
+    if retyped:
+        notes.append(f"cells whose type the student changed, graded as released: {', '.join(retyped)}")
+    unnamed = [str(n + 1) for n, c in enumerate(notebook.get("cells", []))
+               if isinstance(c.get("metadata", {}).get("nbgrader"), dict) and not grade_id(c)]
+    if unnamed:  # the release's cells all have a grade id (DropDuplicateIds)
+        which = f"cell {unnamed[0]} has" if len(unnamed) == 1 else f"cells {', '.join(unnamed)} have"
+        notes.append(f"{which} nbgrader metadata but no grade id: graded as plain cells")
     return notes + metadata_notes(assignment, last)
 
 

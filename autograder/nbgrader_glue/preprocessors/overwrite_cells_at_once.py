@@ -13,6 +13,10 @@ Nor does the submission decide how a cell shows on the feedback and formgrader p
 each tag a class (`celltag_<tag>`, a tag with spaces in it several classes, such as Bootstrap's `hidden`) and leave
 out the code of a cell marked `transient.remove_source`. So a tag that is not a plain name is dropped, and so are
 `transient` and `jupyter` (whose `source_hidden` and `outputs_hidden` fold a cell away).
+
+A cell the student turned from code into markdown or raw is code again (nbgrader's update_cell_type): what only
+those types may hold (`attachments`, and cell metadata nbformat types for code cells alone, such as `collapsed`)
+goes first, else nbformat refuses the code cell it makes and the whole notebook fails.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ from ..gradebook_lookups import LookupsPrefetched
 RECORDED = ("checksum", "cell_type")  # what generate_assignment records in the release, not what the cell is
 PLAIN_TAG = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a tag that becomes one class on the pages, `celltag_<tag>`
 HIDING = ("transient", "jupyter")  # cell metadata with which the pages leave out or fold away a cell's code
+CODE_METADATA = ("execution", "collapsed", "scrolled")  # typed by nbformat's schema for code cells, free in the others
 
 
 def released_metadata(release) -> dict[str, dict]:
@@ -66,3 +71,10 @@ class OverwriteCellsAtOnce(LookupsPrefetched, OverwriteCells):
         for key in HIDING:
             cell.metadata.pop(key, None)
         return super().preprocess_cell(cell, resources, cell_index)
+
+    def update_cell_type(self, cell, cell_type):
+        if cell_type == "code" and cell.cell_type != "code":  # what a markdown or raw cell held that code may not
+            cell.pop("attachments", None)
+            for key in CODE_METADATA:
+                cell.metadata.pop(key, None)
+        super().update_cell_type(cell, cell_type)

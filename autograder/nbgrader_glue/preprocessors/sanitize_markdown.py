@@ -123,7 +123,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     instructor looks (a tracking pixel).
 
     Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
-    allowlist; other raw cells are not rendered and are left alone. Code cell outputs are cleared
+    allowlist; other raw cells are not rendered and are left alone. A raw mimetype that is not text is removed,
+    and the cell cleaned as one without. Code cell outputs are cleared
     earlier by nbgrader's ClearOutput.
     """
 
@@ -155,6 +156,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
             cell.source = self.sanitize_markdown(cell.source, cell.get("attachments") or {})
         elif cell.cell_type == "raw":
             cell.pop("attachments", None)
+            if not isinstance(cell.metadata.get("raw_mimetype", ""), str):  # as absent here and on the pages, whose
+                del cell.metadata["raw_mimetype"]  # templates call its .lower() too
             if cell.metadata.get("raw_mimetype", "").lower() in ("", "text/html"):
                 if self.too_long(cell.source):
                     cell.source = ""
