@@ -503,7 +503,8 @@ DEEP_TREE = """import os
 fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
 for _ in range(3000):  # deeper than Python's recursion limit
     os.mkdir("d", dir_fd=fd)
-    fd = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    fd, parent = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), fd
+    os.close(parent)  # a process of student code holds 256 descriptors
 os.close(os.open("bottom", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
 result = [os.getcwd(), os.getuid()]"""
 

@@ -14,7 +14,7 @@ import sandbox_probes
 from catalogue_hostile import KERNEL_OBJECTS, SHARED_FILE_REFUSED, SHARED_FILE_SIGNALS
 
 from autograder.sandbox import Cell, Limits, Sandbox, seccomp
-from conftest import ROOT
+from conftest import ROOT, needs_level
 
 pytestmark = pytest.mark.skipif(platform.machine() != "x86_64", reason="the probes name x86_64's key calls")
 
@@ -22,11 +22,13 @@ PROBES = ROOT / "tests" / "sandbox_probes.py"
 LEFT = "key EPERM; setperm EPERM; message queue EPERM; semaphores EPERM; shared memory EPERM; POSIX queue EPERM"
 
 
-def box() -> Sandbox:
+def box(level: str | None = None) -> Sandbox:
+    """A sandbox at the machine's level, or at most `level`."""
     from autograder.settings import GraderSettings
 
+    isolation = GraderSettings().isolation()
     return Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=3, memory_mb=1024, output_kb=64),
-                   isolation=GraderSettings().isolation())
+                   isolation={**isolation, "level": level} if level else isolation)
 
 
 def look_and_leave(sandbox: Sandbox) -> str:
@@ -104,6 +106,42 @@ except OSError as error:
     message = "no terminal: " + errno.errorcode[error.errno]"""
 
 
+# Kernel memory a process holds outside its own memory: a socket pair's queues, an epoll's watches, pipes' buffers.
+KERNEL_BUFFERS = """\
+import ctypes, errno, os, resource, select
+libc = ctypes.CDLL(None, use_errno=True)
+pair = (ctypes.c_int * 2)()
+made = "made" if libc.socketpair(1, 1, 0, pair) == 0 else errno.errorcode[ctypes.get_errno()]
+try:
+    select.epoll()
+    watches = "made"
+except OSError as error:
+    watches = errno.errorcode[error.errno]
+pipes = []
+try:
+    while True:
+        pipes.append(os.pipe())
+except OSError as error:
+    full = errno.errorcode[error.errno]
+for ends in pipes:  # the loader needs one to run the check
+    os.close(ends[0])
+    os.close(ends[1])
+limit = resource.getrlimit(resource.RLIMIT_NOFILE)
+result = f"socketpair {made}; epoll {watches}; descriptors {limit}; pipes {full} under 128: {len(pipes) < 128}\""""
+
+
+@pytest.mark.parametrize("level", [pytest.param("uid+landlock", marks=needs_level("uid")), None])
+def test_student_code_holds_no_socket_queue_and_few_pipes(level):
+    """Without a memory cgroup (`uid+landlock`, `uid`) the session counts its processes' memory, which a socket's
+    queues, an epoll's watches and a pipe's buffer are not: the filter refuses socketpair and epoll, and each
+    process holds at most 256 descriptors (and so pipes)."""
+    with box(level) as sandbox:
+        outcome = sandbox.call([Cell("student", KERNEL_BUFFERS)], sandbox_probes.value, name="result")
+        assert level is None or sandbox.level in ("uid+landlock", "uid")
+    assert outcome.value == "socketpair EPERM; epoll EPERM; descriptors (256, 256); pipes EMFILE under 128: True", (
+        outcome.reason, outcome.load_errors)
+
+
 def test_the_filter_denies_only_what_it_names_and_kills_another_architectures_calls():
     code = f"""
 import ctypes, errno, os, socket, sys
@@ -127,9 +165,25 @@ try:
     raise SystemExit("a memfd was made")
 except OSError as error:
     assert error.errno == errno.EPERM
-a, b = socket.socketpair()  # unnamed, in one session: allowed
-a.sendall(b"x")
-assert b.recv(1) == b"x"
+try:
+    socket.socketpair()  # its queues are memory no process holds
+    raise SystemExit("a socket pair was made")
+except OSError as error:
+    assert error.errno == errno.EPERM
+a, b = os.pipe()
+page = ctypes.create_string_buffer(4096)
+vector = (ctypes.c_void_p * 2)(ctypes.addressof(page), 4096)
+assert libc.vmsplice(b, vector, 1, 0) == -1 and ctypes.get_errno() == errno.EPERM  # a page the pipe would hold
+assert libc.splice(a, None, b, None, 1, 0) == -1 and ctypes.get_errno() == errno.EPERM
+assert libc.tee(a, b, 1, 0) == -1 and ctypes.get_errno() == errno.EPERM
+import select
+try:
+    select.epoll()  # its watches are memory no process holds
+    raise SystemExit("an epoll was made")
+except OSError as error:
+    assert error.errno == errno.EPERM
+assert libc.epoll_ctl(a, 1, b, None) == -1 and ctypes.get_errno() == errno.EPERM
+assert select.poll().poll(0) == []  # poll: allowed
 for family in (socket.AF_INET, socket.AF_UNIX):
     try:
         socket.socket(family)
@@ -148,6 +202,13 @@ assert fcntl.ioctl(terminal, termios.TIOCGWINSZ, bytes(8))  # another ioctl: all
 library = os.open("/proc/self/exe", os.O_RDONLY)  # a file every process of the machine may read
 page = bytearray(4096)
 assert os.preadv(library, [page], 0) == 4096  # preadv: allowed
+try:
+    os.sendfile(b, library, 0, 4096)  # the file's pages into a pipe, as splice; shutil falls back to read and write
+    raise SystemExit("sendfile was let through")
+except OSError as error:
+    assert error.errno == errno.ENOSYS
+import shutil
+shutil.copyfile("/proc/self/exe", "/dev/null")
 for call, wanted in ((lambda: os.preadv(library, [page], 0, os.RWF_NOWAIT), errno.EOPNOTSUPP),  # glibc: ENOSYS
                      (lambda: os.posix_fadvise(library, 0, 0, os.POSIX_FADV_DONTNEED), errno.EPERM)):  # drop it
     try:

@@ -67,6 +67,10 @@ def _result_to(results: int, reason: str, limit: str) -> None:
 
 _send_breach: Callable[[str, str], None] = _send_breach_nowhere  # where a limit breach is sent: (reason, limit)
 _CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
+# Descriptors each process of student code may hold: the loader needs a few (its own pipes, one to the check child
+# it runs), and each pipe's buffer is kernel memory no count of a process's memory sees (docs/security.md, "Not
+# contained")
+_DESCRIPTORS = 256
 
 
 class _CappedText(io.TextIOBase):
@@ -100,7 +104,8 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
     global _CPU_SECONDS
     _CPU_SECONDS = int(limits.seconds) + 2
     rules = [(resource.RLIMIT_CPU, _CPU_SECONDS, resource.RLIM_INFINITY),
-             (resource.RLIMIT_FSIZE, limits.output_kb * 1024, limits.output_kb * 1024)]
+             (resource.RLIMIT_FSIZE, limits.output_kb * 1024, limits.output_kb * 1024),
+             (resource.RLIMIT_NOFILE, _DESCRIPTORS, _DESCRIPTORS)]
     try:
         with open("/proc/self/statm") as statm:
             address_space = int(statm.read().split()[0]) * resource.getpagesize() + extra

@@ -775,7 +775,9 @@ class Lines:
         self.buffer = bytearray()
         self.searched = 0  # no newline in the buffer before this
         self.dropping = False  # within a line past the limit: what comes is dropped up to its newline
-        self.selector = selectors.DefaultSelector()
+        # poll, not epoll: a loader reads its check child's answers through it, and the filter denies student code
+        # epoll (seccomp.py)
+        self.selector = selectors.PollSelector()
         self.selector.register(fd, selectors.EVENT_READ)
 
     def next(self, deadline: float | None = None) -> Read | None:

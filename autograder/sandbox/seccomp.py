@@ -5,34 +5,35 @@ process it starts (check children, anything student code forks or runs) carry it
 classic BPF program given to the kernel with prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) through ctypes,
 as nsjail and bubblewrap hand one over: no compiler, no libseccomp.
 
-What it denies starts from Docker's default profile (moby's profiles/seccomp/default.json), which allows a
-list and denies the rest with EPERM: of what that profile denies, every call a process could use to reach
-past its own session. Keys first: a key is found by its serial number machine-wide (/proc/keys), whatever
-session keyring holds it, and no namespace the kernel offers here hides it; then the calls that name or make
-kernel objects other sessions can see (SysV message queues, semaphores, shared memory and POSIX message
-queues, which without an IPC namespace of its own, the levels without namespaces, are the machine's; namespaces
-themselves; mounts), that read or write another process (ptrace, process_vm_*, kcmp, pidfd_getfd), or the
-kernel's own state (modules, bpf, perf events, the clock, swap, reboot). Unlike Docker's, it also denies the
-System V calls Docker allows inside an IPC namespace, io_uring (which Docker has denied since 2023),
-memfd_create (a memfd's pages are outside RLIMIT_AS, the memory bound where there is no memory cgroup), Linux
-AIO (io_setup and the rest: RWF_NOWAIT reads the page cache, and its contexts are counted machine-wide), and
-what Docker allows because a container has its own network, files and terminal, and a session without
-namespaces does not (nor a session at any level its neighbour's libraries, which are the same files): `socket`
-(every family: a socket comes only from socketpair), `bind`, `connect` and `listen`, so no socket has a name
-another session could reach (an abstract one, a socket file in /tmp or /run); `flock`, `inotify_add_watch`
-and fcntl's locks, leases and folder notices, each a signal to a session that opens the same file,
-`cachestat`, `fadvise64` and preadv2's RWF_NOWAIT, which write and read such a file's page cache, and a futex
-not marked private, which one session can wait on and another wake through such a file's page; a new action
-for SIGCHLD, whose SIG_IGN would hide children's CPU time from a count without a cgroup;
-ioctl's TIOCSTI and TIOCLINUX, which type into a terminal (the loader has none: child.py starts a session of
-its own). A grader's checks need none of them: numpy, the reference and every honest notebook run the same
-under it (tests/test_sandbox.py).
+What it denies starts from Docker's default profile (moby's profiles/seccomp/default.json), which allows a list and
+denies the rest with EPERM: of what that profile denies, every call a process could use to reach past its own
+session. Keys first: a key is found by its serial number machine-wide (/proc/keys), whatever session keyring holds
+it, and no namespace the kernel offers here hides it; then the calls that name or make kernel objects other sessions
+can see (SysV message queues, semaphores, shared memory and POSIX message queues, which without an IPC namespace of
+its own, the levels without namespaces, are the machine's; namespaces themselves; mounts), that read or write
+another process (ptrace, process_vm_*, kcmp, pidfd_getfd), or the kernel's own state (modules, bpf, perf events, the
+clock, swap, reboot). Unlike Docker's, it also denies the System V calls Docker allows inside an IPC namespace,
+io_uring (which Docker has denied since 2023), memfd_create (a memfd's pages are outside RLIMIT_AS, the memory bound
+where there is no memory cgroup), Linux AIO (io_setup and the rest: RWF_NOWAIT reads the page cache, and its
+contexts are counted machine-wide), socketpair, vmsplice, splice, tee and epoll (a socket's queues, a page a pipe
+holds by reference and an epoll's watches are memory no process holds: outside RLIMIT_AS and the session's count of
+its processes' memory), and what Docker allows because a container has its own network, files and terminal, and a
+session without namespaces does not (nor a session at any level its neighbour's libraries, which are the same
+files): `socket` (every family: with socketpair denied, student code has no socket at all), `bind`, `connect` and
+`listen`, so no socket has a name another session could reach (an abstract one, a socket file in /tmp or /run);
+`flock`, `inotify_add_watch` and fcntl's locks, leases and folder notices, each a signal to a session that opens the
+same file, `cachestat`, `fadvise64` and preadv2's RWF_NOWAIT, which write and read such a file's page cache, and a
+futex not marked private, which one session can wait on and another wake through such a file's page; a new action
+for SIGCHLD, whose SIG_IGN would hide children's CPU time from a count without a cgroup; ioctl's TIOCSTI and
+TIOCLINUX, which type into a terminal (the loader has none: child.py starts a session of its own). A grader's checks
+need none of them: numpy, the reference and every honest notebook run the same under it (tests/test_sandbox.py), but
+for asyncio's default event loop, which needs epoll.
 
 A denied call fails with EPERM (a socket with EAFNOSUPPORT), as under Docker; clone3 fails with ENOSYS, so
 that the C library falls back to clone, whose flags the filter can read (a clone that asks for a new
-namespace is denied), and so do preadv2, pwritev2, futex_waitv and the futex2 calls (FALL_BACK). A call made
-with another architecture's numbers (32-bit x86 on x86_64, its x32 ABI) kills the process: the filter reads
-numbers for one architecture only.
+namespace is denied), and so do preadv2, pwritev2, futex_waitv, the futex2 calls and sendfile (FALL_BACK). A
+call made with another architecture's numbers (32-bit x86 on x86_64, its x32 ABI) kills the process: the
+filter reads numbers for one architecture only.
 
 Standard library only: a loader imports this file as a top-level module beside its siblings.
 """
@@ -47,7 +48,7 @@ import struct
 # it looks at (asm/unistd_64.h; aarch64 uses asm-generic/unistd.h).
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 X32_SYSCALL_BIT = 0x40000000  # x86_64's x32 ABI: numbers with this bit are another table's
-DENIED = {  # name: (x86_64, aarch64)
+DENIED: dict[str, tuple[int, int | None]] = {  # name: (x86_64, aarch64), None where it has no such call
     # keys: the object that crossed sessions (issue 29)
     "add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219),
     # System V IPC and POSIX message queues: the machine's, where the session has no IPC namespace
@@ -75,7 +76,7 @@ DENIED = {  # name: (x86_64, aarch64)
     "migrate_pages": (256, 238), "move_pages": (279, 239),
     # what two sessions share without making anything: a lock or a watch on a file both can read (a library of
     # the session's root is the same inode in every session), and an address (a socket's name, abstract or a
-    # file): sockets come only from socketpair, unnamed
+    # file): no socket is made at all (socketpair: below)
     "flock": (73, 32), "inotify_add_watch": (254, 27), "bind": (49, 200), "connect": (42, 203),
     "listen": (50, 201),
     # the page cache of such a file: which of its pages another session read (cachestat) or dropped them (fadvise)
@@ -87,12 +88,23 @@ DENIED = {  # name: (x86_64, aarch64)
     # memory no per-process limit counts: a memfd's pages, until mapped, are outside RLIMIT_AS (the only memory
     # bound where there is no memory cgroup); the kit and numpy never make one
     "memfd_create": (319, 279), "memfd_secret": (447, 447),
+    # memory no process holds, outside RLIMIT_AS and the session's count of PSS and RSS: a socket's queues (1.6 GB
+    # in 200 pairs measured, whose sender showed 30 MB), and a page vmsplice, splice or tee put in a pipe, held by
+    # reference after it is unmapped or its file removed (a huge page whole: 4 KB vmspliced into each of 100 pipes
+    # held 167 MB); the kit, numpy and the probes use none of them
+    "socketpair": (53, 199), "vmsplice": (278, 75), "splice": (275, 76), "tee": (276, 77),
+    # and an epoll's watches, about 200 bytes each, one per file and descriptor number registered: a file can be
+    # registered under every number in turn (460,000 in one process of 256 descriptors held 89 MB), up to 4% of
+    # the machine's memory per uid (fs.epoll.max_user_watches); the loader waits with poll (protocol.Lines), and
+    # asyncio's default loop is the one user of epoll a notebook might have. aarch64 has epoll_create1 only.
+    "epoll_create": (213, None), "epoll_create1": (291, 20), "epoll_ctl": (233, 21),
 }
 # Answered ENOSYS, so that the C library falls back to a call the filter reads: clone3 (to clone, whose flags it
 # reads), preadv2 and pwritev2 (to preadv and pwritev, without RWF_NOWAIT, which tells whether a page is cached),
-# futex_waitv and the futex2 calls (to futex, whose private flag it reads; the C library uses none of them).
+# futex_waitv and the futex2 calls (to futex, whose private flag it reads; the C library uses none of them), and
+# sendfile, which puts a file's pages into a pipe as splice does (shutil's copy falls back to read and write).
 FALL_BACK = {"clone3": (435, 435), "preadv2": (327, 286), "pwritev2": (328, 287), "futex_waitv": (449, 449),
-             "futex_wake": (454, 454), "futex_wait": (455, 455), "futex_requeue": (456, 456)}
+             "futex_wake": (454, 454), "futex_wait": (455, 455), "futex_requeue": (456, 456), "sendfile": (40, 71)}
 CLONE, SOCKET, IOCTL, FCNTL, FUTEX = (56, 220), (41, 198), (16, 29), (72, 25), (202, 98)
 # rt_sigaction on SIGCHLD with a new action: ignoring it (or SA_NOCLDWAIT) has the kernel reap the children,
 # whose CPU time then reaches no parent's counters, the count of a submission without a cgroup (cputime.py).
@@ -150,8 +162,9 @@ def program(machine: str) -> bytes:
     code.op(_LOAD, _NR)
     if machine == "x86_64":
         code.op(_JGE, X32_SYSCALL_BIT, true="kill")
-    for numbers in DENIED.values():
-        code.op(_JEQ, numbers[column], true="deny")
+    for number in (numbers[column] for numbers in DENIED.values()):
+        if number is not None:
+            code.op(_JEQ, number, true="deny")
     code.op(_JEQ, CLONE[column], true="clone")
     code.op(_JEQ, IOCTL[column], true="ioctl")
     code.op(_JEQ, FCNTL[column], true="fcntl")
