@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_lifecycle import STEM, csv_rows, gradebook, make, put_submission
+from test_lifecycle import STEM, copy_graded, csv_rows, gradebook, make, put_submission
 
 from autograder.classroom.preview import read_table
 from conftest import ASSIGNMENT, course_copy, release_notebook, solution_notebook
@@ -113,6 +113,33 @@ def test_a_changed_answer_flags_only_its_own_hand_grade(term, tmp_path):
     assert flags(term, "bea") == {"answer_zeroing": (2.0, True), "answer_outside_graph": (2.0, False),
                                   "answer_shared_weight": (2.0, False)}
     assert flags(term, "ada") == {name: (1.5, False) for name in WRITTEN}
+
+
+def test_an_unreadable_resubmission_never_clears_the_review_of_a_changed_answer(term, tmp_path):
+    """A graded, B resubmitted (flagged), a file that is not a notebook, B again: the hand grade of A is still
+    flagged on B; answers the instructor graded as they are now are not. Then A again: nothing to review."""
+    course = copy_graded(term, tmp_path / "course")  # the term's own course goes on unchanged
+    graded = solution_notebook()
+    changed = solution_notebook()
+    for cell in changed["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "answer_zeroing":
+            cell["source"] = "ANSWER B: no idea, copied nothing."
+    review_b = {"answer_zeroing": (1.5, True), "answer_outside_graph": (1.5, False),
+                "answer_shared_weight": (1.5, False)}
+    put_submission(course, "ada", changed)
+    ok(make(course, "grade"))
+    assert flags(course, "ada") == review_b
+    put_submission(course, "ada", "not json")
+    ok(make(course, "grade"))
+    assert flags(course, "ada") == {name: (1.5, True) for name in WRITTEN}, "every answer graded is gone"
+    put_submission(course, "ada", changed)
+    ok(make(course, "grade"))
+    assert flags(course, "ada") == review_b, "B was never reviewed: A's grade of it is still to be reviewed"
+    assert (csv_rows(course)["ada"]["manual_score"], csv_rows(course)["ada"]["score"]) == ("", ""), "not before review"
+    put_submission(course, "ada", graded)
+    ok(make(course, "grade"))
+    assert flags(course, "ada") == {name: (1.5, False) for name in WRITTEN}, "the answers graded, as graded"
+    assert csv_rows(course)["ada"]["manual_score"] == "4.5"
 
 
 FIX = '''

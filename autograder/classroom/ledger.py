@@ -7,9 +7,11 @@ nbgrader's gradebook holds scores, not their causes. The ledger is one table of 
   the hidden suites, the reference (source, release and solution notebooks and modules), and the settings
   that can change a score (limits, budgets, the late policy). Written by `make grade` after the student is
   graded, or not graded for a reason of the student's own file (that reason is in its report.json).
-* `answers`: a checksum of each grade cell's answer as last autograded (a written answer's text; for an
-  autograded part, all of the student's code), written by SaveAutoGradesAtOnce in the same transaction as
-  the grades: a hand grade is flagged for review only when its answer changed (hand_grades_stay).
+* `answers`: for each grade cell, a checksum of its answer (a written answer's text; for an autograded part,
+  all of the student's code) as last autograded, so as the formgrader shows it (`seen`; none after a
+  submission not graded), and, for a hand grade, of the answer the instructor gave or last confirmed it on
+  (`reviewed`). Written with the grades, in the same transaction (SaveAutoGradesAtOnce, not_graded): a hand
+  grade is flagged for review exactly when the answer differs from the one it was reviewed on.
 * `page`: the fingerprint of the grades and comments the student's feedback page shows (`grades_fingerprint`),
   written when the page is: a page is written again only when its grades changed.
 
@@ -174,3 +176,41 @@ def forget(session: Any, students: Iterable[str]) -> None:
 
 def inputs_json(inputs: Inputs) -> str:
     return json.dumps(asdict(inputs), sort_keys=True)
+
+
+# ------------------------------------------------------------------------------------ the answers hand grades stand on
+
+Answer = dict[str, str | None]  # {"seen": checksum, "reviewed": checksum}, each None when not known
+
+
+def _answer(value: Any) -> Answer:
+    if isinstance(value, str):  # a bare checksum (a row of an older kit): the answer as last autograded
+        value = {"seen": value}
+    value = value if isinstance(value, dict) else {}
+    return {key: value.get(key) if isinstance(value.get(key), str) else None for key in ("seen", "reviewed")}
+
+
+def read_answers(session: Any, assignment: str, student: str) -> dict[str, dict[str, Answer]]:
+    """A student's `answers`: {notebook: {grade id: Answer}}."""
+    try:
+        book = json.loads(read(session, assignment).get(student, {}).get("answers") or "{}")
+    except ValueError:
+        book = {}
+    book = book if isinstance(book, dict) else {}
+    return {str(notebook): {str(grade): _answer(value) for grade, value in grades.items()}
+            for notebook, grades in book.items() if isinstance(grades, dict)}
+
+
+def write_answers(session: Any, assignment: str, student: str, book: dict[str, dict[str, Answer]]) -> None:
+    write(session, assignment, student, "answers", json.dumps(book, sort_keys=True))
+
+
+def reviewed_answer(grade: Any, before: Answer | None) -> str | None:
+    """The answer a hand grade stands on, read before grading touches its flag; None for a grade without a
+    manual score. A manual score without the review flag was given or confirmed on the answer the formgrader
+    showed (`seen`): only the formgrader clears that flag, and the kit only when the answer is the reviewed
+    one. A flagged one still stands on the answer it was reviewed on before."""
+    if grade.manual_score is None:
+        return None
+    before = before or _answer(None)
+    return before["reviewed"] if grade.needs_manual_grade else before["seen"]

@@ -13,6 +13,7 @@ from nbgrader.api import Gradebook
 
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
 from ..report import Report
+from . import ledger
 from .class_run import ClassRun
 
 RESUBMIT_ADVICE = "Score: 0. Submit the notebook file itself, saved from Jupyter."
@@ -24,15 +25,30 @@ def record_not_graded(run: ClassRun, student: str, report: Report) -> None:
     """Zero in the gradebook, or no score at all when the grader failed on it (never a zero: grades.csv and the
     Canvas file leave it blank); the report saved as the student's report.json; and (not in a preview) a
     feedback page with the reason and what to do (resubmit, when the file is the student's problem; nothing,
-    when the grader failed on it)."""
+    when the grader failed on it).
+
+    A hand grade stays. When the file is the student's problem, the answers it graded are gone: it is flagged
+    for review, and the ledger records that no answer is shown, keeping the one it was reviewed on (a grade
+    confirmed now stands on no answer). When the grader failed, nothing is known of the answers: the flag and
+    the ledger stay as they were."""
     assignment = run.assignment
     with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
         submission = gb.update_or_create_submission(assignment.name, student)
+        book = ledger.read_answers(gb.db, assignment.name, student)
         for notebook in submission.notebooks:
+            answers = book.setdefault(notebook.name, {})
             for grade in notebook.grades:
                 grade.auto_score = None if report.grader_fault else 0
-                grade.needs_manual_grade = False
+                if grade.manual_score is None:
+                    grade.needs_manual_grade = False
+                if report.grader_fault:
+                    continue  # nothing is known of the answer: a hand grade keeps its flag
+                reviewed = ledger.reviewed_answer(grade, answers.get(grade.name))  # before the flag changes
+                answers[grade.name] = {"seen": None, "reviewed": reviewed}
+                grade.needs_manual_grade = grade.manual_score is not None  # the answer it graded is gone
+        if not report.grader_fault:
+            ledger.write_answers(gb.db, assignment.name, student, book)
         gb.db.commit()
     # An earlier run's autograded copy would otherwise come back as this student's feedback page.
     folder = report_path(run.coursedir, student, assignment.name).parent

@@ -1,8 +1,6 @@
 """SaveAutoGradesAtOnce: nbgrader's SaveAutoGrades, in one query for the rows and one commit for the notebook,
-flagging a hand grade for review only when the answer it grades changed."""
+flagging a hand grade for review exactly when the answer it grades differs from the one it was reviewed on."""
 from __future__ import annotations
-
-import json
 
 from nbgrader.preprocessors import SaveAutoGrades
 
@@ -16,36 +14,37 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
     a notebook's scores enter the gradebook together or, if it fails on the way, not at all.
 
     nbgrader flags every grade that has a manual score as needing review each time it autogrades, so a second
-    `make grade` would undo the instructor's hand grading. Here a grade with a manual score keeps the flag it
-    had unless its answer changed since it was last autograded (ledger.answer_checksums, kept in the ledger in
-    the same transaction): a written answer's own text, or, for an autograded part, the student's code."""
+    `make grade` would undo the instructor's hand grading. Here a grade with a manual score is flagged exactly
+    when its answer (a written answer's own text, or, for an autograded part, the student's code) differs from
+    the answer the instructor gave or last confirmed the grade on (ledger.reviewed_answer), not always the last
+    one autograded: an answer changed and changed back needs no review, and a changed one the instructor has
+    not seen stays flagged however often it comes back. The checksums are kept in the ledger in the same
+    transaction."""
 
     def preprocess(self, nb, resources):
         self._answers = ledger.answer_checksums(nb)
-        self._previous: dict[str, str] | None = None
+        self._reviewed: dict[str, str | None] | None = None
         return super().preprocess(nb, resources)
 
-    def _previous_answers(self) -> dict[str, str]:
-        """The answers as last autograded (read, and this pass's recorded, on the first grade of the pass)."""
-        if self._previous is None:
+    def _reviewed_answers(self) -> dict[str, str | None]:
+        """Each grade's reviewed answer, found on the first grade of the pass, before any flag changes; this
+        pass's answers are recorded then."""
+        if self._reviewed is None:
             session = self.gradebook.db
-            row = ledger.read(session, self.assignment_id).get(self.student_id, {})
-            try:  # {notebook: {grade id: checksum}}
-                notebooks = json.loads(row.get("answers") or "{}")
-            except ValueError:
-                notebooks = {}
-            notebooks = notebooks if isinstance(notebooks, dict) else {}
-            previous = notebooks.get(self.notebook_id)
-            self._previous = previous if isinstance(previous, dict) else {}
-            notebooks[self.notebook_id] = self._answers
-            ledger.write(session, self.assignment_id, self.student_id, "answers", json.dumps(notebooks, sort_keys=True))
-        return self._previous
+            book = ledger.read_answers(session, self.assignment_id, self.student_id)
+            before = book.get(self.notebook_id, {})
+            self._reviewed = {grade_id: ledger.reviewed_answer(self.gradebook.find_grade(
+                grade_id, self.notebook_id, self.assignment_id, self.student_id), before.get(grade_id))
+                for grade_id in self._answers}
+            book[self.notebook_id] = {grade_id: {"seen": answer, "reviewed": self._reviewed[grade_id]}
+                                      for grade_id, answer in self._answers.items()}
+            ledger.write_answers(session, self.assignment_id, self.student_id, book)
+        return self._reviewed
 
     def _add_score(self, cell, resources) -> None:
         grade_id = cell.metadata["nbgrader"]["grade_id"]
-        grade = self.gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
-        flagged = bool(grade.needs_manual_grade)
-        previous = self._previous_answers()
+        reviewed = self._reviewed_answers().get(grade_id)
         super()._add_score(cell, resources)
-        if grade.manual_score is not None and grade_id in self._answers and previous.get(grade_id) == self._answers[grade_id]:
-            grade.needs_manual_grade = flagged  # the same answer: the instructor's grade stands as it was
+        grade = self.gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
+        if grade.manual_score is not None:  # the instructor's grade stands: to be reviewed on another answer only
+            grade.needs_manual_grade = reviewed is None or self._answers.get(grade_id) != reviewed
