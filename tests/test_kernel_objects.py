@@ -106,7 +106,8 @@ except OSError as error:
     message = "no terminal: " + errno.errorcode[error.errno]"""
 
 
-# Kernel memory a process holds outside its own memory: a socket pair's queues, an epoll's watches, pipes' buffers.
+# Kernel memory a process holds outside its own memory: a socket pair's queues, an epoll's watches, a Landlock
+# ruleset's rules, pipes' buffers.
 KERNEL_BUFFERS = """\
 import ctypes, errno, os, resource, select
 libc = ctypes.CDLL(None, use_errno=True)
@@ -117,6 +118,7 @@ try:
     watches = "made"
 except OSError as error:
     watches = errno.errorcode[error.errno]
+rules = "made" if libc.syscall(444, None, 0, 1) >= 0 else errno.errorcode[ctypes.get_errno()]  # Landlock's ABI
 pipes = []
 try:
     while True:
@@ -127,7 +129,8 @@ for ends in pipes:  # the loader needs one to run the check
     os.close(ends[0])
     os.close(ends[1])
 limit = resource.getrlimit(resource.RLIMIT_NOFILE)
-result = f"socketpair {made}; epoll {watches}; descriptors {limit}; pipes {full} under 128: {len(pipes) < 128}\""""
+result = (f"socketpair {made}; epoll {watches}; landlock {rules}; descriptors {limit}; pipes {full} under 128: "
+          f"{len(pipes) < 128}")"""
 
 
 @pytest.mark.parametrize("level", [pytest.param("uid+landlock", marks=needs_level("uid")), None])
@@ -138,7 +141,8 @@ def test_student_code_holds_no_socket_queue_and_few_pipes(level):
     with box(level) as sandbox:
         outcome = sandbox.call([Cell("student", KERNEL_BUFFERS)], sandbox_probes.value, name="result")
         assert level is None or sandbox.level in ("uid+landlock", "uid")
-    assert outcome.value == "socketpair EPERM; epoll EPERM; descriptors (256, 256); pipes EMFILE under 128: True", (
+    assert outcome.value == ("socketpair EPERM; epoll EPERM; landlock EPERM; descriptors (256, 256); pipes EMFILE "
+                             "under 128: True"), (
         outcome.reason, outcome.load_errors)
 
 

@@ -199,3 +199,46 @@ def test_the_folder_student_code_starts_in_goes_with_the_sandbox_even_after_its_
     del sandbox
     gc.collect()
     assert not folder.exists()
+
+
+SPARSE = 8192  # read-only pages 2 MB apart: each one the zero page (no RSS) and a page of page tables of its own
+
+
+def _sparse_child(ready_w: int) -> None:
+    import mmap
+    # read-only and private: no commit charge, however large
+    area = mmap.mmap(-1, SPARSE << 21, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=mmap.PROT_READ)
+    for index in range(SPARSE):
+        area[index << 21]
+    os.write(ready_w, b"x")
+    time.sleep(60)
+
+
+def test_memory_without_a_cgroup_counts_page_tables_and_the_session_is_charged_its_polling():
+    from autograder.sandbox import cputime
+    from autograder.sandbox.isolation import Budgets, Isolation
+
+    ready_r, ready_w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            _sparse_child(ready_w)
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    try:
+        assert os.read(ready_r, 1) == b"x"
+        tables = SPARSE * 4096  # at least: a page of page tables for each page read
+        resident = int(Path(f"/proc/{child}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        proportional = int(next(line.split()[1] for line in Path(f"/proc/{child}/smaps_rollup").read_text().splitlines()
+                                if line.startswith("Pss:"))) * 1024
+        assert cputime.tree_memory(os.getpid(), 1 << 40) >= resident + tables  # RSS, within the bound
+        assert cputime.tree_memory(os.getpid(), 0) >= proportional + tables  # PSS, past it
+        isolation = Isolation(Budgets(memory_mb=1), [], "uid")
+        before = time.thread_time()
+        assert isolation.over(os.getpid()) == "memory budget"
+        assert 0 < isolation.polled <= time.thread_time() - before
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        os.close(ready_r)

@@ -83,6 +83,18 @@ def _resident(pid: int) -> int:
         return 0
 
 
+def _page_tables(pid: int) -> int:
+    """Bytes of `pid`'s page tables (VmPTE in its status); 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmPTE:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
 def _proportional(pid: int) -> int:
     """`pid`'s share of the memory in RAM, a page shared by n processes counting 1/n (smaps_rollup's PSS); its
     RSS where the kernel gives no PSS (before 4.14, or without CAP_SYS_PTRACE: the process is another uid's)."""
@@ -98,11 +110,14 @@ def _proportional(pid: int) -> int:
 
 def tree_memory(pid: int, bound: int) -> int:
     """Bytes of memory the live processes below `pid` (not its own) hold: the sum of their PSS, as forked
-    processes share pages copy-on-write and their RSS would count those pages once each. A sum of RSS of at
-    most `bound` is returned as it is (PSS is never more): statm is a counter, smaps_rollup walks page tables."""
+    processes share pages copy-on-write and their RSS would count those pages once each, and of their page
+    tables, which neither counts (sparse mappings of the zero page make 8 KB of them each, and no RSS). A sum of
+    RSS of at most `bound` is returned as it is (PSS is never more): statm is a counter, smaps_rollup walks page
+    tables."""
     below = [member for member in _tree(pid) if member != pid]
-    resident = sum(_resident(member) for member in below)
-    return resident if resident <= bound else sum(_proportional(member) for member in below)
+    tables = sum(_page_tables(member) for member in below)
+    resident = tables + sum(_resident(member) for member in below)
+    return resident if resident <= bound else tables + sum(_proportional(member) for member in below)
 
 
 class Stopwatch:

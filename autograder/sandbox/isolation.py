@@ -367,6 +367,9 @@ class Isolation:
         self.hits: set[str] = set()  # in the session: the budgets it saw hit (exit_code)
         # In the session: when `over` last summed the memory, last walked the scratch folder; the folder is over.
         self.looked, self.walked, self.overfull = 0.0, 0.0, False
+        # In the session: the CPU seconds `over` spent walking the submission's processes and folder, which the
+        # submission can make costly (many mappings to read PSS through, many files): charged to it (worker.py)
+        self.polled = 0.0
         self.cgroups: _Cgroups | None = None
         self.level = machine_level(budgets, ceiling)
         self.namespaces = self.level.startswith("namespaces")
@@ -518,7 +521,14 @@ class Isolation:
         bounds here, "memory budget" or "disk budget" ("" for none). Without a memory cgroup, the memory of the
         live processes below `session` (cputime.tree_memory); without a private tmpfs, what the scratch folder
         holds. At most every cputime.TICK and DISK_EVERY seconds, however often it is asked. The caller stops
-        the loader and all it started."""
+        the loader and all it started. The CPU time it spends is added to `polled`."""
+        started = time.thread_time()
+        try:
+            return self._over(session)
+        finally:
+            self.polled += time.thread_time() - started
+
+    def _over(self, session: int) -> str:
         memory, disk, now = self.budgets.memory_mb << 20, self.budgets.disk_mb << 20, time.monotonic()
         if not self.use_cgroups and now >= self.looked + cputime.TICK:
             self.looked = now
