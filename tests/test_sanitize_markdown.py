@@ -148,6 +148,22 @@ def test_a_cell_leaves_no_tag_or_element_open_for_the_next(sanitizer, name):
     assert "Honest text." in rendered[0] or "My answer." in rendered[0] or name == "cut-off-raw"
 
 
+# A tag name ends only at HTML's own whitespace (tab, LF, FF, space), "/" or ">", and only its ASCII letters are
+# lowered: an element named "x\x0b" or "xK" (K: the Kelvin sign), with whatever attributes it has.
+ODD_NAMES = {f"{name}-{attribute}": f"<div>\n<{tag} tabindex=1 autofocus {payload}>Gradients add up.</{tag}>\n</div>"
+             for name, tag in [("vt", "x\x0b"), ("nbsp", "x\xa0"), ("ideographic", "x\u3000"), ("nel", "x\x85"),
+                               ("kelvin", "X\u212a")]
+             for attribute, payload in [("script", f"onfocus=\"console.log('{MARKER}')\""),
+                                        ("sheet", 'style="position:fixed;top:0;left:0;width:100%;height:100%"')]}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_NAMES))
+def test_a_tag_named_past_pythons_idea_of_whitespace_is_not_kept_whole(sanitizer, name):
+    cleaned = sanitizer.sanitize_markdown(ODD_NAMES[name])
+    assert cleaned != ODD_NAMES[name] and "onfocus" not in cleaned and "position" not in cleaned, cleaned
+    assert "Gradients add up." in render(cleaned)
+
+
 def test_the_honest_part_of_a_hostile_answer_is_kept(sanitizer):
     html = render(sanitizer.sanitize_markdown(PAYLOADS["math-and-code-mixed"]))
     assert "$a&lt;b$" in html and "<code>c&lt;d</code>" in html and not active_content(html)

@@ -54,16 +54,25 @@ def render(source: str, attachments: dict | None = None) -> str:
 # What an HTML fragment may hold that a browser reads as a tag name, and as a URL scheme or a style property once
 # its character references are decoded and the tabs and newlines URL parsers drop are gone: over-approximated, in
 # time linear in the fragment.
-_TAG_NAME = re.compile(r"</?([^\s/>]+)")
+# A tag name as HTML's tokenizer reads it: after "<" or "</", an ASCII letter, then up to HTML's own whitespace (tab,
+# LF, FF, space; CR is LF by then), "/" or ">". Anything else belongs to the name (Python's \s is wider: \x0b, NBSP).
+_TAG_NAME = re.compile(r"</?([A-Za-z][^\t\n\f\r />]*)")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+
+def tag_names(fragment: str) -> set[str]:
+    """Every element name a parse of `fragment` may make: each tag's name as the tokenizer makes it (NUL as U+FFFD,
+    ASCII letters lowered and nothing else: the Kelvin sign stays itself), and as written."""
+    names = {match[1] for match in _TAG_NAME.finditer(fragment)}
+    return names | {name.replace("\x00", "\ufffd").translate(_ASCII_LOWER) for name in names}
 
 
 def kept_whole(fragment: str) -> str:
     """`fragment` as nh3 (html5ever) parses and writes it back when it removes nothing: every tag name, URL scheme
     and style property the fragment may hold allowed, every attribute, comment and script kept. It differs from
     the fragment cleaned under the allowlist exactly when the allowlist removed something."""
-    names = {match[1] for match in _TAG_NAME.finditer(fragment)}
-    names |= {name.lower() for name in names}
+    names = tag_names(fragment)
     words = {word.lower() for word in _WORD.findall(re.sub(r"[\t\n\r]", "", html.unescape(fragment)))}
     return nh3.clean(fragment, tags=names, clean_content_tags=set(), generic_attribute_prefixes={""},
                      url_schemes=words, strip_comments=False, link_rel=None,
