@@ -44,7 +44,7 @@ from markupsafe import escape
 from nbformat.v4 import new_markdown_cell, new_output, new_raw_cell
 from test_catalogue_hostile import fresh_course
 from test_inert import CONTROLS, SEQUENCE_SHOWN, hostile_grade_id_notebook
-from test_sanitize_markdown import ACROSS_CELLS, MARKER, PAYLOADS, active_content
+from test_sanitize_markdown import ACROSS_CELLS, MARKER, ODD_NAMES, PAYLOADS, active_content
 
 from bench.course import gradebook_scores
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_class, solution_notebook
@@ -95,6 +95,7 @@ def hostile_notebook() -> dict:
                 "text/html": f"<script>document.title='{MARKER}';console.log('{MARKER}')</script>",
                 "text/plain": "x"})]
     nb.cells += [new_markdown_cell(cell) for cell in ACROSS_CELLS["cut-off-tag"]]  # a payload only on the page
+    nb.cells += [new_markdown_cell(ODD_NAMES[name]) for name in ("vt-script", "kelvin-script")]  # focused on load
     nb.cells.append(new_raw_cell(f"<img src=x onerror=\"console.log('{MARKER}')\">raw"))
     return nb
 
