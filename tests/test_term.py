@@ -142,6 +142,32 @@ def test_an_unreadable_resubmission_never_clears_the_review_of_a_changed_answer(
     assert csv_rows(course)["ada"]["manual_score"] == "4.5"
 
 
+def test_a_deleted_answer_cell_flags_its_hand_grade(term, tmp_path):
+    """A graded, then resubmitted without the cell of one written answer: that hand grade graded an answer that
+    is gone, so it is flagged (no total before review); A again: nothing to review. Then without any grade cell:
+    every hand grade is flagged."""
+    course = copy_graded(term, tmp_path / "course")  # the term's own course goes on unchanged
+
+    def without(drop) -> dict:
+        notebook = solution_notebook()
+        notebook["cells"] = [cell for cell in notebook["cells"]
+                             if not drop(cell.get("metadata", {}).get("nbgrader", {}))]
+        return notebook
+
+    put_submission(course, "ada", without(lambda meta: meta.get("grade_id") == "answer_zeroing"))
+    assert "cells missing from the notebook: answer_zeroing" in ok(make(course, "grade"))
+    assert flags(course, "ada") == {"answer_zeroing": (1.5, True), "answer_outside_graph": (1.5, False),
+                                    "answer_shared_weight": (1.5, False)}
+    assert csv_rows(course)["ada"]["manual_score"] == "", "no full marks for an answer that is not there"
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    assert flags(course, "ada") == {name: (1.5, False) for name in WRITTEN}, "the answers graded, as graded"
+    assert csv_rows(course)["ada"]["manual_score"] == "4.5"
+    put_submission(course, "ada", without(lambda meta: meta.get("grade")))
+    ok(make(course, "grade"))
+    assert flags(course, "ada") == {name: (1.5, True) for name in WRITTEN}, "no grade cell is saved: none is left"
+
+
 FIX = '''
 
 def test_the_instructors_fix(student):

@@ -9,9 +9,9 @@ nbgrader's gradebook holds scores, not their causes. The ledger is one table of 
   graded, or not graded for a reason of the student's own file (that reason is in its report.json).
 * `answers`: for each grade cell, a checksum of its answer (a written answer's text; for an autograded part,
   all of the student's code) as last autograded, so as the formgrader shows it (`seen`; none after a
-  submission not graded), and, for a hand grade, of the answer the instructor gave or last confirmed it on
-  (`reviewed`). Written with the grades, in the same transaction (SaveAutoGradesAtOnce, not_graded): a hand
-  grade is flagged for review exactly when the answer differs from the one it was reviewed on.
+  submission not graded, or without the cell), and, for a hand grade, of the answer the instructor gave or last
+  confirmed it on (`reviewed`). Written with the grades, in the same transaction (SaveAutoGradesAtOnce,
+  not_graded): a hand grade is flagged for review exactly when the answer differs from the one it was reviewed on.
 * `page`: the fingerprint of the grades and comments the student's feedback page shows (`grades_fingerprint`),
   written when the page is: a page is written again only when its grades changed.
 
@@ -214,3 +214,13 @@ def reviewed_answer(grade: Any, before: Answer | None) -> str | None:
         return None
     before = before or _answer(None)
     return before["reviewed"] if grade.needs_manual_grade else before["seen"]
+
+
+def answer_gone(grade: Any, before: Answer | None) -> Answer:
+    """The ledger entry of a grade whose answer the student's file no longer holds (a file not graded, or its cell
+    deleted): a hand grade is flagged for review, since the answer it graded is gone, and the entry records that no
+    answer is shown, keeping the one it was reviewed on (a grade confirmed now stands on no answer)."""
+    reviewed = reviewed_answer(grade, before)  # before the flag changes
+    if grade.manual_score is not None:
+        grade.needs_manual_grade = True
+    return {"seen": None, "reviewed": reviewed}

@@ -44,9 +44,7 @@ def record_not_graded(run: ClassRun, student: str, report: Report) -> None:
                     grade.needs_manual_grade = False
                 if report.grader_fault:
                     continue  # nothing is known of the answer: a hand grade keeps its flag
-                reviewed = ledger.reviewed_answer(grade, answers.get(grade.name))  # before the flag changes
-                answers[grade.name] = {"seen": None, "reviewed": reviewed}
-                grade.needs_manual_grade = grade.manual_score is not None  # the answer it graded is gone
+                answers[grade.name] = ledger.answer_gone(grade, answers.get(grade.name))
         if not report.grader_fault:
             ledger.write_answers(gb.db, assignment.name, student, book)
         gb.db.commit()

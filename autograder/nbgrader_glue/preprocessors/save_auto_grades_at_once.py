@@ -23,12 +23,14 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
 
     def preprocess(self, nb, resources):
         self._answers = ledger.answer_checksums(nb)
+        self._cell_ids = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb.cells}
         self._reviewed: dict[str, str | None] | None = None
         return super().preprocess(nb, resources)
 
     def _reviewed_answers(self) -> dict[str, str | None]:
-        """Each grade's reviewed answer, found on the first grade of the pass, before any flag changes; this
-        pass's answers are recorded then."""
+        """Each grade's reviewed answer, found on the first cell of the pass, before any flag changes; this
+        pass's answers are recorded then. A grade whose cell the student deleted is never saved (nbgrader saves
+        the notebook's cells): its answer is recorded as gone, and a hand grade of it is flagged, then too."""
         if self._reviewed is None:
             session = self.gradebook.db
             book = ledger.read_answers(session, self.assignment_id, self.student_id)
@@ -38,8 +40,16 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
                 for grade_id in self._answers}
             book[self.notebook_id] = {grade_id: {"seen": answer, "reviewed": self._reviewed[grade_id]}
                                       for grade_id, answer in self._answers.items()}
+            submitted = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
+            for grade in submitted.grades:
+                if grade.name not in self._cell_ids:
+                    book[self.notebook_id][grade.name] = ledger.answer_gone(grade, before.get(grade.name))
             ledger.write_answers(session, self.assignment_id, self.student_id, book)
         return self._reviewed
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        self._reviewed_answers()  # on the first cell, so even in a notebook whose every grade cell was deleted
+        return super().preprocess_cell(cell, resources, cell_index)
 
     def _add_score(self, cell, resources) -> None:
         grade_id = cell.metadata["nbgrader"]["grade_id"]
