@@ -166,6 +166,8 @@ def test_a_deleted_answer_cell_flags_its_hand_grade(term, tmp_path):
     put_submission(course, "ada", without(lambda meta: meta.get("grade")))
     ok(make(course, "grade"))
     assert flags(course, "ada") == {name: (1.5, True) for name in WRITTEN}, "no grade cell is saved: none is left"
+    # and no part keeps the score of the notebook before: each is as a first grading of this one leaves it
+    assert {score for (student, _), score in auto_scores(course).items() if student == "ada"} == {None}
 
 
 FIX = '''

@@ -30,7 +30,8 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
     def _reviewed_answers(self) -> dict[str, str | None]:
         """Each grade's reviewed answer, found on the first cell of the pass, before any flag changes; this
         pass's answers are recorded then. A grade whose cell the student deleted is never saved (nbgrader saves
-        the notebook's cells): its answer is recorded as gone, and a hand grade of it is flagged, then too."""
+        the notebook's cells): its auto score goes (an earlier notebook's would stand), its answer is recorded as
+        gone, and a hand grade of it is flagged, then too."""
         if self._reviewed is None:
             session = self.gradebook.db
             book = ledger.read_answers(session, self.assignment_id, self.student_id)
@@ -43,6 +44,7 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
             submitted = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
             for grade in submitted.grades:
                 if grade.name not in self._cell_ids:
+                    grade.auto_score = None  # no cell, no score, as a first grading of this notebook leaves it
                     book[self.notebook_id][grade.name] = ledger.answer_gone(grade, before.get(grade.name))
             ledger.write_answers(session, self.assignment_id, self.student_id, book)
         return self._reviewed
