@@ -64,6 +64,9 @@ PAYLOADS = {
             f"<math><mtext><table><mglyph><style><img src=x onerror=console.log('{MARKER}')>",
     "comment-breakout": f"<!--><img src=x onerror=console.log('{MARKER}')>-->",
     "svg-image": "![x](data:image/svg+xml;base64," + base64.b64encode(b"<svg onload='alert(1)'/>").decode() + ")",
+    # a fragment's parse drops <body> and <html>; a page's adds their attributes to its own
+    "body-onload": f"<body onload=\"document.title='{MARKER}';console.log('{MARKER}')\">",
+    "html-attributes": f"<HTML style=\"filter:opacity(0)\" onmouseover=\"console.log('{MARKER}')\">",
 }
 
 ACTIVE_TAGS = {"script", "iframe", "frame", "object", "embed", "form", "input", "button", "textarea", "select",
@@ -157,6 +160,17 @@ ODD_NAMES = {f"{name}-{attribute}": f"<div>\n<{tag} tabindex=1 autofocus {payloa
                                         ("sheet", 'style="position:fixed;top:0;left:0;width:100%;height:100%"')]}
 
 
+def test_a_cell_closes_none_of_the_pages_elements(sanitizer):
+    cleaned = sanitizer.sanitize_markdown("My answer.\n\n</div></div></div>\n\nStill my answer.")
+    html = render(cleaned)
+    assert html.count("</div") <= html.count("<div") and "Still my answer." in html, html
+
+
+def test_a_raw_cell_leaves_no_formatting_element_open(sanitizer):
+    nb, _ = sanitizer.preprocess(new_notebook(cells=[new_raw_cell('<p><a href="https://example.org/">x</p>')]), {})
+    assert nb.cells[0].source.count("<a ") == nb.cells[0].source.count("</a>") == 1, nb.cells[0].source
+
+
 @pytest.mark.parametrize("name", sorted(ODD_NAMES))
 def test_a_tag_named_past_pythons_idea_of_whitespace_is_not_kept_whole(sanitizer, name):
     cleaned = sanitizer.sanitize_markdown(ODD_NAMES[name])
@@ -172,9 +186,11 @@ def test_the_honest_part_of_a_hostile_answer_is_kept(sanitizer):
 
 def test_a_heading_cannot_take_a_score_box_id(sanitizer):
     nb = solution_notebook()
-    nb.cells.insert(0, new_markdown_cell("# answer_zeroing"))
+    headings = ["answer_zeroing", "comment-answer_zeroing", "top", "toc"]  # the formgrader's and the feedback page's
+    nb.cells[:0] = [new_markdown_cell(f"# {heading}") for heading in headings]
     nb, _ = sanitizer.preprocess(nb, {})
-    assert 'id="answer_zeroing"' not in render(nb.cells[0].source)
+    for cell, heading in zip(nb.cells, headings):
+        assert f'id="{heading}"' not in render(cell.source), heading
 
 
 def test_an_image_naming_a_missing_attachment_does_not_stop_the_page(sanitizer):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from urllib.parse import urlsplit
 
 import nh3
@@ -33,8 +34,9 @@ ATTRIBUTES = {
 }
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
 LINK_SCHEMES = ("http", "https", "mailto")
-# Ids of the formgrader page itself: a heading must not take one (its scripts find score boxes by id).
-PAGE_IDS = {"notebook", "notebook-container", "statusmessage", "header"}
+# Ids of the formgrader and feedback pages themselves: a heading must not take one (the formgrader's scripts find
+# score boxes by id; the feedback page's contents links jump to its own).
+PAGE_IDS = {"notebook", "notebook-container", "statusmessage", "header", "toc", "top"}
 # Classes nbconvert's renderer writes: code highlighting (Pygments' token classes), heading anchors, a code
 # block's language. No other class: the page's own (Bootstrap's `modal`, `navbar-fixed-top`) could lay an
 # overlay over the score boxes.
@@ -61,11 +63,16 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
 
+def _parsed(name: str) -> str:
+    """A tag's name as the tokenizer makes it: NUL as U+FFFD, ASCII letters lowered and nothing else (the Kelvin
+    sign stays itself)."""
+    return name.replace("\x00", "\ufffd").translate(_ASCII_LOWER)
+
+
 def tag_names(fragment: str) -> set[str]:
-    """Every element name a parse of `fragment` may make: each tag's name as the tokenizer makes it (NUL as U+FFFD,
-    ASCII letters lowered and nothing else: the Kelvin sign stays itself), and as written."""
+    """Every element name a parse of `fragment` may make: each tag's name as parsed, and as written."""
     names = {match[1] for match in _TAG_NAME.finditer(fragment)}
-    return names | {name.replace("\x00", "\ufffd").translate(_ASCII_LOWER) for name in names}
+    return names | {_parsed(name) for name in names}
 
 
 def kept_whole(fragment: str) -> str:
@@ -83,14 +90,25 @@ def kept_whole(fragment: str) -> str:
 # What follows a cell's HTML on a page is more markup (the next cell, the page's own): a fragment is judged with a
 # boundary after it, which it must leave standing on its own. A tag cut off at the fragment's end (which html5ever
 # drops there, but which swallows the page's next markup up to a quote) or an element left open (which would fold the
-# next cell, or the rubric, into it) fails to.
-BOUNDARY = "<hr>"
+# next cell, or the rubric, into it) fails to. Its text first has the parser open again a formatting element an end
+# tag closed too early (`<p><a href=...>x</p>`), as the page's next text would.
+BOUNDARY = "\n<hr>"
+_END_TAG = re.compile(r"</([A-Za-z][^\t\n\f\r />]*)")
 
 
 def closed_and_whole(fragment: str, cleaned: str) -> bool:
     """Whether the allowlist removed nothing from `fragment` (`cleaned` is it cleaned) and the fragment closes every
-    element and tag it opens, so that markup after it on the page stands outside it."""
-    return kept_whole(fragment + BOUNDARY) == cleaned + BOUNDARY
+    element and tag it opens and no other, so that it leaves the page around it and markup after it as they were.
+
+    A fragment's parse drops what a page's parse acts on: `<body>` and `<html>` (whose attributes, an `onload`
+    among them, a page adds to its own), and an end tag with nothing to close in the fragment (which closes the
+    page's own elements). So every tag must name an element of the allowlist, and every end tag stay."""
+    if any(_parsed(name) not in TAGS for name in tag_names(fragment)):
+        return False
+    whole = kept_whole(fragment + BOUNDARY)
+    ends = Counter(_parsed(name) for name in _END_TAG.findall(fragment))
+    kept = Counter(_parsed(name) for name in _END_TAG.findall(whole))
+    return whole == cleaned + BOUNDARY and all(kept[name] >= count for name, count in ends.items())
 
 
 class SanitizeMarkdown(NbGraderPreprocessor):
@@ -155,7 +173,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
         for cell in nb.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id:
-                self._reserved_ids |= {grade_id, f"{grade_id}-comment", f"{grade_id}_extra_credit"}
+                self._reserved_ids |= {grade_id, f"{grade_id}-comment", f"{grade_id}_extra_credit",
+                                       f"comment-{grade_id}"}
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
