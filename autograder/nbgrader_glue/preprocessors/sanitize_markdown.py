@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
+from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 import nh3
@@ -108,7 +109,34 @@ def closed_and_whole(fragment: str, cleaned: str) -> bool:
     whole = kept_whole(fragment + BOUNDARY)
     ends = Counter(_parsed(name) for name in _END_TAG.findall(fragment))
     kept = Counter(_parsed(name) for name in _END_TAG.findall(whole))
-    return whole == cleaned + BOUNDARY and all(kept[name] >= count for name, count in ends.items())
+    if whole != cleaned + BOUNDARY or any(kept[name] < count for name, count in ends.items()):
+        return False
+    # Both pages pass their HTML through BeautifulSoup (on html.parser) before a browser reads it, which reads some
+    # attributes otherwise (the last of two of a name, where a browser keeps the first; `style=="..."`): it must read
+    # the fragment's attributes as it reads nh3's writing of them. Only now, on a fragment nh3 took whole (no
+    # comment, no tag left open: none of html.parser's slow paths), and only where a tag has attributes.
+    return not _ATTRIBUTE.search(fragment) or _soup_attributes(fragment) == _soup_attributes(cleaned)
+
+
+_ATTRIBUTE = re.compile(r"<[A-Za-z][^\t\n\f\r />]*[\t\n\f\r /][^>]*=")
+
+
+class _SoupAttributes(HTMLParser):
+    """Each start tag's name and attributes as BeautifulSoup's html.parser builder keeps them (the last of a name)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, list]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, sorted(dict(attrs).items(), key=lambda item: item[0])))
+
+
+def _soup_attributes(fragment: str) -> list[tuple[str, list]]:
+    reader = _SoupAttributes()
+    reader.feed(fragment)
+    reader.close()
+    return reader.tags
 
 
 class SanitizeMarkdown(NbGraderPreprocessor):
