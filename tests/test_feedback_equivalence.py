@@ -47,7 +47,7 @@ HOSTILE = {
     "mallory": {  # images: an alt is missing, so the page takes the soup pass
         "answer_zeroing": f'Raw <img src="{PNG}"> and <IMG SRC="{PNG}"> without alt, and ![pasted]({PNG}).',
     },
-    "trudy": {  # markup that does not nest: BeautifulSoup's tree drops and closes tags a browser would not
+    "trudy": {  # markup that does not nest, which the sanitiser writes back nested: no soup pass needed
         "answer_zeroing": "</div></div>closes the page's own divs",
         "answer_outside_graph": '<div class="highlight">never closed',
     },
@@ -65,7 +65,7 @@ COMMENTS = {
     "alan": '<div class="jp&#45;Notebook"><div class="jp-OutputArea-output">encoded</div></div>',
     "barbara": "Well argued; compare `step()` & *no_grad()*.",
 }
-SOUP_PASS = {"mallory", "trudy", "alan"}  # alan's page: for the comment alone
+SOUP_PASS = {"mallory", "alan"}  # alan's page: for the comment alone
 INPUT_WRAPPERS = ("jp-Cell-inputWrapper", "input_area", "inner_cell")
 OUTPUT_DIVS = ("jp-OutputArea-output", "output_area", "output_subarea")
 

@@ -67,6 +67,9 @@ PAYLOADS = {
     # the pages' soup pass keeps the last of two attributes of a name, a browser the first; and reads `style==`
     "twice-named": f"<a href=\"https://numpy.org/\" HREF=\"javascript:console.log('{MARKER}')\">x</a> "
                    "<span class=\"k\" class=\"modal-backdrop in\">y</span>",
+    # html.parser ends an end tag at its first ">", even in quotes: what follows is markup to it alone, which
+    # BeautifulSoup writes back for the browser
+    "end-tag-quote": f"<div>\nExplained above.\n</div x=\"> <![CDATA[ x> <img src=x onerror=console.log('{MARKER}')> ]]> \">",
     # a fragment's parse drops <body> and <html>; a page's adds their attributes to its own
     "body-onload": f"<body onload=\"document.title='{MARKER}';console.log('{MARKER}')\">",
     "html-attributes": f"<HTML style=\"filter:opacity(0)\" onmouseover=\"console.log('{MARKER}')\">",
@@ -123,7 +126,8 @@ def test_an_honest_answer_reads_as_written(sanitizer):
 @pytest.mark.parametrize("name", sorted(PAYLOADS))
 def test_a_hostile_payload_renders_inert(sanitizer, name):
     source = PAYLOADS[name]
-    assert active_content(render(source)) or name in ("mxss", "comment-breakout"), "the payload itself is not active"
+    assert active_content(render(source)) or name in ("mxss", "comment-breakout", "end-tag-quote"), (
+        "the payload itself is not active")
     cleaned = sanitizer.sanitize_markdown(source)
     assert cleaned != source
     html = render(cleaned)
@@ -171,10 +175,17 @@ def test_the_pages_soup_pass_reads_a_kept_cells_attributes_as_a_browser_does(san
     assert "top" not in ids, cleaned
 
 
-def test_a_cell_closes_none_of_the_pages_elements(sanitizer):
-    cleaned = sanitizer.sanitize_markdown("My answer.\n\n</div></div></div>\n\nStill my answer.")
-    html = render(cleaned)
-    assert html.count("</div") <= html.count("<div") and "Still my answer." in html, html
+@pytest.mark.parametrize("answer", [
+    "My answer.\n\n</div></div></div>\n\nStill my answer.",
+    "My answer.\n\n" + "<b><div></b></div>" * 4 + "\n\nStill my answer.",  # html.parser's tree: </b> closes <div>
+    "My answer.\n\n<div>\nx\n</div y=\"> </ div></ div><span hidden> \">\n\nStill my answer.",
+], ids=["stray", "misnested", "end-tag-quote"])
+def test_a_cell_closes_none_of_the_pages_elements(sanitizer, answer):
+    from bs4 import BeautifulSoup
+
+    cleaned = sanitizer.sanitize_markdown(answer)
+    soup = str(BeautifulSoup(render(cleaned), features="html.parser"))  # what the browser gets
+    assert soup.count("</div") <= soup.count("<div") and "hidden" not in soup and "Still my answer." in soup, soup
 
 
 def test_a_raw_cell_leaves_no_formatting_element_open(sanitizer):
@@ -283,4 +294,4 @@ def test_the_sanitiser_parses_html_with_nh3_first():
     """No hand-written HTML pass: html.parser reads only a fragment nh3 took whole, as the pages' soup pass does."""
     text = (ROOT / "autograder" / "nbgrader_glue" / "preprocessors" / "sanitize_markdown.py").read_text()
     assert text.count("HTMLParser") == 2  # imported, and read by the one class that mirrors the soup pass
-    assert text.index("_soup_attributes(fragment)") > text.index("whole = kept_whole(")
+    assert text.index("_soup_events(fragment)") > text.index("whole = kept_whole(")

@@ -111,32 +111,59 @@ def closed_and_whole(fragment: str, cleaned: str) -> bool:
     kept = Counter(_parsed(name) for name in _END_TAG.findall(whole))
     if whole != cleaned + BOUNDARY or any(kept[name] < count for name, count in ends.items()):
         return False
-    # Both pages pass their HTML through BeautifulSoup (on html.parser) before a browser reads it, which reads some
-    # attributes otherwise (the last of two of a name, where a browser keeps the first; `style=="..."`): it must read
-    # the fragment's attributes as it reads nh3's writing of them. Only now, on a fragment nh3 took whole (no
-    # comment, no tag left open: none of html.parser's slow paths), and only where a tag has attributes.
-    return not _ATTRIBUTE.search(fragment) or _soup_attributes(fragment) == _soup_attributes(cleaned)
+    # Both pages pass their HTML through BeautifulSoup (on html.parser) before a browser reads it, and the browser
+    # reads what BeautifulSoup's tree writes back. html.parser reads some markup otherwise (the last of two attributes
+    # of a name, where a browser keeps the first; `id=="top"`; an end tag ends at its first `>`, even in quotes; `</ x>`
+    # is an end tag) and its tree nests otherwise (`<b><div></b>`). So it must read the fragment as it reads nh3's
+    # writing of it, which nests as a browser's tree does: the same tags, attributes, text and nothing else. Only now,
+    # on a fragment nh3 took whole (no comment, no tag left open: none of html.parser's slow paths).
+    return _soup_events(fragment) == _soup_events(cleaned)
 
 
-_ATTRIBUTE = re.compile(r"<[A-Za-z][^\t\n\f\r />]*[\t\n\f\r /][^>]*=")
-
-
-class _SoupAttributes(HTMLParser):
-    """Each start tag's name and attributes as BeautifulSoup's html.parser builder keeps them (the last of a name)."""
+class _SoupEvents(HTMLParser):
+    """What BeautifulSoup's html.parser builder is told: each start tag with its attributes (the last of a name),
+    each end tag, the text (as one run between tags), and whatever else it reads (comments, declarations)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, list]] = []
+        self.events: list[tuple] = []
+
+    def _add(self, *event) -> None:
+        self.events.append(event)
 
     def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, sorted(dict(attrs).items(), key=lambda item: item[0])))
+        self._add("start", tag, sorted(dict(attrs).items(), key=lambda item: item[0]))
+
+    def handle_startendtag(self, tag, attrs):  # `<br />` as `<br>`: nh3 writes void elements without the slash
+        self.handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag):
+        self._add("end", tag)
+
+    def handle_data(self, data):
+        if self.events and self.events[-1][0] == "text":
+            self.events[-1] = ("text", self.events[-1][1] + data)
+        else:
+            self._add("text", data)
+
+    def handle_comment(self, data):
+        self._add("comment", data)
+
+    def handle_decl(self, decl):
+        self._add("declaration", decl)
+
+    def handle_pi(self, data):
+        self._add("instruction", data)
+
+    def unknown_decl(self, data):
+        self._add("unknown", data)
 
 
-def _soup_attributes(fragment: str) -> list[tuple[str, list]]:
-    reader = _SoupAttributes()
+def _soup_events(fragment: str) -> list[tuple]:
+    reader = _SoupEvents()
     reader.feed(fragment)
     reader.close()
-    return reader.tags
+    return reader.events
 
 
 class SanitizeMarkdown(NbGraderPreprocessor):
