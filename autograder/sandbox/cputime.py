@@ -28,7 +28,6 @@ TICK = 0.05  # seconds between two readings of the CPU time while a call runs
 # times the usual weight, ahead of the other submissions. Limits are CPU time, so no grade depends on it.
 HURRIED_NICE = -5
 _HZ = os.sysconf("SC_CLK_TCK")
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def process_seconds(pid: int) -> float:
@@ -74,50 +73,36 @@ def tree_waits(pid: int) -> float:
     return total / 1e9
 
 
-def _resident(pid: int) -> int:
-    """Bytes of `pid`'s memory in RAM, each page it shares counted whole (statm's RSS); 0 once it is gone."""
+def _kilobyte_fields(pid: int, name: str, keys: tuple[str, ...]) -> dict[str, int]:
+    """The fields `keys` of `pid`'s /proc file `name` (lines "Key:  N kB"), in bytes; those it has not, or all once
+    it is gone, left out."""
+    found = {}
     try:
-        with open(f"/proc/{pid}/statm") as statm:
-            return int(statm.read().split()[1]) * _PAGE
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
-def _page_tables(pid: int) -> int:
-    """Bytes of `pid`'s page tables (VmPTE in its status); 0 once it is gone."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmPTE:"):
-                    return int(line.split()[1]) * 1024
+        with open(f"/proc/{pid}/{name}") as fields:
+            for line in fields:
+                key, _, value = line.partition(":")
+                if key in keys:
+                    found[key] = int(value.split()[0]) * 1024
     except (OSError, IndexError, ValueError):
         pass
-    return 0
-
-
-def _proportional(pid: int) -> int:
-    """`pid`'s share of the memory in RAM, a page shared by n processes counting 1/n (smaps_rollup's PSS); its
-    RSS where the kernel gives no PSS (before 4.14, or without CAP_SYS_PTRACE: the process is another uid's)."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as rollup:
-            for line in rollup:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, IndexError, ValueError):
-        pass
-    return _resident(pid)
+    return found
 
 
 def tree_memory(pid: int, bound: int) -> int:
     """Bytes of memory the live processes below `pid` (not its own) hold: the sum of their PSS, as forked
     processes share pages copy-on-write and their RSS would count those pages once each, and of their page
     tables, which neither counts (sparse mappings of the zero page make 8 KB of them each, and no RSS). A sum of
-    RSS of at most `bound` is returned as it is (PSS is never more): statm is a counter, smaps_rollup walks page
-    tables."""
+    RSS of at most `bound` is returned as it is (PSS is never more): status is a counter, smaps_rollup walks page
+    tables. A process's RSS stands for its PSS where the kernel gives none (before 4.14, or without
+    CAP_SYS_PTRACE: the process is another uid's)."""
     below = [member for member in _tree(pid) if member != pid]
-    tables = sum(_page_tables(member) for member in below)
-    resident = tables + sum(_resident(member) for member in below)
-    return resident if resident <= bound else tables + sum(_proportional(member) for member in below)
+    status = [_kilobyte_fields(member, "status", ("VmRSS", "VmPTE")) for member in below]
+    tables = sum(fields.get("VmPTE", 0) for fields in status)
+    resident = tables + sum(fields.get("VmRSS", 0) for fields in status)
+    if resident <= bound:
+        return resident
+    return tables + sum(_kilobyte_fields(member, "smaps_rollup", ("Pss",)).get("Pss", fields.get("VmRSS", 0))
+                        for member, fields in zip(below, status))
 
 
 class Stopwatch:
