@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .cputime import WALL_FACTOR
+from .forks import KILLED_SECONDS, NeverEnded
 from .messages import NOT_RUN_AFTER_TIME_OUT, describe_answers_budget, describe_exception, describe_no_answer
 from .program import MISSING, Cell, program_from_notebook
 from .protocol import (
@@ -77,6 +78,14 @@ class Outcome:
 
 
 # -------------------------------------------------------------- the caller's side
+
+
+def _wait_killed(worker: subprocess.Popen) -> None:
+    """Wait for `worker`, sent SIGKILL, to end: within KILLED_SECONDS, or NeverEnded (the machine's failure)."""
+    try:
+        worker.wait(timeout=KILLED_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise NeverEnded("the sandbox worker", worker.pid) from None
 
 # Modules a notebook commonly imports; the worker imports them once so checks start warm (and so
 # they work after privileges are dropped, when the interpreter's own files may be unreadable).
@@ -223,7 +232,7 @@ class Sandbox:
         was on (its CPU time is not to be read once it is gone)."""
         if self.worker:
             self.worker.kill()
-            self.worker.wait()
+            _wait_killed(self.worker)
         if self.session:
             self.used += self.spent + time.monotonic() - self.asked
         self.session = False
@@ -281,6 +290,8 @@ class Sandbox:
         if not self._send(End()):
             return []
         reply = self._receive(time.monotonic() + MARGIN_SECONDS)
+        if isinstance(reply, Failure):
+            raise self._failed(reply)
         return list(reply.budgets) if isinstance(reply, Ended) else []
 
     def call(self, cells: Sequence[Cell], function: Callable | str, **kwargs: Any) -> Outcome:
@@ -342,13 +353,20 @@ class Sandbox:
         if result is None:  # the worker ended, or was killed because it gave no answer in time
             return [Outcome(False, reason=describe_no_answer(waited), limit="time budget") if self.timed_out
                     else Outcome(False, reason="stopped the grader's worker process") for _ in range(calls)]
-        if isinstance(result, Failure):  # the session failed; the worker's next line says it ended
-            ended = self._receive(time.monotonic() + MARGIN_SECONDS)
-            self.session, self.ended = False, list(ended.budgets) if isinstance(ended, Ended) else []
-            return [Outcome(False, reason=result.error) for _ in range(calls)]
+        if isinstance(result, Failure):
+            raise self._failed(result)
         self.spent = result.spent
         return [Outcome(answer.ok, answer.value, answer.reason, answer.limit, answer.not_run, result.load_errors)
                 for answer in result.answers]
+
+    def _failed(self, failure: Failure) -> RuntimeError:
+        """The error to raise when the session failed (its own code, or the machine under it: worker.py): the
+        grader's failure, never a check's answer. The worker's next line says the session ended; a worker that
+        says anything else is killed."""
+        self.session = False
+        if not isinstance(self._receive(time.monotonic() + MARGIN_SECONDS), Ended):
+            self._kill()
+        return RuntimeError(f"the submission's sandbox failed: {failure.error}")
 
     def close(self) -> None:
         if self.worker:
@@ -361,7 +379,7 @@ class Sandbox:
                 self.worker.wait(timeout=self.limits.seconds + 5)
             except subprocess.TimeoutExpired:
                 self.worker.kill()
-                self.worker.wait()
+                _wait_killed(self.worker)
             self.worker = None
         self.sent, self.begun = None, None
         self.session = self.starting = self.submission = False
