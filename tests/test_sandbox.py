@@ -201,13 +201,23 @@ MACHINE_FAULTS = {
 @pytest.mark.parametrize("wedge", MACHINE_FAULTS.values(), ids=MACHINE_FAULTS.keys())
 def test_a_machine_fault_is_the_graders_failure_within_a_bound_never_a_checks_answer(wedge):
     looping = Cell("loop", "while True:\n    pass")  # its own time-out, were the machine sound (the 0/18 of a wedge)
-    started = time.monotonic()
     with Sandbox(modules={"sandbox_probes": PROBES}, path=[ROOT / "tests"], preload=[wedge],
                  limits=Limits(seconds=1)) as sandbox:
+        sandbox.begin()
+        started = time.monotonic()
         with pytest.raises(RuntimeError, match=r"^the submission's sandbox failed: .*: the grading machine's fault, "
                                                r"not the notebook's$"):
             sandbox.call([looping], sandbox_probes.value, name="x")
-    assert time.monotonic() - started < 30
+        assert time.monotonic() - started < 30  # a 1 s limit, and 10 s for a killed process, twice at most
+
+
+def test_a_loader_the_kernel_holds_when_the_session_ends_is_the_graders_failure():
+    with Sandbox(modules={"sandbox_probes": PROBES}, path=[ROOT / "tests"], preload=["wedge.never_reaped"],
+                 limits=Limits(seconds=1)) as sandbox:
+        assert sandbox.call([Cell("seven", "x = 7")], sandbox_probes.value, name="x").value == 7
+        with pytest.raises(RuntimeError, match=r"^the submission's sandbox failed: the loader \d+ had not ended 10 s "
+                                               r"after it was killed \(the kernel holds it\)"):
+            sandbox.end()  # the grade its answers would make is not kept: Grader.grade raises with it
 
 
 def test_a_worker_the_kernel_holds_after_its_kill_is_named_not_waited_for_without_end(monkeypatch):

@@ -79,14 +79,6 @@ class Outcome:
 
 # -------------------------------------------------------------- the caller's side
 
-
-def _wait_killed(worker: subprocess.Popen) -> None:
-    """Wait for `worker`, sent SIGKILL, to end: within KILLED_SECONDS, or NeverEnded (the machine's failure)."""
-    try:
-        worker.wait(timeout=KILLED_SECONDS)
-    except subprocess.TimeoutExpired:
-        raise NeverEnded("the sandbox worker", worker.pid) from None
-
 # Modules a notebook commonly imports; the worker imports them once so checks start warm (and so
 # they work after privileges are dropped, when the interpreter's own files may be unreadable).
 PRELOAD = (
@@ -110,6 +102,14 @@ STARTUP_SECONDS = 120.0
 MARGIN_SECONDS = 30.0
 
 
+def _wait_killed(worker: subprocess.Popen) -> None:
+    """Wait for `worker`, sent SIGKILL, to end: within KILLED_SECONDS, or NeverEnded (the machine's failure)."""
+    try:
+        worker.wait(timeout=KILLED_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise NeverEnded("the sandbox worker", worker.pid) from None
+
+
 class Sandbox:
     """A warmed worker that runs calls on programs, one submission at a time. Use as a context manager.
 
@@ -129,7 +129,8 @@ class Sandbox:
     starts one with `budget`. The grader reads each reply within what the session may send (Limits.answer_kb an
     answer), and its CPU time reading them is charged to the submission's time budget. A session lost with its
     worker (killed when it gave no answer in time, or one the grader could not read) is continued by the next
-    call in a new worker's session with what is left of the budget: never with a new one.
+    call in a new worker's session with what is left of the budget: never with a new one. A session that fails
+    itself (the grader's code, or the machine under it: worker.py) raises RuntimeError, never an Outcome.
     """
 
     def __init__(

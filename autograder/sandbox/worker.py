@@ -149,9 +149,9 @@ class _Loader:
 
         Until its first word (the first cell's LoadingCell, sent before that cell runs, or Loaded) the loader
         confines itself and no code of the notebook has run: a loader that fails, ends, or uses its own time
-        limit before it is the grading machine's failure (a kernel that refuses the confinement or never
-        finishes it), a RuntimeError, never a time-out of the notebook's. A submission's budget spent before
-        it stays the submission's: its earlier checks spent it."""
+        limit before that word is the grading machine's failure (a kernel that refuses the confinement or never
+        finishes it), a RuntimeError, never a time-out of the notebook's. A budget of the submission's that runs
+        out meanwhile stays the submission's: its earlier checks spent it."""
         cell = ""
         while True:
             message = self._next()
