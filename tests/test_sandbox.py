@@ -1,4 +1,5 @@
-"""The sandbox: which cells run, and what comes back when student code misbehaves."""
+"""The sandbox: which cells run, what comes back when student code misbehaves, and that a fault of the machine
+under it is the grader's failure, never an answer."""
 from __future__ import annotations
 
 import gc

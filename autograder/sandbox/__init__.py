@@ -9,7 +9,8 @@ Four roles, one module each; only lines of JSON cross between processes:
 * the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run;
   protocol.py: every message between them, a typed record (lines of JSON), with the one encoder and the one
   reader that rejects a malformed one; every read and write with a deadline.
-  uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges;
+  uids.py, forks.py and cputime.py: the worker's uid, its retried forks and bounded waits for the processes
+  it killed, the CPU time it charges;
   seccomp.py: the system-call filter each loader puts itself and what it starts under; landlock.py: the
   file-system allow-list a loader puts itself under where the session has no mount namespace.
 """
