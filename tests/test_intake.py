@@ -17,7 +17,7 @@ import pytest
 
 from autograder.intake.files import IntakeRules, Refused, choose_notebook, read_regular, take_submission
 from autograder.intake.validate import validate_notebook
-from conftest import ROOT
+from conftest import ROOT, sparse, within
 
 NAME = "modules_and_sgd.ipynb"
 RULES = IntakeRules(NAME, 2048 * 1024)
@@ -106,6 +106,43 @@ def test_a_time_stamp_that_is_not_a_file_leaves_the_student_not_graded(tmp_path)
     work = folder(tmp_path, {NAME: "{}"})
     (work / "timestamp.txt").symlink_to(ROOT / "nbgrader_config.py")
     assert "its timestamp.txt is not a plain file" in take(tmp_path).reason
+
+
+def fingerprint(tmp_path: Path, rules: IntakeRules = RULES) -> str:
+    from autograder.classroom.ledger import folder_fingerprint
+
+    return folder_fingerprint(tmp_path / "submitted", ("eve", "a"), rules)
+
+
+def test_whether_a_submission_changed_is_told_from_what_the_intake_reads_alone(tmp_path):
+    """make grade regrades a student whose folder's fingerprint changed: it reads what the intake reads, within
+    the intake's caps, so a terabyte-long sparse file beside the notebook (a 17 KB archive) costs nothing."""
+    work = folder(tmp_path, {NAME: "{}", "timestamp.txt": "2026-11-20 12:00:00 UTC", "notes.txt": "a"})
+    sparse(work / "huge.bin")
+    sparse(work / "data" / "huge.csv")
+    with within(5):
+        before = fingerprint(tmp_path)
+        (work / "notes.txt").write_text("b")  # the intake never reads it
+        assert fingerprint(tmp_path) == before
+        with_data = IntakeRules(NAME, 2048 * 1024, extra_files=("data/*.csv",))
+        unread = fingerprint(tmp_path, with_data)
+        os.truncate(work / "data" / "huge.csv", 1 << 30)  # read up to its cap: its size is what tells
+        assert fingerprint(tmp_path, with_data) != unread
+        for change in ("timestamp.txt", NAME):
+            (work / change).write_text(f"changed {change}")
+            assert fingerprint(tmp_path) != before, change
+            before = fingerprint(tmp_path)
+        (work / "more.ipynb").write_text("{}")  # a note names it: the page the student sees changes
+        assert fingerprint(tmp_path) != before
+
+
+def test_a_changed_notebook_is_never_hidden_behind_other_entries(tmp_path):
+    work = folder(tmp_path, {NAME: "{}"})
+    for index in range(10_001):  # each sorts before the notebook's name
+        (work / f"a{index:05}.txt").touch()
+    before = fingerprint(tmp_path)
+    (work / NAME).write_text('{"changed": 1}')
+    assert fingerprint(tmp_path) != before
 
 
 def test_the_count_of_entries_is_bounded_and_hides_neither_the_notebook_nor_its_time_stamp(tmp_path):
