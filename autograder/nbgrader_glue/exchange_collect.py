@@ -14,7 +14,7 @@ nothing there).
 Whose folder it is. nbgrader's inbound folder is mode 2733 without the sticky bit: any user may make a folder
 there in a classmate's name (`<student>+<assignment>+<time>+<random>`), or rename one away. nbgrader picks each
 student's newest folder by the name alone (it only warns when the owner differs: "cheating attempt?"), and
-removes the student's collected copy before copying. Here, with CollectApp.check_owner on (nbgrader's default),
+removes the student's collected copy before copying. Here, with c.ExchangeCollect.check_owner on (nbgrader's default),
 a student's folder is chosen among those owned by the uid of the user named as the student (the exchange's own
 rule: a student id is a user name), or by root (the instructor put it there); the owner is checked again on the
 descriptor the intake read, in case the folder was swapped meanwhile. With check_owner off (an exchange without
