@@ -4,8 +4,9 @@ nbgrader's gradebook holds scores, not their causes. The ledger is one table of 
 (`autograder_ledger`, made when missing), one row per student and assignment:
 
 * `inputs`: the fingerprint of what the grade is a function of (`Inputs`): the student's submitted folder as
-  the intake sees it (`folder_fingerprint`: what it looks at and reads, within its caps), the hidden suites, the reference (source, release and solution notebooks and modules), and the settings
-  that can change a score (limits, budgets, the late policy). Written by `make grade` after the student is
+  the intake sees it (`folder_fingerprint`: what it looks at and reads, within its caps), the hidden suites,
+  the reference (source, release and solution notebooks and modules), and the settings that can change a
+  score (limits, budgets, the late policy). Written by `make grade` after the student is
   graded, or not graded for a reason of the student's own file (that reason is in its report.json).
 * `answers`: for each grade cell, a checksum of its answer (a written answer's text; for an autograded part,
   all of the student's code) as last autograded, so as the formgrader shows it (`seen`; none after a
