@@ -51,6 +51,8 @@ GRADE_IDS = ("{}", "{}_extra_credit", "{}-comment", "comment-{}")
 def reserved_ids(grade_ids) -> set[str]:
     """The ids no heading may take on pages that show grades `grade_ids`."""
     return PAGE_IDS | {form.format(grade_id) for grade_id in grade_ids for form in GRADE_IDS}
+
+
 # Classes nbconvert's renderer writes: code highlighting (Pygments' token classes), heading anchors, a code
 # block's language. No other class: the page's own (Bootstrap's `modal`, `navbar-fixed-top`) could lay an
 # overlay over the score boxes.
@@ -209,8 +211,9 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     ``[x](javascript:...)`` loses its target), classes other than those nbconvert writes (Pygments'
     highlighting, heading anchors, a code block's language: the page's own, such as Bootstrap's
     ``modal``, could lay an overlay over the score boxes), and a heading id equal to one the pages give a
-    grade of the release (the formgrader's scripts find score and comment boxes by id, a deleted cell's among them). Maths is left to MathJax, which both pages load with
-    its ``Safe`` extension (no ``\\href{javascript:...}``).
+    grade of the release (the formgrader's scripts find score and comment boxes by id, a deleted cell's among
+    them). Maths is left to MathJax, which both pages load with its ``Safe`` extension (no
+    ``\\href{javascript:...}``, no cursor style).
 
     Images: only inline ``data:image/png|jpeg|gif`` (what Jupyter makes of a pasted picture; attachments
     of other types, SVG included, are dropped). Remote and relative images are dropped: they are not
