@@ -1,7 +1,9 @@
 """Issue 12: feedback that reads well, and the rubric where graders grade.
 
 A class of two demo students (ada: the reference; grace: zero_grad() that does nothing), with the demo
-class's written answers, is graded by `python -m autograder class` on a fresh course copy. Then:
+class's written answers, and mallory (grace's code, with maths made to draw outside its cell and to load a cursor
+from the network, and a notebook named as maths beside hers) is graded by `python -m autograder class` on a fresh
+course copy. Then:
 
 * always (html.parser): the feedback page's index names every part with its score, written answers say
   "not graded yet", FAIL lines carry their own class, MathJax is loaded by a relative path from
@@ -14,8 +16,10 @@ class's written answers, is graded by `python -m autograder class` on a fresh co
 * with a browser (/usr/bin/chromium through Playwright; skipped, saying why, without one): the page opened
   from file:// with every other request aborted typesets its maths (MathJax elements, no raw `$\\mathbf{w}$`),
   clips no FAIL line (scrollWidth <= clientWidth), logs no console error, and has no critical or serious
-  axe-core violation (tests/axe.py); and the formgrader's grading page, served by `jupyter server`, shows the
-  rubric text beside the student's answer.
+  axe-core violation (tests/axe.py); mallory's maths covers no FAIL line or score (a rendered cell paints only
+  inside its box), her page asks nothing of the network, and the grader's note shows the notebook's name as
+  written, not typeset; and the formgrader's grading page, served by `jupyter server`, shows the rubric text beside
+  the student's answer.
 """
 from __future__ import annotations
 
@@ -32,8 +36,9 @@ import nbformat
 import pytest
 from axe import assert_page_readable
 from test_catalogue_hostile import fresh_course
-from test_formgrader_browser import browser, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
+from test_formgrader_browser import COVER, ON_TOP, REMOTE_CURSOR, browser, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
 
+from autograder.assignment import is_test_cell
 from autograder.classroom.demo import ANSWERS, ROSTER, with_answers
 from autograder.classroom.mutate import apply
 from autograder.nbgrader_glue.preprocessors.rubric import ANSWER_HEADING, HEADING
@@ -43,6 +48,11 @@ from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, grade_class, relea
 pytestmark = pytest.mark.slow
 
 STUDENTS = ("ada", "grace")
+# mallory: grace's code (checks that fail), before each check a cell of maths drawn to reach out of it and styled
+# with a cursor from the network (test_formgrader_browser's COVER, REMOTE_CURSOR), and beside the notebook another
+# whose name is maths (the grader's note quotes it).
+MALLORY = "mallory"
+MATHS_NAME = "$\\mathbf{NOTE}$.ipynb"
 PARTS = [cell.grade_id for cell in ASSIGNMENT.grade_cells]
 WRITTEN = ["answer_zeroing", "answer_outside_graph", "answer_shared_weight"]
 RUBRIC_WORDS = "Rubric (2 points)"  # in every written answer's rubric in source/
@@ -54,15 +64,25 @@ def hostile_rows() -> list[str]:
     return []
 
 
+def mallorys_notebook() -> dict:
+    notebook = with_answers(apply(solution_notebook(), ROSTER["grace"][1]), release_notebook(), ANSWERS["grace"])
+    checks = [index for index, cell in enumerate(notebook.cells) if is_test_cell(cell)]
+    for index in reversed(checks):
+        notebook.cells.insert(index, nbformat.v4.new_markdown_cell(f"{COVER} {REMOTE_CURSOR}"))
+    return notebook
+
+
 @pytest.fixture(scope="module")
 def graded():
     course = fresh_course()
-    for student in STUDENTS:
-        notebook = with_answers(apply(solution_notebook(), ROSTER[student][1]), release_notebook(), ANSWERS[student])
+    notebooks = {student: with_answers(apply(solution_notebook(), ROSTER[student][1]), release_notebook(),
+                                       ANSWERS[student]) for student in STUDENTS}
+    for student, notebook in {**notebooks, MALLORY: mallorys_notebook()}.items():
         folder = course / "submitted" / student / ASSIGNMENT.name
         folder.mkdir(parents=True)
         (folder / NOTEBOOK).write_text(json.dumps(notebook, indent=1))
         (folder / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC\n")
+    (course / "submitted" / MALLORY / ASSIGNMENT.name / MATHS_NAME).write_text("{}")
     shutil.copy2(ROOT / "jupyter_server_config.py", course / "jupyter_server_config.py")
     run = grade_class(course)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -187,18 +207,28 @@ def test_demo_answers_are_student_text_not_the_model_answer():
 # ------------------------------------------------------------------------------ in a browser
 
 
-def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noqa: F811 (the fixture imported above)
+def offline(browser, asked: list[str]):  # noqa: F811 (a browser, not the fixture imported above)
+    """A browser context that loads file: and data: URLs alone: it aborts every other request, its URL put in `asked`."""
     context = browser.new_context()
-    blocked: list[str] = []
 
     def only_files(route):
-        if route.request.url.startswith("file://"):
+        if route.request.url.startswith(("file:", "data:")):
             route.continue_()
         else:
-            blocked.append(route.request.url)
+            asked.append(route.request.url)
             route.abort()
 
     context.route("**/*", only_files)
+    return context
+
+
+TYPESET = ("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue && MathJax.Hub.queue.pending === 0 && "
+           "document.querySelector('.MathJax_CHTML, .MathJax, .MathJax_SVG, mjx-container')")
+
+
+def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noqa: F811 (the fixture imported above)
+    blocked: list[str] = []
+    context = offline(browser, blocked)
     page = context.new_page()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -207,9 +237,7 @@ def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noq
     try:
         start = time.monotonic()
         page.goto(feedback_page(graded, "grace").as_uri(), wait_until="load", timeout=30000)
-        page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue && "
-                               "MathJax.Hub.queue.pending === 0 && document.querySelector('.MathJax_CHTML, "
-                               ".MathJax, .MathJax_SVG, mjx-container')", timeout=30000)
+        page.wait_for_function(TYPESET, timeout=30000)
         print(f"\n[feedback] page typeset offline in {time.monotonic() - start:.1f} s")
         text = page.evaluate("document.body.innerText")
         toc = page.inner_text("#toc")
@@ -231,6 +259,35 @@ def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noq
     assert fails and all(color != "rgb(0, 0, 0)" and weight in ("700", "bold") for color, weight in fails), fails
     assert not errors, errors
     assert not blocked, f"the page asked the network for {blocked}"
+
+
+def test_a_students_maths_draws_only_inside_its_own_cell_and_loads_nothing(graded, browser):  # noqa: F811 (the fixture imported above)
+    """mallory's maths is moved out of its line (\\lower, \\smash, \\rlap, \\bbox) to lay a "PASS" box over the
+    check below, and styles a cursor from the network: every FAIL line and score stays on top (the cell paints
+    only inside its own box), nothing is asked of the network, and the grader's note, which quotes a file name
+    that is maths, shows it as written."""
+    asked: list[str] = []
+    context = offline(browser, asked)
+    page = context.new_page()
+    try:
+        page.goto(feedback_page(graded, MALLORY).as_uri(), wait_until="load", timeout=30000)
+        page.wait_for_function(TYPESET, timeout=30000)
+        covers = page.locator(".text_cell_render .MathJax")
+        assert covers.count() >= 2 * len(PARTS), "mallory's maths was not typeset"
+        page.mouse.move(0, 0)
+        page.get_by_text("point here").first.hover()  # a cursor image loads when the pointer is over it
+        page.wait_for_timeout(500)
+        fails = page.evaluate(ON_TOP, ".check-fail")
+        scores = page.evaluate(ON_TOP, ".nbgrader_cell .panel-heading .pull-right")
+        note = page.evaluate("[...document.querySelectorAll('.tex2jax_ignore')].map(e => "
+                             "[e.innerText, e.querySelectorAll('.MathJax, .MathJax_CHTML, script').length])")
+    finally:
+        context.close()
+    assert fails and scores, "no FAIL line or score on mallory's page"
+    assert not [line for line in fails + scores if line[1]], [line for line in fails + scores if line[1]]
+    assert not asked, f"the page asked the network for {asked}"
+    assert len(note) == 1, f"the grader's note is not in one span MathJax leaves alone: {note}"
+    assert MATHS_NAME in note[0][0] and note[0][1] == 0, note
 
 
 @pytest.mark.parametrize("student", STUDENTS)

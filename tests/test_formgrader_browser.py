@@ -13,7 +13,9 @@ and markup, which make grade refuses, and a notebook with an escape sequence in 
   feedback page. No payload may run (they set document.title and console.log a marker), no request may
   reach /api/contents or /api/terminals, and no file may appear in the course root (a payload PUTs one
   through /api/contents with the _xsrf cookie). A control page, the same notebook rendered without
-  SanitizeMarkdown, shows the payloads do run when nothing stops them;
+  SanitizeMarkdown, shows the payloads do run when nothing stops them. The grading page typesets maths from the
+  server's own MathJax, asks no other server for anything (a cursor style's url() among them), and a written
+  answer's maths drawn out of its line covers none of the answer's score and comment fields;
 * issue 31: every formgrader page the kit serves (Manage Assignments, Manage Submissions, the Gradebook's three
   levels, Manage Students and a student's two, the grading page), with its dialogs and folding panels open, has
   no critical or serious axe-core violation (tests/axe.py; the lists hold the hostile ids below, as text);
@@ -70,8 +72,21 @@ HOSTILE_NAME = f"<img src=x onerror={SCRIPT}>"  # the first id's first and last 
 # sequence sets the terminal's title if printed raw.
 OSCAR = "oscar"
 REFUSED = f"trudy\x1b]0;{MARKER}\x07<svg onload=console.log(`{MARKER}`)>"
+# Maths that MathJax draws out of its line (\\smash, \\rlap, \\lower, a tall \\bbox), a "PASS" box over whatever is
+# around its cell (a check's FAIL line, the score fields), and maths styled with a cursor from the network.
+COVER = ("$\\smash{\\rlap{\\lower{1em}{\\bbox[#e8f5e9]{\\begin{array}{l}"
+         + "\\\\".join(["\\text{PASS: every check passed}\\hspace{60em}"] * 40) + "\\end{array}}}}}$")
+REMOTE_CURSOR = "$\\style{cursor:url(https://remote.invalid/x.png),auto}{\\text{point here}}$"
+# For each element a selector finds: "" where the page shows it at its centre, else what is drawn over it there.
+ON_TOP = """selector => [...document.querySelectorAll(selector)].map(shown => {
+    shown.scrollIntoView({block: "center"});
+    const box = shown.getBoundingClientRect();
+    const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+    return [shown.id || shown.textContent.slice(0, 60),
+            shown.contains(hit) ? "" : (hit ? hit.outerHTML.slice(0, 80) : "nothing")];
+})"""
 ANSWERS = {  # the written answers (graded by hand in the formgrader): the payloads aimed at the instructor
-    "answer_zeroing": PAYLOADS["script"] + "\n\nAccumulation: $\\mathbf{w}$ keeps `a < b`.",
+    "answer_zeroing": PAYLOADS["script"] + f"\n\nAccumulation: $\\mathbf{{w}}$ keeps `a < b`.\n\n{COVER} {REMOTE_CURSOR}",
     "answer_outside_graph": PAYLOADS["img-onerror"] + "\n\n" + PAYLOADS["javascript-link"],
     "answer_shared_weight": PAYLOADS["svg-onload"] + "\n\n" + PAYLOADS["style-overlay"],
 }
@@ -410,7 +425,9 @@ def test_the_same_payloads_run_without_sanitising(graded, browser, tmp_path):
 
 
 def test_the_formgrader_typesets_maths_from_the_servers_own_mathjax(graded, server, browser):
-    """Written answers' maths renders in the formgrader with no network: MathJax comes from the server's copy."""
+    """Written answers' maths renders in the formgrader with no network: MathJax comes from the server's copy, and
+    the answer's cursor style asks nothing of another server. It draws only inside its own cell: the score, extra
+    credit and comment fields stay on top of the answer's "PASS" box."""
     from nbgrader.api import Gradebook
 
     base, token = server
@@ -425,13 +442,17 @@ def test_the_formgrader_typesets_maths_from_the_servers_own_mathjax(graded, serv
     try:
         page.goto(f"{base}/api/status?token={token}", wait_until="load", timeout=30000)
         page.goto(f"{base}/formgrader/submissions/{submission_id}/", wait_until="load", timeout=30000)
-        page.wait_for_function("window.MathJax && MathJax.Hub && document.querySelector('.MathJax, .MathJax_Display')",
-                               timeout=20000)
+        page.wait_for_function("window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 && "
+                               "document.querySelector('.MathJax, .MathJax_Display')", timeout=20000)
         typeset = page.eval_on_selector_all(".MathJax", "els => els.length")
+        page.get_by_text("point here").first.hover()  # a cursor image loads when the pointer is over it
+        page.wait_for_timeout(500)
+        covered = [field for field in page.evaluate(ON_TOP, "[id^='answer_zeroing']") if field[1]]
     finally:
         context.close()
     local = [url for url in requests if "/static/jupyter_server_mathjax/MathJax.js" in url]
-    assert local and not [url for url in requests if "cdnjs" in url], requests
+    assert local and not [url for url in requests if not url.startswith(base)], requests
+    assert not covered, covered
     assert not [line for line in console if "404" in line or "Refused" in line], console
     assert typeset >= 1  # $\mathbf{w}$ in the hostile student's first written answer
 

@@ -13,7 +13,7 @@ import re
 import nbformat
 import pytest
 
-from autograder.nbgrader_glue.preprocessors.add_grading_notes import HEADING, note_markdown
+from autograder.nbgrader_glue.preprocessors.add_grading_notes import HEADING, NOT_MATHS, note_markdown
 from autograder.nbgrader_glue.preprocessors.grading_notes import cell_notes
 from autograder.nbgrader_glue.preprocessors.sanitize_markdown import SanitizeMarkdown, render
 from autograder.report import CheckResult, PartResult, Report, Status
@@ -33,11 +33,22 @@ NAMES = [
 def test_the_note_cell_renders_as_its_text_and_is_inert(name):
     note = f"the folder also holds '{name}': only modules_and_sgd.ipynb is graded"
     source = note_markdown(note)
-    assert SanitizeMarkdown().sanitize_markdown(source) == source  # kept whole: nothing for the sanitiser to do
+    assert source.startswith(NOT_MATHS[0]) and source.endswith(NOT_MATHS[1])
+    inner = source[len(NOT_MATHS[0]):-len(NOT_MATHS[1])]
+    assert SanitizeMarkdown().sanitize_markdown(inner) == inner  # kept whole: nothing for the sanitiser to do
     rendered = render(source)
     assert "<script" not in rendered and "<img" not in rendered and "<a " not in rendered, rendered
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", rendered)).split())
     assert text == " ".join(f"{HEADING.strip('*')} {note}".split()), rendered
+    # MathJax typesets none of it: the whole note is inside the span its tex2jax leaves alone
+    assert re.fullmatch(r'<p><span class="tex2jax_ignore">((?!</?span).)*</span></p>\s*', rendered, re.S), rendered
+
+
+def test_only_the_kit_writes_a_span_mathjax_leaves_alone():
+    """The class that turns MathJax off is the grader's note's alone (AddGradingNotes writes the note after the
+    sanitiser): a student's answer is typeset as written, and no answer wears the note's markup."""
+    cleaned = SanitizeMarkdown().sanitize_markdown(f"{NOT_MATHS[0]}$x^2${NOT_MATHS[1]}")
+    assert "tex2jax_ignore" not in render(cleaned) and "$x^2$" in render(cleaned)
 
 
 def test_a_report_goes_through_its_file_unchanged(tmp_path):

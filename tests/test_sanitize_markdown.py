@@ -11,7 +11,7 @@ import pytest
 from nbformat.v4 import new_markdown_cell, new_notebook, new_raw_cell
 
 from autograder.nbgrader_glue.preprocessors.sanitize_markdown import SanitizeMarkdown, render
-from conftest import ROOT, release_notebook, solution_notebook
+from conftest import ASSIGNMENT, ROOT, release_notebook, solution_notebook
 
 HONEST = r"""**My answer.** The gradient $\mathbf{w}$ *accumulates*: each call adds to `p.grad`, so
 
@@ -295,3 +295,18 @@ def test_the_sanitiser_parses_html_with_nh3_first():
     text = (ROOT / "autograder" / "nbgrader_glue" / "preprocessors" / "sanitize_markdown.py").read_text()
     assert text.count("HTMLParser") == 2  # imported, and read by the one class that mirrors the soup pass
     assert text.index("_soup_events(fragment)") > text.index("whole = kept_whole(")
+
+
+def test_a_heading_cannot_take_the_score_box_of_a_grade_cell_the_student_deleted(sanitizer):
+    """nbgrader keeps the grade of a deleted cell and the formgrader shows its score box: a heading named after it
+    would take the box's id, and the formgrader's scripts would save the written answer's score to that grade."""
+    from autograder.settings import load_config
+
+    nb = release_notebook()
+    nb.cells = [cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade_id") != "test_no_grad"]
+    headings = ["test_no_grad", "test_no_grad_extra_credit", "test_no_grad-comment", "comment-test_no_grad"]
+    nb.cells[:0] = [new_markdown_cell(f"### {heading}") for heading in headings]
+    sanitizer = SanitizeMarkdown(config=load_config(ROOT))
+    nb, _ = sanitizer.preprocess(nb, {"nbgrader": {"assignment": ASSIGNMENT.name}})
+    for cell, heading in zip(nb.cells, headings):
+        assert f'id="{heading}"' not in render(cell.source), heading

@@ -6,8 +6,10 @@ come from FindGradingNotes, autograder/nbgrader_glue/preprocessors/grading_notes
 top of the autograded notebook, so the formgrader and the feedback page show the note, in the words of `make grade`'s summary.
 
 The cell is the kit's own text, added after SanitizeMarkdown has run. What a student chose in it (file
-names) is written as character references, which markdown renders as those characters, as text, never as
-markdown or HTML: the cell is one the sanitiser would keep whole (tests/test_grading_notes.py).
+names, grade ids) is written as character references, which markdown renders as those characters, as text, never
+as markdown or HTML, inside a span MathJax leaves alone (`tex2jax_ignore`), so that no `$...$` in a name is
+typeset either. The cell is one the sanitiser would keep whole but for that span's class, which it allows no
+student (tests/test_grading_notes.py).
 """
 from __future__ import annotations
 
@@ -19,12 +21,15 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from .run_hidden_suites import NOTE_RESOURCE
 
 HEADING = "**Note from the grader:**"
+NOT_MATHS = ('<span class="tex2jax_ignore">', "</span>")  # what MathJax's tex2jax does not typeset
 
 
 def note_markdown(note: str) -> str:
     """The note cell's markdown: the kit's heading, then the note with every character that markdown or HTML
-    could read as syntax written as a character reference (it renders as that character, as text)."""
-    return f"{HEADING} " + re.sub(r"[^A-Za-z0-9 ,.:;\u0080-\U0010ffff-]", lambda m: f"&#{ord(m[0])};", note)
+    could read as syntax written as a character reference (it renders as that character, as text), all of it
+    where MathJax typesets nothing."""
+    text = re.sub(r"[^A-Za-z0-9 ,.:;\u0080-\U0010ffff-]", lambda m: f"&#{ord(m[0])};", note)
+    return f"{NOT_MATHS[0]}{HEADING} {text}{NOT_MATHS[1]}"
 
 
 class AddGradingNotes(NbGraderPreprocessor):

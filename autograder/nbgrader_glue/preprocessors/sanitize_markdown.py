@@ -5,13 +5,18 @@ import html
 import re
 from collections import Counter
 from html.parser import HTMLParser
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import nh3
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from pygments.token import STANDARD_TYPES
 from traitlets import Bool, Int, List, Unicode
+
+from ...assignment import course_assignment
+from .overwrite_cells_at_once import released_metadata
 
 # What nbconvert's markdown renderer (mistune with nbconvert's maths, tables, lists, code highlighting,
 # heading anchors) produces from plain markdown, plus the inline HTML students use in written answers.
@@ -38,6 +43,16 @@ LINK_SCHEMES = ("http", "https", "mailto")
 # Ids of the formgrader and feedback pages themselves: a heading must not take one (the formgrader's scripts find
 # score boxes by id; the feedback page's contents links jump to its own).
 PAGE_IDS = {"notebook", "notebook-container", "statusmessage", "header", "toc", "top"}
+# The ids the pages give each grade: the formgrader's score, extra credit and comment fields, the feedback page's
+# comment anchor.
+GRADE_IDS = ("{}", "{}_extra_credit", "{}-comment", "comment-{}")
+
+
+def reserved_ids(grade_ids) -> set[str]:
+    """The ids no heading may take on pages that show grades `grade_ids`."""
+    return PAGE_IDS | {form.format(grade_id) for grade_id in grade_ids for form in GRADE_IDS}
+
+
 # Classes nbconvert's renderer writes: code highlighting (Pygments' token classes), heading anchors, a code
 # block's language. No other class: the page's own (Bootstrap's `modal`, `navbar-fixed-top`) could lay an
 # overlay over the score boxes.
@@ -195,9 +210,10 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     link, svg and MathML, comments, every URL but http(s)/mailto/``#anchor`` links (so a markdown
     ``[x](javascript:...)`` loses its target), classes other than those nbconvert writes (Pygments'
     highlighting, heading anchors, a code block's language: the page's own, such as Bootstrap's
-    ``modal``, could lay an overlay over the score boxes), and a heading id equal to a score box's id
-    (the formgrader's scripts find those by id). Maths is left to MathJax, which both pages load with
-    its ``Safe`` extension (no ``\\href{javascript:...}``).
+    ``modal``, could lay an overlay over the score boxes), and a heading id equal to one the pages give a
+    grade of the release (the formgrader's scripts find score and comment boxes by id, a deleted cell's among
+    them). Maths is left to MathJax, which both pages load with its ``Safe`` extension (no
+    ``\\href{javascript:...}``, no cursor style).
 
     Images: only inline ``data:image/png|jpeg|gif`` (what Jupyter makes of a pasted picture; attachments
     of other types, SVG included, are dropped). Remote and relative images are dropped: they are not
@@ -224,12 +240,14 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     _reserved_ids: set = PAGE_IDS
 
     def preprocess(self, nb, resources):
-        self._reserved_ids = set(PAGE_IDS)
-        for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if grade_id:
-                self._reserved_ids |= {grade_id, f"{grade_id}-comment", f"{grade_id}_extra_credit",
-                                       f"comment-{grade_id}"}
+        # Every grade of the release, not only the notebook's: nbgrader keeps the grade of a cell the student
+        # deleted, and the formgrader still shows its score box, which a heading of that id would take over.
+        grade_ids = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells} - {None}
+        assignment = resources.get("nbgrader", {}).get("assignment")
+        if assignment:
+            release = course_assignment(Path(CourseDirectory(parent=self).root), assignment).release
+            grade_ids |= released_metadata(release).keys()
+        self._reserved_ids = reserved_ids(grade_ids)
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
