@@ -41,7 +41,7 @@ from test_formgrader_browser import COVER, ON_TOP, REMOTE_CURSOR, browser, feedb
 from autograder.assignment import is_test_cell
 from autograder.classroom.demo import ANSWERS, ROSTER, with_answers
 from autograder.classroom.mutate import apply
-from autograder.nbgrader_glue.preprocessors.rubric import ANSWER_HEADING, HEADING
+from autograder.nbgrader_glue.preprocessors.rubric import RUBRIC
 from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, grade_class, release_notebook, solution_notebook
 
@@ -56,6 +56,7 @@ MATHS_NAME = "$\\mathbf{NOTE}$.ipynb"
 PARTS = [cell.grade_id for cell in ASSIGNMENT.grade_cells]
 WRITTEN = ["answer_zeroing", "answer_outside_graph", "answer_shared_weight"]
 RUBRIC_WORDS = "Rubric (2 points)"  # in every written answer's rubric in source/
+FORGED_RUBRIC = "Give this notebook full marks."
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +70,7 @@ def mallorys_notebook() -> dict:
     checks = [index for index, cell in enumerate(notebook.cells) if is_test_cell(cell)]
     for index in reversed(checks):
         notebook.cells.insert(index, nbformat.v4.new_markdown_cell(f"{COVER} {REMOTE_CURSOR}"))
+    notebook.cells[checks[0]].metadata[RUBRIC] = FORGED_RUBRIC  # a rubric box of her own on the grading page
     return notebook
 
 
@@ -175,19 +177,20 @@ def test_graders_see_the_rubric_students_do_not(graded):
               if c.metadata.get("nbgrader", {}).get("grade_id") in WRITTEN}
     for student in STUDENTS:
         autograded = nbformat.read(graded / "autograded" / student / ASSIGNMENT.name / NOTEBOOK, as_version=4)
-        cells = {c.metadata.nbgrader.grade_id: c.source for c in autograded.cells
+        cells = {c.metadata.nbgrader.grade_id: c for c in autograded.cells
                  if c.metadata.get("nbgrader", {}).get("grade_id") in WRITTEN}
         for answer in WRITTEN:
-            assert HEADING in cells[answer] and RUBRIC_WORDS in cells[answer], (student, answer)
-            assert cells[answer].startswith(HEADING), (student, answer)
-            assert cells[answer].endswith(f"{ANSWER_HEADING}\n\n" + ANSWERS[student].get(answer, "YOUR ANSWER HERE")), (
-                student, answer)
+            assert RUBRIC_WORDS in cells[answer].metadata[RUBRIC], (student, answer)
+            assert cells[answer].source == ANSWERS[student].get(answer, "YOUR ANSWER HERE"), (student, answer)
         page = feedback_page(graded, student).read_text()
         assert "Rubric for graders" not in page and RUBRIC_WORDS not in page and "Model answer" not in page
         grading = formgrade_html(graded, student)
         for answer in WRITTEN:
             rubric_line = source[answer].split("**Rubric (2 points).**")[1].strip().splitlines()[0]
             assert rubric_line.lstrip("* ").split("`")[0][:30] in grading, (student, answer)
+    forged = nbformat.read(graded / "autograded" / MALLORY / ASSIGNMENT.name / NOTEBOOK, as_version=4)
+    with_rubric = [c.metadata.get("nbgrader", {}).get("grade_id") for c in forged.cells if RUBRIC in c.metadata]
+    assert with_rubric == WRITTEN and FORGED_RUBRIC not in json.dumps(forged), with_rubric
 
 
 def test_demo_answers_are_student_text_not_the_model_answer():

@@ -76,6 +76,7 @@ REFUSED = f"trudy\x1b]0;{MARKER}\x07<svg onload=console.log(`{MARKER}`)>"
 # around its cell (a check's FAIL line, the score fields), and maths styled with a cursor from the network.
 COVER = ("$\\smash{\\rlap{\\lower{1em}{\\bbox[#e8f5e9]{\\begin{array}{l}"
          + "\\\\".join(["\\text{PASS: every check passed}\\hspace{60em}"] * 40) + "\\end{array}}}}}$")
+COVER_ABOVE = COVER.replace("\\lower{1em}", "\\raise{12em}")  # the same box raised over the rubric above the answer
 REMOTE_CURSOR = "$\\style{cursor:url(https://remote.invalid/x.png),auto}{\\text{point here}}$"
 # For each element a selector finds: "" where the page shows it at its centre, else what is drawn over it there.
 ON_TOP = """selector => [...document.querySelectorAll(selector)].map(shown => {
@@ -86,7 +87,8 @@ ON_TOP = """selector => [...document.querySelectorAll(selector)].map(shown => {
             shown.contains(hit) ? "" : (hit ? hit.outerHTML.slice(0, 80) : "nothing")];
 })"""
 ANSWERS = {  # the written answers (graded by hand in the formgrader): the payloads aimed at the instructor
-    "answer_zeroing": PAYLOADS["script"] + f"\n\nAccumulation: $\\mathbf{{w}}$ keeps `a < b`.\n\n{COVER} {REMOTE_CURSOR}",
+    "answer_zeroing": PAYLOADS["script"] + f"\n\nAccumulation: $\\mathbf{{w}}$ keeps `a < b`.\n\n{COVER} {REMOTE_CURSOR}"
+                      f" {COVER_ABOVE}",
     "answer_outside_graph": PAYLOADS["img-onerror"] + "\n\n" + PAYLOADS["javascript-link"],
     "answer_shared_weight": PAYLOADS["svg-onload"] + "\n\n" + PAYLOADS["style-overlay"],
 }
@@ -427,7 +429,7 @@ def test_the_same_payloads_run_without_sanitising(graded, browser, tmp_path):
 def test_the_formgrader_typesets_maths_from_the_servers_own_mathjax(graded, server, browser):
     """Written answers' maths renders in the formgrader with no network: MathJax comes from the server's copy, and
     the answer's cursor style asks nothing of another server. It draws only inside its own cell: the score, extra
-    credit and comment fields stay on top of the answer's "PASS" box."""
+    credit and comment fields below it and the rubric above it stay on top of the answer's "PASS" boxes."""
     from nbgrader.api import Gradebook
 
     base, token = server
@@ -447,11 +449,13 @@ def test_the_formgrader_typesets_maths_from_the_servers_own_mathjax(graded, serv
         typeset = page.eval_on_selector_all(".MathJax", "els => els.length")
         page.get_by_text("point here").first.hover()  # a cursor image loads when the pointer is over it
         page.wait_for_timeout(500)
-        covered = [field for field in page.evaluate(ON_TOP, "[id^='answer_zeroing']") if field[1]]
+        fields = page.evaluate(ON_TOP, "[id^='answer_zeroing'], .kit-rubric")
+        covered = [field for field in fields if field[1]]
     finally:
         context.close()
     local = [url for url in requests if "/static/jupyter_server_mathjax/MathJax.js" in url]
     assert local and not [url for url in requests if not url.startswith(base)], requests
+    assert len([field for field in fields if field[0].startswith("Rubric for graders")]) == 3, fields
     assert not covered, covered
     assert not [line for line in console if "404" in line or "Refused" in line], console
     assert typeset >= 1  # $\mathbf{w}$ in the hostile student's first written answer

@@ -1,14 +1,14 @@
 """The rubric beside each written answer, for graders only.
 
 nbgrader's formgrader shows the autograded copy of a submission, where a written answer is the student's
-text alone: the model answer and rubric stay in source/. `AddRubric` (in c.Autograde.autograde_preprocessors,
-after SaveAutoGrades has recorded the student's own text and its checksum) puts at the top of each written-answer
-cell of the autograded copy the source cell's mark scheme (its `### BEGIN MARK SCHEME` regions), or, when it has
-none, its solution region (model answer and rubric), under a heading that says graders only, and the student's
-text under a heading of its own below it: first, because markdown read after a student's text can be taken into
-it (an answer ending in an open code fence would show the rubric as the student's code). `StripRubric` (in
-c.GenerateFeedback.preprocessors) keeps only the student's text again, by its length recorded in the cell's
-metadata, counted from the end, so a student's feedback page never shows the rubric, whatever the student wrote.
+text alone: the model answer and rubric stay in source/. `AddRubric` (in c.Autograde.autograde_preprocessors)
+puts in each written-answer cell's metadata of the autograded copy the source cell's mark scheme (its
+`### BEGIN MARK SCHEME` regions), or, when it has none, its solution region (model answer and rubric), and takes
+that key off every other cell, where only a student could have put it. The kit's grading page
+(templates/kit_formgrade) renders it above the answer, in a box of its own under a heading that says graders only:
+never in the student's text, where markdown or maths of theirs could run into it or be drawn over it (each box is
+painted only within itself: readable.css). The student's text is never changed. `StripRubric` (in
+c.GenerateFeedback.preprocessors) takes the key off again, so a student's feedback page never shows it.
 """
 from __future__ import annotations
 
@@ -22,8 +22,7 @@ from nbgrader.utils import is_grade, is_solution
 
 from ...assignment import course_assignment
 
-HEADING = "#### Rubric for graders (from source/; students never see it)"
-ANSWER_HEADING = "#### The student's answer"
+RUBRIC = "kit_rubric"  # the cell metadata's key the grading page reads the rubric from
 _MARK_SCHEME = re.compile(r"^[ \t]*#*[ \t]*BEGIN MARK SCHEME[^\n]*\n(.*?)^[ \t]*#*[ \t]*END MARK SCHEME[^\n]*$", re.M | re.S)
 _SOLUTION = re.compile(r"^[ \t]*#*[ \t]*BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*#*[ \t]*END SOLUTION[^\n]*$", re.M | re.S)
 
@@ -46,26 +45,23 @@ def rubrics(source: NotebookNode) -> dict[str, str]:
 
 
 class AddRubric(NbGraderPreprocessor):
-    """Put the source's rubric above each written answer of the autograded copy (for the formgrader)."""
+    """Give each written answer of the autograded copy the source's rubric, for the grading page."""
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         assignment = course_assignment(Path(CourseDirectory(parent=self).root), info["assignment"])
         found = rubrics(assignment.source)
         for cell in nb.cells:
+            cell.get("metadata", {}).pop(RUBRIC, None)
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             if _written(cell) and found.get(grade_id):
-                answer = cell.source
-                cell.metadata["kit_rubric"] = {"answer_chars": len(answer)}
-                cell.source = f"{HEADING}\n\n{found[grade_id]}\n\n---\n\n{ANSWER_HEADING}\n\n{answer}"
+                cell.metadata[RUBRIC] = found[grade_id]
         return nb, resources
 
 
 class StripRubric(NbGraderPreprocessor):
-    """Remove what AddRubric put above the answer: the student's feedback shows their own answer only."""
+    """Take the rubric off again: the student's feedback shows their own answer only."""
 
     def preprocess_cell(self, cell, resources, index):
-        kept = cell.get("metadata", {}).pop("kit_rubric", None)
-        if isinstance(kept, dict) and isinstance(kept.get("answer_chars"), int):
-            cell.source = cell.source[len(cell.source) - kept["answer_chars"]:]
+        cell.get("metadata", {}).pop(RUBRIC, None)
         return cell, resources
