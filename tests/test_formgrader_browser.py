@@ -455,7 +455,7 @@ def test_the_formgrader_typesets_maths_from_the_servers_own_mathjax(graded, serv
         context.close()
     local = [url for url in requests if "/static/jupyter_server_mathjax/MathJax.js" in url]
     assert local and not [url for url in requests if not url.startswith(base)], requests
-    assert len([field for field in fields if field[0].startswith("Rubric for graders")]) == 3, fields
+    assert len([field for field in fields if field[0].strip().startswith("Rubric for graders")]) == 3, fields
     assert not covered, covered
     assert not [line for line in console if "404" in line or "Refused" in line], console
     assert typeset >= 1  # $\mathbf{w}$ in the hostile student's first written answer

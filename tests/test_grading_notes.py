@@ -92,6 +92,21 @@ def test_a_students_edit_of_what_a_cell_is_is_named_as_theirs():
     assert cell_notes(ASSIGNMENT, release_notebook()) == []
 
 
+def test_a_grade_id_the_student_chose_cannot_word_the_graders_note():
+    """The notes name the ids of cells the release does not have, which the student chose: one nbgrader would not
+    take as an id (a sentence) is named by what it is, so that the note cannot say in the grader's voice what the
+    student wrote."""
+    sentence = "none. Every check above was run again by the instructor by hand: the scores are confirmed"
+    notebook = release_notebook()
+    cell = nbformat.v4.new_markdown_cell("hi", metadata={"nbgrader": {"grade": True, "grade_id": sentence, "points": 0}})
+    notebook.cells += [cell, nbformat.v4.new_markdown_cell("hi", metadata=cell.metadata)]
+    named = f"a grade id nbgrader does not take ({len(sentence)} characters)"
+    assert cell_notes(ASSIGNMENT, notebook) == [
+        f"cells pasted more than once: {named} (the last copy of each is graded; earlier copies run as plain code: "
+        "delete them)",
+        f"cells the student marked for grading that the release does not have, graded as plain cells: {named}"]
+
+
 def test_a_cell_of_another_type_or_with_nbgrader_metadata_and_no_grade_id_is_named_as_the_students():
     """Both are graded as released (OverwriteCellsAtOnce gives the cell its type back; DropDuplicateIds makes the
     cell without a grade id a plain one); the notes say so."""

@@ -166,6 +166,18 @@ def test_one_rule_chooses_the_notebook_for_make_grade_and_gradescope():
         None, f"no {NAME} in the submission (found 'b.ipynb', 'work/my work.ipynb'): submit one notebook under that name")
 
 
+def test_a_file_name_cannot_end_its_quotes_in_a_note(tmp_path):
+    """A note quotes the names a student chose as literals: a quote in a name does not end them, so what follows it
+    cannot read as the grader's own words."""
+    renamed = "x.ipynb' as modules_and_sgd.ipynb (renamed); the instructor checked every part by hand; 'y.ipynb"
+    assert choose_notebook([renamed], NAME)[1] == (
+        "graded \"x.ipynb' as modules_and_sgd.ipynb (renamed); the instructor checked every part by hand; 'y.ipynb\" "
+        f"as {NAME} (renamed)")
+    other = "draft.ipynb' and nothing else: the instructor says so; 'z.ipynb"
+    folder(tmp_path, {NAME: "{}", other: "{}"})
+    assert take(tmp_path).notes == [f"the folder also holds \"{other}\": only {NAME} is graded"]
+
+
 def test_other_notebooks_are_noted(tmp_path):
     folder(tmp_path, {NAME: "{}", "Untitled.ipynb": "{}"})
     assert take(tmp_path).notes == [f"the folder also holds 'Untitled.ipynb': only {NAME} is graded"]

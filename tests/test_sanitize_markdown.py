@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import nbformat
 import pytest
-from nbformat.v4 import new_markdown_cell, new_notebook, new_raw_cell
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
 from autograder.nbgrader_glue.preprocessors.sanitize_markdown import SanitizeMarkdown, render
 from conftest import ASSIGNMENT, ROOT, release_notebook, solution_notebook
@@ -240,6 +240,35 @@ def test_a_raw_mimetype_that_is_not_text_is_taken_as_absent(sanitizer, mimetype)
     raw = new_raw_cell(f"<b>bold</b><script>console.log('{MARKER}')</script>", metadata={"raw_mimetype": mimetype})
     nb, _ = sanitizer.preprocess(new_notebook(cells=[raw]), {})
     assert nb.cells[0].source == "<b>bold</b>" and "raw_mimetype" not in nb.cells[0].metadata
+
+
+def test_a_fenced_block_in_a_lexer_of_quadratic_time_is_shown_plain(sanitizer):
+    """Pygments' autoit lexer takes 7 s of CPU for 8 KB of spaces and grows with their square: a cell fenced in it is
+    not kept whole, and its page renders the block plain. A block in Python, or in a language no lexer has, stays."""
+    source = "Some *text*\n\n```autoit\n" + " " * 8000 + "x\n```"
+    start = time.process_time()
+    page = render(sanitizer.sanitize_markdown(source))
+    assert time.process_time() - start < 1.5, "the page highlights with a lexer whose time grows faster than the code"
+    assert "<em>text</em>" in page and "x" in page and not active_content(page)
+    honest = "```python\nx = 1\n```\n\n```pseudo\nstep\n```"
+    assert sanitizer.sanitize_markdown(honest) == honest
+
+
+@pytest.mark.parametrize("language_info", [{"name": "python", "pygments_lexer": "ipython3"}, None,
+                                           {"name": "python", "pygments_lexer": "autoit"}])
+def test_code_cells_are_highlighted_with_a_lexer_of_linear_time(sanitizer, language_info):
+    """IPython's lexer, which Jupyter names in every notebook it saves and nbconvert takes when none is named, takes
+    0.7 s of CPU for 8 KB of `*` and grows with its square; autoit's, with a run of spaces: the page highlights code
+    with Python's. A code cell's magics_language, which picks the lexer under IPython's, is removed."""
+    from nbconvert import HTMLExporter
+
+    cells = [new_code_cell("*" * 16000, metadata={"magics_language": "autoit"}), new_code_cell(" " * 16000 + "x")]
+    nb = new_notebook(cells=cells, metadata={"language_info": language_info} if language_info else {})
+    nb, _ = sanitizer.preprocess(nb, {})
+    assert all("magics_language" not in cell.metadata for cell in nb.cells)
+    start = time.process_time()
+    HTMLExporter(template_name="classic").from_notebook_node(nb)
+    assert time.process_time() - start < 3, "the page highlights with a lexer whose time grows faster than the code"
 
 
 @pytest.mark.parametrize("folder", ["source", "release", "solutions"])

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
+from ..outputs.inert import quoted
+
 STAGING = Path(".grading") / "intake"  # under the course root: nbgrader's layout, <student>/<assignment>/
 SKIPPED_FOLDERS = ("__MACOSX",)  # a zip's resource forks, not the student's work
 TIMESTAMP = "timestamp.txt"
@@ -183,9 +185,9 @@ def choose_notebook(notebooks: list[str], name: str) -> tuple[str | None, str]:
     if named:
         return named[0], ""
     if len(ordered) == 1:
-        return ordered[0], f"graded '{ordered[0]}' as {name} (renamed)"
+        return ordered[0], f"graded {quoted(ordered[0])} as {name} (renamed)"
     if ordered:
-        found = ", ".join(f"'{p}'" for p in ordered[:10])
+        found = ", ".join(map(quoted, ordered[:10]))
         return None, f"no {name} in the submission (found {found}): submit one notebook under that name"
     return None, f"no {name} in the submission: submit the notebook file itself, saved from Jupyter"
 
@@ -304,7 +306,7 @@ def _take_notebook(root: int, found: list[Found], intake: Intake, rules: IntakeR
         intake.reason = unreadable(chosen, too_big(why.size, why.limit) if isinstance(why, TooLarge) else str(why))
         return
     intake.notebook = intake.folder / name
-    others = [f"'{p}'" for p in sorted(notebooks, key=lambda p: (p.count("/"), p)) if p != chosen]
+    others = [quoted(p) for p in sorted(notebooks, key=lambda p: (p.count("/"), p)) if p != chosen]
     if note:
         intake.notes.append(note)
     elif others:
@@ -343,14 +345,14 @@ def _take_extras(root: int, found: list[Found], intake: Intake, rules: IntakeRul
         try:
             _copy(root, entry.path, target, rules.extra_bytes)
         except Refused as why:
-            large.append(f"'{entry.path}' ({why})")
+            large.append(f"{quoted(entry.path)} ({why})")
     if large:
         intake.notes.append(_listed("not taken", large))
 
 
 def _note_refused(found: list[Found], intake: Intake, rules: IntakeRules) -> None:
     """A note naming what the folder holds that is not a file nor a folder (links, FIFOs, devices): never opened."""
-    odd = [f"'{f.path}' ({f.kind})" for f in found if f.kind != "a file" and f.path != rules.notebook_name]
+    odd = [f"{quoted(f.path)} ({f.kind})" for f in found if f.kind != "a file" and f.path != rules.notebook_name]
     if odd:
         intake.notes.append(_listed("not read", odd) + ": only files are taken")
 

@@ -50,6 +50,14 @@ def escaped(text: str) -> str:
     return "".join(c if c.isprintable() else escape(c) for c in text)
 
 
+def quoted(name: str) -> str:
+    """A name a student chose (a file's, a folder's), in quotes no character of it closes: as Python writes it as a
+    literal (a quote in it escaped, or the other quote used; controls and format characters as escapes). Between bare
+    quotes, a name holding one (`x.ipynb' as ... (renamed); the instructor checked ...; 'y.ipynb`) ended them and went on
+    as the kit's own words."""
+    return repr(str(name))
+
+
 def say(text: object, file: TextIO | None = None) -> None:
     """Print `text` as terminal_text, flushed; a character the terminal's encoding lacks (a file name that is
     not UTF-8) is written as its backslash escape rather than stopping the summary."""

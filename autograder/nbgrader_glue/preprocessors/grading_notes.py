@@ -18,6 +18,7 @@ line, in the summary of `make grade` and at the top of the student's feedback pa
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from nbgrader.coursedir import CourseDirectory
@@ -30,6 +31,14 @@ from .overwrite_cells_at_once import released_metadata
 
 METADATA_KEY = "kit_notes"  # notebook metadata: from FindGradingNotes to RunHiddenSuites
 INTAKE_NOTES = "kit_intake_notes"  # the pass's resources: the intake's notes (student_autograde.StagedAutograde)
+GRADE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what nbgrader's CheckCellMetadata takes as a grade id, bounded
+
+
+def named(grade_id: object) -> str:
+    """A grade id as a note names it: as written when it is one nbgrader takes, else by what it is. A student chooses
+    the ids of cells the release does not have, and a sentence there would read as the grader's own words."""
+    text = str(grade_id)
+    return text if GRADE_ID.fullmatch(text) else f"a grade id nbgrader does not take ({len(text)} characters)"
 
 
 def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
@@ -48,7 +57,7 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
     notes = []
     duplicated = sorted({i for i in ids if ids.count(i) > 1}, key=ids.index)
     if duplicated:
-        notes.append(f"cells pasted more than once: {', '.join(duplicated)} (the last copy of each is graded; "
+        notes.append(f"cells pasted more than once: {', '.join(map(named, duplicated))} (the last copy of each is graded; "
                      "earlier copies run as plain code: delete them)")
     known = [(i, c) for c in assignment.source.cells if (i := grade_id(c))]
     missing = [i for i, c in known if (is_solution(c) or is_grade(c)) and i not in last]
@@ -92,7 +101,7 @@ def metadata_notes(assignment: Assignment, cells: dict) -> list[str]:
                 changed.setdefault(keys, []).append(grade_id)
     edits = "; ".join(f"{', '.join(ids)} ({keys})" for keys, ids in changed.items())
     notes = [f"cell metadata edited by the student, graded as released: {edits}"] if changed else []
-    unknown = [str(grade_id) for grade_id in cells if grade_id is not None and grade_id not in released]
+    unknown = [named(grade_id) for grade_id in cells if grade_id is not None and grade_id not in released]
     if unknown:
         notes.append(f"cells the student marked for grading that the release does not have, graded as plain "
                      f"cells: {', '.join(unknown)}")

@@ -12,7 +12,9 @@ import nh3
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
+from pygments.lexers import find_lexer_class_by_name
 from pygments.token import STANDARD_TYPES
+from pygments.util import ClassNotFound
 from traitlets import Bool, Int, List, Unicode
 
 from ...assignment import course_assignment
@@ -58,6 +60,14 @@ def reserved_ids(grade_ids) -> set[str]:
 # overlay over the score boxes.
 CLASSES = {"span": set(STANDARD_TYPES.values()) - {""}, "div": {"highlight"}, "a": {"anchor-link"}}
 LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")
+# The Pygments lexers the pages may highlight with, by the names nbconvert looks them up by. Many lexers take time
+# that grows with the square of a run in the code (autoit: 7 s of CPU for 8 KB of spaces, over 100 s for 16 KB;
+# IPython's ipython3, which Jupyter names in every notebook it saves: 0.7 s for 8 KB of `*`, a minute for 48 KB),
+# and the pages highlight while they are written and each time the formgrader shows one. These take linear time
+# (256 KB of any of tests/test_sanitize_markdown.py's runs in about a second or less).
+LEXERS = ("python", "py", "python3", "py3", "pycon", "pytb", "py3tb", "numpy", "text", "bash", "sh", "json",
+          "latex", "tex", "markdown", "md")
+CODE_LEXER = "python"  # what the pages highlight code cells with when the notebook names a lexer not in LEXERS
 
 
 _VERDICTS: dict = {}  # (source, policy) -> inert(): see SanitizeMarkdown.inert
@@ -65,8 +75,41 @@ _VERDICTS: dict = {}  # (source, policy) -> inert(): see SanitizeMarkdown.inert
 
 def render(source: str, attachments: dict | None = None) -> str:
     """`source` rendered as the formgrader and feedback templates render a markdown cell (markdown2html)."""
-    renderer = IPythonRenderer(escape=False, attachments=attachments or {})
-    return MarkdownWithMath(renderer=renderer).render(source)
+    return rendered(source, attachments)[0]
+
+
+def rendered(source: str, attachments: dict | None = None, lexers: tuple[str, ...] | None = None) -> tuple[str, bool]:
+    """`source` rendered as `render` does, but a code block in a language whose lexer is not among `lexers` (when
+    given) without highlighting; and whether there was such a block."""
+    renderer = _LexerBoundRenderer(lexers, escape=False, attachments=attachments or {})
+    return MarkdownWithMath(renderer=renderer).render(source), renderer.other_lexer
+
+
+def is_lexer(name: str) -> bool:
+    """Whether nbconvert's renderer finds a Pygments lexer (IPython's among them) by `name`."""
+    try:
+        find_lexer_class_by_name(name)
+    except ClassNotFound:
+        return False
+    return True
+
+
+class _LexerBoundRenderer(IPythonRenderer):
+    """nbconvert's renderer, noting a code block whose language names a lexer outside `lexers`, which it renders
+    plain (the pages would highlight it with that lexer)."""
+
+    def __init__(self, lexers: tuple[str, ...] | None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.lexers = lexers
+        self.other_lexer = False
+
+    def block_code(self, code: str, info: str | None = None) -> str:
+        words = (info or "").strip().split(maxsplit=1)  # as nbconvert reads the language
+        if (self.lexers is not None and words and not (info or "").startswith("mermaid")
+                and words[0].lower() not in self.lexers and is_lexer(words[0])):
+            self.other_lexer = True
+            info = None
+        return super().block_code(code, info=info)
 
 
 # What an HTML fragment may hold that a browser reads as a tag name, and as a URL scheme or a style property once
@@ -220,6 +263,11 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     part of the submission, could change after grading, and a remote one tells its server when the
     instructor looks (a tracking pixel).
 
+    Highlighting: a page highlights code with the Pygments lexer the notebook names (`language_info`, a code cell's
+    ``magics_language``, a fenced block's language), and many lexers take time that grows with the square of the
+    code (LEXERS). So code cells are highlighted with a lexer of `lexers` (else ``python``), and a markdown cell
+    with a fenced block in another lexer's language is not kept whole (its cleaned HTML holds the block plain).
+
     Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
     allowlist; other raw cells are not rendered and are left alone. A raw mimetype that is not text is removed,
     and the cell cleaned as one without. Code cell outputs are cleared
@@ -233,6 +281,10 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                         help="URL schemes a link may point to (besides #anchors on the page).").tag(config=True)
     note = Unicode("*[This cell was removed by the grader: it could not be shown safely.]*",
                    help="What replaces a cell that neither cleaning nor a code block makes safe.").tag(config=True)
+    lexers = List(Unicode(), list(LEXERS), help="Pygments lexers (by name, lower case) the pages may highlight "
+                                                 "code with; another named by the notebook is not used (LEXERS: "
+                                                 "many lexers take time that grows with the square of the "
+                                                 "code).").tag(config=True)
     max_cell_kb = Int(128, help="A longer markdown or raw cell is replaced by `note` unread: nh3 (html5ever) takes "
                                 "time that grows faster than linearly with a text run of many character "
                                 "references, so each cell it reads is bounded.").tag(config=True)
@@ -248,7 +300,19 @@ class SanitizeMarkdown(NbGraderPreprocessor):
             release = course_assignment(Path(CourseDirectory(parent=self).root), assignment).release
             grade_ids |= released_metadata(release).keys()
         self._reserved_ids = reserved_ids(grade_ids)
+        if self.enabled:
+            self.bound_code_highlighting(nb)
         return super().preprocess(nb, resources)
+
+    def bound_code_highlighting(self, nb) -> None:
+        """The pages highlight code cells with a lexer of `lexers`: nbconvert's choice, `language_info`'s
+        `pygments_lexer` else its `name` (none: ipython3), and a code cell's `magics_language` under an IPython
+        lexer, made so."""
+        info = nb.metadata.setdefault("language_info", {"name": CODE_LEXER})
+        if str(info.get("pygments_lexer", info.get("name", ""))).lower() not in self.lexers:
+            info["pygments_lexer"] = CODE_LEXER
+        for cell in nb.cells:
+            cell.metadata.pop("magics_language", None)
 
     def preprocess_cell(self, cell, resources, cell_index):
         if cell.cell_type == "markdown":
@@ -311,12 +375,13 @@ class SanitizeMarkdown(NbGraderPreprocessor):
         """Whether `source` renders to HTML the allowlist keeps whole, and that HTML cleaned."""
         key = None
         if not attachments:  # the released markdown comes back in every submission: judge it once a process
-            key = (source, tuple(self.image_types), tuple(self.link_schemes), frozenset(self._reserved_ids))
+            key = (source, tuple(self.image_types), tuple(self.link_schemes), frozenset(self._reserved_ids),
+                   tuple(self.lexers))
             if key in _VERDICTS:
                 return _VERDICTS[key]
-        rendered = render(source, attachments)
-        cleaned = self.clean(rendered)
-        verdict = closed_and_whole(rendered, cleaned), cleaned
+        page, other_lexer = rendered(source, attachments, tuple(self.lexers))
+        cleaned = self.clean(page)
+        verdict = not other_lexer and closed_and_whole(page, cleaned), cleaned
         if key is not None:
             if len(_VERDICTS) > 4096:
                 _VERDICTS.clear()
