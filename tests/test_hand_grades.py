@@ -16,12 +16,14 @@ import struct
 import zlib
 from dataclasses import asdict
 from pathlib import Path
+from typing import Callable
 
 import nbformat
 import pytest
-from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
 from test_exporters import autograde
+from test_lifecycle import gradebook
 
 from autograder.assignment import find_assignment
 from autograder.classroom import ledger
@@ -29,6 +31,7 @@ from autograder.classroom.changes import Plan, plan_class, record_inputs
 from autograder.nbgrader_glue.preprocessors import save_auto_grades_at_once
 from autograder.nbgrader_glue.preprocessors.grading_notes import ANSWERS_KEY
 from autograder.nbgrader_glue.preprocessors.run_hidden_suites import report_path
+from autograder.nbgrader_glue.preprocessors.save_auto_grades_at_once import CARRY_OVER
 from autograder.report import Report
 from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, NOTEBOOK, course_copy, generate_gradebook, solution_notebook, write_notebook
@@ -45,14 +48,11 @@ def course(tmp_path_factory) -> Path:
     return generate_gradebook(course_copy(tmp_path_factory.mktemp("hand_grades") / "course"))
 
 
-def submit_and_grade(course: Path, student: str, notebook: dict) -> None:
+def submit_and_grade(course: Path, student: str, notebook: dict, steps: list | None = None) -> None:
+    """`notebook` graded as the student's submission, with `steps` before the grades are saved."""
     write_notebook(notebook, course / "submitted" / student / ASSIGNMENT.name / NOTEBOOK)
-    result = autograde(course, student, load_config(course).Autograde.exporter_class)
+    result = autograde(course, student, load_config(course).Autograde.exporter_class, after_suites=steps)
     assert result["success"], result.get("error")
-
-
-def gradebook(course: Path) -> Gradebook:
-    return Gradebook(f"sqlite:///{course / 'gradebook.db'}")
 
 
 def hand_grade(course: Path, student: str, names, manual: float | None = 1.5, extra: float | None = None) -> None:
@@ -168,14 +168,20 @@ def older_kits_answers(nb) -> dict[str, str]:
     return ledger.answer_checksums_v1(nb)
 
 
-def test_an_upgrade_grades_every_student_again_and_keeps_their_hand_grades(course, monkeypatch):
-    """A grade recorded by the kit before ANSWERS_FORMAT 2 (no format in its inputs) is graded again by the next
-    `make grade`, which leaves every hand grade of an unchanged answer unflagged; a changed answer is flagged after
-    that, as always."""
-    student = "ole"
+class CarryOver(NbGraderPreprocessor):
+    """What StagedAutograde hands a pass for a student of changes.Plan.carry_over."""
+
+    def preprocess(self, nb, resources):
+        resources[CARRY_OVER] = True
+        return nb, resources
+
+
+def graded_by_the_older_kit(course: Path, student: str, notebook: dict, monkeypatch) -> Callable[[], Plan]:
+    """`notebook` graded and hand graded under the kit before ANSWERS_FORMAT 2 (its inputs without a format); what
+    the next `make grade` would plan for the student."""
     with monkeypatch.context() as older_kit:
         older_kit.setattr(save_auto_grades_at_once, "submitted_answers", older_kits_answers)
-        submit_and_grade(course, student, solution_notebook())
+        submit_and_grade(course, student, notebook)
     hand_grade(course, student, WRITTEN)
     config = load_config(course)
     coursedir, settings = CourseDirectory(config=config), GraderSettings(config=config)
@@ -187,14 +193,21 @@ def test_an_upgrade_grades_every_student_again_and_keeps_their_hand_grades(cours
 
     recorded = plan().inputs[student]
     record_inputs(coursedir, ASSIGNMENT.name, {student: recorded})
-    assert plan().unchanged == [student]
-    older = {key: value for key, value in asdict(recorded).items() if key != "answers_format"}
+    assert plan().unchanged == [student] and not plan().carry_over, "recorded by this kit: left alone"
     with gradebook(course) as gb:
+        older = {key: value for key, value in asdict(recorded).items() if key != "answers_format"}
         ledger.write(gb.db, ASSIGNMENT.name, student, "inputs", json.dumps(older))
         gb.db.commit()
-    assert plan().fresh == [student], "graded again: its answers' checksums are taken anew"
+    return plan
 
-    submit_and_grade(course, student, solution_notebook())
+
+def test_an_upgrade_grades_every_student_again_and_keeps_their_hand_grades(course, monkeypatch):
+    """A grade recorded by the kit before ANSWERS_FORMAT 2 is graded again by the next `make grade`, which leaves
+    every hand grade of an unchanged answer unflagged; a changed answer is flagged after that, as always."""
+    student = "ole"
+    plan = graded_by_the_older_kit(course, student, solution_notebook(), monkeypatch)
+    assert (plan().fresh, plan().carry_over) == ([student], {student}), "graded again, its reviews carried over"
+    submit_and_grade(course, student, solution_notebook(), [CarryOver])
     assert grades(course, student, WRITTEN) == {name: (1.5, None, False) for name in WRITTEN}
     changed = solution_notebook()
     cell(changed, "answer_shared_weight")["source"] = "Listed once: parameters() drops the second copy."
@@ -202,3 +215,18 @@ def test_an_upgrade_grades_every_student_again_and_keeps_their_hand_grades(cours
     assert grades(course, student, WRITTEN) == {"answer_zeroing": (1.5, None, False),
                                                 "answer_outside_graph": (1.5, None, False),
                                                 "answer_shared_weight": (1.5, None, True)}
+
+
+def test_an_upgrade_never_carries_a_review_over_to_a_submission_the_older_kit_did_not_grade(course, monkeypatch):
+    """A picture swapped after the older kit's last grade is what that kit could not see: every hand grade of the
+    student is flagged, none is changed."""
+    student, before = "oli", solution_notebook()
+    cell(before, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(255, 0, 0)}}
+    cell(before, "answer_zeroing")["source"] = "As the plot shows: ![loss](attachment:loss.png)"
+    plan = graded_by_the_older_kit(course, student, before, monkeypatch)
+    after = copy.deepcopy(before)
+    cell(after, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(0, 0, 255)}}
+    write_notebook(after, course / "submitted" / student / ASSIGNMENT.name / NOTEBOOK)
+    assert (plan().fresh, plan().carry_over) == ([student], set())
+    submit_and_grade(course, student, after)
+    assert grades(course, student, WRITTEN) == {name: (1.5, None, True) for name in WRITTEN}

@@ -299,9 +299,11 @@ def reviewed_answer(grade: Any, before: Answer | None) -> str | None:
 
 
 def carried_over(reviewed: str | None, now: str | None, now_v1: str | None) -> str | None:
-    """`reviewed` in ANSWERS_FORMAT: a checksum an older kit recorded (format 1) that is the answer now, as that
-    kit read answers (`now_v1`), is the answer now (`now`); so the first grading after an upgrade flags no hand
-    grade whose answer did not change. A checksum of format 2 never equals one of format 1."""
+    """`reviewed` in ANSWERS_FORMAT, for a submission the older kit graded (changes.Plan.carry_over): a checksum
+    it recorded (format 1) that is the answer now, as it read answers (`now_v1`), is the answer now (`now`); so the
+    first grading after an upgrade flags no hand grade whose answer did not change. On another submission the
+    answer may have changed where that kit did not look: not carried over. A checksum of format 2 never equals
+    one of format 1."""
     return now if reviewed is not None and reviewed == now_v1 else reviewed
 
 
