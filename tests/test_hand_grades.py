@@ -121,8 +121,7 @@ def test_a_changed_mathjax_macro_flags_the_written_answer_that_uses_it(course, d
     cell(before, "answer_zeroing")["source"] = "Each backward pass adds to it: $\\grad L$ accumulates."
     macro = "Notation: $\\newcommand{\\grad}{\\nabla}$"
     if defined_in == "a cell the student added":
-        insert_after(before, "answer_zeroing", nbformat.v4.new_markdown_cell(macro))
-        defining = before["cells"][before["cells"].index(cell(before, "answer_zeroing")) + 1]
+        defining = insert_after(before, "answer_zeroing", nbformat.v4.new_markdown_cell(macro))
     else:
         defining = cell(before, "answer_outside_graph")
         defining["source"] += "\n\n" + macro
@@ -146,10 +145,9 @@ def test_two_different_answers_longer_than_128_kb_flag_the_hand_grade(course):
 def test_an_override_of_an_autograded_part_is_flagged_when_a_code_cell_the_student_added_changes(course):
     """The part's checks ran the student's added cells too (they run where they stand)."""
     before = solution_notebook()
-    insert_after(before, "linear", nbformat.v4.new_code_cell("SCALE = 1.0"))
+    added = insert_after(before, "linear", nbformat.v4.new_code_cell("SCALE = 1.0"))
     after = copy.deepcopy(before)
-    insert_after(after, "linear", nbformat.v4.new_code_cell("SCALE = 2.0"))
-    del after["cells"][after["cells"].index(cell(after, "linear")) + 2]  # the one before, replaced
+    after["cells"][before["cells"].index(added)]["source"] = "SCALE = 2.0"
     regraded = graded_then_resubmitted(course, "max", before, after, ["test_forward"], manual=2.0)
     assert regraded == {"test_forward": (2.0, None, True)}
 
