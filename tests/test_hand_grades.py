@@ -160,6 +160,19 @@ def test_extra_credit_alone_is_a_hand_grade(course):
     assert regraded == {"test_step": (None, 1.0, True)}
 
 
+def test_a_submission_cannot_bring_the_checksums_of_the_answers_graded(course):
+    student, before = "kim", solution_notebook()
+    submit_and_grade(course, student, before)
+    hand_grade(course, student, WRITTEN)
+    with gradebook(course) as gb:
+        graded = {name: answer["seen"] for name, answer in ledger.read_answers(gb.db, ASSIGNMENT.name, student)[STEM].items()}
+    after = solution_notebook()
+    cell(after, "answer_zeroing")["source"] = "Another answer, sent with the checksums of the one graded."
+    after["metadata"][ANSWERS_KEY] = graded
+    submit_and_grade(course, student, after)
+    assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)
+
+
 def older_kits_answers(nb) -> dict[str, str]:
     """What the kit before ANSWERS_FORMAT 2 recorded: the checksums of the notebook as autograded."""
     del nb.metadata[ANSWERS_KEY]
