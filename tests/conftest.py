@@ -1,8 +1,10 @@
 """Shared fixtures for the kit's own tests: paths, notebooks, and a sandboxed runner."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +88,30 @@ def processes() -> list[tuple[int, int, str]]:
 
 def command_lines() -> list[str]:
     return [args for _, _, args in processes()]
+
+
+@contextlib.contextmanager
+def within(seconds: float):
+    """Fail the test when its block runs longer than `seconds`: SIGALRM interrupts the block (pytest's Failed is
+    no OSError nor Exception, so no handler of the code under test takes it for an error of its own)."""
+    def expire(signum, frame):
+        pytest.fail(f"took more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def sparse(path: Path, size: int = 1 << 40) -> Path:
+    """A file of `size` bytes (a terabyte) that takes no room on the disk: a 17 KB archive can hold one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch()
+    os.truncate(path, size)
+    return path
 
 
 def release_notebook() -> dict:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from autograder.outputs.lms import canvas_rows
-from conftest import ASSIGNMENT, NOTEBOOK, course_copy
+from conftest import ASSIGNMENT, NOTEBOOK, course_copy, sparse, within
 
 LMS_TIME = (2026, 11, 20, 9, 30, 0)  # a zip entry's time: the LMS's time stamp of the upload
 
@@ -361,6 +361,18 @@ def test_the_lms_copy_never_overwrites_newer_work(tmp_path):
     lms_zip(root, {"cy_3_modules_and_sgd.ipynb": b'{"lms": 4}'}, when=(2026, 11, 21, 9, 0, 0))
     collect(root)
     assert submitted(root)["cy"] == b'{"lms": 4}'
+
+
+def test_a_terabyte_in_submitted_is_compared_as_the_intake_reads_it(tmp_path):
+    """Whether submitted/ holds newer work is told from what the intake reads of its notebook (at most
+    notebook_kb and a byte): a terabyte-long sparse file there, never graded, never stalls the collect."""
+    root = course(tmp_path)
+    lms_zip(root, {"ada_1_modules_and_sgd.ipynb": b'{"lms": 1}'})
+    assert collect(root) == []
+    sparse(root / "submitted" / "ada" / ASSIGNMENT.name / NOTEBOOK)
+    with within(20):
+        lines = collect(root)
+    assert any(line.startswith("Kept submitted/ada/") and "newer than the LMS copy" in line for line in lines), lines
 
 
 def test_canvas_late_marker_is_the_submissions_lateness(tmp_path, monkeypatch):

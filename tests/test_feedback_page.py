@@ -36,7 +36,7 @@ from test_formgrader_browser import browser, feedback_page, formgrade_html, serv
 
 from autograder.classroom.demo import ANSWERS, ROSTER, with_answers
 from autograder.classroom.mutate import apply
-from autograder.nbgrader_glue.preprocessors.rubric import HEADING
+from autograder.nbgrader_glue.preprocessors.rubric import ANSWER_HEADING, HEADING
 from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, grade_class, release_notebook, solution_notebook
 
@@ -159,7 +159,9 @@ def test_graders_see_the_rubric_students_do_not(graded):
                  if c.metadata.get("nbgrader", {}).get("grade_id") in WRITTEN}
         for answer in WRITTEN:
             assert HEADING in cells[answer] and RUBRIC_WORDS in cells[answer], (student, answer)
-            assert cells[answer].startswith(ANSWERS[student].get(answer, "YOUR ANSWER HERE")), (student, answer)
+            assert cells[answer].startswith(HEADING), (student, answer)
+            assert cells[answer].endswith(f"{ANSWER_HEADING}\n\n" + ANSWERS[student].get(answer, "YOUR ANSWER HERE")), (
+                student, answer)
         page = feedback_page(graded, student).read_text()
         assert "Rubric for graders" not in page and RUBRIC_WORDS not in page and "Model answer" not in page
         grading = formgrade_html(graded, student)

@@ -189,7 +189,8 @@ def test_the_public_checks_strip_the_same_characters():
 @pytest.mark.parametrize("cell, written", [
     ("=1+2", "'=1+2"), ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"), ("-2+3", "'-2+3"), ("@SUM(A1:A9)", "'@SUM(A1:A9)"),
     ("\t=1", "'\t=1"), ("\r=1", "'\r=1"), ("\0=1", "'\0=1"), ("-", "'-"),
-    ("-1.5", "-1.5"), ("-3", "-3"), ("-2e-05", "-2e-05"), ("16", "16"), ("0", "0"),  # numbers stay numbers
+    (" =1+2", "' =1+2"), ("\u3000=1+2", "'\u3000=1+2"), ("\uff1d1+2", "'\uff1d1+2"), ("\uff0bcmd", "'\uff0bcmd"),
+    ("-1.5", "-1.5"), ("-3", "-3"), (" -3", " -3"), ("-2e-05", "-2e-05"), ("16", "16"), ("0", "0"),  # numbers stay numbers
     ("smithjohn_12345", "smithjohn_12345"), ("O'Brien, Jr.", "O'Brien, Jr."), ("", ""), ("a=1", "a=1"),
 ])
 def test_a_cell_a_spreadsheet_would_run_gets_a_quote(cell, written):

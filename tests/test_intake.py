@@ -17,7 +17,7 @@ import pytest
 
 from autograder.intake.files import IntakeRules, Refused, choose_notebook, read_regular, take_submission
 from autograder.intake.validate import validate_notebook
-from conftest import ROOT
+from conftest import ROOT, sparse, within
 
 NAME = "modules_and_sgd.ipynb"
 RULES = IntakeRules(NAME, 2048 * 1024)
@@ -106,6 +106,43 @@ def test_a_time_stamp_that_is_not_a_file_leaves_the_student_not_graded(tmp_path)
     work = folder(tmp_path, {NAME: "{}"})
     (work / "timestamp.txt").symlink_to(ROOT / "nbgrader_config.py")
     assert "its timestamp.txt is not a plain file" in take(tmp_path).reason
+
+
+def fingerprint(tmp_path: Path, rules: IntakeRules = RULES) -> str:
+    from autograder.classroom.ledger import folder_fingerprint
+
+    return folder_fingerprint(tmp_path / "submitted", ("eve", "a"), rules)
+
+
+def test_whether_a_submission_changed_is_told_from_what_the_intake_reads_alone(tmp_path):
+    """make grade regrades a student whose folder's fingerprint changed: it reads what the intake reads, within
+    the intake's caps, so a terabyte-long sparse file beside the notebook (a 17 KB archive) costs nothing."""
+    work = folder(tmp_path, {NAME: "{}", "timestamp.txt": "2026-11-20 12:00:00 UTC", "notes.txt": "a"})
+    sparse(work / "huge.bin")
+    sparse(work / "data" / "huge.csv")
+    with within(5):
+        before = fingerprint(tmp_path)
+        (work / "notes.txt").write_text("b")  # the intake never reads it
+        assert fingerprint(tmp_path) == before
+        with_data = IntakeRules(NAME, 2048 * 1024, extra_files=("data/*.csv",))
+        unread = fingerprint(tmp_path, with_data)
+        os.truncate(work / "data" / "huge.csv", 1 << 30)  # read up to its cap: its size is what tells
+        assert fingerprint(tmp_path, with_data) != unread
+        for change in ("timestamp.txt", NAME):
+            (work / change).write_text(f"changed {change}")
+            assert fingerprint(tmp_path) != before, change
+            before = fingerprint(tmp_path)
+        (work / "more.ipynb").write_text("{}")  # a note names it: the page the student sees changes
+        assert fingerprint(tmp_path) != before
+
+
+def test_a_changed_notebook_is_never_hidden_behind_other_entries(tmp_path):
+    work = folder(tmp_path, {NAME: "{}"})
+    for index in range(10_001):  # each sorts before the notebook's name
+        (work / f"a{index:05}.txt").touch()
+    before = fingerprint(tmp_path)
+    (work / NAME).write_text('{"changed": 1}')
+    assert fingerprint(tmp_path) != before
 
 
 def test_the_count_of_entries_is_bounded_and_hides_neither_the_notebook_nor_its_time_stamp(tmp_path):
@@ -224,3 +261,114 @@ def test_nbgraders_exchange_collect_copies_through_the_intake(tmp_path, monkeypa
     assert stock.collect(ASSIGNMENT.name)["success"]
     assert (collected / NAME).read_bytes() == (course / "solutions" / ASSIGNMENT.name / NAME).read_bytes()
     assert (collected / "notes.txt").is_file() and not (collected / NAME).is_symlink()
+
+
+# ------------------------------------------------------------------------ nbgrader's exchange: whose folder it is
+
+STUDENT = "nobody"  # a user on every machine: the exchange takes a student id for a user name
+NOBODY = 65534
+ATTACKER = 1234567  # a classmate's uid
+
+
+def exchange(tmp_path: Path, monkeypatch):
+    """A course with nbgrader's exchange in tmp_path, and the formgrader's Collect button on it (the kit's
+    IntakeExchangeCollect, nbgrader_config.py): a function that collects and returns nbgrader's result."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.settings import load_config
+    from conftest import ASSIGNMENT, course_copy
+
+    course = course_copy(tmp_path / "course")
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
+    config = load_config(course)
+    config.Exchange.root = str(tmp_path / "exchange")
+    api = NbGraderAPI(CourseDirectory(config=config, root=str(course)), config=config)
+    return course / "submitted" / STUDENT / ASSIGNMENT.name, lambda: api.collect(ASSIGNMENT.name)
+
+
+def inbound(tmp_path: Path, when: str, owner: int, notebook: str, student: str = STUDENT) -> Path:
+    """A folder of nbgrader's inbound, as `nbgrader submit` makes it: `<student>+<assignment>+<time>+<random>`."""
+    from conftest import ASSIGNMENT
+
+    folder = tmp_path / "exchange" / "dl01" / "inbound" / f"{student}+{ASSIGNMENT.name}+{when}+{abs(hash(notebook))}"
+    folder.mkdir(parents=True)
+    (folder / NAME).write_text(notebook)
+    (folder / "timestamp.txt").write_text(when)
+    for path in (folder, folder / NAME, folder / "timestamp.txt"):
+        os.chown(path, owner, owner)
+    return folder
+
+
+AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="folders other users own are made with chown, as root")
+SUBMITTED = "2026-11-20 12:00:00.000000 UTC"
+LATER = "2026-11-21 12:00:00.000000 UTC"
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_newer_folder_in_a_classmates_name_never_costs_them_their_collected_work(tmp_path, monkeypatch):
+    """nbgrader's inbound lets any user make a folder in a classmate's name; nbgrader takes the newest by its
+    name and removes the classmate's collected copy before copying. The kit chooses among the folders the
+    student's uid owns."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    assert (collected / NAME).read_text() == '{"mine": 1}'
+    inbound(tmp_path, LATER, ATTACKER, '{"posing": 1}')
+    result = collect()
+    assert result["success"], result
+    assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
+    assert f"not collected: it is owned by uid {ATTACKER}, not by {STUDENT}" in result["log"], result["log"]
+    inbound(tmp_path, "2026-11-22 12:00:00.000000 UTC", NOBODY, '{"mine": 2}')  # the student's own, later
+    assert collect()["success"]
+    assert (collected / NAME).read_text() == '{"mine": 2}'
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_collected_work_is_replaced_only_by_a_folder_the_intake_read(tmp_path, monkeypatch):
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    newer = inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    linked = newer.with_name(newer.name + "x")
+    linked.symlink_to(tmp_path)  # the student's own, but no folder the intake reads
+    os.lchown(linked, NOBODY, NOBODY)
+    shutil.rmtree(newer)
+    result = collect()
+    assert result["success"], result
+    assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
+    assert f"not collected: it could not be read; submitted/{STUDENT} is kept" in result["log"], result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_name_without_a_time_is_one_line_not_the_end_of_the_collect(tmp_path, monkeypatch):
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    odd = inbound(tmp_path, "yesterday", ATTACKER, "{}", student="ada")
+    result = collect()
+    assert result["success"], result
+    assert (collected / NAME).read_text() == '{"mine": 1}'
+    assert f"{odd.name}: not collected: its name holds no time nbgrader reads" in result["log"], result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+@pytest.mark.parametrize("stamp", [
+    lambda p: p.mkdir(),
+    lambda p: p.write_bytes(b"\xff\xfe\x00binary"),
+    lambda p: p.write_text("not a time"),
+], ids=["a folder", "binary", "not a time"])
+def test_a_collected_time_stamp_that_is_not_one_never_stops_the_next_collect(tmp_path, monkeypatch, stamp):
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    (collected / "timestamp.txt").unlink()
+    stamp(collected / "timestamp.txt")
+    inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    result = collect()
+    assert result["success"], result
+    assert "timestamp.txt: holds no time nbgrader reads" in result["log"], result["log"]
+    assert (collected / NAME).read_text() == '{"mine": 2}'  # collected as nbgrader takes a missing one

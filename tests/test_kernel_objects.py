@@ -155,6 +155,12 @@ seccomp.install()
 libc = ctypes.CDLL(None, use_errno=True)
 assert libc.syscall(250, 0, -3, 0) == -1 and ctypes.get_errno() == errno.EPERM  # keyctl
 assert libc.msgget(1, 0o1600) == -1 and ctypes.get_errno() == errno.EPERM
+# a filter of its own, by either door (a no-op program: one instruction, allow): compiled BPF in kernel memory
+allow = (ctypes.c_uint64 * 1)(0x7FFF0000 << 32 | 0x06)  # struct sock_filter {{BPF_RET|BPF_K, 0, 0, ALLOW}}
+program = (ctypes.c_uint64 * 2)(1, ctypes.addressof(allow))  # struct sock_fprog {{len, filter}}
+assert libc.syscall(317, 1, 0, program) == -1 and ctypes.get_errno() == errno.EPERM  # seccomp(SET_MODE_FILTER)
+assert libc.prctl(22, 2, program, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM  # PR_SET_SECCOMP
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # another prctl (PR_SET_NO_NEW_PRIVS): allowed
 context = ctypes.c_ulong(0)
 assert libc.syscall(206, 1, ctypes.byref(context)) == -1 and ctypes.get_errno() == errno.EPERM  # io_setup
 import signal

@@ -1,9 +1,11 @@
-"""The sandbox: which cells run, and what comes back when student code misbehaves."""
+"""The sandbox: which cells run, what comes back when student code misbehaves, and that a fault of the machine
+under it is the grader's failure, never an answer."""
 from __future__ import annotations
 
 import gc
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -185,6 +187,57 @@ def test_a_check_stopped_by_the_wall_clock_backstop_runs_again_once_then_says_so
     # After it, a batch that shares one process stops; one whose calls run a child each goes on.
     assert where.value == 1 if fresh else (where.not_run and
                                            where.reason == "not run: an earlier check of this part ran out of time")
+
+
+# A wedged machine, simulated in the worker (tests/wedge/): (a) confinement that never ends, (b) a kernel that
+# refuses the filter, (c) a kernel that kills the loader while it confines itself, (d) a killed process never reaped.
+MACHINE_FAULTS = {
+    "confinement that never ends": "wedge.never_confined",
+    "filter refused": "wedge.filter_refused",
+    "loader killed while confined": "wedge.loader_killed",
+    "killed process never reaped": "wedge.never_reaped",
+}
+
+
+@pytest.mark.parametrize("wedge", MACHINE_FAULTS.values(), ids=MACHINE_FAULTS.keys())
+def test_a_machine_fault_is_the_graders_failure_within_a_bound_never_a_checks_answer(wedge):
+    looping = Cell("loop", "while True:\n    pass")  # its own time-out, were the machine sound (the 0/18 of a wedge)
+    with Sandbox(modules={"sandbox_probes": PROBES}, path=[ROOT / "tests"], preload=[wedge],
+                 limits=Limits(seconds=1)) as sandbox:
+        sandbox.begin()
+        started = time.monotonic()
+        with pytest.raises(RuntimeError, match=r"^the submission's sandbox failed: .*: the grading machine's fault, "
+                                               r"not the notebook's$"):
+            sandbox.call([looping], sandbox_probes.value, name="x")
+        assert time.monotonic() - started < 30  # a 1 s limit, and 10 s for a killed process, twice at most
+
+
+def test_a_loader_the_kernel_holds_when_the_session_ends_is_the_graders_failure():
+    with Sandbox(modules={"sandbox_probes": PROBES}, path=[ROOT / "tests"], preload=["wedge.never_reaped"],
+                 limits=Limits(seconds=1)) as sandbox:
+        assert sandbox.call([Cell("seven", "x = 7")], sandbox_probes.value, name="x").value == 7
+        with pytest.raises(RuntimeError, match=r"^the submission's sandbox failed: the loader \d+ had not ended 10 s "
+                                               r"after it was killed \(the kernel holds it\)"):
+            sandbox.end()  # the grade its answers would make is not kept: Grader.grade raises with it
+
+
+def test_a_worker_the_kernel_holds_after_its_kill_is_named_not_waited_for_without_end(monkeypatch):
+    sandbox = Sandbox(modules={"sandbox_probes": PROBES})
+    sandbox.start()
+    worker = sandbox.worker
+
+    def held(timeout: float | None = None) -> int:
+        raise subprocess.TimeoutExpired(worker.args, timeout)
+
+    monkeypatch.setattr(worker, "wait", held)  # its kill never takes
+    try:
+        with pytest.raises(RuntimeError, match=f"^the sandbox worker {worker.pid} had not ended 10 s after it was "
+                                               r"killed \(the kernel holds it\): the grading machine's fault"):
+            sandbox.close()
+    finally:
+        monkeypatch.undo()
+        worker.kill()
+        worker.wait()
 
 
 def test_the_folder_student_code_starts_in_goes_with_the_sandbox_even_after_its_worker_was_killed():

@@ -1,6 +1,6 @@
 """Which students a `make grade` grades: those whose grade's inputs changed since it was given.
 
-A grade is a function of the student's submitted folder, the hidden suites, the reference and the settings that
+A grade is a function of the student's submitted folder (as the intake sees it), the hidden suites, the reference and the settings that
 can change a score (ledger.Inputs). `plan_class` sorts the class by comparing each student's inputs now with
 those the ledger recorded when the grade was given:
 
@@ -25,6 +25,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from ..assignment import Assignment
 from ..checks.answer_cache import KIT, code_files
+from ..intake.files import IntakeRules
 from ..nbgrader_glue.late import due_date_in_force
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
 from ..report import Report, ReportUnreadable
@@ -79,8 +80,9 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
             graded = set()
         course = course_inputs(assignment, settings, due_date_in_force(gb, assignment.name, settings.due_date))
     plan = Plan()
+    rules = IntakeRules.of(settings, assignment.notebook_name)
     for student in students:
-        now = Inputs(ledger.folder_fingerprint(submitted / student / assignment.name),
+        now = Inputs(ledger.folder_fingerprint(submitted, (student, assignment.name), rules),
                      answers_format=ledger.ANSWERS_FORMAT, **course)
         before = Inputs.from_json(book.get(student, {}).get("inputs"))
         plan.inputs[student] = now

@@ -3,9 +3,10 @@
 nbgrader's gradebook holds scores, not their causes. The ledger is one table of the kit's in the same database
 (`autograder_ledger`, made when missing), one row per student and assignment:
 
-* `inputs`: the fingerprint of what the grade is a function of (`Inputs`): the student's submitted folder,
-  the hidden suites, the reference (source, release and solution notebooks and modules), and the settings
-  that can change a score (limits, budgets, the late policy). Written by `make grade` after the student is
+* `inputs`: the fingerprint of what the grade is a function of (`Inputs`): the student's submitted folder as
+  the intake sees it (`folder_fingerprint`: what it looks at and reads, within its caps), the hidden suites,
+  the reference (source, release and solution notebooks and modules), and the settings that can change a
+  score (limits, budgets, the late policy). Written by `make grade` after the student is
   graded, or not graded for a reason of the student's own file (that reason is in its report.json).
 * `answers`: for each grade cell, a checksum of its answer in the notebook as submitted (`answer_checksums`: a
   written answer's cell with its pictures and the markdown around it that shows with it; for an autograded part,
@@ -24,19 +25,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from sqlalchemy import text
 
+from ..intake.files import IntakeRules, Refused, survey
+
 TABLE = "autograder_ledger"
 _SCHEMA = (f"CREATE TABLE IF NOT EXISTS {TABLE} (assignment VARCHAR(128) NOT NULL, student VARCHAR(128) NOT NULL, "
            "inputs TEXT, answers TEXT, page TEXT, PRIMARY KEY (assignment, student))")
-MAX_ENTRIES = 10000  # a folder past this many entries is fingerprinted by its first ones and their count
 
 
 @dataclass(frozen=True)
@@ -76,35 +76,19 @@ def _file_chunks(path: Path) -> Iterable[bytes]:
             yield block
 
 
-def folder_fingerprint(folder: Path) -> str:
-    """Every entry of a student's folder: names, kinds, a regular file's bytes, a link's target (never followed)."""
-
-    def chunks() -> Iterable[bytes]:
-        entries = 0
-        for top, dirs, files in os.walk(folder, followlinks=False):
-            dirs.sort()
-            for name in sorted(files) + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
-                entries += 1
-                if entries > MAX_ENTRIES:
-                    yield b"and more"
-                    return
-                path = Path(top, name)
-                yield str(path.relative_to(folder)).encode("utf-8", "surrogateescape")
-                mode = path.lstat().st_mode
-                if stat.S_ISLNK(mode):
-                    yield b"link:" + os.fsencode(os.readlink(path))
-                elif stat.S_ISREG(mode):
-                    file_hash = hashlib.sha256()
-                    for block in _file_chunks(path):
-                        file_hash.update(block)
-                    yield file_hash.digest()
-                else:
-                    yield f"kind:{stat.S_IFMT(mode)}".encode()
-
+def folder_fingerprint(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> str:
+    """A student's folder `top`/`parts` as the intake sees it under `rules` (intake.files.survey): the name and
+    kind of each entry it looks at, whether it looked at them all, and what it reads of each file it reads, within
+    its caps. Nothing else of the folder can change a grade, so nothing else is read."""
     try:
-        return _digest(chunks())
+        seen = survey(top, parts, rules)
+    except Refused as why:  # not a folder: the intake's reason, which stays as long as the folder does
+        return _digest([f"refused: {why}".encode()])
     except OSError as error:  # it changes or vanishes while read: not a fingerprint any grade can match
         return f"unreadable: {error.strerror}"
+    return _digest([f"complete: {seen.complete}".encode(),
+                    *(f"{entry.path}\0{entry.kind}\0{seen.reads.get(entry.path, '')}".encode("utf-8", "surrogateescape")
+                      for entry in seen.entries)])
 
 
 def files_fingerprint(paths: Iterable[Path], root: Path) -> str:

@@ -45,6 +45,7 @@ from ..assignment import Assignment
 from ..nbgrader_glue.late import due_date_of
 from ..outputs.inert import escaped
 from ..settings import GraderSettings
+from .files import Refused, read_regular
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$")
@@ -174,9 +175,13 @@ def newest(files: list[Candidate]) -> Candidate | None:
     return None
 
 
-def _sha(path: Path) -> str:
-    with path.open("rb") as data:  # a notebook put in submitted/ by hand has no size cap: read it in chunks
-        return hashlib.file_digest(data, "sha256").hexdigest()
+def _sha(path: Path, limit: int) -> str:
+    """The SHA-256 of what the intake reads of a notebook (its first `limit` + 1 bytes: one put in submitted/ by
+    hand may be a terabyte-long sparse file, never graded), or why the intake refuses it."""
+    try:
+        return hashlib.sha256(read_regular(path, limit)[0]).hexdigest()
+    except Refused as why:
+        return f"refused: {why}"
 
 
 def _utc(seconds: float) -> datetime.datetime:
@@ -307,7 +312,7 @@ class LmsZipCollect(ZipCollectApp):
                 folder.chmod(0o700)
             for file in files:
                 copy_private(file.path, dest / file.info["file_id"])
-            record[student] = {f.info["file_id"]: _sha(f.path) for f in files}
+            record[student] = {f.info["file_id"]: _sha(f.path, self._notebook_bytes) for f in files}
             late = [f for f in files if f.info["late"]]
             if late:
                 self._record_late(student, dest, late[0])
@@ -315,15 +320,18 @@ class LmsZipCollect(ZipCollectApp):
         write_private(partial, json.dumps(record, indent=1, sort_keys=True))
         os.replace(partial, record_path)
 
-    @staticmethod
-    def _newer_work(dest: Path, files: list[Candidate], written: dict | None) -> str | None:
+    @property
+    def _notebook_bytes(self) -> int:
+        return GraderSettings(config=self.config).notebook_kb * 1024
+
+    def _newer_work(self, dest: Path, files: list[Candidate], written: dict | None) -> str | None:
         """Why submitted/<student> must stay as it is, or None when the LMS copy may replace it."""
         for file in files:
             there = dest / file.info["file_id"]
             if not there.is_file() or there.is_symlink():
                 continue
-            sha = _sha(there)
-            if sha == _sha(file.path):
+            sha = _sha(there, self._notebook_bytes)
+            if sha == _sha(file.path, self._notebook_bytes):
                 continue  # the same bytes: nothing to lose
             if there.stat().st_mtime > (file.lms_time or 0) + 1:  # 1 s: archives keep time to 2 s, mtimes finer
                 return f"its {there.name} is newer than the LMS copy {shown(file.name)}"

@@ -20,10 +20,16 @@ Anything else that is not a regular file or a folder is never opened; a note nam
 .ipynb_checkpoints) and a zip's __MACOSX are not entered, and the walk stops after
 GraderSettings.submission_entries entries (the notebook's name and timestamp.txt at the top are looked up first,
 so no cap hides them). `read_regular` is the same door for one file named on a command line.
+
+`survey` sees a folder as `take_submission` does, without copying it: the same walk, within the same caps, and a
+digest of each file the intake reads (at most its cap and one byte of it). What decides whether a submission
+changed (classroom/ledger.py's folder_fingerprint) reads that and nothing more: a terabyte-long sparse file beside
+the notebook is never read, and a changed notebook is never hidden behind thousands of other entries.
 """
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import shutil
 import stat
@@ -79,12 +85,26 @@ class Found:
 
 @dataclass
 class Intake:
-    """What the intake took: the notebook to grade (in the staging folder), or why there is none; and notes."""
+    """What the intake took: the notebook to grade (in the staging folder), or why there is none; and notes.
+    `read`: whether the folder was opened and walked to the end of what the intake takes (False when it is not a
+    folder, or could not be read); `owner`: the uid owning the folder read, as its descriptor says."""
 
     folder: Path
     notebook: Path | None = None
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+    read: bool = False
+    owner: int | None = None
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What the intake sees of a submission folder (`survey`): the entries its walk looks at, whether that was all
+    of them, and for each file it reads, its size and the SHA-256 of what it reads, or why it refuses the file."""
+
+    entries: list[Found]
+    complete: bool
+    reads: dict[str, str]
 
 
 def kind_of(mode: int) -> str:
@@ -111,12 +131,32 @@ def take_submission(top: Path, parts: tuple[str, ...], staging: Path, rules: Int
         intake.reason = f"its folder could not be read ({error.strerror or type(error).__name__})"
         return intake
     try:
+        intake.owner = os.fstat(root).st_uid
         _take(root, intake, rules)
+        intake.read = True
     except OSError as error:  # gone or unreadable while it was read
         intake.notebook, intake.reason = None, f"its folder could not be read ({error.strerror or type(error).__name__})"
     finally:
         os.close(root)
     return intake
+
+
+def survey(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> Survey:
+    """What `take_submission` would see of `top`/`parts` under `rules` (module docstring), without copying it.
+    Refused when the folder is not a folder; OSError when it cannot be read."""
+    root = _open_folder(_open_top(top), parts)
+    try:
+        found, complete = _walk(root, rules.max_entries, (rules.notebook_name, TIMESTAMP))
+        notebook, _ = choose_notebook([f.path for f in found if f.path.endswith(".ipynb")], rules.notebook_name)
+        limits = {f.path: rules.extra_bytes for f in found if _is_extra(f.path, rules)}
+        limits[TIMESTAMP] = TIMESTAMP_BYTES
+        if notebook is not None:
+            limits[notebook] = rules.notebook_bytes
+        reads = {f.path: _digest(root, f.path, limits[f.path]) for f in found
+                 if f.kind == "a file" and f.path in limits}
+    finally:
+        os.close(root)
+    return Survey(found, complete, reads)
 
 
 def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
@@ -323,20 +363,34 @@ def _listed(what: str, items: list[str]) -> str:
 def _copy(root: int, path: str, dest: Path, limit: int, cut: bool = False) -> None:
     """Copy the regular file `path` (under `root`) to `dest` (0600, made anew): Refused when it is not a regular
     file or is over `limit` bytes; with `cut`, its first `limit` + 1 bytes instead."""
-    *folders, name = path.split("/")
-    folder = _open_folder(os.dup(root), folders)
-    try:
-        try:
-            fd = os.open(name, _NO_FOLLOW, dir_fd=folder)
-        except OSError as error:
-            raise _open_failure(error, name, folder) from None
-    finally:
-        os.close(folder)
-    data, size = _read(fd, limit)
+    data, size = _read(_open_file(root, path), limit)
     if size > limit and not cut:
         raise TooLarge(size, limit)
     with os.fdopen(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
         out.write(data)
+
+
+def _digest(root: int, path: str, limit: int) -> str:
+    """The size of the file `path` (under `root`) and the SHA-256 of what the intake reads of it (its first
+    `limit` + 1 bytes), or why the intake refuses it."""
+    try:
+        data, size = _read(_open_file(root, path), limit)
+    except Refused as why:
+        return f"refused: {why}"
+    return f"{size} {hashlib.sha256(data).hexdigest()}"
+
+
+def _open_file(root: int, path: str) -> int:
+    """A descriptor of `path` under `root`, no part of it followed as a link; Refused with what it is when it
+    cannot be opened for being a link."""
+    *folders, name = path.split("/")
+    folder = _open_folder(os.dup(root), folders)
+    try:
+        return os.open(name, _NO_FOLLOW, dir_fd=folder)
+    except OSError as error:
+        raise _open_failure(error, name, folder) from None
+    finally:
+        os.close(folder)
 
 
 def _read(fd: int, limit: int | None) -> tuple[bytes, int]:

@@ -9,38 +9,169 @@ inbound folder is copied by `take_submission` (autograder/intake/files.py), as m
 no link followed, regular files only, bounded, the notebook, timestamp.txt and the files
 GraderSettings.submission_files names. A folder without a notebook it takes is logged with the intake's
 reason, and its student's folder in submitted/ holds what was taken (make grade then says why it grades
-nothing there). A folder whose owner is not the student its name claims (nbgrader only warns: "cheating
-attempt?") is not copied at all, unless CollectApp.check_owner is off.
+nothing there).
+
+Whose folder it is. nbgrader's inbound folder is mode 2733 without the sticky bit: any user may make a folder
+there in a classmate's name (`<student>+<assignment>+<time>+<random>`), or rename one away. nbgrader picks each
+student's newest folder by the name alone (it only warns when the owner differs: "cheating attempt?"), and
+removes the student's collected copy before copying. Here, with c.ExchangeCollect.check_owner on (nbgrader's default),
+a student's folder is chosen among those owned by the uid of the user named as the student (the exchange's own
+rule: a student id is a user name), or by root (the instructor put it there); the owner is checked again on the
+descriptor the intake read, in case the folder was swapped meanwhile. With check_owner off (an exchange without
+per-student uids) the name is the only identity there is, and the newest folder in a student's name is taken as
+nbgrader takes it. Either way submitted/<student>/<assignment> is replaced only once the intake has read the
+new folder (Intake.read), from a copy made beside it. An inbound name whose time does not parse, and a
+collected timestamp.txt that cannot be read as one, are each one line of the log, never the end of the collect.
 """
 from __future__ import annotations
 
+import datetime
+import glob
 import os
 import pwd
+import shutil
+from collections import defaultdict
 from pathlib import Path
 
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.exchange.abc.exchange import ExchangeError
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.utils import check_mode, parse_utc
 
 from ..assignment import find_assignment
-from ..intake.files import IntakeRules, take_submission
+from ..intake.files import TIMESTAMP, TIMESTAMP_BYTES, IntakeRules, Refused, read_regular, take_submission
 from ..settings import GraderSettings
+
+Record = dict  # nbgrader's record of an inbound folder: username, filename, timestamp
 
 
 class IntakeExchangeCollect(ExchangeCollect):
-    """nbgrader's ExchangeCollect, copying each submission through the kit's intake."""
+    """nbgrader's ExchangeCollect, choosing and copying each submission as the module docstring says."""
 
-    def do_copy(self, src: str, dest: str, log=None) -> None:
-        source = Path(src)
-        claimed = source.name.split("+")[0]  # nbgrader's inbound name: <student>+<assignment>+<time>
-        owner = os.lstat(source).st_uid
-        if self.check_owner and owner != 0 and _name(owner) != claimed:  # root's: the instructor put it there
-            self.log.warning("%s: not collected: it is owned by %s, not by %s", source.name, _name(owner), claimed)
+    def init_src(self) -> None:
+        """nbgrader's checks of the course and its choice of each student's folder (the newest; with
+        before_duedate, the newest before the due date), made among the folders that are the student's."""
+        if self.coursedir.course_id == "":
+            self.fail("No course id specified. Re-run with --course flag.")
+        self.course_path = os.path.join(self.root, self.coursedir.course_id)
+        self.inbound_path = os.path.join(self.course_path, "inbound")
+        if not os.path.isdir(self.inbound_path):
+            self.fail(f"Course not found: {self.inbound_path}")
+        if not check_mode(self.inbound_path, read=True, execute=True):
+            self.fail(f"You don't have read permissions for the directory: {self.inbound_path}")
+        student = self.coursedir.student_id or "*"
+        folders = glob.glob(os.path.join(glob.escape(self.inbound_path), f"{student}+{self.coursedir.assignment_id}+*"))
+        by_student: dict[str, list[Record]] = defaultdict(list)
+        for record in filter(None, map(self._record, sorted(folders))):
+            by_student[record["username"]].append(record)
+        self.duedate = self._due_date()
+        self.src_records = [self._chosen(records) for records in by_student.values()]
+
+    def _record(self, folder: str) -> Record | None:
+        """nbgrader's record of an inbound folder, or None (with one line) when its name has no time or the folder
+        is not the student's."""
+        try:
+            record = self._path_to_record(folder)
+        except (ExchangeError, ValueError, OverflowError):
+            self.log.warning("%s: not collected: its name holds no time nbgrader reads", os.path.basename(folder))
+            return None
+        try:
+            owner = os.lstat(folder).st_uid
+        except OSError:  # removed since it was listed
+            return None
+        if not self._owned(record["username"], owner):
+            self.log.warning("%s: not collected: it is owned by %s, not by %s", record["filename"], _name(owner),
+                             record["username"])
+            return None
+        return record
+
+    def _owned(self, student: str, uid: int | None) -> bool:
+        """Whether a folder owned by `uid` may be `student`'s (module docstring)."""
+        if not self.check_owner:
+            return True
+        return uid is not None and (uid == 0 or uid == _uid(student))
+
+    def _due_date(self) -> datetime.datetime | None:
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            try:
+                return gb.find_assignment(self.coursedir.assignment_id).duedate
+            except MissingEntry:
+                return None
+
+    def _chosen(self, records: list[Record]) -> Record:
+        newest_first = self._sort_by_timestamp(records)
+        if self.duedate is not None and self.before_duedate:
+            return next((r for r in newest_first if r["timestamp"] <= self.duedate), newest_first[0])
+        return newest_first[0]
+
+    def copy_files(self) -> None:
+        if not self.src_records:
+            self.log.warning("No submissions of '%s' for course '%s' to collect", self.coursedir.assignment_id,
+                             self.coursedir.course_id)
+        for record in self.src_records:
+            self._collect(record)
+
+    def _collect(self, record: Record) -> None:
+        """Copy one inbound folder through the intake beside submitted/<student>/<assignment>, and put the copy in
+        its place once the intake has read the folder and found it the student's."""
+        student, source = record["username"], Path(self.inbound_path, record["filename"])
+        dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student,
+                                               self.coursedir.assignment_id))
+        if dest.is_dir() and not self._replaces(dest, record["timestamp"]):
+            self.log.info("No newer submission to collect: %s %s", student, self.coursedir.assignment_id)
             return
-        root = Path(self.coursedir.root)
-        assignment = find_assignment(root, self.coursedir.assignment_id)
-        rules = IntakeRules.of(GraderSettings(config=self.config), assignment.notebook_name)
-        intake = take_submission(source.parent, (source.name,), Path(dest), rules)
+        staged = dest.with_name(f".{dest.name}.collecting")
+        intake = take_submission(source.parent, (source.name,), staged, self._rules())
         for line in ([intake.reason] if intake.reason else []) + intake.notes:
             self.log.warning("%s: %s", source.name, line)
+        if not intake.read or not self._owned(student, intake.owner):
+            shutil.rmtree(staged)
+            why = "it could not be read" if not intake.read else f"it is owned by {_name(intake.owner or 0)} now"
+            self.log.warning("%s: not collected: %s; submitted/%s is kept", source.name, why, student)
+            return
+        self.log.info("Collecting submission: %s %s", student, self.coursedir.assignment_id)
+        if dest.is_dir():
+            previous = dest.with_name(f".{dest.name}.previous")
+            shutil.rmtree(previous, ignore_errors=True)
+            os.replace(dest, previous)
+            os.replace(staged, dest)
+            shutil.rmtree(previous)
+        else:
+            os.replace(staged, dest)
+
+    def _replaces(self, dest: Path, new: datetime.datetime) -> bool:
+        """nbgrader's rule for a student already collected: with update, a newer folder (or any, when the collected
+        one has no time stamp); with before_duedate, a folder of another time."""
+        existing = self._existing_timestamp(dest)
+        if self.update and (existing is None or new > existing):
+            return True
+        return self.before_duedate and existing != new
+
+    def _existing_timestamp(self, dest: Path) -> datetime.datetime | None:
+        """The time in a collected folder's timestamp.txt, read through the intake; None (with one line, unless
+        there is none) when it holds no time nbgrader reads."""
+        path = dest / TIMESTAMP
+        try:
+            data, size = read_regular(path, TIMESTAMP_BYTES)
+            if size > TIMESTAMP_BYTES:
+                raise Refused("it is longer than a time stamp")
+            return parse_utc(data.decode("utf-8").strip())
+        except FileNotFoundError:
+            return None
+        except (Refused, OSError, UnicodeDecodeError, ValueError, OverflowError) as why:
+            self.log.warning("%s: holds no time nbgrader reads (%s): taken as none", path, why)
+            return None
+
+    def _rules(self) -> IntakeRules:
+        assignment = find_assignment(Path(self.coursedir.root), self.coursedir.assignment_id)
+        return IntakeRules.of(GraderSettings(config=self.config), assignment.notebook_name)
+
+
+def _uid(user: str) -> int | None:
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return None
 
 
 def _name(uid: int) -> str:

@@ -8,7 +8,8 @@ that a file name can make a summary line read other than it is, and zero-width o
 an exception's text and a grade_id come from students, so everything the kit prints passes through
 `terminal_text` (`say`): controls removed, format characters written as their escapes (`\u202e`).
 `escaped` writes every character that is not printable so, for a name the summary must show as it is. A spreadsheet runs a CSV cell
-that starts with `=`, `+`, `-` or `@` (and a tab, CR or NUL before them) as a formula: `spreadsheet_cell`
+that starts with `=`, `+`, `-` or `@` (after spaces, full-width forms too, and a tab, CR or NUL before them) as
+a formula: `spreadsheet_cell`
 does what OWASP's "CSV Injection" page advises. A reason or a note shown in a summary line or on a page
 (the feedback page's note and check lines, the formgrader's, the class page) is first made `one_line`: no layout
 or styling of its own (no line break; its controls, ESC's colour sequences among them, and its format characters,
@@ -61,7 +62,9 @@ def spreadsheet_cell(value: object) -> str:
     """A CSV cell no spreadsheet reads as a formula: one that would be is prefixed with a `'` (OWASP),
     which spreadsheets show as text and do not run; a number, negative ones included, stays a number."""
     text = str(value)
-    if text.startswith(_FORMULA_START) and not _NUMBER.fullmatch(text):
+    # As a spreadsheet may read it: past leading spaces, and with a full-width `＝` or `＋` as the ASCII sign.
+    read = unicodedata.normalize("NFKC", text).lstrip(" \u3000\xa0")
+    if (text.startswith(_FORMULA_START) or read.startswith(_FORMULA_START)) and not _NUMBER.fullmatch(read):
         return "'" + text
     return text
 

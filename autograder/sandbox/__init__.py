@@ -9,7 +9,8 @@ Four roles, one module each; only lines of JSON cross between processes:
 * the messages (messages.py): the one-line reasons; program.py turns a notebook into the cells to run;
   protocol.py: every message between them, a typed record (lines of JSON), with the one encoder and the one
   reader that rejects a malformed one; every read and write with a deadline.
-  uids.py, forks.py and cputime.py: the worker's uid, its retried forks, the CPU time it charges;
+  uids.py, forks.py and cputime.py: the worker's uid, its retried forks and bounded waits for the processes
+  it killed, the CPU time it charges;
   seccomp.py: the system-call filter each loader puts itself and what it starts under; landlock.py: the
   file-system allow-list a loader puts itself under where the session has no mount namespace.
 """
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .cputime import WALL_FACTOR
+from .forks import KILLED_SECONDS, NeverEnded
 from .messages import NOT_RUN_AFTER_TIME_OUT, describe_answers_budget, describe_exception, describe_no_answer
 from .program import MISSING, Cell, program_from_notebook
 from .protocol import (
@@ -101,6 +103,14 @@ STARTUP_SECONDS = 120.0
 MARGIN_SECONDS = 30.0
 
 
+def _wait_killed(worker: subprocess.Popen) -> None:
+    """Wait for `worker`, sent SIGKILL, to end: within KILLED_SECONDS, or NeverEnded (the machine's failure)."""
+    try:
+        worker.wait(timeout=KILLED_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise NeverEnded("the sandbox worker", worker.pid) from None
+
+
 class Sandbox:
     """A warmed worker that runs calls on programs, one submission at a time. Use as a context manager.
 
@@ -120,7 +130,8 @@ class Sandbox:
     starts one with `budget`. The grader reads each reply within what the session may send (Limits.answer_kb an
     answer), and its CPU time reading them is charged to the submission's time budget. A session lost with its
     worker (killed when it gave no answer in time, or one the grader could not read) is continued by the next
-    call in a new worker's session with what is left of the budget: never with a new one.
+    call in a new worker's session with what is left of the budget: never with a new one. A session that fails
+    itself (the grader's code, or the machine under it: worker.py) raises RuntimeError, never an Outcome.
     """
 
     def __init__(
@@ -223,7 +234,7 @@ class Sandbox:
         was on (its CPU time is not to be read once it is gone)."""
         if self.worker:
             self.worker.kill()
-            self.worker.wait()
+            _wait_killed(self.worker)
         if self.session:
             self.used += self.spent + time.monotonic() - self.asked
         self.session = False
@@ -281,6 +292,8 @@ class Sandbox:
         if not self._send(End()):
             return []
         reply = self._receive(time.monotonic() + MARGIN_SECONDS)
+        if isinstance(reply, Failure):
+            raise self._failed(reply)
         return list(reply.budgets) if isinstance(reply, Ended) else []
 
     def call(self, cells: Sequence[Cell], function: Callable | str, **kwargs: Any) -> Outcome:
@@ -342,13 +355,20 @@ class Sandbox:
         if result is None:  # the worker ended, or was killed because it gave no answer in time
             return [Outcome(False, reason=describe_no_answer(waited), limit="time budget") if self.timed_out
                     else Outcome(False, reason="stopped the grader's worker process") for _ in range(calls)]
-        if isinstance(result, Failure):  # the session failed; the worker's next line says it ended
-            ended = self._receive(time.monotonic() + MARGIN_SECONDS)
-            self.session, self.ended = False, list(ended.budgets) if isinstance(ended, Ended) else []
-            return [Outcome(False, reason=result.error) for _ in range(calls)]
+        if isinstance(result, Failure):
+            raise self._failed(result)
         self.spent = result.spent
         return [Outcome(answer.ok, answer.value, answer.reason, answer.limit, answer.not_run, result.load_errors)
                 for answer in result.answers]
+
+    def _failed(self, failure: Failure) -> RuntimeError:
+        """The error to raise when the session failed (its own code, or the machine under it: worker.py): the
+        grader's failure, never a check's answer. The worker's next line says the session ended; a worker that
+        says anything else is killed."""
+        self.session = False
+        if not isinstance(self._receive(time.monotonic() + MARGIN_SECONDS), Ended):
+            self._kill()
+        return RuntimeError(f"the submission's sandbox failed: {failure.error}")
 
     def close(self) -> None:
         if self.worker:
@@ -361,7 +381,7 @@ class Sandbox:
                 self.worker.wait(timeout=self.limits.seconds + 5)
             except subprocess.TimeoutExpired:
                 self.worker.kill()
-                self.worker.wait()
+                _wait_killed(self.worker)
             self.worker = None
         self.sent, self.begun = None, None
         self.session = self.starting = self.submission = False

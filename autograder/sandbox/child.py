@@ -271,6 +271,8 @@ def _end(pid: int, kill: bool) -> int:
                 signal_to(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+    # Unbounded here: what the loader says after student code ran is not to be trusted, so a child the kernel
+    # never lets end is the session's to name (its deadline kills this loader; worker._reap_orphans, the child).
     return os.waitpid(pid, 0)[1]
 
 
@@ -293,9 +295,8 @@ def loader_main(cells: list[tuple[str, str]], limits: Limits, isolation, workdir
     try:
         try:
             _confine(limits, isolation, workdir)
-        except OSError as error:  # before any student code: the machine's failure, never the notebook's
-            write(results, Fatal(f"not graded: the grader could not confine the notebook's process ({error}); the "
-                                 "grading machine's fault, not the notebook's"))
+        except OSError as error:  # before any student code: the session raises it as the machine's failure
+            write(results, Fatal(f"the grader could not confine the notebook's process ({error})"))
             return
         ns = _load(cells, results)
         gc.freeze()  # the loaded program is shared by every check child: no collection needs to touch it

@@ -13,7 +13,8 @@ can see (SysV message queues, semaphores, shared memory and POSIX message queues
 its own, the levels without namespaces, are the machine's; namespaces themselves; mounts), that read or write
 another process (ptrace, process_vm_*, kcmp, pidfd_getfd), or the kernel's own state (modules, bpf, perf events, the
 clock, swap, reboot). Unlike Docker's, it also denies the System V calls Docker allows inside an IPC namespace,
-io_uring (which Docker has denied since 2023), memfd_create (a memfd's pages are outside RLIMIT_AS, the memory bound
+io_uring (which Docker has denied since 2023), seccomp itself and prctl's PR_SET_SECCOMP (a filter is kernel memory
+no process holds; Docker allows a container its own), memfd_create (a memfd's pages are outside RLIMIT_AS, the memory bound
 where there is no memory cgroup), Linux AIO (io_setup and the rest: RWF_NOWAIT reads the page cache, and its
 contexts are counted machine-wide), socketpair, vmsplice, splice, tee and epoll (a socket's queues, a page a pipe
 holds by reference and an epoll's watches are memory no process holds: outside RLIMIT_AS and the session's count of
@@ -100,6 +101,11 @@ DENIED: dict[str, tuple[int, int | None]] = {  # name: (x86_64, aarch64), None w
     "epoll_create": (213, None), "epoll_create1": (291, 20), "epoll_ctl": (233, 21),
     # and a Landlock ruleset's rules (195,000 held 13 MB): the loader enforces its own before this filter
     "landlock_create_ruleset": (444, 444), "landlock_add_rule": (445, 445), "landlock_restrict_self": (446, 446),
+    # and filters of its own (prctl's PR_SET_SECCOMP too: below): each is a compiled BPF program in kernel memory
+    # no process holds. Thousands stacked in each of a session's processes held 1.4 GB, and freeing them all at
+    # once when the session was killed wedged a 6.18 kernel's BPF allocator for the whole machine. With socket,
+    # bpf, ptrace and perf_event_open denied too, student code has no way left to make a BPF program.
+    "seccomp": (317, 277),
 }
 # Answered ENOSYS, so that the C library falls back to a call the filter reads: clone3 (to clone, whose flags it
 # reads), preadv2 and pwritev2 (to preadv and pwritev, without RWF_NOWAIT, which tells whether a page is cached),
@@ -107,7 +113,7 @@ DENIED: dict[str, tuple[int, int | None]] = {  # name: (x86_64, aarch64), None w
 # sendfile, which puts a file's pages into a pipe as splice does (shutil's copy falls back to read and write).
 FALL_BACK = {"clone3": (435, 435), "preadv2": (327, 286), "pwritev2": (328, 287), "futex_waitv": (449, 449),
              "futex_wake": (454, 454), "futex_wait": (455, 455), "futex_requeue": (456, 456), "sendfile": (40, 71)}
-CLONE, SOCKET, IOCTL, FCNTL, FUTEX = (56, 220), (41, 198), (16, 29), (72, 25), (202, 98)
+CLONE, SOCKET, IOCTL, FCNTL, FUTEX, PRCTL = (56, 220), (41, 198), (16, 29), (72, 25), (202, 98), (157, 167)
 # rt_sigaction on SIGCHLD with a new action: ignoring it (or SA_NOCLDWAIT) has the kernel reap the children,
 # whose CPU time then reaches no parent's counters, the count of a submission without a cgroup (cputime.py).
 SIGACTION, SIGCHLD = (13, 134), 17
@@ -173,6 +179,7 @@ def program(machine: str) -> bytes:
     code.op(_JEQ, FUTEX[column], true="futex")
     code.op(_JEQ, SIGACTION[column], true="sigaction")
     code.op(_JEQ, SOCKET[column], true="no family")
+    code.op(_JEQ, PRCTL[column], true="prctl")
     for numbers in FALL_BACK.values():
         code.op(_JEQ, numbers[column], true="enosys")
     code.op(_RET, ALLOW)
@@ -193,6 +200,10 @@ def program(machine: str) -> bytes:
     for half in (_ARG1, _ARG1 + 4):  # the new action's pointer, both halves: NULL only reads the action
         code.op(_LOAD, half)
         code.op(_JEQ, 0, false="deny")
+    code.op(_RET, ALLOW)
+    code.label("prctl")  # a filter of its own: the seccomp call's other door
+    code.op(_LOAD, _ARG0)
+    code.op(_JEQ, PR_SET_SECCOMP, true="deny")
     code.op(_RET, ALLOW)
     code.label("futex")
     code.op(_LOAD, _ARG1)

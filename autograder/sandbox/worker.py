@@ -145,12 +145,23 @@ class _Loader:
 
     def _wait_loaded(self, cells: int) -> None:
         """Until the loader says it loaded the program's `cells`: one "cell" message each, and no more (each
-        starts that cell's time limit: a loader that kept sending them would never run out of time)."""
-        cell = "the first cell"
+        starts that cell's time limit: a loader that kept sending them would never run out of time).
+
+        Until its first word (the first cell's LoadingCell, sent before that cell runs, or Loaded) the loader
+        confines itself and no code of the notebook has run: a loader that fails, ends, or uses its own time
+        limit before that word is the grading machine's failure (a kernel that refuses the confinement or never
+        finishes it), a RuntimeError, never a time-out of the notebook's. A budget of the submission's that runs
+        out meanwhile stays the submission's: its earlier checks spent it."""
+        cell = ""
         while True:
             message = self._next()
+            if not cell and not isinstance(message, (LoadingCell, Loaded)) and (
+                    message is not None or self.out in ("cpu", "wall")):
+                pid = self.pid
+                self.stop()
+                raise RuntimeError(self._unconfined(pid, message))
             if message is None:
-                self.failure = self._time_out(f"cell {cell}")
+                self.failure = self._time_out(f"cell {cell or 'the first cell'}")
             elif isinstance(message, LoadingCell) and cells > 0:
                 cells -= 1
                 cell = message.name
@@ -164,6 +175,19 @@ class _Loader:
                 self.failure = Result(False, None, f"cell {cell} {self._ended(message)}")
             self.stop()
             return
+
+    def _unconfined(self, pid: int, message: Read | None) -> str:
+        """Why loader `pid` never came to the notebook's first cell (`message`, its first; None: a time limit
+        ran out first): the grading machine's failure."""
+        if isinstance(message, Fatal):  # its own word (child.loader_main): a step of the confinement failed
+            why = message.reason
+        elif message is None:
+            limit = (f"{self.seconds:g} s of CPU time" if self.out == "cpu" else
+                     f"{self.seconds * WALL_FACTOR:g} s of wall-clock time")
+            why = f"the loader {pid} had not confined itself after {limit} (the kernel never finished it)"
+        else:
+            why = f"the loader {pid} {'ended' if isinstance(message, Closed) else 'wrote what is no message'}"
+        return f"{why}, before any of the notebook's code ran: the grading machine's fault, not the notebook's"
 
     def run(self, calls: list[Call], fresh: bool, together: bool = False) -> list[Result]:
         """Answers to `calls`, in order, each within the time limits from the end of the one before.
@@ -246,9 +270,11 @@ class _Loader:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        pid, status = os.waitpid(self.pid, 0 if kill else os.WNOHANG)
-        if not pid:
-            return None
+            status = forks.wait_killed(self.pid, "the loader")
+        else:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if not pid:
+                return None
         self.pid = 0
         return status
 
@@ -260,7 +286,7 @@ class _Loader:
                     kill(self.pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-            os.waitpid(self.pid, 0)
+            forks.wait_killed(self.pid, "the loader")
             self.pid = 0
         if self.commands >= 0:
             os.close(self.commands)
@@ -314,7 +340,7 @@ def _reap_orphans() -> None:
         for pid in orphans:
             try:
                 os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+                forks.wait_killed(pid)
             except (ProcessLookupError, ChildProcessError):
                 pass
 
@@ -430,7 +456,7 @@ class _Session:
             self.answered = answered + len(reply)
             write(1, reply)
         if isinstance(request, Malformed):  # the grader's own failure: it reads this as the session's
-            write(1, Failure(f"the submission's sandbox could not read the grader's request ({request.reason})"))
+            write(1, Failure(f"it could not read the grader's request ({request.reason})"))
         if self.loader:
             self.loader.stop()
 
@@ -532,9 +558,15 @@ def _serve(config: WorkerConfig) -> None:
         raise ValueError(f"the worker could not read the grader's request ({request.reason})")
 
 
+def _failure(exc: Exception) -> str:
+    """A started session's failure, in one line: a RuntimeError (the machine's: forks.wait_killed,
+    _Loader._wait_loaded) names its cause itself."""
+    return str(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {exc}"
+
+
 def _start_session(session: _Session) -> int:
     """Fork the process that serves one submission (0 when the grader cannot: it has told the caller);
-    it tells the caller in one line if it cannot start."""
+    it tells the caller in one line if it cannot start, or fails once started."""
     try:
         pid = forks.fork()
     except forks.GraderForkError as exc:
@@ -543,13 +575,15 @@ def _start_session(session: _Session) -> int:
         return 0
     if pid:
         return pid
+    started = False
     try:
         _die_with_parent()
         if session.isolation:
             session.isolation.enter()
+        started = True
         session.serve()
-    except Exception as exc:
-        write(1, Failure(f"the submission's sandbox could not start: {exc}"))
+    except Exception as exc:  # the grader's failure, never the notebook's: the caller raises it
+        write(1, Failure(_failure(exc) if started else f"the submission's sandbox could not start: {exc}"))
     finally:
         os._exit(session.isolation.exit_code if session.isolation else 0)
 

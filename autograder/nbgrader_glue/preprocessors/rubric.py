@@ -2,11 +2,13 @@
 
 nbgrader's formgrader shows the autograded copy of a submission, where a written answer is the student's
 text alone: the model answer and rubric stay in source/. `AddRubric` (in c.Autograde.autograde_preprocessors,
-after SaveAutoGrades has recorded the student's own text and its checksum) appends to each written-answer cell
-of the autograded copy the source cell's mark scheme (its `### BEGIN MARK SCHEME` regions), or, when it has
-none, its solution region (model answer and rubric), under a heading that says graders only. `StripRubric`
-(in c.GenerateFeedback.preprocessors) cuts it off again, by the length of the student's text recorded in the
-cell's metadata, so a student's feedback page never shows it, whatever the student wrote.
+after SaveAutoGrades has recorded the student's own text and its checksum) puts at the top of each written-answer
+cell of the autograded copy the source cell's mark scheme (its `### BEGIN MARK SCHEME` regions), or, when it has
+none, its solution region (model answer and rubric), under a heading that says graders only, and the student's
+text under a heading of its own below it: first, because markdown read after a student's text can be taken into
+it (an answer ending in an open code fence would show the rubric as the student's code). `StripRubric` (in
+c.GenerateFeedback.preprocessors) keeps only the student's text again, by its length recorded in the cell's
+metadata, counted from the end, so a student's feedback page never shows the rubric, whatever the student wrote.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from nbgrader.utils import is_grade, is_solution
 from ...assignment import course_assignment
 
 HEADING = "#### Rubric for graders (from source/; students never see it)"
+ANSWER_HEADING = "#### The student's answer"
 _MARK_SCHEME = re.compile(r"^[ \t]*#*[ \t]*BEGIN MARK SCHEME[^\n]*\n(.*?)^[ \t]*#*[ \t]*END MARK SCHEME[^\n]*$", re.M | re.S)
 _SOLUTION = re.compile(r"^[ \t]*#*[ \t]*BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*#*[ \t]*END SOLUTION[^\n]*$", re.M | re.S)
 
@@ -43,7 +46,7 @@ def rubrics(source: NotebookNode) -> dict[str, str]:
 
 
 class AddRubric(NbGraderPreprocessor):
-    """Append the source's rubric to each written answer of the autograded copy (for the formgrader)."""
+    """Put the source's rubric above each written answer of the autograded copy (for the formgrader)."""
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
@@ -54,15 +57,15 @@ class AddRubric(NbGraderPreprocessor):
             if _written(cell) and found.get(grade_id):
                 answer = cell.source
                 cell.metadata["kit_rubric"] = {"answer_chars": len(answer)}
-                cell.source = f"{answer}\n\n---\n\n{HEADING}\n\n{found[grade_id]}\n"
+                cell.source = f"{HEADING}\n\n{found[grade_id]}\n\n---\n\n{ANSWER_HEADING}\n\n{answer}"
         return nb, resources
 
 
 class StripRubric(NbGraderPreprocessor):
-    """Remove what AddRubric appended: the student's feedback shows their own answer only."""
+    """Remove what AddRubric put above the answer: the student's feedback shows their own answer only."""
 
     def preprocess_cell(self, cell, resources, index):
         kept = cell.get("metadata", {}).pop("kit_rubric", None)
         if isinstance(kept, dict) and isinstance(kept.get("answer_chars"), int):
-            cell.source = cell.source[: kept["answer_chars"]]
+            cell.source = cell.source[len(cell.source) - kept["answer_chars"]:]
         return cell, resources
