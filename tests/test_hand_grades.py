@@ -16,22 +16,19 @@ import struct
 import zlib
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
 
 import nbformat
 import pytest
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import NbGraderPreprocessor
 from test_exporters import autograde
 from test_lifecycle import gradebook
 
 from autograder.assignment import find_assignment
 from autograder.classroom import ledger
-from autograder.classroom.changes import Plan, plan_class, record_inputs
+from autograder.classroom.changes import Plan, plan_class
 from autograder.nbgrader_glue.preprocessors import save_auto_grades_at_once
 from autograder.nbgrader_glue.preprocessors.grading_notes import ANSWERS_KEY
 from autograder.nbgrader_glue.preprocessors.run_hidden_suites import report_path
-from autograder.nbgrader_glue.preprocessors.save_auto_grades_at_once import CARRY_OVER
 from autograder.report import Report
 from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, NOTEBOOK, course_copy, generate_gradebook, solution_notebook, write_notebook
@@ -48,10 +45,9 @@ def course(tmp_path_factory) -> Path:
     return generate_gradebook(course_copy(tmp_path_factory.mktemp("hand_grades") / "course"))
 
 
-def submit_and_grade(course: Path, student: str, notebook: dict, steps: list | None = None) -> None:
-    """`notebook` graded as the student's submission, with `steps` before the grades are saved."""
+def submit_and_grade(course: Path, student: str, notebook: dict) -> None:
     write_notebook(notebook, course / "submitted" / student / ASSIGNMENT.name / NOTEBOOK)
-    result = autograde(course, student, load_config(course).Autograde.exporter_class, after_suites=steps)
+    result = autograde(course, student, load_config(course).Autograde.exporter_class)
     assert result["success"], result.get("error")
 
 
@@ -179,47 +175,46 @@ def older_kits_answers(nb) -> dict[str, str]:
     return ledger.answer_checksums_v1(nb)
 
 
-class CarryOver(NbGraderPreprocessor):
-    """What StagedAutograde hands a pass for a student of changes.Plan.carry_over."""
-
-    def preprocess(self, nb, resources):
-        resources[CARRY_OVER] = True
-        return nb, resources
-
-
-def graded_by_the_older_kit(course: Path, student: str, notebook: dict, monkeypatch) -> Callable[[], Plan]:
-    """`notebook` graded and hand graded under the kit before ANSWERS_FORMAT 2 (its inputs without a format); what
-    the next `make grade` would plan for the student."""
+def graded_by_the_older_kit(course: Path, student: str, notebook: dict, monkeypatch) -> None:
     with monkeypatch.context() as older_kit:
         older_kit.setattr(save_auto_grades_at_once, "submitted_answers", older_kits_answers)
         submit_and_grade(course, student, notebook)
-    hand_grade(course, student, WRITTEN)
+
+
+def plan(course: Path, student: str) -> Plan:
+    """What `make grade` would do with the student, whose report.json says they were graded."""
     config = load_config(course)
     coursedir, settings = CourseDirectory(config=config), GraderSettings(config=config)
-    Report([]).save(report_path(coursedir, student, ASSIGNMENT.name))  # graded: make grade's report.json
+    Report([]).save(report_path(coursedir, student, ASSIGNMENT.name))
+    return plan_class(find_assignment(course, ASSIGNMENT.name), settings, coursedir, course / "submitted",
+                      [student], force=False)
 
-    def plan() -> Plan:
-        return plan_class(find_assignment(course, ASSIGNMENT.name), settings, coursedir, course / "submitted",
-                          [student], force=False)
 
-    recorded = plan().inputs[student]
-    record_inputs(coursedir, ASSIGNMENT.name, {student: recorded})
-    assert plan().unchanged == [student] and not plan().carry_over, "recorded by this kit: left alone"
+def record_inputs_of(course: Path, student: str, older_kit: bool = False) -> None:
+    """The student's inputs in the ledger as `make grade` records them after grading, or as the older kit did."""
+    recorded = asdict(plan(course, student).inputs[student])
+    if older_kit:
+        del recorded["answers_format"]
     with gradebook(course) as gb:
-        older = {key: value for key, value in asdict(recorded).items() if key != "answers_format"}
-        ledger.write(gb.db, ASSIGNMENT.name, student, "inputs", json.dumps(older))
+        ledger.write(gb.db, ASSIGNMENT.name, student, "inputs", json.dumps(recorded))
         gb.db.commit()
-    return plan
 
 
 def test_an_upgrade_grades_every_student_again_and_keeps_their_hand_grades(course, monkeypatch):
-    """A grade recorded by the kit before ANSWERS_FORMAT 2 is graded again by the next `make grade`, which leaves
-    every hand grade of an unchanged answer unflagged; a changed answer is flagged after that, as always."""
+    """A grade recorded by the kit before ANSWERS_FORMAT 2 (no format in its inputs, the answers' checksums of the
+    notebook as autograded) is graded again by the next `make grade`, which leaves every hand grade of an unchanged
+    answer unflagged; a changed answer is flagged after that, as always."""
     student = "ole"
-    plan = graded_by_the_older_kit(course, student, solution_notebook(), monkeypatch)
-    assert (plan().fresh, plan().carry_over) == ([student], {student}), "graded again, its reviews carried over"
-    submit_and_grade(course, student, solution_notebook(), [CarryOver])
+    graded_by_the_older_kit(course, student, solution_notebook(), monkeypatch)
+    hand_grade(course, student, WRITTEN)
+    record_inputs_of(course, student)
+    assert plan(course, student).unchanged == [student], "recorded by this kit: left alone"
+    record_inputs_of(course, student, older_kit=True)
+    assert plan(course, student).fresh == [student], "graded again: its answers' checksums are taken anew"
+
+    submit_and_grade(course, student, solution_notebook())
     assert grades(course, student, WRITTEN) == {name: (1.5, None, False) for name in WRITTEN}
+    record_inputs_of(course, student)
     changed = solution_notebook()
     cell(changed, "answer_shared_weight")["source"] = "Listed once: parameters() drops the second copy."
     submit_and_grade(course, student, changed)
@@ -228,16 +223,22 @@ def test_an_upgrade_grades_every_student_again_and_keeps_their_hand_grades(cours
                                                 "answer_shared_weight": (1.5, None, True)}
 
 
-def test_an_upgrade_never_carries_a_review_over_to_a_submission_the_older_kit_did_not_grade(course, monkeypatch):
-    """A picture swapped after the older kit's last grade is what that kit could not see: every hand grade of the
-    student is flagged, none is changed."""
-    student, before = "oli", solution_notebook()
-    cell(before, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(255, 0, 0)}}
-    cell(before, "answer_zeroing")["source"] = "As the plot shows: ![loss](attachment:loss.png)"
-    plan = graded_by_the_older_kit(course, student, before, monkeypatch)
-    after = copy.deepcopy(before)
-    cell(after, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(0, 0, 255)}}
-    write_notebook(after, course / "submitted" / student / ASSIGNMENT.name / NOTEBOOK)
-    assert (plan().fresh, plan().carry_over) == ([student], set())
-    submit_and_grade(course, student, after)
-    assert grades(course, student, WRITTEN) == {name: (1.5, None, True) for name in WRITTEN}
+def test_an_older_kits_review_is_carried_over_on_the_first_grading_after_the_upgrade_only(course, monkeypatch):
+    """A answered and hand graded, B sent (flagged), the kit upgraded (B still flagged), then A sent again with its
+    picture swapped: what the older kit recorded of A cannot tell the picture, so it is never read again."""
+    student, answer = "ula", solution_notebook()
+    cell(answer, "answer_zeroing")["source"] = "As the plot shows: ![loss](attachment:loss.png)"
+    cell(answer, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(255, 0, 0)}}
+    graded_by_the_older_kit(course, student, answer, monkeypatch)
+    hand_grade(course, student, WRITTEN)
+    other = copy.deepcopy(answer)
+    cell(other, "answer_zeroing")["source"] = "I changed my mind."
+    graded_by_the_older_kit(course, student, other, monkeypatch)
+    record_inputs_of(course, student, older_kit=True)
+    submit_and_grade(course, student, other)  # the first grading after the upgrade
+    assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)
+    record_inputs_of(course, student)
+    swapped = copy.deepcopy(answer)
+    cell(swapped, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(0, 0, 255)}}
+    submit_and_grade(course, student, swapped)
+    assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)

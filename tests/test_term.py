@@ -174,14 +174,15 @@ def test_a_deleted_answer_cell_flags_its_hand_grade(term, tmp_path):
 
 
 def test_the_first_make_grade_after_an_upgrade_of_the_answers_checksums_keeps_every_hand_grade(term, tmp_path):
-    """ada's grade as the kit before ANSWERS_FORMAT 2 recorded it (its inputs without a format, her answers'
-    checksums of the notebook as autograded): the next `make grade` grades her again, on the submission that kit
-    graded, and every hand grade of hers stays as given, unflagged; the ledger then holds checksums of today's."""
+    """ada's grade as the kit before ANSWERS_FORMAT 2 recorded it (its inputs without a format and with a folder
+    fingerprint of its own, her answers' checksums of the notebook as autograded): the next `make grade` grades her
+    again, and every hand grade of hers stays as given, unflagged; the ledger then holds checksums of today's."""
     course = copy_graded(term, tmp_path / "course")
     notebook = nbformat.read(course / "submitted" / "ada" / ASSIGNMENT.name / NOTEBOOK, as_version=4)
     with gradebook(course) as gb:
         row = ledger.read(gb.db, ASSIGNMENT.name)["ada"]
         inputs = {key: value for key, value in json.loads(row["inputs"]).items() if key != "answers_format"}
+        inputs["submission"] = "the folder's fingerprint as an older kit took it"
         older = {STEM: {grade_id: {"seen": checksum, "reviewed": None}
                         for grade_id, checksum in ledger.answer_checksums_v1(notebook).items()}}
         ledger.write(gb.db, ASSIGNMENT.name, "ada", "inputs", json.dumps(inputs))

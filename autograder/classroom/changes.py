@@ -6,8 +6,8 @@ those the ledger recorded when the grade was given:
 
 * fresh: new, a changed submitted folder, never recorded, or (nothing else changed) its answers' checksums
   recorded in another format (ledger.ANSWERS_FORMAT: the first `make grade` after an upgrade that changes it grades
-  every student again, and on the submission those were recorded from, `carry_over`, keeps every hand grade of an
-  unchanged answer unflagged), or its report.json gone
+  every student again, and keeps every hand grade of an unchanged answer unflagged: ledger.carried_over), or its
+  report.json gone
   (`make clean-grading`), one this kit does not read (report.Report.load), or one that says the grader failed on
   it: graded, as the student's own input asks;
 * stale: the same submission, but the suites, the reference or the settings changed: a regrade would change
@@ -65,7 +65,6 @@ class Plan:
     stale: dict[str, list[str]] = field(default_factory=dict)  # student -> which of the course's inputs changed
     unchanged: list[str] = field(default_factory=list)
     inputs: dict[str, Inputs] = field(default_factory=dict)
-    carry_over: set[str] = field(default_factory=set)  # answers recorded in an older format, of this very submission
 
 
 def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, submitted: Path,
@@ -86,8 +85,6 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
                      answers_format=ledger.ANSWERS_FORMAT, **course)
         before = Inputs.from_json(book.get(student, {}).get("inputs"))
         plan.inputs[student] = now
-        if before is not None and before.submission == now.submission and before.answers_format != now.answers_format:
-            plan.carry_over.add(student)  # the answers now are those the older kit read: ledger.carried_over
         outputs = _has_outcome(report_path(coursedir, student, assignment.name))
         if before is None or student not in graded or before.submission != now.submission:
             plan.fresh.append(student)

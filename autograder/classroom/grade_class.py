@@ -67,7 +67,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     if to_grade:
         if not enter_assignment(run):
             return 1
-        graded = grade_students(run, to_grade, roll.origin, plan.inputs, plan.carry_over)
+        graded = grade_students(run, to_grade, roll.origin, plan.inputs)
         if graded.stopped:
             say(f"Not graded, no score written: {graded.stopped}", sys.stderr)
             return 3

@@ -4,7 +4,6 @@ the pool (the checks run inside it), and every student's Report, graded or not; 
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection
 from typing import Callable
 
 from nbgrader.api import Gradebook
@@ -58,21 +57,18 @@ def take_unchanged(run: ClassRun, plan: Plan, graded: Graded) -> None:
             graded.notes[student] = report.note
 
 
-def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict[str, Inputs] | None = None,
-                   carry_over: Collection[str] = frozenset()) -> Graded:
+def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict[str, Inputs] | None = None) -> Graded:
     """nbgrader's autograde for each student, in the pool; a student it could not grade gets a report that says
     why (Report.not_graded) and what follows from it (not_graded.record_not_graded). Manual grades in the
     gradebook stay as they were. `inputs`: what each grade is made of (changes.Plan), kept in Graded.inputs for
-    those graded, or not graded for a reason of their own file; `carry_over`: the students whose hand grades'
-    reviews an older kit recorded on this very submission (changes.Plan.carry_over)."""
+    those graded, or not graded for a reason of their own file."""
     inputs = inputs or {}
     assignment, settings = run.assignment, run.settings
     say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
         f"each submission isolated by: {run.proof.level}" + (f" ({run.proof.processes} grading processes: one id "
         "each, as many as are mapped)" if run.proof.processes < run.jobs + 1 else "") + ".")
     grading = ClassGrading(prepare_class(assignment, settings))  # inherited by the pool's processes
-    autograde = autograder_for(grading, settings.config, run.submitted, IntakeRules.of(settings, assignment.notebook_name),
-                               carry_over)
+    autograde = autograder_for(grading, settings.config, run.submitted, IntakeRules.of(settings, assignment.notebook_name))
     with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:  # in order, so grades.csv lists them so
         for student in sorted(set(students) - {s.id for s in gb.students}):
             gb.add_student(student)

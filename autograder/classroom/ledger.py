@@ -282,12 +282,19 @@ def reviewed_answer(grade: Any, before: Answer | None) -> str | None:
     return before["reviewed"] if grade.needs_manual_grade else before["seen"]
 
 
+def recorded_by_an_older_kit(session: Any, assignment: str, student: str) -> bool:
+    """Whether the student's grade was last recorded with answers' checksums of an older format (its inputs')."""
+    inputs = Inputs.from_json(read(session, assignment).get(student, {}).get("inputs"))
+    return inputs is not None and inputs.answers_format != ANSWERS_FORMAT
+
+
 def carried_over(reviewed: str | None, now: str | None, now_v1: str | None) -> str | None:
-    """`reviewed` in ANSWERS_FORMAT, for a submission the older kit graded (changes.Plan.carry_over): a checksum
-    it recorded (format 1) that is the answer now, as it read answers (`now_v1`), is the answer now (`now`); so the
-    first grading after an upgrade flags no hand grade whose answer did not change. On another submission the
-    answer may have changed where that kit did not look: not carried over. A checksum of format 2 never equals
-    one of format 1."""
+    """`reviewed` in ANSWERS_FORMAT, on the first grading after an upgrade (recorded_by_an_older_kit): a checksum
+    the older kit recorded (format 1) that is the answer now, as that kit read answers (`now_v1`), is the answer
+    now (`now`); so that grading flags no hand grade whose answer did not change as that kit saw it. (Which
+    submission that kit graded cannot be told: its folder fingerprints are of another format too. So a change it
+    could not see, sent after its last grade, is not flagged by that first grading, as it would not have been by
+    that kit.) A checksum of format 2 never equals one of format 1."""
     return now if reviewed is not None and reviewed == now_v1 else reviewed
 
 

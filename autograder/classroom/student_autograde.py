@@ -9,21 +9,19 @@ was not (protocol.NotGraded).
 from __future__ import annotations
 
 import traceback
-from collections.abc import Collection
 from pathlib import Path
 
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.utils import capture_log
-from traitlets import Bool, Instance, List, Unicode
+from traitlets import Instance, List, Unicode
 
 from ..grading import ClassGrading
 from ..intake.files import STAGING, IntakeRules, take_submission
 from ..intake.validate import submission_problem, timestamp_problem
 from ..nbgrader_glue.preprocessors.grading_notes import INTAKE_NOTES
 from ..nbgrader_glue.preprocessors.run_hidden_suites import GRADING_RESOURCE, report_path
-from ..nbgrader_glue.preprocessors.save_auto_grades_at_once import CARRY_OVER
 from ..nbgrader_glue.tuning import shared_url, tune_nbgrader
 from ..outputs.inert import one_line
 from ..sandbox.protocol import NotGraded
@@ -37,19 +35,16 @@ def failure(exc: BaseException) -> str:
 class StagedAutograde(Autograde):
     """nbgrader's autograde of the intake's copy (autograder/intake/files.py): the course's submitted_directory is the
     kit's staging folder for this converter, and each notebook's resources carry the intake's notes, which
-    FindGradingNotes adds to its own, the class's grading, which RunHiddenSuites grades with, and whether the
-    student's hand grades' reviews are carried over from an older kit's ledger (SaveAutoGradesAtOnce)."""
+    FindGradingNotes adds to its own, and the class's grading, which RunHiddenSuites grades with."""
 
     intake_notes = List(Unicode(), help="What the intake noted about this student's folder.")
     grading = Instance(ClassGrading, allow_none=True, help="The class prepared before the pool forked.")
-    carry_over = Bool(False, help="The ledger's answers are an older kit's, of this very submission.")
     failure: BaseException | None = None  # what stopped the notebook's passes: nbgrader logs it, then raises its own
 
     def init_single_notebook_resources(self, notebook_filename: str) -> dict:
         resources = super().init_single_notebook_resources(notebook_filename)
         resources[INTAKE_NOTES] = list(self.intake_notes)
         resources[GRADING_RESOURCE] = self.grading
-        resources[CARRY_OVER] = self.carry_over
         return resources
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
@@ -82,8 +77,7 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
-def autograder_for(grading: ClassGrading, config, submitted: Path, rules: IntakeRules,
-                   carry_over: Collection[str] = frozenset()):
+def autograder_for(grading: ClassGrading, config, submitted: Path, rules: IntakeRules):
     """What each grading process runs for one student: nbgrader's autograde, with the checks inline.
 
     Each process makes one Autograde converter (as NbGraderAPI.autograde would for every student)
@@ -93,8 +87,7 @@ def autograder_for(grading: ClassGrading, config, submitted: Path, rules: Intake
     submitted/<student>/<assignment>/ into the kit's staging folder (take_submission, within `rules`); a
     notebook that fails validation (submission_problem) never reaches nbgrader, and whatever else goes wrong with one student is that
     student's reason: it never ends the process, nor the parent, which tries such a student once more.
-    This process, and those it forks, run nbgrader tuned (tuning.tune_nbgrader). `carry_over`: the students whose
-    ledger answers an older kit recorded on the submission graded now (changes.Plan.carry_over).
+    This process, and those it forks, run nbgrader tuned (tuning.tune_nbgrader).
     """
     tune_nbgrader()
     assignment = grading.prepared.assignment
@@ -127,7 +120,6 @@ def autograder_for(grading: ClassGrading, config, submitted: Path, rules: Intake
             converters.append(converter)
         converters[0].coursedir.student_id = student
         converters[0].intake_notes = intake.notes
-        converters[0].carry_over = student in carry_over
         converters[0].failure = None
         result = capture_log(converters[0])  # with --force: autograded/<student>/<assignment>/ written afresh
         if not result["success"] or not report_path(converters[0].coursedir, student, assignment.name).is_file():

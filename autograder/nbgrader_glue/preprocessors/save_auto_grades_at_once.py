@@ -8,10 +8,6 @@ from ...classroom import ledger
 from ..gradebook_lookups import LookupsPrefetched
 from .grading_notes import ANSWERS_KEY
 
-# The pass's resources: True when the ledger's answers are an older kit's, recorded on the submission graded now
-# (classroom.changes.Plan.carry_over, through classroom.student_autograde.StagedAutograde).
-CARRY_OVER = "kit_carry_over"
-
 
 def submitted_answers(nb) -> dict[str, str]:
     """The answers' checksums FindGradingNotes took from the notebook as submitted (left in its metadata, so the
@@ -40,25 +36,25 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
         self._answers = submitted_answers(nb)
         self._answers_v1 = ledger.answer_checksums_v1(nb)  # its keys: the grade cells nbgrader saves
         self._cell_ids = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb.cells}
-        self._carry_over = resources.get(CARRY_OVER) is True
         self._reviewed: dict[str, str | None] | None = None
         return super().preprocess(nb, resources)
 
     def _reviewed_answers(self) -> dict[str, str | None]:
-        """Each grade's reviewed answer, found on the first cell of the pass, before any flag changes (one an older
-        kit recorded on this very submission carried over: ledger.carried_over; on another, the answer may have
-        changed where that kit did not look, and its hand grade is flagged); this pass's answers are recorded then. A grade whose cell
+        """Each grade's reviewed answer, found on the first cell of the pass, before any flag changes (on the first
+        grading after an upgrade, one the older kit recorded carried over: ledger.carried_over); this pass's answers
+        are recorded then. A grade whose cell
         the student deleted is never saved (nbgrader saves the notebook's cells): its auto score goes (an earlier
         notebook's would stand), its answer is recorded as gone, and a hand grade of it is flagged, then too."""
         if self._reviewed is None:
             session = self.gradebook.db
             book = ledger.read_answers(session, self.assignment_id, self.student_id)
             before = book.get(self.notebook_id, {})
+            upgraded = ledger.recorded_by_an_older_kit(session, self.assignment_id, self.student_id)
             self._reviewed = {}
             for grade_id, now_v1 in self._answers_v1.items():
                 grade = self.gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
                 reviewed = ledger.reviewed_answer(grade, before.get(grade_id))
-                if self._carry_over:
+                if upgraded:
                     reviewed = ledger.carried_over(reviewed, self._answers.get(grade_id), now_v1)
                 self._reviewed[grade_id] = reviewed
             book[self.notebook_id] = {grade_id: {"seen": self._answers.get(grade_id), "reviewed": reviewed}
