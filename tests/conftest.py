@@ -155,6 +155,27 @@ def course_copy(tmp: Path) -> Path:
     return copy_course(tmp)
 
 
+def generate_gradebook(course: Path) -> Path:
+    """`course`'s gradebook with the assignment's cells entered, as `make grade` enters them (nbgrader's
+    generate_assignment, its release written to a scratch folder): what nbgrader's Autograde grades into."""
+    from nbgrader.apps.api import NbGraderAPI  # here: importing nbgrader takes a second every other test would pay
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.settings import load_config
+
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{path}"  # nbgrader runs `alembic`
+    try:
+        config = load_config(course)
+        config.CourseDirectory.release_directory = ".grading/release"
+        result = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_assignment(
+            ASSIGNMENT.name, force=True)
+    finally:
+        os.environ["PATH"] = path
+    assert result["success"], result.get("log")
+    return course
+
+
 @pytest.fixture(scope="session")
 def sandbox():
     """A sandbox whose calls may name the kit's lesson probes."""

@@ -8,9 +8,7 @@ both, before the gradebook is written.
 """
 from __future__ import annotations
 
-import os
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,7 +25,7 @@ from autograder.nbgrader_glue.preprocessors.grading_notes import METADATA_KEY
 from autograder.nbgrader_glue.preprocessors.run_hidden_suites import write_grade_cells
 from autograder.report import CheckResult, PartResult, Report, Status
 from autograder.settings import load_config
-from conftest import course_copy
+from conftest import course_copy, generate_gradebook
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's session noise, as make grade
 
@@ -61,18 +59,8 @@ class BreakNotebook(NbGraderPreprocessor):
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
     """A course copy with the demo class submitted and its gradebook made by generate_assignment."""
-    root = course_copy(tmp_path_factory.mktemp("exporters") / "course")
+    root = generate_gradebook(course_copy(tmp_path_factory.mktemp("exporters") / "course"))
     students = write_demo_class(find_assignment(root), root / "submitted")
-    path = os.environ.get("PATH", "")
-    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{path}"  # nbgrader runs `alembic`
-    try:
-        config = load_config(root)
-        config.CourseDirectory.release_directory = ".grading/release"
-        result = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_assignment(
-            "dl01_6_3", force=True)
-    finally:
-        os.environ["PATH"] = path
-    assert result["success"], result.get("log")
     (root / "students.txt").write_text("\n".join(students))
     return root
 

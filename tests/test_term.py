@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import subprocess
 from pathlib import Path
 
+import nbformat
 import pytest
 from test_lifecycle import STEM, copy_graded, csv_rows, gradebook, make, put_submission
 
+from autograder.classroom import ledger
 from autograder.classroom.preview import read_table
-from conftest import ASSIGNMENT, course_copy, release_notebook, solution_notebook
+from conftest import ASSIGNMENT, NOTEBOOK, course_copy, release_notebook, solution_notebook
 
 pytestmark = pytest.mark.slow
 WRITTEN = ("answer_zeroing", "answer_outside_graph", "answer_shared_weight")
@@ -168,6 +171,29 @@ def test_a_deleted_answer_cell_flags_its_hand_grade(term, tmp_path):
     assert flags(course, "ada") == {name: (1.5, True) for name in WRITTEN}, "no grade cell is saved: none is left"
     # and no part keeps the score of the notebook before: each is as a first grading of this one leaves it
     assert {score for (student, _), score in auto_scores(course).items() if student == "ada"} == {None}
+
+
+def test_the_first_make_grade_after_an_upgrade_of_the_answers_checksums_keeps_every_hand_grade(term, tmp_path):
+    """ada's grade as the kit before ANSWERS_FORMAT 2 recorded it (its inputs without a format and with a folder
+    fingerprint of its own, her answers' checksums of the notebook as autograded): the next `make grade` grades her
+    again, and every hand grade of hers stays as given, unflagged; the ledger then holds checksums of today's."""
+    course = copy_graded(term, tmp_path / "course")
+    notebook = nbformat.read(course / "submitted" / "ada" / ASSIGNMENT.name / NOTEBOOK, as_version=4)
+    with gradebook(course) as gb:
+        row = ledger.read(gb.db, ASSIGNMENT.name)["ada"]
+        inputs = {key: value for key, value in json.loads(row["inputs"]).items() if key != "answers_format"}
+        inputs["submission"] = "the folder's fingerprint as an older kit took it"
+        older = {STEM: {grade_id: {"seen": checksum, "reviewed": None}
+                        for grade_id, checksum in ledger.answer_checksums_v1(notebook).items()}}
+        ledger.write(gb.db, ASSIGNMENT.name, "ada", "inputs", json.dumps(inputs))
+        ledger.write_answers(gb.db, ASSIGNMENT.name, "ada", older)
+        gb.db.commit()
+    assert "Autograded in this run: 1; unchanged since their grade, so left as they were: 3" in ok(make(course, "grade"))
+    assert flags(course, "ada") == {name: (1.5, False) for name in WRITTEN}
+    assert csv_rows(course)["ada"]["manual_score"] == "4.5"
+    with gradebook(course) as gb:
+        answers = ledger.read_answers(gb.db, ASSIGNMENT.name, "ada")[STEM]
+    assert all(answer["seen"].startswith(f"{ledger.ANSWERS_FORMAT}:") for answer in answers.values()), answers
 
 
 FIX = '''

@@ -4,7 +4,10 @@ A grade is a function of the student's submitted folder (as the intake sees it),
 can change a score (ledger.Inputs). `plan_class` sorts the class by comparing each student's inputs now with
 those the ledger recorded when the grade was given:
 
-* fresh: new, a changed submitted folder, never recorded, or (nothing else changed) its report.json gone
+* fresh: new, a changed submitted folder, never recorded, or (nothing else changed) its answers' checksums
+  recorded in another format (ledger.ANSWERS_FORMAT: the first `make grade` after an upgrade that changes it grades
+  every student again, and keeps every hand grade of an unchanged answer unflagged: ledger.carried_over), or its
+  report.json gone
   (`make clean-grading`), one this kit does not read (report.Report.load), or one that says the grader failed on
   it: graded, as the student's own input asks;
 * stale: the same submission, but the suites, the reference or the settings changed: a regrade would change
@@ -78,7 +81,8 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
     plan = Plan()
     rules = IntakeRules.of(settings, assignment.notebook_name)
     for student in students:
-        now = Inputs(ledger.folder_fingerprint(submitted, (student, assignment.name), rules), **course)
+        now = Inputs(ledger.folder_fingerprint(submitted, (student, assignment.name), rules),
+                     answers_format=ledger.ANSWERS_FORMAT, **course)
         before = Inputs.from_json(book.get(student, {}).get("inputs"))
         plan.inputs[student] = now
         outputs = _has_outcome(report_path(coursedir, student, assignment.name))
@@ -87,7 +91,8 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
         elif changed := before.course_changed(now):
             plan.stale[student] = changed
         else:
-            (plan.fresh if force or not outputs else plan.unchanged).append(student)
+            current = outputs and before.answers_format == now.answers_format
+            (plan.fresh if force or not current else plan.unchanged).append(student)
     return plan
 
 

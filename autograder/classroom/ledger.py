@@ -8,11 +8,13 @@ nbgrader's gradebook holds scores, not their causes. The ledger is one table of 
   the reference (source, release and solution notebooks and modules), and the settings that can change a
   score (limits, budgets, the late policy). Written by `make grade` after the student is
   graded, or not graded for a reason of the student's own file (that reason is in its report.json).
-* `answers`: for each grade cell, a checksum of its answer (a written answer's text; for an autograded part,
-  all of the student's code) as last autograded, so as the formgrader shows it (`seen`; none after a
-  submission not graded, or without the cell), and, for a hand grade, of the answer the instructor gave or last
-  confirmed it on (`reviewed`). Written with the grades, in the same transaction (SaveAutoGradesAtOnce,
-  not_graded): a hand grade is flagged for review exactly when the answer differs from the one it was reviewed on.
+* `answers`: for each grade cell, a checksum of its answer in the notebook as submitted (`answer_checksums`: a
+  written answer's cell with its pictures and the markdown around it that shows with it; for an autograded part,
+  all of the student's code) as last autograded, so as the formgrader shows it (`seen`; none after a submission
+  not graded, or without the cell), and, for a hand grade (a manual score or extra credit), of the answer the
+  instructor gave or last confirmed it on (`reviewed`). Written with the grades, in the same transaction
+  (SaveAutoGradesAtOnce, not_graded): a hand grade is flagged for review exactly when the answer differs from the
+  one it was reviewed on. Never a score: the kit flags a hand grade, it never changes one.
 * `page`: the fingerprint of the grades and comments the student's feedback page shows (`grades_fingerprint`),
   written when the page is: a page is written again only when its grades changed.
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -38,12 +41,15 @@ _SCHEMA = (f"CREATE TABLE IF NOT EXISTS {TABLE} (assignment VARCHAR(128) NOT NUL
 
 @dataclass(frozen=True)
 class Inputs:
-    """The fingerprint of one grade's inputs: each a SHA-256."""
+    """The fingerprint of one grade's inputs: each a SHA-256, and the format of the answers' checksums recorded
+    with it (ANSWERS_FORMAT: a grade recorded under another is graded again, so that its hand grades stand on
+    checksums of this format before the student's next submission; SaveAutoGradesAtOnce carries them over)."""
 
     submission: str
     suites: str
     reference: str
     settings: str
+    answers_format: str
 
     def course_changed(self, other: Inputs) -> list[str]:
         """Which of the course's inputs (suites, reference, settings) differ from `other`'s."""
@@ -52,7 +58,7 @@ class Inputs:
     @classmethod
     def from_json(cls, data: str | None) -> Inputs | None:
         try:
-            return cls(**json.loads(data)) if data else None
+            return cls(**{"answers_format": "1", **json.loads(data)}) if data else None  # 1: before the field
         except (TypeError, ValueError):  # written by another version: graded again, as if unknown
             return None
 
@@ -112,9 +118,79 @@ def grades_fingerprint(submission: Any) -> str:
     return settings_fingerprint({"grades": rows})
 
 
-def answer_checksums(nb: Any) -> dict[str, str]:
-    """A checksum of each grade cell's answer in a notebook: a written answer's own text; for an autograded
-    part (a grade cell that is not the student's), every solution cell's text, which is what its checks ran."""
+ANSWERS_FORMAT = "2"  # how answer_checksums reads a notebook (Inputs.answers_format); each checksum begins "2:"
+# A TeX definition: MathJax keeps it for the whole page, so a written answer that makes one changes how the others show.
+TEX_DEFINITION = re.compile(r"\\(?:(?:re|provide)?newcommand|(?:re)?newenvironment|[gex]?def|let|DeclareMathOperator"
+                            r"|require)(?![A-Za-z])")
+
+
+def _grade_id(cell: Any) -> str | None:
+    meta = cell.get("metadata", {}).get("nbgrader")
+    grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+    return grade_id if isinstance(grade_id, str) else None
+
+
+def _text(cell: Any) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _shown(cell: Any) -> bytes:
+    """A markdown or raw cell as a page shows it: its type, its text and the pictures attached to it."""
+    return json.dumps({"type": cell.get("cell_type"), "source": _text(cell), "attachments": cell.get("attachments")},
+                      sort_keys=True, default=str).encode()
+
+
+def answer_checksums(nb: Any, release: Any) -> dict[str, str]:
+    """A checksum of each grade's answer in a notebook as submitted, before the kit restores, sanitizes or cuts any
+    of it, for each grade cell of the `release` the notebook holds (its last copy, the one graded). A cell the
+    student added, an earlier copy of a pasted cell and the release's prose (which nothing puts back) are the
+    student's cells.
+
+    * A written answer: its own cell, the student's markdown and raw cells, and the other written answers that
+      define TeX macros, each with its pictures, in the notebook's order: the formgrader shows them on one page,
+      where MathJax's definitions hold for every cell.
+    * An autograded part: the code its checks run, in order: the solution cells and the student's code cells, each
+      given cell (put back as released) counted by its grade id, so that a cell moved past it counts too.
+    """
+    released = {grade_id: cell for cell in release.cells if (grade_id := _grade_id(cell))}
+    graded = {grade_id: index for index, cell in enumerate(nb.cells) if (grade_id := _grade_id(cell)) in released}
+
+    def written(grade_id: str) -> bool:
+        return bool(released[grade_id].metadata.nbgrader.get("solution")) and released[grade_id].cell_type != "code"
+
+    code: list[bytes] = []
+    around: list[tuple[int, bytes]] = []  # what shows with every written answer
+    for index, cell in enumerate(nb.cells):
+        grade_id = _grade_id(cell)
+        if grade_id is None or graded.get(grade_id) != index:  # the student's cell
+            if cell.get("cell_type") == "code":
+                code.append(b"code:" + _text(cell).encode())
+            else:
+                around.append((index, _shown(cell)))
+        elif written(grade_id):
+            if TEX_DEFINITION.search(_text(cell)):
+                around.append((index, _shown(cell)))
+        elif released[grade_id].cell_type == "code":  # as released: a solution runs the student's text
+            solution = released[grade_id].metadata.nbgrader.get("solution")
+            code.append(b"code:" + _text(cell).encode() if solution else b"given:" + grade_id.encode())
+    every_answer = f"{ANSWERS_FORMAT}:{_digest(code)}"
+    sums = {}
+    for grade_id, index in graded.items():
+        if not released[grade_id].metadata.nbgrader.get("grade"):
+            continue
+        if written(grade_id):
+            shown = [(i, chunk) for i, chunk in around if i != index] + [(index, b"own:" + _shown(nb.cells[index]))]
+            sums[grade_id] = f"{ANSWERS_FORMAT}:{_digest(chunk for _, chunk in sorted(shown))}"
+        else:
+            sums[grade_id] = every_answer
+    return sums
+
+
+def answer_checksums_v1(nb: Any) -> dict[str, str]:
+    """The checksums of the kit before ANSWERS_FORMAT 2, read from the notebook as autograded: a written answer's
+    text, for an autograded part every solution cell's text. Read only to carry a hand grade's review over to
+    format 2 (carried_over)."""
     code = [cell.source for cell in nb.cells if cell.get("metadata", {}).get("nbgrader", {}).get("solution")]
     every_answer = _digest(text.encode() for text in code)
     sums = {}
@@ -189,15 +265,45 @@ def write_answers(session: Any, assignment: str, student: str, book: dict[str, d
     write(session, assignment, student, "answers", json.dumps(book, sort_keys=True))
 
 
+def hand_graded(grade: Any) -> bool:
+    """Whether the instructor graded it by hand: a manual score (a written answer's, or one over an autograded
+    part) or extra credit."""
+    return grade.manual_score is not None or grade.extra_credit is not None
+
+
 def reviewed_answer(grade: Any, before: Answer | None) -> str | None:
-    """The answer a hand grade stands on, read before grading touches its flag; None for a grade without a
-    manual score. A manual score without the review flag was given or confirmed on the answer the formgrader
-    showed (`seen`): only the formgrader clears that flag, and the kit only when the answer is the reviewed
-    one. A flagged one still stands on the answer it was reviewed on before."""
-    if grade.manual_score is None:
+    """The answer a hand grade stands on, read before grading touches its flag; None for a grade not hand graded.
+    A hand grade without the review flag was given or confirmed on the answer the formgrader showed (`seen`):
+    only the formgrader clears that flag, and the kit only when the answer is the reviewed one. A flagged one
+    still stands on the answer it was reviewed on before."""
+    if not hand_graded(grade):
         return None
     before = before or _answer(None)
     return before["reviewed"] if grade.needs_manual_grade else before["seen"]
+
+
+def recorded_by_an_older_kit(session: Any, assignment: str, student: str) -> bool:
+    """Whether the student's grade was last recorded with answers' checksums of an older format (its inputs')."""
+    inputs = Inputs.from_json(read(session, assignment).get(student, {}).get("inputs"))
+    return inputs is not None and inputs.answers_format != ANSWERS_FORMAT
+
+
+def carried_over(reviewed: str | None, now: str | None, now_v1: str | None) -> str | None:
+    """`reviewed` in ANSWERS_FORMAT, on the first grading after an upgrade (recorded_by_an_older_kit): a checksum
+    the older kit recorded (format 1) that is the answer now, as that kit read answers (`now_v1`), is the answer
+    now (`now`); so that grading flags no hand grade whose answer did not change as that kit saw it. (Which
+    submission that kit graded cannot be told: its folder fingerprints are of another format too. So a change it
+    could not see, sent after its last grade, is not flagged by that first grading, as it would not have been by
+    that kit.) A checksum of format 2 never equals one of format 1."""
+    return now if reviewed is not None and reviewed == now_v1 else reviewed
+
+
+def needs_review(grade: Any, answer: str | None, reviewed: str | None) -> bool:
+    """The review flag of a hand grade after grading: raised when the answer is not known (None) or is not the
+    one the grade was reviewed on; a grade with no score at all (extra credit on a written answer) still waits
+    for one, as nbgrader flags it."""
+    unscored = grade.manual_score is None and grade.auto_score is None
+    return unscored or answer is None or answer != reviewed
 
 
 def answer_gone(grade: Any, before: Answer | None) -> Answer:
@@ -205,6 +311,6 @@ def answer_gone(grade: Any, before: Answer | None) -> Answer:
     deleted): a hand grade is flagged for review, since the answer it graded is gone, and the entry records that no
     answer is shown, keeping the one it was reviewed on (a grade confirmed now stands on no answer)."""
     reviewed = reviewed_answer(grade, before)  # before the flag changes
-    if grade.manual_score is not None:
+    if hand_graded(grade):
         grade.needs_manual_grade = True
     return {"seen": None, "reviewed": reviewed}

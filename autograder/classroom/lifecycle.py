@@ -139,7 +139,7 @@ def _marks(submission) -> Iterator[tuple[tuple[str, str, str], object]]:
     """What graders entered by hand in one submission: ((notebook, kind, name), value) for each mark."""
     for notebook in submission.notebooks:
         for grade in notebook.grades:
-            if grade.manual_score is not None or grade.extra_credit is not None:
+            if ledger.hand_graded(grade):
                 yield (notebook.name, "grade", grade.name), (grade.manual_score, grade.extra_credit)
         for comment in notebook.comments:
             if comment.manual_comment is not None:

@@ -27,7 +27,7 @@ def record_not_graded(run: ClassRun, student: str, report: Report) -> None:
     feedback page with the reason and what to do (resubmit, when the file is the student's problem; nothing,
     when the grader failed on it).
 
-    A hand grade stays. When the file is the student's problem, the answers it graded are gone: it is flagged
+    A hand grade (a manual score or extra credit) stays. When the file is the student's problem, the answers it graded are gone: it is flagged
     for review, and the ledger records that no answer is shown, keeping the one it was reviewed on (a grade
     confirmed now stands on no answer). When the grader failed, nothing is known of the answers: the flag and
     the ledger stay as they were."""
@@ -40,7 +40,7 @@ def record_not_graded(run: ClassRun, student: str, report: Report) -> None:
             answers = book.setdefault(notebook.name, {})
             for grade in notebook.grades:
                 grade.auto_score = None if report.grader_fault else 0
-                if grade.manual_score is None:
+                if not ledger.hand_graded(grade):
                     grade.needs_manual_grade = False
                 if report.grader_fault:
                     continue  # nothing is known of the answer: a hand grade keeps its flag

@@ -9,7 +9,9 @@ line, in the summary of `make grade` and at the top of the student's feedback pa
   before nbgrader drops the pasted copies and restores the locked cells and the release's metadata, and takes
   what the intake noted about the student's folder (autograder/intake/files.py: a renamed notebook, others beside it,
   links and the like not read) from the pass's resources. It keeps the notes in the notebook's metadata (`kit_notes`, always overwritten, so a submission cannot
-  bring its own) for the grading step.
+  bring its own) for the grading step. It also takes the checksum of each grade's answer there, as submitted
+  (`kit_answers`: autograder/classroom/ledger.py, answer_checksums), before any step restores, sanitizes or cuts
+  a cell, for SaveAutoGradesAtOnce, which flags a hand grade whose answer changed.
 * `RunHiddenSuites` moves them into the submission's report (`notes`), which it writes beside the
   autograded notebook (autograded/<student>/<assignment>/report.json).
 * `AddGradingNotes` (autograder/nbgrader_glue/preprocessors/add_grading_notes.py, last in
@@ -26,10 +28,12 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_locked, is_solution
 
 from ...assignment import Assignment, course_assignment
+from ...classroom.ledger import answer_checksums
 from ...outputs.inert import one_line
 from .overwrite_cells_at_once import released_metadata
 
 METADATA_KEY = "kit_notes"  # notebook metadata: from FindGradingNotes to RunHiddenSuites
+ANSWERS_KEY = "kit_answers"  # notebook metadata: from FindGradingNotes to SaveAutoGradesAtOnce
 INTAKE_NOTES = "kit_intake_notes"  # the pass's resources: the intake's notes (student_autograde.StagedAutograde)
 GRADE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what nbgrader's CheckCellMetadata takes as a grade id, bounded
 
@@ -109,7 +113,8 @@ def metadata_notes(assignment: Assignment, cells: dict) -> list[str]:
 
 
 class FindGradingNotes(NbGraderPreprocessor):
-    """Note what is odd about the submission as submitted (module docstring); first of the sanitize steps."""
+    """Note what is odd about the submission as submitted, and take its answers' checksums (module docstring);
+    first of the sanitize steps."""
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
@@ -117,4 +122,5 @@ class FindGradingNotes(NbGraderPreprocessor):
         assignment = course_assignment(Path(coursedir.root), info["assignment"])
         notes = list(resources.get(INTAKE_NOTES, [])) + cell_notes(assignment, nb)
         nb.metadata[METADATA_KEY] = [one_line(note) for note in notes]
+        nb.metadata[ANSWERS_KEY] = answer_checksums(nb, assignment.release)
         return nb, resources

@@ -6,6 +6,16 @@ from nbgrader.preprocessors import SaveAutoGrades
 
 from ...classroom import ledger
 from ..gradebook_lookups import LookupsPrefetched
+from .grading_notes import ANSWERS_KEY
+
+
+def submitted_answers(nb) -> dict[str, str]:
+    """The answers' checksums FindGradingNotes took from the notebook as submitted (left in its metadata, so the
+    autograded notebook is the one nbgrader's own SaveAutoGrades writes); a grade without one, as when that step
+    did not run, is flagged if hand graded."""
+    found = nb.metadata.get(ANSWERS_KEY)
+    found = found if isinstance(found, dict) else {}
+    return {grade_id: checksum for grade_id, checksum in found.items() if isinstance(checksum, str)}
 
 
 class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
@@ -13,34 +23,42 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
     notebook's grades and comments read at once and written in one transaction (autograder/nbgrader_glue/gradebook_lookups.py):
     a notebook's scores enter the gradebook together or, if it fails on the way, not at all.
 
-    nbgrader flags every grade that has a manual score as needing review each time it autogrades, so a second
-    `make grade` would undo the instructor's hand grading. Here a grade with a manual score is flagged exactly
-    when its answer (a written answer's own text, or, for an autograded part, the student's code) differs from
-    the answer the instructor gave or last confirmed the grade on (ledger.reviewed_answer), not always the last
-    one autograded: an answer changed and changed back needs no review, and a changed one the instructor has
-    not seen stays flagged however often it comes back. The checksums are kept in the ledger in the same
-    transaction."""
+    nbgrader flags every grade that has a manual score as needing review each time it autogrades, and never one
+    with extra credit alone, so a second `make grade` would undo the instructor's hand grading, or keep extra credit
+    on code that changed. Here a hand grade (ledger.hand_graded: a manual score or extra credit) is flagged exactly
+    when its answer, as submitted (ledger.answer_checksums, taken by FindGradingNotes), differs from the answer the
+    instructor gave or last confirmed the grade on (ledger.reviewed_answer), not always the last one autograded: an
+    answer changed and changed back needs no review, and a changed one the instructor has not seen stays flagged
+    however often it comes back. The checksums are kept in the ledger in the same transaction. Only the flag is
+    ever written: a manual score, extra credit or comment is the instructor's."""
 
     def preprocess(self, nb, resources):
-        self._answers = ledger.answer_checksums(nb)
+        self._answers = submitted_answers(nb)
+        self._answers_v1 = ledger.answer_checksums_v1(nb)  # its keys: the grade cells nbgrader saves
         self._cell_ids = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb.cells}
         self._reviewed: dict[str, str | None] | None = None
         return super().preprocess(nb, resources)
 
     def _reviewed_answers(self) -> dict[str, str | None]:
-        """Each grade's reviewed answer, found on the first cell of the pass, before any flag changes; this
-        pass's answers are recorded then. A grade whose cell the student deleted is never saved (nbgrader saves
-        the notebook's cells): its auto score goes (an earlier notebook's would stand), its answer is recorded as
-        gone, and a hand grade of it is flagged, then too."""
+        """Each grade's reviewed answer, found on the first cell of the pass, before any flag changes (on the first
+        grading after an upgrade, one the older kit recorded carried over: ledger.carried_over); this pass's answers
+        are recorded then. A grade whose cell
+        the student deleted is never saved (nbgrader saves the notebook's cells): its auto score goes (an earlier
+        notebook's would stand), its answer is recorded as gone, and a hand grade of it is flagged, then too."""
         if self._reviewed is None:
             session = self.gradebook.db
             book = ledger.read_answers(session, self.assignment_id, self.student_id)
             before = book.get(self.notebook_id, {})
-            self._reviewed = {grade_id: ledger.reviewed_answer(self.gradebook.find_grade(
-                grade_id, self.notebook_id, self.assignment_id, self.student_id), before.get(grade_id))
-                for grade_id in self._answers}
-            book[self.notebook_id] = {grade_id: {"seen": answer, "reviewed": self._reviewed[grade_id]}
-                                      for grade_id, answer in self._answers.items()}
+            upgraded = ledger.recorded_by_an_older_kit(session, self.assignment_id, self.student_id)
+            self._reviewed = {}
+            for grade_id, now_v1 in self._answers_v1.items():
+                grade = self.gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
+                reviewed = ledger.reviewed_answer(grade, before.get(grade_id))
+                if upgraded:
+                    reviewed = ledger.carried_over(reviewed, self._answers.get(grade_id), now_v1)
+                self._reviewed[grade_id] = reviewed
+            book[self.notebook_id] = {grade_id: {"seen": self._answers.get(grade_id), "reviewed": reviewed}
+                                      for grade_id, reviewed in self._reviewed.items()}
             submitted = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
             for grade in submitted.grades:
                 if grade.name not in self._cell_ids:
@@ -58,5 +76,5 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
         reviewed = self._reviewed_answers().get(grade_id)
         super()._add_score(cell, resources)
         grade = self.gradebook.find_grade(grade_id, self.notebook_id, self.assignment_id, self.student_id)
-        if grade.manual_score is not None:  # the instructor's grade stands: to be reviewed on another answer only
-            grade.needs_manual_grade = reviewed is None or self._answers.get(grade_id) != reviewed
+        if ledger.hand_graded(grade):  # the instructor's grade stands: to be reviewed on another answer only
+            grade.needs_manual_grade = ledger.needs_review(grade, self._answers.get(grade_id), reviewed)

@@ -1,0 +1,244 @@
+"""Hand grades (a manual score, an override of an autograded part, extra credit) are never kept silently on an answer
+that changed, and never undone: grading again flags them for review (SaveAutoGradesAtOnce, from the checksums
+FindGradingNotes takes of the notebook as submitted: autograder/classroom/ledger.py) and leaves every score as the
+instructor gave it.
+
+Each student is graded by nbgrader's Autograde with the kit's steps, as `make grade` runs it, the hidden suites
+replaced by a fixed outcome (test_exporters.FixedOutcome): the answers are under test, not the checks. The term as an
+instructor lives it, through `make grade`, is tests/test_term.py's.
+"""
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import struct
+import zlib
+from dataclasses import asdict
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.coursedir import CourseDirectory
+from test_exporters import autograde
+from test_lifecycle import gradebook
+
+from autograder.assignment import find_assignment
+from autograder.classroom import ledger
+from autograder.classroom.changes import Plan, plan_class
+from autograder.nbgrader_glue.preprocessors import save_auto_grades_at_once
+from autograder.nbgrader_glue.preprocessors.grading_notes import ANSWERS_KEY
+from autograder.nbgrader_glue.preprocessors.run_hidden_suites import report_path
+from autograder.report import Report
+from autograder.settings import GraderSettings, load_config
+from conftest import ASSIGNMENT, NOTEBOOK, course_copy, generate_gradebook, solution_notebook, write_notebook
+
+pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's session noise, as make grade
+
+STEM = NOTEBOOK.removesuffix(".ipynb")
+WRITTEN = ("answer_zeroing", "answer_outside_graph", "answer_shared_weight")
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """A course copy whose gradebook knows the assignment; each test grades students of its own."""
+    return generate_gradebook(course_copy(tmp_path_factory.mktemp("hand_grades") / "course"))
+
+
+def submit_and_grade(course: Path, student: str, notebook: dict) -> None:
+    write_notebook(notebook, course / "submitted" / student / ASSIGNMENT.name / NOTEBOOK)
+    result = autograde(course, student, load_config(course).Autograde.exporter_class)
+    assert result["success"], result.get("error")
+
+
+def hand_grade(course: Path, student: str, names, manual: float | None = 1.5, extra: float | None = None) -> None:
+    """The formgrader's work: each grade scored (or given extra credit) and so no longer flagged."""
+    with gradebook(course) as gb:
+        for name in names:
+            grade = gb.find_grade(name, STEM, ASSIGNMENT.name, student)
+            grade.manual_score, grade.extra_credit, grade.needs_manual_grade = manual, extra, False
+        gb.db.commit()
+
+
+def grades(course: Path, student: str, names) -> dict[str, tuple[float | None, float | None, bool]]:
+    """Each grade's (manual score, extra credit, flagged for review)."""
+    with gradebook(course) as gb:
+        return {name: (grade.manual_score, grade.extra_credit, bool(grade.needs_manual_grade)) for name in names
+                for grade in [gb.find_grade(name, STEM, ASSIGNMENT.name, student)]}
+
+
+def cell(notebook: dict, grade_id: str) -> dict:
+    return next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def insert_after(notebook: dict, grade_id: str, new_cell: dict) -> dict:
+    notebook["cells"].insert(notebook["cells"].index(cell(notebook, grade_id)) + 1, new_cell)
+    return new_cell
+
+
+def png(red: int, green: int, blue: int) -> str:
+    """A 1x1 PNG of one colour, base64 (as Jupyter attaches a pasted picture)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    image = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes([0, red, green, blue])))
+    return base64.b64encode(image + chunk(b"IEND", b"")).decode()
+
+
+def graded_then_resubmitted(course: Path, student: str, before: dict, after: dict, names, **given) -> dict:
+    """`before` graded and hand graded, graded again as it is (nothing to review), then `after` graded: the grades."""
+    submit_and_grade(course, student, before)
+    hand_grade(course, student, names, **given)
+    submit_and_grade(course, student, before)
+    assert not any(flag for *_, flag in grades(course, student, names).values()), "the answers graded, as graded"
+    submit_and_grade(course, student, after)
+    return grades(course, student, names)
+
+
+def test_a_swapped_picture_in_a_written_answer_flags_its_hand_grade(course):
+    before = solution_notebook()
+    answer = cell(before, "answer_zeroing")
+    answer["source"] = "The gradients add up, as the plot shows: ![loss](attachment:loss.png)"
+    answer["attachments"] = {"loss.png": {"image/png": png(255, 0, 0)}}
+    after = copy.deepcopy(before)
+    cell(after, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(0, 0, 255)}}  # same text
+    assert graded_then_resubmitted(course, "pia", before, after, WRITTEN) == {
+        "answer_zeroing": (1.5, None, True), "answer_outside_graph": (1.5, None, False),
+        "answer_shared_weight": (1.5, None, False)}
+
+
+@pytest.mark.parametrize("defined_in", ["a cell the student added", "another written answer"])
+def test_a_changed_mathjax_macro_flags_the_written_answer_that_uses_it(course, defined_in):
+    """MathJax's definitions hold for the whole page the formgrader shows: a macro changed anywhere the student
+    writes changes how an answer that uses it reads."""
+    student = "macro-added" if defined_in == "a cell the student added" else "macro-answer"
+    before = solution_notebook()
+    cell(before, "answer_zeroing")["source"] = "Each backward pass adds to it: $\\grad L$ accumulates."
+    macro = "Notation: $\\newcommand{\\grad}{\\nabla}$"
+    if defined_in == "a cell the student added":
+        defining = insert_after(before, "answer_zeroing", nbformat.v4.new_markdown_cell(macro))
+    else:
+        defining = cell(before, "answer_outside_graph")
+        defining["source"] += "\n\n" + macro
+    after = copy.deepcopy(before)
+    after["cells"][before["cells"].index(defining)]["source"] = defining["source"].replace("\\nabla", "\\Delta")
+    regraded = graded_then_resubmitted(course, student, before, after, WRITTEN)
+    assert regraded["answer_zeroing"] == (1.5, None, True), regraded
+
+
+def test_two_different_answers_longer_than_128_kb_flag_the_hand_grade(course):
+    """The kit replaces a markdown cell past SanitizeMarkdown.max_cell_kb with a note: the answer is still the
+    student's, and one that differs past its first 128 KB is another answer."""
+    before, after = solution_notebook(), solution_notebook()
+    long = "Gradients add up. " * 10000  # 180 KB
+    cell(before, "answer_zeroing")["source"] = long + "So they are zeroed."
+    cell(after, "answer_zeroing")["source"] = long + "So they are never zeroed."
+    regraded = graded_then_resubmitted(course, "lou", before, after, WRITTEN)
+    assert regraded["answer_zeroing"] == (1.5, None, True), regraded
+
+
+def test_an_override_of_an_autograded_part_is_flagged_when_a_code_cell_the_student_added_changes(course):
+    """The part's checks ran the student's added cells too (they run where they stand)."""
+    before = solution_notebook()
+    added = insert_after(before, "linear", nbformat.v4.new_code_cell("SCALE = 1.0"))
+    after = copy.deepcopy(before)
+    after["cells"][before["cells"].index(added)]["source"] = "SCALE = 2.0"
+    regraded = graded_then_resubmitted(course, "max", before, after, ["test_forward"], manual=2.0)
+    assert regraded == {"test_forward": (2.0, None, True)}
+
+
+def test_extra_credit_alone_is_a_hand_grade(course):
+    """Extra credit on an autograded part, no manual score: code that changed flags it, the credit kept."""
+    before, after = solution_notebook(), solution_notebook()
+    cell(after, "sgd")["source"] += "\n# tidied after the deadline\n"
+    regraded = graded_then_resubmitted(course, "eve", before, after, ["test_step"], manual=None, extra=1.0)
+    assert regraded == {"test_step": (None, 1.0, True)}
+
+
+def test_a_submission_cannot_bring_the_checksums_of_the_answers_graded(course):
+    student, before = "kim", solution_notebook()
+    submit_and_grade(course, student, before)
+    hand_grade(course, student, WRITTEN)
+    with gradebook(course) as gb:
+        graded = {name: answer["seen"] for name, answer in ledger.read_answers(gb.db, ASSIGNMENT.name, student)[STEM].items()}
+    after = solution_notebook()
+    cell(after, "answer_zeroing")["source"] = "Another answer, sent with the checksums of the one graded."
+    after["metadata"][ANSWERS_KEY] = graded
+    submit_and_grade(course, student, after)
+    assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)
+
+
+def older_kits_answers(nb) -> dict[str, str]:
+    """What the kit before ANSWERS_FORMAT 2 recorded: the checksums of the notebook as autograded."""
+    del nb.metadata[ANSWERS_KEY]
+    return ledger.answer_checksums_v1(nb)
+
+
+def graded_by_the_older_kit(course: Path, student: str, notebook: dict, monkeypatch) -> None:
+    with monkeypatch.context() as older_kit:
+        older_kit.setattr(save_auto_grades_at_once, "submitted_answers", older_kits_answers)
+        submit_and_grade(course, student, notebook)
+
+
+def plan(course: Path, student: str) -> Plan:
+    """What `make grade` would do with the student, whose report.json says they were graded."""
+    config = load_config(course)
+    coursedir, settings = CourseDirectory(config=config), GraderSettings(config=config)
+    Report([]).save(report_path(coursedir, student, ASSIGNMENT.name))
+    return plan_class(find_assignment(course, ASSIGNMENT.name), settings, coursedir, course / "submitted",
+                      [student], force=False)
+
+
+def record_inputs_of(course: Path, student: str, older_kit: bool = False) -> None:
+    """The student's inputs in the ledger as `make grade` records them after grading, or as the older kit did."""
+    recorded = asdict(plan(course, student).inputs[student])
+    if older_kit:
+        del recorded["answers_format"]
+    with gradebook(course) as gb:
+        ledger.write(gb.db, ASSIGNMENT.name, student, "inputs", json.dumps(recorded))
+        gb.db.commit()
+
+
+def test_an_upgrade_grades_every_student_again_and_keeps_their_hand_grades(course, monkeypatch):
+    """A grade recorded by the kit before ANSWERS_FORMAT 2 (no format in its inputs, the answers' checksums of the
+    notebook as autograded) is graded again by the next `make grade`, which leaves every hand grade of an unchanged
+    answer unflagged; a changed answer is flagged after that, as always."""
+    student = "ole"
+    graded_by_the_older_kit(course, student, solution_notebook(), monkeypatch)
+    hand_grade(course, student, WRITTEN)
+    record_inputs_of(course, student)
+    assert plan(course, student).unchanged == [student], "recorded by this kit: left alone"
+    record_inputs_of(course, student, older_kit=True)
+    assert plan(course, student).fresh == [student], "graded again: its answers' checksums are taken anew"
+
+    submit_and_grade(course, student, solution_notebook())
+    assert grades(course, student, WRITTEN) == {name: (1.5, None, False) for name in WRITTEN}
+    record_inputs_of(course, student)
+    changed = solution_notebook()
+    cell(changed, "answer_shared_weight")["source"] = "Listed once: parameters() drops the second copy."
+    submit_and_grade(course, student, changed)
+    assert grades(course, student, WRITTEN) == {"answer_zeroing": (1.5, None, False),
+                                                "answer_outside_graph": (1.5, None, False),
+                                                "answer_shared_weight": (1.5, None, True)}
+
+
+def test_an_older_kits_review_is_carried_over_on_the_first_grading_after_the_upgrade_only(course, monkeypatch):
+    """A answered and hand graded, B sent (flagged), the kit upgraded (B still flagged), then A sent again with its
+    picture swapped: what the older kit recorded of A cannot tell the picture, so it is never read again."""
+    student, answer = "ula", solution_notebook()
+    cell(answer, "answer_zeroing")["source"] = "As the plot shows: ![loss](attachment:loss.png)"
+    cell(answer, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(255, 0, 0)}}
+    graded_by_the_older_kit(course, student, answer, monkeypatch)
+    hand_grade(course, student, WRITTEN)
+    other = copy.deepcopy(answer)
+    cell(other, "answer_zeroing")["source"] = "I changed my mind."
+    graded_by_the_older_kit(course, student, other, monkeypatch)
+    record_inputs_of(course, student, older_kit=True)
+    submit_and_grade(course, student, other)  # the first grading after the upgrade
+    assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)
+    record_inputs_of(course, student)
+    swapped = copy.deepcopy(answer)
+    cell(swapped, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(0, 0, 255)}}
+    submit_and_grade(course, student, swapped)
+    assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)
