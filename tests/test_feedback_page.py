@@ -42,6 +42,7 @@ from autograder.assignment import is_test_cell
 from autograder.classroom.demo import ANSWERS, ROSTER, with_answers
 from autograder.classroom.mutate import apply
 from autograder.nbgrader_glue.preprocessors.rubric import RUBRIC
+from autograder.outputs.inert import quoted
 from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, grade_class, release_notebook, solution_notebook
 
@@ -290,7 +291,7 @@ def test_a_students_maths_draws_only_inside_its_own_cell_and_loads_nothing(grade
     assert not [line for line in fails + scores if line[1]], [line for line in fails + scores if line[1]]
     assert not asked, f"the page asked the network for {asked}"
     assert len(note) == 1, f"the grader's note is not in one span MathJax leaves alone: {note}"
-    assert MATHS_NAME in note[0][0] and note[0][1] == 0, note
+    assert quoted(MATHS_NAME) in note[0][0] and note[0][1] == 0, note  # the name as written, not typeset
 
 
 @pytest.mark.parametrize("student", STUDENTS)
