@@ -158,7 +158,8 @@ def test_a_dot_file_archive_is_a_students_upload_by_its_place(tmp_path, as_zip):
     assert not list(extracted.rglob("*_99[89]_*")), "a student's own archive was unpacked"
 
 
-@pytest.mark.parametrize("hostile", ["=1+2", "+cmd|calc", "..", "\x1b]0;pwned\x07\x1b[2J", "Ada", "a" * 65])
+@pytest.mark.parametrize("hostile", ["=1+2", "+cmd|calc", "..", "\x1b]0;pwned\x07\x1b[2J", "Ada", "a" * 65,
+                                     "x' is 1 to 64 (the instructor checked it); 'y"])
 def test_an_id_outside_the_safe_alphabet_is_refused_for_that_file_alone(tmp_path, hostile):
     root = course(tmp_path)
     lms_zip(root, {f"{hostile}_1_modules_and_sgd.ipynb": b"{}", "bob_2_modules_and_sgd.ipynb": b'{"bob": 1}'})
@@ -167,6 +168,7 @@ def test_an_id_outside_the_safe_alphabet_is_refused_for_that_file_alone(tmp_path
     line = refusal(lines, "")
     assert "is not 1 to 64 of a-z, 0-9 and _" in line
     assert line.isprintable(), "an escape sequence reached the summary"
+    assert "the instructor checked it); 'y' is not" not in line, "the id's quote ended the kit's quotes"
 
 
 def test_a_name_that_leaves_the_download_writes_nothing_outside(tmp_path):

@@ -43,7 +43,7 @@ from traitlets import List, Unicode, default
 
 from ..assignment import Assignment
 from ..nbgrader_glue.late import due_date_of
-from ..outputs.inert import escaped
+from ..outputs.inert import escaped, quoted
 from ..settings import GraderSettings
 from .files import Refused, read_regular
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
@@ -95,7 +95,7 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
         if lms_id:
             found["lms_id"] = lms_id
         if not SAFE_ID.fullmatch(found["student_id"]):
-            raise NotCollected(f"its student id '{shown(found['student_id'])}' is not 1 to 64 of a-z, 0-9 and _ "
+            raise NotCollected(f"its student id {quoted(shown(found['student_id']))} is not 1 to 64 of a-z, 0-9 and _ "
                                f"(autograder/intake/collect.py: SAFE_ID)")
         return found
 
@@ -106,7 +106,7 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
             return None
         file_id = found.get("file_id", "")
         if not file_id or Path(file_id).name != file_id or file_id.startswith("."):
-            raise NotCollected(f"its file name '{shown(file_id)}' is not a plain notebook name")
+            raise NotCollected(f"its file name {quoted(shown(file_id))} is not a plain notebook name")
         renumbered = RESUBMITTED.match(file_id)
         if renumbered and self.notebook_name and renumbered["stem"] + renumbered["ext"] == self.notebook_name:
             found["file_id"] = self.notebook_name
