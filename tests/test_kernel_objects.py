@@ -161,6 +161,13 @@ program = (ctypes.c_uint64 * 2)(1, ctypes.addressof(allow))  # struct sock_fprog
 assert libc.syscall(317, 1, 0, program) == -1 and ctypes.get_errno() == errno.EPERM  # seccomp(SET_MODE_FILTER)
 assert libc.prctl(22, 2, program, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM  # PR_SET_SECCOMP
 assert libc.prctl(38, 1, 0, 0, 0) == 0  # another prctl (PR_SET_NO_NEW_PRIVS): allowed
+for lower in (lambda: os.setpriority(os.PRIO_PROCESS, 0, 19),  # its waits for a CPU would hold the backstop off
+              lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))):
+    try:
+        lower()
+        raise SystemExit("student code lowered its own priority")
+    except PermissionError:
+        pass
 context = ctypes.c_ulong(0)
 assert libc.syscall(206, 1, ctypes.byref(context)) == -1 and ctypes.get_errno() == errno.EPERM  # io_setup
 import signal

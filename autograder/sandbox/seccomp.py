@@ -106,6 +106,11 @@ DENIED: dict[str, tuple[int, int | None]] = {  # name: (x86_64, aarch64), None w
     # once when the session was killed wedged a 6.18 kernel's BPF allocator for the whole machine. With socket,
     # bpf, ptrace and perf_event_open denied too, student code has no way left to make a BPF program.
     "seccomp": (317, 277),
+    # and its own priority: a process that lowers itself (nice 19, SCHED_IDLE) beside a busy neighbour waits for a
+    # CPU nearly all the time, and time spent waiting is taken off the wall-clock backstop (cputime.Stopwatch); the
+    # session raises a late submission's priority from outside the filter (worker.py: hurry)
+    "setpriority": (141, 140), "sched_setparam": (142, 118), "sched_setscheduler": (144, 119),
+    "sched_setattr": (314, 274),
 }
 # Answered ENOSYS, so that the C library falls back to a call the filter reads: clone3 (to clone, whose flags it
 # reads), preadv2 and pwritev2 (to preadv and pwritev, without RWF_NOWAIT, which tells whether a page is cached),
