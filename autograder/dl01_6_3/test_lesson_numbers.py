@@ -104,8 +104,10 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     assert got["still_shared"], "after step() the two layers no longer share one weight"
     cause = causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight")
     assert not cause, cause
-    moved = np.subtract(got["before"], got["after"])
-    assert close(moved, np.subtract(want["before"], want["after"])), (
+    # Shapes first: arrays of two shapes would broadcast, here in the grader's process, to as many numbers as the
+    # product of their sizes (a column and a row within one answer's values make gigabytes).
+    assert np.shape(got["before"]) == np.shape(got["after"]) == np.shape(want["before"]) and close(
+        np.subtract(got["before"], got["after"]), np.subtract(want["before"], want["after"])), (
         "step() moved the shared weight by another amount than lr * grad (its grad already holds both uses)")
 
 
