@@ -267,6 +267,11 @@ BUGS: list[Bug] = [
         loses=("test_step", LESSON), phrase="left the Parameters where they were",
         absent="should move once", cause="left the Parameters where they were",
         lesson_cause="step() left the Parameters where they were"),
+    Bug("step-name-error", "step() with a typo: lr for self.lr (a NameError; the part's other cells are the blank "
+        "release's, whose exercise cells raise as they load)",
+        (step("for p in self.params:\n    p.data -= lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="NameError: name 'lr' is not defined", absent="exercise_count",
+        cause="SGD.step raised NameError", lesson_cause="SGD.step raised NameError"),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",
