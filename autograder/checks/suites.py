@@ -109,10 +109,13 @@ class Runner:
     """
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
-                 together: bool = False, borrowed: frozenset[str] = frozenset()) -> None:
+                 together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False) -> None:
         """`borrowed`: the names of the program's solution cells taken from the public release, not from the
-        student (part_program): what their blank stubs raise as they load is no cause of the student's."""
+        student (part_program): what their blank stubs raise as they load is no cause of the student's.
+        `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
+        in a part that grades the whole notebook a missing cell explains only a name its checks did not find."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
+        self.one_cell = one_cell
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
@@ -183,9 +186,9 @@ def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | N
     except _Waiting:
         return None
     except CheckNotRun as error:
-        return CheckResult(check.name, Status.NOT_RUN, failure_message(error, student.missing))
+        return CheckResult(check.name, Status.NOT_RUN, failure_message(error, student.missing if student.one_cell else ""))
     except Exception as error:
-        return CheckResult(check.name, Status.FAILED, failure_message(error, student.missing))
+        return CheckResult(check.name, Status.FAILED, failure_message(error, student.missing if student.one_cell else ""))
     return CheckResult(check.name, Status.PASSED, "")
 
 
@@ -335,7 +338,8 @@ class Grader:
         cells = part_program(self.prepared.assignment, notebook, suite)
         fresh = suite.student_cells == "all"
         borrowed = frozenset() if fresh else self.solution_cells - set(suite.student_cells)
-        return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed)
+        return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
+                      one_cell=not fresh)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session."""
