@@ -203,6 +203,11 @@ BUGS: list[Bug] = [
     Bug("forward-relu-inside", "forward() applies a ReLU inside the layer",
         (linear("return (x @ self.weight.T + self.bias).relu()"),),
         loses=("test_forward", LESSON), phrase="returned wrong numbers: a layer computes x @ W.T + b", cause='Linear.forward returned wrong numbers', lesson_cause='Linear(2, 1) must compute x @ W.T + b'),
+    Bug("forward-returns-array", "forward() computes on .data and returns the NumPy array, not a Tensor (the next "
+        "layer of a network, a given ReLU, fails on it)",
+        (linear("return x.data @ self.weight.data.T + self.bias.data"),),
+        loses=("test_forward", LESSON), phrase="must return a Tensor", absent="ReLU.forward",
+        cause="with Tensor operations"),
     Bug("forward-bias-first", "correct: forward() written as self.bias + x @ self.weight.T",
         (linear("return self.bias + x @ self.weight.T"),)),
     Bug("forward-weight-times-x", "correct: forward() written as (self.weight @ x.T).T + self.bias",
