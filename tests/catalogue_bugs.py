@@ -207,7 +207,7 @@ BUGS: list[Bug] = [
         "layer of a network, a given ReLU, fails on it)",
         (linear("return x.data @ self.weight.data.T + self.bias.data"),),
         loses=("test_forward", LESSON), phrase="must return a Tensor", absent="ReLU.forward",
-        cause="with Tensor operations"),
+        cause="with Tensor operations", lesson_cause="Linear.forward returned a ndarray"),
     Bug("forward-bias-first", "correct: forward() written as self.bias + x @ self.weight.T",
         (linear("return self.bias + x @ self.weight.T"),)),
     Bug("forward-weight-times-x", "correct: forward() written as (self.weight @ x.T).T + self.bias",

@@ -17,8 +17,7 @@ def close(got, want):
 def forward_cause(got):
     """What the probe found before it built a network ('' if nothing): Linear.forward returned no Tensor."""
     returned = got.get("forward_returned")
-    return (f"Linear.forward returned a {returned}: build the result from x, self.weight and self.bias with Tensor "
-            "operations") if returned else ""
+    return causes.not_a_tensor(returned) if returned else ""
 
 
 def optimizer_cause(got):
