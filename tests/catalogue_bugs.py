@@ -203,6 +203,11 @@ BUGS: list[Bug] = [
     Bug("forward-relu-inside", "forward() applies a ReLU inside the layer",
         (linear("return (x @ self.weight.T + self.bias).relu()"),),
         loses=("test_forward", LESSON), phrase="returned wrong numbers: a layer computes x @ W.T + b", cause='Linear.forward returned wrong numbers', lesson_cause='Linear(2, 1) must compute x @ W.T + b'),
+    Bug("forward-returns-array", "forward() computes on .data and returns the NumPy array, not a Tensor (the next "
+        "layer of a network, a given ReLU, fails on it)",
+        (linear("return x.data @ self.weight.data.T + self.bias.data"),),
+        loses=("test_forward", LESSON), phrase="must return a Tensor", absent="ReLU.forward",
+        cause="with Tensor operations", lesson_cause="Linear.forward returned a ndarray"),
     Bug("forward-bias-first", "correct: forward() written as self.bias + x @ self.weight.T",
         (linear("return self.bias + x @ self.weight.T"),)),
     Bug("forward-weight-times-x", "correct: forward() written as (self.weight @ x.T).T + self.bias",
@@ -267,6 +272,11 @@ BUGS: list[Bug] = [
         loses=("test_step", LESSON), phrase="left the Parameters where they were",
         absent="should move once", cause="left the Parameters where they were",
         lesson_cause="step() left the Parameters where they were"),
+    Bug("step-name-error", "step() with a typo: lr for self.lr (a NameError; the part's other cells are the blank "
+        "release's, whose exercise cells raise as they load)",
+        (step("for p in self.params:\n    p.data -= lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="NameError: name 'lr' is not defined", absent="exercise_count",
+        cause="SGD.step raised NameError", lesson_cause="SGD.step raised NameError"),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",

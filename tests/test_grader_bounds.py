@@ -28,7 +28,7 @@ from autograder.sandbox.protocol import (
     answer_fault,
     read,
 )
-from conftest import ROOT
+from conftest import ASSIGNMENT, ROOT
 
 PROBES = ROOT / "tests" / "sandbox_probes.py"
 
@@ -208,3 +208,62 @@ def test_load_errors_count_in_the_answer_budget_alike_in_the_session_and_the_gra
     assert outcomes[-1].reason.startswith("not run: your answers were larger than 1 MB in all")
     errors = outcomes[0].load_errors
     assert len(errors) == 20 and all(len(json.dumps(error)) <= ERROR_BYTES + 2 for error in errors)
+
+
+# ------------------------------------------------------------------ what the hidden checks do with an answer
+
+COLUMN, ROW = 3000, 6000  # an answer's arrays reshaped: 9,000 numbers, which would broadcast to 18 million
+CHECK_BYTES = 40 << 20  # what one check may hold in the grader: far above an honest answer's, below the broadcast
+
+
+def _reshaped(value: object, made: list[int]) -> object:
+    """`value` with each array of floats (a list whose numbers are all floats) a column of COLUMN rows or a row of
+    ROW numbers in turn, as a notebook that rewrites its answers may send them; whole numbers (patterns,
+    counts, shapes) left as they are, so that the checks get past them to the arrays."""
+    if isinstance(value, dict):
+        return {key: _reshaped(item, made) for key, item in value.items()}
+    if isinstance(value, list) and value and all(isinstance(x, float) for x in _leaves(value)):
+        made.append(len(made))
+        return [[0.5]] * COLUMN if len(made) % 2 else [0.25] * ROW
+    if isinstance(value, list):
+        return [_reshaped(item, made) for item in value]
+    return value
+
+
+def _leaves(value: object) -> list:
+    return [leaf for item in value for leaf in _leaves(item)] if isinstance(value, list) else [value]
+
+
+class _Answers:
+    """A runner that answers from `answers` (the reference's), each reshaped by `change`."""
+
+    def __init__(self, answers: dict, change=lambda value: value) -> None:
+        self.answers, self.change = answers, change
+
+    def run(self, probe, **kwargs):
+        return self.change(self.answers[(probe.__name__, repr(sorted(kwargs.items())))].value)
+
+
+def test_no_hidden_check_holds_more_of_the_graders_memory_than_its_answers_whatever_their_shapes():
+    """Student code can reshape its answers (column against row): a check that combined two of them with
+    NumPy's broadcasting would make the product of their sizes in the grader's process, which no budget of
+    the submission bounds (a column and a row within one answer's 65,536 values: 4 GB)."""
+    import tracemalloc
+
+    from autograder.checks import suites
+    from autograder.settings import GraderSettings, load_config
+
+    answers = suites.reference_answers(ASSIGNMENT, GraderSettings(config=load_config(ROOT)))
+    student, reference = _Answers(answers, lambda value: _reshaped(value, [])), _Answers(answers)
+    held = {}
+    for suite in suites.load_suites(ASSIGNMENT):
+        for check in suite.checks:
+            tracemalloc.start()
+            try:
+                check.test(student, reference, **check.params)
+            except Exception:  # failing is what a reshaped answer should do; holding gigabytes is not
+                pass
+            held[check.name] = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+    assert len(held) > 100
+    assert not {name: size for name, size in held.items() if size > CHECK_BYTES}

@@ -89,6 +89,19 @@ def test_an_infinite_loop_and_os_exit_cost_only_their_own_parts(tmp_path):
     assert not sandbox_processes()
 
 
+def test_a_deleted_exercise_cell_is_named_only_where_it_is_the_cause(tmp_path):
+    """The student deleted Exercise 1's cell and wrote step() to move up the gradient. The exercise's check says
+    the cell is missing; the step checks of the whole-notebook part name the step bug alone, not "because cell
+    exercise_count is missing" (which they never read)."""
+    notebook = apply(solution_notebook(), [Mutation("sgd", "step", "for p in self.params:\n    p.data += self.lr * p.grad")])
+    notebook.cells = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "exercise_count"]
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    failed = {p["grade_id"]: [t["message"] for t in p["tests"] if not t["passed"]] for p in report["parts"]}
+    assert all("exercise_count is missing" in m for m in failed["test_exercise_count"]) and failed["test_exercise_count"]
+    lesson = failed["test_lesson_numbers"]
+    assert lesson and all("up the gradient" in m and "exercise_count" not in m for m in lesson), lesson
+
+
 @pytest.mark.parametrize("content, reason", [
     ("this is not json", "is not a readable notebook"),
     ("", "is not a readable notebook"),

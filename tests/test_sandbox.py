@@ -240,6 +240,29 @@ def test_a_worker_the_kernel_holds_after_its_kill_is_named_not_waited_for_withou
         worker.wait()
 
 
+# Forty processes on one CPU, woken together every 10 ms: each waits on the run queue for the others, seconds of
+# waits a second between them, for a few milliseconds of CPU time, while the check itself sleeps.
+HERD = """\
+import os, time
+def nap():
+    for _ in range(40):
+        if os.fork() == 0:
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+            while True:
+                time.sleep(0.01 - time.time() % 0.01)
+    time.sleep(60)
+started = 1"""
+
+
+def test_processes_that_wait_for_a_cpu_side_by_side_do_not_hold_the_wall_clock_backstop_off():
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=0.5)) as sandbox:
+        started = time.monotonic()
+        napped = sandbox.call([Cell("herd", HERD)], sandbox_probes.run, name="nap")
+        took = time.monotonic() - started
+    assert napped.limit == "time" and "wall-clock time" in napped.reason, napped
+    assert took < 6  # two backstops of 2 x 0.5 s (it runs again once), not the minutes its CPU time would allow
+
+
 def test_the_folder_student_code_starts_in_goes_with_the_sandbox_even_after_its_worker_was_killed():
     sandbox = Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1))
     leave = "import os\nopen('left', 'w').write('x')\nfolder = os.getcwd()"

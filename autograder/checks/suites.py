@@ -109,8 +109,14 @@ class Runner:
     """
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
-                 together: bool = False) -> None:
+                 together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False) -> None:
+        """`borrowed`: the names of the program's solution cells taken from the public release, not from the
+        student (part_program): what their blank stubs raise as they load is no cause of the student's.
+        `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
+        in a part that grades the whole notebook a missing cell explains only a name its checks did not find."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
+        self.one_cell = one_cell
+        self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
         self.memo: dict[tuple[str, str], Outcome] = {}
@@ -167,8 +173,9 @@ class Runner:
     def explain(self, outcome: Outcome) -> str:
         """The reason, plus the load error behind it when a name is missing because a cell failed (a cell
         missing from the notebook, when one is, explains a missing name better than a stub that raised)."""
-        if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")) and outcome.load_errors:
-            return f"{outcome.reason} (because {self.missing or outcome.load_errors[0]})"
+        errors = [error for error in outcome.load_errors if not error.startswith(self.borrowed)]
+        if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")) and errors:
+            return f"{outcome.reason} (because {self.missing or errors[0]})"
         return outcome.reason
 
 
@@ -179,9 +186,9 @@ def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | N
     except _Waiting:
         return None
     except CheckNotRun as error:
-        return CheckResult(check.name, Status.NOT_RUN, failure_message(error, student.missing))
+        return CheckResult(check.name, Status.NOT_RUN, failure_message(error, student.missing if student.one_cell else ""))
     except Exception as error:
-        return CheckResult(check.name, Status.FAILED, failure_message(error, student.missing))
+        return CheckResult(check.name, Status.FAILED, failure_message(error, student.missing if student.one_cell else ""))
     return CheckResult(check.name, Status.PASSED, "")
 
 
@@ -305,6 +312,8 @@ class Grader:
         self.reference_box = reference_sandbox(prepared.assignment, prepared.settings)
         self.reference = _reference_runner(prepared.assignment, self.reference_box)
         self.reference.memo.update(prepared.reference_answers)
+        self.solution_cells = frozenset(cell.metadata["nbgrader"]["grade_id"] for cell in prepared.assignment.release.cells
+                                        if cell.metadata.get("nbgrader", {}).get("solution"))
 
     def begin_session(self) -> None:
         """Give the next submission a session of its own (a fresh confined process tree) for all its parts,
@@ -328,7 +337,9 @@ class Grader:
         assert notebook is not None, "only a notebook that was read is graded"
         cells = part_program(self.prepared.assignment, notebook, suite)
         fresh = suite.student_cells == "all"
-        return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh)
+        borrowed = frozenset() if fresh else self.solution_cells - set(suite.student_cells)
+        return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
+                      one_cell=not fresh)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session."""

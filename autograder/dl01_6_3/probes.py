@@ -502,14 +502,27 @@ def no_grad_states(ns, scenario):
 
 # ---------------------------------------------------------------- the lesson's numbers (all student code)
 
+def _forward_returned(ns):
+    """What the notebook's Linear.forward returns for a batch, by its type's name, when it is not a Tensor ("" when it
+    is). The lesson-numbers probes look before they build on it: the next layer of a network, or the loss, would
+    otherwise fail on an array (the given ReLU.forward: "'numpy.ndarray' object has no attribute 'relu'") and be
+    named in place of forward."""
+    returned = ns["Linear"](2, 1, np.random.default_rng(0))(ns["Tensor"](np.ones((1, 2))))
+    return "" if isinstance(returned, ns["Tensor"]) else type(returned).__name__
+
+
 def lesson_worked_example(ns, zero_between):
     """The worked example with the notebook's parameters(), zero_grad() and step()."""
+    if returned := _forward_returned(ns):
+        return {"forward_returned": returned}
     return _worked_example(ns, zero_between, by_hand=False)
 
 
 def lesson_graph(ns, widths, batch, seed):
     """The graphs of a forward pass recorded and under no_grad(), and where the input and each Parameter sit
     in the recorded one (their node numbers, -1 when absent)."""
+    if returned := _forward_returned(ns):
+        return {"forward_returned": returned}
     rng = np.random.default_rng(seed)
     model = _mlp(ns, widths, rng)
     x = ns["Tensor"](rng.normal(size=(batch, widths[0])))
@@ -525,6 +538,8 @@ def lesson_graph(ns, widths, batch, seed):
 def lesson_shared(ns, n, batch, lr, seed):
     """Two square layers sharing one weight: what parameters() lists (numbered: 0 the shared weight, 1 and 2
     the biases), and the shared weight before and after one step."""
+    if returned := _forward_returned(ns):
+        return {"forward_returned": returned}
     rng = np.random.default_rng(seed)
     first, second = ns["Linear"](n, n, rng), ns["Linear"](n, n, rng)
     second.weight = first.weight
@@ -544,6 +559,8 @@ def lesson_shared(ns, n, batch, lr, seed):
 
 def lesson_training(ns, widths, batch, steps, lr, seed):
     """A training loop with everything from the notebook; losses per step and the final outputs under no_grad."""
+    if returned := _forward_returned(ns):
+        return {"forward_returned": returned}
     rng = np.random.default_rng(seed)
     model = _mlp(ns, widths, rng)
     optimizer = ns["SGD"](model.parameters(), lr=lr)

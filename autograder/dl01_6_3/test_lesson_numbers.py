@@ -14,6 +14,12 @@ def close(got, want):
     return np.shape(got) == np.shape(want) and np.allclose(got, want)
 
 
+def forward_cause(got):
+    """What the probe found before it built a network ('' if nothing): Linear.forward returned no Tensor."""
+    returned = got.get("forward_returned")
+    return causes.not_a_tensor(returned) if returned else ""
+
+
 def optimizer_cause(got):
     """What the probe found wrong with the optimizer before any number ('' if nothing): what SGD(...) kept
     (a used-up generator, not every Parameter), or a grad that zero_grad() set to None."""
@@ -33,8 +39,8 @@ def test_counts_354_and_2410_parameters(student, reference, widths, count):
 
 def first_step_cause(got, want):
     """What went wrong in the worked example's forward pass and first step, named by its cause ('' if nothing)."""
-    if optimizer_cause(got):
-        return optimizer_cause(got)
+    if forward_cause(got) or optimizer_cause(got):
+        return forward_cause(got) or optimizer_cause(got)
     if not np.isclose(got["loss"][0], 5.29):
         return (f"the first loss should be 5.29 (z = -1.3), got {got['loss'][0]:.4g} (z = {got['z'][0]:.4g}): "
                 "Linear(2, 1) must compute x @ W.T + b")
@@ -81,6 +87,7 @@ def test_worked_example_second_step_without_zero_grad_gives_3_668_and_7_12(stude
 def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student, reference):
     got = student.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
     want = reference.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
+    assert not forward_cause(got), forward_cause(got)
     recorded, quiet = len(got["recorded_graph"]), len(got["quiet_graph"])
     assert len(want["recorded_graph"]) == 18, "the reference records no 18 nodes (a grader bug)"
     assert -1 not in got["leaves"] and recorded >= 18, (
@@ -95,7 +102,7 @@ def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student
 def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, lr, seed):
     got = student.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
     want = reference.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
-    assert not optimizer_cause(got), optimizer_cause(got)
+    assert not forward_cause(got) and not optimizer_cause(got), forward_cause(got) or optimizer_cause(got)
     assert want["pattern"] == [0, 1, 2], "the reference lists the shared weight wrongly (a grader bug)"
     entries = got["pattern"].count(0)
     assert entries == 1 and len(got["pattern"]) == 3, (
@@ -104,8 +111,10 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     assert got["still_shared"], "after step() the two layers no longer share one weight"
     cause = causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight")
     assert not cause, cause
-    moved = np.subtract(got["before"], got["after"])
-    assert close(moved, np.subtract(want["before"], want["after"])), (
+    # Shapes first: arrays of two shapes would broadcast, here in the grader's process, to as many numbers as the
+    # product of their sizes (a column and a row within one answer's values make gigabytes).
+    assert np.shape(got["before"]) == np.shape(got["after"]) == np.shape(want["before"]) and close(
+        np.subtract(got["before"], got["after"]), np.subtract(want["before"], want["after"])), (
         "step() moved the shared weight by another amount than lr * grad (its grad already holds both uses)")
 
 
@@ -114,7 +123,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
 def test_training_loop_matches_the_reference(student, reference, widths, lr, seed):
     kwargs = dict(widths=list(widths), batch=8, steps=4, lr=lr, seed=seed)
     got, want = student.run(probes.lesson_training, **kwargs), reference.run(probes.lesson_training, **kwargs)
-    assert not optimizer_cause(got), optimizer_cause(got)
+    assert not forward_cause(got) and not optimizer_cause(got), forward_cause(got) or optimizer_cause(got)
     assert close(got["losses"][0], want["losses"][0]), "the first training loss differs: check forward"
     cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
     assert not cause, cause

@@ -4,8 +4,8 @@ On a busy machine a check gets a smaller share of a core: its wall-clock time gr
 CPU time does not. So a check that loops runs out of CPU time wherever it runs, and a correct one that
 was merely slowed is never charged. Wall-clock time stays only as a backstop, WALL_FACTOR times each
 limit, for code that waits instead of computing (a sleep, a blocked read); and the time its processes
-spent waiting for a CPU, as the kernel counts it (/proc/<pid>/task/<tid>/schedstat), is taken off it,
-so that not even the backstop grows with the load. (A kernel without schedstat counts no waits: there
+spent waiting for a CPU, as the kernel counts it (/proc/<pid>/task/<tid>/schedstat; between two readings, the
+longest wait of one thread: Stopwatch), is taken off it, so that not even the backstop grows with the load. (A kernel without schedstat counts no waits: there
 the backstop is plain wall-clock time, and a machine more than WALL_FACTOR times oversubscribed reaches it.)
 
 Counted from the submission's cgroup where it has one (cpuacct.usage on cgroup v1, cpu.stat on v2: every
@@ -60,17 +60,18 @@ def tree_seconds(pid: int) -> float:
     return sum(process_seconds(member) for member in _tree(pid))
 
 
-def tree_waits(pid: int) -> float:
-    """Seconds the threads of `pid` and of every live process below it spent runnable, waiting for a CPU."""
-    total = 0
+def tree_waits(pid: int) -> dict[tuple[int, str], float]:
+    """Seconds each thread of `pid` and of every live process below it spent runnable, waiting for a CPU, by
+    (process, thread)."""
+    waits = {}
     for member, tasks in _tree(pid).items():
         for task in tasks:
             try:
                 with open(f"/proc/{member}/task/{task}/schedstat") as stat:
-                    total += int(stat.read().split()[1])  # run time, run-queue wait, time slices: in ns
+                    waits[member, task] = int(stat.read().split()[1]) / 1e9  # run time, run-queue wait, time slices
             except (OSError, IndexError, ValueError):
                 pass
-    return total / 1e9
+    return waits
 
 
 def _kilobyte_fields(pid: int, name: str, keys: tuple[str, ...]) -> dict[str, int]:
@@ -107,18 +108,23 @@ def tree_memory(pid: int, bound: int) -> int:
 
 class Stopwatch:
     """Wall-clock seconds since it was made, less the time the process tree of `pid` waited for a CPU
-    meanwhile: what a wall-clock backstop may charge. The waits of processes that ended are kept."""
+    meanwhile: what a wall-clock backstop may charge. The waits taken off between two readings are those of
+    the one thread that waited longest, never more than the time between them: threads wait side by side, so
+    their sum would grow faster than the clock (fifty processes woken together on one CPU each wait for the
+    others: seconds of waits a second, for a few milliseconds of CPU time, held a cell 60 s under a 6 s
+    backstop). The waits of processes that ended are kept."""
 
     def __init__(self, pid: int, started: float | None = None) -> None:
         """`started`: a time_now() from before (waits from then until now are not taken off)."""
         self.pid, self.started, self.waited = pid, time_now() if started is None else started, 0.0
-        self.last = tree_waits(pid)
+        self.last, self.read = tree_waits(pid), time_now()
 
     def seconds(self) -> float:
-        waits = tree_waits(self.pid)
-        self.waited += max(0.0, waits - self.last)  # a process that ended takes its waits along: count from here
-        self.last = waits
-        return time_now() - self.started - self.waited
+        waits, now = tree_waits(self.pid), time_now()
+        longest = max((wait - self.last.get(task, 0.0) for task, wait in waits.items()), default=0.0)
+        self.waited += min(max(0.0, longest), now - self.read)  # a thread found since: all its waits are new
+        self.last, self.read = waits, now
+        return now - self.started - self.waited
 
 
 class CgroupCounter:

@@ -31,6 +31,13 @@ def count_nodes(output):
     return len(seen)
 
 
+def forward_returns_a_tensor(nb):
+    """Linear.forward gives a Tensor for a batch: what follows builds on it (a given ReLU, or the loss, would
+    otherwise fail on an array and be named in place of forward)."""
+    returned = nb.Linear(2, 1, np.random.default_rng(0))(nb.Tensor(np.ones((1, 2))))
+    return "" if isinstance(returned, nb.Tensor) else causes.not_a_tensor(type(returned).__name__)
+
+
 def zeroed(optimizer, params):
     """optimizer.zero_grad(), failing with its cause when it set a grad to None (backward() adds into it)."""
     optimizer.zero_grad()
@@ -50,6 +57,8 @@ def worked_example(nb, zero_between):
     """The two steps of section 8 with your Linear, SGD, zero_grad() and step(); a wrong first step fails here,
     named by its cause (causes.py): what the optimizer holds, what step() did with the gradients, the first
     loss, or no gradient."""
+    cause = forward_returns_a_tensor(nb)
+    assert not cause, f"worked example: {cause}"
     layer, x = linear(nb, [[0.5, -1.0]], [0.2]), nb.Tensor(np.array([[1.0, 2.0]]))
     optimizer = nb.SGD(layer.parameters(), lr=0.1)
     params = [layer.weight, layer.bias]
@@ -129,6 +138,8 @@ def test_worked_example_second_step_without_zero_grad(nb):
 
 
 def test_network_records_18_nodes_and_1_under_no_grad(nb):
+    cause = forward_returns_a_tensor(nb)
+    assert not cause, cause
     rng = np.random.default_rng(0)
     model = mlp(nb, (2, 16, 16, 2), rng)
     x = nb.Tensor(rng.normal(size=(4, 2)))
@@ -145,6 +156,8 @@ def test_network_records_18_nodes_and_1_under_no_grad(nb):
 
 
 def test_shared_parameter_is_listed_once_and_moved_once(nb):
+    cause = forward_returns_a_tensor(nb)
+    assert not cause, cause
     rng = np.random.default_rng(8)
     l1, l2 = nb.Linear(3, 3, rng), nb.Linear(3, 3, rng)
     l2.weight = l1.weight

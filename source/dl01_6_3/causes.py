@@ -91,6 +91,13 @@ def _arrays(values):
         return None
 
 
+def not_a_tensor(type_name: str) -> str:
+    """The cause when Linear.forward returned a `type_name`, not a Tensor: the next layer of a network, or the
+    loss, would fail on it and be named in its place."""
+    return (f"Linear.forward returned a {type_name}: build the result from x, self.weight and self.bias with Tensor "
+            "operations")
+
+
 def step_move(before, after, grads, lr, what="the Parameters"):
     """The cause of a wrong step ('' when it has no recognisable shape): each parameter's values before and
     after step(), against the move -lr * grad that the gradients step() was given ask for. Gradients that are
