@@ -33,8 +33,13 @@ from ..settings import GraderSettings
 from . import ledger
 from .ledger import Inputs
 
-SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "notebook_kb", "budget_seconds", "budget_memory_mb",
-                  "budget_processes", "budget_disk_mb", "message_chars", "message_budget")
+SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "answer_kb", "notebook_kb", "budget_seconds", "budget_answers_mb",
+                  "budget_memory_mb", "budget_processes", "budget_disk_mb", "message_chars", "message_budget")
+# The settings that never change a score (tests/test_grade_inputs.py holds every other one to SCORE_SETTINGS): how
+# the work is spread and confined, what the pages and exports show, the due date (course_inputs' own), and the
+# intake's caps, which change a grade only through what the intake reads, the student's folder fingerprint.
+NOT_SCORE_SETTINGS = ("jobs", "isolate", "gradescope_hidden_visibility", "part_titles", "canvas_column", "canvas_partial",
+                      "canvas_roster", "due_date", "submission_files", "submission_file_kb", "submission_entries")
 LATE_SECTIONS = ("AssignLatePenalties", "LatePenalty", "LateSubmissionPlugin")
 
 
