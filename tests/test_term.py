@@ -263,6 +263,12 @@ def test_a_late_submission_gets_the_configured_penalty_and_is_named(tmp_path):
     ok(make(course, "class-page"))
     page = (course / "reports" / f"{ASSIGNMENT.name}.html").read_text()
     assert '<ul id="late"><li>lou: by 1 day 10 h, late penalty 3.6 points</li></ul>' in page
+    # A resubmission without a time stamp is on time, as a first one is: the gradebook's old time does not stay.
+    (folder / "lou" / ASSIGNMENT.name / "timestamp.txt").unlink()
+    assert "Late: lou" not in ok(make(course, "grade"))
+    assert csv_rows(course)["lou"]["late_submission_penalty"] in ("0", "0.0") and csv_rows(course)["lou"]["timestamp"] == ""
+    (folder / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00.000000 UTC\n")
+    assert "Late: lou, by 1 day 10 h (late penalty 3.6 points)" in ok(make(course, "grade"))
     # The due date is a setting: moving it is a change of settings, previewed like a fixed check.
     config.write_text(config.read_text().replace("2026-11-20 23:59:00", "2026-11-23 23:59:00"))
     out = ok(make(course, "grade"))

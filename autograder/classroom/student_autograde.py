@@ -11,6 +11,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+from nbgrader.api import Gradebook
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
@@ -46,6 +47,15 @@ class StagedAutograde(Autograde):
         resources[INTAKE_NOTES] = list(self.intake_notes)
         resources[GRADING_RESOURCE] = self.grading
         return resources
+
+    def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        super().init_assignment(assignment_id, student_id)
+        # Without a timestamp.txt nbgrader keeps the gradebook's time of an earlier submission, so a lateness would
+        # outlive the folder that had it. No time stamp is on time (nbgrader_glue/late.py), whatever came before.
+        if self.coursedir.get_existing_timestamp(self._format_source(assignment_id, student_id)) is None:
+            with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+                gb.find_submission(assignment_id, student_id).timestamp = None
+                gb.db.commit()
 
     def convert_single_notebook(self, notebook_filename: str) -> None:
         try:
