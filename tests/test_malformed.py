@@ -172,6 +172,14 @@ def test_a_timestamp_txt_nbgrader_cannot_read_is_a_reason(tmp_path):
     for text in ("\x1b[31mnot a time", "\x00\x00", "", "2026-11-20 12:00:00 UTC" + " " * TIMESTAMP_BYTES):
         stamp.write_text(text)
         assert "timestamp.txt" in timestamp_problem(tmp_path), text
+    for text in ("2026-11-20T12:00:00+01:00", "2026-11-20 12:00 UTC", "2026-11-20 12:00:00Z"):
+        stamp.write_text(text)
+        assert timestamp_problem(tmp_path) is None, text
+    # Read through today's date, the machine's zone, or an offset nbgrader misreads: a grade that moves by itself.
+    for text in ("12:00", "Monday", "2026-12", "2026-12-01 00:30:00 JST", "2026-12-01 00:00:00 -0500",
+                 "2026-12-01 00:00:00 -05:00", "2026-12-01 00:00:00 Europe/Paris"):
+        stamp.write_text(text)
+        assert "reads differently by the day or the machine" in timestamp_problem(tmp_path), text
     stamp.unlink()
     stamp.symlink_to("/etc/hostname")  # a link the grader (root) would follow
     assert "not a plain file" in timestamp_problem(tmp_path)

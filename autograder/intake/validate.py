@@ -15,6 +15,7 @@ import copy
 import json
 import math
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -254,6 +255,13 @@ TIMESTAMP_NOT_A_FILE = ("its timestamp.txt is not a plain file: the submission t
                         "or the LMS")
 
 
+# A time nbgrader reads the same on every machine and every day: a whole date and time, in UTC or with its offset
+# written against it, as nbgrader's collect and the LMS collection write one. dateutil completes a part of one from
+# today ("12:00", "Monday", "2026-12"), reads a zone's name through the machine's own zone ("JST" is 9 h earlier
+# under TZ=Asia/Tokyo, else ignored), and nbgrader reads an offset after a space as seconds ("-0500") or not at all.
+FIXED_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?: UTC|Z|[+-]\d{2}:?\d{2})?")
+
+
 def timestamp_problem(folder: Path) -> str | None:
     """Why the folder's timestamp.txt, nbgrader's record of when the work was submitted, cannot be used (None
     when it can, or when there is none). nbgrader reads it as root and, on a line it cannot parse, fails the
@@ -273,10 +281,14 @@ def timestamp_problem(folder: Path) -> str | None:
         return (f"its timestamp.txt is over {TIMESTAMP_BYTES} bytes, not a time stamp: the submission time must come "
                 f"from nbgrader's collect or the LMS")
     text = data.decode("utf-8", "replace").strip()
+    shown = json.dumps(text[:40] + ("…" if len(text) > 40 else ""))
     try:
         parse_utc(text)
     except Exception:
-        shown = json.dumps(text[:40] + ("…" if len(text) > 40 else ""))
         return (f"its timestamp.txt does not hold a time nbgrader can read ({shown}): the submission time must come "
                 f"from nbgrader's collect or the LMS")
+    if not FIXED_TIME.fullmatch(text):
+        return (f"its timestamp.txt holds a time that reads differently by the day or the machine it is graded on "
+                f"({shown}): a whole date and time in UTC (2026-12-01 23:59:00 UTC) or with its offset "
+                f"(2026-12-01T23:59:00+01:00), as nbgrader's collect or the LMS writes it")
     return None
