@@ -148,6 +148,20 @@ def test_an_override_of_an_autograded_part_is_flagged_when_a_code_cell_the_stude
     assert regraded == {"test_forward": (2.0, None, True)}
 
 
+def test_an_override_of_an_autograded_part_is_flagged_when_the_solution_cells_grade_id_moves(course):
+    """Which code cell holds a solution's grade id is part of the answer: the checks run that cell's text as the
+    solution (and the release's stub in its place for the other parts), and the formgrader shows it as the answer.
+    Moving the id to another cell, every text left as it was, is another answer."""
+    before = solution_notebook()
+    added = insert_after(before, "exercise_count", nbformat.v4.new_code_cell("count_64_32_10 = 0"))
+    after = copy.deepcopy(before)
+    moved = after["cells"][before["cells"].index(added)]
+    solution = cell(after, "exercise_count")
+    moved["metadata"]["nbgrader"] = solution["metadata"].pop("nbgrader")
+    regraded = graded_then_resubmitted(course, "ned", before, after, ["test_exercise_count"], manual=1.0)
+    assert regraded == {"test_exercise_count": (1.0, None, True)}
+
+
 def test_extra_credit_alone_is_a_hand_grade(course):
     """Extra credit on an autograded part, no manual score: code that changed flags it, the credit kept."""
     before, after = solution_notebook(), solution_notebook()

@@ -150,8 +150,9 @@ def answer_checksums(nb: Any, release: Any) -> dict[str, str]:
     * A written answer: its own cell, the student's markdown and raw cells, and the other written answers that
       define TeX macros, each with its pictures, in the notebook's order: the formgrader shows them on one page,
       where MathJax's definitions hold for every cell.
-    * An autograded part: the code its checks run, in order: the solution cells and the student's code cells, each
-      given cell (put back as released) counted by its grade id, so that a cell moved past it counts too.
+    * An autograded part: the code its checks run, in order: the solution cells (each with its grade id, so that
+      the id moved to another cell counts) and the student's code cells, each given cell (put back as released)
+      counted by its grade id, so that a cell moved past it counts too.
     """
     released = {grade_id: cell for cell in release.cells if (grade_id := _grade_id(cell))}
     graded = {grade_id: index for index, cell in enumerate(nb.cells) if (grade_id := _grade_id(cell)) in released}
@@ -173,7 +174,9 @@ def answer_checksums(nb: Any, release: Any) -> dict[str, str]:
                 around.append((index, _shown(cell)))
         elif released[grade_id].cell_type == "code":  # as released: a solution runs the student's text
             solution = released[grade_id].metadata.nbgrader.get("solution")
-            code.append(b"code:" + _text(cell).encode() if solution else b"given:" + grade_id.encode())
+            # A solution by its grade id too: which cell holds the id decides what runs as that solution
+            code.append(b"solution:" + grade_id.encode() + b"\0" + _text(cell).encode() if solution
+                        else b"given:" + grade_id.encode())
     every_answer = f"{ANSWERS_FORMAT}:{_digest(code)}"
     sums = {}
     for grade_id, index in graded.items():
