@@ -127,6 +127,20 @@ def test_a_changed_mathjax_macro_flags_the_written_answer_that_uses_it(course, d
     assert regraded["answer_zeroing"] == (1.5, None, True), regraded
 
 
+def test_an_answer_that_refers_to_an_equation_is_flagged_when_the_numbering_changes_in_another(course):
+    """MathJax numbers equations and keeps labels for the whole page (autoNumber "AMS"): another answer's equations
+    decide what an answer's \\eqref reads. An answer without numbers or references is not flagged."""
+    before = solution_notebook()
+    cell(before, "answer_zeroing")["source"] = "$$\\begin{equation}\\label{main} g = g_1 + g_2\\end{equation}$$"
+    cell(before, "answer_outside_graph")["source"] = "The update uses the gradient of \\eqref{main} only."
+    after = copy.deepcopy(before)
+    cell(after, "answer_zeroing")["source"] = "$$\\begin{equation} 0 = 1 \\end{equation}$$\n\n" + \
+        cell(before, "answer_zeroing")["source"]
+    assert graded_then_resubmitted(course, "noa", before, after, WRITTEN) == {
+        "answer_zeroing": (1.5, None, True), "answer_outside_graph": (1.5, None, True),
+        "answer_shared_weight": (1.5, None, False)}
+
+
 def test_two_different_answers_longer_than_128_kb_flag_the_hand_grade(course):
     """The kit replaces a markdown cell past SanitizeMarkdown.max_cell_kb with a note: the answer is still the
     student's, and one that differs past its first 128 KB is another answer."""
@@ -146,6 +160,20 @@ def test_an_override_of_an_autograded_part_is_flagged_when_a_code_cell_the_stude
     after["cells"][before["cells"].index(added)]["source"] = "SCALE = 2.0"
     regraded = graded_then_resubmitted(course, "max", before, after, ["test_forward"], manual=2.0)
     assert regraded == {"test_forward": (2.0, None, True)}
+
+
+def test_an_override_of_an_autograded_part_is_flagged_when_the_solution_cells_grade_id_moves(course):
+    """Which code cell holds a solution's grade id is part of the answer: the checks run that cell's text as the
+    solution (and the release's stub in its place for the other parts), and the formgrader shows it as the answer.
+    Moving the id to another cell, every text left as it was, is another answer."""
+    before = solution_notebook()
+    added = insert_after(before, "exercise_count", nbformat.v4.new_code_cell("count_64_32_10 = 0"))
+    after = copy.deepcopy(before)
+    moved = after["cells"][before["cells"].index(added)]
+    solution = cell(after, "exercise_count")
+    moved["metadata"]["nbgrader"] = solution["metadata"].pop("nbgrader")
+    regraded = graded_then_resubmitted(course, "ned", before, after, ["test_exercise_count"], manual=1.0)
+    assert regraded == {"test_exercise_count": (1.0, None, True)}
 
 
 def test_extra_credit_alone_is_a_hand_grade(course):

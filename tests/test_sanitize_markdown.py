@@ -242,10 +242,12 @@ def test_a_raw_mimetype_that_is_not_text_is_taken_as_absent(sanitizer, mimetype)
     assert nb.cells[0].source == "<b>bold</b>" and "raw_mimetype" not in nb.cells[0].metadata
 
 
-def test_a_fenced_block_in_a_lexer_of_quadratic_time_is_shown_plain(sanitizer):
+@pytest.mark.parametrize("fence", ["```autoit\n{}\n```", "~~~markdown\n```autoit\n{}\n```\n~~~"])
+def test_a_fenced_block_in_a_lexer_of_quadratic_time_is_shown_plain(sanitizer, fence):
     """Pygments' autoit lexer takes 7 s of CPU for 8 KB of spaces and grows with their square: a cell fenced in it is
-    not kept whole, and its page renders the block plain. A block in Python, or in a language no lexer has, stays."""
-    source = "Some *text*\n\n```autoit\n" + " " * 8000 + "x\n```"
+    not kept whole, and its page renders the block plain; so is one fenced in markdown around it, whose lexer hands
+    each block inside to the lexer its fence names. A block in Python, or in a language no lexer has, stays."""
+    source = "Some *text*\n\n" + fence.format(" " * 8000 + "x")
     start = time.process_time()
     page = render(sanitizer.sanitize_markdown(source))
     assert time.process_time() - start < 1.5, "the page highlights with a lexer whose time grows faster than the code"
@@ -255,14 +257,16 @@ def test_a_fenced_block_in_a_lexer_of_quadratic_time_is_shown_plain(sanitizer):
 
 
 @pytest.mark.parametrize("language_info", [{"name": "python", "pygments_lexer": "ipython3"}, None,
-                                           {"name": "python", "pygments_lexer": "autoit"}])
+                                           {"name": "python", "pygments_lexer": "autoit"}, {"name": "markdown"}])
 def test_code_cells_are_highlighted_with_a_lexer_of_linear_time(sanitizer, language_info):
     """IPython's lexer, which Jupyter names in every notebook it saves and nbconvert takes when none is named, takes
     0.7 s of CPU for 8 KB of `*` and grows with its square; autoit's, with a run of spaces: the page highlights code
-    with Python's. A code cell's magics_language, which picks the lexer under IPython's, is removed."""
+    with Python's. A code cell's magics_language, which picks the lexer under IPython's, is removed. Markdown's
+    lexer would hand a cell's ```autoit block to autoit's."""
     from nbconvert import HTMLExporter
 
-    cells = [new_code_cell("*" * 16000, metadata={"magics_language": "autoit"}), new_code_cell(" " * 16000 + "x")]
+    cells = [new_code_cell("*" * 16000, metadata={"magics_language": "autoit"}), new_code_cell(" " * 16000 + "x"),
+             new_code_cell("```autoit\n" + " " * 16000 + "x\n```")]
     nb = new_notebook(cells=cells, metadata={"language_info": language_info} if language_info else {})
     nb, _ = sanitizer.preprocess(nb, {})
     assert all("magics_language" not in cell.metadata for cell in nb.cells)

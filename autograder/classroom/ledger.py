@@ -122,6 +122,10 @@ ANSWERS_FORMAT = "2"  # how answer_checksums reads a notebook (Inputs.answers_fo
 # A TeX definition: MathJax keeps it for the whole page, so a written answer that makes one changes how the others show.
 TEX_DEFINITION = re.compile(r"\\(?:(?:re|provide)?newcommand|(?:re)?newenvironment|[gex]?def|let|DeclareMathOperator"
                             r"|require)(?![A-Za-z])")
+# What MathJax numbers or labels for the whole page (TeX-AMS, autoNumber "AMS"): a numbered environment, a tag, a
+# label, a reference to one. A written answer holding one reads the numbers and labels of the others that do.
+TEX_NUMBERING = re.compile(r"\\(?:label|tag|eqref|ref)(?![A-Za-z])|\\begin\s*\{\s*(?:equation|align|gather|multline"
+                           r"|flalign|x?alignat|eqnarray)\s*\}")
 
 
 def _grade_id(cell: Any) -> str | None:
@@ -148,10 +152,12 @@ def answer_checksums(nb: Any, release: Any) -> dict[str, str]:
     student's cells.
 
     * A written answer: its own cell, the student's markdown and raw cells, and the other written answers that
-      define TeX macros, each with its pictures, in the notebook's order: the formgrader shows them on one page,
-      where MathJax's definitions hold for every cell.
-    * An autograded part: the code its checks run, in order: the solution cells and the student's code cells, each
-      given cell (put back as released) counted by its grade id, so that a cell moved past it counts too.
+      define TeX macros (and, for an answer that numbers, labels or refers to an equation, those that do too), each
+      with its pictures, in the notebook's order: the formgrader shows them on one page, where MathJax's
+      definitions, equation numbers and labels hold for every cell.
+    * An autograded part: the code its checks run, in order: the solution cells (each with its grade id, so that
+      the id moved to another cell counts) and the student's code cells, each given cell (put back as released)
+      counted by its grade id, so that a cell moved past it counts too.
     """
     released = {grade_id: cell for cell in release.cells if (grade_id := _grade_id(cell))}
     graded = {grade_id: index for index, cell in enumerate(nb.cells) if (grade_id := _grade_id(cell)) in released}
@@ -161,6 +167,7 @@ def answer_checksums(nb: Any, release: Any) -> dict[str, str]:
 
     code: list[bytes] = []
     around: list[tuple[int, bytes]] = []  # what shows with every written answer
+    numbering: list[tuple[int, bytes]] = []  # the written answers that number, label or refer to equations
     for index, cell in enumerate(nb.cells):
         grade_id = _grade_id(cell)
         if grade_id is None or graded.get(grade_id) != index:  # the student's cell
@@ -171,17 +178,22 @@ def answer_checksums(nb: Any, release: Any) -> dict[str, str]:
         elif written(grade_id):
             if TEX_DEFINITION.search(_text(cell)):
                 around.append((index, _shown(cell)))
+            if TEX_NUMBERING.search(_text(cell)):
+                numbering.append((index, _shown(cell)))
         elif released[grade_id].cell_type == "code":  # as released: a solution runs the student's text
             solution = released[grade_id].metadata.nbgrader.get("solution")
-            code.append(b"code:" + _text(cell).encode() if solution else b"given:" + grade_id.encode())
+            # A solution by its grade id too: which cell holds the id decides what runs as that solution
+            code.append(b"solution:" + grade_id.encode() + b"\0" + _text(cell).encode() if solution
+                        else b"given:" + grade_id.encode())
     every_answer = f"{ANSWERS_FORMAT}:{_digest(code)}"
     sums = {}
     for grade_id, index in graded.items():
         if not released[grade_id].metadata.nbgrader.get("grade"):
             continue
         if written(grade_id):
-            shown = [(i, chunk) for i, chunk in around if i != index] + [(index, b"own:" + _shown(nb.cells[index]))]
-            sums[grade_id] = f"{ANSWERS_FORMAT}:{_digest(chunk for _, chunk in sorted(shown))}"
+            shown = dict(around + (numbering if TEX_NUMBERING.search(_text(nb.cells[index])) else []))
+            shown[index] = b"own:" + _shown(nb.cells[index])
+            sums[grade_id] = f"{ANSWERS_FORMAT}:{_digest(chunk for _, chunk in sorted(shown.items()))}"
         else:
             sums[grade_id] = every_answer
     return sums

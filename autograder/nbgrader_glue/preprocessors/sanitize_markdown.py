@@ -64,9 +64,10 @@ LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")
 # that grows with the square of a run in the code (autoit: 7 s of CPU for 8 KB of spaces, over 100 s for 16 KB;
 # IPython's ipython3, which Jupyter names in every notebook it saves: 0.7 s for 8 KB of `*`, a minute for 48 KB),
 # and the pages highlight while they are written and each time the formgrader shows one. These take linear time
-# (256 KB of any of tests/test_sanitize_markdown.py's runs in about a second or less).
+# (256 KB of any of tests/test_sanitize_markdown.py's runs in about a second or less). None of them hands code to
+# a lexer named in it: Markdown's does, highlighting each fenced block inside with the lexer its fence names.
 LEXERS = ("python", "py", "python3", "py3", "pycon", "pytb", "py3tb", "numpy", "text", "bash", "sh", "json",
-          "latex", "tex", "markdown", "md")
+          "latex", "tex")
 CODE_LEXER = "python"  # what the pages highlight code cells with when the notebook names a lexer not in LEXERS
 
 
