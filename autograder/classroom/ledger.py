@@ -70,12 +70,6 @@ def _digest(chunks: Iterable[bytes]) -> str:
     return digest.hexdigest()
 
 
-def _file_chunks(path: Path) -> Iterable[bytes]:
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            yield block
-
-
 def folder_fingerprint(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> str:
     """A student's folder `top`/`parts` as the intake sees it under `rules` (intake.files.survey): the name and
     kind of each entry it looks at, whether it looked at them all, and what it reads of each file it reads, within
@@ -97,7 +91,7 @@ def files_fingerprint(paths: Iterable[Path], root: Path) -> str:
     def chunks() -> Iterable[bytes]:
         for path in paths:
             yield str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode()
-            yield b"".join(_file_chunks(path)) if path.is_file() else b"missing"
+            yield path.read_bytes() if path.is_file() else b"missing"
 
     return _digest(chunks())
 
@@ -228,6 +222,15 @@ def read(session: Any, assignment: str) -> dict[str, dict[str, str | None]]:
     return {student: {"inputs": inputs, "answers": answers, "page": page} for student, inputs, answers, page in rows}
 
 
+def read_row(session: Any, assignment: str, student: str) -> dict[str, str | None]:
+    """{"inputs", "answers", "page"} of one student's row ({} when there is none): read once per student graded,
+    so never the whole class's rows."""
+    _ensure(session)
+    row = session.execute(text(f"SELECT inputs, answers, page FROM {TABLE} WHERE assignment = :a AND student = :s"),
+                          {"a": assignment, "s": student}).first()
+    return dict(zip(("inputs", "answers", "page"), row)) if row else {}
+
+
 def write(session: Any, assignment: str, student: str, column: str, value: str | None) -> None:
     """Set one column of a student's row (made when missing); the caller commits."""
     if column not in ("inputs", "answers", "page"):
@@ -265,7 +268,7 @@ def _answer(value: Any) -> Answer:
 def read_answers(session: Any, assignment: str, student: str) -> dict[str, dict[str, Answer]]:
     """A student's `answers`: {notebook: {grade id: Answer}}."""
     try:
-        book = json.loads(read(session, assignment).get(student, {}).get("answers") or "{}")
+        book = json.loads(read_row(session, assignment, student).get("answers") or "{}")
     except ValueError:
         book = {}
     book = book if isinstance(book, dict) else {}
@@ -296,7 +299,7 @@ def reviewed_answer(grade: Any, before: Answer | None) -> str | None:
 
 def recorded_by_an_older_kit(session: Any, assignment: str, student: str) -> bool:
     """Whether the student's grade was last recorded with answers' checksums of an older format (its inputs')."""
-    inputs = Inputs.from_json(read(session, assignment).get(student, {}).get("inputs"))
+    inputs = Inputs.from_json(read_row(session, assignment, student).get("inputs"))
     return inputs is not None and inputs.answers_format != ANSWERS_FORMAT
 
 

@@ -15,6 +15,7 @@ for every other cell, never the reference solution: a probe of one part must not
 Only the lesson-numbers probes use the notebook's own classes throughout (that part takes every cell from
 the student).
 """
+import functools
 import inspect
 from typing import Any
 
@@ -504,25 +505,34 @@ def no_grad_states(ns, scenario):
 
 def _forward_returned(ns):
     """What the notebook's Linear.forward returns for a batch, by its type's name, when it is not a Tensor ("" when it
-    is). The lesson-numbers probes look before they build on it: the next layer of a network, or the loss, would
-    otherwise fail on an array (the given ReLU.forward: "'numpy.ndarray' object has no attribute 'relu'") and be
-    named in place of forward."""
+    is)."""
     returned = ns["Linear"](2, 1, np.random.default_rng(0))(ns["Tensor"](np.ones((1, 2))))
     return "" if isinstance(returned, ns["Tensor"]) else type(returned).__name__
 
 
+def _forward_first(probe):
+    """A lesson-numbers probe that first looks at what Linear.forward returns, and answers {"forward_returned": its
+    type} when it is not a Tensor: the next layer of a network, or the loss, would otherwise fail on an array (the
+    given ReLU.forward: "'numpy.ndarray' object has no attribute 'relu'") and be named in place of forward."""
+
+    @functools.wraps(probe)
+    def probed(ns, *args, **kwargs):
+        returned = _forward_returned(ns)
+        return {"forward_returned": returned} if returned else probe(ns, *args, **kwargs)
+
+    return probed
+
+
+@_forward_first
 def lesson_worked_example(ns, zero_between):
     """The worked example with the notebook's parameters(), zero_grad() and step()."""
-    if returned := _forward_returned(ns):
-        return {"forward_returned": returned}
     return _worked_example(ns, zero_between, by_hand=False)
 
 
+@_forward_first
 def lesson_graph(ns, widths, batch, seed):
     """The graphs of a forward pass recorded and under no_grad(), and where the input and each Parameter sit
     in the recorded one (their node numbers, -1 when absent)."""
-    if returned := _forward_returned(ns):
-        return {"forward_returned": returned}
     rng = np.random.default_rng(seed)
     model = _mlp(ns, widths, rng)
     x = ns["Tensor"](rng.normal(size=(batch, widths[0])))
@@ -535,11 +545,10 @@ def lesson_graph(ns, widths, batch, seed):
             "recorded": _plain(recorded.data), "quiet": _plain(quiet.data)}
 
 
+@_forward_first
 def lesson_shared(ns, n, batch, lr, seed):
     """Two square layers sharing one weight: what parameters() lists (numbered: 0 the shared weight, 1 and 2
     the biases), and the shared weight before and after one step."""
-    if returned := _forward_returned(ns):
-        return {"forward_returned": returned}
     rng = np.random.default_rng(seed)
     first, second = ns["Linear"](n, n, rng), ns["Linear"](n, n, rng)
     second.weight = first.weight
@@ -557,10 +566,9 @@ def lesson_shared(ns, n, batch, lr, seed):
             "grad": grad}
 
 
+@_forward_first
 def lesson_training(ns, widths, batch, steps, lr, seed):
     """A training loop with everything from the notebook; losses per step and the final outputs under no_grad."""
-    if returned := _forward_returned(ns):
-        return {"forward_returned": returned}
     rng = np.random.default_rng(seed)
     model = _mlp(ns, widths, rng)
     optimizer = ns["SGD"](model.parameters(), lr=lr)
