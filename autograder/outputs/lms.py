@@ -18,8 +18,9 @@ name is not one of the course's assignments becomes a new assignment on import.
   and SGD (123456)" (name and Canvas's assignment id: what Canvas matches an imported column by), else the
   assignment id, which Canvas would import as a new assignment.
 * A student the grader failed on: an empty cell (Canvas records no score), never a zero.
-* One row per Canvas user: students whose ids end in the same Canvas number (ids given by hand, or a
-  name Canvas changed between downloads) are left out and named, since either score could be the wrong one.
+* One row per Canvas user: students given the same Canvas user id (ids that end in the same number: given by hand,
+  or a name Canvas changed between downloads; or an id that ends in the number the roster gives another student, a
+  login chosen to end in a classmate's) are left out and named, since either score could be the wrong one.
 
 A cell a spreadsheet would run as a formula gets a leading `'`, as in grades.csv (autograder/outputs/inert.py).
 """
@@ -49,15 +50,15 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
     header = HEADER + [column or assignment]
     possible = mine[0]["max_score"] if mine else ""
     table = CanvasRows(header, [["Points Possible", "", "", "", "", possible]])
-    numbers = Counter(m.group(1) for r in mine if (m := CANVAS_ID.search(r["student_id"])))
-    table.shared = sorted(r["student_id"] for r in mine
-                          if (m := CANVAS_ID.search(r["student_id"])) and numbers[m.group(1)] > 1)
+    canvas_ids = {r["student_id"]: canvas_id_of(r["student_id"], roster) for r in mine}
+    numbers = Counter(filter(None, canvas_ids.values()))  # from an id's ending and the roster alike: one Canvas user
+    table.shared = sorted(student for student, canvas_id in canvas_ids.items() if numbers[canvas_id] > 1)
     for row in mine:
         student = row["student_id"]
         if student in table.shared:
             continue
         number = CANVAS_ID.search(student)
-        canvas_id = number.group(1) if number else roster.get(student, "")
+        canvas_id = canvas_ids[student]
         if not canvas_id:
             table.without_id.append(student)
         name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or student
@@ -67,6 +68,13 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
             table.pending.append(student)
         table.rows.append([name, canvas_id, "", "" if number else student, "", score])
     return table
+
+
+def canvas_id_of(student: str, roster: dict[str, str]) -> str:
+    """The Canvas user id a student's row is imported to: the number a Canvas download's id ends in, else the
+    roster's, else "" (none known)."""
+    number = CANVAS_ID.search(student)
+    return number.group(1) if number else roster.get(student, "")
 
 
 @dataclass
@@ -156,7 +164,7 @@ def command(root: Path, name: str, dest: Path | None = None) -> int:
         say(f"{len(written.without_id)} rows carry no Canvas user id ({', '.join(written.without_id)}): Canvas matches "
             f"them by SIS Login ID alone; c.GraderSettings.canvas_roster names Canvas's gradebook export to read it from.")
     if written.shared:
-        say(f"Left out {len(written.shared)} students whose ids end in the same Canvas number "
-              f"({', '.join(written.shared)}): "
+        say(f"Left out {len(written.shared)} students given the same Canvas user id, by their ids' ending or the "
+              f"roster ({', '.join(written.shared)}): "
               f"one Canvas user is one row, so give them apart in the gradebook and run this again.")
     return 0
