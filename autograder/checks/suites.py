@@ -33,7 +33,7 @@ from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
-from ..sandbox.program import bound_names, defining_cells
+from ..sandbox.program import defining_cells
 from ..settings import GraderSettings
 from ..submission import Submission
 from .modules import import_file
@@ -198,7 +198,7 @@ class Runner:
     def why_undefined(self, name: str, load_errors: list[str], seen: frozenset[str] = frozenset()) -> str:
         """Why `name` was not found ('' when the facts do not say): the load error of the cell that defines it
         in the released notebook, or what that error's own missing name comes from (a class whose base class
-        is missing), or that the cell, loaded, binds no such name. A stub borrowed from the release is never
+        is missing), or that the cell, loaded, has no line that binds it (_binds). A stub borrowed from the release is never
         the cause, nor a cell the student added."""
         cell = self.defined_by.get(name)
         if cell is None or cell in seen:
@@ -209,7 +209,17 @@ class Runner:
             cause = self.why_undefined(deeper[1], load_errors, seen | {cell}) if deeper else ""
             return cause or ("" if error.startswith(self.borrowed) else error)
         text = next((c.source for c in self.cells if c.name == cell), None)
-        return "" if text is None or name in bound_names(text) else f"cell {cell} defines no {name}"
+        return "" if text is None or _binds(text, name) else f"cell {cell} defines no {name}"
+
+
+def _binds(text: str, name: str) -> bool:
+    """Whether a line of `text` binds `name` as a statement does (class, def, an assignment, an import), at any
+    indentation. The student's code is only searched here, line by line in linear time, never parsed: parsing
+    is the sandbox's (code nested past the parser's depth, or megabytes of it, would cost the grader's own
+    time and memory)."""
+    word = re.escape(name)
+    return re.search(rf"^[ \t]*(?:(?:class|def)[ \t]+{word}\b|{word}[ \t]*(?::[^=\n]*)?=(?!=)|import[ \t]+{word}\b)"
+                     rf"|[ \t]as[ \t]+{word}\b", text, re.MULTILINE) is not None
 
 
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
