@@ -213,6 +213,9 @@ def test_a_change_of_the_intakes_rules_is_previewed_and_applied_only_when_confir
     hand = flags(course, "ada")
     assert "Autograded in this run: 0; unchanged since their grade, so left as they were: 4" in ok(make(course, "grade"))
     assert flags(course, "ada") == hand == {name: (1.5, False) for name in WRITTEN}
+    with gradebook(course) as gb:  # each row now says which rules its folder was read under
+        rows = ledger.read(gb.db, ASSIGNMENT.name)
+    assert all(ledger.Inputs.from_json(row["inputs"]).intake for row in rows.values()) and len(rows) == 4
 
     config = course / "nbgrader_config.py"
     config.write_text(config.read_text() + '\nc.GraderSettings.submission_files = ["helper.py"]\n')
