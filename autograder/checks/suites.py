@@ -20,18 +20,20 @@ the batched grader and by the pytest plugin (autograder/checks/pytest_plugin.py)
 """
 from __future__ import annotations
 
+import re
 import sys
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..assignment import Assignment
 from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
+from ..sandbox.program import defining_cells
 from ..settings import GraderSettings
 from ..submission import Submission
 from .modules import import_file
@@ -97,6 +99,11 @@ def load_suites(assignment: Assignment) -> list[Suite]:
 
 _BATCHING: ContextVar[bool] = ContextVar("batching", default=False)  # True while run_checks runs checks
 
+# A name the code did not find, as a reason gives it: Python's NameError anywhere (the notebook's code, or a
+# cell as it loaded), or a probe's own look-up of a notebook name (a KeyError raised outside the notebook's code).
+_NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
+_PROBE_LOOKUP = re.compile(r"raised KeyError: '(\w+)'")
+
 
 class Runner:
     """What a check calls: run a probe on one program, return plain data or fail with a reason.
@@ -109,13 +116,17 @@ class Runner:
     """
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
-                 together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False) -> None:
+                 together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False,
+                 defined_by: Mapping[str, str] | None = None) -> None:
         """`borrowed`: the names of the program's solution cells taken from the public release, not from the
         student (part_program): what their blank stubs raise as they load is no cause of the student's.
         `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
-        in a part that grades the whole notebook a missing cell explains only a name its checks did not find."""
+        in a part that grades the whole notebook a missing cell explains only a name its checks did not find.
+        `defined_by`: the cell each name comes from in the released notebook (defining_cells), so that a name
+        not found is explained by that cell."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
+        self.defined_by = dict(defined_by or {})
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
@@ -171,12 +182,44 @@ class Runner:
         return True
 
     def explain(self, outcome: Outcome) -> str:
-        """The reason, plus the load error behind it when a name is missing because a cell failed (a cell
-        missing from the notebook, when one is, explains a missing name better than a stub that raised)."""
+        """The reason, plus its cause when a name was not found: what the cell that defines the name in the
+        released notebook did (why_undefined). A name no such cell defines is the code's that raised, which the
+        reason names. Another reason of the kind gets the load error of a cell missing from the notebook, or
+        else of the first cell that failed."""
+        name = _NAME_ERROR.search(outcome.reason) or _PROBE_LOOKUP.fullmatch(outcome.reason)
+        if name:
+            cause = self.why_undefined(name[1], outcome.load_errors)
+            return f"{outcome.reason} (because {cause})" if cause else outcome.reason
         errors = [error for error in outcome.load_errors if not error.startswith(self.borrowed)]
-        if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")) and errors:
+        if any(word in outcome.reason for word in ("KeyError", "is missing")) and errors:
             return f"{outcome.reason} (because {self.missing or errors[0]})"
         return outcome.reason
+
+    def why_undefined(self, name: str, load_errors: list[str], seen: frozenset[str] = frozenset()) -> str:
+        """Why `name` was not found ('' when the facts do not say): the load error of the cell that defines it
+        in the released notebook, or what that error's own missing name comes from (a class whose base class
+        is missing), or that the cell, loaded, has no line that binds it (_binds). A stub borrowed from the release is never
+        the cause, nor a cell the student added."""
+        cell = self.defined_by.get(name)
+        if cell is None or cell in seen:
+            return ""
+        error = next((e for e in load_errors if e.startswith(f"cell {cell}:")), "")
+        if error:
+            deeper = _NAME_ERROR.search(error)
+            cause = self.why_undefined(deeper[1], load_errors, seen | {cell}) if deeper else ""
+            return cause or ("" if error.startswith(self.borrowed) else error)
+        text = next((c.source for c in self.cells if c.name == cell), None)
+        return "" if text is None or _binds(text, name) else f"cell {cell} defines no {name}"
+
+
+def _binds(text: str, name: str) -> bool:
+    """Whether a line of `text` binds `name` as a statement does (class, def, an assignment, an import), at any
+    indentation. The student's code is only searched here, line by line in linear time, never parsed: parsing
+    is the sandbox's (code nested past the parser's depth, or megabytes of it, would cost the grader's own
+    time and memory)."""
+    word = re.escape(name)
+    return re.search(rf"^[ \t]*(?:(?:class|def)[ \t]+{word}\b|{word}[ \t]*(?::[^=\n]*)?=(?!=)|import[ \t]+{word}\b)"
+                     rf"|[ \t]as[ \t]+{word}\b", text, re.MULTILINE) is not None
 
 
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
@@ -314,6 +357,7 @@ class Grader:
         self.reference.memo.update(prepared.reference_answers)
         self.solution_cells = frozenset(cell.metadata["nbgrader"]["grade_id"] for cell in prepared.assignment.release.cells
                                         if cell.metadata.get("nbgrader", {}).get("solution"))
+        self.defined_by = defining_cells(prepared.assignment.source, prepared.assignment.release)
 
     def begin_session(self) -> None:
         """Give the next submission a session of its own (a fresh confined process tree) for all its parts,
@@ -339,7 +383,7 @@ class Grader:
         fresh = suite.student_cells == "all"
         borrowed = frozenset() if fresh else self.solution_cells - set(suite.student_cells)
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
-                      one_cell=not fresh)
+                      one_cell=not fresh, defined_by=self.defined_by)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session."""

@@ -77,6 +77,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
             say(f"Not graded, no score written: {graded.stopped}", sys.stderr)
             return 3
         record_inputs(run.coursedir, assignment.name, graded.inputs)
+    record_inputs(run.coursedir, assignment.name, {student: plan.inputs[student] for student in plan.rules_to_record})
     take_unchanged(run, plan, graded)
     write_feedback(run, graded)
     one_step("export", lambda: export_grades(assignment, run.coursedir), unit="file")
