@@ -18,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+from traitlets import TraitError
+
 from .assignment import find_assignment
 from .outputs.inert import say
 from .settings import GraderSettings, load_config
@@ -89,7 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "reset-gradebook":
         return _reset_gradebook(args.confirm)
-    settings = GraderSettings(config=load_config(ROOT))  # the configuration, read once: passed down from here
+    try:
+        settings = GraderSettings(config=load_config(ROOT))  # the configuration, read once: passed down from here
+    except TraitError as error:  # a setting of the instructor's that the kit refuses: one line, nothing done
+        say(f"nbgrader_config.py: {error}", sys.stderr)
+        return 2
     return COMMANDS[args.command](find_assignment(ROOT, args.assignment), settings, args)
 
 
