@@ -33,6 +33,22 @@ def test_a_smaller_answer_limit_is_a_change_of_settings():
         assert {k: v for k, v in after.items() if k != "settings"} == {k: v for k, v in before.items() if k != "settings"}
 
 
+def test_another_numpy_or_python_is_a_change_of_the_grader(monkeypatch):
+    """The kit's grading code and the NumPy and Python that run the notebook are the "suites" input: an upgrade of
+    any is previewed as a fixed check is (red-g, pass 14: parametrize.py and the versions were not inputs)."""
+    import platform
+
+    import numpy
+
+    before = course_inputs(ASSIGNMENT, GraderSettings(), None)
+    monkeypatch.setattr(numpy, "__version__", "0.0.1")
+    newer_numpy = course_inputs(ASSIGNMENT, GraderSettings(), None)
+    monkeypatch.setattr(platform, "python_version", lambda: "3.99.0")
+    newer_python = course_inputs(ASSIGNMENT, GraderSettings(), None)
+    assert len({before["suites"], newer_numpy["suites"], newer_python["suites"]}) == 3
+    assert before["settings"] == newer_python["settings"] and before["reference"] == newer_python["reference"]
+
+
 def test_every_intake_setting_is_in_the_rules_recorded_with_a_grade():
     today = IntakeRules.of(GraderSettings(), NOTEBOOK)
     for changed in ({"submission_files": ["helper.py"]}, {"submission_file_kb": 1}, {"submission_entries": 3}):

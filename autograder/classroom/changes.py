@@ -22,6 +22,7 @@ those the ledger recorded when the grade was given:
 """
 from __future__ import annotations
 
+import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,8 +53,19 @@ LATE_SECTIONS = ("AssignLatePenalties", "LatePenalty", "LateSubmissionPlugin")
 
 
 def suite_files(assignment: Assignment) -> list[Path]:
-    """The files a grade's "suites" fingerprint reads: the hidden suites and the grader's code that runs them."""
-    return [*code_files(assignment.suite_dir), KIT / "checks" / "suites.py"]
+    """The files a grade's "suites" fingerprint reads: the hidden suites and the kit's code that grades them (every
+    module: the sandbox, the checks and their parametrisation, the scoring and the late penalty all change a score,
+    so an upgrade of the kit is previewed as a fixed check is)."""
+    return list(dict.fromkeys(code_files(assignment.suite_dir, KIT)))
+
+
+def grader_fingerprint(assignment: Assignment) -> str:
+    """The "suites" input of a grade: suite_files, and the Python and NumPy that run both the notebook and the
+    reference (a new NumPy may round, warn or raise otherwise)."""
+    import numpy
+
+    return ledger.settings_fingerprint({"code": ledger.files_fingerprint(suite_files(assignment), assignment.root),
+                                        "python": platform.python_version(), "numpy": numpy.__version__})
 
 
 def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: object) -> dict[str, str]:
@@ -65,7 +77,7 @@ def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: ob
     values["late"] = {section: dict(config[section]) for section in LATE_SECTIONS if section in config}
     reference = [assignment.root / "solutions" / assignment.name / assignment.notebook_name,
                  *code_files(assignment.source_dir, assignment.release_dir)]
-    return {"suites": ledger.files_fingerprint(suite_files(assignment), assignment.root),
+    return {"suites": grader_fingerprint(assignment),
             "reference": ledger.files_fingerprint(reference, assignment.root),
             "settings": ledger.settings_fingerprint(values)}
 
