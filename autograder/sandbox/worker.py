@@ -31,7 +31,6 @@ from messages import (
     describe_budget,
     describe_budget_spent,
     describe_disk_budget,
-    describe_fork_failure,
     describe_memory_budget,
     describe_status,
     describe_time_out,
@@ -87,7 +86,7 @@ class _Loader:
         except forks.GraderForkError as error:
             for fd in (commands_r, self.commands, results, results_w):
                 os.close(fd)
-            self.pid, self.commands, self.failure = 0, -1, Result(False, None, describe_fork_failure(error.strerror))
+            self.pid, self.commands, self.failure = 0, -1, session.refused(error)
             return
         if self.pid == 0:
             held = getattr(session.isolation, "scratch_fd", -1)  # its scratch folder, for the loader's fchdir
@@ -415,6 +414,18 @@ class _Session:
         if answer.status is not None and not answer.ok:  # the loader's word (a wait status, as read): described here
             return replace(answer, reason=self.describe_status(answer.status))
         return answer
+
+    def refused(self, error: forks.GraderForkError) -> Result:
+        """Why no loader could be forked (every process of the submission's had ended before): files it left in the
+        scratch space hold the memory budget (its cgroup says so; the program's calls fail with that cause), or
+        else the grading machine is short of processes or memory: a RuntimeError, the grader's failure, never a
+        check's answer (no score is given)."""
+        cgroups = self.isolation.cgroups if self.isolation is not None else None
+        if cgroups is not None and "memory budget" in cgroups.hit():
+            return Result(False, None, f"the notebook's process could not start: "
+                                       f"{describe_memory_budget(self.isolation.budgets.memory_mb)}")
+        raise RuntimeError(f"the session could not start the notebook's process ({error.strerror}): the grading "
+                           "machine's fault, not the notebook's")
 
     def spent(self) -> str:
         """Which of the submission's budgets is used up: "" (none), "cpu", "wall" or "answers" (the bytes of its
