@@ -250,6 +250,17 @@ def test_a_session_killed_during_a_check_is_the_memory_budgets_when_its_cgroup_s
     assert not sandbox.session and sandbox.submission  # the next call goes on in a new session of the same worker
 
 
+def test_a_loader_the_memory_budget_killed_before_its_first_cell_is_the_submissions_not_the_graders():
+    with Sandbox(modules={"sandbox_probes": PROBES}, path=[ROOT / "tests"], preload=["wedge.loader_oom_killed"],
+                 limits=Limits(seconds=1)) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("seven", "x = 7")], sandbox_probes.value, name="x")
+        sandbox.end()
+    assert (outcome.ok, outcome.reason) == (False, "the notebook's process was killed by the kernel before its first "
+                                                   "cell: the submission's processes together used their memory "
+                                                   "budget of 1024 MB")
+
+
 def test_a_loader_the_kernel_holds_when_the_session_ends_is_the_graders_failure():
     with Sandbox(modules={"sandbox_probes": PROBES}, path=[ROOT / "tests"], preload=["wedge.never_reaped"],
                  limits=Limits(seconds=1)) as sandbox:

@@ -150,15 +150,21 @@ class _Loader:
         confines itself and no code of the notebook has run: a loader that fails, ends, or uses its own time
         limit before that word is the grading machine's failure (a kernel that refuses the confinement or never
         finishes it), a RuntimeError, never a time-out of the notebook's. A budget of the submission's that runs
-        out meanwhile stays the submission's: its earlier checks spent it."""
+        out meanwhile stays the submission's: its earlier checks spent it; and so does the memory budget's OOM
+        killer when it picked the loader (files the submission left in its scratch space hold its cgroup full)."""
         cell = ""
         while True:
             message = self._next()
             if not cell and not isinstance(message, (LoadingCell, Loaded)) and (
                     message is not None or self.out in ("cpu", "wall")):
                 pid = self.pid
+                memory = isinstance(message, Closed) and self._killed_for_memory()
                 self.stop()
-                raise RuntimeError(self._unconfined(pid, message))
+                if not memory:
+                    raise RuntimeError(self._unconfined(pid, message))
+                self.failure = Result(False, None, f"the notebook's process was killed by the kernel before its first "
+                                                   f"cell: {memory}")
+                return
             if message is None:
                 self.failure = self._time_out(f"cell {cell or 'the first cell'}")
             elif isinstance(message, LoadingCell) and cells > 0:
@@ -174,6 +180,14 @@ class _Loader:
                 self.failure = Result(False, None, f"cell {cell} {self._ended(message)}")
             self.stop()
             return
+
+    def _killed_for_memory(self) -> str:
+        """The memory budget's words when the loader, which closed its pipe, ended by SIGKILL and the memory cgroup
+        counted an OOM kill since the session last looked; "" otherwise (it is reaped either way)."""
+        status = self._reap(kill=True) or 0  # never None once killed and waited for
+        if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+            return self.session.memory_killed()
+        return ""
 
     def _unconfined(self, pid: int, message: Read | None) -> str:
         """Why loader `pid` never came to the notebook's first cell (`message`, its first; None: a time limit
@@ -400,6 +414,10 @@ class _Session:
     def describe_status(self, status: int) -> str:
         """describe_status, told by the memory cgroup's count whether its OOM killer was the SIGKILL."""
         return describe_status(status, self.isolation.budgets.memory_mb if self._new("oom_kill") else 0)
+
+    def memory_killed(self) -> str:
+        """The memory budget's words when the memory cgroup counted an OOM kill since the last look, else ""."""
+        return describe_memory_budget(self.isolation.budgets.memory_mb) if self._new("oom_kill") else ""
 
     def judge(self, answer: Result) -> Result:
         """A loader's answer with the cause the session alone can see: a check child's end (its wait `status`,
