@@ -742,6 +742,8 @@ def _mirror(child: int) -> None:
         except InterruptedError:
             continue
     if os.WIFSIGNALED(status):
-        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-        os.kill(os.getpid(), os.WTERMSIG(status))
+        number = os.WTERMSIG(status)
+        if number != signal.SIGKILL:  # no action to reset (signal.signal refuses it): it ends this process as it is
+            signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
