@@ -367,3 +367,23 @@ def test_memory_without_a_cgroup_counts_page_tables_and_the_session_is_charged_i
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
         os.close(ready_r)
+
+
+@pytest.mark.parametrize("events, killed_by_budget", [
+    ("max 12\noom 1\noom_kill 1\n", 1),  # the budget ran out and its OOM killer killed
+    ("max 0\noom 0\noom_kill 1\n", 0),  # the machine-wide OOM killer killed a process of the submission's
+    ("max 5\noom 1\noom_kill 3\n", 1),  # one kill the budget's, two the machine's
+])
+def test_only_the_budgets_own_oom_kills_count_as_the_memory_budget(tmp_path, events, killed_by_budget):
+    """cgroup v2's memory.events counts in oom_kill the machine-wide OOM killer's kills too: a machine short of
+    memory is the grader's failure, never the submission's memory budget (isolation._Cgroups.events and hit)."""
+    from autograder.sandbox.isolation import _Cgroups
+
+    (tmp_path / "memory.events").write_text(events)
+    cgroups = object.__new__(_Cgroups)
+    cgroups.counters = {"memory.events": [os.open(tmp_path / "memory.events", os.O_RDONLY)]}
+    try:
+        assert cgroups.events()["oom_kill"] == killed_by_budget
+        assert ("memory budget" in cgroups.hit()) == (killed_by_budget > 0)
+    finally:
+        os.close(cgroups.counters["memory.events"][0])
