@@ -53,6 +53,10 @@ def _run_child(items: list[Item], work: Callable[[Item], None], seconds: float) 
     os.close(writer)
     try:
         over, failed_before = _watch(pid, reader, seconds)
+    except BaseException:  # the parent is stopped (Ctrl-C): its child with it
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
     finally:
         os.close(reader)
     if over is not None:
@@ -75,28 +79,29 @@ def _serve(items: list[Item], work: Callable[[Item], None], channel: int) -> NoR
     except BaseException:
         failed = 1
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(failed)  # never back into the caller's frames: they are the parent's
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(failed)  # never back into the caller's frames: they are the parent's
 
 
 def _watch(pid: int, channel: int, seconds: float) -> tuple[int | None, bool]:
     """Read the child's items as it starts them: the index of the one past `seconds` of CPU time (None once the
     child has closed its end: done, or ended otherwise), and whether work before it raised."""
     current, since, failed, pending = None, 0.0, False, b""
+    wait: float | None = None  # until the first item starts
     while True:
-        wait = None
+        if select.select([channel], [], [], wait)[0]:
+            data = os.read(channel, 4096)
+            if not data:
+                return None, failed
+            *lines, pending = (pending + data).split(b"\n")
+            if lines:
+                index, started, raised = lines[-1].split()
+                current, since, failed = int(index), float(started), raised == b"1"
         if current is not None:
             used = process_seconds(pid) - since
-            if used > seconds:
+            if used > seconds and not select.select([channel], [], [], 0)[0]:  # and no later item started meanwhile
                 return current, failed
             wait = min(max(seconds - used, SHORTEST_WAIT), LONGEST_WAIT)  # one thread: CPU time <= wall-clock time
-        if not select.select([channel], [], [], wait)[0]:
-            continue
-        data = os.read(channel, 4096)
-        if not data:
-            return None, failed
-        *lines, pending = (pending + data).split(b"\n")
-        if lines:
-            index, started, raised = lines[-1].split()
-            current, since, failed = int(index), float(started), raised == b"1"

@@ -7,13 +7,14 @@ A student not graded has the page not_graded.py renders from their report, never
 """
 from __future__ import annotations
 
+import contextlib
+import shutil
 import time
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.converters import GenerateFeedback, NbGraderException
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.utils import rmtree
 from traitlets import Float, List, Unicode
 
 from ..assignment import Assignment
@@ -56,9 +57,10 @@ class GenerateFeedbackFor(GenerateFeedback):
 
         stopped, succeeded = each_within(sorted(everyone), convert, self.page_seconds)
         self.assignments = everyone
+        for folder in map(Path, stopped):  # stopped anywhere, even as its page was written: nothing of it stays
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(self._format_dest(folder.name, folder.parent.name))
         self.too_slow = [Path(folder).parent.name for folder in stopped]
-        for student in self.too_slow:  # stopped anywhere, even as the page was written
-            rmtree(self._format_dest(self.coursedir.assignment_id, student))
         if not succeeded:
             raise NbGraderException("nbgrader could not write every feedback page: its log above says why")
 
