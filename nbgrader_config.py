@@ -128,6 +128,9 @@ c.GenerateSolution.preprocessors = [
 # (autograder/templates/kit_feedback: part names and scores in the index, written answers not graded yet
 # said so, FAIL lines in red and wrapped), MathJax from the pinned jupyter-server-mathjax copied into
 # feedback/_static/mathjax (no CDN), and the graders' rubric taken out again (autograder/outputs/feedback.py).
+# Each page within CPU seconds of its own (autograder/classroom/cpu_bound.py): a page that takes longer is not written
+# and the summary names its student as not graded, with that reason (an honest notebook of notebook_kb: about 1.5 s).
+c.GraderSettings.page_seconds = 60.0
 c.GenerateFeedback.exporter_class = "autograder.outputs.feedback.FeedbackExporter"
 c.GenerateFeedback.preprocessors = [
     "autograder.nbgrader_glue.preprocessors.rubric.StripRubric",

@@ -30,6 +30,10 @@ class GraderSettings(Configurable):
                                         "a note and left out.").tag(config=True)
     submission_entries = Int(1000, help="Entries (files and folders) of one submission folder the intake looks "
                                         "at; hidden folders such as .git are not entered.").tag(config=True)
+    page_seconds = Float(60.0, help="CPU seconds writing one student's feedback page may use (an honest notebook of "
+                                    "notebook_kb takes about 1.5 s); past it the page is not written and make grade "
+                                    "names the student as not graded, with that reason. Every run writes a missing page "
+                                    "again.").tag(config=True)
     jobs = Int(0, help="Cores to grade on; 0 means all. Grading runs one process more (one may be waiting out "
                        "a time limit); feedback runs one per core.").tag(config=True)
     isolate = Bool(

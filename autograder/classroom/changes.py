@@ -45,10 +45,11 @@ SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "answer_kb", "notebook_kb
 # they read otherwise (folder_changed).
 INTAKE_SETTINGS = ("submission_files", "submission_file_kb", "submission_entries")
 # The settings that never change a score (tests/test_grade_inputs.py holds every other one to SCORE_SETTINGS or
-# INTAKE_SETTINGS): how the work is spread and confined, what the pages and exports show, and the due date
-# (course_inputs' own).
+# INTAKE_SETTINGS): how the work is spread and confined, what the pages and exports show, the due date
+# (course_inputs' own), and the time a feedback page may take (a page it stopped leaves the gradebook's scores as
+# they are, and every run writes a missing page again, under the setting of the day).
 NOT_SCORE_SETTINGS = ("jobs", "isolate", "gradescope_hidden_visibility", "part_titles", "canvas_column", "canvas_partial",
-                      "canvas_roster", "due_date")
+                      "canvas_roster", "due_date", "page_seconds")
 LATE_SECTIONS = ("AssignLatePenalties", "LatePenalty", "LateSubmissionPlugin")
 
 
