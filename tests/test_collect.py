@@ -202,13 +202,25 @@ def test_the_canvas_import_never_has_two_rows_for_one_user():
         return {"assignment": "a", "max_score": "10", "student_id": student, "last_name": "", "first_name": "",
                 "score": score, "auto_score": score}
 
-    table = canvas_rows([row("smithjohn_12345", "9"), row("evil_12345", "0"), row("kim_6", "5")], "a")
+    downloaded = {"smithjohn_12345", "evil_12345", "kim_6"}  # ids a Canvas download gave
+    table = canvas_rows([row("smithjohn_12345", "9"), row("evil_12345", "0"), row("kim_6", "5")], "a",
+                        collected=downloaded)
     ids = [r[1] for r in table.rows[1:]]
     assert ids == ["6"] and table.shared == ["evil_12345", "smithjohn_12345"]
 
-    # jsmith is Canvas user 12345 by the roster (a course that named its students); eve chose the login eve_12345
-    table = canvas_rows([row("jsmith", "9"), row("eve_12345", "0"), row("kim", "5")], "a",
-                        roster={"jsmith": "12345", "kim": "6"})
+    # without a roster, a login chosen to end in a classmate's number (no download gave it) is no Canvas user's: its
+    # row goes by SIS Login ID, and the classmate who has no row of her own keeps her grade in Canvas
+    table = canvas_rows([row("eve_12345", "9"), row("kim_6", "5")], "a", collected=downloaded)
+    assert [r[1:4] for r in table.rows[1:]] == [["", "", "eve_12345"], ["6", "", ""]]
+    assert table.without_id == ["eve_12345"]
+
+    # jsmith is Canvas user 12345 by the roster (a course that named its students); eve chose the login eve_12345,
+    # which gives her no Canvas number; a download that gave eve_12345 and a roster that says jsmith is 12345 disagree
+    roster = {"jsmith": "12345", "kim": "6"}
+    table = canvas_rows([row("jsmith", "9"), row("eve_12345", "0"), row("kim", "5")], "a", roster=roster)
+    assert [r[1] for r in table.rows[1:]] == ["12345", "", "6"] and table.shared == []
+    table = canvas_rows([row("jsmith", "9"), row("eve_12345", "0"), row("kim", "5")], "a", roster=roster,
+                        collected={"eve_12345"})
     ids = [r[1] for r in table.rows[1:]]
     assert ids == ["6"] and table.shared == ["eve_12345", "jsmith"]
 
