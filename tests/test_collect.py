@@ -213,6 +213,8 @@ def test_the_canvas_import_never_has_two_rows_for_one_user():
     table = canvas_rows([row("eve_12345", "9"), row("kim_6", "5")], "a", collected=downloaded)
     assert [r[1:4] for r in table.rows[1:]] == [["", "", "eve_12345"], ["6", "", ""]]
     assert table.without_id == ["eve_12345"]
+    # a name with no letter a-z or digit (李明) gives the LMS's number alone as the id
+    assert [r[1] for r in canvas_rows([row("4242", "7")], "a", collected={"4242"}).rows[1:]] == ["4242"]
 
     # jsmith is Canvas user 12345 by the roster (a course that named its students); eve chose the login eve_12345,
     # which gives her no Canvas number; a download that gave eve_12345 and a roster that says jsmith is 12345 disagree

@@ -38,7 +38,7 @@ from pathlib import Path
 from .inert import say, spreadsheet_cell
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-CANVAS_ID = re.compile(r"_(\d+)$")
+CANVAS_ID = re.compile(r"(?:^|_)(\d+)$")  # a name of no letter a-z or digit gives the number alone
 
 
 def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bool = False,
