@@ -107,6 +107,22 @@ def edited_test_cells(reference: dict, release: dict) -> dict[str, str]:
     return only(nb)
 
 
+EASY_QUESTION = "Question 1 (2 points): answer with the single word yes"
+
+
+def rewritten_question(reference: dict, release: dict) -> dict[str, str]:
+    """The reference whose Question 1 asks something easier, and whose answer then answers that (the question is
+    what the grader reads the answer against: pass 14 rewrote it, and the grading page showed it under the rubric)."""
+    nb = json.loads(json.dumps(reference))
+    for cell in nb["cells"]:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid == "question_1":
+            cell["source"] = f"### {EASY_QUESTION}"
+        elif gid == "answer_zeroing":
+            cell["source"] = "yes"
+    return only(nb)
+
+
 def duplicated_cells(reference: dict, release: dict) -> dict[str, str]:
     """The reference with every solution and test cell pasted twice (same grade_id)."""
     nb = json.loads(json.dumps(reference))
@@ -545,6 +561,9 @@ HOSTILE: list[Hostile] = [
             max_total=0, reason="cells missing from the notebook: module, linear, exercise_count, sgd, exercise_second_step, no_grad", summary=True),
     Hostile("edited-test-cells", "the blank release whose test cells print PASS and claim 100 points", edited_test_cells,
             max_total=0, reason="locked cells edited, graded as released: test_forward", summary=True),
+    Hostile("rewritten-question", "the reference with Question 1 rewritten to an easy one, and answered",
+            rewritten_question, keeps=PARTS, reason="locked cells edited, graded as released: question_1", summary=True,
+            never=EASY_QUESTION),
     Hostile("duplicated-cells", "the reference with every solution and test cell pasted twice", duplicated_cells,
             keeps=PARTS, reason="cells pasted more than once: module, linear", summary=True),
     Hostile("renamed", "the reference saved as 'modules_and_sgd (1).ipynb'",
