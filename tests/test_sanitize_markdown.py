@@ -294,6 +294,32 @@ def test_a_long_code_cell_is_shown_as_text_on_the_grading_page(tmp_path):
     assert '<span class="k">class</span>' in page  # the solution's own cells are highlighted
 
 
+@pytest.mark.parametrize("cells", [34_000 * ["<b>1"], 940 * ["*a" * 1000]], ids=["34000-tiny", "940-of-2KB"])
+def test_the_pages_show_a_budget_of_the_students_own_markdown(tmp_path, cells):
+    """Markdown costs the grading page about 13 µs a byte and a cell at least 0.6 ms, on every view: a notebook of the
+    student's own markdown cells within its size limit cost 20 to 26 s a view. Past CapStudentMarkdown's budget the
+    rest is left off the autograded copy, in one note; every cell of the release and every answer stays."""
+    from test_formgrader_browser import formgrade_html
+
+    from autograder.nbgrader_glue.preprocessors.cap_student_markdown import CapStudentMarkdown
+
+    notebook = solution_notebook()
+    released = [(c.cell_type, c.source) for c in notebook.cells]
+    notebook.cells[30:30] = [new_markdown_cell(text) for text in cells]
+    capped, _ = CapStudentMarkdown().preprocess(notebook, {})
+    own = [c for c in capped.cells if not c.metadata.get("nbgrader")]
+    assert [(c.cell_type, c.source) for c in capped.cells if c.metadata.get("nbgrader")] == released
+    assert sum(max(len(c.source), 1024) for c in own[:-1]) <= 128 * 1024 and len(own) <= 129
+    assert own[-1].source.startswith(f"*{len(cells) - len(own) + 1} more markdown or raw cells of the student's own")
+    assert capped.cells.index(own[-1]) == 30 + len(own) - 1  # where the first cell left off stood
+    path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / "modules_and_sgd.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(capped, path)
+    start = time.process_time()
+    formgrade_html(tmp_path, "mallory", notebook=path)
+    assert time.process_time() - start < 5, "the grading page renders the student's markdown past the budget"
+
+
 @pytest.mark.parametrize("folder", ["source", "release", "solutions"])
 def test_the_instructors_markdown_is_unchanged(folder):
     path = ROOT / folder / "dl01_6_3" / "modules_and_sgd.ipynb"
