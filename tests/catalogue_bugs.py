@@ -82,6 +82,11 @@ def no_grad_cell(source: str) -> Mutation:
     return Mutation("no_grad", "no_grad", "", source=source)
 
 
+def exercise_cell(grade_id: str, source: str) -> Mutation:
+    """An exercise cell replaced (it holds no function)."""
+    return Mutation(grade_id, "", "", source=source)
+
+
 def module_cell(parameters: str) -> Mutation:
     """The whole Module cell, with `parameters` as the method's full text (signature included)."""
     return Mutation("module", "Module.parameters", "", source=f"""\
@@ -277,12 +282,30 @@ BUGS: list[Bug] = [
         (step("for p in self.params:\n    p.data -= lr * p.grad"),),
         loses=("test_step", LESSON), phrase="NameError: name 'lr' is not defined", absent="exercise_count",
         cause="SGD.step raised NameError", lesson_cause="SGD.step raised NameError"),
+    Bug("step-under-no-grad", "step() right, but under `with no_grad():` (PyTorch's idiom): the step part runs "
+        "cell sgd alone, no_grad as released (blank)",
+        (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),),
+        loses=("test_step",), phrase="no_grad is blank in this part", absent="no_grad is not written yet",
+        cause="no_grad is blank in this part", every=("no_grad is blank in this part",)),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data.copy()\n    p.data -= self.lr * p.grad"),)),
     Bug("step-np-subtract", "correct: np.subtract(p.data, self.lr * p.grad, out=p.data)",
         (step("for p in self.params:\n    np.subtract(p.data, self.lr * p.grad, out=p.data)"),)),
+
+    # ------------------------------------------------------------------ the exercise cells
+    Bug("exercise-count-own-classes", "Exercise 1's right count computed with the student's own classes: the "
+        "exercise part runs its cell alone, Module.parameters as released (blank)",
+        (exercise_cell("exercise_count", "count_64_32_10 = sum(p.data.size for p in Sequential(\n"
+                       "    Linear(64, 32, np.random.default_rng(0)), ReLU(), Linear(32, 10, np.random.default_rng(0))"
+                       ").parameters())\n"),),
+        loses=("test_exercise_count",), phrase="Module.parameters is blank in this part",
+        cause="Module.parameters is blank in this part"),
+    Bug("exercise-count-later-name", "Exercise 1 calls count_by_formula, which a later cell defines (a NameError)",
+        (exercise_cell("exercise_count", "count_64_32_10 = count_by_formula([64, 32, 10])\n"),),
+        loses=("test_exercise_count",), phrase="NameError: name 'count_by_formula' is not defined",
+        cause="NameError: name 'count_by_formula' is not defined"),
 
     # ------------------------------------------------------------------ SGD.__init__ (given, in the sgd cell)
     Bug("sgd-keeps-generator", "SGD.__init__ keeps params as given (self.params = params) and parameters() yields: "

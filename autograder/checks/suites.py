@@ -20,6 +20,8 @@ the batched grader and by the pytest plugin (autograder/checks/pytest_plugin.py)
 """
 from __future__ import annotations
 
+import ast
+import re
 import sys
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from typing import Any, Callable
 from ..assignment import Assignment
 from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
-from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
+from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
 from ..settings import GraderSettings
 from ..submission import Submission
@@ -98,6 +100,24 @@ def load_suites(assignment: Assignment) -> list[Suite]:
 _BATCHING: ContextVar[bool] = ContextVar("batching", default=False)  # True while run_checks runs checks
 
 
+# A stub the part took blank from the release, reached from the student's own cell (a right step() written under
+# `with no_grad():`, an exercise computed with the student's classes): the stub is written, in another part.
+BLANK_HERE = "is blank in this part: each part runs only its own cells of your notebook, so they must not call it"
+_NOT_WRITTEN = re.compile(r"([A-Za-z_][\w.]*) " + re.escape(NOT_WRITTEN))
+
+
+def _defined_names(cells: list[Cell]) -> set[str]:
+    """The functions and classes the top level of `cells` defines."""
+    names = set()
+    for cell in cells:
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:
+            continue
+        names |= {node.name for node in body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return names
+
+
 class Runner:
     """What a check calls: run a probe on one program, return plain data or fail with a reason.
 
@@ -117,6 +137,10 @@ class Runner:
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
+        # What only the borrowed stubs define: a NotImplementedError there is no stub of the student's left blank.
+        self.blank = (_defined_names([cell for cell in cells if cell.name in borrowed])
+                      - _defined_names([cell for cell in cells if cell.name not in borrowed]))
+        self.own_errors: list[str] = []  # what the cells of the student's this part runs raised as they loaded
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
         self.memo: dict[tuple[str, str], Outcome] = {}
@@ -151,6 +175,7 @@ class Runner:
         for index, (key, outcome) in enumerate(zip(keys, outcomes)):
             self.memo[key] = outcome
             self.missing = self.missing or next((e for e in outcome.load_errors if MISSING in e), "")
+            self.own_errors = self.own_errors or self.student_errors(outcome)
             if together and index > 0:  # not the submission's answer yet: a limit it hit counts if it is hit alone
                 self.fetched_together.add(key)  # (the first call of a batch ran as it would alone: its answer counts)
                 continue
@@ -173,10 +198,27 @@ class Runner:
     def explain(self, outcome: Outcome) -> str:
         """The reason, plus the load error behind it when a name is missing because a cell failed (a cell
         missing from the notebook, when one is, explains a missing name better than a stub that raised)."""
-        errors = [error for error in outcome.load_errors if not error.startswith(self.borrowed)]
-        if any(word in outcome.reason for word in ("NameError", "KeyError", "is missing")) and errors:
-            return f"{outcome.reason} (because {self.missing or errors[0]})"
-        return outcome.reason
+        errors, reason = self.student_errors(outcome), self.blank_named(outcome.reason)
+        if any(word in reason for word in ("NameError", "KeyError", "is missing")) and errors:
+            return f"{reason} (because {self.missing or errors[0]})"
+        return reason
+
+    def student_errors(self, outcome: Outcome) -> list[str]:
+        """What the student's cells raised as they loaded (not the release's stubs this part borrowed)."""
+        return [self.blank_named(error) for error in outcome.load_errors if not error.startswith(self.borrowed)]
+
+    def blank_named(self, text: str) -> str:
+        """`text`, where it says a stub only the release's borrowed cells define is not written yet, saying
+        instead that it is blank in this part: the student wrote it, and its own part grades it."""
+        def name(match: re.Match) -> str:
+            where = match.group(1)
+            return f"{where} {BLANK_HERE}" if where.split(".")[0] in self.blank else match.group(0)
+        return _NOT_WRITTEN.sub(name, text)
+
+    def because(self) -> str:
+        """' (because <what the student's first cell that raised as it loaded raised>)', or '': why a name the
+        check looks for may be missing (an exercise's cell that stopped before assigning it)."""
+        return f" (because {self.missing or self.own_errors[0]})" if self.missing or self.own_errors else ""
 
 
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:

@@ -29,7 +29,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .cputime import WALL_FACTOR
 from .forks import KILLED_SECONDS, NeverEnded
-from .messages import NOT_RUN_AFTER_TIME_OUT, describe_answers_budget, describe_exception, describe_no_answer
+from .messages import (
+    NOT_RUN_AFTER_TIME_OUT,
+    NOT_WRITTEN,
+    describe_answers_budget,
+    describe_exception,
+    describe_no_answer,
+)
 from .program import MISSING, Cell, program_from_notebook
 from .protocol import (
     BACKSTOP_SECONDS,
@@ -51,7 +57,7 @@ from .protocol import (
     send,
 )
 
-__all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Budget", "Cell", "Limits", "Outcome", "Sandbox",
+__all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "NOT_WRITTEN", "Budget", "Cell", "Limits", "Outcome", "Sandbox",
            "describe_exception", "program_from_notebook"]
 
 WORKER = Path(__file__).with_name("worker.py")
