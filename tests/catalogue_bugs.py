@@ -322,6 +322,17 @@ BUGS: list[Bug] = [
         loses=(LESSON,), phrase="the optimizer held 0 of the model's", absent="p.data in place",
         cause="the optimizer held 0 of the model's", lesson_cause="SGD.__init__ must keep every one",
         every=("SGD.__init__",)),
+    Bug("sgd-init-copies", "SGD.__init__ keeps copies, [Parameter(p.data.copy()) for p in params]: the right "
+        "zero_grad() and step() work on the copies",
+        (sgd_init("self.params = [Parameter(p.data.copy()) for p in params]\nself.lr = lr"),),
+        loses=("test_zero_grad", "test_step", LESSON), phrase="SGD.__init__ did not keep the Parameters it was given",
+        absent="zero_grad() left the gradients as they were", cause="SGD.__init__ did not keep the Parameters",
+        lesson_cause="SGD.__init__ must keep every one", every=("SGD.__init__",)),
+    Bug("sgd-init-lr-fixed", "SGD.__init__ keeps self.lr = 0.1 whatever rate it is given (step() right)",
+        (sgd_init("self.params = list(params)\nself.lr = 0.1"),),
+        loses=("test_step", LESSON), phrase="SGD.__init__ kept self.lr = 0.1", absent="a Parameter listed twice",
+        cause="SGD.__init__ kept self.lr = 0.1", lesson_cause="SGD.__init__ kept self.lr = 0.1",
+        every=("SGD.__init__",)),
     Bug("sgd-list-of-a-list", "correct: SGD.__init__ keeps a copy, self.params = [p for p in params]",
         (GENERATOR, sgd_init("self.params = [p for p in params]\nself.lr = lr"))),
 

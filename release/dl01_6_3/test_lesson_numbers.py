@@ -44,13 +44,22 @@ def zeroed(optimizer, params):
     assert not any(p.grad is None for p in params), causes.NONE_GRAD
 
 
-def holds(optimizer, params):
-    """The cause when SGD(...) did not keep every one of `params` ('' when it did), asked right after it was
-    made: a generator it kept is not walked here (that would use it up)."""
-    one_shot = hasattr(type(optimizer.params), "__next__")
-    held = [] if one_shot else list(optimizer.params)
-    return causes.optimizer_holds(sum(any(p is q for q in held) for p in params), len(params),
-                                  type(optimizer.params).__name__, one_shot)
+def holds(optimizer, params, lr):
+    """The cause when SGD(..., lr) did not keep every one of `params` or the rate ('' when it did), asked right
+    after it was made: a generator it kept is not walked here (that would use it up)."""
+    kind = type(optimizer.params)
+    held = [] if hasattr(kind, "__next__") else list(optimizer.params)
+    cause = causes.optimizer_holds(sum(any(p is q for q in held) for p in params), len(params), kind.__name__,
+                                   hasattr(kind, "__next__"))
+    return cause or causes.init_kept(None, 0, getattr(optimizer, "lr", None), lr)
+
+
+def order(optimizer, params):
+    """The number among `params` of each entry of the optimizer's list (-1 for another object), as
+    causes.init_kept reads it; None for a generator, which this would use up."""
+    if hasattr(type(optimizer.params), "__next__"):
+        return None
+    return [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]
 
 
 def worked_example(nb, zero_between):
@@ -62,8 +71,9 @@ def worked_example(nb, zero_between):
     layer, x = linear(nb, [[0.5, -1.0]], [0.2]), nb.Tensor(np.array([[1.0, 2.0]]))
     optimizer = nb.SGD(layer.parameters(), lr=0.1)
     params = [layer.weight, layer.bias]
-    cause = holds(optimizer, params)
+    cause = holds(optimizer, params, 0.1)
     assert not cause, f"worked example: {cause}"
+    listed = order(optimizer, params)
     numbers = []
 
     def forward():
@@ -77,7 +87,7 @@ def worked_example(nb, zero_between):
     forward().backward()
     grads = [np.array(p.grad, dtype=float) for p in params]
     optimizer.step()
-    cause = causes.step_move(before, [p.data for p in params], grads, 0.1)
+    cause = causes.step_move(before, [p.data for p in params], grads, 0.1, order=listed)
     assert not cause, f"worked example: {cause}"
     assert np.isclose(numbers[1], 5.29), (f"worked example: the first loss should be 5.29 (z = -1.3), got "
                                           f"{numbers[1]:.4g} (z = {numbers[0]:.4g}): Linear(2, 1) must compute "
@@ -169,6 +179,9 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     assert len(params) == 3, (f"parameters() of two layers sharing a weight listed it {times} times among "
                               f"{len(params)} entries, expected once among 3 (the shared weight once, two biases)")
     optimizer = nb.SGD(params, lr=0.1)
+    # the list is right: what SGD(...) kept of it
+    cause = causes.init_kept(order(optimizer, params), len(params), getattr(optimizer, "lr", None), 0.1)
+    assert not cause, cause
     zeroed(optimizer, params)
     model(nb.Tensor(rng.normal(size=(5, 3)))).sum().backward()
     before, grad = l1.weight.data.copy(), l1.weight.grad.copy()
