@@ -201,7 +201,8 @@ BUGS: list[Bug] = [
         loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in), so the layer computes x @ W.T + b", cause='the weight is stored as (n_out, n_in)', lesson_cause='Linear.forward raised'),
     Bug("forward-no-bias", "forward() without the bias: x @ W.T",
         (linear("return x @ self.weight.T"),),
-        loses=("test_forward", LESSON), phrase="left out the bias", cause='left out the bias', lesson_cause='Linear(2, 1) must compute x @ W.T + b'),
+        loses=("test_forward", LESSON), phrase="left out the bias", cause='left out the bias', lesson_cause='Linear(2, 1) must compute x @ W.T + b',
+        absent="every layer must compute with Tensor operations"),
     Bug("forward-on-data", "forward() computes on .data and wraps the result: the gradient never reaches the weights",
         (linear("return Tensor(x.data @ self.weight.data.T + self.bias.data)"),),
         loses=("test_forward", LESSON), phrase="not on their .data", cause='no gradient reached self.weight', lesson_cause='no gradient reached the layer'),
@@ -213,6 +214,14 @@ BUGS: list[Bug] = [
         (linear("return x.data @ self.weight.data.T + self.bias.data"),),
         loses=("test_forward", LESSON), phrase="must return a Tensor", absent="ReLU.forward",
         cause="with Tensor operations", lesson_cause="Linear.forward returned a ndarray"),
+    Bug("forward-init-transposed", "Linear's given __init__ and forward() both transposed: weight (n_in, n_out), "
+        "x @ W + b (the lesson's numbers then differ through forward() alone)",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_in, n_out)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),
+         linear("return x @ self.weight + self.bias")),
+        loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in)",
+        absent="another amount than lr * grad", cause="the weight is stored as (n_out, n_in)"),
     Bug("forward-bias-first", "correct: forward() written as self.bias + x @ self.weight.T",
         (linear("return self.bias + x @ self.weight.T"),)),
     Bug("forward-weight-times-x", "correct: forward() written as (self.weight @ x.T).T + self.bias",

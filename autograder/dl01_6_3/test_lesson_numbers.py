@@ -91,15 +91,20 @@ def test_worked_example_second_step_without_zero_grad_gives_3_668_and_7_12(stude
         f"z = {got['z'][2]:.4g}, loss = {got['loss'][2]:.4g}")
 
 
+LEAVES = ["x"] + [f"layers[{i}].{name}" for i in (0, 2, 4) for name in ("weight", "bias")]  # probes.lesson_graph's
+
+
 def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student, reference):
     got = student.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
     want = reference.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
     assert not forward_cause(got), forward_cause(got)
     recorded, quiet = len(got["recorded_graph"]), len(got["quiet_graph"])
     assert len(want["recorded_graph"]) == 18, "the reference records no 18 nodes (a grader bug)"
-    assert -1 not in got["leaves"] and recorded >= 18, (
-        f"the 2-16-16-2 forward pass recorded {recorded} nodes, expected 18 (the input, 6 "
-        "Parameters and 11 results): every layer must compute with Tensor operations")
+    missing = [name for name, number in zip(LEAVES, got["leaves"]) if number == -1]
+    assert not missing, (f"the 2-16-16-2 forward pass recorded no node for {', '.join(missing)}: each layer must "
+                         "compute with Tensor operations on x, self.weight and self.bias (not on their .data)")
+    assert recorded >= 18, (f"the 2-16-16-2 forward pass recorded {recorded} nodes, expected 18: the input, 6 "
+                            "Parameters, and three results per Linear (W.T, x @ W.T, + b), one per ReLU")
     assert quiet == 1, f"under no_grad() the output still has a graph of {quiet} nodes, expected 1 (no parents)"
     assert close(got["quiet"], got["recorded"]) and close(got["recorded"], want["recorded"]), (
         "the 2-16-16-2 network gave other outputs under no_grad() than with recording on")
@@ -123,8 +128,13 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     assert not cause, cause
     # Shapes first: arrays of two shapes would broadcast, here in the grader's process, to as many numbers as the
     # product of their sizes (a column and a row within one answer's values make gigabytes).
-    assert np.shape(got["before"]) == np.shape(got["after"]) == np.shape(want["before"]) and close(
-        np.subtract(got["before"], got["after"]), np.subtract(want["before"], want["after"])), (
+    assert np.shape(got["before"]) == np.shape(got["after"]) == np.shape(want["before"]), (
+        "step() changed the shape of the shared weight")
+    move = np.subtract(got["before"], got["after"])
+    by_its_grad = np.shape(got["grad"]) == np.shape(move) and close(move, lr * np.asarray(got["grad"], dtype=float))
+    assert close(move, np.subtract(want["before"], want["after"])), (
+        "the shared weight moved by lr * its grad, but that grad is not the lesson's: the forward pass differs "
+        "(Linear.forward)" if by_its_grad else
         "step() moved the shared weight by another amount than lr * grad (its grad already holds both uses)")
 
 

@@ -20,15 +20,15 @@ def mlp(nb, widths, rng):
     return nb.Sequential(*layers[:-1])
 
 
-def count_nodes(output):
-    """How many tensors the graph behind `output` holds (output included)."""
+def graph(output):
+    """The ids of the tensors in the graph behind `output` (output included)."""
     seen, stack = {id(output)}, [output]
     while stack:
         for parent in stack.pop().parents:
             if id(parent) not in seen:
                 seen.add(id(parent))
                 stack.append(parent)
-    return len(seen)
+    return seen
 
 
 def forward_returns_a_tensor(nb):
@@ -156,11 +156,16 @@ def test_network_records_18_nodes_and_1_under_no_grad(nb):
     recorded = model(x)
     with nb.no_grad():
         quiet = model(x)
-    assert count_nodes(recorded) >= 18, (f"the 2-16-16-2 forward pass recorded {count_nodes(recorded)} nodes, "
-                                         "expected 18 (the input, 6 Parameters and 11 results): every layer must "
-                                         "use Tensor operations")
-    assert count_nodes(quiet) == 1, (f"under no_grad() the output still has a graph of {count_nodes(quiet)} "
-                                     "nodes, expected 1 (no parents)")
+    nodes = graph(recorded)
+    leaves = {"x": x, **{f"layers[{i}].{name}": getattr(model.layers[i], name) for i in (0, 2, 4)
+                         for name in ("weight", "bias")}}
+    missing = [name for name, leaf in leaves.items() if id(leaf) not in nodes]
+    assert not missing, (f"the 2-16-16-2 forward pass recorded no node for {', '.join(missing)}: each layer must "
+                         "compute with Tensor operations on x, self.weight and self.bias (not on their .data)")
+    assert len(nodes) >= 18, (f"the 2-16-16-2 forward pass recorded {len(nodes)} nodes, expected 18: the input, "
+                              "6 Parameters, and three results per Linear (W.T, x @ W.T, + b), one per ReLU")
+    assert len(graph(quiet)) == 1, (f"under no_grad() the output still has a graph of {len(graph(quiet))} "
+                                    "nodes, expected 1 (no parents)")
     assert np.allclose(quiet.data, recorded.data), "under no_grad() the network gave other outputs than with " \
                                                    "recording on"
 
