@@ -35,9 +35,11 @@ def test_moves_every_parameter_by_minus_lr_times_grad(nb):
 
 def test_changes_data_in_place_on_the_same_objects(nb):
     params = parameters_with_grads(nb)
-    before = [p.data.copy() for p in params]
+    before, grads = [p.data.copy() for p in params], [p.grad.copy() for p in params]
     optimizer = sgd(nb, params, 0.1)
     optimizer.step()
+    cause = causes.step_move(before, [np.asarray(p.data) for p in params], grads, 0.1)  # not all, a wrong rate
+    assert not cause or "left the Parameters where they were" in cause, cause
     assert len(optimizer.params) == 3 and all(a is b for a, b in zip(params, optimizer.params)), (
         "step() replaced the objects in self.params: keep the same Parameters and change their .data")
     assert not any(np.array_equal(p.data, old) for p, old in zip(params, before)), (
@@ -68,6 +70,8 @@ def test_keeps_moving_the_same_objects_over_two_steps(nb):
     start, first = [p.data.copy() for p in params], [p.grad.copy() for p in params]
     optimizer = sgd(nb, params, 0.5)
     optimizer.step()
+    cause = causes.step_move(start, [np.asarray(p.data) for p in params], first, 0.5)  # the first step, first
+    assert not cause, cause
     for p in params:
         p.grad = np.full(p.shape, 2.0)
     optimizer.step()
