@@ -84,9 +84,10 @@ new-class: $(VENV)/.installed
 # make exports a variable given on its command line to every recipe, expanded: these two it must not.
 unexport STUDENT CONFIRM
 regrade: export KIT_STUDENT = $(value STUDENT)
+regrade: export KIT_CONFIRM = $(if $(filter command line,$(origin CONFIRM)),$(value CONFIRM))
 regrade: $(VENV)/.installed
 	$(if $(value STUDENT),,$(error make regrade needs STUDENT=<student id>, e.g. make regrade STUDENT=ada))
-	$(PY) -m autograder regrade --assignment $(ASSIGNMENT) -- "$$KIT_STUDENT"
+	$(PY) -m autograder regrade --assignment $(ASSIGNMENT) --confirm "$$KIT_CONFIRM" -- "$$KIT_STUDENT"
 
 clean-grading: $(VENV)/.installed
 	$(PY) -m autograder clean-grading

@@ -128,6 +128,9 @@ c.GenerateSolution.preprocessors = [
 # (autograder/templates/kit_feedback: part names and scores in the index, written answers not graded yet
 # said so, FAIL lines in red and wrapped), MathJax from the pinned jupyter-server-mathjax copied into
 # feedback/_static/mathjax (no CDN), and the graders' rubric taken out again (autograder/outputs/feedback.py).
+# Each page within CPU seconds of its own (autograder/classroom/cpu_bound.py): a page that takes longer is not written
+# and the summary names its student as not graded, with that reason (an honest notebook of notebook_kb: about 1.5 s).
+c.GraderSettings.page_seconds = 60.0
 c.GenerateFeedback.exporter_class = "autograder.outputs.feedback.FeedbackExporter"
 c.GenerateFeedback.preprocessors = [
     "autograder.nbgrader_glue.preprocessors.rubric.StripRubric",
@@ -147,7 +150,7 @@ c.FeedbackExporter.extra_template_basedirs = [
 # gradebook, where nbgrader's AssignLatePenalties reads it with each submission's timestamp.txt (Canvas's LATE
 # marker writes one). Empty: the gradebook's own due date (nbgrader db assignment add --duedate), else none.
 # Changing either is a change of settings: make grade previews its regrade before applying it (CONFIRM=yes).
-c.GraderSettings.due_date = ""  # e.g. "2026-12-15 23:59:00 UTC"
+c.GraderSettings.due_date = ""  # e.g. "2026-12-15 23:59:00 UTC" or "2026-12-15T23:59:00+01:00": a whole time, no zone name
 c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"
 c.LatePenalty.penalty_method = "none"  # nbgrader's "none" or "zero", or "per_day"
 c.LatePenalty.percent_per_day = 10.0  # with "per_day": this percent of the score for each day (or part of one) late

@@ -18,11 +18,14 @@ import json
 import sys
 from pathlib import Path
 
+from traitlets import TraitError
+
 from .assignment import find_assignment
 from .outputs.inert import say
 from .settings import GraderSettings, load_config
 
 ROOT = Path(__file__).resolve().parent.parent  # the course directory
+CONFIRM_HELP = "`yes` applies a regrade the changed suites, reference or settings make, instead of previewing it"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,8 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--verbose", action="store_true", help="the table lists every check, not each part's first failure")
     klass = commands.add_parser("class", parents=[course], help="grade the new and changed submissions into the gradebook (make grade)")
     klass.add_argument("--force", action="store_true", help="grade the unchanged submissions again too (FORCE=1)")
-    klass.add_argument("--confirm", metavar="yes", help="`yes` applies a regrade the changed suites, reference or "
-                       "settings make, instead of previewing it (make grade CONFIRM=yes)")
+    klass.add_argument("--confirm", metavar="yes", help=f"{CONFIRM_HELP} (make grade CONFIRM=yes)")
     commands.add_parser("preview", parents=[course], help="who a regrade under today's suites, reference and "
                         "settings would change, written to reports/; nothing else is written (make preview)")
     commands.add_parser("feedback", parents=[course], help="write again the feedback pages whose grades or comments "
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     regrade = commands.add_parser("regrade", parents=[course], help="grade these students of submitted/ again: gradebook, feedback, "
                                   "grades.csv; manual grades kept (make regrade STUDENT=...)")
     regrade.add_argument("students", nargs="+", metavar="STUDENT", help="a folder's name directly under submitted/")
+    regrade.add_argument("--confirm", metavar="yes", help=f"{CONFIRM_HELP} (make regrade STUDENT=... CONFIRM=yes)")
     commands.add_parser("new-class", parents=[course], help="remove the demo class: its submissions, gradebook rows, "
                         "autograded/, feedback/ and grades.csv rows; real students keep theirs (make new-class)")
     commands.add_parser("clean-grading", help="remove autograded/, feedback/, grades.csv, reports/ and .grading/; "
@@ -88,7 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "reset-gradebook":
         return _reset_gradebook(args.confirm)
-    settings = GraderSettings(config=load_config(ROOT))  # the configuration, read once: passed down from here
+    try:
+        settings = GraderSettings(config=load_config(ROOT))  # the configuration, read once: passed down from here
+    except TraitError as error:  # a setting of the instructor's that the kit refuses: one line, nothing done
+        say(f"nbgrader_config.py: {error}", sys.stderr)
+        return 2
     return COMMANDS[args.command](find_assignment(ROOT, args.assignment), settings, args)
 
 
@@ -124,7 +131,7 @@ def _grade_class(assignment, settings: GraderSettings, args: argparse.Namespace)
     if args.command == "feedback":
         return refresh_feedback(assignment, settings)
     if args.command == "regrade":
-        return grade_class(assignment, settings, only=args.students)
+        return grade_class(assignment, settings, only=args.students, confirm=args.confirm == "yes")
     if args.command == "preview":
         return grade_class(assignment, settings, preview=True)
     return grade_class(assignment, settings, force=args.force, confirm=args.confirm == "yes")
@@ -207,7 +214,7 @@ EXAMPLES = {
     "class": "python -m autograder class [--force] [--confirm yes]",
     "preview": "python -m autograder preview",
     "feedback": "python -m autograder feedback",
-    "regrade": "python -m autograder regrade ada",
+    "regrade": "python -m autograder regrade [--confirm yes] ada",
     "new-class": "python -m autograder new-class",
     "clean-grading": "python -m autograder clean-grading",
     "reset-gradebook": "python -m autograder reset-gradebook [--confirm yes]",

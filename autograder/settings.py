@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Config, Configurable, PyFileConfigLoader
 
 from .sandbox import ISOLATION, Budget, Limits
@@ -30,6 +30,10 @@ class GraderSettings(Configurable):
                                         "a note and left out.").tag(config=True)
     submission_entries = Int(1000, help="Entries (files and folders) of one submission folder the intake looks "
                                         "at; hidden folders such as .git are not entered.").tag(config=True)
+    page_seconds = Float(60.0, help="CPU seconds writing one student's feedback page may use (an honest notebook of "
+                                    "notebook_kb takes about 1.5 s); past it the page is not written and make grade "
+                                    "names the student as not graded, with that reason. Every run writes a missing page "
+                                    "again.").tag(config=True)
     jobs = Int(0, help="Cores to grade on; 0 means all. Grading runs one process more (one may be waiting out "
                        "a time limit); feedback runs one per core.").tag(config=True)
     isolate = Bool(
@@ -79,6 +83,20 @@ class GraderSettings(Configurable):
                             "from the course root) whose ID column gives the Canvas user id of a student whose "
                             "id is their SIS Login ID or SIS User ID there. Empty: ids come only from the "
                             "LMS download's names (smithjohn_12345).").tag(config=True)
+
+    @validate("due_date")
+    def _due_date_fixed(self, proposal: dict) -> str:
+        """A due date read the same on every machine and every day, as a submission's time stamp must be
+        (intake.validate.FIXED_TIME): dateutil completes "Friday 23:59" from today and reads "JST" through the
+        machine's zone, so who is late, and by how much, would depend on when and where the class is graded."""
+        from .intake.validate import FIXED_TIME
+
+        value = proposal["value"]
+        if value.strip() and not FIXED_TIME.fullmatch(value.strip()):
+            raise TraitError(f"c.GraderSettings.due_date = {value!r} is not a whole date and time in UTC "
+                             f"('2026-12-15 23:59:00 UTC') or with its offset ('2026-12-15T23:59:00+01:00'): "
+                             f"it would read differently by the day or the machine it is graded on")
+        return value
 
     def title(self, grade_id: str) -> str:
         """`grade_id`'s title, or the id itself when it has none."""

@@ -9,6 +9,7 @@ catch it, so the gap stays visible until it is closed.
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from autograder.classroom.mutate import Mutation
@@ -87,17 +88,18 @@ def exercise_cell(grade_id: str, source: str) -> Mutation:
     return Mutation(grade_id, "", "", source=source)
 
 
-def module_cell(parameters: str) -> Mutation:
-    """The whole Module cell, with `parameters` as the method's full text (signature included)."""
+def module_cell(parameters: str, name: str = "Module", after: str = "") -> Mutation:
+    """The whole Module cell, with `parameters` as the method's full text (signature included), the class
+    called `name`, and `after` (top-level code the student left below the class)."""
     return Mutation("module", "Module.parameters", "", source=f"""\
-class Module:
+class {name}:
     \"\"\"A part of a network. It stores Parameters and other Modules as attributes.\"\"\"
 
 {parameters}
 
     def __call__(self, x: Tensor) -> Tensor:
         return self.forward(x)
-""")
+{after}""")
 
 
 # The reference's walk, with a hole for how one attribute's items are found and how a candidate is kept.
@@ -137,6 +139,27 @@ for value in vars(self).values():
             if id(p) not in seen:
                 seen.add(id(p))
                 yield p""")
+
+# The reference's parameters() as the Module cell writes it (for entries that change the rest of the cell).
+PARAMETERS = textwrap.indent("def parameters(self):\n" + textwrap.indent(walk(), "    "), "    ")
+
+# A scratch line left at the end of the Module cell: once Module is defined, it raises (NameError: `layer` is
+# a name of a later demonstration) as the cell loads, so the whole-notebook part has a cell that failed.
+SCRATCH = module_cell(PARAMETERS, after="\nprint(layer.parameters())\n")
+
+# The Linear cell with the class renamed Dense (Keras's name), every line else the reference's.
+DENSE = """\
+class Dense(Module):
+    \"\"\"Fully connected layer: x of shape (batch, n_in) -> x @ weight.T + bias, shape (batch, n_out).\"\"\"
+
+    def __init__(self, n_in: int, n_out: int, rng: np.random.Generator) -> None:
+        bound = 1.0 / np.sqrt(n_in)
+        self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))
+        self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x @ self.weight.T + self.bias
+"""
 
 BUGS: list[Bug] = [
     Bug("reference", "the reference solution, unchanged", ()),
@@ -399,4 +422,21 @@ class no_grad:
         Tensor.recording = self.previous
         return False
 """),)),
+
+    # ------------------------------------------------------------------ a name not found, another cell failing
+    # The cause is the cell that defines the name in the released notebook (or, for a name it does not define,
+    # the code that raised), never the first cell that failed as the notebook loaded.
+    Bug("linear-renamed", "Linear renamed Dense, and a scratch line at the end of the Module cell fails as it loads",
+        (SCRATCH, Mutation("linear", "Linear", "", source=DENSE)),
+        loses=("test_forward", LESSON), phrase="because cell linear defines no Linear", absent="because cell module",
+        cause="defines no Linear", lesson_cause="defines no Linear"),
+    Bug("module-renamed", "Module renamed Layer: Linear(Module) and the given ReLU and Sequential fail as they load",
+        (module_cell(PARAMETERS, name="Layer"),),
+        loses=("test_parameters", LESSON), phrase="because cell module defines no Module",
+        absent="because cell relu_sequential", cause="defines no", lesson_cause="defines no"),
+    Bug("step-name-error-and-a-failing-cell", "step-name-error, and a scratch line at the end of the Module cell "
+        "fails as it loads (a NameError too, for a name no cell defines)",
+        (SCRATCH, step("for p in self.params:\n    p.data -= lr * p.grad")),
+        loses=("test_step", LESSON), phrase="NameError: name 'lr' is not defined", absent="because cell module",
+        cause="SGD.step raised NameError", lesson_cause="SGD.step raised NameError"),
 ]

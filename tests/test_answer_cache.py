@@ -89,9 +89,11 @@ def test_the_key_covers_the_hidden_suites_and_the_reference():
 
 
 def test_the_grade_ledgers_suites_are_files():
-    """A grade is stale when its suites change (autograder/classroom/changes.py): each file it compares is there."""
+    """A grade is stale when its suites or the kit's grading code change (autograder/classroom/changes.py): each
+    file it compares is there, the parametrisation, the sandbox and the late penalty among them."""
     files = suite_files(find_assignment(ROOT))
-    assert {"probes.py", "test_step.py", "suites.py"} <= {path.name for path in files}
+    assert {"probes.py", "test_step.py", "suites.py", "parametrize.py", "worker.py", "late.py"} <= {
+        path.name for path in files}
     assert all(path.is_file() for path in files), [str(path) for path in files if not path.is_file()]
 
 

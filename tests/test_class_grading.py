@@ -1,6 +1,7 @@
 """grading.ClassGrading: the prepared class, handed to nbgrader in each pass's resources, and each process's own
 warm Grader of it. The Grader and prepare_class are stand-ins here (no sandbox starts): what is checked is
-who makes, finds and closes what."""
+who makes, finds and closes what. And cpu_bound.each_within, which a feedback process writes its pages with: each
+item within a bound of CPU time, in a child that goes on from item to item."""
 from __future__ import annotations
 
 import copy
@@ -13,6 +14,7 @@ from traitlets.config import Config
 
 from autograder import grading
 from autograder.checks.suites import PreparedClass
+from autograder.classroom.cpu_bound import each_within
 from autograder.classroom.student_autograde import StagedAutograde
 from autograder.grading import ClassGrading
 from autograder.nbgrader_glue.exporters import ValidateOnceExporter
@@ -20,7 +22,7 @@ from autograder.nbgrader_glue.preprocessors import run_hidden_suites
 from autograder.nbgrader_glue.preprocessors.run_hidden_suites import GRADING_RESOURCE, RunHiddenSuites
 from autograder.report import Report
 from autograder.settings import GraderSettings, load_config
-from conftest import ASSIGNMENT, NOTEBOOK, ROOT, solution_notebook
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, solution_notebook, within
 
 
 class FakeGrader:
@@ -125,3 +127,25 @@ def test_nbgrader_on_its_own_prepares_the_class_once_for_its_notebooks(tmp_path,
         RunHiddenSuites(parent=exporter).preprocess(solution_notebook(), resources)  # one a notebook, as nbgrader
     assert len(made) == 1 and [key.split("/")[0] for key in made[0].graded] == ["ada", "alan"]
     assert made[0].closed == 2  # its sandboxes, after each notebook: nothing else would close them
+
+
+def test_an_item_past_its_cpu_bound_is_stopped_alone_and_the_next_goes_on(tmp_path):
+    """A page that never ends (here, work that loops) is stopped at its bound of CPU time; the items before it were
+    done in the same child (what one page warms serves the next), those after it in a new one; work that raised
+    is said."""
+
+    def work(item: str) -> None:
+        if item == "loops":
+            while True:
+                pass
+        if item == "raises":
+            raise ValueError(item)
+        (tmp_path / item).write_text(str(os.getpid()))
+
+    with within(30):
+        stopped, succeeded = each_within(["first", "second", "loops", "raises", "last"], work, 0.5)
+    assert stopped == ["loops"] and not succeeded
+    done = {path.name: path.read_text() for path in tmp_path.iterdir()}
+    assert sorted(done) == ["first", "last", "second"]
+    assert done["first"] == done["second"] != done["last"] and str(os.getpid()) not in done.values()
+    assert each_within(["first", "second"], work, 0.5) == ([], True)

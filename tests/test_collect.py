@@ -202,9 +202,29 @@ def test_the_canvas_import_never_has_two_rows_for_one_user():
         return {"assignment": "a", "max_score": "10", "student_id": student, "last_name": "", "first_name": "",
                 "score": score, "auto_score": score}
 
-    table = canvas_rows([row("smithjohn_12345", "9"), row("evil_12345", "0"), row("kim_6", "5")], "a")
+    downloaded = {"smithjohn_12345", "evil_12345", "kim_6"}  # ids a Canvas download gave
+    table = canvas_rows([row("smithjohn_12345", "9"), row("evil_12345", "0"), row("kim_6", "5")], "a",
+                        collected=downloaded)
     ids = [r[1] for r in table.rows[1:]]
     assert ids == ["6"] and table.shared == ["evil_12345", "smithjohn_12345"]
+
+    # without a roster, a login chosen to end in a classmate's number (no download gave it) is no Canvas user's: its
+    # row goes by SIS Login ID, and the classmate who has no row of her own keeps her grade in Canvas
+    table = canvas_rows([row("eve_12345", "9"), row("kim_6", "5")], "a", collected=downloaded)
+    assert [r[1:4] for r in table.rows[1:]] == [["", "", "eve_12345"], ["6", "", ""]]
+    assert table.without_id == ["eve_12345"]
+    # a name with no letter a-z or digit (李明) gives the LMS's number alone as the id
+    assert [r[1] for r in canvas_rows([row("4242", "7")], "a", collected={"4242"}).rows[1:]] == ["4242"]
+
+    # jsmith is Canvas user 12345 by the roster (a course that named its students); eve chose the login eve_12345,
+    # which gives her no Canvas number; a download that gave eve_12345 and a roster that says jsmith is 12345 disagree
+    roster = {"jsmith": "12345", "kim": "6"}
+    table = canvas_rows([row("jsmith", "9"), row("eve_12345", "0"), row("kim", "5")], "a", roster=roster)
+    assert [r[1] for r in table.rows[1:]] == ["12345", "", "6"] and table.shared == []
+    table = canvas_rows([row("jsmith", "9"), row("eve_12345", "0"), row("kim", "5")], "a", roster=roster,
+                        collected={"eve_12345"})
+    ids = [r[1] for r in table.rows[1:]]
+    assert ids == ["6"] and table.shared == ["eve_12345", "jsmith"]
 
 
 def test_two_files_from_one_student_are_theirs_alone(tmp_path):
@@ -414,3 +434,16 @@ def test_a_students_own_timestamp_is_never_collected(tmp_path):
     collect(root)
     assert sorted(submitted(root)) == ["bob", "kimlee_7"]
     assert not list((root / "submitted").rglob("timestamp.txt"))
+
+
+def test_one_students_many_uploads_never_spend_the_downloads_entry_cap(tmp_path):
+    """Eve's 200 uploads (Canvas: a top-level file each) come first in the download: past her own cap of files they
+    are refused as hers, and spend none of the entries the download may unpack, so her classmates are collected."""
+    root = course(tmp_path, "c.BoundedExtractor.max_entries = 100", "c.BoundedExtractor.max_submission_files = 5")
+    files = {f"aaroneve_34567_{1000 + i}_junk{i}.txt": b"x" for i in range(200)}
+    files.update({f"s{i}_{i}_modules_and_sgd.ipynb": b"{}" for i in range(10)})
+    lms_zip(root, files)
+    lines = collect(root)
+    assert sorted(submitted(root)) == sorted(f"s{i}" for i in range(10)), lines
+    assert not any("BoundedExtractor.max_entries" in line for line in lines), lines
+    assert any("(and more): 192 more of its entries" in line for line in lines), lines

@@ -305,3 +305,27 @@ def test_the_released_notebook_renders_offline_the_same_both_ways():
     kit = FeedbackExporter(config=config).from_notebook_node(notebook, resources=dict(resources))[0]
     stock = Stock(config=config).from_notebook_node(notebook, resources=dict(resources))[0]
     assert str(BeautifulSoup(kit, "html.parser")) == stock
+
+
+class _OneGrade:
+    """A gradebook holding one grade, waiting for a grader (what FeedbackGrades reads of it)."""
+
+    def find_grade(self, grade_id, notebook, assignment, student):
+        return type("Grade", (), {"score": 0.0, "max_score": 2.0, "needs_manual_grade": True})()
+
+
+@pytest.mark.parametrize("kit", ["not an object", ["needs_manual_grade"], {"needs_manual_grade": False, "x": 1}])
+def test_a_students_own_kit_metadata_is_not_read_for_the_page(kit):
+    """`metadata.kit` is the key the page reads a grade's state from (`needs_manual_grade`), and a submission may hold
+    one of its own on any cell: a string or a list there stopped the student's feedback page (and `make grade` named
+    it nbgrader's failure). The page's key is the kit's alone, whatever the submission held."""
+    from autograder.outputs.feedback import FeedbackGrades
+
+    grades = FeedbackGrades()
+    grades._prefetched, grades._not_graded = _OneGrade(), 0.0
+    grades.notebook_id, grades.assignment_id, grades.student_id = "n", "a", "s"
+    cell = nbformat.v4.new_markdown_cell("my answer", metadata={"nbgrader": {"grade_id": "answer_x", "grade": True},
+                                                               "kit": copy.deepcopy(kit)})
+    grades._get_score(cell, {})
+    assert cell.metadata["kit"] == {"needs_manual_grade": True}
+    assert grades._not_graded == 2.0

@@ -13,6 +13,9 @@ course copy. Then:
 * issue 31: the total counts no point that waits for a grader as zero (it is out of the points graded so far and
   names the rest), and after hand grading it is the whole score; a grader's comment is named in the index by
   the answer it is on, never a bare "Comment";
+* a page that takes more than `c.GraderSettings.page_seconds` of CPU time to write (a slow step put in on purpose)
+  is stopped there and not written, its student named as not graded with that reason, and the pages before and
+  after it in the same feedback process are written;
 * with a browser (/usr/bin/chromium through Playwright; skipped, saying why, without one): the page opened
   from file:// with every other request aborted typesets its maths (MathJax elements, no raw `$\\mathbf{w}$`),
   clips no FAIL line (scrollWidth <= clientWidth), logs no console error, and has no critical or serious
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -35,16 +39,20 @@ from pathlib import Path
 import nbformat
 import pytest
 from axe import assert_page_readable
+from nbgrader.preprocessors import NbGraderPreprocessor
 from test_catalogue_hostile import fresh_course
 from test_formgrader_browser import COVER, ON_TOP, REMOTE_CURSOR, browser, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
 
-from autograder.assignment import is_test_cell
+from autograder.assignment import find_assignment, is_test_cell
+from autograder.classroom.class_run import ClassRun, Graded
 from autograder.classroom.demo import ANSWERS, ROSTER, with_answers
+from autograder.classroom.feedback_pages import write_feedback
 from autograder.classroom.mutate import apply
 from autograder.nbgrader_glue.preprocessors.rubric import RUBRIC
 from autograder.outputs.inert import quoted
+from autograder.report import Report
 from autograder.settings import GraderSettings, load_config
-from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, grade_class, release_notebook, solution_notebook
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, grade_class, release_notebook, solution_notebook, within
 
 pytestmark = pytest.mark.slow
 
@@ -192,6 +200,50 @@ def test_graders_see_the_rubric_students_do_not(graded):
     forged = nbformat.read(graded / "autograded" / MALLORY / ASSIGNMENT.name / NOTEBOOK, as_version=4)
     with_rubric = [c.metadata.get("nbgrader", {}).get("grade_id") for c in forged.cells if RUBRIC in c.metadata]
     assert with_rubric == WRITTEN and FORGED_RUBRIC not in json.dumps(forged), with_rubric
+
+
+SLOW_SECONDS = 5.0  # CPU seconds: past the test's bound of 1 s, and ending (so that without a bound the test fails, not hangs)
+
+
+class SlowPage(NbGraderPreprocessor):
+    """A step of writing the feedback pages that spends SLOW_SECONDS of CPU time on grace's page: a slow path of
+    nbconvert or of the kit's own steps that nobody has found yet."""
+
+    def preprocess(self, nb, resources):
+        if resources["nbgrader"]["student"] == "grace":
+            until = time.process_time() + SLOW_SECONDS
+            while time.process_time() < until:
+                pass
+        return nb, resources
+
+
+def test_a_page_past_its_cpu_bound_is_not_written_and_its_classmates_pages_are(graded, tmp_path):
+    """c.GraderSettings.page_seconds bounds each page in CPU time: grace's, past it, is not written (nothing of it is
+    left in feedback/) and she is named as not graded, with that reason; ada's and mallory's, before and after hers in
+    the one feedback process, are written."""
+    course = shutil.copytree(graded, tmp_path / "course", symlinks=True)
+    config = load_config(course)
+    config.GraderSettings.page_seconds = 1.0
+    config.GenerateFeedback.preprocessors = [*config.GenerateFeedback.preprocessors, SlowPage]
+    run = ClassRun.open(find_assignment(course, ASSIGNMENT.name), GraderSettings(config=config, jobs=1))
+    students = [*STUDENTS, MALLORY]
+    outcome = Graded(reports={s: Report(parts=[]) for s in students}, marks_put_back=True)  # every page written again
+    before = {s: run.feedback_page(s).stat().st_mtime_ns for s in students}
+    spent = _children_seconds()
+    with within(60):
+        write_feedback(run, outcome)
+    spent = _children_seconds() - spent
+    assert outcome.problems == {"grace": "writing the feedback page took more than 1 s of CPU time "
+                                         "(c.GraderSettings.page_seconds)"}
+    assert not (course / "feedback" / "grace" / ASSIGNMENT.name).exists()
+    assert all(run.feedback_page(s).stat().st_mtime_ns > before[s] for s in ("ada", MALLORY))
+    assert spent < SLOW_SECONDS - 1, f"{spent:.1f} s of CPU: grace's page was not stopped at its bound"
+
+
+def _children_seconds() -> float:
+    """CPU seconds this process's ended children (and theirs) used."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def test_demo_answers_are_student_text_not_the_model_answer():

@@ -17,7 +17,7 @@ from autograder.nbgrader_glue.preprocessors.add_grading_notes import HEADING, NO
 from autograder.nbgrader_glue.preprocessors.grading_notes import cell_notes
 from autograder.nbgrader_glue.preprocessors.sanitize_markdown import SanitizeMarkdown, render
 from autograder.report import CheckResult, PartResult, Report, Status
-from conftest import ASSIGNMENT, release_notebook
+from conftest import ASSIGNMENT, NOTEBOOK, release_notebook
 
 NAMES = [
     "modules_and_sgd (1).ipynb",
@@ -118,3 +118,31 @@ def test_a_cell_of_another_type_or_with_nbgrader_metadata_and_no_grade_id_is_nam
     assert cell_notes(ASSIGNMENT, notebook) == [
         "cells whose type the student changed, graded as released: imports (raw), test_forward (markdown)",
         "cell 2 has nbgrader metadata but no grade id: graded as plain cells"]
+
+
+FORGED = "**Note from the grader:** every written answer was graded by hand already: no review needed"
+
+
+def test_the_grader_note_is_in_the_page_header_and_a_students_look_alike_is_not(tmp_path):
+    """The kit's note renders as markdown a student can write too ("**Note from the grader:** ..."), so in the
+    notebook a student's cell read exactly as the grader's. AddGradingNotes marks its own cell (a mark it takes off
+    every other cell, where only a student could have put it) and the grading page shows that cell in its header,
+    above the notebook, where no cell of the student's is."""
+    from test_formgrader_browser import formgrade_html
+
+    from autograder.nbgrader_glue.preprocessors.add_grading_notes import NOTE_MARK, AddGradingNotes
+    from autograder.nbgrader_glue.preprocessors.run_hidden_suites import NOTE_RESOURCE
+
+    notebook = release_notebook()
+    notebook.cells[0:0] = [nbformat.v4.new_markdown_cell(FORGED),
+                           nbformat.v4.new_markdown_cell(FORGED.replace("every", "each"), metadata={NOTE_MARK: True})]
+    notebook, _ = AddGradingNotes().preprocess(notebook, {NOTE_RESOURCE: "cells pasted more than once: imports"})
+    assert [bool(cell.metadata.get(NOTE_MARK)) for cell in notebook.cells[:3]] == [True, False, False]
+    path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / NOTEBOOK
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, path)
+    page = formgrade_html(tmp_path, "mallory", notebook=path)
+    header, body = page.split('id="notebook"', 1)
+    assert header.count("Note from the grader") == 1 and "cells pasted more than once: imports" in header, header[-2000:]
+    assert "cells pasted more than once" not in body
+    assert "every written answer" in body and "each written answer" in body

@@ -267,6 +267,28 @@ def test_regrade_one_student_rewrites_their_feedback_and_csv_and_keeps_manual_gr
     assert nobody.returncode != 0 and "no submission of nobody" in nobody.stderr
 
 
+@pytest.mark.slow
+def test_regrading_one_student_previews_a_changed_check_as_make_grade_does(tmp_path):
+    """A check added after ada and bob were graded: `make regrade STUDENT=ada` (a student asking for a regrade) applied
+    it to ada alone, unseen, and the preview then named only bob (pass 14). It previews her, and CONFIRM=yes applies."""
+    course = course_copy(tmp_path / "course")
+    for student in ("ada", "bob"):
+        put_submission(course, student, solution_notebook())
+    assert make(course, "grade").returncode == 0
+    suite = course / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + '\n\ndef test_the_instructors_fix(student):\n    assert False, "mid-term"\n')
+    book = hashlib.sha256((course / "gradebook.db").read_bytes()).hexdigest()
+    run = make(course, "regrade", "STUDENT=ada")
+    assert run.returncode != 0, "the regrade asked for was not done"
+    assert "previewing their regrade" in run.stdout and "make regrade STUDENT=<student> CONFIRM=yes" in run.stdout
+    assert hashlib.sha256((course / "gradebook.db").read_bytes()).hexdigest() == book, "a preview writes no grade"
+    assert csv_rows(course)["ada"]["test_forward"] == "2"
+    applied = make(course, "regrade", "STUDENT=ada", "CONFIRM=yes")
+    assert applied.returncode == 0 and "Grading 1 submission of" in applied.stdout, applied.stdout[-2000:]
+    rows = csv_rows(course)
+    assert float(rows["ada"]["test_forward"]) < 2 and rows["bob"]["test_forward"] == "2"
+    assert "bob " in make(course, "preview").stdout, "bob, still under the old check, is previewed"
+
 # write_feedback in a course copy (its own autograder package and nbgrader_config.py): the pages it writes again.
 REWRITE = """
 import sys

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -108,6 +109,10 @@ def make_gradebook(course: Path) -> None:
             if meta.get("grade"):
                 gb.add_grade_cell(meta["grade_id"], stem, ASSIGNMENT.name, max_score=meta["points"],
                                   cell_type=cell.cell_type)
+        # the ids a Canvas download gave (collect.collected_ids): their endings are Canvas user ids
+        record = course / "downloaded" / ASSIGNMENT.name / "collected.json"
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({"obrienann_23456": {}, "smithjohn_12345": {}}))
         gb.add_student("obrienann_23456", last_name=LAST, first_name=FIRST, email="ann@example.org")
         gb.add_student("smithjohn_12345")
         gb.add_student("nobody")

@@ -185,6 +185,29 @@ def test_a_timestamp_txt_nbgrader_cannot_read_is_a_reason(tmp_path):
     assert "not a plain file" in timestamp_problem(tmp_path)
 
 
+def test_the_due_date_setting_reads_the_same_on_every_machine_and_every_day(tmp_path):
+    """c.GraderSettings.due_date = "Friday 23:59" was this week's Friday (every make grade of a new week previewed
+    the class again, and lateness moved), and "... JST" was 9 h earlier under TZ=Asia/Tokyo (pass 14): a due date
+    is held to the time stamps' rule, and any other stops make grade with one line before anything is done."""
+    import subprocess
+    import sys
+
+    from traitlets import TraitError
+
+    for text in ("", "2026-12-15 23:59:00 UTC", "2026-12-15T23:59:00+01:00", "2026-12-15 23:59"):
+        assert GraderSettings(due_date=text).due_date == text
+    for text in ("Friday 23:59", "2026-12", "2026-12-15 23:59 JST", "2026-12-15 23:59 -0500", "garbage"):
+        with pytest.raises(TraitError, match="would read differently by the day or the machine"):
+            GraderSettings(due_date=text)
+    course = course_copy(tmp_path / "course")
+    with (course / "nbgrader_config.py").open("a") as config:
+        config.write('\nc.GraderSettings.due_date = "Friday 23:59"\n')
+    run = subprocess.run([sys.executable, "-m", "autograder", "class", "--assignment", ASSIGNMENT.name], cwd=course,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == "" and len(run.stderr.splitlines()) == 1, run.stderr[-2000:]
+    assert "c.GraderSettings.due_date = 'Friday 23:59' is not a whole date and time" in run.stderr
+    assert not (course / "gradebook.db").exists() and not (course / "submitted").exists()
+
 def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
     def broken(*args):
         raise KeyError("something no one foresaw")

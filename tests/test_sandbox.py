@@ -196,6 +196,7 @@ MACHINE_FAULTS = {
     "filter refused": "wedge.filter_refused",
     "loader killed while confined": "wedge.loader_killed",
     "killed process never reaped": "wedge.never_reaped",
+    "no process for a loader": "wedge.loader_fork_refused",
 }
 
 
@@ -210,6 +211,54 @@ def test_a_machine_fault_is_the_graders_failure_within_a_bound_never_a_checks_an
                                                r"not the notebook's$"):
             sandbox.call([looping], sandbox_probes.value, name="x")
         assert time.monotonic() - started < 30  # a 1 s limit, and 10 s for a killed process, twice at most
+
+
+def test_a_session_the_kernel_killed_ends_its_namespaces_parent_by_the_same_signal():
+    from autograder.sandbox.isolation import _mirror
+
+    parent = os.fork()
+    if parent == 0:  # the process outside the namespaces, which waits for the session
+        try:
+            session = os.fork()
+            if session == 0:  # the session, process 1 of its namespaces, killed (as the OOM killer may pick it)
+                os.kill(os.getpid(), signal.SIGKILL)
+            _mirror(session)
+        finally:
+            os._exit(99)
+    _, status = os.waitpid(parent, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, status
+
+
+@pytest.mark.parametrize("budgets,outcome", [
+    (["memory budget"], "the notebook's sandbox was killed by the kernel: the submission's processes together used "
+                        "their memory budget of 200 MB"),
+    ([], None),
+])
+def test_a_session_killed_during_a_check_is_the_memory_budgets_when_its_cgroup_says_so_else_the_graders(budgets,
+                                                                                                     outcome):
+    from autograder.sandbox.protocol import Ended
+
+    sandbox = Sandbox(modules={}, isolation={"path": "isolation.py", "budgets": {"memory_mb": 200}})
+    sandbox.session = sandbox.submission = True
+    sandbox.asked = time.monotonic()
+    if outcome is None:
+        with pytest.raises(RuntimeError, match=r"^the submission's sandbox failed: .*: the grading machine's fault"):
+            sandbox._outcomes(Ended(budgets), 2, 10.0)
+    else:
+        answers = sandbox._outcomes(Ended(budgets), 2, 10.0)
+        assert [(a.ok, a.reason, a.limit) for a in answers] == [(False, outcome, "memory budget")] * 2
+    assert not sandbox.session and sandbox.submission  # the next call goes on in a new session of the same worker
+
+
+def test_a_loader_the_memory_budget_killed_before_its_first_cell_is_the_submissions_not_the_graders():
+    with Sandbox(modules={"sandbox_probes": PROBES}, path=[ROOT / "tests"], preload=["wedge.loader_oom_killed"],
+                 limits=Limits(seconds=1)) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("seven", "x = 7")], sandbox_probes.value, name="x")
+        sandbox.end()
+    assert (outcome.ok, outcome.reason) == (False, "the notebook's process was killed by the kernel before its first "
+                                                   "cell: the submission's processes together used their memory "
+                                                   "budget of 1024 MB")
 
 
 def test_a_loader_the_kernel_holds_when_the_session_ends_is_the_graders_failure():
@@ -318,3 +367,23 @@ def test_memory_without_a_cgroup_counts_page_tables_and_the_session_is_charged_i
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
         os.close(ready_r)
+
+
+@pytest.mark.parametrize("events, killed_by_budget", [
+    ("max 12\noom 1\noom_kill 1\n", 1),  # the budget ran out and its OOM killer killed
+    ("max 0\noom 0\noom_kill 1\n", 0),  # the machine-wide OOM killer killed a process of the submission's
+    ("max 5\noom 1\noom_kill 3\n", 1),  # one kill the budget's, two the machine's
+])
+def test_only_the_budgets_own_oom_kills_count_as_the_memory_budget(tmp_path, events, killed_by_budget):
+    """cgroup v2's memory.events counts in oom_kill the machine-wide OOM killer's kills too: a machine short of
+    memory is the grader's failure, never the submission's memory budget (isolation._Cgroups.events and hit)."""
+    from autograder.sandbox.isolation import _Cgroups
+
+    (tmp_path / "memory.events").write_text(events)
+    cgroups = object.__new__(_Cgroups)
+    cgroups.counters = {"memory.events": [os.open(tmp_path / "memory.events", os.O_RDONLY)]}
+    try:
+        assert cgroups.events()["oom_kill"] == killed_by_budget
+        assert ("memory budget" in cgroups.hit()) == (killed_by_budget > 0)
+    finally:
+        os.close(cgroups.counters["memory.events"][0])

@@ -275,6 +275,25 @@ def test_code_cells_are_highlighted_with_a_lexer_of_linear_time(sanitizer, langu
     assert time.process_time() - start < 3, "the page highlights with a lexer whose time grows faster than the code"
 
 
+def test_a_long_code_cell_is_shown_as_text_on_the_grading_page(tmp_path):
+    """A highlighted token is a span, and the grading page goes through BeautifulSoup whole, on every view: 64 KB of
+    `a.a.a` in a code cell the student added took 3 s of CPU a render, linearly (about 85 s at the 2 MB limit). Past
+    16 KB (the release's longest code cell is under 2 KB) a cell is shown as escaped text; shorter ones as before."""
+    from test_formgrader_browser import formgrade_html
+
+    notebook = solution_notebook()
+    long = "a" + ".a" * 128_000 + "  # <b>not markup</b>"
+    notebook.cells.insert(1, new_code_cell(long))
+    path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / "modules_and_sgd.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, path)
+    start = time.process_time()
+    page = formgrade_html(tmp_path, "mallory", notebook=path)
+    assert time.process_time() - start < 3, "the page highlights a long cell token by token"
+    assert '<div class="highlight"><pre>' + long.replace("<", "&lt;").replace(">", "&gt;") + "</pre></div>" in page
+    assert '<span class="k">class</span>' in page  # the solution's own cells are highlighted
+
+
 @pytest.mark.parametrize("folder", ["source", "release", "solutions"])
 def test_the_instructors_markdown_is_unchanged(folder):
     path = ROOT / folder / "dl01_6_3" / "modules_and_sgd.ipynb"

@@ -196,6 +196,44 @@ def test_the_first_make_grade_after_an_upgrade_of_the_answers_checksums_keeps_ev
     assert all(answer["seen"].startswith(f"{ledger.ANSWERS_FORMAT}:") for answer in answers.values()), answers
 
 
+def test_a_change_of_the_intakes_rules_is_previewed_and_applied_only_when_confirmed(term, tmp_path):
+    """pass 13: ada's folder held helper.py; adding c.GraderSettings.submission_files = ["helper.py"] made her a new
+    submission, autograded at once, unpreviewed. It is a change of settings for her alone (the others' folders read
+    the same): previewed, her grade, autograded/ and pages as they were until CONFIRM=yes. The first make grade
+    after the kit kept the intake's rules with each grade regrades no one."""
+    course = copy_graded(term, tmp_path / "course")
+    ada = course / "submitted" / "ada" / ASSIGNMENT.name
+    (ada / "helper.py").write_text("SCALE = 1\n")
+    assert "Autograded in this run: 1;" in ok(make(course, "grade")), "a new file in her folder: a new submission"
+    with gradebook(course) as gb:  # the ledger as a kit before the intake's rules wrote it
+        for student, row in ledger.read(gb.db, ASSIGNMENT.name).items():
+            inputs = {key: value for key, value in json.loads(row["inputs"]).items() if key != "intake"}
+            ledger.write(gb.db, ASSIGNMENT.name, student, "inputs", json.dumps(inputs))
+        gb.db.commit()
+    hand = flags(course, "ada")
+    assert "Autograded in this run: 0; unchanged since their grade, so left as they were: 4" in ok(make(course, "grade"))
+    assert flags(course, "ada") == hand == {name: (1.5, False) for name in WRITTEN}
+    with gradebook(course) as gb:  # each row now says which rules its folder was read under
+        rows = ledger.read(gb.db, ASSIGNMENT.name)
+    assert all(ledger.Inputs.from_json(row["inputs"]).intake for row in rows.values()) and len(rows) == 4
+
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.submission_files = ["helper.py"]\n')
+    untouched, written = sha(course / "gradebook.db"), mtimes(course)
+    out = ok(make(course, "grade"))
+    assert "The settings changed since 1 student" in out and "previewing their regrade" in out, out
+    assert "Regrade preview: 0 of 1 student would change; every score stays as it is." in out
+    assert sha(course / "gradebook.db") == untouched and mtimes(course) == written, "a preview writes nothing"
+    assert not (course / "autograded" / "ada" / ASSIGNMENT.name / "helper.py").exists()
+    applied = ok(make(course, "grade", "CONFIRM=yes"))
+    assert "Autograded in this run: 1; unchanged since their grade, so left as they were: 3" in applied
+    assert (course / "autograded" / "ada" / ASSIGNMENT.name / "helper.py").read_text() == "SCALE = 1\n"
+    assert flags(course, "ada") == hand
+    assert "Autograded in this run: 0" in ok(make(course, "grade")), "applied: nothing is stale any more"
+    (ada / "helper.py").write_text("SCALE = 2\n")  # read now: a change of her folder, a new submission
+    assert "Autograded in this run: 1;" in ok(make(course, "grade"))
+
+
 FIX = '''
 
 def test_the_instructors_fix(student):

@@ -20,20 +20,20 @@ the batched grader and by the pytest plugin (autograder/checks/pytest_plugin.py)
 """
 from __future__ import annotations
 
-import ast
 import re
 import sys
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..assignment import Assignment
 from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
+from ..sandbox.program import defining_cells
 from ..settings import GraderSettings
 from ..submission import Submission
 from .modules import import_file
@@ -99,23 +99,14 @@ def load_suites(assignment: Assignment) -> list[Suite]:
 
 _BATCHING: ContextVar[bool] = ContextVar("batching", default=False)  # True while run_checks runs checks
 
-
+# A name the code did not find, as a reason gives it: Python's NameError anywhere (the notebook's code, or a
+# cell as it loaded), or a probe's own look-up of a notebook name (a KeyError raised outside the notebook's code).
+_NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
+_PROBE_LOOKUP = re.compile(r"raised KeyError: '(\w+)'")
 # A stub the part took blank from the release, reached from the student's own cell (a right step() written under
 # `with no_grad():`, an exercise computed with the student's classes): the stub is written, in another part.
 BLANK_HERE = "is blank in this part: each part runs only its own cells of your notebook, so they must not call it"
 _NOT_WRITTEN = re.compile(r"([A-Za-z_][\w.]*) " + re.escape(NOT_WRITTEN))
-
-
-def _defined_names(cells: list[Cell]) -> set[str]:
-    """The functions and classes the top level of `cells` defines."""
-    names = set()
-    for cell in cells:
-        try:
-            body = ast.parse(cell.source).body
-        except SyntaxError:
-            continue
-        names |= {node.name for node in body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    return names
 
 
 class Runner:
@@ -129,18 +120,20 @@ class Runner:
     """
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
-                 together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False) -> None:
+                 together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False,
+                 defined_by: Mapping[str, str] | None = None) -> None:
         """`borrowed`: the names of the program's solution cells taken from the public release, not from the
         student (part_program): what their blank stubs raise as they load is no cause of the student's.
         `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
-        in a part that grades the whole notebook a missing cell explains only a name its checks did not find."""
+        in a part that grades the whole notebook a missing cell explains only a name its checks did not find.
+        `defined_by`: the cell each name comes from in the released notebook (defining_cells), so that a name
+        not found is explained by that cell."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
+        self.defined_by = dict(defined_by or {})
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
-        # What only the borrowed stubs define: a NotImplementedError there is no stub of the student's left blank.
-        self.blank = (_defined_names([cell for cell in cells if cell.name in borrowed])
-                      - _defined_names([cell for cell in cells if cell.name not in borrowed]))
-        self.own_errors: list[str] = []  # what the cells of the student's this part runs raised as they loaded
+        self.blank_cells = frozenset(borrowed)
+        self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
         self.memo: dict[tuple[str, str], Outcome] = {}
@@ -196,10 +189,17 @@ class Runner:
         return True
 
     def explain(self, outcome: Outcome) -> str:
-        """The reason, plus the load error behind it when a name is missing because a cell failed (a cell
-        missing from the notebook, when one is, explains a missing name better than a stub that raised)."""
-        errors, reason = self.student_errors(outcome), self.blank_named(outcome.reason)
-        if any(word in reason for word in ("NameError", "KeyError", "is missing")) and errors:
+        """The reason, plus its cause when a name was not found: what the cell that defines the name in the
+        released notebook did (why_undefined). A name no such cell defines is the code's that raised, which the
+        reason names. Another reason of the kind gets the load error of a cell missing from the notebook, or
+        else of the first cell that failed."""
+        reason = self.blank_named(outcome.reason)
+        name = _NAME_ERROR.search(reason) or _PROBE_LOOKUP.fullmatch(reason)
+        if name:
+            cause = self.blank_named(self.why_undefined(name[1], outcome.load_errors))
+            return f"{reason} (because {cause})" if cause else reason
+        errors = self.student_errors(outcome)
+        if any(word in reason for word in ("KeyError", "is missing")) and errors:
             return f"{reason} (because {self.missing or errors[0]})"
         return reason
 
@@ -208,17 +208,46 @@ class Runner:
         return [self.blank_named(error) for error in outcome.load_errors if not error.startswith(self.borrowed)]
 
     def blank_named(self, text: str) -> str:
-        """`text`, where it says a stub only the release's borrowed cells define is not written yet, saying
-        instead that it is blank in this part: the student wrote it, and its own part grades it."""
+        """`text`, where it says a stub is not written yet that this part took blank from the release (the
+        released notebook defines it in a borrowed cell, and no other cell of the part binds it), saying instead
+        that it is blank in this part: the student wrote it, and its own part grades it."""
         def name(match: re.Match) -> str:
-            where = match.group(1)
-            return f"{where} {BLANK_HERE}" if where.split(".")[0] in self.blank else match.group(0)
+            top = match[1].split(".")[0]
+            blank = self.defined_by.get(top) in self.blank_cells and not any(
+                _binds(cell.source, top) for cell in self.cells if cell.name not in self.blank_cells)
+            return f"{match[1]} {BLANK_HERE}" if blank else match[0]
         return _NOT_WRITTEN.sub(name, text)
 
     def because(self) -> str:
         """' (because <what the student's first cell that raised as it loaded raised>)', or '': why a name the
         check looks for may be missing (an exercise's cell that stopped before assigning it)."""
         return f" (because {self.missing or self.own_errors[0]})" if self.missing or self.own_errors else ""
+
+    def why_undefined(self, name: str, load_errors: list[str], seen: frozenset[str] = frozenset()) -> str:
+        """Why `name` was not found ('' when the facts do not say): the load error of the cell that defines it
+        in the released notebook, or what that error's own missing name comes from (a class whose base class
+        is missing), or that the cell, loaded, has no line that binds it (_binds). A stub borrowed from the release is never
+        the cause, nor a cell the student added."""
+        cell = self.defined_by.get(name)
+        if cell is None or cell in seen:
+            return ""
+        error = next((e for e in load_errors if e.startswith(f"cell {cell}:")), "")
+        if error:
+            deeper = _NAME_ERROR.search(error)
+            cause = self.why_undefined(deeper[1], load_errors, seen | {cell}) if deeper else ""
+            return cause or ("" if error.startswith(self.borrowed) else error)
+        text = next((c.source for c in self.cells if c.name == cell), None)
+        return "" if text is None or _binds(text, name) else f"cell {cell} defines no {name}"
+
+
+def _binds(text: str, name: str) -> bool:
+    """Whether a line of `text` binds `name` as a statement does (class, def, an assignment, an import), at any
+    indentation. The student's code is only searched here, line by line in linear time, never parsed: parsing
+    is the sandbox's (code nested past the parser's depth, or megabytes of it, would cost the grader's own
+    time and memory)."""
+    word = re.escape(name)
+    return re.search(rf"^[ \t]*(?:(?:class|def)[ \t]+{word}\b|{word}[ \t]*(?::[^=\n]*)?=(?!=)|import[ \t]+{word}\b)"
+                     rf"|[ \t]as[ \t]+{word}\b", text, re.MULTILINE) is not None
 
 
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
@@ -356,6 +385,7 @@ class Grader:
         self.reference.memo.update(prepared.reference_answers)
         self.solution_cells = frozenset(cell.metadata["nbgrader"]["grade_id"] for cell in prepared.assignment.release.cells
                                         if cell.metadata.get("nbgrader", {}).get("solution"))
+        self.defined_by = defining_cells(prepared.assignment.source, prepared.assignment.release)
 
     def begin_session(self) -> None:
         """Give the next submission a session of its own (a fresh confined process tree) for all its parts,
@@ -381,7 +411,7 @@ class Grader:
         fresh = suite.student_cells == "all"
         borrowed = frozenset() if fresh else self.solution_cells - set(suite.student_cells)
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
-                      one_cell=not fresh)
+                      one_cell=not fresh, defined_by=self.defined_by)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session."""

@@ -4,20 +4,25 @@ A grade is a function of the student's submitted folder (as the intake sees it),
 can change a score (ledger.Inputs). `plan_class` sorts the class by comparing each student's inputs now with
 those the ledger recorded when the grade was given:
 
-* fresh: new, a changed submitted folder, never recorded, or (nothing else changed) its answers' checksums
+* fresh: new, a changed submitted folder (read under the intake's rules its grade was given under:
+  `folder_changed`), never recorded, or (nothing else changed) its answers' checksums
   recorded in another format (ledger.ANSWERS_FORMAT: the first `make grade` after an upgrade that changes it grades
   every student again, and keeps every hand grade of an unchanged answer unflagged: ledger.carried_over), or its
   report.json gone
   (`make clean-grading`), one this kit does not read (report.Report.load), or one that says the grader failed on
   it: graded, as the student's own input asks;
-* stale: the same submission, but the suites, the reference or the settings changed: a regrade would change
-  grades the students have seen, so `make grade` previews it and applies it only with CONFIRM=yes (preview.py);
-* unchanged: left alone, every row, flag, page and CSV cell of theirs.
+* stale: the same submission, but the suites, the reference or the settings (the intake's rules among them: what
+  it takes of a folder) changed: a regrade would change grades the students have seen, so `make grade` previews
+  it and applies it only with CONFIRM=yes (preview.py);
+* unchanged: left alone, every row, flag, page and CSV cell of theirs; but a ledger row that holds other intake
+  rules than today's, which read the folder the same (or none, recorded by a kit before them), gets today's
+  (`Plan.rules_to_record`), so that the folder is read once, and a later change of them told from a change of it.
 
 `FORCE=1` (`--force`) grades the unchanged students too; the stale ones are still previewed unless confirmed.
 """
 from __future__ import annotations
 
+import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,17 +40,33 @@ from .ledger import Inputs
 
 SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "answer_kb", "notebook_kb", "budget_seconds", "budget_answers_mb",
                   "budget_memory_mb", "budget_processes", "budget_disk_mb", "message_chars", "message_budget")
-# The settings that never change a score (tests/test_grade_inputs.py holds every other one to SCORE_SETTINGS): how
-# the work is spread and confined, what the pages and exports show, the due date (course_inputs' own), and the
-# intake's caps, which change a grade only through what the intake reads, the student's folder fingerprint.
+# The intake's caps (IntakeRules; notebook_kb, a score setting too, is one of them): recorded with each grade as the
+# rules its folder was read under (ledger.Inputs.intake); a change of them is a change of settings for each folder
+# they read otherwise (folder_changed).
+INTAKE_SETTINGS = ("submission_files", "submission_file_kb", "submission_entries")
+# The settings that never change a score (tests/test_grade_inputs.py holds every other one to SCORE_SETTINGS or
+# INTAKE_SETTINGS): how the work is spread and confined, what the pages and exports show, the due date
+# (course_inputs' own), and the time a feedback page may take (a page it stopped leaves the gradebook's scores as
+# they are, and every run writes a missing page again, under the setting of the day).
 NOT_SCORE_SETTINGS = ("jobs", "isolate", "gradescope_hidden_visibility", "part_titles", "canvas_column", "canvas_partial",
-                      "canvas_roster", "due_date", "submission_files", "submission_file_kb", "submission_entries")
+                      "canvas_roster", "due_date", "page_seconds")
 LATE_SECTIONS = ("AssignLatePenalties", "LatePenalty", "LateSubmissionPlugin")
 
 
 def suite_files(assignment: Assignment) -> list[Path]:
-    """The files a grade's "suites" fingerprint reads: the hidden suites and the grader's code that runs them."""
-    return [*code_files(assignment.suite_dir), KIT / "checks" / "suites.py"]
+    """The files a grade's "suites" fingerprint reads: the hidden suites and the kit's code that grades them (every
+    module: the sandbox, the checks and their parametrisation, the scoring and the late penalty all change a score,
+    so an upgrade of the kit is previewed as a fixed check is)."""
+    return list(dict.fromkeys(code_files(assignment.suite_dir, KIT)))
+
+
+def grader_fingerprint(assignment: Assignment) -> str:
+    """The "suites" input of a grade: suite_files, and the Python and NumPy that run both the notebook and the
+    reference (a new NumPy may round, warn or raise otherwise)."""
+    import numpy
+
+    return ledger.settings_fingerprint({"code": ledger.files_fingerprint(suite_files(assignment), assignment.root),
+                                        "python": platform.python_version(), "numpy": numpy.__version__})
 
 
 def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: object) -> dict[str, str]:
@@ -57,7 +78,7 @@ def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: ob
     values["late"] = {section: dict(config[section]) for section in LATE_SECTIONS if section in config}
     reference = [assignment.root / "solutions" / assignment.name / assignment.notebook_name,
                  *code_files(assignment.source_dir, assignment.release_dir)]
-    return {"suites": ledger.files_fingerprint(suite_files(assignment), assignment.root),
+    return {"suites": grader_fingerprint(assignment),
             "reference": ledger.files_fingerprint(reference, assignment.root),
             "settings": ledger.settings_fingerprint(values)}
 
@@ -70,6 +91,7 @@ class Plan:
     stale: dict[str, list[str]] = field(default_factory=dict)  # student -> which of the course's inputs changed
     unchanged: list[str] = field(default_factory=list)
     inputs: dict[str, Inputs] = field(default_factory=dict)
+    rules_to_record: list[str] = field(default_factory=list)  # unchanged, recorded under other intake rules or none
 
 
 def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, submitted: Path,
@@ -86,19 +108,34 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
     plan = Plan()
     rules = IntakeRules.of(settings, assignment.notebook_name)
     for student in students:
-        now = Inputs(ledger.folder_fingerprint(submitted, (student, assignment.name), rules),
-                     answers_format=ledger.ANSWERS_FORMAT, **course)
+        folder = (student, assignment.name)
+        now = Inputs(ledger.folder_fingerprint(submitted, folder, rules), answers_format=ledger.ANSWERS_FORMAT,
+                     intake=rules, **course)
         before = Inputs.from_json(book.get(student, {}).get("inputs"))
         plan.inputs[student] = now
         outputs = _has_outcome(report_path(coursedir, student, assignment.name))
-        if before is None or student not in graded or before.submission != now.submission:
+        if before is None or student not in graded or folder_changed(before, now, submitted, folder):
             plan.fresh.append(student)
         elif changed := before.course_changed(now):
             plan.stale[student] = changed
         else:
             current = outputs and before.answers_format == now.answers_format
-            (plan.fresh if force or not current else plan.unchanged).append(student)
+            if force or not current:
+                plan.fresh.append(student)
+                continue
+            plan.unchanged.append(student)
+            if before.intake != now.intake:
+                plan.rules_to_record.append(student)
     return plan
+
+
+def folder_changed(before: Inputs, now: Inputs, submitted: Path, folder: tuple[str, ...]) -> bool:
+    """Whether the student's folder changed since the grade `before`: read under the intake's rules that grade
+    was given under (today's when it does not say), so that a change of the rules alone is a change of settings
+    (Inputs.course_changed), previewed, and only for the folders the new rules read otherwise."""
+    if before.intake is None or before.intake == now.intake:
+        return before.submission != now.submission
+    return before.submission != ledger.folder_fingerprint(submitted, folder, before.intake)
 
 
 def _has_outcome(report: Path) -> bool:

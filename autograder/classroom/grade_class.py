@@ -33,10 +33,13 @@ from .progress import one_step
 from .students import list_students, take_roll
 from .summary import summarize
 
+NOT_APPLIED = 4  # `make regrade` previewed a change of the course's side of their grades rather than applying it
+
 
 def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str] | None = None,
                 force: bool = False, confirm: bool = False, preview: bool = False) -> int:
-    """Grade the class (or `only` these students of submitted/: `make regrade STUDENT=...`); 0 when done.
+    """Grade the class (or `only` these students of submitted/, unchanged too: `make regrade STUDENT=...`); 0 when done,
+    NOT_APPLIED when `only` names a student whose regrade was previewed instead.
 
     take the roll (collect, or the students `only` names) → sort the students by what changed since their grade
     (changes.plan_class) → a preview, when the course's side of some grades changed and `confirm` is not given (or
@@ -54,11 +57,13 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     if roll.refusal:
         say(f"regrade: {roll.refusal}", sys.stderr)
         return 2
+    # Named students are graded again even when unchanged; one whose grade the changed suites, reference or settings
+    # would change is previewed as in make grade, so that no regrade of one student applies a change unseen.
     plan = plan_class(assignment, settings, run.coursedir, run.submitted, roll.students, force or bool(only))
-    if only:  # the instructor named them: graded now, whatever changed
-        plan.fresh, plan.stale = sorted([*plan.fresh, *plan.stale]), {}
+    if plan.stale and (preview or not confirm) and only:  # not what was asked: not a success (the formgrader's button)
+        return preview_class(run, plan, roll.origin, "make regrade STUDENT=<student> CONFIRM=yes") or NOT_APPLIED
     if plan.stale and (preview or not confirm):
-        return preview_class(run, plan, roll.origin)
+        return preview_class(run, plan, roll.origin, "make grade CONFIRM=yes")
     if preview:
         say("Nothing to preview: no grade was given under other suites, reference or settings than today's.")
         return 0
@@ -72,6 +77,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
             say(f"Not graded, no score written: {graded.stopped}", sys.stderr)
             return 3
         record_inputs(run.coursedir, assignment.name, graded.inputs)
+    record_inputs(run.coursedir, assignment.name, {student: plan.inputs[student] for student in plan.rules_to_record})
     take_unchanged(run, plan, graded)
     write_feedback(run, graded)
     one_step("export", lambda: export_grades(assignment, run.coursedir), unit="file")
@@ -97,9 +103,9 @@ def refresh_feedback(assignment: Assignment, settings: GraderSettings) -> int:
     return 0
 
 
-def preview_class(run: ClassRun, plan: Plan, origin: str) -> int:
+def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:
     """Grade the stale students into a scratch copy of the gradebook (preview.py), print who would change and
-    write the table to reports/; nothing else is written."""
+    write the table to reports/; nothing else is written. `apply`: the command that applies it."""
     from .preview import compare, copy_gradebook, scratch_config, write_table
 
     assignment, students = run.assignment, sorted(plan.stale)
@@ -129,7 +135,7 @@ def preview_class(run: ClassRun, plan: Plan, origin: str) -> int:
         say(change.line())
     for student, reason in sorted(graded.not_graded().items()):
         say(f"  {student}: would not be graded: {reason}")
-    say(f"Wrote {table.relative_to(assignment.root)}. Nothing else was written: `make grade CONFIRM=yes` applies "
+    say(f"Wrote {table.relative_to(assignment.root)}. Nothing else was written: `{apply}` applies "
         f"it (hand grades stay, unflagged where the answer is unchanged).")
     if plan.fresh:
         say(f"{counted(len(plan.fresh), 'new or changed submission')} ({', '.join(plan.fresh)}) will be graded then too.")

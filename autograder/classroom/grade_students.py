@@ -131,7 +131,7 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
         close()
         try:
             if graded_here and not run.preview:  # a preview writes no page
-                feedback_writer(run.assignment, run.settings.config)(graded_here)
+                feedback_writer(run.assignment, run.settings)(graded_here)
         except Exception:  # the page is missing or stale, and write_feedback writes it again
             pass
 

@@ -4,10 +4,13 @@ nbgrader's gradebook holds scores, not their causes. The ledger is one table of 
 (`autograder_ledger`, made when missing), one row per student and assignment:
 
 * `inputs`: the fingerprint of what the grade is a function of (`Inputs`): the student's submitted folder as
-  the intake sees it (`folder_fingerprint`: what it looks at and reads, within its caps), the hidden suites,
+  the intake sees it (`folder_fingerprint`: what it looks at and reads, within its caps), with the intake's rules
+  it was read under (so that a change of those rules is told from a change of the folder), the hidden suites,
   the reference (source, release and solution notebooks and modules), and the settings that can change a
   score (limits, budgets, the late policy). Written by `make grade` after the student is
-  graded, or not graded for a reason of the student's own file (that reason is in its report.json).
+  graded, or not graded for a reason of the student's own file (that reason is in its report.json); and, for a
+  student left unchanged whose row holds other intake rules than today's (or none), with today's
+  (changes.Plan.rules_to_record).
 * `answers`: for each grade cell, a checksum of its answer in the notebook as submitted (`answer_checksums`: a
   written answer's cell with its pictures and the markdown around it that shows with it; for an autograded part,
   all of the student's code) as last autograded, so as the formgrader shows it (`seen`; none after a submission
@@ -50,16 +53,28 @@ class Inputs:
     reference: str
     settings: str
     answers_format: str
+    # The intake's rules `submission` was read under (GraderSettings' notebook_kb, submission_files,
+    # submission_file_kb, submission_entries), so that the folder can be read again as it was then
+    # (changes.folder_changed). None: recorded by a kit before the field, under the rules then in force.
+    intake: IntakeRules | None = None
 
     def course_changed(self, other: Inputs) -> list[str]:
-        """Which of the course's inputs (suites, reference, settings) differ from `other`'s."""
-        return [name for name in ("suites", "reference", "settings") if getattr(self, name) != getattr(other, name)]
+        """Which of the course's inputs (suites, reference, settings) differ from `other`'s, for a folder that did
+        not change (changes.folder_changed): its fingerprints differ then only when the intake's rules read it
+        otherwise, a change of settings."""
+        changed = {name: getattr(self, name) != getattr(other, name) for name in ("suites", "reference", "settings")}
+        changed["settings"] |= self.submission != other.submission
+        return [name for name, differs in changed.items() if differs]
 
     @classmethod
     def from_json(cls, data: str | None) -> Inputs | None:
         try:
-            return cls(**{"answers_format": "1", **json.loads(data)}) if data else None  # 1: before the field
-        except (TypeError, ValueError):  # written by another version: graded again, as if unknown
+            fields = {"answers_format": "1", **json.loads(data)} if data else None  # 1: before the field
+            if fields and fields.get("intake") is not None:
+                rules = fields["intake"]
+                fields["intake"] = IntakeRules(**{**rules, "extra_files": tuple(rules["extra_files"])})
+            return cls(**fields) if fields else None
+        except (TypeError, ValueError, KeyError):  # written by another version: graded again, as if unknown
             return None
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps.zipcollectapp import ZipCollectApp
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
 
@@ -186,6 +187,22 @@ def _sha(path: Path, limit: int) -> str:
 
 def _utc(seconds: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).replace(tzinfo=None)
+
+
+def collected_ids(config) -> set[str]:
+    """Every student id an LMS collection of this course wrote (each assignment's collected.json): the ids whose
+    ending is the LMS's own number. An id made any other way (a login, a folder named by hand) may end in digits
+    of its owner's choosing, which tell no LMS user."""
+    app = ZipCollectApp(config=config)  # not initialised: its settings alone
+    pattern = app.collect_directory_structure.format(downloaded=app.downloaded_directory, assignment_id="*",
+                                                     collect_step=RECORD)
+    ids: set[str] = set()
+    for record in sorted(Path(CourseDirectory(config=config).root).glob(pattern)):
+        try:
+            ids.update(json.loads(record.read_text()))
+        except (OSError, ValueError, TypeError):  # the kit writes it whole (os.replace): one it cannot read names no one
+            continue
+    return ids
 
 
 class LmsZipCollect(ZipCollectApp):

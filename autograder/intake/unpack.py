@@ -11,11 +11,11 @@ the modes the entries claim. A student chooses what they upload, so here:
   file and never opened (the collector takes notebooks only).
 * Every file is written anew, 0600 (folders 0700), owned by the user grading, with the time the
   LMS gave it: no setuid, no execute bit, no owner or link from the archive, closed to the sandbox's uids.
-* Caps bound one download (c.BoundedExtractor.*): the bytes of one file; the bytes and files of one
-  student (counted over every file the collector names as theirs, `student_of`: Canvas gives each upload
-  a top-level file of its own; a file it names as no one's counts for its top-level file or folder), so that
-  no student uses up what the class shares; the bytes and entries of the whole download; the depth of its
-  paths.
+* Caps bound one download (c.BoundedExtractor.*): the bytes of one file; the bytes and the files and folders
+  of one student (counted over every entry the collector names as theirs, `student_of`: Canvas gives each upload
+  a top-level file of its own; an entry it names as no one's counts for its top-level file or folder), so that
+  no student uses up what the class shares; the bytes and entries written of the whole download (an entry a
+  student's own caps refuse spends none of it); the depth of its paths.
   Bytes are counted as they are written, not as the archive claims. An entry past a cap, or with a
   name that would leave its folder, is not written and `refused` says why (a few per student, the
   rest counted); the collector names the student it belonged to, and the rest of the class is collected.
@@ -107,11 +107,11 @@ class BoundedExtractor(ExtractorPlugin):
                                "GraderSettings.notebook_kb.").tag(config=True)
     max_submission_mb = Int(64, help="What one student's files in the download may unpack to (MB), all their "
                                      "uploads together.").tag(config=True)
-    max_submission_files = Int(100, help="Files one student's uploads in the download may hold, all "
+    max_submission_files = Int(100, help="Files and folders one student's uploads in the download may hold, all "
                                          "together.").tag(config=True)
     max_total_mb = Int(2048, help="What one LMS download may unpack to in all (MB).").tag(config=True)
-    max_entries = Int(100000, help="Entries (files, folders, refused ones too) one LMS download may hold; "
-                                   "those past it are not read.").tag(config=True)
+    max_entries = Int(100000, help="Files and folders one LMS download may unpack to (an entry a student's caps "
+                                   "refuse spends only that student's); those past it are not read.").tag(config=True)
     max_depth = Int(8, help="Path parts (folders and the file) a path in an LMS download may have.").tag(config=True)
     shown_per_submission = 3  # refusals named in the summary per student; the rest are counted
 
@@ -177,28 +177,30 @@ class BoundedExtractor(ExtractorPlugin):
 
     def _write_entry(self, entry: Entry, top: Path, label: str) -> bool:
         """Write one entry, or say in `refused` why not; False once the download has too many entries."""
-        self._entries += 1
         first = next((p for p in entry.name.replace("\\", "/").split("/") if p not in ("", ".")), "")
         submission = label + first  # as the summary names it
         student = self.student_of(entry.name) or submission  # whose caps (and shown refusals) it counts against
         self._label.setdefault(student, submission)
         try:
-            if self._entries > self.max_entries:
+            parts = safe_parts(entry.name, self.max_depth)
+            if not entry.is_dir and not entry.is_file:
+                raise NotCollected("it is a link or a special file, not a file")
+            if self._files[student] >= self.max_submission_files:
+                raise NotCollected(f"its student's uploads hold more than {self.max_submission_files} files and "
+                                   f"folders (BoundedExtractor.max_submission_files)")
+            # Only an entry written spends the download's share: one a student's own caps refuse never does, so no
+            # upload of many files (or folders) leaves the classmates after it uncollected.
+            if self._entries >= self.max_entries:
                 self.refused[label + entry.name] = (f"the download holds more than {self.max_entries} entries "
                                                     f"(BoundedExtractor.max_entries): this one and those after it")
                 return False
-            parts = safe_parts(entry.name, self.max_depth)
+            self._entries += 1
+            self._files[student] += 1
             if entry.is_dir:
                 self._mkdir(top.joinpath(*parts))
                 return True
-            if not entry.is_file:
-                raise NotCollected("it is a link or a special file, not a file")
-            if self._files[student] >= self.max_submission_files:
-                raise NotCollected(f"its student's uploads hold more than {self.max_submission_files} files "
-                                   f"(BoundedExtractor.max_submission_files)")
             for depth in range(1, len(parts)):
                 self._mkdir(top.joinpath(*parts[:depth]))
-            self._files[student] += 1
             self._write(entry, top.joinpath(*parts), student)
         except NotCollected as why:
             self._refuse(student, label + entry.name, str(why))

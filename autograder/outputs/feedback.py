@@ -315,5 +315,7 @@ class FeedbackGrades(LookupsPrefetched, GetGrades):
                                           self.assignment_id, self.student_id)
         cell.metadata.nbgrader["score"] = grade.score
         cell.metadata.nbgrader["points"] = grade.max_score
-        cell.metadata.setdefault("kit", {})["needs_manual_grade"] = bool(grade.needs_manual_grade)
+        # The kit's key, written whole: the submission's own `kit` (a string stopped the student's page, which the
+        # summary then named as nbgrader's failure) is never read.
+        cell.metadata["kit"] = {"needs_manual_grade": bool(grade.needs_manual_grade)}
         self._not_graded += grade.max_score if grade.needs_manual_grade else 0.0

@@ -7,7 +7,8 @@ name is not one of the course's assignments becomes a new assignment on import.
 
 * Student: "Last, First" where the gradebook has names, else the student id.
 * ID: the Canvas user id, read from the end of a student id that zip_collect made from a Canvas
-  download (`smithjohn_12345`, autograder/intake/collect.py); empty otherwise.
+  download (`smithjohn_12345`, autograder/intake/collect.py; one its collected.json holds, never an id that
+  merely ends in digits); empty otherwise.
 * SIS Login ID: the student id itself when it holds no Canvas number (ids you gave submitted/ yourself).
 * ID also comes from `c.GraderSettings.canvas_roster`, a gradebook export of Canvas's, for a student whose id is
   their SIS Login ID (or SIS User ID) there; a row with no Canvas user id is named.
@@ -18,8 +19,9 @@ name is not one of the course's assignments becomes a new assignment on import.
   and SGD (123456)" (name and Canvas's assignment id: what Canvas matches an imported column by), else the
   assignment id, which Canvas would import as a new assignment.
 * A student the grader failed on: an empty cell (Canvas records no score), never a zero.
-* One row per Canvas user: students whose ids end in the same Canvas number (ids given by hand, or a
-  name Canvas changed between downloads) are left out and named, since either score could be the wrong one.
+* One row per Canvas user: students given the same Canvas user id (ids that end in the same number: given by hand,
+  or a name Canvas changed between downloads; or an id that ends in the number the roster gives another student, a
+  login chosen to end in a classmate's) are left out and named, since either score could be the wrong one.
 
 A cell a spreadsheet would run as a formula gets a leading `'`, as in grades.csv (autograder/outputs/inert.py).
 """
@@ -36,28 +38,28 @@ from pathlib import Path
 from .inert import say, spreadsheet_cell
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-CANVAS_ID = re.compile(r"_(\d+)$")
+CANVAS_ID = re.compile(r"(?:^|_)(\d+)$")  # a name of no letter a-z or digit gives the number alone
 
 
 def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bool = False,
-                roster: dict[str, str] | None = None) -> CanvasRows:
+                roster: dict[str, str] | None = None, collected: set[str] | frozenset[str] = frozenset()) -> CanvasRows:
     """The import's header and rows (the Points Possible row first); `column` heads the scores (default: the
     assignment id); `partial`: a student whose written answers are not all graded gets the points graded so far
-    instead of a blank; `roster`: Canvas user ids by SIS login or user id (read_roster)."""
+    instead of a blank; `roster`: Canvas user ids by SIS login or user id (read_roster); `collected`: the ids an
+    LMS collection gave (collect.collected_ids), the only ones whose ending is a Canvas user id."""
     roster = roster or {}
     mine = [r for r in rows if r["assignment"] == assignment]
     header = HEADER + [column or assignment]
     possible = mine[0]["max_score"] if mine else ""
     table = CanvasRows(header, [["Points Possible", "", "", "", "", possible]])
-    numbers = Counter(m.group(1) for r in mine if (m := CANVAS_ID.search(r["student_id"])))
-    table.shared = sorted(r["student_id"] for r in mine
-                          if (m := CANVAS_ID.search(r["student_id"])) and numbers[m.group(1)] > 1)
+    canvas_ids = {r["student_id"]: canvas_id_of(r["student_id"], roster, collected) for r in mine}
+    numbers = Counter(filter(None, canvas_ids.values()))  # from an id's ending and the roster alike: one Canvas user
+    table.shared = sorted(student for student, canvas_id in canvas_ids.items() if numbers[canvas_id] > 1)
     for row in mine:
         student = row["student_id"]
         if student in table.shared:
             continue
-        number = CANVAS_ID.search(student)
-        canvas_id = number.group(1) if number else roster.get(student, "")
+        canvas_id = canvas_ids[student]
         if not canvas_id:
             table.without_id.append(student)
         name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or student
@@ -65,8 +67,17 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
         if score == "" and row["auto_score"] != "":  # a blank auto_score: the grader failed on it, no score at all
             score = row["raw_score"] if partial else ""
             table.pending.append(student)
-        table.rows.append([name, canvas_id, "", "" if number else student, "", score])
+        from_download = student in collected and CANVAS_ID.search(student)  # the LMS's id: no SIS login
+        table.rows.append([name, canvas_id, "", "" if from_download else student, "", score])
     return table
+
+
+def canvas_id_of(student: str, roster: dict[str, str], collected: set[str] | frozenset[str]) -> str:
+    """The Canvas user id a student's row is imported to: the number an id a Canvas download gave ends in, else the
+    roster's, else "" (none known). An id ending in digits that no download gave (a login `eve_12345`) is no
+    Canvas user's: its row would fill the grade of the student the number is."""
+    number = CANVAS_ID.search(student) if student in collected else None
+    return number.group(1) if number else roster.get(student, "")
 
 
 @dataclass
@@ -112,6 +123,7 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
 
+    from ..intake.collect import collected_ids
     from ..settings import GraderSettings, load_config
     from .export import grade_rows
 
@@ -124,7 +136,7 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
     roster = read_roster(root / settings.canvas_roster) if settings.canvas_roster else {}
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         _, rows = grade_rows(gradebook, [assignment])
-    table = canvas_rows(rows, assignment, settings.canvas_column, settings.canvas_partial, roster)
+    table = canvas_rows(rows, assignment, settings.canvas_column, settings.canvas_partial, roster, collected_ids(config))
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
@@ -156,7 +168,7 @@ def command(root: Path, name: str, dest: Path | None = None) -> int:
         say(f"{len(written.without_id)} rows carry no Canvas user id ({', '.join(written.without_id)}): Canvas matches "
             f"them by SIS Login ID alone; c.GraderSettings.canvas_roster names Canvas's gradebook export to read it from.")
     if written.shared:
-        say(f"Left out {len(written.shared)} students whose ids end in the same Canvas number "
-              f"({', '.join(written.shared)}): "
+        say(f"Left out {len(written.shared)} students given the same Canvas user id, by their ids' ending or the "
+              f"roster ({', '.join(written.shared)}): "
               f"one Canvas user is one row, so give them apart in the gradebook and run this again.")
     return 0

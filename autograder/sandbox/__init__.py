@@ -34,6 +34,7 @@ from .messages import (
     NOT_WRITTEN,
     describe_answers_budget,
     describe_exception,
+    describe_memory_budget,
     describe_no_answer,
 )
 from .program import MISSING, Cell, program_from_notebook
@@ -354,7 +355,9 @@ class Sandbox:
 
     def _outcomes(self, result: Ready | Failure | Ended | Answers | None, calls: int, waited: float) -> list[Outcome]:
         """The Outcome of each of `calls` calls from the session's reply (None: there was none)."""
-        if isinstance(result, (Ready, Ended)) or (isinstance(result, Answers) and len(result.answers) != calls):
+        if isinstance(result, Ended):  # the worker's word that the session died on the way: the worker is sound
+            return self._session_killed(result, calls)
+        if isinstance(result, Ready) or (isinstance(result, Answers) and len(result.answers) != calls):
             # a reply out of turn, or answers to other calls than asked: the worker is not to be trusted
             self._kill()
             result = None
@@ -366,6 +369,22 @@ class Sandbox:
         self.spent = result.spent
         return [Outcome(answer.ok, answer.value, answer.reason, answer.limit, answer.not_run, result.load_errors)
                 for answer in result.answers]
+
+    def _session_killed(self, ended: Ended, calls: int) -> list[Outcome]:
+        """The Outcome of each of `calls` calls when the session died during the request (it writes a Failure for
+        any error of its own, so it was killed): by the memory budget's OOM killer when its cgroup counted the
+        budget hit (the session is the kernel's to choose unless the grader holds CAP_SYS_RESOURCE, and the
+        submission can fill the cgroup with files no process holds), the submission's doing; else the grading
+        machine's failure (RuntimeError). The next call continues the submission in a new session of the same
+        worker, charged with what this one used."""
+        self.used += self.spent + time.monotonic() - self.asked
+        self.session = False
+        if "memory budget" not in ended.budgets or not self.config.isolation:
+            raise RuntimeError("the submission's sandbox failed: its session was killed during a check, with no "
+                               "budget of the submission's spent: the grading machine's fault, not the notebook's")
+        megabytes = self.config.isolation["budgets"]["memory_mb"]
+        reason = f"the notebook's sandbox was killed by the kernel: {describe_memory_budget(megabytes)}"
+        return [Outcome(False, reason=reason, limit="memory budget") for _ in range(calls)]
 
     def _failed(self, failure: Failure) -> RuntimeError:
         """The error to raise when the session failed (its own code, or the machine under it: worker.py): the

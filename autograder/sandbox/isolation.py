@@ -286,7 +286,7 @@ class _Cgroups:
         hit = []
         if any(counts[""] > 0 for counts in self._read("memory.failcnt")):
             hit.append("memory budget")
-        if any(counts.get("max", 0) > 0 or counts.get("oom_kill", 0) > 0 for counts in self._read("memory.events")):
+        if any(counts.get("max", 0) > 0 or counts.get("oom", 0) > 0 for counts in self._read("memory.events")):
             hit.append("memory budget")
         if any(counts.get("max", 0) > 0 for counts in self._read("pids.events")):
             hit.append("process budget")
@@ -294,9 +294,11 @@ class _Cgroups:
 
     def events(self) -> dict[str, int]:
         """How often so far the memory budget's OOM killer killed, and the pids budget refused a fork:
-        what tells a process the kernel killed for memory, or a refused fork, from any other."""
-        return {"oom_kill": sum(counts.get("oom_kill", 0) for name in ("memory.events", "memory.oom_control")
-                                for counts in self._read(name)),
+        what tells a process the kernel killed for memory, or a refused fork, from any other. cgroup v2 counts in
+        `oom_kill` the kills of the machine-wide OOM killer too (the machine short of memory: the grader's
+        failure, not the budget's), so its kills count only up to the times the budget itself ran out (`oom`)."""
+        v2 = sum(min(counts.get("oom_kill", 0), counts.get("oom", 0)) for counts in self._read("memory.events"))
+        return {"oom_kill": v2 + sum(counts.get("oom_kill", 0) for counts in self._read("memory.oom_control")),
                 "fork_refused": sum(counts.get("max", 0) for counts in self._read("pids.events"))}
 
     def kill_all(self) -> None:
@@ -742,6 +744,8 @@ def _mirror(child: int) -> None:
         except InterruptedError:
             continue
     if os.WIFSIGNALED(status):
-        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-        os.kill(os.getpid(), os.WTERMSIG(status))
+        number = os.WTERMSIG(status)
+        if number != signal.SIGKILL:  # no action to reset (signal.signal refuses it): it ends this process as it is
+            signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)

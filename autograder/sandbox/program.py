@@ -2,6 +2,7 @@
 trusted source and the public release (which cell comes from which is what keeps the answer key out)."""
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
@@ -105,3 +106,43 @@ def program_from_notebook(
         program.extend(added.get(gid, []))
     return program
 
+
+
+def bound_names(text: str) -> set[str]:
+    """The names a cell's code binds in the notebook's namespace (classes, functions, assignments, imports, at
+    any depth but inside a function, class or comprehension); none for code that does not parse."""
+    try:
+        stack: list[ast.AST] = [ast.parse(_strip_magics(text))]
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def defining_cells(source: Mapping, release: Mapping) -> dict[str, str]:
+    """{name: grade_id of the first cell that defines it} for the cells a program runs: the names each binds in
+    the trusted `source` that its released cell names too (an exercise's answer is named in its task), so
+    no name only the answer key holds is ever told. Where a name the checks did not find should come from."""
+    released = {_nbgrader(c).get("grade_id"): _text(c) for c in release.get("cells", [])}
+    found: dict[str, str] = {}
+    for cell in source["cells"]:
+        gid = _nbgrader(cell).get("grade_id")
+        if not gid or cell.get("cell_type") != "code" or _role(cell) in ("test", "demo"):
+            continue
+        public = released.get(gid, "")
+        for name in sorted(bound_names(_text(cell))):
+            if re.search(rf"\b{re.escape(name)}\b", public):
+                found.setdefault(name, gid)
+    return found

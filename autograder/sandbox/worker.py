@@ -31,7 +31,6 @@ from messages import (
     describe_budget,
     describe_budget_spent,
     describe_disk_budget,
-    describe_fork_failure,
     describe_memory_budget,
     describe_status,
     describe_time_out,
@@ -87,7 +86,7 @@ class _Loader:
         except forks.GraderForkError as error:
             for fd in (commands_r, self.commands, results, results_w):
                 os.close(fd)
-            self.pid, self.commands, self.failure = 0, -1, Result(False, None, describe_fork_failure(error.strerror))
+            self.pid, self.commands, self.failure = 0, -1, session.refused(error)
             return
         if self.pid == 0:
             held = getattr(session.isolation, "scratch_fd", -1)  # its scratch folder, for the loader's fchdir
@@ -151,15 +150,21 @@ class _Loader:
         confines itself and no code of the notebook has run: a loader that fails, ends, or uses its own time
         limit before that word is the grading machine's failure (a kernel that refuses the confinement or never
         finishes it), a RuntimeError, never a time-out of the notebook's. A budget of the submission's that runs
-        out meanwhile stays the submission's: its earlier checks spent it."""
+        out meanwhile stays the submission's: its earlier checks spent it; and so does the memory budget's OOM
+        killer when it picked the loader (files the submission left in its scratch space hold its cgroup full)."""
         cell = ""
         while True:
             message = self._next()
             if not cell and not isinstance(message, (LoadingCell, Loaded)) and (
                     message is not None or self.out in ("cpu", "wall")):
                 pid = self.pid
+                memory = isinstance(message, Closed) and self._killed_for_memory()
                 self.stop()
-                raise RuntimeError(self._unconfined(pid, message))
+                if not memory:
+                    raise RuntimeError(self._unconfined(pid, message))
+                self.failure = Result(False, None, f"the notebook's process was killed by the kernel before its first "
+                                                   f"cell: {memory}")
+                return
             if message is None:
                 self.failure = self._time_out(f"cell {cell or 'the first cell'}")
             elif isinstance(message, LoadingCell) and cells > 0:
@@ -176,6 +181,14 @@ class _Loader:
                 self.failure = Result(False, None, f"cell {cell} {self._ended(message)}")
             self.stop()
             return
+
+    def _killed_for_memory(self) -> str:
+        """The memory budget's words when the loader, which closed its pipe, ended by SIGKILL and the memory cgroup
+        counted an OOM kill since the session last looked; "" otherwise (it is reaped either way)."""
+        status = self._reap(kill=True) or 0  # never None once killed and waited for
+        if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+            return self.session.memory_killed()
+        return ""
 
     def _unconfined(self, pid: int, message: Read | None) -> str:
         """Why loader `pid` never came to the notebook's first cell (`message`, its first; None: a time limit
@@ -403,6 +416,10 @@ class _Session:
         """describe_status, told by the memory cgroup's count whether its OOM killer was the SIGKILL."""
         return describe_status(status, self.isolation.budgets.memory_mb if self._new("oom_kill") else 0)
 
+    def memory_killed(self) -> str:
+        """The memory budget's words when the memory cgroup counted an OOM kill since the last look, else ""."""
+        return describe_memory_budget(self.isolation.budgets.memory_mb) if self._new("oom_kill") else ""
+
     def judge(self, answer: Result) -> Result:
         """A loader's answer with the cause the session alone can see: a check child's end (its wait `status`,
         as the loader saw it), and, when the loader could not start it, whether the submission's
@@ -416,6 +433,18 @@ class _Session:
         if answer.status is not None and not answer.ok:  # the loader's word (a wait status, as read): described here
             return replace(answer, reason=self.describe_status(answer.status))
         return answer
+
+    def refused(self, error: forks.GraderForkError) -> Result:
+        """Why no loader could be forked (every process of the submission's had ended before): files it left in the
+        scratch space hold the memory budget (its cgroup says so; the program's calls fail with that cause), or
+        else the grading machine is short of processes or memory: a RuntimeError, the grader's failure, never a
+        check's answer (no score is given)."""
+        cgroups = self.isolation.cgroups if self.isolation is not None else None
+        if cgroups is not None and "memory budget" in cgroups.hit():
+            return Result(False, None, f"the notebook's process could not start: "
+                                       f"{describe_memory_budget(self.isolation.budgets.memory_mb)}")
+        raise RuntimeError(f"the session could not start the notebook's process ({error.strerror}): the grading "
+                           "machine's fault, not the notebook's")
 
     def spent(self) -> str:
         """Which of the submission's budgets is used up: "" (none), "cpu", "wall" or "answers" (the bytes of its

@@ -5,7 +5,10 @@ report RunHiddenSuites made earlier in the same pass (handed over in the pass's 
 come from FindGradingNotes, autograder/nbgrader_glue/preprocessors/grading_notes.py) and inserts a markdown cell at the
 top of the autograded notebook, so the formgrader and the feedback page show the note, in the words of `make grade`'s summary.
 
-The cell is the kit's own text, added after SanitizeMarkdown has run. What a student chose in it (file
+The cell is the kit's own text, added after SanitizeMarkdown has run, and marked as the kit's (`kit_note` in its
+metadata, taken off every other cell, where only a student could have put it): both pages show it in their header,
+above the notebook, where no cell of the student's is shown. In the notebook, a student's own cell that reads
+"**Note from the grader:** ... no review needed" looked exactly like it. What a student chose in it (file
 names, grade ids) is written as character references, which markdown renders as those characters, as text, never
 as markdown or HTML, inside a span MathJax leaves alone (`tex2jax_ignore`), so that no `$...$` in a name is
 typeset either. The cell is one the sanitiser would keep whole but for that span's class, which it allows no
@@ -22,6 +25,7 @@ from .run_hidden_suites import NOTE_RESOURCE
 
 HEADING = "**Note from the grader:**"
 NOT_MATHS = ('<span class="tex2jax_ignore">', "</span>")  # what MathJax's tex2jax does not typeset
+NOTE_MARK = "kit_note"  # cell metadata: the kit's note cell, which the pages show in their header
 
 
 def note_markdown(note: str) -> str:
@@ -33,12 +37,14 @@ def note_markdown(note: str) -> str:
 
 
 class AddGradingNotes(NbGraderPreprocessor):
-    """Put the report's note at the top of the autograded notebook, as a markdown cell."""
+    """Put the report's note at the top of the autograded notebook, as a markdown cell marked as the kit's."""
 
     def preprocess(self, nb, resources):
+        for cell in nb.cells:
+            cell.get("metadata", {}).pop(NOTE_MARK, None)
         note = resources.get(NOTE_RESOURCE, "")
         if note:
-            cell = new_markdown_cell(note_markdown(note))  # with a random id, where nbformat 4.5 wants one
+            cell = new_markdown_cell(note_markdown(note), metadata={NOTE_MARK: True})  # a random id, as nbformat 4.5 wants
             if nb.get("nbformat_minor", 0) < 5:  # cell ids exist from nbformat 4.5 on
                 cell.pop("id", None)
             nb.cells.insert(0, cell)

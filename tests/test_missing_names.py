@@ -1,0 +1,65 @@
+"""A name the checks did not find is explained by the cell that defines it in the released notebook, whichever
+cell failed first as the notebook loaded (autograder/checks/suites.py, Runner.explain; where each name comes from:
+autograder/sandbox/program.py, defining_cells). The catalogue holds the same rule on graded notebooks
+(tests/catalogue_bugs.py: linear-renamed, module-renamed, step-name-error-and-a-failing-cell).
+"""
+from __future__ import annotations
+
+from autograder.checks.suites import Runner
+from autograder.sandbox import Cell, Outcome
+from autograder.sandbox.program import defining_cells
+from autograder.submission import Submission
+from conftest import ASSIGNMENT
+
+DEFINED_BY = defining_cells(ASSIGNMENT.source, ASSIGNMENT.release)
+SCRATCH = "cell module: raised NameError: name 'layer' is not defined (line 25)"  # a failure of its own, first
+DENSE = ("linear", "class Dense(Module):\n    pass\n")
+
+
+def explain(reason: str, load_errors: list[str], cells=(DENSE,), borrowed: frozenset[str] = frozenset()) -> str:
+    runner = Runner(None, [Cell(*cell) for cell in cells], Submission("ada/nb"),  # type: ignore[arg-type]  # never run
+                    borrowed=borrowed, defined_by=DEFINED_BY)
+    return runner.explain(Outcome(False, reason=reason, load_errors=load_errors))
+
+
+def test_each_name_comes_from_its_released_cell_and_no_name_only_the_answer_key_binds_is_told():
+    assert {name: DEFINED_BY.get(name) for name in ("Linear", "Sequential", "SGD", "count_64_32_10", "np")} == {
+        "Linear": "linear", "Sequential": "relu_sequential", "SGD": "sgd", "count_64_32_10": "exercise_count",
+        "np": "imports"}
+    assert "w1" not in DEFINED_BY  # a step of the reference's Exercise 2, which its released cell does not name
+    assert "lr" not in DEFINED_BY  # a demonstration's (the checks run none)
+
+
+def test_a_cell_that_loaded_without_the_name_is_the_cause_not_the_first_cell_that_failed():
+    assert explain("raised KeyError: 'Linear'", [SCRATCH]) == (
+        "raised KeyError: 'Linear' (because cell linear defines no Linear)")
+
+
+def test_the_defining_cell_that_failed_is_followed_to_the_name_it_did_not_find():
+    errors = [SCRATCH, "cell linear: raised NameError: name 'Module' is not defined (line 1)",
+              "cell relu_sequential: raised NameError: name 'Module' is not defined (line 1)"]
+    module = ("module", "class Layer:\n    pass\n")
+    assert explain("raised KeyError: 'Sequential'", errors[1:], [module]) == (
+        "raised KeyError: 'Sequential' (because cell module defines no Module)")
+    failed_first = ("module", "print(layer.parameters())\n\nclass Module:\n    pass\n")
+    assert explain("raised KeyError: 'Linear'", errors[:2], [failed_first]) == (
+        f"raised KeyError: 'Linear' (because {SCRATCH})")  # the module cell failed before it defined Module
+
+
+def test_a_name_no_released_cell_defines_is_the_raising_codes_alone():
+    reason = "SGD.step raised NameError: name 'lr' is not defined (line 29 of its cell)"
+    assert explain(reason, [SCRATCH]) == reason
+    assert explain("raised KeyError: 'w1'", [SCRATCH]) == "raised KeyError: 'w1'"
+
+
+def test_a_stub_borrowed_from_the_release_is_never_the_cause():
+    stub_error = "cell exercise_count: raised NotImplementedError (line 2)"
+    assert explain("raised KeyError: 'count_64_32_10'", [stub_error], borrowed=frozenset({"exercise_count"})) == (
+        "raised KeyError: 'count_64_32_10'")
+    assert explain("raised KeyError: 'count_64_32_10'", [stub_error]) == (
+        f"raised KeyError: 'count_64_32_10' (because {stub_error})")  # the student's own cell
+
+
+def test_a_cell_that_binds_the_name_yet_lost_it_is_named_by_no_guess():
+    assert explain("raised KeyError: 'Linear'", [SCRATCH], [("linear", "if False:\n    class Linear: pass")]) == (
+        "raised KeyError: 'Linear'")
