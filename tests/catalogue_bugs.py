@@ -30,6 +30,7 @@ class Bug:
     gap: str = ""  # set when the suites miss this bug: the entry is expected to fail (xfail strict)
     absent: str = ""  # a message that would blame another misconception: the feedback must not contain it
     absent_gap: str = ""  # set when the suites do show that misleading message today (xfail strict)
+    public_gap: str = ""  # set when no public check fails for a part the grade takes today (xfail strict)
     # What the student's code did, in the words of the first failing message (tests/test_first_messages.py):
     # `cause` in the first failing message of the report, `lesson_cause` in the first failing message of the
     # whole-notebook part (when the entry loses it and that message can name the cause).
@@ -330,7 +331,8 @@ BUGS: list[Bug] = [
         "cell sgd alone, no_grad as released (blank)",
         (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),),
         loses=("test_step",), phrase="no_grad is blank in this part", absent="no_grad is not written yet",
-        cause="no_grad is blank in this part", every=("no_grad is blank in this part",)),
+        cause="no_grad is blank in this part", every=("no_grad is blank in this part",),
+        public_gap="the public checks run the whole notebook, the student's no_grad with step()"),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",
@@ -345,7 +347,8 @@ BUGS: list[Bug] = [
                        "    Linear(64, 32, np.random.default_rng(0)), ReLU(), Linear(32, 10, np.random.default_rng(0))"
                        ").parameters())\n"),),
         loses=("test_exercise_count",), phrase="Module.parameters is blank in this part",
-        cause="Module.parameters is blank in this part"),
+        cause="Module.parameters is blank in this part",
+        public_gap="the public checks run the whole notebook, the student's classes with the exercise cell"),
     Bug("exercise-count-later-name", "Exercise 1 calls count_by_formula, which a later cell defines (a NameError)",
         (exercise_cell("exercise_count", "count_64_32_10 = count_by_formula([64, 32, 10])\n"),),
         loses=("test_exercise_count",), phrase="NameError: name 'count_by_formula' is not defined",
