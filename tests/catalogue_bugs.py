@@ -30,6 +30,7 @@ class Bug:
     gap: str = ""  # set when the suites miss this bug: the entry is expected to fail (xfail strict)
     absent: str = ""  # a message that would blame another misconception: the feedback must not contain it
     absent_gap: str = ""  # set when the suites do show that misleading message today (xfail strict)
+    public_gap: str = ""  # set when no public check fails for a part the grade takes today (xfail strict)
     # What the student's code did, in the words of the first failing message (tests/test_first_messages.py):
     # `cause` in the first failing message of the report, `lesson_cause` in the first failing message of the
     # whole-notebook part (when the entry loses it and that message can name the cause).
@@ -81,6 +82,11 @@ def no_grad(body: str) -> Mutation:
 def no_grad_cell(source: str) -> Mutation:
     """The whole no_grad cell replaced (a class instead of a generator)."""
     return Mutation("no_grad", "no_grad", "", source=source)
+
+
+def exercise_cell(grade_id: str, source: str) -> Mutation:
+    """An exercise cell replaced (it holds no function)."""
+    return Mutation(grade_id, "", "", source=source)
 
 
 def module_cell(parameters: str, name: str = "Module", after: str = "") -> Mutation:
@@ -219,7 +225,8 @@ BUGS: list[Bug] = [
         loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in), so the layer computes x @ W.T + b", cause='the weight is stored as (n_out, n_in)', lesson_cause='Linear.forward raised'),
     Bug("forward-no-bias", "forward() without the bias: x @ W.T",
         (linear("return x @ self.weight.T"),),
-        loses=("test_forward", LESSON), phrase="left out the bias", cause='left out the bias', lesson_cause='Linear(2, 1) must compute x @ W.T + b'),
+        loses=("test_forward", LESSON), phrase="left out the bias", cause='left out the bias', lesson_cause='Linear(2, 1) must compute x @ W.T + b',
+        absent="every layer must compute with Tensor operations"),
     Bug("forward-on-data", "forward() computes on .data and wraps the result: the gradient never reaches the weights",
         (linear("return Tensor(x.data @ self.weight.data.T + self.bias.data)"),),
         loses=("test_forward", LESSON), phrase="not on their .data", cause='no gradient reached self.weight', lesson_cause='no gradient reached the layer'),
@@ -231,6 +238,14 @@ BUGS: list[Bug] = [
         (linear("return x.data @ self.weight.data.T + self.bias.data"),),
         loses=("test_forward", LESSON), phrase="must return a Tensor", absent="ReLU.forward",
         cause="with Tensor operations", lesson_cause="Linear.forward returned a ndarray"),
+    Bug("forward-init-transposed", "Linear's given __init__ and forward() both transposed: weight (n_in, n_out), "
+        "x @ W + b (the lesson's numbers then differ through forward() alone)",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_in, n_out)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),
+         linear("return x @ self.weight + self.bias")),
+        loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in)",
+        absent="another amount than lr * grad", cause="the weight is stored as (n_out, n_in)"),
     Bug("forward-bias-first", "correct: forward() written as self.bias + x @ self.weight.T",
         (linear("return self.bias + x @ self.weight.T"),)),
     Bug("forward-weight-times-x", "correct: forward() written as (self.weight @ x.T).T + self.bias",
@@ -249,6 +264,16 @@ BUGS: list[Bug] = [
         loses=("test_zero_grad", LESSON), phrase="must be a NumPy array shaped like p.data",
         absent="left the gradients as they were", cause='set p.grad to None', lesson_cause="set p.grad to None",
         every=("zero_grad", "p.grad")),
+    Bug("zero-grad-int", "zero_grad() makes integer zeros, np.zeros(p.data.shape, dtype=int): backward() cannot add "
+        "float gradients into them",
+        (zero_grad("for p in self.params:\n    p.grad = np.zeros(p.data.shape, dtype=int)"),),
+        loses=("test_zero_grad", LESSON), phrase="zero_grad() must make each p.grad np.zeros_like(p.data)",
+        cause="of dtype int64", lesson_cause="of dtype int64", every=("zero_grad",)),
+    Bug("zero-grad-len", "zero_grad() makes np.zeros(len(p.data)): a weight's grad gets the shape (n_out,)",
+        (zero_grad("for p in self.params:\n    p.grad = np.zeros(len(p.data))"),),
+        loses=("test_zero_grad", LESSON), phrase="must be a NumPy array shaped like p.data",
+        cause="must be a NumPy array shaped like p.data", lesson_cause="backward() cannot add float gradients",
+        every=("zero_grad",)),
     Bug("zero-grad-scalar", "zero_grad() sets p.grad = 0 (a number, not an array)",
         (zero_grad("for p in self.params:\n    p.grad = 0"),),
         loses=("test_zero_grad",), phrase="must be a NumPy array shaped like p.data", cause='must be a NumPy array shaped like p.data'),
@@ -282,11 +307,13 @@ BUGS: list[Bug] = [
     Bug("step-hard-coded-lr", "step() with a hard-coded learning rate 0.1 instead of self.lr",
         (step("for p in self.params:\n    p.data -= 0.1 * p.grad"),),
         loses=("test_step", LESSON), phrase="use the learning rate stored in self.lr",
-        absent="the very objects it was given", cause='use the learning rate stored in self.lr', lesson_cause='use the learning rate stored in self.lr'),
+        absent="the very objects it was given", cause='use the learning rate stored in self.lr', lesson_cause='use the learning rate stored in self.lr',
+        every=("use the learning rate stored in self.lr",)),
     Bug("step-first-only", "step() with `return` inside the loop: moves only the first parameter",
         (step("for p in self.params:\n    p.data -= self.lr * p.grad\n    return"),),
         loses=("test_step", LESSON), phrase="moved only some of the parameters",
-        absent="the very objects it was given", cause='moved only some of the parameters', lesson_cause='moved only some of the parameters'),
+        absent="the very objects it was given", cause='moved only some of the parameters', lesson_cause='moved only some of the parameters',
+        every=("moved only some of the parameters",)),
     Bug("step-on-a-copy-only", "step() subtracts from a copy of the array and never stores it",
         (step("for p in self.params:\n    new = p.data.copy()\n    new -= self.lr * p.grad"),),
         loses=("test_step", LESSON), phrase="left the Parameters where they were", cause='left the Parameters where they were', lesson_cause='step() left the Parameters where they were'),
@@ -300,12 +327,32 @@ BUGS: list[Bug] = [
         (step("for p in self.params:\n    p.data -= lr * p.grad"),),
         loses=("test_step", LESSON), phrase="NameError: name 'lr' is not defined", absent="exercise_count",
         cause="SGD.step raised NameError", lesson_cause="SGD.step raised NameError"),
+    Bug("step-under-no-grad", "step() right, but under `with no_grad():` (PyTorch's idiom): the step part runs "
+        "cell sgd alone, no_grad as released (blank)",
+        (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),),
+        loses=("test_step",), phrase="no_grad is blank in this part", absent="no_grad is not written yet",
+        cause="no_grad is blank in this part", every=("no_grad is blank in this part",),
+        public_gap="the public checks run the whole notebook, the student's no_grad with step()"),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data.copy()\n    p.data -= self.lr * p.grad"),)),
     Bug("step-np-subtract", "correct: np.subtract(p.data, self.lr * p.grad, out=p.data)",
         (step("for p in self.params:\n    np.subtract(p.data, self.lr * p.grad, out=p.data)"),)),
+
+    # ------------------------------------------------------------------ the exercise cells
+    Bug("exercise-count-own-classes", "Exercise 1's right count computed with the student's own classes: the "
+        "exercise part runs its cell alone, Module.parameters as released (blank)",
+        (exercise_cell("exercise_count", "count_64_32_10 = sum(p.data.size for p in Sequential(\n"
+                       "    Linear(64, 32, np.random.default_rng(0)), ReLU(), Linear(32, 10, np.random.default_rng(0))"
+                       ").parameters())\n"),),
+        loses=("test_exercise_count",), phrase="Module.parameters is blank in this part",
+        cause="Module.parameters is blank in this part",
+        public_gap="the public checks run the whole notebook, the student's classes with the exercise cell"),
+    Bug("exercise-count-later-name", "Exercise 1 calls count_by_formula, which a later cell defines (a NameError)",
+        (exercise_cell("exercise_count", "count_64_32_10 = count_by_formula([64, 32, 10])\n"),),
+        loses=("test_exercise_count",), phrase="NameError: name 'count_by_formula' is not defined",
+        cause="NameError: name 'count_by_formula' is not defined"),
 
     # ------------------------------------------------------------------ SGD.__init__ (given, in the sgd cell)
     Bug("sgd-keeps-generator", "SGD.__init__ keeps params as given (self.params = params) and parameters() yields: "
@@ -321,6 +368,17 @@ BUGS: list[Bug] = [
                              "self.params = list(params)\nself.lr = lr")),
         loses=(LESSON,), phrase="the optimizer held 0 of the model's", absent="p.data in place",
         cause="the optimizer held 0 of the model's", lesson_cause="SGD.__init__ must keep every one",
+        every=("SGD.__init__",)),
+    Bug("sgd-init-copies", "SGD.__init__ keeps copies, [Parameter(p.data.copy()) for p in params]: the right "
+        "zero_grad() and step() work on the copies",
+        (sgd_init("self.params = [Parameter(p.data.copy()) for p in params]\nself.lr = lr"),),
+        loses=("test_zero_grad", "test_step", LESSON), phrase="SGD.__init__ did not keep the Parameters it was given",
+        absent="zero_grad() left the gradients as they were", cause="SGD.__init__ did not keep the Parameters",
+        lesson_cause="SGD.__init__ must keep every one", every=("SGD.__init__",)),
+    Bug("sgd-init-lr-fixed", "SGD.__init__ keeps self.lr = 0.1 whatever rate it is given (step() right)",
+        (sgd_init("self.params = list(params)\nself.lr = 0.1"),),
+        loses=("test_step", LESSON), phrase="SGD.__init__ kept self.lr = 0.1", absent="a Parameter listed twice",
+        cause="SGD.__init__ kept self.lr = 0.1", lesson_cause="SGD.__init__ kept self.lr = 0.1",
         every=("SGD.__init__",)),
     Bug("sgd-list-of-a-list", "correct: SGD.__init__ keeps a copy, self.params = [p for p in params]",
         (GENERATOR, sgd_init("self.params = [p for p in params]\nself.lr = lr"))),

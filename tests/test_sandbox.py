@@ -103,7 +103,7 @@ def call(box: Sandbox, function: str):
     ("loop", "cell tricks did not finish within 1 s", "time"),
     ("leave", "ended the process (os._exit(3)?)", ""),
     ("quit", "called sys.exit(0)", ""),
-    ("chatter", "printed more than the output limit allows", "output"),
+    ("chatter", "cell tricks printed more than the output limit allows", "output"),
     ("crash", "crashed (SIGSEGV)", ""),
 ])
 def test_a_cell_that_misbehaves_at_load_ends_in_one_line(box, function, reason, limit):

@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping
 from ..assignment import Assignment
 from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
-from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, Cell, Outcome, Sandbox, program_from_notebook
+from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
 from ..sandbox.program import defining_cells
 from ..settings import GraderSettings
@@ -103,6 +103,10 @@ _BATCHING: ContextVar[bool] = ContextVar("batching", default=False)  # True whil
 # cell as it loaded), or a probe's own look-up of a notebook name (a KeyError raised outside the notebook's code).
 _NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
 _PROBE_LOOKUP = re.compile(r"raised KeyError: '(\w+)'")
+# A stub the part took blank from the release, reached from the student's own cell (a right step() written under
+# `with no_grad():`, an exercise computed with the student's classes): the stub is written, in another part.
+BLANK_HERE = "is blank in this part: each part runs only its own cells of your notebook, so they must not call it"
+_NOT_WRITTEN = re.compile(r"([A-Za-z_][\w.]*) " + re.escape(NOT_WRITTEN))
 
 
 class Runner:
@@ -128,6 +132,8 @@ class Runner:
         self.one_cell = one_cell
         self.defined_by = dict(defined_by or {})
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
+        self.blank_cells = frozenset(borrowed)
+        self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
         self.memo: dict[tuple[str, str], Outcome] = {}
@@ -162,6 +168,7 @@ class Runner:
         for index, (key, outcome) in enumerate(zip(keys, outcomes)):
             self.memo[key] = outcome
             self.missing = self.missing or next((e for e in outcome.load_errors if MISSING in e), "")
+            self.own_errors = self.own_errors or self.student_errors(outcome)
             if together and index > 0:  # not the submission's answer yet: a limit it hit counts if it is hit alone
                 self.fetched_together.add(key)  # (the first call of a batch ran as it would alone: its answer counts)
                 continue
@@ -186,14 +193,35 @@ class Runner:
         released notebook did (why_undefined). A name no such cell defines is the code's that raised, which the
         reason names. Another reason of the kind gets the load error of a cell missing from the notebook, or
         else of the first cell that failed."""
-        name = _NAME_ERROR.search(outcome.reason) or _PROBE_LOOKUP.fullmatch(outcome.reason)
+        reason = self.blank_named(outcome.reason)
+        name = _NAME_ERROR.search(reason) or _PROBE_LOOKUP.fullmatch(reason)
         if name:
-            cause = self.why_undefined(name[1], outcome.load_errors)
-            return f"{outcome.reason} (because {cause})" if cause else outcome.reason
-        errors = [error for error in outcome.load_errors if not error.startswith(self.borrowed)]
-        if any(word in outcome.reason for word in ("KeyError", "is missing")) and errors:
-            return f"{outcome.reason} (because {self.missing or errors[0]})"
-        return outcome.reason
+            cause = self.blank_named(self.why_undefined(name[1], outcome.load_errors))
+            return f"{reason} (because {cause})" if cause else reason
+        errors = self.student_errors(outcome)
+        if any(word in reason for word in ("KeyError", "is missing")) and errors:
+            return f"{reason} (because {self.missing or errors[0]})"
+        return reason
+
+    def student_errors(self, outcome: Outcome) -> list[str]:
+        """What the student's cells raised as they loaded (not the release's stubs this part borrowed)."""
+        return [self.blank_named(error) for error in outcome.load_errors if not error.startswith(self.borrowed)]
+
+    def blank_named(self, text: str) -> str:
+        """`text`, where it says a stub is not written yet that this part took blank from the release (the
+        released notebook defines it in a borrowed cell, and no other cell of the part binds it), saying instead
+        that it is blank in this part: the student wrote it, and its own part grades it."""
+        def name(match: re.Match) -> str:
+            top = match[1].split(".")[0]
+            blank = self.defined_by.get(top) in self.blank_cells and not any(
+                _binds(cell.source, top) for cell in self.cells if cell.name not in self.blank_cells)
+            return f"{match[1]} {BLANK_HERE}" if blank else match[0]
+        return _NOT_WRITTEN.sub(name, text)
+
+    def because(self) -> str:
+        """' (because <what the student's first cell that raised as it loaded raised>)', or '': why a name the
+        check looks for may be missing (an exercise's cell that stopped before assigning it)."""
+        return f" (because {self.missing or self.own_errors[0]})" if self.missing or self.own_errors else ""
 
     def why_undefined(self, name: str, load_errors: list[str], seen: frozenset[str] = frozenset()) -> str:
         """Why `name` was not found ('' when the facts do not say): the load error of the cell that defines it

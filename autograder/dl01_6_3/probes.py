@@ -113,17 +113,31 @@ def _kept_list(module, found):
             "same_list": isinstance(found, list) and again is found}
 
 
+def _made(optimizer, params):
+    """What SGD(params, lr) kept, read right after it was made, before zero_grad() or step() could change it:
+    the number among `params` of each entry of self.params (-1 for another object; None when self.params is a
+    one-shot iterator, a generator, which is not walked here, or no iterable) and self.lr as a number (None when
+    it is none). causes.init_kept names what the given __init__ got wrong."""
+    held = optimizer.params
+    try:
+        order = None if hasattr(type(held), "__next__") else [_number(params, p) for p in held]
+    except TypeError:  # not iterable at all
+        order = None
+    rate: Any = getattr(optimizer, "lr", None)
+    number = isinstance(rate, (int, float, np.integer, np.floating)) and not isinstance(rate, bool)
+    return {"made_order": order, "made_lr": float(rate) if number and np.isfinite(rate) else None}
+
+
 def _held(optimizer, params):
     """What the optimizer holds right after SGD(...) made it, before any of its methods could change that: the
     type of self.params, whether it is a one-shot iterator (a generator: used up by the first loop over it, so
-    it is not walked here), and else how many of `params` it holds (causes.optimizer_holds names the cause)."""
-    held = optimizer.params
-    one_shot = hasattr(type(held), "__next__")
-    try:
-        count = 0 if one_shot else sum(_number(list(held), p) >= 0 for p in params)
-    except TypeError:  # not iterable at all
-        count = 0
-    return {"held": count, "total": len(params), "kind": type(held).__name__, "one_shot": one_shot}
+    it is not walked here), and else how many of `params` it holds (causes.optimizer_holds names the cause);
+    and what _made reads."""
+    made = _made(optimizer, params)
+    order = made["made_order"] or []
+    count = sum(number in order for number in range(len(params)))
+    return {"held": count, "total": len(params), "kind": type(optimizer.params).__name__,
+            "one_shot": hasattr(type(optimizer.params), "__next__"), **made}
 
 
 def _none_grads(params):
@@ -303,8 +317,9 @@ def zero_grad_effect(ns, data, grads):
     for p, g in zip(params, grads):
         p.grad = np.array(g, dtype=float)
     optimizer = ns["SGD"](params, lr=0.1)
+    made = _made(optimizer, params)
     optimizer.zero_grad()
-    return {
+    return {**made,
         "grads": [_array_or_none(p.grad) for p in params],
         "grad_types": [type(p.grad).__name__ for p in params],
         "grad_shapes": [list(np.shape(p.grad)) for p in params],
@@ -320,6 +335,7 @@ def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
     model = _mlp(ns, widths, rng, _probe_linear(ns))
     params = _by_hand(model)
     optimizer = ns["SGD"](params, lr=0.1)
+    made = _made(optimizer, params)
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     ns["cross_entropy"](model(x), labels).backward()
     first = [_plain(p.grad) for p in params]
@@ -327,9 +343,9 @@ def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
         optimizer.zero_grad()
     cleared = [_array_or_none(p.grad) for p in params]
     if any(p.grad is None for p in params):  # backward() would fail adding into None
-        return {"first": first, "cleared": cleared, "second": None}
+        return {"first": first, "cleared": cleared, "second": None, **made}
     ns["cross_entropy"](model(x), labels).backward()
-    return {"first": first, "cleared": cleared, "second": [_plain(p.grad) for p in params]}
+    return {"first": first, "cleared": cleared, "second": [_plain(p.grad) for p in params], **made}
 
 
 # ---------------------------------------------------------------- step
@@ -338,6 +354,7 @@ def step_effect(ns, data, grads, lr):
     """Parameters holding `data`; before step k the probe sets every grad to grads[k] (no zero_grad)."""
     params = _parameters(ns, data)
     optimizer = ns["SGD"](params, lr=lr)
+    made = _made(optimizer, params)
     after, grads_after = [], []
     for step_grads in grads:
         for p, g in zip(params, step_grads):
@@ -347,7 +364,7 @@ def step_effect(ns, data, grads, lr):
         grads_after.append([_array_or_none(p.grad) for p in params])
     held = list(optimizer.params)
     return {"data": after, "grads_after": grads_after, "held": [_number(params, p) for p in held],
-            "facts": _facts(ns, params + held)}
+            "facts": _facts(ns, params + held), **made}
 
 
 def step_moves_model(ns, widths, batch, lr, seed, steps=2):
@@ -357,6 +374,7 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
     model = _mlp(ns, widths, rng, _probe_linear(ns))
     params = _by_hand(model)
     optimizer = ns["SGD"](params, lr=lr)
+    made = _made(optimizer, params)
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     outputs, graphs = [_plain(model(x).data)], [_graph(model(x))[0]]
     values, grads = [[_plain(p.data) for p in _by_hand(model)]], []
@@ -371,7 +389,7 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
         graphs.append(_graph(out)[0])
         values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(model)])
     return {"outputs": outputs, "graphs": graphs, "facts": _facts(ns, _by_hand(model)), "params": values,
-            "grads": grads}
+            "grads": grads, **made}
 
 
 def _worked_example(ns, zero_between, by_hand):
@@ -555,15 +573,16 @@ def lesson_shared(ns, n, batch, lr, seed):
     model = ns["Sequential"](first, ns["ReLU"](), second)
     params = list(model.parameters())
     optimizer = ns["SGD"](params, lr=lr)
+    made = _made(optimizer, params)
     optimizer.zero_grad()
     if _none_grads(params):  # backward() cannot add into None: stop here
-        return {"none_grads": True}
+        return {"none_grads": True, **made}
     (model(ns["Tensor"](rng.normal(size=(batch, n)))) * ns["Tensor"](rng.normal(size=(batch, n)))).sum().backward()
     before, grad = _plain(first.weight.data), _array_or_none(first.weight.grad)
     optimizer.step()
     return {"none_grads": False, "pattern": [_number([first.weight, first.bias, second.bias], p) for p in params],
             "before": before, "after": _plain(first.weight.data), "still_shared": second.weight is first.weight,
-            "grad": grad}
+            "grad": grad, **made}
 
 
 @_forward_first

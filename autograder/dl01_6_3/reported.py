@@ -3,8 +3,9 @@
 A probe reports one item per Parameter (a gradient, a shape, a fact), for Parameters the check itself made,
 so honest code, right or wrong, cannot change how many. Student code shares its process with the probe and
 can rewrite the answer; an empty list would then leave a comparison made with zip() or all() nothing to
-compare, and pass. Each such list goes through `per_parameter` first.
+compare, and pass. Each such list goes through `per_parameter` first; what SGD(params, lr) kept goes through `init_cause`.
 """
+import causes
 
 
 def per_parameter(answer, count):
@@ -13,3 +14,10 @@ def per_parameter(answer, count):
         f"the check's answer holds {len(answer) if isinstance(answer, list) else 'no list of'} items for the "
         f"{count} Parameters it made: the notebook changed what the check reports")
     return answer
+
+
+def init_cause(answer, total, lr):
+    """What the given SGD.__init__ got wrong ('' when nothing), from what SGD(params, lr) kept once made (the
+    answer's made_order and made_lr, probes._made): a check of zero_grad() or step() tests it first, since a
+    copy or another rate kept there shows in their effects too."""
+    return causes.init_kept(answer["made_order"], total, answer["made_lr"], lr)

@@ -24,7 +24,8 @@ def test_second_step(student, reference, case):
         assert want[name]["number"] is not None and math.isclose(want[name]["number"], value, rel_tol=1e-9), (
             f"the reference's {name} is wrong (a grader bug)")
     for name in names:
-        assert got[name]["defined"], f"the notebook defines no {name}: assign your answer to it in the exercise cell"
+        assert got[name]["defined"], (f"the notebook defines no {name}: assign your answer to it in the exercise "
+                                      f"cell{student.because()}")
         assert got[name]["number"] is not None, (f"{name} is a {got[name]['type']}: assign a number, "
                                                  f"e.g. {name} = 1.23")
         assert math.isclose(got[name]["number"], want[name]["number"], rel_tol=0.01, abs_tol=1e-4), (

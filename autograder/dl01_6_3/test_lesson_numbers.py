@@ -20,11 +20,18 @@ def forward_cause(got):
     return causes.not_a_tensor(returned) if returned else ""
 
 
-def optimizer_cause(got):
-    """What the probe found wrong with the optimizer before any number ('' if nothing): what SGD(...) kept
-    (a used-up generator, not every Parameter), or a grad that zero_grad() set to None."""
+def optimizer_cause(got, lr):
+    """What the probe found wrong with the optimizer before any number ('' if nothing): what SGD(..., lr) kept
+    (a used-up generator, not every Parameter, another rate), or a grad that zero_grad() set to None."""
     cause = causes.optimizer_holds(got["held"], got["total"], got["kind"], got["one_shot"]) if "held" in got else ""
+    cause = cause or (causes.init_kept(None, 0, got["made_lr"], lr) if "made_lr" in got else "")
     return cause or (causes.NONE_GRAD if got["none_grads"] else "")
+
+
+def moved(got, lr, what):
+    """What step() did wrong in the probe's first step ('' if nothing recognisable); a move twice as far is a
+    Parameter listed twice only where the optimizer's list holds one twice."""
+    return causes.step_move(*got["params"][:2], got["grads"][0], lr, what=what, order=got.get("made_order"))
 
 
 @pytest.mark.parametrize("widths,count", [((2, 16, 16, 2), 354), ((64, 32, 10), 2410)],
@@ -39,8 +46,8 @@ def test_counts_354_and_2410_parameters(student, reference, widths, count):
 
 def first_step_cause(got, want):
     """What went wrong in the worked example's forward pass and first step, named by its cause ('' if nothing)."""
-    if forward_cause(got) or optimizer_cause(got):
-        return forward_cause(got) or optimizer_cause(got)
+    if forward_cause(got) or optimizer_cause(got, 0.1):
+        return forward_cause(got) or optimizer_cause(got, 0.1)
     if not np.isclose(got["loss"][0], 5.29):
         return (f"the first loss should be 5.29 (z = -1.3), got {got['loss'][0]:.4g} (z = {got['z'][0]:.4g}): "
                 "Linear(2, 1) must compute x @ W.T + b")
@@ -48,7 +55,7 @@ def first_step_cause(got, want):
     if all(g is None or not np.any(g) for g in grads) and any(np.any(g) for g in want["grads"][0]):
         return ("after backward() no gradient reached the layer's weight and bias: Linear.forward must compute "
                 "with Tensor operations on x, self.weight and self.bias (not on their .data)")
-    return causes.step_move(*got["params"][:2], grads, 0.1)
+    return moved(got, 0.1, "the Parameters")
 
 
 def test_worked_example_first_step_takes_the_loss_from_5_29_to_0_2116(student, reference):
@@ -84,15 +91,20 @@ def test_worked_example_second_step_without_zero_grad_gives_3_668_and_7_12(stude
         f"z = {got['z'][2]:.4g}, loss = {got['loss'][2]:.4g}")
 
 
+LEAVES = ["x"] + [f"layers[{i}].{name}" for i in (0, 2, 4) for name in ("weight", "bias")]  # probes.lesson_graph's
+
+
 def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student, reference):
     got = student.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
     want = reference.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
     assert not forward_cause(got), forward_cause(got)
     recorded, quiet = len(got["recorded_graph"]), len(got["quiet_graph"])
     assert len(want["recorded_graph"]) == 18, "the reference records no 18 nodes (a grader bug)"
-    assert -1 not in got["leaves"] and recorded >= 18, (
-        f"the 2-16-16-2 forward pass recorded {recorded} nodes, expected 18 (the input, 6 "
-        "Parameters and 11 results): every layer must compute with Tensor operations")
+    missing = [name for name, number in zip(LEAVES, got["leaves"]) if number == -1]
+    assert not missing, (f"the 2-16-16-2 forward pass recorded no node for {', '.join(missing)}: each layer must "
+                         "compute with Tensor operations on x, self.weight and self.bias (not on their .data)")
+    assert recorded >= 18, (f"the 2-16-16-2 forward pass recorded {recorded} nodes, expected 18: the input, 6 "
+                            "Parameters, and three results per Linear (W.T, x @ W.T, + b), one per ReLU")
     assert quiet == 1, f"under no_grad() the output still has a graph of {quiet} nodes, expected 1 (no parents)"
     assert close(got["quiet"], got["recorded"]) and close(got["recorded"], want["recorded"]), (
         "the 2-16-16-2 network gave other outputs under no_grad() than with recording on")
@@ -102,19 +114,27 @@ def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student
 def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, lr, seed):
     got = student.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
     want = reference.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
-    assert not forward_cause(got) and not optimizer_cause(got), forward_cause(got) or optimizer_cause(got)
+    assert not forward_cause(got) and not optimizer_cause(got, lr), forward_cause(got) or optimizer_cause(got, lr)
     assert want["pattern"] == [0, 1, 2], "the reference lists the shared weight wrongly (a grader bug)"
     entries = got["pattern"].count(0)
     assert entries == 1 and len(got["pattern"]) == 3, (
         f"parameters() of two layers sharing a weight listed it {entries} times among "
         f"{len(got['pattern'])} entries, expected once among 3")
+    cause = causes.init_kept(got["made_order"], 3, got["made_lr"], lr)  # the list is right: what SGD(...) kept of it
+    assert not cause, cause
     assert got["still_shared"], "after step() the two layers no longer share one weight"
-    cause = causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight")
+    cause = causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight",
+                             order=got["made_order"])
     assert not cause, cause
     # Shapes first: arrays of two shapes would broadcast, here in the grader's process, to as many numbers as the
     # product of their sizes (a column and a row within one answer's values make gigabytes).
-    assert np.shape(got["before"]) == np.shape(got["after"]) == np.shape(want["before"]) and close(
-        np.subtract(got["before"], got["after"]), np.subtract(want["before"], want["after"])), (
+    assert np.shape(got["before"]) == np.shape(got["after"]) == np.shape(want["before"]), (
+        "step() changed the shape of the shared weight")
+    move = np.subtract(got["before"], got["after"])
+    by_its_grad = np.shape(got["grad"]) == np.shape(move) and close(move, lr * np.asarray(got["grad"], dtype=float))
+    assert close(move, np.subtract(want["before"], want["after"])), (
+        "the shared weight moved by lr * its grad, but that grad is not the lesson's: the forward pass differs "
+        "(Linear.forward)" if by_its_grad else
         "step() moved the shared weight by another amount than lr * grad (its grad already holds both uses)")
 
 
@@ -123,9 +143,9 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
 def test_training_loop_matches_the_reference(student, reference, widths, lr, seed):
     kwargs = dict(widths=list(widths), batch=8, steps=4, lr=lr, seed=seed)
     got, want = student.run(probes.lesson_training, **kwargs), reference.run(probes.lesson_training, **kwargs)
-    assert not forward_cause(got) and not optimizer_cause(got), forward_cause(got) or optimizer_cause(got)
+    assert not forward_cause(got) and not optimizer_cause(got, lr), forward_cause(got) or optimizer_cause(got, lr)
     assert close(got["losses"][0], want["losses"][0]), "the first training loss differs: check forward"
-    cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
+    cause = moved(got, lr, "the model's Parameters")
     assert not cause, cause
     assert close(got["losses"], want["losses"]), (
         f"four steps of zero_grad(), backward(), step() gave losses {np.round(got['losses'], 4).tolist()}, "

@@ -3,7 +3,7 @@ import causes
 import numpy as np
 import probes
 import pytest
-from reported import per_parameter
+from reported import init_cause, per_parameter
 
 STUDENT_CELLS = ("sgd",)
 SHAPES = [[3, 2], [2], [1, 4]]
@@ -17,9 +17,12 @@ def case(seed, steps=1):
 
 
 def step_effect(runner, lr, seed, steps=1):
+    """What step() did, after what SGD(...) kept (a cause in the given __init__ fails the check first)."""
     start, grads = case(seed, steps)
     got = runner.run(probes.step_effect, data=[d.tolist() for d in start],
                      grads=[[g.tolist() for g in step] for step in grads], lr=lr)
+    cause = init_cause(got, len(SHAPES), lr)
+    assert not cause, cause
     return {**got, "start": start, "grads_used": grads}  # a new dict: the runner's answer is shared
 
 
@@ -100,7 +103,8 @@ def test_two_steps_move_by_both_gradients(student, reference, seed):
 def test_changes_the_output_of_the_model_that_holds_the_parameters(student, reference, widths, lr, seed):
     got = student.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed)
     want = reference.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed)
-    cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
+    cause = init_cause(got, len(want["grads"][0]), lr) or causes.step_move(*got["params"][:2], got["grads"][0], lr,
+                                                                         what="the model's Parameters")
     assert not cause, cause
     assert not close(got["outputs"][1], got["outputs"][0]), (
         "after step() the model's output did not change: the optimizer must update the same Parameter objects "
@@ -117,7 +121,8 @@ def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, wid
     facts = per_parameter(got["facts"], len(want["facts"]))
     assert all(is_parameter and parents == 0 for is_parameter, parents, _ in facts), (
         "after step() a layer's weight or bias is no longer a plain Parameter")
-    cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
+    cause = init_cause(got, len(want["grads"][0]), lr) or causes.step_move(*got["params"][:2], got["grads"][0], lr,
+                                                                         what="the model's Parameters")
     assert not cause, cause
     assert close(got["outputs"][1], want["outputs"][1]), ("after one step() the model's output differs "
                                                           "from a step of -lr * grad")
@@ -132,7 +137,7 @@ def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, wid
 
 def worked_step_cause(got):
     """What step() did wrong in the worked example's first step, lr = 0.1 ('' when nothing recognisable)."""
-    return causes.step_move(*got["params"][:2], got["grads"][0], 0.1)
+    return init_cause(got, 2, 0.1) or causes.step_move(*got["params"][:2], got["grads"][0], 0.1)
 
 
 def test_worked_example_with_zeroed_grads_reaches_0_908(student, reference):

@@ -3,7 +3,7 @@ import causes
 import numpy as np
 import probes
 import pytest
-from reported import per_parameter
+from reported import init_cause, per_parameter
 
 STUDENT_CELLS = ("sgd",)
 SHAPES = [[[3, 2], [2], [1, 5]], [[4], [2, 2], [7, 3], [3]], [[1], [1, 1]]]
@@ -17,8 +17,11 @@ def case(shapes, seed):
 
 
 def effect(runner, shapes, seed):
+    """What one zero_grad() did, after what SGD(...) kept (a cause in the given __init__ fails the check first)."""
     data, grads = case(shapes, seed)
     got = runner.run(probes.zero_grad_effect, data=[d.tolist() for d in data], grads=[g.tolist() for g in grads])
+    cause = init_cause(got, len(shapes), 0.1)
+    assert not cause, cause
     return got, data
 
 
@@ -62,7 +65,7 @@ def test_keeps_the_optimizer_holding_the_same_parameters(student, reference):
 def test_next_backward_gives_the_fresh_gradient(student, reference, widths, seed):
     got = student.run(probes.zero_grad_then_backward, widths=list(widths), batch=5, seed=seed)
     want = reference.run(probes.zero_grad_then_backward, widths=list(widths), batch=5, seed=seed)
-    cause = causes.grads_left(per_parameter(got["cleared"], len(want["cleared"])))
+    cause = init_cause(got, len(want["first"]), 0.1) or causes.grads_left(per_parameter(got["cleared"], len(want["cleared"])))
     assert not cause, cause
     for second, first in zip(per_parameter(got["second"], len(want["first"])), want["first"]):
         assert np.shape(second) == np.shape(first) and np.allclose(second, first), (
@@ -72,8 +75,8 @@ def test_next_backward_gives_the_fresh_gradient(student, reference, widths, seed
 def test_calling_it_twice_is_harmless(student, reference):
     got = student.run(probes.zero_grad_then_backward, widths=[3, 4, 2], batch=4, seed=5, calls=2)
     want = reference.run(probes.zero_grad_then_backward, widths=[3, 4, 2], batch=4, seed=5, calls=2)
-    # what the calls did, before what calling twice did
-    cause = causes.grads_left(per_parameter(got["cleared"], len(want["cleared"])))
+    # what SGD(...) kept and what the calls did, before what calling twice did
+    cause = init_cause(got, len(want["first"]), 0.1) or causes.grads_left(per_parameter(got["cleared"], len(want["cleared"])))
     assert not cause, cause
     assert all(is_zero(g) for g in got["cleared"]) and all(
         np.shape(a) == np.shape(b) and np.allclose(a, b)

@@ -31,6 +31,7 @@ from .cputime import WALL_FACTOR
 from .forks import KILLED_SECONDS, NeverEnded
 from .messages import (
     NOT_RUN_AFTER_TIME_OUT,
+    NOT_WRITTEN,
     describe_answers_budget,
     describe_exception,
     describe_memory_budget,
@@ -57,7 +58,7 @@ from .protocol import (
     send,
 )
 
-__all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "Budget", "Cell", "Limits", "Outcome", "Sandbox",
+__all__ = ["MISSING", "NOT_RUN_AFTER_TIME_OUT", "NOT_WRITTEN", "Budget", "Cell", "Limits", "Outcome", "Sandbox",
            "describe_exception", "program_from_notebook"]
 
 WORKER = Path(__file__).with_name("worker.py")

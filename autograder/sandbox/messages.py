@@ -33,12 +33,16 @@ def _where(exc: BaseException) -> str | None:
     return innermost[0] if innermost and innermost[0] != "<module>" else None
 
 
+# How a stub the student has not written yet is named: "<where> " + NOT_WRITTEN.
+NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your code"
+
+
 def describe_exception(exc: BaseException) -> str:
     """`Class.method raised Type: message (line N of its cell)`, naming the innermost notebook code involved
     and the line of its cell that raised."""
     where, innermost = _where(exc), _innermost(exc)
     if isinstance(exc, NotImplementedError) and where:
-        return f"{where} is not written yet: replace `raise NotImplementedError()` with your code"
+        return f"{where} {NOT_WRITTEN}"
     if isinstance(exc, SyntaxError):
         return f"{(exc.filename or 'a cell').strip('<>')} has a syntax error on line {exc.lineno}: {exc.msg}"
     if isinstance(exc, MemoryError):

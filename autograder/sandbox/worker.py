@@ -174,8 +174,9 @@ class _Loader:
             elif isinstance(message, Loaded):
                 self.errors = message.errors
                 return
-            elif isinstance(message, Fatal):
-                self.failure = Result(False, None, message.reason, message.limit)
+            elif isinstance(message, Fatal):  # printing past the limit names no cell; the loader's other words do
+                reason = f"cell {cell} {message.reason}" if message.limit == "output" else message.reason
+                self.failure = Result(False, None, reason, message.limit)
             else:
                 self.failure = Result(False, None, f"cell {cell} {self._ended(message)}")
             self.stop()

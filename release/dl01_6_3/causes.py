@@ -1,12 +1,11 @@
 """Why a check failed, named as its cause: what your code raised (the method and the line), or what a wrong
 parameters(), SGD(...), zero_grad() or step() did.
 
-The public checks (test_<part>.py, through notebook_checks.py) and the course's grader use this same file,
-so the words you see here are the words of your grade. It finds causes from plain values (exceptions,
-arrays, numbers, facts such as what SGD(...) kept), so that a message names the cause ("set p.grad to None",
-"kept params as the generator") rather than a number further down; kept_list alone looks at a live module,
-for the public checks (the grader's probes gather the same facts in the process that runs your code).
-Needs NumPy only.
+The public checks (test_<part>.py, through notebook_checks.py) and the course's grader use this same file, so
+the words you see here are the words of your grade. It finds causes from plain values (exceptions, arrays,
+numbers, facts such as what SGD(...) kept), so that a message names the cause ("set p.grad to None", "kept
+params as the generator") rather than a number further down; kept_list alone looks at a live module, for the
+public checks (the grader's probes gather the same facts in the process that runs your code). Needs NumPy.
 """
 from __future__ import annotations
 
@@ -98,10 +97,10 @@ def not_a_tensor(type_name: str) -> str:
             "operations")
 
 
-def step_move(before, after, grads, lr, what="the Parameters"):
-    """The cause of a wrong step ('' when it has no recognisable shape): each parameter's values before and
-    after step(), against the move -lr * grad that the gradients step() was given ask for. Gradients that are
-    all zero (or missing) ask for no move, so they blame nothing here."""
+def step_move(before, after, grads, lr, what="the Parameters", order=None):
+    """The cause of a wrong step ('' when it has no recognisable shape): each parameter's values before and after
+    step(), against the move -lr * grad the gradients it was given ask for (all zero, or missing: no move, no
+    blame); twice as far is a listing's fault only where `order` (see init_kept) holds a Parameter twice."""
     before, after, grads = _arrays(before), _arrays(after), _arrays(grads or [])
     if before is None or after is None or not grads or len(grads) != len(before) or len(after) != len(before):
         return ""
@@ -124,7 +123,7 @@ def step_move(before, after, grads, lr, what="the Parameters"):
     flat_got, flat_want = np.concatenate([g.ravel() for g in got]), np.concatenate([w.ravel() for w in want])
     ratio = float(flat_got @ flat_want / (flat_want @ flat_want))
     if ratio > 0 and not np.isclose(ratio, 1) and np.allclose(flat_got, ratio * flat_want):
-        if np.isclose(ratio, 2):
+        if np.isclose(ratio, 2) and order is not None and len(order) != len(set(order)):
             return (f"step() moved {what} twice as far as -lr * grad: a Parameter listed twice is moved twice "
                     "(parameters() must list each Parameter once)")
         return (f"step() moved {what} {ratio:.3g} times as far as -lr * grad: use the learning rate stored in "
@@ -144,6 +143,15 @@ def grads_left(cleared):
         return "zero_grad() left the gradients as they were: set p.grad to zeros for every p in self.params"
     return (f"zero_grad() cleared only {sum(zero)} of the {len(zero)} gradients: loop over every parameter in "
             "self.params (is a return inside the loop?)")
+
+
+def init_kept(order, total, kept_lr, lr):
+    """The cause ('' if none) when the given SGD.__init__ did not keep what SGD(params, lr) was given: `order`, the
+    number among the `total` params of each entry of self.params (not checked when total is 0); `kept_lr`, self.lr."""
+    if total and order != list(range(total)):
+        return "SGD.__init__ did not keep the Parameters it was given: self.params = list(params), not copies or others"
+    same = isinstance(kept_lr, (int, float, np.number)) and np.isclose(kept_lr, lr)
+    return "" if same else f"SGD.__init__ kept self.lr = {kept_lr!s:.12}, not the {lr:g} it was given (self.lr = lr)"
 
 
 def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:

@@ -245,12 +245,31 @@ class Tensor:
         for node in order:
             if node.parents:
                 node.grad = np.zeros_like(node.data)
+            elif node is not self:
+                node._check_grad_takes_floats()
         self.grad = np.ones_like(self.data)  # d(self)/d(self)
         # Reverse topological order: a node's grad is complete (all its
         # consumers have contributed) before its own closure runs.
         for node in reversed(order):
             if node.backward_fn is not None:
                 node.backward_fn()
+
+    def _check_grad_takes_floats(self) -> None:
+        """A leaf's ``.grad`` must take the float gradients a closure adds into it (in place, shaped like
+        ``.data``). Else fail here, naming what holds it, not deep inside a closure with NumPy's words."""
+        grad = self.grad
+        if isinstance(grad, np.ndarray):
+            try:
+                takes = np.broadcast_shapes(grad.shape, self.shape) == grad.shape
+            except ValueError:  # shapes that do not broadcast at all
+                takes = False
+            takes = takes and np.can_cast(np.float64, grad.dtype, "same_kind")
+        else:
+            takes = grad is not None  # a number: `0 += array` gives the array
+        if not takes:
+            what = "None" if grad is None else f"an array of dtype {grad.dtype} and shape {grad.shape}"
+            raise TypeError(f"backward() cannot add float gradients of shape {self.shape} into a .grad that is "
+                            f"{what}: zero_grad() must make each p.grad np.zeros_like(p.data)")
 
     def _topological_order(self) -> list[Tensor]:
         """Every node reachable from self, each after all of its parents.

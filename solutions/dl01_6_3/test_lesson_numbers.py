@@ -20,15 +20,15 @@ def mlp(nb, widths, rng):
     return nb.Sequential(*layers[:-1])
 
 
-def count_nodes(output):
-    """How many tensors the graph behind `output` holds (output included)."""
+def graph(output):
+    """The ids of the tensors in the graph behind `output` (output included)."""
     seen, stack = {id(output)}, [output]
     while stack:
         for parent in stack.pop().parents:
             if id(parent) not in seen:
                 seen.add(id(parent))
                 stack.append(parent)
-    return len(seen)
+    return seen
 
 
 def forward_returns_a_tensor(nb):
@@ -44,13 +44,22 @@ def zeroed(optimizer, params):
     assert not any(p.grad is None for p in params), causes.NONE_GRAD
 
 
-def holds(optimizer, params):
-    """The cause when SGD(...) did not keep every one of `params` ('' when it did), asked right after it was
-    made: a generator it kept is not walked here (that would use it up)."""
-    one_shot = hasattr(type(optimizer.params), "__next__")
-    held = [] if one_shot else list(optimizer.params)
-    return causes.optimizer_holds(sum(any(p is q for q in held) for p in params), len(params),
-                                  type(optimizer.params).__name__, one_shot)
+def holds(optimizer, params, lr):
+    """The cause when SGD(..., lr) did not keep every one of `params` or the rate ('' when it did), asked right
+    after it was made: a generator it kept is not walked here (that would use it up)."""
+    kind = type(optimizer.params)
+    held = [] if hasattr(kind, "__next__") else list(optimizer.params)
+    cause = causes.optimizer_holds(sum(any(p is q for q in held) for p in params), len(params), kind.__name__,
+                                   hasattr(kind, "__next__"))
+    return cause or causes.init_kept(None, 0, getattr(optimizer, "lr", None), lr)
+
+
+def order(optimizer, params):
+    """The number among `params` of each entry of the optimizer's list (-1 for another object), as
+    causes.init_kept reads it; None for a generator, which this would use up."""
+    if hasattr(type(optimizer.params), "__next__"):
+        return None
+    return [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]
 
 
 def worked_example(nb, zero_between):
@@ -62,8 +71,9 @@ def worked_example(nb, zero_between):
     layer, x = linear(nb, [[0.5, -1.0]], [0.2]), nb.Tensor(np.array([[1.0, 2.0]]))
     optimizer = nb.SGD(layer.parameters(), lr=0.1)
     params = [layer.weight, layer.bias]
-    cause = holds(optimizer, params)
+    cause = holds(optimizer, params, 0.1)
     assert not cause, f"worked example: {cause}"
+    listed = order(optimizer, params)
     numbers = []
 
     def forward():
@@ -77,7 +87,7 @@ def worked_example(nb, zero_between):
     forward().backward()
     grads = [np.array(p.grad, dtype=float) for p in params]
     optimizer.step()
-    cause = causes.step_move(before, [p.data for p in params], grads, 0.1)
+    cause = causes.step_move(before, [p.data for p in params], grads, 0.1, order=listed)
     assert not cause, f"worked example: {cause}"
     assert np.isclose(numbers[1], 5.29), (f"worked example: the first loss should be 5.29 (z = -1.3), got "
                                           f"{numbers[1]:.4g} (z = {numbers[0]:.4g}): Linear(2, 1) must compute "
@@ -146,11 +156,16 @@ def test_network_records_18_nodes_and_1_under_no_grad(nb):
     recorded = model(x)
     with nb.no_grad():
         quiet = model(x)
-    assert count_nodes(recorded) >= 18, (f"the 2-16-16-2 forward pass recorded {count_nodes(recorded)} nodes, "
-                                         "expected 18 (the input, 6 Parameters and 11 results): every layer must "
-                                         "use Tensor operations")
-    assert count_nodes(quiet) == 1, (f"under no_grad() the output still has a graph of {count_nodes(quiet)} "
-                                     "nodes, expected 1 (no parents)")
+    nodes = graph(recorded)
+    leaves = {"x": x, **{f"layers[{i}].{name}": getattr(model.layers[i], name) for i in (0, 2, 4)
+                         for name in ("weight", "bias")}}
+    missing = [name for name, leaf in leaves.items() if id(leaf) not in nodes]
+    assert not missing, (f"the 2-16-16-2 forward pass recorded no node for {', '.join(missing)}: each layer must "
+                         "compute with Tensor operations on x, self.weight and self.bias (not on their .data)")
+    assert len(nodes) >= 18, (f"the 2-16-16-2 forward pass recorded {len(nodes)} nodes, expected 18: the input, "
+                              "6 Parameters, and three results per Linear (W.T, x @ W.T, + b), one per ReLU")
+    assert len(graph(quiet)) == 1, (f"under no_grad() the output still has a graph of {len(graph(quiet))} "
+                                    "nodes, expected 1 (no parents)")
     assert np.allclose(quiet.data, recorded.data), "under no_grad() the network gave other outputs than with " \
                                                    "recording on"
 
@@ -169,6 +184,9 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     assert len(params) == 3, (f"parameters() of two layers sharing a weight listed it {times} times among "
                               f"{len(params)} entries, expected once among 3 (the shared weight once, two biases)")
     optimizer = nb.SGD(params, lr=0.1)
+    # the list is right: what SGD(...) kept of it
+    cause = causes.init_kept(order(optimizer, params), len(params), getattr(optimizer, "lr", None), 0.1)
+    assert not cause, cause
     zeroed(optimizer, params)
     model(nb.Tensor(rng.normal(size=(5, 3)))).sum().backward()
     before, grad = l1.weight.data.copy(), l1.weight.grad.copy()

@@ -12,10 +12,20 @@ def parameters_with_grads(nb, seed=0):
     return params
 
 
+def sgd(nb, params, lr):
+    """nb.SGD(params, lr), failing first with the cause when the given __init__ did not keep the very
+    Parameters or the rate it was given (a copy kept there shows in what step() does too)."""
+    optimizer = nb.SGD(params, lr=lr)
+    order = [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]
+    cause = causes.init_kept(order, len(params), getattr(optimizer, "lr", None), lr)
+    assert not cause, cause
+    return optimizer
+
+
 def test_moves_every_parameter_by_minus_lr_times_grad(nb):
     params = parameters_with_grads(nb)
     before, grads = [p.data.copy() for p in params], [p.grad.copy() for p in params]
-    nb.SGD(params, lr=0.25).step()
+    sgd(nb, params, 0.25).step()
     after = [np.asarray(p.data) for p in params]
     cause = causes.step_move(before, after, grads, 0.25)  # not moved, some, up the gradient, another rate
     assert not cause, cause
@@ -25,9 +35,11 @@ def test_moves_every_parameter_by_minus_lr_times_grad(nb):
 
 def test_changes_data_in_place_on_the_same_objects(nb):
     params = parameters_with_grads(nb)
-    before = [p.data.copy() for p in params]
-    optimizer = nb.SGD(params, lr=0.1)
+    before, grads = [p.data.copy() for p in params], [p.grad.copy() for p in params]
+    optimizer = sgd(nb, params, 0.1)
     optimizer.step()
+    cause = causes.step_move(before, [np.asarray(p.data) for p in params], grads, 0.1)  # not all, a wrong rate
+    assert not cause or "left the Parameters where they were" in cause, cause
     assert len(optimizer.params) == 3 and all(a is b for a, b in zip(params, optimizer.params)), (
         "step() replaced the objects in self.params: keep the same Parameters and change their .data")
     assert not any(np.array_equal(p.data, old) for p, old in zip(params, before)), (
@@ -37,7 +49,7 @@ def test_changes_data_in_place_on_the_same_objects(nb):
 
 def test_adds_no_graph_nodes(nb):
     params = parameters_with_grads(nb)
-    optimizer = nb.SGD(params, lr=0.1)
+    optimizer = sgd(nb, params, 0.1)
     optimizer.step()
     for p in list(params) + list(optimizer.params):
         assert isinstance(p, nb.Parameter) and not p.parents and p.backward_fn is None, (
@@ -48,7 +60,7 @@ def test_adds_no_graph_nodes(nb):
 def test_leaves_the_gradients_alone(nb):
     params = parameters_with_grads(nb)
     grads = [p.grad.copy() for p in params]
-    nb.SGD(params, lr=0.1).step()
+    sgd(nb, params, 0.1).step()
     assert all(np.array_equal(p.grad, g) for p, g in zip(params, grads)), (
         "step() changed p.grad: clearing the gradients is zero_grad()'s job, step() only moves p.data")
 
@@ -56,8 +68,10 @@ def test_leaves_the_gradients_alone(nb):
 def test_keeps_moving_the_same_objects_over_two_steps(nb):
     params = parameters_with_grads(nb)
     start, first = [p.data.copy() for p in params], [p.grad.copy() for p in params]
-    optimizer = nb.SGD(params, lr=0.5)
+    optimizer = sgd(nb, params, 0.5)
     optimizer.step()
+    cause = causes.step_move(start, [np.asarray(p.data) for p in params], first, 0.5)  # the first step, first
+    assert not cause, cause
     for p in params:
         p.grad = np.full(p.shape, 2.0)
     optimizer.step()

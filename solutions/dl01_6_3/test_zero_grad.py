@@ -12,16 +12,26 @@ def parameters_with_grads(nb, seed=0):
     return params
 
 
+def sgd(nb, params, lr):
+    """nb.SGD(params, lr), failing first with the cause when the given __init__ did not keep the very
+    Parameters or the rate it was given (a copy kept there shows in what zero_grad() does too)."""
+    optimizer = nb.SGD(params, lr=lr)
+    order = [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]
+    cause = causes.init_kept(order, len(params), getattr(optimizer, "lr", None), lr)
+    assert not cause, cause
+    return optimizer
+
+
 def test_sets_every_grad_to_zero(nb):
     params = parameters_with_grads(nb)
-    nb.SGD(params, lr=0.1).zero_grad()
+    sgd(nb, params, 0.1).zero_grad()
     cause = causes.grads_left([p.grad for p in params])  # None, left as they were, or only some cleared
     assert not cause, cause
 
 
 def test_keeps_each_grad_an_array_of_the_parameter_shape(nb):
     params = parameters_with_grads(nb)
-    nb.SGD(params, lr=0.1).zero_grad()
+    sgd(nb, params, 0.1).zero_grad()
     for p in params:
         assert isinstance(p.grad, np.ndarray) and p.grad.shape == p.shape, (
             f"after zero_grad() a Parameter of shape {p.shape} has grad {type(p.grad).__name__} of shape "
@@ -31,7 +41,7 @@ def test_keeps_each_grad_an_array_of_the_parameter_shape(nb):
 def test_leaves_the_data_alone(nb):
     params = parameters_with_grads(nb)
     before = [p.data.copy() for p in params]
-    nb.SGD(params, lr=0.1).zero_grad()
+    sgd(nb, params, 0.1).zero_grad()
     assert all(np.array_equal(p.data, old) for p, old in zip(params, before)), (
         "zero_grad() changed p.data: it clears p.grad only, the values stay")
 
@@ -40,7 +50,7 @@ def test_lets_the_next_backward_start_from_zero(nb):
     params = parameters_with_grads(nb)
     rng = np.random.default_rng(7)
     factors = [rng.normal(size=p.shape) for p in params]
-    nb.SGD(params, lr=0.1).zero_grad()
+    sgd(nb, params, 0.1).zero_grad()
     assert not any(p.grad is None for p in params), causes.NONE_GRAD  # backward() cannot add into None
     sum(((p * nb.Tensor(c)).sum() for p, c in zip(params, factors)), nb.Tensor(0.0)).backward()
     assert all(np.allclose(p.grad, c) for p, c in zip(params, factors)), (
