@@ -135,8 +135,9 @@ def run_suite_under_pytest(part: str, namespace: dict) -> None:
     conftest.py: the suites' own loads the kit's sandboxed plugin). Returns None on purpose: a value
     would become the cell's execute_result, which nbgrader reads as a partial score.
     """
-    if SUITES not in sys.path:
-        sys.path.insert(0, SUITES)  # the suites import probes.py by name
+    for path in (SUITES, KIT):
+        if path not in sys.path:
+            sys.path.insert(0, path)  # the suites import probes.py by name, and causes.py the kit's import_file
     plugin = _InKernel(namespace)
     code = pytest.main([f"{SUITES}/{part}.py", "--noconftest", "-p", "no:cacheprovider", "-p", "no:terminal",
                         "--rootdir", SUITES, "-c", os.devnull], plugins=[plugin])

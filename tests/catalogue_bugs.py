@@ -30,7 +30,6 @@ class Bug:
     gap: str = ""  # set when the suites miss this bug: the entry is expected to fail (xfail strict)
     absent: str = ""  # a message that would blame another misconception: the feedback must not contain it
     absent_gap: str = ""  # set when the suites do show that misleading message today (xfail strict)
-    public_gap: str = ""  # set when no public check fails for a part the grade takes today (xfail strict)
     # What the student's code did, in the words of the first failing message (tests/test_first_messages.py):
     # `cause` in the first failing message of the report, `lesson_cause` in the first failing message of the
     # whole-notebook part (when the entry loses it and that message can name the cause).
@@ -327,12 +326,15 @@ BUGS: list[Bug] = [
         (step("for p in self.params:\n    p.data -= lr * p.grad"),),
         loses=("test_step", LESSON), phrase="NameError: name 'lr' is not defined", absent="exercise_count",
         cause="SGD.step raised NameError", lesson_cause="SGD.step raised NameError"),
-    Bug("step-under-no-grad", "step() right, but under `with no_grad():` (PyTorch's idiom): the step part runs "
-        "cell sgd alone, no_grad as released (blank)",
-        (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),),
-        loses=("test_step",), phrase="no_grad is blank in this part", absent="no_grad is not written yet",
-        cause="no_grad is blank in this part", every=("no_grad is blank in this part",),
-        public_gap="the public checks run the whole notebook, the student's no_grad with step()"),
+    Bug("step-under-no-grad", "correct: step() under `with no_grad():` (PyTorch's idiom), with a right no_grad(): the "
+        "step part runs cell sgd with the blank no_grad first, then with the student's own, which passes its part",
+        (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),)),
+    Bug("step-under-a-wrong-no-grad", "step() under `with no_grad():`, and a no_grad() that never restores recording: "
+        "no_grad's own part fails, so the step part keeps it blank",
+        (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),
+         no_grad("Tensor.recording = False\nyield")),
+        loses=("test_step", "test_no_grad", LESSON), phrase="no_grad is blank in this part",
+        absent="no_grad is not written yet", cause="no_grad"),  # the cell that is wrong, named by both parts
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",
@@ -341,14 +343,12 @@ BUGS: list[Bug] = [
         (step("for p in self.params:\n    np.subtract(p.data, self.lr * p.grad, out=p.data)"),)),
 
     # ------------------------------------------------------------------ the exercise cells
-    Bug("exercise-count-own-classes", "Exercise 1's right count computed with the student's own classes: the "
-        "exercise part runs its cell alone, Module.parameters as released (blank)",
+    Bug("exercise-count-own-classes", "correct: Exercise 1's count computed with the student's own right classes: "
+        "the exercise part runs its cell with the blank Module first, then with the student's cells, which pass "
+        "their own parts",
         (exercise_cell("exercise_count", "count_64_32_10 = sum(p.data.size for p in Sequential(\n"
                        "    Linear(64, 32, np.random.default_rng(0)), ReLU(), Linear(32, 10, np.random.default_rng(0))"
-                       ").parameters())\n"),),
-        loses=("test_exercise_count",), phrase="Module.parameters is blank in this part",
-        cause="Module.parameters is blank in this part",
-        public_gap="the public checks run the whole notebook, the student's classes with the exercise cell"),
+                       ").parameters())\n"),)),
     Bug("exercise-count-later-name", "Exercise 1 calls count_by_formula, which a later cell defines (a NameError)",
         (exercise_cell("exercise_count", "count_64_32_10 = count_by_formula([64, 32, 10])\n"),),
         loses=("test_exercise_count",), phrase="NameError: name 'count_by_formula' is not defined",

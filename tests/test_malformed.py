@@ -27,7 +27,8 @@ from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, course_copy, grade_class,
 
 LIMIT = 2048 * 1024
 REFERENCE = json.loads(json.dumps(solution_notebook()))
-LOCKED = next(i for i, c in enumerate(REFERENCE["cells"]) if c["metadata"].get("nbgrader", {}).get("locked"))
+LOCKED = next(i for i, c in enumerate(REFERENCE["cells"])  # a code cell: outputs are a code cell's
+              if c["metadata"].get("nbgrader", {}).get("locked") and c["cell_type"] == "code")
 GRADE_ID = REFERENCE["cells"][LOCKED]["metadata"]["nbgrader"]["grade_id"]
 
 

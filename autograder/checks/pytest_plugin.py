@@ -144,6 +144,7 @@ class _Grading:
         self.prepared = prepare_class(Assignment(root, suite_dir.name), settings)
         self.grader = Grader(self.prepared)
         self.begun = False
+        self.alone: dict[str, list] = {}  # part -> its results on its own cells alone (Grader.lend)
 
     def student(self, module) -> object:
         """A runner on the part's program: the student's cells the suite names, blank stubs for the rest.
@@ -165,8 +166,18 @@ class _Grading:
         part = Path(module.__file__).stem
         suite = next(s for s in self.prepared.suites if s.grade_id == part)
         runner = self.grader.part_runner(self.submission, suite)
-        run_checks(suite.checks, runner, self.grader.reference)
-        return runner
+        self.alone[part] = run_checks(suite.checks, runner, self.grader.reference)
+        lent = self.grader.lend(self.submission, suite, self.alone[part], self._alone)
+        return lent[0] if lent else runner
+
+    def _alone(self, suite) -> list:
+        """A part's results on its own cells alone, as Grader.grade has them before it lends any cell."""
+        from .suites import run_checks
+
+        if suite.grade_id not in self.alone:
+            runner = self.grader.part_runner(self.submission, suite)
+            self.alone[suite.grade_id] = run_checks(suite.checks, runner, self.grader.reference)
+        return self.alone[suite.grade_id]
 
     def close(self) -> None:
         if self.begun:

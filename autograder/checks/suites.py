@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import sys
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Mapping
@@ -103,9 +103,11 @@ _BATCHING: ContextVar[bool] = ContextVar("batching", default=False)  # True whil
 # cell as it loaded), or a probe's own look-up of a notebook name (a KeyError raised outside the notebook's code).
 _NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
 _PROBE_LOOKUP = re.compile(r"raised KeyError: '(\w+)'")
-# A stub the part took blank from the release, reached from the student's own cell (a right step() written under
-# `with no_grad():`, an exercise computed with the student's classes): the stub is written, in another part.
-BLANK_HERE = "is blank in this part: each part runs only its own cells of your notebook, so they must not call it"
+# A stub the part took blank from the release, reached from the student's own cell (step() written under
+# `with no_grad():`, an exercise computed with the student's classes), which the student wrote in another cell:
+# Grader.lend grades the part again with that cell when the cell is sound, so one that stays blank is not.
+BLANK_HERE = ("is blank in this part: a part runs your other cells only once their own parts pass in full, "
+              "and this one's does not")
 _NOT_WRITTEN = re.compile(r"([A-Za-z_][\w.]*) " + re.escape(NOT_WRITTEN))
 
 
@@ -414,12 +416,38 @@ class Grader:
                       one_cell=not fresh, defined_by=self.defined_by)
 
     def grade(self, submission: Submission) -> None:
-        """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session."""
+        """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session: every part as
+        its own cells alone give it, then again with sound cells lent where that needs them (lend)."""
         self.begin_session()
         for suite in self.prepared.suites:
             student = self.part_runner(submission, suite)
             submission.results[suite.grade_id] = run_checks(suite.checks, student, self.reference)
+        alone = dict(submission.results)
+        for suite in self.prepared.suites:
+            lent = self.lend(submission, suite, alone[suite.grade_id], lambda other: alone[other.grade_id])
+            if lent:
+                submission.results[suite.grade_id] = lent[1]
         self.end_session(submission)
+
+    def lend(self, submission: Submission, suite: Suite, results: list[CheckResult],
+             alone: Callable[[Suite], list[CheckResult]]) -> tuple[Runner, list[CheckResult]] | None:
+        """The part graded again with the student's own copy of every cell it took blank that is sound, when
+        its checks reached such a stub (BLANK_HERE: a right step() under the student's `with no_grad():`, an
+        exercise counted with the student's classes), and the runner and results when that passes more checks;
+        else None. A cell is sound when every part that grades it passed in full on its own cells alone
+        (`alone`: a part's results so): the answer key still never meets the student's code, and a cell any
+        part found wrong stays blank, so one mistake still costs one part."""
+        if suite.student_cells == "all" or not any(BLANK_HERE in result.message for result in results):
+            return None
+        owners = {cell: [s for s in self.prepared.suites if s.student_cells != "all" and cell in s.student_cells]
+                  for cell in sorted(self.solution_cells - set(suite.student_cells))}
+        sound = tuple(cell for cell, parts in owners.items()
+                      if parts and all(all(r.passed for r in alone(part)) for part in parts))
+        if not sound:
+            return None
+        runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *sound)))
+        again = run_checks(suite.checks, runner, self.reference)
+        return (runner, again) if sum(r.passed for r in again) > sum(r.passed for r in results) else None
 
     def close(self) -> None:
         self.student_box.close()
