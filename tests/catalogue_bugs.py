@@ -329,6 +329,11 @@ BUGS: list[Bug] = [
     Bug("step-under-no-grad", "correct: step() under `with no_grad():` (PyTorch's idiom), with a right no_grad(): the "
         "step part runs cell sgd with the blank no_grad first, then with the student's own, which passes its part",
         (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),)),
+    Bug("step-under-no-grad-up-the-gradient", "step() under `with no_grad():` with a right no_grad(), moving each "
+        "Parameter up its gradient: the step part, graded with the student's no_grad, names the step's own mistake",
+        (step("with no_grad():\n    for p in self.params:\n        p.data += self.lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="up the gradient", absent="is blank in this part",
+        cause="up the gradient", lesson_cause="up the gradient"),
     Bug("step-under-a-wrong-no-grad", "step() under `with no_grad():`, and a no_grad() that never restores recording: "
         "no_grad's own part fails, so the step part keeps it blank",
         (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),

@@ -433,10 +433,11 @@ class Grader:
              alone: Callable[[Suite], list[CheckResult]]) -> tuple[Runner, list[CheckResult]] | None:
         """The part graded again with the student's own copy of every cell it took blank that is sound, when
         its checks reached such a stub (BLANK_HERE: a right step() under the student's `with no_grad():`, an
-        exercise counted with the student's classes), and the runner and results when that passes more checks;
-        else None. A cell is sound when every part that grades it passed in full on its own cells alone
-        (`alone`: a part's results so): the answer key still never meets the student's code, and a cell any
-        part found wrong stays blank, so one mistake still costs one part."""
+        exercise counted with the student's classes), and the runner and results when that passes as many checks
+        or more (its messages then name the part's own mistake, not a stub that was in fact sound); else None. A
+        cell is sound when every part that grades it passed in full on its own cells alone (`alone`: a part's
+        results so): the answer key still never meets the student's code, and a cell any part found wrong stays
+        blank, so one mistake still costs one part."""
         if suite.student_cells == "all" or not any(BLANK_HERE in result.message for result in results):
             return None
         owners = {cell: [s for s in self.prepared.suites if s.student_cells != "all" and cell in s.student_cells]
@@ -447,7 +448,7 @@ class Grader:
             return None
         runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *sound)))
         again = run_checks(suite.checks, runner, self.reference)
-        return (runner, again) if sum(r.passed for r in again) > sum(r.passed for r in results) else None
+        return (runner, again) if sum(r.passed for r in again) >= sum(r.passed for r in results) else None
 
     def close(self) -> None:
         self.student_box.close()
