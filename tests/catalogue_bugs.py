@@ -190,7 +190,8 @@ BUGS: list[Bug] = [
         loses=("test_parameters",), phrase="returned a plain Tensor", cause='returned a plain Tensor'),
     Bug("parameters-returns-arrays", "parameters() returns the arrays p.data instead of the Parameters",
         (module(walk(take="p.data")),),
-        loses=("test_parameters", LESSON), phrase="return the module's own Parameter objects", cause='returned objects the module does not hold'),
+        loses=("test_parameters", LESSON), phrase="which is not a Parameter: list the Parameter objects themselves",
+        cause="parameters() listed a ndarray, which is not a Parameter"),
     Bug("parameters-no-return", "parameters() collects everything and forgets to return it",
         (module(walk(ret="")),),
         loses=("test_parameters", LESSON), phrase="parameters() returned None", cause='parameters() returned None'),
@@ -217,6 +218,18 @@ BUGS: list[Bug] = [
     Bug("parameters-dedup-by-value", "parameters() drops a Parameter whose values equal one already found",
         (module(walk(keep="not any(np.array_equal(p.data, q.data) for q in found)")),),
         loses=("test_parameters",), phrase="compare id(p), or use `is`), not when its values are equal", cause='two different Parameters that hold equal values'),
+    Bug("parameters-lists-modules", "parameters() lists each sub-module as well as its Parameters, [item] + "
+        "item.parameters(): SGD then holds a Linear, which zero_grad() cannot clear",
+        (module(walk().replace("candidates = item.parameters()", "candidates = [item] + item.parameters()")),),
+        loses=("test_parameters", LESSON), phrase="parameters() listed a Linear, which is not a Parameter",
+        absent="SGD.zero_grad", cause="which is not a Parameter", lesson_cause="parameters() listed a Linear",
+        every=("which is not a Parameter",)),
+    Bug("parameters-seen-on-class", "parameters() keeps its seen-set on the class (Module.seen = set()): every call, on "
+        "every module, shares it",
+        (module_cell("    seen: set = set()\n\n" + PARAMETERS.replace("seen = set()", "seen = Module.seen")),),
+        loses=("test_parameters", LESSON), phrase="outlives the call", absent="SGD.__init__",
+        cause="Module.seen is a set kept on the class", lesson_cause="Module.seen is a set kept on the class",
+        every=("Module.seen is a set kept on the class",)),
 
     # ------------------------------------------------------------------ Linear.forward
     Bug("forward-weight-in-out", "forward() uses the weight as (in, out): x @ W + b",
@@ -245,6 +258,14 @@ BUGS: list[Bug] = [
          linear("return x @ self.weight + self.bias")),
         loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in)",
         absent="another amount than lr * grad", cause="the weight is stored as (n_out, n_in)"),
+    Bug("linear-init-transposed", "Linear's given __init__ makes the weight (n_in, n_out), forward() right: only "
+        "the lesson's networks, which make their layers with __init__, go wrong",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_in, n_out)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),),
+        loses=(LESSON,), phrase="Linear.__init__ made the weight of Linear(2, 1) of shape (2, 1)",
+        absent="Linear.forward raised", cause="Linear.__init__ made the weight", lesson_cause="Linear.__init__",
+        every=("Linear.__init__",)),
     Bug("forward-bias-first", "correct: forward() written as self.bias + x @ self.weight.T",
         (linear("return self.bias + x @ self.weight.T"),)),
     Bug("forward-weight-times-x", "correct: forward() written as (self.weight @ x.T).T + self.bias",

@@ -1,6 +1,6 @@
 """The grader and the student's helper explain an exception in the same words.
 
-The student's helper (source/<assignment>/causes.py) is shipped alone and imports nothing
+The student's helper (source/<assignment>/explain.py) is shipped alone and imports nothing
 of the grader, so it keeps its own `describe_exception`; the grader's is
 autograder/sandbox/messages.py. This golden list holds both to the same line, so a student sees in
 the grade what pytest showed them. The one difference is deliberate: only the grader sets a memory
@@ -15,11 +15,11 @@ import pytest
 from autograder.sandbox import describe_exception as grader_describe
 from conftest import ASSIGNMENT
 
-HELPER = ASSIGNMENT.source_dir / "causes.py"
+HELPER = ASSIGNMENT.source_dir / "explain.py"
 
 
 def student_describe(exc: BaseException) -> str:
-    spec = importlib.util.spec_from_file_location("golden_causes", HELPER)
+    spec = importlib.util.spec_from_file_location("golden_explain", HELPER)
     spec.loader.exec_module(module := importlib.util.module_from_spec(spec))
     return module.describe_exception(exc)
 

@@ -102,15 +102,23 @@ def _parameters(ns, arrays):
 
 def _kept_list(module, found):
     """Facts behind a parameters() that keeps a list between calls: [name, type name] of each argument of
-    parameters() with a default (a list made once is shared by every call), and whether a second call
-    returns the very same list object (causes.stale_list names the cause from them)."""
+    parameters() with a default (a list made once is shared by every call), whether a second call returns the
+    very same list object, and [Class.name, type name] of each list, set or dict kept on the module's class
+    (causes.stale_list names the cause from them; the public checks' facts.kept_facts reads the same)."""
     try:
         arguments = list(inspect.signature(type(module).parameters).parameters.values())
     except (TypeError, ValueError):
         arguments = []
     again = module.parameters()
+    on_class = [[f"{c.__name__}.{name}", type(value).__name__] for c in type(module).__mro__
+                for name, value in vars(c).items() if not name.startswith("__") and isinstance(value, (list, set, dict))]
     return {"defaults": [[a.name, type(a.default).__name__] for a in arguments if a.default is not a.empty],
-            "same_list": isinstance(found, list) and again is found}
+            "same_list": isinstance(found, list) and again is found, "on_class": on_class}
+
+
+def _not_parameters(ns, listed):
+    """[type name, whether it is a Module] of each of `listed` that is not a Parameter (causes.not_parameters)."""
+    return [[type(p).__name__, isinstance(p, ns["Module"])] for p in listed if not isinstance(p, ns["Parameter"])]
 
 
 def _made(optimizer, params):
@@ -138,6 +146,17 @@ def _held(optimizer, params):
     count = sum(number in order for number in range(len(params)))
     return {"held": count, "total": len(params), "kind": type(optimizer.params).__name__,
             "one_shot": hasattr(type(optimizer.params), "__next__"), **made}
+
+
+def _given(ns, found, params):
+    """What parameters() returned and SGD(...) was given, read as it was given: the number among `params` of each
+    entry (-1 for another object), and each entry that is not a Parameter (causes.parameters_gave and
+    not_parameters name the cause); nothing for anything but a list or a tuple (a generator is not walked: that
+    would use it up). Read from the probe's own call: a call made apart would change what a parameters() that
+    keeps a list between calls gives the probe."""
+    if not isinstance(found, (list, tuple)):
+        return {}
+    return {"given": [_number(params, p) for p in found], "not_parameters": _not_parameters(ns, found)}
 
 
 def _none_grads(params):
@@ -255,33 +274,40 @@ def _build_case(reg, case):
 
 
 def parameter_pattern(ns, case, seed):
-    """Which of the case's tensors list(root.parameters()) returns, in its order (None if it returned None)."""
+    """Which of the case's tensors list(root.parameters()) returns, in its order (None if it returned None), and
+    what it returned that is none of them and no Parameter (causes.not_parameters)."""
     reg = _Registry(ns, np.random.default_rng(seed))
     root = _build_case(reg, case)
     found = root.parameters()
-    pattern = None if found is None else reg.pattern(list(found))
+    listed = None if found is None else list(found)
+    pattern = None if listed is None else reg.pattern(listed)
     return {
         "pattern": pattern,
         "plain_tensors": [i for i, item in enumerate(reg.items) if not isinstance(item, ns["Parameter"])],
+        "strangers": _not_parameters(ns, [p for p in listed or [] if _number(reg.items, p) < 0]),
         **_kept_list(root, found),
     }
 
 
 def parameter_pattern_repeated(ns, seed, calls):
     """Model "A" (a Sequential) and "B" (lists of Parameters) in one registry; parameters() called on each
-    letter of `calls` in turn, in one process (so a list kept between calls shows)."""
+    letter of `calls` in turn, in one process (so a list kept between calls shows); what the first call returned
+    that is none of the registry's tensors and no Parameter (causes.not_parameters)."""
     reg = _Registry(ns, np.random.default_rng(seed))
     models = {"A": _build_case(reg, "sequential"), "B": _build_case(reg, "list_of_parameters")}
-    patterns = [reg.pattern(list(models[name].parameters() or [])) for name in calls]
-    return {"patterns": patterns, **_kept_list(models["A"], models["A"].parameters())}
+    listed = [list(models[name].parameters() or []) for name in calls]
+    return {"patterns": [reg.pattern(found) for found in listed],
+            "strangers": _not_parameters(ns, [p for p in listed[0] if _number(reg.items, p) < 0]),
+            **_kept_list(models["A"], models["A"].parameters())}
 
 
 def parameter_count(ns, widths, seed=0):
     """The shapes, in order, of what parameters() returns for an MLP with the given widths (the test counts)."""
     model = _mlp(ns, widths, np.random.default_rng(seed))
     found = model.parameters()
-    shapes = [list(np.shape(getattr(p, "data", p))) for p in found]
-    return {"shapes": shapes, **_kept_list(model, found)}
+    listed = list(found)
+    shapes = [list(np.shape(getattr(p, "data", p))) for p in listed]
+    return {"shapes": shapes, "not_parameters": _not_parameters(ns, listed), **_kept_list(model, found)}
 
 
 # ---------------------------------------------------------------- forward
@@ -402,12 +428,15 @@ def _worked_example(ns, zero_between, by_hand):
     layer.weight, layer.bias = ns["Parameter"](np.array([[0.5, -1.0]])), ns["Parameter"](np.array([0.2]))
     params = [layer.weight, layer.bias] if by_hand else layer.parameters()
     optimizer = ns["SGD"](params, lr=0.1)
-    held = _held(optimizer, [layer.weight, layer.bias])
+    held = {**_held(optimizer, [layer.weight, layer.bias]), **({} if by_hand else _given(ns, params, [layer.weight, layer.bias]))}
     x = ns["Tensor"](np.array([[1.0, 2.0]]))
     z_values: list[float] = []
     losses: list[float] = []
     values: list[list] = []
     grads: list[list] = []
+
+    if held.get("not_parameters"):  # zero_grad() would fail on it and be named in place of parameters()
+        return {"none_grads": False, **held}
 
     def loss():
         values.append([_plain(layer.weight.data), _plain(layer.bias.data)])
@@ -434,7 +463,8 @@ def _worked_example(ns, zero_between, by_hand):
         grads.append([_array_or_none(layer.weight.grad), _array_or_none(layer.bias.grad)])
         optimizer.step()
     loss()
-    return {"z": z_values, "loss": losses, "params": values, "grads": grads, "none_grads": False, **held}
+    kept = {} if by_hand else _kept_list(layer, params)  # after the steps: its own calls change nothing they saw
+    return {"z": z_values, "loss": losses, "params": values, "grads": grads, "none_grads": False, **held, **kept}
 
 
 def step_worked_example(ns, zero_between):
@@ -521,33 +551,41 @@ def no_grad_states(ns, scenario):
 
 # ---------------------------------------------------------------- the lesson's numbers (all student code)
 
-def _forward_returned(ns):
-    """What the notebook's Linear.forward returns for a batch, by its type's name, when it is not a Tensor ("" when it
-    is)."""
-    returned = ns["Linear"](2, 1, np.random.default_rng(0))(ns["Tensor"](np.ones((1, 2))))
-    return "" if isinstance(returned, ns["Tensor"]) else type(returned).__name__
+def _layers(ns):
+    """What the notebook's layers do before a lesson probe builds a network from them, as causes.layers_cause reads
+    it (the public checks' facts.layers_facts gathers the same): the shape of the weight the given Linear.__init__
+    makes for Linear(2, 1), and the type of what Linear.forward returns for a batch when it is not a Tensor. "stop"
+    says a network built from them would fail on it (a matmul of the wrong shapes, the given ReLU.forward on an
+    array: "'numpy.ndarray' object has no attribute 'relu'") and be named in place of the code that is wrong."""
+    layer = ns["Linear"](2, 1, np.random.default_rng(0))
+    facts: dict = {"weight_shape": list(np.shape(getattr(layer.weight, "data", None)))}
+    if facts["weight_shape"] != [1, 2]:
+        return {**facts, "stop": True}
+    returned = layer(ns["Tensor"](np.ones((1, 2))))
+    if not isinstance(returned, ns["Tensor"]):
+        return {**facts, "forward_returned": type(returned).__name__, "stop": True}
+    return {**facts, "stop": False}
 
 
-def _forward_first(probe):
-    """A lesson-numbers probe that first looks at what Linear.forward returns, and answers {"forward_returned": its
-    type} when it is not a Tensor: the next layer of a network, or the loss, would otherwise fail on an array (the
-    given ReLU.forward: "'numpy.ndarray' object has no attribute 'relu'") and be named in place of forward."""
+def _layers_first(probe):
+    """A lesson-numbers probe that first gathers _layers' facts, and answers with them alone when one would make a
+    network fail."""
 
     @functools.wraps(probe)
     def probed(ns, *args, **kwargs):
-        returned = _forward_returned(ns)
-        return {"forward_returned": returned} if returned else probe(ns, *args, **kwargs)
+        facts = _layers(ns)
+        return facts if facts["stop"] else {**probe(ns, *args, **kwargs), **facts}
 
     return probed
 
 
-@_forward_first
+@_layers_first
 def lesson_worked_example(ns, zero_between):
     """The worked example with the notebook's parameters(), zero_grad() and step()."""
     return _worked_example(ns, zero_between, by_hand=False)
 
 
-@_forward_first
+@_layers_first
 def lesson_graph(ns, widths, batch, seed):
     """The graphs of a forward pass recorded and under no_grad(), and where the input and each Parameter sit
     in the recorded one (their node numbers, -1 when absent)."""
@@ -563,7 +601,7 @@ def lesson_graph(ns, widths, batch, seed):
             "recorded": _plain(recorded.data), "quiet": _plain(quiet.data)}
 
 
-@_forward_first
+@_layers_first
 def lesson_shared(ns, n, batch, lr, seed):
     """Two square layers sharing one weight: what parameters() lists (numbered: 0 the shared weight, 1 and 2
     the biases), and the shared weight before and after one step."""
@@ -571,9 +609,12 @@ def lesson_shared(ns, n, batch, lr, seed):
     first, second = ns["Linear"](n, n, rng), ns["Linear"](n, n, rng)
     second.weight = first.weight
     model = ns["Sequential"](first, ns["ReLU"](), second)
-    params = list(model.parameters())
+    found = model.parameters()
+    params = list(found)
     optimizer = ns["SGD"](params, lr=lr)
     made = _made(optimizer, params)
+    if _not_parameters(ns, params):  # zero_grad() would fail on it and be named in place of parameters()
+        return {"none_grads": False, "not_parameters": _not_parameters(ns, params), **made}
     optimizer.zero_grad()
     if _none_grads(params):  # backward() cannot add into None: stop here
         return {"none_grads": True, **made}
@@ -582,16 +623,19 @@ def lesson_shared(ns, n, batch, lr, seed):
     optimizer.step()
     return {"none_grads": False, "pattern": [_number([first.weight, first.bias, second.bias], p) for p in params],
             "before": before, "after": _plain(first.weight.data), "still_shared": second.weight is first.weight,
-            "grad": grad, **made}
+            "grad": grad, **made, **_kept_list(model, found)}
 
 
-@_forward_first
+@_layers_first
 def lesson_training(ns, widths, batch, steps, lr, seed):
     """A training loop with everything from the notebook; losses per step and the final outputs under no_grad."""
     rng = np.random.default_rng(seed)
     model = _mlp(ns, widths, rng)
-    optimizer = ns["SGD"](model.parameters(), lr=lr)
-    held = _held(optimizer, _by_hand(model))
+    found = model.parameters()
+    optimizer = ns["SGD"](found, lr=lr)
+    held = {**_held(optimizer, _by_hand(model)), **_given(ns, found, _by_hand(model))}
+    if held.get("not_parameters"):  # zero_grad() would fail on it and be named in place of parameters()
+        return {"none_grads": False, **held}
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     losses, values = [], [[_plain(p.data) for p in _by_hand(model)]]
     grads: list[list] = []
@@ -610,4 +654,4 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
     with ns["no_grad"]():
         final = model(x)
     return {"losses": losses, "final": _plain(final.data), "final_graph": _graph(final)[0], "params": values,
-            "grads": grads, "none_grads": False, **held}
+            "grads": grads, "none_grads": False, **held, **_kept_list(model, found)}

@@ -14,16 +14,26 @@ def close(got, want):
     return np.shape(got) == np.shape(want) and np.allclose(got, want)
 
 
-def forward_cause(got):
-    """What the probe found before it built a network ('' if nothing): Linear.forward returned no Tensor."""
-    returned = got.get("forward_returned")
-    return causes.not_a_tensor(returned) if returned else ""
+def layers_cause(got):
+    """What the probe found in the layers before it built a network ('' if nothing): the given Linear.__init__'s
+    weight shape, then what Linear.forward returns (causes.layers_cause)."""
+    return causes.layers_cause(got)
+
+
+def listing_cause(got):
+    """What the probe found wrong with what parameters() gave SGD(...) ('' if nothing): an entry that is not a
+    Parameter, or not every one of the model's Parameters (with what parameters() keeps between calls)."""
+    cause = causes.not_parameters(got.get("not_parameters", []))
+    stale = causes.stale_list(got["defaults"], got["same_list"], got["on_class"]) if "defaults" in got else ""
+    return cause or (causes.parameters_gave(got["given"], got["total"], stale) if "given" in got else "")
 
 
 def optimizer_cause(got, lr):
-    """What the probe found wrong with the optimizer before any number ('' if nothing): what SGD(..., lr) kept
-    (a used-up generator, not every Parameter, another rate), or a grad that zero_grad() set to None."""
-    cause = causes.optimizer_holds(got["held"], got["total"], got["kind"], got["one_shot"]) if "held" in got else ""
+    """What the probe found wrong with the optimizer before any number ('' if nothing): what parameters() gave
+    SGD(...), what SGD(..., lr) kept (a used-up generator, not every Parameter, another rate), or a grad that
+    zero_grad() set to None."""
+    cause = listing_cause(got)
+    cause = cause or (causes.optimizer_holds(got["held"], got["total"], got["kind"], got["one_shot"]) if "held" in got else "")
     cause = cause or (causes.init_kept(None, 0, got["made_lr"], lr) if "made_lr" in got else "")
     return cause or (causes.NONE_GRAD if got["none_grads"] else "")
 
@@ -39,15 +49,16 @@ def moved(got, lr, what):
 def test_counts_354_and_2410_parameters(student, reference, widths, count):
     found = student.run(probes.parameter_count, widths=list(widths))
     got = sum(int(np.prod(shape)) for shape in found["shapes"])
-    cause = causes.stale_list(found["defaults"], found["same_list"]) if got != count else ""
+    cause = causes.not_parameters(found["not_parameters"]) or causes.stale_list(
+        found["defaults"], found["same_list"], found["on_class"]) if got != count else ""
     assert not cause, cause
     assert got == count, (f"a {'-'.join(map(str, widths))} network has {count} parameters, parameters() gave {got}")
 
 
 def first_step_cause(got, want):
     """What went wrong in the worked example's forward pass and first step, named by its cause ('' if nothing)."""
-    if forward_cause(got) or optimizer_cause(got, 0.1):
-        return forward_cause(got) or optimizer_cause(got, 0.1)
+    if layers_cause(got) or optimizer_cause(got, 0.1):
+        return layers_cause(got) or optimizer_cause(got, 0.1)
     if not np.isclose(got["loss"][0], 5.29):
         return (f"the first loss should be 5.29 (z = -1.3), got {got['loss'][0]:.4g} (z = {got['z'][0]:.4g}): "
                 "Linear(2, 1) must compute x @ W.T + b")
@@ -97,7 +108,7 @@ LEAVES = ["x"] + [f"layers[{i}].{name}" for i in (0, 2, 4) for name in ("weight"
 def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student, reference):
     got = student.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
     want = reference.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
-    assert not forward_cause(got), forward_cause(got)
+    assert not layers_cause(got), layers_cause(got)
     recorded, quiet = len(got["recorded_graph"]), len(got["quiet_graph"])
     assert len(want["recorded_graph"]) == 18, "the reference records no 18 nodes (a grader bug)"
     missing = [name for name, number in zip(LEAVES, got["leaves"]) if number == -1]
@@ -114,10 +125,13 @@ def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student
 def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, lr, seed):
     got = student.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
     want = reference.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
-    assert not forward_cause(got) and not optimizer_cause(got, lr), forward_cause(got) or optimizer_cause(got, lr)
+    assert not layers_cause(got) and not optimizer_cause(got, lr), layers_cause(got) or optimizer_cause(got, lr)
     assert want["pattern"] == [0, 1, 2], "the reference lists the shared weight wrongly (a grader bug)"
     entries = got["pattern"].count(0)
-    assert entries == 1 and len(got["pattern"]) == 3, (
+    wrong = not (entries == 1 and len(got["pattern"]) == 3)
+    cause = causes.stale_list(got["defaults"], got["same_list"], got["on_class"]) if wrong else ""
+    assert not cause, cause
+    assert not wrong, (
         f"parameters() of two layers sharing a weight listed it {entries} times among "
         f"{len(got['pattern'])} entries, expected once among 3")
     cause = causes.init_kept(got["made_order"], 3, got["made_lr"], lr)  # the list is right: what SGD(...) kept of it
@@ -143,7 +157,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
 def test_training_loop_matches_the_reference(student, reference, widths, lr, seed):
     kwargs = dict(widths=list(widths), batch=8, steps=4, lr=lr, seed=seed)
     got, want = student.run(probes.lesson_training, **kwargs), reference.run(probes.lesson_training, **kwargs)
-    assert not forward_cause(got) and not optimizer_cause(got, lr), forward_cause(got) or optimizer_cause(got, lr)
+    assert not layers_cause(got) and not optimizer_cause(got, lr), layers_cause(got) or optimizer_cause(got, lr)
     assert close(got["losses"][0], want["losses"][0]), "the first training loss differs: check forward"
     cause = moved(got, lr, "the model's Parameters")
     assert not cause, cause

@@ -19,7 +19,7 @@ def listed(runner, case, seed):
 
 def stale(found, wrong):
     """The cause of a wrong answer when parameters() keeps a list between calls ('' if right, or another cause)."""
-    return causes.stale_list(found["defaults"], found["same_list"]) if wrong else ""
+    return causes.stale_list(found["defaults"], found["same_list"], found["on_class"]) if wrong else ""
 
 
 def check_same_parameters(student, reference, case, seed, missing_hint):
@@ -29,6 +29,8 @@ def check_same_parameters(student, reference, case, seed, missing_hint):
     assert len(want["pattern"]) == len(set(want["pattern"])) and -1 not in want["pattern"], (
         "the reference solution lists these Parameters wrongly (a grader bug)")
     cause = stale(found, pattern != want["pattern"])
+    assert not cause, cause
+    cause = causes.not_parameters(found["strangers"])
     assert not cause, cause
     assert -1 not in pattern, ("parameters() returned objects the module does not hold: copies, arrays, or objects "
                                "kept from an earlier call (a list that outlives the call, such as a default "
@@ -131,7 +133,8 @@ def test_collects_afresh_on_every_call(student, reference, seed):
     want = reference.run(probes.parameter_pattern_repeated, seed=seed, calls="AAB")["patterns"]
     cause = stale(found, got != want)
     assert not cause, cause
-    assert got[0] == want[0], "parameters() gave the wrong Parameters on its first call: see the other tests"
+    assert got[0] == want[0], (causes.not_parameters(found["strangers"])
+                               or "parameters() gave the wrong Parameters on its first call: see the other tests")
     outlives = ("a list that outlives the call (a default argument such as found=[] or a class attribute) keeps "
              "what earlier calls collected; start from an empty list each time")
     # Compared as collections: an order that changes from run to run (a set) is another test's business.
@@ -147,7 +150,7 @@ def test_counts_the_parameters_of_a_network(student, reference, widths):
     found = student.run(probes.parameter_count, widths=list(widths))
     got = found["shapes"]
     want = reference.run(probes.parameter_count, widths=list(widths))["shapes"]
-    cause = stale(found, got != want)
+    cause = stale(found, got != want) or (causes.not_parameters(found["not_parameters"]) if got != want else "")
     assert not cause, cause
     layers = list(zip(widths[:-1], widths[1:]))
     formula = sum(n_out * (n_in + 1) for n_in, n_out in layers)

@@ -1,6 +1,6 @@
 """One-line explanations of what went wrong in student code, for the grader's messages.
 
-The student's released cause-finder (source/<assignment>/causes.py) keeps its own `describe_exception`: the
+The student's released explain.py (source/<assignment>/explain.py) keeps its own `describe_exception`: the
 sandbox's copy adds MemoryError, and the sandbox loads nothing of an assignment's folder into the worker before
 student code runs (so it serves any assignment); tests/test_messages.py holds both to the same words on a
 golden list.

@@ -3,6 +3,7 @@ section 6, the worked example of section 8 with and without zero_grad(), the gra
 the shared weight of section 12."""
 import answers
 import causes
+import facts
 import numpy as np
 
 
@@ -31,11 +32,11 @@ def graph(output):
     return seen
 
 
-def forward_returns_a_tensor(nb):
-    """Linear.forward gives a Tensor for a batch: what follows builds on it (a given ReLU, or the loss, would
+def layers_cause(nb):
+    """What the layers do wrong before a network is built from them (causes.layers_cause): the given
+    Linear.__init__'s weight shape, what Linear.forward returns for a batch (a given ReLU, or the loss, would
     otherwise fail on an array and be named in place of forward)."""
-    returned = nb.Linear(2, 1, np.random.default_rng(0))(nb.Tensor(np.ones((1, 2))))
-    return "" if isinstance(returned, nb.Tensor) else causes.not_a_tensor(type(returned).__name__)
+    return causes.layers_cause(facts.layers_facts(nb))
 
 
 def zeroed(optimizer, params):
@@ -44,36 +45,18 @@ def zeroed(optimizer, params):
     assert not any(p.grad is None for p in params), causes.NONE_GRAD
 
 
-def holds(optimizer, params, lr):
-    """The cause when SGD(..., lr) did not keep every one of `params` or the rate ('' when it did), asked right
-    after it was made: a generator it kept is not walked here (that would use it up)."""
-    kind = type(optimizer.params)
-    held = [] if hasattr(kind, "__next__") else list(optimizer.params)
-    cause = causes.optimizer_holds(sum(any(p is q for q in held) for p in params), len(params), kind.__name__,
-                                   hasattr(kind, "__next__"))
-    return cause or causes.init_kept(None, 0, getattr(optimizer, "lr", None), lr)
-
-
-def order(optimizer, params):
-    """The number among `params` of each entry of the optimizer's list (-1 for another object), as
-    causes.init_kept reads it; None for a generator, which this would use up."""
-    if hasattr(type(optimizer.params), "__next__"):
-        return None
-    return [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]
-
-
 def worked_example(nb, zero_between):
     """The two steps of section 8 with your Linear, SGD, zero_grad() and step(); a wrong first step fails here,
     named by its cause (causes.py): what the optimizer holds, what step() did with the gradients, the first
     loss, or no gradient."""
-    cause = forward_returns_a_tensor(nb)
+    cause = layers_cause(nb)
     assert not cause, f"worked example: {cause}"
     layer, x = linear(nb, [[0.5, -1.0]], [0.2]), nb.Tensor(np.array([[1.0, 2.0]]))
-    optimizer = nb.SGD(layer.parameters(), lr=0.1)
-    params = [layer.weight, layer.bias]
-    cause = holds(optimizer, params, 0.1)
+    found = layer.parameters()
+    optimizer, params = nb.SGD(found, lr=0.1), [layer.weight, layer.bias]
+    cause = facts.given_cause(layer, found, params, nb.Parameter, nb.Module) or facts.holds(optimizer, params, 0.1)
     assert not cause, f"worked example: {cause}"
-    listed = order(optimizer, params)
+    listed = facts.order(optimizer, params)
     numbers = []
 
     def forward():
@@ -113,9 +96,12 @@ def lesson_number(name, value):
 def test_counts_the_parameters_of_2_16_16_2_and_64_32_10_networks(nb):
     for widths in [(2, 16, 16, 2), (64, 32, 10)]:
         model = mlp(nb, widths, np.random.default_rng(0))
-        count = sum(p.data.size for p in model.parameters())
+        listed = list(model.parameters())
+        count = sum(np.size(getattr(p, "data", p)) for p in listed)
         right = count == 354 if widths[0] == 2 else answers.is_right("count_64_32_10", count)
-        cause = "" if right else causes.kept_list(model)
+        cause = "" if right else causes.not_parameters(facts.kinds_of(listed, nb.Parameter, nb.Module))
+        assert not cause, cause
+        cause = "" if right else facts.kept_list(model)
         assert not cause, cause
         want = "354 parameters" if widths[0] == 2 else "as many parameters as section 6's formula says"
         assert right, f"a {'-'.join(map(str, widths))} network has {want}, parameters() gave {count}"
@@ -148,7 +134,7 @@ def test_worked_example_second_step_without_zero_grad(nb):
 
 
 def test_network_records_18_nodes_and_1_under_no_grad(nb):
-    cause = forward_returns_a_tensor(nb)
+    cause = layers_cause(nb)
     assert not cause, cause
     rng = np.random.default_rng(0)
     model = mlp(nb, (2, 16, 16, 2), rng)
@@ -171,7 +157,7 @@ def test_network_records_18_nodes_and_1_under_no_grad(nb):
 
 
 def test_shared_parameter_is_listed_once_and_moved_once(nb):
-    cause = forward_returns_a_tensor(nb)
+    cause = layers_cause(nb)
     assert not cause, cause
     rng = np.random.default_rng(8)
     l1, l2 = nb.Linear(3, 3, rng), nb.Linear(3, 3, rng)
@@ -179,13 +165,14 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     model = nb.Sequential(l1, nb.ReLU(), l2)
     params = list(model.parameters())
     times = sum(p is l1.weight for p in params)
-    cause = causes.kept_list(model) if len(params) != 3 else ""
+    cause = causes.not_parameters(facts.kinds_of(params, nb.Parameter, nb.Module))
+    cause = cause or (facts.kept_list(model) if len(params) != 3 else "")
     assert not cause, cause
     assert len(params) == 3, (f"parameters() of two layers sharing a weight listed it {times} times among "
                               f"{len(params)} entries, expected once among 3 (the shared weight once, two biases)")
     optimizer = nb.SGD(params, lr=0.1)
     # the list is right: what SGD(...) kept of it
-    cause = causes.init_kept(order(optimizer, params), len(params), getattr(optimizer, "lr", None), 0.1)
+    cause = causes.init_kept(facts.order(optimizer, params), len(params), getattr(optimizer, "lr", None), 0.1)
     assert not cause, cause
     zeroed(optimizer, params)
     model(nb.Tensor(rng.normal(size=(5, 3)))).sum().backward()

@@ -18,7 +18,7 @@ import types
 import warnings
 from pathlib import Path
 
-from causes import describe_exception, printable, where
+from explain import describe_exception, printable, where
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "modules_and_sgd.ipynb"

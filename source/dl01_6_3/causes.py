@@ -1,86 +1,18 @@
-"""Why a check failed, named as its cause: what your code raised (the method and the line), or what a wrong
-parameters(), SGD(...), zero_grad() or step() did.
+"""Why a check failed, named as its cause: what a wrong Linear.__init__, parameters(), SGD(...), zero_grad() or
+step() did (what your code raised, explain.py says).
 
 The public checks (test_<part>.py, through notebook_checks.py) and the course's grader use this same file, so
 the words you see here are the words of your grade. It finds causes from plain values (exceptions, arrays,
 numbers, facts such as what SGD(...) kept), so that a message names the cause ("set p.grad to None", "kept
-params as the generator") rather than a number further down; kept_list alone looks at a live module, for the
-public checks (the grader's probes gather the same facts in the process that runs your code). Needs NumPy.
+params as the generator") rather than a number further down. The public checks read those facts from your
+live classes (facts.py); the grader's probes gather the same in the process that runs your code. Needs NumPy.
 """
 from __future__ import annotations
-
-import inspect
-import re
-import traceback
-import unicodedata
 
 import numpy as np
 
 NONE_GRAD = ("zero_grad() set p.grad to None, not to an array of zeros: the next backward() adds into p.grad, "
              "so make it np.zeros_like(p.data)")
-
-
-# What a terminal acts on (C0 but newline and tab, DEL, C1): removed from every line printed, since a message
-# can quote the notebook (an exception's text, a type's name); format characters (Unicode's Cf: the
-# bidirectional controls that reorder a line, zero-width ones) written as their escapes, \u202e. The grader's
-# autograder/inert.py does the same.
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-NON_ASCII = re.compile(r"[^\x00-\x7f]")
-
-
-def _format_escaped(match) -> str:
-    char = match[0]
-    return char.encode("unicode_escape").decode("ascii") if unicodedata.category(char) == "Cf" else char
-
-
-def printable(text: str) -> str:
-    """`text` without the control characters a terminal would act on, and its format characters escaped."""
-    return NON_ASCII.sub(_format_escaped, CONTROL.sub("", text))
-
-
-def _qualname(frame) -> str:
-    """`Class.method` of a frame's code (co_qualname from Python 3.11; before it, found through `self`)."""
-    code = frame.f_code
-    if hasattr(code, "co_qualname"):
-        return code.co_qualname
-    owner = frame.f_locals.get("self") if code.co_varnames[:1] == ("self",) else None
-    for cls in type(owner).__mro__ if owner is not None else ():
-        if getattr(vars(cls).get(code.co_name), "__code__", None) is code:
-            return f"{cls.__qualname__}.{code.co_name}"
-    return code.co_name
-
-
-def in_notebook(filename: str) -> bool:
-    """Code from a notebook cell: the checks' "<cell ...>", or IPython's in a live kernel."""
-    return filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in filename
-
-
-def _innermost(exc: BaseException):
-    """(frame, line) of the innermost notebook code the exception passed through, or None."""
-    frames = [(frame, line) for frame, line in traceback.walk_tb(exc.__traceback__)
-              if in_notebook(frame.f_code.co_filename)]
-    return frames[-1] if frames else None
-
-
-def where(exc: BaseException) -> str | None:
-    """The innermost notebook code (a cell's function, or "<module>") the exception passed through."""
-    innermost = _innermost(exc)
-    return _qualname(innermost[0]) if innermost else None
-
-
-def describe_exception(exc: BaseException) -> str:
-    """One line: `Class.method raised Type: message (line N of its cell)`, naming the innermost notebook
-    code involved and the line of its cell that raised (the line Jupyter numbers in that cell)."""
-    innermost = _innermost(exc)
-    function = None if where(exc) in (None, "<module>") else where(exc)
-    if isinstance(exc, NotImplementedError) and function:
-        return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
-    if isinstance(exc, SyntaxError):
-        return f"{(exc.filename or 'a cell').strip('<>')} has a syntax error on line {exc.lineno}: {exc.msg}"
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""
-    return f"{function} raised {what}{line}" if function else f"raised {what}{line}"
 
 
 def _arrays(values):
@@ -168,16 +100,22 @@ def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
     return ""
 
 
-def stale_list(defaults: list, same_list: bool) -> str:
+def stale_list(defaults: list, same_list: bool, on_class: list) -> str:
     """The cause when parameters() keeps a list between calls ('' when nothing says so): `defaults` holds
-    [name, type name] for each argument of parameters() with a default (defaults_of), `same_list` says
-    whether two calls returned the very same list object."""
+    [name, type name] for each argument of parameters() with a default (facts.defaults_of), `same_list` says
+    whether two calls returned the very same list object, `on_class` holds [Class.name, type name] for each
+    list, set or dict kept on the module's class (facts.kept_on_class)."""
     empty = {"list": "[]", "dict": "{}", "set": "set()"}
     shared = [f"{name}={empty[kind]}" for name, kind in defaults if kind in empty]
     if shared:
         return (f"Module.parameters has a default argument {shared[0]}: Python makes that one object when it "
                 "defines the method, a list that outlives the call and keeps what earlier calls collected; "
                 f"write {shared[0].split('=')[0]}=None and start a new list inside the call")
+    if on_class:
+        name, kind = on_class[0]
+        return (f"{name} is a {kind} kept on the class, one object for every call of parameters() on every "
+                "module: it outlives the call and keeps what earlier calls collected (ids of Parameters gone, "
+                f"which new ones can reuse); make it a local, {name.split('.')[-1]} = {empty[kind]} inside the call")
     if same_list:
         return ("parameters() returned the same list object on two calls: a list that outlives the call (a "
                 "class attribute, or one kept on self) keeps what earlier calls collected; start from an empty "
@@ -185,16 +123,40 @@ def stale_list(defaults: list, same_list: bool) -> str:
     return ""
 
 
-def defaults_of(function) -> list:
-    """[name, type name] for each argument of `function` that has a default (the probes gather the same)."""
-    try:
-        arguments = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return []
-    return [[a.name, type(a.default).__name__] for a in arguments if a.default is not a.empty]
+def parameters_gave(given, total: int, stale: str) -> str:
+    """The cause ('' if none) when SGD(...) was given another list than the model's `total` Parameters: `given`
+    holds the number among them of each entry parameters() returned (-1 for another object; None for a generator,
+    which is not walked), `stale` what stale_list says of that parameters()."""
+    if given is None or sorted(given) == list(range(total)):  # in another order: still every one, once
+        return ""
+    return stale or (f"parameters() gave SGD(...) {len(given)} entries, {len(set(given) - {-1})} of the model's "
+                     f"{total} Parameters: the optimizer holds what parameters() returns (see its own checks)")
 
 
-def kept_list(module) -> str:
-    """stale_list for a live module: what its parameters() defaults to, and whether two calls give one list."""
-    first, second = module.parameters(), module.parameters()
-    return stale_list(defaults_of(type(module).parameters), isinstance(first, list) and first is second)
+def not_parameters(kinds: list) -> str:
+    """The cause ('' if none) when parameters() listed objects that are not Parameters: `kinds` holds [type
+    name, whether it is a Module] for each of them (facts.kinds_of)."""
+    if not kinds:
+        return ""
+    name, module = kinds[0]
+    if module:
+        return (f"parameters() listed a {name}, which is not a Parameter: for an attribute that is a Module, add "
+                "what its parameters() returns, not the module itself")
+    return (f"parameters() listed a {name}, which is not a Parameter: list the Parameter objects themselves"
+            + (" (not their .data)" if name == "ndarray" else ""))
+
+
+def weight_shape(shape: list, n_in: int, n_out: int) -> str:
+    """The cause ('' if none) when the given Linear.__init__ made the weight of Linear(n_in, n_out) in another
+    shape than (n_out, n_in), the one forward()'s x @ W.T + b is written for."""
+    if list(shape) == [n_out, n_in]:
+        return ""
+    return (f"Linear.__init__ made the weight of Linear({n_in}, {n_out}) of shape {tuple(shape)}, not (n_out, "
+            f"n_in) = ({n_out}, {n_in}): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
+
+
+def layers_cause(facts: dict) -> str:
+    """The cause ('' if none) of a wrong network before any of its numbers, from facts.layers_facts (the grader's
+    probes gather the same): the given Linear.__init__'s weight shape, then what Linear.forward returns."""
+    cause = weight_shape(facts["weight_shape"], 2, 1)
+    return cause or (not_a_tensor(facts["forward_returned"]) if facts.get("forward_returned") else "")

@@ -3,6 +3,7 @@ attributes in the order they were defined; a Module is asked for its own paramet
 searched item by item, anything else is skipped; each Parameter object once (by identity, not by value),
 in a new list on every call."""
 import causes
+import facts
 import numpy as np
 
 
@@ -21,7 +22,7 @@ def expect_parameters(nb, module, expected, missing_hint):
     found = list(found)
     names = {id(p): name for name, p in expected.items()}
     wrong = [id(p) for p in found] != [id(p) for p in expected.values()]
-    cause = causes.kept_list(module) if wrong else ""  # a list kept between calls explains any wrong answer
+    cause = facts.kept_list(module) if wrong else ""  # a list kept between calls explains any wrong answer
     assert not cause, cause
     for item in found:
         if id(item) in names:
@@ -31,8 +32,7 @@ def expect_parameters(nb, module, expected, missing_hint):
             "call?): collect the module's own Parameter objects afresh on every call")
         assert not isinstance(item, nb.Tensor), (
             "parameters() returned a plain Tensor: collect only attributes that are instances of Parameter")
-        raise AssertionError(f"parameters() returned objects the module does not hold (a {type(item).__name__}): "
-                             "return the Parameter objects themselves (not their .data)")
+        raise AssertionError(causes.not_parameters(facts.kinds_of([item], nb.Parameter, nb.Module)))
     got = [names[id(p)] for p in found]
     repeated = sorted({name for name in got if got.count(name) > 1})
     assert not repeated, (f"parameters() listed the same Parameter object more than once "

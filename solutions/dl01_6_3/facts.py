@@ -1,0 +1,89 @@
+"""What the public checks read from the notebook's live classes before they blame a method: what the layers
+do (layers_facts), what parameters() defaults to and keeps (kept_list), what it gave SGD(...) (given_cause) and
+what SGD(...) kept (holds, order). The course's grader gathers the same facts in the process that runs your
+code (its probes) and names them with the same causes.py. Needs NumPy.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from causes import init_kept, not_parameters, optimizer_holds, parameters_gave, stale_list
+
+
+def defaults_of(function) -> list:
+    """[name, type name] for each argument of `function` that has a default (the probes gather the same)."""
+    try:
+        arguments = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [[a.name, type(a.default).__name__] for a in arguments if a.default is not a.empty]
+
+
+def kept_on_class(cls) -> list:
+    """[Class.name, type name] for each list, set or dict kept on `cls` or a class it derives from (the probes
+    gather the same)."""
+    return [[f"{c.__name__}.{name}", type(value).__name__] for c in cls.__mro__ for name, value in vars(c).items()
+            if not name.startswith("__") and isinstance(value, (list, set, dict))]
+
+
+def kinds_of(listed, parameter: type, module: type) -> list:
+    """[type name, whether it is a Module] for each of `listed` that is not a Parameter (the probes gather the same)."""
+    return [[type(p).__name__, isinstance(p, module)] for p in listed if not isinstance(p, parameter)]
+
+
+def kept_facts(module, found) -> dict:
+    """What causes.stale_list reads of a module whose parameters() returned `found`: what parameters() defaults
+    to, whether a second call returns that very list, and the containers the module's class keeps."""
+    again = module.parameters()
+    return {"defaults": defaults_of(type(module).parameters), "same_list": isinstance(found, list) and again is found,
+            "on_class": kept_on_class(type(module))}
+
+
+def kept_list(module) -> str:
+    """causes.stale_list for a live module."""
+    return stale_list(**kept_facts(module, module.parameters()))
+
+
+def given_cause(module, found, params, parameter: type, kind: type) -> str:
+    """What is wrong ('' if nothing) with what `module`.parameters() returned (`found`) and SGD(...) was given,
+    against the module's `params`: an entry that is not a `parameter` (causes.not_parameters, `kind` the Module
+    class), or not every one of `params` (causes.parameters_gave, with what parameters() keeps between calls).
+    A list or a tuple only: a generator is not walked here (that would use it up)."""
+    if not isinstance(found, (list, tuple)):
+        return ""
+    given = [next((i for i, p in enumerate(params) if p is q), -1) for q in found]
+    if sorted(given) == list(range(len(params))):
+        return ""
+    return not_parameters(kinds_of(found, parameter, kind)) or parameters_gave(
+        given, len(params), stale_list(**kept_facts(module, found)))
+
+
+def holds(optimizer, params, lr):
+    """The cause when SGD(..., lr) did not keep every one of `params` or the rate ('' when it did), asked right
+    after it was made: a generator it kept is not walked here (that would use it up)."""
+    kind = type(optimizer.params)
+    held = [] if hasattr(kind, "__next__") else list(optimizer.params)
+    cause = optimizer_holds(sum(any(p is q for q in held) for p in params), len(params), kind.__name__,
+                            hasattr(kind, "__next__"))
+    return cause or init_kept(None, 0, getattr(optimizer, "lr", None), lr)
+
+
+def order(optimizer, params):
+    """The number among `params` of each entry of the optimizer's list (-1 for another object), as
+    causes.init_kept reads it; None for a generator, which this would use up."""
+    if hasattr(type(optimizer.params), "__next__"):
+        return None
+    return [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]
+
+
+def layers_facts(nb) -> dict:
+    """For the public checks, on the notebook's live classes (`nb`: its names as attributes): what the layers
+    do before a network is built from them, as causes.layers_cause reads it: the shape of the weight the given
+    Linear.__init__ makes for Linear(2, 1), then the type of what Linear.forward returns when it is not a Tensor."""
+    layer = nb.Linear(2, 1, np.random.default_rng(0))
+    facts: dict = {"weight_shape": list(np.shape(getattr(layer.weight, "data", None)))}
+    if facts["weight_shape"] != [1, 2]:
+        return facts
+    returned = layer(nb.Tensor(np.ones((1, 2))))
+    return {**facts, "forward_returned": "" if isinstance(returned, nb.Tensor) else type(returned).__name__}

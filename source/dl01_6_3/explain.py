@@ -1,0 +1,71 @@
+"""One line for what your code raised, naming the method and the line of its cell, and the text of a message
+made safe to print: what the public checks (notebook_checks.py) print for an exception. The course's grader
+says it in the same words (its own copy: tests/test_messages.py holds the two to one list). Standard library only.
+"""
+from __future__ import annotations
+
+import re
+import traceback
+import unicodedata
+
+# What a terminal acts on (C0 but newline and tab, DEL, C1): removed from every line printed, since a message
+# can quote the notebook (an exception's text, a type's name); format characters (Unicode's Cf: the
+# bidirectional controls that reorder a line, zero-width ones) written as their escapes, \u202e. The grader's
+# autograder/outputs/inert.py does the same.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _format_escaped(match) -> str:
+    char = match[0]
+    return char.encode("unicode_escape").decode("ascii") if unicodedata.category(char) == "Cf" else char
+
+
+def printable(text: str) -> str:
+    """`text` without the control characters a terminal would act on, and its format characters escaped."""
+    return NON_ASCII.sub(_format_escaped, CONTROL.sub("", text))
+
+
+def _qualname(frame) -> str:
+    """`Class.method` of a frame's code (co_qualname from Python 3.11; before it, found through `self`)."""
+    code = frame.f_code
+    if hasattr(code, "co_qualname"):
+        return code.co_qualname
+    owner = frame.f_locals.get("self") if code.co_varnames[:1] == ("self",) else None
+    for cls in type(owner).__mro__ if owner is not None else ():
+        if getattr(vars(cls).get(code.co_name), "__code__", None) is code:
+            return f"{cls.__qualname__}.{code.co_name}"
+    return code.co_name
+
+
+def in_notebook(filename: str) -> bool:
+    """Code from a notebook cell: the checks' "<cell ...>", or IPython's in a live kernel."""
+    return filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in filename
+
+
+def _innermost(exc: BaseException):
+    """(frame, line) of the innermost notebook code the exception passed through, or None."""
+    frames = [(frame, line) for frame, line in traceback.walk_tb(exc.__traceback__)
+              if in_notebook(frame.f_code.co_filename)]
+    return frames[-1] if frames else None
+
+
+def where(exc: BaseException) -> str | None:
+    """The innermost notebook code (a cell's function, or "<module>") the exception passed through."""
+    innermost = _innermost(exc)
+    return _qualname(innermost[0]) if innermost else None
+
+
+def describe_exception(exc: BaseException) -> str:
+    """One line: `Class.method raised Type: message (line N of its cell)`, naming the innermost notebook
+    code involved and the line of its cell that raised (the line Jupyter numbers in that cell)."""
+    innermost = _innermost(exc)
+    function = None if where(exc) in (None, "<module>") else where(exc)
+    if isinstance(exc, NotImplementedError) and function:
+        return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
+    if isinstance(exc, SyntaxError):
+        return f"{(exc.filename or 'a cell').strip('<>')} has a syntax error on line {exc.lineno}: {exc.msg}"
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""
+    return f"{function} raised {what}{line}" if function else f"raised {what}{line}"
