@@ -558,7 +558,7 @@ def _layers(ns):
     says a network built from them would fail on it (a matmul of the wrong shapes, the given ReLU.forward on an
     array: "'numpy.ndarray' object has no attribute 'relu'") and be named in place of the code that is wrong."""
     layer = ns["Linear"](2, 1, np.random.default_rng(0))
-    facts: dict = {"weight_shape": list(np.shape(getattr(layer.weight, "data", None)))}
+    facts: dict = {"weight_shape": list(np.shape(getattr(layer.weight, "data", np.nan)))}
     if facts["weight_shape"] != [1, 2]:
         return {**facts, "stop": True}
     returned = layer(ns["Tensor"](np.ones((1, 2))))

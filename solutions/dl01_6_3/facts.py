@@ -82,7 +82,7 @@ def layers_facts(nb) -> dict:
     do before a network is built from them, as causes.layers_cause reads it: the shape of the weight the given
     Linear.__init__ makes for Linear(2, 1), then the type of what Linear.forward returns when it is not a Tensor."""
     layer = nb.Linear(2, 1, np.random.default_rng(0))
-    facts: dict = {"weight_shape": list(np.shape(getattr(layer.weight, "data", None)))}
+    facts: dict = {"weight_shape": list(np.shape(getattr(layer.weight, "data", np.nan)))}
     if facts["weight_shape"] != [1, 2]:
         return facts
     returned = layer(nb.Tensor(np.ones((1, 2))))
