@@ -161,6 +161,35 @@ class Dense(Module):
         return x @ self.weight.T + self.bias
 """
 
+# The sgd cell as the reference writes it, with an older Linear (no bias) pasted below while experimenting.
+SGD_WITH_A_LINEAR = """\
+from collections.abc import Iterable
+
+
+class SGD:
+    def __init__(self, params: Iterable[Parameter], lr: float) -> None:
+        self.params = list(params)
+        self.lr = lr
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = np.zeros_like(p.data)
+
+    def step(self) -> None:
+        for p in self.params:
+            p.data -= self.lr * p.grad
+
+
+class Linear(Module):
+    def __init__(self, n_in, n_out, rng):
+        bound = 1.0 / np.sqrt(n_in)
+        self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))
+        self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))
+
+    def forward(self, x):
+        return x @ self.weight.T
+"""
+
 BUGS: list[Bug] = [
     Bug("reference", "the reference solution, unchanged", ()),
 
@@ -266,6 +295,12 @@ BUGS: list[Bug] = [
         loses=(LESSON,), phrase="Linear.__init__ made the weight of Linear(2, 1) of shape (2, 1)",
         absent="Linear.forward raised", cause="Linear.__init__ made the weight", lesson_cause="Linear.__init__",
         every=("Linear.__init__",)),
+    Bug("linear-defined-again", "an older Linear (no bias) pasted at the end of cell sgd: the lesson's networks use "
+        "it, Linear.forward's own part grades cell linear's (right)",
+        (Mutation("sgd", "SGD", "", source=SGD_WITH_A_LINEAR),),
+        loses=(LESSON,), phrase="the Linear in use is the one cell sgd defines again",
+        cause="the Linear in use is the one cell sgd defines again",
+        lesson_cause="the Linear in use is the one cell sgd defines again", every=("cell sgd defines again",)),
     Bug("forward-bias-first", "correct: forward() written as self.bias + x @ self.weight.T",
         (linear("return self.bias + x @ self.weight.T"),)),
     Bug("forward-weight-times-x", "correct: forward() written as (self.weight @ x.T).T + self.bias",

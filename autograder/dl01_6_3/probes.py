@@ -17,6 +17,7 @@ the student).
 """
 import functools
 import inspect
+import re
 from typing import Any
 
 import numpy as np
@@ -655,3 +656,16 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
         final = model(x)
     return {"losses": losses, "final": _plain(final.data), "final_graph": _graph(final)[0], "params": values,
             "grads": grads, "none_grads": False, **held, **_kept_list(model, found)}
+
+
+def lesson_defined_in(ns, names):
+    """For each class of `names` the notebook defines, the cell its methods come from ('' when not a cell): a class
+    a later cell defined again is the one the lesson's numbers come from (causes.defined_again)."""
+    found = {}
+    for name in names:
+        cls = ns.get(name)
+        files = [f.__code__.co_filename for f in vars(cls).values() if hasattr(f, "__code__")] if isinstance(
+            cls, type) else []
+        cell = re.fullmatch(r"<cell (\w+)>", files[0]) if files else None
+        found[name] = cell[1] if cell else ""
+    return found

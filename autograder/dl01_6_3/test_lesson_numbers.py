@@ -2,6 +2,8 @@
 
 Each of the lesson's numbers is a check of its own (the second step with and without zero_grad() repeat one
 shape by design), so feedback says which number came out wrong."""
+import functools
+
 import causes
 import numpy as np
 import probes
@@ -166,3 +168,25 @@ def test_training_loop_matches_the_reference(student, reference, widths, lr, see
         f"expected {np.round(want['losses'], 4).tolist()}")
     assert len(got["final_graph"]) == 1 and close(got["final"], want["final"]), (
         "after training, the outputs under no_grad() differ or still record a graph")
+
+
+def noting_copies(test):
+    """A check whose failure first says which class in use a later cell defined again (causes.defined_again): the
+    lesson's numbers come from that copy, and the part of the cell it replaced grades that cell's own."""
+
+    @functools.wraps(test)
+    def noted(student, reference, **params):
+        try:
+            test(student, reference, **params)
+        except AssertionError as failure:
+            note = causes.defined_again(student.run(probes.lesson_defined_in, names=sorted(causes.HOMES)))
+            if note:
+                raise AssertionError(f"{note}; {str(failure).strip()}") from None
+            raise
+
+    return noted
+
+
+for _name, _test in list(globals().items()):
+    if _name.startswith("test_"):
+        globals()[_name] = noting_copies(_test)

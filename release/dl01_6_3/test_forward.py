@@ -1,6 +1,7 @@
 """Linear.forward() (`pytest -m forward`): x of shape (batch, n_in) gives x @ W.T + b of shape (batch, n_out),
 with the weight W stored as (n_out, n_in) and the bias b added to every row, computed with Tensor operations
 so that backward() reaches the weight, the bias and the input."""
+import facts
 import numpy as np
 
 
@@ -71,3 +72,9 @@ def test_lets_gradients_reach_weight_bias_and_input(nb):
                                   "operations on x, self.weight and self.bias (not on their .data)")
         assert np.shape(got) == want.shape and np.allclose(got, want), (
             f"after backward the gradient of {name} is wrong: the output must be x @ self.weight.T + self.bias")
+
+
+# Every check here first names a class a later cell defined again (the numbers come from that copy).
+for _name, _check in list(globals().items()):
+    if _name.startswith("test_"):
+        globals()[_name] = facts.noting_copies(_check)

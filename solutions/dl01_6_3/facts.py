@@ -5,10 +5,12 @@ code (its probes) and names them with the same causes.py. Needs NumPy.
 """
 from __future__ import annotations
 
+import functools
 import inspect
+import re
 
 import numpy as np
-from causes import init_kept, not_parameters, optimizer_holds, parameters_gave, stale_list
+from causes import HOMES, defined_again, init_kept, not_parameters, optimizer_holds, parameters_gave, stale_list
 
 
 def defaults_of(function) -> list:
@@ -87,3 +89,33 @@ def layers_facts(nb) -> dict:
         return facts
     returned = layer(nb.Tensor(np.ones((1, 2))))
     return {**facts, "forward_returned": "" if isinstance(returned, nb.Tensor) else type(returned).__name__}
+
+
+def defined_in(names: dict) -> dict:
+    """For each class of causes.HOMES among the notebook's `names`, the cell its methods come from ('' when not a
+    cell of the saved notebook: a kernel's cells are not named). The grader's probes read the same."""
+    found = {}
+    for name in HOMES:
+        cls = names.get(name)
+        files = [f.__code__.co_filename for f in vars(cls).values() if hasattr(f, "__code__")] if isinstance(
+            cls, type) else []
+        cell = re.fullmatch(r"<cell (\w+)>", files[0]) if files else None
+        found[name] = cell[1] if cell else ""
+    return found
+
+
+def noting_copies(check):
+    """A check whose failure first says which class in use a later cell defined again (causes.defined_again):
+    the numbers come from that copy."""
+
+    @functools.wraps(check)
+    def noted(nb):
+        try:
+            check(nb)
+        except AssertionError as failure:
+            note = defined_again(defined_in(vars(nb)))
+            if note:
+                raise AssertionError(f"{note}; {str(failure).strip()}") from None
+            raise
+
+    return noted

@@ -181,3 +181,9 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     assert np.allclose(l1.weight.data, before - 0.1 * grad), (
         "one step should move the shared weight once by -lr * grad (its grad already holds both uses)")
     assert l2.weight is l1.weight, "the two layers no longer share one weight after step()"
+
+
+# Every check here first names a class a later cell defined again (the numbers come from that copy).
+for _name, _check in list(globals().items()):
+    if _name.startswith("test_"):
+        globals()[_name] = facts.noting_copies(_check)
