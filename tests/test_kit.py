@@ -190,6 +190,35 @@ def test_a_loop_a_crash_or_an_exception_costs_only_the_checks_that_call_it(tmp_p
     assert all(passed for passed, _ in results["no_grad"].values())
 
 
+def _student_copy(edits: dict[str, str]) -> dict:
+    """What a student saves: the released notebook (nbgrader's metadata and checksums) with every solution cell
+    holding the reference's code, and the cells of `edits` (grade id -> text) so edited."""
+    solved = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell.source for cell in solution_notebook().cells}
+    notebook = release_notebook()
+    for cell in notebook.cells:
+        grading = cell.metadata.get("nbgrader", {})
+        if grading.get("solution") or grading.get("grade_id") in edits:
+            cell.source = edits.get(grading["grade_id"], solved[grading["grade_id"]])
+    return notebook
+
+
+def test_a_failing_check_names_a_given_cell_the_student_edited_which_the_grade_runs_as_released(tmp_path):
+    """Red-h 14: a given (locked) cell edited (Sequential.forward without its return) fails the public lesson
+    checks, where the grade runs the released copy and passes: each failing message says so first, by nbgrader's
+    checksum of the cell; an unedited copy of the release passes everything and names no cell."""
+    sequential = next(c.source for c in release_notebook().cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                      == "relu_sequential")
+    without_return = sequential.replace("            x = layer(x)\n        return x", "            x = layer(x)")
+    assert without_return != sequential
+    edited = _student_copy({"relu_sequential": without_return})
+    results = notebook_checks.run_part("lesson_numbers", write_notebook(edited, tmp_path / "edited" / NOTEBOOK))
+    failing = [message for passed, message in results.values() if not passed]
+    assert failing and all(m.startswith("you edited the given cell relu_sequential: the grade runs the released copy "
+                                        "of it; ") and m.count("you edited") == 1 for m in failing), failing
+    solved = write_notebook(_student_copy({}), tmp_path / "solved" / NOTEBOOK)
+    assert all(passed for part in PARTS for passed, _ in notebook_checks.run_part(part, solved).values())
+
+
 def test_release_holds_no_grader_machinery():
     folder = ROOT / "release" / ASSIGNMENT.name
     assert not {"sandbox.py", "selfcheck.py", "test_selfcheck.py"} & {p.name for p in folder.iterdir()}

@@ -6,6 +6,7 @@ code (its probes) and names them with the same causes.py. Needs NumPy.
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import re
 
@@ -119,3 +120,13 @@ def noting_copies(check):
             raise
 
     return noted
+
+
+def edited_given(cell: dict) -> bool:
+    """Whether a cell of the saved notebook is a given one (locked) whose text is not the released one, by
+    nbgrader's checksum of it: the grade runs the released copy (notebook_checks.load notes it)."""
+    grading = cell.get("metadata", {}).get("nbgrader", {})
+    facts = ["".join(cell.get("source", "")), cell.get("cell_type", ""), *(str(bool(grading.get(k))) for k in (
+        "grade", "solution", "locked")), str(grading.get("grade_id"))]
+    checksum = grading.get("checksum")  # none in a copy nbgrader did not release (the solutions): nothing to tell
+    return bool(grading.get("locked") and checksum) and hashlib.md5("".join(facts).encode()).hexdigest() != checksum

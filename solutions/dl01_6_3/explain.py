@@ -4,7 +4,9 @@ says it in the same words (its own copy: tests/test_messages.py holds the two to
 """
 from __future__ import annotations
 
+import os
 import re
+import sys
 import traceback
 import unicodedata
 
@@ -69,3 +71,12 @@ def describe_exception(exc: BaseException) -> str:
     what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""
     return f"{function} raised {what}{line}" if function else f"raised {what}{line}"
+
+
+def own_streams() -> None:
+    """A child prints UTF-8 (whatever the console's code page) to its own output, not a kernel's streams."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        try:
+            setattr(sys, name, open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False))
+        except OSError:  # no console at all (pythonw on Windows)
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))

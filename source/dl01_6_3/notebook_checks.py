@@ -18,7 +18,8 @@ import types
 import warnings
 from pathlib import Path
 
-from explain import describe_exception, printable, where
+from explain import describe_exception, own_streams, printable, where
+from facts import edited_given
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "modules_and_sgd.ipynb"
@@ -55,12 +56,15 @@ def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]
     return names, errors
 
 
-def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str]]]:
-    """run_cells on the code cells of the notebook saved at `path`, but test cells and demonstrations."""
-    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    return run_cells([(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", str(index)),
-                       "".join(cell.get("source", ""))) for index, cell in enumerate(cells)
-                      if cell.get("cell_type") == "code" and not _skipped(cell)])
+def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str | None]]]:
+    """run_cells on the code cells of the notebook saved at `path`, but test cells and demonstrations; a given
+    cell edited is an error without source."""
+    cells = [(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", str(index)), cell) for index, cell in
+             enumerate(json.loads(Path(path).read_text(encoding="utf-8"))["cells"])
+             if cell.get("cell_type") == "code" and not _skipped(cell)]
+    names, errors = run_cells([(name, "".join(cell.get("source", ""))) for name, cell in cells])
+    return names, errors + [(f"you edited the given cell {name}: the grade runs the released copy of it", None)
+                            for name, cell in cells if edited_given(cell)]
 
 
 def checks(part: str) -> list:
@@ -81,8 +85,8 @@ class _Names(types.SimpleNamespace):
         raise _Missing(name)
 
 
-def run_check(fn, names: dict, load_errors: list[tuple[str, str]]) -> tuple[bool, str]:
-    """(passed, one-line message) for one check on the notebook's `names`, given as attributes (nb.Linear)."""
+def run_check(fn, names: dict, load_errors: list[tuple[str, str | None]]) -> tuple[bool, str]:
+    """(passed, one-line message) for one check on the notebook's `names` (nb.Linear), after any edited given cell."""
     if "Tensor" in names:
         names["Tensor"].recording = True  # as the engine starts: no earlier cell's or check's no_grad() counts
     nb = _Names(**names)
@@ -90,14 +94,19 @@ def run_check(fn, names: dict, load_errors: list[tuple[str, str]]) -> tuple[bool
         fn(nb)
         return True, ""
     except (Exception, SystemExit) as exc:
-        if isinstance(exc, _Missing):  # a name the notebook does not define
-            missing = exc.args[0]
-            because = [reason for reason, source in load_errors if re.search(rf"\b{missing}\b", source)]
-            return False, f"the notebook defines no {missing} " + (f"(because {because[0]})" if because else
-                          "(run the cells above, in Jupyter; pytest reads the notebook as last saved)")
-        if isinstance(exc, AssertionError) and where(exc) is None:  # the check's own assert
-            return False, (str(exc).strip().splitlines() or ["the check failed"])[0]
-        return False, describe_exception(exc)
+        return False, "; ".join([*(reason for reason, source in load_errors if source is None),
+                                 _failure(exc, load_errors)])
+
+
+def _failure(exc: BaseException, load_errors: list[tuple[str, str | None]]) -> str:
+    if isinstance(exc, _Missing):  # a name the notebook does not define
+        missing = exc.args[0]
+        because = [reason for reason, source in load_errors if source and re.search(rf"\b{missing}\b", source)]
+        return f"the notebook defines no {missing} " + (f"(because {because[0]})" if because else
+                                                         "(run the cells above, in Jupyter; pytest reads the notebook as last saved)")
+    if isinstance(exc, AssertionError) and where(exc) is None:  # the check's own assert
+        return (str(exc).strip().splitlines() or ["the check failed"])[0]
+    return describe_exception(exc)
 
 
 def _kernel_cells(history: list[str]) -> list[tuple[str, str]]:
@@ -127,19 +136,10 @@ def check(part: str, namespace: dict) -> None:
         raise AssertionError(f"{failed} of {len(results)} checks of {part} failed; see the lines above") from None
 
 
-def _own_streams() -> None:
-    """A child prints UTF-8 (whatever the console's code page) to its own output, not a kernel's streams."""
-    for name, fd in (("stdout", 1), ("stderr", 2)):
-        try:
-            setattr(sys, name, open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False))
-        except OSError:  # no console at all (pythonw on Windows)
-            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
-
-
 def _child(part: str, start: int, source, pipe) -> None:
     """In the child: load the code (a saved notebook's path, a forked kernel's names, or a kernel's history
     to run again), then run the part's checks from number `start`, sending each result."""
-    _own_streams()
+    own_streams()
     import engine  # noqa: F401 - NumPy and the engine: start-up, timed by START_SECONDS, not LOAD_SECONDS
     pipe.send(("started",))
     try:
