@@ -449,7 +449,7 @@ class Grader:
     def sound_cells(self, suite: Suite, results: Mapping[str, list[CheckResult]]) -> tuple[str, ...]:
         """The cells the part took blank to lend it, when its checks reached such a stub (BLANK_HERE: a right step()
         under the student's `with no_grad():`, an exercise counted with the student's classes): the student's own
-        cells every part that grades passed in full (`results`: each part's so far), so the answer key still never
+        cells every part that grades them passed in full (`results`: each part's so far), so the answer key still never
         meets the student's code, and a cell any part found wrong stays blank: one mistake still costs one part."""
         if suite.student_cells == "all" or not any(BLANK_HERE in result.message for result in results[suite.grade_id]):
             return ()
