@@ -416,37 +416,54 @@ class Grader:
                       one_cell=not fresh, defined_by=self.defined_by)
 
     def grade(self, submission: Submission) -> None:
-        """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session: every part as
-        its own cells alone give it, then again with sound cells lent where that needs them (lend)."""
+        """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session (settle)."""
         self.begin_session()
-        for suite in self.prepared.suites:
-            student = self.part_runner(submission, suite)
-            submission.results[suite.grade_id] = run_checks(suite.checks, student, self.reference)
-        alone = dict(submission.results)
-        for suite in self.prepared.suites:
-            lent = self.lend(submission, suite, alone[suite.grade_id], lambda other: alone[other.grade_id])
-            if lent:
-                submission.results[suite.grade_id] = lent[1]
+        for grade_id, (_, results) in self.settle(submission).items():
+            submission.results[grade_id] = results
         self.end_session(submission)
 
-    def lend(self, submission: Submission, suite: Suite, results: list[CheckResult],
-             alone: Callable[[Suite], list[CheckResult]]) -> tuple[Runner, list[CheckResult]] | None:
-        """The part graded again with the student's own copy of every cell it took blank that is sound, when
-        its checks reached such a stub (BLANK_HERE: a right step() under the student's `with no_grad():`, an
-        exercise counted with the student's classes), and the runner and results when that passes as many checks
-        or more (its messages then name the part's own mistake, not a stub that was in fact sound); else None. A
-        cell is sound when every part that grades it passed in full on its own cells alone (`alone`: a part's
-        results so): the answer key still never meets the student's code, and a cell any part found wrong stays
-        blank, so one mistake still costs one part."""
-        if suite.student_cells == "all" or not any(BLANK_HERE in result.message for result in results):
-            return None
+    def settle(self, submission: Submission) -> dict[str, tuple[Runner, list[CheckResult]]]:
+        """Every part's runner and results, in the submission's current session: each part as its own cells alone
+        give it, in the suites' order, then again with sound cells lent where that needs them (lend), round after
+        round while a part has more sound cells to take: a cell whose parts pass in full only once lent (a right
+        step() under a right no_grad()) is sound, and lent in turn (to an exercise computed with SGD)."""
+        parts = {}
+        for suite in self.prepared.suites:
+            runner = self.part_runner(submission, suite)
+            parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
+        tried: dict[str, tuple[str, ...]] = {}  # part -> the sound cells it was last graded with
+        while True:
+            results = {grade_id: part[1] for grade_id, part in parts.items()}
+            lent = False
+            for suite in self.prepared.suites:
+                cells = self.sound_cells(suite, results)
+                if not cells or cells == tried.get(suite.grade_id):
+                    continue
+                tried[suite.grade_id], lent = cells, True
+                again = self.lend(submission, suite, results[suite.grade_id], cells)
+                if again:
+                    parts[suite.grade_id] = again
+            if not lent:
+                return parts
+
+    def sound_cells(self, suite: Suite, results: Mapping[str, list[CheckResult]]) -> tuple[str, ...]:
+        """The cells the part took blank to lend it, when its checks reached such a stub (BLANK_HERE: a right step()
+        under the student's `with no_grad():`, an exercise counted with the student's classes): the student's own
+        cells every part that grades them passed in full (`results`: each part's so far), so the answer key still never
+        meets the student's code, and a cell any part found wrong stays blank: one mistake still costs one part."""
+        if suite.student_cells == "all" or not any(BLANK_HERE in result.message for result in results[suite.grade_id]):
+            return ()
         owners = {cell: [s for s in self.prepared.suites if s.student_cells != "all" and cell in s.student_cells]
                   for cell in sorted(self.solution_cells - set(suite.student_cells))}
-        sound = tuple(cell for cell, parts in owners.items()
-                      if parts and all(all(r.passed for r in alone(part)) for part in parts))
-        if not sound:
-            return None
-        runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *sound)))
+        return tuple(cell for cell, parts in owners.items()
+                     if parts and all(all(r.passed for r in results[part.grade_id]) for part in parts))
+
+    def lend(self, submission: Submission, suite: Suite, results: list[CheckResult],
+             cells: tuple[str, ...]) -> tuple[Runner, list[CheckResult]] | None:
+        """The part graded again with the student's own copy of `cells` (sound_cells), and the runner and results
+        when that passes as many checks as `results` or more (its messages then name the part's own mistake, not
+        a stub that was in fact sound); else None."""
+        runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *cells)))
         again = run_checks(suite.checks, runner, self.reference)
         return (runner, again) if sum(r.passed for r in again) >= sum(r.passed for r in results) else None
 
