@@ -145,6 +145,7 @@ class _Grading:
         self.grader = Grader(self.prepared)
         self.begun = False
         self.alone: dict[str, list] = {}  # part -> its results on its own cells alone (Grader.lend)
+        self.settled: dict[str, tuple | None] = {}  # part -> what Grader.lend gave it
 
     def student(self, module) -> object:
         """A runner on the part's program: the student's cells the suite names, blank stubs for the rest.
@@ -167,7 +168,7 @@ class _Grading:
         suite = next(s for s in self.prepared.suites if s.grade_id == part)
         runner = self.grader.part_runner(self.submission, suite)
         self.alone[part] = run_checks(suite.checks, runner, self.grader.reference)
-        lent = self.grader.lend(self.submission, suite, self.alone[part], self._alone)
+        lent = self.grader.lend(self.submission, suite, self._alone, self.settled)
         return lent[0] if lent else runner
 
     def _alone(self, suite) -> list:

@@ -123,18 +123,21 @@ class Runner:
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
                  together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False,
-                 defined_by: Mapping[str, str] | None = None) -> None:
+                 defined_by: Mapping[str, str] | None = None, own_copies: Mapping[str, str] | None = None) -> None:
         """`borrowed`: the names of the program's solution cells taken from the public release, not from the
         student (part_program): what their blank stubs raise as they load is no cause of the student's.
         `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
         in a part that grades the whole notebook a missing cell explains only a name its checks did not find.
         `defined_by`: the cell each name comes from in the released notebook (defining_cells), so that a name
-        not found is explained by that cell."""
+        not found is explained by that cell. `own_copies`: the student's own text of each borrowed cell, only
+        searched (never run) for a name of the student's own that the part did not find (a helper written below
+        Module and called by zero_grad)."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
         self.defined_by = dict(defined_by or {})
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
         self.blank_cells = frozenset(borrowed)
+        self.own_copies = dict(own_copies or {})
         self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
@@ -218,7 +221,17 @@ class Runner:
             blank = self.defined_by.get(top) in self.blank_cells and not any(
                 _binds(cell.source, top) for cell in self.cells if cell.name not in self.blank_cells)
             return f"{match[1]} {BLANK_HERE}" if blank else match[0]
-        return _NOT_WRITTEN.sub(name, text)
+        return self.own_name_named(_NOT_WRITTEN.sub(name, text))
+
+    def own_name_named(self, text: str) -> str:
+        """`text`, where it says a name is not defined that no released cell defines but the student's own copy
+        of a cell this part took blank binds (_binds), with that cell named as blank in this part: Grader.lend
+        then grades the part again with that cell when it is sound."""
+        missing = _NAME_ERROR.search(text)
+        if not missing or missing[1] in self.defined_by or BLANK_HERE in text:
+            return text
+        cell = next((name for name, own in self.own_copies.items() if _binds(own, missing[1])), None)
+        return f"{text} (your cell {cell} defines {missing[1]}, and it {BLANK_HERE})" if cell else text
 
     def because(self) -> str:
         """' (because <what the student's first cell that raised as it loaded raised>)', or '': why a name the
@@ -412,8 +425,10 @@ class Grader:
         cells = part_program(self.prepared.assignment, notebook, suite)
         fresh = suite.student_cells == "all"
         borrowed = frozenset() if fresh else self.solution_cells - set(suite.student_cells)
+        own = {cell.name: cell.source for cell in part_program(self.prepared.assignment, notebook, replace(
+            suite, student_cells=tuple(sorted(borrowed)))) if cell.name in borrowed}
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
-                      one_cell=not fresh, defined_by=self.defined_by)
+                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session: every part as
@@ -423,32 +438,46 @@ class Grader:
             student = self.part_runner(submission, suite)
             submission.results[suite.grade_id] = run_checks(suite.checks, student, self.reference)
         alone = dict(submission.results)
+        settled: dict[str, tuple[Runner, list[CheckResult]] | None] = {}
         for suite in self.prepared.suites:
-            lent = self.lend(submission, suite, alone[suite.grade_id], lambda other: alone[other.grade_id])
+            lent = self.lend(submission, suite, lambda part: alone[part.grade_id], settled)
             if lent:
                 submission.results[suite.grade_id] = lent[1]
         self.end_session(submission)
 
-    def lend(self, submission: Submission, suite: Suite, results: list[CheckResult],
-             alone: Callable[[Suite], list[CheckResult]]) -> tuple[Runner, list[CheckResult]] | None:
+    def lend(self, submission: Submission, suite: Suite, alone: Callable[[Suite], list[CheckResult]],
+             settled: dict[str, tuple[Runner, list[CheckResult]] | None]) -> tuple[Runner, list[CheckResult]] | None:
         """The part graded again with the student's own copy of every cell it took blank that is sound, when
         its checks reached such a stub (BLANK_HERE: a right step() under the student's `with no_grad():`, an
-        exercise counted with the student's classes), and the runner and results when that passes as many checks
-        or more (its messages then name the part's own mistake, not a stub that was in fact sound); else None. A
-        cell is sound when every part that grades it passed in full on its own cells alone (`alone`: a part's
-        results so): the answer key still never meets the student's code, and a cell any part found wrong stays
-        blank, so one mistake still costs one part."""
+        exercise counted with the student's classes, a helper the student wrote in another cell), and the runner
+        and results when that passes as many checks or more (its messages then name the part's own mistake, not
+        a stub that was in fact sound); else None. `alone` gives a part's results on its own cells alone. A cell
+        is sound when every part that grades it passes in full, on its own cells or once lent the cells it
+        needs (so a right zero_grad() under a right no_grad() is lent to an exercise that replays the lesson);
+        `settled` keeps each part's answer (None while it is being found: a cell that needs itself through others
+        is judged on its own cells). The answer key still never meets the student's
+        code, and a cell any part found wrong stays blank, so one mistake still costs one part."""
+        if suite.grade_id in settled:
+            return settled[suite.grade_id]
+        results = alone(suite)
+        settled[suite.grade_id] = None
         if suite.student_cells == "all" or not any(BLANK_HERE in result.message for result in results):
             return None
+
+        def in_full(part: Suite) -> bool:
+            lent = self.lend(submission, part, alone, settled)
+            return all(result.passed for result in (lent[1] if lent else alone(part)))
+
         owners = {cell: [s for s in self.prepared.suites if s.student_cells != "all" and cell in s.student_cells]
                   for cell in sorted(self.solution_cells - set(suite.student_cells))}
-        sound = tuple(cell for cell, parts in owners.items()
-                      if parts and all(all(r.passed for r in alone(part)) for part in parts))
+        sound = tuple(cell for cell, parts in owners.items() if parts and all(in_full(part) for part in parts))
         if not sound:
             return None
         runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *sound)))
         again = run_checks(suite.checks, runner, self.reference)
-        return (runner, again) if sum(r.passed for r in again) >= sum(r.passed for r in results) else None
+        if sum(r.passed for r in again) >= sum(r.passed for r in results):
+            settled[suite.grade_id] = (runner, again)
+        return settled[suite.grade_id]
 
     def close(self) -> None:
         self.student_box.close()
