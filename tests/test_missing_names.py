@@ -6,7 +6,7 @@ autograder/sandbox/program.py, defining_cells). The catalogue holds the same rul
 from __future__ import annotations
 
 from autograder.checks.suites import BLANK_HERE, Runner
-from autograder.sandbox import Cell, Outcome
+from autograder.sandbox import NOT_WRITTEN, Cell, Outcome
 from autograder.sandbox.program import defining_cells
 from autograder.submission import Submission
 from conftest import ASSIGNMENT
@@ -73,6 +73,14 @@ def test_a_name_of_the_students_own_in_a_cell_the_part_took_blank_names_that_cel
     reason = "SGD.zero_grad raised NameError: name 'zeros_for' is not defined (line 19 of its cell)"
     own = {"module": "class Module:\n    pass\n\n\ndef zeros_for(p):\n    return p\n"}
     assert explain(reason, [], [("sgd", "")], frozenset({"module"}), own) == (
-        f"{reason} (your cell module defines zeros_for, and it {BLANK_HERE})")
+        f"{reason} (your cell module defines zeros_for, and it {BLANK_HERE}, and not all of cell module's do)")
     assert explain(reason.replace("zeros_for", "zeros_of"), [], [("sgd", "")], frozenset({"module"}), own) == (
         reason.replace("zeros_for", "zeros_of"))
+
+
+def test_a_stub_the_part_took_blank_is_named_with_its_cell_whose_parts_do_not_all_pass():
+    """Exercise 2 replayed with the student's classes reaches the blank SGD.zero_grad first; the part of cell sgd
+    that fails may be another (test_step), so the message names the cell, not the stub's own part."""
+    reason = f"SGD.zero_grad {NOT_WRITTEN}"
+    assert explain(reason, [], [("exercise_second_step", "")], frozenset({"sgd"})) == (
+        f"SGD.zero_grad {BLANK_HERE}, and not all of cell sgd's do")

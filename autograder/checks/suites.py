@@ -106,8 +106,7 @@ _PROBE_LOOKUP = re.compile(r"raised KeyError: '(\w+)'")
 # A stub the part took blank from the release, reached from the student's own cell (step() written under
 # `with no_grad():`, an exercise computed with the student's classes), which the student wrote in another cell:
 # Grader.lend grades the part again with that cell when the cell is sound, so one that stays blank is not.
-BLANK_HERE = ("is blank in this part: a part runs your other cells only once their own parts pass in full, "
-              "and this one's does not")
+BLANK_HERE = "is blank in this part: a part runs your other cells only once their own parts pass in full"
 _NOT_WRITTEN = re.compile(r"([A-Za-z_][\w.]*) " + re.escape(NOT_WRITTEN))
 
 
@@ -220,7 +219,7 @@ class Runner:
             top = match[1].split(".")[0]
             blank = self.defined_by.get(top) in self.blank_cells and not any(
                 _binds(cell.source, top) for cell in self.cells if cell.name not in self.blank_cells)
-            return f"{match[1]} {BLANK_HERE}" if blank else match[0]
+            return f"{match[1]} {_blank(self.defined_by[top])}" if blank else match[0]
         return self.own_name_named(_NOT_WRITTEN.sub(name, text))
 
     def own_name_named(self, text: str) -> str:
@@ -231,7 +230,7 @@ class Runner:
         if not missing or missing[1] in self.defined_by or BLANK_HERE in text:
             return text
         cell = next((name for name, own in self.own_copies.items() if _binds(own, missing[1])), None)
-        return f"{text} (your cell {cell} defines {missing[1]}, and it {BLANK_HERE})" if cell else text
+        return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})" if cell else text
 
     def because(self) -> str:
         """' (because <what the student's first cell that raised as it loaded raised>)', or '': why a name the
@@ -253,6 +252,12 @@ class Runner:
             return cause or ("" if error.startswith(self.borrowed) else error)
         text = next((c.source for c in self.cells if c.name == cell), None)
         return "" if text is None or _binds(text, name) else f"cell {cell} defines no {name}"
+
+
+def _blank(cell: str) -> str:
+    """What a cell the part took blank is, with the cell named: its stubs are named (SGD.zero_grad) where a part
+    reached them, and another part of that cell may be the one that fails (test_step)."""
+    return f"{BLANK_HERE}, and not all of cell {cell}'s do"
 
 
 def _binds(text: str, name: str) -> bool:
