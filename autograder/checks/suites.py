@@ -105,9 +105,8 @@ _NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
 _PROBE_LOOKUP = re.compile(r"raised KeyError: '(\w+)'")
 # A stub the part took blank from the release, reached from the student's own cell (step() written under
 # `with no_grad():`, an exercise computed with the student's classes), which the student wrote in another cell:
-# Grader.lend grades the part again with that cell when the cell is sound, so one that stays blank is not.
-BLANK_HERE = ("is blank in this part: a part runs your other cells only once their own parts pass in full, "
-              "and this one's does not")
+# Grader.settle grades the part again with that cell when the cell is sound, so one that stays blank is not.
+BLANK_HERE = "is blank in this part: a part runs your other cells only once their own parts pass in full"
 _NOT_WRITTEN = re.compile(r"([A-Za-z_][\w.]*) " + re.escape(NOT_WRITTEN))
 
 
@@ -123,18 +122,21 @@ class Runner:
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
                  together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False,
-                 defined_by: Mapping[str, str] | None = None) -> None:
+                 defined_by: Mapping[str, str] | None = None, own_copies: Mapping[str, str] | None = None) -> None:
         """`borrowed`: the names of the program's solution cells taken from the public release, not from the
         student (part_program): what their blank stubs raise as they load is no cause of the student's.
         `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
         in a part that grades the whole notebook a missing cell explains only a name its checks did not find.
         `defined_by`: the cell each name comes from in the released notebook (defining_cells), so that a name
-        not found is explained by that cell."""
+        not found is explained by that cell. `own_copies`: the student's own text of each borrowed cell, only
+        searched (never run) for a name of the student's own that the part did not find (a helper written below
+        Module and called by zero_grad)."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
         self.defined_by = dict(defined_by or {})
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
         self.blank_cells = frozenset(borrowed)
+        self.own_copies = dict(own_copies or {})
         self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
@@ -217,8 +219,18 @@ class Runner:
             top = match[1].split(".")[0]
             blank = self.defined_by.get(top) in self.blank_cells and not any(
                 _binds(cell.source, top) for cell in self.cells if cell.name not in self.blank_cells)
-            return f"{match[1]} {BLANK_HERE}" if blank else match[0]
-        return _NOT_WRITTEN.sub(name, text)
+            return f"{match[1]} {_blank(self.defined_by[top])}" if blank else match[0]
+        return self.own_name_named(_NOT_WRITTEN.sub(name, text))
+
+    def own_name_named(self, text: str) -> str:
+        """`text`, where it says a name is not defined that no released cell defines but the student's own copy
+        of a cell this part took blank binds at the top level (_binds), with that cell named as blank in this
+        part: Grader.settle then grades the part again with that cell when it is sound."""
+        missing = _NAME_ERROR.search(text)
+        if not missing or missing[1] in self.defined_by or BLANK_HERE in text:
+            return text
+        cell = next((name for name, own in self.own_copies.items() if _binds(own, missing[1], top_level=True)), None)
+        return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})" if cell else text
 
     def because(self) -> str:
         """' (because <what the student's first cell that raised as it loaded raised>)', or '': why a name the
@@ -242,14 +254,23 @@ class Runner:
         return "" if text is None or _binds(text, name) else f"cell {cell} defines no {name}"
 
 
-def _binds(text: str, name: str) -> bool:
+def _blank(cell: str) -> str:
+    """What a cell the part took blank is, with the cell named: its stubs are named (SGD.zero_grad) where a part
+    reached them, and another part of that cell may be the one that fails (test_step)."""
+    return f"{BLANK_HERE}, and not all of cell {cell}'s do"
+
+
+def _binds(text: str, name: str, top_level: bool = False) -> bool:
     """Whether a line of `text` binds `name` as a statement does (class, def, an assignment, an import), at any
-    indentation. The student's code is only searched here, line by line in linear time, never parsed: parsing
-    is the sandbox's (code nested past the parser's depth, or megabytes of it, would cost the grader's own
-    time and memory)."""
+    indentation, or only at the top level, where a name another cell can call is bound (not a local of a method).
+    The student's code is only searched here, line by line in linear time, never parsed: parsing is the
+    sandbox's (code nested past the parser's depth, or megabytes of it, would cost the grader's own time and
+    memory)."""
     word = re.escape(name)
-    return re.search(rf"^[ \t]*(?:(?:class|def)[ \t]+{word}\b|{word}[ \t]*(?::[^=\n]*)?=(?!=)|import[ \t]+{word}\b)"
-                     rf"|[ \t]as[ \t]+{word}\b", text, re.MULTILINE) is not None
+    indent, alias = (("", rf"^(?:import|from)\b[^\n]*[ \t]as[ \t]+{word}\b") if top_level
+                     else (r"[ \t]*", rf"[ \t]as[ \t]+{word}\b"))
+    return re.search(rf"^{indent}(?:(?:class|def)[ \t]+{word}\b|{word}[ \t]*(?::[^=\n]*)?=(?!=)|import[ \t]+{word}\b)"
+                     rf"|{alias}", text, re.MULTILINE) is not None
 
 
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
@@ -412,8 +433,10 @@ class Grader:
         cells = part_program(self.prepared.assignment, notebook, suite)
         fresh = suite.student_cells == "all"
         borrowed = frozenset() if fresh else self.solution_cells - set(suite.student_cells)
+        own = {cell.name: cell.source for cell in part_program(self.prepared.assignment, notebook, replace(
+            suite, student_cells=tuple(sorted(borrowed)))) if cell.name in borrowed}
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
-                      one_cell=not fresh, defined_by=self.defined_by)
+                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session (settle)."""
