@@ -151,8 +151,42 @@ def test_the_count_of_entries_is_bounded_and_hides_neither_the_notebook_nor_its_
         (work / f"a{index:03}.txt").write_text("")
     intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, max_entries=10))
     assert intake.notebook is not None and (tmp_path / "staging" / "timestamp.txt").is_file()
-    assert intake.notes == ["the folder holds more than 10 entries: only 10 were looked at "
-                            "(GraderSettings.submission_entries)"]
+    assert intake.notes == ["the folder holds more than 10 entries: the folder that passes that count was not "
+                            "looked into, nor any after it (GraderSettings.submission_entries)"]
+
+
+class Listing:
+    """What os.scandir returns, with the entries in an order of the test's choosing."""
+
+    def __init__(self, entries) -> None:
+        self.entries = entries
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def test_a_folder_over_the_entry_cap_is_read_the_same_whatever_order_the_disk_lists_it_in(tmp_path, monkeypatch):
+    """A file system lists a folder in its own order (ext4: a hash seeded per disk; tmpfs: newest first), so the
+    same folder copied to another machine lists otherwise: what the intake takes of it, and so its grade and its
+    fingerprint, must not follow."""
+    work = folder(tmp_path, {f"work/{NAME}": REFERENCE.read_text()})
+    for index in range(20):
+        (work / "work" / f"n{index:02}.txt").write_text("x")
+    rules = IntakeRules(NAME, 2048 * 1024, max_entries=10)
+    listed = os.scandir
+    seen = []
+    for backwards in (False, True):
+        monkeypatch.setattr(os, "scandir", lambda path=".", backwards=backwards: Listing(
+            sorted(listed(path), key=lambda entry: entry.name, reverse=backwards)))
+        intake = take(tmp_path, rules)
+        seen.append((intake.notebook is not None, intake.reason, fingerprint(tmp_path, rules=rules)))
+    assert seen[0] == seen[1]
 
 
 def test_one_rule_chooses_the_notebook_for_make_grade_and_gradescope():

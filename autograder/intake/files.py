@@ -18,8 +18,9 @@ line why not when it cannot. nbgrader and the grader read only that copy:
 
 Anything else that is not a regular file or a folder is never opened; a note names it. Hidden folders (.git,
 .ipynb_checkpoints) and a zip's __MACOSX are not entered, and the walk stops after
-GraderSettings.submission_entries entries (the notebook's name and timestamp.txt at the top are looked up first,
-so no cap hides them). `read_regular` is the same door for one file named on a command line.
+GraderSettings.submission_entries entries, at the first folder that would pass the count (the notebook's name
+and timestamp.txt at the top are looked up first, so no cap hides them; which entries are taken never depends on
+the order the file system lists a folder in). `read_regular` is the same door for one file named on a command line.
 
 `survey` sees a folder as `take_submission` does, without copying it: the same walk, within the same caps, and a
 digest of each file the intake reads (at most its cap and one byte of it). What decides whether a submission
@@ -172,8 +173,8 @@ def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
     _note_refused(found, intake, rules)
     if not complete:
         cap = rules.max_entries
-        intake.notes.append(f"the folder holds more than {cap} entries: only {cap} were looked at "
-                            f"(GraderSettings.submission_entries)")
+        intake.notes.append(f"the folder holds more than {cap} entries: the folder that passes that count was not "
+                            f"looked into, nor any after it (GraderSettings.submission_entries)")
 
 
 def choose_notebook(notebooks: list[str], name: str) -> tuple[str | None, str]:
@@ -250,7 +251,11 @@ def _open_failure(error: OSError, name: str, dir_fd: int | None, wanted: str = "
 
 def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Found], bool]:
     """Every entry under `root` that is not a folder, shallowest first, and whether the walk saw them all. The
-    `known` names at the top (the notebook's, timestamp.txt) are looked up first, so no cap hides them."""
+    `known` names at the top (the notebook's, timestamp.txt) are looked up first, so no cap hides them. Folders are
+    read whole, in order of their paths, until one holds more entries than the cap leaves: the walk stops there,
+    taking none of that folder's, since which of them a listing gives first is the file system's order (a hash
+    seeded per disk, the order they were written in), not the folder's: the same folder is read the same on
+    every machine."""
     found = [Found(name, kind_of(mode)) for name in known if (mode := _lstat_mode(root, name)) is not None
              and not stat.S_ISDIR(mode)]
     seen, looked_up = len(found), {entry.path for entry in found}
@@ -264,10 +269,11 @@ def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Fou
         try:  # a DirEntry's stat() reads through `fd`: it stays open until they are read
             visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS
                        and not (parts == () and e.name in looked_up))
-            for entry in sorted(islice(visible, max_entries - seen + 1), key=lambda e: e.name):  # no more read
+            listed = list(islice(visible, max_entries - seen + 1))  # no more read
+            if seen + len(listed) > max_entries:  # which of them came first is the file system's order: none is taken
+                return found, False
+            for entry in sorted(listed, key=lambda e: e.name):
                 seen += 1
-                if seen > max_entries:
-                    return found, False
                 mode = entry.stat(follow_symlinks=False).st_mode
                 if stat.S_ISDIR(mode):
                     queue.append((*parts, entry.name))
