@@ -187,6 +187,9 @@ def test_a_folder_over_the_entry_cap_is_read_the_same_whatever_order_the_disk_li
         intake = take(tmp_path, rules)
         seen.append((intake.notebook is not None, intake.reason, fingerprint(tmp_path, rules=rules)))
     assert seen[0] == seen[1]
+    assert seen[0][1] == (f"no {NAME} in the submission: submit the notebook file itself, saved from Jupyter (the "
+                          "folder holds more than 10 entries: the folder that passes that count was not looked into, "
+                          "nor any after it (GraderSettings.submission_entries))")
 
 
 def test_one_rule_chooses_the_notebook_for_make_grade_and_gradescope():

@@ -165,16 +165,19 @@ def survey(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> Survey:
 def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
     """The notebook, then its time stamp, then the files a setting names; the notes on what was not read."""
     found, complete = _walk(root, rules.max_entries, (rules.notebook_name, TIMESTAMP))
+    cap = rules.max_entries
+    unseen = "" if complete else (f"the folder holds more than {cap} entries: the folder that passes that count was "
+                                  f"not looked into, nor any after it (GraderSettings.submission_entries)")
     for step in (_take_notebook, _take_timestamp):
         step(root, found, intake, rules)
         if intake.notebook is None:
+            if unseen and step is _take_notebook:  # the notebook may be past the count: not "no notebook" alone
+                intake.reason += f" ({unseen})"
             return
     _take_extras(root, found, intake, rules)
     _note_refused(found, intake, rules)
-    if not complete:
-        cap = rules.max_entries
-        intake.notes.append(f"the folder holds more than {cap} entries: the folder that passes that count was not "
-                            f"looked into, nor any after it (GraderSettings.submission_entries)")
+    if unseen:
+        intake.notes.append(unseen)
 
 
 def choose_notebook(notebooks: list[str], name: str) -> tuple[str | None, str]:
