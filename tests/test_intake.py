@@ -405,6 +405,25 @@ def test_a_name_without_a_time_is_one_line_not_the_end_of_the_collect(tmp_path, 
 
 @pytest.mark.slow
 @AS_ROOT
+def test_names_and_time_stamps_from_the_exchange_reach_the_log_as_escapes(tmp_path, monkeypatch):
+    """Any user may name a folder in inbound, and a student writes their own timestamp.txt: the log (the
+    instructor's terminal under `nbgrader collect`) shows each with its controls as escapes, never retitling,
+    clearing or recolouring the terminal, nor starting a line that reads as the kit's own."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    (collected / "timestamp.txt").write_text("\x1b[2Jnot-a-time")
+    inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    inbound(tmp_path, "\x1b]0;owned\x07\x1b[1;31mGRADES DELETED\nada+dl01_6_3+x", ATTACKER, "{}", student="ada")
+    result = collect()
+    assert result["success"], result
+    assert "\x1b" not in result["log"] and "\x07" not in result["log"], result["log"]
+    assert "\\x1b]0;owned\\x07\\x1b[1;31mGRADES DELETED\\nada+dl01_6_3+x" in result["log"], result["log"]
+    assert "\\x1b[2Jnot-a-time" in result["log"], result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
 @pytest.mark.parametrize("stamp", [
     lambda p: p.mkdir(),
     lambda p: p.write_bytes(b"\xff\xfe\x00binary"),
