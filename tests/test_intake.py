@@ -192,6 +192,32 @@ def test_a_folder_over_the_entry_cap_is_read_the_same_whatever_order_the_disk_li
                           "nor any after it (GraderSettings.submission_entries))")
 
 
+def test_a_file_or_folder_the_grader_cannot_read_is_said_so_not_called_what_it_is_not(tmp_path, monkeypatch):
+    """A zip unpacked with mode 000 entries, a folder the grader's user may not enter: the open fails for want of
+    permission, and the reason says that, never "it is a file, not a file" (nor "submit the notebook file itself",
+    to a student who did)."""
+    folder(tmp_path, {NAME: REFERENCE.read_text(), "data.csv": "1,2"})
+    opened = os.open
+
+    def denying(*names: str):  # the tests run as root, whom no mode stops: EACCES as the grader's user gets it
+        def open_(path, flags, mode=0o777, *, dir_fd=None):
+            if os.fsdecode(path) in names:
+                raise PermissionError(13, "Permission denied")
+            return opened(path, flags, mode, dir_fd=dir_fd)
+        return open_
+
+    before = fingerprint(tmp_path)
+    monkeypatch.setattr(os, "open", denying(NAME, "data.csv"))
+    intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, extra_files=("*.csv",)))
+    assert intake.reason == f"{NAME} is not a readable notebook (it could not be read (Permission denied))"
+    assert fingerprint(tmp_path) == fingerprint(tmp_path) != before  # the same while its mode stays
+    monkeypatch.setattr(os, "open", denying("data.csv"))
+    intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, extra_files=("*.csv",)))
+    assert intake.notebook is not None and intake.notes == ["not taken: 'data.csv' (it could not be read: Permission denied)"]
+    monkeypatch.setattr(os, "open", denying("a"))
+    assert take(tmp_path).reason == "its folder could not be read (Permission denied)"
+
+
 def test_one_rule_chooses_the_notebook_for_make_grade_and_gradescope():
     assert choose_notebook([], NAME) == (None, f"no {NAME} in the submission: submit the notebook file itself, "
                                                "saved from Jupyter")

@@ -244,10 +244,12 @@ def _open_folder(parent: int, parts: tuple[str, ...] | list[str]) -> int:
 
 def _open_failure(error: OSError, name: str, dir_fd: int | None, wanted: str = "a file") -> Refused:
     """What `name` is, when it could not be opened for not being what was asked for (a link, a file in place of
-    a folder); `error` itself when it is something else (gone, unreadable)."""
+    a folder); `error` itself when it is something else (gone, or what was asked for but unreadable: its mode)."""
     try:
         mode = os.lstat(name, dir_fd=dir_fd).st_mode
     except OSError:
+        raise error from None
+    if kind_of(mode) == wanted:
         raise error from None
     return Refused(f"it is {kind_of(mode)}, not {wanted}")
 
@@ -267,7 +269,7 @@ def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Fou
         parts = queue.popleft()
         try:
             fd = _open_folder(os.dup(root), parts)
-        except Refused:  # replaced while walked: it is not looked at
+        except (Refused, OSError):  # replaced while walked, or unreadable: it is not looked at
             continue
         try:  # a DirEntry's stat() reads through `fd`: it stays open until they are read
             visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS
@@ -309,10 +311,11 @@ def _take_notebook(root: int, found: list[Found], intake: Intake, rules: IntakeR
         if entry.kind != "a file":
             raise Refused(f"it is {entry.kind}, not a file: submit the notebook file itself, saved from Jupyter")
         _copy(root, entry.path, intake.folder / name, rules.notebook_bytes)
-    except Refused as why:
+    except (Refused, OSError) as why:
         from .validate import too_big, unreadable  # here: validate reads one file through read_regular
 
-        intake.reason = unreadable(chosen, too_big(why.size, why.limit) if isinstance(why, TooLarge) else str(why))
+        intake.reason = unreadable(chosen, too_big(why.size, why.limit) if isinstance(why, TooLarge) else
+                                   f"it could not be read ({why.strerror})" if isinstance(why, OSError) else str(why))
         return
     intake.notebook = intake.folder / name
     others = [quoted(p) for p in sorted(notebooks, key=lambda p: (p.count("/"), p)) if p != chosen]
@@ -355,6 +358,8 @@ def _take_extras(root: int, found: list[Found], intake: Intake, rules: IntakeRul
             _copy(root, entry.path, target, rules.extra_bytes)
         except Refused as why:
             large.append(f"{quoted(entry.path)} ({why})")
+        except OSError as error:
+            large.append(f"{quoted(entry.path)} (it could not be read: {error.strerror})")
     if large:
         intake.notes.append(_listed("not taken", large))
 
@@ -388,6 +393,8 @@ def _digest(root: int, path: str, limit: int) -> str:
         data, size = _read(_open_file(root, path), limit)
     except Refused as why:
         return f"refused: {why}"
+    except PermissionError as error:  # as long as its mode stays: the intake's reason stays too
+        return f"unreadable: {error.strerror}"
     return f"{size} {hashlib.sha256(data).hexdigest()}"
 
 
