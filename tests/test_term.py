@@ -145,6 +145,21 @@ def test_an_unreadable_resubmission_never_clears_the_review_of_a_changed_answer(
     assert csv_rows(course)["ada"]["manual_score"] == "4.5"
 
 
+def test_a_deleted_test_cell_scores_nothing_and_is_no_grader_failure(term, tmp_path):
+    """cy answered nothing (0 in Canvas), then resubmits the same without one locked test cell: that part scores
+    nothing, and cy's row is a zero as before. A blank row is the grader's failure, which Canvas's import leaves
+    without a grade (and Canvas leaves out of the student's total): a deleted cell never earns that."""
+    course = copy_graded(term, tmp_path / "course")
+    notebook = release_notebook()
+    notebook["cells"] = [cell for cell in notebook["cells"]
+                         if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") != "test_exercise_count"]
+    put_submission(course, "cy", notebook)
+    assert "cells missing from the notebook: test_exercise_count" in ok(make(course, "grade"))
+    row = csv_rows(course)["cy"]
+    assert (row["test_exercise_count"], row["auto_score"], row["score"]) == ("0", "0", "0"), row
+    assert canvas(course)["cy"] == "0"
+
+
 def test_a_deleted_answer_cell_flags_its_hand_grade(term, tmp_path):
     """A graded, then resubmitted without the cell of one written answer: that hand grade graded an answer that
     is gone, so it is flagged (no total before review); A again: nothing to review. Then without any grade cell:
@@ -169,8 +184,10 @@ def test_a_deleted_answer_cell_flags_its_hand_grade(term, tmp_path):
     put_submission(course, "ada", without(lambda meta: meta.get("grade")))
     ok(make(course, "grade"))
     assert flags(course, "ada") == {name: (1.5, True) for name in WRITTEN}, "no grade cell is saved: none is left"
-    # and no part keeps the score of the notebook before: each is as a first grading of this one leaves it
-    assert {score for (student, _), score in auto_scores(course).items() if student == "ada"} == {None}
+    # and no part keeps the score of the notebook before: each scores nothing, and the file is graded (a blank
+    # row in grades.csv is the grader's failure, which Canvas's import leaves without a grade)
+    assert {score for (student, _), score in auto_scores(course).items() if student == "ada"} == {0.0}
+    assert csv_rows(course)["ada"]["auto_score"] == "0"
 
 
 def test_the_first_make_grade_after_an_upgrade_of_the_answers_checksums_keeps_every_hand_grade(term, tmp_path):

@@ -43,8 +43,10 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
         """Each grade's reviewed answer, found on the first cell of the pass, before any flag changes (on the first
         grading after an upgrade, one the older kit recorded carried over: ledger.carried_over); this pass's answers
         are recorded then. A grade whose cell
-        the student deleted is never saved (nbgrader saves the notebook's cells): its auto score goes (an earlier
-        notebook's would stand), its answer is recorded as gone, and a hand grade of it is flagged, then too."""
+        the student deleted is never saved (nbgrader saves the notebook's cells): it scores nothing (an earlier
+        notebook's score would stand; no score at all, None, is the grader's failure on the whole file, which
+        grades.csv and the Canvas file leave blank: not_graded.py), its answer is recorded as gone, and a hand
+        grade of it is flagged, then too."""
         if self._reviewed is None:
             session = self.gradebook.db
             book = ledger.read_answers(session, self.assignment_id, self.student_id)
@@ -62,7 +64,7 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
             submitted = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
             for grade in submitted.grades:
                 if grade.name not in self._cell_ids:
-                    grade.auto_score = None  # no cell, no score, as a first grading of this notebook leaves it
+                    grade.auto_score = 0.0  # no cell, no points: the file was graded, and the cell is not in it
                     book[self.notebook_id][grade.name] = ledger.answer_gone(grade, before.get(grade.name))
             ledger.write_answers(session, self.assignment_id, self.student_id, book)
         return self._reviewed
