@@ -161,6 +161,9 @@ class Dense(Module):
         return x @ self.weight.T + self.bias
 """
 
+# A right step() written under the student's no_grad(), as PyTorch's optimizers do it.
+STEP_UNDER_NO_GRAD = step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad")
+
 BUGS: list[Bug] = [
     Bug("reference", "the reference solution, unchanged", ()),
 
@@ -328,7 +331,7 @@ BUGS: list[Bug] = [
         cause="SGD.step raised NameError", lesson_cause="SGD.step raised NameError"),
     Bug("step-under-no-grad", "correct: step() under `with no_grad():` (PyTorch's idiom), with a right no_grad(): the "
         "step part runs cell sgd with the blank no_grad first, then with the student's own, which passes its part",
-        (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),)),
+        (STEP_UNDER_NO_GRAD,)),
     Bug("step-under-no-grad-up-the-gradient", "step() under `with no_grad():` with a right no_grad(), moving each "
         "Parameter up its gradient: the step part, graded with the student's no_grad, names the step's own mistake",
         (step("with no_grad():\n    for p in self.params:\n        p.data += self.lr * p.grad"),),
@@ -336,7 +339,7 @@ BUGS: list[Bug] = [
         cause="up the gradient", lesson_cause="up the gradient"),
     Bug("step-under-a-wrong-no-grad", "step() under `with no_grad():`, and a no_grad() that never restores recording: "
         "no_grad's own part fails, so the step part keeps it blank",
-        (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),
+        (STEP_UNDER_NO_GRAD,
          no_grad("Tensor.recording = False\nyield")),
         loses=("test_step", "test_no_grad", LESSON), phrase="no_grad is blank in this part",
         absent="no_grad is not written yet", cause="no_grad"),  # the cell that is wrong, named by both parts
