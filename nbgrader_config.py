@@ -73,6 +73,11 @@ c.Autograde.sanitize_preprocessors = [
     "autograder.nbgrader_glue.preprocessors.check_cell_metadata.CheckCellMetadataSchemaOnce",  # nbgrader's, its schema checked once
 ]
 
+# Each student's autograde (every step above and below, in a grading process) within CPU seconds of its own
+# (autograder/classroom/cpu_bound.py): one that takes longer is stopped and the student not graded, with that
+# reason (an honest notebook of notebook_kb: about 0.5 s; one of adversarial markdown: about 4 s).
+c.GraderSettings.autograde_seconds = 60.0
+
 # Grading: the hidden pytest suites take the place of nbgrader's kernel executor. Everything
 # around it (restoring locked cells, saving grades, late penalties) is nbgrader's own.
 c.Autograde.autograde_preprocessors = [

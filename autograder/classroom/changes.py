@@ -39,7 +39,8 @@ from . import ledger
 from .ledger import Inputs
 
 SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "answer_kb", "notebook_kb", "budget_seconds", "budget_answers_mb",
-                  "budget_memory_mb", "budget_processes", "budget_disk_mb", "message_chars", "message_budget")
+                  "budget_memory_mb", "budget_processes", "budget_disk_mb", "message_chars", "message_budget",
+                  "autograde_seconds")
 # The intake's caps (IntakeRules; notebook_kb, a score setting too, is one of them): recorded with each grade as the
 # rules its folder was read under (ledger.Inputs.intake); a change of them is a change of settings for each folder
 # they read otherwise (folder_changed).
