@@ -87,7 +87,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "autograder.nbgrader_glue.preprocessors.save_auto_grades_at_once.SaveAutoGradesAtOnce",  # nbgrader's, in one transaction
     "nbgrader.preprocessors.AssignLatePenalties",
-    "autograder.nbgrader_glue.preprocessors.cap_student_markdown.CapStudentMarkdown",  # the pages show 128 KB of the student's own markdown
+    "autograder.nbgrader_glue.preprocessors.cap_student_markdown.CapStudentMarkdown",  # the pages: 128 KB of own markdown, 64 KB of own code
     "autograder.nbgrader_glue.preprocessors.rubric.AddRubric",  # the rubric beside each written answer, for the formgrader
     "autograder.nbgrader_glue.preprocessors.add_grading_notes.AddGradingNotes",  # the report's note as the notebook's first cell
 ]
