@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -156,6 +157,21 @@ def test_an_item_past_its_cpu_bound_is_stopped_alone_and_the_next_goes_on(tmp_pa
     assert sorted(done) == ["first", "last", "second"]
     assert done["first"] == done["second"] != done["last"] and str(os.getpid()) not in done.values()
     assert each_within(["first", "second"], work, 0.5) == ([], True)
+
+
+def test_an_items_cpu_time_is_the_childs_own_not_its_childrens(tmp_path):
+    """A grading child's sandboxes have limits of their own, and a worker it reaps brings all of its CPU time in at
+    once: what processes of the child's own spent is not the item's."""
+
+    def work(item: str) -> None:
+        subprocess.run([sys.executable, "-c", "import time\nuntil = time.process_time() + 1.5\n"
+                        "while time.process_time() < until: pass"], check=True)
+        time.sleep(1.5)  # using no CPU time: the parent reads the child's once more meanwhile
+        (tmp_path / item).touch()
+
+    with within(30):
+        assert each_within(["starts a process"], work, 0.5) == ([], True)
+    assert (tmp_path / "starts a process").exists()
 
 
 def busy(seconds: float) -> None:

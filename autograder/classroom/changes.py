@@ -38,6 +38,7 @@ from ..settings import GraderSettings
 from . import ledger
 from .ledger import Inputs
 
+# The limits and budgets; autograde_seconds among them, as notebook_kb is: a student past it is not graded, and scores 0.
 SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "answer_kb", "notebook_kb", "budget_seconds", "budget_answers_mb",
                   "budget_memory_mb", "budget_processes", "budget_disk_mb", "message_chars", "message_budget",
                   "autograde_seconds")
