@@ -73,6 +73,11 @@ c.Autograde.sanitize_preprocessors = [
     "autograder.nbgrader_glue.preprocessors.check_cell_metadata.CheckCellMetadataSchemaOnce",  # nbgrader's, its schema checked once
 ]
 
+# Each student's autograde (every step above and below, in a grading process) within CPU seconds of its own
+# (autograder/classroom/cpu_bound.py): one that takes longer is stopped and the student not graded, with that
+# reason (an honest notebook of notebook_kb: about 0.5 s; one of adversarial markdown: about 4 s).
+c.GraderSettings.autograde_seconds = 60.0
+
 # Grading: the hidden pytest suites take the place of nbgrader's kernel executor. Everything
 # around it (restoring locked cells, saving grades, late penalties) is nbgrader's own.
 c.Autograde.autograde_preprocessors = [
@@ -82,7 +87,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "autograder.nbgrader_glue.preprocessors.save_auto_grades_at_once.SaveAutoGradesAtOnce",  # nbgrader's, in one transaction
     "nbgrader.preprocessors.AssignLatePenalties",
-    "autograder.nbgrader_glue.preprocessors.cap_student_markdown.CapStudentMarkdown",  # the pages show 128 KB of the student's own markdown
+    "autograder.nbgrader_glue.preprocessors.cap_student_markdown.CapStudentMarkdown",  # the pages: 128 KB of own markdown, 64 KB of own code
     "autograder.nbgrader_glue.preprocessors.rubric.AddRubric",  # the rubric beside each written answer, for the formgrader
     "autograder.nbgrader_glue.preprocessors.add_grading_notes.AddGradingNotes",  # the report's note as the notebook's first cell
 ]

@@ -34,6 +34,11 @@ class GraderSettings(Configurable):
                                     "notebook_kb takes about 1.5 s); past it the page is not written and make grade "
                                     "names the student as not graded, with that reason. Every run writes a missing page "
                                     "again.").tag(config=True)
+    autograde_seconds = Float(60.0, help="CPU seconds nbgrader's autograde of one student's notebook may use in its "
+                                         "grading process: nbgrader's steps and the grader's side of the checks, not "
+                                         "the sandbox's (an honest notebook of notebook_kb takes about 0.5 s, one of "
+                                         "adversarial markdown about 4 s); past it the student is not graded, with "
+                                         "that reason, and scores 0.").tag(config=True)
     jobs = Int(0, help="Cores to grade on; 0 means all. Grading runs one process more (one may be waiting out "
                        "a time limit); feedback runs one per core.").tag(config=True)
     isolate = Bool(

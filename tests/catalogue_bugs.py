@@ -147,6 +147,27 @@ PARAMETERS = textwrap.indent("def parameters(self):\n" + textwrap.indent(walk(),
 # a name of a later demonstration) as the cell loads, so the whole-notebook part has a cell that failed.
 SCRATCH = module_cell(PARAMETERS, after="\nprint(layer.parameters())\n")
 
+# Exercise 2 worked out by replaying the worked example with the student's own Linear and SGD.
+REPLAYED = """\
+def replay(zero_between):
+    layer = Linear(2, 1, np.random.default_rng(0))
+    layer.weight.data[...] = [[0.5, -1.0]]
+    layer.bias.data[...] = [0.2]
+    opt = SGD(layer.parameters(), lr=0.1)
+    x = Tensor([[1.0, 2.0]])
+    for step in (1, 2):
+        if step == 1 or zero_between:
+            opt.zero_grad()
+        ((layer(x) - 1.0) ** 2).sum().backward()
+        opt.step()
+    z = layer(x).data.item()
+    return z, (z - 1.0) ** 2
+
+
+z2_with_zero_grad, loss2_with_zero_grad = replay(True)
+z2_without_zero_grad, loss2_without_zero_grad = replay(False)
+"""
+
 # The Linear cell with the class renamed Dense (Keras's name), every line else the reference's.
 DENSE = """\
 class Dense(Module):
@@ -189,6 +210,9 @@ class Linear(Module):
     def forward(self, x):
         return x @ self.weight.T
 """
+
+# A right step() written under the student's no_grad(), as PyTorch's optimizers do it.
+STEP_UNDER_NO_GRAD = step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad")
 
 BUGS: list[Bug] = [
     Bug("reference", "the reference solution, unchanged", ()),
@@ -384,7 +408,7 @@ BUGS: list[Bug] = [
         cause="SGD.step raised NameError", lesson_cause="SGD.step raised NameError"),
     Bug("step-under-no-grad", "correct: step() under `with no_grad():` (PyTorch's idiom), with a right no_grad(): the "
         "step part runs cell sgd with the blank no_grad first, then with the student's own, which passes its part",
-        (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),)),
+        (STEP_UNDER_NO_GRAD,)),
     Bug("step-under-no-grad-up-the-gradient", "step() under `with no_grad():` with a right no_grad(), moving each "
         "Parameter up its gradient: the step part, graded with the student's no_grad, names the step's own mistake",
         (step("with no_grad():\n    for p in self.params:\n        p.data += self.lr * p.grad"),),
@@ -392,10 +416,20 @@ BUGS: list[Bug] = [
         cause="up the gradient", lesson_cause="up the gradient"),
     Bug("step-under-a-wrong-no-grad", "step() under `with no_grad():`, and a no_grad() that never restores recording: "
         "no_grad's own part fails, so the step part keeps it blank",
-        (step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad"),
+        (STEP_UNDER_NO_GRAD,
          no_grad("Tensor.recording = False\nyield")),
         loses=("test_step", "test_no_grad", LESSON), phrase="no_grad is blank in this part",
         absent="no_grad is not written yet", cause="no_grad"),  # the cell that is wrong, named by both parts
+    Bug("zero-grad-helper-in-module-cell", "correct: zero_grad() calls zeros_for(p), a helper the student wrote below "
+        "Module: the zero_grad part runs the released module cell, then again with the student's, which passes its part",
+        (module_cell(PARAMETERS, after="\n\ndef zeros_for(p):\n    return np.zeros_like(p.data)\n"),
+         zero_grad("for p in self.params:\n    p.grad = zeros_for(p)"))),
+    Bug("forward-helper-and-exercise-replayed", "correct: Linear.forward calls affine(), a helper below Module, and "
+        "Exercise 2 replays the worked example with the student's classes: cell linear is lent once its part passes "
+        "with cell module lent",
+        (module_cell(PARAMETERS, after="\n\ndef affine(x, weight, bias):\n    return x @ weight.T + bias\n"),
+         linear("return affine(x, self.weight, self.bias)"),
+         exercise_cell("exercise_second_step", REPLAYED))),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",

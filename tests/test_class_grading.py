@@ -1,20 +1,28 @@
 """grading.ClassGrading: the prepared class, handed to nbgrader in each pass's resources, and each process's own
 warm Grader of it. The Grader and prepare_class are stand-ins here (no sandbox starts): what is checked is
-who makes, finds and closes what. And cpu_bound.each_within, which a feedback process writes its pages with: each
-item within a bound of CPU time, in a child that goes on from item to item."""
+who makes, finds and closes what. And cpu_bound, which a feedback process writes its pages with, and a grading
+process grades its students with: each item within a bound of CPU time, in a child that goes on from item to item;
+a class graded for real, one student's autograde slowed on purpose, is graded but for that student."""
 from __future__ import annotations
 
 import copy
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets.config import Config
 
 from autograder import grading
+from autograder.assignment import find_assignment
 from autograder.checks.suites import PreparedClass
 from autograder.classroom.cpu_bound import each_within
+from autograder.classroom.grade_class import grade_class
+from autograder.classroom.pool import run_pool
 from autograder.classroom.student_autograde import StagedAutograde
 from autograder.grading import ClassGrading
 from autograder.nbgrader_glue.exporters import ValidateOnceExporter
@@ -22,7 +30,7 @@ from autograder.nbgrader_glue.preprocessors import run_hidden_suites
 from autograder.nbgrader_glue.preprocessors.run_hidden_suites import GRADING_RESOURCE, RunHiddenSuites
 from autograder.report import Report
 from autograder.settings import GraderSettings, load_config
-from conftest import ASSIGNMENT, NOTEBOOK, ROOT, solution_notebook, within
+from conftest import ASSIGNMENT, NOTEBOOK, ROOT, course_copy, solution_notebook, within, write_notebook
 
 
 class FakeGrader:
@@ -149,3 +157,82 @@ def test_an_item_past_its_cpu_bound_is_stopped_alone_and_the_next_goes_on(tmp_pa
     assert sorted(done) == ["first", "last", "second"]
     assert done["first"] == done["second"] != done["last"] and str(os.getpid()) not in done.values()
     assert each_within(["first", "second"], work, 0.5) == ([], True)
+
+
+def test_an_items_cpu_time_is_the_childs_own_not_its_childrens(tmp_path):
+    """A grading child's sandboxes have limits of their own, and a worker it reaps brings all of its CPU time in at
+    once: what processes of the child's own spent is not the item's."""
+
+    def work(item: str) -> None:
+        subprocess.run([sys.executable, "-c", "import time\nuntil = time.process_time() + 1.5\n"
+                        "while time.process_time() < until: pass"], check=True)
+        time.sleep(1.5)  # using no CPU time: the parent reads the child's once more meanwhile
+        (tmp_path / item).touch()
+
+    with within(30):
+        assert each_within(["starts a process"], work, 0.5) == ([], True)
+    assert (tmp_path / "starts a process").exists()
+
+
+def busy(seconds: float) -> None:
+    until = time.process_time() + seconds
+    while time.process_time() < until:
+        pass
+
+
+def test_a_pool_item_past_its_cpu_bound_answers_for_itself_and_the_process_goes_on(tmp_path):
+    """run_pool with a bound (a grading process): the item that loops is stopped and answered for as too slow, the
+    next is taken by a new child, and `finish`, once the items run out, is bounded by nothing (it writes pages, each
+    within a bound of its own)."""
+
+    def work(item: str) -> str:
+        if item == "loops":
+            while True:
+                pass
+        return f"{item} done"
+
+    def finish() -> None:
+        busy(1.0)
+        (tmp_path / f"finished-{os.getpid()}").touch()
+
+    with within(30):
+        answers = sorted(run_pool(["first", "loops", "last"], work, 1, None, finish, 0.3, lambda item: f"{item} too slow"))
+    assert answers == [(0, "first done"), (1, "loops too slow"), (2, "last done")]
+    assert len(list(tmp_path.iterdir())) == 1, "finish runs once, in the child that took the last item"
+
+
+SLOW_SECONDS = 10.0  # CPU seconds: past the test's bound of 3 s, and ending (so that without a bound the test fails, not hangs)
+
+
+class SlowStep(NbGraderPreprocessor):
+    """A step of nbgrader's autograde that spends SLOW_SECONDS of CPU time on grace's notebook (a slow path of nbgrader
+    or nbformat that nobody has found yet), then leaves a mark beside the course that it ended."""
+
+    def preprocess(self, nb, resources):
+        if resources["nbgrader"]["student"] == "grace":
+            busy(SLOW_SECONDS)
+            (Path.cwd().parent / "slow-step-ended").touch()  # the test's folder: the course is its working one
+        return nb, resources
+
+
+def test_an_autograde_past_its_cpu_bound_stops_that_student_alone(tmp_path, monkeypatch, capsys):
+    """c.GraderSettings.autograde_seconds bounds nbgrader's autograde of each student in CPU time: grace's, past it,
+    is stopped there (the slow step never ends) and she is not graded, with that reason; ada and hopper, before and
+    after her in the one grading process, are graded."""
+    course = course_copy(tmp_path / "course")
+    for student in ("ada", "grace", "hopper"):
+        write_notebook(solution_notebook(), course / "submitted" / student / ASSIGNMENT.name / NOTEBOOK)
+    config = load_config(course)
+    config.GraderSettings.autograde_seconds = 3.0
+    steps = config.Autograde.autograde_preprocessors
+    config.Autograde.autograde_preprocessors = [steps[0], SlowStep, *steps[1:]]  # after the checks ran in the sandbox
+    monkeypatch.chdir(course)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
+    with within(300):
+        assert grade_class(find_assignment(course, ASSIGNMENT.name), GraderSettings(config=config, jobs=1)) == 0
+    reason = "nbgrader's autograde of it took more than 3 s of CPU time (c.GraderSettings.autograde_seconds)"
+    assert f"Not graded: grace: {reason}" in capsys.readouterr().out
+    assert not (tmp_path / "slow-step-ended").exists(), "grace's autograde was not stopped at its bound"
+    reports = {s: Report.load(course / "autograded" / s / ASSIGNMENT.name / "report.json") for s in ("ada", "grace", "hopper")}
+    assert reports["grace"].error == reason and not reports["grace"].grader_fault
+    assert all(not reports[s].error and reports[s].parts for s in ("ada", "hopper"))

@@ -202,7 +202,7 @@ def test_the_canvas_import_never_has_two_rows_for_one_user():
         return {"assignment": "a", "max_score": "10", "student_id": student, "last_name": "", "first_name": "",
                 "score": score, "auto_score": score}
 
-    downloaded = {"smithjohn_12345", "evil_12345", "kim_6"}  # ids a Canvas download gave
+    downloaded = {"smithjohn_12345": "12345", "evil_12345": "12345", "kim_6": "6"}  # ids a Canvas download gave
     table = canvas_rows([row("smithjohn_12345", "9"), row("evil_12345", "0"), row("kim_6", "5")], "a",
                         collected=downloaded)
     ids = [r[1] for r in table.rows[1:]]
@@ -214,7 +214,13 @@ def test_the_canvas_import_never_has_two_rows_for_one_user():
     assert [r[1:4] for r in table.rows[1:]] == [["", "", "eve_12345"], ["6", "", ""]]
     assert table.without_id == ["eve_12345"]
     # a name with no letter a-z or digit (李明) gives the LMS's number alone as the id
-    assert [r[1] for r in canvas_rows([row("4242", "7")], "a", collected={"4242"}).rows[1:]] == ["4242"]
+    assert [r[1] for r in canvas_rows([row("4242", "7")], "a", collected={"4242": "4242"}).rows[1:]] == ["4242"]
+    # an id a download gave with no LMS number (the fourth pattern's student number) is no Canvas user's id: the
+    # roster's, and its SIS Login ID
+    assert canvas_rows([row("20231234", "7")], "a", roster={"20231234": "777001"},
+                       collected={"20231234": ""}).rows[1][1:4] == ["777001", "", "20231234"]
+    # one a kit before the number recorded: its ending, as then
+    assert [r[1] for r in canvas_rows([row("kim_6", "5")], "a", collected={"kim_6": None}).rows[1:]] == ["6"]
 
     # jsmith is Canvas user 12345 by the roster (a course that named its students); eve chose the login eve_12345,
     # which gives her no Canvas number; a download that gave eve_12345 and a roster that says jsmith is 12345 disagree
@@ -222,9 +228,23 @@ def test_the_canvas_import_never_has_two_rows_for_one_user():
     table = canvas_rows([row("jsmith", "9"), row("eve_12345", "0"), row("kim", "5")], "a", roster=roster)
     assert [r[1] for r in table.rows[1:]] == ["12345", "", "6"] and table.shared == []
     table = canvas_rows([row("jsmith", "9"), row("eve_12345", "0"), row("kim", "5")], "a", roster=roster,
-                        collected={"eve_12345"})
+                        collected={"eve_12345": "12345"})
     ids = [r[1] for r in table.rows[1:]]
     assert ids == ["6"] and table.shared == ["eve_12345", "jsmith"]
+
+
+def test_the_collection_records_the_lms_number_each_id_came_with(tmp_path):
+    """collected.json keeps, for each student, the number the LMS named them with: a student number that names a
+    file of the fourth pattern (`20231234_modules_and_sgd.ipynb`) is an id of digits, and no Canvas user's id."""
+    from autograder.intake.collect import collected_ids
+    from autograder.settings import load_config
+
+    root = course(tmp_path)
+    lms_zip(root, {"kimlee_555_3_modules_and_sgd.ipynb": b'{"kim": 1}',
+                   "20231234_modules_and_sgd.ipynb": b'{"number": 1}'})
+    collect(root)
+    assert submitted(root) == {"20231234": b'{"number": 1}', "kimlee_555": b'{"kim": 1}'}
+    assert collected_ids(load_config(root)) == {"20231234": "", "kimlee_555": "555"}
 
 
 def test_two_files_from_one_student_are_theirs_alone(tmp_path):

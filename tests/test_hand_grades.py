@@ -24,7 +24,7 @@ from test_exporters import autograde
 from test_lifecycle import gradebook
 
 from autograder.assignment import find_assignment
-from autograder.classroom import ledger
+from autograder.classroom import ledger, lifecycle
 from autograder.classroom.changes import Plan, plan_class
 from autograder.nbgrader_glue.preprocessors import save_auto_grades_at_once
 from autograder.nbgrader_glue.preprocessors.grading_notes import ANSWERS_KEY
@@ -182,6 +182,22 @@ def test_extra_credit_alone_is_a_hand_grade(course):
     cell(after, "sgd")["source"] += "\n# tidied after the deadline\n"
     regraded = graded_then_resubmitted(course, "eve", before, after, ["test_step"], manual=None, extra=1.0)
     assert regraded == {"test_step": (None, 1.0, True)}
+
+
+def test_a_hand_grade_entered_while_the_class_is_graded_stays(course):
+    """`make grade` reads the hand grades before grading and checks them after (lifecycle.keep_manual_marks). A
+    score the instructor enters in the formgrader in between is the newer word: it stays. A score grading took
+    away is put back, flagged for review."""
+    submit_and_grade(course, "ivy", solution_notebook())
+    hand_grade(course, "ivy", WRITTEN)
+    coursedir = CourseDirectory(config=load_config(course))
+    before = lifecycle.manual_marks(coursedir, ASSIGNMENT.name, ["ivy"])
+    hand_grade(course, "ivy", ["answer_zeroing"], manual=2.0)  # the formgrader, while the class is graded
+    hand_grade(course, "ivy", ["answer_outside_graph"], manual=None)  # as if grading had taken it away
+    assert lifecycle.keep_manual_marks(coursedir, ASSIGNMENT.name, before) == 1
+    assert grades(course, "ivy", WRITTEN) == {
+        "answer_zeroing": (2.0, None, False), "answer_outside_graph": (1.5, None, True),
+        "answer_shared_weight": (1.5, None, False)}
 
 
 def test_a_submission_cannot_bring_the_checksums_of_the_answers_graded(course):

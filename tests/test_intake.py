@@ -151,8 +151,71 @@ def test_the_count_of_entries_is_bounded_and_hides_neither_the_notebook_nor_its_
         (work / f"a{index:03}.txt").write_text("")
     intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, max_entries=10))
     assert intake.notebook is not None and (tmp_path / "staging" / "timestamp.txt").is_file()
-    assert intake.notes == ["the folder holds more than 10 entries: only 10 were looked at "
-                            "(GraderSettings.submission_entries)"]
+    assert intake.notes == ["the folder holds more than 10 entries: the folder that passes that count was not "
+                            "looked into, nor any after it (GraderSettings.submission_entries)"]
+
+
+class Listing:
+    """What os.scandir returns, with the entries in an order of the test's choosing."""
+
+    def __init__(self, entries) -> None:
+        self.entries = entries
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def test_a_folder_over_the_entry_cap_is_read_the_same_whatever_order_the_disk_lists_it_in(tmp_path, monkeypatch):
+    """A file system lists a folder in its own order (ext4: a hash seeded per disk; tmpfs: newest first), so the
+    same folder copied to another machine lists otherwise: what the intake takes of it, and so its grade and its
+    fingerprint, must not follow."""
+    work = folder(tmp_path, {f"work/{NAME}": REFERENCE.read_text()})
+    for index in range(20):
+        (work / "work" / f"n{index:02}.txt").write_text("x")
+    rules = IntakeRules(NAME, 2048 * 1024, max_entries=10)
+    listed = os.scandir
+    seen = []
+    for backwards in (False, True):
+        monkeypatch.setattr(os, "scandir", lambda path=".", backwards=backwards: Listing(
+            sorted(listed(path), key=lambda entry: entry.name, reverse=backwards)))
+        intake = take(tmp_path, rules)
+        seen.append((intake.notebook is not None, intake.reason, fingerprint(tmp_path, rules=rules)))
+    assert seen[0] == seen[1]
+    assert seen[0][1] == (f"no {NAME} in the submission: submit the notebook file itself, saved from Jupyter (the "
+                          "folder holds more than 10 entries: the folder that passes that count was not looked into, "
+                          "nor any after it (GraderSettings.submission_entries))")
+
+
+def test_a_file_or_folder_the_grader_cannot_read_is_said_so_not_called_what_it_is_not(tmp_path, monkeypatch):
+    """A zip unpacked with mode 000 entries, a folder the grader's user may not enter: the open fails for want of
+    permission, and the reason says that, never "it is a file, not a file" (nor "submit the notebook file itself",
+    to a student who did)."""
+    folder(tmp_path, {NAME: REFERENCE.read_text(), "data.csv": "1,2"})
+    opened = os.open
+
+    def denying(*names: str):  # the tests run as root, whom no mode stops: EACCES as the grader's user gets it
+        def open_(path, flags, mode=0o777, *, dir_fd=None):
+            if os.fsdecode(path) in names:
+                raise PermissionError(13, "Permission denied")
+            return opened(path, flags, mode, dir_fd=dir_fd)
+        return open_
+
+    before = fingerprint(tmp_path)
+    monkeypatch.setattr(os, "open", denying(NAME, "data.csv"))
+    intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, extra_files=("*.csv",)))
+    assert intake.reason == f"{NAME} is not a readable notebook (it could not be read (Permission denied))"
+    assert fingerprint(tmp_path) == fingerprint(tmp_path) != before  # the same while its mode stays
+    monkeypatch.setattr(os, "open", denying("data.csv"))
+    intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, extra_files=("*.csv",)))
+    assert intake.notebook is not None and intake.notes == ["not taken: 'data.csv' (it could not be read: Permission denied)"]
+    monkeypatch.setattr(os, "open", denying("a"))
+    assert take(tmp_path).reason == "its folder could not be read (Permission denied)"
 
 
 def test_one_rule_chooses_the_notebook_for_make_grade_and_gradescope():
@@ -364,6 +427,25 @@ def test_a_name_without_a_time_is_one_line_not_the_end_of_the_collect(tmp_path, 
     assert result["success"], result
     assert (collected / NAME).read_text() == '{"mine": 1}'
     assert f"{odd.name}: not collected: its name holds no time nbgrader reads" in result["log"], result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_names_and_time_stamps_from_the_exchange_reach_the_log_as_escapes(tmp_path, monkeypatch):
+    """Any user may name a folder in inbound, and a student writes their own timestamp.txt: the log (the
+    instructor's terminal under `nbgrader collect`) shows each with its controls as escapes, never retitling,
+    clearing or recolouring the terminal, nor starting a line that reads as the kit's own."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    (collected / "timestamp.txt").write_text("\x1b[2Jnot-a-time")
+    inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    inbound(tmp_path, "\x1b]0;owned\x07\x1b[1;31mGRADES DELETED\nada+dl01_6_3+x", ATTACKER, "{}", student="ada")
+    result = collect()
+    assert result["success"], result
+    assert "\x1b" not in result["log"] and "\x07" not in result["log"], result["log"]
+    assert "\\x1b]0;owned\\x07\\x1b[1;31mGRADES DELETED\\nada+dl01_6_3+x" in result["log"], result["log"]
+    assert "\\x1b[2Jnot-a-time" in result["log"], result["log"]
 
 
 @pytest.mark.slow

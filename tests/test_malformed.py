@@ -69,6 +69,7 @@ MALFORMED = {
         language_info={"name": "python", "pygments_lexer": ["x"]})), ["not a valid nbformat 4 notebook"]),
     "cells an object": (changed(lambda nb, c: nb.update(cells={"0": c})), ["'cells'", "an object", "not a list"]),
     "no cells": (changed(lambda nb, c: nb.pop("cells")), ["no cells"]),
+    "an empty list of cells": (changed(lambda nb, c: nb.update(cells=[])), ["no cells"]),
     "a cell that is a string": (changed(lambda nb, c: nb["cells"].append("print('hello')")),
                                 [f"cell {len(REFERENCE['cells']) + 1}", "a string", "not an object"]),
     "an unknown cell_type": (changed(lambda nb, c: c.update(cell_type="python")), ["cell_type", '"python"']),

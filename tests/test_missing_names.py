@@ -5,8 +5,8 @@ autograder/sandbox/program.py, defining_cells). The catalogue holds the same rul
 """
 from __future__ import annotations
 
-from autograder.checks.suites import Runner
-from autograder.sandbox import Cell, Outcome
+from autograder.checks.suites import BLANK_HERE, Runner
+from autograder.sandbox import NOT_WRITTEN, Cell, Outcome
 from autograder.sandbox.program import defining_cells
 from autograder.submission import Submission
 from conftest import ASSIGNMENT
@@ -16,9 +16,10 @@ SCRATCH = "cell module: raised NameError: name 'layer' is not defined (line 25)"
 DENSE = ("linear", "class Dense(Module):\n    pass\n")
 
 
-def explain(reason: str, load_errors: list[str], cells=(DENSE,), borrowed: frozenset[str] = frozenset()) -> str:
+def explain(reason: str, load_errors: list[str], cells=(DENSE,), borrowed: frozenset[str] = frozenset(),
+            own_copies: dict[str, str] | None = None) -> str:
     runner = Runner(None, [Cell(*cell) for cell in cells], Submission("ada/nb"),  # type: ignore[arg-type]  # never run
-                    borrowed=borrowed, defined_by=DEFINED_BY)
+                    borrowed=borrowed, defined_by=DEFINED_BY, own_copies=own_copies)
     return runner.explain(Outcome(False, reason=reason, load_errors=load_errors))
 
 
@@ -63,3 +64,25 @@ def test_a_stub_borrowed_from_the_release_is_never_the_cause():
 def test_a_cell_that_binds_the_name_yet_lost_it_is_named_by_no_guess():
     assert explain("raised KeyError: 'Linear'", [SCRATCH], [("linear", "if False:\n    class Linear: pass")]) == (
         "raised KeyError: 'Linear'")
+
+
+def test_a_name_of_the_students_own_in_a_cell_the_part_took_blank_names_that_cell():
+    """A helper the student wrote below Module and called from zero_grad: the zero_grad part runs the released
+    module cell, so the name is not found; the message names the student's cell that defines it as blank in this
+    part (Grader.settle grades the part again with it once it is sound). Not for a name no cell of theirs binds."""
+    reason = "SGD.zero_grad raised NameError: name 'zeros_for' is not defined (line 19 of its cell)"
+    own = {"module": "class Module:\n    pass\n\n\ndef zeros_for(p):\n    return p\n"}
+    assert explain(reason, [], [("sgd", "")], frozenset({"module"}), own) == (
+        f"{reason} (your cell module defines zeros_for, and it {BLANK_HERE}, and not all of cell module's do)")
+    assert explain(reason.replace("zeros_for", "zeros_of"), [], [("sgd", "")], frozenset({"module"}), own) == (
+        reason.replace("zeros_for", "zeros_of"))
+    local = {"module": "class Module:\n    def parameters(self):\n        zeros_for = set()\n"}  # a method's own
+    assert explain(reason, [], [("sgd", "")], frozenset({"module"}), local) == reason
+
+
+def test_a_stub_the_part_took_blank_is_named_with_its_cell_whose_parts_do_not_all_pass():
+    """Exercise 2 replayed with the student's classes reaches the blank SGD.zero_grad first; the part of cell sgd
+    that fails may be another (test_step), so the message names the cell, not the stub's own part."""
+    reason = f"SGD.zero_grad {NOT_WRITTEN}"
+    assert explain(reason, [], [("exercise_second_step", "")], frozenset({"sgd"})) == (
+        f"SGD.zero_grad {BLANK_HERE}, and not all of cell sgd's do")

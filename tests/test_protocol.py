@@ -109,9 +109,9 @@ RECORDS = [
     (TO_LOADER, Batch([Call("probes:value", {"name": "x"})], fresh=False)),
     (TO_GRADER, Ready("namespaces+cgroups")),
     (TO_GRADER, Failure("the submission's sandbox could not start: no")),
-    (TO_GRADER, Ended(["memory budget"])),
+    (TO_GRADER, Ended(["memory budget"], 2)),
     (TO_GRADER, Answers([Answer(True, [1.5, {"k": "v"}]), Answer(False, None, "raised ValueError", "time")],
-                        ["cell 3: raised NameError"], 0.5)),
+                        ["cell 3: raised NameError"], 0.5, 1)),
     (FROM_LOADER, LoadingCell("sgd")),
     (FROM_LOADER, Loaded(["cell 3: raised NameError"])),
     (FROM_LOADER, Fatal("printed more than the output limit allows", "output")),
@@ -150,6 +150,7 @@ MALFORMED = [
     (TO_GRADER, wire(ready=True), Ready, "'ready' is not text"),
     (TO_GRADER, wire(error=None), Failure, "'error' is not text"),
     (TO_GRADER, wire(budgets="memory budget"), Ended, "'budgets' is not a list of texts"),
+    (TO_GRADER, wire(budgets=[], oom_kills=True), Ended, "'oom_kills' is not a whole number of at least 0"),
     (TO_GRADER, wire(answers=[{"ok": True, "value": 1, "reason": "", "limit": "wall", "not_run": False}], load_errors=[],
           spent=0),
      Answers, "'limit' is not one of"),
@@ -215,7 +216,8 @@ def test_a_loaders_reason_is_one_line_of_at_most_500_characters_and_its_errors_a
 def test_a_forged_array_in_an_answer_is_that_answers_failure_not_the_replys():
     line = wire(answers=[{"ok": True, "value": {ARRAY: ["<f8", [2], "AAAAAAAA8D8="]}, "reason": "", "limit": "",
                           "not_run": False},
-                         {"ok": True, "value": 1, "reason": "", "limit": "", "not_run": False}], load_errors=[], spent=0)
+                         {"ok": True, "value": 1, "reason": "", "limit": "", "not_run": False}], load_errors=[], spent=0,
+                oom_kills=0)
     assert read(line, TO_GRADER) == Answers([Answer(False, None, UNREADABLE), Answer(True, 1)], [], 0)
 
 

@@ -229,23 +229,26 @@ def test_a_session_the_kernel_killed_ends_its_namespaces_parent_by_the_same_sign
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, status
 
 
-@pytest.mark.parametrize("budgets,outcome", [
-    (["memory budget"], "the notebook's sandbox was killed by the kernel: the submission's processes together used "
-                        "their memory budget of 200 MB"),
-    ([], None),
+@pytest.mark.parametrize("budgets,kills_before,kills_after,outcome", [
+    (["memory budget"], 1, 2, "the notebook's sandbox was killed by the kernel: the submission's processes together "
+                              "used their memory budget of 200 MB"),
+    # The budget's OOM killer killed a process of the submission's before this request (its last word said so):
+    # the session's death during the request is still the machine's.
+    (["memory budget"], 1, 1, None),
+    ([], 0, 0, None),
 ])
-def test_a_session_killed_during_a_check_is_the_memory_budgets_when_its_cgroup_says_so_else_the_graders(budgets,
-                                                                                                     outcome):
+def test_a_session_killed_during_a_check_is_the_memory_budgets_when_its_cgroup_killed_meanwhile_else_the_graders(
+        budgets, kills_before, kills_after, outcome):
     from autograder.sandbox.protocol import Ended
 
     sandbox = Sandbox(modules={}, isolation={"path": "isolation.py", "budgets": {"memory_mb": 200}})
     sandbox.session = sandbox.submission = True
-    sandbox.asked = time.monotonic()
+    sandbox.asked, sandbox.oom_kills = time.monotonic(), kills_before
     if outcome is None:
         with pytest.raises(RuntimeError, match=r"^the submission's sandbox failed: .*: the grading machine's fault"):
-            sandbox._outcomes(Ended(budgets), 2, 10.0)
+            sandbox._outcomes(Ended(budgets, kills_after), 2, 10.0)
     else:
-        answers = sandbox._outcomes(Ended(budgets), 2, 10.0)
+        answers = sandbox._outcomes(Ended(budgets, kills_after), 2, 10.0)
         assert [(a.ok, a.reason, a.limit) for a in answers] == [(False, outcome, "memory budget")] * 2
     assert not sandbox.session and sandbox.submission  # the next call goes on in a new session of the same worker
 

@@ -320,6 +320,46 @@ def test_the_pages_show_a_budget_of_the_students_own_markdown(tmp_path, cells):
     assert time.process_time() - start < 5, "the grading page renders the student's markdown past the budget"
 
 
+@pytest.mark.parametrize("cells", [130 * ["a." * 8184], 16_000 * ["x"]], ids=["130-just-under-16KB", "16000-tiny"])
+def test_the_pages_show_a_budget_of_the_students_own_code(tmp_path, cells):
+    """Highlighted code costs the grading page about 40 µs a byte and a cell about 1 ms, on every view: 2 MB of the
+    student's own code cells each just under the 16 KB that are highlighted cost 77 s a view, 2 MB of tiny ones 13 s.
+    Past CapStudentMarkdown's code budget the rest is left off the autograded copy, in one note; every cell of the
+    release (the answers' code among them) stays."""
+    from test_formgrader_browser import formgrade_html
+
+    from autograder.nbgrader_glue.preprocessors.cap_student_markdown import CapStudentMarkdown
+
+    notebook = solution_notebook()
+    released = [(c.cell_type, c.source) for c in notebook.cells]
+    notebook.cells[30:30] = [new_code_cell(text) for text in cells]
+    capped, _ = CapStudentMarkdown().preprocess(notebook, {})
+    own = [c for c in capped.cells if not c.metadata.get("nbgrader")]
+    assert [(c.cell_type, c.source) for c in capped.cells if c.metadata.get("nbgrader")] == released
+    assert all(c.cell_type == "code" for c in own[:-1]) and own[-1].cell_type == "markdown"
+    assert sum(max(len(c.source), 1024) for c in own[:-1]) <= 64 * 1024 and len(own) <= 65
+    assert own[-1].source.startswith(f"*{len(cells) - len(own) + 1} more code cells of the student's own")
+    assert capped.cells.index(own[-1]) == 30 + len(own) - 1  # where the first cell left off stood
+    path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / "modules_and_sgd.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(capped, path)
+    start = time.process_time()
+    formgrade_html(tmp_path, "mallory", notebook=path)
+    assert time.process_time() - start < 5, "the grading page renders the student's code past the budget"
+
+
+def test_each_kind_of_the_students_own_cells_has_its_note_where_it_was_first_left_off():
+    from autograder.nbgrader_glue.preprocessors.cap_student_markdown import CapStudentMarkdown
+
+    notebook = solution_notebook()
+    notebook.cells[10:10] = [new_markdown_cell("m" * 2048) for _ in range(70)]
+    notebook.cells[85:85] = [new_code_cell("c" * 2048) for _ in range(40)]  # after five more of the release's
+    capped, _ = CapStudentMarkdown().preprocess(notebook, {})
+    notes = [(index, c.source.split(" of the")[0]) for index, c in enumerate(capped.cells)
+             if c.cell_type == "markdown" and "not shown here" in c.source]
+    assert notes == [(10 + 64, "*6 more markdown or raw cells"), (10 + 64 + 1 + 5 + 32, "*8 more code cells")]
+
+
 @pytest.mark.parametrize("folder", ["source", "release", "solutions"])
 def test_the_instructors_markdown_is_unchanged(folder):
     path = ROOT / folder / "dl01_6_3" / "modules_and_sgd.ipynb"

@@ -145,6 +145,27 @@ def test_an_unreadable_resubmission_never_clears_the_review_of_a_changed_answer(
     assert csv_rows(course)["ada"]["manual_score"] == "4.5"
 
 
+def without_test_cell(notebook: dict, grade_id: str = "test_exercise_count") -> dict:
+    notebook["cells"] = [cell for cell in notebook["cells"]
+                         if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") != grade_id]
+    return notebook
+
+
+def test_a_deleted_test_cell_is_the_suites_score_and_no_grader_failure(term, tmp_path):
+    """A locked test cell deleted: the suites graded the student's code without it, so that part scores what they
+    gave it, as on Gradescope (which reads the report alone): dee's right code keeps the point, and cy, who answered
+    nothing, keeps her zero. Never a blank row: that is the grader's failure, which Canvas's import leaves without a
+    grade (and Canvas leaves out of the student's total)."""
+    course = copy_graded(term, tmp_path / "course")
+    put_submission(course, "dee", without_test_cell(solution_notebook()))
+    put_submission(course, "cy", without_test_cell(release_notebook()))
+    assert "cells missing from the notebook: test_exercise_count" in ok(make(course, "grade"))
+    rows = csv_rows(course)
+    assert (rows["dee"]["test_exercise_count"], rows["dee"]["auto_score"]) == ("1", "18"), rows["dee"]
+    assert (rows["cy"]["test_exercise_count"], rows["cy"]["auto_score"], rows["cy"]["score"]) == ("0", "0", "0")
+    assert canvas(course)["cy"] == "0"
+
+
 def test_a_deleted_answer_cell_flags_its_hand_grade(term, tmp_path):
     """A graded, then resubmitted without the cell of one written answer: that hand grade graded an answer that
     is gone, so it is flagged (no total before review); A again: nothing to review. Then without any grade cell:
@@ -169,8 +190,12 @@ def test_a_deleted_answer_cell_flags_its_hand_grade(term, tmp_path):
     put_submission(course, "ada", without(lambda meta: meta.get("grade")))
     ok(make(course, "grade"))
     assert flags(course, "ada") == {name: (1.5, True) for name in WRITTEN}, "no grade cell is saved: none is left"
-    # and no part keeps the score of the notebook before: each is as a first grading of this one leaves it
-    assert {score for (student, _), score in auto_scores(course).items() if student == "ada"} == {None}
+    # and each part scores what the suites gave the code (none of it from the notebook before; never no score,
+    # which is the grader's failure)
+    report = json.loads((course / "autograded" / "ada" / ASSIGNMENT.name / "report.json").read_text())
+    assert {part: score for (student, part), score in auto_scores(course).items() if student == "ada"} == {
+        part["grade_id"]: part["score"] for part in report["parts"]}
+    assert csv_rows(course)["ada"]["auto_score"] == "18"
 
 
 def test_the_first_make_grade_after_an_upgrade_of_the_answers_checksums_keeps_every_hand_grade(term, tmp_path):

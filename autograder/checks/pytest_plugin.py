@@ -7,10 +7,11 @@ An instructor debugging a grade runs the suite files with the tool they are writ
 Each `test_*` function and parametrize case is one check, named as the grader names it, and passes or
 fails as it does in `python -m autograder grade PATH`: the class is prepared as the grader prepares it
 (grading.prepare_class: the suites, the reference's answers, the redactor, the instructor's files closed)
-and graded by the grader's own `suites.Grader`: the same runners (`Grader.part_runner`), whose answers a
-part's checks ask for are fetched as the grader fetches them (suites.run_checks, in batches, so the part's
-process sees the same calls in the same order, whichever checks `-k` selects; a call outside them, made
-by a check pytest runs, is fetched at once, alone), on the same programs (`suites.part_program`: the
+and graded by the grader's own `suites.Grader`: the first check asked for grades the whole notebook in one
+session as the grader does (`Grader.settle`: every part, in the suites' order, with sound cells lent where
+that counts), so each part's process sees the same calls in the same order, whichever checks `-k` selects,
+and the checks pytest runs find their answers in the runners whose results count (a call outside them is
+fetched at once, alone), on the same programs (`suites.part_program`: the
 student's cells the suite file names in STUDENT_CELLS, the public release's blank stubs for the rest),
 in the same sandboxes (`sandbox.policy`: student code in a child process, confined as the grader
 confines a submission when it runs as root; the reference in a sandbox of its own). Student code never
@@ -144,40 +145,28 @@ class _Grading:
         self.prepared = prepare_class(Assignment(root, suite_dir.name), settings)
         self.grader = Grader(self.prepared)
         self.begun = False
-        self.alone: dict[str, list] = {}  # part -> its results on its own cells alone (Grader.lend)
+        self.parts: dict[str, object] = {}  # part -> the runner whose results count (Grader.settle)
 
     def student(self, module) -> object:
-        """A runner on the part's program: the student's cells the suite names, blank stubs for the rest.
+        """A runner on the part's program: the student's cells the suite names, blank stubs for the rest (and the
+        sound cells lent, where that counted).
 
-        Its answers are fetched first as the grader fetches them: the part's checks are run once by
-        suites.run_checks, in batches, so the part's process sees the very calls in the very order it
-        sees when the notebook is graded (a part that takes one cell runs them all in one process, and a
-        check can depend on what earlier calls left behind, such as a default `found=[]`). The checks
-        pytest then runs find their answers there, whichever of them `-k` selects; any other call is
-        fetched at once, alone.
+        Its answers are fetched first as the grader fetches them: the first part asked for grades every part of
+        the notebook in one session, with its time budget, as the grader does (Grader.settle: each part in the
+        suites' order, by suites.run_checks, in batches, then again with sound cells lent), so each part's process
+        sees the very calls in the very order it sees when the notebook is graded (a part that takes one cell runs
+        them all in one process, and a check can depend on what earlier calls left behind, such as a default
+        `found=[]`), and what a part leaves in the session's scratch space reaches the parts after it as it does
+        there. The checks pytest then runs find their answers there, whichever of them `-k` selects; any other
+        call is fetched at once, alone.
         """
-        from .suites import run_checks
-
         if self.submission.notebook is None:
             pytest.fail(self.submission.error, pytrace=False)
-        if not self.begun:  # one session for the whole submission, with its time budget, as the grader does
+        if not self.begun:
             self.grader.begin_session()
             self.begun = True
-        part = Path(module.__file__).stem
-        suite = next(s for s in self.prepared.suites if s.grade_id == part)
-        runner = self.grader.part_runner(self.submission, suite)
-        self.alone[part] = run_checks(suite.checks, runner, self.grader.reference)
-        lent = self.grader.lend(self.submission, suite, self.alone[part], self._alone)
-        return lent[0] if lent else runner
-
-    def _alone(self, suite) -> list:
-        """A part's results on its own cells alone, as Grader.grade has them before it lends any cell."""
-        from .suites import run_checks
-
-        if suite.grade_id not in self.alone:
-            runner = self.grader.part_runner(self.submission, suite)
-            self.alone[suite.grade_id] = run_checks(suite.checks, runner, self.grader.reference)
-        return self.alone[suite.grade_id]
+            self.parts = {grade_id: runner for grade_id, (runner, _) in self.grader.settle(self.submission).items()}
+        return self.parts[Path(module.__file__).stem]
 
     def close(self) -> None:
         if self.begun:

@@ -105,9 +105,8 @@ _NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
 _PROBE_LOOKUP = re.compile(r"raised KeyError: '(\w+)'")
 # A stub the part took blank from the release, reached from the student's own cell (step() written under
 # `with no_grad():`, an exercise computed with the student's classes), which the student wrote in another cell:
-# Grader.lend grades the part again with that cell when the cell is sound, so one that stays blank is not.
-BLANK_HERE = ("is blank in this part: a part runs your other cells only once their own parts pass in full, "
-              "and this one's does not")
+# Grader.settle grades the part again with that cell when the cell is sound, so one that stays blank is not.
+BLANK_HERE = "is blank in this part: a part runs your other cells only once their own parts pass in full"
 _NOT_WRITTEN = re.compile(r"([A-Za-z_][\w.]*) " + re.escape(NOT_WRITTEN))
 
 
@@ -123,18 +122,21 @@ class Runner:
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
                  together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False,
-                 defined_by: Mapping[str, str] | None = None) -> None:
+                 defined_by: Mapping[str, str] | None = None, own_copies: Mapping[str, str] | None = None) -> None:
         """`borrowed`: the names of the program's solution cells taken from the public release, not from the
         student (part_program): what their blank stubs raise as they load is no cause of the student's.
         `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
         in a part that grades the whole notebook a missing cell explains only a name its checks did not find.
         `defined_by`: the cell each name comes from in the released notebook (defining_cells), so that a name
-        not found is explained by that cell."""
+        not found is explained by that cell. `own_copies`: the student's own text of each borrowed cell, only
+        searched (never run) for a name of the student's own that the part did not find (a helper written below
+        Module and called by zero_grad)."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
         self.defined_by = dict(defined_by or {})
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
         self.blank_cells = frozenset(borrowed)
+        self.own_copies = dict(own_copies or {})
         self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
@@ -217,8 +219,18 @@ class Runner:
             top = match[1].split(".")[0]
             blank = self.defined_by.get(top) in self.blank_cells and not any(
                 _binds(cell.source, top) for cell in self.cells if cell.name not in self.blank_cells)
-            return f"{match[1]} {BLANK_HERE}" if blank else match[0]
-        return _NOT_WRITTEN.sub(name, text)
+            return f"{match[1]} {_blank(self.defined_by[top])}" if blank else match[0]
+        return self.own_name_named(_NOT_WRITTEN.sub(name, text))
+
+    def own_name_named(self, text: str) -> str:
+        """`text`, where it says a name is not defined that no released cell defines but the student's own copy
+        of a cell this part took blank binds at the top level (_binds), with that cell named as blank in this
+        part: Grader.settle then grades the part again with that cell when it is sound."""
+        missing = _NAME_ERROR.search(text)
+        if not missing or missing[1] in self.defined_by or BLANK_HERE in text:
+            return text
+        cell = next((name for name, own in self.own_copies.items() if _binds(own, missing[1], top_level=True)), None)
+        return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})" if cell else text
 
     def because(self) -> str:
         """' (because <what the student's first cell that raised as it loaded raised>)', or '': why a name the
@@ -242,14 +254,23 @@ class Runner:
         return "" if text is None or _binds(text, name) else f"cell {cell} defines no {name}"
 
 
-def _binds(text: str, name: str) -> bool:
+def _blank(cell: str) -> str:
+    """What a cell the part took blank is, with the cell named: its stubs are named (SGD.zero_grad) where a part
+    reached them, and another part of that cell may be the one that fails (test_step)."""
+    return f"{BLANK_HERE}, and not all of cell {cell}'s do"
+
+
+def _binds(text: str, name: str, top_level: bool = False) -> bool:
     """Whether a line of `text` binds `name` as a statement does (class, def, an assignment, an import), at any
-    indentation. The student's code is only searched here, line by line in linear time, never parsed: parsing
-    is the sandbox's (code nested past the parser's depth, or megabytes of it, would cost the grader's own
-    time and memory)."""
+    indentation, or only at the top level, where a name another cell can call is bound (not a local of a method).
+    The student's code is only searched here, line by line in linear time, never parsed: parsing is the
+    sandbox's (code nested past the parser's depth, or megabytes of it, would cost the grader's own time and
+    memory)."""
     word = re.escape(name)
-    return re.search(rf"^[ \t]*(?:(?:class|def)[ \t]+{word}\b|{word}[ \t]*(?::[^=\n]*)?=(?!=)|import[ \t]+{word}\b)"
-                     rf"|[ \t]as[ \t]+{word}\b", text, re.MULTILINE) is not None
+    indent, alias = (("", rf"^(?:import|from)\b[^\n]*[ \t]as[ \t]+{word}\b") if top_level
+                     else (r"[ \t]*", rf"[ \t]as[ \t]+{word}\b"))
+    return re.search(rf"^{indent}(?:(?:class|def)[ \t]+{word}\b|{word}[ \t]*(?::[^=\n]*)?=(?!=)|import[ \t]+{word}\b)"
+                     rf"|{alias}", text, re.MULTILINE) is not None
 
 
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
@@ -412,41 +433,60 @@ class Grader:
         cells = part_program(self.prepared.assignment, notebook, suite)
         fresh = suite.student_cells == "all"
         borrowed = frozenset() if fresh else self.solution_cells - set(suite.student_cells)
+        own = {cell.name: cell.source for cell in part_program(self.prepared.assignment, notebook, replace(
+            suite, student_cells=tuple(sorted(borrowed)))) if cell.name in borrowed}
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
-                      one_cell=not fresh, defined_by=self.defined_by)
+                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own)
 
     def grade(self, submission: Submission) -> None:
-        """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session: every part as
-        its own cells alone give it, then again with sound cells lent where that needs them (lend)."""
+        """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session (settle)."""
         self.begin_session()
-        for suite in self.prepared.suites:
-            student = self.part_runner(submission, suite)
-            submission.results[suite.grade_id] = run_checks(suite.checks, student, self.reference)
-        alone = dict(submission.results)
-        for suite in self.prepared.suites:
-            lent = self.lend(submission, suite, alone[suite.grade_id], lambda other: alone[other.grade_id])
-            if lent:
-                submission.results[suite.grade_id] = lent[1]
+        for grade_id, (_, results) in self.settle(submission).items():
+            submission.results[grade_id] = results
         self.end_session(submission)
 
-    def lend(self, submission: Submission, suite: Suite, results: list[CheckResult],
-             alone: Callable[[Suite], list[CheckResult]]) -> tuple[Runner, list[CheckResult]] | None:
-        """The part graded again with the student's own copy of every cell it took blank that is sound, when
-        its checks reached such a stub (BLANK_HERE: a right step() under the student's `with no_grad():`, an
-        exercise counted with the student's classes), and the runner and results when that passes as many checks
-        or more (its messages then name the part's own mistake, not a stub that was in fact sound); else None. A
-        cell is sound when every part that grades it passed in full on its own cells alone (`alone`: a part's
-        results so): the answer key still never meets the student's code, and a cell any part found wrong stays
-        blank, so one mistake still costs one part."""
-        if suite.student_cells == "all" or not any(BLANK_HERE in result.message for result in results):
-            return None
+    def settle(self, submission: Submission) -> dict[str, tuple[Runner, list[CheckResult]]]:
+        """Every part's runner and results, in the submission's current session: each part as its own cells alone
+        give it, in the suites' order, then again with sound cells lent where that needs them (lend), round after
+        round while a part has more sound cells to take: a cell whose parts pass in full only once lent (a right
+        step() under a right no_grad()) is sound, and lent in turn (to an exercise computed with SGD)."""
+        parts = {}
+        for suite in self.prepared.suites:
+            runner = self.part_runner(submission, suite)
+            parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
+        tried: dict[str, tuple[str, ...]] = {}  # part -> the sound cells it was last graded with
+        while True:
+            results = {grade_id: part[1] for grade_id, part in parts.items()}
+            lent = False
+            for suite in self.prepared.suites:
+                cells = self.sound_cells(suite, results)
+                if not cells or cells == tried.get(suite.grade_id):
+                    continue
+                tried[suite.grade_id], lent = cells, True
+                again = self.lend(submission, suite, results[suite.grade_id], cells)
+                if again:
+                    parts[suite.grade_id] = again
+            if not lent:
+                return parts
+
+    def sound_cells(self, suite: Suite, results: Mapping[str, list[CheckResult]]) -> tuple[str, ...]:
+        """The cells the part took blank to lend it, when its checks reached such a stub (BLANK_HERE: a right step()
+        under the student's `with no_grad():`, an exercise counted with the student's classes): the student's own
+        cells every part that grades them passed in full (`results`: each part's so far), so the answer key still never
+        meets the student's code, and a cell any part found wrong stays blank: one mistake still costs one part."""
+        if suite.student_cells == "all" or not any(BLANK_HERE in result.message for result in results[suite.grade_id]):
+            return ()
         owners = {cell: [s for s in self.prepared.suites if s.student_cells != "all" and cell in s.student_cells]
                   for cell in sorted(self.solution_cells - set(suite.student_cells))}
-        sound = tuple(cell for cell, parts in owners.items()
-                      if parts and all(all(r.passed for r in alone(part)) for part in parts))
-        if not sound:
-            return None
-        runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *sound)))
+        return tuple(cell for cell, parts in owners.items()
+                     if parts and all(all(r.passed for r in results[part.grade_id]) for part in parts))
+
+    def lend(self, submission: Submission, suite: Suite, results: list[CheckResult],
+             cells: tuple[str, ...]) -> tuple[Runner, list[CheckResult]] | None:
+        """The part graded again with the student's own copy of `cells` (sound_cells), and the runner and results
+        when that passes as many checks as `results` or more (its messages then name the part's own mistake, not
+        a stub that was in fact sound); else None."""
+        runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *cells)))
         again = run_checks(suite.checks, runner, self.reference)
         return (runner, again) if sum(r.passed for r in again) >= sum(r.passed for r in results) else None
 

@@ -38,8 +38,10 @@ from ..settings import GraderSettings
 from . import ledger
 from .ledger import Inputs
 
+# The limits and budgets; autograde_seconds among them, as notebook_kb is: a student past it is not graded, and scores 0.
 SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "answer_kb", "notebook_kb", "budget_seconds", "budget_answers_mb",
-                  "budget_memory_mb", "budget_processes", "budget_disk_mb", "message_chars", "message_budget")
+                  "budget_memory_mb", "budget_processes", "budget_disk_mb", "message_chars", "message_budget",
+                  "autograde_seconds")
 # The intake's caps (IntakeRules; notebook_kb, a score setting too, is one of them): recorded with each grade as the
 # rules its folder was read under (ledger.Inputs.intake); a change of them is a change of settings for each folder
 # they read otherwise (folder_changed).

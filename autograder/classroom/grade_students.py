@@ -26,7 +26,7 @@ from .lifecycle import keep_manual_marks, manual_marks
 from .not_graded import record_not_graded
 from .pool import run_pool
 from .progress import Progress
-from .student_autograde import autograder_for, failure
+from .student_autograde import autograder_for, failure, too_slow
 
 
 def enter_assignment(run: ClassRun) -> bool:
@@ -112,8 +112,10 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
     """Each student's answer from a grading process, in the students' order.
 
     Each grading process takes the next student, runs nbgrader's autograde on the submission (the
-    checks run inside it, in that process's warm sandboxes) and says whether it was graded. A student
-    nbgrader could not record is tried once more here, alone, before it counts as not graded.
+    checks run inside it, in that process's warm sandboxes) and says whether it was graded: in a child of the
+    process, each student within `c.GraderSettings.autograde_seconds` of the child's CPU time (pool.run_pool), so
+    that a slow path of nbgrader or nbformat on one notebook stops that student alone (not graded, with that
+    reason). A student nbgrader could not record is tried once more here, alone, before it counts as not graded.
     """
     answers: dict[str, NotGraded | None] = {}
     graded_here: list[str] = []  # by this grading process (each has its own list after the fork)
@@ -137,7 +139,8 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
 
     with Progress("grading", len(students), seconds=run.settings.seconds) as bar:
         try:  # one process more than cores (one waiting out a time limit leaves its core to another), as ids allow
-            for index, answer in run_pool(students, grade, run.proof.processes or run.jobs + 1, bar, finish):
+            for index, answer in run_pool(students, grade, run.proof.processes or run.jobs + 1, bar, finish,
+                                          run.settings.autograde_seconds, lambda _: too_slow(run.settings.autograde_seconds)):
                 answers[students[index]] = answer
         except RuntimeError as exc:
             say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")

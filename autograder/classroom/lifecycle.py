@@ -19,7 +19,7 @@ autograded/ and feedback/, and so their grades.csv row; the record drops them ei
 **Manual grades survive every target but `make reset-gradebook`**, which asks first and keeps a dated
 copy of gradebook.db. nbgrader's autograde keeps a grade's manual score and comment, and flags a grade
 that has a manual score for review (needs_manual_grade); the kit checks the scores and comments after
-grading and puts back any that changed (keep_manual_marks).
+grading and puts back any that grading took away (keep_manual_marks), never one entered while it ran.
 """
 from __future__ import annotations
 
@@ -340,8 +340,11 @@ def manual_marks(coursedir: CourseDirectory, assignment: str, students: list[str
 
 
 def keep_manual_marks(coursedir: CourseDirectory, assignment: str, marks: dict) -> int:
-    """Put back any manual mark that grading changed (nbgrader 0.9.6 keeps them: this is the guard).
-    Returns how many had to be put back."""
+    """Put back any manual mark that grading took away (nbgrader 0.9.6 keeps them: this is the guard).
+    Returns how many had to be put back.
+
+    Only a mark the gradebook no longer holds is put back. A mark it holds with another value was entered
+    in the formgrader while the class was graded: it is the instructor's newer word, and stays."""
     gradebook = _gradebook(coursedir)
     if gradebook is None or not marks:
         return 0
@@ -351,13 +354,13 @@ def keep_manual_marks(coursedir: CourseDirectory, assignment: str, marks: dict) 
             try:
                 if kind == "grade":
                     grade = gb.find_grade(name, notebook, assignment, student)
-                    if (grade.manual_score, grade.extra_credit) != value:
+                    if not ledger.hand_graded(grade):
                         grade.manual_score, grade.extra_credit = value
                         grade.needs_manual_grade = True  # as nbgrader flags a regraded manual score: review it
                         restored += 1
                 else:
                     comment = gb.find_comment(name, notebook, assignment, student)
-                    if comment.manual_comment != value:
+                    if comment.manual_comment is None:
                         comment.manual_comment = value
                         restored += 1
             except MissingEntry:

@@ -8,15 +8,18 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import multiprocessing.connection
+from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Iterator, cast
 
 from ..sandbox.protocol import Done, ProcessFailed, Started, read_pool
+from .cpu_bound import Begin, within
 from .progress import Progress
 
 
 def run_pool(items: list, work: Callable[[Any], Any], jobs: int, progress: Progress | None = None,
-             finish: Callable[[], None] = lambda: None) -> Iterator[tuple[int, Any]]:
+             finish: Callable[[], None] = lambda: None, seconds: float | None = None,
+             too_slow: Callable[[Any], Any] = lambda item: None) -> Iterator[tuple[int, Any]]:
     """Run `work` on every item in `jobs` forked processes; yield (index, answer) as answers come.
 
     Items are handed out one at a time from a shared counter, so a slow item (an infinite loop
@@ -25,11 +28,17 @@ def run_pool(items: list, work: Callable[[Any], Any], jobs: int, progress: Progr
     Each process calls `finish` when the items run out. Each process also says when it takes an item
     (Started), so that `progress` (drawn here, in the parent's loop over the answers) knows which item
     each process is on and since when.
+
+    With `seconds`, each process works in a child of its own, each item within that many seconds of the child's
+    CPU time (cpu_bound.within): an item past it is stopped there, its answer is `too_slow(item)`, and a new child
+    takes the next item (and calls `finish` when they run out).
     """
     context = multiprocessing.get_context("fork")
     counter = context.Value("q", 0)
 
-    def serve(channel, slot: int) -> None:
+    def take(channel, begin: Begin) -> None:
+        """Items from the shared counter until they run out, then `finish`; `begin` says when each item's work
+        starts and when it returned (cpu_bound.within bounds what lies between)."""
         try:
             while True:
                 with counter.get_lock():
@@ -38,9 +47,27 @@ def run_pool(items: list, work: Callable[[Any], Any], jobs: int, progress: Progr
                 if index >= len(items):
                     break
                 channel.send(Started(index))  # the parent's bar knows who each process is on, since when
-                channel.send(Done(index, work(items[index])))
+                begin(index, False)
+                answer = work(items[index])
+                begin(None, False)  # never stopped from here on: its answer goes out whole
+                channel.send(Done(index, answer))
             finish()
         except BaseException as exc:  # the parent reports it; nothing may be lost silently
+            channel.send(ProcessFailed(f"{type(exc).__name__}: {exc}"))
+
+    def serve(channel, slot: int) -> None:
+        try:
+            if seconds is None:
+                take(channel, lambda index, failed: None)
+                return
+            while True:
+                over, went_well = within(partial(take, channel), seconds)
+                if over is None:
+                    if not went_well:  # take sends its own failure: this child ended without a word
+                        channel.send(ProcessFailed("a grading process's child ended before its items were done"))
+                    break
+                channel.send(Done(over, too_slow(items[over])))
+        except BaseException as exc:
             channel.send(ProcessFailed(f"{type(exc).__name__}: {exc}"))
         finally:
             channel.close()

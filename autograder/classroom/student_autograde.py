@@ -33,6 +33,13 @@ def failure(exc: BaseException) -> str:
     return one_line(f"the grader failed on it ({type(exc).__name__}: {exc})", 200)
 
 
+def too_slow(seconds: float) -> NotGraded:
+    """Why a student is not graded whose autograde took longer than c.GraderSettings.autograde_seconds (the
+    notebook's own reason: the same file takes as long again)."""
+    return NotGraded(f"nbgrader's autograde of it took more than {seconds:g} s of CPU time "
+                     "(c.GraderSettings.autograde_seconds)")
+
+
 class StagedAutograde(Autograde):
     """nbgrader's autograde of the intake's copy (autograder/intake/files.py): the course's submitted_directory is the
     kit's staging folder for this converter, and each notebook's resources carry the intake's notes, which

@@ -19,7 +19,8 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   archive entry's time); when neither tells, that student is "not collected: two files".
 * The LMS copy never replaces newer work: a notebook in submitted/ stays when it is newer than the LMS
   copy, or when it is not the copy an earlier collection wrote there (a regrade's new notebook, a fix by
-  hand); the summary names each one kept. downloaded/<assignment>/collected.json holds what was written.
+  hand); the summary names each one kept. downloaded/<assignment>/collected.json holds what was written, and
+  the LMS's number of each student (`make grades-lms` reads it as the Canvas user id).
 * Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the file, and at
   least a second past the assignment's due date when the gradebook has one.
 """
@@ -189,19 +190,26 @@ def _utc(seconds: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).replace(tzinfo=None)
 
 
-def collected_ids(config) -> set[str]:
-    """Every student id an LMS collection of this course wrote (each assignment's collected.json): the ids whose
-    ending is the LMS's own number. An id made any other way (a login, a folder named by hand) may end in digits
-    of its owner's choosing, which tell no LMS user."""
+LMS_ID = "lms_id"  # a student's entry in collected.json: {file name: its SHA-256, ..., LMS_ID: the LMS's number}
+
+
+def collected_ids(config) -> dict[str, str | None]:
+    """Every student id an LMS collection of this course wrote (each assignment's collected.json), with the LMS's
+    own number for that student: "" when the pattern that named them gave none (an id of the fourth pattern, a
+    student number `20231234`, is no LMS user's number), None when a kit before the number recorded it (the id's
+    ending then). An id made any other way (a login, a folder named by hand) may end in digits of its owner's
+    choosing, which tell no LMS user, and is not here."""
     app = ZipCollectApp(config=config)  # not initialised: its settings alone
     pattern = app.collect_directory_structure.format(downloaded=app.downloaded_directory, assignment_id="*",
                                                      collect_step=RECORD)
-    ids: set[str] = set()
+    ids: dict[str, str | None] = {}
     for record in sorted(Path(CourseDirectory(config=config).root).glob(pattern)):
         try:
-            ids.update(json.loads(record.read_text()))
-        except (OSError, ValueError, TypeError):  # the kit writes it whole (os.replace): one it cannot read names no one
-            continue
+            for student, entry in json.loads(record.read_text()).items():
+                number = entry.get(LMS_ID) if isinstance(entry, dict) else None
+                ids[student] = number if isinstance(number, str) else ids.get(student)
+        except (OSError, ValueError, TypeError, AttributeError):  # the kit writes it whole (os.replace): one it
+            continue  # cannot read names no one
     return ids
 
 
@@ -329,7 +337,8 @@ class LmsZipCollect(ZipCollectApp):
                 folder.chmod(0o700)
             for file in files:
                 copy_private(file.path, dest / file.info["file_id"])
-            record[student] = {f.info["file_id"]: _sha(f.path, self._notebook_bytes) for f in files}
+            record[student] = {**{f.info["file_id"]: _sha(f.path, self._notebook_bytes) for f in files},
+                               LMS_ID: files[0].info.get("lms_id", "")}  # one number a student (_refuse_clashes)
             late = [f for f in files if f.info["late"]]
             if late:
                 self._record_late(student, dest, late[0])

@@ -18,8 +18,9 @@ line why not when it cannot. nbgrader and the grader read only that copy:
 
 Anything else that is not a regular file or a folder is never opened; a note names it. Hidden folders (.git,
 .ipynb_checkpoints) and a zip's __MACOSX are not entered, and the walk stops after
-GraderSettings.submission_entries entries (the notebook's name and timestamp.txt at the top are looked up first,
-so no cap hides them). `read_regular` is the same door for one file named on a command line.
+GraderSettings.submission_entries entries, at the first folder that would pass the count (the notebook's name
+and timestamp.txt at the top are looked up first, so no cap hides them; which entries are taken never depends on
+the order the file system lists a folder in). `read_regular` is the same door for one file named on a command line.
 
 `survey` sees a folder as `take_submission` does, without copying it: the same walk, within the same caps, and a
 digest of each file the intake reads (at most its cap and one byte of it). What decides whether a submission
@@ -164,16 +165,19 @@ def survey(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> Survey:
 def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
     """The notebook, then its time stamp, then the files a setting names; the notes on what was not read."""
     found, complete = _walk(root, rules.max_entries, (rules.notebook_name, TIMESTAMP))
+    cap = rules.max_entries
+    unseen = "" if complete else (f"the folder holds more than {cap} entries: the folder that passes that count was "
+                                  f"not looked into, nor any after it (GraderSettings.submission_entries)")
     for step in (_take_notebook, _take_timestamp):
         step(root, found, intake, rules)
         if intake.notebook is None:
+            if unseen and step is _take_notebook:  # the notebook may be past the count: not "no notebook" alone
+                intake.reason += f" ({unseen})"
             return
     _take_extras(root, found, intake, rules)
     _note_refused(found, intake, rules)
-    if not complete:
-        cap = rules.max_entries
-        intake.notes.append(f"the folder holds more than {cap} entries: only {cap} were looked at "
-                            f"(GraderSettings.submission_entries)")
+    if unseen:
+        intake.notes.append(unseen)
 
 
 def choose_notebook(notebooks: list[str], name: str) -> tuple[str | None, str]:
@@ -240,17 +244,23 @@ def _open_folder(parent: int, parts: tuple[str, ...] | list[str]) -> int:
 
 def _open_failure(error: OSError, name: str, dir_fd: int | None, wanted: str = "a file") -> Refused:
     """What `name` is, when it could not be opened for not being what was asked for (a link, a file in place of
-    a folder); `error` itself when it is something else (gone, unreadable)."""
+    a folder); `error` itself when it is something else (gone, or what was asked for but unreadable: its mode)."""
     try:
         mode = os.lstat(name, dir_fd=dir_fd).st_mode
     except OSError:
+        raise error from None
+    if kind_of(mode) == wanted:
         raise error from None
     return Refused(f"it is {kind_of(mode)}, not {wanted}")
 
 
 def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Found], bool]:
     """Every entry under `root` that is not a folder, shallowest first, and whether the walk saw them all. The
-    `known` names at the top (the notebook's, timestamp.txt) are looked up first, so no cap hides them."""
+    `known` names at the top (the notebook's, timestamp.txt) are looked up first, so no cap hides them. Folders are
+    read whole, in order of their paths, until one holds more entries than the cap leaves: the walk stops there,
+    taking none of that folder's, since which of them a listing gives first is the file system's order (a hash
+    seeded per disk, the order they were written in), not the folder's: the same folder is read the same on
+    every machine."""
     found = [Found(name, kind_of(mode)) for name in known if (mode := _lstat_mode(root, name)) is not None
              and not stat.S_ISDIR(mode)]
     seen, looked_up = len(found), {entry.path for entry in found}
@@ -259,15 +269,16 @@ def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Fou
         parts = queue.popleft()
         try:
             fd = _open_folder(os.dup(root), parts)
-        except Refused:  # replaced while walked: it is not looked at
+        except (Refused, OSError):  # replaced while walked, or unreadable: it is not looked at
             continue
         try:  # a DirEntry's stat() reads through `fd`: it stays open until they are read
             visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS
                        and not (parts == () and e.name in looked_up))
-            for entry in sorted(islice(visible, max_entries - seen + 1), key=lambda e: e.name):  # no more read
+            listed = list(islice(visible, max_entries - seen + 1))  # no more read
+            if seen + len(listed) > max_entries:  # which of them came first is the file system's order: none is taken
+                return found, False
+            for entry in sorted(listed, key=lambda e: e.name):
                 seen += 1
-                if seen > max_entries:
-                    return found, False
                 mode = entry.stat(follow_symlinks=False).st_mode
                 if stat.S_ISDIR(mode):
                     queue.append((*parts, entry.name))
@@ -300,10 +311,11 @@ def _take_notebook(root: int, found: list[Found], intake: Intake, rules: IntakeR
         if entry.kind != "a file":
             raise Refused(f"it is {entry.kind}, not a file: submit the notebook file itself, saved from Jupyter")
         _copy(root, entry.path, intake.folder / name, rules.notebook_bytes)
-    except Refused as why:
+    except (Refused, OSError) as why:
         from .validate import too_big, unreadable  # here: validate reads one file through read_regular
 
-        intake.reason = unreadable(chosen, too_big(why.size, why.limit) if isinstance(why, TooLarge) else str(why))
+        intake.reason = unreadable(chosen, too_big(why.size, why.limit) if isinstance(why, TooLarge) else
+                                   f"it could not be read ({why.strerror})" if isinstance(why, OSError) else str(why))
         return
     intake.notebook = intake.folder / name
     others = [quoted(p) for p in sorted(notebooks, key=lambda p: (p.count("/"), p)) if p != chosen]
@@ -346,6 +358,8 @@ def _take_extras(root: int, found: list[Found], intake: Intake, rules: IntakeRul
             _copy(root, entry.path, target, rules.extra_bytes)
         except Refused as why:
             large.append(f"{quoted(entry.path)} ({why})")
+        except OSError as error:
+            large.append(f"{quoted(entry.path)} (it could not be read: {error.strerror})")
     if large:
         intake.notes.append(_listed("not taken", large))
 
@@ -379,6 +393,8 @@ def _digest(root: int, path: str, limit: int) -> str:
         data, size = _read(_open_file(root, path), limit)
     except Refused as why:
         return f"refused: {why}"
+    except PermissionError as error:  # as long as its mode stays: the intake's reason stays too
+        return f"unreadable: {error.strerror}"
     return f"{size} {hashlib.sha256(data).hexdigest()}"
 
 

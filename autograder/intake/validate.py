@@ -105,6 +105,8 @@ def _structure(nb: dict) -> str | None:
     cells = nb.get("cells")
     if not isinstance(cells, list):
         return "it has no cells" if cells is None else f"its 'cells' is {_kind(cells)}, not a list"
+    if not cells:  # graded, no grade cell would be saved: no score at all, which is the grader's failure (export.py)
+        return "it has no cells"
     for index, cell in enumerate(cells):
         reason = _cell_reason(cell)
         if reason:

@@ -22,6 +22,9 @@ per-student uids) the name is the only identity there is, and the newest folder 
 nbgrader takes it. Either way submitted/<student>/<assignment> is replaced only once the intake has read the
 new folder (Intake.read), from a copy made beside it. An inbound name whose time does not parse, and a
 collected timestamp.txt that cannot be read as one, are each one line of the log, never the end of the collect.
+Every name and time stamp the log shows is the student's (any user may name a folder in inbound): it is written
+with its controls as escapes (outputs/inert.py), so that it can neither act on the instructor's terminal nor
+start a line of its own.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ from nbgrader.utils import check_mode, parse_utc
 
 from ..assignment import find_assignment
 from ..intake.files import TIMESTAMP, TIMESTAMP_BYTES, IntakeRules, Refused, read_regular, take_submission
+from ..outputs.inert import escaped, one_line
 from ..settings import GraderSettings
 
 Record = dict  # nbgrader's record of an inbound folder: username, filename, timestamp
@@ -73,15 +77,15 @@ class IntakeExchangeCollect(ExchangeCollect):
         try:
             record = self._path_to_record(folder)
         except (ExchangeError, ValueError, OverflowError):
-            self.log.warning("%s: not collected: its name holds no time nbgrader reads", os.path.basename(folder))
+            self.log.warning("%s: not collected: its name holds no time nbgrader reads", escaped(os.path.basename(folder)))
             return None
         try:
             owner = os.lstat(folder).st_uid
         except OSError:  # removed since it was listed
             return None
         if not self._owned(record["username"], owner):
-            self.log.warning("%s: not collected: it is owned by %s, not by %s", record["filename"], _name(owner),
-                             record["username"])
+            self.log.warning("%s: not collected: it is owned by %s, not by %s", escaped(record["filename"]),
+                             escaped(_name(owner)), escaped(record["username"]))
             return None
         return record
 
@@ -118,18 +122,18 @@ class IntakeExchangeCollect(ExchangeCollect):
         dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student,
                                                self.coursedir.assignment_id))
         if dest.is_dir() and not self._replaces(dest, record["timestamp"]):
-            self.log.info("No newer submission to collect: %s %s", student, self.coursedir.assignment_id)
+            self.log.info("No newer submission to collect: %s %s", escaped(student), self.coursedir.assignment_id)
             return
         staged = dest.with_name(f".{dest.name}.collecting")
         intake = take_submission(source.parent, (source.name,), staged, self._rules())
         for line in ([intake.reason] if intake.reason else []) + intake.notes:
-            self.log.warning("%s: %s", source.name, line)
+            self.log.warning("%s: %s", escaped(source.name), one_line(line))
         if not intake.read or not self._owned(student, intake.owner):
             shutil.rmtree(staged)
-            why = "it could not be read" if not intake.read else f"it is owned by {_name(intake.owner or 0)} now"
-            self.log.warning("%s: not collected: %s; submitted/%s is kept", source.name, why, student)
+            why = "it could not be read" if not intake.read else f"it is owned by {escaped(_name(intake.owner or 0))} now"
+            self.log.warning("%s: not collected: %s; submitted/%s is kept", escaped(source.name), why, escaped(student))
             return
-        self.log.info("Collecting submission: %s %s", student, self.coursedir.assignment_id)
+        self.log.info("Collecting submission: %s %s", escaped(student), self.coursedir.assignment_id)
         if dest.is_dir():
             previous = dest.with_name(f".{dest.name}.previous")
             shutil.rmtree(previous, ignore_errors=True)
@@ -159,7 +163,7 @@ class IntakeExchangeCollect(ExchangeCollect):
         except FileNotFoundError:
             return None
         except (Refused, OSError, UnicodeDecodeError, ValueError, OverflowError) as why:
-            self.log.warning("%s: holds no time nbgrader reads (%s): taken as none", path, why)
+            self.log.warning("%s: holds no time nbgrader reads (%s): taken as none", escaped(str(path)), one_line(why))
             return None
 
     def _rules(self) -> IntakeRules:

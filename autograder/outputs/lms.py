@@ -6,9 +6,9 @@ the header. Canvas matches each row to a student by ID (its user id) or the SIS 
 name is not one of the course's assignments becomes a new assignment on import.
 
 * Student: "Last, First" where the gradebook has names, else the student id.
-* ID: the Canvas user id, read from the end of a student id that zip_collect made from a Canvas
-  download (`smithjohn_12345`, autograder/intake/collect.py; one its collected.json holds, never an id that
-  merely ends in digits); empty otherwise.
+* ID: the Canvas user id, the LMS's number a Canvas download named the student with (`smithjohn_12345`,
+  autograder/intake/collect.py, whose collected.json records it; never an id that merely ends in digits, nor a
+  student number the download's fourth pattern gave as the id); empty otherwise.
 * SIS Login ID: the student id itself when it holds no Canvas number (ids you gave submitted/ yourself).
 * ID also comes from `c.GraderSettings.canvas_roster`, a gradebook export of Canvas's, for a student whose id is
   their SIS Login ID (or SIS User ID) there; a row with no Canvas user id is named.
@@ -34,6 +34,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from .inert import say, spreadsheet_cell
 
@@ -42,12 +43,13 @@ CANVAS_ID = re.compile(r"(?:^|_)(\d+)$")  # a name of no letter a-z or digit giv
 
 
 def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bool = False,
-                roster: dict[str, str] | None = None, collected: set[str] | frozenset[str] = frozenset()) -> CanvasRows:
+                roster: dict[str, str] | None = None, collected: Mapping[str, str | None] | None = None) -> CanvasRows:
     """The import's header and rows (the Points Possible row first); `column` heads the scores (default: the
     assignment id); `partial`: a student whose written answers are not all graded gets the points graded so far
     instead of a blank; `roster`: Canvas user ids by SIS login or user id (read_roster); `collected`: the ids an
-    LMS collection gave (collect.collected_ids), the only ones whose ending is a Canvas user id."""
-    roster = roster or {}
+    LMS collection gave, with the LMS's number for each (collect.collected_ids), the only Canvas user ids an id
+    gives."""
+    roster, collected = roster or {}, collected or {}
     mine = [r for r in rows if r["assignment"] == assignment]
     header = HEADER + [column or assignment]
     possible = mine[0]["max_score"] if mine else ""
@@ -67,17 +69,27 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
         if score == "" and row["auto_score"] != "":  # a blank auto_score: the grader failed on it, no score at all
             score = row["raw_score"] if partial else ""
             table.pending.append(student)
-        from_download = student in collected and CANVAS_ID.search(student)  # the LMS's id: no SIS login
+        from_download = bool(_lms_number(student, collected))  # the LMS's id: no SIS login
         table.rows.append([name, canvas_id, "", "" if from_download else student, "", score])
     return table
 
 
-def canvas_id_of(student: str, roster: dict[str, str], collected: set[str] | frozenset[str]) -> str:
-    """The Canvas user id a student's row is imported to: the number an id a Canvas download gave ends in, else the
-    roster's, else "" (none known). An id ending in digits that no download gave (a login `eve_12345`) is no
-    Canvas user's: its row would fill the grade of the student the number is."""
-    number = CANVAS_ID.search(student) if student in collected else None
-    return number.group(1) if number else roster.get(student, "")
+def canvas_id_of(student: str, roster: dict[str, str], collected: Mapping[str, str | None]) -> str:
+    """The Canvas user id a student's row is imported to: the LMS's number a Canvas download gave the id with, else
+    the roster's, else "" (none known). An id ending in digits that no download gave (a login `eve_12345`), or that
+    a download gave without an LMS number (a student number `20231234` named by the file), is no Canvas user's:
+    its row would fill the grade of the student the number is."""
+    return _lms_number(student, collected) or roster.get(student, "")
+
+
+def _lms_number(student: str, collected: Mapping[str, str | None]) -> str:
+    """The LMS's number the download gave `student`'s id with ("" when none); for an id recorded before the kit
+    kept the number, the number it ends in (the LMS's ids were the only ones that did then)."""
+    if student not in collected:
+        return ""
+    number = collected[student]
+    ending = CANVAS_ID.search(student) if number is None else None
+    return ending.group(1) if ending else number or ""
 
 
 @dataclass

@@ -173,6 +173,7 @@ class Sandbox:
         self.budget = budget.seconds  # the submission's CPU seconds for all its checks
         self.used = 0.0  # of them, what sessions lost with their worker used (their last word, and the lost request)
         self.spent = 0.0  # what the current session used, at its last word (the caller's reading included)
+        self.oom_kills = 0  # the processes the current session's memory budget had killed, at its last word
         self.charged = 0.0  # CPU seconds this process spent reading the current session's replies
         self.answered = 0  # bytes of the submission's replies read (the session counts the same: worker.py)
         self.asked = 0.0  # when the current request was sent
@@ -284,7 +285,7 @@ class Sandbox:
                 self._kill()
             if attempt == 2:  # no word in time (a machine a neighbour's fork bomb keeps busy): a new worker, once
                 raise RuntimeError("the sandbox worker stopped")
-        self.session, self.sent, self.ended, self.spent, self.charged = True, None, [], 0.0, 0.0
+        self.session, self.sent, self.ended, self.spent, self.charged, self.oom_kills = True, None, [], 0.0, 0.0, 0
 
     def _begin_request(self, seconds: float, used: float = 0.0) -> Begin:
         """A session's budgets, and what the submission used of them in sessions lost with their worker."""
@@ -366,22 +367,22 @@ class Sandbox:
                     else Outcome(False, reason="stopped the grader's worker process") for _ in range(calls)]
         if isinstance(result, Failure):
             raise self._failed(result)
-        self.spent = result.spent
+        self.spent, self.oom_kills = result.spent, result.oom_kills
         return [Outcome(answer.ok, answer.value, answer.reason, answer.limit, answer.not_run, result.load_errors)
                 for answer in result.answers]
 
     def _session_killed(self, ended: Ended, calls: int) -> list[Outcome]:
         """The Outcome of each of `calls` calls when the session died during the request (it writes a Failure for
-        any error of its own, so it was killed): by the memory budget's OOM killer when its cgroup counted the
-        budget hit (the session is the kernel's to choose unless the grader holds CAP_SYS_RESOURCE, and the
-        submission can fill the cgroup with files no process holds), the submission's doing; else the grading
-        machine's failure (RuntimeError). The next call continues the submission in a new session of the same
-        worker, charged with what this one used."""
+        any error of its own, so it was killed): by the memory budget's OOM killer when its cgroup counted a kill
+        during the request (the session is the kernel's to choose unless the grader holds CAP_SYS_RESOURCE, and
+        the submission can fill the cgroup with files no process holds), the submission's doing; else the grading
+        machine's failure (RuntimeError), even when the submission hit the budget earlier in the session. The next
+        call continues the submission in a new session of the same worker, charged with what this one used."""
         self.used += self.spent + time.monotonic() - self.asked
         self.session = False
-        if "memory budget" not in ended.budgets or not self.config.isolation:
-            raise RuntimeError("the submission's sandbox failed: its session was killed during a check, with no "
-                               "budget of the submission's spent: the grading machine's fault, not the notebook's")
+        if ended.oom_kills <= self.oom_kills or not self.config.isolation:
+            raise RuntimeError("the submission's sandbox failed: its session was killed during a check, and not by "
+                               "the submission's memory budget: the grading machine's fault, not the notebook's")
         megabytes = self.config.isolation["budgets"]["memory_mb"]
         reason = f"the notebook's sandbox was killed by the kernel: {describe_memory_budget(megabytes)}"
         return [Outcome(False, reason=reason, limit="memory budget") for _ in range(calls)]

@@ -30,14 +30,14 @@ HURRIED_NICE = -5
 _HZ = os.sysconf("SC_CLK_TCK")
 
 
-def process_seconds(pid: int) -> float:
-    """CPU seconds `pid` used, its reaped children's included; 0 once it is gone."""
+def process_seconds(pid: int, children: bool = True) -> float:
+    """CPU seconds `pid` used, its reaped children's included unless `children` is False; 0 once it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return 0.0
-    return sum(int(ticks) for ticks in fields[11:15]) / _HZ  # utime, stime, cutime, cstime
+    return sum(int(ticks) for ticks in fields[11:15 if children else 13]) / _HZ  # utime, stime, cutime, cstime
 
 
 def _tree(pid: int) -> dict[int, list[str]]:

@@ -420,6 +420,11 @@ class Isolation:
         except OSError:
             pass
 
+    def oom_kills(self) -> int:
+        """How many of the submission's processes its memory budget's OOM killer has killed so far (0 without a memory
+        cgroup): read by the session for each reply, and by the worker once the session has ended."""
+        return self.cgroups.events()["oom_kill"] if self.cgroups else 0
+
     @property
     def exit_code(self) -> int:
         """How the session ends, so that the worker learns what it saw last."""

@@ -206,7 +206,7 @@ def _number(obj: dict, key: str) -> float:
 
 
 def _whole(obj: dict, key: str) -> int:
-    """A count of bytes or megabytes: an integer, not negative (never a bool)."""
+    """A count (bytes, megabytes, kills): an integer, not negative (never a bool)."""
     value: Any = obj.get(key)
     if type(value) is not int or value < 0:
         raise _Bad(f"{key!r} is not a whole number of at least 0" if key in obj else f"has no {key!r}")
@@ -464,18 +464,20 @@ class Failure(_Kind):
 
 @dataclass(frozen=True, slots=True)
 class Ended(_Kind):
-    """A session ended: the budgets of the submission it hit (isolation.py's names)."""
+    """A session ended: the budgets of the submission it hit (isolation.py's names), and how many processes its
+    memory budget's OOM killer had killed by then (`oom_kills`, as Answers counts them)."""
 
     budgets: list[str]
+    oom_kills: int = 0
     KEY: ClassVar[str] = "budgets"
 
     def wire(self) -> dict:
-        return {"budgets": self.budgets}
+        return {"budgets": self.budgets, "oom_kills": self.oom_kills}
 
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> Ended:
-        _only(obj, frozenset({"budgets"}))
-        return cls(_texts(obj, "budgets"))
+        _only(obj, frozenset({"budgets", "oom_kills"}))
+        return cls(_texts(obj, "budgets"), _whole(obj, "oom_kills"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -516,25 +518,28 @@ _ANSWER_FIELDS = _names(Answer)
 @dataclass(frozen=True, slots=True)
 class Answers(_Kind):
     """A batch's answers, one per call in order; the cells that raised while the program loaded; the CPU
-    seconds the session charged the submission so far."""
+    seconds the session charged the submission so far; how many processes the memory budget's OOM killer has
+    killed so far (isolation.py's _Cgroups.events: a session that dies during the next request is the budget's
+    only if the count grows meanwhile)."""
 
     answers: list[Answer]
     load_errors: list[str]
     spent: float
+    oom_kills: int = 0
     KEY: ClassVar[str] = "answers"
 
     def wire(self) -> dict:
         return {"answers": [answer.wire() for answer in self.answers], "load_errors": self.load_errors,
-                "spent": self.spent}
+                "spent": self.spent, "oom_kills": self.oom_kills}
 
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> Answers:
-        _only(obj, frozenset({"answers", "load_errors", "spent"}))
+        _only(obj, frozenset({"answers", "load_errors", "spent", "oom_kills"}))
         answers = obj.get("answers")
         if type(answers) is not list:
             raise _Bad("'answers' is not a list")
         return cls([Answer.from_json(answer, answer_bytes) for answer in answers], _texts(obj, "load_errors"),
-                   _number(obj, "spent"))
+                   _number(obj, "spent"), _whole(obj, "oom_kills"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -480,7 +480,8 @@ class _Session:
             answered = self.answered
             answers = self.answer(cells, request.calls, request.fresh, request.together)
             load_errors = self.loader.errors if self.loader else []
-            reply = encode(Answers(answers, load_errors, self.seconds()))
+            kills = self.isolation.oom_kills() if self.isolation else 0
+            reply = encode(Answers(answers, load_errors, self.seconds(), kills))
             # Charged whole, load errors too, as the grader counts every byte it reads: the answers counted on the
             # way (to stop at the budget) give way to the reply's own bytes.
             self.answered = answered + len(reply)
@@ -582,8 +583,9 @@ def _serve(config: WorkerConfig) -> None:
         pid = _start_session(_Session(config, modules, isolation, request))
         _, status = os.waitpid(pid, 0) if pid else (0, 0)
         _reap_orphans()
+        kills = isolation.oom_kills() if isolation else 0  # before end() removes the cgroups
         hit = isolation.end(status) if isolation else []
-        write(1, Ended(hit))
+        write(1, Ended(hit, kills))
     if isinstance(request, Malformed):  # the grader's own failure: __main__ tells it so
         raise ValueError(f"the worker could not read the grader's request ({request.reason})")
 

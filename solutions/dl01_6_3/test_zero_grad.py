@@ -2,24 +2,7 @@
 data, for the very Parameters the optimizer holds; the values p.data stay as they were."""
 import causes
 import numpy as np
-
-
-def parameters_with_grads(nb, seed=0):
-    rng = np.random.default_rng(seed)
-    params = [nb.Parameter(rng.normal(size=shape)) for shape in [(2, 3), (3,), (1, 4)]]
-    for p in params:
-        p.grad = rng.normal(size=p.shape)
-    return params
-
-
-def sgd(nb, params, lr):
-    """nb.SGD(params, lr), failing first with the cause when the given __init__ did not keep the very
-    Parameters or the rate it was given (a copy kept there shows in what zero_grad() does too)."""
-    optimizer = nb.SGD(params, lr=lr)
-    order = [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]
-    cause = causes.init_kept(order, len(params), getattr(optimizer, "lr", None), lr)
-    assert not cause, cause
-    return optimizer
+from test_step import parameters_with_grads, sgd  # the same setup as the step checks
 
 
 def test_sets_every_grad_to_zero(nb):

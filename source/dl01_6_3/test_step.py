@@ -14,7 +14,7 @@ def parameters_with_grads(nb, seed=0):
 
 def sgd(nb, params, lr):
     """nb.SGD(params, lr), failing first with the cause when the given __init__ did not keep the very
-    Parameters or the rate it was given (a copy kept there shows in what step() does too)."""
+    Parameters or the rate it was given (a copy kept there shows in what step() and zero_grad() do too)."""
     optimizer = nb.SGD(params, lr=lr)
     order = [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]
     cause = causes.init_kept(order, len(params), getattr(optimizer, "lr", None), lr)

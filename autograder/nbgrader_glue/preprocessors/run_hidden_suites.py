@@ -22,6 +22,9 @@ from ...submission import Submission
 from .grading_notes import METADATA_KEY
 
 NOTE_RESOURCE = "kit_grading_note"  # the report's note, handed to AddGradingNotes in the pass's resources
+# Each part's score in the report, handed to SaveAutoGradesAtOnce: a part whose test cell the student deleted has no
+# cell to carry it, and the suites graded it all the same.
+PART_SCORES = "kit_part_scores"
 GRADING_RESOURCE = "kit_class_grading"  # the class's grading.ClassGrading, handed in by the converter (StagedAutograde)
 OWN_GRADINGS = "kit_own_class_gradings"  # on the exporter: the classes prepared here when none was handed in
 
@@ -84,6 +87,7 @@ class RunHiddenSuites(NbGraderPreprocessor):
         write_grade_cells(nb, report)
         report.save(report_path(coursedir, info["student"], info["assignment"]))
         resources[NOTE_RESOURCE] = report.note  # for AddGradingNotes, later in this same pass
+        resources[PART_SCORES] = {part.grade_id: part.score for part in report.parts}  # for SaveAutoGradesAtOnce
         return nb, resources
 
     def _own_grading(self, assignment: Assignment) -> ClassGrading:

@@ -7,6 +7,7 @@ from nbgrader.preprocessors import SaveAutoGrades
 from ...classroom import ledger
 from ..gradebook_lookups import LookupsPrefetched
 from .grading_notes import ANSWERS_KEY
+from .run_hidden_suites import PART_SCORES
 
 
 def submitted_answers(nb) -> dict[str, str]:
@@ -37,14 +38,19 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
         self._answers_v1 = ledger.answer_checksums_v1(nb)  # its keys: the grade cells nbgrader saves
         self._cell_ids = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb.cells}
         self._reviewed: dict[str, str | None] | None = None
+        self._part_scores = resources.get(PART_SCORES) or {}
         return super().preprocess(nb, resources)
 
     def _reviewed_answers(self) -> dict[str, str | None]:
         """Each grade's reviewed answer, found on the first cell of the pass, before any flag changes (on the first
         grading after an upgrade, one the older kit recorded carried over: ledger.carried_over); this pass's answers
         are recorded then. A grade whose cell
-        the student deleted is never saved (nbgrader saves the notebook's cells): its auto score goes (an earlier
-        notebook's would stand), its answer is recorded as gone, and a hand grade of it is flagged, then too."""
+        the student deleted is never saved (nbgrader saves the notebook's cells): an autograded part gets the score
+        the suites gave it (RunHiddenSuites' report, as on Gradescope: a test cell is the release's, and the suites
+        graded the student's code without it), a written answer none (an earlier notebook's score would stand
+        either way; no score at all, None, is the grader's failure on the whole file, which grades.csv and the
+        Canvas file leave blank: not_graded.py); its answer is recorded as gone, and a hand grade of it is
+        flagged, then too."""
         if self._reviewed is None:
             session = self.gradebook.db
             book = ledger.read_answers(session, self.assignment_id, self.student_id)
@@ -62,7 +68,7 @@ class SaveAutoGradesAtOnce(LookupsPrefetched, SaveAutoGrades):
             submitted = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
             for grade in submitted.grades:
                 if grade.name not in self._cell_ids:
-                    grade.auto_score = None  # no cell, no score, as a first grading of this notebook leaves it
+                    grade.auto_score = float(self._part_scores.get(grade.name, 0.0))
                     book[self.notebook_id][grade.name] = ledger.answer_gone(grade, before.get(grade.name))
             ledger.write_answers(session, self.assignment_id, self.student_id, book)
         return self._reviewed

@@ -1,0 +1,89 @@
+"""Grader.settle: a part that reached a stub it took blank is graded again with the student's sound cells, and a
+cell is sound once every part that grades it passed in full, lent or not; the pytest plugin grades as the grader.
+
+A right step() under a right `with no_grad():` passes its parts only once no_grad is lent to them; the sgd cell is
+then sound, and an exercise computed with the student's own SGD must be graded with it, never with the blank
+stub (whose message would say the sgd cell's parts do not pass in full, when they do).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from catalogue_bugs import exercise_cell, step
+
+from autograder.classroom.mutate import Mutation, apply
+from conftest import ASSIGNMENT, FULL, ROOT, grade_json, scores, solution_notebook, write_notebook
+
+pytestmark = pytest.mark.slow
+
+STEP_UNDER_NO_GRAD = step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad")
+# Exercise 2 by the student's own Linear and SGD.zero_grad(), stepping by hand (the cell comes before no_grad's,
+# so it never calls step(): the notebook runs top to bottom).
+SECOND_STEP_OWN_CLASSES = exercise_cell("exercise_second_step", """\
+def second_step(zero_between):
+    layer = Linear(2, 1, np.random.default_rng(0))
+    layer.weight.data[...] = [[0.5, -1.0]]
+    layer.bias.data[...] = [0.2]
+    opt = SGD(layer.parameters(), lr=0.1)
+    x = Tensor([[1.0, 2.0]])
+    opt.zero_grad()
+    for number in (1, 2):
+        if number == 2 and zero_between:
+            opt.zero_grad()
+        ((layer(x) - 1.0) ** 2).sum().backward()
+        for p in layer.parameters():
+            p.data -= 0.1 * p.grad
+    z = layer(x).data.item()
+    return z, (z - 1.0) ** 2
+
+
+z2_with_zero_grad, loss2_with_zero_grad = second_step(True)
+z2_without_zero_grad, loss2_without_zero_grad = second_step(False)
+""")
+
+# A Linear.forward wrong the first time its cell loads in a session, right after (a count in the session's /tmp),
+# and Exercise 1 counted through forward(): what pytest shows must be what the grader gave, part by part.
+FORWARD_WRONG_FIRST = Mutation("linear", "Linear.forward", "", source="""\
+import os as _os
+_runs = int(open("/tmp/.runs").read()) if _os.path.exists("/tmp/.runs") else 0
+open("/tmp/.runs", "w").write(str(_runs + 1))
+
+
+class Linear(Module):
+    def __init__(self, n_in: int, n_out: int, rng: np.random.Generator) -> None:
+        bound = 1.0 / np.sqrt(n_in)
+        self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))
+        self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x @ self.weight.T + self.bias + (1.0 if _runs == 0 else 0.0)
+""")
+COUNT_THROUGH_FORWARD = exercise_cell("exercise_count", """\
+_net = Sequential(Linear(64, 32, np.random.default_rng(0)), ReLU(), Linear(32, 10, np.random.default_rng(0)))
+_net(Tensor(np.zeros((1, 64))))
+count_64_32_10 = sum(p.data.size for p in _net.parameters())
+""")
+
+
+def test_a_cell_whose_parts_pass_once_lent_is_lent_in_turn(tmp_path):
+    path = write_notebook(apply(solution_notebook(), [STEP_UNDER_NO_GRAD, SECOND_STEP_OWN_CLASSES]),
+                          tmp_path / ASSIGNMENT.notebook_name)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+
+
+def test_pytest_shows_each_part_as_the_grader_graded_it_in_one_session(tmp_path):
+    path = write_notebook(apply(solution_notebook(), [FORWARD_WRONG_FIRST, COUNT_THROUGH_FORWARD]),
+                          tmp_path / ASSIGNMENT.notebook_name)
+    report, _ = grade_json(path)
+    grader = {(p["grade_id"], t["name"]): t["passed"] for p in report["parts"] for t in p["tests"]}
+    checks = tmp_path / "checks.json"
+    subprocess.run([sys.executable, "-m", "pytest", f"autograder/{ASSIGNMENT.name}", "--notebook", str(path), "-q",
+                    "--checks-json", str(checks), "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, timeout=300)
+    under_pytest = {(c["part"], c["name"]): c["passed"] for c in json.loads(Path(checks).read_text())["checks"]}
+    assert not all(grader.values()), "the notebook must lose checks in the grader for this test to say anything"
+    assert under_pytest == grader
