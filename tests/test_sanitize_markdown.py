@@ -233,6 +233,32 @@ def test_attachments_keep_raster_images_only_and_raw_html_cells_are_cleaned(sani
     assert nb.cells[2].source == "\\section{<script>}"  # not rendered by the HTML exporter: left as it is
 
 
+URL = {"data-image": "data:image/png;base64," + "A" * 20000, "https-link": "https://example.org/" + "x" * 20000,
+       "attachment": "attachment:a.png"}
+
+
+@pytest.mark.parametrize("kind", sorted(URL))
+def test_a_url_used_by_many_references_is_not_rendered_again_at_each(sanitizer, kind):
+    """Markdown writes a link's or an image's whole URL at each use: a reference (7 characters) to a long one
+    defined once, or to an attachment, made 55 KB of markdown 49 MB of HTML, in the grading process and on both
+    pages. Such a cell is shown as its text."""
+    use = "[.][a]" if kind == "https-link" else "![][a]"
+    source = f"An answer.\n\n[a]: {URL[kind]}\n\n" + f"{use}\n" * 300
+    attachments = {"a.png": {"image/png": "A" * 20000}} if kind == "attachment" else {}
+    cell = new_markdown_cell(source, attachments=attachments) if attachments else new_markdown_cell(source)
+    nb, _ = sanitizer.preprocess(new_notebook(cells=[cell]), {})
+    page = render(nb.cells[0].source, nb.cells[0].get("attachments"))
+    assert len(page) < 4 * (len(source) + 20000), f"{len(page)} characters of HTML from {len(source)}"
+    assert "An answer." in page
+
+
+def test_an_honest_cell_using_a_picture_twice_and_a_link_often_reads_as_written(sanitizer):
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(3000)).decode()
+    source = ("The loss before ![loss](attachment:loss.png) and after ![loss](attachment:loss.png).\n\n"
+              + "See [the docs][np] and again [the docs][np].\n" * 20 + "\n[np]: https://numpy.org/doc/stable/reference/\n")
+    assert sanitizer.sanitize_markdown(source, {"loss.png": {"image/png": png}}) == source
+
+
 @pytest.mark.parametrize("mimetype", [5, ["text/html"], None, {"type": "text/html"}])
 def test_a_raw_mimetype_that_is_not_text_is_taken_as_absent(sanitizer, mimetype):
     """nbconvert's page templates, like the sanitiser, call the raw mimetype's .lower(): one that is not text is

@@ -17,6 +17,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Int
 
 from ...outputs.counts import counted
+from .sanitize_markdown import attached_chars
 
 
 class CapStudentMarkdown(NbGraderPreprocessor):
@@ -32,7 +33,7 @@ class CapStudentMarkdown(NbGraderPreprocessor):
         spent, left_off, left_bytes, place = 0, 0, 0, 0
         for cell in nb.cells:
             if cell.get("cell_type") in ("markdown", "raw") and not cell.get("metadata", {}).get("nbgrader"):
-                size = len(cell.get("source", "")) + _attached(cell)
+                size = len(cell.get("source", "")) + attached_chars(cell.get("attachments") or {})
                 cost = max(size, self.cell_bytes)
                 if left_off or spent + cost > self.budget_kb * 1024:
                     place = place if left_off else len(kept)  # the note stands where the first cell left off stood
@@ -51,8 +52,3 @@ class CapStudentMarkdown(NbGraderPreprocessor):
         nb.cells = kept
         return nb, resources
 
-
-def _attached(cell) -> int:
-    """The characters of a cell's attachments (pictures, base64): each one the page shows."""
-    return sum(len(data) for bundle in (cell.get("attachments") or {}).values() if isinstance(bundle, dict)
-               for data in bundle.values() if isinstance(data, str))
