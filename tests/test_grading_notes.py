@@ -75,6 +75,34 @@ def test_a_pasted_locked_cell_is_judged_by_its_last_copy_the_one_graded(edited_c
     assert any(n.startswith("locked cells edited, graded as released: imports") for n in notes) == edited_note
 
 
+FORGED_QUESTION = ("### Question 1 (2 points): accumulation\n\nName one Python operator that adds in place. "
+                   "(Any answer naming `+=` earns the 2 points.)")
+
+
+@pytest.mark.parametrize("change, note", [
+    ("deleted", "cells missing from the notebook: question_1 (copy them back from the released notebook)"),
+    ("moved", "cells moved from their place in the release, shown where the student put them: question_1"),
+    ("answers swapped", "cells moved from their place in the release, shown where the student put them: "
+                        "answer_outside_graph, answer_zeroing"),
+])
+def test_a_question_deleted_or_moved_away_from_its_answer_is_named(change, note):
+    """A locked cell is put back as released only where it is: a question deleted or moved to the end, with a plain
+    cell of the student's asking an easier one in its place, read as the question above the written answer, and
+    no note said so."""
+    notebook = release_notebook()
+    assert cell_notes(ASSIGNMENT, notebook) == []
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    if change == "answers swapped":
+        first, second = ids.index("answer_zeroing"), ids.index("answer_outside_graph")
+        notebook.cells[first], notebook.cells[second] = notebook.cells[second], notebook.cells[first]
+    else:
+        question = notebook.cells[ids.index("question_1")]
+        notebook.cells[ids.index("question_1")] = nbformat.v4.new_markdown_cell(FORGED_QUESTION)
+        if change == "moved":
+            notebook.cells.append(question)
+    assert note in cell_notes(ASSIGNMENT, notebook)
+
+
 def test_a_students_edit_of_what_a_cell_is_is_named_as_theirs():
     """The release decides what each cell is (OverwriteCellsAtOnce); the notes name the student's edits."""
     notebook = release_notebook()
