@@ -174,3 +174,36 @@ def test_the_grader_note_is_in_the_page_header_and_a_students_look_alike_is_not(
     assert header.count("Note from the grader") == 1 and "cells pasted more than once: imports" in header, header[-2000:]
     assert "cells pasted more than once" not in body
     assert "every written answer" in body and "each written answer" in body
+
+
+ERRATUM = ("**Erratum (from the instructor):** Question 1 now only asks you to name one Python operator that adds in "
+           "place; any answer naming `+=` earns the 2 points.")
+
+
+def test_the_grading_page_labels_every_cell_the_student_added(tmp_path):
+    """Nothing on the grading page said which cells are the student's: a plain cell between Question 1 and its
+    answer, worded as the instructor's erratum, read as the instructor's. A cell the release does not have (no
+    nbgrader metadata) is labelled as the student's, whatever its type and whatever mark of the kit's it carries;
+    the release's cells and the note CapStudentMarkdown leaves in place of the cells past its budget are not."""
+    from test_formgrader_browser import formgrade_html
+
+    from autograder.nbgrader_glue.preprocessors.cap_student_markdown import LEFT_OFF_MARK, CapStudentMarkdown
+
+    notebook = release_notebook()
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    answer = ids.index("answer_zeroing")
+    added = [nbformat.v4.new_markdown_cell(ERRATUM, metadata={LEFT_OFF_MARK: True}),
+             nbformat.v4.new_code_cell("erratum = 'mine'"), nbformat.v4.new_raw_cell("<b>Erratum, raw</b>")]
+    notebook.cells[answer:answer] = added + [nbformat.v4.new_markdown_cell("*a" * 600) for _ in range(200)]
+    notebook, _ = CapStudentMarkdown().preprocess(notebook, {})
+    path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / NOTEBOOK
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, path)
+    page = formgrade_html(tmp_path, "mallory", notebook=path)
+    label = '<p class="kit-added-by-student">Added by the student (not in the release):</p>'
+    question, erratum = page.index("Question 1 (2 points)"), page.index("Erratum (from the instructor)")
+    assert page.rfind(label, question, erratum) > 0, "the erratum is not labelled as the student's"
+    own = [c for c in notebook.cells if "nbgrader" not in c.metadata and not c.metadata.get(LEFT_OFF_MARK)]
+    assert 3 < len(own) < 200 and page.count(label) == len(own)  # the erratum's own mark was taken off
+    left_off = page.index("more markdown or raw cells of the student's own")
+    assert label not in page[page.rfind('<div class="cell', 0, left_off):left_off], "the kit's note is labelled"
