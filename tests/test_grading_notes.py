@@ -180,21 +180,33 @@ ERRATUM = ("**Erratum (from the instructor):** Question 1 now only asks you to n
            "place; any answer naming `+=` earns the 2 points.")
 
 
-def test_the_grading_page_labels_every_cell_the_student_added(tmp_path):
+def test_the_grading_page_labels_every_cell_the_student_added(tmp_path, monkeypatch):
     """Nothing on the grading page said which cells are the student's: a plain cell between Question 1 and its
-    answer, worded as the instructor's erratum, read as the instructor's. A cell the release does not have (no
-    nbgrader metadata) is labelled as the student's, whatever its type and whatever mark of the kit's it carries;
-    the release's cells and the note CapStudentMarkdown leaves in place of the cells past its budget are not."""
+    answer, worded as the instructor's erratum, read as the instructor's. OverwriteCellsAtOnce (its own part; nbgrader's
+    gradebook part left out) marks every cell the release does not have, whatever its type and whatever mark the
+    student put on any cell, and the page labels those; the release's cells and the note CapStudentMarkdown leaves in
+    place of the cells past its budget are not."""
+    from nbconvert.preprocessors import Preprocessor
+    from nbgrader.preprocessors import OverwriteCells
     from test_formgrader_browser import formgrade_html
 
-    from autograder.nbgrader_glue.preprocessors.cap_student_markdown import LEFT_OFF_MARK, CapStudentMarkdown
+    from autograder.nbgrader_glue.preprocessors.cap_student_markdown import CapStudentMarkdown
+    from autograder.nbgrader_glue.preprocessors.overwrite_cells_at_once import (
+        ADDED_MARK,
+        OverwriteCellsAtOnce,
+        released_metadata,
+    )
 
     notebook = release_notebook()
-    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
-    answer = ids.index("answer_zeroing")
-    added = [nbformat.v4.new_markdown_cell(ERRATUM, metadata={LEFT_OFF_MARK: True}),
-             nbformat.v4.new_code_cell("erratum = 'mine'"), nbformat.v4.new_raw_cell("<b>Erratum, raw</b>")]
+    notebook.cells[0].metadata[ADDED_MARK] = True  # the student's mark on a release cell, to have it labelled theirs
+    answer = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells].index("answer_zeroing")
+    added = [nbformat.v4.new_markdown_cell(ERRATUM), nbformat.v4.new_code_cell("erratum = 'mine'"),
+             nbformat.v4.new_raw_cell("<b>Erratum, raw</b>")]
     notebook.cells[answer:answer] = added + [nbformat.v4.new_markdown_cell("*a" * 600) for _ in range(200)]
+    monkeypatch.setattr(OverwriteCells, "preprocess_cell", lambda self, cell, resources, index: (cell, resources))
+    overwrite = OverwriteCellsAtOnce()
+    overwrite.released = released_metadata(release_notebook())
+    notebook, _ = Preprocessor.preprocess(overwrite, notebook, {})
     notebook, _ = CapStudentMarkdown().preprocess(notebook, {})
     path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / NOTEBOOK
     path.parent.mkdir(parents=True)
@@ -203,7 +215,7 @@ def test_the_grading_page_labels_every_cell_the_student_added(tmp_path):
     label = '<p class="kit-added-by-student">Added by the student (not in the release):</p>'
     question, erratum = page.index("Question 1 (2 points)"), page.index("Erratum (from the instructor)")
     assert page.rfind(label, question, erratum) > 0, "the erratum is not labelled as the student's"
-    own = [c for c in notebook.cells if "nbgrader" not in c.metadata and not c.metadata.get(LEFT_OFF_MARK)]
-    assert 3 < len(own) < 200 and page.count(label) == len(own)  # the erratum's own mark was taken off
+    own = [c for c in notebook.cells if "nbgrader" not in c.metadata]
+    assert 3 < len(own) < 200 and page.count(label) == len(own) - 1  # all but the kit's note
     left_off = page.index("more markdown or raw cells of the student's own")
     assert label not in page[page.rfind('<div class="cell', 0, left_off):left_off], "the kit's note is labelled"

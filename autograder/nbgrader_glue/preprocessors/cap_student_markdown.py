@@ -7,8 +7,7 @@ size limit that is all markdown of the student's (2 MB of small cells, or 34,000
 26 s of CPU a view. `CapStudentMarkdown` (in c.Autograde.autograde_preprocessors, after the grades are saved, so
 that no check and no checksum sees it) keeps the student's own markdown and raw cells (those with no nbgrader
 metadata: every cell of the release has some) in order until the budget is spent, and puts one cell of the kit's in
-place of the rest, which says how many were left off (marked `kit_left_off`, which the grading page does not
-label as the student's; taken off every other cell). The written answers (grade cells) and the release's cells are
+place of the rest, which says how many were left off. The written answers (grade cells) and the release's cells are
 always kept; the notebook as submitted stays in submitted/, and a hand grade's checksum is taken from it.
 """
 from __future__ import annotations
@@ -18,9 +17,6 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Int
 
 from ...outputs.counts import counted
-from .sanitize_markdown import attached_chars
-
-LEFT_OFF_MARK = "kit_left_off"  # cell metadata: the kit's note, which the grading page does not label as the student's
 
 
 class CapStudentMarkdown(NbGraderPreprocessor):
@@ -35,9 +31,8 @@ class CapStudentMarkdown(NbGraderPreprocessor):
         kept: list = []
         spent, left_off, left_bytes, place = 0, 0, 0, 0
         for cell in nb.cells:
-            cell.get("metadata", {}).pop(LEFT_OFF_MARK, None)  # only the kit's note has it
             if cell.get("cell_type") in ("markdown", "raw") and not cell.get("metadata", {}).get("nbgrader"):
-                size = len(cell.get("source", "")) + attached_chars(cell.get("attachments") or {})
+                size = len(cell.get("source", "")) + _attached(cell)
                 cost = max(size, self.cell_bytes)
                 if left_off or spent + cost > self.budget_kb * 1024:
                     place = place if left_off else len(kept)  # the note stands where the first cell left off stood
@@ -49,10 +44,15 @@ class CapStudentMarkdown(NbGraderPreprocessor):
             note = new_markdown_cell(
                 f"*{counted(left_off, 'more markdown or raw cell')} of the student's own ({left_bytes // 1024} KB) "
                 f"not shown here: past the {self.budget_kb} KB the pages show (c.CapStudentMarkdown.budget_kb). "
-                f"The notebook as submitted holds them.*", metadata={LEFT_OFF_MARK: True})
+                f"The notebook as submitted holds them.*")
             if nb.get("nbformat_minor", 0) < 5:  # cell ids exist from nbformat 4.5 on
                 note.pop("id", None)
             kept.insert(place, note)
         nb.cells = kept
         return nb, resources
 
+
+def _attached(cell) -> int:
+    """The characters of a cell's attachments (pictures, base64): each one the page shows."""
+    return sum(len(data) for bundle in (cell.get("attachments") or {}).values() if isinstance(bundle, dict)
+               for data in bundle.values() if isinstance(data, str))

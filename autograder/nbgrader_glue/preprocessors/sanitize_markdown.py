@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections import Counter
 from html.parser import HTMLParser
@@ -101,14 +102,9 @@ class RepeatedUrls(ValueError):
 
 
 def url_chars_allowed(source: str, attachments: dict) -> int:
-    """How many characters of link and image URLs a cell of `source` with `attachments` may render."""
-    return URL_FACTOR * (len(source) + attached_chars(attachments)) + URL_SLACK
-
-
-def attached_chars(attachments: dict) -> int:
-    """The characters of a cell's attachments (pictures, base64)."""
-    return sum(len(data) for bundle in (attachments or {}).values() if isinstance(bundle, dict)
-               for data in bundle.values() if isinstance(data, str))
+    """How many characters of link and image URLs a cell of `source` with `attachments` may render: URL_FACTOR
+    times what the cell takes in the notebook."""
+    return URL_FACTOR * (len(source) + (len(json.dumps(attachments)) if attachments else 0)) + URL_SLACK
 
 
 def is_lexer(name: str) -> bool:
