@@ -301,23 +301,45 @@ def test_code_cells_are_highlighted_with_a_lexer_of_linear_time(sanitizer, langu
     assert time.process_time() - start < 3, "the page highlights with a lexer whose time grows faster than the code"
 
 
-def test_a_long_code_cell_is_shown_as_text_on_the_grading_page(tmp_path):
-    """A highlighted token is a span, and the grading page goes through BeautifulSoup whole, on every view: 64 KB of
-    `a.a.a` in a code cell the student added took 3 s of CPU a render, linearly (about 85 s at the 2 MB limit). Past
-    16 KB (the release's longest code cell is under 2 KB) a cell is shown as escaped text; shorter ones as before."""
+def grading_page(tmp_path, notebook) -> tuple[str, float]:
+    """The formgrader's grading page of `notebook` (as mallory's autograded copy), and the CPU seconds it took."""
     from test_formgrader_browser import formgrade_html
 
-    notebook = solution_notebook()
-    long = "a" + ".a" * 128_000 + "  # <b>not markup</b>"
-    notebook.cells.insert(1, new_code_cell(long))
     path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / "modules_and_sgd.ipynb"
     path.parent.mkdir(parents=True)
     nbformat.write(notebook, path)
     start = time.process_time()
     page = formgrade_html(tmp_path, "mallory", notebook=path)
-    assert time.process_time() - start < 3, "the page highlights a long cell token by token"
+    return page, time.process_time() - start
+
+
+def test_a_long_code_cell_is_shown_as_text_on_the_grading_page(tmp_path):
+    """A highlighted token is a span, and the grading page goes through BeautifulSoup whole, on every view: 64 KB of
+    `a.a.a` in a code cell the student added took 3 s of CPU a render, linearly (about 85 s at the 2 MB limit). Past
+    16 KB (the release's longest code cell is under 2 KB) a cell is shown as escaped text; shorter ones as before."""
+    notebook = solution_notebook()
+    long = "a" + ".a" * 128_000 + "  # <b>not markup</b>"
+    notebook.cells.insert(1, new_code_cell(long))
+    page, seconds = grading_page(tmp_path, notebook)
+    assert seconds < 3, "the page highlights a long cell token by token"
     assert '<div class="highlight"><pre>' + long.replace("<", "&lt;").replace(">", "&gt;") + "</pre></div>" in page
     assert '<span class="k">class</span>' in page  # the solution's own cells are highlighted
+
+
+def test_a_long_fenced_block_in_a_written_answer_is_shown_plain_on_the_grading_page(tmp_path, sanitizer):
+    """Written answers are never cut, and a fenced block in Python is highlighted token by token, the grading page
+    then going through BeautifulSoup whole on every view: three answers of 127 KB of ```python `a.a.a` cost 16 s a
+    view. A fenced block past 16 KB (as a code cell) is shown plain; a short one stays highlighted."""
+    notebook = solution_notebook()
+    long = "```python\n" + "a" + ".a" * 64_000 + "\n```"
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("answer_"):
+            cell.source = sanitizer.sanitize_markdown(long)
+    short = "```python\nx = 1\n```"
+    assert sanitizer.sanitize_markdown(short) == short
+    page, seconds = grading_page(tmp_path, notebook)
+    assert seconds < 4, "the page highlights a long fenced block token by token"
+    assert page.count("a.a.a.a") >= 3
 
 
 @pytest.mark.parametrize("cells", [34_000 * ["<b>1"], 940 * ["*a" * 1000]], ids=["34000-tiny", "940-of-2KB"])

@@ -70,6 +70,10 @@ LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")
 LEXERS = ("python", "py", "python3", "py3", "pycon", "pytb", "py3tb", "numpy", "text", "bash", "sh", "json",
           "latex", "tex")
 CODE_LEXER = "python"  # what the pages highlight code cells with when the notebook names a lexer not in LEXERS
+# The longest fenced block the pages highlight, as code_cell.j2's HIGHLIGHT_CHARS for code cells: each token a span,
+# and the grading page then goes through BeautifulSoup whole, on every view. Written answers are never cut
+# (CapStudentMarkdown): three of 127 KB of fenced Python cost 16 s a view.
+HIGHLIGHT_CHARS = 16384
 
 
 _VERDICTS: dict = {}  # (source, policy) -> inert(): see SanitizeMarkdown.inert
@@ -117,8 +121,8 @@ def is_lexer(name: str) -> bool:
 
 
 class _LexerBoundRenderer(IPythonRenderer):
-    """nbconvert's renderer, noting a code block whose language names a lexer outside `lexers`, which it renders
-    plain (the pages would highlight it with that lexer)."""
+    """nbconvert's renderer, noting a code block whose language names a lexer outside `lexers`, or that is longer
+    than HIGHLIGHT_CHARS, which it renders plain (the pages would highlight it)."""
 
     def __init__(self, lexers: tuple[str, ...] | None, url_chars: int | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -143,8 +147,8 @@ class _LexerBoundRenderer(IPythonRenderer):
 
     def block_code(self, code: str, info: str | None = None) -> str:
         words = (info or "").strip().split(maxsplit=1)  # as nbconvert reads the language
-        if (self.lexers is not None and words and not (info or "").startswith("mermaid")
-                and words[0].lower() not in self.lexers and is_lexer(words[0])):
+        if (self.lexers is not None and words and not (info or "").startswith("mermaid") and is_lexer(words[0])
+                and (words[0].lower() not in self.lexers or len(code) > HIGHLIGHT_CHARS)):
             self.other_lexer = True
             info = None
         return super().block_code(code, info=info)
@@ -307,7 +311,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     Highlighting: a page highlights code with the Pygments lexer the notebook names (`language_info`, a code cell's
     ``magics_language``, a fenced block's language), and many lexers take time that grows with the square of the
     code (LEXERS). So code cells are highlighted with a lexer of `lexers` (else ``python``), and a markdown cell
-    with a fenced block in another lexer's language is not kept whole (its cleaned HTML holds the block plain).
+    with a fenced block in another lexer's language, or longer than HIGHLIGHT_CHARS, is not kept whole (its cleaned
+    HTML holds the block plain).
 
     Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
     allowlist; other raw cells are not rendered and are left alone. A raw mimetype that is not text is removed,
