@@ -329,12 +329,13 @@ def test_a_long_code_cell_is_shown_as_text_on_the_grading_page(tmp_path):
 def test_a_long_fenced_block_in_a_written_answer_is_shown_plain_on_the_grading_page(tmp_path, sanitizer):
     """Written answers are never cut, and a fenced block in Python is highlighted token by token, the grading page
     then going through BeautifulSoup whole on every view: three answers of 127 KB of ```python `a.a.a` cost 16 s a
-    view. A fenced block past 16 KB (as a code cell) is shown plain; a short one stays highlighted."""
+    view. Fenced blocks past a cell's first 16 KB (as a code cell), in one block or in many, are shown plain; a short
+    one stays highlighted."""
     notebook = solution_notebook()
-    long = "```python\n" + "a" + ".a" * 64_000 + "\n```"
-    for cell in notebook.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("answer_"):
-            cell.source = sanitizer.sanitize_markdown(long)
+    long = ["```python\n" + "a" + ".a" * 64_000 + "\n```", "\n\n".join(["```python\n" + "a" + ".a" * 8000 + "\n```"] * 8)]
+    answers = [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("answer_")]
+    for n, cell in enumerate(answers):
+        cell.source = sanitizer.sanitize_markdown(long[n % 2])
     short = "```python\nx = 1\n```"
     assert sanitizer.sanitize_markdown(short) == short
     page, seconds = grading_page(tmp_path, notebook)

@@ -70,7 +70,7 @@ LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")
 LEXERS = ("python", "py", "python3", "py3", "pycon", "pytb", "py3tb", "numpy", "text", "bash", "sh", "json",
           "latex", "tex")
 CODE_LEXER = "python"  # what the pages highlight code cells with when the notebook names a lexer not in LEXERS
-# The longest fenced block the pages highlight, as code_cell.j2's HIGHLIGHT_CHARS for code cells: each token a span,
+# The fenced blocks of a cell the pages highlight, as code_cell.j2's HIGHLIGHT_CHARS for a code cell: each token a span,
 # and the grading page then goes through BeautifulSoup whole, on every view. Written answers are never cut
 # (CapStudentMarkdown): three of 127 KB of fenced Python cost 16 s a view.
 HIGHLIGHT_CHARS = 16384
@@ -121,13 +121,14 @@ def is_lexer(name: str) -> bool:
 
 
 class _LexerBoundRenderer(IPythonRenderer):
-    """nbconvert's renderer, noting a code block whose language names a lexer outside `lexers`, or that is longer
-    than HIGHLIGHT_CHARS, which it renders plain (the pages would highlight it)."""
+    """nbconvert's renderer, noting a code block whose language names a lexer outside `lexers`, or past the cell's
+    first HIGHLIGHT_CHARS of such blocks, which it renders plain (the pages would highlight it)."""
 
     def __init__(self, lexers: tuple[str, ...] | None, url_chars: int | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.lexers = lexers
         self.other_lexer = False
+        self.highlighted = 0  # characters of the cell's fenced blocks in a language a lexer has
         self.url_chars = url_chars  # what is left of the cell's URL_FACTOR, None: unbounded
 
     def _spend(self, chars: int) -> None:
@@ -147,10 +148,11 @@ class _LexerBoundRenderer(IPythonRenderer):
 
     def block_code(self, code: str, info: str | None = None) -> str:
         words = (info or "").strip().split(maxsplit=1)  # as nbconvert reads the language
-        if (self.lexers is not None and words and not (info or "").startswith("mermaid") and is_lexer(words[0])
-                and (words[0].lower() not in self.lexers or len(code) > HIGHLIGHT_CHARS)):
-            self.other_lexer = True
-            info = None
+        if self.lexers is not None and words and not (info or "").startswith("mermaid") and is_lexer(words[0]):
+            self.highlighted += len(code)  # the cell's, all blocks together: one answer may hold many
+            if words[0].lower() not in self.lexers or self.highlighted > HIGHLIGHT_CHARS:
+                self.other_lexer = True
+                info = None
         return super().block_code(code, info=info)
 
 
@@ -311,8 +313,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     Highlighting: a page highlights code with the Pygments lexer the notebook names (`language_info`, a code cell's
     ``magics_language``, a fenced block's language), and many lexers take time that grows with the square of the
     code (LEXERS). So code cells are highlighted with a lexer of `lexers` (else ``python``), and a markdown cell
-    with a fenced block in another lexer's language, or longer than HIGHLIGHT_CHARS, is not kept whole (its cleaned
-    HTML holds the block plain).
+    with a fenced block in another lexer's language, or with more than HIGHLIGHT_CHARS of fenced blocks, is not kept
+    whole (its cleaned HTML holds those blocks plain).
 
     Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
     allowlist; other raw cells are not rendered and are left alone. A raw mimetype that is not text is removed,
