@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from catalogue_bugs import LESSON, PARTS
-from nbformat.v4 import new_code_cell
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 from autograder.classroom.mutate import Mutation, apply
 
@@ -121,6 +121,21 @@ def rewritten_question(reference: dict, release: dict) -> dict[str, str]:
         elif gid == "answer_zeroing":
             cell["source"] = "yes"
     return only(nb)
+
+
+def question_replaced(moved_to_the_end: bool) -> Callable[[dict, dict], dict[str, str]]:
+    """The reference whose locked Question 1 is deleted (or moved, unchanged, to the end), a plain cell of the
+    student's asking an easier one in its place, answered so: nbgrader puts back a locked cell only where it is."""
+    def files(reference: dict, release: dict) -> dict[str, str]:
+        nb = json.loads(json.dumps(reference))
+        ids = [cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb["cells"]]
+        question = nb["cells"][ids.index("question_1")]
+        nb["cells"][ids.index("question_1")] = new_markdown_cell(f"### {EASY_QUESTION}")
+        nb["cells"][ids.index("answer_zeroing")]["source"] = "yes"
+        if moved_to_the_end:
+            nb["cells"].append(question)
+        return only(nb)
+    return files
 
 
 def duplicated_cells(reference: dict, release: dict) -> dict[str, str]:
@@ -564,6 +579,13 @@ HOSTILE: list[Hostile] = [
     Hostile("rewritten-question", "the reference with Question 1 rewritten to an easy one, and answered",
             rewritten_question, keeps=PARTS, reason="locked cells edited, graded as released: question_1", summary=True,
             never=EASY_QUESTION),
+    Hostile("deleted-question", "the reference with Question 1 deleted and an easy one of the student's in its place, "
+            "answered", question_replaced(moved_to_the_end=False), keeps=PARTS,
+            reason="cells missing from the notebook: question_1", summary=True),
+    Hostile("moved-question", "the reference with Question 1 moved to the end and an easy one of the student's in its "
+            "place, answered", question_replaced(moved_to_the_end=True), keeps=PARTS,
+            reason="cells moved from their place in the release, shown where the student put them: question_1",
+            summary=True),
     Hostile("duplicated-cells", "the reference with every solution and test cell pasted twice", duplicated_cells,
             keeps=PARTS, reason="cells pasted more than once: module, linear", summary=True),
     Hostile("renamed", "the reference saved as 'modules_and_sgd (1).ipynb'",

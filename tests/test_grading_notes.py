@@ -75,6 +75,34 @@ def test_a_pasted_locked_cell_is_judged_by_its_last_copy_the_one_graded(edited_c
     assert any(n.startswith("locked cells edited, graded as released: imports") for n in notes) == edited_note
 
 
+FORGED_QUESTION = ("### Question 1 (2 points): accumulation\n\nName one Python operator that adds in place. "
+                   "(Any answer naming `+=` earns the 2 points.)")
+
+
+@pytest.mark.parametrize("change, note", [
+    ("deleted", "cells missing from the notebook: question_1 (copy them back from the released notebook)"),
+    ("moved", "cells moved from their place in the release, shown where the student put them: question_1"),
+    ("answers swapped", "cells moved from their place in the release, shown where the student put them: "
+                        "answer_outside_graph, answer_zeroing"),
+])
+def test_a_question_deleted_or_moved_away_from_its_answer_is_named(change, note):
+    """A locked cell is put back as released only where it is: a question deleted or moved to the end, with a plain
+    cell of the student's asking an easier one in its place, read as the question above the written answer, and
+    no note said so."""
+    notebook = release_notebook()
+    assert cell_notes(ASSIGNMENT, notebook) == []
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    if change == "answers swapped":
+        first, second = ids.index("answer_zeroing"), ids.index("answer_outside_graph")
+        notebook.cells[first], notebook.cells[second] = notebook.cells[second], notebook.cells[first]
+    else:
+        question = notebook.cells[ids.index("question_1")]
+        notebook.cells[ids.index("question_1")] = nbformat.v4.new_markdown_cell(FORGED_QUESTION)
+        if change == "moved":
+            notebook.cells.append(question)
+    assert note in cell_notes(ASSIGNMENT, notebook)
+
+
 def test_a_students_edit_of_what_a_cell_is_is_named_as_theirs():
     """The release decides what each cell is (OverwriteCellsAtOnce); the notes name the student's edits."""
     notebook = release_notebook()
@@ -146,3 +174,48 @@ def test_the_grader_note_is_in_the_page_header_and_a_students_look_alike_is_not(
     assert header.count("Note from the grader") == 1 and "cells pasted more than once: imports" in header, header[-2000:]
     assert "cells pasted more than once" not in body
     assert "every written answer" in body and "each written answer" in body
+
+
+ERRATUM = ("**Erratum (from the instructor):** Question 1 now only asks you to name one Python operator that adds in "
+           "place; any answer naming `+=` earns the 2 points.")
+
+
+def test_the_grading_page_labels_every_cell_the_student_added(tmp_path, monkeypatch):
+    """Nothing on the grading page said which cells are the student's: a plain cell between Question 1 and its
+    answer, worded as the instructor's erratum, read as the instructor's. OverwriteCellsAtOnce (its own part; nbgrader's
+    gradebook part left out) marks every cell the release does not have, whatever its type and whatever mark the
+    student put on any cell, and the page labels those; the release's cells and the note CapStudentMarkdown leaves in
+    place of the cells past its budget are not."""
+    from nbconvert.preprocessors import Preprocessor
+    from nbgrader.preprocessors import OverwriteCells
+    from test_formgrader_browser import formgrade_html
+
+    from autograder.nbgrader_glue.preprocessors.cap_student_markdown import CapStudentMarkdown
+    from autograder.nbgrader_glue.preprocessors.overwrite_cells_at_once import (
+        ADDED_MARK,
+        OverwriteCellsAtOnce,
+        released_metadata,
+    )
+
+    notebook = release_notebook()
+    notebook.cells[0].metadata[ADDED_MARK] = True  # the student's mark on a release cell, to have it labelled theirs
+    answer = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells].index("answer_zeroing")
+    added = [nbformat.v4.new_markdown_cell(ERRATUM), nbformat.v4.new_code_cell("erratum = 'mine'"),
+             nbformat.v4.new_raw_cell("<b>Erratum, raw</b>")]
+    notebook.cells[answer:answer] = added + [nbformat.v4.new_markdown_cell("*a" * 600) for _ in range(200)]
+    monkeypatch.setattr(OverwriteCells, "preprocess_cell", lambda self, cell, resources, index: (cell, resources))
+    overwrite = OverwriteCellsAtOnce()
+    overwrite.released = released_metadata(release_notebook())
+    notebook, _ = Preprocessor.preprocess(overwrite, notebook, {})
+    notebook, _ = CapStudentMarkdown().preprocess(notebook, {})
+    path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / NOTEBOOK
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, path)
+    page = formgrade_html(tmp_path, "mallory", notebook=path)
+    label = '<p class="kit-added-by-student">Added by the student (not in the release):</p>'
+    question, erratum = page.index("Question 1 (2 points)"), page.index("Erratum (from the instructor)")
+    assert page.rfind(label, question, erratum) > 0, "the erratum is not labelled as the student's"
+    own = [c for c in notebook.cells if "nbgrader" not in c.metadata]
+    assert 3 < len(own) < 200 and page.count(label) == len(own) - 1  # all but the kit's note
+    left_off = page.index("more markdown or raw cells of the student's own")
+    assert label not in page[page.rfind('<div class="cell', 0, left_off):left_off], "the kit's note is labelled"

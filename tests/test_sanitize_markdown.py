@@ -233,6 +233,32 @@ def test_attachments_keep_raster_images_only_and_raw_html_cells_are_cleaned(sani
     assert nb.cells[2].source == "\\section{<script>}"  # not rendered by the HTML exporter: left as it is
 
 
+URL = {"data-image": "data:image/png;base64," + "A" * 20000, "https-link": "https://example.org/" + "x" * 20000,
+       "attachment": "attachment:a.png"}
+
+
+@pytest.mark.parametrize("kind", sorted(URL))
+def test_a_url_used_by_many_references_is_not_rendered_again_at_each(sanitizer, kind):
+    """Markdown writes a link's or an image's whole URL at each use: a reference (7 characters) to a long one
+    defined once, or to an attachment, made 55 KB of markdown 49 MB of HTML, in the grading process and on both
+    pages. Such a cell is shown as its text."""
+    use = "[.][a]" if kind == "https-link" else "![][a]"
+    source = f"An answer.\n\n[a]: {URL[kind]}\n\n" + f"{use}\n" * 300
+    attachments = {"a.png": {"image/png": "A" * 20000}} if kind == "attachment" else {}
+    cell = new_markdown_cell(source, attachments=attachments) if attachments else new_markdown_cell(source)
+    nb, _ = sanitizer.preprocess(new_notebook(cells=[cell]), {})
+    page = render(nb.cells[0].source, nb.cells[0].get("attachments"))
+    assert len(page) < 4 * (len(source) + 20000), f"{len(page)} characters of HTML from {len(source)}"
+    assert "An answer." in page
+
+
+def test_an_honest_cell_using_a_picture_twice_and_a_link_often_reads_as_written(sanitizer):
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(3000)).decode()
+    source = ("The loss before ![loss](attachment:loss.png) and after ![loss](attachment:loss.png).\n\n"
+              + "See [the docs][np] and again [the docs][np].\n" * 20 + "\n[np]: https://numpy.org/doc/stable/reference/\n")
+    assert sanitizer.sanitize_markdown(source, {"loss.png": {"image/png": png}}) == source
+
+
 @pytest.mark.parametrize("mimetype", [5, ["text/html"], None, {"type": "text/html"}])
 def test_a_raw_mimetype_that_is_not_text_is_taken_as_absent(sanitizer, mimetype):
     """nbconvert's page templates, like the sanitiser, call the raw mimetype's .lower(): one that is not text is
@@ -275,23 +301,46 @@ def test_code_cells_are_highlighted_with_a_lexer_of_linear_time(sanitizer, langu
     assert time.process_time() - start < 3, "the page highlights with a lexer whose time grows faster than the code"
 
 
-def test_a_long_code_cell_is_shown_as_text_on_the_grading_page(tmp_path):
-    """A highlighted token is a span, and the grading page goes through BeautifulSoup whole, on every view: 64 KB of
-    `a.a.a` in a code cell the student added took 3 s of CPU a render, linearly (about 85 s at the 2 MB limit). Past
-    16 KB (the release's longest code cell is under 2 KB) a cell is shown as escaped text; shorter ones as before."""
+def grading_page(tmp_path, notebook) -> tuple[str, float]:
+    """The formgrader's grading page of `notebook` (as mallory's autograded copy), and the CPU seconds it took."""
     from test_formgrader_browser import formgrade_html
 
-    notebook = solution_notebook()
-    long = "a" + ".a" * 128_000 + "  # <b>not markup</b>"
-    notebook.cells.insert(1, new_code_cell(long))
     path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / "modules_and_sgd.ipynb"
     path.parent.mkdir(parents=True)
     nbformat.write(notebook, path)
     start = time.process_time()
     page = formgrade_html(tmp_path, "mallory", notebook=path)
-    assert time.process_time() - start < 3, "the page highlights a long cell token by token"
+    return page, time.process_time() - start
+
+
+def test_a_long_code_cell_is_shown_as_text_on_the_grading_page(tmp_path):
+    """A highlighted token is a span, and the grading page goes through BeautifulSoup whole, on every view: 64 KB of
+    `a.a.a` in a code cell the student added took 3 s of CPU a render, linearly (about 85 s at the 2 MB limit). Past
+    16 KB (the release's longest code cell is under 2 KB) a cell is shown as escaped text; shorter ones as before."""
+    notebook = solution_notebook()
+    long = "a" + ".a" * 128_000 + "  # <b>not markup</b>"
+    notebook.cells.insert(1, new_code_cell(long))
+    page, seconds = grading_page(tmp_path, notebook)
+    assert seconds < 3, "the page highlights a long cell token by token"
     assert '<div class="highlight"><pre>' + long.replace("<", "&lt;").replace(">", "&gt;") + "</pre></div>" in page
     assert '<span class="k">class</span>' in page  # the solution's own cells are highlighted
+
+
+def test_a_long_fenced_block_in_a_written_answer_is_shown_plain_on_the_grading_page(tmp_path, sanitizer):
+    """Written answers are never cut, and a fenced block in Python is highlighted token by token, the grading page
+    then going through BeautifulSoup whole on every view: three answers of 127 KB of ```python `a.a.a` cost 16 s a
+    view. Fenced blocks past a cell's first 16 KB (as a code cell), in one block or in many, are shown plain; a short
+    one stays highlighted."""
+    notebook = solution_notebook()
+    long = ["```python\n" + "a" + ".a" * 64_000 + "\n```", "\n\n".join(["```python\n" + "a" + ".a" * 8000 + "\n```"] * 8)]
+    answers = [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("answer_")]
+    for n, cell in enumerate(answers):
+        cell.source = sanitizer.sanitize_markdown(long[n % 2])
+    short = "```python\nx = 1\n```"
+    assert sanitizer.sanitize_markdown(short) == short
+    page, seconds = grading_page(tmp_path, notebook)
+    assert seconds < 4, "the page highlights a long fenced block token by token"
+    assert page.count("a.a.a.a") >= 3
 
 
 @pytest.mark.parametrize("cells", [34_000 * ["<b>1"], 940 * ["*a" * 1000]], ids=["34000-tiny", "940-of-2KB"])

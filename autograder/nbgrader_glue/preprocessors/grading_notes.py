@@ -1,7 +1,7 @@
 """Grading notes: what the student and the instructor should know about a submission that was graded anyway.
 
-A notebook saved under another name, a graded cell pasted twice, a locked cell edited, a graded cell
-deleted, a cell's nbgrader metadata edited, a second notebook in the folder, a link or a FIFO beside it: each is
+A notebook saved under another name, a graded cell pasted twice, a locked cell edited, a cell of the
+release deleted or moved, a cell's nbgrader metadata edited, a second notebook in the folder, a link or a FIFO beside it: each is
 graded (as the README says how) and said once, in one
 line, in the summary of `make grade` and at the top of the student's feedback page.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
-from nbgrader.utils import is_grade, is_locked, is_solution
+from nbgrader.utils import is_locked
 
 from ...assignment import Assignment, course_assignment
 from ...classroom.ledger import answer_checksums
@@ -46,8 +46,8 @@ def named(grade_id: object) -> str:
 
 
 def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
-    """What is odd about the notebook's graded cells: pasted twice, missing, locked and edited, of another type, or
-    with metadata the student edited or added."""
+    """What is odd about the notebook's graded cells: pasted twice, missing, moved, locked and edited, of another
+    type, or with metadata the student edited or added."""
     def grade_id(cell) -> str | None:
         return (cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
 
@@ -64,10 +64,15 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
         notes.append(f"cells pasted more than once: {', '.join(map(named, duplicated))} (the last copy of each is graded; "
                      "earlier copies run as plain code: delete them)")
     known = [(i, c) for c in assignment.source.cells if (i := grade_id(c))]
-    missing = [i for i, c in known if (is_solution(c) or is_grade(c)) and i not in last]
+    # Locked cells too: nbgrader puts back only the cells that are there, so a deleted question (a plain cell of the
+    # student's asking another one in its place) would read as the question.
+    missing = [i for i, c in known if i not in last]
     if missing:
         notes.append(f"cells missing from the notebook: {', '.join(missing)} "
                      "(copy them back from the released notebook)")
+    moved = out_of_order([i for i, _ in known], [i for c in notebook.get("cells", []) if (i := grade_id(c)) and last[i] is c])
+    if moved:
+        notes.append(f"cells moved from their place in the release, shown where the student put them: {', '.join(moved)}")
     edited = [i for i, c in known if is_locked(c) and i in last and text(last[i]) != text(c)]
     if edited:
         notes.append(f"locked cells edited, graded as released: {', '.join(edited)}")
@@ -81,6 +86,24 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
         which = f"cell {unnamed[0]} has" if len(unnamed) == 1 else f"cells {', '.join(unnamed)} have"
         notes.append(f"{which} nbgrader metadata but no grade id: graded as plain cells")
     return notes + metadata_notes(assignment, last)
+
+
+def out_of_order(released: list[str], placed: list[str]) -> list[str]:
+    """The grade ids of `placed` (the notebook's order) that are not where the release has them: those outside a
+    longest run of `placed` in the release's order (the fewest cells whose moves explain the notebook's order)."""
+    rank = {grade_id: n for n, grade_id in enumerate(released)}
+    ranks = [rank[i] for i in placed if i in rank]
+    longest = [1] * len(ranks)  # longest[k]: the longest increasing run of ranks ending at k
+    before = [-1] * len(ranks)
+    for k, r in enumerate(ranks):
+        for j in range(k):
+            if ranks[j] < r and longest[j] + 1 > longest[k]:
+                longest[k], before[k] = longest[j] + 1, j
+    kept, k = set(), max(range(len(ranks)), key=longest.__getitem__, default=-1)
+    while k >= 0:
+        kept.add(ranks[k])
+        k = before[k]
+    return [released[r] for r in ranks if r not in kept]
 
 
 def cell_kind(meta: dict) -> dict:

@@ -14,6 +14,10 @@ each tag a class (`celltag_<tag>`, a tag with spaces in it several classes, such
 out the code of a cell marked `transient.remove_source`. So a tag that is not a plain name is dropped, and so are
 `transient` and `jupyter` (whose `source_hidden` and `outputs_hidden` fold a cell away).
 
+Every cell the release does not have is marked as the student's (`kit_added_by_student`, taken off the release's
+cells), which the grading page says above it: in the notebook, a plain cell worded as the instructor's (an erratum
+making Question 1 easier, between it and its answer) read as the instructor's. A cell the kit adds later (the notes
+of CapStudentMarkdown and AddGradingNotes) has no mark.
 A cell the student turned from code into markdown or raw is code again (nbgrader's update_cell_type): what only
 those types may hold (`attachments`, and cell metadata nbformat types for code cells alone, such as `collapsed`)
 goes first, else nbformat refuses the code cell it makes and the whole notebook fails.
@@ -33,6 +37,7 @@ from ..gradebook_lookups import LookupsPrefetched
 RECORDED = ("checksum", "cell_type")  # what generate_assignment records in the release, not what the cell is
 PLAIN_TAG = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a tag that becomes one class on the pages, `celltag_<tag>`
 HIDING = ("transient", "jupyter")  # cell metadata with which the pages leave out or fold away a cell's code
+ADDED_MARK = "kit_added_by_student"  # cell metadata: a cell the release does not have, which the grading page labels
 CODE_METADATA = ("execution", "collapsed", "scrolled")  # typed by nbformat's schema for code cells, free in the others
 
 
@@ -70,6 +75,10 @@ class OverwriteCellsAtOnce(LookupsPrefetched, OverwriteCells):
             cell.metadata["tags"] = [tag for tag in tags if isinstance(tag, str) and PLAIN_TAG.fullmatch(tag)]
         for key in HIDING:
             cell.metadata.pop(key, None)
+        if "nbgrader" in cell.metadata:
+            cell.metadata.pop(ADDED_MARK, None)
+        else:
+            cell.metadata[ADDED_MARK] = True
         return super().preprocess_cell(cell, resources, cell_index)
 
     def update_cell_type(self, cell, cell_type):

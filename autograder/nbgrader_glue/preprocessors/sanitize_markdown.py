@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections import Counter
 from html.parser import HTMLParser
@@ -69,6 +70,10 @@ LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")
 LEXERS = ("python", "py", "python3", "py3", "pycon", "pytb", "py3tb", "numpy", "text", "bash", "sh", "json",
           "latex", "tex")
 CODE_LEXER = "python"  # what the pages highlight code cells with when the notebook names a lexer not in LEXERS
+# The fenced blocks of a cell the pages highlight, as code_cell.j2's HIGHLIGHT_CHARS for a code cell: each token a span,
+# and the grading page then goes through BeautifulSoup whole, on every view. Written answers are never cut
+# (CapStudentMarkdown): three of 127 KB of fenced Python cost 16 s a view.
+HIGHLIGHT_CHARS = 16384
 
 
 _VERDICTS: dict = {}  # (source, policy) -> inert(): see SanitizeMarkdown.inert
@@ -79,11 +84,31 @@ def render(source: str, attachments: dict | None = None) -> str:
     return rendered(source, attachments)[0]
 
 
-def rendered(source: str, attachments: dict | None = None, lexers: tuple[str, ...] | None = None) -> tuple[str, bool]:
+def rendered(source: str, attachments: dict | None = None, lexers: tuple[str, ...] | None = None,
+             url_chars: int | None = None) -> tuple[str, bool]:
     """`source` rendered as `render` does, but a code block in a language whose lexer is not among `lexers` (when
-    given) without highlighting; and whether there was such a block."""
-    renderer = _LexerBoundRenderer(lexers, escape=False, attachments=attachments or {})
+    given) without highlighting; and whether there was such a block. Past `url_chars` characters of link and
+    image URLs (when given), RepeatedUrls is raised."""
+    renderer = _LexerBoundRenderer(lexers, url_chars, escape=False, attachments=attachments or {})
     return MarkdownWithMath(renderer=renderer).render(source), renderer.other_lexer
+
+
+# Markdown writes a link's or an image's whole URL again at each use: a reference (`[a]: URL` once, then `![][a]`,
+# 7 characters, each time) and an `attachment:` image do so for a URL the cell holds once. 55 KB of markdown made
+# 49 MB of HTML, and a cell within max_cell_kb could make hundreds of MB (a 1.8 MB attachment, gigabytes), in the
+# grading process and on both pages. A cell's URLs may come to URL_FACTOR times what it holds, plus URL_SLACK.
+URL_FACTOR = 4
+URL_SLACK = 4096
+
+
+class RepeatedUrls(ValueError):
+    """A cell whose links and images render more URL than it may (URL_FACTOR)."""
+
+
+def url_chars_allowed(source: str, attachments: dict) -> int:
+    """How many characters of link and image URLs a cell of `source` with `attachments` may render: URL_FACTOR
+    times what the cell takes in the notebook."""
+    return URL_FACTOR * (len(source) + (len(json.dumps(attachments)) if attachments else 0)) + URL_SLACK
 
 
 def is_lexer(name: str) -> bool:
@@ -96,20 +121,38 @@ def is_lexer(name: str) -> bool:
 
 
 class _LexerBoundRenderer(IPythonRenderer):
-    """nbconvert's renderer, noting a code block whose language names a lexer outside `lexers`, which it renders
-    plain (the pages would highlight it with that lexer)."""
+    """nbconvert's renderer, noting a code block whose language names a lexer outside `lexers`, or past the cell's
+    first HIGHLIGHT_CHARS of such blocks, which it renders plain (the pages would highlight it)."""
 
-    def __init__(self, lexers: tuple[str, ...] | None, **kwargs) -> None:
+    def __init__(self, lexers: tuple[str, ...] | None, url_chars: int | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.lexers = lexers
         self.other_lexer = False
+        self.highlighted = 0  # characters of the cell's fenced blocks in a language a lexer has
+        self.url_chars = url_chars  # what is left of the cell's URL_FACTOR, None: unbounded
+
+    def _spend(self, chars: int) -> None:
+        if self.url_chars is not None:
+            self.url_chars -= chars
+            if self.url_chars < 0:
+                raise RepeatedUrls("the cell's links and images repeat more URL than it holds")
+
+    def link(self, text: str, url: str, title: str | None = None) -> str:
+        self._spend(len(url))
+        return super().link(text, url, title)
+
+    def image(self, text: str, url: str, title: str | None = None) -> str:
+        html = super().image(text, url, title)  # an attachment's data is put in here
+        self._spend(len(html))
+        return html
 
     def block_code(self, code: str, info: str | None = None) -> str:
         words = (info or "").strip().split(maxsplit=1)  # as nbconvert reads the language
-        if (self.lexers is not None and words and not (info or "").startswith("mermaid")
-                and words[0].lower() not in self.lexers and is_lexer(words[0])):
-            self.other_lexer = True
-            info = None
+        if self.lexers is not None and words and not (info or "").startswith("mermaid") and is_lexer(words[0]):
+            self.highlighted += len(code)  # the cell's, all blocks together: one answer may hold many
+            if words[0].lower() not in self.lexers or self.highlighted > HIGHLIGHT_CHARS:
+                self.other_lexer = True
+                info = None
         return super().block_code(code, info=info)
 
 
@@ -264,10 +307,14 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     part of the submission, could change after grading, and a remote one tells its server when the
     instructor looks (a tracking pixel).
 
+    Repeated URLs: a link's or an image's URL is written at each use, and a reference or an attachment lets a
+    cell use one many times (URL_FACTOR): a cell whose links and images render more than it may is shown as its text.
+
     Highlighting: a page highlights code with the Pygments lexer the notebook names (`language_info`, a code cell's
     ``magics_language``, a fenced block's language), and many lexers take time that grows with the square of the
     code (LEXERS). So code cells are highlighted with a lexer of `lexers` (else ``python``), and a markdown cell
-    with a fenced block in another lexer's language is not kept whole (its cleaned HTML holds the block plain).
+    with a fenced block in another lexer's language, or with more than HIGHLIGHT_CHARS of fenced blocks, is not kept
+    whole (its cleaned HTML holds those blocks plain).
 
     Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
     allowlist; other raw cells are not rendered and are left alone. A raw mimetype that is not text is removed,
@@ -380,7 +427,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                    tuple(self.lexers))
             if key in _VERDICTS:
                 return _VERDICTS[key]
-        page, other_lexer = rendered(source, attachments, tuple(self.lexers))
+        page, other_lexer = rendered(source, attachments, tuple(self.lexers), url_chars_allowed(source, attachments))
         cleaned = self.clean(page)
         verdict = not other_lexer and closed_and_whole(page, cleaned), cleaned
         if key is not None:
@@ -398,7 +445,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
         attachments = attachments or {}
         try:
             ok, cleaned = self.inert(source, attachments)
-        except Exception:  # e.g. an image naming a missing attachment, which stops nbconvert
+        except Exception:  # e.g. an image naming a missing attachment, which stops nbconvert; RepeatedUrls
             ok, cleaned = False, None
         if ok:
             return source
