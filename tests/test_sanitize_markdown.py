@@ -343,58 +343,32 @@ def test_a_long_fenced_block_in_a_written_answer_is_shown_plain_on_the_grading_p
     assert page.count("a.a.a.a") >= 3
 
 
-@pytest.mark.parametrize("cells", [34_000 * ["<b>1"], 940 * ["*a" * 1000]], ids=["34000-tiny", "940-of-2KB"])
-def test_the_pages_show_a_budget_of_the_students_own_markdown(tmp_path, cells):
-    """Markdown costs the grading page about 13 µs a byte and a cell at least 0.6 ms, on every view: a notebook of the
-    student's own markdown cells within its size limit cost 20 to 26 s a view. Past CapStudentMarkdown's budget the
-    rest is left off the autograded copy, in one note; every cell of the release and every answer stays."""
-    from test_formgrader_browser import formgrade_html
-
+@pytest.mark.parametrize("kind, cells", [
+    ("markdown", 34_000 * ["<b>1"]), ("markdown", 940 * ["*a" * 1000]),
+    ("code", 130 * ["a." * 8184]), ("code", 16_000 * ["x"])],
+    ids=["markdown-34000-tiny", "markdown-940-of-2KB", "code-130-just-under-16KB", "code-16000-tiny"])
+def test_the_pages_show_a_budget_of_the_students_own_cells(tmp_path, kind, cells):
+    """The grading page renders the student's cells on every view. Markdown costs it about 13 µs a byte and a cell at
+    least 0.6 ms: a notebook of the student's own markdown within its size limit cost 20 to 26 s a view. Highlighted
+    code costs about 40 µs a byte and a cell about 1 ms: 2 MB of own code cells each just under the 16 KB that are
+    highlighted cost 77 s a view, 2 MB of tiny ones 13 s. Past CapStudentMarkdown's budget for the kind (128 KB of
+    markdown and raw, 64 KB of code, each cell counted as at least 1 KB) the rest is left off the autograded copy, in
+    one note where the first left-off cell stood; every cell of the release, the answers among them, stays."""
     from autograder.nbgrader_glue.preprocessors.cap_student_markdown import CapStudentMarkdown
 
+    budget, note = {"markdown": (128, "markdown or raw cells"), "code": (64, "code cells")}[kind]
     notebook = solution_notebook()
     released = [(c.cell_type, c.source) for c in notebook.cells]
-    notebook.cells[30:30] = [new_markdown_cell(text) for text in cells]
+    notebook.cells[30:30] = [(new_code_cell if kind == "code" else new_markdown_cell)(text) for text in cells]
     capped, _ = CapStudentMarkdown().preprocess(notebook, {})
     own = [c for c in capped.cells if not c.metadata.get("nbgrader")]
     assert [(c.cell_type, c.source) for c in capped.cells if c.metadata.get("nbgrader")] == released
-    assert sum(max(len(c.source), 1024) for c in own[:-1]) <= 128 * 1024 and len(own) <= 129
-    assert own[-1].source.startswith(f"*{len(cells) - len(own) + 1} more markdown or raw cells of the student's own")
-    assert capped.cells.index(own[-1]) == 30 + len(own) - 1  # where the first cell left off stood
-    path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / "modules_and_sgd.ipynb"
-    path.parent.mkdir(parents=True)
-    nbformat.write(capped, path)
-    start = time.process_time()
-    formgrade_html(tmp_path, "mallory", notebook=path)
-    assert time.process_time() - start < 5, "the grading page renders the student's markdown past the budget"
-
-
-@pytest.mark.parametrize("cells", [130 * ["a." * 8184], 16_000 * ["x"]], ids=["130-just-under-16KB", "16000-tiny"])
-def test_the_pages_show_a_budget_of_the_students_own_code(tmp_path, cells):
-    """Highlighted code costs the grading page about 40 µs a byte and a cell about 1 ms, on every view: 2 MB of the
-    student's own code cells each just under the 16 KB that are highlighted cost 77 s a view, 2 MB of tiny ones 13 s.
-    Past CapStudentMarkdown's code budget the rest is left off the autograded copy, in one note; every cell of the
-    release (the answers' code among them) stays."""
-    from test_formgrader_browser import formgrade_html
-
-    from autograder.nbgrader_glue.preprocessors.cap_student_markdown import CapStudentMarkdown
-
-    notebook = solution_notebook()
-    released = [(c.cell_type, c.source) for c in notebook.cells]
-    notebook.cells[30:30] = [new_code_cell(text) for text in cells]
-    capped, _ = CapStudentMarkdown().preprocess(notebook, {})
-    own = [c for c in capped.cells if not c.metadata.get("nbgrader")]
-    assert [(c.cell_type, c.source) for c in capped.cells if c.metadata.get("nbgrader")] == released
-    assert all(c.cell_type == "code" for c in own[:-1]) and own[-1].cell_type == "markdown"
-    assert sum(max(len(c.source), 1024) for c in own[:-1]) <= 64 * 1024 and len(own) <= 65
-    assert own[-1].source.startswith(f"*{len(cells) - len(own) + 1} more code cells of the student's own")
-    assert capped.cells.index(own[-1]) == 30 + len(own) - 1  # where the first cell left off stood
-    path = tmp_path / "autograded" / "mallory" / ASSIGNMENT.name / "modules_and_sgd.ipynb"
-    path.parent.mkdir(parents=True)
-    nbformat.write(capped, path)
-    start = time.process_time()
-    formgrade_html(tmp_path, "mallory", notebook=path)
-    assert time.process_time() - start < 5, "the grading page renders the student's code past the budget"
+    assert all(c.cell_type == kind for c in own[:-1]) and own[-1].cell_type == "markdown"
+    assert sum(max(len(c.source), 1024) for c in own[:-1]) <= budget * 1024 and len(own) <= budget + 1
+    assert own[-1].source.startswith(f"*{len(cells) - len(own) + 1} more {note} of the student's own")
+    assert capped.cells.index(own[-1]) == 30 + len(own) - 1
+    _, seconds = grading_page(tmp_path, capped)
+    assert seconds < 5, f"the grading page renders the student's {kind} past the budget"
 
 
 def test_each_kind_of_the_students_own_cells_has_its_note_where_it_was_first_left_off():
