@@ -80,7 +80,8 @@ def test_an_answers_depth_and_values_are_bounded_without_recursion():
 def test_the_grader_holds_each_answer_to_what_the_session_passes_on_whatever_wrote_the_line():
     empty_rows = {"ok": True, "value": {"\x00array": ["<f8", [10**9, 0], ""]}, "reason": "", "limit": "",
                   "not_run": False}
-    line = json.dumps({"answers": [empty_rows, {**empty_rows, "value": 2**61 + 1}], "load_errors": [], "spent": 0})
+    line = json.dumps({"answers": [empty_rows, {**empty_rows, "value": 2**61 + 1}], "load_errors": [], "spent": 0,
+                       "oom_kills": 0})
     answers = read(line, TO_GRADER, 64 * 1024)
     assert [(a.ok, a.reason) for a in answers.answers] == [(False, UNREADABLE)] * 2
 

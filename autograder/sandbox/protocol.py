@@ -10,8 +10,8 @@ by pipe (a `Channel` names the kinds one pipe carries; anything else on it is Ma
                             End            {"end": true}
     worker, session → grader  Ready        {"ready": level}                started (the worker), serving (a session)
                             Failure        {"error": text}                 could not start
-                            Ended          {"budgets": [name]}             a session ended: the budgets it hit
-                            Answers        {"answers": [answer], "load_errors": [text], "spent": seconds}
+                            Ended          {"budgets": [name], "oom_kills"}  a session ended: the budgets it hit
+                            Answers        {"answers": [answer], "load_errors": [text], "spent": seconds, "oom_kills"}
     session → loader        Batch          (without "cells")
     loader → session        LoadingCell    {"event": "cell", "name": text}  loading this cell now
                             Loaded         {"event": "loaded", "errors": [text]}
