@@ -236,3 +236,39 @@ def test_an_autograde_past_its_cpu_bound_stops_that_student_alone(tmp_path, monk
     reports = {s: Report.load(course / "autograded" / s / ASSIGNMENT.name / "report.json") for s in ("ada", "grace", "hopper")}
     assert reports["grace"].error == reason and not reports["grace"].grader_fault
     assert all(not reports[s].error and reports[s].parts for s in ("ada", "hopper"))
+
+
+class FailsThenSlow(NbGraderPreprocessor):
+    """A step of nbgrader's autograde that fails on grace's notebook the first time (the grader's own failure, which
+    make grade tries once more) and is slow the second (SlowStep's SLOW_SECONDS)."""
+
+    def preprocess(self, nb, resources):
+        if resources["nbgrader"]["student"] == "grace":
+            tried = Path.cwd().parent / "failed-once"
+            if not tried.exists():
+                tried.touch()
+                raise KeyError("something no one foresaw")
+            busy(SLOW_SECONDS)
+            (Path.cwd().parent / "slow-step-ended").touch()
+        return nb, resources
+
+
+def test_a_student_tried_once_more_is_tried_within_the_same_bound(tmp_path, monkeypatch, capsys):
+    """A student whose autograde failed for the grader's reason is tried once more, alone: within autograde_seconds
+    too, never unbounded in make grade's own process."""
+    course = course_copy(tmp_path / "course")
+    for student in ("ada", "grace"):
+        write_notebook(solution_notebook(), course / "submitted" / student / ASSIGNMENT.name / NOTEBOOK)
+    config = load_config(course)
+    config.GraderSettings.autograde_seconds = 3.0
+    steps = config.Autograde.autograde_preprocessors
+    config.Autograde.autograde_preprocessors = [steps[0], FailsThenSlow, *steps[1:]]
+    monkeypatch.chdir(course)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
+    with within(300):
+        grade_class(find_assignment(course, ASSIGNMENT.name), GraderSettings(config=config, jobs=1))
+    assert (tmp_path / "failed-once").exists(), "grace's first autograde did not fail as the test meant"
+    assert not (tmp_path / "slow-step-ended").exists(), "grace's second autograde was not stopped at its bound"
+    reason = "nbgrader's autograde of it took more than 3 s of CPU time (c.GraderSettings.autograde_seconds)"
+    assert f"Not graded: grace: {reason}" in capsys.readouterr().out
+    assert not Report.load(course / "autograded" / "ada" / ASSIGNMENT.name / "report.json").error

@@ -115,7 +115,8 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
     checks run inside it, in that process's warm sandboxes) and says whether it was graded: in a child of the
     process, each student within `c.GraderSettings.autograde_seconds` of the child's CPU time (pool.run_pool), so
     that a slow path of nbgrader or nbformat on one notebook stops that student alone (not graded, with that
-    reason). A student nbgrader could not record is tried once more here, alone, before it counts as not graded.
+    reason). A student nbgrader could not record is tried once more, alone in a grading process of its own within
+    the same bound, before it counts as not graded.
     """
     answers: dict[str, NotGraded | None] = {}
     graded_here: list[str] = []  # by this grading process (each has its own list after the fork)
@@ -137,14 +138,22 @@ def _autograde_all(run: ClassRun, students: list[str], autograde: Callable[[str]
         except Exception:  # the page is missing or stale, and write_feedback writes it again
             pass
 
+    seconds = run.settings.autograde_seconds
     with Progress("grading", len(students), seconds=run.settings.seconds) as bar:
         try:  # one process more than cores (one waiting out a time limit leaves its core to another), as ids allow
             for index, answer in run_pool(students, grade, run.proof.processes or run.jobs + 1, bar, finish,
-                                          run.settings.autograde_seconds, lambda _: too_slow(run.settings.autograde_seconds)):
+                                          seconds, lambda _: too_slow(seconds)):
                 answers[students[index]] = answer
         except RuntimeError as exc:
-            say(f"A grading process failed ({exc}): the students it left are graded here, one by one.")
-    for student in students:  # one the pool lost, or that failed for the grader's reason: once more, here
-        answer = answers[student] if student in answers else NotGraded("", grader_fault=True)
-        answers[student] = autograde(student) if answer is not None and answer.grader_fault else answer
-    return {student: answers[student] for student in students}
+            say(f"A grading process failed ({exc}): the students it left are graded again, one by one.")
+    # One the pool lost, or that failed for the grader's reason: once more, alone in a grading process of its own,
+    # within the same bound (never in this process, where nothing would bound it).
+    lost = NotGraded("the grading process ended before it was graded", grader_fault=True)
+    again = [s for s in students if (answer := answers.get(s, lost)) is not None and answer.grader_fault]
+    if again:
+        try:
+            for index, answer in run_pool(again, autograde, 1, None, close, seconds, lambda _: too_slow(seconds)):
+                answers[again[index]] = answer
+        except RuntimeError as exc:
+            say(f"A grading process failed again ({exc}): the students it left are not graded.")
+    return {student: answers.get(student, lost) for student in students}
