@@ -116,6 +116,18 @@ def test_a_file_is_checked_for_its_size_before_it_is_read(tmp_path):
     assert "could not be read" in validate_notebook(tmp_path / "missing.ipynb", LIMIT)
 
 
+def test_an_old_notebook_is_held_to_the_size_limit_as_converted(tmp_path):
+    """nbformat's upgrade from nbformat 3 writes a heading cell as `"#" * level`, and nothing bounds the level: a
+    file of a few hundred bytes became hundreds of MB in the grading process, which has no memory bound (8 cells of
+    level 1e9: about 25 GB). An old notebook is read as nbformat 4, and held to the size limit as that."""
+    path = tmp_path / NOTEBOOK
+    heading = {"cell_type": "heading", "level": 3 * 1024 * 1024, "source": "Answer", "metadata": {}}
+    path.write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": ""},
+                                "worksheets": [{"cells": [heading], "metadata": {}}]}))
+    assert path.stat().st_size < 1024
+    assert validate_notebook(path, 2 * 1024 * 1024), "a 3 MB heading from a file of 200 bytes is graded"
+
+
 def test_what_jupyter_and_the_kit_write_is_valid():
     no_ids = changed(lambda nb, c: [cell.pop("id", None) for cell in nb["cells"]])
     pasted = changed(lambda nb, c: nb["cells"].append(copy.deepcopy(c)))  # the same cell id twice

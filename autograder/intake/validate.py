@@ -94,6 +94,9 @@ def _structure(nb: dict) -> str | None:
     if version > 4 or version < 1:
         return f"it says nbformat {version}; this grader reads nbformat 4"
     if version < 4:  # Jupyter and nbgrader read old notebooks by converting them
+        reason = _old_headings_reason(nb)
+        if reason:
+            return reason
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -112,6 +115,23 @@ def _structure(nb: dict) -> str | None:
         if reason:
             return _line(f"{_cell_name(index, cell)} {reason}")
     return _schema_reason(nb)
+
+
+def _old_headings_reason(nb: dict) -> str | None:
+    """Why an old notebook's heading cells cannot be converted: nbformat writes a heading of level n as n "#"s, so a
+    level no file holds (a few bytes saying 1e9) would make gigabytes in the grading process before any size check."""
+    sheets = [sheet for sheet in _list(nb.get("worksheets")) if isinstance(sheet, dict)]
+    cells = [cell for sheet in sheets for cell in _list(sheet.get("cells"))] + _list(nb.get("cells"))
+    for cell in cells:
+        if isinstance(cell, dict) and cell.get("cell_type") == "heading":
+            level = cell.get("level", 1)
+            if type(level) is not int or not 1 <= level <= 6:
+                return f"it holds a heading cell of level {_short(level)}: an nbformat {nb['nbformat']} heading is of level 1 to 6"
+    return None
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _cell_reason(cell: Any) -> str | None:
