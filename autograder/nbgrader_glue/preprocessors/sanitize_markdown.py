@@ -138,7 +138,7 @@ class _LexerBoundRenderer(IPythonRenderer):
                 raise RepeatedUrls("the cell's links and images repeat more URL than it holds")
 
     def link(self, text: str, url: str, title: str | None = None) -> str:
-        self._spend(len(url))
+        self._spend(len(url) + len(title or ""))  # a title is written again at each use, as the URL is
         return super().link(text, url, title)
 
     def image(self, text: str, url: str, title: str | None = None) -> str:
