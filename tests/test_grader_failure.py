@@ -182,3 +182,14 @@ def test_a_class_that_failed_whole_for_one_grader_reason_stops_before_any_score(
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         assert not [s for s in gb.assignment_submissions(ASSIGNMENT.name)
                     if any(g.auto_score is not None for nb in s.notebooks for g in nb.grades)]
+
+
+def test_a_class_of_one_letter_ids_that_failed_whole_for_one_reason_is_told_so():
+    from autograder.outputs.grader_failure import whole_class_failure
+    from autograder.sandbox.protocol import NotGraded
+
+    answers = {student: NotGraded(f"the sandbox worker stopped on {student} (submitted/{student}/x)", grader_fault=True)
+               for student in ("a", "b")}
+    stopped = whole_class_failure(ASSIGNMENT, answers)
+    assert "(the sandbox worker stopped on <student> (submitted/<student>/x))" in stopped, stopped
+    assert whole_class_failure(ASSIGNMENT, {**answers, "c": None}) == ""

@@ -7,6 +7,7 @@ sandbox worker reports why it could not start: sandbox/worker.py), never a guess
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .inert import one_line
@@ -31,7 +32,7 @@ def grader_failure(exc: BaseException) -> str:
 def whole_class_failure(assignment: Assignment, answers: dict[str, NotGraded | None]) -> str:
     """Why every student of the class failed for one grader-side reason (a student's own name taken out of
     it), with what to do; "" when some student was graded (None) or failed for a reason of their own."""
-    reasons = {one_line(answer.reason).replace(student, "<student>")
+    reasons = {_without(student, one_line(answer.reason))
                for student, answer in answers.items() if answer is not None and answer.grader_fault}
     if not answers or len(reasons) != 1 or not all(answer is not None and answer.grader_fault
                                                    for answer in answers.values()):
@@ -39,3 +40,9 @@ def whole_class_failure(assignment: Assignment, answers: dict[str, NotGraded | N
     return (f"the grader failed on every submission for the same reason ({reasons.pop()}): see it for one with "
             f".venv/bin/python -m autograder grade submitted/<student>/{assignment.name}/{assignment.notebook_name}, "
             "fix it and grade again")
+
+
+def _without(student: str, reason: str) -> str:
+    """`reason` with `student` taken out where it stands as a whole id (a word or a path's part), so that an id
+    such as "a" leaves the words that hold the letter alone."""
+    return re.sub(rf"(?<![\w.-]){re.escape(student)}(?![\w-])", "<student>", reason)
