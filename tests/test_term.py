@@ -281,6 +281,11 @@ def test_a_fixed_check_is_previewed_and_applied_only_when_confirmed(term):
     assert mtimes(term) == written, "a preview writes nothing"
     assert ok(make(term, "preview")).count("would change") == 1
     assert ok(make(term, "grade", "CONFIRM=no")).count("previewing") == 1 and sha(term / "gradebook.db") == untouched["gradebook.db"]
+    suite.write_text(suite.read_text() + "# edited after the preview\n")  # a change no preview showed
+    unseen = make(term, "grade", "CONFIRM=yes")
+    assert unseen.returncode != 0 and "no preview showed that of ada, bea, cy, dee " in unseen.stdout, unseen.stdout + unseen.stderr
+    assert "Regrade preview: 3 of 4 students would change" in unseen.stdout
+    assert sha(term / "gradebook.db") == untouched["gradebook.db"] and mtimes(term) == written, "previewed, not applied"
 
     hand = {s: flags(term, s) for s in ("ada", "bea")}
     applied = ok(make(term, "grade", "CONFIRM=yes"))

@@ -29,17 +29,19 @@ from .class_run import ClassRun, Graded
 from .feedback_pages import page_time, write_feedback
 from .grade_students import enter_assignment, grade_students, take_unchanged
 from .lifecycle import export_grades
+from .preview import not_previewed
 from .progress import one_step
 from .students import list_students, take_roll
 from .summary import summarize
 
-NOT_APPLIED = 4  # `make regrade` previewed a change of the course's side of their grades rather than applying it
+NOT_APPLIED = 4  # CONFIRM=yes, or `make regrade`, previewed a change of the course's side of grades rather than applying it
 
 
 def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str] | None = None,
                 force: bool = False, confirm: bool = False, preview: bool = False) -> int:
     """Grade the class (or `only` these students of submitted/, unchanged too: `make regrade STUDENT=...`); 0 when done,
-    NOT_APPLIED when `only` names a student whose regrade was previewed instead.
+    NOT_APPLIED when `only` names a student whose regrade was previewed instead, or `confirm` was given for a regrade
+    no preview showed under today's inputs (preview.not_previewed).
 
     take the roll (collect, or the students `only` names) → sort the students by what changed since their grade
     (changes.plan_class) → a preview, when the course's side of some grades changed and `confirm` is not given (or
@@ -60,10 +62,14 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     # Named students are graded again even when unchanged; one whose grade the changed suites, reference or settings
     # would change is previewed as in make grade, so that no regrade of one student applies a change unseen.
     plan = plan_class(assignment, settings, run.coursedir, run.submitted, roll.students, force or bool(only))
-    if plan.stale and (preview or not confirm) and only:  # not what was asked: not a success (the formgrader's button)
+    unseen = not_previewed(assignment.root, assignment.name, {s: plan.inputs[s] for s in plan.stale}) if confirm else []
+    if unseen and not preview:
+        say(f"CONFIRM=yes applies only a regrade a preview showed, and no preview showed that of {', '.join(unseen)} "
+            "under today's suites, reference and settings: previewing it now; run the same command again to apply it.")
+    if plan.stale and (preview or not confirm or unseen) and only:  # not what was asked: not a success
         return preview_class(run, plan, roll.origin, "make regrade STUDENT=<student> CONFIRM=yes") or NOT_APPLIED
-    if plan.stale and (preview or not confirm):
-        return preview_class(run, plan, roll.origin, "make grade CONFIRM=yes")
+    if plan.stale and (preview or not confirm or unseen):
+        return preview_class(run, plan, roll.origin, "make grade CONFIRM=yes") or (NOT_APPLIED if confirm else 0)
     if preview:
         say("Nothing to preview: no grade was given under other suites, reference or settings than today's.")
         return 0
@@ -106,7 +112,7 @@ def refresh_feedback(assignment: Assignment, settings: GraderSettings) -> int:
 def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:
     """Grade the stale students into a scratch copy of the gradebook (preview.py), print who would change and
     write the table to reports/; nothing else is written. `apply`: the command that applies it."""
-    from .preview import compare, copy_gradebook, scratch_config, write_table
+    from .preview import compare, copy_gradebook, record_previewed, scratch_config, write_table
 
     assignment, students = run.assignment, sorted(plan.stale)
     what = sorted({name for names in plan.stale.values() for name in names})
@@ -127,6 +133,7 @@ def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:
         changes = compare(run.coursedir, scratch.coursedir, assignment.name, students)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    record_previewed(assignment.root, assignment.name, {student: plan.inputs[student] for student in students})
     table = write_table(changes, assignment.root / "reports" / f"{assignment.name}-regrade-preview.csv")
     changed = sorted({change.student for change in changes})
     say(f"\nRegrade preview: {len(changed)} of {counted(len(students), 'student')} would change"

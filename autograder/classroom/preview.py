@@ -6,12 +6,15 @@ course's gradebook and autograded/ under .grading/preview/ (`scratch_config`), t
 real gradebook and reports (`compare`): for each student and part whose score would change, the old score, the
 new one and the first check whose verdict changed. The table is printed and written to
 reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies it, and `make preview` shows it
-at any time. Nothing outside .grading/preview/ is written while previewing.
+at any time. Nothing outside .grading/preview/ is written while previewing, but the table and what it was made
+from (`record_previewed`): CONFIRM=yes applies a regrade only to students previewed under the inputs they have
+now (`not_previewed`), so that a check edited after the preview is not applied unseen.
 """
 from __future__ import annotations
 
 import copy
 import csv
+import json
 import shutil
 import sqlite3
 from contextlib import closing
@@ -25,6 +28,7 @@ from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
 from ..outputs.export import graded_parts
 from ..outputs.inert import spreadsheet_cell
 from ..report import Report, ReportUnreadable
+from .ledger import Inputs, inputs_json
 
 COLUMNS = ("student", "part", "old", "new", "first_changed_check")
 
@@ -131,3 +135,24 @@ def read_table(path: Path) -> list[Change]:
     """A preview CSV as written (the tests compare what a preview named with what applying it did)."""
     with path.open(newline="", encoding="utf-8") as handle:
         return [Change(**row) for row in csv.DictReader(handle)]
+
+
+def _previewed_path(root: Path, assignment: str) -> Path:
+    return root / ".grading" / f"previewed-{assignment}.json"
+
+
+def record_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> None:
+    """Which students a preview showed, each with the inputs (submission, suites, reference, settings) it graded."""
+    path = _previewed_path(root, assignment)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({student: inputs_json(given) for student, given in inputs.items()}, sort_keys=True))
+
+
+def not_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> list[str]:
+    """The students among `inputs` whose regrade no preview showed under these very inputs."""
+    try:
+        seen = json.loads(_previewed_path(root, assignment).read_text())
+    except (OSError, ValueError):
+        seen = {}
+    seen = seen if isinstance(seen, dict) else {}
+    return sorted(student for student, given in inputs.items() if seen.get(student) != inputs_json(given))
