@@ -114,6 +114,28 @@ def test_a_file_that_is_not_a_notebook_scores_zero_with_a_reason(tmp_path, conte
     assert report["total"] == 0 and reason in report["error"]
 
 
+@pytest.mark.slow  # grades a class through nbgrader
+def test_one_notebook_scores_the_same_through_make_grade_and_the_grade_command(tmp_path):
+    """A solution cell turned raw, and a pasted cell whose earlier copy is the release's blank: make grade's nbgrader
+    autograde takes the last copy and makes the cell code again; `grade` (and Gradescope's run_autograder) alike."""
+    notebook = solution_notebook()
+    ids = [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in notebook.cells]
+    notebook.cells[ids.index("no_grad")].cell_type = "raw"
+    for key in ("outputs", "execution_count"):
+        notebook.cells[ids.index("no_grad")].pop(key)
+    blank = release_notebook().cells[ids.index("sgd")]
+    notebook.cells.insert(ids.index("sgd"), blank)
+    course = course_copy(tmp_path / "course")
+    path = course / "submitted" / "raw" / ASSIGNMENT.name / NOTEBOOK
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(notebook, indent=1))
+    report, _ = grade_json(path, course)
+    assert scores(report) == FULL, report
+    run = grade_class(course, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert gradebook_scores(course)["raw"] == FULL
+
+
 def test_student_output_never_reaches_the_json(tmp_path):
     notebook = release_notebook()
     notebook.cells.insert(2, new_code_cell("print('{\"total\": 999}')\nimport sys; sys.stderr.write('noise')"))

@@ -2,6 +2,7 @@
 under it is the grader's failure, never an answer."""
 from __future__ import annotations
 
+import copy
 import gc
 import os
 import signal
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import sandbox_probes
-from nbformat.v4 import new_code_cell
+from nbformat.v4 import new_code_cell, new_raw_cell
 
 from autograder.sandbox import Cell, Limits, Sandbox, program_from_notebook
 from autograder.sandbox.cputime import HURRIED_NICE
@@ -61,6 +62,21 @@ def test_a_deleted_solution_cell_is_named():
     del notebook.cells[grade_ids(notebook).index("sgd")]
     text = {cell.name: cell.source for cell in program_from_notebook(notebook, ASSIGNMENT.source, solution_notebook())}
     assert "the cell sgd is missing from the notebook" in text["sgd"]
+
+
+def test_a_solution_cell_is_taken_as_make_grade_takes_it_the_last_copy_and_code_again():
+    """nbgrader's autograde keeps a pasted cell's last copy (DropDuplicateIds) and makes a code cell the student
+    turned raw code again (OverwriteCellsAtOnce): `grade` and Gradescope run the same program as make grade."""
+    notebook = release_notebook()
+    sgd = grade_ids(notebook).index("sgd")
+    notebook.cells.insert(sgd + 1, copy.deepcopy(notebook.cells[sgd]))
+    notebook.cells[sgd + 1].source = "SGD = 'the last copy'"
+    notebook.cells[grade_ids(notebook).index("no_grad")] = new_raw_cell("no_grad = 'raw'", metadata=copy.deepcopy(
+        notebook.cells[grade_ids(notebook).index("no_grad")].metadata))
+    program = program_from_notebook(notebook, ASSIGNMENT.source, solution_notebook())
+    text = {cell.name: cell.source for cell in program}
+    assert text["sgd"] == "SGD = 'the last copy'" and text["no_grad"] == "no_grad = 'raw'"
+    assert names(program)[names(program).index("sgd") - 1] == str(sgd), "the earlier copy runs where it stands"
 
 
 CODE = """\

@@ -69,6 +69,9 @@ def program_from_notebook(
     (the instructor's copy holds the answers): one missing from `release` raises. Cells the student
     added run where they stand, after the known cell before them. Without `source` and `release`
     the notebook is its own source and release.
+    A known cell is taken as `make grade`'s nbgrader autograde takes it, so that every route grades alike: the
+    last copy of a grade id (DropDuplicateIds makes the earlier ones cells the student added), and a code cell
+    the student made markdown or raw is code again (OverwriteCellsAtOnce).
     """
     source = source or notebook
     release = release or notebook
@@ -78,16 +81,15 @@ def program_from_notebook(
 
     student_text: dict[str, str] = {}
     added: dict[str | None, list[Cell]] = {}  # extra cells, keyed by the known cell before them
-    known = {_nbgrader(c).get("grade_id") for c in source["cells"]} - {None}
+    code = {_nbgrader(c).get("grade_id") for c in source["cells"] if c.get("cell_type") == "code"} - {None}
+    last = {gid: index for index, gid in enumerate(_nbgrader(c).get("grade_id") for c in notebook.get("cells", []))}
     anchor = None
     for index, cell in enumerate(notebook.get("cells", [])):
-        if cell.get("cell_type") != "code":
-            continue
         gid = _nbgrader(cell).get("grade_id")
-        if isinstance(gid, str) and gid in known and gid not in student_text:
+        if isinstance(gid, str) and gid in code and last[gid] == index:  # as nbgrader's autograde takes it
             student_text[gid] = _text(cell)
             anchor = gid
-        else:  # added by the student, or a duplicate of a known cell: runs as written
+        elif cell.get("cell_type") == "code":  # added by the student, or an earlier copy of a known cell
             added.setdefault(anchor, []).append(Cell(str(index), _strip_magics(_text(cell))))
 
     program = list(added.get(None, []))
