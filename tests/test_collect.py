@@ -467,3 +467,18 @@ def test_one_students_many_uploads_never_spend_the_downloads_entry_cap(tmp_path)
     assert sorted(submitted(root)) == sorted(f"s{i}" for i in range(10)), lines
     assert not any("BoundedExtractor.max_entries" in line for line in lines), lines
     assert any("(and more): 192 more of its entries" in line for line in lines), lines
+
+
+def test_an_id_the_student_chose_that_is_a_classmates_sis_id_gets_no_canvas_user_id():
+    """red-r2 (pass 16). canvas_roster matches an id by SIS Login ID or SIS User ID. A folder name the student chose
+    (a GitHub Classroom clone names it by the GitHub username) that is a classmate's student number or login would
+    carry the classmate's Canvas user id, and the import would put the student's score on the classmate, whose own
+    folder (their GitHub username) has no id, so no row is "shared" and nothing is left out."""
+    def row(student: str, score: str) -> dict:
+        return {"assignment": "a", "max_score": "10", "student_id": student, "last_name": "", "first_name": "",
+                "score": score, "auto_score": score}
+
+    roster = {"20231234": "777", "asmith": "777"}  # Alice, by her SIS User ID and her SIS Login ID (read_roster)
+    table = canvas_rows([row("20231234", "0"), row("alice-gh", "10")], "a", roster=roster)
+    alice_rows = [r for r in table.rows[1:] if r[1] == "777"]
+    assert all(r[5] == "10" for r in alice_rows), f"Alice's Canvas user gets {alice_rows}"
