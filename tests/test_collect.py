@@ -482,3 +482,29 @@ def test_an_id_the_student_chose_that_is_a_classmates_sis_id_gets_no_canvas_user
     table = canvas_rows([row("20231234", "0"), row("alice-gh", "10")], "a", roster=roster)
     alice_rows = [r for r in table.rows[1:] if r[1] == "777"]
     assert all(r[5] == "10" for r in alice_rows), f"Alice's Canvas user gets {alice_rows}"
+
+
+def test_a_due_date_moved_is_no_change_of_a_late_students_submission(tmp_path, monkeypatch):
+    """red-r2 (pass 16). A due date is a course input: moving it makes every grade stale, previewed before it is applied
+    (classroom/changes.py). The collection writes a LATE student's timestamp.txt from the due date (a second past it),
+    so the next collect rewrites it, and that student's folder reads as a changed submission: graded without the
+    preview ("new or changed submission"), though the student sent nothing new."""
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.classroom.ledger import folder_fingerprint
+    from autograder.intake.files import IntakeRules
+    from autograder.settings import GraderSettings, load_config
+
+    root = course(tmp_path)
+    coursedir = CourseDirectory(config=load_config(root))
+    rules = IntakeRules.of(GraderSettings(config=load_config(root)), NOTEBOOK)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
+    lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
+    prints = []
+    for due in (datetime.datetime(2026, 11, 19, 12, 0), datetime.datetime(2026, 11, 22, 12, 0)):  # then extended
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            gb.update_or_create_assignment(ASSIGNMENT.name, duedate=due)
+        collect(root)
+        prints.append(folder_fingerprint(root / "submitted", ("obrienann_23456", ASSIGNMENT.name), rules))
+    assert prints[0] == prints[1], "the same upload reads as a changed submission"
