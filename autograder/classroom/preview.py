@@ -6,7 +6,9 @@ course's gradebook and autograded/ under .grading/preview/ (`scratch_config`), t
 real gradebook and reports (`compare`): for each student and part whose score would change, the old score, the
 new one and the first check whose verdict changed. The table is printed and written to
 reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies it, and `make preview` shows it
-at any time. Nothing outside .grading/preview/ is written while previewing.
+at any time. Nothing outside .grading/preview/ is written while previewing, but that table: `make preview` grades
+the class as submitted/ holds it, collecting no LMS download (students.take_roll), and `make grade` previews after
+its collect step, as part of grading.
 """
 from __future__ import annotations
 
