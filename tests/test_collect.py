@@ -504,6 +504,19 @@ def test_an_id_the_student_chose_that_is_a_classmates_sis_id_gets_no_canvas_user
         == [["777", "20231234", ""]]
 
 
+def test_grades_lms_names_each_id_the_roster_ties_to_no_one_user(tmp_path, monkeypatch, capsys):
+    """The command's output names every row left out for the roster, and why, in one line."""
+    from autograder.outputs import lms
+
+    written = lms.CanvasImport(tmp_path / "a-canvas.csv", 1, [], [], "a", refused={
+        "20235555": "the roster gives it to Canvas user 555 (SIS User ID) and Canvas user 666 (SIS Login ID)"})
+    monkeypatch.setattr(lms, "write_canvas_csv", lambda root, name, dest: written)
+    assert lms.command(tmp_path, "a") == 0
+    assert ("Left out 1 students the roster ties to no one Canvas user as a SIS Login ID "
+            "(c.GraderSettings.canvas_folder_ids), so either score could be another student's: 20235555: the roster "
+            "gives it to Canvas user 555 (SIS User ID) and Canvas user 666 (SIS Login ID).") in capsys.readouterr().out
+
+
 def test_a_due_date_moved_is_no_change_of_a_late_students_submission(tmp_path, monkeypatch):
     """red-r2 (pass 16). A due date is a course input: moving it makes every grade stale, previewed before it is applied
     (classroom/changes.py). The collection wrote a LATE student's timestamp.txt from the due date (a second past it),
