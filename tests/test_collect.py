@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.outputs.lms import canvas_rows
+from autograder.outputs.lms import Roster, canvas_rows, read_roster
 from conftest import ASSIGNMENT, NOTEBOOK, course_copy, sparse, within
 
 LMS_TIME = (2026, 11, 20, 9, 30, 0)  # a zip entry's time: the LMS's time stamp of the upload
@@ -217,14 +217,15 @@ def test_the_canvas_import_never_has_two_rows_for_one_user():
     assert [r[1] for r in canvas_rows([row("4242", "7")], "a", collected={"4242": "4242"}).rows[1:]] == ["4242"]
     # an id a download gave with no LMS number (the fourth pattern's student number) is no Canvas user's id: the
     # roster's, and its SIS Login ID
-    assert canvas_rows([row("20231234", "7")], "a", roster={"20231234": "777001"},
-                       collected={"20231234": ""}).rows[1][1:4] == ["777001", "", "20231234"]
+    # (a course whose folders carry SIS User IDs: c.GraderSettings.canvas_folder_ids), in that column
+    assert canvas_rows([row("20231234", "7")], "a", roster=Roster({"20231234": "777001"}, column="SIS User ID"),
+                       collected={"20231234": ""}).rows[1][1:4] == ["777001", "20231234", ""]
     # one a kit before the number recorded: its ending, as then
     assert [r[1] for r in canvas_rows([row("kim_6", "5")], "a", collected={"kim_6": None}).rows[1:]] == ["6"]
 
     # jsmith is Canvas user 12345 by the roster (a course that named its students); eve chose the login eve_12345,
     # which gives her no Canvas number; a download that gave eve_12345 and a roster that says jsmith is 12345 disagree
-    roster = {"jsmith": "12345", "kim": "6"}
+    roster = Roster({"jsmith": "12345", "kim": "6"})
     table = canvas_rows([row("jsmith", "9"), row("eve_12345", "0"), row("kim", "5")], "a", roster=roster)
     assert [r[1] for r in table.rows[1:]] == ["12345", "", "6"] and table.shared == []
     table = canvas_rows([row("jsmith", "9"), row("eve_12345", "0"), row("kim", "5")], "a", roster=roster,
@@ -423,19 +424,21 @@ def test_canvas_late_marker_is_the_submissions_lateness(tmp_path, monkeypatch):
 
     from autograder.settings import load_config
 
+    """timestamp.txt holds the LMS's time of a LATE upload, whatever the due date (nbgrader counts the lateness from
+    it and the due date of the day); the summary says how late that is, or that it is on time by the due date."""
     root = course(tmp_path)
-    due = datetime.datetime(2026, 11, 25, 12, 0)  # after the LMS time of both files
     coursedir = CourseDirectory(config=load_config(root))
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
-    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
-        gb.update_or_create_assignment(ASSIGNMENT.name, duedate=due)
     lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}", "smithjohn_12345_8_modules_and_sgd.ipynb": b"{}"})
-    lines = collect(root)
     late = root / "submitted" / "obrienann_23456" / ASSIGNMENT.name
-    stamp = coursedir.get_existing_timestamp(str(late))  # as nbgrader's autograde reads it
-    assert stamp is not None and stamp > due, lines
+    for due, said in ((datetime.datetime(2026, 11, 19, 12, 0), "late by 21 h 30 min"),
+                      (datetime.datetime(2026, 11, 25, 12, 0), "not after the due date 2026-11-25 12:00 UTC, so on time")):
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            gb.update_or_create_assignment(ASSIGNMENT.name, duedate=due)
+        lines = collect(root)
+        assert coursedir.get_existing_timestamp(str(late)) == datetime.datetime(*LMS_TIME), lines  # as autograde reads it
+        assert f"Late by Canvas's LATE marker: obrienann_23456: submitted 2026-11-20 09:30 UTC; {said}" in lines, lines
     assert not (root / "submitted" / "smithjohn_12345" / ASSIGNMENT.name / "timestamp.txt").exists()
-    assert any(line.startswith("Late by Canvas's LATE marker: obrienann_23456") for line in lines)
 
     # Without a due date, the LMS's own time of the file is what nbgrader records.
     root = course(tmp_path / "no-due")
@@ -467,3 +470,108 @@ def test_one_students_many_uploads_never_spend_the_downloads_entry_cap(tmp_path)
     assert sorted(submitted(root)) == sorted(f"s{i}" for i in range(10)), lines
     assert not any("BoundedExtractor.max_entries" in line for line in lines), lines
     assert any("(and more): 192 more of its entries" in line for line in lines), lines
+
+
+def test_an_id_the_student_chose_that_is_a_classmates_sis_id_gets_no_canvas_user_id(tmp_path):
+    """red-r2 (pass 16). A folder name the student chose (a GitHub Classroom clone names it by the GitHub username)
+    that is a classmate's student number or login would carry the classmate's Canvas user id, and the import would
+    put the student's score on the classmate, whose own folder (their GitHub username) has no id, so no row is
+    "shared" and nothing is left out. The roster matches the one SIS column the course's folders carry
+    (c.GraderSettings.canvas_folder_ids), and an id it gives another column or two users is left out and named."""
+    def row(student: str, score: str) -> dict:
+        return {"assignment": "a", "max_score": "10", "student_id": student, "last_name": "", "first_name": "",
+                "score": score, "auto_score": score}
+
+    export = tmp_path / "canvas-export.csv"  # Canvas's Grades > Export
+    export.write_text("Student,ID,SIS User ID,SIS Login ID,Section,a\n    Points Possible,,,,,10\n"
+                      "Alice Smith,777,20231234,asmith,A,\nEve Evil,666,20239999,20235555,A,\n"
+                      "Bob Jones,555,20235555,bjones,A,\nKim Lee,444,kimlee,kimlee,A,\n")
+    by_login = read_roster(export)
+    table = canvas_rows([row("20231234", "0"), row("alice-gh", "10")], "a", roster=by_login)
+    alice_rows = [r for r in table.rows[1:] if r[1] == "777"]
+    assert all(r[5] == "10" for r in alice_rows), f"Alice's Canvas user gets {alice_rows}"
+    assert "Canvas user 777's SIS User ID, not as a SIS Login ID" in table.refused["20231234"], table.refused
+    # Eve's login is Bob's student number: by either column, the id could be either user's
+    for roster in (by_login, read_roster(export, "SIS User ID")):
+        table = canvas_rows([row("20235555", "0"), row("kimlee", "5")], "a", roster=roster)
+        assert [r[1] for r in table.rows[1:]] == ["444"], table.rows
+        assert "Canvas user 555 (SIS User ID) and Canvas user 666 (SIS Login ID)" in table.refused["20235555"]
+    # the column the course's folders carry matches, and a row without a Canvas user id names its id in that column
+    assert [r[1:4] for r in canvas_rows([row("asmith", "9"), row("nobody", "1")], "a", roster=by_login).rows[1:]] == \
+        [["777", "", "asmith"], ["", "", "nobody"]]
+    by_number = read_roster(export, "SIS User ID")
+    assert [r[1:4] for r in canvas_rows([row("20231234", "9"), row("asmith", "1")], "a", roster=by_number).rows[1:]] \
+        == [["777", "20231234", ""]]
+
+
+def test_grades_lms_names_each_id_the_roster_ties_to_no_one_user(tmp_path, monkeypatch, capsys):
+    """The command's output names every row left out for the roster, and why, in one line."""
+    from autograder.outputs import lms
+
+    written = lms.CanvasImport(tmp_path / "a-canvas.csv", 1, [], [], "a", refused={
+        "20235555": "the roster gives it to Canvas user 555 (SIS User ID) and Canvas user 666 (SIS Login ID)"})
+    monkeypatch.setattr(lms, "write_canvas_csv", lambda root, name, dest: written)
+    assert lms.command(tmp_path, "a") == 0
+    assert ("Left out 1 students the roster ties to no one Canvas user as a SIS Login ID "
+            "(c.GraderSettings.canvas_folder_ids), so either score could be another student's: 20235555: the roster "
+            "gives it to Canvas user 555 (SIS User ID) and Canvas user 666 (SIS Login ID).") in capsys.readouterr().out
+
+
+def test_a_due_date_moved_is_no_change_of_a_late_students_submission(tmp_path, monkeypatch):
+    """red-r2 (pass 16). A due date is a course input: moving it makes every grade stale, previewed before it is applied
+    (classroom/changes.py). The collection wrote a LATE student's timestamp.txt from the due date (a second past it),
+    so the next collect rewrote it, and that student's folder read as a changed submission: graded without the
+    preview ("new or changed submission"), though the student sent nothing new. It holds the upload's time now."""
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.classroom.ledger import folder_fingerprint
+    from autograder.intake.files import IntakeRules
+    from autograder.settings import GraderSettings, load_config
+
+    root = course(tmp_path)
+    coursedir = CourseDirectory(config=load_config(root))
+    rules = IntakeRules.of(GraderSettings(config=load_config(root)), NOTEBOOK)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
+    lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
+    prints = []
+    for due in (datetime.datetime(2026, 11, 19, 12, 0), datetime.datetime(2026, 11, 22, 12, 0)):  # then extended
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            gb.update_or_create_assignment(ASSIGNMENT.name, duedate=due)
+        collect(root)
+        prints.append(folder_fingerprint(root / "submitted", ("obrienann_23456", ASSIGNMENT.name), rules))
+    assert prints[0] == prints[1], "the same upload reads as a changed submission"
+
+
+def test_make_preview_collects_nothing(tmp_path, monkeypatch):
+    """red-r2 (pass 16). `make preview` took the roll as make grade does, collecting the LMS download into submitted/ and
+    collected.json, though a preview writes nothing but its table (autograder/classroom/preview.py): it previews the
+    class as submitted/ holds it, and the download waits for make grade."""
+    import subprocess
+
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.classroom import ledger
+    from autograder.settings import load_config
+
+    root = course(tmp_path)
+    coursedir = CourseDirectory(config=load_config(root))
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # nbgrader's alembic
+    monkeypatch.setenv("PATH", path)
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:  # a gradebook as make grade leaves it
+        gb.update_or_create_assignment(ASSIGNMENT.name)
+        ledger.read(gb.db, ASSIGNMENT.name)
+        gb.db.commit()
+    lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
+
+    def files() -> dict[str, bytes]:  # by content: opening the gradebook (nbgrader's session) touches its time
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*")
+                if p.is_file() and not p.is_relative_to(root / "reports")}
+
+    before = files()
+    done = subprocess.run([sys.executable, "-m", "autograder", "preview", "--assignment", ASSIGNMENT.name], cwd=root,
+                          env={**os.environ, "PATH": path}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Nothing to preview" in done.stdout, done.stdout
+    assert files() == before, "make preview wrote outside its scratch"

@@ -51,7 +51,7 @@ INTAKE_SETTINGS = ("submission_files", "submission_file_kb", "submission_entries
 # (course_inputs' own), and the time a feedback page may take (a page it stopped leaves the gradebook's scores as
 # they are, and every run writes a missing page again, under the setting of the day).
 NOT_SCORE_SETTINGS = ("jobs", "isolate", "gradescope_hidden_visibility", "part_titles", "canvas_column", "canvas_partial",
-                      "canvas_roster", "due_date", "page_seconds")
+                      "canvas_roster", "canvas_folder_ids", "due_date", "page_seconds")
 LATE_SECTIONS = ("AssignLatePenalties", "LatePenalty", "LateSubmissionPlugin")
 
 

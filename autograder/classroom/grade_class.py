@@ -43,7 +43,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     NOT_APPLIED when `only` names a student whose regrade was previewed instead, or `confirm` was given for a regrade
     no preview showed under today's inputs (preview.not_previewed).
 
-    take the roll (collect, or the students `only` names) → sort the students by what changed since their grade
+    take the roll (collect, or the students `only` names; `preview` collects nothing) → sort the students by what changed since their grade
     (changes.plan_class) → a preview, when the course's side of some grades changed and `confirm` is not given (or
     `preview` asks for one), and stop there → enter the assignment in the gradebook → grade the new and changed
     (the pool, which writes their feedback pages at its end; each ends with a report.json, graded or not) → the
@@ -55,7 +55,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     if run.proof.refusal:
         say(f"Not graded, nothing written: {run.proof.refusal}", sys.stderr)
         return 3
-    roll = take_roll(run, only)
+    roll = take_roll(run, only, collect=not preview)  # make preview writes no submitted/ folder (preview.py)
     if roll.refusal:
         say(f"regrade: {roll.refusal}", sys.stderr)
         return 2

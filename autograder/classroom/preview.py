@@ -6,9 +6,11 @@ course's gradebook and autograded/ under .grading/preview/ (`scratch_config`), t
 real gradebook and reports (`compare`): for each student and part whose score would change, the old score, the
 new one and the first check whose verdict changed. The table is printed and written to
 reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies it, and `make preview` shows it
-at any time. Nothing outside .grading/preview/ is written while previewing, but the table and what it was made
+at any time. Nothing outside .grading/preview/ is written while previewing, but that table and what it was made
 from (`record_previewed`): CONFIRM=yes applies a regrade only to students previewed under the inputs they have
-now (`not_previewed`), so that a check edited after the preview is not applied unseen.
+now (`not_previewed`), so that a check edited after the preview is not applied unseen. `make preview` grades the
+class as submitted/ holds it, collecting no LMS download (students.take_roll), and `make grade` previews after
+its collect step, as part of grading.
 """
 from __future__ import annotations
 

@@ -25,17 +25,21 @@ class Roll:
     refusal: str = ""  # `make regrade` named what is not a student's folder: nothing is done
 
 
-def take_roll(run: ClassRun, only: list[str] | None) -> Roll:
+def take_roll(run: ClassRun, only: list[str] | None, collect: bool = True) -> Roll:
     """The students `only` names (each a folder directly under submitted/, never a path), or the class collected;
-    the demo's leftovers forgotten; the ids refused."""
+    the demo's leftovers forgotten; the ids refused. Not `collect` (`make preview`, which writes nothing but its
+    table and scratch): the class as submitted/ holds it, nothing collected or forgotten."""
     if only:
         refusal = regrade_refusal(run.assignment, run.submitted, only)
         if refusal:
             return Roll(refusal=refusal)
         roll = Roll("submitted/ (regrading " + ", ".join(only) + ")")
+    elif not collect:
+        roll = Roll("submitted/ as the last make grade collected it (make preview collects nothing)")
     else:
         roll = Roll(*one_step("collect", lambda: collect_class(run)))
-    forget_demo_leftovers(run)
+    if collect:
+        forget_demo_leftovers(run)
     roll.students, roll.refused = list_students(run, only)
     return roll
 

@@ -21,8 +21,10 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   copy, or when it is not the copy an earlier collection wrote there (a regrade's new notebook, a fix by
   hand); the summary names each one kept. downloaded/<assignment>/collected.json holds what was written, and
   the LMS's number of each student (`make grades-lms` reads it as the Canvas user id).
-* Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the file, and at
-  least a second past the assignment's due date when the gradebook has one.
+* Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the file, a fact of
+  the upload that no setting changes, and nbgrader's autograde counts it late by the due date of the day (a course
+  input: moving it is previewed, classroom/changes.py). A LATE upload from before the due date is on time by it,
+  and one without an LMS time has no time stamp (on time); the summary names both.
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
 
 from ..assignment import Assignment
-from ..nbgrader_glue.late import due_date_of
+from ..nbgrader_glue.late import due_date_of, late_by
 from ..outputs.inert import escaped, quoted
 from ..settings import GraderSettings
 from .files import Refused, read_regular
@@ -366,18 +368,18 @@ class LmsZipCollect(ZipCollectApp):
         return None
 
     def _record_late(self, student: str, dest: Path, file: Candidate) -> None:
-        """nbgrader's lateness for a file the LMS marked late: timestamp.txt, past the due date if there is one."""
-        due = self._due_date()
-        at = _utc(file.lms_time) if file.lms_time else None
-        if due is not None:
-            at = max(at or due, due + datetime.timedelta(seconds=1))
-        if at is None:
-            self.collection.late[student] = "no time stamp or due date to record it with, so nbgrader counts it on time"
+        """nbgrader's lateness for a file the LMS marked late: timestamp.txt with the LMS's time of the upload, never
+        one made from the due date, which would make every move of it a new submission (module docstring)."""
+        if not file.lms_time:
+            self.collection.late[student] = "the LMS gave no time of the upload to record, so nbgrader counts it on time"
             return
+        at = _utc(file.lms_time)
         write_private(dest / "timestamp.txt", at.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
-        self.collection.late[student] = (f"submitted {at:%Y-%m-%d %H:%M} UTC, after the due date" if due else
-                                         f"submitted {at:%Y-%m-%d %H:%M} UTC; there is no due date to count it "
-                                         f"late against (c.GraderSettings.due_date)")
+        due = self._due_date()
+        lateness = ("there is no due date to count it late against (c.GraderSettings.due_date)" if due is None else
+                    f"late by {late_by((at - due).total_seconds())}" if at > due else
+                    f"not after the due date {due:%Y-%m-%d %H:%M} UTC, so on time")
+        self.collection.late[student] = f"submitted {at:%Y-%m-%d %H:%M} UTC; {lateness}"
 
     def _due_date(self) -> datetime.datetime | None:
         """c.GraderSettings.due_date, else the gradebook's own (autograder/nbgrader_glue/late.py)."""

@@ -9,9 +9,12 @@ name is not one of the course's assignments becomes a new assignment on import.
 * ID: the Canvas user id, the LMS's number a Canvas download named the student with (`smithjohn_12345`,
   autograder/intake/collect.py, whose collected.json records it; never an id that merely ends in digits, nor a
   student number the download's fourth pattern gave as the id); empty otherwise.
-* SIS Login ID: the student id itself when it holds no Canvas number (ids you gave submitted/ yourself).
+* SIS Login ID (or SIS User ID, as `c.GraderSettings.canvas_folder_ids` says the folders you named are): the student
+  id itself when it holds no Canvas number (ids you gave submitted/ yourself).
 * ID also comes from `c.GraderSettings.canvas_roster`, a gradebook export of Canvas's, for a student whose id is
-  their SIS Login ID (or SIS User ID) there; a row with no Canvas user id is named.
+  the `canvas_folder_ids` column of exactly one of its rows (read_roster); a row with no Canvas user id is named.
+  An id the roster gives another column or more than one user (a student number chosen as a login, a GitHub
+  username that is a classmate's student number) could be either user's: its row is left out and named.
 * The assignment column: the total when every written answer is graded, else blank, so that an early import
   never turns the autograded points into a grade (`c.GraderSettings.canvas_partial` exports the points graded
   so far instead; the command says how many students either is); "Points Possible" is the assignment's maximum. Its header
@@ -31,7 +34,7 @@ import csv
 import os
 import re
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -39,27 +42,30 @@ from typing import Mapping
 from .inert import say, spreadsheet_cell
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+SIS_COLUMNS = ("SIS Login ID", "SIS User ID")  # c.GraderSettings.canvas_folder_ids: the first is the default
 CANVAS_ID = re.compile(r"(?:^|_)(\d+)$")  # a name of no letter a-z or digit gives the number alone
 
 
 def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bool = False,
-                roster: dict[str, str] | None = None, collected: Mapping[str, str | None] | None = None) -> CanvasRows:
+                roster: Roster | None = None, collected: Mapping[str, str | None] | None = None) -> CanvasRows:
     """The import's header and rows (the Points Possible row first); `column` heads the scores (default: the
     assignment id); `partial`: a student whose written answers are not all graded gets the points graded so far
-    instead of a blank; `roster`: Canvas user ids by SIS login or user id (read_roster); `collected`: the ids an
-    LMS collection gave, with the LMS's number for each (collect.collected_ids), the only Canvas user ids an id
-    gives."""
-    roster, collected = roster or {}, collected or {}
+    instead of a blank; `roster`: Canvas user ids by the SIS id the folders carry (read_roster); `collected`: the
+    ids an LMS collection gave, with the LMS's number for each (collect.collected_ids), the only Canvas user ids an
+    id gives."""
+    roster, collected = roster or Roster(), collected or {}
     mine = [r for r in rows if r["assignment"] == assignment]
     header = HEADER + [column or assignment]
     possible = mine[0]["max_score"] if mine else ""
     table = CanvasRows(header, [["Points Possible", "", "", "", "", possible]])
-    canvas_ids = {r["student_id"]: canvas_id_of(r["student_id"], roster, collected) for r in mine}
+    table.refused = {r["student_id"]: why for r in mine if (why := roster_refusal(r["student_id"], roster, collected))}
+    canvas_ids = {r["student_id"]: canvas_id_of(r["student_id"], roster, collected) for r in mine
+                  if r["student_id"] not in table.refused}
     numbers = Counter(filter(None, canvas_ids.values()))  # from an id's ending and the roster alike: one Canvas user
     table.shared = sorted(student for student, canvas_id in canvas_ids.items() if numbers[canvas_id] > 1)
     for row in mine:
         student = row["student_id"]
-        if student in table.shared:
+        if student in table.shared or student in table.refused:
             continue
         canvas_id = canvas_ids[student]
         if not canvas_id:
@@ -69,17 +75,23 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
         if score == "" and row["auto_score"] != "":  # a blank auto_score: the grader failed on it, no score at all
             score = row["raw_score"] if partial else ""
             table.pending.append(student)
-        from_download = bool(_lms_number(student, collected))  # the LMS's id: no SIS login
-        table.rows.append([name, canvas_id, "", "" if from_download else student, "", score])
+        sis = "" if _lms_number(student, collected) else student  # the LMS's id is no SIS id
+        table.rows.append([name, canvas_id, *(sis if roster.column == key else "" for key in HEADER[2:4]), "", score])
     return table
 
 
-def canvas_id_of(student: str, roster: dict[str, str], collected: Mapping[str, str | None]) -> str:
+def canvas_id_of(student: str, roster: Roster, collected: Mapping[str, str | None]) -> str:
     """The Canvas user id a student's row is imported to: the LMS's number a Canvas download gave the id with, else
     the roster's, else "" (none known). An id ending in digits that no download gave (a login `eve_12345`), or that
     a download gave without an LMS number (a student number `20231234` named by the file), is no Canvas user's:
     its row would fill the grade of the student the number is."""
-    return _lms_number(student, collected) or roster.get(student, "")
+    return _lms_number(student, collected) or roster.ids.get(student, "")
+
+
+def roster_refusal(student: str, roster: Roster, collected: Mapping[str, str | None]) -> str:
+    """Why the roster cannot say which Canvas user a student's row is ("" when it can, or is not asked: the
+    download gave the id's number)."""
+    return "" if _lms_number(student, collected) else roster.refused.get(student, "")
 
 
 def _lms_number(student: str, collected: Mapping[str, str | None]) -> str:
@@ -100,20 +112,44 @@ class CanvasRows:
     rows: list[list[str]]
     pending: list[str] = field(default_factory=list)  # written answers not all graded: blank (or partial) total
     shared: list[str] = field(default_factory=list)  # left out: another student has their Canvas number
-    without_id: list[str] = field(default_factory=list)  # no Canvas user id known: matched by SIS Login ID alone
+    without_id: list[str] = field(default_factory=list)  # no Canvas user id known: matched by its SIS id alone
+    refused: dict[str, str] = field(default_factory=dict)  # left out: the roster gives the id to no one user, and why
 
 
-def read_roster(path: Path) -> dict[str, str]:
-    """{SIS login id or SIS user id: Canvas user id} from a gradebook export of Canvas's (Grades > Export)."""
-    roster: dict[str, str] = {}
+@dataclass
+class Roster:
+    """What c.GraderSettings.canvas_roster says of the ids: the Canvas user id of each id that is the `column` of
+    exactly one user, and why each other id it holds names no one user."""
+
+    ids: dict[str, str] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
+    column: str = SIS_COLUMNS[0]  # c.GraderSettings.canvas_folder_ids
+
+
+def read_roster(path: Path, column: str = SIS_COLUMNS[0]) -> Roster:
+    """The Roster of a gradebook export of Canvas's (Grades > Export), for folders named by `column`. A folder name
+    may be one the student chose (a login, a GitHub username): matched by `column` alone, and only when no other
+    user has it in either SIS column, so that no chosen name takes a classmate's Canvas user id."""
+    claims: dict[str, set[tuple[str, str]]] = defaultdict(set)  # a SIS id -> (its column, the Canvas user id) of each
     with path.open(newline="", encoding="utf-8-sig") as handle:
         for row in csv.DictReader(handle):
             canvas_id = (row.get("ID") or "").strip()
             if not canvas_id.isdigit():  # Canvas's "Points Possible" row, a test student's blank id
                 continue
-            for key in ("SIS Login ID", "SIS User ID"):
+            for key in SIS_COLUMNS:
                 if (row.get(key) or "").strip():
-                    roster.setdefault(row[key].strip(), canvas_id)
+                    claims[row[key].strip()].add((key, canvas_id))
+    roster = Roster(column=column)
+    for sis_id, given in claims.items():
+        users = sorted({canvas_id for _, canvas_id in given})
+        if len(users) > 1:
+            roster.refused[sis_id] = "the roster gives it to " + " and ".join(
+                f"Canvas user {canvas_id} ({key})" for key, canvas_id in sorted(given, key=lambda kc: kc[1]))
+        elif (column, users[0]) in given:
+            roster.ids[sis_id] = users[0]
+        else:
+            roster.refused[sis_id] = (f"the roster has it as Canvas user {users[0]}'s {given.pop()[0]}, not as a "
+                                      f"{column} (c.GraderSettings.canvas_folder_ids)")
     return roster
 
 
@@ -128,6 +164,8 @@ class CanvasImport:
     column: str  # the assignment's column header
     without_id: list[str] = field(default_factory=list)  # rows with no Canvas user id
     partial: bool = False  # c.GraderSettings.canvas_partial
+    refused: dict[str, str] = field(default_factory=dict)  # students left out: the roster ties them to no one user
+    folder_ids: str = SIS_COLUMNS[0]  # c.GraderSettings.canvas_folder_ids
 
 
 def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
@@ -145,7 +183,8 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
     database = Path(coursedir.db_url.replace("sqlite:///", "", 1))
     if coursedir.db_url.startswith("sqlite:///") and not database.is_file():
         raise FileNotFoundError(f"no gradebook at {database}: run `make grade` first")
-    roster = read_roster(root / settings.canvas_roster) if settings.canvas_roster else {}
+    column = settings.canvas_folder_ids
+    roster = read_roster(root / settings.canvas_roster, column) if settings.canvas_roster else Roster(column=column)
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         _, rows = grade_rows(gradebook, [assignment])
     table = canvas_rows(rows, assignment, settings.canvas_column, settings.canvas_partial, roster, collected_ids(config))
@@ -157,7 +196,7 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
         writer.writerows([spreadsheet_cell(cell) for cell in row] for row in [table.header, *table.rows])
     os.replace(partial, dest)
     return CanvasImport(dest, len(table.rows) - 1, table.pending, table.shared, table.header[-1], table.without_id,
-                        settings.canvas_partial)
+                        settings.canvas_partial, table.refused, column)
 
 
 def command(root: Path, name: str, dest: Path | None = None) -> int:
@@ -178,7 +217,12 @@ def command(root: Path, name: str, dest: Path | None = None) -> int:
                "then run this again; c.GraderSettings.canvas_partial = True exports the points graded so far)."))
     if written.without_id:
         say(f"{len(written.without_id)} rows carry no Canvas user id ({', '.join(written.without_id)}): Canvas matches "
-            f"them by SIS Login ID alone; c.GraderSettings.canvas_roster names Canvas's gradebook export to read it from.")
+            f"them by {written.folder_ids} alone; c.GraderSettings.canvas_roster names Canvas's gradebook export to "
+            f"read it from.")
+    if written.refused:
+        say(f"Left out {len(written.refused)} students the roster ties to no one Canvas user as a {written.folder_ids} "
+            f"(c.GraderSettings.canvas_folder_ids), so either score could be another student's: "
+            + "; ".join(f"{student}: {why}" for student, why in sorted(written.refused.items())) + ".")
     if written.shared:
         say(f"Left out {len(written.shared)} students given the same Canvas user id, by their ids' ending or the "
               f"roster ({', '.join(written.shared)}): "
