@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.intake import files
 from autograder.intake.files import IntakeRules, Refused, choose_notebook, read_regular, take_submission
 from autograder.intake.validate import validate_notebook
 from conftest import ROOT, sparse, within
@@ -225,8 +226,37 @@ def test_one_rule_chooses_the_notebook_for_make_grade_and_gradescope():
                                                               f"graded 'work/my work.ipynb' as {NAME} (renamed)")
     assert choose_notebook(["work/my work.ipynb", f"work/{NAME}"], NAME) == (f"work/{NAME}", "")
     assert choose_notebook([f"work/{NAME}", NAME], NAME) == (NAME, "")  # the nearest of two under the name
+    assert choose_notebook([NAME.upper(), NAME], NAME) == (NAME, "")  # of two as near, the one spelled so
     assert choose_notebook(["work/my work.ipynb", "b.ipynb"], NAME) == (
         None, f"no {NAME} in the submission (found 'b.ipynb', 'work/my work.ipynb'): submit one notebook under that name")
+
+
+def test_the_notebook_graded_is_the_same_on_a_disk_that_ignores_case(tmp_path, monkeypatch):
+    """The work at the top as Modules_and_SGD.ipynb (Jupyter keeps the case typed), an old draft in old/: Linux
+    and a macOS or Windows course copy (simulated: the known names looked up and opened whatever their case, as
+    APFS and NTFS do) grade the same file."""
+    typed = "Modules_and_SGD.ipynb"
+    assert typed.casefold() == NAME
+    folder(tmp_path, {typed: '"final"', f"old/{NAME}": '"draft"'})
+    on_linux = take(tmp_path)
+    assert on_linux.notebook.read_text() == '"final"', on_linux.reason
+    assert on_linux.notes == [f"graded {typed!r} as {NAME} (renamed)"]
+
+    def spelled(folder: int, name: str) -> str:
+        *up, last = name.split("/")
+        fd = files._open_folder(os.dup(folder), up)
+        try:
+            return "/".join([*up, next((n for n in os.listdir(fd) if n.casefold() == last.casefold()), last)])
+        finally:
+            os.close(fd)
+
+    lstat, open_file = files._lstat, files._open_file
+    monkeypatch.setattr(files, "_lstat", lambda folder, name: lstat(folder, spelled(folder, name)))
+    monkeypatch.setattr(files, "_open_file", lambda root, path: open_file(root, spelled(root, path)))
+    shutil.rmtree(tmp_path / "staging")
+    ignoring_case = take(tmp_path)
+    assert ignoring_case.notebook.read_text() == '"final"', ignoring_case.reason
+    assert ignoring_case.notes == [f"the folder also holds 'old/{NAME}': only {NAME} is graded"]
 
 
 def test_a_file_name_cannot_end_its_quotes_in_a_note(tmp_path):

@@ -181,13 +181,16 @@ def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
 
 
 def choose_notebook(notebooks: list[str], name: str) -> tuple[str | None, str]:
-    """The notebook to grade among `notebooks` (paths from the submission folder): the one called `name`, the
-    nearest; else the only one; else None and the reason the student sees. With a notebook, a note: "" for
-    `name` itself, else that it was graded as `name`."""
+    """The notebook to grade among `notebooks` (paths from the submission folder): the one called `name` in any
+    case, the nearest (and of two as near, the one spelled `name`); else the only one; else None and the reason the
+    student sees. With a notebook, a note: "" for `name` itself, else that it was graded as `name`. Names match
+    whatever their case because a course copy on macOS or Windows opens `name` as any spelling of it: the file
+    graded is the same on every disk."""
     ordered = sorted(notebooks, key=lambda p: (p.count("/"), p))
-    named = [p for p in ordered if p.rpartition("/")[2] == name]
+    named = sorted((p for p in ordered if p.rpartition("/")[2].casefold() == name.casefold()),
+                   key=lambda p: (p.count("/"), p.rpartition("/")[2] != name, p))
     if named:
-        return named[0], ""
+        return named[0], "" if named[0].rpartition("/")[2] == name else f"graded {quoted(named[0])} as {name} (renamed)"
     if len(ordered) == 1:
         return ordered[0], f"graded {quoted(ordered[0])} as {name} (renamed)"
     if ordered:
@@ -261,9 +264,11 @@ def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Fou
     taking none of that folder's, since which of them a listing gives first is the file system's order (a hash
     seeded per disk, the order they were written in), not the folder's: the same folder is read the same on
     every machine."""
-    found = [Found(name, kind_of(mode)) for name in known if (mode := _lstat_mode(root, name)) is not None
-             and not stat.S_ISDIR(mode)]
-    seen, looked_up = len(found), {entry.path for entry in found}
+    top = {name: st for name in known if (st := _lstat(root, name)) is not None and not stat.S_ISDIR(st.st_mode)}
+    found = [Found(name, kind_of(st.st_mode)) for name, st in top.items()]
+    # Not listed again under another name: a disk that ignores case opens a known name as any spelling of it, and
+    # its listing gives the spelling stored.
+    seen, looked_up = len(found), {st.st_ino for st in top.values()}
     queue: deque[tuple[str, ...]] = deque([()])
     while queue:
         parts = queue.popleft()
@@ -273,7 +278,7 @@ def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Fou
             continue
         try:  # a DirEntry's stat() reads through `fd`: it stays open until they are read
             visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS
-                       and not (parts == () and e.name in looked_up))
+                       and not (parts == () and e.inode() in looked_up))
             listed = list(islice(visible, max_entries - seen + 1))  # no more read
             if seen + len(listed) > max_entries:  # which of them came first is the file system's order: none is taken
                 return found, False
@@ -289,9 +294,9 @@ def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Fou
     return found, True
 
 
-def _lstat_mode(folder: int, name: str) -> int | None:
+def _lstat(folder: int, name: str) -> os.stat_result | None:
     try:
-        return os.lstat(name, dir_fd=folder).st_mode
+        return os.lstat(name, dir_fd=folder)
     except OSError:
         return None
 
