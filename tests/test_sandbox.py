@@ -390,3 +390,18 @@ def test_only_the_budgets_own_oom_kills_count_as_the_memory_budget(tmp_path, eve
         assert ("memory budget" in cgroups.hit()) == (killed_by_budget > 0)
     finally:
         os.close(cgroups.counters["memory.events"][0])
+
+
+def test_the_time_a_session_waits_for_the_graders_next_request_is_not_the_submissions():
+    """The wall-clock backstop charges what the submission's processes spend waiting or sleeping, not the time its
+    session sits idle between two requests while the grader's own process explains failures, starts the reference's
+    sandbox, or is not running at all (an instructor's Ctrl-Z, swapped out): red-p2 pass 16, #1."""
+    cells = [Cell("honest", "x = 1")]
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
+        sandbox.begin(1.0)  # a budget of 1 s of CPU time: its backstop is 2 s of wall-clock time
+        first = sandbox.call(cells, sandbox_probes.value, name="x")
+        time.sleep(2.5)  # the grader's side, between two requests of the submission's
+        second = sandbox.call(cells, sandbox_probes.value, name="x")
+        sandbox.end()
+    assert (first.ok, first.value) == (True, 1)
+    assert (second.ok, second.value) == (True, 1), second.reason
