@@ -405,3 +405,46 @@ def test_the_time_a_session_waits_for_the_graders_next_request_is_not_the_submis
         sandbox.end()
     assert (first.ok, first.value) == (True, 1)
     assert (second.ok, second.value) == (True, 1), second.reason
+
+
+SPINNER = """\
+def spin():
+    import os, resource, signal
+    pid = os.fork()
+    if pid == 0:  # past its CPU rlimit, a process that ignores SIGXCPU and raises the soft limit goes on
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        while True:
+            pass
+    return pid
+"""
+
+
+def test_a_process_left_spinning_between_requests_is_charged_and_killed_once_it_spends_the_budget():
+    """Between two requests no check's limit runs: the session charges what the submission left running and kills
+    it once the budget is spent, while the grader is still away; the next request runs nothing."""
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1)) as sandbox:
+        sandbox.begin(1.0)
+        spinner = sandbox.call([Cell("spinner", SPINNER)], sandbox_probes.run, name="spin")
+        deadline = time.monotonic() + 30  # the grader's side: the spinner's 1 s of CPU time at a busy machine's pace
+        while (alive := os.path.exists(f"/proc/{spinner.value}")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        later = sandbox.call([Cell("other", "x = 1")], sandbox_probes.value, name="x")
+        sandbox.end()
+    assert spinner.ok and not alive
+    assert later.not_run and later.reason == "not run: the submission used its 1 s of CPU time", later
+
+
+def test_a_budget_spent_in_one_part_leaves_none_for_the_parts_after_it():
+    """One budget per submission: once a part's checks spent the backstop, a later part (another program) runs
+    nothing (red-p2 pass 16 saw parts pass after it: they were graded before it, the grader grading parts in
+    their files' order, the report showing them in the notebook's)."""
+    napper = "import time\ndef nap():\n    time.sleep(0.7)\n    return 1"
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1)) as sandbox:
+        sandbox.begin(1.0)  # its backstop: 2 s of wall-clock time; each nap is under the check's own 2 s
+        naps = [sandbox.call([Cell("napper", napper)], sandbox_probes.run, name="nap") for _ in range(6)]
+        later = sandbox.call([Cell("other", "x = 1")], sandbox_probes.value, name="x")
+        sandbox.end()
+    stopped = [nap.ok for nap in naps].index(False)  # the third at the earliest; later on a busy machine
+    assert stopped >= 2 and naps[stopped].limit == "time budget", naps[stopped]
+    assert later.not_run and "the submission took 2 s of wall-clock time" in later.reason, later
