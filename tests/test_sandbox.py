@@ -6,6 +6,7 @@ import gc
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -448,3 +449,38 @@ def test_a_budget_spent_in_one_part_leaves_none_for_the_parts_after_it():
     stopped = [nap.ok for nap in naps].index(False)  # the third at the earliest; later on a busy machine
     assert stopped >= 2 and naps[stopped].limit == "time budget", naps[stopped]
     assert later.not_run and "the submission took 2 s of wall-clock time" in later.reason, later
+
+
+STOPPED_GRADER = """\
+import sys
+import sandbox_probes
+import autograder.sandbox
+from autograder.sandbox import Cell, Limits, Sandbox
+autograder.sandbox.MARGIN_SECONDS = 2.0  # the grader waits for a check's reply 6 s: 2 x 2 x the 1 s budget, and this
+napper = "import time\\ndef nap():\\n    time.sleep(1.0)\\n    return 'x' * 300_000\\nready = 1"  # more than a pipe holds
+with Sandbox(modules={"sandbox_probes": sys.argv[1]}, limits=Limits(seconds=1)) as sandbox:
+    sandbox.begin(1.0)
+    assert sandbox.call([Cell("napper", napper)], sandbox_probes.value, name="ready").ok  # started and loaded
+    print("asking", flush=True)
+    outcomes = [sandbox.call([Cell("napper", napper)], sandbox_probes.run, name="nap") for _ in range(2)]
+    print([(outcome.ok, outcome.reason) for outcome in outcomes], flush=True)
+"""
+
+
+def test_a_grader_stopped_during_a_check_leaves_its_session_running_and_charges_nothing():
+    """Ctrl-Z stops the terminal's foreground job, the grader's process group: the sandbox's worker has a group of
+    its own, so the session serves the check it was on and then waits for the grader's next request, which its
+    backstop does not count (a stopped session would count the 8 s stop against its 2 s of backstop); and the
+    grader's wait for the reply does not count its own stop either (8 s against its 6 s)."""
+    grader = subprocess.Popen([sys.executable, "-c", STOPPED_GRADER, str(PROBES)], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True, start_new_session=True, env={**os.environ, "PYTHONPATH": f"{ROOT}/tests"})
+    try:
+        assert grader.stdout.readline() == "asking\n"
+        time.sleep(0.3)  # within the first nap
+        os.killpg(grader.pid, signal.SIGSTOP)
+        time.sleep(8)
+        os.killpg(grader.pid, signal.SIGCONT)
+        out, _ = grader.communicate(timeout=60)
+    finally:
+        grader.kill()
+    assert out.strip() == "[(True, ''), (True, '')]"
