@@ -7,6 +7,7 @@ import gc
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -406,3 +407,96 @@ def test_only_the_budgets_own_oom_kills_count_as_the_memory_budget(tmp_path, eve
         assert ("memory budget" in cgroups.hit()) == (killed_by_budget > 0)
     finally:
         os.close(cgroups.counters["memory.events"][0])
+
+
+def test_the_time_a_session_waits_for_the_graders_next_request_is_not_the_submissions():
+    """The wall-clock backstop charges what the submission's processes spend waiting or sleeping, not the time its
+    session sits idle between two requests while the grader's own process explains failures, starts the reference's
+    sandbox, or is not running at all (an instructor's Ctrl-Z, swapped out): red-p2 pass 16, #1."""
+    cells = [Cell("honest", "x = 1")]
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
+        sandbox.begin(1.0)  # a budget of 1 s of CPU time: its backstop is 2 s of wall-clock time
+        first = sandbox.call(cells, sandbox_probes.value, name="x")
+        time.sleep(2.5)  # the grader's side, between two requests of the submission's
+        second = sandbox.call(cells, sandbox_probes.value, name="x")
+        sandbox.end()
+    assert (first.ok, first.value) == (True, 1)
+    assert (second.ok, second.value) == (True, 1), second.reason
+
+
+SPINNER = """\
+def spin():
+    import os, resource, signal
+    pid = os.fork()
+    if pid == 0:  # past its CPU rlimit, a process that ignores SIGXCPU and raises the soft limit goes on
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        while True:
+            pass
+    return pid
+"""
+
+
+def test_a_process_left_spinning_between_requests_is_charged_and_killed_once_it_spends_the_budget():
+    """Between two requests no check's limit runs: the session charges what the submission left running and kills
+    it once the budget is spent, while the grader is still away; the next request runs nothing."""
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1)) as sandbox:
+        sandbox.begin(1.0)
+        spinner = sandbox.call([Cell("spinner", SPINNER)], sandbox_probes.run, name="spin")
+        deadline = time.monotonic() + 30  # the grader's side: the spinner's 1 s of CPU time at a busy machine's pace
+        while (alive := os.path.exists(f"/proc/{spinner.value}")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        later = sandbox.call([Cell("other", "x = 1")], sandbox_probes.value, name="x")
+        sandbox.end()
+    assert spinner.ok and not alive
+    assert later.not_run and later.reason == "not run: the submission used its 1 s of CPU time", later
+
+
+def test_a_budget_spent_in_one_part_leaves_none_for_the_parts_after_it():
+    """One budget per submission: once a part's checks spent the backstop, a later part (another program) runs
+    nothing (red-p2 pass 16 saw parts pass after it: they were graded before it, the grader grading parts in
+    their files' order, the report showing them in the notebook's)."""
+    napper = "import time\ndef nap():\n    time.sleep(0.7)\n    return 1"
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1)) as sandbox:
+        sandbox.begin(1.0)  # its backstop: 2 s of wall-clock time; each nap is under the check's own 2 s
+        naps = [sandbox.call([Cell("napper", napper)], sandbox_probes.run, name="nap") for _ in range(6)]
+        later = sandbox.call([Cell("other", "x = 1")], sandbox_probes.value, name="x")
+        sandbox.end()
+    stopped = [nap.ok for nap in naps].index(False)  # the third at the earliest; later on a busy machine
+    assert stopped >= 2 and naps[stopped].limit == "time budget", naps[stopped]
+    assert later.not_run and "the submission took 2 s of wall-clock time" in later.reason, later
+
+
+STOPPED_GRADER = """\
+import sys
+import sandbox_probes
+import autograder.sandbox
+from autograder.sandbox import Cell, Limits, Sandbox
+autograder.sandbox.MARGIN_SECONDS = 2.0  # the grader waits for a check's reply 6 s: 2 x 2 x the 1 s budget, and this
+napper = "import time\\ndef nap():\\n    time.sleep(1.0)\\n    return 'x' * 300_000\\nready = 1"  # more than a pipe holds
+with Sandbox(modules={"sandbox_probes": sys.argv[1]}, limits=Limits(seconds=1)) as sandbox:
+    sandbox.begin(1.0)
+    assert sandbox.call([Cell("napper", napper)], sandbox_probes.value, name="ready").ok  # started and loaded
+    print("asking", flush=True)
+    outcomes = [sandbox.call([Cell("napper", napper)], sandbox_probes.run, name="nap") for _ in range(2)]
+    print([(outcome.ok, outcome.reason) for outcome in outcomes], flush=True)
+"""
+
+
+def test_a_grader_stopped_during_a_check_leaves_its_session_running_and_charges_nothing():
+    """Ctrl-Z stops the terminal's foreground job, the grader's process group: the sandbox's worker has a group of
+    its own, so the session serves the check it was on and then waits for the grader's next request, which its
+    backstop does not count (a stopped session would count the 8 s stop against its 2 s of backstop); and the
+    grader's wait for the reply does not count its own stop either (8 s against its 6 s)."""
+    grader = subprocess.Popen([sys.executable, "-c", STOPPED_GRADER, str(PROBES)], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True, start_new_session=True, env={**os.environ, "PYTHONPATH": f"{ROOT}/tests"})
+    try:
+        assert grader.stdout.readline() == "asking\n"
+        time.sleep(0.3)  # within the first nap
+        os.killpg(grader.pid, signal.SIGSTOP)
+        time.sleep(8)
+        os.killpg(grader.pid, signal.SIGCONT)
+        out, _ = grader.communicate(timeout=60)
+    finally:
+        grader.kill()
+    assert out.strip() == "[(True, ''), (True, '')]"

@@ -108,6 +108,9 @@ _ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_A
 # worker is wedged (student code stopped the session's process, or jammed a pipe): it is killed.
 STARTUP_SECONDS = 120.0
 MARGIN_SECONDS = 30.0
+# How often the caller looks at the clock while it waits for the worker: a look more than this late is the caller's
+# own stop (Ctrl-Z, swapped out), which does not count against the worker's deadline.
+STALLED_SECONDS = 1.0
 
 
 def _wait_killed(worker: subprocess.Popen) -> None:
@@ -195,6 +198,10 @@ class Sandbox:
             # -B: the worker imports the assignment's modules from their folder and must write nothing there
             [sys.executable, "-I", "-B", str(WORKER), encode(self.config).decode()],
             stdin=requests, stdout=replies_w, stderr=subprocess.DEVNULL, env=_ENVIRONMENT,
+            # A process group of its own: a Ctrl-Z (or a stop of the grader's group) stops the grader only, and the
+            # session serves the request on, then waits for the next one, which its wall-clock backstop does not
+            # count (worker.py). It still dies with the grader (PR_SET_PDEATHSIG), or at the end of its stdin.
+            process_group=0,
         )
         os.close(requests)
         os.close(replies_w)
@@ -228,8 +235,17 @@ class Sandbox:
 
     def _receive(self, deadline: float) -> Ready | Failure | Ended | Answers | None:
         """The worker's next reply, or None when it ended, gave none by `deadline`, or wrote one that is not a
-        reply (protocol.read: Malformed, Oversized): it is then killed."""
-        reply = self.replies.next(deadline) if self.replies is not None else None
+        reply (protocol.read: Malformed, Oversized): it is then killed. The deadline moves on by the time this
+        process was not running (a look that came back more than a STALLED_SECONDS late: stopped with Ctrl-Z,
+        swapped out), as that is not the worker's delay (its session serves the request meanwhile)."""
+        reply = None
+        while self.replies is not None:
+            look = min(deadline, time.monotonic() + STALLED_SECONDS)
+            reply = self.replies.next(look)
+            late = time.monotonic() - look
+            if reply is not None or look == deadline and late <= STALLED_SECONDS:
+                break
+            deadline += late if late > STALLED_SECONDS else 0.0
         self.timed_out = reply is None
         if not isinstance(reply, (Ready, Failure, Ended, Answers)):
             self._kill()

@@ -112,14 +112,29 @@ class Stopwatch:
     the one thread that waited longest, never more than the time between them: threads wait side by side, so
     their sum would grow faster than the clock (fifty processes woken together on one CPU each wait for the
     others: seconds of waits a second, for a few milliseconds of CPU time, held a cell 60 s under a 6 s
-    backstop). The waits of processes that ended are kept."""
+    backstop). The waits of processes that ended are kept. It can be stopped and started again (a session's,
+    between the grader's requests): the time it is stopped does not count."""
 
     def __init__(self, pid: int, started: float | None = None) -> None:
         """`started`: a time_now() from before (waits from then until now are not taken off)."""
         self.pid, self.started, self.waited = pid, time_now() if started is None else started, 0.0
         self.last, self.read = tree_waits(pid), time_now()
+        self.held: float | None = None  # its seconds while it is stopped
+
+    def stop(self) -> None:
+        if self.held is None:
+            self.held = self.seconds()
+
+    def start(self) -> None:
+        """Go on from the seconds it was stopped at: neither the time since nor the waits meanwhile count."""
+        if self.held is not None:
+            now = time_now()
+            self.started, self.waited, self.held = now - self.held, 0.0, None
+            self.last, self.read = tree_waits(self.pid), now
 
     def seconds(self) -> float:
+        if self.held is not None:
+            return self.held
         waits, now = tree_waits(self.pid), time_now()
         longest = max((wait - self.last.get(task, 0.0) for task, wait in waits.items()), default=0.0)
         self.waited += min(max(0.0, longest), now - self.read)  # a thread found since: all its waits are new

@@ -70,6 +70,9 @@ from protocol import (
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
+# Seconds between two readings of the submission's CPU time while its session waits for the grader's next request.
+IDLE_TICK = 0.5
+
 
 class _Loader:
     """The session's handle on one loaded program."""
@@ -399,7 +402,8 @@ class _Session:
         self.answers, self.answered = request.answers, request.answered
         self.charged = 0.0  # CPU seconds the grader spent reading this session's answers, as it last said
         self.loader: _Loader | None = None
-        # Made again in serve(), in the session's own process: its CPU time, and its wall-clock time less waits.
+        # Made again in serve(), in the session's own process: its CPU time, and its wall-clock time less waits
+        # while it serves a request (the stopwatch is stopped between them).
         self.clock, self.stopwatch = SubmissionClock(None), Stopwatch(os.getpid())
         self.seen = {"oom_kill": 0, "fork_refused": 0}  # the cgroups' counts, as last looked at
         self.hurried = False  # a check ran out of time: the session runs at HURRIED_NICE (hurry)
@@ -447,10 +451,14 @@ class _Session:
                            "machine's fault, not the notebook's")
 
     def spent(self) -> str:
-        """Which of the submission's budgets is used up: "" (none), "cpu", "wall" or "answers" (the bytes of its
-        answers)."""
-        return ("answers" if self.answered > self.answers else "cpu" if self.used + self.seconds() >= self.budget else
+        """Which of the submission's budgets is used up: "" (none), "cpu", "wall" (the backstop: the wall-clock time
+        of the requests served, less waits for a CPU) or "answers" (the bytes of its answers)."""
+        return ("answers" if self.answered > self.answers else "cpu" if self.cpu_spent() else
                 "wall" if self.used + self.stopwatch.seconds() >= self.budget * WALL_FACTOR else "")
+
+    def cpu_spent(self) -> bool:
+        """Whether the submission used its budget of CPU time."""
+        return self.used + self.seconds() >= self.budget
 
     def over(self) -> str:
         """The memory or disk budget the submission passed where no cgroup or tmpfs bounds it (Isolation.over):
@@ -467,10 +475,15 @@ class _Session:
         _become_subreaper()  # a student's daemons end up here, to be killed with their loader
         cgroups = self.isolation.cgroups if self.isolation is not None else None
         self.clock, self.stopwatch = SubmissionClock(cgroups.cpu if cgroups else None), Stopwatch(os.getpid())
+        # The backstop counts from a request's arrival to its reply only: between them the session waits for the
+        # grader, whose own work (explaining failures, the reference's sandbox) or stop (Ctrl-Z, swapped out) is
+        # not the submission's. Its processes' CPU time meanwhile is still charged (the clock runs throughout).
+        self.stopwatch.stop()
         requests = Lines(0, TO_SESSION, limit=sys.maxsize)
         write(1, Ready(self.isolation.level if self.isolation else "none"))
         cells: list[tuple[str, str]] = []
-        while isinstance(request := requests.next(), Batch):
+        while isinstance(request := self._next_request(requests), Batch):
+            self.stopwatch.start()
             if request.cells is not None:  # a new program; otherwise the caller means the one it sent last
                 cells = request.cells
                 if self.loader:
@@ -482,6 +495,7 @@ class _Session:
             load_errors = self.loader.errors if self.loader else []
             kills = self.isolation.oom_kills() if self.isolation else 0
             reply = encode(Answers(answers, load_errors, self.seconds(), kills))
+            self.stopwatch.stop()  # before the write: a grader that is slow to read is not the submission's either
             # Charged whole, load errors too, as the grader counts every byte it reads: the answers counted on the
             # way (to stop at the budget) give way to the reply's own bytes.
             self.answered = answered + len(reply)
@@ -490,6 +504,18 @@ class _Session:
             write(1, Failure(f"it could not read the grader's request ({request.reason})"))
         if self.loader:
             self.loader.stop()
+
+    def _next_request(self, requests: Lines) -> Read:
+        """The grader's next request. Meanwhile whatever the submission left running (a daemon, a thread of the
+        loaded program's) is charged its CPU time, and killed once that spends the budget: nothing else stops it
+        between requests (no check's limit runs, and a process's CPU rlimit is a soft one it may raise)."""
+        while (request := requests.next(time.monotonic() + IDLE_TICK)) is None:
+            if self.cpu_spent():
+                if self.loader:
+                    self.loader.stop()
+                    self.loader = None
+                _reap_orphans()
+        return request
 
     def hurry(self, loader: int) -> None:
         """After a check ran out of time: the kernel runs this submission ahead of the others from now on.
