@@ -212,6 +212,28 @@ class Linear(Module):
 """
 
 # A right step() written under the student's no_grad(), as PyTorch's optimizers do it.
+# Cell sgd as solved, with a helper of the student's above the class that cell no_grad calls.
+SGD_WITH_RECORDING_STATE = """\
+from collections.abc import Iterable
+
+
+def recording_state() -> bool:
+    return Tensor.recording
+
+
+class SGD:
+    def __init__(self, params: Iterable[Parameter], lr: float) -> None:
+        self.params = list(params)
+        self.lr = lr
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = np.zeros_like(p.data)
+
+    def step(self) -> None:
+        for p in self.params:
+            p.data -= self.lr * p.grad
+"""
 STEP_UNDER_NO_GRAD = step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad")
 
 BUGS: list[Bug] = [
@@ -430,6 +452,12 @@ BUGS: list[Bug] = [
         (module_cell(PARAMETERS, after="\n\ndef affine(x, weight, bias):\n    return x @ weight.T + bias\n"),
          linear("return affine(x, self.weight, self.bias)"),
          exercise_cell("exercise_second_step", REPLAYED))),
+    Bug("no-grad-reads-a-helper-of-cell-sgd", "correct: step() under `with no_grad():` and no_grad() reads "
+        "Tensor.recording through recording_state(), a helper at the top of cell sgd: each of the two cells passes "
+        "its parts in full only with the other lent (a cycle; the notebook runs top to bottom)",
+        (Mutation("sgd", "SGD.step", "", source=SGD_WITH_RECORDING_STATE), STEP_UNDER_NO_GRAD,
+         no_grad("previous = recording_state()\nTensor.recording = False\ntry:\n    yield\n"
+                 "finally:\n    Tensor.recording = previous"))),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",
