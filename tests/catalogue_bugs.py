@@ -234,6 +234,19 @@ class SGD:
         for p in self.params:
             p.data -= self.lr * p.grad
 """
+# Cell sgd as solved, with a draft of no_grad() above the class (cell no_grad, later, defines the right one).
+SGD_WITH_A_DRAFT_NO_GRAD = SGD_WITH_RECORDING_STATE.replace("""
+
+def recording_state() -> bool:
+    return Tensor.recording
+""", """import contextlib
+
+
+@contextlib.contextmanager
+def no_grad():
+    Tensor.recording = False
+    yield
+""")
 STEP_UNDER_NO_GRAD = step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad")
 
 BUGS: list[Bug] = [
@@ -458,6 +471,10 @@ BUGS: list[Bug] = [
         (Mutation("sgd", "SGD.step", "", source=SGD_WITH_RECORDING_STATE), STEP_UNDER_NO_GRAD,
          no_grad("previous = recording_state()\nTensor.recording = False\ntry:\n    yield\n"
                  "finally:\n    Tensor.recording = previous"))),
+    Bug("step-under-no-grad-with-a-draft-in-cell-sgd", "correct: step() under `with no_grad():`; cell sgd also holds "
+        "a draft no_grad() that never restores, which the right one of cell no_grad replaces as the notebook runs",
+        (Mutation("sgd", "SGD.step", "", source=SGD_WITH_A_DRAFT_NO_GRAD), STEP_UNDER_NO_GRAD),
+        absent="no_grad is not written yet"),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",
