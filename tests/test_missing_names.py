@@ -107,3 +107,15 @@ def test_a_reason_that_repeats_a_stubs_name_searches_the_students_cell_for_it_on
     for _ in range(20):  # twenty failed checks of the part
         runner.explain(outcome)
     assert searched.count("Linear") <= 1
+
+
+def test_a_stub_is_blank_in_the_part_unless_a_cell_run_after_its_own_binds_the_name_again():
+    """The part runs the notebook's cells in order: a draft of no_grad in cell sgd, above the released stub's cell,
+    is replaced by the stub, which is what step() under `with no_grad():` called (red-s2 pass 16, #0); a cell the
+    student added below it binds the name last, so the stub is not what the part called."""
+    reason = f"no_grad {NOT_WRITTEN}"
+    draft = ("sgd", "@contextlib.contextmanager\ndef no_grad():\n    yield\n\n\nclass SGD:\n    pass\n")
+    stub = ("no_grad", "def no_grad():\n    raise NotImplementedError()\n")
+    assert explain(reason, [], [draft, stub], frozenset({"no_grad"})) == (
+        f"no_grad {BLANK_HERE}, and not all of cell no_grad's do")
+    assert explain(reason, [], [stub, ("40", draft[1])], frozenset({"no_grad"})) == reason

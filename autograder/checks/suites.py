@@ -137,6 +137,7 @@ class Runner:
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
         self.blank_cells = frozenset(borrowed)
         self.own_copies = dict(own_copies or {})
+        self.binding: dict[tuple[str, str, bool], bool] = {}  # (where, name, top_level) -> _binds, once (binds)
         self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
@@ -213,14 +214,29 @@ class Runner:
 
     def blank_named(self, text: str) -> str:
         """`text`, where it says a stub is not written yet that this part took blank from the release (the
-        released notebook defines it in a borrowed cell, and no other cell of the part binds it), saying instead
-        that it is blank in this part: the student wrote it, and its own part grades it."""
+        released notebook defines it in a borrowed cell, and no cell the part runs after that one binds it),
+        saying instead that it is blank in this part: the student wrote it, and its own part grades it."""
         def name(match: re.Match) -> str:
             top = match[1].split(".")[0]
-            blank = self.defined_by.get(top) in self.blank_cells and not any(
-                _binds(cell.source, top) for cell in self.cells if cell.name not in self.blank_cells)
+            blank = self.defined_by.get(top) in self.blank_cells and not self.bound_after(self.defined_by[top], top)
             return f"{match[1]} {_blank(self.defined_by[top])}" if blank else match[0]
         return self.own_name_named(_NOT_WRITTEN.sub(name, text))
+
+    def bound_after(self, blank_cell: str, name: str) -> bool:
+        """Whether a cell of the student's that the part runs after `blank_cell` binds `name`, so that the stub is
+        not what the name holds. The program runs in the notebook's order: a binding in an earlier cell (a draft
+        of no_grad above class SGD) is replaced by the stub, which is then what the part called."""
+        names = [cell.name for cell in self.cells]
+        later = self.cells[names.index(blank_cell) + 1:] if blank_cell in names else self.cells
+        return any(self.binds(cell.name, cell.source, name) for cell in later if cell.name not in self.blank_cells)
+
+    def binds(self, where: str, text: str, name: str, top_level: bool = False) -> bool:
+        """_binds, searched once per cell and name while the runner lives: every failed check's reason may name
+        the same stub again, and the cell may be megabytes long (the grader's own time)."""
+        key = (where, name, top_level)
+        if key not in self.binding:
+            self.binding[key] = _binds(text, name, top_level)
+        return self.binding[key]
 
     def own_name_named(self, text: str) -> str:
         """`text`, where it says a name is not defined that no released cell defines but the student's own copy
@@ -229,7 +245,8 @@ class Runner:
         missing = _NAME_ERROR.search(text)
         if not missing or missing[1] in self.defined_by or BLANK_HERE in text:
             return text
-        cell = next((name for name, own in self.own_copies.items() if _binds(own, missing[1], top_level=True)), None)
+        cell = next((name for name, own in self.own_copies.items()
+                     if self.binds(f"your {name}", own, missing[1], top_level=True)), None)
         return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})" if cell else text
 
     def because(self) -> str:
@@ -251,7 +268,7 @@ class Runner:
             cause = self.why_undefined(deeper[1], load_errors, seen | {cell}) if deeper else ""
             return cause or ("" if error.startswith(self.borrowed) else error)
         text = next((c.source for c in self.cells if c.name == cell), None)
-        return "" if text is None or _binds(text, name) else f"cell {cell} defines no {name}"
+        return "" if text is None or self.binds(cell, text, name) else f"cell {cell} defines no {name}"
 
 
 def _blank(cell: str) -> str:
