@@ -211,7 +211,6 @@ class Linear(Module):
         return x @ self.weight.T
 """
 
-# A right step() written under the student's no_grad(), as PyTorch's optimizers do it.
 # Cell sgd as solved, with a helper of the student's above the class that cell no_grad calls.
 SGD_WITH_RECORDING_STATE = """\
 from collections.abc import Iterable
@@ -247,6 +246,22 @@ def no_grad():
     Tensor.recording = False
     yield
 """)
+# Cell sgd as solved, with a helper above the class that Linear.forward calls (cell linear, earlier, calls it).
+SGD_WITH_AFFINE = SGD_WITH_RECORDING_STATE.replace("""
+def recording_state() -> bool:
+    return Tensor.recording
+""", """
+def affine(x, weight, bias):
+    return x @ weight.T + bias
+""")
+# Cell linear as solved, forward through affine() of cell sgd, and a helper below it that SGD.zero_grad calls.
+LINEAR_WITH_ZEROS_FOR = DENSE.replace("class Dense", "class Linear").replace(
+    "return x @ self.weight.T + self.bias", "return affine(x, self.weight, self.bias)") + """
+
+def zeros_for(p):
+    return np.zeros_like(p.data)
+"""
+# A right step() written under the student's no_grad(), as PyTorch's optimizers do it.
 STEP_UNDER_NO_GRAD = step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad")
 
 BUGS: list[Bug] = [
@@ -471,6 +486,11 @@ BUGS: list[Bug] = [
         (Mutation("sgd", "SGD.step", "", source=SGD_WITH_RECORDING_STATE), STEP_UNDER_NO_GRAD,
          no_grad("previous = recording_state()\nTensor.recording = False\ntry:\n    yield\n"
                  "finally:\n    Tensor.recording = previous"))),
+    Bug("forward-and-zero-grad-call-helpers-of-each-others-cells", "correct: Linear.forward calls affine(), a helper "
+        "at the top of cell sgd, and SGD.zero_grad calls zeros_for(), a helper below Linear: the forward and zero_grad "
+        "parts each pass in full only with the other's cell lent (a cycle)",
+        (Mutation("linear", "Linear.forward", "", source=LINEAR_WITH_ZEROS_FOR),
+         Mutation("sgd", "SGD.step", "", source=SGD_WITH_AFFINE), zero_grad("for p in self.params:\n    p.grad = zeros_for(p)"))),
     Bug("step-under-no-grad-with-a-draft-in-cell-sgd", "correct: step() under `with no_grad():`; cell sgd also holds "
         "a draft no_grad() that never restores, which the right one of cell no_grad replaces as the notebook runs",
         (Mutation("sgd", "SGD.step", "", source=SGD_WITH_A_DRAFT_NO_GRAD), STEP_UNDER_NO_GRAD),
