@@ -182,12 +182,14 @@ class Dense(Module):
         return x @ self.weight.T + self.bias
 """
 
-# The sgd cell as the reference writes it, with an older Linear (no bias) pasted below while experimenting.
-SGD_WITH_A_LINEAR = """\
-from collections.abc import Iterable
+
+def sgd_cell(above: str = "", below: str = "", imports: str = "") -> str:
+    """Cell sgd as the reference writes it, with the student's `above` the class and `below` it."""
+    return f"""\
+{imports}from collections.abc import Iterable
 
 
-class SGD:
+{above}class SGD:
     def __init__(self, params: Iterable[Parameter], lr: float) -> None:
         self.params = list(params)
         self.lr = lr
@@ -199,7 +201,11 @@ class SGD:
     def step(self) -> None:
         for p in self.params:
             p.data -= self.lr * p.grad
+{below}"""
 
+
+# Cell sgd with an older Linear (no bias) pasted below while experimenting.
+SGD_WITH_A_LINEAR = sgd_cell(below="""
 
 class Linear(Module):
     def __init__(self, n_in, n_out, rng):
@@ -209,51 +215,14 @@ class Linear(Module):
 
     def forward(self, x):
         return x @ self.weight.T
-"""
-
-# Cell sgd as solved, with a helper of the student's above the class that cell no_grad calls.
-SGD_WITH_RECORDING_STATE = """\
-from collections.abc import Iterable
-
-
-def recording_state() -> bool:
-    return Tensor.recording
-
-
-class SGD:
-    def __init__(self, params: Iterable[Parameter], lr: float) -> None:
-        self.params = list(params)
-        self.lr = lr
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = np.zeros_like(p.data)
-
-    def step(self) -> None:
-        for p in self.params:
-            p.data -= self.lr * p.grad
-"""
-# Cell sgd as solved, with a draft of no_grad() above the class (cell no_grad, later, defines the right one).
-SGD_WITH_A_DRAFT_NO_GRAD = SGD_WITH_RECORDING_STATE.replace("""
-
-def recording_state() -> bool:
-    return Tensor.recording
-""", """import contextlib
-
-
-@contextlib.contextmanager
-def no_grad():
-    Tensor.recording = False
-    yield
 """)
-# Cell sgd as solved, with a helper above the class that Linear.forward calls (cell linear, earlier, calls it).
-SGD_WITH_AFFINE = SGD_WITH_RECORDING_STATE.replace("""
-def recording_state() -> bool:
-    return Tensor.recording
-""", """
-def affine(x, weight, bias):
-    return x @ weight.T + bias
-""")
+# Cell sgd with a helper of the student's above the class that cell no_grad calls.
+SGD_WITH_RECORDING_STATE = sgd_cell("def recording_state() -> bool:\n    return Tensor.recording\n\n\n")
+# Cell sgd with a draft of no_grad() above the class (cell no_grad, later, defines the right one).
+SGD_WITH_A_DRAFT_NO_GRAD = sgd_cell("@contextlib.contextmanager\ndef no_grad():\n    Tensor.recording = False\n    yield\n\n\n",
+                                    imports="import contextlib\n")
+# Cell sgd with a helper above the class that Linear.forward calls (cell linear, earlier, calls it).
+SGD_WITH_AFFINE = sgd_cell("def affine(x, weight, bias):\n    return x @ weight.T + bias\n\n\n")
 # Cell linear as solved, forward through affine() of cell sgd, and a helper below it that SGD.zero_grad calls.
 LINEAR_WITH_ZEROS_FOR = DENSE.replace("class Dense", "class Linear").replace(
     "return x @ self.weight.T + self.bias", "return affine(x, self.weight, self.bias)") + """
