@@ -182,12 +182,14 @@ class Dense(Module):
         return x @ self.weight.T + self.bias
 """
 
-# The sgd cell as the reference writes it, with an older Linear (no bias) pasted below while experimenting.
-SGD_WITH_A_LINEAR = """\
-from collections.abc import Iterable
+
+def sgd_cell(above: str = "", below: str = "", imports: str = "") -> str:
+    """Cell sgd as the reference writes it, with the student's `above` the class and `below` it."""
+    return f"""\
+{imports}from collections.abc import Iterable
 
 
-class SGD:
+{above}class SGD:
     def __init__(self, params: Iterable[Parameter], lr: float) -> None:
         self.params = list(params)
         self.lr = lr
@@ -199,7 +201,11 @@ class SGD:
     def step(self) -> None:
         for p in self.params:
             p.data -= self.lr * p.grad
+{below}"""
 
+
+# Cell sgd with an older Linear (no bias) pasted below while experimenting.
+SGD_WITH_A_LINEAR = sgd_cell(below="""
 
 class Linear(Module):
     def __init__(self, n_in, n_out, rng):
@@ -209,8 +215,21 @@ class Linear(Module):
 
     def forward(self, x):
         return x @ self.weight.T
-"""
+""")
+# Cell sgd with a helper of the student's above the class that cell no_grad calls.
+SGD_WITH_RECORDING_STATE = sgd_cell("def recording_state() -> bool:\n    return Tensor.recording\n\n\n")
+# Cell sgd with a draft of no_grad() above the class (cell no_grad, later, defines the right one).
+SGD_WITH_A_DRAFT_NO_GRAD = sgd_cell("@contextlib.contextmanager\ndef no_grad():\n    Tensor.recording = False\n    yield\n\n\n",
+                                    imports="import contextlib\n")
+# Cell sgd with a helper above the class that Linear.forward calls (cell linear, earlier, calls it).
+SGD_WITH_AFFINE = sgd_cell("def affine(x, weight, bias):\n    return x @ weight.T + bias\n\n\n")
+# Cell linear as solved, forward through affine() of cell sgd, and a helper below it that SGD.zero_grad calls.
+LINEAR_WITH_ZEROS_FOR = DENSE.replace("class Dense", "class Linear").replace(
+    "return x @ self.weight.T + self.bias", "return affine(x, self.weight, self.bias)") + """
 
+def zeros_for(p):
+    return np.zeros_like(p.data)
+"""
 # A right step() written under the student's no_grad(), as PyTorch's optimizers do it.
 STEP_UNDER_NO_GRAD = step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad")
 
@@ -430,6 +449,21 @@ BUGS: list[Bug] = [
         (module_cell(PARAMETERS, after="\n\ndef affine(x, weight, bias):\n    return x @ weight.T + bias\n"),
          linear("return affine(x, self.weight, self.bias)"),
          exercise_cell("exercise_second_step", REPLAYED))),
+    Bug("no-grad-reads-a-helper-of-cell-sgd", "correct: step() under `with no_grad():` and no_grad() reads "
+        "Tensor.recording through recording_state(), a helper at the top of cell sgd: each of the two cells passes "
+        "its parts in full only with the other lent (a cycle; the notebook runs top to bottom)",
+        (Mutation("sgd", "SGD.step", "", source=SGD_WITH_RECORDING_STATE), STEP_UNDER_NO_GRAD,
+         no_grad("previous = recording_state()\nTensor.recording = False\ntry:\n    yield\n"
+                 "finally:\n    Tensor.recording = previous"))),
+    Bug("forward-and-zero-grad-call-helpers-of-each-others-cells", "correct: Linear.forward calls affine(), a helper "
+        "at the top of cell sgd, and SGD.zero_grad calls zeros_for(), a helper below Linear: the forward and zero_grad "
+        "parts each pass in full only with the other's cell lent (a cycle)",
+        (Mutation("linear", "Linear.forward", "", source=LINEAR_WITH_ZEROS_FOR),
+         Mutation("sgd", "SGD.step", "", source=SGD_WITH_AFFINE), zero_grad("for p in self.params:\n    p.grad = zeros_for(p)"))),
+    Bug("step-under-no-grad-with-a-draft-in-cell-sgd", "correct: step() under `with no_grad():`; cell sgd also holds "
+        "a draft no_grad() that never restores, which the right one of cell no_grad replaces as the notebook runs",
+        (Mutation("sgd", "SGD.step", "", source=SGD_WITH_A_DRAFT_NO_GRAD), STEP_UNDER_NO_GRAD),
+        absent="no_grad is not written yet"),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",

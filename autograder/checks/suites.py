@@ -137,6 +137,7 @@ class Runner:
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
         self.blank_cells = frozenset(borrowed)
         self.own_copies = dict(own_copies or {})
+        self.binding: dict[tuple[str, str, bool], bool] = {}  # (where, name, top_level) -> _binds, once (binds)
         self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
@@ -213,14 +214,29 @@ class Runner:
 
     def blank_named(self, text: str) -> str:
         """`text`, where it says a stub is not written yet that this part took blank from the release (the
-        released notebook defines it in a borrowed cell, and no other cell of the part binds it), saying instead
-        that it is blank in this part: the student wrote it, and its own part grades it."""
+        released notebook defines it in a borrowed cell, and no cell the part runs after that one binds it),
+        saying instead that it is blank in this part: the student wrote it, and its own part grades it."""
         def name(match: re.Match) -> str:
             top = match[1].split(".")[0]
-            blank = self.defined_by.get(top) in self.blank_cells and not any(
-                _binds(cell.source, top) for cell in self.cells if cell.name not in self.blank_cells)
+            blank = self.defined_by.get(top) in self.blank_cells and not self.bound_after(self.defined_by[top], top)
             return f"{match[1]} {_blank(self.defined_by[top])}" if blank else match[0]
         return self.own_name_named(_NOT_WRITTEN.sub(name, text))
+
+    def bound_after(self, blank_cell: str, name: str) -> bool:
+        """Whether a cell of the student's that the part runs after `blank_cell` binds `name`, so that the stub is
+        not what the name holds. The program runs in the notebook's order: a binding in an earlier cell (a draft
+        of no_grad above class SGD) is replaced by the stub, which is then what the part called."""
+        names = [cell.name for cell in self.cells]
+        later = self.cells[names.index(blank_cell) + 1:] if blank_cell in names else self.cells
+        return any(self.binds(cell.name, cell.source, name) for cell in later if cell.name not in self.blank_cells)
+
+    def binds(self, where: str, text: str, name: str, top_level: bool = False) -> bool:
+        """_binds, searched once per cell and name while the runner lives: every failed check's reason may name
+        the same stub again, and the cell may be megabytes long (the grader's own time)."""
+        key = (where, name, top_level)
+        if key not in self.binding:
+            self.binding[key] = _binds(text, name, top_level)
+        return self.binding[key]
 
     def own_name_named(self, text: str) -> str:
         """`text`, where it says a name is not defined that no released cell defines but the student's own copy
@@ -229,7 +245,8 @@ class Runner:
         missing = _NAME_ERROR.search(text)
         if not missing or missing[1] in self.defined_by or BLANK_HERE in text:
             return text
-        cell = next((name for name, own in self.own_copies.items() if _binds(own, missing[1], top_level=True)), None)
+        cell = next((name for name, own in self.own_copies.items()
+                     if self.binds(f"your {name}", own, missing[1], top_level=True)), None)
         return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})" if cell else text
 
     def because(self) -> str:
@@ -251,7 +268,10 @@ class Runner:
             cause = self.why_undefined(deeper[1], load_errors, seen | {cell}) if deeper else ""
             return cause or ("" if error.startswith(self.borrowed) else error)
         text = next((c.source for c in self.cells if c.name == cell), None)
-        return "" if text is None or _binds(text, name) else f"cell {cell} defines no {name}"
+        return "" if text is None or self.binds(cell, text, name) else f"cell {cell} defines no {name}"
+
+
+_BLANK_CELL = re.compile(re.escape(BLANK_HERE) + r", and not all of cell (\S+)'s do")  # the cell _blank names
 
 
 def _blank(cell: str) -> str:
@@ -409,6 +429,9 @@ class Grader:
         self.solution_cells = frozenset(cell.metadata["nbgrader"]["grade_id"] for cell in prepared.assignment.release.cells
                                         if cell.metadata.get("nbgrader", {}).get("solution"))
         self.defined_by = defining_cells(prepared.assignment.source, prepared.assignment.release)
+        self.owners = {cell: [suite.grade_id for suite in prepared.suites  # the parts that grade each cell
+                              if suite.student_cells != "all" and cell in suite.student_cells]
+                       for cell in self.solution_cells}
 
     def begin_session(self) -> None:
         """Give the next submission a session of its own (a fresh confined process tree) for all its parts,
@@ -449,7 +472,8 @@ class Grader:
         """Every part's runner and results, in the submission's current session: each part as its own cells alone
         give it, in the suites' order, then again with sound cells lent where that needs them (lend), round after
         round while a part has more sound cells to take: a cell whose parts pass in full only once lent (a right
-        step() under a right no_grad()) is sound, and lent in turn (to an exercise computed with SGD)."""
+        step() under a right no_grad()) is sound, and lent in turn (to an exercise computed with SGD). When no
+        single cell is left to lend, cells that each need another's are tried as a set (lend_together)."""
         parts = {}
         for suite in self.prepared.suites:
             runner = self.part_runner(submission, suite)
@@ -467,7 +491,10 @@ class Grader:
                 if again:
                     parts[suite.grade_id] = again
             if not lent:
-                return parts
+                together = self.lend_together(submission, results)
+                if not together:  # (a set that held is sound from then on, so none is tried twice)
+                    return parts
+                parts.update(together)
 
     def sound_cells(self, suite: Suite, results: Mapping[str, list[CheckResult]]) -> tuple[str, ...]:
         """The cells the part took blank to lend it, when its checks reached such a stub (BLANK_HERE: a right step()
@@ -476,10 +503,37 @@ class Grader:
         meets the student's code, and a cell any part found wrong stays blank: one mistake still costs one part."""
         if suite.student_cells == "all" or not any(BLANK_HERE in result.message for result in results[suite.grade_id]):
             return ()
-        owners = {cell: [s for s in self.prepared.suites if s.student_cells != "all" and cell in s.student_cells]
-                  for cell in sorted(self.solution_cells - set(suite.student_cells))}
-        return tuple(cell for cell, parts in owners.items()
-                     if parts and all(all(r.passed for r in results[part.grade_id]) for part in parts))
+        return tuple(cell for cell in sorted(self.solution_cells - set(suite.student_cells)) if self.sound(cell, results))
+
+    def sound(self, cell: str, results: Mapping[str, list[CheckResult]]) -> bool:
+        """Whether some part grades `cell` and every part that does passed in full."""
+        return bool(self.owners[cell]) and all(all(r.passed for r in results[part]) for part in self.owners[cell])
+
+    def lend_together(self, submission: Submission, results: Mapping[str, list[CheckResult]]
+                      ) -> dict[str, tuple[Runner, list[CheckResult]]]:
+        """The cells the parts named blank (_BLANK_CELL) that no part found wrong (each check of theirs that failed,
+        failed on a stub or helper the part took blank), lent together to their own parts, each but its own: cells
+        that each pass only with another lent (no_grad() calling a helper of cell sgd while step() runs under
+        no_grad()), which no single lend reaches. Kept when every part of those cells then passes in full, so they
+        are sound together; a cell whose part still fails is dropped from the set and the rest tried again, so a
+        wrong cell is never lent and one mistake still costs one part. Those parts' runners and results, or {}."""
+        named = {cell for part in results.values() for result in part for cell in _BLANK_CELL.findall(result.message)}
+        cells = {cell for cell in named if self.owners.get(cell) and not self.sound(cell, results) and not any(
+            not r.passed and BLANK_HERE not in r.message for part in self.owners[cell] for r in results[part])}
+        while cells:
+            graded = {}
+            for suite in self.prepared.suites:
+                if suite.student_cells != "all" and cells & set(suite.student_cells) and not all(
+                        r.passed for r in results[suite.grade_id]):
+                    lent = (set(self.sound_cells(suite, results)) | cells) - set(suite.student_cells)
+                    runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *sorted(lent))))
+                    graded[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
+            now = {**results, **{part: again for part, (_, again) in graded.items()}}
+            sound = {cell for cell in cells if self.sound(cell, now)}
+            if sound == cells:
+                return graded
+            cells = sound
+        return {}
 
     def lend(self, submission: Submission, suite: Suite, results: list[CheckResult],
              cells: tuple[str, ...]) -> tuple[Runner, list[CheckResult]] | None:
