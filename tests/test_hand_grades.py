@@ -286,3 +286,32 @@ def test_an_older_kits_review_is_carried_over_on_the_first_grading_after_the_upg
     cell(swapped, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(0, 0, 255)}}
     submit_and_grade(course, student, swapped)
     assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)
+
+
+def test_an_override_the_instructor_removes_while_the_class_is_graded_stays_removed(course):
+    """red-r2 (pass 16). nbgrader 0.9.6 never takes a manual mark away (lifecycle.keep_manual_marks' docstring), so a
+    mark gone after grading was removed in the formgrader while the class was graded (an override cleared to give the
+    autograded score back): the instructor's newer word, as a score entered then is. It stays removed."""
+    submit_and_grade(course, "red_r2_uma", solution_notebook())
+    hand_grade(course, "red_r2_uma", ["test_forward"], manual=0.5)  # an override of an autograded part
+    coursedir = CourseDirectory(config=load_config(course))
+    before = lifecycle.manual_marks(coursedir, ASSIGNMENT.name, ["red_r2_uma"])
+    hand_grade(course, "red_r2_uma", ["test_forward"], manual=None)  # the formgrader: the override cleared
+    lifecycle.keep_manual_marks(coursedir, ASSIGNMENT.name, before)
+    assert grades(course, "red_r2_uma", ["test_forward"]) == {"test_forward": (None, None, False)}
+
+
+def test_a_score_given_on_a_page_make_grade_regraded_meanwhile_is_flagged(course):
+    """red-r2 (pass 16). The formgrader shows the autograded notebook as it was when the page was opened; the
+    instructor's score is saved later. When `make grade` regrades a resubmission in between (docs/instructors.md:
+    "You can keep grading in the formgrader while make grade runs"), the score was given on the answer the page
+    showed, not on the resubmitted one, and must be flagged for review ("flags a hand grade exactly when its answer
+    differs from the one you graded ... shown when you gave the grade")."""
+    shown = solution_notebook()
+    submit_and_grade(course, "red_r2_vic", shown)  # the page the instructor opens shows this answer
+    resubmitted = copy.deepcopy(shown)
+    cell(resubmitted, "answer_zeroing")["source"] = "I do not know."
+    submit_and_grade(course, "red_r2_vic", resubmitted)  # make grade, while the page is open
+    hand_grade(course, "red_r2_vic", ["answer_zeroing"], manual=2.0)  # saved from the page opened before
+    submit_and_grade(course, "red_r2_vic", resubmitted)  # the next make grade (FORCE=1)
+    assert grades(course, "red_r2_vic", ["answer_zeroing"])["answer_zeroing"][2], "a score for another answer, unflagged"
