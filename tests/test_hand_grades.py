@@ -315,3 +315,20 @@ def test_a_score_given_on_a_page_make_grade_regraded_meanwhile_is_flagged(course
     hand_grade(course, "red_r2_vic", ["answer_zeroing"], manual=2.0)  # saved from the page opened before
     submit_and_grade(course, "red_r2_vic", resubmitted)  # the next make grade (FORCE=1)
     assert grades(course, "red_r2_vic", ["answer_zeroing"])["answer_zeroing"][2], "a score for another answer, unflagged"
+
+
+def test_an_override_flagged_on_changed_code_keeps_the_total_out_of_the_exports(course):
+    """red-r2 (pass 16). A written answer's hand grade flagged for review leaves grades.csv's total and the Canvas
+    column blank until it is reviewed (outputs/export.grade_rows: `complete`). An override of an autograded part
+    flagged because the code changed is a hand grade on an answer no one has seen as much: the exports must not
+    carry it as a final total either."""
+    from autograder.outputs.export import grade_rows
+
+    before, after = solution_notebook(), solution_notebook()
+    cell(after, "sgd")["source"] += "\n# rewritten after the override\n"
+    regraded = graded_then_resubmitted(course, "red_r2_wes", before, after, ["test_step"], manual=0.0)
+    assert regraded == {"test_step": (0.0, None, True)}  # flagged for review, as the kit means
+    hand_grade(course, "red_r2_wes", WRITTEN)  # every written answer graded: nothing else pending
+    with gradebook(course) as gb:
+        _, rows = grade_rows(gb, [ASSIGNMENT.name], ["red_r2_wes"])
+    assert rows[0]["score"] == "", f"exported as final: {rows[0]['score']} (test_step {rows[0]['test_step']})"
