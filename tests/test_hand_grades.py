@@ -24,8 +24,9 @@ from test_exporters import autograde
 from test_lifecycle import gradebook
 
 from autograder.assignment import find_assignment
-from autograder.classroom import ledger, lifecycle
+from autograder.classroom import grade_students, ledger
 from autograder.classroom.changes import Plan, plan_class
+from autograder.classroom.class_run import ClassRun
 from autograder.nbgrader_glue.preprocessors import save_auto_grades_at_once
 from autograder.nbgrader_glue.preprocessors.grading_notes import ANSWERS_KEY
 from autograder.nbgrader_glue.preprocessors.run_hidden_suites import report_path
@@ -184,20 +185,32 @@ def test_extra_credit_alone_is_a_hand_grade(course):
     assert regraded == {"test_step": (None, 1.0, True)}
 
 
-def test_a_hand_grade_entered_while_the_class_is_graded_stays(course):
-    """`make grade` reads the hand grades before grading and checks them after (lifecycle.keep_manual_marks). A
-    score the instructor enters in the formgrader in between is the newer word: it stays. A score grading took
-    away is put back, flagged for review."""
-    submit_and_grade(course, "ivy", solution_notebook())
-    hand_grade(course, "ivy", WRITTEN)
-    coursedir = CourseDirectory(config=load_config(course))
-    before = lifecycle.manual_marks(coursedir, ASSIGNMENT.name, ["ivy"])
-    hand_grade(course, "ivy", ["answer_zeroing"], manual=2.0)  # the formgrader, while the class is graded
-    hand_grade(course, "ivy", ["answer_outside_graph"], manual=None)  # as if grading had taken it away
-    assert lifecycle.keep_manual_marks(coursedir, ASSIGNMENT.name, before) == 1
-    assert grades(course, "ivy", WRITTEN) == {
-        "answer_zeroing": (2.0, None, False), "answer_outside_graph": (1.5, None, True),
-        "answer_shared_weight": (1.5, None, False)}
+def test_a_hand_grade_entered_or_cleared_while_the_class_is_graded_stays_as_the_instructor_left_it(course, monkeypatch):
+    """Grading writes no manual score, extra credit or comment (nbgrader 0.9.6's autograde and SaveAutoGradesAtOnce
+    write auto scores, auto comments and the review flag only), so what the instructor does in the formgrader while
+    `make grade` runs is the newer word: a score entered then stays, and an override cleared then (to give the
+    autograded score back) stays cleared (red-r2, pass 16: it was put back, flagged)."""
+    student = "ivy"
+    submit_and_grade(course, student, solution_notebook())
+    hand_grade(course, student, WRITTEN)
+    hand_grade(course, student, ["test_forward"], manual=0.5)  # an override of an autograded part
+
+    def graded_meanwhile(run, students, autograde, close):
+        hand_grade(course, student, ["answer_zeroing"], manual=2.0)  # the formgrader, while the class is graded
+        hand_grade(course, student, ["test_forward"], manual=None)  # the override cleared: an empty score box
+        submit_and_grade(course, student, solution_notebook())
+        Report([]).save(report_path(run.coursedir, student, ASSIGNMENT.name))  # as RunHiddenSuites writes it
+        return {student: None}
+
+    monkeypatch.setattr(grade_students, "_autograde_all", graded_meanwhile)
+    monkeypatch.setattr(grade_students, "prepare_class", lambda assignment, settings: None)
+    monkeypatch.setattr(grade_students, "autograder_for", lambda *args: None)
+    config = load_config(course)
+    run = ClassRun.open(find_assignment(course, ASSIGNMENT.name), GraderSettings(config=config, jobs=1))
+    assert grade_students.grade_students(run, [student], "submitted/").with_grades() == [student]
+    assert grades(course, student, [*WRITTEN, "test_forward"]) == {
+        "answer_zeroing": (2.0, None, False), "answer_outside_graph": (1.5, None, False),
+        "answer_shared_weight": (1.5, None, False), "test_forward": (None, None, False)}
 
 
 def test_a_submission_cannot_bring_the_checksums_of_the_answers_graded(course):
@@ -286,19 +299,6 @@ def test_an_older_kits_review_is_carried_over_on_the_first_grading_after_the_upg
     cell(swapped, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(0, 0, 255)}}
     submit_and_grade(course, student, swapped)
     assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)
-
-
-def test_an_override_the_instructor_removes_while_the_class_is_graded_stays_removed(course):
-    """red-r2 (pass 16). nbgrader 0.9.6 never takes a manual mark away (lifecycle.keep_manual_marks' docstring), so a
-    mark gone after grading was removed in the formgrader while the class was graded (an override cleared to give the
-    autograded score back): the instructor's newer word, as a score entered then is. It stays removed."""
-    submit_and_grade(course, "red_r2_uma", solution_notebook())
-    hand_grade(course, "red_r2_uma", ["test_forward"], manual=0.5)  # an override of an autograded part
-    coursedir = CourseDirectory(config=load_config(course))
-    before = lifecycle.manual_marks(coursedir, ASSIGNMENT.name, ["red_r2_uma"])
-    hand_grade(course, "red_r2_uma", ["test_forward"], manual=None)  # the formgrader: the override cleared
-    lifecycle.keep_manual_marks(coursedir, ASSIGNMENT.name, before)
-    assert grades(course, "red_r2_uma", ["test_forward"]) == {"test_forward": (None, None, False)}
 
 
 def test_a_score_given_on_a_page_make_grade_regraded_meanwhile_is_flagged(course):
