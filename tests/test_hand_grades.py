@@ -323,6 +323,7 @@ def test_an_override_flagged_on_changed_code_keeps_the_total_out_of_the_exports(
     flagged because the code changed is a hand grade on an answer no one has seen as much: the exports must not
     carry it as a final total either."""
     from autograder.outputs.export import grade_rows
+    from autograder.outputs.lms import canvas_rows
 
     before, after = solution_notebook(), solution_notebook()
     cell(after, "sgd")["source"] += "\n# rewritten after the override\n"
@@ -332,3 +333,4 @@ def test_an_override_flagged_on_changed_code_keeps_the_total_out_of_the_exports(
     with gradebook(course) as gb:
         _, rows = grade_rows(gb, [ASSIGNMENT.name], ["red_r2_wes"])
     assert rows[0]["score"] == "", f"exported as final: {rows[0]['score']} (test_step {rows[0]['test_step']})"
+    assert canvas_rows(rows, ASSIGNMENT.name).pending == ["red_r2_wes"], "make grades-lms names the student"
