@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 import struct
 import zlib
 from dataclasses import asdict
@@ -21,12 +22,14 @@ import nbformat
 import pytest
 from nbgrader.coursedir import CourseDirectory
 from test_exporters import autograde
+from test_formgrader_browser import formgrade_html
 from test_lifecycle import gradebook
 
 from autograder.assignment import find_assignment
 from autograder.classroom import grade_students, ledger
 from autograder.classroom.changes import Plan, plan_class
 from autograder.classroom.class_run import ClassRun
+from autograder.nbgrader_glue.formgrader_saves import save_grade, shown_answers
 from autograder.nbgrader_glue.preprocessors import save_auto_grades_at_once
 from autograder.nbgrader_glue.preprocessors.grading_notes import ANSWERS_KEY
 from autograder.nbgrader_glue.preprocessors.run_hidden_suites import report_path
@@ -301,20 +304,43 @@ def test_an_older_kits_review_is_carried_over_on_the_first_grading_after_the_upg
     assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)
 
 
+def answers_on_the_page(course: Path, student: str) -> str:
+    """What the student's grading page, as the kit renders it now, sends with each score saved (SHOWN_HEADER)."""
+    page = formgrade_html(course, student)
+    return json.dumps(json.loads(re.search(r"var kit_answers_shown = (.*);\n", page).group(1)))
+
+
+def save_from_the_page(course: Path, student: str, name: str, page: str, manual: float) -> bool:
+    """The formgrader's save of a score from a page (formgrader_saves.put): whether it was flagged as given on an
+    answer no longer graded."""
+    with gradebook(course) as gb:
+        grade_id = gb.find_grade(name, STEM, ASSIGNMENT.name, student).id
+        return save_grade(gb, grade_id, {"manual_score": manual, "extra_credit": None}, shown_answers(page))[1]
+
+
 def test_a_score_given_on_a_page_make_grade_regraded_meanwhile_is_flagged(course):
     """red-r2 (pass 16). The formgrader shows the autograded notebook as it was when the page was opened; the
     instructor's score is saved later. When `make grade` regrades a resubmission in between (docs/instructors.md:
     "You can keep grading in the formgrader while make grade runs"), the score was given on the answer the page
     showed, not on the resubmitted one, and must be flagged for review ("flags a hand grade exactly when its answer
-    differs from the one you graded ... shown when you gave the grade")."""
+    differs from the one you graded ... shown when you gave the grade"): the page carries the answers it shows and
+    the save checks them (autograder/nbgrader_glue/formgrader_saves.py). A page opened again can confirm it."""
     shown = solution_notebook()
-    submit_and_grade(course, "red_r2_vic", shown)  # the page the instructor opens shows this answer
+    submit_and_grade(course, "red_r2_vic", shown)
+    page = answers_on_the_page(course, "red_r2_vic")  # the page the instructor opens shows this answer
     resubmitted = copy.deepcopy(shown)
     cell(resubmitted, "answer_zeroing")["source"] = "I do not know."
     submit_and_grade(course, "red_r2_vic", resubmitted)  # make grade, while the page is open
-    hand_grade(course, "red_r2_vic", ["answer_zeroing"], manual=2.0)  # saved from the page opened before
+    assert save_from_the_page(course, "red_r2_vic", "answer_zeroing", page, 2.0), "saved, said to be flagged"
     submit_and_grade(course, "red_r2_vic", resubmitted)  # the next make grade (FORCE=1)
-    assert grades(course, "red_r2_vic", ["answer_zeroing"])["answer_zeroing"][2], "a score for another answer, unflagged"
+    assert grades(course, "red_r2_vic", ["answer_zeroing"])["answer_zeroing"] == (2.0, None, True), \
+        "a score for another answer, unflagged"
+    assert save_from_the_page(course, "red_r2_vic", "answer_zeroing", page, 2.0), "the stale page cannot clear it"
+    assert grades(course, "red_r2_vic", ["answer_zeroing"])["answer_zeroing"] == (2.0, None, True)
+    reloaded = answers_on_the_page(course, "red_r2_vic")
+    assert not save_from_the_page(course, "red_r2_vic", "answer_zeroing", reloaded, 2.0)
+    submit_and_grade(course, "red_r2_vic", resubmitted)
+    assert grades(course, "red_r2_vic", ["answer_zeroing"])["answer_zeroing"] == (2.0, None, False), "reviewed"
 
 
 def test_an_override_flagged_on_changed_code_keeps_the_total_out_of_the_exports(course):
