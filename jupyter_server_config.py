@@ -37,3 +37,6 @@ sys.path.append(str(Path(__file__).resolve().parent))
 c.ServerApp.jpserver_extensions.update({"autograder.nbgrader_glue.formgrader_guard": True})
 # and every page reads for everyone (a lang, contrast, labelled fields, landmarks: autograder/nbgrader_glue/formgrader_pages.py).
 c.ServerApp.jpserver_extensions.update({"autograder.nbgrader_glue.formgrader_pages": True})
+# and a score saved from a page whose answer make grade has regraded since stays flagged for review
+# (autograder/nbgrader_glue/formgrader_saves.py).
+c.ServerApp.jpserver_extensions.update({"autograder.nbgrader_glue.formgrader_saves": True})

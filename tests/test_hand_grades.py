@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 import struct
 import zlib
 from dataclasses import asdict
@@ -21,11 +22,14 @@ import nbformat
 import pytest
 from nbgrader.coursedir import CourseDirectory
 from test_exporters import autograde
+from test_formgrader_browser import formgrade_html
 from test_lifecycle import gradebook
 
 from autograder.assignment import find_assignment
-from autograder.classroom import ledger, lifecycle
+from autograder.classroom import grade_students, ledger
 from autograder.classroom.changes import Plan, plan_class
+from autograder.classroom.class_run import ClassRun
+from autograder.nbgrader_glue.formgrader_saves import save_grade, shown_answers
 from autograder.nbgrader_glue.preprocessors import save_auto_grades_at_once
 from autograder.nbgrader_glue.preprocessors.grading_notes import ANSWERS_KEY
 from autograder.nbgrader_glue.preprocessors.run_hidden_suites import report_path
@@ -184,20 +188,32 @@ def test_extra_credit_alone_is_a_hand_grade(course):
     assert regraded == {"test_step": (None, 1.0, True)}
 
 
-def test_a_hand_grade_entered_while_the_class_is_graded_stays(course):
-    """`make grade` reads the hand grades before grading and checks them after (lifecycle.keep_manual_marks). A
-    score the instructor enters in the formgrader in between is the newer word: it stays. A score grading took
-    away is put back, flagged for review."""
-    submit_and_grade(course, "ivy", solution_notebook())
-    hand_grade(course, "ivy", WRITTEN)
-    coursedir = CourseDirectory(config=load_config(course))
-    before = lifecycle.manual_marks(coursedir, ASSIGNMENT.name, ["ivy"])
-    hand_grade(course, "ivy", ["answer_zeroing"], manual=2.0)  # the formgrader, while the class is graded
-    hand_grade(course, "ivy", ["answer_outside_graph"], manual=None)  # as if grading had taken it away
-    assert lifecycle.keep_manual_marks(coursedir, ASSIGNMENT.name, before) == 1
-    assert grades(course, "ivy", WRITTEN) == {
-        "answer_zeroing": (2.0, None, False), "answer_outside_graph": (1.5, None, True),
-        "answer_shared_weight": (1.5, None, False)}
+def test_a_hand_grade_entered_or_cleared_while_the_class_is_graded_stays_as_the_instructor_left_it(course, monkeypatch):
+    """Grading writes no manual score, extra credit or comment (nbgrader 0.9.6's autograde and SaveAutoGradesAtOnce
+    write auto scores, auto comments and the review flag only), so what the instructor does in the formgrader while
+    `make grade` runs is the newer word: a score entered then stays, and an override cleared then (to give the
+    autograded score back) stays cleared (red-r2, pass 16: it was put back, flagged)."""
+    student = "ivy"
+    submit_and_grade(course, student, solution_notebook())
+    hand_grade(course, student, WRITTEN)
+    hand_grade(course, student, ["test_forward"], manual=0.5)  # an override of an autograded part
+
+    def graded_meanwhile(run, students, autograde, close):
+        hand_grade(course, student, ["answer_zeroing"], manual=2.0)  # the formgrader, while the class is graded
+        hand_grade(course, student, ["test_forward"], manual=None)  # the override cleared: an empty score box
+        submit_and_grade(course, student, solution_notebook())
+        Report([]).save(report_path(run.coursedir, student, ASSIGNMENT.name))  # as RunHiddenSuites writes it
+        return {student: None}
+
+    monkeypatch.setattr(grade_students, "_autograde_all", graded_meanwhile)
+    monkeypatch.setattr(grade_students, "prepare_class", lambda assignment, settings: None)
+    monkeypatch.setattr(grade_students, "autograder_for", lambda *args: None)
+    config = load_config(course)
+    run = ClassRun.open(find_assignment(course, ASSIGNMENT.name), GraderSettings(config=config, jobs=1))
+    assert grade_students.grade_students(run, [student], "submitted/").with_grades() == [student]
+    assert grades(course, student, [*WRITTEN, "test_forward"]) == {
+        "answer_zeroing": (2.0, None, False), "answer_outside_graph": (1.5, None, False),
+        "answer_shared_weight": (1.5, None, False), "test_forward": (None, None, False)}
 
 
 def test_a_submission_cannot_bring_the_checksums_of_the_answers_graded(course):
@@ -286,3 +302,61 @@ def test_an_older_kits_review_is_carried_over_on_the_first_grading_after_the_upg
     cell(swapped, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(0, 0, 255)}}
     submit_and_grade(course, student, swapped)
     assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)
+
+
+def answers_on_the_page(course: Path, student: str) -> str:
+    """What the student's grading page, as the kit renders it now, sends with each score saved (SHOWN_HEADER)."""
+    page = formgrade_html(course, student)
+    return json.dumps(json.loads(re.search(r"var kit_answers_shown = (.*);\n", page).group(1)))
+
+
+def save_from_the_page(course: Path, student: str, name: str, page: str, manual: float) -> bool:
+    """The formgrader's save of a score from a page (formgrader_saves.put): whether it was flagged as given on an
+    answer no longer graded."""
+    with gradebook(course) as gb:
+        grade_id = gb.find_grade(name, STEM, ASSIGNMENT.name, student).id
+        return save_grade(gb, grade_id, {"manual_score": manual, "extra_credit": None}, shown_answers(page))[1]
+
+
+def test_a_score_given_on_a_page_make_grade_regraded_meanwhile_is_flagged(course):
+    """red-r2 (pass 16). The formgrader shows the autograded notebook as it was when the page was opened; the
+    instructor's score is saved later. When `make grade` regrades a resubmission in between (docs/instructors.md:
+    "You can keep grading in the formgrader while make grade runs"), the score was given on the answer the page
+    showed, not on the resubmitted one, and must be flagged for review ("flags a hand grade exactly when its answer
+    differs from the one you graded ... shown when you gave the grade"): the page carries the answers it shows and
+    the save checks them (autograder/nbgrader_glue/formgrader_saves.py). A page opened again can confirm it."""
+    shown = solution_notebook()
+    submit_and_grade(course, "red_r2_vic", shown)
+    page = answers_on_the_page(course, "red_r2_vic")  # the page the instructor opens shows this answer
+    resubmitted = copy.deepcopy(shown)
+    cell(resubmitted, "answer_zeroing")["source"] = "I do not know."
+    submit_and_grade(course, "red_r2_vic", resubmitted)  # make grade, while the page is open
+    assert save_from_the_page(course, "red_r2_vic", "answer_zeroing", page, 2.0), "saved, said to be flagged"
+    submit_and_grade(course, "red_r2_vic", resubmitted)  # the next make grade (FORCE=1)
+    assert grades(course, "red_r2_vic", ["answer_zeroing"])["answer_zeroing"] == (2.0, None, True), \
+        "a score for another answer, unflagged"
+    assert save_from_the_page(course, "red_r2_vic", "answer_zeroing", page, 2.0), "the stale page cannot clear it"
+    assert grades(course, "red_r2_vic", ["answer_zeroing"])["answer_zeroing"] == (2.0, None, True)
+    reloaded = answers_on_the_page(course, "red_r2_vic")
+    assert not save_from_the_page(course, "red_r2_vic", "answer_zeroing", reloaded, 2.0)
+    submit_and_grade(course, "red_r2_vic", resubmitted)
+    assert grades(course, "red_r2_vic", ["answer_zeroing"])["answer_zeroing"] == (2.0, None, False), "reviewed"
+
+
+def test_an_override_flagged_on_changed_code_keeps_the_total_out_of_the_exports(course):
+    """red-r2 (pass 16). A written answer's hand grade flagged for review leaves grades.csv's total and the Canvas
+    column blank until it is reviewed (outputs/export.grade_rows: `complete`). An override of an autograded part
+    flagged because the code changed is a hand grade on an answer no one has seen as much: the exports must not
+    carry it as a final total either."""
+    from autograder.outputs.export import grade_rows
+    from autograder.outputs.lms import canvas_rows
+
+    before, after = solution_notebook(), solution_notebook()
+    cell(after, "sgd")["source"] += "\n# rewritten after the override\n"
+    regraded = graded_then_resubmitted(course, "red_r2_wes", before, after, ["test_step"], manual=0.0)
+    assert regraded == {"test_step": (0.0, None, True)}  # flagged for review, as the kit means
+    hand_grade(course, "red_r2_wes", WRITTEN)  # every written answer graded: nothing else pending
+    with gradebook(course) as gb:
+        _, rows = grade_rows(gb, [ASSIGNMENT.name], ["red_r2_wes"])
+    assert rows[0]["score"] == "", f"exported as final: {rows[0]['score']} (test_step {rows[0]['test_step']})"
+    assert canvas_rows(rows, ASSIGNMENT.name).pending == ["red_r2_wes"], "make grades-lms names the student"

@@ -300,7 +300,7 @@ from autograder.settings import GraderSettings, load_config
 from pathlib import Path
 root = Path.cwd()
 run = ClassRun.open(find_assignment(root, sys.argv[1]), GraderSettings(config=load_config(root)))
-graded = Graded(reports={s: Report(parts=[]) for s in sys.argv[3:]}, marks_put_back=sys.argv[2] == "put-back")
+graded = Graded(reports={s: Report(parts=[]) for s in sys.argv[2:]})
 write_feedback(run, graded)
 """
 
@@ -309,7 +309,7 @@ write_feedback(run, graded)
 def test_the_feedback_pass_writes_only_the_pages_not_written_since_their_grading(demo_graded, tmp_path):
     """The grading processes write their students' pages once the class's queue is empty (while its last
     submissions are graded); the feedback pass after them writes only a page older than its student's
-    report.json, or every page when grading changed manual grades and they were put back."""
+    report.json."""
     course = copy_graded(demo_graded, tmp_path / "course")
     pages = {p.parent.parent.name: p for p in (course / "feedback").glob(f"*/*/{STEM}.html")}
     graded = sorted(pages)
@@ -321,18 +321,17 @@ def test_the_feedback_pass_writes_only_the_pages_not_written_since_their_grading
     assert all(pages[s].stat().st_mtime_ns >= report(s).stat().st_mtime_ns for s in graded), \
         "make grade wrote each page after grading its student"
 
-    def rewritten(how: str) -> list[str]:
+    def rewritten() -> list[str]:
         before = {s: pages[s].stat().st_mtime_ns for s in graded}
         time.sleep(0.05)
-        run = subprocess.run([sys.executable, "-c", REWRITE, ASSIGNMENT.name, how, *graded], cwd=course,
+        run = subprocess.run([sys.executable, "-c", REWRITE, ASSIGNMENT.name, *graded], cwd=course,
                              capture_output=True, text=True)
         assert run.returncode == 0, run.stderr[-3000:]
         return [s for s in graded if pages[s].stat().st_mtime_ns != before[s]]
 
     os.utime(report("ada"))  # ada graded again after her page was written
-    assert rewritten("kept") == ["ada"]
-    assert rewritten("kept") == []
-    assert rewritten("put-back") == graded
+    assert rewritten() == ["ada"]
+    assert rewritten() == []
 
 
 @pytest.mark.slow

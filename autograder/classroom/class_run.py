@@ -54,7 +54,6 @@ class Graded:
     problems: dict[str, str] = field(default_factory=dict)  # graded, but what had to follow failed (its page): why
     stopped: str = ""  # the whole class failed for one grader-side reason: why, and nothing was written
     notes: dict[str, str] = field(default_factory=dict)  # graded, with something the student and the instructor should know
-    marks_put_back: bool = False  # grading changed manual grades and they were put back: every page is written again
     inputs: dict[str, Inputs] = field(default_factory=dict)  # what produced each grade given in this run (the ledger's)
     unchanged: list[str] = field(default_factory=list)  # not graded again: nothing their grade depends on changed
     attempted: int = 0  # students autograded in this run

@@ -96,8 +96,8 @@ def write_feedback(run: ClassRun, graded: Graded) -> None:
     is recorded."""
     with_grades = graded.with_grades()
     shown = _page_fingerprints(run, with_grades)
-    current = {s for s in with_grades if not graded.marks_put_back
-               and _page_is_current(run, s, s not in graded.unchanged or shown[s][0] == shown[s][1])}
+    current = {s for s in with_grades
+               if _page_is_current(run, s, s not in graded.unchanged or shown[s][0] == shown[s][1])}
     students = [s for s in with_grades if s not in current]
     jobs = run.jobs
     shares = [share for share in (students[i::jobs] for i in range(jobs)) if share]

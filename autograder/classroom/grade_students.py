@@ -22,7 +22,6 @@ from .changes import Plan
 from .class_run import ClassRun, Graded
 from .feedback_pages import feedback_writer
 from .ledger import Inputs
-from .lifecycle import keep_manual_marks, manual_marks
 from .not_graded import record_not_graded
 from .pool import run_pool
 from .progress import Progress
@@ -72,7 +71,6 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
     with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:  # in order, so grades.csv lists them so
         for student in sorted(set(students) - {s.id for s in gb.students}):
             gb.add_student(student)
-    marks = manual_marks(run.coursedir, assignment.name, students)  # nbgrader keeps them; checked after grading
     graded = Graded(attempted=len(students))
     answers = _autograde_all(run, students, autograde, grading.close)
     graded.stopped = whole_class_failure(assignment, answers)
@@ -101,9 +99,6 @@ def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict
         if graded.reports[student].note:  # also the first cell of its autograded notebook (AddGradingNotes)
             graded.notes[student] = graded.reports[student].note
     grading.close()
-    if keep_manual_marks(run.coursedir, assignment.name, marks):
-        say("Grading changed manual grades in the gradebook: they were put back.")
-        graded.marks_put_back = True
     return graded
 
 

@@ -17,9 +17,9 @@ notebook is no longer in submitted/ (deleted, or replaced under the same name): 
 autograded/ and feedback/, and so their grades.csv row; the record drops them either way.
 
 **Manual grades survive every target but `make reset-gradebook`**, which asks first and keeps a dated
-copy of gradebook.db. nbgrader's autograde keeps a grade's manual score and comment, and flags a grade
-that has a manual score for review (needs_manual_grade); the kit checks the scores and comments after
-grading and puts back any that grading took away (keep_manual_marks), never one entered while it ran.
+copy of gradebook.db. Grading never writes a manual score, extra credit or comment (nbgrader 0.9.6's
+autograde and the kit's SaveAutoGradesAtOnce write auto scores, auto comments and the review flag only), so a
+mark entered or cleared in the formgrader while `make grade` runs stays as the instructor left it.
 """
 from __future__ import annotations
 
@@ -320,50 +320,3 @@ def reset_gradebook(root: Path) -> tuple[Path | None, list[str]]:
             (root / name).unlink()
             removed.append(name)
     return copy, removed
-
-
-def manual_marks(coursedir: CourseDirectory, assignment: str, students: list[str]) -> dict:
-    """What graders entered by hand for these students: manual scores, extra credit, comments."""
-    marks: dict = {}
-    gradebook = _gradebook(coursedir)
-    if gradebook is None:
-        return marks
-    with gradebook as gb:
-        for student in students:
-            try:
-                submission = gb.find_submission(assignment, student)
-            except MissingEntry:
-                continue
-            for (notebook, kind, name), value in _marks(submission):
-                marks[(student, notebook, kind, name)] = value
-    return marks
-
-
-def keep_manual_marks(coursedir: CourseDirectory, assignment: str, marks: dict) -> int:
-    """Put back any manual mark that grading took away (nbgrader 0.9.6 keeps them: this is the guard).
-    Returns how many had to be put back.
-
-    Only a mark the gradebook no longer holds is put back. A mark it holds with another value was entered
-    in the formgrader while the class was graded: it is the instructor's newer word, and stays."""
-    gradebook = _gradebook(coursedir)
-    if gradebook is None or not marks:
-        return 0
-    restored = 0
-    with gradebook as gb:
-        for (student, notebook, kind, name), value in marks.items():
-            try:
-                if kind == "grade":
-                    grade = gb.find_grade(name, notebook, assignment, student)
-                    if not ledger.hand_graded(grade):
-                        grade.manual_score, grade.extra_credit = value
-                        grade.needs_manual_grade = True  # as nbgrader flags a regraded manual score: review it
-                        restored += 1
-                else:
-                    comment = gb.find_comment(name, notebook, assignment, student)
-                    if comment.manual_comment is None:
-                        comment.manual_comment = value
-                        restored += 1
-            except MissingEntry:
-                continue
-        gb.db.commit()
-    return restored

@@ -8,16 +8,18 @@ student and assignment, written with the csv module (names with commas or quotes
     <one column per autograded part, e.g. test_forward, ...>,
     auto_score, max_auto_score,            the autograded points (of the parts' points, 18 here)
     manual_score, max_manual_score,        the hand-graded points: empty until every one is graded (of 6 here)
+                                           and no hand grade waits for review
     raw_score,                             nbgrader's: every point graded so far, before the penalty
     hours_late,                            past the due date (c.GraderSettings.due_date), 0 when on time
     late_submission_penalty,               nbgrader's, from the late policy (autograder/nbgrader_glue/late.py)
-    score, max_score                       the total after the penalty: empty until the manual score is in
+    score, max_score                       the total after the penalty: empty while manual_score is
 
 A student the grader failed on (no autograded score in the gradebook) has every score column empty: never a zero.
 
 A part is autograded when its grade cell is a code cell that is not also a solution cell (the hidden
 suites' test cells); every other grade cell (the written answers) is graded by hand. A part an
-instructor changed in the formgrader shows the changed score, as nbgrader counts it.
+instructor changed in the formgrader shows the changed score, as nbgrader counts it; while that hand grade is
+flagged for review (the student's code changed since), the totals wait for the review as for a written answer.
 """
 from __future__ import annotations
 
@@ -90,7 +92,10 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] | None = None,
                 row[name] = _number(score)
                 auto_score += score
             manual_grades = [g for n, g in grades.items() if n not in auto_names]
-            complete = not any(g.needs_manual_grade for g in manual_grades)
+            # Final only once nothing waits for a grader: a written answer not graded, or any hand grade flagged for
+            # review, an override or extra credit on an autograded part whose code changed too (an autograded part
+            # with a score of its own is never flagged: nbgrader and SaveAutoGradesAtOnce flag hand grades only).
+            complete = not any(g.needs_manual_grade for g in grades.values())
             manual_score = sum(g.score for g in manual_grades)
             penalty = submission.late_submission_penalty or 0.0
             row.update(timestamp=str(submission.timestamp or ""), auto_score=_number(auto_score),

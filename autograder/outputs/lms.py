@@ -49,7 +49,7 @@ CANVAS_ID = re.compile(r"(?:^|_)(\d+)$")  # a name of no letter a-z or digit giv
 def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bool = False,
                 roster: Roster | None = None, collected: Mapping[str, str | None] | None = None) -> CanvasRows:
     """The import's header and rows (the Points Possible row first); `column` heads the scores (default: the
-    assignment id); `partial`: a student whose written answers are not all graded gets the points graded so far
+    assignment id); `partial`: a student whose hand grades are not all given or reviewed gets the points so far
     instead of a blank; `roster`: Canvas user ids by the SIS id the folders carry (read_roster); `collected`: the
     ids an LMS collection gave, with the LMS's number for each (collect.collected_ids), the only Canvas user ids an
     id gives."""
@@ -110,7 +110,7 @@ class CanvasRows:
 
     header: list[str]
     rows: list[list[str]]
-    pending: list[str] = field(default_factory=list)  # written answers not all graded: blank (or partial) total
+    pending: list[str] = field(default_factory=list)  # hand grades not all given or reviewed: blank (or partial) total
     shared: list[str] = field(default_factory=list)  # left out: another student has their Canvas number
     without_id: list[str] = field(default_factory=list)  # no Canvas user id known: matched by its SIS id alone
     refused: dict[str, str] = field(default_factory=dict)  # left out: the roster gives the id to no one user, and why
@@ -159,7 +159,7 @@ class CanvasImport:
 
     path: Path
     students: int  # rows written
-    pending: list[str]  # students whose written answers are not graded yet (blank, or the points so far)
+    pending: list[str]  # students with hand grades not given or reviewed yet (blank, or the points so far)
     shared: list[str]  # students left out: another student has their Canvas number
     column: str  # the assignment's column header
     without_id: list[str] = field(default_factory=list)  # rows with no Canvas user id
@@ -211,9 +211,10 @@ def command(root: Path, name: str, dest: Path | None = None) -> int:
           f"{written.column!r}" + (" (Canvas makes it a new assignment: c.GraderSettings.canvas_column names an "
                                    "existing one)" if written.column == name else "") + ".")
     if written.pending:
-        say(f"{len(written.pending)} of them have written answers not graded yet ({', '.join(written.pending)}): "
+        say(f"{len(written.pending)} of them have written answers not graded yet or hand grades waiting for review "
+            f"({', '.join(written.pending)}): "
             + ("their column holds the points graded so far (c.GraderSettings.canvas_partial)." if written.partial else
-               "their column is left blank, so the import sets no grade for them (grade them in the formgrader, "
+               "their column is left blank, so the import sets no grade for them (grade or review them in the formgrader, "
                "then run this again; c.GraderSettings.canvas_partial = True exports the points graded so far)."))
     if written.without_id:
         say(f"{len(written.without_id)} rows carry no Canvas user id ({', '.join(written.without_id)}): Canvas matches "
