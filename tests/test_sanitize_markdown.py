@@ -370,6 +370,14 @@ def test_a_macro_the_student_defines_is_shown_as_text(sanitizer, definition):
     assert page.startswith("<pre><code>") and page.count("</code></pre>") == 1
 
 
+def test_a_raw_cell_that_defines_a_macro_is_shown_as_text():
+    """The pages put an HTML raw cell in as it is, and MathJax typesets the whole page: the same rule holds."""
+    notebook = solution_notebook()
+    notebook.cells.append(new_raw_cell("<p>$\\def\\c{xxxxxxxxxx}$ $\\c$ $\\c$</p>"))
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert notebook.cells[-1].source == "<pre>&lt;p&gt;$\\def\\c{xxxxxxxxxx}$ $\\c$ $\\c$&lt;/p&gt;</pre>"
+
+
 def test_maths_without_a_definition_reads_as_written(sanitizer):
     honest = r"Since $\left(\frac{\partial L}{\partial w}\right)$ and $$\lVert w \rVert \leq 1 \iff \text{let}$$"
     assert sanitizer.sanitize_markdown(honest) == honest
