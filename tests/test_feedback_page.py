@@ -67,6 +67,10 @@ PARTS = [cell.grade_id for cell in ASSIGNMENT.grade_cells]
 WRITTEN = ["answer_zeroing", "answer_outside_graph", "answer_shared_weight"]
 RUBRIC_WORDS = "Rubric (2 points)"  # in every written answer's rubric in source/
 FORGED_RUBRIC = "Give this notebook full marks."
+# A macro of 1,000 glyphs (three levels of \def, within MathJax's limits for one expression), used 300 times in
+# 5 bytes each: typeset, it held Chromium over 40 s (red-q2).
+MACROS = ("$\\def\\a{xxxxxxxxxx}\\def\\b{" + "\\a" * 10 + "}\\def\\c{" + "\\b" * 10 + "}$\n\n"
+          + "$\\c$ " * 300)
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +85,7 @@ def mallorys_notebook() -> dict:
     for index in reversed(checks):
         notebook.cells.insert(index, nbformat.v4.new_markdown_cell(f"{COVER} {REMOTE_CURSOR}"))
     notebook.cells[checks[0]].metadata[RUBRIC] = FORGED_RUBRIC  # a rubric box of her own on the grading page
+    notebook.cells.append(nbformat.v4.new_markdown_cell(MACROS))
     return notebook
 
 
@@ -347,6 +352,22 @@ def test_a_students_maths_draws_only_inside_its_own_cell_and_loads_nothing(grade
     assert not asked, f"the page asked the network for {asked}"
     assert len(note) == 1, f"the grader's note is not in one span MathJax leaves alone: {note}"
     assert quoted(MATHS_NAME) in note[0][0] and note[0][1] == 0, note  # the name as written, not typeset
+
+
+def test_a_macro_the_student_defines_does_not_hold_the_page(graded, browser):  # noqa: F811 (the fixture imported above)
+    """mallory's own cell defines a macro of 1,000 glyphs and uses it 300 times: it is shown as its text, in a code
+    block MathJax leaves alone, and her page is typeset within 15 s (SanitizeMarkdown, docs/security.md "Maths")."""
+    context = offline(browser, [])
+    page = context.new_page()
+    try:
+        start = time.monotonic()
+        page.goto(feedback_page(graded, MALLORY).as_uri(), wait_until="load", timeout=30000)
+        page.wait_for_function(TYPESET, timeout=15000)
+        print(f"\n[feedback] mallory's page typeset in {time.monotonic() - start:.1f} s")
+        shown = page.eval_on_selector_all(".text_cell_render pre", "els => els.map(e => e.textContent)")
+    finally:
+        context.close()
+    assert any("\\def\\c{" in text for text in shown), "the macro's cell is not shown as its text"
 
 
 @pytest.mark.parametrize("student", STUDENTS)

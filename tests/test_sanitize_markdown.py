@@ -326,21 +326,78 @@ def test_a_long_code_cell_is_shown_as_text_on_the_grading_page(tmp_path):
     assert '<span class="k">class</span>' in page  # the solution's own cells are highlighted
 
 
-def test_a_long_fenced_block_in_a_written_answer_is_shown_plain_on_the_grading_page(tmp_path, sanitizer):
+def answers(notebook) -> list:
+    return [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("answer_")]
+
+
+def test_the_notebooks_fenced_blocks_share_one_highlighting_budget(tmp_path):
     """Written answers are never cut, and a fenced block in Python is highlighted token by token, the grading page
     then going through BeautifulSoup whole on every view: three answers of 127 KB of ```python `a.a.a` cost 16 s a
-    view. Fenced blocks past a cell's first 16 KB (as a code cell), in one block or in many, are shown plain; a short
-    one stays highlighted."""
+    view, and eight of the student's own cells of 16 KB each (within the markdown budget) 5.2 s. The student's fenced
+    blocks share the notebook's first 16 KB (as one code cell), in one block or in many, in answers or in their own
+    cells; the rest are shown plain. A short one stays highlighted, and so do the release's own."""
     notebook = solution_notebook()
     long = ["```python\n" + "a" + ".a" * 64_000 + "\n```", "\n\n".join(["```python\n" + "a" + ".a" * 8000 + "\n```"] * 8)]
-    answers = [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith("answer_")]
-    for n, cell in enumerate(answers):
-        cell.source = sanitizer.sanitize_markdown(long[n % 2])
+    for n, cell in enumerate(answers(notebook)):
+        cell.source = long[n % 2]
+    notebook.cells[30:30] = [new_markdown_cell("```python\n" + "a" + ".a" * 8000 + "\n```") for _ in range(8)]
     short = "```python\nx = 1\n```"
-    assert sanitizer.sanitize_markdown(short) == short
+    assert SanitizeMarkdown().sanitize_markdown(short) == short
+    released = [cell.source for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("locked")]
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert [cell.source for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("locked")] == released
     page, seconds = grading_page(tmp_path, notebook)
-    assert seconds < 4, "the page highlights a long fenced block token by token"
-    assert page.count("a.a.a.a") >= 3
+    assert page.count('<span class="n">a</span>') <= 16384 // 2, "the page highlights past the notebook's 16 KB"
+    assert seconds < 3, "the page highlights the student's fenced blocks token by token"
+    assert page.count("a.a.a.a") >= 3 + 8
+
+
+@pytest.mark.parametrize("definition", [
+    r"$\def\a{xxxxxxxxxx}\def\b{\a\a\a\a\a\a\a\a\a\a}\def\c{\b\b\b\b\b\b\b\b\b\b}$",
+    r"$\newcommand{\c}[1]{#1#1#1#1}$", r"\(\renewcommand\c{x}\)", r"$\let\c\alpha$", r"$$\gdef\c{x}$$",
+    r"$\require{begingroup}\global\def\c{x}$", r"$\DeclareMathOperator{\c}{xxxx}$",
+    r"$\newenvironment{c}{x}{x}$", r"&#36;&#92;def\c{xxxxxxxxxx}&#36;", r"<b>$\def</b>\c{x}$"],
+    ids=["def", "newcommand", "renewcommand", "let", "gdef", "require-global", "operator", "environment",
+         "character-reference", "tag-between"])
+def test_a_macro_the_student_defines_is_shown_as_text(sanitizer, definition):
+    """MathJax typesets each expression within its own maxMacros and maxBuffer, not the page's: three levels of `\\def`
+    made each 5-byte `$\\c$` typeset 1,000 glyphs, and three answers of 100 uses held Chromium 43 s on the feedback
+    page. A cell of the student's that defines a macro is shown as its text, in a code block MathJax leaves alone."""
+    source = definition + "\n\n" + "$\\c$ " * 100
+    cleaned = sanitizer.sanitize_markdown(source)
+    assert cleaned.startswith("```\n") and definition in cleaned, cleaned[:200]
+    page = render(cleaned)
+    assert page.startswith("<pre><code>") and page.count("</code></pre>") == 1
+
+
+def test_a_raw_cell_that_defines_a_macro_is_shown_as_text():
+    """The pages put an HTML raw cell in as it is, and MathJax typesets the whole page: the same rule holds."""
+    notebook = solution_notebook()
+    notebook.cells.append(new_raw_cell("<p>$\\def\\c{xxxxxxxxxx}$ $\\c$ $\\c$</p>"))
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert notebook.cells[-1].source == "<pre>&lt;p&gt;$\\def\\c{xxxxxxxxxx}$ $\\c$ $\\c$&lt;/p&gt;</pre>"
+
+
+def test_maths_without_a_definition_reads_as_written(sanitizer):
+    honest = r"Since $\left(\frac{\partial L}{\partial w}\right)$ and $$\lVert w \rVert \leq 1 \iff \text{let}$$"
+    assert sanitizer.sanitize_markdown(honest) == honest
+
+
+def test_the_notebooks_maths_is_typeset_within_a_budget():
+    """Plain `$xx$` costs MathJax about 1.5 ms an expression, so answers of 128 KB of it would keep the page busy for
+    minutes. The student's cells share 1,000 marks (`$`, `$$`, `\\(`, `\\[`, `\\begin{`) a notebook: a cell whose maths
+    would take it past them is shown as its text; a later cell within what is left is typeset; the release's maths
+    does not count."""
+    notebook = solution_notebook()
+    for cell in answers(notebook):
+        cell.source = "$xx$ " * 300  # 600 marks each
+    notebook.cells.append(new_markdown_cell("$y$ and $$z$$"))
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    shown = [cell.source.startswith("```") for cell in answers(notebook)]
+    assert shown == [False, True, True]
+    assert notebook.cells[-1].source == "$y$ and $$z$$"
+    released = release_notebook()
+    assert sum(cell.source.count("$") for cell in released.cells if cell.cell_type == "markdown") > 100
 
 
 @pytest.mark.parametrize("kind, cells", [

@@ -20,6 +20,7 @@ from traitlets import Bool, Int, List, Unicode
 
 from ...assignment import course_assignment
 from .overwrite_cells_at_once import released_metadata
+from .page_budget import HIGHLIGHT_CHARS, PageBudget
 
 # What nbconvert's markdown renderer (mistune with nbconvert's maths, tables, lists, code highlighting,
 # heading anchors) produces from plain markdown, plus the inline HTML students use in written answers.
@@ -70,11 +71,6 @@ LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")
 LEXERS = ("python", "py", "python3", "py3", "pycon", "pytb", "py3tb", "numpy", "text", "bash", "sh", "json",
           "latex", "tex")
 CODE_LEXER = "python"  # what the pages highlight code cells with when the notebook names a lexer not in LEXERS
-# The fenced blocks of a cell the pages highlight, as code_cell.j2's HIGHLIGHT_CHARS for a code cell: each token a span,
-# and the grading page then goes through BeautifulSoup whole, on every view. Written answers are never cut
-# (CapStudentMarkdown): three of 127 KB of fenced Python cost 16 s a view.
-HIGHLIGHT_CHARS = 16384
-
 
 _VERDICTS: dict = {}  # (source, policy) -> inert(): see SanitizeMarkdown.inert
 
@@ -85,12 +81,13 @@ def render(source: str, attachments: dict | None = None) -> str:
 
 
 def rendered(source: str, attachments: dict | None = None, lexers: tuple[str, ...] | None = None,
-             url_chars: int | None = None) -> tuple[str, bool]:
+             url_chars: int | None = None, highlight_chars: int = HIGHLIGHT_CHARS) -> tuple[str, bool, int]:
     """`source` rendered as `render` does, but a code block in a language whose lexer is not among `lexers` (when
-    given) without highlighting; and whether there was such a block. Past `url_chars` characters of link and
-    image URLs (when given), RepeatedUrls is raised."""
-    renderer = _LexerBoundRenderer(lexers, url_chars, escape=False, attachments=attachments or {})
-    return MarkdownWithMath(renderer=renderer).render(source), renderer.other_lexer
+    given), or past `highlight_chars` of such blocks, without highlighting; whether there was such a block; and the
+    characters of the blocks in a language a lexer has. Past `url_chars` characters of link and image URLs (when
+    given), RepeatedUrls is raised."""
+    renderer = _LexerBoundRenderer(lexers, url_chars, highlight_chars, escape=False, attachments=attachments or {})
+    return MarkdownWithMath(renderer=renderer).render(source), renderer.other_lexer, renderer.highlighted
 
 
 # Markdown writes a link's or an image's whole URL again at each use: a reference (`[a]: URL` once, then `![][a]`,
@@ -122,11 +119,14 @@ def is_lexer(name: str) -> bool:
 
 class _LexerBoundRenderer(IPythonRenderer):
     """nbconvert's renderer, noting a code block whose language names a lexer outside `lexers`, or past the cell's
-    first HIGHLIGHT_CHARS of such blocks, which it renders plain (the pages would highlight it)."""
+    first `highlight_chars` of such blocks (what is left of the notebook's), which it renders plain (the pages would
+    highlight it)."""
 
-    def __init__(self, lexers: tuple[str, ...] | None, url_chars: int | None = None, **kwargs) -> None:
+    def __init__(self, lexers: tuple[str, ...] | None, url_chars: int | None = None,
+                 highlight_chars: int = HIGHLIGHT_CHARS, **kwargs) -> None:
         super().__init__(**kwargs)
         self.lexers = lexers
+        self.highlight_chars = highlight_chars
         self.other_lexer = False
         self.highlighted = 0  # characters of the cell's fenced blocks in a language a lexer has
         self.url_chars = url_chars  # what is left of the cell's URL_FACTOR, None: unbounded
@@ -150,7 +150,7 @@ class _LexerBoundRenderer(IPythonRenderer):
         words = (info or "").strip().split(maxsplit=1)  # as nbconvert reads the language
         if self.lexers is not None and words and not (info or "").startswith("mermaid") and is_lexer(words[0]):
             self.highlighted += len(code)  # the cell's, all blocks together: one answer may hold many
-            if words[0].lower() not in self.lexers or self.highlighted > HIGHLIGHT_CHARS:
+            if words[0].lower() not in self.lexers or self.highlighted > self.highlight_chars:
                 self.other_lexer = True
                 info = None
         return super().block_code(code, info=info)
@@ -313,8 +313,11 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     Highlighting: a page highlights code with the Pygments lexer the notebook names (`language_info`, a code cell's
     ``magics_language``, a fenced block's language), and many lexers take time that grows with the square of the
     code (LEXERS). So code cells are highlighted with a lexer of `lexers` (else ``python``), and a markdown cell
-    with a fenced block in another lexer's language, or with more than HIGHLIGHT_CHARS of fenced blocks, is not kept
-    whole (its cleaned HTML holds those blocks plain).
+    with a fenced block in another lexer's language, or past the notebook's HIGHLIGHT_CHARS of the student's fenced
+    blocks, is not kept whole (its cleaned HTML holds those blocks plain).
+
+    Maths: a cell of the student's that defines a TeX macro, or whose maths would take the notebook past its
+    MATHS_MARKS, is shown as its text in a code block, which MathJax does not typeset (page_budget.py).
 
     Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
     allowlist; other raw cells are not rendered and are left alone. A raw mimetype that is not text is removed,
@@ -339,6 +342,10 @@ class SanitizeMarkdown(NbGraderPreprocessor):
 
     _reserved_ids: set = PAGE_IDS
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.budget = PageBudget()  # the notebook's: preprocess starts each notebook with a new one
+
     def preprocess(self, nb, resources):
         # Every grade of the release, not only the notebook's: nbgrader keeps the grade of a cell the student
         # deleted, and the formgrader still shows its score box, which a heading of that id would take over.
@@ -348,6 +355,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
             release = course_assignment(Path(CourseDirectory(parent=self).root), assignment).release
             grade_ids |= released_metadata(release).keys()
         self._reserved_ids = reserved_ids(grade_ids)
+        self.budget = PageBudget()
         if self.enabled:
             self.bound_code_highlighting(nb)
         return super().preprocess(nb, resources)
@@ -363,10 +371,11 @@ class SanitizeMarkdown(NbGraderPreprocessor):
             cell.metadata.pop("magics_language", None)
 
     def preprocess_cell(self, cell, resources, cell_index):
+        students = _students(cell)
         if cell.cell_type == "markdown":
             if "attachments" in cell:
                 cell.attachments = self.clean_attachments(cell.attachments)
-            cell.source = self.sanitize_markdown(cell.source, cell.get("attachments") or {})
+            cell.source = self.sanitize_markdown(cell.source, cell.get("attachments") or {}, students)
         elif cell.cell_type == "raw":
             cell.pop("attachments", None)
             if not isinstance(cell.metadata.get("raw_mimetype", ""), str):  # as absent here and on the pages, whose
@@ -376,7 +385,9 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                     cell.source = ""
                     return cell, resources
                 cleaned = self.clean(cell.source)
-                if not closed_and_whole(cell.source, cleaned):
+                if students and not self.budget.takes_maths(cell.source, cleaned):
+                    cell.source = "<pre>" + html.escape(cell.source) + "</pre>"  # as text: MathJax skips a <pre>
+                elif not closed_and_whole(cell.source, cleaned):
                     cell.source = cleaned if closed_and_whole(cleaned, self.clean(cleaned)) else ""
         return cell, resources
 
@@ -419,38 +430,46 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                          attribute_filter=self.filter_attribute, filter_style_properties={"text-align"},
                          link_rel=None, strip_comments=True, clean_content_tags={"script", "style"})
 
-    def inert(self, source: str, attachments: dict) -> tuple[bool, str]:
-        """Whether `source` renders to HTML the allowlist keeps whole, and that HTML cleaned."""
+    def inert(self, source: str, attachments: dict,
+              highlight_chars: int = HIGHLIGHT_CHARS) -> tuple[bool, str, int]:
+        """Whether `source` renders to HTML the allowlist keeps whole (with `highlight_chars` of fenced blocks
+        highlighted), that HTML cleaned, and the characters of its fenced blocks a lexer has."""
         key = None
         if not attachments:  # the released markdown comes back in every submission: judge it once a process
             key = (source, tuple(self.image_types), tuple(self.link_schemes), frozenset(self._reserved_ids),
-                   tuple(self.lexers))
+                   tuple(self.lexers), highlight_chars)
             if key in _VERDICTS:
                 return _VERDICTS[key]
-        page, other_lexer = rendered(source, attachments, tuple(self.lexers), url_chars_allowed(source, attachments))
+        page, other_lexer, highlighted = rendered(source, attachments, tuple(self.lexers),
+                                                  url_chars_allowed(source, attachments), highlight_chars)
         cleaned = self.clean(page)
-        verdict = not other_lexer and closed_and_whole(page, cleaned), cleaned
+        verdict = not other_lexer and closed_and_whole(page, cleaned), cleaned, highlighted
         if key is not None:
             if len(_VERDICTS) > 4096:
                 _VERDICTS.clear()
             _VERDICTS[key] = verdict
         return verdict
 
-    def sanitize_markdown(self, source: str, attachments: dict | None = None) -> str:
-        """`source` itself when it is inert, else the closest inert markdown (see the class docstring)."""
+    def sanitize_markdown(self, source: str, attachments: dict | None = None, students: bool = True) -> str:
+        """`source` itself when it is inert, else the closest inert markdown (see the class docstring). A cell of the
+        `students` spends the notebook's budget of maths and highlighting; the release's own cells do not."""
         if not self.enabled:
             return source
         if self.too_long(source):
             return self.note
         attachments = attachments or {}
         try:
-            ok, cleaned = self.inert(source, attachments)
+            ok, cleaned, highlighted = self.inert(source, attachments,
+                                                  self.budget.highlight_chars if students else HIGHLIGHT_CHARS)
         except Exception:  # e.g. an image naming a missing attachment, which stops nbconvert; RepeatedUrls
-            ok, cleaned = False, None
-        if ok:
+            ok, cleaned, highlighted = False, None, 0
+        typeset = not students or self.budget.takes_maths(source, cleaned)
+        if students and typeset:
+            self.budget.spend_highlighting(highlighted)
+        if ok and typeset:
             return source
         candidates = []
-        if cleaned is not None:
+        if cleaned is not None and typeset:
             candidates.append("<div>" + cleaned.strip().replace("\r", "").replace("\n", "&#10;") + "</div>")
         fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", source)), default=0))
         candidates.append(f"{fence}\n{source}\n{fence}")
@@ -462,3 +481,10 @@ class SanitizeMarkdown(NbGraderPreprocessor):
             except Exception:
                 continue
         return self.note
+
+
+def _students(cell) -> bool:
+    """Whether a cell holds the student's text: any but the release's locked cells, whose source OverwriteCellsAtOnce
+    put back from the gradebook (a written answer is a solution cell; the student's own have no nbgrader metadata)."""
+    meta = cell.metadata.get("nbgrader") or {}
+    return not (meta.get("locked") and not meta.get("solution"))

@@ -1,0 +1,62 @@
+"""What the student's text may make the pages typeset and highlight, for the whole notebook (SanitizeMarkdown).
+
+Maths: MathJax typesets every expression on both pages, in the instructor's (and the student's) browser, and its
+own limits (maxMacros, maxBuffer) hold each expression, not the page. A macro the student defines multiplies: three
+levels of `\\def` made each 5-byte `$\\c$` typeset 1,000 glyphs, and 300 of them held Chromium 43 s. Even plain
+`$xx$` costs about 1.5 ms an expression. So a cell of the student's that defines a macro, or whose maths would take
+the notebook past `maths_marks` delimiters, is shown as its text (in a code block, which MathJax leaves alone).
+
+Highlighting: a fenced block the pages highlight costs the grading page about 40 µs a byte on every view (each token a
+span), markdown about 13: so the notebook's fenced blocks share one HIGHLIGHT_CHARS, not one a cell (8 own cells of
+16 KB cost 5.2 s a view through the markdown budget); the blocks past it are shown plain.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+# A code cell's source is highlighted up to HIGHLIGHT_CHARS (templates/readable/code_cell.j2); the student's fenced
+# blocks in markdown all together get as much.
+HIGHLIGHT_CHARS = 16384
+# About 500 expressions (each `$...$` is two marks): under a second of typesetting; an honest notebook's answers hold
+# a few dozen (the release's own maths is not counted).
+MATHS_MARKS = 1000
+
+# What makes MathJax 2 (TeX-AMS-MML_HTMLorMML-full, its newcommand, AMSmath and begingroup extensions, `\require`)
+# define a control sequence or environment for the rest of the page; `\let\a\b` too, which a definition can then
+# build on. A TeX control sequence is a backslash and letters, so `\left` is not `\let`.
+DEFINITION = re.compile(r"\\(?:[gex]?def|(?:re)?newcommand|providecommand|(?:re)?newenvironment|let|global"
+                        r"|DeclareMathOperator|require)(?![A-Za-z])")
+# Where tex2jax starts or ends an expression (inline and display, with processEscapes and processEnvironments).
+MARK = re.compile(r"\$\$|\$|\\\(|\\\[|\\begin\{")
+_TAG = re.compile(r"<[^>]*>")
+
+
+def typeset_text(cleaned: str) -> str:
+    """The text a page shows of a cell's cleaned HTML, its character references decoded: where MathJax finds maths.
+    Tags are taken out whole (over-approximated: code blocks, which MathJax skips, count too)."""
+    return html.unescape(_TAG.sub("", cleaned))
+
+
+class PageBudget:
+    """What is left, for one notebook, of the maths and the highlighted fenced code its student's cells may put on
+    the pages."""
+
+    def __init__(self, maths_marks: int = MATHS_MARKS, highlight_chars: int = HIGHLIGHT_CHARS) -> None:
+        self.maths_marks = maths_marks
+        self.highlight_chars = highlight_chars
+
+    def takes_maths(self, source: str, cleaned: str | None) -> bool:
+        """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be typeset, spending its marks if so: no
+        definition of a macro, and within what is left of the notebook's marks."""
+        texts = [source] + ([typeset_text(cleaned)] if cleaned is not None else [])
+        if any(DEFINITION.search(text) for text in texts):
+            return False
+        marks = max(len(MARK.findall(text)) for text in texts)
+        if marks > self.maths_marks:
+            return False
+        self.maths_marks -= marks
+        return True
+
+    def spend_highlighting(self, chars: int) -> None:
+        self.highlight_chars = max(0, self.highlight_chars - chars)
