@@ -319,6 +319,13 @@ BUGS: list[Bug] = [
         loses=(LESSON,), phrase="Linear.__init__ made the weight of Linear(2, 1) of shape (2, 1)",
         absent="Linear.forward raised", cause="Linear.__init__ made the weight", lesson_cause="Linear.__init__",
         every=("Linear.__init__",)),
+    Bug("linear-init-bound-without-sqrt", "Linear's given __init__ draws in +-1/n_in, not +-1/sqrt(n_in), forward() "
+        "right: only the lesson's networks, which make their layers with __init__, go wrong",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / n_in\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),),
+        loses=(LESSON,), phrase="Linear.__init__", absent="than with recording on", cause="Linear.__init__",
+        lesson_cause="Linear.__init__", every=("Linear.__init__",)),
     Bug("linear-defined-again", "an older Linear (no bias) pasted at the end of cell sgd: the lesson's networks use "
         "it, Linear.forward's own part grades cell linear's (right)",
         (Mutation("sgd", "SGD", "", source=SGD_WITH_A_LINEAR),),
