@@ -284,6 +284,25 @@ BUGS: list[Bug] = [
         cause="Module.seen is a set kept on the class", lesson_cause="Module.seen is a set kept on the class",
         every=("Module.seen is a set kept on the class",)),
 
+    Bug("parameters-seen-global", "parameters() keeps its seen-set in a global of the Module cell (SEEN = set()): "
+        "every call, on every module, shares it",
+        (module_cell(PARAMETERS.replace("seen = set()", "seen = SEEN"), after="\nSEEN: set = set()\n"),),
+        loses=("test_parameters", LESSON), phrase="outlives the call", absent="collect every attribute",
+        cause="SEEN is a set at the top of its cell (a global)", lesson_cause="SEEN is a set at the top of its cell",
+        every=("SEEN is a set at the top of its cell",)),
+    Bug("parameters-seen-on-instance", "parameters() keeps its seen-set on the module itself (self._seen = "
+        "getattr(self, '_seen', set())): a second call on a module finds nothing new",
+        (module_cell(PARAMETERS.replace("seen = set()", "self._seen = getattr(self, '_seen', set())\n"
+                                                         "        seen = self._seen")),),
+        loses=("test_parameters",), phrase="outlives the call", absent="class attribute",
+        cause="self._seen is a set kept on the module itself", every=("self._seen is a set kept on the module",)),
+    Bug("parameters-seen-default-set", "parameters(self, seen=set()): the default set keeps every id across calls",
+        (module_cell(PARAMETERS.replace("def parameters(self):", "def parameters(self, seen=set()):")
+                     .replace("        seen = set()\n", "")),),
+        loses=("test_parameters", LESSON), phrase="a set that outlives the call", absent="a list that outlives",
+        cause="has a default argument seen=set()", lesson_cause="has a default argument seen=set()",
+        every=("default argument seen=set()",)),
+
     # ------------------------------------------------------------------ Linear.forward
     Bug("forward-weight-in-out", "forward() uses the weight as (in, out): x @ W + b",
         (linear("return x @ self.weight + self.bias"),),
@@ -326,6 +345,22 @@ BUGS: list[Bug] = [
                   "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),),
         loses=(LESSON,), phrase="Linear.__init__", absent="than with recording on", cause="Linear.__init__",
         lesson_cause="Linear.__init__", every=("Linear.__init__",)),
+    Bug("linear-init-bias-first", "Linear's given __init__ draws the bias before the weight (vars() lists bias "
+        "first), forward() and parameters() right",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))"),),
+        loses=(LESSON,), phrase="Linear.__init__ sets self.bias before self.weight", absent="Linear.forward",
+        cause="Linear.__init__ sets self.bias before self.weight", lesson_cause="Linear.__init__",
+        every=("Linear.__init__",)),
+    Bug("linear-init-weight-tensor", "Linear's given __init__ makes the weight a plain Tensor, not a Parameter "
+        "(parameters() right: it skips it)",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.weight = Tensor(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),),
+        loses=(LESSON,), phrase="Linear.__init__ keeps no Parameter self.weight", absent="parameters() gave",
+        cause="Linear.__init__ keeps no Parameter self.weight", lesson_cause="Linear.__init__",
+        every=("Linear.__init__",)),
     Bug("linear-defined-again", "an older Linear (no bias) pasted at the end of cell sgd: the lesson's networks use "
         "it, Linear.forward's own part grades cell linear's (right)",
         (Mutation("sgd", "SGD", "", source=SGD_WITH_A_LINEAR),),
@@ -477,6 +512,12 @@ BUGS: list[Bug] = [
         loses=("test_zero_grad", "test_step", LESSON), phrase="SGD.__init__ did not keep the Parameters it was given",
         absent="zero_grad() left the gradients as they were", cause="SGD.__init__ did not keep the Parameters",
         lesson_cause="SGD.__init__ must keep every one", every=("SGD.__init__",)),
+    Bug("sgd-init-arrays", "SGD.__init__ keeps the Parameters' arrays, [p.data for p in params]: the right "
+        "zero_grad() and step() raise on them",
+        (sgd_init("self.params = [p.data for p in params]\nself.lr = lr"),),
+        loses=("test_zero_grad", "test_step", LESSON), phrase="SGD.__init__", absent="raised AttributeError",
+        cause="SGD.__init__ did not keep the Parameters", lesson_cause="SGD.__init__ must keep every one",
+        every=("SGD.__init__",)),
     Bug("sgd-init-lr-fixed", "SGD.__init__ keeps self.lr = 0.1 whatever rate it is given (step() right)",
         (sgd_init("self.params = list(params)\nself.lr = 0.1"),),
         loses=("test_step", LESSON), phrase="SGD.__init__ kept self.lr = 0.1", absent="a Parameter listed twice",
