@@ -74,6 +74,17 @@ def sgd_init(body: str) -> Mutation:
     return Mutation("sgd", "SGD.__init__", body)
 
 
+def linear_init_bug(id: str, did: str, *, bound: str = "1.0 / np.sqrt(n_in)", size: str = "(n_out, n_in)",
+                    weight: str = "Parameter", bias_first: bool = False, **names: str) -> Bug:
+    """Linear's given __init__ (in the student's cell linear) edited, forward() right: only the lesson's networks,
+    which make their layers with __init__, go wrong, and every failing message names Linear.__init__."""
+    lines = [f"self.weight = {weight}(rng.uniform(-bound, bound, size={size}))",
+             "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"]
+    body = "\n".join([f"bound = {bound}", *(lines[::-1] if bias_first else lines)])
+    return Bug(id, f"Linear's given __init__ {did}, forward() right", (Mutation("linear", "Linear.__init__", body),),
+               loses=(LESSON,), lesson_cause="Linear.__init__", every=("Linear.__init__",), **names)
+
+
 def no_grad(body: str) -> Mutation:
     return Mutation("no_grad", "no_grad", body)
 
@@ -330,37 +341,18 @@ BUGS: list[Bug] = [
          linear("return x @ self.weight + self.bias")),
         loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in)",
         absent="another amount than lr * grad", cause="the weight is stored as (n_out, n_in)"),
-    Bug("linear-init-transposed", "Linear's given __init__ makes the weight (n_in, n_out), forward() right: only "
-        "the lesson's networks, which make their layers with __init__, go wrong",
-        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
-                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_in, n_out)))\n"
-                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),),
-        loses=(LESSON,), phrase="Linear.__init__ made the weight of Linear(2, 1) of shape (2, 1)",
-        absent="Linear.forward raised", cause="Linear.__init__ made the weight", lesson_cause="Linear.__init__",
-        every=("Linear.__init__",)),
-    Bug("linear-init-bound-without-sqrt", "Linear's given __init__ draws in +-1/n_in, not +-1/sqrt(n_in), forward() "
-        "right: only the lesson's networks, which make their layers with __init__, go wrong",
-        (Mutation("linear", "Linear.__init__", "bound = 1.0 / n_in\n"
-                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
-                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),),
-        loses=(LESSON,), phrase="Linear.__init__", absent="than with recording on", cause="Linear.__init__",
-        lesson_cause="Linear.__init__", every=("Linear.__init__",)),
-    Bug("linear-init-bias-first", "Linear's given __init__ draws the bias before the weight (vars() lists bias "
-        "first), forward() and parameters() right",
-        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
-                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))\n"
-                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))"),),
-        loses=(LESSON,), phrase="Linear.__init__ sets self.bias before self.weight", absent="Linear.forward",
-        cause="Linear.__init__ sets self.bias before self.weight", lesson_cause="Linear.__init__",
-        every=("Linear.__init__",)),
-    Bug("linear-init-weight-tensor", "Linear's given __init__ makes the weight a plain Tensor, not a Parameter "
-        "(parameters() right: it skips it)",
-        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
-                  "self.weight = Tensor(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
-                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),),
-        loses=(LESSON,), phrase="Linear.__init__ keeps no Parameter self.weight", absent="parameters() gave",
-        cause="Linear.__init__ keeps no Parameter self.weight", lesson_cause="Linear.__init__",
-        every=("Linear.__init__",)),
+    linear_init_bug("linear-init-transposed", "makes the weight (n_in, n_out)", size="(n_in, n_out)",
+                    phrase="Linear.__init__ made the weight of Linear(2, 1) of shape (2, 1)",
+                    absent="Linear.forward raised", cause="Linear.__init__ made the weight"),
+    linear_init_bug("linear-init-bound-without-sqrt", "draws in +-1/n_in, not +-1/sqrt(n_in)", bound="1.0 / n_in",
+                    phrase="Linear.__init__", absent="than with recording on", cause="Linear.__init__"),
+    linear_init_bug("linear-init-bias-first", "draws the bias before the weight (vars() lists bias first)",
+                    bias_first=True, phrase="Linear.__init__ sets self.bias before self.weight",
+                    absent="Linear.forward", cause="Linear.__init__ sets self.bias before self.weight"),
+    linear_init_bug("linear-init-weight-tensor", "makes the weight a plain Tensor, not a Parameter (which "
+                    "parameters() is right to skip)", weight="Tensor",
+                    phrase="Linear.__init__ keeps no Parameter self.weight", absent="parameters() gave",
+                    cause="Linear.__init__ keeps no Parameter self.weight"),
     Bug("linear-defined-again", "an older Linear (no bias) pasted at the end of cell sgd: the lesson's networks use "
         "it, Linear.forward's own part grades cell linear's (right)",
         (Mutation("sgd", "SGD", "", source=SGD_WITH_A_LINEAR),),
