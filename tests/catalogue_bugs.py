@@ -74,6 +74,17 @@ def sgd_init(body: str) -> Mutation:
     return Mutation("sgd", "SGD.__init__", body)
 
 
+def linear_init_bug(id: str, did: str, *, bound: str = "1.0 / np.sqrt(n_in)", size: str = "(n_out, n_in)",
+                    weight: str = "Parameter", bias_first: bool = False, **names: str) -> Bug:
+    """Linear's given __init__ (in the student's cell linear) edited, forward() right: only the lesson's networks,
+    which make their layers with __init__, go wrong, and every failing message names Linear.__init__."""
+    lines = [f"self.weight = {weight}(rng.uniform(-bound, bound, size={size}))",
+             "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"]
+    body = "\n".join([f"bound = {bound}", *(lines[::-1] if bias_first else lines)])
+    return Bug(id, f"Linear's given __init__ {did}, forward() right", (Mutation("linear", "Linear.__init__", body),),
+               loses=(LESSON,), lesson_cause="Linear.__init__", every=("Linear.__init__",), **names)
+
+
 def no_grad(body: str) -> Mutation:
     return Mutation("no_grad", "no_grad", body)
 
@@ -303,6 +314,25 @@ BUGS: list[Bug] = [
         cause="Module.seen is a set kept on the class", lesson_cause="Module.seen is a set kept on the class",
         every=("Module.seen is a set kept on the class",)),
 
+    Bug("parameters-seen-global", "parameters() keeps its seen-set in a global of the Module cell (SEEN = set()): "
+        "every call, on every module, shares it",
+        (module_cell(PARAMETERS.replace("seen = set()", "seen = SEEN"), after="\nSEEN: set = set()\n"),),
+        loses=("test_parameters", LESSON), phrase="outlives the call", absent="collect every attribute",
+        cause="SEEN is a set at the top of its cell (a global)", lesson_cause="SEEN is a set at the top of its cell",
+        every=("SEEN is a set at the top of its cell",)),
+    Bug("parameters-seen-on-instance", "parameters() keeps its seen-set on the module itself (self._seen = "
+        "getattr(self, '_seen', set())): a second call on a module finds nothing new",
+        (module_cell(PARAMETERS.replace("seen = set()", "self._seen = getattr(self, '_seen', set())\n"
+                                                         "        seen = self._seen")),),
+        loses=("test_parameters",), phrase="outlives the call", absent="class attribute",
+        cause="self._seen is a set kept on the module itself", every=("self._seen is a set kept on the module",)),
+    Bug("parameters-seen-default-set", "parameters(self, seen=set()): the default set keeps every id across calls",
+        (module_cell(PARAMETERS.replace("def parameters(self):", "def parameters(self, seen=set()):")
+                     .replace("        seen = set()\n", "")),),
+        loses=("test_parameters", LESSON), phrase="a set that outlives the call", absent="a list that outlives",
+        cause="has a default argument seen=set()", lesson_cause="has a default argument seen=set()",
+        every=("default argument seen=set()",)),
+
     # ------------------------------------------------------------------ Linear.forward
     Bug("forward-weight-in-out", "forward() uses the weight as (in, out): x @ W + b",
         (linear("return x @ self.weight + self.bias"),),
@@ -330,14 +360,18 @@ BUGS: list[Bug] = [
          linear("return x @ self.weight + self.bias")),
         loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in)",
         absent="another amount than lr * grad", cause="the weight is stored as (n_out, n_in)"),
-    Bug("linear-init-transposed", "Linear's given __init__ makes the weight (n_in, n_out), forward() right: only "
-        "the lesson's networks, which make their layers with __init__, go wrong",
-        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
-                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_in, n_out)))\n"
-                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),),
-        loses=(LESSON,), phrase="Linear.__init__ made the weight of Linear(2, 1) of shape (2, 1)",
-        absent="Linear.forward raised", cause="Linear.__init__ made the weight", lesson_cause="Linear.__init__",
-        every=("Linear.__init__",)),
+    linear_init_bug("linear-init-transposed", "makes the weight (n_in, n_out)", size="(n_in, n_out)",
+                    phrase="Linear.__init__ made the weight of Linear(2, 1) of shape (2, 1)",
+                    absent="Linear.forward raised", cause="Linear.__init__ made the weight"),
+    linear_init_bug("linear-init-bound-without-sqrt", "draws in +-1/n_in, not +-1/sqrt(n_in)", bound="1.0 / n_in",
+                    phrase="Linear.__init__", absent="than with recording on", cause="Linear.__init__"),
+    linear_init_bug("linear-init-bias-first", "draws the bias before the weight (vars() lists bias first)",
+                    bias_first=True, phrase="Linear.__init__ sets self.bias before self.weight",
+                    absent="Linear.forward", cause="Linear.__init__ sets self.bias before self.weight"),
+    linear_init_bug("linear-init-weight-tensor", "makes the weight a plain Tensor, not a Parameter (which "
+                    "parameters() is right to skip)", weight="Tensor",
+                    phrase="Linear.__init__ keeps no Parameter self.weight", absent="parameters() gave",
+                    cause="Linear.__init__ keeps no Parameter self.weight"),
     Bug("linear-defined-again", "an older Linear (no bias) pasted at the end of cell sgd: the lesson's networks use "
         "it, Linear.forward's own part grades cell linear's (right)",
         (Mutation("sgd", "SGD", "", source=SGD_WITH_A_LINEAR),),
@@ -504,6 +538,12 @@ BUGS: list[Bug] = [
         loses=("test_zero_grad", "test_step", LESSON), phrase="SGD.__init__ did not keep the Parameters it was given",
         absent="zero_grad() left the gradients as they were", cause="SGD.__init__ did not keep the Parameters",
         lesson_cause="SGD.__init__ must keep every one", every=("SGD.__init__",)),
+    Bug("sgd-init-arrays", "SGD.__init__ keeps the Parameters' arrays, [p.data for p in params]: the right "
+        "zero_grad() and step() raise on them",
+        (sgd_init("self.params = [p.data for p in params]\nself.lr = lr"),),
+        loses=("test_zero_grad", "test_step", LESSON), phrase="SGD.__init__", absent="raised AttributeError",
+        cause="SGD.__init__ did not keep the Parameters", lesson_cause="SGD.__init__ must keep every one",
+        every=("SGD.__init__",)),
     Bug("sgd-init-lr-fixed", "SGD.__init__ keeps self.lr = 0.1 whatever rate it is given (step() right)",
         (sgd_init("self.params = list(params)\nself.lr = 0.1"),),
         loses=("test_step", LESSON), phrase="SGD.__init__ kept self.lr = 0.1", absent="a Parameter listed twice",

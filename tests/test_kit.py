@@ -219,6 +219,25 @@ def test_a_failing_check_names_a_given_cell_the_student_edited_which_the_grade_r
     assert all(passed for part in PARTS for passed, _ in notebook_checks.run_part(part, solved).values())
 
 
+def test_the_edited_given_cell_note_leads_only_the_checks_that_cell_can_explain(tmp_path):
+    """Red-s2 2e: a comment added to the given cell relu_sequential (its code the release's) and a real bug,
+    forward() without its bias: the forward checks, which read no name that cell binds and fail on their own
+    asserts, name forward alone; a lesson check that builds a Sequential still carries the note."""
+    sequential = next(c.source for c in release_notebook().cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                      == "relu_sequential")
+    forward = next(c.source for c in solution_notebook().cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                   == "linear")
+    no_bias = forward.replace("x @ self.weight.T + self.bias", "x @ self.weight.T")
+    assert no_bias != forward
+    edited = _student_copy({"relu_sequential": sequential + "  # max(x, 0)", "linear": no_bias})
+    path = write_notebook(edited, tmp_path / NOTEBOOK)
+    forward_failing = [m for passed, m in notebook_checks.run_part("forward", path).values() if not passed]
+    assert forward_failing and not any("you edited" in m for m in forward_failing), forward_failing
+    lesson = notebook_checks.run_part("lesson_numbers", path)
+    assert lesson["test_network_records_18_nodes_and_1_under_no_grad"][1].startswith(
+        "you edited the given cell relu_sequential"), lesson
+
+
 def test_release_holds_no_grader_machinery():
     folder = ROOT / "release" / ASSIGNMENT.name
     assert not {"sandbox.py", "selfcheck.py", "test_selfcheck.py"} & {p.name for p in folder.iterdir()}

@@ -99,6 +99,9 @@ BY_CHANCE = {
                                 "which checks see the order wrong changes from one run of the grader to the next",
     "parameters-seen-on-class": "a set kept on the class holds the ids of Parameters gone, which new ones take again "
                                 "as memory is reused, so which checks find a Parameter missing changes from run to run",
+    # The same set, kept in a global of the cell or as a default argument: one object for every call.
+    "parameters-seen-global": "as parameters-seen-on-class",
+    "parameters-seen-default-set": "as parameters-seen-on-class",
 }
 
 

@@ -101,20 +101,30 @@ def _parameters(ns, arrays):
     return [ns["Parameter"](np.array(a, dtype=float)) for a in arrays]
 
 
+def _outliving(module):
+    """[name, type name, where] of each list, set or dict that outlives a call of parameters(): on the module's
+    class ("class"), a global its parameters() reads ("global"), or ids kept on the module itself ("self")."""
+    method = getattr(type(module), "parameters", None)
+    names, read = getattr(method, "__globals__", {}), getattr(getattr(method, "__code__", None), "co_names", ())
+    kept = [[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
+            for name, value in vars(c).items() if not name.startswith("__") and isinstance(value, (list, set, dict))]
+    kept += [[name, type(names[name]).__name__, "global"] for name in read if isinstance(names.get(name), (list, set, dict))]
+    return kept + [[f"self.{name}", type(value).__name__, "self"] for name, value in vars(module).items()
+                   if isinstance(value, (list, set, dict)) and value and all(isinstance(v, int) for v in value)]
+
+
 def _kept_list(module, found):
     """Facts behind a parameters() that keeps a list between calls: [name, type name] of each argument of
     parameters() with a default (a list made once is shared by every call), whether a second call returns the
-    very same list object, and [Class.name, type name] of each list, set or dict kept on the module's class
-    (causes.stale_list names the cause from them; the public checks' facts.kept_facts reads the same)."""
+    very same list object, and what outlives a call (_outliving) (causes.stale_list names the cause from them;
+    the public checks' facts.kept_facts reads the same)."""
     try:
         arguments = list(inspect.signature(type(module).parameters).parameters.values())
     except (TypeError, ValueError):
         arguments = []
     again = module.parameters()
-    on_class = [[f"{c.__name__}.{name}", type(value).__name__] for c in type(module).__mro__
-                for name, value in vars(c).items() if not name.startswith("__") and isinstance(value, (list, set, dict))]
     return {"defaults": [[a.name, type(a.default).__name__] for a in arguments if a.default is not a.empty],
-            "same_list": isinstance(found, list) and again is found, "on_class": on_class}
+            "same_list": isinstance(found, list) and again is found, "kept": _outliving(module)}
 
 
 def _not_parameters(ns, listed):
@@ -134,7 +144,11 @@ def _made(optimizer, params):
         order = None
     rate: Any = getattr(optimizer, "lr", None)
     number = isinstance(rate, (int, float, np.integer, np.floating)) and not isinstance(rate, bool)
-    return {"made_order": order, "made_lr": float(rate) if number and np.isfinite(rate) else None}
+    # Objects that are not Parameters (their arrays, say): zero_grad() and step() would raise on them, and be
+    # named in place of the __init__ that kept them, so a probe answers with this alone (made_others).
+    others = order is not None and not all(isinstance(p, type(params[0])) for p in held) if params else False
+    return {"made_order": order, "made_lr": float(rate) if number and np.isfinite(rate) else None,
+            "made_others": others}
 
 
 def _held(optimizer, params):
@@ -308,7 +322,8 @@ def parameter_count(ns, widths, seed=0):
     found = model.parameters()
     listed = list(found)
     shapes = [list(np.shape(getattr(p, "data", p))) for p in listed]
-    return {"shapes": shapes, "not_parameters": _not_parameters(ns, listed), **_kept_list(model, found)}
+    return {"shapes": shapes, "not_parameters": _not_parameters(ns, listed), **_kept_list(model, found),
+            **_init_facts(ns["Linear"](2, 1, np.random.default_rng(0)))}
 
 
 # ---------------------------------------------------------------- forward
@@ -345,6 +360,8 @@ def zero_grad_effect(ns, data, grads):
         p.grad = np.array(g, dtype=float)
     optimizer = ns["SGD"](params, lr=0.1)
     made = _made(optimizer, params)
+    if made["made_others"]:
+        return made
     optimizer.zero_grad()
     return {**made,
         "grads": [_array_or_none(p.grad) for p in params],
@@ -363,6 +380,8 @@ def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
     params = _by_hand(model)
     optimizer = ns["SGD"](params, lr=0.1)
     made = _made(optimizer, params)
+    if made["made_others"]:
+        return made
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     ns["cross_entropy"](model(x), labels).backward()
     first = [_plain(p.grad) for p in params]
@@ -382,6 +401,8 @@ def step_effect(ns, data, grads, lr):
     params = _parameters(ns, data)
     optimizer = ns["SGD"](params, lr=lr)
     made = _made(optimizer, params)
+    if made["made_others"]:
+        return made
     after, grads_after = [], []
     for step_grads in grads:
         for p, g in zip(params, step_grads):
@@ -402,6 +423,8 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
     params = _by_hand(model)
     optimizer = ns["SGD"](params, lr=lr)
     made = _made(optimizer, params)
+    if made["made_others"]:
+        return made
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     outputs, graphs = [_plain(model(x).data)], [_graph(model(x))[0]]
     values, grads = [[_plain(p.data) for p in _by_hand(model)]], []
@@ -436,7 +459,7 @@ def _worked_example(ns, zero_between, by_hand):
     values: list[list] = []
     grads: list[list] = []
 
-    if held.get("not_parameters"):  # zero_grad() would fail on it and be named in place of parameters()
+    if held.get("not_parameters") or held["made_others"]:  # zero_grad() would fail on it, and be named instead
         return {"none_grads": False, **held}
 
     def loss():
@@ -552,6 +575,12 @@ def no_grad_states(ns, scenario):
 
 # ---------------------------------------------------------------- the lesson's numbers (all student code)
 
+def _init_facts(layer):
+    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0) (facts.init_facts)."""
+    return {"attributes": [[name, type(value).__name__] for name, value in vars(layer).items()],
+            "drawn": [_array_or_none(getattr(getattr(layer, name, None), "data", None)) for name in ("weight", "bias")]}
+
+
 def _layers(ns):
     """What the notebook's layers do before a lesson probe builds a network from them, as causes.layers_cause reads
     it (the public checks' facts.layers_facts gathers the same): the shape of the weight the given Linear.__init__
@@ -559,7 +588,8 @@ def _layers(ns):
     says a network built from them would fail on it (a matmul of the wrong shapes, the given ReLU.forward on an
     array: "'numpy.ndarray' object has no attribute 'relu'") and be named in place of the code that is wrong."""
     layer = ns["Linear"](2, 1, np.random.default_rng(0))
-    facts: dict = {"weight_shape": list(np.shape(getattr(layer.weight, "data", np.nan)))}
+    facts: dict = {"weight_shape": list(np.shape(getattr(getattr(layer, "weight", None), "data", np.nan))),
+                   **_init_facts(layer)}
     if facts["weight_shape"] != [1, 2]:
         return {**facts, "stop": True}
     returned = layer(ns["Tensor"](np.ones((1, 2))))
@@ -614,7 +644,7 @@ def lesson_shared(ns, n, batch, lr, seed):
     params = list(found)
     optimizer = ns["SGD"](params, lr=lr)
     made = _made(optimizer, params)
-    if _not_parameters(ns, params):  # zero_grad() would fail on it and be named in place of parameters()
+    if _not_parameters(ns, params) or made["made_others"]:  # zero_grad() would fail on it, and be named instead
         return {"none_grads": False, "not_parameters": _not_parameters(ns, params), **made}
     optimizer.zero_grad()
     if _none_grads(params):  # backward() cannot add into None: stop here
@@ -635,7 +665,7 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
     found = model.parameters()
     optimizer = ns["SGD"](found, lr=lr)
     held = {**_held(optimizer, _by_hand(model)), **_given(ns, found, _by_hand(model))}
-    if held.get("not_parameters"):  # zero_grad() would fail on it and be named in place of parameters()
+    if held.get("not_parameters") or held["made_others"]:  # zero_grad() would fail on it, and be named instead
         return {"none_grads": False, **held}
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     losses, values = [], [[_plain(p.data) for p in _by_hand(model)]]

@@ -24,9 +24,11 @@ def layers_cause(got):
 
 def listing_cause(got):
     """What the probe found wrong with what parameters() gave SGD(...) ('' if nothing): an entry that is not a
-    Parameter, or not every one of the model's Parameters (with what parameters() keeps between calls)."""
+    Parameter, or not every one of the model's Parameters (from the layers' Linear.__init__, or what
+    parameters() keeps between calls)."""
     cause = causes.not_parameters(got.get("not_parameters", []))
-    stale = causes.stale_list(got["defaults"], got["same_list"], got["on_class"]) if "defaults" in got else ""
+    stale = causes.stale_list(got["defaults"], got["same_list"], got["kept"]) if "defaults" in got else ""
+    stale = causes.init_attributes(got["attributes"]) or stale  # a Linear that keeps no Parameter weight, say
     return cause or (causes.parameters_gave(got["given"], got["total"], stale) if "given" in got else "")
 
 
@@ -36,7 +38,8 @@ def optimizer_cause(got, lr):
     zero_grad() set to None."""
     cause = listing_cause(got)
     cause = cause or (causes.optimizer_holds(got["held"], got["total"], got["kind"], got["one_shot"]) if "held" in got else "")
-    cause = cause or (causes.init_kept(None, 0, got["made_lr"], lr) if "made_lr" in got else "")
+    kept = got.get("made_order") or [] if got.get("made_others") else None  # objects not Parameters: named here
+    cause = cause or (causes.init_kept(kept, len(kept or []), got["made_lr"], lr) if "made_lr" in got else "")
     return cause or (causes.NONE_GRAD if got["none_grads"] else "")
 
 
@@ -51,8 +54,8 @@ def moved(got, lr, what):
 def test_counts_354_and_2410_parameters(student, reference, widths, count):
     found = student.run(probes.parameter_count, widths=list(widths))
     got = sum(int(np.prod(shape)) for shape in found["shapes"])
-    cause = causes.not_parameters(found["not_parameters"]) or causes.stale_list(
-        found["defaults"], found["same_list"], found["on_class"]) if got != count else ""
+    cause = causes.init_attributes(found["attributes"]) or causes.not_parameters(found["not_parameters"]) or \
+        causes.stale_list(found["defaults"], found["same_list"], found["kept"]) if got != count else ""
     assert not cause, cause
     assert got == count, (f"a {'-'.join(map(str, widths))} network has {count} parameters, parameters() gave {got}")
 
@@ -119,8 +122,14 @@ def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student
     assert recorded >= 18, (f"the 2-16-16-2 forward pass recorded {recorded} nodes, expected 18: the input, 6 "
                             "Parameters, and three results per Linear (W.T, x @ W.T, + b), one per ReLU")
     assert quiet == 1, f"under no_grad() the output still has a graph of {quiet} nodes, expected 1 (no parents)"
-    assert close(got["quiet"], got["recorded"]) and close(got["recorded"], want["recorded"]), (
+    assert close(got["quiet"], got["recorded"]), (
         "the 2-16-16-2 network gave other outputs under no_grad() than with recording on")
+    # Its own outputs agree: one unlike the lesson's comes from the layers it was built from.
+    cause = "" if close(got["recorded"], want["recorded"]) else causes.given_init(got)
+    assert not cause, cause
+    assert close(got["recorded"], want["recorded"]), (
+        "the 2-16-16-2 network gave other outputs than the lesson's (with recording on and under no_grad()): "
+        "check Linear.forward")
 
 
 @pytest.mark.parametrize("n,lr,seed", [(3, 0.1, 0), (5, 0.02, 1)])
@@ -131,7 +140,8 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     assert want["pattern"] == [0, 1, 2], "the reference lists the shared weight wrongly (a grader bug)"
     entries = got["pattern"].count(0)
     wrong = not (entries == 1 and len(got["pattern"]) == 3)
-    cause = causes.stale_list(got["defaults"], got["same_list"], got["on_class"]) if wrong else ""
+    cause = (causes.init_attributes(got["attributes"]) or causes.stale_list(
+        got["defaults"], got["same_list"], got["kept"])) if wrong else ""
     assert not cause, cause
     assert not wrong, (
         f"parameters() of two layers sharing a weight listed it {entries} times among "
@@ -149,8 +159,8 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     move = np.subtract(got["before"], got["after"])
     by_its_grad = np.shape(got["grad"]) == np.shape(move) and close(move, lr * np.asarray(got["grad"], dtype=float))
     assert close(move, np.subtract(want["before"], want["after"])), (
-        "the shared weight moved by lr * its grad, but that grad is not the lesson's: the forward pass differs "
-        "(Linear.forward)" if by_its_grad else
+        causes.given_init(got) or "the shared weight moved by lr * its grad, but that grad is not the lesson's: "
+        "the forward pass differs (Linear.forward)" if by_its_grad else
         "step() moved the shared weight by another amount than lr * grad (its grad already holds both uses)")
 
 
@@ -160,7 +170,8 @@ def test_training_loop_matches_the_reference(student, reference, widths, lr, see
     kwargs = dict(widths=list(widths), batch=8, steps=4, lr=lr, seed=seed)
     got, want = student.run(probes.lesson_training, **kwargs), reference.run(probes.lesson_training, **kwargs)
     assert not layers_cause(got) and not optimizer_cause(got, lr), layers_cause(got) or optimizer_cause(got, lr)
-    assert close(got["losses"][0], want["losses"][0]), "the first training loss differs: check forward"
+    assert close(got["losses"][0], want["losses"][0]), (
+        causes.given_init(got) or "the first training loss differs: check forward")
     cause = moved(got, lr, "the model's Parameters")
     assert not cause, cause
     assert close(got["losses"], want["losses"]), (

@@ -19,7 +19,7 @@ def listed(runner, case, seed):
 
 def stale(found, wrong):
     """The cause of a wrong answer when parameters() keeps a list between calls ('' if right, or another cause)."""
-    return causes.stale_list(found["defaults"], found["same_list"], found["on_class"]) if wrong else ""
+    return causes.stale_list(found["defaults"], found["same_list"], found["kept"]) if wrong else ""
 
 
 def check_same_parameters(student, reference, case, seed, missing_hint):

@@ -118,11 +118,12 @@ def test_changes_the_output_of_the_model_that_holds_the_parameters(student, refe
 def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, widths, lr, seed):
     got = student.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed, steps=2)
     want = reference.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed, steps=2)
+    cause = init_cause(got, len(want["grads"][0]), lr)  # what SGD(...) kept, before what step() did with it
+    assert not cause, cause
     facts = per_parameter(got["facts"], len(want["facts"]))
     assert all(is_parameter and parents == 0 for is_parameter, parents, _ in facts), (
         "after step() a layer's weight or bias is no longer a plain Parameter")
-    cause = init_cause(got, len(want["grads"][0]), lr) or causes.step_move(*got["params"][:2], got["grads"][0], lr,
-                                                                         what="the model's Parameters")
+    cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
     assert not cause, cause
     assert close(got["outputs"][1], want["outputs"][1]), ("after one step() the model's output differs "
                                                           "from a step of -lr * grad")

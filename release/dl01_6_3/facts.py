@@ -1,14 +1,18 @@
 """What the public checks read from the notebook's live classes before they blame a method: what the layers
-do (layers_facts), what parameters() defaults to and keeps (kept_list), what it gave SGD(...) (given_cause) and
-what SGD(...) kept (holds, order). The course's grader gathers the same facts in the process that runs your
-code (its probes) and names them with the same causes.py. Needs NumPy.
+do and the given Linear.__init__ made (layers_facts, init_facts), what parameters() defaults to and keeps
+(kept_list), what it gave SGD(...) (given_cause) and what SGD(...) kept (holds, order); and of the saved
+notebook, a given cell you edited and the names it binds (edited_given, bound_by). The course's grader gathers
+the same facts in the process that runs your code (its probes) and names them with the same causes.py.
+Needs NumPy.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import inspect
 import re
+import types
 
 import numpy as np
 from causes import HOMES, defined_again, init_kept, not_parameters, optimizer_holds, parameters_gave, stale_list
@@ -23,11 +27,19 @@ def defaults_of(function) -> list:
     return [[a.name, type(a.default).__name__] for a in arguments if a.default is not a.empty]
 
 
-def kept_on_class(cls) -> list:
-    """[Class.name, type name] for each list, set or dict kept on `cls` or a class it derives from (the probes
-    gather the same)."""
-    return [[f"{c.__name__}.{name}", type(value).__name__] for c in cls.__mro__ for name, value in vars(c).items()
-            if not name.startswith("__") and isinstance(value, (list, set, dict))]
+def kept_outside(module) -> list:
+    """[name, type name, where] for each list, set or dict that outlives a call of parameters(): kept on the
+    module's class or a class it derives from ("class"), a global its parameters() reads ("global"), or a set,
+    dict or list of ids on the module itself ("self"). The probes gather the same."""
+    containers = (list, set, dict)
+    method = getattr(type(module), "parameters", None)
+    code, names = getattr(method, "__code__", None), getattr(method, "__globals__", {})
+    return ([[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
+             for name, value in vars(c).items() if not name.startswith("__") and isinstance(value, containers)]
+            + [[name, type(names[name]).__name__, "global"] for name in getattr(code, "co_names", ())
+               if isinstance(names.get(name), containers)]
+            + [[f"self.{name}", type(value).__name__, "self"] for name, value in vars(module).items()
+               if isinstance(value, containers) and value and all(isinstance(v, int) for v in value)])
 
 
 def kinds_of(listed, parameter: type, module: type) -> list:
@@ -40,7 +52,7 @@ def kept_facts(module, found) -> dict:
     to, whether a second call returns that very list, and the containers the module's class keeps."""
     again = module.parameters()
     return {"defaults": defaults_of(type(module).parameters), "same_list": isinstance(found, list) and again is found,
-            "on_class": kept_on_class(type(module))}
+            "kept": kept_outside(module)}
 
 
 def kept_list(module) -> str:
@@ -80,12 +92,20 @@ def order(optimizer, params):
     return [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]
 
 
+def init_facts(layer) -> dict:
+    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0): [name, type name] of
+    its attributes in vars() order, and the numbers of its weight and bias (the probes gather the same)."""
+    return {"attributes": [[name, type(value).__name__] for name, value in vars(layer).items()],
+            "drawn": [getattr(getattr(layer, name, None), "data", None) for name in ("weight", "bias")]}
+
+
 def layers_facts(nb) -> dict:
     """For the public checks, on the notebook's live classes (`nb`: its names as attributes): what the layers
     do before a network is built from them, as causes.layers_cause reads it: the shape of the weight the given
     Linear.__init__ makes for Linear(2, 1), then the type of what Linear.forward returns when it is not a Tensor."""
     layer = nb.Linear(2, 1, np.random.default_rng(0))
-    facts: dict = {"weight_shape": list(np.shape(getattr(layer.weight, "data", np.nan)))}
+    facts: dict = {"weight_shape": list(np.shape(getattr(getattr(layer, "weight", None), "data", np.nan))),
+                   **init_facts(layer)}
     if facts["weight_shape"] != [1, 2]:
         return facts
     returned = layer(nb.Tensor(np.ones((1, 2))))
@@ -130,3 +150,38 @@ def edited_given(cell: dict) -> bool:
         "grade", "solution", "locked")), str(grading.get("grade_id"))]
     checksum = grading.get("checksum")  # none in a copy nbgrader did not release (the solutions): nothing to tell
     return bool(grading.get("locked") and checksum) and hashlib.md5("".join(facts).encode()).hexdigest() != checksum
+
+
+def bound_by(source: str) -> frozenset | None:
+    """The names a cell binds at its top level (classes, functions, imports, assignments): a check that reads none
+    of them does not run that cell's code. None when it is not plain Python (every check may depend on it)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        else:
+            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return frozenset(names)
+
+
+class Missing(AttributeError):
+    """A name the notebook does not define (AttributeError.name is Python 3.10+)."""
+
+
+class Names(types.SimpleNamespace):
+    """The notebook's names as attributes (nb.Linear) for a check; `read` keeps the names it read, so that the
+    note on an edited given cell goes only on the checks that read a name it binds (bound_by)."""
+    read: set = set()
+
+    def __getattribute__(self, name: str):
+        Names.read.add(name)
+        return super().__getattribute__(name)
+
+    def __getattr__(self, name: str):
+        raise Missing(name)

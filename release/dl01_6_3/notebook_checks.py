@@ -14,12 +14,11 @@ import multiprocessing
 import os
 import re
 import sys
-import types
 import warnings
 from pathlib import Path
 
 from explain import describe_exception, own_streams, printable, where
-from facts import edited_given
+from facts import Missing, Names, bound_by, edited_given
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "modules_and_sgd.ipynb"
@@ -56,15 +55,15 @@ def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]
     return names, errors
 
 
-def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str | None]]]:
+def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str | frozenset | None]]]:
     """run_cells on the code cells of the notebook saved at `path`, but test cells and demonstrations; a given
-    cell edited is an error without source."""
+    cell edited is a note with the names it binds (bound_by) in place of a source."""
     cells = [(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", str(index)), cell) for index, cell in
              enumerate(json.loads(Path(path).read_text(encoding="utf-8"))["cells"])
              if cell.get("cell_type") == "code" and not _skipped(cell)]
     names, errors = run_cells([(name, "".join(cell.get("source", ""))) for name, cell in cells])
-    return names, errors + [(f"you edited the given cell {name}: the grade runs the released copy of it", None)
-                            for name, cell in cells if edited_given(cell)]
+    return names, errors + [(f"you edited the given cell {name}: the grade runs the released copy of it",
+                             bound_by("".join(cell.get("source", "")))) for name, cell in cells if edited_given(cell)]
 
 
 def checks(part: str) -> list:
@@ -74,34 +73,28 @@ def checks(part: str) -> list:
     return [(name, fn) for name, fn in vars(module).items() if name.startswith("test_") and callable(fn)]
 
 
-class _Missing(AttributeError):
-    """A name the notebook does not define (AttributeError.name is Python 3.10+)."""
-
-
-class _Names(types.SimpleNamespace):
-    """The notebook's names as attributes: nb.Linear."""
-
-    def __getattr__(self, name: str):
-        raise _Missing(name)
-
-
-def run_check(fn, names: dict, load_errors: list[tuple[str, str | None]]) -> tuple[bool, str]:
-    """(passed, one-line message) for one check on the notebook's `names` (nb.Linear), after any edited given cell."""
+def run_check(fn, names: dict, load_errors: list) -> tuple[bool, str]:
+    """(passed, one-line message) for one check on the notebook's `names` (nb.Linear), after the note of each
+    edited given cell that can explain its failure."""
     if "Tensor" in names:
         names["Tensor"].recording = True  # as the engine starts: no earlier cell's or check's no_grad() counts
-    nb = _Names(**names)
+    nb, Names.read = Names(**names), set()
     try:
         fn(nb)
         return True, ""
     except (Exception, SystemExit) as exc:
-        return False, "; ".join([*(reason for reason, source in load_errors if source is None),
-                                 _failure(exc, load_errors)])
+        # An edited cell may explain what the notebook's code raised (it may call into it), or a check's own
+        # assert on a name it binds; not an assert on names it never binds.
+        own = isinstance(exc, AssertionError) and where(exc) is None
+        return False, "; ".join([*(reason for reason, binds in load_errors if not isinstance(binds, str) and (
+            binds is None or not own or binds & Names.read)), _failure(exc, load_errors)])
 
 
-def _failure(exc: BaseException, load_errors: list[tuple[str, str | None]]) -> str:
-    if isinstance(exc, _Missing):  # a name the notebook does not define
+def _failure(exc: BaseException, load_errors: list) -> str:
+    if isinstance(exc, Missing):  # a name the notebook does not define
         missing = exc.args[0]
-        because = [reason for reason, source in load_errors if source and re.search(rf"\b{missing}\b", source)]
+        because = [reason for reason, source in load_errors if isinstance(source, str) and re.search(
+            rf"\b{missing}\b", source)]
         return f"the notebook defines no {missing} " + (f"(because {because[0]})" if because else
                                                          "(run the cells above, in Jupyter; pytest reads the notebook as last saved)")
     if isinstance(exc, AssertionError) and where(exc) is None:  # the check's own assert

@@ -15,6 +15,14 @@ def box(nb, **attributes):
     return module
 
 
+def linear(nb, n_in, n_out, rng):
+    """A Linear made by your __init__, which must keep what the given one does (else that is named first)."""
+    layer = nb.Linear(n_in, n_out, rng)
+    cause = causes.init_attributes(facts.init_facts(layer)["attributes"])
+    assert not cause, cause
+    return layer
+
+
 def expect_parameters(nb, module, expected, missing_hint):
     """list(module.parameters()) must be the Parameters of `expected` (name -> Parameter), in that order."""
     found = module.parameters()
@@ -44,7 +52,7 @@ def expect_parameters(nb, module, expected, missing_hint):
 
 
 def test_lists_weight_then_bias_of_a_linear_layer(nb):
-    layer = nb.Linear(3, 2, np.random.default_rng(1))
+    layer = linear(nb, 3, 2, np.random.default_rng(1))
     expect_parameters(nb, layer, {"weight": layer.weight, "bias": layer.bias},
                       "look through the module's attributes (vars(self)) and collect every Parameter")
 
@@ -59,7 +67,7 @@ def test_finds_parameters_in_nested_modules(nb):
 
 def test_searches_lists_of_modules_and_of_parameters(nb):
     rng = np.random.default_rng(2)
-    l1, l2 = nb.Linear(2, 3, rng), nb.Linear(3, 1, rng)
+    l1, l2 = linear(nb, 2, 3, rng), linear(nb, 3, 1, rng)
     g1, g2 = nb.Parameter(np.ones(3)), nb.Parameter(np.ones(1))
     model = box(nb, blocks=[l1, nb.ReLU(), l2], gains=[g1, g2])
     expect_parameters(nb, model, {"l1.weight": l1.weight, "l1.bias": l1.bias, "l2.weight": l2.weight,
@@ -70,7 +78,7 @@ def test_searches_lists_of_modules_and_of_parameters(nb):
 
 def test_searches_tuples_like_lists(nb):
     rng = np.random.default_rng(9)
-    l1 = nb.Linear(2, 2, rng)
+    l1 = linear(nb, 2, 2, rng)
     g = nb.Parameter(np.ones(2))
     model = box(nb, pair=(l1, nb.ReLU()), extras=(g,))
     expect_parameters(nb, model, {"pair[0].weight": l1.weight, "pair[0].bias": l1.bias, "extras[0]": g},
@@ -80,7 +88,7 @@ def test_searches_tuples_like_lists(nb):
 
 def test_lists_a_shared_parameter_once(nb):
     rng = np.random.default_rng(3)
-    l1, l2 = nb.Linear(3, 3, rng), nb.Linear(3, 3, rng)
+    l1, l2 = linear(nb, 3, 3, rng), linear(nb, 3, 3, rng)
     l2.weight = l1.weight
     model = nb.Sequential(l1, nb.ReLU(), l2)
     expect_parameters(nb, model, {"shared weight": l1.weight, "l1.bias": l1.bias, "l2.bias": l2.bias},
@@ -105,7 +113,7 @@ def test_ignores_plain_tensors_and_other_attributes(nb):
 
 def test_gives_a_fresh_list_on_every_call(nb):
     rng = np.random.default_rng(4)
-    first, second = nb.Linear(2, 2, rng), nb.Linear(2, 2, rng)
+    first, second = linear(nb, 2, 2, rng), linear(nb, 2, 2, rng)
     hint = ("a list that outlives the call (a default argument such as found=[] or a class attribute) "
             "keeps what earlier calls collected; start from an empty list on every call")
     for model in (first, first, second):

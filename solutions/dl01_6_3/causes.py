@@ -3,9 +3,9 @@ step() did (what your code raised, explain.py says).
 
 The public checks (test_<part>.py, through notebook_checks.py) and the course's grader use this same file, so
 the words you see here are the words of your grade. It finds causes from plain values (exceptions, arrays,
-numbers, facts such as what SGD(...) kept), so that a message names the cause ("set p.grad to None", "kept
-params as the generator") rather than a number further down. The public checks read those facts from your
-live classes (facts.py); the grader's probes gather the same in the process that runs your code. Needs NumPy.
+numbers, facts such as what SGD(...) kept), so that a message names the cause ("set p.grad to None") rather
+than a number further down. The public checks read those facts from your live classes (facts.py); the
+grader's probes gather the same in the process that runs your code. Needs NumPy.
 """
 from __future__ import annotations
 
@@ -100,26 +100,27 @@ def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
     return ""
 
 
-def stale_list(defaults: list, same_list: bool, on_class: list) -> str:
-    """The cause when parameters() keeps a list between calls ('' when nothing says so): `defaults` holds
-    [name, type name] for each argument of parameters() with a default (facts.defaults_of), `same_list` says
-    whether two calls returned the very same list object, `on_class` holds [Class.name, type name] for each
-    list, set or dict kept on the module's class (facts.kept_on_class)."""
+def stale_list(defaults: list, same_list: bool, kept: list) -> str:
+    """The cause when parameters() keeps a list between calls ('' when nothing says so), from facts.kept_facts:
+    [name, type name] of each argument of parameters() with a default, whether two calls returned one list, and
+    [name, type name, where] of each list, set or dict that outlives a call (class, global, self)."""
     empty = {"list": "[]", "dict": "{}", "set": "set()"}
-    shared = [f"{name}={empty[kind]}" for name, kind in defaults if kind in empty]
+    shared = [(name, kind) for name, kind in defaults if kind in empty]
     if shared:
-        return (f"Module.parameters has a default argument {shared[0]}: Python makes that one object when it "
-                "defines the method, a list that outlives the call and keeps what earlier calls collected; "
-                f"write {shared[0].split('=')[0]}=None and start a new list inside the call")
-    if on_class:
-        name, kind = on_class[0]
-        return (f"{name} is a {kind} kept on the class, one object for every call of parameters() on every "
-                "module: it outlives the call and keeps what earlier calls collected (ids of Parameters gone, "
-                f"which new ones can reuse); make it a local, {name.split('.')[-1]} = {empty[kind]} inside the call")
+        name, kind = shared[0]
+        return (f"Module.parameters has a default argument {name}={empty[kind]}: Python makes that one object when "
+                f"it defines the method, a {kind} that outlives the call and keeps what earlier calls collected; "
+                f"write {name}=None and start a new {kind} inside the call")
+    if kept:
+        name, kind, where = kept[0]
+        place = {"class": "kept on the class", "global": "at the top of its cell (a global)",
+                 "self": "kept on the module itself"}[where]
+        return (f"{name} is a {kind} {place}, one object for every call of parameters(): it outlives the call and "
+                "keeps what earlier calls collected (ids of Parameters gone, which new ones can reuse); make it a "
+                f"local, {name.split('.')[-1]} = {empty[kind]} inside the call")
     if same_list:
-        return ("parameters() returned the same list object on two calls: a list that outlives the call (a "
-                "class attribute, or one kept on self) keeps what earlier calls collected; start from an empty "
-                "list on every call")
+        return ("parameters() returned the same list object on two calls: a list kept between calls (a class "
+                "attribute, or one on self) keeps what earlier calls collected; start an empty list on every call")
     return ""
 
 
@@ -153,6 +154,31 @@ def weight_shape(shape: list, n_in: int, n_out: int) -> str:
         return ""
     return (f"Linear.__init__ made the weight of Linear({n_in}, {n_out}) of shape {tuple(shape)}, not (n_out, "
             f"n_in) = ({n_out}, {n_in}): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
+
+
+def init_attributes(attributes: list) -> str:
+    """The cause ('' if none) when Linear.__init__ keeps other attributes than the given one ([name, type] in order)."""
+    kinds = dict(attributes)
+    for name in ("weight", "bias"):
+        if kinds.get(name) != "Parameter":
+            return (f"Linear.__init__ keeps no Parameter self.{name} (it keeps "
+                    f"{', '.join(f'{n}: {k}' for n, k in attributes)}): keep the given __init__")
+    if [name for name in kinds if name in ("weight", "bias")] != ["weight", "bias"]:
+        return ("Linear.__init__ sets self.bias before self.weight: keep the given __init__, weight first "
+                "(parameters() lists them in that order, and a seed draws the weight's numbers first)")
+    return ""
+
+
+def given_init(facts: dict) -> str:
+    """The cause ('' if none) when Linear.__init__ is not the given one, from what Linear(2, 1, default_rng(0)) made
+    (facts.init_facts): its attributes, then its numbers against the given draws the lesson's numbers come from."""
+    rng = np.random.default_rng(0)
+    given = [rng.uniform(-2 ** -0.5, 2 ** -0.5, size=size) for size in ((1, 2), (1,))]  # weight, then bias
+    drawn = _arrays(facts["drawn"])
+    same = drawn is not None and all(d.shape == g.shape and np.allclose(d, g) for d, g in zip(drawn, given))
+    return init_attributes(facts["attributes"]) or ("" if same else (
+        "Linear.__init__ draws other numbers than the given one for the same seed: keep the given __init__ "
+        "(weight, then bias, uniform in +-1/sqrt(n_in))"))
 
 
 def layers_cause(facts: dict) -> str:

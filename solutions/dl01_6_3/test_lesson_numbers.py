@@ -32,11 +32,13 @@ def graph(output):
     return seen
 
 
-def layers_cause(nb):
+def layers_cause(nb, drawn=False):
     """What the layers do wrong before a network is built from them (causes.layers_cause): the given
     Linear.__init__'s weight shape, what Linear.forward returns for a batch (a given ReLU, or the loss, would
-    otherwise fail on an array and be named in place of forward)."""
-    return causes.layers_cause(facts.layers_facts(nb))
+    otherwise fail on an array and be named in place of forward); `drawn`: a network whose numbers come from
+    Linear.__init__'s draws, which must be the given ones (causes.given_init)."""
+    found = facts.layers_facts(nb)
+    return causes.layers_cause(found) or (causes.given_init(found) if drawn else "")
 
 
 def zeroed(optimizer, params):
@@ -99,7 +101,8 @@ def test_counts_the_parameters_of_2_16_16_2_and_64_32_10_networks(nb):
         listed = list(model.parameters())
         count = sum(np.size(getattr(p, "data", p)) for p in listed)
         right = count == 354 if widths[0] == 2 else answers.is_right("count_64_32_10", count)
-        cause = "" if right else causes.not_parameters(facts.kinds_of(listed, nb.Parameter, nb.Module))
+        cause = "" if right else causes.init_attributes(facts.layers_facts(nb)["attributes"]) or \
+            causes.not_parameters(facts.kinds_of(listed, nb.Parameter, nb.Module))
         assert not cause, cause
         cause = "" if right else facts.kept_list(model)
         assert not cause, cause
@@ -134,7 +137,7 @@ def test_worked_example_second_step_without_zero_grad(nb):
 
 
 def test_network_records_18_nodes_and_1_under_no_grad(nb):
-    cause = layers_cause(nb)
+    cause = layers_cause(nb, drawn=True)
     assert not cause, cause
     rng = np.random.default_rng(0)
     model = mlp(nb, (2, 16, 16, 2), rng)
@@ -157,7 +160,7 @@ def test_network_records_18_nodes_and_1_under_no_grad(nb):
 
 
 def test_shared_parameter_is_listed_once_and_moved_once(nb):
-    cause = layers_cause(nb)
+    cause = layers_cause(nb, drawn=True)
     assert not cause, cause
     rng = np.random.default_rng(8)
     l1, l2 = nb.Linear(3, 3, rng), nb.Linear(3, 3, rng)
