@@ -4,12 +4,14 @@ Each test is a specification the kit does not meet on main 3cbbe9d (/work/pass17
 * a machine fault while the intake writes the kit's own copy (a full disk) is written down as the student's zero;
 * an instructor's hard-link backup of submitted/ (cp -al, rsync --link-dest) turns a graded notebook into a zero;
 * one notebook (a solution cell turned into a raw cell) scores differently through make grade and through
-  `python -m autograder grade` / Gradescope's run_autograder.
+  `python -m autograder grade` / Gradescope's run_autograder;
+* the full disk during nbgrader's exchange collect replaces the student's collected work with no notebook.
 """
 from __future__ import annotations
 
 import errno
 import json
+import os
 import shutil
 import subprocess
 
@@ -81,3 +83,27 @@ def test_a_solution_cell_turned_raw_scores_the_same_through_make_grade_and_grade
     assert run.returncode == 0, run.stderr[-2000:]
     assert gradebook_scores(course)["raw"] == scores(report)  # main: make grade test_no_grad 3, lesson 3 (18/18);
     # grade and Gradescope test_no_grad 0, lesson 1.91 (13.91/18, "the cell no_grad is missing from the notebook")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="folders other users own are made with chown, as root")
+def test_a_full_disk_during_an_exchange_collect_keeps_the_collected_work(tmp_path, monkeypatch):
+    """nbgrader's exchange (IntakeExchangeCollect): a newer folder whose notebook the kit cannot copy for a machine
+    fault (ENOSPC) never replaces the student's collected work with a folder without a notebook."""
+    from test_intake import LATER, SUBMITTED, exchange, inbound
+
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, 65534, '{"mine": 1}')
+    assert collect()["success"]
+    inbound(tmp_path, LATER, 65534, '{"mine": 2}')
+    copy = files._copy
+
+    def full_disk(root, path, dest, limit, cut=False):
+        if dest.name == NOTEBOOK:
+            raise OSError(errno.ENOSPC, "No space left on device", str(dest))
+        copy(root, path, dest, limit, cut)
+
+    monkeypatch.setattr(files, "_copy", full_disk)
+    result = collect()
+    assert (collected / NOTEBOOK).is_file(), result["log"]  # main: "not a readable notebook (it could not be read
+    # (No space left on device))", then "Collecting submission": the folder replaced by one without it (a zero)
