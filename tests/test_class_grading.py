@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -17,6 +18,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets.config import Config
 
+import conftest
 from autograder import grading
 from autograder.assignment import find_assignment
 from autograder.checks.suites import PreparedClass
@@ -272,3 +274,16 @@ def test_a_student_tried_once_more_is_tried_within_the_same_bound(tmp_path, monk
     reason = "nbgrader's autograde of it took more than 3 s of CPU time (c.GraderSettings.autograde_seconds)"
     assert f"Not graded: grace: {reason}" in capsys.readouterr().out
     assert not Report.load(course / "autograded" / "ada" / ASSIGNMENT.name / "report.json").error
+
+
+def test_a_fresh_course_whose_download_gives_no_one_says_why_in_lines_never_a_traceback(tmp_path):
+    """A fresh course (no gradebook yet) and an LMS download from which nobody is collected (a notebook no LMS
+    pattern names): nbgrader never entered the assignment, and the summary still says what happened, and why."""
+    course = course_copy(tmp_path / "course")
+    archive = course / "downloaded" / ASSIGNMENT.name / "archive"
+    archive.mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK, archive / NOTEBOOK)
+    run = conftest.grade_class(course, timeout=300)  # what make grade runs
+    assert run.returncode == 0 and "Traceback" not in run.stdout + run.stderr, run.stderr[-2000:]
+    assert "0 submissions, 0 graded; mean" in run.stdout and " of 18 autograded points" in run.stdout, run.stdout
+    assert f"Not collected: {NOTEBOOK}: its name matches none of the LMS's patterns" in run.stdout, run.stdout

@@ -158,6 +158,31 @@ def test_a_dot_file_archive_is_a_students_upload_by_its_place(tmp_path, as_zip):
     assert not list(extracted.rglob("*_99[89]_*")), "a student's own archive was unpacked"
 
 
+def test_what_the_instructors_system_leaves_in_archive_is_passed_over(tmp_path):
+    """Finder writes archive/.DS_Store as soon as the folder is opened (Explorer: Thumbs.db, desktop.ini; a copy to
+    a FAT drive: ._submissions.zip): none is the LMS's, so the download is still unpacked as the LMS's archives."""
+    root = course(tmp_path)
+    lms_zip(root, {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}'})
+    for litter in (".DS_Store", "Thumbs.db", "desktop.ini", "._submissions.zip"):
+        (archive_dir(root) / litter).write_bytes(b"\0\0\0\1Bud1")
+    (archive_dir(root) / "__MACOSX").mkdir()
+    lines = collect(root)
+    assert submitted(root) == {"obrienann_23456": b'{"ann": 1}'}, lines
+    assert lines == [], lines
+
+
+def test_a_download_taken_as_loose_files_says_in_one_line_why_its_archive_was_not_unpacked(tmp_path):
+    """Anything else beside the LMS's zip makes archive/ the download's files as they are: the zip is copied, never
+    unpacked, and one line says so, naming what made it so (never "0 submissions" alone)."""
+    root = course(tmp_path)
+    lms_zip(root, {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}'})
+    (archive_dir(root) / "notes.txt").write_text("the instructor's")
+    lines = collect(root)
+    assert submitted(root) == {}, lines
+    assert lines == ["Not collected: submissions.zip: not unpacked: archive/ also holds notes.txt, which is not an "
+                     "archive, so its files were taken as they are (put the LMS's download alone in archive/)"], lines
+
+
 @pytest.mark.parametrize("hostile", ["=1+2", "+cmd|calc", "..", "\x1b]0;pwned\x07\x1b[2J", "Ada", "a" * 65,
                                      "x' is 1 to 64 (the instructor checked it); 'y"])
 def test_an_id_outside_the_safe_alphabet_is_refused_for_that_file_alone(tmp_path, hostile):

@@ -6,22 +6,25 @@ submission through it; these are its pieces on small folders. The whole class, w
 """
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from autograder.intake import files
-from autograder.intake.files import IntakeRules, Refused, choose_notebook, read_regular, take_submission
+from autograder.intake.files import IntakeRules, Refused, StagingFault, choose_notebook, read_regular, take_submission
 from autograder.intake.validate import validate_notebook
 from conftest import ROOT, sparse, within
 
 NAME = "modules_and_sgd.ipynb"
 RULES = IntakeRules(NAME, 2048 * 1024)
+INBOUND = replace(RULES, linked_files=False)  # a folder the student wrote in (nbgrader's exchange inbound)
 REFERENCE = ROOT / "solutions" / "dl01_6_3" / NAME
 
 
@@ -68,14 +71,57 @@ def hard_link(path: Path) -> None:
     (lambda p: os.mkfifo(p), "a FIFO"),
 ])
 def test_a_notebook_that_is_not_a_file_is_that_students_reason(tmp_path, make, what):
+    """In a folder the student wrote in: a second hard link may be theirs, to a file they cannot read."""
     work = folder(tmp_path, {})
     make(work / NAME)
     start = time.monotonic()
-    intake = take(tmp_path)
+    intake = take(tmp_path, INBOUND)
     assert time.monotonic() - start < 5  # never opened: a FIFO's writer is never waited for
     assert intake.notebook is None
     assert intake.reason.startswith(f"{NAME} is not a readable notebook (it is {what}"), intake.reason
     assert list((tmp_path / "staging").iterdir()) == []
+
+
+def test_a_second_link_made_by_the_instructors_backup_is_read_as_its_file(tmp_path):
+    """`cp -al submitted submitted.bak` (or rsync --link-dest) before a risky step gives every file in submitted/ a
+    second link. Only the instructor's side writes there: the notebook and its time stamp are read as what they
+    hold, and the survey that tells whether the folder changed sees them unchanged (no regrade into a zero)."""
+    work = folder(tmp_path, {NAME: REFERENCE.read_text(), "timestamp.txt": "2026-11-20 12:00:00.000000 UTC"})
+    before = fingerprint(tmp_path)
+    subprocess.run(["cp", "-al", str(tmp_path / "submitted"), str(tmp_path / "submitted.bak")], check=True)
+    assert os.stat(work / NAME).st_nlink == 2
+    intake = take(tmp_path)
+    assert intake.notebook is not None and intake.reason == "", intake.reason
+    assert intake.notebook.read_text() == REFERENCE.read_text()
+    assert (intake.folder / "timestamp.txt").read_text().startswith("2026-11-20")
+    assert fingerprint(tmp_path) == before
+    assert "hard link" in take(tmp_path, INBOUND).reason  # where a student writes, it is still refused
+
+
+@pytest.mark.parametrize("failing", ["write", "read"])
+def test_the_machine_failing_the_intake_is_the_graders_failure_never_the_students_reason(tmp_path, monkeypatch,
+                                                                                          failing):
+    """A full disk writing the kit's own copy (ENOSPC), or an I/O error reading a file the student's mode lets the
+    grader read (EIO): the grader's failure (StagingFault: no score, graded again next run), never "not a
+    readable notebook" (a zero, kept as "unchanged" once the disk is freed)."""
+    folder(tmp_path, {NAME: REFERENCE.read_text()})
+    opened = os.open
+
+    def full_disk(path, flags, mode=0o777, *, dir_fd=None):
+        if flags & os.O_CREAT and Path(path).name == NAME:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return opened(path, flags, mode, dir_fd=dir_fd)
+
+    def io_error(fd, size):
+        raise OSError(errno.EIO, "Input/output error")
+
+    if failing == "write":
+        monkeypatch.setattr(os, "open", full_disk)
+    else:
+        monkeypatch.setattr(os, "read", io_error)
+    with pytest.raises(StagingFault, match="the machine's fault, not the file's") as fault:
+        take(tmp_path)
+    assert ("No space left on device" if failing == "write" else "Input/output error") in str(fault.value)
 
 
 def test_links_fifos_and_devices_beside_the_notebook_are_named_and_never_opened(tmp_path):
@@ -445,6 +491,31 @@ def test_collected_work_is_replaced_only_by_a_folder_the_intake_read(tmp_path, m
     assert result["success"], result
     assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
     assert f"not collected: it could not be read; submitted/{STUDENT} is kept" in result["log"], result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_full_disk_during_a_collect_keeps_the_collected_work(tmp_path, monkeypatch):
+    """A newer inbound folder whose notebook the kit cannot copy for a machine fault (ENOSPC writing its copy):
+    submitted/<student>/<assignment> stays whole (never a folder without a notebook, a zero), and the log names
+    the grader's failure."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    opened = os.open
+
+    def full_disk(path, flags, mode=0o777, *, dir_fd=None):
+        if flags & os.O_CREAT and Path(path).name == NAME:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return opened(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", full_disk)
+    result = collect()
+    assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
+    assert "not collected, the grader's failure" in result["log"] and "No space left on device" in result["log"]
+    assert f"submitted/{STUDENT} is kept" in result["log"], result["log"]
+    assert not list(collected.parent.glob(".*collecting"))
 
 
 @pytest.mark.slow

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import copy
 import csv
+import errno
 import html
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -233,6 +236,30 @@ def test_an_error_in_the_grader_is_that_students_reason(tmp_path, monkeypatch):
     autograde = student_autograde.autograder_for(grading, settings.config, tmp_path, rules)
     answer = autograde("someone")
     assert answer == NotGraded("the grader failed on it (KeyError: 'something no one foresaw')", grader_fault=True)
+
+
+def test_a_full_disk_while_the_intake_copies_the_notebook_is_the_graders_failure(tmp_path, monkeypatch):
+    """The kit's own write of the staged copy fails (ENOSPC: the grading machine's disk, not the student's file):
+    the student is not graded, as the grader's failure (no score, graded again next run), never "not a readable
+    notebook" (a zero, which then stays as "unchanged")."""
+    folder = tmp_path / "submitted" / "someone" / ASSIGNMENT.name
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK, folder / NOTEBOOK)
+    opened = os.open
+
+    def full_disk(path, flags, mode=0o777, *, dir_fd=None):
+        if flags & os.O_CREAT and os.fspath(path).endswith(f"/someone/{ASSIGNMENT.name}/{NOTEBOOK}"):
+            raise OSError(errno.ENOSPC, "No space left on device", os.fspath(path))
+        return opened(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", full_disk)
+    settings = GraderSettings(config=load_config(ROOT))
+    grading = ClassGrading(PreparedClass(ASSIGNMENT, settings, [], {}, str))  # not reached: the intake fails first
+    autograde = student_autograde.autograder_for(grading, settings.config, tmp_path / "submitted",
+                                                 IntakeRules(NOTEBOOK, LIMIT))
+    answer = autograde("someone")
+    assert answer is not None and answer.grader_fault, answer
+    assert "No space left on device" in answer.reason and "not a readable notebook" not in answer.reason
 
 
 def test_nbgraders_failure_is_said_with_the_exception_its_step_and_its_cell():

@@ -1,7 +1,7 @@
 """`make grade`'s summary: what the run's reports (graded or not) and the gradebook say, in a few lines."""
 from __future__ import annotations
 
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 
 from ..nbgrader_glue.late import late_by
 from ..outputs.counts import counted, mean_points
@@ -27,11 +27,14 @@ def summarize(run: ClassRun, graded: Graded, students: list[str], refused: dict[
             autograded[student] = submission.code_score
             if submission.total_seconds_late > 0:
                 late[student] = (submission.total_seconds_late, submission.late_submission_penalty or 0.0)
-        book = gb.find_assignment(assignment.name)
-        auto_max, written_max = book.max_code_score, book.max_written_score
+        try:
+            book = gb.find_assignment(assignment.name)
+            points = (f"{book.max_code_score:g} autograded points (the {book.max_written_score:g} points of written "
+                      f"answers are graded in the formgrader)")
+        except MissingEntry:  # a fresh course where no one was graded: nbgrader has not entered the assignment
+            points = f"{sum(cell.points for cell in assignment.grade_cells):g} autograded points"
     say(f"\n{counted(len(students), 'submission')}, {len(students) - len(problems)} graded; "
-        f"mean {mean_points(list(autograded.values()))} of {auto_max:g} "
-        f"autograded points (the {written_max:g} points of written answers are graded in the formgrader).")
+        f"mean {mean_points(list(autograded.values()))} of {points}.")
     say(f"Autograded in this run: {graded.attempted}; unchanged since their grade, so left as they were: "
         f"{len(graded.unchanged)}" + (" (make grade FORCE=1 grades them again)." if graded.unchanged else "."))
     say("Pass rate per part (full marks on the part):")

@@ -242,8 +242,15 @@ class LmsZipCollect(ZipCollectApp):
         self.collection = Collection()
         super().start()
         extracted = Path(self._format_collect_path(self.extracted_directory))
-        for name, why in self.extractor_plugin_inst.refused.items():  # after the collector has seen the rest
+        extractor = self.extractor_plugin_inst
+        for name, why in extractor.refused.items():  # after the collector has seen the rest
             self.collection.refused[self._who(extracted / name)] = why
+        if extractor.unopened:  # else "0 submissions" alone would not say why
+            more = f" and {len(extractor.loose) - 3} more" if len(extractor.loose) > 3 else ""
+            self.collection.refused[", ".join(map(shown, extractor.unopened))] = (
+                f"not unpacked: archive/ also holds {', '.join(map(shown, extractor.loose[:3]))}{more}, which "
+                f"{'is' if len(extractor.loose) == 1 else 'are'} not an archive, so its files were taken as they "
+                f"are (put the LMS's download alone in archive/)")
 
     def _top_relative(self, path: Path) -> str:
         """`path`'s name from the download's top level it came from (the deepest top that holds it)."""

@@ -9,8 +9,12 @@ copies what grading needs, within bounds, into a fresh folder of the kit's own (
 line why not when it cannot. nbgrader and the grader read only that copy:
 
 * the notebook, chosen by `choose_notebook` (the assignment's name, the nearest; else the folder's only
-  notebook). A link (symbolic, or a second hard link to a file), device, FIFO or a file over
-  GraderSettings.notebook_kb in its place leaves that student not graded, with the reason;
+  notebook). A symbolic link, device, FIFO or a file over GraderSettings.notebook_kb in its place leaves that
+  student not graded, with the reason; so does a second hard link to a file where the student made the folder
+  (IntakeRules.linked_files off: nbgrader's exchange inbound, where a student could link a file they cannot read).
+  In submitted/ and Gradescope's submission only the instructor's side writes, and a second link is their backup's
+  (`cp -al`, rsync --link-dest): the file, opened without following a link and checked to be a regular file, is
+  read as what it holds;
 * timestamp.txt, at the top (nbgrader's record of when the work was submitted), up to TIMESTAMP_BYTES + 1 so that
   validate.timestamp_problem still sees one too long; one that is not a regular file is the reason;
 * the files GraderSettings.submission_files names (glob patterns), each up to submission_file_kb. Nothing else
@@ -22,6 +26,11 @@ GraderSettings.submission_entries entries, at the first folder that would pass t
 and timestamp.txt at the top are looked up first, so no cap hides them; which entries are taken never depends on
 the order the file system lists a folder in). `read_regular` is the same door for one file named on a command line.
 
+Whose failure. What the student's files are (links, devices, sizes, unreadable modes, gone) is the student's
+reason. The machine failing the intake is the grader's (StagingFault, never a reason): the kit's own copy not
+written (a full disk: ENOSPC, EDQUOT, EROFS) or a file not read for a cause that is not the file's own (EIO, EMFILE,
+ENOMEM). No score is given then, and the next run grades the student again.
+
 `survey` sees a folder as `take_submission` does, without copying it: the same walk, within the same caps, and a
 digest of each file the intake reads (at most its cap and one byte of it). What decides whether a submission
 changed (classroom/ledger.py's folder_fingerprint) reads that and nothing more: a terabyte-long sparse file beside
@@ -29,6 +38,7 @@ the notebook is never read, and a changed notebook is never hidden behind thousa
 """
 from __future__ import annotations
 
+import errno
 import fnmatch
 import hashlib
 import os
@@ -47,11 +57,28 @@ TIMESTAMP = "timestamp.txt"
 TIMESTAMP_BYTES = 4096  # a time stamp is one line; a longer timestamp.txt is not one (validate.timestamp_problem)
 SHOWN = 3  # files named in one note; the rest are counted
 CHUNK = 1 << 16
+# The errors that say what the student's file or folder is (its mode, a link, gone, not a folder): their reason.
+# Any other error reading it, and any writing the kit's copy, is the machine's (StagingFault).
+FILES_OWN = frozenset({errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ELOOP,
+                       errno.ENXIO, errno.ENAMETOOLONG})
 _NO_FOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY  # O_NONBLOCK: a FIFO's open never waits
 
 
 class Refused(Exception):
     """A file the intake does not take, with the one-line reason (what it is)."""
+
+
+class StagingFault(Exception):
+    """The machine failed the intake (module docstring, "Whose failure"): the grader's failure, with one line."""
+
+
+def _own_failure(error: OSError, what: str) -> str:
+    """What `error` says, when it says what the student's file `what` is (FILES_OWN); else StagingFault, raised."""
+    said = error.strerror or type(error).__name__
+    if error.errno in FILES_OWN:
+        return said
+    raise StagingFault(f"the intake could not read or copy {what} ({said}): the machine's fault, not the file's"
+                       ) from error
 
 
 class TooLarge(Refused):
@@ -71,6 +98,7 @@ class IntakeRules:
     extra_files: tuple[str, ...] = ()
     extra_bytes: int = 1 << 20
     max_entries: int = 1000
+    linked_files: bool = True  # a second hard link read as its file (module docstring): off where students write
 
     @classmethod
     def of(cls, settings, notebook_name: str) -> IntakeRules:
@@ -131,14 +159,14 @@ def take_submission(top: Path, parts: tuple[str, ...], staging: Path, rules: Int
         intake.reason = f"its submission folder is not a folder ({why}): submit the notebook file itself"
         return intake
     except OSError as error:
-        intake.reason = f"its folder could not be read ({error.strerror or type(error).__name__})"
+        intake.reason = f"its folder could not be read ({_own_failure(error, 'the folder')})"
         return intake
     try:
         intake.owner = os.fstat(root).st_uid
         _take(root, intake, rules)
         intake.read = True
     except OSError as error:  # gone or unreadable while it was read
-        intake.notebook, intake.reason = None, f"its folder could not be read ({error.strerror or type(error).__name__})"
+        intake.notebook, intake.reason = None, f"its folder could not be read ({_own_failure(error, 'the folder')})"
     finally:
         os.close(root)
     return intake
@@ -155,7 +183,7 @@ def survey(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> Survey:
         limits[TIMESTAMP] = TIMESTAMP_BYTES
         if notebook is not None:
             limits[notebook] = rules.notebook_bytes
-        reads = {f.path: _digest(root, f.path, limits[f.path]) for f in found
+        reads = {f.path: _digest(root, f.path, limits[f.path], rules.linked_files) for f in found
                  if f.kind == "a file" and f.path in limits}
     finally:
         os.close(root)
@@ -274,7 +302,10 @@ def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Fou
         parts = queue.popleft()
         try:
             fd = _open_folder(os.dup(root), parts)
-        except (Refused, OSError):  # replaced while walked, or unreadable: it is not looked at
+        except Refused:  # replaced while walked: it is not looked at
+            continue
+        except OSError as error:  # unreadable (its mode): not looked at; the machine failing is the grader's
+            _own_failure(error, quoted("/".join(parts)))
             continue
         try:  # a DirEntry's stat() reads through `fd`: it stays open until they are read
             visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS
@@ -315,12 +346,13 @@ def _take_notebook(root: int, found: list[Found], intake: Intake, rules: IntakeR
     try:
         if entry.kind != "a file":
             raise Refused(f"it is {entry.kind}, not a file: submit the notebook file itself, saved from Jupyter")
-        _copy(root, entry.path, intake.folder / name, rules.notebook_bytes)
+        _copy(root, entry.path, intake.folder / name, rules.notebook_bytes, links=rules.linked_files)
     except (Refused, OSError) as why:
         from .validate import too_big, unreadable  # here: validate reads one file through read_regular
 
         intake.reason = unreadable(chosen, too_big(why.size, why.limit) if isinstance(why, TooLarge) else
-                                   f"it could not be read ({why.strerror})" if isinstance(why, OSError) else str(why))
+                                   f"it could not be read ({_own_failure(why, quoted(chosen))})"
+                                   if isinstance(why, OSError) else str(why))
         return
     intake.notebook = intake.folder / name
     others = [quoted(p) for p in sorted(notebooks, key=lambda p: (p.count("/"), p)) if p != chosen]
@@ -337,7 +369,7 @@ def _take_timestamp(root: int, found: list[Found], intake: Intake, rules: Intake
     try:
         if stamp.kind != "a file":
             raise Refused(stamp.kind)
-        _copy(root, TIMESTAMP, intake.folder / TIMESTAMP, TIMESTAMP_BYTES, cut=True)
+        _copy(root, TIMESTAMP, intake.folder / TIMESTAMP, TIMESTAMP_BYTES, cut=True, links=rules.linked_files)
     except Refused:
         from .validate import TIMESTAMP_NOT_A_FILE  # here: validate reads one file through read_regular
 
@@ -360,11 +392,11 @@ def _take_extras(root: int, found: list[Found], intake: Intake, rules: IntakeRul
         for folder in reversed(target.relative_to(intake.folder).parents[:-1]):
             (intake.folder / folder).mkdir(mode=0o700, exist_ok=True)
         try:
-            _copy(root, entry.path, target, rules.extra_bytes)
+            _copy(root, entry.path, target, rules.extra_bytes, links=rules.linked_files)
         except Refused as why:
             large.append(f"{quoted(entry.path)} ({why})")
         except OSError as error:
-            large.append(f"{quoted(entry.path)} (it could not be read: {error.strerror})")
+            large.append(f"{quoted(entry.path)} (it could not be read: {_own_failure(error, quoted(entry.path))})")
     if large:
         intake.notes.append(_listed("not taken", large))
 
@@ -381,21 +413,26 @@ def _listed(what: str, items: list[str]) -> str:
     return f"{what}: {', '.join(items[:SHOWN])}{more}"
 
 
-def _copy(root: int, path: str, dest: Path, limit: int, cut: bool = False) -> None:
+def _copy(root: int, path: str, dest: Path, limit: int, cut: bool = False, links: bool = False) -> None:
     """Copy the regular file `path` (under `root`) to `dest` (0600, made anew): Refused when it is not a regular
-    file or is over `limit` bytes; with `cut`, its first `limit` + 1 bytes instead."""
-    data, size = _read(_open_file(root, path), limit)
+    file, is over `limit` bytes, or (unless `links`) has a second hard link; with `cut`, its first `limit` + 1 bytes
+    instead. StagingFault when `dest` cannot be written."""
+    data, size = _read(_open_file(root, path), limit, links)
     if size > limit and not cut:
         raise TooLarge(size, limit)
-    with os.fdopen(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
-        out.write(data)
+    try:
+        with os.fdopen(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
+            out.write(data)
+    except OSError as error:  # the kit's own copy: whatever the error, never the student's
+        raise StagingFault(f"the intake could not write its copy of {quoted(path)} "
+                           f"({error.strerror or type(error).__name__}): the machine's fault, not the file's") from error
 
 
-def _digest(root: int, path: str, limit: int) -> str:
+def _digest(root: int, path: str, limit: int, links: bool) -> str:
     """The size of the file `path` (under `root`) and the SHA-256 of what the intake reads of it (its first
     `limit` + 1 bytes), or why the intake refuses it."""
     try:
-        data, size = _read(_open_file(root, path), limit)
+        data, size = _read(_open_file(root, path), limit, links)
     except Refused as why:
         return f"refused: {why}"
     except PermissionError as error:  # as long as its mode stays: the intake's reason stays too
@@ -416,14 +453,15 @@ def _open_file(root: int, path: str) -> int:
         os.close(folder)
 
 
-def _read(fd: int, limit: int | None) -> tuple[bytes, int]:
-    """What `fd` holds, when it is a regular file (Refused when not), at most `limit` + 1 bytes of it, and its
-    size: what fstat says, or what was read when the file grew meanwhile. Closes `fd`."""
+def _read(fd: int, limit: int | None, links: bool = False) -> tuple[bytes, int]:
+    """What `fd` holds, when it is a regular file with no other hard link unless `links` (Refused when not), at
+    most `limit` + 1 bytes of it, and its size: what fstat says, or what was read when the file grew meanwhile.
+    Closes `fd`."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise Refused(f"it is {kind_of(info.st_mode)}, not a file")
-        if info.st_nlink > 1:  # a tar unpacked as root can link a file of the machine's into the folder
+        if info.st_nlink > 1 and not links:  # a student's link to a file they cannot read, a tar unpacked as root's
             raise Refused("it is a hard link to another file, not a file of its own")
         chunks, read = [], 0
         while limit is None or read <= limit:

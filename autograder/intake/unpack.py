@@ -6,7 +6,10 @@ the modes the entries claim. A student chooses what they upload, so here:
 * Only the download's own archives are unpacked, told by position: archive/ holds either the LMS's
   download as archives (nothing but files with an archive extension at its top: each is unpacked, unless
   it is named as a student's upload) or the download's files and folders as they are (anything else at
-  its top: nothing is unpacked, whatever the names, dot files included). An archive inside a download, in a
+  its top: nothing is unpacked, whatever the names, dot files included; `unopened` names the archives so left,
+  `loose` what made it so, for the summary's one line). What the instructor's own system leaves in a folder it
+  shows (OS_LITTER: Finder's .DS_Store, Explorer's Thumbs.db) is no LMS's and is passed over, not copied. An
+  archive inside a download, in a
   student's folder, or among the download's loose files is a student's upload: it is copied as a plain
   file and never opened (the collector takes notebooks only).
 * Every file is written anew, 0600 (folders 0700), owned by the user grading, with the time the
@@ -37,6 +40,12 @@ from nbgrader.plugins import ExtractorPlugin
 from traitlets import Int
 
 CHUNK = 1 << 20
+OS_LITTER = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", "__MACOSX"})  # and macOS's "._<name>" files
+
+
+def is_os_litter(name: str) -> bool:
+    """Whether a name at archive/'s top is what an operating system leaves in a folder it shows, never an LMS's."""
+    return name in OS_LITTER or name.startswith("._")
 
 
 class NotCollected(Exception):
@@ -129,6 +138,8 @@ class BoundedExtractor(ExtractorPlugin):
         """
         self.refused: dict[str, str] = {}
         self.tops: list[Path] = [Path(extracted_path)]
+        self.unopened: list[str] = []  # the download's archives copied as files (the module docstring)
+        self.loose: list[str] = []  # what at archive/'s top is not an archive, when that left some unopened
         self._entries = 0
         self._bytes: Counter[str] = Counter()  # per student, and "" for the whole download
         self._files: Counter[str] = Counter()  # per student
@@ -137,8 +148,12 @@ class BoundedExtractor(ExtractorPlugin):
         self._label: dict[str, str] = {}  # each student's first top-level file or folder, as the summary names it
         source, dest = Path(archive_path), Path(extracted_path)
         dest.chmod(0o700)  # nbgrader made it with the umask's modes
-        items = sorted(source.iterdir())
-        archives = all(item.is_file() and not item.is_symlink() and self._is_archive(item.name) for item in items)
+        items = sorted(item for item in source.iterdir() if not is_os_litter(item.name))
+        is_archive = {item: item.is_file() and not item.is_symlink() and self._is_archive(item.name) for item in items}
+        archives = all(is_archive.values())
+        if not archives:
+            self.unopened = [i.name for i in items if is_archive[i] and self.student_of(i.name) is None]
+            self.loose = [i.name for i in items if not is_archive[i]] if self.unopened else []
         for item in items:
             if archives and self.student_of(item.name) is None:  # the LMS's download, as archives
                 self._unpack(item, dest)

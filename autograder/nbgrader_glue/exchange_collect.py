@@ -20,7 +20,8 @@ rule: a student id is a user name), or by root (the instructor put it there); th
 descriptor the intake read, in case the folder was swapped meanwhile. With check_owner off (an exchange without
 per-student uids) the name is the only identity there is, and the newest folder in a student's name is taken as
 nbgrader takes it. Either way submitted/<student>/<assignment> is replaced only once the intake has read the
-new folder (Intake.read), from a copy made beside it. An inbound name whose time does not parse, and a
+new folder (Intake.read), from a copy made beside it; when the machine fails the copy (a full disk:
+intake.files.StagingFault) the collected folder stays as it was and the log names the grader's failure. An inbound name whose time does not parse, and a
 collected timestamp.txt that cannot be read as one, are each one line of the log, never the end of the collect.
 Every name and time stamp the log shows is the student's (any user may name a folder in inbound): it is written
 with its controls as escapes (outputs/inert.py), so that it can neither act on the instructor's terminal nor
@@ -34,6 +35,7 @@ import os
 import pwd
 import shutil
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -42,7 +44,7 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode, parse_utc
 
 from ..assignment import find_assignment
-from ..intake.files import TIMESTAMP, TIMESTAMP_BYTES, IntakeRules, Refused, read_regular, take_submission
+from ..intake.files import TIMESTAMP, TIMESTAMP_BYTES, IntakeRules, Refused, StagingFault, read_regular, take_submission
 from ..outputs.inert import escaped, one_line
 from ..settings import GraderSettings
 
@@ -125,7 +127,13 @@ class IntakeExchangeCollect(ExchangeCollect):
             self.log.info("No newer submission to collect: %s %s", escaped(student), self.coursedir.assignment_id)
             return
         staged = dest.with_name(f".{dest.name}.collecting")
-        intake = take_submission(source.parent, (source.name,), staged, self._rules())
+        try:
+            intake = take_submission(source.parent, (source.name,), staged, self._rules())
+        except StagingFault as fault:  # the machine's (a full disk): the collected work stays whole
+            shutil.rmtree(staged, ignore_errors=True)
+            self.log.error("%s: not collected, the grader's failure: %s; submitted/%s is kept (collect again once "
+                           "it is fixed)", escaped(source.name), one_line(fault), escaped(student))
+            return
         for line in ([intake.reason] if intake.reason else []) + intake.notes:
             self.log.warning("%s: %s", escaped(source.name), one_line(line))
         if not intake.read or not self._owned(student, intake.owner):
@@ -167,8 +175,10 @@ class IntakeExchangeCollect(ExchangeCollect):
             return None
 
     def _rules(self) -> IntakeRules:
+        """make grade's rules, but a second hard link is refused: in inbound a student may link a file they cannot
+        read (copied as the instructor, it would be theirs to see)."""
         assignment = find_assignment(Path(self.coursedir.root), self.coursedir.assignment_id)
-        return IntakeRules.of(GraderSettings(config=self.config), assignment.notebook_name)
+        return replace(IntakeRules.of(GraderSettings(config=self.config), assignment.notebook_name), linked_files=False)
 
 
 def _uid(user: str) -> int | None:
