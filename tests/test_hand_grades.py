@@ -286,3 +286,20 @@ def test_an_older_kits_review_is_carried_over_on_the_first_grading_after_the_upg
     cell(swapped, "answer_zeroing")["attachments"] = {"loss.png": {"image/png": png(0, 0, 255)}}
     submit_and_grade(course, student, swapped)
     assert grades(course, student, WRITTEN)["answer_zeroing"] == (1.5, None, True)
+
+
+@pytest.mark.parametrize("spelled", ["&#36;&#92;newcommand{&#92;grad}{&#92;nabla}&#36;",
+                                     "&#92;(&bsol;def&bsol;grad{&bsol;nabla}&#92;)"])
+def test_a_macro_written_with_character_references_flags_the_written_answer_that_uses_it(course, spelled):
+    """Markdown turns `&#36;` and `&#92;` into `$` and a backslash before MathJax reads the page: a definition
+    spelled with character references is a definition on the page all the same, for the answers after it
+    (red-q3, pass 17: a Chromium run showed the later answer's `$\\grad L$` typeset by the earlier one's macro)."""
+    student = "macro-ref-" + str(len(spelled))
+    before = solution_notebook()
+    cell(before, "answer_zeroing")["source"] += "\n\nNotation: " + spelled
+    cell(before, "answer_outside_graph")["source"] = "Each backward pass adds to it: $\\grad L$ accumulates."
+    after = copy.deepcopy(before)
+    cell(after, "answer_zeroing")["source"] = cell(before, "answer_zeroing")["source"].replace("nabla", "Delta")
+    regraded = graded_then_resubmitted(course, student, before, after, WRITTEN)
+    assert regraded["answer_zeroing"][2], "its own text changed"
+    assert regraded["answer_outside_graph"] == (1.5, None, True), regraded
