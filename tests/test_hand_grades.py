@@ -303,3 +303,17 @@ def test_a_macro_written_with_character_references_flags_the_written_answer_that
     regraded = graded_then_resubmitted(course, student, before, after, WRITTEN)
     assert regraded["answer_zeroing"][2], "its own text changed"
     assert regraded["answer_outside_graph"] == (1.5, None, True), regraded
+
+
+def test_a_written_answer_is_flagged_when_a_code_cell_the_student_added_beside_it_changes(course):
+    """The grading page shows the student's own code cells among the answers (labelled as added), so a student may
+    write an answer there ("my answer is in the cell below"): a change of that cell changes what the instructor
+    graded (red-q3, pass 17: only the overrides of autograded parts were flagged)."""
+    before = solution_notebook()
+    cell(before, "answer_zeroing")["source"] = "My answer is in the cell below."
+    insert_after(before, "answer_zeroing", nbformat.v4.new_code_cell(
+        "# Answer: the gradients add up over the backward passes, so zero_grad() must clear them each step."))
+    after = copy.deepcopy(before)
+    after["cells"][after["cells"].index(cell(after, "answer_zeroing")) + 1]["source"] = "# Answer: I do not know."
+    regraded = graded_then_resubmitted(course, "code-answer", before, after, WRITTEN)
+    assert regraded["answer_zeroing"] == (1.5, None, True), regraded
