@@ -317,3 +317,17 @@ def test_a_written_answer_is_flagged_when_a_code_cell_the_student_added_beside_i
     after["cells"][after["cells"].index(cell(after, "answer_zeroing")) + 1]["source"] = "# Answer: I do not know."
     regraded = graded_then_resubmitted(course, "code-answer", before, after, WRITTEN)
     assert regraded["answer_zeroing"] == (1.5, None, True), regraded
+
+
+def test_a_written_answer_is_flagged_when_a_raw_cell_beside_it_comes_onto_the_pages(course):
+    """The pages show a raw cell of no raw mimetype or text/html, and leave out any other (nbconvert's rawcell
+    block): the same text given text/html in place of text/latex appears beside the answer graded
+    (red-q3, pass 17: ledger._shown reads a cell's type, text and pictures, not its raw_mimetype)."""
+    before = solution_notebook()
+    added = insert_after(before, "answer_zeroing", nbformat.v4.new_raw_cell(
+        "<p>Correction to my answer above: the gradients are overwritten, not added.</p>",
+        metadata={"raw_mimetype": "text/latex"}))
+    after = copy.deepcopy(before)
+    after["cells"][before["cells"].index(added)]["metadata"]["raw_mimetype"] = "text/html"
+    regraded = graded_then_resubmitted(course, "raw-shown", before, after, WRITTEN)
+    assert regraded["answer_zeroing"] == (1.5, None, True), regraded
