@@ -127,16 +127,18 @@ def test_a_changed_mathjax_macro_flags_the_written_answer_that_uses_it(course, d
     assert regraded["answer_zeroing"] == (1.5, None, True), regraded
 
 
-def test_an_answer_that_refers_to_an_equation_is_flagged_when_the_numbering_changes_in_another(course):
+@pytest.mark.parametrize("refers", ["\\eqref{main}", "&#92;eqref{main}"])
+def test_an_answer_that_refers_to_an_equation_is_flagged_when_the_numbering_changes_in_another(course, refers):
     """MathJax numbers equations and keeps labels for the whole page (autoNumber "AMS"): another answer's equations
-    decide what an answer's \\eqref reads. An answer without numbers or references is not flagged."""
+    decide what an answer's \\eqref reads, spelled with a character reference too (markdown decodes `&#92;` before
+    MathJax reads the page: red-q3, pass 17). An answer without numbers or references is not flagged."""
     before = solution_notebook()
     cell(before, "answer_zeroing")["source"] = "$$\\begin{equation}\\label{main} g = g_1 + g_2\\end{equation}$$"
-    cell(before, "answer_outside_graph")["source"] = "The update uses the gradient of \\eqref{main} only."
+    cell(before, "answer_outside_graph")["source"] = f"The update uses the gradient of {refers} only."
     after = copy.deepcopy(before)
     cell(after, "answer_zeroing")["source"] = "$$\\begin{equation} 0 = 1 \\end{equation}$$\n\n" + \
         cell(before, "answer_zeroing")["source"]
-    assert graded_then_resubmitted(course, "noa", before, after, WRITTEN) == {
+    assert graded_then_resubmitted(course, f"noa-{len(refers)}", before, after, WRITTEN) == {
         "answer_zeroing": (1.5, None, True), "answer_outside_graph": (1.5, None, True),
         "answer_shared_weight": (1.5, None, False)}
 
