@@ -59,8 +59,8 @@ pytestmark = pytest.mark.slow
 
 STUDENTS = ("ada", "grace")
 # mallory: grace's code (checks that fail), before each check a cell of maths drawn to reach out of it and styled
-# with a cursor from the network (test_formgrader_browser's COVER, REMOTE_CURSOR), and beside the notebook another
-# whose name is maths (the grader's note quotes it).
+# with a cursor from the network (test_formgrader_browser's COVER, REMOTE_CURSOR), before the first check a raw cell
+# of the same maths too, and beside the notebook another whose name is maths (the grader's note quotes it).
 MALLORY = "mallory"
 MATHS_NAME = "$\\mathbf{NOTE}$.ipynb"
 PARTS = [cell.grade_id for cell in ASSIGNMENT.grade_cells]
@@ -84,6 +84,7 @@ def mallorys_notebook() -> dict:
     checks = [index for index, cell in enumerate(notebook.cells) if is_test_cell(cell)]
     for index in reversed(checks):
         notebook.cells.insert(index, nbformat.v4.new_markdown_cell(f"{COVER} {REMOTE_CURSOR}"))
+    notebook.cells.insert(checks[0], nbformat.v4.new_raw_cell(COVER))  # a raw cell, which no markdown box holds
     notebook.cells[checks[0]].metadata[RUBRIC] = FORGED_RUBRIC  # a rubric box of her own on the grading page
     notebook.cells.append(nbformat.v4.new_markdown_cell(MACROS))
     return notebook
@@ -325,11 +326,16 @@ def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noq
     assert not blocked, f"the page asked the network for {blocked}"
 
 
+# Each raw cell's text and how many of MathJax's elements it holds.
+RAW_TEXT = "els => els.map(e => [e.innerText, e.querySelectorAll('.MathJax, .MathJax_CHTML, script').length])"
+
+
 def test_a_students_maths_draws_only_inside_its_own_cell_and_loads_nothing(graded, browser):  # noqa: F811 (the fixture imported above)
     """mallory's maths is moved out of its line (\\lower, \\smash, \\rlap, \\bbox) to lay a "PASS" box over the
     check below, and styles a cursor from the network: every FAIL line and score stays on top (the cell paints
     only inside its own box), nothing is asked of the network, and the grader's note, which quotes a file name
-    that is maths, shows it as written."""
+    that is maths, shows it as written. Her raw cell's maths is shown as text, never typeset (red-q3, pass 17: it
+    was typeset outside any cell's box, and its "PASS" covered test_forward's FAIL lines)."""
     asked: list[str] = []
     context = offline(browser, asked)
     page = context.new_page()
@@ -343,12 +349,14 @@ def test_a_students_maths_draws_only_inside_its_own_cell_and_loads_nothing(grade
         page.wait_for_timeout(500)
         fails = page.evaluate(ON_TOP, ".check-fail")
         scores = page.evaluate(ON_TOP, ".nbgrader_cell .panel-heading .pull-right")
-        note = page.evaluate("[...document.querySelectorAll('.tex2jax_ignore')].map(e => "
+        raw = page.eval_on_selector_all(".kit-raw-cell", RAW_TEXT)
+        note = page.evaluate("[...document.querySelectorAll('.kit-grader-note .tex2jax_ignore')].map(e => "
                              "[e.innerText, e.querySelectorAll('.MathJax, .MathJax_CHTML, script').length])")
     finally:
         context.close()
     assert fails and scores, "no FAIL line or score on mallory's page"
     assert not [line for line in fails + scores if line[1]], [line for line in fails + scores if line[1]]
+    assert raw and all("PASS: every check passed" in text and typeset == 0 for text, typeset in raw), raw
     assert not asked, f"the page asked the network for {asked}"
     assert len(note) == 1, f"the grader's note is not in one span MathJax leaves alone: {note}"
     assert quoted(MATHS_NAME) in note[0][0] and note[0][1] == 0, note  # the name as written, not typeset
@@ -398,3 +406,27 @@ def test_the_formgrader_shows_the_rubric_beside_the_answer_in_a_browser(graded, 
         context.close()
     beside = [text for text in cells if ANSWERS["grace"]["answer_zeroing"][:40] in text]
     assert beside and "Rubric for graders" in beside[0] and "Rubric (2 points)" in beside[0], cells[:3]
+
+
+def test_a_students_raw_cell_draws_nothing_over_the_grading_page(graded, server, browser):  # noqa: F811 (the fixtures imported above)
+    """mallory's raw cell holds her "PASS" box of maths: on the formgrader's grading page, as on her feedback page, it
+    is shown as text in a box of its own, and every check's output and score field stays on top of it (red-q3,
+    pass 17: typeset outside any cell's box, it covered test_forward's FAIL lines)."""
+    from nbgrader.api import Gradebook
+
+    base, token = server
+    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}", "dl01") as gb:
+        submission_id = gb.find_submission_notebook(Path(NOTEBOOK).stem, ASSIGNMENT.name, MALLORY).id
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"{base}/api/status?token={token}", wait_until="load", timeout=30000)
+        page.goto(f"{base}/formgrader/submissions/{submission_id}/", wait_until="load", timeout=30000)
+        page.wait_for_function("window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 && "
+                               "document.querySelector('.MathJax, .MathJax_Display')", timeout=20000)
+        raw = page.eval_on_selector_all(".kit-raw-cell", RAW_TEXT)
+        covered = [field for field in page.evaluate(ON_TOP, "div.output_subarea pre, input.score") if field[1]]
+    finally:
+        context.close()
+    assert not covered, covered
+    assert raw and all("PASS: every check passed" in text and typeset == 0 for text, typeset in raw), raw

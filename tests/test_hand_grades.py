@@ -131,16 +131,18 @@ def test_a_changed_mathjax_macro_flags_the_written_answer_that_uses_it(course, d
     assert regraded["answer_zeroing"] == (1.5, None, True), regraded
 
 
-def test_an_answer_that_refers_to_an_equation_is_flagged_when_the_numbering_changes_in_another(course):
+@pytest.mark.parametrize("refers", ["\\eqref{main}", "&#92;eqref{main}"])
+def test_an_answer_that_refers_to_an_equation_is_flagged_when_the_numbering_changes_in_another(course, refers):
     """MathJax numbers equations and keeps labels for the whole page (autoNumber "AMS"): another answer's equations
-    decide what an answer's \\eqref reads. An answer without numbers or references is not flagged."""
+    decide what an answer's \\eqref reads, spelled with a character reference too (markdown decodes `&#92;` before
+    MathJax reads the page: red-q3, pass 17). An answer without numbers or references is not flagged."""
     before = solution_notebook()
     cell(before, "answer_zeroing")["source"] = "$$\\begin{equation}\\label{main} g = g_1 + g_2\\end{equation}$$"
-    cell(before, "answer_outside_graph")["source"] = "The update uses the gradient of \\eqref{main} only."
+    cell(before, "answer_outside_graph")["source"] = f"The update uses the gradient of {refers} only."
     after = copy.deepcopy(before)
     cell(after, "answer_zeroing")["source"] = "$$\\begin{equation} 0 = 1 \\end{equation}$$\n\n" + \
         cell(before, "answer_zeroing")["source"]
-    assert graded_then_resubmitted(course, "noa", before, after, WRITTEN) == {
+    assert graded_then_resubmitted(course, f"noa-{len(refers)}", before, after, WRITTEN) == {
         "answer_zeroing": (1.5, None, True), "answer_outside_graph": (1.5, None, True),
         "answer_shared_weight": (1.5, None, False)}
 
@@ -360,3 +362,48 @@ def test_an_override_flagged_on_changed_code_keeps_the_total_out_of_the_exports(
         _, rows = grade_rows(gb, [ASSIGNMENT.name], ["red_r2_wes"])
     assert rows[0]["score"] == "", f"exported as final: {rows[0]['score']} (test_step {rows[0]['test_step']})"
     assert canvas_rows(rows, ASSIGNMENT.name).pending == ["red_r2_wes"], "make grades-lms names the student"
+
+
+@pytest.mark.parametrize("spelled", ["&#36;&#92;newcommand{&#92;grad}{&#92;nabla}&#36;",
+                                     "&#92;(&bsol;def&bsol;grad{&bsol;nabla}&#92;)"])
+def test_a_macro_written_with_character_references_flags_the_written_answer_that_uses_it(course, spelled):
+    """Markdown turns `&#36;` and `&#92;` into `$` and a backslash before MathJax reads the page: a definition
+    spelled with character references is a definition on the page all the same, for the answers after it
+    (red-q3, pass 17: a Chromium run showed the later answer's `$\\grad L$` typeset by the earlier one's macro)."""
+    student = "macro-ref-" + str(len(spelled))
+    before = solution_notebook()
+    cell(before, "answer_zeroing")["source"] += "\n\nNotation: " + spelled
+    cell(before, "answer_outside_graph")["source"] = "Each backward pass adds to it: $\\grad L$ accumulates."
+    after = copy.deepcopy(before)
+    cell(after, "answer_zeroing")["source"] = cell(before, "answer_zeroing")["source"].replace("nabla", "Delta")
+    regraded = graded_then_resubmitted(course, student, before, after, WRITTEN)
+    assert regraded["answer_zeroing"][2], "its own text changed"
+    assert regraded["answer_outside_graph"] == (1.5, None, True), regraded
+
+
+def test_a_written_answer_is_flagged_when_a_code_cell_the_student_added_beside_it_changes(course):
+    """The grading page shows the student's own code cells among the answers (labelled as added), so a student may
+    write an answer there ("my answer is in the cell below"): a change of that cell changes what the instructor
+    graded (red-q3, pass 17: only the overrides of autograded parts were flagged)."""
+    before = solution_notebook()
+    cell(before, "answer_zeroing")["source"] = "My answer is in the cell below."
+    insert_after(before, "answer_zeroing", nbformat.v4.new_code_cell(
+        "# Answer: the gradients add up over the backward passes, so zero_grad() must clear them each step."))
+    after = copy.deepcopy(before)
+    after["cells"][after["cells"].index(cell(after, "answer_zeroing")) + 1]["source"] = "# Answer: I do not know."
+    regraded = graded_then_resubmitted(course, "code-answer", before, after, WRITTEN)
+    assert regraded["answer_zeroing"] == (1.5, None, True), regraded
+
+
+def test_a_written_answer_is_flagged_when_a_raw_cell_beside_it_comes_onto_the_pages(course):
+    """The pages show a raw cell of no raw mimetype or text/html, and leave out any other (nbconvert's rawcell
+    block): the same text given text/html in place of text/latex appears beside the answer graded
+    (red-q3, pass 17: ledger._shown reads a cell's type, text and pictures, not its raw_mimetype)."""
+    before = solution_notebook()
+    added = insert_after(before, "answer_zeroing", nbformat.v4.new_raw_cell(
+        "<p>Correction to my answer above: the gradients are overwritten, not added.</p>",
+        metadata={"raw_mimetype": "text/latex"}))
+    after = copy.deepcopy(before)
+    after["cells"][before["cells"].index(added)]["metadata"]["raw_mimetype"] = "text/html"
+    regraded = graded_then_resubmitted(course, "raw-shown", before, after, WRITTEN)
+    assert regraded["answer_zeroing"] == (1.5, None, True), regraded

@@ -12,7 +12,7 @@ nbgrader's gradebook holds scores, not their causes. The ledger is one table of 
   student left unchanged whose row holds other intake rules than today's (or none), with today's
   (changes.Plan.rules_to_record).
 * `answers`: for each grade cell, a checksum of its answer in the notebook as submitted (`answer_checksums`: a
-  written answer's cell with its pictures and the markdown around it that shows with it; for an autograded part,
+  written answer's cell with its pictures and the cells around it that show with it; for an autograded part,
   all of the student's code) as last autograded, so as the formgrader shows it (`seen`; none after a submission
   not graded, or without the cell), and, for a hand grade (a manual score or extra credit), of the answer the
   instructor gave or last confirmed it on (`reviewed`). Written with the grades, in the same transaction
@@ -27,6 +27,7 @@ empties them with the rest, and nbgrader never reads them.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 from dataclasses import asdict, dataclass
@@ -148,10 +149,22 @@ def _text(cell: Any) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
+def _as_maths_reads(cell: Any) -> str:
+    """A cell's text as MathJax reads it on the page: markdown decodes character references (`&#36;` is `$`,
+    `&#92;` and `&bsol;` a backslash) before MathJax reads the page's text, so a definition spelled with them is
+    one. Decoding the whole source finds at least what the page holds (references in code spans stay escaped)."""
+    return html.unescape(_text(cell))
+
+
 def _shown(cell: Any) -> bytes:
-    """A markdown or raw cell as a page shows it: its type, its text and the pictures attached to it."""
-    return json.dumps({"type": cell.get("cell_type"), "source": _text(cell), "attachments": cell.get("attachments")},
-                      sort_keys=True, default=str).encode()
+    """A markdown or raw cell as a page shows it: its type, its text, the pictures attached to it and, where the cell
+    has one, its raw mimetype (which decides whether the pages show a raw cell at all: nbconvert's rawcell block).
+    The mimetype only when present, so that the checksum of every cell without one stays what it was."""
+    shown = {"type": cell.get("cell_type"), "source": _text(cell), "attachments": cell.get("attachments")}
+    metadata = cell.get("metadata")
+    if isinstance(metadata, dict) and "raw_mimetype" in metadata:
+        shown["raw_mimetype"] = metadata["raw_mimetype"]
+    return json.dumps(shown, sort_keys=True, default=str).encode()
 
 
 def answer_checksums(nb: Any, release: Any) -> dict[str, str]:
@@ -162,8 +175,13 @@ def answer_checksums(nb: Any, release: Any) -> dict[str, str]:
 
     * A written answer: its own cell, the student's markdown and raw cells, and the other written answers that
       define TeX macros (and, for an answer that numbers, labels or refers to an equation, those that do too), each
-      with its pictures, in the notebook's order: the formgrader shows them on one page, where MathJax's
-      definitions, equation numbers and labels hold for every cell.
+      with its pictures and raw mimetype, in the notebook's order: the formgrader shows them on one page, where
+      MathJax's definitions, equation numbers and labels hold for every cell. A definition or label is looked for
+      in the text as MathJax reads it (character references decoded). With them, the student's code cells beside
+      the answer: those between the release's cells before and after it, which the grading page shows with the
+      answer (labelled as added), where a student may write the answer ("my answer is in the cell below"). The
+      student's code cells elsewhere count only for the autograded parts: a change of code there flags no
+      written answer.
     * An autograded part: the code its checks run, in order: the solution cells (each with its grade id, so that
       the id moved to another cell counts) and the student's code cells, each given cell (put back as released)
       counted by its grade id, so that a cell moved past it counts too.
@@ -174,20 +192,34 @@ def answer_checksums(nb: Any, release: Any) -> dict[str, str]:
     def written(grade_id: str) -> bool:
         return bool(released[grade_id].metadata.nbgrader.get("solution")) and released[grade_id].cell_type != "code"
 
+    def students(index: int) -> bool:  # no grade id, or not the release's cell in the place graded
+        grade_id = _grade_id(nb.cells[index])
+        return grade_id is None or graded.get(grade_id) != index
+
+    def beside(index: int) -> Iterable[int]:
+        """The student's cells next to cell `index`, up to the release's cells on either side of it."""
+        for step in (-1, 1):
+            other = index + step
+            while 0 <= other < len(nb.cells) and students(other):
+                yield other
+                other += step
+
     code: list[bytes] = []
+    added_code: dict[int, bytes] = {}  # the student's code cells, by their place
     around: list[tuple[int, bytes]] = []  # what shows with every written answer
     numbering: list[tuple[int, bytes]] = []  # the written answers that number, label or refer to equations
     for index, cell in enumerate(nb.cells):
         grade_id = _grade_id(cell)
-        if grade_id is None or graded.get(grade_id) != index:  # the student's cell
+        if grade_id is None or students(index):
             if cell.get("cell_type") == "code":
                 code.append(b"code:" + _text(cell).encode())
+                added_code[index] = code[-1]
             else:
                 around.append((index, _shown(cell)))
         elif written(grade_id):
-            if TEX_DEFINITION.search(_text(cell)):
+            if TEX_DEFINITION.search(_as_maths_reads(cell)):
                 around.append((index, _shown(cell)))
-            if TEX_NUMBERING.search(_text(cell)):
+            if TEX_NUMBERING.search(_as_maths_reads(cell)):
                 numbering.append((index, _shown(cell)))
         elif released[grade_id].cell_type == "code":  # as released: a solution runs the student's text
             solution = released[grade_id].metadata.nbgrader.get("solution")
@@ -200,7 +232,8 @@ def answer_checksums(nb: Any, release: Any) -> dict[str, str]:
         if not released[grade_id].metadata.nbgrader.get("grade"):
             continue
         if written(grade_id):
-            shown = dict(around + (numbering if TEX_NUMBERING.search(_text(nb.cells[index])) else []))
+            shown = dict(around + (numbering if TEX_NUMBERING.search(_as_maths_reads(nb.cells[index])) else []))
+            shown.update((other, added_code[other]) for other in beside(index) if other in added_code)
             shown[index] = b"own:" + _shown(nb.cells[index])
             sums[grade_id] = f"{ANSWERS_FORMAT}:{_digest(chunk for _, chunk in sorted(shown.items()))}"
         else:
