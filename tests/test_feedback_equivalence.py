@@ -41,7 +41,7 @@ from autograder.outputs.feedback import FeedbackExporter, MemoHighlight, needs_s
 from autograder.settings import load_config
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, grade_class, release_notebook, solution_notebook
 
-PNG = "data:image/png;base64,iVBORw0KGgo="
+PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAAAAAAAA"  # a 2x2 PNG's signature and header
 # Written answers that SanitizeMarkdown leaves (or makes) inert, each making the soup pass matter or not.
 HOSTILE = {
     "mallory": {  # images: an alt is missing, so the page takes the soup pass

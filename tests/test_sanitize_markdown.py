@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import struct
 import time
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
@@ -36,7 +37,7 @@ if a < b:
     print("<b>")
 ```
 
-See <https://pytorch.org> or [the docs](https://numpy.org/doc/) and ![plot](data:image/png;base64,iVBORw0KGgo=).
+See <https://pytorch.org> or [the docs](https://numpy.org/doc/) and ![plot](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAAAAAAAA).
 """
 
 # Each payload tries what issue 13 names; MARKER is what a script that ran would leave behind.
@@ -119,7 +120,7 @@ def test_an_honest_answer_reads_as_written(sanitizer):
     html = render(HONEST)
     for kept in (r"$\mathbf{w}$", r"$$\sum_i x_i &lt; 1$$", "<code>a &lt; b</code>", "<code>x&lt;y&gt;</code>",
                  "<sub>2</sub>", "<sup>2</sup>", "<br>", "<em>accumulates</em>", "<table>", "<blockquote>",
-                 'href="https://numpy.org/doc/"', "<del>wrong</del>", 'src="data:image/png;base64,iVBORw0KGgo="'):
+                 'href="https://numpy.org/doc/"', "<del>wrong</del>", 'src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAAAAAAAA"'):
         assert kept in html, kept
 
 
@@ -220,8 +221,15 @@ def test_an_image_naming_a_missing_attachment_does_not_stop_the_page(sanitizer):
     render(cleaned)  # nbconvert raises on the original, which would stop the feedback page and the formgrader
 
 
+def picture(width: int, height: int, body: bytes = b"") -> str:
+    """A PNG's signature and header naming `width` x `height` pixels (the CRC unchecked: the kit reads the header
+    only), then `body`, base64."""
+    header = struct.pack(">I", 13) + b"IHDR" + struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0) + bytes(4)
+    return base64.b64encode(b"\x89PNG\r\n\x1a\n" + header + body).decode()
+
+
 def test_attachments_keep_raster_images_only_and_raw_html_cells_are_cleaned(sanitizer):
-    png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+    png = picture(1, 1)
     md = new_markdown_cell("![a](attachment:a.png) ![b](attachment:b.svg)")
     md.attachments = {"a.png": {"image/png": png}, "b.svg": {"image/svg+xml": "PHN2Zy8+", "text/html": "<script>"}}
     raw = new_raw_cell(f"<b>bold</b><script>console.log('{MARKER}')</script>")
@@ -253,10 +261,28 @@ def test_a_url_used_by_many_references_is_not_rendered_again_at_each(sanitizer, 
 
 
 def test_an_honest_cell_using_a_picture_twice_and_a_link_often_reads_as_written(sanitizer):
-    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(3000)).decode()
+    png = picture(640, 480, bytes(3000))
     source = ("The loss before ![loss](attachment:loss.png) and after ![loss](attachment:loss.png).\n\n"
               + "See [the docs][np] and again [the docs][np].\n" * 20 + "\n[np]: https://numpy.org/doc/stable/reference/\n")
     assert sanitizer.sanitize_markdown(source, {"loss.png": {"image/png": png}}) == source
+
+
+def test_the_notebooks_pictures_are_shown_within_a_budget_of_pixels():
+    """A browser decodes a picture to 4 bytes a pixel: a PNG naming 100,000 x 100,000 pixels over a few bytes of
+    compressed zeros would take 40 GB of the instructor's browser. The student's pictures share 50 megapixels a
+    notebook, read from their headers (a phone's photo of 48 MP is shown): a cell past them, or with a picture whose
+    size cannot be read, is shown as its text; the release's pictures do not count."""
+    notebook = solution_notebook()
+    photo, bomb = answers(notebook)[:2]
+    photo.source, photo.attachments = "My working: ![page](attachment:p.png)", {"p.png": {"image/png": picture(8000, 6000)}}
+    bomb.source = f"![plot](data:image/png;base64,{picture(100_000, 100_000)})"
+    inline_jpeg = base64.b64encode(b"\xff\xd8\xff\xc0\x00\x11\x08" + struct.pack(">HH", 10_000, 10_000)).decode()
+    notebook.cells.append(new_markdown_cell(f"![x](data:image/jpeg;base64,{inline_jpeg})"))  # past what is left
+    notebook.cells.append(new_markdown_cell("![x](data:image/png;base64,AAAA)"))  # no size to read
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert answers(notebook)[0].source == "My working: ![page](attachment:p.png)"
+    assert [cell.source.startswith("```") for cell in [answers(notebook)[1], *notebook.cells[-2:]]] == [True] * 3
+    assert all("<img" not in render(cell.source, cell.get("attachments")) for cell in notebook.cells[-2:])
 
 
 @pytest.mark.parametrize("mimetype", [5, ["text/html"], None, {"type": "text/html"}])

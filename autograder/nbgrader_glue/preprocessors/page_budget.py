@@ -6,14 +6,22 @@ levels of `\\def` made each 5-byte `$\\c$` typeset 1,000 glyphs, and 300 of them
 `$xx$` costs about 1.5 ms an expression. So a cell of the student's that defines a macro, or whose maths would take
 the notebook past `maths_marks` delimiters, is shown as its text (in a code block, which MathJax leaves alone).
 
+Pictures: a browser decodes a picture to four bytes a pixel whatever its file's size, and a PNG's header may name
+100,000 x 100,000 pixels over a few hundred bytes of compressed zeros (40 GB decoded). So the student's pictures
+share IMAGE_PIXELS a notebook, read from each picture's own header; a cell past it, or with a picture whose size
+cannot be read, is shown as its text.
+
 Highlighting: a fenced block the pages highlight costs the grading page about 40 µs a byte on every view (each token a
 span), markdown about 13: so the notebook's fenced blocks share one HIGHLIGHT_CHARS, not one a cell (8 own cells of
 16 KB cost 5.2 s a view through the markdown budget); the blocks past it are shown plain.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import html
 import re
+import struct
 
 # A code cell's source is highlighted up to HIGHLIGHT_CHARS (templates/readable/code_cell.j2); the student's fenced
 # blocks in markdown all together get as much.
@@ -30,6 +38,12 @@ DEFINITION = re.compile(r"\\(?:[gex]?def|(?:re)?newcommand|providecommand|(?:re)
 # Where tex2jax starts or ends an expression (inline and display, with processEscapes and processEnvironments).
 MARK = re.compile(r"\$\$|\$|\\\(|\\\[|\\begin\{")
 _TAG = re.compile(r"<[^>]*>")
+# About 200 MB decoded: a phone's photo is 12 to 48 megapixels, a plot a fraction of one.
+IMAGE_PIXELS = 50_000_000
+# A picture the sanitiser kept: an inline data: URL of PNG, JPEG or GIF (nh3 quotes every attribute with ").
+_PICTURE = re.compile(r'<img\b[^>]*?\bsrc="data:image/(png|jpeg|gif);base64,([A-Za-z0-9+/=\s]*)"', re.IGNORECASE)
+# JPEG's start-of-frame markers (not DHT C4, JPG C8, DAC CC), which carry the picture's height and width.
+_JPEG_FRAMES = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 
 
 def typeset_text(cleaned: str) -> str:
@@ -38,13 +52,61 @@ def typeset_text(cleaned: str) -> str:
     return html.unescape(_TAG.sub("", cleaned))
 
 
+def picture_pixels(kind: str, data: bytes) -> int | None:
+    """Width x height from a PNG, JPEG or GIF's header (the browser decodes that many pixels); None when unreadable."""
+    try:
+        if kind == "png" and data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
+            width, height = struct.unpack(">II", data[16:24])
+            return width * height
+        if kind == "gif" and data[:4] == b"GIF8":
+            width, height = struct.unpack("<HH", data[6:10])
+            return width * height
+        if kind == "jpeg" and data[:2] == b"\xff\xd8":
+            at = 2
+            while data[at] == 0xFF:
+                marker, length = data[at + 1], struct.unpack(">H", data[at + 2:at + 4])[0]
+                if marker in _JPEG_FRAMES:
+                    height, width = struct.unpack(">HH", data[at + 5:at + 9])
+                    return width * height
+                at += 2 + length
+    except (IndexError, struct.error):
+        return None
+    return None
+
+
+def pictures_pixels(cleaned: str) -> int | None:
+    """The pixels of every picture in a cell's cleaned HTML, each counted where it is shown; None when one's size
+    cannot be read."""
+    total = 0
+    for kind, text in _PICTURE.findall(cleaned):
+        try:
+            pixels = picture_pixels(kind.lower(), base64.b64decode("".join(text.split())))
+        except (binascii.Error, ValueError):
+            pixels = None
+        if pixels is None:
+            return None
+        total += pixels
+    return total
+
+
 class PageBudget:
     """What is left, for one notebook, of the maths and the highlighted fenced code its student's cells may put on
     the pages."""
 
-    def __init__(self, maths_marks: int = MATHS_MARKS, highlight_chars: int = HIGHLIGHT_CHARS) -> None:
+    def __init__(self, maths_marks: int = MATHS_MARKS, highlight_chars: int = HIGHLIGHT_CHARS,
+                 pixels: int = IMAGE_PIXELS) -> None:
         self.maths_marks = maths_marks
         self.highlight_chars = highlight_chars
+        self.pixels = pixels
+
+    def shows(self, source: str, cleaned: str | None) -> bool:
+        """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be shown as it renders, spending its pictures'
+        pixels and its maths marks if so."""
+        pixels = pictures_pixels(cleaned) if cleaned is not None else 0
+        if pixels is None or pixels > self.pixels or not self.takes_maths(source, cleaned):
+            return False
+        self.pixels -= pixels
+        return True
 
     def takes_maths(self, source: str, cleaned: str | None) -> bool:
         """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be typeset, spending its marks if so: no

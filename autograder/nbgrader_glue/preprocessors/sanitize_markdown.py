@@ -316,8 +316,9 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     with a fenced block in another lexer's language, or past the notebook's HIGHLIGHT_CHARS of the student's fenced
     blocks, is not kept whole (its cleaned HTML holds those blocks plain).
 
-    Maths: a cell of the student's that defines a TeX macro, or whose maths would take the notebook past its
-    MATHS_MARKS, is shown as its text in a code block, which MathJax does not typeset (page_budget.py).
+    Maths and pictures: a cell of the student's that defines a TeX macro, or whose maths would take the notebook
+    past its MATHS_MARKS, or whose pictures (by their headers' sizes) past its IMAGE_PIXELS, is shown as its text in
+    a code block, which MathJax does not typeset (page_budget.py).
 
     Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
     allowlist; other raw cells are not rendered and are left alone. A raw mimetype that is not text is removed,
@@ -385,7 +386,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                     cell.source = ""
                     return cell, resources
                 cleaned = self.clean(cell.source)
-                if students and not self.budget.takes_maths(cell.source, cleaned):
+                if students and not self.budget.shows(cell.source, cleaned):
                     cell.source = "<pre>" + html.escape(cell.source) + "</pre>"  # as text: MathJax skips a <pre>
                 elif not closed_and_whole(cell.source, cleaned):
                     cell.source = cleaned if closed_and_whole(cleaned, self.clean(cleaned)) else ""
@@ -463,7 +464,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                                                   self.budget.highlight_chars if students else HIGHLIGHT_CHARS)
         except Exception:  # e.g. an image naming a missing attachment, which stops nbconvert; RepeatedUrls
             ok, cleaned, highlighted = False, None, 0
-        typeset = not students or self.budget.takes_maths(source, cleaned)
+        typeset = not students or self.budget.shows(source, cleaned)
         if students and typeset:
             self.budget.spend_highlighting(highlighted)
         if ok and typeset:
