@@ -119,3 +119,7 @@ def test_a_stub_is_blank_in_the_part_unless_a_cell_run_after_its_own_binds_the_n
     assert explain(reason, [], [draft, stub], frozenset({"no_grad"})) == (
         f"no_grad {BLANK_HERE}, and not all of cell no_grad's do")
     assert explain(reason, [], [stub, ("40", draft[1])], frozenset({"no_grad"})) == reason
+    local = ("40", "def recorded(model, x, quiet=True):\n    if not quiet:\n        no_grad = contextlib.nullcontext\n"
+                   "    with no_grad():\n        return model(x)\n")  # a local of a function binds no notebook name
+    assert explain(reason, [], [stub, local], frozenset({"no_grad"})) == (
+        f"no_grad {BLANK_HERE}, and not all of cell no_grad's do")

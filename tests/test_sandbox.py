@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import sandbox_probes
-from nbformat.v4 import new_code_cell, new_raw_cell
+from nbformat.v4 import new_code_cell, new_notebook, new_raw_cell
 
 from autograder.sandbox import Cell, Limits, Sandbox, program_from_notebook
 from autograder.sandbox.cputime import HURRIED_NICE
@@ -78,6 +78,37 @@ def test_a_solution_cell_is_taken_as_make_grade_takes_it_the_last_copy_and_code_
     text = {cell.name: cell.source for cell in program}
     assert text["sgd"] == "SGD = 'the last copy'" and text["no_grad"] == "no_grad = 'raw'"
     assert names(program)[names(program).index("sgd") - 1] == str(sgd), "the earlier copy runs where it stands"
+
+
+def test_a_prose_cell_or_an_answer_the_student_made_code_is_not_run():
+    """make grade's nbgrader autograde makes them markdown again (OverwriteCellsAtOnce): `grade` and Gradescope run
+    neither (red-p4, pass 18: the right Linear in a prose cell made code scored 18/18 there, 13.55/18 in make grade)."""
+    notebook = solution_notebook()
+    for grade_id in ("text_relu_and_sequential_given", "answer_zeroing"):
+        notebook.cells[grade_ids(notebook).index(grade_id)] = new_code_cell(
+            "MADE_CODE = 1", metadata=copy.deepcopy(notebook.cells[grade_ids(notebook).index(grade_id)].metadata))
+    program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook(), ("linear", "sgd"))
+    assert not any("MADE_CODE" in cell.source for cell in program)
+
+
+@pytest.mark.parametrize("cell", ["%%time\n{right}", "\n%%capture out\n{right}",
+                                  "{right}\nWIDE = (1\n        != 2)\nNOTE = '''\n!not a shell escape\n'''\n",
+                                  "{right}\nif False:\n    !pip install numpy\n%matplotlib inline"])
+def test_a_right_cell_with_magics_runs_as_jupyter_runs_it(cell):
+    """IPython reads `%` and `!` as escapes only where a statement begins, and runs the body of `%%time` (red-p4,
+    pass 18: a right cell sgd under %%time, or with a line `!= 2)` inside brackets, lost 7 points)."""
+    right = solution_notebook().cells[grade_ids(solution_notebook()).index("sgd")].source
+    notebook = solution_notebook()
+    notebook.cells[grade_ids(notebook).index("sgd")].source = cell.format(right=right)
+    program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook(), ("sgd",))
+    namespace: dict = {}
+    for given in program[:[c.name for c in program].index("sgd") + 1]:
+        exec(compile(given.source.replace("raise NotImplementedError()", "pass"), given.name, "exec"), namespace)
+    assert "SGD" in namespace
+
+
+def test_a_cell_magic_that_runs_its_body_elsewhere_is_commented_out_whole():
+    assert program_from_notebook(new_notebook(cells=[new_code_cell("%%bash\nls")]))[0].source == "# %%bash\n# ls"
 
 
 CODE = """\

@@ -33,7 +33,7 @@ from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
-from ..sandbox.program import defining_cells
+from ..sandbox.program import defining_cells, namespace_lines
 from ..settings import GraderSettings
 from ..submission import Submission
 from .modules import import_file
@@ -138,6 +138,7 @@ class Runner:
         self.blank_cells = frozenset(borrowed)
         self.own_copies = dict(own_copies or {})
         self.binding: dict[tuple[str, str, bool], bool] = {}  # (where, name, top_level) -> _binds, once (binds)
+        self.statements: dict[str, str] = {}  # where -> its namespace_lines, once (binds)
         self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
@@ -231,11 +232,15 @@ class Runner:
         return any(self.binds(cell.name, cell.source, name) for cell in later if cell.name not in self.blank_cells)
 
     def binds(self, where: str, text: str, name: str, top_level: bool = False) -> bool:
-        """_binds, searched once per cell and name while the runner lives: every failed check's reason may name
-        the same stub again, and the cell may be megabytes long (the grader's own time)."""
+        """_binds, searched once per cell and name while the runner lives (every failed check's reason may name
+        the same stub again, and the cell may be megabytes long: the grader's own time), among the statements
+        that run in the notebook's namespace (namespace_lines: a local of a function named like the stub binds
+        nothing another cell calls)."""
         key = (where, name, top_level)
         if key not in self.binding:
-            self.binding[key] = _binds(text, name, top_level)
+            if where not in self.statements:
+                self.statements[where] = namespace_lines(text)
+            self.binding[key] = _binds(self.statements[where], name, top_level)
         return self.binding[key]
 
     def own_name_named(self, text: str) -> str:

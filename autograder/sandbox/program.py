@@ -19,14 +19,74 @@ class Cell:
     source: str
 
 
-_MAGIC = re.compile(r"^(\s*)([%!])")
+_MAGIC = re.compile(r"^(\s*)([%!].*)")
+# Cell magics whose body IPython runs as Python in the notebook's namespace: the grader runs the body. Any other
+# cell magic (%%bash, %%timeit, whose body runs in a namespace of its own) is commented out whole.
+PYTHON_CELL_MAGICS = ("time", "capture")
+
+
+def statement_starts(source: str) -> list[bool]:
+    """For each line of `source`, whether it begins a statement: outside brackets, strings and a backslash's
+    continuation, where IPython reads `%` and `!` as escapes (a line of `!= 2)` inside brackets is code). Linear."""
+    starts, depth, quote, continued = [], 0, "", False
+    for line in source.split("\n"):
+        starts.append(depth == 0 and not quote and not continued)
+        continued, at = False, 0
+        while at < len(line):
+            char = line[at]
+            if quote:
+                if char == "\\":
+                    continued = at + 1 == len(line)
+                    at += 2
+                elif line.startswith(quote, at):
+                    at, quote = at + len(quote), ""
+                else:
+                    at += 1
+                continue
+            if char == "#":
+                break
+            if char in "\"'":
+                quote = line[at:at + 3] if line[at:at + 3] in ('"""', "'''") else char
+                at += len(quote)
+                continue
+            depth = depth + 1 if char in "([{" else max(0, depth - 1) if char in ")]}" else depth
+            continued = char == "\\" and at + 1 == len(line)
+            at += 1
+        if len(quote) == 1 and not continued:  # a one-quote string ends with its line (else a SyntaxError)
+            quote = ""
+    return starts
+
+
+def namespace_lines(source: str) -> str:
+    """The lines of `source` that begin a statement run in the notebook's namespace: not in the body of a def or a
+    class (a local or an attribute there binds no name another cell can call), nor a bracket's or string's inner
+    line (`f(\n    y=3)` binds no y). Linear, never parsed."""
+    kept, scope = [], -1  # the indentation of the def or class whose body the lines are in (-1: none)
+    for line, start in zip(source.split("\n"), statement_starts(source)):
+        if not start or not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if scope >= 0 and indent > scope:
+            continue
+        kept.append(line)
+        scope = indent if re.match(r"[ \t]*(?:async[ \t]+)?(?:def|class)\b", line) else -1
+    return "\n".join(kept)
 
 
 def _strip_magics(source: str) -> str:
-    """Comment out IPython magics and shell escapes: plain Python cannot run them."""
-    if source.lstrip().startswith("%%"):
-        return "\n".join("# " + line for line in source.splitlines())
-    return "\n".join(_MAGIC.sub(r"\1# \2", line) for line in source.splitlines())
+    """IPython's magics and shell escapes made comments, as plain Python cannot run them, each line kept in its
+    place: a line magic or escape that begins a statement (`pass` before it, so that a block it alone made stays
+    one), and a cell magic's first line, with its body too unless IPython runs that as Python (PYTHON_CELL_MAGICS:
+    a right cell under `%%time`)."""
+    lines = source.split("\n")
+    first = next((at for at, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].lstrip().startswith("%%"):
+        magic = lines[first].lstrip()[2:].split(maxsplit=1)
+        if not magic or magic[0] not in PYTHON_CELL_MAGICS:
+            return "\n".join("# " + line for line in lines)
+        lines[first] = "# " + lines[first]
+    starts = statement_starts("\n".join(lines))
+    return "\n".join(_MAGIC.sub(r"\1pass  # \2", line) if start else line for line, start in zip(lines, starts))
 
 
 def _nbgrader(cell: Mapping) -> Mapping:
@@ -70,8 +130,9 @@ def program_from_notebook(
     added run where they stand, after the known cell before them. Without `source` and `release`
     the notebook is its own source and release.
     A known cell is taken as `make grade`'s nbgrader autograde takes it, so that every route grades alike: the
-    last copy of a grade id (DropDuplicateIds makes the earlier ones cells the student added), and a code cell
-    the student made markdown or raw is code again (OverwriteCellsAtOnce).
+    last copy of a grade id (DropDuplicateIds makes the earlier ones cells the student added), a code cell the
+    student made markdown or raw is code again, and a markdown cell made code is markdown again, never run
+    (OverwriteCellsAtOnce).
     """
     source = source or notebook
     release = release or notebook
@@ -81,6 +142,7 @@ def program_from_notebook(
 
     student_text: dict[str, str] = {}
     added: dict[str | None, list[Cell]] = {}  # extra cells, keyed by the known cell before them
+    known = {_nbgrader(c).get("grade_id") for c in source["cells"]} - {None}
     code = {_nbgrader(c).get("grade_id") for c in source["cells"] if c.get("cell_type") == "code"} - {None}
     last = {gid: index for index, gid in enumerate(_nbgrader(c).get("grade_id") for c in notebook.get("cells", []))}
     anchor = None
@@ -88,6 +150,8 @@ def program_from_notebook(
         gid = _nbgrader(cell).get("grade_id")
         if isinstance(gid, str) and gid in code and last[gid] == index:  # as nbgrader's autograde takes it
             student_text[gid] = _text(cell)
+            anchor = gid
+        elif isinstance(gid, str) and gid in known and last[gid] == index:  # prose or an answer, made markdown again
             anchor = gid
         elif cell.get("cell_type") == "code":  # added by the student, or an earlier copy of a known cell
             added.setdefault(anchor, []).append(Cell(str(index), _strip_magics(_text(cell))))
