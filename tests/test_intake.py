@@ -20,6 +20,7 @@ import pytest
 from autograder.intake import files
 from autograder.intake.files import IntakeRules, Refused, StagingFault, choose_notebook, read_regular, take_submission
 from autograder.intake.validate import validate_notebook
+from autograder.settings import GraderSettings
 from conftest import ROOT, sparse, within
 
 NAME = "modules_and_sgd.ipynb"
@@ -56,6 +57,19 @@ def test_the_notebook_and_its_time_stamp_are_copied_and_nothing_else(tmp_path):
     assert (tmp_path / "staging" / "data.csv").read_text() == "1,2"
     assert not (tmp_path / "staging" / "big.csv").exists()
     assert intake.notes == ["not taken: 'big.csv' (it is 2 KB, more than the 1 KB allowed)"]
+
+
+def test_the_files_beside_the_notebook_share_one_total(tmp_path):
+    """1,000 files of submission_file_kb each would be a gigabyte a student, copied three times (the intake's copy,
+    autograded/, feedback/): they share submission_files_total_kb, taken in the walk's order (shallowest first, by
+    name) until the next would pass it."""
+    folder(tmp_path, {NAME: "{}", "a.csv": "x" * 3072, "b.csv": "x" * 3072, "c.csv": "x" * 3072, "d.csv": "x" * 1024,
+                      "e.csv": "x" * 5000})
+    intake = take(tmp_path, replace(RULES, extra_files=("*.csv",), extra_bytes=4096, extra_total_bytes=8192))
+    assert sorted(os.listdir(tmp_path / "staging")) == ["a.csv", "b.csv", "d.csv", NAME]
+    assert intake.notes == ["not taken: 'c.csv' (the files taken before it leave 2 KB of the 8 KB they may hold "
+                            "together), 'e.csv' (it is 5 KB, more than the 4 KB allowed)"]
+    assert IntakeRules.of(GraderSettings(submission_files_total_kb=8), NAME).extra_total_bytes == 8192
 
 
 def hard_link(path: Path) -> None:

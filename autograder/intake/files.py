@@ -103,12 +103,14 @@ class IntakeRules:
     extra_files: tuple[str, ...] = ()
     extra_bytes: int = 1 << 20
     max_entries: int = 1000
+    extra_total_bytes: int = 10 << 20  # all extra files together: each is copied three times
     linked_files: bool = True  # a second hard link read as its file (module docstring): off where students write
 
     @classmethod
     def of(cls, settings, notebook_name: str) -> IntakeRules:
         return cls(notebook_name, settings.notebook_kb * 1024, tuple(settings.submission_files),
-                   settings.submission_file_kb * 1024, settings.submission_entries)
+                   settings.submission_file_kb * 1024, settings.submission_entries,
+                   extra_total_bytes=settings.submission_files_total_kb * 1024)
 
 
 @dataclass(frozen=True)
@@ -393,18 +395,24 @@ def _is_extra(path: str, rules: IntakeRules) -> bool:
 
 
 def _take_extras(root: int, found: list[Found], intake: Intake, rules: IntakeRules) -> None:
-    """The files GraderSettings.submission_files names; one too large (submission_file_kb), linked, or whose name
-    cannot be staged as it is (`_unstageable`) is named in a note and not taken."""
+    """The files GraderSettings.submission_files names, in the walk's order (shallowest first, by name), while they
+    hold at most submission_files_total_kb together; one too large (submission_file_kb), past that total, linked, or
+    whose name cannot be staged as it is (`_unstageable`) is named in a note and not taken."""
     staged = {_staged_key(rules.notebook_name): "a file", _staged_key(TIMESTAMP): "a file"}
-    large = []
+    large, room = [], rules.extra_total_bytes
     for entry in found:
         if entry.kind != "a file" or not _is_extra(entry.path, rules):
             continue
         try:
             _unstageable(entry.path, staged)
-            _copy(root, entry.path, intake.folder.joinpath(*entry.path.split("/")), rules.extra_bytes,
-                  links=rules.linked_files, made_in=intake.folder)
+            room -= _copy(root, entry.path, intake.folder.joinpath(*entry.path.split("/")),
+                          min(rules.extra_bytes, room), links=rules.linked_files, made_in=intake.folder)
             staged[_staged_key(entry.path)] = "a file"
+        except TooLarge as why:  # over its own limit, or over what the total leaves
+            large.append(f"{_shown_path(entry.path)} ({TooLarge(why.size, rules.extra_bytes)})"
+                         if why.size > rules.extra_bytes else
+                         f"{_shown_path(entry.path)} (the files taken before it leave {room / 1024:,.0f} KB of the "
+                         f"{rules.extra_total_bytes / 1024:,.0f} KB they may hold together)")
         except Refused as why:
             large.append(f"{_shown_path(entry.path)} ({why})")
         except OSError as error:
@@ -456,11 +464,11 @@ def _listed(what: str, items: list[str]) -> str:
 
 
 def _copy(root: int, path: str, dest: Path, limit: int, cut: bool = False, links: bool = False,
-          made_in: Path | None = None) -> None:
+          made_in: Path | None = None) -> int:
     """Copy the regular file `path` (under `root`) to `dest` (0600, made anew; with `made_in`, its folders under
     that one made 0700 as needed): Refused when it is not a regular file, is over `limit` bytes, or (unless `links`)
     has a second hard link; with `cut`, its first `limit` + 1 bytes instead. StagingFault when `dest` cannot be
-    written."""
+    written. The bytes written."""
     data, size = _read(_open_file(root, path), limit, links)
     if size > limit and not cut:
         raise TooLarge(size, limit)
@@ -470,6 +478,7 @@ def _copy(root: int, path: str, dest: Path, limit: int, cut: bool = False, links
             folder.mkdir(mode=0o700, exist_ok=True)
         with os.fdopen(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
             out.write(data)
+        return len(data)
     except OSError as error:  # the kit's own copy, its names checked first (_unstageable): never the student's
         raise StagingFault(f"the intake could not write its copy of {_shown_path(path)} "
                            f"({error.strerror or type(error).__name__}): the machine's fault, not the file's") from error
