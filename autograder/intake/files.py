@@ -17,8 +17,11 @@ line why not when it cannot. nbgrader and the grader read only that copy:
   read as what it holds;
 * timestamp.txt, at the top (nbgrader's record of when the work was submitted), up to TIMESTAMP_BYTES + 1 so that
   validate.timestamp_problem still sees one too long; one that is not a regular file is the reason;
-* the files GraderSettings.submission_files names (glob patterns), each up to submission_file_kb. Nothing else
-  beside the notebook reaches nbgrader, so nothing else is copied into autograded/ or feedback/.
+* the files GraderSettings.submission_files names (glob patterns), each up to submission_file_kb and all of them
+  up to submission_files_total_kb, each staged under its own path only when the copy can hold that name as it is
+  (`_unstageable`: no clash, in any case, with the notebook's name or another file taken, a path of at most
+  EXTRA_PATH_BYTES); else a note names it. Nothing else beside the notebook reaches nbgrader, so nothing else is
+  copied into autograded/ or feedback/.
 
 Anything else that is not a regular file or a folder is never opened; a note names it. Hidden folders (.git,
 .ipynb_checkpoints) and a zip's __MACOSX are not entered, and the walk stops after
@@ -27,9 +30,10 @@ and timestamp.txt at the top are looked up first, so no cap hides them; which en
 the order the file system lists a folder in). `read_regular` is the same door for one file named on a command line.
 
 Whose failure. What the student's files are (links, devices, sizes, unreadable modes, gone) is the student's
-reason. The machine failing the intake is the grader's (StagingFault, never a reason): the kit's own copy not
-written (a full disk: ENOSPC, EDQUOT, EROFS) or a file not read for a cause that is not the file's own (EIO, EMFILE,
-ENOMEM). No score is given then, and the next run grades the student again.
+reason; so are their names, which are checked before the copy is written (`_unstageable`). The machine failing
+the intake is the grader's (StagingFault, never a reason): the kit's own copy not written (a full disk: ENOSPC,
+EDQUOT, EROFS) or a file not read for a cause that is not the file's own (EIO, EMFILE, ENOMEM). No score is given
+then, and the next run grades the student again.
 
 `survey` sees a folder as `take_submission` does, without copying it: the same walk, within the same caps, and a
 digest of each file the intake reads (at most its cap and one byte of it). What decides whether a submission
