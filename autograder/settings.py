@@ -28,6 +28,11 @@ class GraderSettings(Configurable):
                             "(autograder/intake/files.py).").tag(config=True)
     submission_file_kb = Int(1024, help="The largest file (KB) of submission_files taken; a larger one is named in "
                                         "a note and left out.").tag(config=True)
+    submission_files_total_kb = Int(10240, help="The most (KB) one student's submission_files may hold together: "
+                                               "each is copied three times (the intake's copy, autograded/, "
+                                               "feedback/). Files are taken in the intake's order (shallowest "
+                                               "first, by name); one that would pass it is named in a note and "
+                                               "left out.").tag(config=True)
     submission_entries = Int(1000, help="Entries (files and folders) of one submission folder the intake looks "
                                         "at; hidden folders such as .git are not entered.").tag(config=True)
     page_seconds = Float(60.0, help="CPU seconds writing one student's feedback page may use (an honest notebook of "

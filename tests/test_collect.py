@@ -274,17 +274,23 @@ def test_the_collection_records_the_lms_number_each_id_came_with(tmp_path):
 
 
 def test_two_files_from_one_student_are_theirs_alone(tmp_path):
+    """Canvas's <name>-1.ipynb is the second upload of <name>.ipynb, in whatever case the student saved it (the
+    intake grades Modules_and_SGD.ipynb as modules_and_sgd.ipynb): the newer is collected, never both."""
     root = course(tmp_path)
     lms_zip(root, {
         "smithjohn_12345_100_modules_and_sgd.ipynb": b'{"first": 1}',
         "smithjohn_12345_101_modules_and_sgd-1.ipynb": b'{"second": 1}',  # Canvas's renumbered later upload
+        "carol_222_100_Modules_and_SGD.ipynb": b'{"carol first": 1}',
+        "carol_222_200_Modules_and_SGD-1.ipynb": b'{"carol second": 1}',
         # two files in one Moodle submission, uploaded at the same time: nothing says which is meant
         "Kim Lee_3_assignsubmission_file_/modules_and_sgd.ipynb": b'{"kim": 1}',
         "Kim Lee_3_assignsubmission_file_/old/modules_and_sgd.ipynb": b'{"kim old": 1}',
         "bob_2_modules_and_sgd.ipynb": b'{"bob": 1}',
     })
     lines = collect(root)
-    assert submitted(root) == {"smithjohn_12345": b'{"second": 1}', "bob": b'{"bob": 1}'}, lines
+    assert submitted(root) == {"smithjohn_12345": b'{"second": 1}', "bob": b'{"bob": 1}',
+                               "carol_222": b'{"carol second": 1}'}, lines
+    assert os.listdir(root / "submitted" / "carol_222" / ASSIGNMENT.name) == [NOTEBOOK], lines
     assert "two files for modules_and_sgd.ipynb" in refusal(lines, "kimlee_3")
     chosen = [line for line in lines if line.startswith("Collected the newest of several files: smithjohn_12345")]
     assert chosen and "took smithjohn_12345_101_modules_and_sgd-1.ipynb" in chosen[0]

@@ -51,7 +51,8 @@ def test_another_numpy_or_python_is_a_change_of_the_grader(monkeypatch):
 
 def test_every_intake_setting_is_in_the_rules_recorded_with_a_grade():
     today = IntakeRules.of(GraderSettings(), NOTEBOOK)
-    for changed in ({"submission_files": ["helper.py"]}, {"submission_file_kb": 1}, {"submission_entries": 3}):
+    for changed in ({"submission_files": ["helper.py"]}, {"submission_file_kb": 1}, {"submission_entries": 3},
+                    {"submission_files_total_kb": 1}):
         assert IntakeRules.of(GraderSettings(**changed), NOTEBOOK) != today, changed
 
 

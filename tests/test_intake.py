@@ -20,6 +20,7 @@ import pytest
 from autograder.intake import files
 from autograder.intake.files import IntakeRules, Refused, StagingFault, choose_notebook, read_regular, take_submission
 from autograder.intake.validate import validate_notebook
+from autograder.settings import GraderSettings
 from conftest import ROOT, sparse, within
 
 NAME = "modules_and_sgd.ipynb"
@@ -56,6 +57,19 @@ def test_the_notebook_and_its_time_stamp_are_copied_and_nothing_else(tmp_path):
     assert (tmp_path / "staging" / "data.csv").read_text() == "1,2"
     assert not (tmp_path / "staging" / "big.csv").exists()
     assert intake.notes == ["not taken: 'big.csv' (it is 2 KB, more than the 1 KB allowed)"]
+
+
+def test_the_files_beside_the_notebook_share_one_total(tmp_path):
+    """1,000 files of submission_file_kb each would be a gigabyte a student, copied three times (the intake's copy,
+    autograded/, feedback/): they share submission_files_total_kb, taken in the walk's order (shallowest first, by
+    name) until the next would pass it."""
+    folder(tmp_path, {NAME: "{}", "a.csv": "x" * 3072, "b.csv": "x" * 3072, "c.csv": "x" * 3072, "d.csv": "x" * 1024,
+                      "e.csv": "x" * 5000})
+    intake = take(tmp_path, replace(RULES, extra_files=("*.csv",), extra_bytes=4096, extra_total_bytes=8192))
+    assert sorted(os.listdir(tmp_path / "staging")) == ["a.csv", "b.csv", "d.csv", NAME]
+    assert intake.notes == ["not taken: 'c.csv' (the files taken before it leave 2 KB of the 8 KB they may hold "
+                            "together), 'e.csv' (it is 5 KB, more than the 4 KB allowed)"]
+    assert IntakeRules.of(GraderSettings(submission_files_total_kb=8), NAME).extra_total_bytes == 8192
 
 
 def hard_link(path: Path) -> None:
@@ -96,6 +110,57 @@ def test_a_second_link_made_by_the_instructors_backup_is_read_as_its_file(tmp_pa
     assert (intake.folder / "timestamp.txt").read_text().startswith("2026-11-20")
     assert fingerprint(tmp_path) == before
     assert "hard link" in take(tmp_path, INBOUND).reason  # where a student writes, it is still refused
+
+
+def staged_as_make_grade_does(tmp_path: Path, rules: IntakeRules):
+    """take_submission into .grading/intake/<student>/<assignment>: 6 bytes longer than submitted/ holds it."""
+    return take_submission(tmp_path / "submitted", ("eve", "a"), tmp_path / ".grading" / "intake" / "eve" / "a", rules)
+
+
+def test_a_folder_named_as_the_notebook_is_the_students_layout_not_the_machines_failure(tmp_path):
+    """A student who zips the folder modules_and_sgd.ipynb/ (the notebook and a figure in it), and names that clash
+    only on a disk that ignores case: the notebook is staged as modules_and_sgd.ipynb, so a file under a folder of
+    that name (or two files of one name in any case) cannot be staged as it is. The student's names: a note, the
+    notebook graded; never StagingFault (no score, and make grade stops: 'the grader failed on every submission')."""
+    folder(tmp_path, {f"{NAME}/{NAME}": '"work"', f"{NAME}/plot.png": "png", "Modules_and_SGD.IPYNB/fig.png": "png",
+                      "TIMESTAMP.TXT/a.png": "png", "Figs/a.png": "1", "figs/a.png": "2", "figs/b.png": "3"})
+    intake = staged_as_make_grade_does(tmp_path, replace(RULES, extra_files=("*.png",)))
+    assert intake.notebook.read_text() == '"work"', intake.reason
+    assert intake.notes == [
+        "not taken: 'Modules_and_SGD.IPYNB/fig.png' (its folder 'Modules_and_SGD.IPYNB' has the name of a file "
+        "taken, in some case), 'TIMESTAMP.TXT/a.png' (its folder 'TIMESTAMP.TXT' has the name of a file taken, in "
+        "some case), 'figs/a.png' (a file or folder taken has its name, in some case) and 1 more"]
+    staged = tmp_path / ".grading" / "intake" / "eve" / "a"
+    assert sorted(str(p.relative_to(staged)) for p in staged.rglob("*")) == ["Figs", "Figs/a.png", "figs",
+                                                                              "figs/b.png", NAME]
+
+
+@pytest.mark.parametrize("too_long", ["the file", "its folder"])
+def test_a_path_that_fits_in_submitted_is_not_the_machines_failure_for_its_length(tmp_path, too_long):
+    """.grading/intake/ is 6 bytes longer than submitted/: a data file of a 4,095-byte path (unzip, git and tar write
+    it), or in a folder whose path passes 4,095 bytes only there, could not be staged. Any extra file's path is
+    bounded (EXTRA_PATH_BYTES), so its length is the student's: a note, the notebook graded, never StagingFault (a
+    blank) nor "its folder could not be read" (a zero)."""
+    top = folder(tmp_path, {NAME: '"work"'})
+    d = top / "data"
+    d.mkdir()
+    end = 4095 if too_long == "the file" else 4093  # the folder's own path, 4,093 bytes, passes 4,095 staged
+    while end - len(os.fsencode(str(d))) > 300:
+        d = d / ("d" * 200)
+        d.mkdir()
+    if too_long == "the file":
+        (d / ("x" * (end - len(os.fsencode(str(d))) - 5) + ".csv")).write_text("1,2\n")
+    else:
+        d = d / ("d" * (end - len(os.fsencode(str(d))) - 1))
+        d.mkdir()
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        os.close(os.open("a.csv", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
+        os.close(fd)
+    intake = staged_as_make_grade_does(tmp_path, replace(RULES, extra_files=("data/*.csv",)))
+    assert intake.notebook.read_text() == '"work"', intake.reason
+    [note] = intake.notes
+    assert note.startswith("not taken: 'data/dddd") and note.endswith(
+        "…' (its path is longer than 1,024 bytes)") and len(note) < 300, note
 
 
 @pytest.mark.parametrize("failing", ["write", "read"])
@@ -277,11 +342,11 @@ def test_one_rule_chooses_the_notebook_for_make_grade_and_gradescope():
         None, f"no {NAME} in the submission (found 'b.ipynb', 'work/my work.ipynb'): submit one notebook under that name")
 
 
-def test_the_notebook_graded_is_the_same_on_a_disk_that_ignores_case(tmp_path, monkeypatch):
-    """The work at the top as Modules_and_SGD.ipynb (Jupyter keeps the case typed), an old draft in old/: Linux
-    and a macOS or Windows course copy (simulated: the known names looked up and opened whatever their case, as
-    APFS and NTFS do) grade the same file."""
-    typed = "Modules_and_SGD.ipynb"
+@pytest.mark.parametrize("typed", ["Modules_and_SGD.ipynb", "Modules_and_SGD.IPYNB"])
+def test_the_notebook_graded_is_the_same_on_a_disk_that_ignores_case(tmp_path, monkeypatch, typed):
+    """The work at the top as Modules_and_SGD.ipynb (Jupyter keeps the case typed; Windows tools and old zip tools
+    write the extension as .IPYNB), an old draft in old/: Linux and a macOS or Windows course copy (simulated: the
+    known names looked up and opened whatever their case, as APFS and NTFS do) grade the same file."""
     assert typed.casefold() == NAME
     folder(tmp_path, {typed: '"final"', f"old/{NAME}": '"draft"'})
     on_linux = take(tmp_path)
@@ -303,6 +368,14 @@ def test_the_notebook_graded_is_the_same_on_a_disk_that_ignores_case(tmp_path, m
     ignoring_case = take(tmp_path)
     assert ignoring_case.notebook.read_text() == '"final"', ignoring_case.reason
     assert ignoring_case.notes == [f"the folder also holds 'old/{NAME}': only {NAME} is graded"]
+
+
+def test_a_notebook_whose_extension_is_in_upper_case_is_a_notebook(tmp_path):
+    folder(tmp_path, {"MODULES_AND_SGD.IPYNB": '"work"', "notes.IPYNB": "{}"})
+    intake = take(tmp_path, replace(RULES, extra_files=("*",)))
+    assert intake.notebook.read_text() == '"work"', intake.reason
+    assert intake.notes == [f"graded 'MODULES_AND_SGD.IPYNB' as {NAME} (renamed)"]
+    assert sorted(os.listdir(tmp_path / "staging")) == [NAME]  # another notebook is never taken as an extra file
 
 
 def test_a_file_name_cannot_end_its_quotes_in_a_note(tmp_path):

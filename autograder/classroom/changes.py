@@ -45,7 +45,7 @@ SCORE_SETTINGS = ("seconds", "memory_mb", "output_kb", "answer_kb", "notebook_kb
 # The intake's caps (IntakeRules; notebook_kb, a score setting too, is one of them): recorded with each grade as the
 # rules its folder was read under (ledger.Inputs.intake); a change of them is a change of settings for each folder
 # they read otherwise (folder_changed).
-INTAKE_SETTINGS = ("submission_files", "submission_file_kb", "submission_entries")
+INTAKE_SETTINGS = ("submission_files", "submission_file_kb", "submission_files_total_kb", "submission_entries")
 # The settings that never change a score (tests/test_grade_inputs.py holds every other one to SCORE_SETTINGS or
 # INTAKE_SETTINGS): how the work is spread and confined, what the pages and exports show, the due date
 # (course_inputs' own), and the time a feedback page may take (a page it stopped leaves the gradebook's scores as

@@ -55,8 +55,8 @@ class Inputs:
     settings: str
     answers_format: str
     # The intake's rules `submission` was read under (GraderSettings' notebook_kb, submission_files,
-    # submission_file_kb, submission_entries), so that the folder can be read again as it was then
-    # (changes.folder_changed). None: recorded by a kit before the field, under the rules then in force.
+    # submission_file_kb, submission_files_total_kb, submission_entries), so that the folder can be read again as it
+    # was then (changes.folder_changed). None: recorded by a kit before the field, under the rules then in force.
     intake: IntakeRules | None = None
 
     def course_changed(self, other: Inputs) -> list[str]:

@@ -15,8 +15,9 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   are). An id outside it, and an id that two LMS identities would share (or one LMS number under two ids),
   is "not collected" for those files alone, with the reason in `make grade`'s summary.
 * Two files for one student under one name (Canvas's <notebook>-1.ipynb is a second upload of
-  <notebook>.ipynb, the assignment's notebook) are resolved by the LMS's attachment number, else the LMS's time stamp (the
-  archive entry's time); when neither tells, that student is "not collected: two files".
+  <notebook>.ipynb, the assignment's notebook; both are collected under the notebook's own name, spelled in any
+  case, as the intake chooses the notebook) are resolved by the LMS's attachment number, else the LMS's time stamp
+  (the archive entry's time); when neither tells, that student is "not collected: two files".
 * The LMS copy never replaces newer work: a notebook in submitted/ stays when it is newer than the LMS
   copy, or when it is not the copy an earlier collection wrote there (a regrade's new notebook, a fix by
   hand); the summary names each one kept. downloaded/<assignment>/collected.json holds what was written, and
@@ -52,7 +53,7 @@ from ..settings import GraderSettings
 from .files import Refused, read_regular
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
-RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$")
+RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$", re.IGNORECASE)
 SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
 RECORD = "collected.json"
 
@@ -77,9 +78,10 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
     download's top level; the first that matches the whole path names the student (module docstring)."""
 
     named_regexps = List(Unicode(), help="Patterns tried in turn on each file's path (module docstring).").tag(config=True)
-    notebook_name = Unicode("", help="The assignment's notebook: an LMS's renumbered copy of it is collected "
-                                     "under this name. Empty: the notebook of the assignment being collected "
-                                     "(its one notebook in source/<assignment>/).").tag(config=True)
+    notebook_name = Unicode("", help="The assignment's notebook: an upload of it (renumbered by the LMS or "
+                                     "not, in any case) is collected under this name. Empty: the notebook of "
+                                     "the assignment being collected (its one notebook in source/<assignment>/)."
+                            ).tag(config=True)
 
     def _identify(self, filename: str) -> dict | None:
         """The groups of the first pattern that matches the whole path, with the student's id (NotCollected when
@@ -112,7 +114,10 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
         if not file_id or Path(file_id).name != file_id or file_id.startswith("."):
             raise NotCollected(f"its file name {quoted(shown(file_id))} is not a plain notebook name")
         renumbered = RESUBMITTED.match(file_id)
-        if renumbered and self.notebook_name and renumbered["stem"] + renumbered["ext"] == self.notebook_name:
+        uploaded = renumbered["stem"] + renumbered["ext"] if renumbered else file_id
+        # In any case, as the intake's choose_notebook matches it: else an upload and its renumbered second one,
+        # spelled otherwise than notebook_name, reach submitted/ as two files and the older is graded.
+        if self.notebook_name.casefold() in {file_id.casefold(), uploaded.casefold()} - {""}:
             found["file_id"] = self.notebook_name
         found["late"] = bool(found.get("late"))
         return found

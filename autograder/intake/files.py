@@ -17,8 +17,11 @@ line why not when it cannot. nbgrader and the grader read only that copy:
   read as what it holds;
 * timestamp.txt, at the top (nbgrader's record of when the work was submitted), up to TIMESTAMP_BYTES + 1 so that
   validate.timestamp_problem still sees one too long; one that is not a regular file is the reason;
-* the files GraderSettings.submission_files names (glob patterns), each up to submission_file_kb. Nothing else
-  beside the notebook reaches nbgrader, so nothing else is copied into autograded/ or feedback/.
+* the files GraderSettings.submission_files names (glob patterns), each up to submission_file_kb and all of them
+  up to submission_files_total_kb, each staged under its own path only when the copy can hold that name as it is
+  (`_unstageable`: no clash, in any case, with the notebook's name or another file taken, a path of at most
+  EXTRA_PATH_BYTES); else a note names it. Nothing else beside the notebook reaches nbgrader, so nothing else is
+  copied into autograded/ or feedback/.
 
 Anything else that is not a regular file or a folder is never opened; a note names it. Hidden folders (.git,
 .ipynb_checkpoints) and a zip's __MACOSX are not entered, and the walk stops after
@@ -27,9 +30,10 @@ and timestamp.txt at the top are looked up first, so no cap hides them; which en
 the order the file system lists a folder in). `read_regular` is the same door for one file named on a command line.
 
 Whose failure. What the student's files are (links, devices, sizes, unreadable modes, gone) is the student's
-reason. The machine failing the intake is the grader's (StagingFault, never a reason): the kit's own copy not
-written (a full disk: ENOSPC, EDQUOT, EROFS) or a file not read for a cause that is not the file's own (EIO, EMFILE,
-ENOMEM). No score is given then, and the next run grades the student again.
+reason; so are their names, which are checked before the copy is written (`_unstageable`). The machine failing
+the intake is the grader's (StagingFault, never a reason): the kit's own copy not written (a full disk: ENOSPC,
+EDQUOT, EROFS) or a file not read for a cause that is not the file's own (EIO, EMFILE, ENOMEM). No score is given
+then, and the next run grades the student again.
 
 `survey` sees a folder as `take_submission` does, without copying it: the same walk, within the same caps, and a
 digest of each file the intake reads (at most its cap and one byte of it). What decides whether a submission
@@ -44,6 +48,7 @@ import hashlib
 import os
 import shutil
 import stat
+import unicodedata
 from collections import deque
 from dataclasses import dataclass, field
 from itertools import islice
@@ -56,6 +61,10 @@ SKIPPED_FOLDERS = ("__MACOSX",)  # a zip's resource forks, not the student's wor
 TIMESTAMP = "timestamp.txt"
 TIMESTAMP_BYTES = 4096  # a time stamp is one line; a longer timestamp.txt is not one (validate.timestamp_problem)
 SHOWN = 3  # files named in one note; the rest are counted
+# The longest path (bytes, from the submission folder) of a file submission_files takes: the staging folder is
+# longer than submitted/ or Gradescope's submission, so a path the student's disk held may pass the OS's limit
+# (PATH_MAX, 4,096) there; below this bound, no name the student chose decides whether the kit's copy can be made.
+EXTRA_PATH_BYTES = 1024
 CHUNK = 1 << 16
 # The errors that say what the student's file or folder is (its mode, a link, gone, not a folder): their reason.
 # Any other error reading it, and any writing the kit's copy, is the machine's (StagingFault).
@@ -98,12 +107,14 @@ class IntakeRules:
     extra_files: tuple[str, ...] = ()
     extra_bytes: int = 1 << 20
     max_entries: int = 1000
+    extra_total_bytes: int = 10 << 20  # all extra files together: each is copied three times
     linked_files: bool = True  # a second hard link read as its file (module docstring): off where students write
 
     @classmethod
     def of(cls, settings, notebook_name: str) -> IntakeRules:
         return cls(notebook_name, settings.notebook_kb * 1024, tuple(settings.submission_files),
-                   settings.submission_file_kb * 1024, settings.submission_entries)
+                   settings.submission_file_kb * 1024, settings.submission_entries,
+                   extra_total_bytes=settings.submission_files_total_kb * 1024)
 
 
 @dataclass(frozen=True)
@@ -178,7 +189,7 @@ def survey(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> Survey:
     root = _open_folder(_open_top(top), parts)
     try:
         found, complete = _walk(root, rules.max_entries, (rules.notebook_name, TIMESTAMP))
-        notebook, _ = choose_notebook([f.path for f in found if f.path.endswith(".ipynb")], rules.notebook_name)
+        notebook, _ = choose_notebook([f.path for f in found if _is_notebook(f.path)], rules.notebook_name)
         limits = {f.path: rules.extra_bytes for f in found if _is_extra(f.path, rules)}
         limits[TIMESTAMP] = TIMESTAMP_BYTES
         if notebook is not None:
@@ -337,7 +348,7 @@ def _lstat(folder: int, name: str) -> os.stat_result | None:
 
 def _take_notebook(root: int, found: list[Found], intake: Intake, rules: IntakeRules) -> None:
     name = rules.notebook_name
-    notebooks = {f.path: f for f in found if f.path.endswith(".ipynb")}
+    notebooks = {f.path: f for f in found if _is_notebook(f.path)}
     chosen, note = choose_notebook(list(notebooks), name)
     if chosen is None:
         intake.reason = note
@@ -376,29 +387,72 @@ def _take_timestamp(root: int, found: list[Found], intake: Intake, rules: Intake
         intake.notebook, intake.reason = None, TIMESTAMP_NOT_A_FILE
 
 
+def _is_notebook(path: str) -> bool:
+    """Whether `path` is a notebook's, its extension in any case (`.IPYNB`, as Windows tools write it): as
+    choose_notebook matches the name, so that a disk that ignores case grades the same file as one that does not."""
+    return path.casefold().endswith(".ipynb")
+
+
 def _is_extra(path: str, rules: IntakeRules) -> bool:
-    return (not path.endswith(".ipynb") and path != TIMESTAMP
+    return (not _is_notebook(path) and path != TIMESTAMP
             and any(fnmatch.fnmatchcase(path, pattern) for pattern in rules.extra_files))
 
 
 def _take_extras(root: int, found: list[Found], intake: Intake, rules: IntakeRules) -> None:
-    """The files GraderSettings.submission_files names; one too large (submission_file_kb) or linked is named in a
-    note and not taken."""
-    large = []
+    """The files GraderSettings.submission_files names, in the walk's order (shallowest first, by name), while they
+    hold at most submission_files_total_kb together; one too large (submission_file_kb), past that total, linked, or
+    whose name cannot be staged as it is (`_unstageable`) is named in a note and not taken."""
+    staged = {_staged_key(rules.notebook_name): "a file", _staged_key(TIMESTAMP): "a file"}
+    large, room = [], rules.extra_total_bytes
     for entry in found:
         if entry.kind != "a file" or not _is_extra(entry.path, rules):
             continue
-        target = intake.folder.joinpath(*entry.path.split("/"))
-        for folder in reversed(target.relative_to(intake.folder).parents[:-1]):
-            (intake.folder / folder).mkdir(mode=0o700, exist_ok=True)
         try:
-            _copy(root, entry.path, target, rules.extra_bytes, links=rules.linked_files)
+            _unstageable(entry.path, staged)
+            room -= _copy(root, entry.path, intake.folder.joinpath(*entry.path.split("/")),
+                          min(rules.extra_bytes, room), links=rules.linked_files, made_in=intake.folder)
+            staged[_staged_key(entry.path)] = "a file"
+        except TooLarge as why:  # over its own limit, or over what the total leaves
+            large.append(f"{_shown_path(entry.path)} ({TooLarge(why.size, rules.extra_bytes)})"
+                         if why.size > rules.extra_bytes else
+                         f"{_shown_path(entry.path)} (the files taken before it leave {room / 1024:,.0f} KB of the "
+                         f"{rules.extra_total_bytes / 1024:,.0f} KB they may hold together)")
         except Refused as why:
-            large.append(f"{quoted(entry.path)} ({why})")
+            large.append(f"{_shown_path(entry.path)} ({why})")
         except OSError as error:
-            large.append(f"{quoted(entry.path)} (it could not be read: {_own_failure(error, quoted(entry.path))})")
+            large.append(f"{_shown_path(entry.path)} (it could not be read: "
+                         f"{_own_failure(error, _shown_path(entry.path))})")
     if large:
         intake.notes.append(_listed("not taken", large))
+
+
+def _staged_key(path: str) -> str:
+    """`path` as a disk that ignores case (and Unicode's spellings of one letter) compares it: the staging folder
+    may be on one (macOS, an SMB share, ext4's casefold)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+
+
+def _unstageable(path: str, staged: dict[str, str]) -> None:
+    """Refused when the extra file `path` could not be copied as it is beside what is staged already (`staged`:
+    each staged path's `_staged_key`, and what it is; its folders are recorded here): a path longer than
+    EXTRA_PATH_BYTES, a folder with the name of a file staged (the notebook, as a zip of the folder
+    modules_and_sgd.ipynb/ holds it) or a name staged already, in any case. The student's names, never the machine's
+    failure: the notebook is still graded."""
+    if len(os.fsencode(path)) > EXTRA_PATH_BYTES:
+        raise Refused(f"its path is longer than {EXTRA_PATH_BYTES:,} bytes")
+    parts = path.split("/")
+    folders = ["/".join(parts[:depth]) for depth in range(1, len(parts))]
+    for folder in folders:
+        if staged.get(_staged_key(folder), "a folder") != "a folder":
+            raise Refused(f"its folder {_shown_path(folder)} has the name of a file taken, in some case")
+    if _staged_key(path) in staged:
+        raise Refused("a file or folder taken has its name, in some case")
+    staged.update((_staged_key(folder), "a folder") for folder in folders)
+
+
+def _shown_path(path: str) -> str:
+    """A student's path in a note, cut to its start: one may be thousands of bytes long."""
+    return quoted(path if len(path) <= 200 else path[:199] + "…")
 
 
 def _note_refused(found: list[Found], intake: Intake, rules: IntakeRules) -> None:
@@ -413,18 +467,24 @@ def _listed(what: str, items: list[str]) -> str:
     return f"{what}: {', '.join(items[:SHOWN])}{more}"
 
 
-def _copy(root: int, path: str, dest: Path, limit: int, cut: bool = False, links: bool = False) -> None:
-    """Copy the regular file `path` (under `root`) to `dest` (0600, made anew): Refused when it is not a regular
-    file, is over `limit` bytes, or (unless `links`) has a second hard link; with `cut`, its first `limit` + 1 bytes
-    instead. StagingFault when `dest` cannot be written."""
+def _copy(root: int, path: str, dest: Path, limit: int, cut: bool = False, links: bool = False,
+          made_in: Path | None = None) -> int:
+    """Copy the regular file `path` (under `root`) to `dest` (0600, made anew; with `made_in`, its folders under
+    that one made 0700 as needed): Refused when it is not a regular file, is over `limit` bytes, or (unless `links`)
+    has a second hard link; with `cut`, its first `limit` + 1 bytes instead. StagingFault when `dest` cannot be
+    written. The bytes written."""
     data, size = _read(_open_file(root, path), limit, links)
     if size > limit and not cut:
         raise TooLarge(size, limit)
+    folders = [made_in / f for f in reversed(dest.relative_to(made_in).parents[:-1])] if made_in else []
     try:
+        for folder in folders:
+            folder.mkdir(mode=0o700, exist_ok=True)
         with os.fdopen(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as out:
             out.write(data)
-    except OSError as error:  # the kit's own copy: whatever the error, never the student's
-        raise StagingFault(f"the intake could not write its copy of {quoted(path)} "
+        return len(data)
+    except OSError as error:  # the kit's own copy, its names checked first (_unstageable): never the student's
+        raise StagingFault(f"the intake could not write its copy of {_shown_path(path)} "
                            f"({error.strerror or type(error).__name__}): the machine's fault, not the file's") from error
 
 
