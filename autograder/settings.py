@@ -93,11 +93,13 @@ class GraderSettings(Configurable):
                             "from the course root) whose ID column gives the Canvas user id of a student whose "
                             "id is their SIS Login ID or SIS User ID there. Empty: ids come only from the "
                             "LMS download's names (smithjohn_12345).").tag(config=True)
-    canvas_folder_ids = Enum(("SIS Login ID", "SIS User ID"), default_value="SIS Login ID", help="make grades-lms: "
-                             "which of Canvas's SIS ids the submitted/ folders you named yourself carry: the "
-                             "column a row without a download's number gives its id in, and the only one "
+    canvas_folder_ids = Enum(("SIS Login ID", "SIS User ID", "none"), default_value="SIS Login ID", help="make "
+                             "grades-lms: which of Canvas's SIS ids the submitted/ folders you named yourself carry: "
+                             "the column a row without a download's number gives its id in, and the only one "
                              "canvas_roster is matched by (an id the roster gives another column, or another "
-                             "user, is left out and named).").tag(config=True)
+                             "user, is left out and named); 'none' when the students named them (a GitHub "
+                             "Classroom clone's usernames): a row without a download's number is left out and "
+                             "named, and canvas_roster is not read.").tag(config=True)
 
     @validate("due_date")
     def _due_date_fixed(self, proposal: dict) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.outputs.lms import Roster, canvas_rows, read_roster
+from autograder.outputs.lms import CHOSEN, Roster, canvas_rows, read_roster
 from conftest import ASSIGNMENT, NOTEBOOK, course_copy, sparse, within
 
 LMS_TIME = (2026, 11, 20, 9, 30, 0)  # a zip entry's time: the LMS's time stamp of the upload
@@ -533,6 +533,11 @@ def test_an_id_the_student_chose_that_is_a_classmates_sis_id_gets_no_canvas_user
     by_number = read_roster(export, "SIS User ID")
     assert [r[1:4] for r in canvas_rows([row("20231234", "9"), row("asmith", "1")], "a", roster=by_number).rows[1:]] \
         == [["777", "20231234", ""]]
+    # folders the students named (GitHub usernames, canvas_folder_ids = "none"): no row is matched by a SIS id,
+    # so a username that is a classmate's login never takes the classmate's grade (red-r4 pass 18, D1)
+    chosen = canvas_rows([row("asmith", "0"), row("ada_12", "7")], "a", roster=Roster(column=CHOSEN),
+                         collected={"ada_12": "12"})
+    assert [r[1:4] for r in chosen.rows[1:]] == [["12", "", ""]] and list(chosen.refused) == ["asmith"]
 
 
 def test_grades_lms_names_each_id_the_roster_ties_to_no_one_user(tmp_path, monkeypatch, capsys):

@@ -43,6 +43,7 @@ from .inert import say, spreadsheet_cell
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 SIS_COLUMNS = ("SIS Login ID", "SIS User ID")  # c.GraderSettings.canvas_folder_ids: the first is the default
+CHOSEN = "none"  # c.GraderSettings.canvas_folder_ids: folder names the students chose (GitHub usernames), no SIS id
 CANVAS_ID = re.compile(r"(?:^|_)(\d+)$")  # a name of no letter a-z or digit gives the number alone
 
 
@@ -59,6 +60,10 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
     possible = mine[0]["max_score"] if mine else ""
     table = CanvasRows(header, [["Points Possible", "", "", "", "", possible]])
     table.refused = {r["student_id"]: why for r in mine if (why := roster_refusal(r["student_id"], roster, collected))}
+    if roster.column == CHOSEN:  # a name a student chose may be a classmate's SIS id: only a download's number counts
+        table.refused.update({r["student_id"]: "its folder's name is one the student chose, no SIS id "
+                              f"(c.GraderSettings.canvas_folder_ids = {CHOSEN!r}), and no download gave it a Canvas "
+                              "user id" for r in mine if not _lms_number(r["student_id"], collected)})
     canvas_ids = {r["student_id"]: canvas_id_of(r["student_id"], roster, collected) for r in mine
                   if r["student_id"] not in table.refused}
     numbers = Counter(filter(None, canvas_ids.values()))  # from an id's ending and the roster alike: one Canvas user
@@ -184,7 +189,8 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
     if coursedir.db_url.startswith("sqlite:///") and not database.is_file():
         raise FileNotFoundError(f"no gradebook at {database}: run `make grade` first")
     column = settings.canvas_folder_ids
-    roster = read_roster(root / settings.canvas_roster, column) if settings.canvas_roster else Roster(column=column)
+    chosen = column == CHOSEN or not settings.canvas_roster
+    roster = Roster(column=column) if chosen else read_roster(root / settings.canvas_roster, column)
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         _, rows = grade_rows(gradebook, [assignment])
     table = canvas_rows(rows, assignment, settings.canvas_column, settings.canvas_partial, roster, collected_ids(config))
