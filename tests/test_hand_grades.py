@@ -407,3 +407,29 @@ def test_a_written_answer_is_flagged_when_a_raw_cell_beside_it_comes_onto_the_pa
     after["cells"][before["cells"].index(added)]["metadata"]["raw_mimetype"] = "text/html"
     regraded = graded_then_resubmitted(course, "raw-shown", before, after, WRITTEN)
     assert regraded["answer_zeroing"] == (1.5, None, True), regraded
+
+
+@pytest.mark.parametrize("numbered_before, numbered_after, referring", [
+    # an HTML comment inside the control words, which the sanitiser's cleaning removes, joining `\tag` and `\label`
+    ("\\begin\\{equation\\} g \\ta<!---->g\\{the gradients add up\\} \\la<!---->bel\\{main\\} \\end\\{equation\\}",
+     "\\begin\\{equation\\} g \\ta<!---->g\\{I do not know\\} \\la<!---->bel\\{main\\} \\end\\{equation\\}",
+     "My answer: \\eqref{main}."),
+    # markdown's escaped braces, which markdown turns into `\begin{equation}` outside `$`
+    ("", "\\begin\\{equation\\} 0 = 1 \\end\\{equation\\}",
+     "$$\\begin{equation}\\label{own} g = g_1 + g_2\\end{equation}$$ so \\eqref{own} holds."),
+], ids=["comment-in-control-word", "escaped-braces"])
+def test_numbering_spelled_so_that_markdown_or_the_sanitiser_makes_it_flags_the_answer_that_refers(
+        course, numbered_before, numbered_after, referring):
+    """What MathJax numbers, tags and labels is in the page's text, after markdown (escaped braces become braces)
+    and the sanitiser's cleaning (a comment `<!---->` inside `\\la<!---->bel` goes, leaving `\\label`): another
+    answer numbered or tagged so decides what an answer's \\eqref reads (red-q4, pass 18: Chromium showed "My answer:
+    (the gradients add up)" for the referring answer, the tag's text of the other one)."""
+    student = "hidden-numbers-" + str(len(numbered_before))
+    before = solution_notebook()
+    cell(before, "answer_zeroing")["source"] = "Each use adds its part.\n\n" + numbered_before
+    cell(before, "answer_outside_graph")["source"] = referring
+    after = copy.deepcopy(before)
+    cell(after, "answer_zeroing")["source"] = "Each use adds its part.\n\n" + numbered_after
+    regraded = graded_then_resubmitted(course, student, before, after, WRITTEN)
+    assert regraded["answer_zeroing"][2], "its own text changed"
+    assert regraded["answer_outside_graph"] == (1.5, None, True), regraded
