@@ -225,3 +225,16 @@ def test_no_cell_of_grades_csv_or_the_canvas_csv_is_a_formula(tmp_path, monkeypa
     with (course / "grades.csv").open(newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     assert rows["'=1+2"]["score"] == "0" and float(rows["obrienann_23456"]["auto_score"]) == AUTO / 2
+
+
+def test_a_partial_total_of_a_late_submission_takes_off_the_late_penalty():
+    """canvas_partial exports the points graded so far of a student whose written answers wait for the instructor:
+    for a late submission, after its late penalty, as the total will be (red-q4, pass 18: grades.csv's raw_score,
+    nbgrader's sum of the grades before the penalty, went to Canvas as it was)."""
+    from autograder.outputs.lms import canvas_rows
+    row = {"assignment": ASSIGNMENT.name, "student_id": "latelaura", "last_name": "", "first_name": "",
+           "max_score": "24", "auto_score": "18", "manual_score": "", "raw_score": "18", "hours_late": "30",
+           "late_submission_penalty": "9", "score": ""}  # as grade_rows writes a late student's row before hand grading
+    table = canvas_rows([row], ASSIGNMENT.name, partial=True)
+    assert table.pending == ["latelaura"]
+    assert float(table.rows[-1][-1]) == 18 - 9, table.rows[-1]
