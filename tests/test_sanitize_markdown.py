@@ -209,7 +209,9 @@ def test_the_honest_part_of_a_hostile_answer_is_kept(sanitizer):
 
 def test_a_heading_cannot_take_a_score_box_id(sanitizer):
     nb = solution_notebook()
-    headings = ["answer_zeroing", "comment-answer_zeroing", "top", "toc"]  # the formgrader's and the feedback page's
+    # the formgrader's and the feedback page's; the grading page's alert that a score was saved on a page regraded
+    # meanwhile (answers_shown.js: red-q4, pass 18, a heading folded in a <details> took the warning)
+    headings = ["answer_zeroing", "comment-answer_zeroing", "top", "toc", "kit-answer-changed"]
     nb.cells[:0] = [new_markdown_cell(f"# {heading}") for heading in headings]
     nb, _ = sanitizer.preprocess(nb, {})
     for cell, heading in zip(nb.cells, headings):
