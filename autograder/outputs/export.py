@@ -37,7 +37,7 @@ TOTALS = ["auto_score", "max_auto_score", "manual_score", "max_manual_score", "r
           "late_submission_penalty", "score", "max_score"]
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
     return f"{round(value, 4):g}"
 
 
@@ -67,8 +67,8 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] | None = None,
                 continue
             row = {"assignment": assignment.name, "duedate": assignment.duedate or "", "student_id": student.id,
                    "last_name": student.last_name or "", "first_name": student.first_name or "",
-                   "email": student.email or "", "max_auto_score": _number(max_auto),
-                   "max_manual_score": _number(max_manual), "max_score": _number(max_auto + max_manual)}
+                   "email": student.email or "", "max_auto_score": number(max_auto),
+                   "max_manual_score": number(max_manual), "max_score": number(max_auto + max_manual)}
             try:
                 submission = gradebook.find_submission(assignment.name, student.id)
             except MissingEntry:  # nothing submitted: zero, and nothing left to grade by hand
@@ -89,7 +89,7 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] | None = None,
             auto_score = 0.0
             for name, _ in auto:
                 score = grades[name].score if name in grades else 0.0
-                row[name] = _number(score)
+                row[name] = number(score)
                 auto_score += score
             manual_grades = [g for n, g in grades.items() if n not in auto_names]
             # Final only once nothing waits for a grader: a written answer not graded, or any hand grade flagged for
@@ -98,11 +98,11 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] | None = None,
             complete = not any(g.needs_manual_grade for g in grades.values())
             manual_score = sum(g.score for g in manual_grades)
             penalty = submission.late_submission_penalty or 0.0
-            row.update(timestamp=str(submission.timestamp or ""), auto_score=_number(auto_score),
-                       manual_score=_number(manual_score) if complete else "",
-                       raw_score=_number(submission.score), hours_late=_number(submission.total_seconds_late / 3600),
-                       late_submission_penalty=_number(penalty),
-                       score=_number(max(0.0, auto_score + manual_score - penalty)) if complete else "")
+            row.update(timestamp=str(submission.timestamp or ""), auto_score=number(auto_score),
+                       manual_score=number(manual_score) if complete else "",
+                       raw_score=number(submission.score), hours_late=number(submission.total_seconds_late / 3600),
+                       late_submission_penalty=number(penalty),
+                       score=number(max(0.0, auto_score + manual_score - penalty)) if complete else "")
             rows.append(row)
     return FIXED + part_columns + TOTALS, rows
 

@@ -54,8 +54,20 @@ def quoted(name: str) -> str:
     """A name a student chose (a file's, a folder's), in quotes no character of it closes: as Python writes it as a
     literal (a quote in it escaped, or the other quote used; controls and format characters as escapes). Between bare
     quotes, a name holding one (`x.ipynb' as ... (renamed); the instructor checked ...; 'y.ipynb`) ended them and went on
-    as the kit's own words."""
-    return repr(str(name))
+    as the kit's own words. A character that reads as a quote without being one (typographic quotes, primes,
+    full-width and modifier-letter apostrophes) is written as its escape too: `’ (not graded) ... ‘` closed them to
+    the eye."""
+    return "".join(f"\\u{ord(char):04x}" if _looks_like_a_quote(char) else char for char in repr(str(name)))
+
+
+# Marks that read as quotes but are not ' or " (which repr escapes): primes, modifier-letter apostrophes, ornaments.
+_QUOTE_LIKE = set("\u02b9\u02ba\u02bb\u02bc\u02bd\u02c8\u02ee\u2032\u2033\u2034\u2035\u2036\u2037\u275b\u275c"
+                  "\u275d\u275e\u301d\u301e\u301f")
+
+
+def _looks_like_a_quote(char: str) -> bool:
+    return char > "\x7f" and (unicodedata.category(char) in ("Pi", "Pf") or char in _QUOTE_LIKE
+                               or any(mark in unicodedata.normalize("NFKC", char) for mark in "'\"`"))
 
 
 def say(text: object, file: TextIO | None = None) -> None:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from .export import number
 from .inert import say, spreadsheet_cell
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -78,11 +79,16 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
         name = ", ".join(filter(None, [row["last_name"], row["first_name"]])) or student
         score = row["score"]
         if score == "" and row["auto_score"] != "":  # a blank auto_score: the grader failed on it, no score at all
-            score = row["raw_score"] if partial else ""
+            score = _after_penalty(row) if partial else ""
             table.pending.append(student)
         sis = "" if _lms_number(student, collected) else student  # the LMS's id is no SIS id
         table.rows.append([name, canvas_id, *(sis if roster.column == key else "" for key in HEADER[2:4]), "", score])
     return table
+
+
+def _after_penalty(row: dict) -> str:
+    """The points graded so far less the late penalty, as the total will take it off (export.grade_rows)."""
+    return number(max(0.0, float(row["raw_score"] or 0) - float(row.get("late_submission_penalty") or 0)))
 
 
 def canvas_id_of(student: str, roster: Roster, collected: Mapping[str, str | None]) -> str:

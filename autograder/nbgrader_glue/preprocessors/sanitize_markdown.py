@@ -45,8 +45,9 @@ ATTRIBUTES = {
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
 LINK_SCHEMES = ("http", "https", "mailto")
 # Ids of the formgrader and feedback pages themselves: a heading must not take one (the formgrader's scripts find
-# score boxes by id; the feedback page's contents links jump to its own).
-PAGE_IDS = {"notebook", "notebook-container", "statusmessage", "header", "toc", "top"}
+# score boxes by id, and the kit's its alert that a score was saved on a page regraded since; the feedback page's
+# contents links jump to its own).
+PAGE_IDS = {"notebook", "notebook-container", "statusmessage", "header", "toc", "top", "kit-answer-changed"}
 # The ids the pages give each grade: the formgrader's score, extra credit and comment fields, the feedback page's
 # comment anchor.
 GRADE_IDS = ("{}", "{}_extra_credit", "{}-comment", "comment-{}")
