@@ -150,10 +150,26 @@ def _text(cell: Any) -> str:
 
 
 def _as_maths_reads(cell: Any) -> str:
-    """A cell's text as MathJax reads it on the page: markdown decodes character references (`&#36;` is `$`,
-    `&#92;` and `&bsol;` a backslash) before MathJax reads the page's text, so a definition spelled with them is
-    one. Decoding the whole source finds at least what the page holds (references in code spans stay escaped)."""
-    return html.unescape(_text(cell))
+    """A cell's text as MathJax may read it on the page, twice over: with character references decoded (`&#36;` is
+    `$`, `&#92;` and `&bsol;` a backslash), and with HTML comments gone too (the sanitiser's cleaning removes them:
+    `\\la<!---->bel` is `\\label`) and markdown's backslash escapes undone (`\\{` is a brace). A definition or label
+    in either is taken as one: at least what the page holds."""
+    decoded = html.unescape(_text(cell))
+    return decoded + "\n" + _MARKDOWN_ESCAPE.sub(r"\1", html.unescape(_without_comments(_text(cell))))
+
+
+_MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash before ASCII punctuation: that character
+
+
+def _without_comments(text: str) -> str:
+    """`text` without HTML comments (one left open runs to the end), in linear time."""
+    kept, at = [], 0
+    while (start := text.find("<!--", at)) >= 0:
+        kept.append(text[at:start])
+        end = text.find("-->", start + 4)
+        at = len(text) if end < 0 else end + 3
+    kept.append(text[at:])
+    return "".join(kept)
 
 
 def _shown(cell: Any) -> bytes:

@@ -29,6 +29,12 @@ HIGHLIGHT_CHARS = 16384
 # About 500 expressions (each `$...$` is two marks): under a second of typesetting; an honest notebook's answers hold
 # a few dozen (the release's own maths is not counted).
 MATHS_MARKS = 1000
+# MathJax lays a display expression out in time that grows about with the square of its size (one of 16 KB in each
+# of three answers: 52 to 68 s; 8 KB: 15 to 17 s): a paragraph's maths, from its first mark to its last, may span
+# MATHS_SPAN characters, and the notebook's paragraphs MATHS_CHARS together (at worst about 5 s of typesetting).
+MATHS_SPAN = 4096
+MATHS_CHARS = 16384
+_PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 # What makes MathJax 2 (TeX-AMS-MML_HTMLorMML-full, its newcommand, AMSmath and begingroup extensions, `\require`)
 # define a control sequence or environment for the rest of the page; `\let\a\b` too, which a definition can then
@@ -89,6 +95,17 @@ def pictures_pixels(cleaned: str) -> int | None:
     return total
 
 
+def _maths_spans(text: str) -> list[int]:
+    """For each paragraph of `text` with two marks or more, the characters from its first mark to its last: at least
+    the maths MathJax finds there (an expression does not cross a paragraph)."""
+    spans = []
+    for paragraph in _PARAGRAPH.split(text):
+        marks = list(MARK.finditer(paragraph))
+        if len(marks) > 1:
+            spans.append(marks[-1].end() - marks[0].start())
+    return spans
+
+
 class PageBudget:
     """What is left, for one notebook, of the maths and the highlighted fenced code its student's cells may put on
     the pages."""
@@ -96,6 +113,7 @@ class PageBudget:
     def __init__(self, maths_marks: int = MATHS_MARKS, highlight_chars: int = HIGHLIGHT_CHARS,
                  pixels: int = IMAGE_PIXELS) -> None:
         self.maths_marks = maths_marks
+        self.maths_chars = MATHS_CHARS
         self.highlight_chars = highlight_chars
         self.pixels = pixels
 
@@ -109,15 +127,19 @@ class PageBudget:
         return True
 
     def takes_maths(self, source: str, cleaned: str | None) -> bool:
-        """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be typeset, spending its marks if so: no
-        definition of a macro, and within what is left of the notebook's marks."""
+        """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be typeset, spending its marks and maths
+        characters if so: no definition of a macro, no paragraph's maths past MATHS_SPAN, and within what is left of
+        the notebook's marks and characters."""
         texts = [source] + ([typeset_text(cleaned)] if cleaned is not None else [])
         if any(DEFINITION.search(text) for text in texts):
             return False
         marks = max(len(MARK.findall(text)) for text in texts)
-        if marks > self.maths_marks:
+        spans = [span for text in texts for span in _maths_spans(text)]
+        chars = max(sum(_maths_spans(text)) for text in texts)
+        if marks > self.maths_marks or chars > self.maths_chars or max(spans, default=0) > MATHS_SPAN:
             return False
         self.maths_marks -= marks
+        self.maths_chars -= chars
         return True
 
     def spend_highlighting(self, chars: int) -> None:
