@@ -136,6 +136,16 @@ def test_one_notebook_scores_the_same_through_make_grade_and_the_grade_command(t
     assert gradebook_scores(course)["raw"] == FULL
 
 
+def test_a_right_notebook_that_calls_display_as_jupyter_allows_scores_full_marks(tmp_path):
+    """Jupyter gives every notebook IPython's display() without an import; the sandbox runs plain Python, where a
+    right cell sgd that began with display(Linear) raised NameError and lost 7 points (red-p4, pass 18, H)."""
+    notebook = solution_notebook()
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    cell.source = "display(Linear, SGD if 'SGD' in dir() else None)\n" + cell.source
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, report
+
+
 def test_student_output_never_reaches_the_json(tmp_path):
     notebook = release_notebook()
     notebook.cells.insert(2, new_code_cell("print('{\"total\": 999}')\nimport sys; sys.stderr.write('noise')"))
