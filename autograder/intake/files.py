@@ -436,7 +436,7 @@ def _unstageable(path: str, staged: dict[str, str]) -> None:
     """Refused when the extra file `path` could not be copied as it is beside what is staged already (`staged`:
     each staged path's `_staged_key`, and what it is; its folders are recorded here): a path longer than
     EXTRA_PATH_BYTES, a folder with the name of a file staged (the notebook, as a zip of the folder
-    modules_and_sgd.ipynb/ holds it) or a name staged already, in any case. The student's names, never the machine's
+    <notebook>.ipynb/ holds it) or a name staged already, in any case. The student's names, never the machine's
     failure: the notebook is still graded."""
     if len(os.fsencode(path)) > EXTRA_PATH_BYTES:
         raise Refused(f"its path is longer than {EXTRA_PATH_BYTES:,} bytes")
