@@ -144,7 +144,8 @@ def program_from_notebook(
     added: dict[str | None, list[Cell]] = {}  # extra cells, keyed by the known cell before them
     known = {_nbgrader(c).get("grade_id") for c in source["cells"]} - {None}
     code = {_nbgrader(c).get("grade_id") for c in source["cells"] if c.get("cell_type") == "code"} - {None}
-    last = {gid: index for index, gid in enumerate(_nbgrader(c).get("grade_id") for c in notebook.get("cells", []))}
+    last = {gid: index for index, gid in enumerate(_nbgrader(c).get("grade_id") for c in notebook.get("cells", []))
+            if isinstance(gid, str)}  # the student's metadata: a grade id of another type is no cell's
     anchor = None
     for index, cell in enumerate(notebook.get("cells", [])):
         gid = _nbgrader(cell).get("grade_id")
