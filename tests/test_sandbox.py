@@ -535,5 +535,7 @@ def test_a_grader_stopped_during_a_check_leaves_its_session_running_and_charges_
 
 def test_a_grade_id_of_another_type_is_a_cell_the_student_added():
     """The intake refuses such metadata (test_malformed); the program never depends on that."""
-    notebook = new_notebook(cells=[new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": ["sgd"]}})])
-    assert [cell.source for cell in program_from_notebook(notebook)] == ["x = 1"]
+    notebook = release_notebook()
+    notebook.cells.insert(0, new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": ["sgd"]}}))
+    program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook())
+    assert program[0].source == "x = 1"
