@@ -3,6 +3,7 @@ trusted source and the public release (which cell comes from which is what keeps
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
@@ -20,6 +21,7 @@ class Cell:
 
 
 _MAGIC = re.compile(r"^(\s*)([%!].*)")
+_MAGIC_LINE = re.compile(r"^[ \t]*[%!]", re.MULTILINE)
 # Cell magics whose body IPython runs as Python in the notebook's namespace: the grader runs the body. Any other
 # cell magic (%%bash, %%timeit, whose body runs in a namespace of its own) is commented out whole.
 PYTHON_CELL_MAGICS = ("time", "capture")
@@ -73,11 +75,14 @@ def namespace_lines(source: str) -> str:
     return "\n".join(kept)
 
 
+@functools.lru_cache(maxsize=64)  # a part's program is built again for each part and lending round
 def _strip_magics(source: str) -> str:
     """IPython's magics and shell escapes made comments, as plain Python cannot run them, each line kept in its
     place: a line magic or escape that begins a statement (`pass` before it, so that a block it alone made stays
     one), and a cell magic's first line, with its body too unless IPython runs that as Python (PYTHON_CELL_MAGICS:
     a right cell under `%%time`)."""
+    if not _MAGIC_LINE.search(source):  # most cells: no line begins as one could
+        return source
     lines = source.split("\n")
     first = next((at for at, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
