@@ -101,3 +101,21 @@ def test_a_grade_recorded_without_the_intakes_rules_was_read_under_todays(tmp_pa
                                                 if k != "intake"}))
     assert older is not None and older.intake is None
     assert older.course_changed(now) == [] and not folder_changed(older, now, tmp_path / "submitted", ("ada", "a"))
+
+
+def test_a_grade_recorded_under_another_reading_of_folders_is_previewed_not_a_new_submission(tmp_path):
+    """red-t5 (pass 18): a kit that reads folders otherwise (here: `BACKUP.IPYNB` beside `work/final.ipynb`, which
+    the older reading passed over) changed carl's fingerprint though he sent nothing; he was taken for a new
+    submission, graded without a preview (18 -> 0), while the preview said no one would change. Whether he changed
+    his folder cannot be told by reading it again with today's code: his grade is previewed as the kit's change."""
+    folder = tmp_path / "submitted" / "carl" / "a"
+    (folder / "work").mkdir(parents=True)
+    (folder / "work" / "final.ipynb").write_text("{}")
+    (folder / "BACKUP.IPYNB").write_text('{"cells": []}')
+    now = graded(tmp_path / "submitted", IntakeRules.of(GraderSettings(), NOTEBOOK))
+    recorded = json.loads(ledger.inputs_json(now))
+    del recorded["intake"]["reading"]  # as a kit before the field recorded it
+    older = ledger.Inputs.from_json(json.dumps({**recorded, "submission": "read otherwise"}))
+    assert older is not None and older.intake is not None and older.intake.reading == "1"
+    assert not folder_changed(older, now, tmp_path / "submitted", ("carl", "a"))
+    assert older.course_changed(now) == ["settings"], "previewed"

@@ -134,7 +134,11 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
 def folder_changed(before: Inputs, now: Inputs, submitted: Path, folder: tuple[str, ...]) -> bool:
     """Whether the student's folder changed since the grade `before`: read under the intake's rules that grade
     was given under (today's when it does not say), so that a change of the rules alone is a change of settings
-    (Inputs.course_changed), previewed, and only for the folders the new rules read otherwise."""
+    (Inputs.course_changed), previewed, and only for the folders the new rules read otherwise. A grade recorded
+    by a kit that read folders otherwise (IntakeRules.reading) cannot be told from a new submission by reading the
+    folder again: it is taken as unchanged, so that a fingerprint that differs is previewed as the kit's change."""
+    if before.intake is not None and now.intake is not None and before.intake.reading != now.intake.reading:
+        return False
     if before.intake is None or before.intake == now.intake:
         return before.submission != now.submission
     return before.submission != ledger.folder_fingerprint(submitted, folder, before.intake)

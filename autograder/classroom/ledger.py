@@ -73,7 +73,7 @@ class Inputs:
             fields = {"answers_format": "1", **json.loads(data)} if data else None  # 1: before the field
             if fields and fields.get("intake") is not None:
                 rules = fields["intake"]
-                fields["intake"] = IntakeRules(**{**rules, "extra_files": tuple(rules["extra_files"])})
+                fields["intake"] = IntakeRules(**{"reading": "1", **rules, "extra_files": tuple(rules["extra_files"])})
             return cls(**fields) if fields else None
         except (TypeError, ValueError, KeyError):  # written by another version: graded again, as if unknown
             return None

@@ -61,6 +61,7 @@ SKIPPED_FOLDERS = ("__MACOSX",)  # a zip's resource forks, not the student's wor
 TIMESTAMP = "timestamp.txt"
 TIMESTAMP_BYTES = 4096  # a time stamp is one line; a longer timestamp.txt is not one (validate.timestamp_problem)
 SHOWN = 3  # files named in one note; the rest are counted
+READING = "2"  # IntakeRules.reading: the notebook and extensions in any case, hard links in submitted/, the extras' caps
 # The longest path (bytes, from the submission folder) of a file submission_files takes: the staging folder is
 # longer than submitted/ or Gradescope's submission, so a path the student's disk held may pass the OS's limit
 # (PATH_MAX, 4,096) there; below this bound, no name the student chose decides whether the kit's copy can be made.
@@ -109,6 +110,10 @@ class IntakeRules:
     max_entries: int = 1000
     extra_total_bytes: int = 10 << 20  # all extra files together: each is copied three times
     linked_files: bool = True  # a second hard link read as its file (module docstring): off where students write
+    # How this code reads a folder (which notebook, which files, what a link is): changed whenever a kit reads one
+    # otherwise, so that a grade recorded under another reading is previewed, not taken for a new submission
+    # (classroom.changes.folder_changed). "1": recorded before the field.
+    reading: str = READING
 
     @classmethod
     def of(cls, settings, notebook_name: str) -> IntakeRules:
