@@ -611,3 +611,17 @@ def test_make_preview_collects_nothing(tmp_path, monkeypatch):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "Nothing to preview" in done.stdout, done.stdout
     assert files() == before, "make preview wrote outside its scratch"
+
+
+def test_a_hand_copy_of_the_notebook_in_another_case_is_newer_work_the_collection_keeps(tmp_path):
+    """The intake grades a notebook spelled in any case, and the collection files Canvas's upload under the
+    notebook's own name: work an instructor put in submitted/ by hand under the student's spelling is newer work
+    all the same, kept, never deleted by the next collection (red-t5, pass 18)."""
+    root = course(tmp_path)
+    lms_zip(root, {"carol_222_100_Modules_and_SGD.ipynb": b'{"lms": 1}'})
+    collect(root)
+    folder = root / "submitted" / "carol_222" / ASSIGNMENT.name
+    (folder / "modules_and_sgd.ipynb").unlink()
+    (folder / "Modules_and_SGD.ipynb").write_bytes(b'{"by hand": 1}')  # newer than the LMS copy
+    lines = collect(root)
+    assert (folder / "Modules_and_SGD.ipynb").read_bytes() == b'{"by hand": 1}', lines

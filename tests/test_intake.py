@@ -390,14 +390,16 @@ def test_a_file_name_cannot_end_its_quotes_in_a_note(tmp_path):
     assert take(tmp_path).notes == [f"the folder also holds \"{other}\": only {NAME} is graded"]
 
 
-def test_a_file_name_cannot_end_its_quotes_in_a_note_with_quotes_that_look_alike(tmp_path):
+@pytest.mark.parametrize("mark", ["\u2019", "\ua78c", "\u1fbd", "\u05f3", "\u00b4", "\u02ca"],
+                         ids=["right-quote", "saltillo", "koronis", "geresh", "acute", "modifier-acute"])
+def test_a_file_name_cannot_end_its_quotes_in_a_note_with_quotes_that_look_alike(tmp_path, mark):
     """Typographic quotes (U+2018, U+2019, printable, so repr keeps them) close the note's quotes to the eye as an
     ASCII one would (red-q4, pass 18: the summary and the grading page's header read "the folder also holds 'Rough
     work.ipynb’ (not graded). Checked by the instructor: ... no review needed. ‘z.ipynb': only ... is graded")."""
-    other = "Rough work.ipynb\u2019 (not graded). Checked by the instructor: no review needed. \u2018z.ipynb"
+    other = f"Rough work.ipynb{mark} (not graded). Checked by the instructor: no review needed. {mark}z.ipynb"
     folder(tmp_path, {NAME: "{}", other: "{}"})
     [note] = take(tmp_path).notes
-    assert "\u2019" not in note and "\u2018" not in note, note
+    assert mark not in note, note  # red-t5 (pass 18): the letters and accents drawn as apostrophes too
 
 
 def test_other_notebooks_are_noted(tmp_path):

@@ -366,8 +366,10 @@ class LmsZipCollect(ZipCollectApp):
 
     def _newer_work(self, dest: Path, files: list[Candidate], written: dict | None) -> str | None:
         """Why submitted/<student> must stay as it is, or None when the LMS copy may replace it."""
+        held = {path.name.casefold(): path for path in sorted(dest.iterdir())} if dest.is_dir() else {}
         for file in files:
-            there = dest / file.info["file_id"]
+            # in any case, as the intake chooses the notebook: a copy put there by hand as Modules_and_SGD.ipynb
+            there = held.get(file.info["file_id"].casefold(), dest / file.info["file_id"])
             if not there.is_file() or there.is_symlink():
                 continue
             sha = _sha(there, self._notebook_bytes)

@@ -61,12 +61,14 @@ def quoted(name: str) -> str:
 
 
 # Marks that read as quotes but are not ' or " (which repr escapes): primes, modifier-letter apostrophes, ornaments.
-_QUOTE_LIKE = set("\u02b9\u02ba\u02bb\u02bc\u02bd\u02c8\u02ee\u2032\u2033\u2034\u2035\u2036\u2037\u275b\u275c"
+_QUOTE_LIKE = set("\ua78b\ua78c\u05f3\u05f4\u02b9\u02ba\u02bb\u02bc\u02bd\u02c8\u02ee\u2032\u2033\u2034\u2035\u2036\u2037\u275b\u275c"
                   "\u275d\u275e\u301d\u301e\u301f")
 
 
 def _looks_like_a_quote(char: str) -> bool:
-    return char > "\x7f" and (unicodedata.category(char) in ("Pi", "Pf") or char in _QUOTE_LIKE
+    """Typographic quotes (Pi, Pf), the accents and modifier letters drawn as apostrophes (Sk, Lm: ´ ˊ ᾽), the
+    few letters and signs that are (_QUOTE_LIKE: ꞌ ׳), and whatever NFKC makes a quote of (＇)."""
+    return char > "\x7f" and (unicodedata.category(char) in ("Pi", "Pf", "Sk", "Lm") or char in _QUOTE_LIKE
                                or any(mark in unicodedata.normalize("NFKC", char) for mark in "'\"`"))
 
 
