@@ -362,6 +362,16 @@ def test_an_override_flagged_on_changed_code_keeps_the_total_out_of_the_exports(
         _, rows = grade_rows(gb, [ASSIGNMENT.name], ["red_r2_wes"])
     assert rows[0]["score"] == "", f"exported as final: {rows[0]['score']} (test_step {rows[0]['test_step']})"
     assert canvas_rows(rows, ASSIGNMENT.name).pending == ["red_r2_wes"], "make grades-lms names the student"
+    # canvas_partial: the override of 0, given to the code before, is no point of the code now (red-t5, pass 18)
+    # canvas_partial: a flagged override, given to the code before, counts as the part's autograded score alone
+    # (red-t5, pass 18: the override went to Canvas as points of the code now)
+    with gradebook(course) as gb:
+        override = gb.find_grade("test_step", STEM, ASSIGNMENT.name, "red_r2_wes")
+        override.manual_score, now = 2.5, override.auto_score or 0.0  # as if the override had been 2.5, flagged
+        gb.db.commit()
+        _, rows = grade_rows(gb, [ASSIGNMENT.name], ["red_r2_wes"])
+    partial = canvas_rows(rows, ASSIGNMENT.name, partial=True).rows[-1][-1]
+    assert float(partial) == float(rows[0]["raw_score"]) - 2.5 + now, (partial, rows[0]["raw_score"], now)
 
 
 @pytest.mark.parametrize("spelled", ["&#36;&#92;newcommand{&#92;grad}{&#92;nabla}&#36;",

@@ -32,6 +32,7 @@ from nbgrader.plugins import ExportPlugin
 
 from .inert import spreadsheet_cell
 
+POINTS_SO_FAR = "points_so_far"  # a row's key that grades.csv leaves out (write_grades_csv)
 FIXED = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email"]
 TOTALS = ["auto_score", "max_auto_score", "manual_score", "max_manual_score", "raw_score", "hours_late",
           "late_submission_penalty", "score", "max_score"]
@@ -98,6 +99,10 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] | None = None,
             complete = not any(g.needs_manual_grade for g in grades.values())
             manual_score = sum(g.score for g in manual_grades)
             penalty = submission.late_submission_penalty or 0.0
+            # What c.GraderSettings.canvas_partial exports (outputs/lms.py), before the penalty: a hand grade flagged
+            # for review counts as its autograded score alone, as it was given on an answer no longer there.
+            row[POINTS_SO_FAR] = number(sum((g.auto_score or 0.0) if g.needs_manual_grade else g.score
+                                            for g in grades.values()))
             row.update(timestamp=str(submission.timestamp or ""), auto_score=number(auto_score),
                        manual_score=number(manual_score) if complete else "",
                        raw_score=number(submission.score), hours_late=number(submission.total_seconds_late / 3600),
@@ -115,7 +120,7 @@ def write_grades_csv(gradebook: Gradebook, dest: Path | str, assignments: list[s
     with partial.open("w", newline="", encoding="utf-8") as handle:
         # RFC 4180's CRLF: with it the csv module quotes a cell holding a CR (with "\n" alone it does not, and a
         # name with a CR in it would start a row of its own in a spreadsheet).
-        writer = csv.DictWriter(handle, fieldnames=columns, restval="", lineterminator="\r\n")
+        writer = csv.DictWriter(handle, fieldnames=columns, restval="", extrasaction="ignore", lineterminator="\r\n")
         writer.writeheader()
         writer.writerows({name: spreadsheet_cell(value) for name, value in row.items()} for row in rows)
     os.replace(partial, dest)

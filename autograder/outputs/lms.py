@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from .export import number
+from .export import POINTS_SO_FAR, number
 from .inert import say, spreadsheet_cell
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -87,8 +87,9 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
 
 
 def _after_penalty(row: dict) -> str:
-    """The points graded so far less the late penalty, as the total will take it off (export.grade_rows)."""
-    return number(max(0.0, float(row["raw_score"] or 0) - float(row.get("late_submission_penalty") or 0)))
+    """The points graded so far (a flagged hand grade as its autograded score: export.grade_rows) less the late
+    penalty, as the total will take it off."""
+    return number(max(0.0, float(row[POINTS_SO_FAR] or 0) - float(row["late_submission_penalty"] or 0)))
 
 
 def canvas_id_of(student: str, roster: Roster, collected: Mapping[str, str | None]) -> str:
