@@ -538,13 +538,17 @@ def test_a_heading_cannot_take_the_score_box_of_a_grade_cell_the_student_deleted
         assert f'id="{heading}"' not in render(cell.source), heading
 
 
-def test_the_notebooks_maths_is_bounded_in_size_as_well_as_in_marks():
+@pytest.mark.parametrize("form", ["$$ {} $$", "$$ {}\n\n\n {} $$", "\\begin{{equation*}} {} \\end{{equation*}}"],
+                         ids=["display", "display-with-blank-lines", "environment"])
+def test_the_notebooks_maths_is_bounded_in_size_as_well_as_in_marks(form):
     """MathJax lays a display expression out on one line, in time that grows about with the square of its width: one
     `$$...$$` of 16 KB in each written answer (6 marks of the 1,000) held Chromium 52 to 56 s on the feedback page and
-    68 s on the grading page (red-q4, pass 18; 8 KB each: 15 to 17 s). The student's cells share a bound on the maths
-    they put on a page, as they share its marks: past it a cell is shown as its text."""
+    68 s on the grading page (red-q4, pass 18; 8 KB each: 15 to 17 s; red-s5: the same with blank lines inside the
+    block, or as an environment on one line, counted nothing). The student's cells share a bound on the maths they
+    put on a page, as they share its marks: past it a cell is shown as its text."""
     notebook = solution_notebook()
     for cell in answers(notebook):
-        cell.source = "My answer: $$" + "\\frac{a_{1}}{b^{2}}+" * 850 + "x$$"  # 16 KB, 2 marks
+        cell.source = "My answer: " + form.format(*["\\frac{a_{1}}{b^{2}}+" * 420 + "x"] * form.count("{}"))
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
-    assert any(cell.source.startswith("```") for cell in answers(notebook)), "48 KB of maths in 6 marks typeset"
+    shown = [cell.source.startswith("```") for cell in answers(notebook)]
+    assert any(shown), f"{sum(len(cell.source) for cell in answers(notebook))} characters of maths typeset"

@@ -30,11 +30,12 @@ HIGHLIGHT_CHARS = 16384
 # a few dozen (the release's own maths is not counted).
 MATHS_MARKS = 1000
 # MathJax lays a display expression out in time that grows about with the square of its size (one of 16 KB in each
-# of three answers: 52 to 68 s; 8 KB: 15 to 17 s): a paragraph's maths, from its first mark to its last, may span
-# MATHS_SPAN characters, and the notebook's paragraphs MATHS_CHARS together (at worst about 5 s of typesetting).
-MATHS_SPAN = 4096
+# of three answers: 52 to 68 s; 8 KB: 15 to 17 s): a cell's maths, from its first mark or closing delimiter to its
+# last (to the cell's end when it has one alone), may span MATHS_SPAN characters, and the notebook's cells MATHS_CHARS
+# together (at worst about 10 s of typesetting). Whole cells: a `$$` block keeps blank lines in one paragraph.
+MATHS_SPAN = 8192
 MATHS_CHARS = 16384
-_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+_SPAN_MARK = re.compile(r"\$\$|\$|\\[()\[\]]|\\(?:begin|end)\{")
 
 # What makes MathJax 2 (TeX-AMS-MML_HTMLorMML-full, its newcommand, AMSmath and begingroup extensions, `\require`)
 # define a control sequence or environment for the rest of the page; `\let\a\b` too, which a definition can then
@@ -95,15 +96,13 @@ def pictures_pixels(cleaned: str) -> int | None:
     return total
 
 
-def _maths_spans(text: str) -> list[int]:
-    """For each paragraph of `text` with two marks or more, the characters from its first mark to its last: at least
-    the maths MathJax finds there (an expression does not cross a paragraph)."""
-    spans = []
-    for paragraph in _PARAGRAPH.split(text):
-        marks = list(MARK.finditer(paragraph))
-        if len(marks) > 1:
-            spans.append(marks[-1].end() - marks[0].start())
-    return spans
+def _maths_span(text: str) -> int:
+    """The characters of `text` from its first delimiter of maths (an opening or a closing one) to its last, or to
+    its end when it has one alone: at least the maths MathJax may find there."""
+    marks = list(_SPAN_MARK.finditer(text))
+    if not marks:
+        return 0
+    return (len(text) if len(marks) == 1 else marks[-1].end()) - marks[0].start()
 
 
 class PageBudget:
@@ -128,15 +127,14 @@ class PageBudget:
 
     def takes_maths(self, source: str, cleaned: str | None) -> bool:
         """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be typeset, spending its marks and maths
-        characters if so: no definition of a macro, no paragraph's maths past MATHS_SPAN, and within what is left of
-        the notebook's marks and characters."""
+        characters if so: no definition of a macro, its maths within MATHS_SPAN, and within what is left of the
+        notebook's marks and characters."""
         texts = [source] + ([typeset_text(cleaned)] if cleaned is not None else [])
         if any(DEFINITION.search(text) for text in texts):
             return False
         marks = max(len(MARK.findall(text)) for text in texts)
-        spans = [span for text in texts for span in _maths_spans(text)]
-        chars = max(sum(_maths_spans(text)) for text in texts)
-        if marks > self.maths_marks or chars > self.maths_chars or max(spans, default=0) > MATHS_SPAN:
+        chars = max(_maths_span(text) for text in texts)
+        if marks > self.maths_marks or chars > min(self.maths_chars, MATHS_SPAN):
             return False
         self.maths_marks -= marks
         self.maths_chars -= chars
