@@ -443,3 +443,19 @@ def test_numbering_spelled_so_that_markdown_or_the_sanitiser_makes_it_flags_the_
     regraded = graded_then_resubmitted(course, student, before, after, WRITTEN)
     assert regraded["answer_zeroing"][2], "its own text changed"
     assert regraded["answer_outside_graph"] == (1.5, None, True), regraded
+
+
+def test_a_reference_spelled_with_a_tag_the_sanitiser_strips_flags_the_answer_that_refers(course):
+    """The sanitiser's cleaning removes a tag outside its allowlist and keeps its text (`\\eq<x></x>ref` is `\\eqref` on
+    the page), as it removes a comment: the answer then reads the other answer's tag, and a change of that tag changes
+    what the referring answer shows (red-s5, pass 18: a variation of red-q4's comment inside a control word)."""
+    before = solution_notebook()
+    cell(before, "answer_zeroing")["source"] = ("Each use adds its part.\n\n$$\\begin{equation} g \\tag{the gradients add"
+                                                " up} \\label{main} \\end{equation}$$")
+    cell(before, "answer_outside_graph")["source"] = "My answer: \\eq<x></x>ref{main}."
+    after = copy.deepcopy(before)
+    cell(after, "answer_zeroing")["source"] = cell(before, "answer_zeroing")["source"].replace(
+        "the gradients add up", "I do not know")
+    regraded = graded_then_resubmitted(course, "stripped-tag-reference", before, after, WRITTEN)
+    assert regraded["answer_zeroing"][2], "its own text changed"
+    assert regraded["answer_outside_graph"] == (1.5, None, True), regraded
