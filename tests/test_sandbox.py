@@ -107,6 +107,22 @@ def test_a_right_cell_with_magics_runs_as_jupyter_runs_it(cell):
     assert "SGD" in namespace
 
 
+@pytest.mark.parametrize("cell, name", [("{right}\n%time TIMED = SGD\n", "TIMED"), ("np.zeros_like?\n{right}", "SGD"),
+                                        ("{right}\nSGD??\n", "SGD")], ids=["line-time", "help", "help-twice"])
+def test_ipython_syntax_that_jupyter_runs_in_a_right_cell_runs(cell, name):
+    """`%time x = ...` runs its statement in the notebook's namespace (IPython's run_line_magic('time', ...)), and a
+    line ending in `?` is IPython's help, the rest of the cell running (red-s5, pass 18: `%time count_64_32_10 = ...`
+    cost exercise_count, 17/18; `np.zeros_like?` atop cell sgd, 10.82/18)."""
+    right = solution_notebook().cells[grade_ids(solution_notebook()).index("sgd")].source
+    notebook = solution_notebook()
+    notebook.cells[grade_ids(notebook).index("sgd")].source = cell.format(right=right)
+    program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook(), ("sgd",))
+    namespace: dict = {}
+    for given in program[:[c.name for c in program].index("sgd") + 1]:
+        exec(compile(given.source.replace("raise NotImplementedError()", "pass"), given.name, "exec"), namespace)
+    assert name in namespace
+
+
 def test_a_cell_magic_that_runs_its_body_elsewhere_is_commented_out_whole():
     assert program_from_notebook(new_notebook(cells=[new_code_cell("%%bash\nls")]))[0].source == "# %%bash\n# ls"
 

@@ -552,3 +552,38 @@ def test_the_notebooks_maths_is_bounded_in_size_as_well_as_in_marks(form):
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     shown = [cell.source.startswith("```") for cell in answers(notebook)]
     assert any(shown), f"{sum(len(cell.source) for cell in answers(notebook))} characters of maths typeset"
+
+
+@pytest.mark.parametrize("maths", [
+    "My answer:\n\n$$\n" + "\n\n".join(["\\frac{a_{1}}{b^{2}}+" * 20] * 40) + "\n\nx\n$$\n",  # one <p>, blank lines
+    "My answer: \\begin{equation*}" + "\\frac{a_{1}}{b^{2}}+" * 800 + "x\\end{equation*}",  # `\end{` is no mark
+], ids=["blank-lines-in-a-block", "one-environment"])
+def test_an_expression_split_by_blank_lines_or_in_an_environment_counts_its_size(maths):
+    """MathJax typesets a `$$` block whole across its blank lines (nbconvert keeps it in one paragraph), and an
+    environment from `\\begin{` to `\\end{`: 3 answers of 8 KB so held Chromium 11 to 14 s, of 16 KB 57 s (red-s5, pass
+    18), each counted 0 of the notebook's maths characters."""
+    notebook = solution_notebook()
+    for cell in answers(notebook):
+        cell.source = maths
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert any(cell.source.startswith(("```", "<pre>")) for cell in answers(notebook)), "48 KB of maths typeset"
+
+
+def test_a_pictures_pixels_are_those_the_browser_decodes():
+    """Chromium grows a GIF to a first frame larger than its logical screen, and libjpeg skips `FF` fill bytes before a
+    marker (the JPEG below has a fake 1 x 1 frame inside an APP1 segment where a walk that takes `FF FF` for a
+    marker with a length lands): both showed 4000 x 4000 in Chromium, both counted 1 pixel (red-s5, pass 18)."""
+    from autograder.nbgrader_glue.preprocessors.page_budget import picture_pixels
+    size = 4000
+    gif = (b"GIF89a" + struct.pack("<HH", 1, 1) + b"\x80\x00\x00" + b"\x00\x00\x00\xff\xff\xff"
+           + b"\x2c" + struct.pack("<HHHH", 0, 0, size, size) + b"\x00\x02\x02\x4c\x01\x00\x3b")
+
+    def frame(width: int, height: int) -> bytes:
+        return b"\xff\xc0\x00\x0b\x08" + struct.pack(">HH", height, width) + b"\x01\x01\x11\x00"
+
+    payload = bytearray(0xE2FF - 2)
+    landing = 4 + 0xE1E2 - 7  # where the walk lands, within the payload (which starts at byte 7)
+    payload[landing:landing + 13] = frame(1, 1)
+    jpeg = b"\xff\xd8\xff\xff\xe1" + struct.pack(">H", 0xE2FF) + bytes(payload) + frame(size, size) + b"\xff\xd9"
+    assert picture_pixels("gif", gif) in (None, size * size)
+    assert picture_pixels("jpeg", jpeg) in (None, size * size)
