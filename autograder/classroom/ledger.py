@@ -151,11 +151,15 @@ def _text(cell: Any) -> str:
 
 def _as_maths_reads(cell: Any) -> str:
     """A cell's text as MathJax may read it on the page, twice over: with character references decoded (`&#36;` is
-    `$`, `&#92;` and `&bsol;` a backslash), and with HTML comments gone too (the sanitiser's cleaning removes them:
+    `$`, `&#92;` and `&bsol;` a backslash), and with HTML comments and tags gone too (the sanitiser removes them:
     `\\la<!---->bel` is `\\label`) and markdown's backslash escapes undone (`\\{` is a brace). A definition or label
     in either is taken as one: at least what the page holds."""
     decoded = html.unescape(_text(cell))
-    return decoded + "\n" + _MARKDOWN_ESCAPE.sub(r"\1", html.unescape(_without_comments(_text(cell))))
+    bare = _TAG.sub("", _without_comments(_text(cell)))  # the tags the sanitiser strips, keeping their text, too
+    return decoded + "\n" + _MARKDOWN_ESCAPE.sub(r"\1", html.unescape(bare))
+
+
+_TAG = re.compile(r"<[^<>]*>")  # `\eq<x></x>ref` is `\eqref` once the sanitiser has dropped `<x>`
 
 
 _MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash before ASCII punctuation: that character
