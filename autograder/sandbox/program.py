@@ -20,8 +20,11 @@ class Cell:
     source: str
 
 
-_MAGIC = re.compile(r"^(\s*)([%!].*)")
-_MAGIC_LINE = re.compile(r"^[ \t]*[%!]", re.MULTILINE)
+# A line magic, a shell escape, or IPython's help (`np.zeros_like?`, `??SGD`), where a statement begins.
+_MAGIC = re.compile(r"^(\s*)([%!].*|\?{0,2}[\w.]+\?{1,2}[ \t]*|\?{1,2}[\w.]+[ \t]*)$")
+_MAGIC_LINE = re.compile(r"^[ \t]*(?:[%!?]|[\w.]+\?)", re.MULTILINE)
+# Line magics whose statement IPython runs in the notebook's namespace (`%time count = ...`): the grader runs it.
+_PYTHON_LINE_MAGIC = re.compile(r"^(\s*)%time[ \t]+(?=\S)")
 # Cell magics whose body IPython runs as Python in the notebook's namespace: the grader runs the body. Any other
 # cell magic (%%bash, %%timeit, whose body runs in a namespace of its own) is commented out whole.
 PYTHON_CELL_MAGICS = ("time", "capture")
@@ -77,10 +80,10 @@ def namespace_lines(source: str) -> str:
 
 @functools.lru_cache(maxsize=64)  # a part's program is built again for each part and lending round
 def _strip_magics(source: str) -> str:
-    """IPython's magics and shell escapes made comments, as plain Python cannot run them, each line kept in its
-    place: a line magic or escape that begins a statement (`pass` before it, so that a block it alone made stays
-    one), and a cell magic's first line, with its body too unless IPython runs that as Python (PYTHON_CELL_MAGICS:
-    a right cell under `%%time`)."""
+    """IPython's magics, shell escapes and help made comments, as plain Python cannot run them, each line kept in its
+    place: a line magic, escape or help that begins a statement (_magic_made_python: `%time`'s statement runs), and
+    a cell magic's first line, with its body too unless IPython runs that as Python (PYTHON_CELL_MAGICS: a right
+    cell under `%%time`)."""
     if not _MAGIC_LINE.search(source):  # most cells: no line begins as one could
         return source
     lines = source.split("\n")
@@ -91,7 +94,14 @@ def _strip_magics(source: str) -> str:
             return "\n".join("# " + line for line in lines)
         lines[first] = "# " + lines[first]
     starts = statement_starts("\n".join(lines))
-    return "\n".join(_MAGIC.sub(r"\1pass  # \2", line) if start else line for line, start in zip(lines, starts))
+    return "\n".join(_magic_made_python(line) if start else line for line, start in zip(lines, starts))
+
+
+def _magic_made_python(line: str) -> str:
+    """A line that begins a statement, as plain Python runs what IPython would: `%time`'s statement as it is, any
+    other magic, escape or help made a comment after `pass` (a block it alone made stays one)."""
+    timed = _PYTHON_LINE_MAGIC.sub(r"\1", line)
+    return timed if timed != line else _MAGIC.sub(r"\1pass  # \2", line)
 
 
 def _nbgrader(cell: Mapping) -> Mapping:

@@ -60,24 +60,58 @@ def typeset_text(cleaned: str) -> str:
 
 
 def picture_pixels(kind: str, data: bytes) -> int | None:
-    """Width x height from a PNG, JPEG or GIF's header (the browser decodes that many pixels); None when unreadable."""
+    """Width x height of a PNG, JPEG or GIF as a browser decodes it (a GIF's canvas grown to its largest frame,
+    as Chromium grows it; a JPEG's frame past fill bytes and standalone markers, as libjpeg reads it); None when
+    unreadable."""
     try:
         if kind == "png" and data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
             width, height = struct.unpack(">II", data[16:24])
             return width * height
         if kind == "gif" and data[:4] == b"GIF8":
-            width, height = struct.unpack("<HH", data[6:10])
-            return width * height
+            return _gif_pixels(data)
         if kind == "jpeg" and data[:2] == b"\xff\xd8":
-            at = 2
-            while data[at] == 0xFF:
-                marker, length = data[at + 1], struct.unpack(">H", data[at + 2:at + 4])[0]
-                if marker in _JPEG_FRAMES:
-                    height, width = struct.unpack(">HH", data[at + 5:at + 9])
-                    return width * height
-                at += 2 + length
+            return _jpeg_pixels(data)
     except (IndexError, struct.error):
         return None
+    return None
+
+
+def _gif_pixels(data: bytes) -> int | None:
+    """The canvas of a GIF: its logical screen, grown to hold every frame (image descriptor) it has."""
+    width, height, packed = struct.unpack("<HHB", data[6:11])
+    at = 13 + (3 << ((packed & 7) + 1) if packed & 0x80 else 0)
+    while data[at] != 0x3B:  # the trailer
+        if data[at] == 0x2C:  # a frame: left, top, width, height, then its colours and its data's sub-blocks
+            left, top, frame_width, frame_height, packed = struct.unpack("<HHHHB", data[at + 1:at + 10])
+            width, height = max(width, left + frame_width), max(height, top + frame_height)
+            at += 10 + (3 << ((packed & 7) + 1) if packed & 0x80 else 0) + 1
+        elif data[at] == 0x21:  # an extension: its label, then sub-blocks
+            at += 2
+        else:
+            return None
+        while data[at]:  # sub-blocks, each its size then that many bytes, to a size of 0
+            at += 1 + data[at]
+        at += 1
+    return width * height
+
+
+_JPEG_STANDALONE = {0x01, *range(0xD0, 0xD9)}  # markers without a length (TEM, RSTn, SOI)
+
+
+def _jpeg_pixels(data: bytes) -> int | None:
+    """A JPEG's frame (its first start-of-frame segment), walked as libjpeg walks the markers."""
+    at = 2
+    while data[at] == 0xFF:
+        while data[at + 1] == 0xFF:  # fill bytes before a marker
+            at += 1
+        marker = data[at + 1]
+        if marker in _JPEG_STANDALONE:
+            at += 2
+            continue
+        if marker in _JPEG_FRAMES:
+            height, width = struct.unpack(">HH", data[at + 5:at + 9])
+            return width * height
+        at += 2 + struct.unpack(">H", data[at + 2:at + 4])[0]
     return None
 
 
