@@ -141,7 +141,9 @@ def test_a_right_notebook_that_calls_display_as_jupyter_allows_scores_full_marks
     right cell sgd that began with display(Linear) raised NameError and lost 7 points (red-p4, pass 18, H)."""
     notebook = solution_notebook()
     cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
-    cell.source = "display(Linear, SGD if 'SGD' in dir() else None)\n" + cell.source
+    cell.source = ("display(Linear, SGD if 'SGD' in dir() else None)\n" + cell.source
+                   + "\nfrom IPython.display import Markdown, clear_output, display\nclear_output()\n"
+                   + "display(Markdown('**SGD**'), display_id=True).update(SGD)\n")  # red-s5 C, D
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert scores(report) == FULL, report
 

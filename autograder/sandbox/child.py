@@ -20,6 +20,7 @@ from types import CodeType
 from typing import Any, Callable
 
 import forks
+import ipython_display
 import seccomp
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
 from messages import (
@@ -140,17 +141,12 @@ def compile_cell(name: str, text: str) -> CodeType:
     return compile(text, f"<cell {name}>", "exec")
 
 
-def _display(*objects: Any, **options: Any) -> None:
-    """IPython's display(), which a notebook may call without importing it, as plain text: its repr, printed."""
-    for thing in objects:
-        print(repr(thing))
-
-
 def _load(cells: list[tuple[str, str]], results: int) -> dict:
     """Run the cells like a notebook with errors allowed: an exception ends only its cell."""
     global _send_breach
     _send_breach = functools.partial(_fatal_to, results)
-    ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins, "display": _display}
+    ipython_display.install()
+    ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins, "display": ipython_display.display}
     errors = []
     for name, text in cells:
         write(results, LoadingCell(name))
