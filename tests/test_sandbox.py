@@ -91,12 +91,9 @@ def test_a_prose_cell_or_an_answer_the_student_made_code_is_not_run():
     assert not any("MADE_CODE" in cell.source for cell in program)
 
 
-@pytest.mark.parametrize("cell", ["%%time\n{right}", "\n%%capture out\n{right}",
-                                  "{right}\nWIDE = (1\n        != 2)\nNOTE = '''\n!not a shell escape\n'''\n",
-                                  "{right}\nif False:\n    !pip install numpy\n%matplotlib inline"])
-def test_a_right_cell_with_magics_runs_as_jupyter_runs_it(cell):
-    """IPython reads `%` and `!` as escapes only where a statement begins, and runs the body of `%%time` (red-p4,
-    pass 18: a right cell sgd under %%time, or with a line `!= 2)` inside brackets, lost 7 points)."""
+def run_to_sgd(cell: str) -> dict:
+    """The namespace after the program of a right notebook whose cell sgd is `cell` (with `{right}` for its right
+    code) runs up to cell sgd, the release's stubs passing."""
     right = solution_notebook().cells[grade_ids(solution_notebook()).index("sgd")].source
     notebook = solution_notebook()
     notebook.cells[grade_ids(notebook).index("sgd")].source = cell.format(right=right)
@@ -104,7 +101,16 @@ def test_a_right_cell_with_magics_runs_as_jupyter_runs_it(cell):
     namespace: dict = {}
     for given in program[:[c.name for c in program].index("sgd") + 1]:
         exec(compile(given.source.replace("raise NotImplementedError()", "pass"), given.name, "exec"), namespace)
-    assert "SGD" in namespace
+    return namespace
+
+
+@pytest.mark.parametrize("cell", ["%%time\n{right}", "\n%%capture out\n{right}",
+                                  "{right}\nWIDE = (1\n        != 2)\nNOTE = '''\n!not a shell escape\n'''\n",
+                                  "{right}\nif False:\n    !pip install numpy\n%matplotlib inline"])
+def test_a_right_cell_with_magics_runs_as_jupyter_runs_it(cell):
+    """IPython reads `%` and `!` as escapes only where a statement begins, and runs the body of `%%time` (red-p4,
+    pass 18: a right cell sgd under %%time, or with a line `!= 2)` inside brackets, lost 7 points)."""
+    assert "SGD" in run_to_sgd(cell)
 
 
 @pytest.mark.parametrize("cell, name", [("{right}\n%time TIMED = SGD\n", "TIMED"), ("np.zeros_like?\n{right}", "SGD"),
@@ -113,14 +119,7 @@ def test_ipython_syntax_that_jupyter_runs_in_a_right_cell_runs(cell, name):
     """`%time x = ...` runs its statement in the notebook's namespace (IPython's run_line_magic('time', ...)), and a
     line ending in `?` is IPython's help, the rest of the cell running (red-s5, pass 18: `%time count_64_32_10 = ...`
     cost exercise_count, 17/18; `np.zeros_like?` atop cell sgd, 10.82/18)."""
-    right = solution_notebook().cells[grade_ids(solution_notebook()).index("sgd")].source
-    notebook = solution_notebook()
-    notebook.cells[grade_ids(notebook).index("sgd")].source = cell.format(right=right)
-    program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook(), ("sgd",))
-    namespace: dict = {}
-    for given in program[:[c.name for c in program].index("sgd") + 1]:
-        exec(compile(given.source.replace("raise NotImplementedError()", "pass"), given.name, "exec"), namespace)
-    assert name in namespace
+    assert name in run_to_sgd(cell)
 
 
 def test_a_cell_magic_that_runs_its_body_elsewhere_is_commented_out_whole():

@@ -37,6 +37,7 @@ from typing import Any, Iterable
 from sqlalchemy import text
 
 from ..intake.files import IntakeRules, Refused, survey
+from ..nbgrader_glue.preprocessors.page_budget import typeset_text
 
 TABLE = "autograder_ledger"
 _SCHEMA = (f"CREATE TABLE IF NOT EXISTS {TABLE} (assignment VARCHAR(128) NOT NULL, student VARCHAR(128) NOT NULL, "
@@ -155,11 +156,8 @@ def _as_maths_reads(cell: Any) -> str:
     `\\la<!---->bel` is `\\label`) and markdown's backslash escapes undone (`\\{` is a brace). A definition or label
     in either is taken as one: at least what the page holds."""
     decoded = html.unescape(_text(cell))
-    bare = _TAG.sub("", _without_comments(_text(cell)))  # the tags the sanitiser strips, keeping their text, too
-    return decoded + "\n" + _MARKDOWN_ESCAPE.sub(r"\1", html.unescape(bare))
-
-
-_TAG = re.compile(r"<[^<>]*>")  # `\eq<x></x>ref` is `\eqref` once the sanitiser has dropped `<x>`
+    # the tags the sanitiser strips keep their text: `\eq<x></x>ref` is `\eqref` on the page
+    return decoded + "\n" + _MARKDOWN_ESCAPE.sub(r"\1", typeset_text(_without_comments(_text(cell))))
 
 
 _MARKDOWN_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash before ASCII punctuation: that character
