@@ -587,3 +587,27 @@ def test_a_pictures_pixels_are_those_the_browser_decodes():
     jpeg = b"\xff\xd8\xff\xff\xe1" + struct.pack(">H", 0xE2FF) + bytes(payload) + frame(size, size) + b"\xff\xd9"
     assert picture_pixels("gif", gif) in (None, size * size)
     assert picture_pixels("jpeg", jpeg) in (None, size * size)
+
+
+@pytest.mark.parametrize("lead", [" ", "&#9;", "\n"], ids=["space", "tab-reference", "newline"])
+def test_a_picture_whose_url_begins_with_whitespace_counts_its_pixels(lead):
+    """A browser strips the whitespace around an image's URL (Chromium showed a 3 x 5 PNG so), the allowlist checks
+    the URL stripped, and nh3 keeps it as written: `<img src=" data:image/png;...">` of 100,000 x 100,000 was kept on
+    both pages, counting 0 of IMAGE_PIXELS (red-u6, pass 19)."""
+    notebook = solution_notebook()
+    answers(notebook)[0].source = f'My plot: <img src="{lead}data:image/png;base64,{picture(100_000, 100_000)}">'
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert answers(notebook)[0].source.startswith(("```", "<pre>")), "a 40 GB picture shown"
+
+
+@pytest.mark.parametrize("reference", ["\\eqref{a} ", "\\ref{a} "])
+def test_references_mathjax_typesets_outside_delimiters_count_as_maths(reference):
+    """MathJax 2's tex2jax typesets `\\ref{..}` and `\\eqref{..}` outside any delimiter (processRefs, on by default),
+    each an expression: three answers of 4,000 `\\eqref{a} ` (40 KB each) were kept as written, spent none of the
+    notebook's maths, and held Chromium 41 s and 25 s on the feedback page (0.5 s for the same answers in `$a$`, shown
+    as text) (red-u6, pass 19)."""
+    notebook = solution_notebook()
+    for cell in answers(notebook):
+        cell.source = "My answer: " + reference * 4000
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert any(cell.source.startswith(("```", "<pre>")) for cell in answers(notebook)), "12,000 expressions typeset"
