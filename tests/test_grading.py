@@ -165,6 +165,18 @@ def test_a_right_notebook_using_more_of_ipython_as_jupyter_allows_scores_full_ma
     assert scores(report) == FULL, report
 
 
+def test_a_right_notebook_that_displays_a_picture_as_jupyter_allows_scores_full_marks(tmp_path):
+    """Jupyter sends a displayed picture to the page, not to the output: the sandbox's display() printed the repr of
+    its bytes, and a cell of the student's showing a 300 KB picture was "printed more than the output limit allows",
+    0/18 (red-u6, pass 19)."""
+    notebook = solution_notebook()
+    at = next(i for i, c in enumerate(notebook.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    notebook.cells.insert(at + 1, new_code_cell("from IPython.display import display, Image\n"
+                                                "display(Image(data=bytes(300_000)))\n"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, report
+
+
 def test_student_output_never_reaches_the_json(tmp_path):
     notebook = release_notebook()
     notebook.cells.insert(2, new_code_cell("print('{\"total\": 999}')\nimport sys; sys.stderr.write('noise')"))
