@@ -122,6 +122,23 @@ def test_ipython_syntax_that_jupyter_runs_in_a_right_cell_runs(cell, name):
     assert name in run_to_sgd(cell)
 
 
+@pytest.mark.parametrize("cell, name", [("{right}\nTIMED = %time SGD\n", "TIMED"), ("np.*zeros*?\n{right}", "SGD"),
+                                        ("files = !ls\n{right}", "SGD")],
+                         ids=["assigned-time", "help-search", "assigned-shell"])
+def test_ipython_assignments_and_searches_in_a_right_cell_do_not_stop_it(cell, name):
+    """IPython (9.18 here, TransformerManager) reads `x = %time expr` as x = the expression's value, `files = !ls` as
+    the command's output, and `np.*zeros*?` as a search (psearch): in the sandbox each was a syntax error that cost
+    the whole cell, a right cell sgd 10.82/18 (red-u6, pass 19)."""
+    right = solution_notebook().cells[grade_ids(solution_notebook()).index("sgd")].source
+    notebook = solution_notebook()
+    notebook.cells[grade_ids(notebook).index("sgd")].source = cell.format(right=right)
+    program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook(), ("sgd",))
+    namespace: dict = {}
+    for given in program[:[c.name for c in program].index("sgd") + 1]:
+        exec(compile(given.source.replace("raise NotImplementedError()", "pass"), given.name, "exec"), namespace)
+    assert name in namespace
+
+
 def test_a_cell_magic_that_runs_its_body_elsewhere_is_commented_out_whole():
     assert program_from_notebook(new_notebook(cells=[new_code_cell("%%bash\nls")]))[0].source == "# %%bash\n# ls"
 
