@@ -611,3 +611,19 @@ def test_references_mathjax_typesets_outside_delimiters_count_as_maths(reference
         cell.source = "My answer: " + reference * 4000
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     assert any(cell.source.startswith(("```", "<pre>")) for cell in answers(notebook)), "12,000 expressions typeset"
+
+
+def test_a_jpeg_with_a_stuffed_zero_before_its_first_marker_counts_the_frame_libjpeg_reads():
+    """libjpeg takes `FF 00` where a marker should be for garbage and scans on to the next `FF`; a walk that reads 00 as
+    a marker with a length lands wherever the next two bytes say (here a fake 1 x 1 frame inside an APP1 segment
+    libjpeg skips): Chromium showed a 4000 x 4000 JPEG so built, counted 1 pixel (red-u6, pass 19)."""
+    from autograder.nbgrader_glue.preprocessors.page_budget import picture_pixels
+    size = 4000
+
+    def frame(width: int, height: int) -> bytes:
+        return b"\xff\xc0\x00\x0b\x08" + struct.pack(">HH", height, width) + b"\x01\x01\x11\x00"
+
+    app1_body = bytes(8) + frame(1, 1) + bytes(8)  # the walk lands at byte 18, the payload starting at byte 10
+    app1 = b"\xff\xe1" + struct.pack(">H", 2 + len(app1_body)) + app1_body
+    jpeg = b"\xff\xd8" + b"\xff\x00\x00\x0e" + app1 + frame(size, size) + b"\xff\xd9"
+    assert picture_pixels("jpeg", jpeg) in (None, size * size)
