@@ -123,12 +123,13 @@ def test_ipython_syntax_that_jupyter_runs_in_a_right_cell_runs(cell, name):
 
 
 @pytest.mark.parametrize("cell, name", [("{right}\nTIMED = %time SGD\n", "TIMED"), ("np.*zeros*?\n{right}", "SGD"),
-                                        ("files = !ls\n{right}", "SGD")],
-                         ids=["assigned-time", "help-search", "assigned-shell"])
+                                        ("files = !ls\n{right}", "SGD"), ("%%prun -q\n{right}", "SGD")],
+                         ids=["assigned-time", "help-search", "assigned-shell", "cell-prun"])
 def test_ipython_assignments_and_searches_in_a_right_cell_do_not_stop_it(cell, name):
     """IPython (9.18 here, TransformerManager) reads `x = %time expr` as x = the expression's value, `files = !ls` as
     the command's output, and `np.*zeros*?` as a search (psearch): in the sandbox each was a syntax error that cost
-    the whole cell, a right cell sgd 10.82/18 (red-u6, pass 19)."""
+    the whole cell, a right cell sgd 10.82/18; `%%prun` runs its body in the notebook's namespace (InteractiveShell:
+    it binds), and the sandbox commented it out whole, 10.82/18 "cell sgd defines no SGD" (red-u6, pass 19)."""
     right = solution_notebook().cells[grade_ids(solution_notebook()).index("sgd")].source
     notebook = solution_notebook()
     notebook.cells[grade_ids(notebook).index("sgd")].source = cell.format(right=right)
