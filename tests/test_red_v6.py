@@ -8,6 +8,7 @@ from autograder.classroom.changes import course_inputs, folder_changed
 from autograder.intake.files import IntakeRules
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, NOTEBOOK
+from test_hand_grades import course  # noqa: F401  (the fixture)
 
 
 def test_a_grade_recorded_before_the_intakes_rules_were_is_previewed_when_todays_reading_differs(tmp_path):
@@ -27,3 +28,30 @@ def test_a_grade_recorded_before_the_intakes_rules_were_is_previewed_when_todays
     assert older is not None and older.intake is None
     assert not folder_changed(older, now, tmp_path / "submitted", ("carl", "a")), \
         "carl sent nothing: taken for a new submission, graded unseen"
+
+
+def test_a_score_saved_from_a_stale_page_is_not_taken_as_given_on_the_answer_reviewed_before(course):
+    """A score typed on a page showing answer A, saved after `make grade` regraded B, is kept flagged (red-r2) but
+    the ledger still says the grade stands on Z, the answer the instructor reviewed before A: when the student sends
+    Z back, the score meant for A stands on Z, unflagged (a hand grade kept unflagged on an answer it was not given
+    on)."""
+    import copy
+
+    from test_hand_grades import answers_on_the_page, cell, grades, hand_grade, save_from_the_page, submit_and_grade
+
+    from conftest import solution_notebook
+
+    zed = solution_notebook()
+    submit_and_grade(course, "red_v6_zed", zed)
+    hand_grade(course, "red_v6_zed", ["answer_zeroing"], 1.5)  # reviewed on Z
+    answer_a, answer_b = copy.deepcopy(zed), copy.deepcopy(zed)
+    cell(answer_a, "answer_zeroing")["source"] = "Answer A."
+    cell(answer_b, "answer_zeroing")["source"] = "Answer B."
+    submit_and_grade(course, "red_v6_zed", answer_a)
+    assert grades(course, "red_v6_zed", ["answer_zeroing"])["answer_zeroing"] == (1.5, None, True)
+    page = answers_on_the_page(course, "red_v6_zed")  # the instructor opens A's page
+    submit_and_grade(course, "red_v6_zed", answer_b)  # make grade, while the page is open
+    assert save_from_the_page(course, "red_v6_zed", "answer_zeroing", page, 0.0), "saved, flagged"
+    submit_and_grade(course, "red_v6_zed", zed)  # the student sends Z back
+    assert grades(course, "red_v6_zed", ["answer_zeroing"])["answer_zeroing"] == (0.0, None, True), \
+        "the 0 typed for answer A stands unflagged on Z"
