@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import json
 
+from test_hand_grades import course  # noqa: F401  (the fixture)
+
 from autograder.classroom import ledger
 from autograder.classroom.changes import course_inputs, folder_changed
 from autograder.intake.files import IntakeRules
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, NOTEBOOK
-from test_hand_grades import course  # noqa: F401  (the fixture)
 
 
 def test_a_grade_recorded_before_the_intakes_rules_were_is_previewed_when_todays_reading_differs(tmp_path):
@@ -20,9 +21,9 @@ def test_a_grade_recorded_before_the_intakes_rules_were_is_previewed_when_todays
     (folder / "work" / "final.ipynb").write_text("{}")
     (folder / "BACKUP.IPYNB").write_text('{"cells": []}')
     rules = IntakeRules.of(GraderSettings(), NOTEBOOK)
-    course = course_inputs(ASSIGNMENT, GraderSettings(), None)
+    today = course_inputs(ASSIGNMENT, GraderSettings(), None)
     now = ledger.Inputs(ledger.folder_fingerprint(tmp_path / "submitted", ("carl", "a"), rules), intake=rules,
-                        answers_format=ledger.ANSWERS_FORMAT, **course)
+                        answers_format=ledger.ANSWERS_FORMAT, **today)
     recorded = {k: v for k, v in json.loads(ledger.inputs_json(now)).items() if k != "intake"}
     older = ledger.Inputs.from_json(json.dumps({**recorded, "submission": "read by reading 1"}))
     assert older is not None and older.intake is None
@@ -30,7 +31,7 @@ def test_a_grade_recorded_before_the_intakes_rules_were_is_previewed_when_todays
         "carl sent nothing: taken for a new submission, graded unseen"
 
 
-def test_a_score_saved_from_a_stale_page_is_not_taken_as_given_on_the_answer_reviewed_before(course):
+def test_a_score_saved_from_a_stale_page_is_not_taken_as_given_on_the_answer_reviewed_before(course):  # noqa: F811
     """A score typed on a page showing answer A, saved after `make grade` regraded B, is kept flagged (red-r2) but
     the ledger still says the grade stands on Z, the answer the instructor reviewed before A: when the student sends
     Z back, the score meant for A stands on Z, unflagged (a hand grade kept unflagged on an answer it was not given
