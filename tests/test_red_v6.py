@@ -56,3 +56,53 @@ def test_a_score_saved_from_a_stale_page_is_not_taken_as_given_on_the_answer_rev
     submit_and_grade(course, "red_v6_zed", zed)  # the student sends Z back
     assert grades(course, "red_v6_zed", ["answer_zeroing"])["answer_zeroing"] == (0.0, None, True), \
         "the 0 typed for answer A stands unflagged on Z"
+
+
+INJECTED = '''
+import sys
+from autograder.classroom import grade_students as gs
+real = gs.autograder_for
+def faulty(*a, **k):
+    inner = real(*a, **k)
+    def autograde(student):  # a transient machine fault on bob's grading, in this run alone
+        if student == "bob":
+            return gs.NotGraded("the intake could not write its copy (No space left on device): the machine's fault",
+                                grader_fault=True)
+        return inner(student)
+    return autograde
+gs.autograder_for = faulty
+from autograder.__main__ import main
+raise SystemExit(main(sys.argv[1:]))
+'''
+
+
+def test_confirm_applies_no_score_to_a_student_the_preview_could_not_grade(tmp_path):
+    """A preview whose grading of bob failed for the grader's reason showed "2 -> -" and "would not be graded";
+    CONFIRM=yes then applied a score for him that no preview showed (record_previewed recorded him as previewed)."""
+    import os
+    import subprocess
+    import sys
+
+    import nbformat
+
+    from conftest import course_copy, solution_notebook
+
+    root = course_copy(tmp_path)
+    for student in ("ada", "bob"):
+        path = root / "submitted" / student / ASSIGNMENT.name / NOTEBOOK
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nbformat.from_dict(solution_notebook()), path)
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True,
+                              timeout=110)
+
+    assert run("-m", "autograder", "class", "--assignment", ASSIGNMENT.name).returncode == 0
+    suite = root / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + "\n\ndef test_the_instructors_fix(student):\n    assert False\n")
+    preview = run("-c", INJECTED, "class", "--assignment", ASSIGNMENT.name)
+    assert "bob: would not be graded" in preview.stdout, preview.stdout + preview.stderr
+    applied = run("-m", "autograder", "class", "--assignment", ASSIGNMENT.name, "--confirm", "yes")
+    assert "no preview showed that of bob" in applied.stdout, "bob's regrade applied unseen:\n" + \
+        (root / "grades.csv").read_text()
