@@ -101,3 +101,19 @@ def test_grade_path_grades_the_file_it_checked_not_what_the_path_names_after(tmp
     sources = ["".join(cell["source"]) for cell in submission.notebook["cells"]] if submission.notebook else []
     assert sources == ["mine"] or submission.error, ("the file graded is the reference the link names, not the "
                                                      f"file checked: {len(sources)} cells read")
+
+
+def test_a_time_stamp_the_instructor_wrote_beside_a_collected_notebook_stays(tmp_path):
+    """Ann's Canvas upload is LATE: the collection writes timestamp.txt with the LMS's time. The instructor grants an
+    extension by writing her time stamp by hand (docs/instructors.md, "The late policy": "A submission's time is its
+    timestamp.txt (from the LMS, or one you put beside the notebook)"). The next make grade's collection compares
+    only the notebook (unchanged), deletes the folder and writes the LATE time stamp again: the extension is undone
+    without a line saying so, and she is graded late again."""
+    root = course(tmp_path)
+    lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
+    collect(root)
+    stamp = root / "submitted" / "obrienann_23456" / ASSIGNMENT.name / "timestamp.txt"
+    assert stamp.is_file()
+    stamp.write_text("2026-11-01 12:00:00 UTC")  # the instructor's: on time by the extension
+    lines = collect(root)
+    assert stamp.read_text() == "2026-11-01 12:00:00 UTC", (stamp.read_text(), lines)
