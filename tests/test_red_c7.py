@@ -117,3 +117,37 @@ def test_a_time_stamp_the_instructor_wrote_beside_a_collected_notebook_stays(tmp
     stamp.write_text("2026-11-01 12:00:00 UTC")  # the instructor's: on time by the extension
     lines = collect(root)
     assert stamp.read_text() == "2026-11-01 12:00:00 UTC", (stamp.read_text(), lines)
+
+
+def test_the_exchange_collect_never_calls_a_students_lease_the_graders_failure(tmp_path, monkeypatch):
+    """End to end, as the student (uid 65534, `nobody`, owner of their inbound folder, not root): their process
+    holds a write lease on their newer inbound notebook while the instructor presses Collect. The log says "not
+    collected, the grader's failure ... collect again once it is fixed" for a cause that is the student's."""
+    import fcntl
+    import signal
+    import time
+
+    from test_intake import LATER, NOBODY, SUBMITTED, exchange, inbound
+
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    newer = inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    holder = os.fork()
+    if holder == 0:  # the student's own process (opened here: pytest's tmp_path is closed to other users)
+        try:
+            mine = os.open(newer / NOTEBOOK, os.O_WRONLY)
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            signal.signal(signal.SIGIO, signal.SIG_IGN)
+            fcntl.fcntl(mine, fcntl.F_SETLEASE, fcntl.F_WRLCK)  # as the file's owner, not root
+            time.sleep(30)
+        finally:
+            os._exit(0)
+    try:
+        time.sleep(0.5)
+        log = collect()["log"]
+    finally:
+        os.kill(holder, signal.SIGKILL)
+        os.waitpid(holder, 0)
+    assert "the grader's failure" not in log, log[-600:]
