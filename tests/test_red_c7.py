@@ -151,3 +151,20 @@ def test_the_exchange_collect_never_calls_a_students_lease_the_graders_failure(t
         os.kill(holder, signal.SIGKILL)
         os.waitpid(holder, 0)
     assert "the grader's failure" not in log, log[-600:]
+
+
+def test_a_collection_leaves_an_unchanged_students_folder_in_place(tmp_path):
+    """Every make grade collects the download again, and _transfer_files deletes and rewrites each student's folder
+    even when the LMS copy is the one already there. A run reading that folder meanwhile (make regrade, the
+    formgrader's Autograde button, a second make grade) finds it gone: "its folder could not be read (No such file
+    or directory)", the student's reason, a zero, recorded with the fingerprint of the unchanged folder, so no later
+    run grades it again (/work/pass20/red-c7/F-collect-during-intake.py: 2 of 516 intakes beside one collection of
+    200 students)."""
+    root = course(tmp_path)
+    lms_zip(root, {"ada_1_modules_and_sgd.ipynb": b'{"lms": 1}'})
+    collect(root)
+    folder = root / "submitted" / "ada" / ASSIGNMENT.name
+    before = (folder.stat().st_ino, (folder / NOTEBOOK).stat().st_ino)
+    collect(root)
+    assert (folder.stat().st_ino, (folder / NOTEBOOK).stat().st_ino) == before, \
+        "an unchanged student's folder was deleted and written again by the collection"
