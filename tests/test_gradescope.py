@@ -32,8 +32,8 @@ from autograder.settings import GraderSettings, load_config
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_json, release_notebook, solution_notebook, write_notebook
 
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
-TOP_KEYS = {"score", "execution_time", "output", "output_format", "visibility", "stdout_visibility", "extra_data",
-            "tests", "leaderboard"}
+TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format", "test_name_format",
+            "visibility", "stdout_visibility", "extra_data", "tests", "leaderboard"}
 TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output", "output_format", "tags",
              "visibility", "extra_data"}
 PARTS_TOTAL = sum(FULL.values())  # every autograded point
@@ -96,6 +96,9 @@ def check_spec(data: dict) -> dict[str, float]:
     assert isinstance(data["execution_time"], int) and data["execution_time"] >= 0
     assert isinstance(data["output"], str) and "isolation: " in data["output"]
     assert data.get("stdout_visibility", "hidden") in VISIBILITY
+    # names and messages carry the student's file names: shown as text, never read as markup (Gradescope's
+    # default, simple_format, would)
+    assert (data["output_format"], data["test_output_format"], data["test_name_format"]) == ("text",) * 3
     assert isinstance(data["tests"], list)
     parts = {}
     for test in data["tests"]:

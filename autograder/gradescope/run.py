@@ -36,6 +36,12 @@ def _place(root: Path) -> tuple[Path, Path]:
     return root / "submission", root / "results" / "results.json"
 
 
+# Every field Gradescope shows is plain text: names and messages carry a student's file names and grade ids, and
+# Gradescope's default format (simple_format) would read markup in them.
+PLAIN = {"output_format": "text", "test_output_format": "text", "test_name_format": "text",
+         "stdout_visibility": "hidden"}
+
+
 def results_json(report, settings, isolation: str, seconds: float, note: str = "") -> dict:
     """Gradescope's results.json for one graded notebook (autograder.report.Report)."""
     hidden = settings.gradescope_hidden_visibility
@@ -73,19 +79,19 @@ def results_json(report, settings, isolation: str, seconds: float, note: str = "
         lines.append(f"Each part's score is shown now; which checks passed, and why not, {when[hidden]}.")
     lines.append(f"isolation: {isolation}")
     return {"score": report.total, "execution_time": int(round(seconds)), "output": "\n".join(lines),
-            "stdout_visibility": "hidden", "tests": tests}
+            "tests": tests, **PLAIN}
 
 
 def error_json(reason: str, seconds: float, isolation: str) -> dict:
     return {"score": 0.0, "execution_time": int(round(seconds)),
-            "output": f"Not graded: {reason}\nisolation: {isolation}", "stdout_visibility": "hidden", "tests": []}
+            "output": f"Not graded: {reason}\nisolation: {isolation}", "tests": [], **PLAIN}
 
 
 def grader_failure_json(reason: str, seconds: float) -> dict:
     """results.json when the grader, not the notebook, failed: no score at all (never a 0; run_autograder exits
     non-zero, and Gradescope shows the run as failed), the reason in `output`."""
     return {"execution_time": int(round(seconds)), "output": f"The grader failed, not your notebook: {reason}",
-            "stdout_visibility": "hidden", "tests": []}
+            "tests": [], **PLAIN}
 
 
 def run_autograder(assignment: Assignment, settings: GraderSettings, root: Path | None = None) -> int:
