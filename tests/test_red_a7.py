@@ -1,0 +1,102 @@
+"""red-a7 (pass 20): findings written as failing tests (REPORT ONLY: no fix on this branch).
+
+Each test grades one notebook written the way a student could write it, through the instructor's route
+(`python -m autograder grade PATH --json`, the code `make grade` and Gradescope run), and where it says so
+through the student's public checks (notebook_checks.run_part, what `pytest` in the release folder runs)."""
+from __future__ import annotations
+
+import pytest
+from test_hand_grades import cell
+
+from conftest import NOTEBOOK, grade_json, scores, solution_notebook, write_notebook
+
+
+def graded(tmp_path, sources: dict[str, str]) -> dict:
+    """The grader's report of the reference with the cells named in `sources` rewritten."""
+    notebook = solution_notebook()
+    for grade_id, source in sources.items():
+        cell(notebook, grade_id)["source"] = source
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    return report
+
+
+def first_message(report: dict, grade_id: str) -> str:
+    part = next(p for p in report["parts"] if p["grade_id"] == grade_id)
+    return next(t["message"] for t in part["tests"] if not t["passed"])
+
+
+def public(tmp_path, sources: dict[str, str], part: str) -> dict[str, tuple[bool, str]]:
+    """The student's public checks of `part` on the same notebook, as `pytest -m part` runs them."""
+    import sys
+
+    from conftest import ROOT
+    sys.path.insert(0, str(ROOT / "release" / "dl01_6_3"))
+    import notebook_checks
+
+    notebook = solution_notebook()
+    for grade_id, source in sources.items():
+        cell(notebook, grade_id)["source"] = source
+    return notebook_checks.run_part(part, write_notebook(notebook, tmp_path / "public" / NOTEBOOK))
+
+
+@pytest.mark.parametrize("source,grade_id", [
+    ("count_64_32_10 = '2410'\n", "test_exercise_count"),
+    ("import numpy as np\ncount_64_32_10 = np.array(2410)\n", "test_exercise_count"),
+    ("z2_with_zero_grad = '0.908'\nloss2_with_zero_grad = '0.008464'\n"
+     "z2_without_zero_grad = '3.668'\nloss2_without_zero_grad = '7.118'\n", "test_exercise_second_step"),
+], ids=["count-as-text", "count-as-0d-array", "second-step-as-text"])
+def test_an_answer_the_public_check_refuses_as_no_number_is_not_scored_right(tmp_path, source, grade_id):
+    """The public check (the rules) says `count_64_32_10 is a str: assign a number` and fails; the grader's
+    exercise_probes.exercise_answers takes float(value), which reads '2410' (and ' 2_410 ', a 0-d array, a
+    Decimal), so the grade gives the exercise full marks: the routes disagree and the grade is the laxer."""
+    exercise = grade_id[len("test_"):]
+    assert not all(passed for passed, _ in public(tmp_path, {exercise: source}, exercise).values())
+    report = graded(tmp_path, {exercise: source})
+    assert scores(report)[grade_id] == 0, f"{grade_id}: text scored as the number (public check: FAIL)"
+
+
+def test_a_loss_worked_out_wrongly_from_a_right_z_is_not_blamed_on_the_gradient(tmp_path):
+    """z2_with_zero_grad = 0.908 is right; the loss is written as |z - y| (0.092), not (z - y)^2. The message
+    says the gradient was wrong ("after zero_grad() the second step uses only its own gradient ..."): a cause
+    the facts (a right z from that very step) rule out. It should name the loss, (z - y)^2 of the student's z."""
+    source = ("z2_with_zero_grad = 0.908\nloss2_with_zero_grad = abs(0.908 - 1)\n"
+              "z2_without_zero_grad = 3.668\nloss2_without_zero_grad = 2.668 ** 2\n")
+    report = graded(tmp_path, {"exercise_second_step": source})
+    assert scores(report)["test_exercise_second_step"] < 1
+    message = first_message(report, "test_exercise_second_step")
+    assert "loss2_with_zero_grad" in message
+    assert "gradient" not in message, f"z is right, yet the message blames the gradient: {message}"
+
+
+def test_gradients_sharing_one_array_are_not_called_old_gradients(tmp_path):
+    """zero_grad() hands Parameters of one shape the same zeros array (a cache by shape): every grad is zero
+    after it (causes.grads_left finds nothing left), then backward adds two Parameters' fresh gradients into
+    one array. The message says "old gradients were added to it", which the facts just checked contradict;
+    the cause is that two Parameters share one grad array (p.grad is q.grad)."""
+    source = solution_notebook_cell("sgd").replace(
+        "            p.grad = np.zeros_like(p.data)",
+        "            p.grad = cache.setdefault(p.data.shape, np.zeros(p.data.shape))").replace(
+        "        for p in self.params:\n            p.grad = cache",
+        "        cache = {}\n        for p in self.params:\n            p.grad = cache")
+    assert "cache = {}" in source
+    report = graded(tmp_path, {"sgd": source})
+    assert scores(report)["test_zero_grad"] < 2
+    message = first_message(report, "test_zero_grad")
+    assert "old gradients" not in message, f"no old gradient was left: {message}"
+
+
+def solution_notebook_cell(grade_id: str) -> str:
+    return "".join(cell(solution_notebook(), grade_id)["source"])
+
+
+def test_a_fraction_answer_passes_the_public_check_it_passes_in_the_grade(tmp_path):
+    """count_64_32_10 = Fraction(2410) is a numbers.Real equal to the answer: the grade gives full marks, but
+    answers.is_right formats it with f"{value:.4g}", which Fraction supports only from Python 3.12, so on 3.9 to
+    3.11 (the README's "Python 3.9 or newer") the public check fails with "raised TypeError: unsupported format
+    string passed to Fraction.__format__", a message that names no code of the student's."""
+    source = "from fractions import Fraction\ncount_64_32_10 = Fraction(2410)\n"
+    assert scores(graded(tmp_path, {"exercise_count": source}))["test_exercise_count"] == 1
+    results = public(tmp_path, {"exercise_count": source}, "exercise_count")
+    assert all(passed for passed, _ in results.values()), results
+
+
