@@ -100,3 +100,16 @@ def test_a_fraction_answer_passes_the_public_check_it_passes_in_the_grade(tmp_pa
     assert all(passed for passed, _ in results.values()), results
 
 
+
+
+def test_a_parameters_cached_across_calls_loses_the_fresh_list_rule(tmp_path):
+    """`@functools.cache` on Module.parameters (a right walk otherwise) returns the same list object on every
+    call: after `lin.weight = Parameter(...)` the next call still lists the old weight, and whatever a caller
+    appends to the list comes back from the next call. The notebook's rule "a new list on every call: a list
+    that outlives the call ... would keep what earlier calls collected" is broken, yet both the grade and the
+    public check score the part in full (18/18): they call parameters() on unchanged models only."""
+    source = "import functools\n\n\n" + solution_notebook_cell("module").replace(
+        "    def parameters(self) -> list[Parameter]:", "    @functools.cache\n    def parameters(self) -> list[Parameter]:")
+    assert "@functools.cache" in source
+    report = graded(tmp_path, {"module": source})
+    assert scores(report)["test_parameters"] < 3, "a list that outlives the call scored as right"
