@@ -113,3 +113,17 @@ def test_a_parameters_cached_across_calls_loses_the_fresh_list_rule(tmp_path):
     assert "@functools.cache" in source
     report = graded(tmp_path, {"module": source})
     assert scores(report)["test_parameters"] < 3, "a list that outlives the call scored as right"
+
+
+def test_a_module_answering_every_missing_attribute_keeps_the_lessons_graph(tmp_path):
+    """Module.__getattr__ returning None for a missing attribute (dunder names still raise): the notebook's own
+    cell demo_graph_size prints "nodes recorded: 18   under no_grad: 1" and every public check passes, but
+    probes._linear_layers takes every layer with hasattr(layer, "weight") for a Linear, so the ReLUs join and the
+    leaves shift: the grade takes 1.09 of test_lesson_numbers with "the 2-16-16-2 forward pass recorded no node
+    for layers[2].weight, layers[2].bias: ... (not on their .data)", a cause the student's forward does not have."""
+    source = solution_notebook_cell("module").replace("    def __call__", (
+        "    def __getattr__(self, name):\n        if name.startswith('__'):\n            raise AttributeError(name)\n"
+        "        return None\n\n    def __call__"))
+    assert "__getattr__" in source
+    report = graded(tmp_path, {"module": source})
+    assert scores(report)["test_lesson_numbers"] == 3, first_message(report, "test_lesson_numbers")
