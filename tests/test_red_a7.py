@@ -127,3 +127,17 @@ def test_a_module_answering_every_missing_attribute_keeps_the_lessons_graph(tmp_
     assert "__getattr__" in source
     report = graded(tmp_path, {"module": source})
     assert scores(report)["test_lesson_numbers"] == 3, first_message(report, "test_lesson_numbers")
+
+
+def test_a_weight_kept_behind_a_property_passes_the_public_checks_it_passes_in_the_grade(tmp_path):
+    """Linear with `weight` as a property over self._weight (a setter stores what the given, unchanged __init__
+    assigns): layer.weight is the Parameter, parameters() finds it, every demo cell prints the lesson's numbers,
+    and the grade is 18/18. The public checks fail 7 (parameters, lesson_numbers) with "Linear.__init__ keeps no
+    Parameter self.weight (it keeps _weight: Parameter, bias: Parameter): keep the given __init__": causes.py
+    reads vars(layer), and the __init__ it blames is the given one, word for word."""
+    source = solution_notebook_cell("linear") + (
+        "\n    @property\n    def weight(self) -> Parameter:\n        return self._weight\n\n"
+        "    @weight.setter\n    def weight(self, value: Parameter) -> None:\n        self._weight = value\n")
+    assert scores(graded(tmp_path, {"linear": source}))["test_parameters"] == 3
+    results = public(tmp_path, {"linear": source}, "parameters")
+    assert all(passed for passed, _ in results.values()), [m for passed, m in results.values() if not passed][0]
