@@ -141,3 +141,41 @@ def test_a_weight_kept_behind_a_property_passes_the_public_checks_it_passes_in_t
     assert scores(graded(tmp_path, {"linear": source}))["test_parameters"] == 3
     results = public(tmp_path, {"linear": source}, "parameters")
     assert all(passed for passed, _ in results.values()), [m for passed, m in results.values() if not passed][0]
+
+
+KINDS_ON_THE_CLASS = '''class Module:
+    KINDS = [list, tuple]  # a constant: the containers searched (never written to)
+
+    def parameters(self):
+        found, seen = [], set()
+        for value in VALUES:
+            for item in (value if isinstance(value, tuple(self.KINDS)) else (value,)):
+                ps = [item] if isinstance(item, Parameter) else item.parameters() if isinstance(item, Module) else []
+                for p in ps:
+                    if DEDUP:
+                        seen.add(id(p))
+                        found.append(p)
+        return found
+
+    def __call__(self, x):
+        return self.forward(x)
+'''
+
+
+@pytest.mark.parametrize("values,dedup,cause", [
+    ("reversed(list(vars(self).values()))", "id(p) not in seen", "order"),
+    ("vars(self).values()", "True", "more than once"),
+], ids=["reversed-order", "no-dedup"])
+def test_a_constant_list_on_the_class_is_not_blamed_for_another_bug(tmp_path, values, dedup, cause):
+    """Module keeps a constant `KINDS = [list, tuple]` on the class (types, never written to) and parameters()
+    has one bug: the attributes walked in reverse, or no deduplication. The first message of the part (grade and
+    public alike) says "Module.KINDS is a list kept on the class, one object for every call of parameters(): it
+    outlives the call and keeps what earlier calls collected (ids of Parameters gone, ...); make it a local,
+    KINDS = [] inside the call": causes.stale_list takes any list, set or dict on the class (facts.kept_outside)
+    for a seen-list, without asking whether it holds ids or changed between calls. The true cause (the order, a
+    repeat) is not named."""
+    source = KINDS_ON_THE_CLASS.replace("VALUES", values).replace("DEDUP", dedup)
+    report = graded(tmp_path, {"module": source})
+    assert scores(report)["test_parameters"] < 3
+    message = first_message(report, "test_parameters")
+    assert "KINDS" not in message and cause in message, message
