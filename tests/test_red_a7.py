@@ -179,3 +179,23 @@ def test_a_constant_list_on_the_class_is_not_blamed_for_another_bug(tmp_path, va
     assert scores(report)["test_parameters"] < 3
     message = first_message(report, "test_parameters")
     assert "KINDS" not in message and cause in message, message
+
+
+@pytest.mark.parametrize("top,signature,kinds", [
+    ("KINDS = [list, tuple]\n\n\n", "self", "KINDS"),
+    ("NAMES = {'weight': 0, 'bias': 1}\n\n\n", "self, names=NAMES", "(list, tuple)"),
+    ("", "self, kinds=[list, tuple]", "kinds"),
+], ids=["global-list", "default-dict-from-a-global", "default-list"])
+def test_a_constant_container_parameters_reads_is_not_blamed_for_the_order(tmp_path, top, signature, kinds):
+    """The same as above with the constant a global of the cell that parameters() reads, or a default argument
+    (`kinds=[list, tuple]`, quoted back as "a default argument kinds=[]"): parameters() walks the attributes in
+    reverse, and the message blames the constant ("KINDS is a list at the top of its cell (a global) ... make it a
+    local, KINDS = [] inside the call") instead of the order."""
+    source = top + KINDS_ON_THE_CLASS.replace("    KINDS = [list, tuple]  # a constant: the containers searched "
+                                              "(never written to)\n\n", "").replace(
+        "def parameters(self)", f"def parameters({signature})").replace("self.KINDS", kinds).replace(
+        "VALUES", "reversed(list(vars(self).values()))").replace("DEDUP", "id(p) not in seen")
+    report = graded(tmp_path, {"module": source})
+    assert scores(report)["test_parameters"] < 3
+    message = first_message(report, "test_parameters")
+    assert "order" in message, message
