@@ -199,3 +199,18 @@ def test_a_constant_container_parameters_reads_is_not_blamed_for_the_order(tmp_p
     assert scores(report)["test_parameters"] < 3
     message = first_message(report, "test_parameters")
     assert "order" in message, message
+
+
+def test_a_step_that_forgets_p_data_is_not_blamed_on_a_right_zero_grad(tmp_path):
+    """step() writes `p.data = -self.lr * p.grad` (the p.data term left out; zero_grad() right, its part 2/2):
+    the values after step() equal -lr * grad, which causes.step_move reads as "the Parameters were zero when
+    step() ran: zero_grad() changed p.data (it must clear p.grad only)", in the grade's test_lesson_numbers and in
+    three public step checks. zero_grad() changed nothing (its own checks, which look, pass); the fault is step()."""
+    source = solution_notebook_cell("sgd").replace("p.data -= self.lr * p.grad", "p.data = -self.lr * p.grad")
+    assert "p.data = -self.lr" in source
+    report = graded(tmp_path, {"sgd": source})
+    assert scores(report)["test_zero_grad"] == 2 and scores(report)["test_step"] < 3
+    lesson = first_message(report, "test_lesson_numbers")
+    assert "zero_grad() changed p.data" not in lesson, lesson
+    failing = [m for passed, m in public(tmp_path, {"sgd": source}, "step").values() if not passed]
+    assert not [m for m in failing if "zero_grad() changed p.data" in m], failing
