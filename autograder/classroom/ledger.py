@@ -30,7 +30,7 @@ import hashlib
 import html
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -57,8 +57,15 @@ class Inputs:
     answers_format: str
     # The intake's rules `submission` was read under (GraderSettings' notebook_kb, submission_files,
     # submission_file_kb, submission_files_total_kb, submission_entries), so that the folder can be read again as it
-    # was then (changes.folder_changed). None: recorded by a kit before the field, under the rules then in force.
+    # was then (changes.folder_changed). None: not known in full (recorded by a kit before the field, or before one
+    # of today's rules), so the folder cannot be read again as it was.
     intake: IntakeRules | None = None
+
+    @property
+    def reading(self) -> str:
+        """How the kit that recorded `submission` read folders (IntakeRules.reading): a row without its rules was
+        recorded by a kit older than every reading that records them."""
+        return self.intake.reading if self.intake is not None else FIRST_READING
 
     def course_changed(self, other: Inputs) -> list[str]:
         """Which of the course's inputs (suites, reference, settings) differ from `other`'s, for a folder that did
@@ -71,13 +78,24 @@ class Inputs:
     @classmethod
     def from_json(cls, data: str | None) -> Inputs | None:
         try:
-            fields = {"answers_format": "1", **json.loads(data)} if data else None  # 1: before the field
-            if fields and fields.get("intake") is not None:
-                rules = fields["intake"]
-                fields["intake"] = IntakeRules(**{"reading": "1", **rules, "extra_files": tuple(rules["extra_files"])})
-            return cls(**fields) if fields else None
+            recorded = {"answers_format": "1", **json.loads(data)} if data else None  # 1: before the field
+            if recorded and recorded.get("intake") is not None:
+                recorded["intake"] = _recorded_rules(recorded["intake"])
+            return cls(**recorded) if recorded else None
         except (TypeError, ValueError, KeyError):  # written by another version: graded again, as if unknown
             return None
+
+
+FIRST_READING = "1"  # IntakeRules.reading of the kits before the field
+
+
+def _recorded_rules(rules: dict) -> IntakeRules | None:
+    """The intake's rules as a grade recorded them; None when they are not today's set of rules (a kit without one
+    of them read folders without it, today's default is not what it did; one with a rule this kit lacks read them
+    otherwise too). Rules without `reading`, otherwise whole, were recorded under the first reading."""
+    if set(rules) | {"reading"} != {rule.name for rule in fields(IntakeRules)}:
+        return None
+    return IntakeRules(**{"reading": FIRST_READING, **rules, "extra_files": tuple(rules["extra_files"])})
 
 
 def _digest(chunks: Iterable[bytes]) -> str:
