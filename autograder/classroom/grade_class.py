@@ -126,14 +126,16 @@ def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:
         scratch.proof = run.proof
         if not enter_assignment(scratch):
             return 1
-        graded = grade_students(scratch, students, origin)
+        # Graded.inputs: the students whose outcome the preview showed (graded, or not graded for their file's own
+        # reason), as the ledger records a grade; one the grader failed on showed none, and is previewed again.
+        graded = grade_students(scratch, students, origin, plan.inputs)
         if graded.stopped:
             say(f"Not previewed, nothing written: {graded.stopped}", sys.stderr)
             return 3
         changes = compare(run.coursedir, scratch.coursedir, assignment.name, students)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    record_previewed(assignment.root, assignment.name, {student: plan.inputs[student] for student in students})
+    record_previewed(assignment.root, assignment.name, graded.inputs)
     table = write_table(changes, assignment.root / "reports" / f"{assignment.name}-regrade-preview.csv")
     changed = sorted({change.student for change in changes})
     say(f"\nRegrade preview: {len(changed)} of {counted(len(students), 'student')} would change"
