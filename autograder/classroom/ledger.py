@@ -405,6 +405,17 @@ def needs_review(grade: Any, answer: str | None, reviewed: str | None) -> bool:
     return unscored or answer is None or answer != reviewed
 
 
+def given_on(session: Any, grade: Any, answer: str | None) -> None:
+    """Record `answer` as the one a flagged hand grade stands on: the answer the formgrader's page showed when the
+    grade was saved from it, no longer the one last autograded (nbgrader_glue.formgrader_saves). Grading then
+    clears the flag only on that answer (reviewed_answer, needs_review); the caller commits."""
+    where = grade.to_dict()
+    book = read_answers(session, where["assignment"], where["student"])
+    entry = book.setdefault(where["notebook"], {}).setdefault(grade.name, _answer(None))
+    entry["reviewed"] = answer
+    write_answers(session, where["assignment"], where["student"], book)
+
+
 def answer_gone(grade: Any, before: Answer | None) -> Answer:
     """The ledger entry of a grade whose answer the student's file no longer holds (a file not graded, or its cell
     deleted): a hand grade is flagged for review, since the answer it graded is gone, and the entry records that no
