@@ -68,7 +68,7 @@ def save_grade(gradebook: Gradebook, grade_id: str, data: dict, shown: dict[str,
     grade.manual_score = data.get("manual_score", None)
     grade.extra_credit = data.get("extra_credit", None)
     changed = ledger.hand_graded(grade) and answer_changed(gradebook, grade, shown)
-    if changed:  # typed for the answer the page showed: it stands on that one, flagged on any other
+    if changed and shown is not None:  # typed for the answer the page showed: it stands on that one, flagged on any other
         ledger.given_on(gradebook.db, grade, shown.get(grade.name))
     grade.needs_manual_grade = changed or (grade.manual_score is None and grade.auto_score is None)
     gradebook.db.commit()
