@@ -15,8 +15,9 @@ nbgrader's gradebook holds scores, not their causes. The ledger is one table of 
   written answer's cell with its pictures and the cells around it that show with it; for an autograded part,
   all of the student's code) as last autograded, so as the formgrader shows it (`seen`; none after a submission
   not graded, or without the cell), and, for a hand grade (a manual score or extra credit), of the answer the
-  instructor gave or last confirmed it on (`reviewed`). Written with the grades, in the same transaction
-  (SaveAutoGradesAtOnce, not_graded): a hand grade is flagged for review exactly when the answer differs from the
+  instructor gave or last confirmed it on (`reviewed`: for a save from a formgrader page opened before the answer
+  last graded, the one that page showed: given_on). Written with the grades, in the same transaction
+  (SaveAutoGradesAtOnce, not_graded; given_on with the formgrader's save of the flag): a hand grade is flagged for review exactly when the answer differs from the
   one it was reviewed on. Never a score: the kit flags a hand grade, it never changes one.
 * `page`: the fingerprint of the grades and comments the student's feedback page shows (`grades_fingerprint`),
   written when the page is: a page is written again only when its grades changed.
