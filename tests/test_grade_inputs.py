@@ -91,16 +91,58 @@ def test_a_change_of_the_intakes_rules_is_a_change_of_settings_and_a_changed_fol
     assert folder_changed(before, now, tmp_path / "submitted", ("ada", "a")), "a new submission, graded at once"
 
 
-def test_a_grade_recorded_without_the_intakes_rules_was_read_under_todays(tmp_path):
-    """The ledger a kit before the field wrote: nothing changed, so nothing is stale and no folder changed."""
+def without_rules(inputs: ledger.Inputs, **recorded) -> ledger.Inputs:
+    """`inputs` as a kit before Inputs.intake recorded them (no intake rules), with `recorded` in place."""
+    row = {k: v for k, v in json.loads(ledger.inputs_json(inputs)).items() if k != "intake"}
+    older = ledger.Inputs.from_json(json.dumps({**row, **recorded}))
+    assert older is not None and older.intake is None
+    return older
+
+
+def test_a_grade_recorded_without_the_intakes_rules_whose_folder_reads_the_same_today_changes_nothing(tmp_path):
+    """The ledger a kit before the field wrote, for a folder today's kit reads to the same fingerprint: nothing is
+    stale, no folder changed (the row gets today's rules: Plan.rules_to_record). Such a row was read under the
+    first reading, not today's (red-v6 V1): a fingerprint that differs is not a new submission (below)."""
     folder = tmp_path / "submitted" / "ada" / "a"
     folder.mkdir(parents=True)
     (folder / NOTEBOOK).write_text("{}")
     now = graded(tmp_path / "submitted", IntakeRules.of(GraderSettings(), NOTEBOOK))
-    older = ledger.Inputs.from_json(json.dumps({k: v for k, v in json.loads(ledger.inputs_json(now)).items()
-                                                if k != "intake"}))
-    assert older is not None and older.intake is None
+    older = without_rules(now)
+    assert older.reading == "1" != now.reading
     assert older.course_changed(now) == [] and not folder_changed(older, now, tmp_path / "submitted", ("ada", "a"))
+
+
+def test_a_grade_recorded_before_the_intakes_rules_were_is_previewed_when_todays_reading_differs(tmp_path):
+    """red-v6 V1 (pass 19): a ledger row a kit before Inputs.intake wrote (intake None) was read by a kit of reading
+    "1" too: when today's reading ("2": BACKUP.IPYNB in any case) sees carl's untouched folder otherwise, he was
+    taken for a new submission and graded at once, without a preview (red-t5's U1 for a row with no rules at all)."""
+    folder = tmp_path / "submitted" / "carl" / "a"
+    (folder / "work").mkdir(parents=True)
+    (folder / "work" / "final.ipynb").write_text("{}")
+    (folder / "BACKUP.IPYNB").write_text('{"cells": []}')
+    now = graded(tmp_path / "submitted", IntakeRules.of(GraderSettings(), NOTEBOOK))
+    older = without_rules(now, submission="read by reading 1")
+    assert not folder_changed(older, now, tmp_path / "submitted", ("carl", "a")), \
+        "carl sent nothing: taken for a new submission, graded unseen"
+    assert older.course_changed(now) == ["settings"], "previewed"
+
+
+def test_intake_rules_recorded_without_one_of_todays_are_not_known_so_not_read_again(tmp_path):
+    """Rules a kit recorded without one of today's (a rule it did not have: it read folders without it, not under
+    today's default) or with one this kit lacks are not known: the grade is read as recorded under the first
+    reading, previewed when its fingerprint differs, never a new submission, and never a row dropped as unreadable
+    (which would grade the student as new)."""
+    folder = tmp_path / "submitted" / "ada" / "a"
+    folder.mkdir(parents=True)
+    (folder / NOTEBOOK).write_text("{}")
+    now = graded(tmp_path / "submitted", IntakeRules.of(GraderSettings(), NOTEBOOK))
+    row = json.loads(ledger.inputs_json(now))
+    lacking = {k: v for k, v in row["intake"].items() if k != "extra_total_bytes"}
+    for rules in (lacking, {**row["intake"], "a_later_kits_rule": 1}):
+        older = ledger.Inputs.from_json(json.dumps({**row, "intake": rules, "submission": "read otherwise"}))
+        assert older is not None and older.intake is None and older.reading == "1", rules
+        assert not folder_changed(older, now, tmp_path / "submitted", ("ada", "a"))
+        assert older.course_changed(now) == ["settings"], "previewed"
 
 
 def test_a_grade_recorded_under_another_reading_of_folders_is_previewed_not_a_new_submission(tmp_path):

@@ -312,12 +312,13 @@ def answers_on_the_page(course: Path, student: str) -> str:
     return json.dumps(json.loads(re.search(r"var kit_answers_shown = (.*);\n", page).group(1)))
 
 
-def save_from_the_page(course: Path, student: str, name: str, page: str, manual: float) -> bool:
-    """The formgrader's save of a score from a page (formgrader_saves.put): whether it was flagged as given on an
-    answer no longer graded."""
+def save_from_the_page(course: Path, student: str, name: str, page: str, manual: float | None,
+                       extra: float | None = None) -> bool:
+    """The formgrader's save of a score and extra credit from a page (formgrader_saves.put; the page's grade model
+    sends both): whether it was flagged as given on an answer no longer graded."""
     with gradebook(course) as gb:
         grade_id = gb.find_grade(name, STEM, ASSIGNMENT.name, student).id
-        return save_grade(gb, grade_id, {"manual_score": manual, "extra_credit": None}, shown_answers(page))[1]
+        return save_grade(gb, grade_id, {"manual_score": manual, "extra_credit": extra}, shown_answers(page))[1]
 
 
 def test_a_score_given_on_a_page_make_grade_regraded_meanwhile_is_flagged(course):
@@ -343,6 +344,32 @@ def test_a_score_given_on_a_page_make_grade_regraded_meanwhile_is_flagged(course
     assert not save_from_the_page(course, "red_r2_vic", "answer_zeroing", reloaded, 2.0)
     submit_and_grade(course, "red_r2_vic", resubmitted)
     assert grades(course, "red_r2_vic", ["answer_zeroing"])["answer_zeroing"] == (2.0, None, False), "reviewed"
+
+
+@pytest.mark.parametrize("saved", [(0.0, None), (1.5, 0.5)], ids=["a score", "extra credit"])
+def test_a_grade_saved_from_a_stale_page_stands_on_the_answer_the_page_showed(course, saved):
+    """red-v6 V3 (pass 19). A score typed on a page showing answer A, saved after `make grade` graded B, is kept
+    flagged (red-r2), but the ledger still said the grade stood on Z, the answer reviewed before A: when the student
+    sent Z back, the score meant for A stood on Z, unflagged. The save records A as the answer the grade stands on:
+    flagged on any other, Z and B too, and unflagged only when A itself comes back."""
+    student = f"red_v6_zed_{saved[1] is not None}"
+    zed = solution_notebook()
+    submit_and_grade(course, student, zed)
+    hand_grade(course, student, ["answer_zeroing"], 1.5)  # reviewed on Z
+    answer_a, answer_b = copy.deepcopy(zed), copy.deepcopy(zed)
+    cell(answer_a, "answer_zeroing")["source"] = "Answer A."
+    cell(answer_b, "answer_zeroing")["source"] = "Answer B."
+    submit_and_grade(course, student, answer_a)
+    assert grades(course, student, ["answer_zeroing"])["answer_zeroing"] == (1.5, None, True)
+    page = answers_on_the_page(course, student)  # the instructor opens A's page
+    submit_and_grade(course, student, answer_b)  # make grade, while the page is open
+    assert save_from_the_page(course, student, "answer_zeroing", page, *saved), "saved, flagged"
+    for sent in (zed, answer_b):  # the student sends Z back, or B again
+        submit_and_grade(course, student, sent)
+        assert grades(course, student, ["answer_zeroing"])["answer_zeroing"] == (*saved, True), \
+            "the grade typed for answer A stands unflagged on another answer"
+    submit_and_grade(course, student, answer_a)
+    assert grades(course, student, ["answer_zeroing"])["answer_zeroing"] == (*saved, False), "A: the answer graded"
 
 
 def test_an_override_flagged_on_changed_code_keeps_the_total_out_of_the_exports(course):

@@ -9,7 +9,9 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -296,6 +298,62 @@ def test_a_fixed_check_is_previewed_and_applied_only_when_confirmed(term):
     assert all(after[(c.student, c.part)] == float(c.new) for c in table)
     assert {s: flags(term, s) for s in ("ada", "bea")} == hand, "hand grades of unchanged answers stay unflagged"
     assert "Autograded in this run: 0" in ok(make(term, "grade")), "applied: nothing is stale any more"
+
+
+INJECTED = '''
+import sys
+from autograder.classroom import grade_students as gs
+real = gs.autograder_for
+def faulty(*a, **k):
+    inner = real(*a, **k)
+    def autograde(student):  # a transient machine fault on bob's grading, in this run alone
+        if student == "bob":
+            return gs.NotGraded("the intake could not write its copy (No space left on device): the machine's fault",
+                                grader_fault=True)
+        return inner(student)
+    return autograde
+gs.autograder_for = faulty
+from autograder.__main__ import main
+raise SystemExit(main(sys.argv[1:]))
+'''
+
+
+def test_confirm_applies_no_score_to_a_student_the_preview_could_not_grade(tmp_path):
+    """red-v6 V2 (pass 19): a preview whose grading of bob failed for the grader's reason showed "2 -> -" and
+    "would not be graded"; CONFIRM=yes then applied a score for him that no preview showed (record_previewed recorded
+    him as previewed). A preview records the students whose outcome it showed, as the ledger records a grade; and
+    CONFIRM=yes applies the others' regrade, so that a grader that keeps failing on bob holds back no one else."""
+    root = course_copy(tmp_path)
+    for student in ("ada", "bob"):
+        path = root / "submitted" / student / ASSIGNMENT.name / NOTEBOOK
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nbformat.from_dict(solution_notebook()), path)
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+
+    def run(grader: tuple[str, str], *options: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *grader, "class", "--assignment", ASSIGNMENT.name, *options], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=110)
+
+    kit, faulty = ("-m", "autograder"), ("-c", INJECTED)
+
+    def test_forward() -> dict[str, str]:
+        with (root / "grades.csv").open(newline="") as handle:
+            return {row["student_id"]: row["test_forward"] for row in csv.DictReader(handle)}
+
+    assert run(kit).returncode == 0
+    suite = root / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + "\n\ndef test_the_instructors_fix(student):\n    assert False\n")
+    preview = run(faulty)
+    assert "bob: would not be graded" in preview.stdout, preview.stdout + preview.stderr
+    held = run(faulty, "--confirm", "yes")  # the grader fails on bob again
+    assert "no preview showed that of bob " in held.stdout, "bob's regrade applied unseen:\n" + \
+        (root / "grades.csv").read_text()
+    assert held.returncode == 4 and test_forward() == {"ada": "1.92", "bob": "2"}, held.stdout + held.stderr
+    shown = run(kit, "--confirm", "yes")  # the fault gone: bob's regrade is shown, not applied
+    assert shown.returncode == 4 and "no preview showed that of bob " in shown.stdout
+    assert "bob             test_forward" in shown.stdout and test_forward()["bob"] == "2"
+    applied = run(kit, "--confirm", "yes")
+    assert applied.returncode == 0 and test_forward() == {"ada": "1.92", "bob": "1.92"}, applied.stdout
 
 
 def test_make_feedback_writes_again_only_the_pages_whose_grades_changed(term):

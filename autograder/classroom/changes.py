@@ -15,7 +15,7 @@ those the ledger recorded when the grade was given:
   it takes of a folder) changed: a regrade would change grades the students have seen, so `make grade` previews
   it and applies it only with CONFIRM=yes (preview.py);
 * unchanged: left alone, every row, flag, page and CSV cell of theirs; but a ledger row that holds other intake
-  rules than today's, which read the folder the same (or none, recorded by a kit before them), gets today's
+  rules than today's, which read the folder the same (or none, or not all of today's: recorded by an older kit), gets today's
   (`Plan.rules_to_record`), so that the folder is read once, and a later change of them told from a change of it.
 
 `FORCE=1` (`--force`) grades the unchanged students too; the stale ones are still previewed unless confirmed.
@@ -133,11 +133,12 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
 
 def folder_changed(before: Inputs, now: Inputs, submitted: Path, folder: tuple[str, ...]) -> bool:
     """Whether the student's folder changed since the grade `before`: read under the intake's rules that grade
-    was given under (today's when it does not say), so that a change of the rules alone is a change of settings
-    (Inputs.course_changed), previewed, and only for the folders the new rules read otherwise. A grade recorded
-    by a kit that read folders otherwise (IntakeRules.reading) cannot be told from a new submission by reading the
-    folder again: it is taken as unchanged, so that a fingerprint that differs is previewed as the kit's change."""
-    if before.intake is not None and now.intake is not None and before.intake.reading != now.intake.reading:
+    was given under, so that a change of the rules alone is a change of settings (Inputs.course_changed),
+    previewed, and only for the folders the new rules read otherwise. A grade recorded by a kit that read folders
+    otherwise (Inputs.reading: a row without its rules too, recorded by a kit older than any that records them)
+    cannot be told from a new submission by reading the folder again: it is taken as unchanged, so that a
+    fingerprint that differs is previewed as the kit's change."""
+    if before.reading != now.reading:
         return False
     if before.intake is None or before.intake == now.intake:
         return before.submission != now.submission

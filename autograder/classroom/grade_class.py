@@ -41,7 +41,8 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
                 force: bool = False, confirm: bool = False, preview: bool = False) -> int:
     """Grade the class (or `only` these students of submitted/, unchanged too: `make regrade STUDENT=...`); 0 when done,
     NOT_APPLIED when `only` names a student whose regrade was previewed instead, or `confirm` was given for a regrade
-    no preview showed under today's inputs (preview.not_previewed).
+    no preview showed under today's inputs (preview.not_previewed): those students are previewed, and left as they
+    were, the other students graded.
 
     take the roll (collect, or the students `only` names; `preview` collects nothing) → sort the students by what changed since their grade
     (changes.plan_class) → a preview, when the course's side of some grades changed and `confirm` is not given (or
@@ -68,11 +69,20 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
             "under today's suites, reference and settings: previewing it now; run the same command again to apply it.")
     if plan.stale and (preview or not confirm or unseen) and only:  # not what was asked: not a success
         return preview_class(run, plan, roll.origin, "make regrade STUDENT=<student> CONFIRM=yes") or NOT_APPLIED
-    if plan.stale and (preview or not confirm or unseen):
+    if plan.stale and (preview or not confirm):
         return preview_class(run, plan, roll.origin, "make grade CONFIRM=yes") or (NOT_APPLIED if confirm else 0)
     if preview:
         say("Nothing to preview: no grade was given under other suites, reference or settings than today's.")
         return 0
+    # CONFIRM=yes: the unseen are previewed and left as they were, the rest applied; so that one student whose
+    # preview the grader keeps failing on (previewed again each time: preview_class) holds back no one else. A
+    # preview the grader failed on whole says so, and the others are still graded (a machine that cannot grade
+    # stops that too: grade_students).
+    held = Plan(stale={student: plan.stale.pop(student) for student in unseen}, inputs=plan.inputs)
+    if held.stale:
+        previewed = preview_class(run, held, roll.origin, "make grade CONFIRM=yes")
+        if not (plan.stale or plan.fresh):
+            return previewed or NOT_APPLIED
     graded = Graded()
     to_grade = sorted([*plan.fresh, *plan.stale])
     if to_grade:
@@ -84,11 +94,13 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
             return 3
         record_inputs(run.coursedir, assignment.name, graded.inputs)
     record_inputs(run.coursedir, assignment.name, {student: plan.inputs[student] for student in plan.rules_to_record})
-    take_unchanged(run, plan, graded)
+    take_unchanged(run, Plan(unchanged=[*plan.unchanged, *held.stale]), graded)
     write_feedback(run, graded)
     one_step("export", lambda: export_grades(assignment, run.coursedir), unit="file")
     summarize(run, graded, sorted([*roll.students, *roll.refused]), roll.refused, roll.collected)
-    return 0
+    if held.stale:
+        say(f"Previewed, left as they were: {', '.join(sorted(held.stale))}; run the same command again to apply it.")
+    return NOT_APPLIED if held.stale else 0
 
 
 def refresh_feedback(assignment: Assignment, settings: GraderSettings) -> int:
@@ -126,14 +138,16 @@ def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:
         scratch.proof = run.proof
         if not enter_assignment(scratch):
             return 1
-        graded = grade_students(scratch, students, origin)
+        # Graded.inputs: the students whose outcome the preview showed (graded, or not graded for their file's own
+        # reason), as the ledger records a grade; one the grader failed on showed none, and is previewed again.
+        graded = grade_students(scratch, students, origin, plan.inputs)
         if graded.stopped:
             say(f"Not previewed, nothing written: {graded.stopped}", sys.stderr)
             return 3
         changes = compare(run.coursedir, scratch.coursedir, assignment.name, students)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    record_previewed(assignment.root, assignment.name, {student: plan.inputs[student] for student in students})
+    record_previewed(assignment.root, assignment.name, graded.inputs)
     table = write_table(changes, assignment.root / "reports" / f"{assignment.name}-regrade-preview.csv")
     changed = sorted({change.student for change in changes})
     say(f"\nRegrade preview: {len(changed)} of {counted(len(students), 'student')} would change"

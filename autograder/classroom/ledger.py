@@ -15,8 +15,9 @@ nbgrader's gradebook holds scores, not their causes. The ledger is one table of 
   written answer's cell with its pictures and the cells around it that show with it; for an autograded part,
   all of the student's code) as last autograded, so as the formgrader shows it (`seen`; none after a submission
   not graded, or without the cell), and, for a hand grade (a manual score or extra credit), of the answer the
-  instructor gave or last confirmed it on (`reviewed`). Written with the grades, in the same transaction
-  (SaveAutoGradesAtOnce, not_graded): a hand grade is flagged for review exactly when the answer differs from the
+  instructor gave or last confirmed it on (`reviewed`: for a save from a formgrader page opened before the answer
+  last graded, the one that page showed: given_on). Written with the grades, in the same transaction
+  (SaveAutoGradesAtOnce, not_graded; given_on with the formgrader's save of the flag): a hand grade is flagged for review exactly when the answer differs from the
   one it was reviewed on. Never a score: the kit flags a hand grade, it never changes one.
 * `page`: the fingerprint of the grades and comments the student's feedback page shows (`grades_fingerprint`),
   written when the page is: a page is written again only when its grades changed.
@@ -30,7 +31,7 @@ import hashlib
 import html
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -57,8 +58,15 @@ class Inputs:
     answers_format: str
     # The intake's rules `submission` was read under (GraderSettings' notebook_kb, submission_files,
     # submission_file_kb, submission_files_total_kb, submission_entries), so that the folder can be read again as it
-    # was then (changes.folder_changed). None: recorded by a kit before the field, under the rules then in force.
+    # was then (changes.folder_changed). None: not known in full (recorded by a kit before the field, or before one
+    # of today's rules), so the folder cannot be read again as it was.
     intake: IntakeRules | None = None
+
+    @property
+    def reading(self) -> str:
+        """How the kit that recorded `submission` read folders (IntakeRules.reading): a row without its rules was
+        recorded by a kit older than every reading that records them."""
+        return self.intake.reading if self.intake is not None else FIRST_READING
 
     def course_changed(self, other: Inputs) -> list[str]:
         """Which of the course's inputs (suites, reference, settings) differ from `other`'s, for a folder that did
@@ -71,13 +79,24 @@ class Inputs:
     @classmethod
     def from_json(cls, data: str | None) -> Inputs | None:
         try:
-            fields = {"answers_format": "1", **json.loads(data)} if data else None  # 1: before the field
-            if fields and fields.get("intake") is not None:
-                rules = fields["intake"]
-                fields["intake"] = IntakeRules(**{"reading": "1", **rules, "extra_files": tuple(rules["extra_files"])})
-            return cls(**fields) if fields else None
+            recorded = {"answers_format": "1", **json.loads(data)} if data else None  # 1: before the field
+            if recorded and recorded.get("intake") is not None:
+                recorded["intake"] = _recorded_rules(recorded["intake"])
+            return cls(**recorded) if recorded else None
         except (TypeError, ValueError, KeyError):  # written by another version: graded again, as if unknown
             return None
+
+
+FIRST_READING = "1"  # IntakeRules.reading of the kits before the field
+
+
+def _recorded_rules(rules: dict) -> IntakeRules | None:
+    """The intake's rules as a grade recorded them; None when they are not today's set of rules (a kit without one
+    of them read folders without it, today's default is not what it did; one with a rule this kit lacks read them
+    otherwise too). Rules without `reading`, otherwise whole, were recorded under the first reading."""
+    if set(rules) | {"reading"} != {rule.name for rule in fields(IntakeRules)}:
+        return None
+    return IntakeRules(**{"reading": FIRST_READING, **rules, "extra_files": tuple(rules["extra_files"])})
 
 
 def _digest(chunks: Iterable[bytes]) -> str:
@@ -385,6 +404,17 @@ def needs_review(grade: Any, answer: str | None, reviewed: str | None) -> bool:
     for one, as nbgrader flags it."""
     unscored = grade.manual_score is None and grade.auto_score is None
     return unscored or answer is None or answer != reviewed
+
+
+def given_on(session: Any, grade: Any, answer: str | None) -> None:
+    """Record `answer` as the one a flagged hand grade stands on: the answer the formgrader's page showed when the
+    grade was saved from it, no longer the one last autograded (nbgrader_glue.formgrader_saves). Grading then
+    clears the flag only on that answer (reviewed_answer, needs_review); the caller commits."""
+    where = grade.to_dict()
+    book = read_answers(session, where["assignment"], where["student"])
+    entry = book.setdefault(where["notebook"], {}).setdefault(grade.name, _answer(None))
+    entry["reviewed"] = answer
+    write_answers(session, where["assignment"], where["student"], book)
 
 
 def answer_gone(grade: Any, before: Answer | None) -> Answer:

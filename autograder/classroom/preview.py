@@ -8,7 +8,8 @@ new one and the first check whose verdict changed. The table is printed and writ
 reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies it, and `make preview` shows it
 at any time. Nothing outside .grading/preview/ is written while previewing, but that table and what it was made
 from (`record_previewed`): CONFIRM=yes applies a regrade only to students previewed under the inputs they have
-now (`not_previewed`), so that a check edited after the preview is not applied unseen. `make preview` grades the
+now (`not_previewed`), so that a check edited after the preview is not applied unseen; the others are previewed
+again, their grades left as they were (grade_class). `make preview` grades the
 class as submitted/ holds it, collecting no LMS download (students.take_roll), and `make grade` previews after
 its collect step, as part of grading.
 """
@@ -144,7 +145,8 @@ def _previewed_path(root: Path, assignment: str) -> Path:
 
 
 def record_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> None:
-    """Which students a preview showed, each with the inputs (submission, suites, reference, settings) it graded."""
+    """Which students a preview showed, each with the inputs (submission, suites, reference, settings) it graded:
+    those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on."""
     path = _previewed_path(root, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({student: inputs_json(given) for student, given in inputs.items()}, sort_keys=True))

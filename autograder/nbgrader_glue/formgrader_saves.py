@@ -11,9 +11,11 @@ one. So the page says what it showed, and the save checks it:
   notebook it renders (`kit_answers`, which FindGradingNotes writes into every autograded notebook and a submission
   cannot bring: grading_notes.py) and adds them to each save of a grade as the SHOWN_HEADER request header, through
   jQuery's ajaxPrefilter: nbgrader's formgrade_models.js is not changed;
-* the kit's save (`save_grade`, in place of GradeHandler.put, whose body it follows) stores the score as nbgrader
-  does, but leaves it flagged for review when the page showed another answer than the one the ledger records as
-  autograded now (`seen`), and says so in the ANSWER_CHANGED_HEADER response header, which the page turns into a
+* the kit's save (`save_grade`, in place of GradeHandler.put, whose body it follows) stores the score (and extra
+  credit: one save holds both) as nbgrader does, but leaves it flagged for review when the page showed another
+  answer than the one the ledger records as autograded now (`seen`), records the answer the page showed as the one
+  the grade stands on (`reviewed`: so grading clears the flag only when that answer comes back, never on the one
+  reviewed before), and says so in the ANSWER_CHANGED_HEADER response header, which the page turns into a
   message: reload the page to see the answer now graded. The score is kept (a refusal would lose what was typed);
   a stale page cannot clear the flag, a reloaded one can. A save that names no page (a script of the instructor's
   own against nbgrader's API) is nbgrader's.
@@ -66,6 +68,8 @@ def save_grade(gradebook: Gradebook, grade_id: str, data: dict, shown: dict[str,
     grade.manual_score = data.get("manual_score", None)
     grade.extra_credit = data.get("extra_credit", None)
     changed = ledger.hand_graded(grade) and answer_changed(gradebook, grade, shown)
+    if changed and shown is not None:  # typed for the answer the page showed: it stands on that one, flagged on any other
+        ledger.given_on(gradebook.db, grade, shown.get(grade.name))
     grade.needs_manual_grade = changed or (grade.manual_score is None and grade.auto_score is None)
     gradebook.db.commit()
     return grade.to_dict(), changed
