@@ -10,6 +10,7 @@ import datetime
 import io
 import os
 import stat
+import subprocess
 import sys
 import tarfile
 import zipfile
@@ -435,6 +436,20 @@ def test_the_lms_copy_never_overwrites_newer_work(tmp_path):
     lms_zip(root, {"cy_3_modules_and_sgd.ipynb": b'{"lms": 4}'}, when=(2026, 11, 21, 9, 0, 0))
     collect(root)
     assert submitted(root)["cy"] == b'{"lms": 4}'
+
+
+def test_a_backups_second_link_in_submitted_is_no_newer_work(tmp_path):
+    """`cp -al submitted submitted.bak` gives every collected notebook a second link. The intake reads such a file
+    as what it holds, and so does the collection comparing it with the LMS copy: a later upload replaces the copy
+    nobody changed (pass 20: it was "changed after the LMS copy was collected", kept, and the old work graded)."""
+    root = course(tmp_path)
+    lms_zip(root, {"cy_3_modules_and_sgd.ipynb": b'{"lms": 3}'})
+    collect(root)
+    subprocess.run(["cp", "-al", str(root / "submitted"), str(root / "submitted.bak")], check=True)
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, {"cy_3_modules_and_sgd.ipynb": b'{"lms": 4}'}, when=(2026, 11, 21, 9, 0, 0))
+    lines = collect(root)
+    assert submitted(root) == {"cy": b'{"lms": 4}'} and lines == [], lines
 
 
 def test_a_terabyte_in_submitted_is_compared_as_the_intake_reads_it(tmp_path):

@@ -19,7 +19,7 @@ import pytest
 
 from autograder.intake import files
 from autograder.intake.files import IntakeRules, Refused, StagingFault, choose_notebook, read_regular, take_submission
-from autograder.intake.validate import validate_notebook
+from autograder.intake.validate import read_submission, validate_notebook
 from autograder.settings import GraderSettings
 from conftest import ROOT, sparse, within
 
@@ -110,6 +110,18 @@ def test_a_second_link_made_by_the_instructors_backup_is_read_as_its_file(tmp_pa
     assert (intake.folder / "timestamp.txt").read_text().startswith("2026-11-20")
     assert fingerprint(tmp_path) == before
     assert "hard link" in take(tmp_path, INBOUND).reason  # where a student writes, it is still refused
+
+
+def test_grade_path_reads_a_second_link_as_make_grade_reads_it(tmp_path):
+    """`python -m autograder grade submitted/eve/a/modules_and_sgd.ipynb` after the instructor's `cp -al` backup: the
+    notebook the command line names is on the instructor's side, as submitted/ is, and is graded as what it holds,
+    as make grade's intake and Gradescope's read it (pass 20: the command refused it as "a hard link")."""
+    work = folder(tmp_path, {NAME: REFERENCE.read_text()})
+    subprocess.run(["cp", "-al", str(tmp_path / "submitted"), str(tmp_path / "submitted.bak")], check=True)
+    assert os.stat(work / NAME).st_nlink == 2
+    staged = take(tmp_path).notebook
+    by_path = read_submission(str(work / NAME), work / NAME, RULES.notebook_bytes)
+    assert by_path.error == "" and by_path.notebook == read_submission("staged", staged).notebook, by_path.error
 
 
 def staged_as_make_grade_does(tmp_path: Path, rules: IntakeRules):

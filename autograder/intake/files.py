@@ -245,12 +245,15 @@ def choose_notebook(notebooks: list[str], name: str) -> tuple[str | None, str]:
 
 def read_regular(path: os.PathLike | str, limit: int | None) -> tuple[bytes, int]:
     """A file's bytes (at most `limit` + 1 of them) and its size, opened without following a link; Refused
-    when it is not a regular file. For one file named by the instructor (`python -m autograder grade PATH`)."""
+    when it is not a regular file. For one file on the instructor's side (`python -m autograder grade PATH`, a
+    notebook or time stamp in submitted/, the kit's own copies): a second hard link is read as its file, as
+    take_submission reads submitted/ (module docstring), so that an instructor's `cp -al` backup changes no route's
+    reading of it."""
     try:
         fd = os.open(path, _NO_FOLLOW)
     except OSError as error:
         raise _open_failure(error, os.fspath(path), None) from None
-    return _read(fd, limit)
+    return _read(fd, limit, links=True)
 
 
 # ------------------------------------------------------------------------------------------ the walk
