@@ -299,6 +299,29 @@ def test_two_files_from_one_student_are_theirs_alone(tmp_path):
 
 # ------------------------------------------------------------------------ every archive is bounded
 
+def test_an_upload_whose_extension_is_in_upper_case_is_the_notebook(tmp_path):
+    """A Windows tool saves the notebook as `.IPYNB`, which the intake grades (files._is_notebook): the collection
+    reads the extension in any case too, so Ada's upload is collected (pass 20: "no notebook in the upload") and
+    Bob's later `.IPYNB` upload is one name with his earlier `.ipynb` one, the newer taken (it was dropped)."""
+    root = course(tmp_path)
+    lms_zip(root, {"adalovelace_123_456_modules_and_sgd.IPYNB": b'{"ada": 1}',
+                   "bob_124_500_Modules_and_SGD.ipynb": b'{"bob old": 1}',
+                   "bob_124_501_Modules_and_SGD-1.IPYNB": b'{"bob new": 1}',
+                   # two spellings of a notebook that is not the assignment's: one name, as on a disk that ignores case
+                   "cy_125_600_notes.ipynb": b'{"cy old": 1}', "cy_125_601_modules_and_sgd.ipynb": b'{"cy": 1}',
+                   "cy_125_602_Notes.IPYNB": b'{"cy new": 1}'})
+    lines = collect(root)
+    assert submitted(root) == {"adalovelace_123": b'{"ada": 1}', "bob_124": b'{"bob new": 1}', "cy_125": b'{"cy": 1}'}
+    cy = root / "submitted" / "cy_125" / ASSIGNMENT.name  # the newer upload's name, its extension as valid_ext's
+    assert sorted(p.name for p in cy.iterdir()) == ["Notes.ipynb", NOTEBOOK]
+    assert (cy / "Notes.ipynb").read_bytes() == b'{"cy new": 1}'
+    assert lines == [
+        "Collected the newest of several files: bob_124: took bob_124_501_Modules_and_SGD-1.IPYNB of "
+        "bob_124_500_Modules_and_SGD.ipynb, bob_124_501_Modules_and_SGD-1.IPYNB",
+        "Collected the newest of several files: cy_125: took cy_125_602_Notes.IPYNB of cy_125_600_notes.ipynb, "
+        "cy_125_602_Notes.IPYNB"], lines
+
+
 def test_a_nested_zip_bomb_stays_a_small_file(tmp_path):
     root = course(tmp_path)
     bomb = b"0" * (8 << 20)

@@ -14,10 +14,12 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
 * An id must be `SAFE_ID` (a-z, 0-9 and _, which nbgrader's folders, URLs and the formgrader take as they
   are). An id outside it, and an id that two LMS identities would share (or one LMS number under two ids),
   is "not collected" for those files alone, with the reason in `make grade`'s summary.
-* Two files for one student under one name (Canvas's <notebook>-1.ipynb is a second upload of
-  <notebook>.ipynb, the assignment's notebook; both are collected under the notebook's own name, spelled in any
-  case, as the intake chooses the notebook) are resolved by the LMS's attachment number, else the LMS's time stamp
-  (the archive entry's time); when neither tells, that student is "not collected: two files".
+* A file's extension is read in any case, as the intake reads a notebook's (`.IPYNB`, as Windows tools write it,
+  is a notebook; the patterns see it spelled as `valid_ext` spells it). Two files for one student under one name,
+  in any case (Canvas's <notebook>-1.ipynb is a second upload of <notebook>.ipynb, the assignment's notebook; both
+  are collected under the notebook's own name, spelled in any case, as the intake chooses the notebook) are
+  resolved by the LMS's attachment number, else the LMS's time stamp (the archive entry's time); when neither
+  tells, that student is "not collected: two files".
 * The LMS copy never replaces newer work: a notebook in submitted/ stays when it is newer than the LMS
   copy, or when it is not the copy an earlier collection wrote there (a regrade's new notebook, a fix by
   hand); the summary names each one kept. downloaded/<assignment>/collected.json holds what was written, and
@@ -82,6 +84,19 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
                                      "not, in any case) is collected under this name. Empty: the notebook of "
                                      "the assignment being collected (its one notebook in source/<assignment>/)."
                             ).tag(config=True)
+
+    def collect(self, submitted_file: str) -> dict | None:
+        """nbgrader's, but the extension read in any case, as the intake reads a notebook's (files._is_notebook): the
+        patterns see it spelled as valid_ext spells it, so an upload saved as `.IPYNB` by a Windows tool is the
+        notebook, one name with its `.ipynb` uploads, never passed over as "no notebook in the upload"."""
+        spelled = self.spelled(submitted_file)
+        return self._match(spelled) if spelled else None
+
+    def spelled(self, filename: str) -> str | None:
+        """`filename` with its extension as valid_ext spells it, when it is one of them in any case; else None."""
+        stem, dot, ext = filename.rpartition(".")
+        return next((stem + valid for valid in self.valid_ext if dot and f".{ext}".casefold() == valid.casefold()),
+                    None)
 
     def _identify(self, filename: str) -> dict | None:
         """The groups of the first pattern that matches the whole path, with the student's id (NotCollected when
@@ -286,7 +301,7 @@ class LmsZipCollect(ZipCollectApp):
                 continue
             if info:
                 found[info["student_id"]].append(Candidate(source, name, info))
-            elif name.endswith(tuple(collector.valid_ext)):  # a notebook no pattern names (a name chosen to mislead)
+            elif collector.spelled(name):  # a notebook no pattern names (a name chosen to mislead)
                 self.collection.refused[shown(name)] = ("its name matches none of the LMS's patterns "
                                                         "(c.LmsFileNameCollectorPlugin.named_regexps)")
             elif owner := collector.owner(name):
@@ -317,17 +332,18 @@ class LmsZipCollect(ZipCollectApp):
                 del found[student]
 
     def _choose(self, student: str, files: list[Candidate]) -> list[Candidate]:
-        """One file per name for `student`: the newest of several, or none of them (the summary says which)."""
+        """One file per name for `student`, in any case (the intake, and a course copy on a disk that ignores case,
+        read two spellings as one name): the newest of several, or none of them (the summary says which)."""
         by_name = defaultdict(list)
         for file in files:
-            by_name[file.info["file_id"]].append(file)
+            by_name[file.info["file_id"].casefold()].append(file)
         chosen = []
-        for file_id, same in sorted(by_name.items()):
+        for _, same in sorted(by_name.items()):
             names = ", ".join(shown(f.name) for f in same)
             pick = same[0] if len(same) == 1 else newest(same)
             if pick is None:
-                self.collection.refused[student] = (f"two files for {shown(file_id)} ({names}) and neither the LMS's "
-                                                    f"numbers nor its time stamps say which is newer")
+                self.collection.refused[student] = (f"two files for {shown(same[0].info['file_id'])} ({names}) and "
+                                                    f"neither the LMS's numbers nor its time stamps say which is newer")
                 return []
             if len(same) > 1:
                 self.collection.chosen[student] = f"took {shown(pick.name)} of {names}"
