@@ -271,7 +271,7 @@ def test_the_collection_records_the_lms_number_each_id_came_with(tmp_path):
                    "20231234_modules_and_sgd.ipynb": b'{"number": 1}'})
     collect(root)
     assert submitted(root) == {"20231234": b'{"number": 1}', "kimlee_555": b'{"kim": 1}'}
-    assert collected_ids(load_config(root)) == {"20231234": "", "kimlee_555": "555"}
+    assert collected_ids(load_config(root), ASSIGNMENT.name) == {"20231234": "", "kimlee_555": "555"}
 
 
 def test_two_files_from_one_student_are_theirs_alone(tmp_path):
@@ -576,6 +576,45 @@ def test_an_id_the_student_chose_that_is_a_classmates_sis_id_gets_no_canvas_user
     chosen = canvas_rows([row("asmith", "0"), row("ada_12", "7")], "a", roster=Roster(column=CHOSEN),
                          collected={"ada_12": "12"})
     assert [r[1:4] for r in chosen.rows[1:]] == [["12", "", ""]] and list(chosen.refused) == ["asmith"]
+
+
+@pytest.mark.parametrize("folder_ids", [CHOSEN, "SIS Login ID"])
+def test_a_canvas_number_is_only_the_download_of_the_folder_it_wrote(tmp_path, monkeypatch, folder_ids):
+    """red-t5 L1 (pass 18). Assignment 1's Canvas download names 王伟, whose name has no letter a-z, by his Canvas user
+    id alone: the id `12345`. Assignment 2 is not collected from Canvas, and a folder there named `12345` (a GitHub
+    username, or a login of digits chosen to be the classmate's Canvas number) is not his: it was exported with his
+    Canvas user id, the score landing on him. A Canvas number is read only from the download of the assignment
+    exported, the one that wrote the folder; assignment 2's own download still gives its ids theirs."""
+    from nbgrader.api import Gradebook
+
+    from autograder.outputs import export, lms
+
+    root = course(tmp_path, f"c.GraderSettings.canvas_folder_ids = {folder_ids!r}")
+    lms_zip(root, {"王伟_12345_999_modules_and_sgd.ipynb": b'{"wang": 1}'})
+    collect(root)
+    assert submitted(root) == {"12345": b'{"wang": 1}'}
+    record = root / "downloaded" / "a2" / "collected.json"  # assignment 2's download, which gave ada_7 alone
+    record.parent.mkdir(parents=True)
+    record.write_text('{"ada_7": {"lms_id": "7"}}')
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "dl01"):
+        pass
+
+    def row(student: str, score: str) -> dict:
+        return {"assignment": "a2", "max_score": "24", "student_id": student, "last_name": "", "first_name": "",
+                "score": score, "auto_score": score}
+
+    rows = [row("12345", "24"), row("wangwei-gh", "3"), row("ada_7", "20")]
+    monkeypatch.setattr(export, "grade_rows", lambda gradebook, assignments: ([], rows))
+    written = lms.write_canvas_csv(root, "a2", tmp_path / "a2-canvas.csv")
+    exported = {line.split(",")[0]: line.split(",")[1:4] for line in
+                (tmp_path / "a2-canvas.csv").read_text().splitlines()[2:]}
+    assert "12345" not in {canvas_id for canvas_id, *_ in exported.values()}, exported
+    assert exported["ada_7"] == ["7", "", ""]
+    if folder_ids == CHOSEN:  # a name a student chose, with no download's number: left out and named
+        assert set(exported) == {"ada_7"} and sorted(written.refused) == ["12345", "wangwei-gh"]
+    else:  # a name the SIS gave: matched by it, as every folder named without a download
+        assert exported["12345"] == ["", "", "12345"] and written.without_id == ["12345", "wangwei-gh"]
 
 
 def test_grades_lms_names_each_id_the_roster_ties_to_no_one_user(tmp_path, monkeypatch, capsys):

@@ -215,23 +215,23 @@ def _utc(seconds: float) -> datetime.datetime:
 LMS_ID = "lms_id"  # a student's entry in collected.json: {file name: its SHA-256, ..., LMS_ID: the LMS's number}
 
 
-def collected_ids(config) -> dict[str, str | None]:
-    """Every student id an LMS collection of this course wrote (each assignment's collected.json), with the LMS's
+def collected_ids(config, assignment: str) -> dict[str, str | None]:
+    """Every student id the LMS collection of `assignment` wrote a folder for (its collected.json), with the LMS's
     own number for that student: "" when the pattern that named them gave none (an id of the fourth pattern, a
     student number `20231234`, is no LMS user's number), None when a kit before the number recorded it (the id's
-    ending then). An id made any other way (a login, a folder named by hand) may end in digits of its owner's
-    choosing, which tell no LMS user, and is not here."""
+    ending then). An id made any other way (a login, a GitHub username, a folder named by hand) is a name someone
+    chose, which may be the id another assignment's download gave a classmate (`12345`, a name with no letter a-z):
+    so only the download that wrote the folder says whose it is, and no other assignment's record is read."""
     app = ZipCollectApp(config=config)  # not initialised: its settings alone
-    pattern = app.collect_directory_structure.format(downloaded=app.downloaded_directory, assignment_id="*",
-                                                     collect_step=RECORD)
+    record = Path(CourseDirectory(config=config).root, app.collect_directory_structure.format(
+        downloaded=app.downloaded_directory, assignment_id=assignment, collect_step=RECORD))
     ids: dict[str, str | None] = {}
-    for record in sorted(Path(CourseDirectory(config=config).root).glob(pattern)):
-        try:
-            for student, entry in json.loads(record.read_text()).items():
-                number = entry.get(LMS_ID) if isinstance(entry, dict) else None
-                ids[student] = number if isinstance(number, str) else ids.get(student)
-        except (OSError, ValueError, TypeError, AttributeError):  # the kit writes it whole (os.replace): one it
-            continue  # cannot read names no one
+    try:
+        for student, entry in (json.loads(record.read_text()) if record.is_file() else {}).items():
+            number = entry.get(LMS_ID) if isinstance(entry, dict) else None
+            ids[student] = number if isinstance(number, str) else None
+    except (OSError, ValueError, TypeError, AttributeError):  # the kit writes it whole (os.replace): one it cannot
+        return {}  # read names no one
     return ids
 
 
