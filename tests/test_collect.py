@@ -702,3 +702,23 @@ def test_a_hand_copy_of_the_notebook_in_another_case_is_newer_work_the_collectio
     (folder / "Modules_and_SGD.ipynb").write_bytes(b'{"by hand": 1}')  # newer than the LMS copy
     lines = collect(root)
     assert (folder / "Modules_and_SGD.ipynb").read_bytes() == b'{"by hand": 1}', lines
+
+
+@pytest.mark.parametrize("hand_copy", ["Modules_and_SGD (1).ipynb", "from-email/modules_and_sgd.ipynb"])
+def test_the_notebook_the_intake_would_grade_is_the_one_the_collection_keeps(tmp_path, hand_copy):
+    """The collection tells newer work by the notebook the intake grades (choose_notebook: the assignment's name, the
+    nearest, in any case; else the only notebook), not by the top-level name alone: an e-mailed copy the instructor
+    put in place of the LMS copy, under the name the mail gave it or in a folder of its own, is graded by make
+    grade, and the next collection keeps it (pass 20: it deleted it with the folder and graded the LMS copy again)."""
+    root = course(tmp_path)
+    lms_zip(root, {"carol_222_100_modules_and_sgd.ipynb": b'{"lms": 1}'})
+    collect(root)
+    folder = root / "submitted" / "carol_222" / ASSIGNMENT.name
+    (folder / NOTEBOOK).unlink()
+    (folder / hand_copy).parent.mkdir(exist_ok=True)
+    (folder / hand_copy).write_bytes(b'{"by hand": 1}')  # newer than the LMS copy
+    lines = collect(root)
+    assert (folder / hand_copy).read_bytes() == b'{"by hand": 1}' and not (folder / NOTEBOOK).exists(), lines
+    assert lines == [f"Kept submitted/carol_222/ and not the LMS copy: its {hand_copy} is newer than the LMS copy "
+                     f"carol_222_100_modules_and_sgd.ipynb"], lines
+

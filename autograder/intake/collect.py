@@ -20,9 +20,11 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   are collected under the notebook's own name, spelled in any case, as the intake chooses the notebook) are
   resolved by the LMS's attachment number, else the LMS's time stamp (the archive entry's time); when neither
   tells, that student is "not collected: two files".
-* The LMS copy never replaces newer work: a notebook in submitted/ stays when it is newer than the LMS
-  copy, or when it is not the copy an earlier collection wrote there (a regrade's new notebook, a fix by
-  hand); the summary names each one kept. downloaded/<assignment>/collected.json holds what was written, and
+* The LMS copy never replaces newer work: the notebook in submitted/ that the intake grades (choose_notebook:
+  the copy of an e-mailed notebook put there by hand under its own name, or in a folder, is graded) stays when it
+  is newer than the LMS copy, or when it is not the copy an earlier collection wrote there (a regrade's new
+  notebook, a fix by hand); the summary names each one kept. It is read as the intake reads it: within
+  notebook_kb, a second hard link (an instructor's `cp -al` backup) as its file. downloaded/<assignment>/collected.json holds what was written, and
   the LMS's number of each student (`make grades-lms` reads it as the Canvas user id).
 * Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the file, a fact of
   the upload that no setting changes, and nbgrader's autograde counts it late by the due date of the day (a course
@@ -52,7 +54,7 @@ from ..assignment import Assignment
 from ..nbgrader_glue.late import due_date_of, late_by
 from ..outputs.inert import escaped, quoted
 from ..settings import GraderSettings
-from .files import Refused, read_regular
+from .files import IntakeRules, Refused, read_regular, survey
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$", re.IGNORECASE)
@@ -380,21 +382,36 @@ class LmsZipCollect(ZipCollectApp):
     def _notebook_bytes(self) -> int:
         return GraderSettings(config=self.config).notebook_kb * 1024
 
+    def _held(self, dest: Path) -> dict[str, Path]:
+        """What submitted/<student> holds in the place of each name the collection writes there, by that name in
+        lower case: the notebook the intake grades (choose_notebook, at any depth, in any case: a copy put there by
+        hand as `Modules_and_SGD (1).ipynb` or in a folder is graded, so it is the work to keep), and the top-level
+        files in any case."""
+        if not dest.is_dir():
+            return {}
+        held = {path.name.casefold(): path for path in sorted(dest.iterdir())}
+        name = self.collector_plugin_inst.notebook_name
+        try:
+            graded = survey(dest.parent, (dest.name,), IntakeRules.of(GraderSettings(config=self.config), name)).notebook
+        except (Refused, OSError):  # changed while read: the names at the top alone
+            return held
+        return {**held, name.casefold(): dest / graded} if graded else held
+
     def _newer_work(self, dest: Path, files: list[Candidate], written: dict | None) -> str | None:
         """Why submitted/<student> must stay as it is, or None when the LMS copy may replace it."""
-        held = {path.name.casefold(): path for path in sorted(dest.iterdir())} if dest.is_dir() else {}
+        held = self._held(dest)
         for file in files:
-            # in any case, as the intake chooses the notebook: a copy put there by hand as Modules_and_SGD.ipynb
             there = held.get(file.info["file_id"].casefold(), dest / file.info["file_id"])
             if not there.is_file() or there.is_symlink():
                 continue
             sha = _sha(there, self._notebook_bytes)
             if sha == _sha(file.path, self._notebook_bytes):
                 continue  # the same bytes: nothing to lose
+            kept = shown(there.relative_to(dest).as_posix())
             if there.stat().st_mtime > (file.lms_time or 0) + 1:  # 1 s: archives keep time to 2 s, mtimes finer
-                return f"its {there.name} is newer than the LMS copy {shown(file.name)}"
+                return f"its {kept} is newer than the LMS copy {shown(file.name)}"
             if written is not None and written.get(file.info["file_id"]) != sha:
-                return f"its {there.name} changed after the LMS copy was collected (a regrade, or by hand)"
+                return f"its {kept} changed after the LMS copy was collected (a regrade, or by hand)"
         return None
 
     def _record_late(self, student: str, dest: Path, file: Candidate) -> None:

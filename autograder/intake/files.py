@@ -147,11 +147,13 @@ class Intake:
 @dataclass(frozen=True)
 class Survey:
     """What the intake sees of a submission folder (`survey`): the entries its walk looks at, whether that was all
-    of them, and for each file it reads, its size and the SHA-256 of what it reads, or why it refuses the file."""
+    of them, for each file it reads, its size and the SHA-256 of what it reads, or why it refuses the file, and the
+    notebook it grades (choose_notebook's path), if any."""
 
     entries: list[Found]
     complete: bool
     reads: dict[str, str]
+    notebook: str | None = None
 
 
 def kind_of(mode: int) -> str:
@@ -203,7 +205,7 @@ def survey(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> Survey:
                  if f.kind == "a file" and f.path in limits}
     finally:
         os.close(root)
-    return Survey(found, complete, reads)
+    return Survey(found, complete, reads, notebook)
 
 
 def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
