@@ -30,6 +30,7 @@ NAME = "modules_and_sgd.ipynb"
 RULES = IntakeRules(NAME, 2048 * 1024)
 INBOUND = replace(RULES, linked_files=False)  # a folder the student wrote in (nbgrader's exchange inbound)
 REFERENCE = ROOT / "solutions" / "dl01_6_3" / NAME
+BLANK = ROOT / "release" / "dl01_6_3" / NAME
 
 
 def folder(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -125,6 +126,27 @@ def test_grade_path_reads_a_second_link_as_make_grade_reads_it(tmp_path):
     staged = take(tmp_path).notebook
     by_path = read_submission(str(work / NAME), work / NAME, RULES.notebook_bytes)
     assert by_path.error == "" and by_path.notebook == read_submission("staged", staged).notebook, by_path.error
+
+
+def test_grade_path_grades_the_bytes_it_checked(tmp_path, monkeypatch):
+    """`grade PATH` (and the pytest plugin) checked the file through the intake's door, then read it again by its
+    path, following a link and with no bound: a file swapped for a link to the reference (or grown) between the two
+    was graded as what the check never saw. It reads the file once."""
+    from autograder.intake import validate
+
+    work = folder(tmp_path, {NAME: BLANK.read_text()})
+    blank, door = read_submission("blank", BLANK).notebook, validate.read_regular
+
+    def then_swapped(path, limit):  # the student's swap, just after the intake's door read the file
+        assert Path(path) == work / NAME
+        read = door(path, limit)
+        (tmp_path / "link").symlink_to(REFERENCE)
+        os.replace(tmp_path / "link", path)
+        return read
+
+    monkeypatch.setattr(validate, "read_regular", then_swapped)
+    graded = read_submission("eve", work / NAME, RULES.notebook_bytes)
+    assert graded.error == "" and graded.notebook == blank, graded.error
 
 
 ROUTES_TABLE = "## How each route reads a submission's notebook"
