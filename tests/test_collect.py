@@ -10,6 +10,7 @@ import datetime
 import io
 import os
 import stat
+import subprocess
 import sys
 import tarfile
 import zipfile
@@ -270,7 +271,7 @@ def test_the_collection_records_the_lms_number_each_id_came_with(tmp_path):
                    "20231234_modules_and_sgd.ipynb": b'{"number": 1}'})
     collect(root)
     assert submitted(root) == {"20231234": b'{"number": 1}', "kimlee_555": b'{"kim": 1}'}
-    assert collected_ids(load_config(root)) == {"20231234": "", "kimlee_555": "555"}
+    assert collected_ids(load_config(root), ASSIGNMENT.name) == {"20231234": "", "kimlee_555": "555"}
 
 
 def test_two_files_from_one_student_are_theirs_alone(tmp_path):
@@ -297,6 +298,29 @@ def test_two_files_from_one_student_are_theirs_alone(tmp_path):
 
 
 # ------------------------------------------------------------------------ every archive is bounded
+
+def test_an_upload_whose_extension_is_in_upper_case_is_the_notebook(tmp_path):
+    """A Windows tool saves the notebook as `.IPYNB`, which the intake grades (files._is_notebook): the collection
+    reads the extension in any case too, so Ada's upload is collected (pass 20: "no notebook in the upload") and
+    Bob's later `.IPYNB` upload is one name with his earlier `.ipynb` one, the newer taken (it was dropped)."""
+    root = course(tmp_path)
+    lms_zip(root, {"adalovelace_123_456_modules_and_sgd.IPYNB": b'{"ada": 1}',
+                   "bob_124_500_Modules_and_SGD.ipynb": b'{"bob old": 1}',
+                   "bob_124_501_Modules_and_SGD-1.IPYNB": b'{"bob new": 1}',
+                   # two spellings of a notebook that is not the assignment's: one name, as on a disk that ignores case
+                   "cy_125_600_notes.ipynb": b'{"cy old": 1}', "cy_125_601_modules_and_sgd.ipynb": b'{"cy": 1}',
+                   "cy_125_602_Notes.IPYNB": b'{"cy new": 1}'})
+    lines = collect(root)
+    assert submitted(root) == {"adalovelace_123": b'{"ada": 1}', "bob_124": b'{"bob new": 1}', "cy_125": b'{"cy": 1}'}
+    cy = root / "submitted" / "cy_125" / ASSIGNMENT.name  # the newer upload's name, its extension as valid_ext's
+    assert sorted(p.name for p in cy.iterdir()) == ["Notes.ipynb", NOTEBOOK]
+    assert (cy / "Notes.ipynb").read_bytes() == b'{"cy new": 1}'
+    assert lines == [
+        "Collected the newest of several files: bob_124: took bob_124_501_Modules_and_SGD-1.IPYNB of "
+        "bob_124_500_Modules_and_SGD.ipynb, bob_124_501_Modules_and_SGD-1.IPYNB",
+        "Collected the newest of several files: cy_125: took cy_125_602_Notes.IPYNB of cy_125_600_notes.ipynb, "
+        "cy_125_602_Notes.IPYNB"], lines
+
 
 def test_a_nested_zip_bomb_stays_a_small_file(tmp_path):
     root = course(tmp_path)
@@ -437,6 +461,20 @@ def test_the_lms_copy_never_overwrites_newer_work(tmp_path):
     assert submitted(root)["cy"] == b'{"lms": 4}'
 
 
+def test_a_backups_second_link_in_submitted_is_no_newer_work(tmp_path):
+    """`cp -al submitted submitted.bak` gives every collected notebook a second link. The intake reads such a file
+    as what it holds, and so does the collection comparing it with the LMS copy: a later upload replaces the copy
+    nobody changed (pass 20: it was "changed after the LMS copy was collected", kept, and the old work graded)."""
+    root = course(tmp_path)
+    lms_zip(root, {"cy_3_modules_and_sgd.ipynb": b'{"lms": 3}'})
+    collect(root)
+    subprocess.run(["cp", "-al", str(root / "submitted"), str(root / "submitted.bak")], check=True)
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, {"cy_3_modules_and_sgd.ipynb": b'{"lms": 4}'}, when=(2026, 11, 21, 9, 0, 0))
+    lines = collect(root)
+    assert submitted(root) == {"cy": b'{"lms": 4}'} and lines == [], lines
+
+
 def test_a_terabyte_in_submitted_is_compared_as_the_intake_reads_it(tmp_path):
     """Whether submitted/ holds newer work is told from what the intake reads of its notebook (at most
     notebook_kb and a byte): a terabyte-long sparse file there, never graded, never stalls the collect."""
@@ -540,6 +578,45 @@ def test_an_id_the_student_chose_that_is_a_classmates_sis_id_gets_no_canvas_user
     assert [r[1:4] for r in chosen.rows[1:]] == [["12", "", ""]] and list(chosen.refused) == ["asmith"]
 
 
+@pytest.mark.parametrize("folder_ids", [CHOSEN, "SIS Login ID"])
+def test_a_canvas_number_is_only_the_download_of_the_folder_it_wrote(tmp_path, monkeypatch, folder_ids):
+    """red-t5 L1 (pass 18). Assignment 1's Canvas download names 王伟, whose name has no letter a-z, by his Canvas user
+    id alone: the id `12345`. Assignment 2 is not collected from Canvas, and a folder there named `12345` (a GitHub
+    username, or a login of digits chosen to be the classmate's Canvas number) is not his: it was exported with his
+    Canvas user id, the score landing on him. A Canvas number is read only from the download of the assignment
+    exported, the one that wrote the folder; assignment 2's own download still gives its ids theirs."""
+    from nbgrader.api import Gradebook
+
+    from autograder.outputs import export, lms
+
+    root = course(tmp_path, f"c.GraderSettings.canvas_folder_ids = {folder_ids!r}")
+    lms_zip(root, {"王伟_12345_999_modules_and_sgd.ipynb": b'{"wang": 1}'})
+    collect(root)
+    assert submitted(root) == {"12345": b'{"wang": 1}'}
+    record = root / "downloaded" / "a2" / "collected.json"  # assignment 2's download, which gave ada_7 alone
+    record.parent.mkdir(parents=True)
+    record.write_text('{"ada_7": {"lms_id": "7"}}')
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "dl01"):
+        pass
+
+    def row(student: str, score: str) -> dict:
+        return {"assignment": "a2", "max_score": "24", "student_id": student, "last_name": "", "first_name": "",
+                "score": score, "auto_score": score}
+
+    rows = [row("12345", "24"), row("wangwei-gh", "3"), row("ada_7", "20")]
+    monkeypatch.setattr(export, "grade_rows", lambda gradebook, assignments: ([], rows))
+    written = lms.write_canvas_csv(root, "a2", tmp_path / "a2-canvas.csv")
+    exported = {line.split(",")[0]: line.split(",")[1:4] for line in
+                (tmp_path / "a2-canvas.csv").read_text().splitlines()[2:]}
+    assert "12345" not in {canvas_id for canvas_id, *_ in exported.values()}, exported
+    assert exported["ada_7"] == ["7", "", ""]
+    if folder_ids == CHOSEN:  # a name a student chose, with no download's number: left out and named
+        assert set(exported) == {"ada_7"} and sorted(written.refused) == ["12345", "wangwei-gh"]
+    else:  # a name the SIS gave: matched by it, as every folder named without a download
+        assert exported["12345"] == ["", "", "12345"] and written.without_id == ["12345", "wangwei-gh"]
+
+
 def test_grades_lms_names_each_id_the_roster_ties_to_no_one_user(tmp_path, monkeypatch, capsys):
     """The command's output names every row left out for the roster, and why, in one line."""
     from autograder.outputs import lms
@@ -625,3 +702,23 @@ def test_a_hand_copy_of_the_notebook_in_another_case_is_newer_work_the_collectio
     (folder / "Modules_and_SGD.ipynb").write_bytes(b'{"by hand": 1}')  # newer than the LMS copy
     lines = collect(root)
     assert (folder / "Modules_and_SGD.ipynb").read_bytes() == b'{"by hand": 1}', lines
+
+
+@pytest.mark.parametrize("hand_copy", ["Modules_and_SGD (1).ipynb", "from-email/modules_and_sgd.ipynb"])
+def test_the_notebook_the_intake_would_grade_is_the_one_the_collection_keeps(tmp_path, hand_copy):
+    """The collection tells newer work by the notebook the intake grades (choose_notebook: the assignment's name, the
+    nearest, in any case; else the only notebook), not by the top-level name alone: an e-mailed copy the instructor
+    put in place of the LMS copy, under the name the mail gave it or in a folder of its own, is graded by make
+    grade, and the next collection keeps it (pass 20: it deleted it with the folder and graded the LMS copy again)."""
+    root = course(tmp_path)
+    lms_zip(root, {"carol_222_100_modules_and_sgd.ipynb": b'{"lms": 1}'})
+    collect(root)
+    folder = root / "submitted" / "carol_222" / ASSIGNMENT.name
+    (folder / NOTEBOOK).unlink()
+    (folder / hand_copy).parent.mkdir(exist_ok=True)
+    (folder / hand_copy).write_bytes(b'{"by hand": 1}')  # newer than the LMS copy
+    lines = collect(root)
+    assert (folder / hand_copy).read_bytes() == b'{"by hand": 1}' and not (folder / NOTEBOOK).exists(), lines
+    assert lines == [f"Kept submitted/carol_222/ and not the LMS copy: its {hand_copy} is newer than the LMS copy "
+                     f"carol_222_100_modules_and_sgd.ipynb"], lines
+

@@ -9,17 +9,20 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from test_collect import collect, course, lms_zip
 
 from autograder.intake import files
 from autograder.intake.files import IntakeRules, Refused, StagingFault, choose_notebook, read_regular, take_submission
-from autograder.intake.validate import validate_notebook
+from autograder.intake.validate import read_submission, submission_problem, validate_notebook
 from autograder.settings import GraderSettings
 from conftest import ROOT, sparse, within
 
@@ -27,6 +30,7 @@ NAME = "modules_and_sgd.ipynb"
 RULES = IntakeRules(NAME, 2048 * 1024)
 INBOUND = replace(RULES, linked_files=False)  # a folder the student wrote in (nbgrader's exchange inbound)
 REFERENCE = ROOT / "solutions" / "dl01_6_3" / NAME
+BLANK = ROOT / "release" / "dl01_6_3" / NAME
 
 
 def folder(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -110,6 +114,106 @@ def test_a_second_link_made_by_the_instructors_backup_is_read_as_its_file(tmp_pa
     assert (intake.folder / "timestamp.txt").read_text().startswith("2026-11-20")
     assert fingerprint(tmp_path) == before
     assert "hard link" in take(tmp_path, INBOUND).reason  # where a student writes, it is still refused
+
+
+def test_grade_path_reads_a_second_link_as_make_grade_reads_it(tmp_path):
+    """`python -m autograder grade submitted/eve/a/modules_and_sgd.ipynb` after the instructor's `cp -al` backup: the
+    notebook the command line names is on the instructor's side, as submitted/ is, and is graded as what it holds,
+    as make grade's intake and Gradescope's read it (pass 20: the command refused it as "a hard link")."""
+    work = folder(tmp_path, {NAME: REFERENCE.read_text()})
+    subprocess.run(["cp", "-al", str(tmp_path / "submitted"), str(tmp_path / "submitted.bak")], check=True)
+    assert os.stat(work / NAME).st_nlink == 2
+    staged = take(tmp_path).notebook
+    by_path = read_submission(str(work / NAME), work / NAME, RULES.notebook_bytes)
+    assert by_path.error == "" and by_path.notebook == read_submission("staged", staged).notebook, by_path.error
+
+
+def test_grade_path_grades_the_bytes_it_checked(tmp_path, monkeypatch):
+    """`grade PATH` (and the pytest plugin) checked the file through the intake's door, then read it again by its
+    path, following a link and with no bound: a file swapped for a link to the reference (or grown) between the two
+    was graded as what the check never saw. It reads the file once."""
+    from autograder.intake import validate
+
+    work = folder(tmp_path, {NAME: BLANK.read_text()})
+    blank, door = read_submission("blank", BLANK).notebook, validate.read_regular
+
+    def then_swapped(path, limit):  # the student's swap, just after the intake's door read the file
+        assert Path(path) == work / NAME
+        read = door(path, limit)
+        (tmp_path / "link").symlink_to(REFERENCE)
+        os.replace(tmp_path / "link", path)
+        return read
+
+    monkeypatch.setattr(validate, "read_regular", then_swapped)
+    graded = read_submission("eve", work / NAME, RULES.notebook_bytes)
+    assert graded.error == "" and graded.notebook == blank, graded.error
+
+
+ROUTES_TABLE = "## How each route reads a submission's notebook"
+
+
+def routes_table() -> list[dict[str, str]]:
+    """docs/submission-path.md's table of the routes: one dict a route, by column header."""
+    text = (ROOT / "docs" / "submission-path.md").read_text()
+    rows = [[cell.strip() for cell in line.strip("|").split("|")]
+            for line in text[text.index(ROUTES_TABLE):].splitlines() if line.startswith("| ")]
+    return [dict(zip(rows[0], row)) for row in rows[1:]]
+
+
+def make_probe(column: str, work: Path, data: str) -> str:
+    """The notebook of one column of the routes table, made in `work`: the name it is given."""
+    named = "Modules_and_SGD.IPYNB" if "IPYNB" in column else NAME
+    if "symbolic" in column:
+        (work / named).symlink_to(REFERENCE)
+        return named
+    (work / named).write_text(data + " " * (2048 * 1024) if "over" in column else data)
+    if "hard link" in column:
+        os.link(work / named, work.parent / f"{work.name}.bak")  # the instructor's cp -al, outside the folder
+    return named
+
+
+def graded_by_route(route: str, column: str, tmp_path: Path) -> str:
+    """'graded' or 'refused': the route of the table's row `route` on the column's notebook, as the route runs."""
+    rules, data = IntakeRules.of(GraderSettings(), NAME), REFERENCE.read_text()
+
+    def by_the_intake(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> str:
+        intake = take_submission(top, parts, tmp_path / "staging", rules)
+        return "graded" if intake.notebook and not submission_problem(intake.notebook, rules.notebook_bytes) else "refused"
+
+    if route.startswith("an LMS download"):  # the upload as Canvas names it; a link is an archive entry's mode
+        root = course(tmp_path)
+        zipped = tmp_path / "upload"
+        zipped.mkdir()
+        named = make_probe(column, zipped, data)
+        path = lms_zip(root, {})
+        with zipfile.ZipFile(path, "w") as bundle:
+            entry = zipfile.ZipInfo(f"carol_222_100_{named}", (2026, 11, 20, 9, 30, 0))
+            if (zipped / named).is_symlink():
+                entry.external_attr = (stat.S_IFLNK | 0o777) << 16
+            bundle.writestr(entry, os.readlink(zipped / named) if (zipped / named).is_symlink()
+                            else (zipped / named).read_bytes())
+        collect(root)
+        return by_the_intake(root / "submitted", ("carol_222", "dl01_6_3"), rules)
+    work = folder(tmp_path, {})
+    named = make_probe(column, work, data)
+    if route.startswith("`python -m autograder grade PATH`"):
+        return "refused" if read_submission(str(work / named), work / named, rules.notebook_bytes).error else "graded"
+    inbound = "`linked_files` off" in route
+    return by_the_intake(tmp_path / "submitted", ("eve", "a"), replace(rules, linked_files=False) if inbound else rules)
+
+
+@pytest.mark.parametrize("column", ["`Modules_and_SGD.IPYNB`", "a second hard link", "a symbolic link",
+                                    "over `notebook_kb`"])
+def test_every_route_reads_a_notebook_as_docs_submission_path_says(tmp_path, column):
+    """docs/submission-path.md's table of the routes, run: each route on the same notebook grades it or refuses it
+    as the table says (pass 20: `grade PATH` refused a backup's second link that make grade and Gradescope read, and
+    an LMS download did not collect the `.IPYNB` the intake grades)."""
+    table = routes_table()
+    assert len(table) == 4 and all(column in row for row in table), table
+    for number, row in enumerate(table):
+        if row[column] in ("graded", "refused"):  # else: the route cannot bring such a file (said in words)
+            route = f"{row['route']} | {row['read through']}"
+            assert graded_by_route(route, column, tmp_path / str(number)) == row[column], (row["route"], column)
 
 
 def staged_as_make_grade_does(tmp_path: Path, rules: IntakeRules):

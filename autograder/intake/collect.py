@@ -14,13 +14,17 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
 * An id must be `SAFE_ID` (a-z, 0-9 and _, which nbgrader's folders, URLs and the formgrader take as they
   are). An id outside it, and an id that two LMS identities would share (or one LMS number under two ids),
   is "not collected" for those files alone, with the reason in `make grade`'s summary.
-* Two files for one student under one name (Canvas's <notebook>-1.ipynb is a second upload of
-  <notebook>.ipynb, the assignment's notebook; both are collected under the notebook's own name, spelled in any
-  case, as the intake chooses the notebook) are resolved by the LMS's attachment number, else the LMS's time stamp
-  (the archive entry's time); when neither tells, that student is "not collected: two files".
-* The LMS copy never replaces newer work: a notebook in submitted/ stays when it is newer than the LMS
-  copy, or when it is not the copy an earlier collection wrote there (a regrade's new notebook, a fix by
-  hand); the summary names each one kept. downloaded/<assignment>/collected.json holds what was written, and
+* A file's extension is read in any case, as the intake reads a notebook's (`.IPYNB`, as Windows tools write it,
+  is a notebook; the patterns see it spelled as `valid_ext` spells it). Two files for one student under one name,
+  in any case (Canvas's <notebook>-1.ipynb is a second upload of <notebook>.ipynb, the assignment's notebook; both
+  are collected under the notebook's own name, spelled in any case, as the intake chooses the notebook) are
+  resolved by the LMS's attachment number, else the LMS's time stamp (the archive entry's time); when neither
+  tells, that student is "not collected: two files".
+* The LMS copy never replaces newer work: the notebook in submitted/ that the intake grades (choose_notebook:
+  the copy of an e-mailed notebook put there by hand under its own name, or in a folder, is graded) stays when it
+  is newer than the LMS copy, or when it is not the copy an earlier collection wrote there (a regrade's new
+  notebook, a fix by hand); the summary names each one kept. It is read as the intake reads it: within
+  notebook_kb, a second hard link (an instructor's `cp -al` backup) as its file. downloaded/<assignment>/collected.json holds what was written, and
   the LMS's number of each student (`make grades-lms` reads it as the Canvas user id).
 * Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the file, a fact of
   the upload that no setting changes, and nbgrader's autograde counts it late by the due date of the day (a course
@@ -50,7 +54,7 @@ from ..assignment import Assignment
 from ..nbgrader_glue.late import due_date_of, late_by
 from ..outputs.inert import escaped, quoted
 from ..settings import GraderSettings
-from .files import Refused, read_regular
+from .files import IntakeRules, Refused, read_regular, survey
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$", re.IGNORECASE)
@@ -82,6 +86,19 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
                                      "not, in any case) is collected under this name. Empty: the notebook of "
                                      "the assignment being collected (its one notebook in source/<assignment>/)."
                             ).tag(config=True)
+
+    def collect(self, submitted_file: str) -> dict | None:
+        """nbgrader's, but the extension read in any case, as the intake reads a notebook's (files._is_notebook): the
+        patterns see it spelled as valid_ext spells it, so an upload saved as `.IPYNB` by a Windows tool is the
+        notebook, one name with its `.ipynb` uploads, never passed over as "no notebook in the upload"."""
+        spelled = self.spelled(submitted_file)
+        return self._match(spelled) if spelled else None
+
+    def spelled(self, filename: str) -> str | None:
+        """`filename` with its extension as valid_ext spells it, when it is one of them in any case; else None."""
+        stem, dot, ext = filename.rpartition(".")
+        return next((stem + valid for valid in self.valid_ext if dot and f".{ext}".casefold() == valid.casefold()),
+                    None)
 
     def _identify(self, filename: str) -> dict | None:
         """The groups of the first pattern that matches the whole path, with the student's id (NotCollected when
@@ -200,23 +217,23 @@ def _utc(seconds: float) -> datetime.datetime:
 LMS_ID = "lms_id"  # a student's entry in collected.json: {file name: its SHA-256, ..., LMS_ID: the LMS's number}
 
 
-def collected_ids(config) -> dict[str, str | None]:
-    """Every student id an LMS collection of this course wrote (each assignment's collected.json), with the LMS's
+def collected_ids(config, assignment: str) -> dict[str, str | None]:
+    """Every student id the LMS collection of `assignment` wrote a folder for (its collected.json), with the LMS's
     own number for that student: "" when the pattern that named them gave none (an id of the fourth pattern, a
     student number `20231234`, is no LMS user's number), None when a kit before the number recorded it (the id's
-    ending then). An id made any other way (a login, a folder named by hand) may end in digits of its owner's
-    choosing, which tell no LMS user, and is not here."""
+    ending then). An id made any other way (a login, a GitHub username, a folder named by hand) is a name someone
+    chose, which may be the id another assignment's download gave a classmate (`12345`, a name with no letter a-z):
+    so only the download that wrote the folder says whose it is, and no other assignment's record is read."""
     app = ZipCollectApp(config=config)  # not initialised: its settings alone
-    pattern = app.collect_directory_structure.format(downloaded=app.downloaded_directory, assignment_id="*",
-                                                     collect_step=RECORD)
+    record = Path(CourseDirectory(config=config).root, app.collect_directory_structure.format(
+        downloaded=app.downloaded_directory, assignment_id=assignment, collect_step=RECORD))
     ids: dict[str, str | None] = {}
-    for record in sorted(Path(CourseDirectory(config=config).root).glob(pattern)):
-        try:
-            for student, entry in json.loads(record.read_text()).items():
-                number = entry.get(LMS_ID) if isinstance(entry, dict) else None
-                ids[student] = number if isinstance(number, str) else ids.get(student)
-        except (OSError, ValueError, TypeError, AttributeError):  # the kit writes it whole (os.replace): one it
-            continue  # cannot read names no one
+    try:
+        for student, entry in (json.loads(record.read_text()) if record.is_file() else {}).items():
+            number = entry.get(LMS_ID) if isinstance(entry, dict) else None
+            ids[student] = number if isinstance(number, str) else None
+    except (OSError, ValueError, TypeError, AttributeError):  # the kit writes it whole (os.replace): one it cannot
+        return {}  # read names no one
     return ids
 
 
@@ -286,7 +303,7 @@ class LmsZipCollect(ZipCollectApp):
                 continue
             if info:
                 found[info["student_id"]].append(Candidate(source, name, info))
-            elif name.endswith(tuple(collector.valid_ext)):  # a notebook no pattern names (a name chosen to mislead)
+            elif collector.spelled(name):  # a notebook no pattern names (a name chosen to mislead)
                 self.collection.refused[shown(name)] = ("its name matches none of the LMS's patterns "
                                                         "(c.LmsFileNameCollectorPlugin.named_regexps)")
             elif owner := collector.owner(name):
@@ -317,17 +334,18 @@ class LmsZipCollect(ZipCollectApp):
                 del found[student]
 
     def _choose(self, student: str, files: list[Candidate]) -> list[Candidate]:
-        """One file per name for `student`: the newest of several, or none of them (the summary says which)."""
+        """One file per name for `student`, in any case (the intake, and a course copy on a disk that ignores case,
+        read two spellings as one name): the newest of several, or none of them (the summary says which)."""
         by_name = defaultdict(list)
         for file in files:
-            by_name[file.info["file_id"]].append(file)
+            by_name[file.info["file_id"].casefold()].append(file)
         chosen = []
-        for file_id, same in sorted(by_name.items()):
+        for _, same in sorted(by_name.items()):
             names = ", ".join(shown(f.name) for f in same)
             pick = same[0] if len(same) == 1 else newest(same)
             if pick is None:
-                self.collection.refused[student] = (f"two files for {shown(file_id)} ({names}) and neither the LMS's "
-                                                    f"numbers nor its time stamps say which is newer")
+                self.collection.refused[student] = (f"two files for {shown(same[0].info['file_id'])} ({names}) and "
+                                                    f"neither the LMS's numbers nor its time stamps say which is newer")
                 return []
             if len(same) > 1:
                 self.collection.chosen[student] = f"took {shown(pick.name)} of {names}"
@@ -364,21 +382,36 @@ class LmsZipCollect(ZipCollectApp):
     def _notebook_bytes(self) -> int:
         return GraderSettings(config=self.config).notebook_kb * 1024
 
+    def _held(self, dest: Path) -> dict[str, Path]:
+        """What submitted/<student> holds in the place of each name the collection writes there, by that name in
+        lower case: the notebook the intake grades (choose_notebook, at any depth, in any case: a copy put there by
+        hand as `Modules_and_SGD (1).ipynb` or in a folder is graded, so it is the work to keep), and the top-level
+        files in any case."""
+        if not dest.is_dir():
+            return {}
+        held = {path.name.casefold(): path for path in sorted(dest.iterdir())}
+        name = self.collector_plugin_inst.notebook_name
+        try:
+            graded = survey(dest.parent, (dest.name,), IntakeRules.of(GraderSettings(config=self.config), name)).notebook
+        except (Refused, OSError):  # changed while read: the names at the top alone
+            return held
+        return {**held, name.casefold(): dest / graded} if graded else held
+
     def _newer_work(self, dest: Path, files: list[Candidate], written: dict | None) -> str | None:
         """Why submitted/<student> must stay as it is, or None when the LMS copy may replace it."""
-        held = {path.name.casefold(): path for path in sorted(dest.iterdir())} if dest.is_dir() else {}
+        held = self._held(dest)
         for file in files:
-            # in any case, as the intake chooses the notebook: a copy put there by hand as Modules_and_SGD.ipynb
             there = held.get(file.info["file_id"].casefold(), dest / file.info["file_id"])
             if not there.is_file() or there.is_symlink():
                 continue
             sha = _sha(there, self._notebook_bytes)
             if sha == _sha(file.path, self._notebook_bytes):
                 continue  # the same bytes: nothing to lose
+            kept = shown(there.relative_to(dest).as_posix())
             if there.stat().st_mtime > (file.lms_time or 0) + 1:  # 1 s: archives keep time to 2 s, mtimes finer
-                return f"its {there.name} is newer than the LMS copy {shown(file.name)}"
+                return f"its {kept} is newer than the LMS copy {shown(file.name)}"
             if written is not None and written.get(file.info["file_id"]) != sha:
-                return f"its {there.name} changed after the LMS copy was collected (a regrade, or by hand)"
+                return f"its {kept} changed after the LMS copy was collected (a regrade, or by hand)"
         return None
 
     def _record_late(self, student: str, dest: Path, file: Candidate) -> None:

@@ -147,11 +147,13 @@ class Intake:
 @dataclass(frozen=True)
 class Survey:
     """What the intake sees of a submission folder (`survey`): the entries its walk looks at, whether that was all
-    of them, and for each file it reads, its size and the SHA-256 of what it reads, or why it refuses the file."""
+    of them, for each file it reads, its size and the SHA-256 of what it reads, or why it refuses the file, and the
+    notebook it grades (choose_notebook's path), if any."""
 
     entries: list[Found]
     complete: bool
     reads: dict[str, str]
+    notebook: str | None = None
 
 
 def kind_of(mode: int) -> str:
@@ -203,7 +205,7 @@ def survey(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> Survey:
                  if f.kind == "a file" and f.path in limits}
     finally:
         os.close(root)
-    return Survey(found, complete, reads)
+    return Survey(found, complete, reads, notebook)
 
 
 def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
@@ -245,12 +247,15 @@ def choose_notebook(notebooks: list[str], name: str) -> tuple[str | None, str]:
 
 def read_regular(path: os.PathLike | str, limit: int | None) -> tuple[bytes, int]:
     """A file's bytes (at most `limit` + 1 of them) and its size, opened without following a link; Refused
-    when it is not a regular file. For one file named by the instructor (`python -m autograder grade PATH`)."""
+    when it is not a regular file. For one file on the instructor's side (`python -m autograder grade PATH`, a
+    notebook or time stamp in submitted/, the kit's own copies): a second hard link is read as its file, as
+    take_submission reads submitted/ (module docstring), so that an instructor's `cp -al` backup changes no route's
+    reading of it."""
     try:
         fd = os.open(path, _NO_FOLLOW)
     except OSError as error:
         raise _open_failure(error, os.fspath(path), None) from None
-    return _read(fd, limit)
+    return _read(fd, limit, links=True)
 
 
 # ------------------------------------------------------------------------------------------ the walk

@@ -50,14 +50,10 @@ def validate_notebook(notebook: os.PathLike | str | bytes | dict, max_bytes: int
 def _reason(notebook: Any, max_bytes: int | None) -> str | None:
     parsed = False  # whether `notebook` is JSON parsed here, which no caller holds
     if isinstance(notebook, os.PathLike):
-        try:  # never through a link, nor from a FIFO or a device (autograder/intake/files.py)
-            notebook, size = read_regular(notebook, max_bytes)
-        except Refused as why:
-            return _line(str(why))
-        except OSError as exc:
-            return _line(f"it could not be read ({exc.strerror or type(exc).__name__})")
-        if max_bytes is not None and size > max_bytes:
-            return too_big(size, max_bytes)
+        try:
+            notebook = _file_bytes(notebook, max_bytes)
+        except ValueError as why:
+            return str(why)
     if isinstance(notebook, (str, bytes)):
         size = len(notebook.encode("utf-8", "surrogatepass") if isinstance(notebook, str) else notebook)
         if max_bytes is not None and size > max_bytes:
@@ -84,6 +80,20 @@ def _reason(notebook: Any, max_bytes: int | None) -> str | None:
     except ValueError as exc:  # a lone surrogate (\ud800) that no file or page can hold
         return _line(f"it holds text that is not valid Unicode ({getattr(exc, 'reason', exc)})")
     return _structure(notebook if parsed else copy.deepcopy(notebook))  # a caller's dict is never changed
+
+
+def _file_bytes(path: os.PathLike, max_bytes: int | None) -> bytes:
+    """What the intake's door reads of the file at `path`: never through a link, nor from a FIFO or a device, within
+    `max_bytes` (autograder/intake/files.py: read_regular); ValueError with the reason when it is not read whole."""
+    try:
+        data, size = read_regular(path, max_bytes)
+    except Refused as why:
+        raise ValueError(_line(str(why))) from None
+    except OSError as exc:
+        raise ValueError(_line(f"it could not be read ({exc.strerror or type(exc).__name__})")) from None
+    if max_bytes is not None and size > max_bytes:
+        raise ValueError(too_big(size, max_bytes))
+    return data
 
 
 def _structure(nb: dict) -> str | None:
@@ -238,11 +248,7 @@ def submission_problem(path: Path, max_bytes: int | None = None) -> str:
     it; by default GraderSettings' own), not JSON, nested too deeply, or not a notebook of the types nbgrader reads.
     """
     try:
-        if max_bytes is None:  # no configuration is read here: the entry points pass the course's limit
-            from ..settings import GraderSettings
-
-            max_bytes = GraderSettings().notebook_kb * 1024
-        problem = validate_notebook(Path(path), max_bytes)
+        problem = validate_notebook(Path(path), _course_limit(max_bytes))
         if problem:
             raise ValueError(problem)
     except Exception as exc:  # any unreadable file: grading goes on with the next one
@@ -250,16 +256,27 @@ def submission_problem(path: Path, max_bytes: int | None = None) -> str:
     return ""
 
 
+def _course_limit(max_bytes: int | None) -> int:
+    if max_bytes is None:  # no configuration is read here: the entry points pass the course's limit
+        from ..settings import GraderSettings
+
+        return GraderSettings().notebook_kb * 1024
+    return max_bytes
+
+
 def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submission:
     """A submission from disk; a file that is not a notebook becomes a reason, never an exception.
 
-    The file is checked first (submission_problem), then read.
+    The file is read once, through the intake's door (read_regular), and those bytes are checked (as
+    submission_problem checks a file) and graded: whatever the path names after that read (a link put in the file's
+    place, bytes written to it) is never what is graded.
     """
-    problem = submission_problem(path, max_bytes)
-    if problem:
-        return Submission(key, error=problem)
     try:
-        notebook = notebook_from_text(Path(path).read_text())  # checked whole just above
+        data = _file_bytes(Path(path), _course_limit(max_bytes))
+        problem = validate_notebook(data, _course_limit(max_bytes))
+        if problem:
+            raise ValueError(problem)
+        notebook = notebook_from_text(data.decode("utf-8"))  # checked whole just above
         if not isinstance(notebook.get("cells"), list):
             raise ValueError("it has no cells")
         return Submission(key, notebook=notebook)

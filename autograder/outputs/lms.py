@@ -6,9 +6,11 @@ the header. Canvas matches each row to a student by ID (its user id) or the SIS 
 name is not one of the course's assignments becomes a new assignment on import.
 
 * Student: "Last, First" where the gradebook has names, else the student id.
-* ID: the Canvas user id, the LMS's number a Canvas download named the student with (`smithjohn_12345`,
-  autograder/intake/collect.py, whose collected.json records it; never an id that merely ends in digits, nor a
-  student number the download's fourth pattern gave as the id); empty otherwise.
+* ID: the Canvas user id, the LMS's number a Canvas download of this assignment named the student with
+  (`smithjohn_12345`, autograder/intake/collect.py, whose collected.json records it for the folders it wrote; never
+  an id that merely ends in digits, nor a student number the download's fourth pattern gave as the id, nor a folder
+  no download of this assignment wrote, whose name someone chose and may be an id another assignment's download
+  gave a classmate); empty otherwise.
 * SIS Login ID (or SIS User ID, as `c.GraderSettings.canvas_folder_ids` says the folders you named are): the student
   id itself when it holds no Canvas number (ids you gave submitted/ yourself).
 * ID also comes from `c.GraderSettings.canvas_roster`, a gradebook export of Canvas's, for a student whose id is
@@ -53,8 +55,8 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
     """The import's header and rows (the Points Possible row first); `column` heads the scores (default: the
     assignment id); `partial`: a student whose hand grades are not all given or reviewed gets the points so far
     instead of a blank; `roster`: Canvas user ids by the SIS id the folders carry (read_roster); `collected`: the
-    ids an LMS collection gave, with the LMS's number for each (collect.collected_ids), the only Canvas user ids an
-    id gives."""
+    ids the LMS collection of `assignment` gave, with the LMS's number for each (collect.collected_ids), the only
+    Canvas user ids an id gives."""
     roster, collected = roster or Roster(), collected or {}
     mine = [r for r in rows if r["assignment"] == assignment]
     header = HEADER + [column or assignment]
@@ -63,8 +65,8 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
     table.refused = {r["student_id"]: why for r in mine if (why := roster_refusal(r["student_id"], roster, collected))}
     if roster.column == CHOSEN:  # a name a student chose may be a classmate's SIS id: only a download's number counts
         table.refused.update({r["student_id"]: "its folder's name is one the student chose, no SIS id "
-                              f"(c.GraderSettings.canvas_folder_ids = {CHOSEN!r}), and no download gave it a Canvas "
-                              "user id" for r in mine if not _lms_number(r["student_id"], collected)})
+                              f"(c.GraderSettings.canvas_folder_ids = {CHOSEN!r}), and no download of {assignment} "
+                              "gave it a Canvas user id" for r in mine if not _lms_number(r["student_id"], collected)})
     canvas_ids = {r["student_id"]: canvas_id_of(r["student_id"], roster, collected) for r in mine
                   if r["student_id"] not in table.refused}
     numbers = Counter(filter(None, canvas_ids.values()))  # from an id's ending and the roster alike: one Canvas user
@@ -200,7 +202,7 @@ def write_canvas_csv(root: Path, assignment: str, dest: Path) -> CanvasImport:
     roster = Roster(column=column) if chosen else read_roster(root / settings.canvas_roster, column)
     with Gradebook(coursedir.db_url, coursedir.course_id) as gradebook:
         _, rows = grade_rows(gradebook, [assignment])
-    table = canvas_rows(rows, assignment, settings.canvas_column, settings.canvas_partial, roster, collected_ids(config))
+    table = canvas_rows(rows, assignment, settings.canvas_column, settings.canvas_partial, roster, collected_ids(config, assignment))
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
