@@ -114,7 +114,7 @@ def test_a_grade_recorded_without_the_intakes_rules_whose_folder_reads_the_same_
 
 def test_a_grade_recorded_before_the_intakes_rules_were_is_previewed_when_todays_reading_differs(tmp_path):
     """red-v6 V1 (pass 19): a ledger row a kit before Inputs.intake wrote (intake None) was read by a kit of reading
-    "1" too: when today's reading ("2": BACKUP.IPYNB in any case) sees carl's untouched folder otherwise, he was
+    "1" too: when today's reading (since "2": BACKUP.IPYNB in any case) sees carl's untouched folder otherwise, he was
     taken for a new submission and graded at once, without a preview (red-t5's U1 for a row with no rules at all)."""
     folder = tmp_path / "submitted" / "carl" / "a"
     (folder / "work").mkdir(parents=True)
@@ -125,6 +125,21 @@ def test_a_grade_recorded_before_the_intakes_rules_were_is_previewed_when_todays
     assert not folder_changed(older, now, tmp_path / "submitted", ("carl", "a")), \
         "carl sent nothing: taken for a new submission, graded unseen"
     assert older.course_changed(now) == ["settings"], "previewed"
+
+
+def test_a_folder_a_new_collection_rule_wrote_otherwise_is_previewed_not_a_new_submission(tmp_path):
+    """fix-in (pass 20): the LMS collection reads an upload's extension in any case, so after an upgrade bob's
+    newer `WORK.IPYNB` upload is collected where his older `work.ipynb` was, though he sent nothing: a grade recorded
+    under the reading before is previewed as the kit's change, never graded at once as a new submission."""
+    folder = tmp_path / "submitted" / "ada" / "a"
+    folder.mkdir(parents=True)
+    (folder / NOTEBOOK).write_text("{}")
+    now = graded(tmp_path / "submitted", IntakeRules.of(GraderSettings(), NOTEBOOK))
+    row = json.loads(ledger.inputs_json(now))
+    before = ledger.Inputs.from_json(json.dumps({**row, "intake": {**row["intake"], "reading": "2"},
+                                                 "submission": "the older upload"}))
+    assert not folder_changed(before, now, tmp_path / "submitted", ("ada", "a")), "graded unseen"
+    assert before.course_changed(now) == ["settings"], "previewed"
 
 
 def test_intake_rules_recorded_without_one_of_todays_are_not_known_so_not_read_again(tmp_path):

@@ -61,7 +61,10 @@ SKIPPED_FOLDERS = ("__MACOSX",)  # a zip's resource forks, not the student's wor
 TIMESTAMP = "timestamp.txt"
 TIMESTAMP_BYTES = 4096  # a time stamp is one line; a longer timestamp.txt is not one (validate.timestamp_problem)
 SHOWN = 3  # files named in one note; the rest are counted
-READING = "2"  # IntakeRules.reading: the notebook and extensions in any case, hard links in submitted/, the extras' caps
+# IntakeRules.reading: how the kit turns what a student sent into the folder it grades, collection included. "2": the
+# notebook and extensions in any case, hard links in submitted/, the extras' caps; "3": an LMS upload's extension in
+# any case (a newer `.IPYNB` upload is collected where an older `.ipynb` was), a hand copy kept as the intake reads it.
+READING = "3"
 # The longest path (bytes, from the submission folder) of a file submission_files takes: the staging folder is
 # longer than submitted/ or Gradescope's submission, so a path the student's disk held may pass the OS's limit
 # (PATH_MAX, 4,096) there; below this bound, no name the student chose decides whether the kit's copy can be made.
