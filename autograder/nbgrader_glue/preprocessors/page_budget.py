@@ -41,7 +41,8 @@ _SPAN_MARK = re.compile(r"\$\$|\$|\\[()\[\]]|\\(?:begin|end)\{")
 # build on. A TeX control sequence is a backslash and letters, so `\left` is not `\let`.
 DEFINITION = re.compile(r"\\(?:[gex]?def|(?:re)?newcommand|providecommand|(?:re)?newenvironment|let|global"
                         r"|DeclareMathOperator|require)(?![A-Za-z])")
-# Where tex2jax starts or ends an expression (inline and display, with processEscapes and processEnvironments).
+# Where tex2jax starts or ends an expression (inline and display, with processEscapes and processEnvironments): all
+# it starts one at under the pages' configuration (templates/readable/mathjax.html.j2, processRefs off).
 MARK = re.compile(r"\$\$|\$|\\\(|\\\[|\\begin\{")
 _TAG = re.compile(r"<[^>]*>")
 # About 200 MB decoded: a phone's photo is 12 to 48 megapixels, a plot a fraction of one.
