@@ -5,17 +5,8 @@ Jupyter does not read config from the current folder: `make` links this file int
 The real defence against a hostile written answer is SanitizeMarkdown at grading time (docs/security.md: "Student
 markdown and the formgrader"); this header is a second line that costs the formgrader nothing.
 """
-import os
 
 c = get_config()  # noqa: F821 (Jupyter provides it)
-
-# The formgrader's pages load MathJax from this server's own copy (jupyter-server-mathjax, pinned), not a CDN,
-# so written answers show their maths offline. nbconvert finds its templates on Jupyter's data path, where
-# JUPYTER_PATH comes first: the course's folder there holds one file, nbconvert's `base/mathjax.html.j2` with
-# that change (autograder/templates/instructor_server/), and every other template file is nbconvert's own.
-os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [
-    os.path.join(os.path.dirname(os.path.realpath(__file__)), "autograder", "templates", "instructor_server"),
-    os.environ.get("JUPYTER_PATH")]))
 
 # jupyter_server's own default is "frame-ancestors 'self'" plus a report-uri; its handlers still add their
 # own directives (sandbox for served files, default-src 'none' for the API). Added here: no plugins, no

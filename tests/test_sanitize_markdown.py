@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import base64
+import json
+import re
 import struct
 import time
 from html.parser import HTMLParser
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import nbformat
@@ -573,7 +576,7 @@ def test_a_pictures_pixels_are_those_the_browser_decodes():
     """Chromium grows a GIF to a first frame larger than its logical screen, and libjpeg skips `FF` fill bytes before a
     marker (the JPEG below has a fake 1 x 1 frame inside an APP1 segment where a walk that takes `FF FF` for a
     marker with a length lands): both showed 4000 x 4000 in Chromium, both counted 1 pixel (red-s5, pass 18)."""
-    from autograder.nbgrader_glue.preprocessors.page_budget import picture_pixels
+    from autograder.nbgrader_glue.preprocessors.pictures import picture_pixels
     size = 4000
     gif = (b"GIF89a" + struct.pack("<HH", 1, 1) + b"\x80\x00\x00" + b"\x00\x00\x00\xff\xff\xff"
            + b"\x2c" + struct.pack("<HHHH", 0, 0, size, size) + b"\x00\x02\x02\x4c\x01\x00\x3b")
@@ -589,35 +592,70 @@ def test_a_pictures_pixels_are_those_the_browser_decodes():
     assert picture_pixels("jpeg", jpeg) in (None, size * size)
 
 
-@pytest.mark.parametrize("lead", [" ", "&#9;", "\n"], ids=["space", "tab-reference", "newline"])
+@pytest.mark.parametrize("lead", [" ", "&#9;", "\n", "&#11;", "&#31; "],
+                         ids=["space", "tab-reference", "newline", "vertical-tab-reference", "unit-separator"])
 def test_a_picture_whose_url_begins_with_whitespace_counts_its_pixels(lead):
     """A browser strips the whitespace around an image's URL (Chromium showed a 3 x 5 PNG so), the allowlist checks
     the URL stripped, and nh3 keeps it as written: `<img src=" data:image/png;...">` of 100,000 x 100,000 was kept on
-    both pages, counting 0 of IMAGE_PIXELS (red-u6, pass 19)."""
+    both pages, counting 0 of IMAGE_PIXELS (red-u6, pass 19). The URL parser strips every C0 control and space around a
+URL, Python's strip() some of them: a picture counts as the browser reads its URL."""
     notebook = solution_notebook()
     answers(notebook)[0].source = f'My plot: <img src="{lead}data:image/png;base64,{picture(100_000, 100_000)}">'
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     assert answers(notebook)[0].source.startswith(("```", "<pre>")), "a 40 GB picture shown"
 
 
-@pytest.mark.parametrize("reference", ["\\eqref{a} ", "\\ref{a} "])
-def test_references_mathjax_typesets_outside_delimiters_count_as_maths(reference):
-    """MathJax 2's tex2jax typesets `\\ref{..}` and `\\eqref{..}` outside any delimiter (processRefs, on by default),
-    each an expression: three answers of 4,000 `\\eqref{a} ` (40 KB each) were kept as written, spent none of the
-    notebook's maths, and held Chromium 41 s and 25 s on the feedback page (0.5 s for the same answers in `$a$`, shown
-    as text) (red-u6, pass 19)."""
-    notebook = solution_notebook()
-    for cell in answers(notebook):
-        cell.source = "My answer: " + reference * 4000
-    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
-    assert any(cell.source.startswith(("```", "<pre>")) for cell in answers(notebook)), "12,000 expressions typeset"
+def mathjax_configuration(page: str) -> dict:
+    """What a page's `text/x-mathjax-config` scripts hand MathJax.Hub.Config, merged (each a JSON object)."""
+    configuration: dict = {}
+    for script in re.findall(r'<script type="text/x-mathjax-config">(.*?)</script>', page, re.DOTALL):
+        for call in re.finditer(r"MathJax\.Hub\.Config\(", script):
+            configuration.update(json.JSONDecoder().raw_decode(script, call.end())[0])
+    return configuration
+
+
+def feedback_html(notebook) -> str:
+    """The feedback page of `notebook` as the course's FeedbackExporter renders it (bootstrap's CSS found where
+    nbgrader's GenerateFeedback points it)."""
+    import nbgrader
+
+    from autograder.outputs.feedback import FeedbackExporter
+    from autograder.settings import load_config
+    config = load_config(ROOT)
+    config.FeedbackExporter.extra_template_paths = [
+        str(Path(nbgrader.__file__).parent / "server_extensions/formgrader/static/node_modules/bootstrap/dist/css")]
+    resources = {"nbgrader": {"notebook": "modules_and_sgd", "score": 0, "max_score": 1, "late_penalty": 0}}
+    return FeedbackExporter(config=config).from_notebook_node(notebook, resources=resources)[0]
+
+
+def test_both_pages_typeset_only_what_the_page_budget_counts(tmp_path):
+    """MathJax 2's tex2jax typesets `\\ref{..}` and `\\eqref{..}` outside any delimiter when processRefs is on (its
+    default), each an expression: three answers of 4,000 `\\eqref{a} ` (40 KB each) were kept as written, spent none
+    of the notebook's maths, and held Chromium 41 s and 25 s on the feedback page (red-u6, pass 19). Both pages (as
+    rendered) carry one MathJax configuration, and everything tex2jax starts an expression at under it (with the
+    pinned MathJax's defaults) is a mark the page budget counts."""
+    from test_formgrader_browser import formgrade_html
+
+    from autograder.nbgrader_glue.preprocessors.page_budget import MARK
+    from autograder.outputs.feedback import mathjax_source
+    notebook = new_notebook(cells=[new_markdown_cell("My answer: $a$ by \\eqref{main}.")])
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    feedback = mathjax_configuration(feedback_html(notebook))
+    grading = mathjax_configuration(formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb"))
+    assert feedback == grading and "tex2jax" in feedback, (feedback, grading)
+    pinned = (mathjax_source() / "extensions" / "tex2jax.js").read_text()
+    defaults = {name: value == "true" for name, value in re.findall(r"(process\w+):(true|false)", pinned)}
+    tex2jax = {**defaults, **feedback["tex2jax"]}
+    starts = [pair[0] for pair in tex2jax["inlineMath"] + tex2jax["displayMath"]]
+    starts += ["\\begin{x}"] * tex2jax["processEnvironments"] + ["\\ref{x}", "\\eqref{x}"] * tex2jax["processRefs"]
+    assert all(MARK.match(start) for start in starts), [start for start in starts if not MARK.match(start)]
 
 
 def test_a_jpeg_with_a_stuffed_zero_before_its_first_marker_counts_the_frame_libjpeg_reads():
     """libjpeg takes `FF 00` where a marker should be for garbage and scans on to the next `FF`; a walk that reads 00 as
     a marker with a length lands wherever the next two bytes say (here a fake 1 x 1 frame inside an APP1 segment
     libjpeg skips): Chromium showed a 4000 x 4000 JPEG so built, counted 1 pixel (red-u6, pass 19)."""
-    from autograder.nbgrader_glue.preprocessors.page_budget import picture_pixels
+    from autograder.nbgrader_glue.preprocessors.pictures import picture_pixels
     size = 4000
 
     def frame(width: int, height: int) -> bytes:
@@ -627,3 +665,18 @@ def test_a_jpeg_with_a_stuffed_zero_before_its_first_marker_counts_the_frame_lib
     app1 = b"\xff\xe1" + struct.pack(">H", 2 + len(app1_body)) + app1_body
     jpeg = b"\xff\xd8" + b"\xff\x00\x00\x0e" + app1 + frame(size, size) + b"\xff\xd9"
     assert picture_pixels("jpeg", jpeg) in (None, size * size)
+
+
+@pytest.mark.parametrize("before_the_frame", [
+    b"\xff\xd8",  # a second SOI
+    b"\xff\xda\x00\x08\x01\x01\x00\x00\x3f\x00",  # SOS: scan data before any frame
+    b"\xff\xd9",  # EOI
+    b"\xff\x02\x00\x04\x00\x00",  # a marker libjpeg does not know
+    b"\xff\xe1\x00\x01",  # a length shorter than itself
+], ids=["soi", "sos", "eoi", "unknown-marker", "short-length"])
+def test_a_jpeg_libjpeg_would_stop_on_before_its_frame_counts_as_unreadable(before_the_frame):
+    """Where libjpeg's marker reader stops with an error before the first frame, a walk that reads on would count a
+    frame libjpeg never reaches: such a picture is unreadable (its cell shown as text), as it is to the browser."""
+    from autograder.nbgrader_glue.preprocessors.pictures import picture_pixels
+    frame = b"\xff\xc0\x00\x0b\x08" + struct.pack(">HH", 1, 1) + b"\x01\x01\x11\x00"
+    assert picture_pixels("jpeg", b"\xff\xd8" + before_the_frame + frame + b"\xff\xd9") is None
