@@ -18,10 +18,14 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   <notebook>.ipynb, the assignment's notebook; both are collected under the notebook's own name, spelled in any
   case, as the intake chooses the notebook) are resolved by the LMS's attachment number, else the LMS's time stamp
   (the archive entry's time); when neither tells, that student is "not collected: two files".
-* The LMS copy never replaces newer work: a notebook in submitted/ stays when it is newer than the LMS
-  copy, or when it is not the copy an earlier collection wrote there (a regrade's new notebook, a fix by
-  hand); the summary names each one kept. downloaded/<assignment>/collected.json holds what was written, and
-  the LMS's number of each student (`make grades-lms` reads it as the Canvas user id).
+* The LMS copy never replaces what the instructor did: downloaded/<assignment>/collected.json holds what each
+  student's folder was written with (each file's name and the SHA-256 of what the intake reads of it, the notebooks
+  and timestamp.txt) and the LMS's number of each student (`make grades-lms` reads it as the Canvas user id). A
+  folder is replaced only while it holds exactly that, or nothing; one that holds anything else (a notebook put
+  there by hand under any name, a regrade's, a time stamp written or removed for an extension, an extra file) is
+  kept whole, and the summary says why. A folder that holds the LMS copy already is never touched, and a new one
+  is written whole beside it and put in its place under submitted/'s lock (submitted_folders.py), so no run
+  reading submitted/ meanwhile sees a folder half written or gone.
 * Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the file, a fact of
   the upload that no setting changes, and nbgrader's autograde counts it late by the due date of the day (a course
   input: moving it is previewed, classroom/changes.py). A LATE upload from before the due date is on time by it,

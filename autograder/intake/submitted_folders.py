@@ -24,14 +24,17 @@ from typing import Iterator
 @contextlib.contextmanager
 def submitted_lock(top: Path, exclusive: bool = False) -> Iterator[None]:
     """Hold the lock of submitted/ (`top`): exclusive to write it, shared to read a folder of it. Without a
-    submitted/ there is nothing to read, and nothing to wait for."""
+    submitted/ there is nothing to read, and nothing to wait for; on a file system that locks no folder (NFS
+    emulates flock with byte-range locks, which a folder cannot take) the read or write goes on without it, and
+    what put_in_place and the collection's rules guarantee still holds."""
     try:
         fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         fd = None
     try:
         if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            with contextlib.suppress(OSError):  # EBADF, ENOLCK, EOPNOTSUPP: no lock to be had there
+                fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
     finally:
         if fd is not None:

@@ -16,7 +16,7 @@ the modes the entries claim. A student chooses what they upload, so here:
   LMS gave it: no setuid, no execute bit, no owner or link from the archive, closed to the sandbox's uids.
 * Caps bound one download (c.BoundedExtractor.*): the bytes of one file; the bytes and the files and folders
   of one student (counted over every entry the collector names as theirs, `student_of`: Canvas gives each upload
-  a top-level file of its own; an entry it names as no one's counts for its top-level file or folder), so that
+  a top-level file of its own; the entries it names as no one's share one student's caps, UNOWNED), so that
   no student uses up what the class shares; the bytes and entries written of the whole download (an entry a
   student's own caps refuse spends none of it); the depth of its paths.
   Bytes are counted as they are written, not as the archive claims. An entry past a cap, or with a
