@@ -114,6 +114,21 @@ def sparse(path: Path, size: int = 1 << 40) -> Path:
     return path
 
 
+def locked_against(top: Path, exclusive: bool) -> bool:
+    """Whether another process would wait to take the lock of submitted/ (`top`, submitted_folders.submitted_lock):
+    exclusively (to write it), or shared (to read a folder of it)."""
+    import fcntl
+
+    other = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(other, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(other)
+
+
 def release_notebook() -> dict:
     return nbformat.read(ROOT / "release" / ASSIGNMENT.name / NOTEBOOK, as_version=4)
 

@@ -541,6 +541,25 @@ def test_one_students_many_uploads_never_spend_the_downloads_entry_cap(tmp_path)
     assert any("(and more): 192 more of its entries" in line for line in lines), lines
 
 
+def test_uploads_no_pattern_names_share_one_students_caps_and_never_spend_a_classmates(tmp_path):
+    """red-c7 (pass 20), B. As test_one_students_many_uploads_never_spend_the_downloads_entry_cap, but Eve names each
+    upload so that no pattern reads it (`1_junk0.txt`: Canvas writes aaroneve_34567_1000_1_junk0.txt, which reads
+    as hers or as the ids 1000 and 1 of a student named `aaroneve_34567`), and calls herself `bob_2` in Canvas (her
+    uploads read as Bob's, or as hers under that name). Entries no one owns share one student's caps, so they spend
+    none of a classmate's share (Bob's notebook is collected past them), nor the download's, and the summary names
+    three of them and counts the rest."""
+    root = course(tmp_path, "c.BoundedExtractor.max_entries = 100", "c.BoundedExtractor.max_submission_files = 5")
+    files = {f"aaroneve_34567_{1000 + i}_1_junk{i}.txt": b"x" for i in range(200)}
+    files.update({f"bob_2_34567_{2000 + i}_x{i}.txt": b"x" for i in range(200)})
+    files.update({f"s{i}_{i}_modules_and_sgd.ipynb": b"{}" for i in range(10)})
+    files["bob_2_3000_modules_and_sgd.ipynb"] = b'{"bob": 1}'
+    lms_zip(root, files)
+    lines = collect(root)
+    collected = sorted(p.parent.name for p in (root / "submitted").glob(f"*/{ASSIGNMENT.name}"))
+    assert collected == sorted(["bob_2", *(f"s{i}" for i in range(10))]), (collected, [line[:160] for line in lines][:8])
+    assert len(lines) == 4 and "392 more of its entries" in lines[-1], lines
+
+
 def test_an_id_the_student_chose_that_is_a_classmates_sis_id_gets_no_canvas_user_id(tmp_path):
     """red-r2 (pass 16). A folder name the student chose (a GitHub Classroom clone names it by the GitHub username)
     that is a classmate's student number or login would carry the classmate's Canvas user id, and the import would
@@ -719,6 +738,87 @@ def test_the_notebook_the_intake_would_grade_is_the_one_the_collection_keeps(tmp
     (folder / hand_copy).write_bytes(b'{"by hand": 1}')  # newer than the LMS copy
     lines = collect(root)
     assert (folder / hand_copy).read_bytes() == b'{"by hand": 1}' and not (folder / NOTEBOOK).exists(), lines
-    assert lines == [f"Kept submitted/carol_222/ and not the LMS copy: its {hand_copy} is newer than the LMS copy "
-                     f"carol_222_100_modules_and_sgd.ipynb"], lines
+    assert lines == [f"Kept submitted/carol_222/ and not the LMS copy: its {hand_copy.split('/')[0]} is not what a "
+                     "collection wrote there (put there by hand)"], lines
 
+
+def test_a_hand_copy_is_kept_when_the_lms_upload_has_another_name(tmp_path):
+    """red-c7 (pass 20), A. Carol's Canvas upload is my_work.ipynb (graded as the notebook, renamed). The instructor
+    puts the right notebook in her folder by hand: the folder now holds a file no collection wrote there, so the next
+    collection keeps it whole and says so, as it keeps a hand copy of an upload named as the notebook
+    (test_a_hand_copy_of_the_notebook_in_another_case_is_newer_work_the_collection_keeps)."""
+    root = course(tmp_path)
+    lms_zip(root, {"carol_222_100_my_work.ipynb": b'{"lms": 1}'})
+    collect(root)
+    folder = root / "submitted" / "carol_222" / ASSIGNMENT.name
+    assert (folder / "my_work.ipynb").read_bytes() == b'{"lms": 1}'
+    (folder / NOTEBOOK).write_bytes(b'{"by hand": 1}')
+    lines = collect(root)
+    assert (folder / NOTEBOOK).is_file(), ("the instructor's hand copy was deleted by the collection", lines,
+                                           sorted(p.name for p in folder.iterdir()))
+    assert lines == [f"Kept submitted/carol_222/ and not the LMS copy: its {NOTEBOOK} is not what a collection wrote "
+                     "there (put there by hand)"], lines
+
+
+@pytest.mark.parametrize("extension", ["2026-11-01 12:00:00 UTC", None], ids=["rewritten", "removed"])
+def test_a_time_stamp_the_instructor_wrote_beside_a_collected_notebook_stays(tmp_path, extension):
+    """red-c7 (pass 20), E. Ann's Canvas upload is LATE: the collection writes timestamp.txt with the LMS's time. The
+    instructor grants an extension by writing her time stamp by hand, or removing it (docs/instructors.md, "The late
+    policy"): the next collection of the same upload keeps her folder as it is, and says so."""
+    root = course(tmp_path)
+    lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
+    collect(root)
+    stamp = root / "submitted" / "obrienann_23456" / ASSIGNMENT.name / "timestamp.txt"
+    assert stamp.is_file()
+    if extension:
+        stamp.write_text(extension)
+    else:
+        stamp.unlink()
+    lines = collect(root)
+    assert (stamp.read_text() if stamp.exists() else None) == extension, lines
+    assert len(lines) == 1 and lines[0].startswith("Kept submitted/obrienann_23456/ and not the LMS copy: "), lines
+
+
+def test_a_collection_leaves_an_unchanged_students_folder_in_place(tmp_path):
+    """red-c7 (pass 20), F. Every make grade collects the download again. A folder that holds the LMS copy already is
+    never touched: a run reading it meanwhile (make regrade, the formgrader's Autograde button, a second make grade)
+    would find it gone, "its folder could not be read", and record a zero under the fingerprint of a folder that
+    never changed, which no later run grades again (/work/pass20/red-c7/F-collect-during-intake.py: 2 of 516 intakes
+    beside one collection of 200 students)."""
+    root = course(tmp_path)
+    lms_zip(root, {"ada_1_modules_and_sgd.ipynb": b'{"lms": 1}'})
+    collect(root)
+    folder = root / "submitted" / "ada" / ASSIGNMENT.name
+    held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)  # as an intake reading it holds it
+    try:
+        assert collect(root) == []
+        assert os.fstat(held).st_nlink > 0, "an unchanged student's folder was deleted and written again by the collection"
+    finally:
+        os.close(held)
+
+
+def test_a_new_lms_copy_is_written_whole_beside_the_folder_and_put_in_place_holding_the_lock(tmp_path, monkeypatch):
+    """A later upload replaces a folder no one changed since its collection: written whole beside it, then renamed
+    into place, while the collection holds submitted/'s lock (submitted_folders.py), which every read of a student's
+    folder holds shared; nothing is left beside it."""
+    from autograder.intake import collect as collection
+    from conftest import locked_against
+
+    root = course(tmp_path)
+    lms_zip(root, {"ada_1_modules_and_sgd.ipynb": b'{"lms": 1}', "bob_2_modules_and_sgd.ipynb": b'{"lms": 2}'})
+    collect(root)
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, {"ada_1_modules_and_sgd.ipynb": b'{"lms": 3}', "bob_2_modules_and_sgd.ipynb": b'{"lms": 2}'},
+            when=(2026, 11, 21, 9, 0, 0))
+    staged, put = [], collection.put_in_place
+
+    def watched(new: Path, dest: Path) -> None:
+        assert locked_against(root / "submitted", exclusive=False), "written without submitted/'s lock"
+        staged.append((dest.parent.name, sorted(p.name for p in new.iterdir())))
+        put(new, dest)
+
+    monkeypatch.setattr(collection, "put_in_place", watched)
+    assert collect(root) == []
+    assert staged == [("ada", [NOTEBOOK])], "only ada's new copy is written, and whole before it is put in place"
+    assert submitted(root) == {"ada": b'{"lms": 3}', "bob": b'{"lms": 2}'}
+    assert sorted(p.name for p in (root / "submitted" / "ada").iterdir()) == [ASSIGNMENT.name]

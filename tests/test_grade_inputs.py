@@ -176,3 +176,23 @@ def test_a_grade_recorded_under_another_reading_of_folders_is_previewed_not_a_ne
     assert older is not None and older.intake is not None and older.intake.reading == "1"
     assert not folder_changed(older, now, tmp_path / "submitted", ("carl", "a"))
     assert older.course_changed(now) == ["settings"], "previewed"
+
+
+def test_a_fingerprint_reads_the_folder_under_submitteds_lock(tmp_path, monkeypatch):
+    """red-c7 (pass 20), F. What decides whether a folder changed is read while no collection writes submitted/ (its
+    lock held shared: submitted_folders.submitted_lock), so it is never the fingerprint of a folder half written."""
+    from conftest import locked_against
+
+    folder = tmp_path / "submitted" / "ada" / "a"
+    folder.mkdir(parents=True)
+    (folder / NOTEBOOK).write_text("{}")
+    surveyed = ledger.survey
+
+    def checked(top, parts, rules):
+        assert locked_against(top, exclusive=True), "the fingerprint read submitted/ without its lock"
+        return surveyed(top, parts, rules)
+
+    monkeypatch.setattr(ledger, "survey", checked)
+    assert not ledger.folder_fingerprint(tmp_path / "submitted", ("ada", "a"), IntakeRules(NOTEBOOK, 1 << 20)).startswith(
+        "unreadable")
+

@@ -262,6 +262,32 @@ def test_a_full_disk_while_the_intake_copies_the_notebook_is_the_graders_failure
     assert "No space left on device" in answer.reason and "not a readable notebook" not in answer.reason
 
 
+def test_the_intake_reads_under_submitteds_lock_and_a_folder_removed_meanwhile_is_the_graders_failure(tmp_path,
+                                                                                                      monkeypatch):
+    """red-c7 (pass 20), F. No collection writes submitted/ while the intake reads a student's folder (it holds the
+    lock of submitted/ shared: submitted_folders.submitted_lock). A folder found gone when the read ends was removed
+    by something else meanwhile (a hand, another tool): the grader's failure, graded again next run, never the
+    student's zero, which would stay as "unchanged"."""
+    from conftest import locked_against
+
+    submitted = tmp_path / "submitted"
+    folder = submitted / "someone" / ASSIGNMENT.name
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK, folder / NOTEBOOK)
+    taken = student_autograde.take_submission
+
+    def removed_meanwhile(top, parts, staging, rules):
+        assert locked_against(submitted, exclusive=True), "the intake read submitted/ without its lock"
+        shutil.rmtree(folder)
+        return taken(top, parts, staging, rules)
+
+    monkeypatch.setattr(student_autograde, "take_submission", removed_meanwhile)
+    settings = GraderSettings(config=load_config(ROOT))
+    grading = ClassGrading(PreparedClass(ASSIGNMENT, settings, [], {}, str))  # not reached: the intake fails first
+    answer = student_autograde.autograder_for(grading, settings.config, submitted, IntakeRules(NOTEBOOK, LIMIT))("someone")
+    assert answer is not None and answer.grader_fault and "removed while it was read" in answer.reason, answer
+
+
 def test_nbgraders_failure_is_said_with_the_exception_its_step_and_its_cell():
     """nbgrader logs what stopped a notebook and raises "Please see the above traceback": the reason is the
     exception's first line (and that of the one it replaced), and the step and cell it stopped on."""

@@ -38,6 +38,7 @@ from typing import Any, Iterable
 from sqlalchemy import text
 
 from ..intake.files import IntakeRules, Refused, survey
+from ..intake.submitted_folders import submitted_lock
 from ..nbgrader_glue.preprocessors.page_budget import typeset_text
 
 TABLE = "autograder_ledger"
@@ -111,7 +112,8 @@ def folder_fingerprint(top: Path, parts: tuple[str, ...], rules: IntakeRules) ->
     kind of each entry it looks at, whether it looked at them all, and what it reads of each file it reads, within
     its caps. Nothing else of the folder can change a grade, so nothing else is read."""
     try:
-        seen = survey(top, parts, rules)
+        with submitted_lock(top):  # no collection writes submitted/ while it is read
+            seen = survey(top, parts, rules)
     except Refused as why:  # not a folder: the intake's reason, which stays as long as the folder does
         return _digest([f"refused: {why}".encode()])
     except OSError as error:  # it changes or vanishes while read: not a fingerprint any grade can match

@@ -8,6 +8,7 @@ was not (protocol.NotGraded).
 """
 from __future__ import annotations
 
+import os
 import traceback
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from traitlets import Instance, List, Unicode
 
 from ..grading import ClassGrading
 from ..intake.files import STAGING, IntakeRules, take_submission
+from ..intake.submitted_folders import submitted_lock
 from ..intake.validate import submission_problem, timestamp_problem
 from ..nbgrader_glue.preprocessors.grading_notes import INTAKE_NOTES
 from ..nbgrader_glue.preprocessors.run_hidden_suites import GRADING_RESOURCE, report_path
@@ -118,8 +120,11 @@ def autograder_for(grading: ClassGrading, config, submitted: Path, rules: Intake
 
     def autograde_one(student: str) -> NotGraded | None:
         staged = assignment.root / STAGING / student / assignment.name  # nbgrader's layout, the kit's folder
-        intake = take_submission(submitted, (student, assignment.name), staged, rules)
+        with submitted_lock(submitted):  # no collection writes submitted/ while it is read
+            intake = take_submission(submitted, (student, assignment.name), staged, rules)
         if intake.notebook is None:
+            if not os.path.lexists(submitted / student / assignment.name):  # removed while this run read it: not theirs
+                return NotGraded(f"its folder was removed while it was read ({intake.reason})", grader_fault=True)
             return NotGraded(intake.reason)
         problem = submission_problem(intake.notebook, rules.notebook_bytes)  # checked, not read: nbgrader reads it
         if problem:

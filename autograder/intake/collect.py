@@ -20,12 +20,14 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   are collected under the notebook's own name, spelled in any case, as the intake chooses the notebook) are
   resolved by the LMS's attachment number, else the LMS's time stamp (the archive entry's time); when neither
   tells, that student is "not collected: two files".
-* The LMS copy never replaces newer work: the notebook in submitted/ that the intake grades (choose_notebook:
-  the copy of an e-mailed notebook put there by hand under its own name, or in a folder, is graded) stays when it
-  is newer than the LMS copy, or when it is not the copy an earlier collection wrote there (a regrade's new
-  notebook, a fix by hand); the summary names each one kept. It is read as the intake reads it: within
-  notebook_kb, a second hard link (an instructor's `cp -al` backup) as its file. downloaded/<assignment>/collected.json holds what was written, and
-  the LMS's number of each student (`make grades-lms` reads it as the Canvas user id).
+* The LMS copy never replaces what the instructor did: downloaded/<assignment>/collected.json holds what each
+  student's folder was written with (each file's name and the SHA-256 of what the intake reads of it, the notebooks
+  and timestamp.txt) and the LMS's number of each student (`make grades-lms` reads it as the Canvas user id). A
+  folder is replaced only while it holds exactly that, or nothing; one that holds anything else (a notebook put
+  there by hand under any name, a regrade's, a time stamp written or removed for an extension, an extra file) is
+  kept whole, and the summary says why. A folder that holds the LMS copy already is never touched, and a new one
+  is written whole beside it and put in its place under submitted/'s lock (submitted_folders.py), so no run
+  reading submitted/ meanwhile sees a folder half written or gone.
 * Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the file, a fact of
   the upload that no setting changes, and nbgrader's autograde counts it late by the due date of the day (a course
   input: moving it is previewed, classroom/changes.py). A LATE upload from before the due date is on time by it,
@@ -54,7 +56,8 @@ from ..assignment import Assignment
 from ..nbgrader_glue.late import due_date_of, late_by
 from ..outputs.inert import escaped, quoted
 from ..settings import GraderSettings
-from .files import IntakeRules, Refused, read_regular, survey
+from .files import TIMESTAMP, Refused, read_regular
+from .submitted_folders import put_in_place, staging_for, submitted_lock
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$", re.IGNORECASE)
@@ -353,75 +356,88 @@ class LmsZipCollect(ZipCollectApp):
         return chosen
 
     def _transfer_files(self, collected: dict[str, list[Candidate]]) -> None:
-        """Copy each student's files into submitted/, unless what is there is newer (module docstring)."""
+        """Each student's LMS copy into submitted/, holding its lock (submitted_folders.py), and what was written into
+        collected.json (module docstring)."""
         record_path = Path(self._format_collect_path(RECORD))
         record = json.loads(record_path.read_text()) if record_path.is_file() else {}
-        for student, files in sorted(collected.items()):
-            dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student,
-                                                   self.coursedir.assignment_id))
-            why = self._newer_work(dest, files, record.get(student))
-            if why:
-                self.collection.kept[student] = why
-                continue
-            shutil.rmtree(dest, ignore_errors=True)
-            for folder in (dest.parent, dest):  # submitted/<student>/<assignment>, closed to other uids
-                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-                folder.chmod(0o700)
-            for file in files:
-                copy_private(file.path, dest / file.info["file_id"])
-            record[student] = {**{f.info["file_id"]: _sha(f.path, self._notebook_bytes) for f in files},
-                               LMS_ID: files[0].info.get("lms_id", "")}  # one number a student (_refuse_clashes)
-            late = [f for f in files if f.info["late"]]
-            if late:
-                self._record_late(student, dest, late[0])
+        top = Path(self.coursedir.root, self.coursedir.submitted_directory)  # as the runs reading it name it
+        top.mkdir(parents=True, exist_ok=True)
+        with submitted_lock(top, exclusive=True):
+            for student, files in sorted(collected.items()):
+                self._transfer(student, files, record)
         partial = record_path.with_name(RECORD + ".partial")
         write_private(partial, json.dumps(record, indent=1, sort_keys=True))
         os.replace(partial, record_path)
+
+    def _transfer(self, student: str, files: list[Candidate], record: dict) -> None:
+        """One student's folder: left as it is when it holds the LMS copy already, written whole when it holds only
+        what a collection wrote (or nothing), else kept, with the reason in the summary."""
+        dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id))
+        late = next((f for f in files if f.info["late"]), None)
+        stamp = _utc(late.lms_time).strftime("%Y-%m-%d %H:%M:%S.%f UTC") if late and late.lms_time else None
+        wanted = {f.info["file_id"]: _sha(f.path, self._notebook_bytes) for f in files}
+        if stamp:
+            wanted[TIMESTAMP] = hashlib.sha256(stamp.encode()).hexdigest()
+        if os.path.lexists(dest) and (dest.is_symlink() or not dest.is_dir()):
+            self.collection.kept[student] = "it is not a folder (put there by hand)"
+            return
+        held = {path.name: _sha(path, self._notebook_bytes) for path in dest.iterdir()} if dest.is_dir() else None
+        if held != wanted:  # else the folder is the LMS copy already: never touched, so no run reading it sees a change
+            why = held and self._kept_because(dest, held, record.get(student), files)
+            if why:
+                self.collection.kept[student] = why
+                return
+            self._write_folder(dest, files, stamp)
+        record[student] = {**wanted, LMS_ID: files[0].info.get("lms_id", "")}  # one number a student (_refuse_clashes)
+        if late:
+            self._note_late(student, late)
 
     @property
     def _notebook_bytes(self) -> int:
         return GraderSettings(config=self.config).notebook_kb * 1024
 
-    def _held(self, dest: Path) -> dict[str, Path]:
-        """What submitted/<student> holds in the place of each name the collection writes there, by that name in
-        lower case: the notebook the intake grades (choose_notebook, at any depth, in any case: a copy put there by
-        hand as `Modules_and_SGD (1).ipynb` or in a folder is graded, so it is the work to keep), and the top-level
-        files in any case."""
-        if not dest.is_dir():
-            return {}
-        held = {path.name.casefold(): path for path in sorted(dest.iterdir())}
-        name = self.collector_plugin_inst.notebook_name
-        try:
-            graded = survey(dest.parent, (dest.name,), IntakeRules.of(GraderSettings(config=self.config), name)).notebook
-        except (Refused, OSError):  # changed while read: the names at the top alone
-            return held
-        return {**held, name.casefold(): dest / graded} if graded else held
-
-    def _newer_work(self, dest: Path, files: list[Candidate], written: dict | None) -> str | None:
-        """Why submitted/<student> must stay as it is, or None when the LMS copy may replace it."""
-        held = self._held(dest)
-        for file in files:
-            there = held.get(file.info["file_id"].casefold(), dest / file.info["file_id"])
-            if not there.is_file() or there.is_symlink():
+    @staticmethod
+    def _kept_because(dest: Path, held: dict[str, str], written: dict | None, files: list[Candidate]) -> str | None:
+        """Why submitted/<student> must stay as it is: it holds anything no collection wrote there, or changed since
+        (a hand copy, a regrade's notebook, a time stamp of yours, an extra file); None when the LMS copy may
+        replace it. `held` and `written`: each file's name and the SHA-256 the intake reads of it."""
+        written = {name: sha for name, sha in (written or {}).items() if name != LMS_ID}
+        if held == written:
+            return None
+        lms = {f.info["file_id"].casefold(): f for f in files}  # in any case, as the intake chooses the notebook
+        for name, sha in sorted(held.items()):
+            if written.get(name) == sha:
                 continue
-            sha = _sha(there, self._notebook_bytes)
-            if sha == _sha(file.path, self._notebook_bytes):
-                continue  # the same bytes: nothing to lose
-            kept = shown(there.relative_to(dest).as_posix())
-            if there.stat().st_mtime > (file.lms_time or 0) + 1:  # 1 s: archives keep time to 2 s, mtimes finer
-                return f"its {kept} is newer than the LMS copy {shown(file.name)}"
-            if written is not None and written.get(file.info["file_id"]) != sha:
-                return f"its {kept} changed after the LMS copy was collected (a regrade, or by hand)"
-        return None
+            copy = lms.get(name.casefold())
+            if copy and (dest / name).lstat().st_mtime > (copy.lms_time or 0) + 1:  # 1 s: archives keep time to 2 s
+                return f"its {shown(name)} is newer than the LMS copy {shown(copy.name)}"
+            if name in written:
+                return f"its {shown(name)} changed after the LMS copy was collected (a regrade, or by hand)"
+            return f"its {shown(name)} is not what a collection wrote there (put there by hand)"
+        gone = sorted(set(written) - set(held))
+        return f"{', '.join(map(shown, gone))} {'was' if len(gone) == 1 else 'were'} removed from it after the LMS copy was collected"
 
-    def _record_late(self, student: str, dest: Path, file: Candidate) -> None:
-        """nbgrader's lateness for a file the LMS marked late: timestamp.txt with the LMS's time of the upload, never
-        one made from the due date, which would make every move of it a new submission (module docstring)."""
+    def _write_folder(self, dest: Path, files: list[Candidate], stamp: str | None) -> None:
+        """submitted/<student>/<assignment> written whole beside its place, then put there (submitted_folders.py)."""
+        staged = staging_for(dest)
+        shutil.rmtree(staged, ignore_errors=True)  # what a collection that died left
+        for folder in (dest.parent, staged):  # submitted/<student>/<assignment>, closed to other uids
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder.chmod(0o700)
+        for file in files:
+            copy_private(file.path, staged / file.info["file_id"])
+        if stamp:
+            write_private(staged / TIMESTAMP, stamp)
+        put_in_place(staged, dest)
+
+    def _note_late(self, student: str, file: Candidate) -> None:
+        """The summary's line on nbgrader's lateness for a file the LMS marked late: its timestamp.txt holds the LMS's
+        time of the upload, never one made from the due date, which would make every move of it a new submission
+        (module docstring)."""
         if not file.lms_time:
             self.collection.late[student] = "the LMS gave no time of the upload to record, so nbgrader counts it on time"
             return
         at = _utc(file.lms_time)
-        write_private(dest / "timestamp.txt", at.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
         due = self._due_date()
         lateness = ("there is no due date to count it late against (c.GraderSettings.due_date)" if due is None else
                     f"late by {late_by((at - due).total_seconds())}" if at > due else

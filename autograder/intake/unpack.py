@@ -16,7 +16,7 @@ the modes the entries claim. A student chooses what they upload, so here:
   LMS gave it: no setuid, no execute bit, no owner or link from the archive, closed to the sandbox's uids.
 * Caps bound one download (c.BoundedExtractor.*): the bytes of one file; the bytes and the files and folders
   of one student (counted over every entry the collector names as theirs, `student_of`: Canvas gives each upload
-  a top-level file of its own; an entry it names as no one's counts for its top-level file or folder), so that
+  a top-level file of its own; the entries it names as no one's share one student's caps, UNOWNED), so that
   no student uses up what the class shares; the bytes and entries written of the whole download (an entry a
   student's own caps refuse spends none of it); the depth of its paths.
   Bytes are counted as they are written, not as the archive claims. An entry past a cap, or with a
@@ -46,6 +46,17 @@ OS_LITTER = frozenset({".DS_Store", "Thumbs.db", "desktop.ini", "__MACOSX"})  # 
 def is_os_litter(name: str) -> bool:
     """Whether a name at archive/'s top is what an operating system leaves in a folder it shows, never an LMS's."""
     return name in OS_LITTER or name.startswith("._")
+
+
+# The share of the entries `student_of` names as no student's (a name no pattern reads, however many top-level files
+# hold them): one student's caps bound them all, so they spend no classmate's share, nor more of the download's than
+# one student may, and the summary names three of them and counts the rest. "" is the whole download's (_bytes).
+UNOWNED = "\0unowned"
+UNOWNED_LABEL = "the files the LMS's patterns name as no student's"
+
+
+def _whose(student: str) -> str:
+    return UNOWNED_LABEL if student == UNOWNED else "its student's uploads"
 
 
 class NotCollected(Exception):
@@ -193,15 +204,15 @@ class BoundedExtractor(ExtractorPlugin):
     def _write_entry(self, entry: Entry, top: Path, label: str) -> bool:
         """Write one entry, or say in `refused` why not; False once the download has too many entries."""
         first = next((p for p in entry.name.replace("\\", "/").split("/") if p not in ("", ".")), "")
-        submission = label + first  # as the summary names it
-        student = self.student_of(entry.name) or submission  # whose caps (and shown refusals) it counts against
-        self._label.setdefault(student, submission)
+        # whose caps (and shown refusals) it counts against: its student's, else the one share of what no one owns
+        student = self.student_of(entry.name) or UNOWNED
+        self._label.setdefault(student, label + first if student != UNOWNED else UNOWNED_LABEL)
         try:
             parts = safe_parts(entry.name, self.max_depth)
             if not entry.is_dir and not entry.is_file:
                 raise NotCollected("it is a link or a special file, not a file")
             if self._files[student] >= self.max_submission_files:
-                raise NotCollected(f"its student's uploads hold more than {self.max_submission_files} files and "
+                raise NotCollected(f"{_whose(student)} hold more than {self.max_submission_files} files and "
                                    f"folders (BoundedExtractor.max_submission_files)")
             # Only an entry written spends the download's share: one a student's own caps refuse never does, so no
             # upload of many files (or folders) leaves the classmates after it uncollected.
@@ -238,7 +249,8 @@ class BoundedExtractor(ExtractorPlugin):
         """Write one file, stopping at whichever cap comes first; a file cut short is removed."""
         caps = [(self.max_file_mb << 20, f"{self.max_file_mb} MB a file (BoundedExtractor.max_file_mb)"),
                 ((self.max_submission_mb << 20) - self._bytes[student],
-                 f"{self.max_submission_mb} MB a student (BoundedExtractor.max_submission_mb)"),
+                 f"{self.max_submission_mb} MB {'for ' + UNOWNED_LABEL if student == UNOWNED else 'a student'} "
+                 f"(BoundedExtractor.max_submission_mb)"),
                 ((self.max_total_mb << 20) - self._bytes[""],
                  f"{self.max_total_mb} MB for the download (BoundedExtractor.max_total_mb)")]
         room, cap = min(caps, key=lambda c: c[0])

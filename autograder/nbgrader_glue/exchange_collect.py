@@ -45,6 +45,7 @@ from nbgrader.utils import check_mode, parse_utc
 
 from ..assignment import find_assignment
 from ..intake.files import TIMESTAMP, TIMESTAMP_BYTES, IntakeRules, Refused, StagingFault, read_regular, take_submission
+from ..intake.submitted_folders import put_in_place, staging_for, submitted_lock
 from ..outputs.inert import escaped, one_line
 from ..settings import GraderSettings
 
@@ -126,7 +127,7 @@ class IntakeExchangeCollect(ExchangeCollect):
         if dest.is_dir() and not self._replaces(dest, record["timestamp"]):
             self.log.info("No newer submission to collect: %s %s", escaped(student), self.coursedir.assignment_id)
             return
-        staged = dest.with_name(f".{dest.name}.collecting")
+        staged = staging_for(dest)
         try:
             intake = take_submission(source.parent, (source.name,), staged, self._rules())
         except StagingFault as fault:  # the machine's (a full disk): the collected work stays whole
@@ -142,14 +143,8 @@ class IntakeExchangeCollect(ExchangeCollect):
             self.log.warning("%s: not collected: %s; submitted/%s is kept", escaped(source.name), why, escaped(student))
             return
         self.log.info("Collecting submission: %s %s", escaped(student), self.coursedir.assignment_id)
-        if dest.is_dir():
-            previous = dest.with_name(f".{dest.name}.previous")
-            shutil.rmtree(previous, ignore_errors=True)
-            os.replace(dest, previous)
-            os.replace(staged, dest)
-            shutil.rmtree(previous)
-        else:
-            os.replace(staged, dest)
+        with submitted_lock(dest.parent.parent, exclusive=True):  # no run reads submitted/ meanwhile
+            put_in_place(staged, dest)
 
     def _replaces(self, dest: Path, new: datetime.datetime) -> bool:
         """nbgrader's rule for a student already collected: with update, a newer folder (or any, when the collected
