@@ -473,6 +473,33 @@ def test_only_the_budgets_own_oom_kills_count_as_the_memory_budget(tmp_path, eve
         os.close(cgroups.counters["memory.events"][0])
 
 
+@pytest.mark.parametrize("oom_control, failcnt, killed_by_budget", [
+    ("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n", "40\n", 1),  # the budget ran out and its OOM killer killed
+    # a limit above the kit's cgroups (a container's --memory, the machine) ran out: its OOM killer chose a process of
+    # the submission's, which had never reached its budget (failcnt 0)
+    ("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n", "0\n", 0),
+])
+def test_on_cgroup_v1_only_the_budgets_own_oom_kills_count_as_the_memory_budget(tmp_path, oom_control, failcnt,
+                                                                                  killed_by_budget):
+    """cgroup v1's memory.oom_control counts in oom_kill every OOM kill of the cgroup's processes, the machine's
+    and a parent cgroup's too (the kernel's __oom_kill_process counts each in the victim's cgroup): as on v2, a
+    machine or container short of memory is never the submission's memory budget (red-b7 pass 20: beside a
+    neighbour holding its memory in many small processes, an honest check of 300 MB under a container's limit was
+    told "the submission's processes together used their memory budget of 1024 MB")."""
+    from autograder.sandbox.isolation import _Cgroups
+
+    (tmp_path / "memory.oom_control").write_text(oom_control)
+    (tmp_path / "memory.failcnt").write_text(failcnt)
+    cgroups = object.__new__(_Cgroups)
+    cgroups.counters = {name: [os.open(tmp_path / name, os.O_RDONLY)] for name in ("memory.oom_control", "memory.failcnt")}
+    try:
+        assert cgroups.events()["oom_kill"] == killed_by_budget
+        assert ("memory budget" in cgroups.hit()) == (killed_by_budget > 0)
+    finally:
+        for fds in cgroups.counters.values():
+            os.close(fds[0])
+
+
 def test_the_time_a_session_waits_for_the_graders_next_request_is_not_the_submissions():
     """The wall-clock backstop charges what the submission's processes spend waiting or sleeping, not the time its
     session sits idle between two requests while the grader's own process explains failures, starts the reference's
@@ -572,3 +599,22 @@ def test_a_grade_id_of_another_type_is_a_cell_the_student_added():
     notebook.cells.insert(0, new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": ["sgd"]}}))
     program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook())
     assert program[0].source == "x = 1"
+
+
+@pytest.mark.parametrize("folder", ["/srv/cours-été/release", "/home/józef/kurs/.venv", "/srv/kit with space/release"])
+def test_a_mount_point_of_the_sessions_root_is_read_back_as_its_path(monkeypatch, folder):
+    """The session remounts every mount point of its root read-only by the path /proc/self/mountinfo gives, which
+    writes a path's bytes as they are but for space, tab, newline and backslash (octal escapes). A course (or its
+    venv) under a folder whose name is not ASCII was read as mojibake (`cours-Ã©tÃ©`): the mount failed, no session
+    could start at the namespaces levels, and `make grade` refused the class or, where the interpreter is reachable,
+    graded it at uid+landlock, weaker than the machine allows (red-b7 pass 20)."""
+    import io
+
+    from autograder.sandbox import isolation
+
+    written = folder.replace(" ", "\\040")
+    line = f"42 41 0:5 {written} {written} ro,nosuid,nodev,relatime shared:1 - ext4 /dev/vda1 rw\n"
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda path, *args, **kwargs: io.StringIO(line)
+                        if path == "/proc/self/mountinfo" else real_open(path, *args, **kwargs))
+    assert isolation._mount_points() == [(folder, isolation.MS_NOSUID | isolation.MS_NODEV)]
