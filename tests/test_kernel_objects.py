@@ -146,6 +146,30 @@ def test_student_code_holds_no_socket_queue_and_few_pipes(level):
         outcome.reason, outcome.load_errors)
 
 
+LOWER_THROUGH_AUTOGROUP = """\
+import ctypes
+ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: the loader's /proc/self files are its uid's again
+try:
+    with open("/proc/self/autogroup", "w") as autogroup:  # the weight of the loader's session (setsid) on the CPU
+        autogroup.write("10")
+except OSError:
+    pass
+result = open("/proc/self/autogroup").read().split()[-1]"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/autogroup"), reason="a kernel without autogroups")
+@pytest.mark.parametrize("level", [pytest.param("uid+landlock", marks=needs_level("uid")), None])
+def test_student_code_cannot_lower_its_priority_through_its_autogroup(level):
+    """The filter denies setpriority and the sched_* calls: a process that lowers its own priority beside a busy
+    neighbour waits for a CPU nearly all the time, and waits are taken off the wall-clock backstop. Each loader
+    starts a session of its own, so an autogroup of its own, whose nice value /proc/self/autogroup sets (red-b7
+    pass 20: at nice 10, pinned beside one busy process, a check that burns 2.5 s of CPU held its grader 38 s
+    before the 6 s backstop stopped it, a sleeping check 12 s)."""
+    with box(level) as sandbox:
+        outcome = sandbox.call([Cell("student", LOWER_THROUGH_AUTOGROUP)], sandbox_probes.value, name="result")
+    assert (outcome.value, outcome.load_errors) == ("0", [])
+
+
 def test_the_filter_denies_only_what_it_names_and_kills_another_architectures_calls():
     code = f"""
 import ctypes, errno, os, socket, sys
