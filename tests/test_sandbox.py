@@ -618,3 +618,21 @@ def test_a_mount_point_of_the_sessions_root_is_read_back_as_its_path(monkeypatch
     monkeypatch.setattr("builtins.open", lambda path, *args, **kwargs: io.StringIO(line)
                         if path == "/proc/self/mountinfo" else real_open(path, *args, **kwargs))
     assert isolation._mount_points() == [(folder, isolation.MS_NOSUID | isolation.MS_NODEV)]
+
+
+def test_a_worker_that_ends_during_a_check_for_no_reason_of_the_submissions_is_the_graders_failure():
+    """The worker is the grader's (root, outside the submission's namespaces and cgroups: student code can neither
+    signal it nor write its replies), so one that ends while it serves a request (the machine's OOM killer chose it,
+    an administrator's kill, a fault of its own) is a machine fault like a session killed during a check: no check's
+    answer. It was every call's failed check, "stopped the grader's worker process", a 0 written down as the grade
+    (red-b7 pass 20: the worker sent SIGKILL from outside during a sleeping check)."""
+    import threading
+
+    code = Cell("slow", "import time\ndef work():\n    time.sleep(2)\n    return 'answered'")
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=3)) as sandbox:
+        sandbox.begin()
+        assert sandbox.call([code], sandbox_probes.run, name="work").value == "answered"
+        threading.Timer(1.0, lambda: os.kill(sandbox.worker.pid, signal.SIGKILL)).start()
+        with pytest.raises(RuntimeError, match="the grading machine's fault"):
+            outcome = sandbox.call([code], sandbox_probes.run, name="work")
+            raise AssertionError(f"a check's answer: {outcome}")
