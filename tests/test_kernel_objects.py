@@ -163,7 +163,7 @@ def test_student_code_cannot_lower_its_priority_through_its_autogroup(level):
     """The filter denies setpriority and the sched_* calls: a process that lowers its own priority beside a busy
     neighbour waits for a CPU nearly all the time, and waits are taken off the wall-clock backstop. Each loader
     starts a session of its own, so an autogroup of its own, whose nice value /proc/self/autogroup sets (red-b7
-    pass 20: at nice 10, pinned beside one busy process, a check that burns 2.5 s of CPU held its grader 38 s
+    pass 20: at nice 10, pinned beside one busy process, a check that burns 2.5 s of CPU held its grader 22 to 24 s
     before the 6 s backstop stopped it, a sleeping check 12 s)."""
     with box(level) as sandbox:
         outcome = sandbox.call([Cell("student", LOWER_THROUGH_AUTOGROUP)], sandbox_probes.value, name="result")
