@@ -636,3 +636,25 @@ def test_a_worker_that_ends_during_a_check_for_no_reason_of_the_submissions_is_t
         with pytest.raises(RuntimeError, match="the grading machine's fault"):
             outcome = sandbox.call([code], sandbox_probes.run, name="work")
             raise AssertionError(f"a check's answer: {outcome}")
+
+
+def test_a_thread_kept_waiting_for_a_cpu_is_charged_its_running_time_by_the_backstop(monkeypatch):
+    """The kernel adds a thread's wait for a CPU to its schedstat (run_delay) only when the thread runs again, so a
+    thread that a much heavier neighbour lets run for 2 ms every 200 ms shows its waits in jumps of 198 ms, between
+    readings 50 ms apart. Stopwatch took each jump off only up to the time since the reading before, so three
+    quarters of the waits counted as running: an honest check burning 1 s of CPU on a CPU shared with a neighbour 28
+    times its weight (an autogroup at nice -15, standing for 28 busy sessions, a hog's processes each in a session
+    of its own) failed "did not finish within 6 s of wall-clock time ... waiting or sleeping?" (37 s; at nice -20,
+    25.5 s twice), the same check at a ninth of the neighbour's weight passed (red-b7 pass 20)."""
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0, "waited": 0.0}
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: {(pid, str(pid)): clock["waited"]})
+    stopwatch = cputime.Stopwatch(1234)
+    for reading in range(1, 121):  # 6 s of readings, every 50 ms
+        clock["now"] = reading * 0.05
+        if reading % 4 == 0:  # it ran 2 ms: the kernel adds the 198 ms it waited before
+            clock["waited"] += 0.198
+        stopwatch.seconds()
+    assert stopwatch.seconds() < 0.5  # it ran 60 ms in all (the last reading's wait not seen yet: at most 50 ms more)
