@@ -3,8 +3,8 @@ pinned 9.18's), run in the loader on the student's cells, never in the grader's 
 hostile input (IPython stops it after 500 transformations), so its cost is the submission's, as in Jupyter.
 
 A cell none of whose lines IPython could read otherwise (`could_be_ipython`, linear) is run as it is, so a plain
-notebook never loads the transformer. The transformer's two files are loaded from IPython's folder under names of
-their own, never as `IPython.*`: the notebook's `import IPython` still gets the sandbox's stand-ins
+notebook never loads the transformer. Its two files are read by the worker and run by a loader that needs them
+under names of their own, never as `IPython.*`: the notebook's `import IPython` still gets the sandbox's stand-ins
 (ipython_display.py). Lines keep their numbers, so a message names the student's own line.
 Run only inside the worker (child.py imports it as a top-level module).
 """
@@ -17,9 +17,17 @@ import re
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-# Found once by the worker, before any student code: where IPython's files are (its package is never imported).
-_SPEC = importlib.util.find_spec("IPython")
-_FOLDER = next(iter(_SPEC.submodule_search_locations or []), "") if _SPEC else ""
+
+def _read(*path: str) -> str:
+    """A file of IPython's package (which is never imported), read by the worker before any student code: a
+    confined loader may not read the environment's files (the worker's PRELOAD says why)."""
+    spec = importlib.util.find_spec("IPython")
+    folder = next(iter(spec.submodule_search_locations or []), "") if spec else ""
+    with open(os.path.join(folder, *path), encoding="utf-8") as file:
+        return file.read()
+
+
+_TOKENUTIL, _TRANSFORMER = _read("utils", "tokenutil.py"), _read("core", "inputtransformer2.py")
 
 # Every cell IPython's transformer changes has one of these (a superset: others only cost a transformation): an
 # escape that begins a line (% ! ? and IPython's , ; / autocall quotes), a prompt to strip, `= %magic` or `= !cmd`,
@@ -46,28 +54,23 @@ def as_python(text: str) -> str:
     return "\n" * leading + _manager.transform_cell(text)
 
 
-def _module(name: str, path: str, imports: dict[str, Any]) -> ModuleType:
-    """The file at `path` run as a module `name` kept out of sys.modules; `imports` answers its imports of those
+def _module(name: str, text: str, imports: dict[str, Any]) -> ModuleType:
+    """The code `text` run as a module `name` kept out of sys.modules; `imports` answers its imports of those
     names (inputtransformer2's `from IPython.utils import tokenutil`) before the import system is asked."""
     module = ModuleType(name)
-    module.__file__ = path
     real = builtins.__import__
 
     def imported(wanted: str, *args: Any, **kwargs: Any) -> Any:
         return imports[wanted] if wanted in imports else real(wanted, *args, **kwargs)
 
     module.__dict__["__builtins__"] = {**vars(builtins), "__import__": imported}
-    with open(path, encoding="utf-8") as source:
-        exec(compile(source.read(), path, "exec"), module.__dict__)
+    exec(compile(text, f"<IPython's {name}>", "exec"), module.__dict__)
     return module
 
 
 def _load_transformer() -> type:
-    if not _FOLDER:
-        raise ImportError("IPython is not installed where the grader runs: the cell's IPython syntax cannot be read")
-    tokenutil = _module("ipython_tokenutil", os.path.join(_FOLDER, "utils", "tokenutil.py"), {})
-    transformer = _module("ipython_inputtransformer2", os.path.join(_FOLDER, "core", "inputtransformer2.py"),
-                          {"IPython.utils": SimpleNamespace(tokenutil=tokenutil)})
+    tokenutil = _module("tokenutil", _TOKENUTIL, {})
+    transformer = _module("inputtransformer2", _TRANSFORMER, {"IPython.utils": SimpleNamespace(tokenutil=tokenutil)})
     return transformer.TransformerManager
 
 
