@@ -206,6 +206,7 @@ def test_ipythons_transformer_runs_in_the_sandbox_on_the_submissions_time_never_
     cell = "%time x = 1\n" * 100 + "y = 1\n" * 50_000
     started = time.process_time()
     assert _binds(namespace_lines(cell), "x") and _binds(namespace_lines(cell), "y")
+    assert not _binds(namespace_lines("%time x = 1\n" + " " * 300_000 + "z"), "z")  # one line, no assignment in it
     assert time.process_time() - started < 1
     with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=0.5)) as sandbox:
         outcome = sandbox.call([Cell("c", cell)], sandbox_probes.bound, name="y")

@@ -27,7 +27,7 @@ class Cell:
 # command, IPython's autocall quotes) or help (`np.zeros_like?`, `??SGD`, `np.*zeros*?`); an assignment of a
 # magic's or a command's output (`x = %time expr`, `files = !ls`), which binds its target.
 _ESCAPED = re.compile(r"^(\s*)([%!,;/].*|\?{0,2}[\w.*]+\?{1,2}[ \t]*|\?{1,2}[\w.*]+[ \t]*)$")
-_ASSIGNED = re.compile(r"^([ \t]*[^=%!#'\"\n]+=[ \t]*)[%!].*$")
+_ASSIGNED = re.compile(r"^([ \t]*[^=%!#'\"\s][^=%!#'\"\n]*=[ \t]*)[%!].*$")  # one way to split a line: linear
 _LINE_MAGIC = re.compile(r"^([ \t]*)%(\w+)(.*)$")
 _IPYTHON_LINE = re.compile(r"^[ \t]*(?:[%!?,;/]|[\w.*]+\?)|=[ \t]*[%!]", re.MULTILINE)
 
