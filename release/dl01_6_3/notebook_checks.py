@@ -40,29 +40,20 @@ def _skipped(cell: dict) -> bool:
     return "demo" in meta.get("tags", []) or bool(grading.get("grade") and not grading.get("solution"))
 
 
-def _jupyters_shell(names: dict):
-    """IPython's own shell on `names`: it reads a cell's IPython syntax (`%%time`, `x = %time ...`, `!ls`,
-    `np.zeros_like?`) and runs its magics as Jupyter's kernel does, and as the grade's sandbox does. None where
-    IPython is not installed (pytest outside Jupyter's environment): magics are then skipped."""
+def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]]:
+    """Run (name, source) cells in order, read as Jupyter and the grade read them (IPython's own shell on the names,
+    no history; without IPython, magics skipped); the names defined and (reason, source) for each cell that raised."""
+    sys.path.insert(0, str(HERE))  # the notebook imports engine.py from this folder
+    names, errors = {"__name__": "__main__"}, []
     try:
         from IPython.core.interactiveshell import InteractiveShell
         from traitlets.config import Config
+        read = InteractiveShell(config=Config(HistoryManager=Config(enabled=False)), user_ns=names).transform_cell
     except ImportError:
-        return None
-    config = Config()
-    config.HistoryManager.enabled = False  # the checks' runs are kept in no history
-    return InteractiveShell(config=config, user_ns=names)  # its own, not the process's singleton: a run per call
-
-
-def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]]:
-    """Run (name, source) cells in order, as Jupyter reads them (_jupyters_shell); the names defined and
-    (reason, source) for each cell that raised (running goes on)."""
-    sys.path.insert(0, str(HERE))  # the notebook imports engine.py from this folder
-    names, errors = {"__name__": "__main__"}, []
-    shell = _jupyters_shell(names)
+        read = None
     for name, source in cells:
         try:
-            source = shell.transform_cell(source) if shell else "" if source.lstrip().startswith("%%") else re.sub(
+            source = read(source) if read else "" if source.lstrip().startswith("%%") else re.sub(
                 r"(?m)^(\s*)([%!])", r"\1# \2", source)
             exec(compile(source, f"<cell {name}>", "exec"), names)
         except (Exception, SystemExit) as exc:
