@@ -5,6 +5,10 @@ def value(ns: dict, name: str):
     return ns[name]
 
 
+def bound(ns: dict, name: str) -> bool:
+    return name in ns
+
+
 def bump(ns: dict) -> int:
     """Change the program's state and report it: a second call must see the state as loaded."""
     ns["counter"][0] += 1

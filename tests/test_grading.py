@@ -153,11 +153,13 @@ def test_a_right_notebook_that_calls_display_as_jupyter_allows_scores_full_marks
     "from IPython.display import display, update_display\n",
     "from IPython.display import DisplayHandle\nprogress = DisplayHandle('sgd')\n",
     "get_ipython().run_line_magic('config', \"InlineBackend.figure_format = 'retina'\")\n",
-], ids=["IPython.core.display", "update_display", "DisplayHandle(id)", "get_ipython"])
+    "TIMED = %time 1 + 1\nfiles = !ls\nnp.*zeros*?\n",
+], ids=["IPython.core.display", "update_display", "DisplayHandle(id)", "get_ipython", "ipython-syntax"])
 def test_a_right_notebook_using_more_of_ipython_as_jupyter_allows_scores_full_marks(tmp_path, start):
     """The sandbox's IPython stand-in has display() and a few names of IPython.display only: a right cell sgd that
     began with IPython's older import path, update_display, a DisplayHandle made with its id, or get_ipython() (which
-    Jupyter gives every notebook, as it gives display) raised and scored 10.82/18 (red-u6, pass 19)."""
+    Jupyter gives every notebook, as it gives display) raised and scored 10.82/18 (red-u6, pass 19); so did IPython's
+    syntax (graded here in the confined sandbox, whose loader reads no file of the environment)."""
     notebook = solution_notebook()
     cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
     cell.source = start + cell.source

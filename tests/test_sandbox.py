@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 import sandbox_probes
-from nbformat.v4 import new_code_cell, new_notebook, new_raw_cell
+from nbformat.v4 import new_code_cell, new_raw_cell
 
+from autograder.checks.suites import _binds
 from autograder.sandbox import Cell, Limits, Sandbox, program_from_notebook
 from autograder.sandbox.cputime import HURRIED_NICE
+from autograder.sandbox.program import bound_names, namespace_lines
 from conftest import (
     ASSIGNMENT,
     CAP_SYS_NICE,
@@ -46,7 +48,7 @@ def test_program_skips_tests_and_demos_and_keeps_added_cells_where_they_stand():
     program = program_from_notebook(notebook)
     assert names(program) == ["0", "imports", "parameter", "module", "linear", "relu_sequential",
                               str(after_test + 1), "exercise_count", "sgd", "exercise_second_step", "no_grad"]
-    assert "# %matplotlib inline" in program[6].source
+    assert program[6].source.endswith("\n%matplotlib inline"), "as written: the sandbox reads IPython's syntax"
 
 
 def test_given_cells_come_from_the_source_and_other_parts_from_the_reference():
@@ -91,57 +93,124 @@ def test_a_prose_cell_or_an_answer_the_student_made_code_is_not_run():
     assert not any("MADE_CODE" in cell.source for cell in program)
 
 
-def run_to_sgd(cell: str) -> dict:
-    """The namespace after the program of a right notebook whose cell sgd is `cell` (with `{right}` for its right
-    code) runs up to cell sgd, the release's stubs passing."""
+@pytest.fixture(scope="module")
+def box():
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
+        yield sandbox
+
+
+def binds_after_sgd(box: Sandbox, cell: str, name: str) -> bool:
+    """Whether the program of a right notebook whose cell sgd is `cell` (with `{right}` for its right code), run in
+    the sandbox up to cell sgd, binds `name`."""
     right = solution_notebook().cells[grade_ids(solution_notebook()).index("sgd")].source
     notebook = solution_notebook()
     notebook.cells[grade_ids(notebook).index("sgd")].source = cell.format(right=right)
     program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook(), ("sgd",))
-    namespace: dict = {}
-    for given in program[:[c.name for c in program].index("sgd") + 1]:
-        exec(compile(given.source.replace("raise NotImplementedError()", "pass"), given.name, "exec"), namespace)
-    return namespace
+    outcome = box.call(program[:names(program).index("sgd") + 1], sandbox_probes.bound, name=name)
+    assert outcome.ok and not any(error.startswith("cell sgd") for error in outcome.load_errors), outcome
+    return outcome.value
 
 
 @pytest.mark.parametrize("cell", ["%%time\n{right}", "\n%%capture out\n{right}",
                                   "{right}\nWIDE = (1\n        != 2)\nNOTE = '''\n!not a shell escape\n'''\n",
                                   "{right}\nif False:\n    !pip install numpy\n%matplotlib inline"])
-def test_a_right_cell_with_magics_runs_as_jupyter_runs_it(cell):
+def test_a_right_cell_with_magics_runs_as_jupyter_runs_it(box, cell):
     """IPython reads `%` and `!` as escapes only where a statement begins, and runs the body of `%%time` (red-p4,
     pass 18: a right cell sgd under %%time, or with a line `!= 2)` inside brackets, lost 7 points)."""
-    assert "SGD" in run_to_sgd(cell)
+    assert binds_after_sgd(box, cell, "SGD")
 
 
 @pytest.mark.parametrize("cell, name", [("{right}\n%time TIMED = SGD\n", "TIMED"), ("np.zeros_like?\n{right}", "SGD"),
                                         ("{right}\nSGD??\n", "SGD")], ids=["line-time", "help", "help-twice"])
-def test_ipython_syntax_that_jupyter_runs_in_a_right_cell_runs(cell, name):
+def test_ipython_syntax_that_jupyter_runs_in_a_right_cell_runs(box, cell, name):
     """`%time x = ...` runs its statement in the notebook's namespace (IPython's run_line_magic('time', ...)), and a
     line ending in `?` is IPython's help, the rest of the cell running (red-s5, pass 18: `%time count_64_32_10 = ...`
     cost exercise_count, 17/18; `np.zeros_like?` atop cell sgd, 10.82/18)."""
-    assert name in run_to_sgd(cell)
+    assert binds_after_sgd(box, cell, name)
 
 
 @pytest.mark.parametrize("cell, name", [("{right}\nTIMED = %time SGD\n", "TIMED"), ("np.*zeros*?\n{right}", "SGD"),
                                         ("files = !ls\n{right}", "SGD"), ("%%prun -q\n{right}", "SGD")],
                          ids=["assigned-time", "help-search", "assigned-shell", "cell-prun"])
-def test_ipython_assignments_and_searches_in_a_right_cell_do_not_stop_it(cell, name):
+def test_ipython_assignments_and_searches_in_a_right_cell_do_not_stop_it(box, cell, name):
     """IPython (9.18 here, TransformerManager) reads `x = %time expr` as x = the expression's value, `files = !ls` as
     the command's output, and `np.*zeros*?` as a search (psearch): in the sandbox each was a syntax error that cost
     the whole cell, a right cell sgd 10.82/18; `%%prun` runs its body in the notebook's namespace (InteractiveShell:
     it binds), and the sandbox commented it out whole, 10.82/18 "cell sgd defines no SGD" (red-u6, pass 19)."""
-    right = solution_notebook().cells[grade_ids(solution_notebook()).index("sgd")].source
-    notebook = solution_notebook()
-    notebook.cells[grade_ids(notebook).index("sgd")].source = cell.format(right=right)
-    program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook(), ("sgd",))
-    namespace: dict = {}
-    for given in program[:[c.name for c in program].index("sgd") + 1]:
-        exec(compile(given.source.replace("raise NotImplementedError()", "pass"), given.name, "exec"), namespace)
-    assert name in namespace
+    assert binds_after_sgd(box, cell, name)
 
 
-def test_a_cell_magic_that_runs_its_body_elsewhere_is_commented_out_whole():
-    assert program_from_notebook(new_notebook(cells=[new_code_cell("%%bash\nls")]))[0].source == "# %%bash\n# ls"
+@pytest.mark.parametrize("cell, name, binds", [
+    ("TIMED = %time 1 + 1", "TIMED", True), ("%prun -s cumulative -q PRUNED = 1", "PRUNED", True),
+    ("%%prun -q\nPRUNED = 1", "PRUNED", True), ("%%capture out\nCAUGHT = 1", "out", True),
+    ("%%capture out\nCAUGHT = 1", "CAUGHT", True), ("files = !ls", "files", True),
+    ("%%bash\nBASH = 1", "BASH", False), ("%%timeit\nLOOPED = 1", "LOOPED", False),
+    ("%timeit LOOPED = 1", "LOOPED", False), ("%%writefile notes.txt\nNOTE = 1", "NOTE", False),
+    ("def f():\n    %time LOCAL = 1\nf()", "LOCAL", False),
+], ids=["assigned-time", "line-prun", "cell-prun", "capture-name", "capture-body", "assigned-shell", "bash",
+        "cell-timeit", "line-timeit", "writefile", "time-in-def"])
+def test_the_graders_reading_binds_what_ipython_binds_in_the_sandbox(box, cell, name, binds):
+    """The grader reads what a cell binds line by line, never running IPython's transformer (bound_names, and the
+    lending's namespace_lines): it agrees with what the cell binds run in the sandbox as Jupyter runs it."""
+    assert box.call([Cell("c", cell)], sandbox_probes.bound, name=name).value is binds
+    assert (name in bound_names(cell)) is binds
+    assert _binds(namespace_lines(cell), name, top_level=True) is binds
+
+
+@pytest.mark.parametrize("cell, line", [
+    ("\n\n%%time\nA = 1\nB = (\n", 5), ("%time A = 1 + \\\n    2\nB = )\n", 3), ("np.zeros?\n\nx = )", 3),
+    ("%%prun -q\nA = 1\nraise ValueError('late')", 3), ("x = 1\n%time y = 1 / 0", 2),
+], ids=["cell-magic-body", "continued-magic", "help", "raised-in-body", "raised-in-line-magic"])
+def test_a_cell_with_ipython_syntax_is_named_by_its_own_line_numbers(box, cell, line):
+    """IPython drops leading blank lines, joins a magic continued by backslashes and makes a cell magic's body a
+    string: the student's message still names the line of the cell they wrote."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="A")
+    assert f"line {line}" in outcome.load_errors[0], outcome.load_errors
+
+
+def test_get_ipython_is_a_stand_in_shell_on_the_notebooks_namespace(box):
+    """Jupyter gives every notebook get_ipython(): its magics that run code run it in the notebook's namespace, a
+    shell command gives no lines, anything else does nothing (red-u6, pass 19: NameError, 10.82/18)."""
+    cell = ("ip = get_ipython()\nX = ip.run_line_magic('time', '1 + 1')\nip.run_cell_magic('capture', '', 'Y = 2')\n"
+            "Z = [ip.getoutput('ls'), ip.system('ls'), ip.run_line_magic('config', 'A.b = 1'),\n"
+            "     ip.kernel.do_shutdown(True), type(ip).__name__, list(ip.getoutput('ls').grep('x'))]\n"
+            "RESULT = [X, Y, Z]")
+    assert box.call([Cell("c", cell)], sandbox_probes.value, name="RESULT").value == [
+        2, 2, [[], None, None, None, "ZMQInteractiveShell", []]]
+
+
+def test_ipythons_modules_are_quiet_stand_ins_even_once_its_transformer_ran(box):
+    """Every module under IPython answers every name, and what display() shows never reaches the output (Jupyter
+    sends it to the page): a 300 KB picture within a 64 KB output limit. The transformer the sandbox loads for
+    `%time` is not the package the notebook imports."""
+    cell = ("%time A = 1\nimport IPython, sys\nfrom IPython.display import display, Audio, update_display\n"
+            "from IPython.core.display_functions import display as shown\nfrom IPython.core.display import HTML\n"
+            "handle = display(Audio(b'x' * 300_000), display_id=True)\nhandle.update(HTML('x' * 300_000))\n"
+            "update_display(1, display_id='a')\nshown(b'x' * 300_000)\nIPython.display.clear_output()\n"
+            "STANDINS = [getattr(IPython, '__file__', None), [m for m in sys.modules if 'inputtransformer' in m]]")
+    outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="STANDINS")
+    assert outcome.ok and not outcome.load_errors and outcome.value == [None, []], outcome
+
+
+def test_a_file_written_by_writefile_is_importable_as_in_jupyter(box):
+    """Jupyter's %%writefile writes the file in the notebook's folder, which is on sys.path: the sandbox writes it
+    in the session's working folder and imports it from there."""
+    program = [Cell("a", "%%writefile helper_written.py\ndef helper():\n    return 42\n"),
+               Cell("b", "import helper_written\nHELPED = helper_written.helper()")]
+    assert box.call(program, sandbox_probes.value, name="HELPED").value == 42
+
+
+def test_ipythons_transformer_runs_in_the_sandbox_on_the_submissions_time_never_in_the_graders():
+    """IPython's transformer is superlinear on hostile input (100 magics atop 300 KB of lines: about a minute):
+    the grader's own reading of a cell is linear, and the sandbox's run of it is bounded by the cell's limit."""
+    cell = "%time x = 1\n" * 100 + "y = 1\n" * 50_000
+    started = time.process_time()
+    assert _binds(namespace_lines(cell), "x") and _binds(namespace_lines(cell), "y")
+    assert not _binds(namespace_lines("%time x = 1\n" + " " * 300_000 + "z"), "z")  # one line, no assignment in it
+    assert time.process_time() - started < 1
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=0.5)) as sandbox:
+        outcome = sandbox.call([Cell("c", cell)], sandbox_probes.bound, name="y")
+    assert outcome.limit == "time" and "cell c did not finish within 0.5 s" in outcome.reason, outcome
 
 
 CODE = """\
@@ -168,12 +237,6 @@ def daemon():
     subprocess.Popen(["sleep", "313"], start_new_session=True)
     return 1
 """
-
-
-@pytest.fixture(scope="module")
-def box():
-    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
-        yield sandbox
 
 
 def call(box: Sandbox, function: str):

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import forks
 import ipython_display
+import ipython_syntax
 import seccomp
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
 from messages import (
@@ -138,15 +139,23 @@ COMPILED: dict[tuple[str, str], CodeType] = {}  # the course's own cells, compil
 
 
 def compile_cell(name: str, text: str) -> CodeType:
-    return compile(text, f"<cell {name}>", "exec")
+    """A cell's code as Jupyter runs it: IPython's syntax transformed (in the loader, for student code)."""
+    return compile(ipython_syntax.as_python(text), f"<cell {name}>", "exec")
+
+
+def compile_trusted(cells: list[tuple[str, str]]) -> None:
+    """The course's own cells, compiled once by the worker, but those IPython's transformer would read (a given
+    `%matplotlib inline`): it runs in loaders only, each cell's cost the submission's."""
+    COMPILED.update({(name, text): compile_cell(name, text) for name, text in cells
+                     if not ipython_syntax.could_be_ipython(text)})
 
 
 def _load(cells: list[tuple[str, str]], results: int) -> dict:
     """Run the cells like a notebook with errors allowed: an exception ends only its cell."""
     global _send_breach
     _send_breach = functools.partial(_fatal_to, results)
-    ipython_display.install()
-    ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins, "display": ipython_display.display}
+    ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    ipython_display.install(ns)
     errors = []
     for name, text in cells:
         write(results, LoadingCell(name))

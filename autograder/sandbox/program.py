@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from . import ipython_magics
+
 MISSING = "is missing from the notebook"  # how a solution cell the student deleted is named (suites.py says why)
 
 
@@ -20,14 +22,14 @@ class Cell:
     source: str
 
 
-# A line magic, a shell escape, or IPython's help (`np.zeros_like?`, `??SGD`), where a statement begins.
-_MAGIC = re.compile(r"^(\s*)([%!].*|\?{0,2}[\w.]+\?{1,2}[ \t]*|\?{1,2}[\w.]+[ \t]*)$")
-_MAGIC_LINE = re.compile(r"^[ \t]*(?:[%!?]|[\w.]+\?)", re.MULTILINE)
-# Line magics whose statement IPython runs in the notebook's namespace (`%time count = ...`): the grader runs it.
-_PYTHON_LINE_MAGIC = re.compile(r"^(\s*)%time[ \t]+(?=\S)")
-# Cell magics whose body IPython runs as Python in the notebook's namespace: the grader runs the body. Any other
-# cell magic (%%bash, %%timeit, whose body runs in a namespace of its own) is commented out whole.
-PYTHON_CELL_MAGICS = ("time", "capture")
+# How the grader reads IPython's syntax for the names a cell binds (never to run it: the sandbox runs IPython's own
+# transformer, ipython_syntax.py), line by line: a line that begins a statement with an escape (a magic, a shell
+# command, IPython's autocall quotes) or help (`np.zeros_like?`, `??SGD`, `np.*zeros*?`); an assignment of a
+# magic's or a command's output (`x = %time expr`, `files = !ls`), which binds its target.
+_ESCAPED = re.compile(r"^(\s*)([%!,;/].*|\?{0,2}[\w.*]+\?{1,2}[ \t]*|\?{1,2}[\w.*]+[ \t]*)$")
+_ASSIGNED = re.compile(r"^([ \t]*[^=%!#'\"\s][^=%!#'\"\n]*=[ \t]*)[%!].*$")  # one way to split a line: linear
+_LINE_MAGIC = re.compile(r"^([ \t]*)%(\w+)(.*)$")
+_IPYTHON_LINE = re.compile(r"^[ \t]*(?:[%!?,;/]|[\w.*]+\?)|=[ \t]*[%!]", re.MULTILINE)
 
 
 def statement_starts(source: str) -> list[bool]:
@@ -65,7 +67,8 @@ def statement_starts(source: str) -> list[bool]:
 def namespace_lines(source: str) -> str:
     """The lines of `source` that begin a statement run in the notebook's namespace: not in the body of a def or a
     class (a local or an attribute there binds no name another cell can call), nor a bracket's or string's inner
-    line (`f(\n    y=3)` binds no y). Linear, never parsed."""
+    line (`f(\n    y=3)` binds no y), IPython's syntax read as what it binds (read_as_python). Linear, never parsed."""
+    source = read_as_python(source)
     kept, scope = [], -1  # the indentation of the def or class whose body the lines are in (-1: none)
     for line, start in zip(source.split("\n"), statement_starts(source)):
         if not start or not line.strip():
@@ -78,30 +81,36 @@ def namespace_lines(source: str) -> str:
     return "\n".join(kept)
 
 
-@functools.lru_cache(maxsize=64)  # a part's program is built again for each part and lending round
-def _strip_magics(source: str) -> str:
-    """IPython's magics, shell escapes and help made comments, as plain Python cannot run them, each line kept in its
-    place: a line magic, escape or help that begins a statement (_magic_made_python: `%time`'s statement runs), and
-    a cell magic's first line, with its body too unless IPython runs that as Python (PYTHON_CELL_MAGICS: a right
-    cell under `%%time`)."""
-    if not _MAGIC_LINE.search(source):  # most cells: no line begins as one could
+@functools.lru_cache(maxsize=64)  # a part's cells are read again for each part and lending round
+def read_as_python(source: str) -> str:
+    """`source` as plain Python that binds the names IPython's run of it binds, each line in its place, for reading
+    only (linear): a cell magic whose body IPython runs in the notebook's namespace (ipython_magics.BINDING) keeps
+    its body, its line made what it binds (%%capture's name); any other cell magic is comments whole; a line that
+    begins a statement is _line_as_python's."""
+    if not _IPYTHON_LINE.search(source):  # most cells: no line IPython reads otherwise
         return source
     lines = source.split("\n")
     first = next((at for at, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
-        magic = lines[first].lstrip()[2:].split(maxsplit=1)
-        if not magic or magic[0] not in PYTHON_CELL_MAGICS:
+        name, _, line = lines[first].lstrip()[2:].partition(" ")
+        if name not in ipython_magics.BINDING:
             return "\n".join("# " + line for line in lines)
-        lines[first] = "# " + lines[first]
+        captured = ipython_magics.captured_name(line) if name == "capture" else ""
+        lines[first] = f"{captured} = None" if captured else (ipython_magics.statement(name, line) or "pass")
     starts = statement_starts("\n".join(lines))
-    return "\n".join(_magic_made_python(line) if start else line for line, start in zip(lines, starts))
+    return "\n".join(_line_as_python(line) if start else line for line, start in zip(lines, starts))
 
 
-def _magic_made_python(line: str) -> str:
-    """A line that begins a statement, as plain Python runs what IPython would: `%time`'s statement as it is, any
-    other magic, escape or help made a comment after `pass` (a block it alone made stays one)."""
-    timed = _PYTHON_LINE_MAGIC.sub(r"\1", line)
-    return timed if timed != line else _MAGIC.sub(r"\1pass  # \2", line)
+def _line_as_python(line: str) -> str:
+    """A line that begins a statement, as what it binds: %time's and %prun's statement as it is, an assignment of
+    a magic's or a command's output as an assignment, any other escape or help made a comment after `pass` (a
+    block it alone made stays one)."""
+    magic = _LINE_MAGIC.match(line)
+    statement = ipython_magics.statement(magic[2], magic[3]) if magic and magic[2] in ipython_magics.BINDING else None
+    if magic and statement:
+        return magic[1] + statement
+    assigned = _ASSIGNED.match(line)
+    return f"{assigned[1]}None" if assigned else _ESCAPED.sub(r"\1pass  # \2", line)
 
 
 def _nbgrader(cell: Mapping) -> Mapping:
@@ -170,7 +179,7 @@ def program_from_notebook(
         elif isinstance(gid, str) and gid in known and last[gid] == index:  # prose or an answer, made markdown again
             anchor = gid
         elif cell.get("cell_type") == "code":  # added by the student, or an earlier copy of a known cell
-            added.setdefault(anchor, []).append(Cell(str(index), _strip_magics(_text(cell))))
+            added.setdefault(anchor, []).append(Cell(str(index), _text(cell)))
 
     program = list(added.get(None, []))
     for cell in source["cells"]:
@@ -184,7 +193,7 @@ def program_from_notebook(
                 text = student_text.get(gid, f"raise RuntimeError('the cell {gid} {MISSING}')")
             else:
                 text = blank_text.get(gid, f"raise RuntimeError('the cell {gid} is missing from the release')")
-            program.append(Cell(gid, _strip_magics(text)))
+            program.append(Cell(gid, text))
         program.extend(added.get(gid, []))
     return program
 
@@ -194,7 +203,7 @@ def bound_names(text: str) -> set[str]:
     """The names a cell's code binds in the notebook's namespace (classes, functions, assignments, imports, at
     any depth but inside a function, class or comprehension); none for code that does not parse."""
     try:
-        stack: list[ast.AST] = [ast.parse(_strip_magics(text))]
+        stack: list[ast.AST] = [ast.parse(read_as_python(text))]
     except (SyntaxError, ValueError):
         return set()
     names: set[str] = set()

@@ -592,7 +592,7 @@ def _serve(config: WorkerConfig) -> None:
     for name, path in config.modules.items():
         _import_path(name, path)  # fails here, not in a check, if it is broken; warms its imports
         modules[name] = compile(Path(path).read_text(), path, "exec")
-    child.COMPILED.update({(name, text): child.compile_cell(name, text) for name, text in config.trusted_cells})
+    child.compile_trusted(config.trusted_cells)
     isolation = None
     if config.isolation:
         settings = config.isolation

@@ -41,13 +41,20 @@ def _skipped(cell: dict) -> bool:
 
 
 def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]]:
-    """Run (name, source) cells in order, magics skipped; the names defined and (reason, source) for each
-    cell that raised (running goes on)."""
+    """Run (name, source) cells in order, read as Jupyter and the grade read them (IPython's own shell on the names,
+    no history; without IPython, magics skipped); the names defined and (reason, source) for each cell that raised."""
     sys.path.insert(0, str(HERE))  # the notebook imports engine.py from this folder
     names, errors = {"__name__": "__main__"}, []
+    try:
+        from IPython.core.interactiveshell import InteractiveShell
+        from traitlets.config import Config
+        read = InteractiveShell(config=Config(HistoryManager=Config(enabled=False)), user_ns=names).transform_cell
+    except ImportError:
+        read = None
     for name, source in cells:
-        source = "" if source.lstrip().startswith("%%") else re.sub(r"(?m)^(\s*)([%!])", r"\1# \2", source)
         try:
+            source = read(source) if read else "" if source.lstrip().startswith("%%") else re.sub(
+                r"(?m)^(\s*)([%!])", r"\1# \2", source)
             exec(compile(source, f"<cell {name}>", "exec"), names)
         except (Exception, SystemExit) as exc:
             blank = isinstance(exc, NotImplementedError) and where(exc) == "<module>"

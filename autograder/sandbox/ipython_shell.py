@@ -1,0 +1,115 @@
+"""What `get_ipython()` returns in the sandbox: a stand-in for Jupyter's shell, which the cells IPython's
+transformer wrote (ipython_syntax.py) call, and which a notebook may call itself.
+
+A magic whose code IPython runs in the notebook's namespace runs it here the same way (ipython_magics: %time and
+%prun their statement or body, %%capture its body, %timeit its statement once inside a namespace of its own, as
+IPython's loop does), and %%writefile writes its file in the working folder, importable as in Jupyter. Every other
+magic, a shell command (`!ls`, `files = !ls`: an empty list of lines) and any other attribute of the shell do
+nothing: the sandbox has no shell, pager or kernel, and the output goes nowhere a grade reads. The shell holds
+the notebook's own namespace and nothing of the grader's. Run only inside the worker (child.py imports it).
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import sys
+from typing import Any
+
+import ipython_magics
+import ipython_syntax
+
+
+class Quiet:
+    """Anything a notebook may ask of IPython that has no effect here: made with any arguments, called, or asked
+    for any attribute, it answers quietly (an attribute, with another Quiet; a call, with None)."""
+
+    def __init__(self, *args: Any, **options: Any) -> None:
+        pass
+
+    def __call__(self, *args: Any, **options: Any) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Quiet()
+
+
+class Lines(list):
+    """What `!cmd` gives (IPython's SList): the command's lines, here none; its text forms are empty too."""
+
+    s = n = ""
+    l = p = property(lambda self: [])  # noqa: E741  (SList's own names)
+
+    def __getattr__(self, name: str) -> Any:  # grep, fields, sort: another (empty) list of lines
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **options: Lines()
+
+
+class ZMQInteractiveShell(Quiet):
+    """Jupyter's shell, as far as a notebook's own code reaches it (its class name is the one notebooks test)."""
+
+    def __init__(self, namespace: dict) -> None:
+        self.user_ns = namespace
+
+    def run_line_magic(self, magic_name: str, line: str, _stack_depth: int = 1) -> Any:
+        name = ipython_magics.ALIASES.get(magic_name, magic_name)
+        statement = ipython_magics.statement(name, line)
+        if statement is None:
+            return None
+        caller = sys._getframe(_stack_depth)
+        where = (caller.f_code.co_filename, caller.f_lineno)
+        if name == "timeit":
+            return self._run(statement, where, {})  # IPython: inside `def inner`, binding nothing
+        # %time sees the caller's locals as IPython passes them (needs_local_scope); %prun the namespace alone
+        return self._run(statement, where, caller.f_locals if name == "time" else self.user_ns)
+
+    def run_cell_magic(self, magic_name: str, line: str, cell: str) -> Any:
+        name = ipython_magics.ALIASES.get(magic_name, magic_name)
+        caller = sys._getframe(1)
+        where = (caller.f_code.co_filename, caller.f_lineno + 1)  # the body starts below the magic's line
+        if name == "writefile":
+            return self._write(line, cell)
+        if name == "capture":
+            self._run(cell, where, self.user_ns)
+            if ipython_magics.captured_name(line):
+                self.user_ns[ipython_magics.captured_name(line)] = Quiet()
+            return None
+        statement = ipython_magics.statement(name, line)
+        if statement is None:
+            return None
+        if statement.strip():  # %%prun's statement on the magic's line runs first, as IPython joins them
+            cell, where = statement + "\n" + cell, (where[0], where[1] - 1)
+        return self._run(cell, where, {} if name == "timeit" else self.user_ns)
+
+    def _run(self, code: str, where: tuple[str, int], local: dict) -> Any:
+        """Run `code` (IPython syntax, transformed as Jupyter does) as if at line where[1] of cell where[0], with
+        the notebook's namespace as its globals; the value of its last line when that is an expression, as
+        %time returns it."""
+        filename, line = where
+        tree = ast.parse("\n" * (line - 1) + ipython_syntax.as_python(code), filename)
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, filename, "exec"), self.user_ns, local)
+        return eval(compile(ast.Expression(last.value), filename, "eval"), self.user_ns, local) if last else None
+
+    def _write(self, line: str, cell: str) -> None:
+        """%%writefile [-a] name: the body written to the file in the working folder, which then is on sys.path as
+        the notebook's folder is in Jupyter (`import name`)."""
+        words = line.split()
+        append = bool({"-a", "--append"} & set(words))
+        filename = next((w for w in words if not w.startswith("-")), "")
+        if filename[:1] in "'\"" and filename[-1:] == filename[:1] and len(filename) > 1:
+            filename = filename[1:-1]
+        with open(os.path.expanduser(filename), "a" if append else "w", encoding="utf-8") as file:
+            file.write(cell)
+        if os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
+        importlib.invalidate_caches()
+
+    def getoutput(self, cmd: str, split: bool = True, depth: int = 0) -> Lines:
+        return Lines()
+
+    def system(self, cmd: str) -> None:
+        return None
