@@ -709,6 +709,36 @@ def test_a_full_disk_during_a_collect_keeps_the_collected_work(tmp_path, monkeyp
 
 @pytest.mark.slow
 @AS_ROOT
+def test_two_collects_at_once_never_leave_the_student_without_their_folder(tmp_path, monkeypatch):
+    """red-e8: `nbgrader collect` in a terminal while the formgrader's Collect button runs (or the LMS collection's
+    _write_folder, which empties the same path first): both stage a student's copy at the one path staging_for
+    gives, outside submitted/'s lock. The second to put it in place finds its staged folder gone (the first renamed
+    it in), and put_in_place has already moved the student's folder aside: submitted/<student>/<assignment> is
+    gone (left as a hidden .previous), so no later make grade lists the student."""
+    from autograder.nbgrader_glue import exchange_collect
+
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    staged, other = exchange_collect.take_submission, []
+
+    def meanwhile(*args, **kwargs):  # the other collect runs whole while this one has staged its copy
+        intake = staged(*args, **kwargs)
+        if not other:
+            other.append(None)
+            other[0] = collect()
+        return intake
+
+    monkeypatch.setattr(exchange_collect, "take_submission", meanwhile)
+    result = collect()
+    assert other[0]["success"], other
+    assert collected.is_dir(), (sorted(os.listdir(collected.parent)), result.get("error", "")[-300:], result["log"])
+    assert (collected / NAME).read_text() == '{"mine": 2}', result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
 def test_a_name_without_a_time_is_one_line_not_the_end_of_the_collect(tmp_path, monkeypatch):
     collected, collect = exchange(tmp_path, monkeypatch)
     inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
