@@ -518,6 +518,26 @@ def test_canvas_late_marker_is_the_submissions_lateness(tmp_path, monkeypatch):
     assert stamp == datetime.datetime(*LMS_TIME)
 
 
+def test_a_late_students_time_stamp_is_the_time_of_the_notebook_graded(tmp_path):
+    """red-e8: a LATE Canvas submission of two files (the notebook, uploaded after the due date, and a.ipynb, a file
+    whose upload is older) is recorded with the time of the LATE file whose name sorts first (collect.py _transfer:
+    `next(f for f in files if f.info["late"])`), a.ipynb's: the notebook graded is counted on time. Its own time
+    (or the latest) is the submission's."""
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.settings import load_config
+
+    root = course(tmp_path, "c.GraderSettings.due_date = '2026-11-19 12:00:00 UTC'")
+    with zipfile.ZipFile(archive_dir(root) / "submissions.zip", "w") as bundle:
+        for entry, when in (("obrienann_LATE_23456_7_a.ipynb", (2026, 11, 18, 9, 0, 0)),
+                            ("obrienann_LATE_23456_9_modules_and_sgd.ipynb", LMS_TIME)):
+            bundle.writestr(zipfile.ZipInfo(entry, when), b"{}")
+    lines = collect(root)
+    stamp = CourseDirectory(config=load_config(root)).get_existing_timestamp(
+        str(root / "submitted" / "obrienann_23456" / ASSIGNMENT.name))
+    assert stamp == datetime.datetime(*LMS_TIME), lines
+
+
 def test_a_students_own_timestamp_is_never_collected(tmp_path):
     root = course(tmp_path)
     folder = "Kim Lee_7_assignsubmission_file_"
