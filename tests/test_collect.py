@@ -538,6 +538,22 @@ def test_a_late_students_time_stamp_is_the_time_of_the_notebook_graded(tmp_path)
     assert stamp == datetime.datetime(*LMS_TIME), lines
 
 
+@pytest.mark.parametrize("litter", [".DS_Store", ".ipynb_checkpoints"])
+def test_what_a_file_browser_leaves_in_a_collected_folder_never_keeps_out_the_students_new_upload(tmp_path, litter):
+    """red-e8: the instructor looks into submitted/ada/ (Finder writes .DS_Store; Jupyter, opening the notebook there,
+    .ipynb_checkpoints/): the next collection keeps the folder as "put there by hand" (_kept_because reads every
+    top-level entry), so Ada's newer upload is never collected, though nothing the intake grades changed. The
+    download's own OS litter is passed over (unpack.is_os_litter); the collected folder's is not."""
+    root = course(tmp_path)
+    lms_zip(root, {"ada_1_modules_and_sgd.ipynb": b'{"first": 1}'})
+    assert collect(root) == []
+    folder = root / "submitted" / "ada" / ASSIGNMENT.name
+    (folder / litter).mkdir() if litter.startswith(".ipynb") else (folder / litter).write_bytes(b"\0\0\0\1Bud1")
+    lms_zip(root, {"ada_2_modules_and_sgd.ipynb": b'{"second": 1}'})
+    lines = collect(root)
+    assert submitted(root)["ada"] == b'{"second": 1}', lines
+
+
 def test_a_students_own_timestamp_is_never_collected(tmp_path):
     root = course(tmp_path)
     folder = "Kim Lee_7_assignsubmission_file_"
