@@ -554,6 +554,23 @@ def test_what_a_file_browser_leaves_in_a_collected_folder_never_keeps_out_the_st
     assert submitted(root)["ada"] == b'{"second": 1}', lines
 
 
+def test_a_moodle_downloads_folders_are_never_named_as_not_collected(tmp_path):
+    """red-e8: Moodle's "download submissions in folders" zip holds each student's folder as an entry of its own
+    (`John Smith_12345_assignsubmission_file_/`), which no pattern names (owner() reads no file in it), so every
+    folder spends the one share of what no student owns (unpack.UNOWNED): past max_submission_files of them, the
+    summary says "Not collected: <a classmate's folder>" for students whose notebooks were collected. (A student may
+    make that many folders in their own upload as well.)"""
+    root = course(tmp_path, "c.BoundedExtractor.max_submission_files = 5")
+    with zipfile.ZipFile(archive_dir(root) / "moodle.zip", "w") as bundle:
+        for i in range(8):
+            folder = f"Student{chr(97 + i)} X_{1000 + i}_assignsubmission_file_/"
+            bundle.writestr(zipfile.ZipInfo(folder, LMS_TIME), b"")
+            bundle.writestr(zipfile.ZipInfo(folder + NOTEBOOK, LMS_TIME), b"{}")
+    lines = collect(root)
+    assert len(submitted(root)) == 8, lines
+    assert not [line for line in lines if line.startswith("Not collected")], lines
+
+
 def test_a_students_own_timestamp_is_never_collected(tmp_path):
     root = course(tmp_path)
     folder = "Kim Lee_7_assignsubmission_file_"
