@@ -24,7 +24,7 @@ import nbformat
 
 from ..assignment import notebook_from_text
 from ..submission import Submission
-from .files import TIMESTAMP_BYTES, Refused, read_regular
+from .files import TIMESTAMP_BYTES, Refused, StagingFault, own_failure, read_regular
 
 MAX_DEPTH = 64  # JSON nesting a notebook may have; Jupyter writes about 8, the readers recurse per level
 CELL_TYPES = ("markdown", "code", "raw")
@@ -43,6 +43,8 @@ def validate_notebook(notebook: os.PathLike | str | bytes | dict, max_bytes: int
     """
     try:
         return _reason(notebook, max_bytes)
+    except StagingFault:  # the machine failed to read the file (files.own_failure): not a reason
+        raise
     except Exception as exc:  # a check that did not foresee this file: still one line, never a crash
         return _line(f"the grader could not check it ({type(exc).__name__}: {exc})")
 
@@ -50,14 +52,10 @@ def validate_notebook(notebook: os.PathLike | str | bytes | dict, max_bytes: int
 def _reason(notebook: Any, max_bytes: int | None) -> str | None:
     parsed = False  # whether `notebook` is JSON parsed here, which no caller holds
     if isinstance(notebook, os.PathLike):
-        try:  # never through a link, nor from a FIFO or a device (autograder/intake/files.py)
-            notebook, size = read_regular(notebook, max_bytes)
-        except Refused as why:
-            return _line(str(why))
-        except OSError as exc:
-            return _line(f"it could not be read ({exc.strerror or type(exc).__name__})")
-        if max_bytes is not None and size > max_bytes:
-            return too_big(size, max_bytes)
+        try:
+            notebook = _file_bytes(notebook, max_bytes)
+        except ValueError as why:
+            return str(why)
     if isinstance(notebook, (str, bytes)):
         size = len(notebook.encode("utf-8", "surrogatepass") if isinstance(notebook, str) else notebook)
         if max_bytes is not None and size > max_bytes:
@@ -230,39 +228,63 @@ def _line(text: str) -> str:
     return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
 
 
+def _file_bytes(path: os.PathLike, max_bytes: int | None) -> bytes:
+    """What the file at `path` holds, read once through the intake's door (files.read_regular: never through a
+    link, nor from a FIFO or a device, and at most `max_bytes` + 1 bytes); ValueError with the reason when it is not
+    a file that can be read, or is too large. StagingFault when the machine failed to read it (files.own_failure)."""
+    try:
+        data, size = read_regular(path, max_bytes)
+    except Refused as why:
+        raise ValueError(_line(str(why))) from None
+    except OSError as exc:
+        raise ValueError(_line(f"it could not be read ({own_failure(exc, 'the notebook')})")) from None
+    if max_bytes is not None and size > max_bytes:
+        raise ValueError(too_big(size, max_bytes))
+    return data
+
+
+def _checked_text(path: Path, max_bytes: int | None) -> str:
+    """The text of the notebook file at `path`, read once and checked (validate_notebook): ValueError with the
+    reason when it is not a notebook the grader and nbgrader can read. What is checked is what the caller gets: a
+    second read by the path would read whatever the path names by then (a link a student who owns the folder renamed
+    over it, to the reference; a FIFO, which never ends), unbounded."""
+    if max_bytes is None:  # no configuration is read here: the entry points pass the course's limit
+        from ..settings import GraderSettings
+
+        max_bytes = GraderSettings().notebook_kb * 1024
+    data = _file_bytes(Path(path), max_bytes)
+    problem = validate_notebook(data, max_bytes)
+    if problem:
+        raise ValueError(problem)
+    return data.decode("utf-8")
+
+
 def submission_problem(path: Path, max_bytes: int | None = None) -> str:
     """Why the file at `path` is not a notebook the grader and nbgrader can read, in read_submission's words,
-    or "" when it is: the check without the read, for `make grade`, where nbgrader reads the file itself.
+    or "" when it is: the check without the parse, for `make grade`, where nbgrader reads the kit's copy itself.
 
     Checked (validate_notebook): too large (`max_bytes`, the course's `notebook_kb` as the entry point read
     it; by default GraderSettings' own), not JSON, nested too deeply, or not a notebook of the types nbgrader reads.
+    StagingFault when the machine failed to read it: the grader's failure, never a reason.
     """
     try:
-        if max_bytes is None:  # no configuration is read here: the entry points pass the course's limit
-            from ..settings import GraderSettings
-
-            max_bytes = GraderSettings().notebook_kb * 1024
-        problem = validate_notebook(Path(path), max_bytes)
-        if problem:
-            raise ValueError(problem)
-    except Exception as exc:  # any unreadable file: grading goes on with the next one
+        _checked_text(path, max_bytes)
+    except ValueError as exc:  # any unreadable file: grading goes on with the next one
         return unreadable(Path(path).name, str(exc))
     return ""
 
 
 def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submission:
-    """A submission from disk; a file that is not a notebook becomes a reason, never an exception.
-
-    The file is checked first (submission_problem), then read.
-    """
-    problem = submission_problem(path, max_bytes)
-    if problem:
-        return Submission(key, error=problem)
+    """A submission from disk; a file that is not a notebook becomes a reason, never an exception (but
+    StagingFault: the machine failed to read it). The file is read once, checked, and those bytes parsed
+    (_checked_text)."""
     try:
-        notebook = notebook_from_text(Path(path).read_text())  # checked whole just above
+        notebook = notebook_from_text(_checked_text(path, max_bytes))
         if not isinstance(notebook.get("cells"), list):
             raise ValueError("it has no cells")
         return Submission(key, notebook=notebook)
+    except StagingFault:
+        raise
     except Exception as exc:  # any unreadable file: grading goes on with the next one
         return Submission(key, error=unreadable(Path(path).name, str(exc)))
 
