@@ -1,4 +1,4 @@
-"""The course's root conftest: only a guard for `pytest autograder/<assignment> --notebook PATH`.
+"""The course's root conftest: only a guard for `pytest autograder/<assignment> --notebook=PATH`.
 
 pytest loads this file before any conftest.py below the course root. It makes sure that no conftest.py in
 the folders of the notebook given to --notebook (a submission's folder) is ever imported by pytest

@@ -7,6 +7,7 @@ submission through it; these are its pieces on small folders. The whole class, w
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import stat
@@ -293,6 +294,72 @@ def test_the_machine_failing_the_intake_is_the_graders_failure_never_the_student
     assert ("No space left on device" if failing == "write" else "Input/output error") in str(fault.value)
 
 
+def lease_held(path: Path, owner: int | None = None) -> int:
+    """A process of the file's owner (`owner`, else this one's user) holding a write lease on `path` (fcntl
+    F_SETLEASE, F_WRLCK: any owner may) until it is killed; its pid."""
+    import fcntl
+    import signal
+
+    holder = os.fork()
+    if holder == 0:
+        try:
+            mine = os.open(path, os.O_WRONLY)  # opened first: pytest's tmp_path is closed to other users
+            if owner is not None:
+                os.setgid(owner)
+                os.setuid(owner)
+            signal.signal(signal.SIGIO, signal.SIG_IGN)  # the kernel's request to let go, ignored
+            fcntl.fcntl(mine, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+            time.sleep(30)
+        finally:
+            os._exit(0)
+    time.sleep(0.5)
+    return holder
+
+
+def let_go(holder: int) -> None:
+    import signal
+
+    os.kill(holder, signal.SIGKILL)
+    os.waitpid(holder, 0)
+
+
+def test_a_lease_the_student_holds_on_their_notebook_is_their_reason_not_the_machines_failure(tmp_path):
+    """red-c7 C (pass 20): in nbgrader's exchange inbound the student owns their files, and a process of theirs
+    may hold a write lease on one. The intake's open (O_NONBLOCK, so that a FIFO's never waits) then fails at once
+    with EWOULDBLOCK: the student's reason, named, never StagingFault (logged as the grader's failure at every
+    collect, for as long as they hold it)."""
+    work = folder(tmp_path, {NAME: '{"mine": 1}'})
+    holder = lease_held(work / NAME)
+    try:
+        intake = take(tmp_path, INBOUND)
+    finally:
+        let_go(holder)
+    assert intake.notebook is None and intake.reason == (
+        f"{NAME} is not a readable notebook (it could not be read (a program holds a lease on it: fcntl F_SETLEASE))")
+
+
+@pytest.mark.parametrize("error", [errno.EIO, errno.EWOULDBLOCK])
+def test_one_file_on_the_command_line_is_judged_by_the_intakes_rule_of_whose_failure(tmp_path, monkeypatch, error):
+    """`python -m autograder grade PATH`, the pytest plugin and Gradescope's staged copy read one notebook file
+    (validate.read_submission): an error reading it is the student's reason or the machine's failure by the
+    intake's one rule (files.FILES_OWN), never every error a reason (an I/O error a zero written down as a grade)."""
+    from autograder.intake.validate import read_submission
+
+    (tmp_path / NAME).write_text(REFERENCE.read_text())
+
+    def failing(fd, size):
+        raise OSError(error, os.strerror(error))
+
+    monkeypatch.setattr(os, "read", failing)
+    if error == errno.EIO:
+        with pytest.raises(StagingFault, match="Input/output error.*the machine's fault"):
+            read_submission("eve", tmp_path / NAME)
+    else:
+        assert read_submission("eve", tmp_path / NAME).error == (
+            f"{NAME} is not a readable notebook (it could not be read (a program holds a lease on it: fcntl "
+            "F_SETLEASE))")
+
+
 def test_links_fifos_and_devices_beside_the_notebook_are_named_and_never_opened(tmp_path):
     work = folder(tmp_path, {NAME: "{}"})
     for name, target in (("solution.ipynb.txt", REFERENCE), ("zero", "/dev/zero"), ("shadow", "/etc/shadow"),
@@ -518,6 +585,47 @@ def test_one_file_on_the_command_line_is_read_without_following_a_link(tmp_path)
     assert validate_notebook(tmp_path / "link.ipynb", 2048 * 1024) == "it is a symbolic link, not a file"
     data, size = read_regular(REFERENCE, 100)
     assert len(data) == 101 and size == REFERENCE.stat().st_size
+
+
+@pytest.mark.parametrize("swapped_in", ["a link to the reference", "a FIFO"])
+def test_one_file_on_the_command_line_is_read_once_what_is_graded_is_what_was_checked(tmp_path, monkeypatch,
+                                                                                        swapped_in):
+    """red-c7 D (pass 20): `python -m autograder grade PATH` and the pytest plugin (validate.read_submission) read
+    the file through the intake's door (read_regular: no link followed, bounded) and then read it again by its path
+    (links followed, no bound). A student who owns the folder PATH is in renames a link to the reference over it
+    between the two (inotify says when the first read closed the file): the reference scored 18 of 18; a FIFO hung
+    the grader. Here the swap is made right after the door's read: nothing reads the path again."""
+    import signal
+
+    from autograder.intake import validate
+
+    theirs = tmp_path / "eve" / NAME
+    theirs.parent.mkdir()
+    theirs.write_text(json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": "mine"}],
+                                  "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    door = validate.read_regular
+
+    def then_swapped(path, limit):
+        read = door(path, limit)
+        swap = theirs.with_name("swap")
+        swap.symlink_to(REFERENCE) if swapped_in.startswith("a link") else os.mkfifo(swap)
+        os.replace(swap, theirs)  # rename(2) of the student's entry over their file
+        return read
+
+    def hung(signum, frame):
+        raise AssertionError(f"the grader read the path again and waits on {swapped_in}")
+
+    monkeypatch.setattr(validate, "read_regular", then_swapped)
+    signal.signal(signal.SIGALRM, hung)
+    signal.alarm(10)
+    try:
+        submission = validate.read_submission(str(theirs), theirs, 2048 * 1024)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    assert not submission.error, submission.error
+    assert ["".join(cell["source"]) for cell in submission.notebook["cells"]] == ["mine"], (
+        f"what was graded is what the path named after the check: {len(submission.notebook['cells'])} cells")
 
 
 @pytest.mark.slow
@@ -786,3 +894,23 @@ def test_a_collected_time_stamp_that_is_not_one_never_stops_the_next_collect(tmp
     assert result["success"], result
     assert "timestamp.txt: holds no time nbgrader reads" in result["log"], result["log"]
     assert (collected / NAME).read_text() == '{"mine": 2}'  # collected as nbgrader takes a missing one
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_students_lease_on_their_inbound_notebook_is_their_reason_in_the_collect_log(tmp_path, monkeypatch):
+    """red-c7 C (pass 20), end to end, as the student (uid 65534, owner of their inbound folder, not root): their
+    process holds a write lease on their newer inbound notebook while the instructor presses Collect. The log gives
+    their reason, as for any notebook of theirs the intake cannot read, never "not collected, the grader's failure
+    ... collect again once it is fixed" at every Collect while they hold it."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    newer = inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    holder = lease_held(newer / NAME, NOBODY)
+    try:
+        log = collect()["log"]
+    finally:
+        let_go(holder)
+    assert "the grader's failure" not in log, log[-600:]
+    assert "(it could not be read (a program holds a lease on it: fcntl F_SETLEASE))" in log, log[-600:]

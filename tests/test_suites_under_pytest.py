@@ -14,6 +14,7 @@ The pytest runs go two at a time (the kit's tests run on two cores).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -139,30 +140,65 @@ def test_a_failing_check_shows_the_graders_message_in_what_pytest_prints(both, e
             assert shown[key][1] == message, key
 
 
-def test_no_conftest_of_the_submissions_folder_runs_in_pytest(tmp_path):
-    """nbgrader submit copies the student's whole folder, its conftest.py too: pytest must not import it.
-
-    (pytest takes `--notebook PATH`'s value for a test path before it knows the option, and would load the
-    conftest.py files above it; the root conftest.py registers stand-ins for them first.)
-    """
+def mallorys_course(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A course copy with its root conftest.py and pytest.ini, Mallory's submission in it (the reference's
+    notebook): the course, her folder, and the file a conftest.py of hers writes to when it runs."""
     course = course_copy(tmp_path / "course")
     for name in ("conftest.py", "pytest.ini"):
         shutil.copy2(ROOT / name, course / name)
     folder = course / "submitted" / "mallory" / ASSIGNMENT.name
     write_notebook(solution_notebook(), folder / ASSIGNMENT.notebook_name)
-    canary = tmp_path / "ran"
-    for place in (folder, folder.parent, folder.parent.parent):
+    return course, folder, tmp_path / "ran"
+
+
+def suites_pass(course: Path, *args: str, env: dict | None = None) -> None:
+    """pytest on the suites from the course root, one part's checks: they run, and pass (the reference)."""
+    run = subprocess.run([sys.executable, "-m", "pytest", *args, "-q", "-k", "counts_354"], cwd=course,
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+
+
+def test_no_conftest_of_the_submissions_folder_runs_in_pytest(tmp_path):
+    """nbgrader submit copies the student's whole folder, its conftest.py too: pytest must not import it.
+
+    (pytest takes `--notebook PATH`'s value for a test path before it knows the option, and would load the
+    conftest.py files above it; the root conftest.py registers stand-ins for them first. `--notebook=PATH` it
+    never takes for one: a folder outside the course, its pytest.ini and conftest.py, are never read.)
+    """
+    course, folder, canary = mallorys_course(tmp_path)
+    home = tmp_path / "home" / "mallory"  # outside the course: pytest would take its pytest.ini for the course's
+    write_notebook(solution_notebook(), home / ASSIGNMENT.notebook_name)
+    (home / "pytest.ini").write_text("[pytest]\naddopts = --collect-only\n")
+    for place in (folder, folder.parent, folder.parent.parent, home):
         (place / "conftest.py").write_text(f"open({str(canary)!r}, 'a').write({str(place)!r} + '\\n')\n")
     for order in (["--notebook", str(folder / ASSIGNMENT.notebook_name), SUITES],
-                  [SUITES, "--notebook", f"submitted/mallory/{ASSIGNMENT.name}/{ASSIGNMENT.notebook_name}"]):
-        run = subprocess.run([sys.executable, "-m", "pytest", *order, "-q", "-k", "counts_354"],
-                             cwd=course, capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+                  [SUITES, "--notebook", f"submitted/mallory/{ASSIGNMENT.name}/{ASSIGNMENT.notebook_name}"],
+                  [f"--notebook={home / ASSIGNMENT.notebook_name}", SUITES]):
+        suites_pass(course, *order)
         assert not canary.exists(), canary.read_text()
+
+
+def test_a_conftest_made_in_the_submissions_folder_after_the_guard_looked_is_never_run(tmp_path):
+    """A student who owns the folder of the notebook (their home on a hub) makes conftest.py there once the root
+    conftest's guard has looked (or keeps making and removing one): pytest, which looks again by the path, must
+    still not import it. Here a plugin of the test's makes it right after the guard ran."""
+    course, folder, canary = mallorys_course(tmp_path)
+    (tmp_path / "plugins").mkdir()
+    student_conftest = f"open({str(canary)!r}, 'a').write('ran')\n"
+    (tmp_path / "plugins" / "late_conftest.py").write_text(
+        "from pathlib import Path\n"
+        "def pytest_plugin_registered(plugin, plugin_name, manager):\n"
+        f"    if plugin_name == {str(course / 'conftest.py')!r}:  # the guard ran: the root conftest's hook is first\n"
+        f"        Path({str(folder / 'conftest.py')!r}).write_text({student_conftest!r})\n")
+    suites_pass(course, "-p", "late_conftest", SUITES, "--notebook",
+                f"submitted/mallory/{ASSIGNMENT.name}/{ASSIGNMENT.notebook_name}",
+                env={**os.environ, "PYTHONPATH": str(tmp_path / "plugins")})
+    assert (folder / "conftest.py").is_file()  # made in time for pytest to look again
+    assert not canary.exists(), "the conftest.py made after the guard looked ran in the instructor's pytest"
 
 
 def test_without_a_notebook_the_suites_skip_and_say_how_to_run_them():
     run = subprocess.run([sys.executable, "-m", "pytest", SUITES, "-q", "-rs"], cwd=ROOT, capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:]
-    assert " skipped" in run.stdout and "passed" not in run.stdout and "--notebook PATH" in run.stdout
+    assert " skipped" in run.stdout and "passed" not in run.stdout and "--notebook=PATH" in run.stdout

@@ -1,8 +1,8 @@
-"""The hidden suites under pytest itself: `pytest autograder/<assignment> --notebook PATH`.
+"""The hidden suites under pytest itself: `pytest autograder/<assignment> --notebook=PATH`.
 
 An instructor debugging a grade runs the suite files with the tool they are written for:
 
-    .venv/bin/python -m pytest autograder/<assignment> --notebook submitted/<student>/<assignment>/<notebook>.ipynb -k step
+    .venv/bin/python -m pytest autograder/<assignment> --notebook=submitted/<student>/<assignment>/<notebook>.ipynb -k step
 
 Each `test_*` function and parametrize case is one check, named as the grader names it, and passes or
 fails as it does in `python -m autograder grade PATH`: the class is prepared as the grader prepares it
@@ -42,7 +42,7 @@ __all__ = ["pytest_addoption", "pytest_pycollect_makemodule", "pytest_collection
            "student", "reference"]
 
 HOW = ("the hidden suites grade one notebook: run them as "
-       "`.venv/bin/python -m pytest autograder/<assignment> --notebook PATH.ipynb`")
+       "`.venv/bin/python -m pytest autograder/<assignment> --notebook=PATH.ipynb`")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -102,11 +102,13 @@ _GUARDED = pytest.StashKey[bool]()  # in the config's stash: its plugin manager 
 def pytest_plugin_registered(plugin, plugin_name, manager) -> None:
     """(Imported by the course's root conftest.py, which pytest loads before any conftest below it.)
 
-    pytest reads its command line once before it knows `--notebook`, takes the notebook's path for a test
-    path, and loads every conftest.py in the folders above it: a submission's folder may hold one (nbgrader
-    submit copies the student's whole folder, the public checks' conftest.py with it), and it would run in
-    this process. Each of those is registered here first as an empty stand-in, which pytest then takes for
-    that conftest already loaded, so it never imports it.
+    pytest reads its command line once before it knows `--notebook`, takes the notebook's path for a test path
+    (written `--notebook PATH`; `--notebook=PATH` it never takes for one), and loads every conftest.py in the
+    folders above it: a submission's folder may hold one (nbgrader submit copies the student's whole folder, the
+    public checks' conftest.py with it), and it would run in this process. Each of those is registered here
+    first as an empty stand-in, which pytest then takes for that conftest already loaded, so it never imports
+    it: one for each folder, whether or not a conftest.py is there now, since pytest looks again by the path (a
+    student who owns the folder makes one after this look).
     """
     config = manager.get_plugin("pytestconfig")
     if config is None or config.stash.get(_GUARDED, False):
@@ -118,7 +120,7 @@ def pytest_plugin_registered(plugin, plugin_name, manager) -> None:
         folder = (Path(config.invocation_params.dir) / notebook).absolute().parent
         for parent in (folder, *folder.parents):
             conftest = parent / "conftest.py"
-            if conftest.is_file() and manager.get_plugin(str(conftest)) is None:
+            if manager.get_plugin(str(conftest)) is None:
                 manager.register(types.ModuleType(f"{conftest} (not loaded: a submission's folder)"), name=str(conftest))
 
 

@@ -29,11 +29,11 @@ GraderSettings.submission_entries entries, at the first folder that would pass t
 and timestamp.txt at the top are looked up first, so no cap hides them; which entries are taken never depends on
 the order the file system lists a folder in). `read_regular` is the same door for one file named on a command line.
 
-Whose failure. What the student's files are (links, devices, sizes, unreadable modes, gone) is the student's
-reason; so are their names, which are checked before the copy is written (`_unstageable`). The machine failing
-the intake is the grader's (StagingFault, never a reason): the kit's own copy not written (a full disk: ENOSPC,
-EDQUOT, EROFS) or a file not read for a cause that is not the file's own (EIO, EMFILE, ENOMEM). No score is given
-then, and the next run grades the student again.
+Whose failure. What the student's files are (links, devices, sizes, unreadable modes, gone), or what their owner
+does to them (a lease a program of theirs holds), is the student's reason (FILES_OWN); so are their names, which are
+checked before the copy is written (`_unstageable`). The machine failing the intake is the grader's (StagingFault,
+never a reason): the kit's own copy not written (a full disk: ENOSPC, EDQUOT, EROFS) or a file not read for a cause
+that is not the file's own (EIO, EMFILE, ENOMEM). No score is given then, and the next run grades the student again.
 
 `survey` sees a folder as `take_submission` does, without copying it: the same walk, within the same caps, and a
 digest of each file the intake reads (at most its cap and one byte of it). What decides whether a submission
@@ -70,10 +70,15 @@ READING = "3"
 # (PATH_MAX, 4,096) there; below this bound, no name the student chose decides whether the kit's copy can be made.
 EXTRA_PATH_BYTES = 1024
 CHUNK = 1 << 16
-# The errors that say what the student's file or folder is (its mode, a link, gone, not a folder): their reason.
-# Any other error reading it, and any writing the kit's copy, is the machine's (StagingFault).
-FILES_OWN = frozenset({errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ELOOP,
-                       errno.ENXIO, errno.ENAMETOOLONG})
+# The errors that say what the student's file or folder is, or what its owner did to it: their reason, in these
+# words (None: the system's own). Its mode, a link, gone, not a folder; and a lease (fcntl F_SETLEASE, which any
+# file's owner may take; the intake's O_NONBLOCK open then fails at once with EWOULDBLOCK, the one cause open(2)
+# gives that errno, rather than wait out the kernel's lease-break-time for each file). A read-only open never gives
+# ETXTBSY, nor EROFS, EDQUOT or ENOSPC, so no student's file brings them. Any other error reading it (EIO, EMFILE,
+# ENOMEM: the machine's), and any writing the kit's copy, is the grader's failure (StagingFault).
+FILES_OWN = {errno.EACCES: None, errno.EPERM: None, errno.ENOENT: None, errno.ENOTDIR: None, errno.EISDIR: None,
+             errno.ELOOP: None, errno.ENXIO: None, errno.ENAMETOOLONG: None,
+             errno.EWOULDBLOCK: "a program holds a lease on it: fcntl F_SETLEASE"}
 _NO_FOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY  # O_NONBLOCK: a FIFO's open never waits
 
 
@@ -85,11 +90,12 @@ class StagingFault(Exception):
     """The machine failed the intake (module docstring, "Whose failure"): the grader's failure, with one line."""
 
 
-def _own_failure(error: OSError, what: str) -> str:
-    """What `error` says, when it says what the student's file `what` is (FILES_OWN); else StagingFault, raised."""
+def own_failure(error: OSError, what: str) -> str:
+    """What `error` says, when it says what the student's file `what` is (FILES_OWN); else StagingFault, raised.
+    Every read of a student's file decides whose failure an error is here."""
     said = error.strerror or type(error).__name__
     if error.errno in FILES_OWN:
-        return said
+        return FILES_OWN[error.errno] or said
     raise StagingFault(f"the intake could not read or copy {what} ({said}): the machine's fault, not the file's"
                        ) from error
 
@@ -180,14 +186,14 @@ def take_submission(top: Path, parts: tuple[str, ...], staging: Path, rules: Int
         intake.reason = f"its submission folder is not a folder ({why}): submit the notebook file itself"
         return intake
     except OSError as error:
-        intake.reason = f"its folder could not be read ({_own_failure(error, 'the folder')})"
+        intake.reason = f"its folder could not be read ({own_failure(error, 'the folder')})"
         return intake
     try:
         intake.owner = os.fstat(root).st_uid
         _take(root, intake, rules)
         intake.read = True
     except OSError as error:  # gone or unreadable while it was read
-        intake.notebook, intake.reason = None, f"its folder could not be read ({_own_failure(error, 'the folder')})"
+        intake.notebook, intake.reason = None, f"its folder could not be read ({own_failure(error, 'the folder')})"
     finally:
         os.close(root)
     return intake
@@ -329,7 +335,7 @@ def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Fou
         except Refused:  # replaced while walked: it is not looked at
             continue
         except OSError as error:  # unreadable (its mode): not looked at; the machine failing is the grader's
-            _own_failure(error, quoted("/".join(parts)))
+            own_failure(error, quoted("/".join(parts)))
             continue
         try:  # a DirEntry's stat() reads through `fd`: it stays open until they are read
             visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS
@@ -375,7 +381,7 @@ def _take_notebook(root: int, found: list[Found], intake: Intake, rules: IntakeR
         from .validate import too_big, unreadable  # here: validate reads one file through read_regular
 
         intake.reason = unreadable(chosen, too_big(why.size, why.limit) if isinstance(why, TooLarge) else
-                                   f"it could not be read ({_own_failure(why, quoted(chosen))})"
+                                   f"it could not be read ({own_failure(why, quoted(chosen))})"
                                    if isinstance(why, OSError) else str(why))
         return
     intake.notebook = intake.folder / name
@@ -434,7 +440,7 @@ def _take_extras(root: int, found: list[Found], intake: Intake, rules: IntakeRul
             large.append(f"{_shown_path(entry.path)} ({why})")
         except OSError as error:
             large.append(f"{_shown_path(entry.path)} (it could not be read: "
-                         f"{_own_failure(error, _shown_path(entry.path))})")
+                         f"{own_failure(error, _shown_path(entry.path))})")
     if large:
         intake.notes.append(_listed("not taken", large))
 

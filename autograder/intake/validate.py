@@ -24,7 +24,7 @@ import nbformat
 
 from ..assignment import notebook_from_text
 from ..submission import Submission
-from .files import TIMESTAMP_BYTES, Refused, read_regular
+from .files import TIMESTAMP_BYTES, Refused, StagingFault, own_failure, read_regular
 
 MAX_DEPTH = 64  # JSON nesting a notebook may have; Jupyter writes about 8, the readers recurse per level
 CELL_TYPES = ("markdown", "code", "raw")
@@ -43,6 +43,8 @@ def validate_notebook(notebook: os.PathLike | str | bytes | dict, max_bytes: int
     """
     try:
         return _reason(notebook, max_bytes)
+    except StagingFault:  # the machine failed to read the file (files.own_failure): not a reason
+        raise
     except Exception as exc:  # a check that did not foresee this file: still one line, never a crash
         return _line(f"the grader could not check it ({type(exc).__name__}: {exc})")
 
@@ -80,20 +82,6 @@ def _reason(notebook: Any, max_bytes: int | None) -> str | None:
     except ValueError as exc:  # a lone surrogate (\ud800) that no file or page can hold
         return _line(f"it holds text that is not valid Unicode ({getattr(exc, 'reason', exc)})")
     return _structure(notebook if parsed else copy.deepcopy(notebook))  # a caller's dict is never changed
-
-
-def _file_bytes(path: os.PathLike, max_bytes: int | None) -> bytes:
-    """What the intake's door reads of the file at `path`: never through a link, nor from a FIFO or a device, within
-    `max_bytes` (autograder/intake/files.py: read_regular); ValueError with the reason when it is not read whole."""
-    try:
-        data, size = read_regular(path, max_bytes)
-    except Refused as why:
-        raise ValueError(_line(str(why))) from None
-    except OSError as exc:
-        raise ValueError(_line(f"it could not be read ({exc.strerror or type(exc).__name__})")) from None
-    if max_bytes is not None and size > max_bytes:
-        raise ValueError(too_big(size, max_bytes))
-    return data
 
 
 def _structure(nb: dict) -> str | None:
@@ -240,46 +228,63 @@ def _line(text: str) -> str:
     return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
 
 
+def _file_bytes(path: os.PathLike, max_bytes: int | None) -> bytes:
+    """What the file at `path` holds, read once through the intake's door (files.read_regular: never through a
+    link, nor from a FIFO or a device, and at most `max_bytes` + 1 bytes); ValueError with the reason when it is not
+    a file that can be read, or is too large. StagingFault when the machine failed to read it (files.own_failure)."""
+    try:
+        data, size = read_regular(path, max_bytes)
+    except Refused as why:
+        raise ValueError(_line(str(why))) from None
+    except OSError as exc:
+        raise ValueError(_line(f"it could not be read ({own_failure(exc, 'the notebook')})")) from None
+    if max_bytes is not None and size > max_bytes:
+        raise ValueError(too_big(size, max_bytes))
+    return data
+
+
+def _checked_text(path: Path, max_bytes: int | None) -> str:
+    """The text of the notebook file at `path`, read once and checked (validate_notebook): ValueError with the
+    reason when it is not a notebook the grader and nbgrader can read. What is checked is what the caller gets: a
+    second read by the path would read whatever the path names by then (a link a student who owns the folder renamed
+    over it, to the reference; a FIFO, which never ends), unbounded."""
+    if max_bytes is None:  # no configuration is read here: the entry points pass the course's limit
+        from ..settings import GraderSettings
+
+        max_bytes = GraderSettings().notebook_kb * 1024
+    data = _file_bytes(Path(path), max_bytes)
+    problem = validate_notebook(data, max_bytes)
+    if problem:
+        raise ValueError(problem)
+    return data.decode("utf-8")
+
+
 def submission_problem(path: Path, max_bytes: int | None = None) -> str:
     """Why the file at `path` is not a notebook the grader and nbgrader can read, in read_submission's words,
-    or "" when it is: the check without the read, for `make grade`, where nbgrader reads the file itself.
+    or "" when it is: the check without the parse, for `make grade`, where nbgrader reads the kit's copy itself.
 
     Checked (validate_notebook): too large (`max_bytes`, the course's `notebook_kb` as the entry point read
     it; by default GraderSettings' own), not JSON, nested too deeply, or not a notebook of the types nbgrader reads.
+    StagingFault when the machine failed to read it: the grader's failure, never a reason.
     """
     try:
-        problem = validate_notebook(Path(path), _course_limit(max_bytes))
-        if problem:
-            raise ValueError(problem)
-    except Exception as exc:  # any unreadable file: grading goes on with the next one
+        _checked_text(path, max_bytes)
+    except ValueError as exc:  # any unreadable file: grading goes on with the next one
         return unreadable(Path(path).name, str(exc))
     return ""
 
 
-def _course_limit(max_bytes: int | None) -> int:
-    if max_bytes is None:  # no configuration is read here: the entry points pass the course's limit
-        from ..settings import GraderSettings
-
-        return GraderSettings().notebook_kb * 1024
-    return max_bytes
-
-
 def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submission:
-    """A submission from disk; a file that is not a notebook becomes a reason, never an exception.
-
-    The file is read once, through the intake's door (read_regular), and those bytes are checked (as
-    submission_problem checks a file) and graded: whatever the path names after that read (a link put in the file's
-    place, bytes written to it) is never what is graded.
-    """
+    """A submission from disk; a file that is not a notebook becomes a reason, never an exception (but
+    StagingFault: the machine failed to read it). The file is read once, checked, and those bytes parsed
+    (_checked_text)."""
     try:
-        data = _file_bytes(Path(path), _course_limit(max_bytes))
-        problem = validate_notebook(data, _course_limit(max_bytes))
-        if problem:
-            raise ValueError(problem)
-        notebook = notebook_from_text(data.decode("utf-8"))  # checked whole just above
+        notebook = notebook_from_text(_checked_text(path, max_bytes))
         if not isinstance(notebook.get("cells"), list):
             raise ValueError("it has no cells")
         return Submission(key, notebook=notebook)
+    except StagingFault:
+        raise
     except Exception as exc:  # any unreadable file: grading goes on with the next one
         return Submission(key, error=unreadable(Path(path).name, str(exc)))
 
