@@ -572,6 +572,19 @@ def test_an_expression_split_by_blank_lines_or_in_an_environment_counts_its_size
     assert any(cell.source.startswith(("```", "<pre>")) for cell in answers(notebook)), "48 KB of maths typeset"
 
 
+@pytest.mark.parametrize("maths", ["x^{" * 200 + "x" + "}" * 200, "\\sqrt{" * 220 + "x" + "}" * 220,
+                                   "\\overline{" * 300 + "x" + "}" * 300],
+                         ids=["superscripts", "roots", "overlines"])
+def test_maths_nested_deeper_than_a_browser_lays_out_is_shown_as_text(sanitizer, maths):
+    """MathJax lays each level of an expression out as boxes inside boxes of the page, and Chromium's renderer crashes
+    (a sad tab, in under a second) laying out a few hundred levels: `$$x^{x^{...}}$$` 200 deep, 801 characters and 2
+    of the notebook's 1,000 marks, in one written answer crashed both the feedback page and the grading page as they
+    opened (red-d8, pass 20; 150 deep typesets). Such a cell is shown as its text, as a too long one is."""
+    source = f"My answer:\n\n$${maths}$$\n"
+    cleaned = sanitizer.sanitize_markdown(source)
+    assert cleaned.startswith(("```", "<pre>")), f"maths {maths.count('{')} levels deep typeset ({len(maths)} chars)"
+
+
 def test_a_pictures_pixels_are_those_the_browser_decodes():
     """Chromium grows a GIF to a first frame larger than its logical screen, and libjpeg skips `FF` fill bytes before a
     marker (the JPEG below has a fake 1 x 1 frame inside an APP1 segment where a walk that takes `FF FF` for a
