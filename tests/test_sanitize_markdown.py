@@ -573,8 +573,8 @@ def test_an_expression_split_by_blank_lines_or_in_an_environment_counts_its_size
 
 
 @pytest.mark.parametrize("maths", ["x^{" * 200 + "x" + "}" * 200, "\\sqrt{" * 220 + "x" + "}" * 220,
-                                   "\\overline{" * 300 + "x" + "}" * 300],
-                         ids=["superscripts", "roots", "overlines"])
+                                   "\\overline{" * 300 + "x" + "}" * 300, "\\sqrt" * 220 + " x"],
+                         ids=["superscripts", "roots", "overlines", "roots-without-braces"])
 def test_maths_nested_deeper_than_a_browser_lays_out_is_shown_as_text(sanitizer, maths):
     """MathJax lays each level of an expression out as boxes inside boxes of the page, and Chromium's renderer crashes
     (a sad tab, in under a second) laying out a few hundred levels: `$$x^{x^{...}}$$` 200 deep, 801 characters and 2

@@ -35,6 +35,13 @@ MATHS_MARKS = 1000
 MATHS_SPAN = 8192
 MATHS_CHARS = 16384
 _SPAN_MARK = re.compile(r"\$\$|\$|\\[()\[\]]|\\(?:begin|end)\{")
+# MathJax lays each level of an expression out as boxes inside boxes, and Chromium's renderer crashes (a sad tab, in
+# under a second) laying out a few hundred: `x^{` 200 deep (801 characters), `\sqrt{` 220, `{` or `\left(` 600. A
+# cell's maths may nest MATHS_DEPTH levels, counted over-approximately: groups, `\left`, environments, and control
+# words in a row (`\sqrt\sqrt x` nests without braces); an honest answer nests a handful.
+MATHS_DEPTH = 100
+_NESTING = re.compile(r"\\(?:left|begin)(?![A-Za-z])|(?<!\\)\{|\\(?:right|end)(?![A-Za-z])|(?<!\\)\}"
+                      r"|\\[A-Za-z]+|[\s^_]+|.", re.DOTALL)
 
 # What makes MathJax 2 (TeX-AMS-MML_HTMLorMML-full, its newcommand, AMSmath and begingroup extensions, `\require`)
 # define a control sequence or environment for the rest of the page; `\let\a\b` too, which a definition can then
@@ -64,6 +71,23 @@ def _maths_span(text: str) -> int:
     return (len(text) if len(marks) == 1 else marks[-1].end()) - marks[0].start()
 
 
+def _maths_depth(text: str) -> int:
+    """How deep `text` nests, as MathJax would lay it out at worst (MATHS_DEPTH). Linear."""
+    deepest = depth = run = 0
+    for token in _NESTING.finditer(text):
+        item = token.group()
+        if item in ("{", "\\left", "\\begin"):
+            depth, run = depth + 1, 0
+        elif item in ("}", "\\right", "\\end"):
+            depth, run = max(0, depth - 1), 0
+        elif item.startswith("\\") and len(item) > 1:
+            run += 1
+        elif not item.isspace() and item not in "^_":
+            run = 0
+        deepest = max(deepest, depth + run)
+    return deepest
+
+
 class PageBudget:
     """What is left, for one notebook, of the maths and the highlighted fenced code its student's cells may put on
     the pages."""
@@ -86,10 +110,10 @@ class PageBudget:
 
     def takes_maths(self, source: str, cleaned: str | None) -> bool:
         """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be typeset, spending its marks and maths
-        characters if so: no definition of a macro, its maths within MATHS_SPAN, and within what is left of the
+        characters if so: no definition of a macro, its maths within MATHS_SPAN and MATHS_DEPTH, and within what is left of the
         notebook's marks and characters."""
         texts = [source] + ([typeset_text(cleaned)] if cleaned is not None else [])
-        if any(DEFINITION.search(text) for text in texts):
+        if any(DEFINITION.search(text) or _maths_depth(text) > MATHS_DEPTH for text in texts):
             return False
         marks = max(len(MARK.findall(text)) for text in texts)
         chars = max(_maths_span(text) for text in texts)
