@@ -45,8 +45,11 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None):
     if all(np.allclose(g, 0) for g in got):
         return (f"step() left {what} where they were (it did not move them): change p.data in place, "
                 "p.data -= self.lr * p.grad")
-    if all(np.allclose(a, w) for a, w in zip(after, want)):
-        return (f"{what} were zero when step() ran: zero_grad() changed p.data (it must clear p.grad only)")
+    if all(np.allclose(a, w) for a, w in zip(after, want)) and any(np.any(b != 0) for b in before):
+        # `before` holds the values step() started from (a caller with zero_grad() in between asks
+        # zero_grad_moved first): the values were not zero, so step() itself left them out
+        return (f"step() set {what} to -lr * grad, leaving out their values: change p.data in place, "
+                "p.data -= self.lr * p.grad")
     if any(np.allclose(g, 0) and np.any(w != 0) for g, w in zip(got, want)):
         return ("step() moved only some of the parameters: loop over every p in self.params "
                 "(is a return inside the loop?)")
@@ -63,6 +66,17 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None):
     return ""
 
 
+def zero_grad_moved(before, zeroed) -> str:
+    """The cause ('' if none) when zero_grad() changed the values: each Parameter's p.data before zero_grad() and
+    right after it (a step checked from `before` then starts from other values than it was given)."""
+    before, zeroed = _arrays(before), _arrays(zeroed)
+    if before is None or zeroed is None or len(before) != len(zeroed):
+        return ""
+    if all(b.shape == z.shape and np.array_equal(b, z) for b, z in zip(before, zeroed)):
+        return ""
+    return "zero_grad() changed p.data (it must clear p.grad only)"
+
+
 def grads_left(cleared):
     """The cause when zero_grad() did not clear every gradient ('' when it did): `cleared` holds each
     p.grad after zero_grad() (None for a grad set to None)."""
@@ -75,6 +89,17 @@ def grads_left(cleared):
         return "zero_grad() left the gradients as they were: set p.grad to zeros for every p in self.params"
     return (f"zero_grad() cleared only {sum(zero)} of the {len(zero)} gradients: loop over every parameter in "
             "self.params (is a return inside the loop?)")
+
+
+def grads_shared(owners: list) -> str:
+    """The cause ('' if none) when zero_grad() left one grad array to several Parameters: `owners` holds, for each
+    Parameter, the number of the first whose p.grad is the very same array (its own number when none is)."""
+    shared = sum(owner != number for number, owner in enumerate(owners))
+    if not shared:
+        return ""
+    return (f"zero_grad() left {shared + len({o for n, o in enumerate(owners) if o != n})} Parameters sharing grad "
+            "arrays (p.grad is q.grad): backward() adds each one's gradient into the same array; give every "
+            "Parameter its own, p.grad = np.zeros_like(p.data)")
 
 
 def init_kept(order, total, kept_lr, lr):
@@ -119,8 +144,9 @@ def stale_list(defaults: list, same_list: bool, kept: list) -> str:
                 "keeps what earlier calls collected (ids of Parameters gone, which new ones can reuse); make it a "
                 f"local, {name.split('.')[-1]} = {empty[kind]} inside the call")
     if same_list:
-        return ("parameters() returned the same list object on two calls: a list kept between calls (a class "
-                "attribute, or one on self) keeps what earlier calls collected; start an empty list on every call")
+        return ("parameters() returned the same list object on two calls: a list that outlives the call (kept, or "
+                "cached) keeps what earlier calls collected and misses a Parameter set since, and what a caller does "
+                "to it comes back; start a new list on every call")
     return ""
 
 
@@ -156,14 +182,16 @@ def weight_shape(shape: list, n_in: int, n_out: int) -> str:
             f"n_in) = ({n_out}, {n_in}): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
 
 
-def init_attributes(attributes: list) -> str:
-    """The cause ('' if none) when Linear.__init__ keeps other attributes than the given one ([name, type] in order)."""
-    kinds = dict(attributes)
+def init_attributes(facts: dict) -> str:
+    """The cause ('' if none) when Linear.__init__ does not keep what the given one does, from facts.init_facts:
+    `kinds`, the type of layer.weight and layer.bias as read (a property over another attribute reads the same as
+    the given attribute); `order`, which of the two the layer's attributes hold first (as parameters() walks
+    them); `attributes`, [name, type] of each attribute in order, for the message."""
     for name in ("weight", "bias"):
-        if kinds.get(name) != "Parameter":
+        if facts["kinds"].get(name) != "Parameter":
             return (f"Linear.__init__ keeps no Parameter self.{name} (it keeps "
-                    f"{', '.join(f'{n}: {k}' for n, k in attributes)}): keep the given __init__")
-    if [name for name in kinds if name in ("weight", "bias")] != ["weight", "bias"]:
+                    f"{', '.join(f'{n}: {k}' for n, k in facts['attributes'])}): keep the given __init__")
+    if facts["order"] == ["bias", "weight"]:
         return ("Linear.__init__ sets self.bias before self.weight: keep the given __init__, weight first "
                 "(parameters() lists them in that order, and a seed draws the weight's numbers first)")
     return ""
@@ -176,7 +204,7 @@ def given_init(facts: dict) -> str:
     given = [rng.uniform(-2 ** -0.5, 2 ** -0.5, size=size) for size in ((1, 2), (1,))]  # weight, then bias
     drawn = _arrays(facts["drawn"])
     same = drawn is not None and all(d.shape == g.shape and np.allclose(d, g) for d, g in zip(drawn, given))
-    return init_attributes(facts["attributes"]) or ("" if same else (
+    return init_attributes(facts) or ("" if same else (
         "Linear.__init__ draws other numbers than the given one for the same seed: keep the given __init__ "
         "(weight, then bias, uniform in +-1/sqrt(n_in))"))
 
