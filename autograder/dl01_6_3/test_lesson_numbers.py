@@ -48,8 +48,8 @@ def moved(got, lr, what):
     """What zero_grad() or step() did wrong to the values in the probe's first step ('' if nothing recognisable):
     zero_grad() first, from the values right after it (step() starts from those); a move twice as far is a
     Parameter listed twice only where the optimizer's list holds one twice."""
-    return causes.zero_grad_moved(got["params"][0], got.get("zeroed")) or causes.step_move(
-        *got["params"][:2], got["grads"][0], lr, what=what, order=got.get("made_order"))
+    return causes.step_move(*got["params"][:2], got["grads"][0], lr, what=what, order=got.get("made_order"),
+                            zeroed=got.get("zeroed"))
 
 
 @pytest.mark.parametrize("widths,count", [((2, 16, 16, 2), 354), ((64, 32, 10), 2410)],

@@ -73,8 +73,7 @@ def worked_example(nb, zero_between):
     forward().backward()
     grads = [np.array(p.grad, dtype=float) for p in params]
     optimizer.step()
-    cause = causes.zero_grad_moved(before, cleared) or causes.step_move(before, [p.data for p in params], grads, 0.1,
-                                                                       order=listed)
+    cause = causes.step_move(before, [p.data for p in params], grads, 0.1, order=listed, zeroed=cleared)
     assert not cause, f"worked example: {cause}"
     assert np.isclose(numbers[1], 5.29), (f"worked example: the first loss should be 5.29 (z = -1.3), got "
                                           f"{numbers[1]:.4g} (z = {numbers[0]:.4g}): Linear(2, 1) must compute "

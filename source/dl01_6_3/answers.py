@@ -42,7 +42,7 @@ def _near(value: float, tolerance: float):
 def number(value) -> float | None:
     """An exercise's answer as a float when it is a number, as the exercises ask ("assign a number"): a real
     number (numbers.Real: an int, a float, a NumPy scalar, a Fraction) that is finite; None for anything else
-    (a bool, text such as '2410', an array, a Decimal). The course's grader reads an answer with this too, so
+    (a bool, text such as '123', an array, a Decimal). The course's grader reads an answer with this too, so
     the grade and these checks take the same answers."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None

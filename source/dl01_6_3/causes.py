@@ -22,20 +22,16 @@ def _arrays(values):
         return None
 
 
-def not_a_tensor(type_name: str) -> str:
-    """The cause when Linear.forward returned a `type_name`, not a Tensor: the next layer of a network, or the
-    loss, would fail on it and be named in its place."""
-    return (f"Linear.forward returned a {type_name}: build the result from x, self.weight and self.bias with Tensor "
-            "operations")
-
-
-def step_move(before, after, grads, lr, what="the Parameters", order=None):
-    """The cause of a wrong step ('' when it has no recognisable shape): each parameter's values before and after
-    step(), against the move -lr * grad the gradients it was given ask for (all zero, or missing: no move, no
-    blame); twice as far is a listing's fault only where `order` (see init_kept) holds a Parameter twice."""
-    before, after, grads = _arrays(before), _arrays(after), _arrays(grads or [])
+def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroed=None):
+    """The cause of a wrong step ('' when it has no recognisable shape): each parameter's values before (`zeroed`:
+    right after a zero_grad() run since, which must not change them) and after step(), against the move -lr * grad
+    the gradients ask for (all zero, or missing: no blame); twice as far is a listing's fault only where `order`
+    (see init_kept) holds a Parameter twice."""
+    before, after, grads, zeroed = _arrays(before), _arrays(after), _arrays(grads or []), _arrays(zeroed or before)
     if before is None or after is None or not grads or len(grads) != len(before) or len(after) != len(before):
         return ""
+    if zeroed is not None and any(z.shape != b.shape or not np.array_equal(z, b) for z, b in zip(zeroed, before)):
+        return "zero_grad() changed p.data (it must clear p.grad only)"
     if any(a.shape != b.shape or g.shape != b.shape for a, b, g in zip(after, before, grads)):
         return ""
     got = [a - b for a, b in zip(after, before)]
@@ -45,9 +41,7 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None):
     if all(np.allclose(g, 0) for g in got):
         return (f"step() left {what} where they were (it did not move them): change p.data in place, "
                 "p.data -= self.lr * p.grad")
-    if all(np.allclose(a, w) for a, w in zip(after, want)) and any(np.any(b != 0) for b in before):
-        # `before` holds the values step() started from (a caller with zero_grad() in between asks
-        # zero_grad_moved first): the values were not zero, so step() itself left them out
+    if all(np.allclose(a, w) for a, w in zip(after, want)) and any(np.any(b != 0) for b in before):  # from values
         return (f"step() set {what} to -lr * grad, leaving out their values: change p.data in place, "
                 "p.data -= self.lr * p.grad")
     if any(np.allclose(g, 0) and np.any(w != 0) for g, w in zip(got, want)):
@@ -66,17 +60,6 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None):
     return ""
 
 
-def zero_grad_moved(before, zeroed) -> str:
-    """The cause ('' if none) when zero_grad() changed the values: each Parameter's p.data before zero_grad() and
-    right after it (a step checked from `before` then starts from other values than it was given)."""
-    before, zeroed = _arrays(before), _arrays(zeroed)
-    if before is None or zeroed is None or len(before) != len(zeroed):
-        return ""
-    if all(b.shape == z.shape and np.array_equal(b, z) for b, z in zip(before, zeroed)):
-        return ""
-    return "zero_grad() changed p.data (it must clear p.grad only)"
-
-
 def grads_left(cleared):
     """The cause when zero_grad() did not clear every gradient ('' when it did): `cleared` holds each
     p.grad after zero_grad() (None for a grad set to None)."""
@@ -92,14 +75,11 @@ def grads_left(cleared):
 
 
 def grads_shared(owners: list) -> str:
-    """The cause ('' if none) when zero_grad() left one grad array to several Parameters: `owners` holds, for each
-    Parameter, the number of the first whose p.grad is the very same array (its own number when none is)."""
-    shared = sum(owner != number for number, owner in enumerate(owners))
-    if not shared:
-        return ""
-    return (f"zero_grad() left {shared + len({o for n, o in enumerate(owners) if o != n})} Parameters sharing grad "
-            "arrays (p.grad is q.grad): backward() adds each one's gradient into the same array; give every "
-            "Parameter its own, p.grad = np.zeros_like(p.data)")
+    """The cause ('' if none) when zero_grad() left one array to several Parameters (owners: first sharer of each)."""
+    sharing = {n for n, o in enumerate(owners) if o != n} | {o for n, o in enumerate(owners) if o != n}
+    return "" if not sharing else (f"zero_grad() left {len(sharing)} Parameters sharing grad arrays (p.grad is "
+                                   "q.grad): backward() adds each one's gradient into the same array; give every "
+                                   "Parameter its own, p.grad = np.zeros_like(p.data)")
 
 
 def init_kept(order, total, kept_lr, lr):
@@ -126,9 +106,8 @@ def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
 
 
 def stale_list(defaults: list, same_list: bool, kept: list) -> str:
-    """The cause when parameters() keeps a list between calls ('' when nothing says so), from facts.kept_facts:
-    [name, type name] of each argument of parameters() with a default, whether two calls returned one list, and
-    [name, type name, where] of each list, set or dict that outlives a call (class, global, self)."""
+    """The cause when parameters() keeps a list between calls ('' if nothing says so), from facts.kept_facts: its
+    defaults and the containers (class, global, self) that hold what calls collect; two calls giving one list."""
     empty = {"list": "[]", "dict": "{}", "set": "set()"}
     shared = [(name, kind) for name, kind in defaults if kind in empty]
     if shared:
@@ -173,20 +152,9 @@ def not_parameters(kinds: list) -> str:
             + (" (not their .data)" if name == "ndarray" else ""))
 
 
-def weight_shape(shape: list, n_in: int, n_out: int) -> str:
-    """The cause ('' if none) when the given Linear.__init__ made the weight of Linear(n_in, n_out) in another
-    shape than (n_out, n_in), the one forward()'s x @ W.T + b is written for."""
-    if list(shape) == [n_out, n_in]:
-        return ""
-    return (f"Linear.__init__ made the weight of Linear({n_in}, {n_out}) of shape {tuple(shape)}, not (n_out, "
-            f"n_in) = ({n_out}, {n_in}): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
-
-
 def init_attributes(facts: dict) -> str:
-    """The cause ('' if none) when Linear.__init__ does not keep what the given one does, from facts.init_facts:
-    `kinds`, the type of layer.weight and layer.bias as read (a property over another attribute reads the same as
-    the given attribute); `order`, which of the two the layer's attributes hold first (as parameters() walks
-    them); `attributes`, [name, type] of each attribute in order, for the message."""
+    """The cause ('' if none) when Linear.__init__ does not keep what the given one does, from facts.init_facts: the
+    types of layer.weight and .bias as read (a property too), and which of them vars() holds first."""
     for name in ("weight", "bias"):
         if facts["kinds"].get(name) != "Parameter":
             return (f"Linear.__init__ keeps no Parameter self.{name} (it keeps "
@@ -210,10 +178,14 @@ def given_init(facts: dict) -> str:
 
 
 def layers_cause(facts: dict) -> str:
-    """The cause ('' if none) of a wrong network before any of its numbers, from facts.layers_facts (the grader's
-    probes gather the same): the given Linear.__init__'s weight shape, then what Linear.forward returns."""
-    cause = weight_shape(facts["weight_shape"], 2, 1)
-    return cause or (not_a_tensor(facts["forward_returned"]) if facts.get("forward_returned") else "")
+    """The cause ('' if none) of a wrong network before its numbers (facts.layers_facts): the given __init__'s weight
+    shape for Linear(2, 1), then what forward returned when not a Tensor (a later layer would fail on it instead)."""
+    if facts["weight_shape"] != [1, 2]:
+        return (f"Linear.__init__ made the weight of Linear(2, 1) of shape {tuple(facts['weight_shape'])}, not (n_out, "
+                "n_in) = (1, 2): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
+    returned = facts.get("forward_returned")
+    return (f"Linear.forward returned a {returned}: build the result from x, self.weight and self.bias with Tensor "
+            "operations") if returned else ""
 
 
 # The cell that defines each class of the lesson in the notebook as given (a grade id: "<cell linear>" in code).

@@ -19,9 +19,8 @@ from causes import HOMES, defined_again, init_kept, not_parameters, optimizer_ho
 
 
 def collected(value, parameter: type) -> bool:
-    """Whether `value` is a list, set or dict holding what a call of parameters() collects: Parameters, or ints
-    (their ids), as items (of a dict: as keys). A constant parameters() only reads (KINDS = [list, tuple], a dict
-    of names) holds neither: it keeps nothing from one call to the next. The probes read the same."""
+    """Whether `value` is a list, set or dict holding what parameters() collects, Parameters or ints (ids), as items
+    (a dict's keys); a constant it only reads (KINDS = [list, tuple]) keeps nothing between calls (probes: same)."""
     return isinstance(value, (list, set, dict)) and any(
         isinstance(item, parameter) or (isinstance(item, int) and not isinstance(item, bool)) for item in value)
 
@@ -38,10 +37,9 @@ def defaults_of(function, parameter: type) -> list:
 
 
 def kept_outside(module, parameter: type) -> list:
-    """[name, type name, where] for each list, set or dict that outlives a call of parameters() and holds what
-    calls collected (`collected`): kept on the module's class or a class it derives from ("class"), a global its
-    parameters() reads ("global"), or ids kept on the module itself ("self"; a list of Parameters there is a
-    module's own attribute). The probes gather the same."""
+    """[name, type name, where] for each container outliving a call of parameters() that holds what calls collected
+    (`collected`): on the module's class or a base ("class"), a global its parameters() reads ("global"), or ids on
+    the module itself ("self"; a list of Parameters there is the module's own). The probes gather the same."""
     method = getattr(type(module), "parameters", None)
     code, names = getattr(method, "__code__", None), getattr(method, "__globals__", {})
     return ([[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
@@ -104,10 +102,9 @@ def order(optimizer, params):
 
 
 def init_facts(layer) -> dict:
-    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0): the type of layer.weight
-    and layer.bias as read, which of the two its attributes hold first (by identity, as parameters() walks them),
-    [name, type name] of its attributes in vars() order, and the numbers of its weight and bias (the probes
-    gather the same)."""
+    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0): the types of layer.weight
+    and .bias as read, which of them vars() holds first (by identity, as parameters() walks it), [name, type name]
+    of its attributes, and the numbers of its weight and bias (the probes gather the same)."""
     held = {name: getattr(layer, name, None) for name in ("weight", "bias")}
     return {"kinds": {name: type(value).__name__ for name, value in held.items()},
             "order": [name for value in vars(layer).values() for name in held if held[name] is value],
