@@ -244,6 +244,37 @@ def zeros_for(p):
 # A right step() written under the student's no_grad(), as PyTorch's optimizers do it.
 STEP_UNDER_NO_GRAD = step("with no_grad():\n    for p in self.params:\n        p.data -= self.lr * p.grad")
 
+# parameters() reading a constant container (the kinds of attribute it searches, never written to) with one
+# real bug in the walk: the message names that bug, not the constant (facts.collected: it holds no Parameter or id).
+CONSTANT_READ = """\
+class Module:
+    KINDS = [list, tuple]
+
+    def parameters(self):
+        found, seen = [], set()
+        for value in VALUES:
+            for item in (value if isinstance(value, tuple(self.KINDS)) else (value,)):
+                ps = [item] if isinstance(item, Parameter) else item.parameters() if isinstance(item, Module) else []
+                for p in ps:
+                    if DEDUP:
+                        seen.add(id(p))
+                        found.append(p)
+        return found
+
+    def __call__(self, x):
+        return self.forward(x)
+"""
+REVERSED = "reversed(list(vars(self).values()))"
+
+
+def constant_read(top: str = "", signature: str = "self", kinds: str = "self.KINDS", values: str = REVERSED,
+                  dedup: str = "id(p) not in seen", on_class: bool = True) -> Mutation:
+    """The Module cell of CONSTANT_READ: the constant on the class, or (`top`, `signature`) a global or default."""
+    source = CONSTANT_READ if on_class else CONSTANT_READ.replace("    KINDS = [list, tuple]\n\n", "")
+    return Mutation("module", "Module.parameters", "", source=top + source.replace("self.KINDS", kinds).replace(
+        "def parameters(self)", f"def parameters({signature})").replace("VALUES", values).replace("DEDUP", dedup))
+
+
 BUGS: list[Bug] = [
     Bug("reference", "the reference solution, unchanged", ()),
 
@@ -332,11 +363,42 @@ BUGS: list[Bug] = [
         loses=("test_parameters", LESSON), phrase="a set that outlives the call", absent="a list that outlives",
         cause="has a default argument seen=set()", lesson_cause="has a default argument seen=set()",
         every=("default argument seen=set()",)),
+    Bug("parameters-cached", "parameters() under @functools.cache: one list object for every call, which keeps a "
+        "Parameter replaced since and what a caller appended",
+        (Mutation("module", "Module.parameters", "", source="import functools\n\n\n" + module_cell(
+            "    @functools.cache\n" + PARAMETERS).source),),
+        loses=("test_parameters",), phrase="returned the same list object on two calls",
+        cause="returned the same list object on two calls", absent="class attribute"),
+    Bug("parameters-reversed-constant-on-class", "parameters() walks the attributes in reverse and reads a constant "
+        "KINDS = [list, tuple] on the class", (constant_read(),),
+        loses=("test_parameters",), phrase="in another order", cause="in another order", absent="KINDS"),
+    Bug("parameters-no-dedup-constant-on-class", "parameters() without deduplication, reading a constant KINDS = "
+        "[list, tuple] on the class", (constant_read(values="vars(self).values()", dedup="True"),),
+        loses=("test_parameters", LESSON), phrase="more than once", cause="more than once", absent="KINDS"),
+    Bug("parameters-reversed-constant-global", "parameters() walks the attributes in reverse and reads a global "
+        "KINDS = [list, tuple]", (constant_read("KINDS = [list, tuple]\n\n\n", kinds="KINDS", on_class=False),),
+        loses=("test_parameters",), phrase="in another order", cause="in another order", absent="KINDS"),
+    Bug("parameters-reversed-constant-default-dict", "parameters(self, names=NAMES) walks in reverse, NAMES a dict "
+        "of names at the top of the cell", (constant_read("NAMES = {'weight': 0, 'bias': 1}\n\n\n",
+                                                          "self, names=NAMES", "(list, tuple)", on_class=False),),
+        loses=("test_parameters",), phrase="in another order", cause="in another order", absent="NAMES"),
+    Bug("parameters-reversed-constant-default-list", "parameters(self, kinds=[list, tuple]) walks in reverse",
+        (constant_read(signature="self, kinds=[list, tuple]", kinds="kinds", on_class=False),),
+        loses=("test_parameters",), phrase="in another order", cause="in another order", absent="default argument"),
+    Bug("module-getattr-answers-none", "correct: Module.__getattr__ answers None for a missing attribute (dunder "
+        "names still raise): a ReLU answers .weight too",
+        (module_cell(PARAMETERS + "\n\n    def __getattr__(self, name):\n        if name.startswith('__'):\n"
+                     "            raise AttributeError(name)\n        return None"),)),
 
     # ------------------------------------------------------------------ Linear.forward
     Bug("forward-weight-in-out", "forward() uses the weight as (in, out): x @ W + b",
         (linear("return x @ self.weight + self.bias"),),
         loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in), so the layer computes x @ W.T + b", cause='the weight is stored as (n_out, n_in)', lesson_cause='Linear.forward raised'),
+    Bug("linear-weight-property", "correct: Linear.weight a property over self._weight with a setter, the given "
+        "__init__ untouched (it assigns through the setter)",
+        (Mutation("linear", "Linear", "", source=DENSE.replace("class Dense", "class Linear") + (
+            "\n    @property\n    def weight(self) -> Parameter:\n        return self._weight\n\n"
+            "    @weight.setter\n    def weight(self, value: Parameter) -> None:\n        self._weight = value\n")),)),
     Bug("forward-no-bias", "forward() without the bias: x @ W.T",
         (linear("return x @ self.weight.T"),),
         loses=("test_forward", LESSON), phrase="left out the bias", cause='left out the bias', lesson_cause='Linear(2, 1) must compute x @ W.T + b',
@@ -414,6 +476,12 @@ BUGS: list[Bug] = [
         loses=("test_zero_grad", LESSON), phrase="zero_grad() changed p.data", cause='zero_grad() changed p.data', lesson_cause='zero_grad() changed p.data'),
     Bug("zero-grad-fill", "correct: p.grad.fill(0)",
         (zero_grad("for p in self.params:\n    p.grad.fill(0)"),)),
+    Bug("zero-grad-one-array-per-shape", "zero_grad() hands Parameters of one shape one zeros array (a cache by "
+        "shape): backward() then adds two Parameters' gradients into it",
+        (zero_grad("cache = {}\nfor p in self.params:\n    p.grad = cache.setdefault(p.data.shape, "
+                   "np.zeros(p.data.shape))"),),
+        loses=("test_zero_grad", LESSON), phrase="sharing grad arrays (p.grad is q.grad)",
+        cause="sharing grad arrays", absent="old gradients"),
     Bug("zero-grad-ellipsis", "correct: p.grad[...] = 0",
         (zero_grad("for p in self.params:\n    p.grad[...] = 0"),)),
     Bug("zero-grad-times-zero", "correct: p.grad *= 0",
@@ -504,6 +572,10 @@ BUGS: list[Bug] = [
         (step("for p in self.params:\n    p.data = p.data.copy()\n    p.data -= self.lr * p.grad"),)),
     Bug("step-np-subtract", "correct: np.subtract(p.data, self.lr * p.grad, out=p.data)",
         (step("for p in self.params:\n    np.subtract(p.data, self.lr * p.grad, out=p.data)"),)),
+    Bug("step-leaves-out-data", "step() writes p.data = -self.lr * p.grad (the p.data term left out), zero_grad() right",
+        (step("for p in self.params:\n    p.data = -self.lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="leaving out their values", cause="leaving out their values",
+        lesson_cause="leaving out their values", absent="zero_grad() changed p.data"),
 
     # ------------------------------------------------------------------ the exercise cells
     Bug("exercise-count-own-classes", "correct: Exercise 1's count computed with the student's own right classes: "
@@ -516,6 +588,27 @@ BUGS: list[Bug] = [
         (exercise_cell("exercise_count", "count_64_32_10 = count_by_formula([64, 32, 10])\n"),),
         loses=("test_exercise_count",), phrase="NameError: name 'count_by_formula' is not defined",
         cause="NameError: name 'count_by_formula' is not defined"),
+    Bug("exercise-count-as-text", "Exercise 1's count written as text, count_64_32_10 = '2410'",
+        (exercise_cell("exercise_count", "count_64_32_10 = '2410'\n"),),
+        loses=("test_exercise_count",), phrase="is a str: assign a number", cause="is a str: assign a number"),
+    Bug("exercise-count-as-array", "Exercise 1's count as a 0-d array, count_64_32_10 = np.array(2410)",
+        (exercise_cell("exercise_count", "count_64_32_10 = np.array(2410)\n"),),
+        loses=("test_exercise_count",), phrase="is a ndarray: assign a number", cause="is a ndarray: assign a number"),
+    Bug("exercise-count-as-decimal", "Exercise 1's count as a Decimal (not a numbers.Real)",
+        (exercise_cell("exercise_count", "from decimal import Decimal\n\ncount_64_32_10 = Decimal(2410)\n"),),
+        loses=("test_exercise_count",), phrase="is a Decimal: assign a number", cause="is a Decimal: assign a number"),
+    Bug("exercise-count-fraction", "correct: Exercise 1's count as a Fraction (a real number; no .4g format before "
+        "Python 3.12)",
+        (exercise_cell("exercise_count", "from fractions import Fraction\n\ncount_64_32_10 = Fraction(2410)\n"),)),
+    Bug("exercise-second-step-as-text", "Exercise 2's answers written as text ('0.908', ...)",
+        (exercise_cell("exercise_second_step", "z2_with_zero_grad = '0.908'\nloss2_with_zero_grad = '0.008464'\n"
+                       "z2_without_zero_grad = '3.668'\nloss2_without_zero_grad = '7.118'\n"),),
+        loses=("test_exercise_second_step",), phrase="is a str: assign a number", cause="is a str: assign a number"),
+    Bug("exercise-second-step-loss-abs", "Exercise 2 with z right and the loss written as |z - y|, not (z - y)^2",
+        (exercise_cell("exercise_second_step", "z2_with_zero_grad = 0.908\nloss2_with_zero_grad = abs(0.908 - 1)\n"
+                       "z2_without_zero_grad = 3.668\nloss2_without_zero_grad = 2.668 ** 2\n"),),
+        loses=("test_exercise_second_step",), phrase="z2_with_zero_grad is right, so the loss is off",
+        cause="loss2_with_zero_grad = 0.092 is not right", absent="its own gradient"),
 
     # ------------------------------------------------------------------ SGD.__init__ (given, in the sgd cell)
     Bug("sgd-keeps-generator", "SGD.__init__ keeps params as given (self.params = params) and parameters() yields: "

@@ -3,24 +3,14 @@
 Like probes.py, a probe only reports what the student's code left, as plain data, and compares nothing:
 the tests compare it with the reference's answers in the grader's process.
 """
-import math
 
 
 def exercise_answers(ns, names):
-    """For each name: whether the notebook defines it, its type's name, and its value as a float when it is
-    a real number (None otherwise: not a number, a bool, or not finite)."""
-    found = {}
-    for name in names:
-        if name not in ns:
-            found[name] = {"defined": False, "type": "", "number": None}
-            continue
-        value = ns[name]
-        number = None
-        if not isinstance(value, bool):
-            try:
-                number = float(value)
-            except (TypeError, ValueError, OverflowError):
-                number = None
-        found[name] = {"defined": True, "type": type(value).__name__,
-                       "number": number if number is not None and math.isfinite(number) else None}
-    return found
+    """For each name: whether the notebook defines it, its type's name, and its value as a float when it is a
+    number, None otherwise. What counts as a number is the public answers.number's to say (the release folder
+    is on the sandbox's path), the rule the student's own checks apply: one rule, so the grade and the public
+    check take the same answers."""
+    from answers import number
+
+    return {name: {"defined": True, "type": type(ns[name]).__name__, "number": number(ns[name])} if name in ns
+            else {"defined": False, "type": "", "number": None} for name in names}

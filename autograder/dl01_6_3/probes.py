@@ -60,14 +60,16 @@ def _graph(output):
     return rows, nodes
 
 
-def _linear_layers(model):
-    """The Linear layers of a Sequential, in order (found without calling parameters())."""
-    return [layer for layer in model.layers if hasattr(layer, "weight")]
+def _linear_layers(ns, model):
+    """The Linear layers of a Sequential, in order (found without calling parameters()): the instances of the
+    notebook's Linear (the probe's own forward derives from it), not whatever answers `.weight` (a Module whose
+    __getattr__ answers every name would)."""
+    return [layer for layer in model.layers if isinstance(layer, ns["Linear"])]
 
 
-def _by_hand(model):
+def _by_hand(ns, model):
     """A Sequential's parameters collected by hand, so a probe need not call parameters()."""
-    return [p for layer in _linear_layers(model) for p in (layer.weight, layer.bias)]
+    return [p for layer in _linear_layers(ns, model) for p in (layer.weight, layer.bias)]
 
 
 def _probe_linear(ns):
@@ -101,30 +103,40 @@ def _parameters(ns, arrays):
     return [ns["Parameter"](np.array(a, dtype=float)) for a in arrays]
 
 
-def _outliving(module):
-    """[name, type name, where] of each list, set or dict that outlives a call of parameters(): on the module's
-    class ("class"), a global its parameters() reads ("global"), or ids kept on the module itself ("self")."""
+def _collected(value, parameter):
+    """Whether `value` is a list, set or dict holding what a call of parameters() collects: Parameters, or ints
+    (their ids), as items (of a dict: as keys); a constant parameters() only reads (KINDS = [list, tuple]) holds
+    neither (facts.collected)."""
+    return isinstance(value, (list, set, dict)) and any(
+        isinstance(item, parameter) or (isinstance(item, int) and not isinstance(item, bool)) for item in value)
+
+
+def _outliving(module, parameter):
+    """[name, type name, where] of each list, set or dict that outlives a call of parameters() and holds what
+    calls collected (_collected): on the module's class ("class"), a global its parameters() reads ("global"),
+    or ids kept on the module itself ("self")."""
     method = getattr(type(module), "parameters", None)
     names, read = getattr(method, "__globals__", {}), getattr(getattr(method, "__code__", None), "co_names", ())
     kept = [[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
-            for name, value in vars(c).items() if not name.startswith("__") and isinstance(value, (list, set, dict))]
-    kept += [[name, type(names[name]).__name__, "global"] for name in read if isinstance(names.get(name), (list, set, dict))]
+            for name, value in vars(c).items() if not name.startswith("__") and _collected(value, parameter)]
+    kept += [[name, type(names[name]).__name__, "global"] for name in read if _collected(names.get(name), parameter)]
     return kept + [[f"self.{name}", type(value).__name__, "self"] for name, value in vars(module).items()
                    if isinstance(value, (list, set, dict)) and value and all(isinstance(v, int) for v in value)]
 
 
-def _kept_list(module, found):
+def _kept_list(ns, module, found):
     """Facts behind a parameters() that keeps a list between calls: [name, type name] of each argument of
-    parameters() with a default (a list made once is shared by every call), whether a second call returns the
-    very same list object, and what outlives a call (_outliving) (causes.stale_list names the cause from them;
-    the public checks' facts.kept_facts reads the same)."""
+    parameters() whose default holds what calls collected (a list made once is shared by every call), whether a
+    second call returns the very same list object, and what outlives a call (_outliving) (causes.stale_list names
+    the cause from them; the public checks' facts.kept_facts reads the same)."""
     try:
         arguments = list(inspect.signature(type(module).parameters).parameters.values())
     except (TypeError, ValueError):
         arguments = []
     again = module.parameters()
-    return {"defaults": [[a.name, type(a.default).__name__] for a in arguments if a.default is not a.empty],
-            "same_list": isinstance(found, list) and again is found, "kept": _outliving(module)}
+    return {"defaults": [[a.name, type(a.default).__name__] for a in arguments
+                         if a.default is not a.empty and _collected(a.default, ns["Parameter"])],
+            "same_list": isinstance(found, list) and again is found, "kept": _outliving(module, ns["Parameter"])}
 
 
 def _not_parameters(ns, listed):
@@ -177,6 +189,13 @@ def _given(ns, found, params):
 def _none_grads(params):
     """Whether zero_grad() left a grad that is None (the next backward() cannot add into it)."""
     return any(p.grad is None for p in params)
+
+
+def _grad_owners(params):
+    """For each Parameter, the number of the first whose grad is the very same array (its own when none is):
+    zero_grad() that left one array to several (causes.grads_shared). A grad that is no array is another check's."""
+    return [next(j for j, q in enumerate(params) if q.grad is p.grad) if isinstance(p.grad, np.ndarray) else i
+            for i, p in enumerate(params)]
 
 
 def _facts(ns, objects):
@@ -300,7 +319,7 @@ def parameter_pattern(ns, case, seed):
         "pattern": pattern,
         "plain_tensors": [i for i, item in enumerate(reg.items) if not isinstance(item, ns["Parameter"])],
         "strangers": _not_parameters(ns, [p for p in listed or [] if _number(reg.items, p) < 0]),
-        **_kept_list(root, found),
+        **_kept_list(ns, root, found),
     }
 
 
@@ -313,7 +332,7 @@ def parameter_pattern_repeated(ns, seed, calls):
     listed = [list(models[name].parameters() or []) for name in calls]
     return {"patterns": [reg.pattern(found) for found in listed],
             "strangers": _not_parameters(ns, [p for p in listed[0] if _number(reg.items, p) < 0]),
-            **_kept_list(models["A"], models["A"].parameters())}
+            **_kept_list(ns, models["A"], models["A"].parameters())}
 
 
 def parameter_count(ns, widths, seed=0):
@@ -322,7 +341,7 @@ def parameter_count(ns, widths, seed=0):
     found = model.parameters()
     listed = list(found)
     shapes = [list(np.shape(getattr(p, "data", p))) for p in listed]
-    return {"shapes": shapes, "not_parameters": _not_parameters(ns, listed), **_kept_list(model, found),
+    return {"shapes": shapes, "not_parameters": _not_parameters(ns, listed), **_kept_list(ns, model, found),
             **_init_facts(ns["Linear"](2, 1, np.random.default_rng(0)))}
 
 
@@ -377,7 +396,7 @@ def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
     grads it left, and the grads of the same backward pass run again."""
     rng = np.random.default_rng(seed)
     model = _mlp(ns, widths, rng, _probe_linear(ns))
-    params = _by_hand(model)
+    params = _by_hand(ns, model)
     optimizer = ns["SGD"](params, lr=0.1)
     made = _made(optimizer, params)
     if made["made_others"]:
@@ -388,10 +407,11 @@ def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
     for _ in range(calls):
         optimizer.zero_grad()
     cleared = [_array_or_none(p.grad) for p in params]
+    owners = _grad_owners(params)
     if any(p.grad is None for p in params):  # backward() would fail adding into None
-        return {"first": first, "cleared": cleared, "second": None, **made}
+        return {"first": first, "cleared": cleared, "owners": owners, "second": None, **made}
     ns["cross_entropy"](model(x), labels).backward()
-    return {"first": first, "cleared": cleared, "second": [_plain(p.grad) for p in params], **made}
+    return {"first": first, "cleared": cleared, "owners": owners, "second": [_plain(p.grad) for p in params], **made}
 
 
 # ---------------------------------------------------------------- step
@@ -420,14 +440,14 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
     collected by hand: only step() is the notebook's."""
     rng = np.random.default_rng(seed)
     model = _mlp(ns, widths, rng, _probe_linear(ns))
-    params = _by_hand(model)
+    params = _by_hand(ns, model)
     optimizer = ns["SGD"](params, lr=lr)
     made = _made(optimizer, params)
     if made["made_others"]:
         return made
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     outputs, graphs = [_plain(model(x).data)], [_graph(model(x))[0]]
-    values, grads = [[_plain(p.data) for p in _by_hand(model)]], []
+    values, grads = [[_plain(p.data) for p in _by_hand(ns, model)]], []
     for _ in range(steps):
         for p in params:
             p.grad = np.zeros_like(p.data)
@@ -437,8 +457,8 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
         out = model(x)
         outputs.append(_plain(out.data))
         graphs.append(_graph(out)[0])
-        values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(model)])
-    return {"outputs": outputs, "graphs": graphs, "facts": _facts(ns, _by_hand(model)), "params": values,
+        values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(ns, model)])
+    return {"outputs": outputs, "graphs": graphs, "facts": _facts(ns, _by_hand(ns, model)), "params": values,
             "grads": grads, **made}
 
 
@@ -458,6 +478,7 @@ def _worked_example(ns, zero_between, by_hand):
     losses: list[float] = []
     values: list[list] = []
     grads: list[list] = []
+    zeroed: list = []  # the values right after the first zero_grad(), where step() starts from
 
     if held.get("not_parameters") or held["made_others"]:  # zero_grad() would fail on it, and be named instead
         return {"none_grads": False, **held}
@@ -476,6 +497,7 @@ def _worked_example(ns, zero_between, by_hand):
                 p.grad = np.zeros_like(p.data)
         else:
             optimizer.zero_grad()
+            zeroed.extend([] if zeroed else [_plain(layer.weight.data), _plain(layer.bias.data)])
 
     for step in range(2):
         current = loss()
@@ -487,7 +509,7 @@ def _worked_example(ns, zero_between, by_hand):
         grads.append([_array_or_none(layer.weight.grad), _array_or_none(layer.bias.grad)])
         optimizer.step()
     loss()
-    kept = {} if by_hand else _kept_list(layer, params)  # after the steps: its own calls change nothing they saw
+    kept = {} if by_hand else {**_kept_list(ns, layer, params), "zeroed": zeroed}  # after the steps: its own calls change nothing they saw
     return {"z": z_values, "loss": losses, "params": values, "grads": grads, "none_grads": False, **held, **kept}
 
 
@@ -576,9 +598,14 @@ def no_grad_states(ns, scenario):
 # ---------------------------------------------------------------- the lesson's numbers (all student code)
 
 def _init_facts(layer):
-    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0) (facts.init_facts)."""
-    return {"attributes": [[name, type(value).__name__] for name, value in vars(layer).items()],
-            "drawn": [_array_or_none(getattr(getattr(layer, name, None), "data", None)) for name in ("weight", "bias")]}
+    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0) (facts.init_facts): the
+    type of layer.weight and layer.bias as read, which of them its attributes hold first, its attributes, and
+    the numbers of its weight and bias."""
+    held = {name: getattr(layer, name, None) for name in ("weight", "bias")}
+    return {"kinds": {name: type(value).__name__ for name, value in held.items()},
+            "order": [name for value in vars(layer).values() for name in held if held[name] is value],
+            "attributes": [[name, type(value).__name__] for name, value in vars(layer).items()],
+            "drawn": [_array_or_none(getattr(value, "data", None)) for value in held.values()]}
 
 
 def _layers(ns):
@@ -628,7 +655,7 @@ def lesson_graph(ns, widths, batch, seed):
         quiet = model(x)
     graph, nodes = _graph(recorded)
     return {"recorded_graph": graph, "quiet_graph": _graph(quiet)[0],
-            "leaves": [_number(nodes, t) for t in [x] + _by_hand(model)],
+            "leaves": [_number(nodes, t) for t in [x] + _by_hand(ns, model)],
             "recorded": _plain(recorded.data), "quiet": _plain(quiet.data)}
 
 
@@ -654,7 +681,7 @@ def lesson_shared(ns, n, batch, lr, seed):
     optimizer.step()
     return {"none_grads": False, "pattern": [_number([first.weight, first.bias, second.bias], p) for p in params],
             "before": before, "after": _plain(first.weight.data), "still_shared": second.weight is first.weight,
-            "grad": grad, **made, **_kept_list(model, found)}
+            "grad": grad, **made, **_kept_list(ns, model, found)}
 
 
 @_layers_first
@@ -664,28 +691,33 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
     model = _mlp(ns, widths, rng)
     found = model.parameters()
     optimizer = ns["SGD"](found, lr=lr)
-    held = {**_held(optimizer, _by_hand(model)), **_given(ns, found, _by_hand(model))}
+    held = {**_held(optimizer, _by_hand(ns, model)), **_given(ns, found, _by_hand(ns, model))}
     if held.get("not_parameters") or held["made_others"]:  # zero_grad() would fail on it, and be named instead
         return {"none_grads": False, **held}
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
-    losses, values = [], [[_plain(p.data) for p in _by_hand(model)]]
+    losses, values = [], [[_plain(p.data) for p in _by_hand(ns, model)]]
     grads: list[list] = []
+    zeroed: list = []  # the values right after the first zero_grad(), where step() starts from
+    owners: list = []
     for _ in range(steps):
         optimizer.zero_grad()
-        if _none_grads(_by_hand(model)):  # backward() cannot add into None: stop here
+        zeroed = zeroed or [_plain(p.data) for p in _by_hand(ns, model)]
+        if _none_grads(_by_hand(ns, model)):  # backward() cannot add into None: stop here
             return {"none_grads": True, **held}
+        owners = owners or _grad_owners(_by_hand(ns, model))
         loss = ns["cross_entropy"](model(x), labels)
         loss.backward()
         if not grads:  # the first step's gradients and the layers' values after it (read by hand)
-            grads.append([_array_or_none(p.grad) for p in _by_hand(model)])
+            grads.append([_array_or_none(p.grad) for p in _by_hand(ns, model)])
         optimizer.step()
         losses.append(float(loss.data))
         if len(values) == 1:
-            values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(model)])
+            values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(ns, model)])
     with ns["no_grad"]():
         final = model(x)
     return {"losses": losses, "final": _plain(final.data), "final_graph": _graph(final)[0], "params": values,
-            "grads": grads, "none_grads": False, **held, **_kept_list(model, found)}
+            "grads": grads, "zeroed": zeroed, "owners": owners, "none_grads": False, **held,
+            **_kept_list(ns, model, found)}
 
 
 def lesson_defined_in(ns, names):

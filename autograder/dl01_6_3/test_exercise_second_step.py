@@ -23,10 +23,11 @@ def test_second_step(student, reference, case):
     for name, value in zip(names, lesson):
         assert want[name]["number"] is not None and math.isclose(want[name]["number"], value, rel_tol=1e-9), (
             f"the reference's {name} is wrong (a grader bug)")
-    for name in names:
+    # z first: the loss is checked once z is right, so its message names the loss, not the step (z's hint).
+    for name, why in zip(names, (hint, f"{names[0]} is right, so the loss is off: L = (z - y)^2 of that z, y = 1")):
         assert got[name]["defined"], (f"the notebook defines no {name}: assign your answer to it in the exercise "
                                       f"cell{student.because()}")
-        assert got[name]["number"] is not None, (f"{name} is a {got[name]['type']}: assign a number, "
-                                                 f"e.g. {name} = 1.23")
+        assert got[name]["number"] is not None, (f"{name} is a {got[name]['type']}: assign a number (an int or a "
+                                                 f"float), e.g. {name} = 1.23")
         assert math.isclose(got[name]["number"], want[name]["number"], rel_tol=0.01, abs_tol=1e-4), (
-            f"{name} = {got[name]['number']:g} is not right: {hint}")
+            f"{name} = {got[name]['number']:.4g} is not right: {why}")

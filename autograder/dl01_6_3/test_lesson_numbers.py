@@ -28,25 +28,28 @@ def listing_cause(got):
     parameters() keeps between calls)."""
     cause = causes.not_parameters(got.get("not_parameters", []))
     stale = causes.stale_list(got["defaults"], got["same_list"], got["kept"]) if "defaults" in got else ""
-    stale = causes.init_attributes(got["attributes"]) or stale  # a Linear that keeps no Parameter weight, say
+    stale = causes.init_attributes(got) or stale  # a Linear that keeps no Parameter weight, say
     return cause or (causes.parameters_gave(got["given"], got["total"], stale) if "given" in got else "")
 
 
 def optimizer_cause(got, lr):
     """What the probe found wrong with the optimizer before any number ('' if nothing): what parameters() gave
-    SGD(...), what SGD(..., lr) kept (a used-up generator, not every Parameter, another rate), or a grad that
-    zero_grad() set to None."""
+    SGD(...), what SGD(..., lr) kept (a used-up generator, not every Parameter, another rate), a grad that
+    zero_grad() set to None, or one grad array it left to several Parameters."""
     cause = listing_cause(got)
     cause = cause or (causes.optimizer_holds(got["held"], got["total"], got["kind"], got["one_shot"]) if "held" in got else "")
     kept = got.get("made_order") or [] if got.get("made_others") else None  # objects not Parameters: named here
     cause = cause or (causes.init_kept(kept, len(kept or []), got["made_lr"], lr) if "made_lr" in got else "")
-    return cause or (causes.NONE_GRAD if got["none_grads"] else "")
+    cause = cause or (causes.NONE_GRAD if got["none_grads"] else "")
+    return cause or causes.grads_shared(got.get("owners", []))
 
 
 def moved(got, lr, what):
-    """What step() did wrong in the probe's first step ('' if nothing recognisable); a move twice as far is a
+    """What zero_grad() or step() did wrong to the values in the probe's first step ('' if nothing recognisable):
+    zero_grad() first, from the values right after it (step() starts from those); a move twice as far is a
     Parameter listed twice only where the optimizer's list holds one twice."""
-    return causes.step_move(*got["params"][:2], got["grads"][0], lr, what=what, order=got.get("made_order"))
+    return causes.step_move(*got["params"][:2], got["grads"][0], lr, what=what, order=got.get("made_order"),
+                            zeroed=got.get("zeroed"))
 
 
 @pytest.mark.parametrize("widths,count", [((2, 16, 16, 2), 354), ((64, 32, 10), 2410)],
@@ -54,7 +57,7 @@ def moved(got, lr, what):
 def test_counts_354_and_2410_parameters(student, reference, widths, count):
     found = student.run(probes.parameter_count, widths=list(widths))
     got = sum(int(np.prod(shape)) for shape in found["shapes"])
-    cause = causes.init_attributes(found["attributes"]) or causes.not_parameters(found["not_parameters"]) or \
+    cause = causes.init_attributes(found) or causes.not_parameters(found["not_parameters"]) or \
         causes.stale_list(found["defaults"], found["same_list"], found["kept"]) if got != count else ""
     assert not cause, cause
     assert got == count, (f"a {'-'.join(map(str, widths))} network has {count} parameters, parameters() gave {got}")
@@ -140,7 +143,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     assert want["pattern"] == [0, 1, 2], "the reference lists the shared weight wrongly (a grader bug)"
     entries = got["pattern"].count(0)
     wrong = not (entries == 1 and len(got["pattern"]) == 3)
-    cause = (causes.init_attributes(got["attributes"]) or causes.stale_list(
+    cause = (causes.init_attributes(got) or causes.stale_list(
         got["defaults"], got["same_list"], got["kept"])) if wrong else ""
     assert not cause, cause
     assert not wrong, (

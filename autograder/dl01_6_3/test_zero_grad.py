@@ -60,23 +60,29 @@ def test_keeps_the_optimizer_holding_the_same_parameters(student, reference):
         "replace the objects")
 
 
+def cleared_cause(got, want):
+    """What SGD(...) kept and what zero_grad() left ('' if right): a grad not cleared, or one array for several."""
+    return (init_cause(got, len(want["first"]), 0.1) or causes.grads_left(per_parameter(got["cleared"], len(want["cleared"])))
+            or causes.grads_shared(per_parameter(got["owners"], len(want["cleared"]))))
+
+
 @pytest.mark.parametrize("widths,seed", [((2, 16, 16, 2), 0), ((3, 5, 4), 1), ((6, 2), 2)],
                          ids=["2-16-16-2", "3-5-4", "6-2"])
 def test_next_backward_gives_the_fresh_gradient(student, reference, widths, seed):
     got = student.run(probes.zero_grad_then_backward, widths=list(widths), batch=5, seed=seed)
     want = reference.run(probes.zero_grad_then_backward, widths=list(widths), batch=5, seed=seed)
-    cause = init_cause(got, len(want["first"]), 0.1) or causes.grads_left(per_parameter(got["cleared"], len(want["cleared"])))
+    cause = cleared_cause(got, want)
     assert not cause, cause
     for second, first in zip(per_parameter(got["second"], len(want["first"])), want["first"]):
         assert np.shape(second) == np.shape(first) and np.allclose(second, first), (
-            "after zero_grad() the next backward pass did not give the fresh gradient: old gradients were added to it")
+            "zero_grad() left every grad at zero, one array per Parameter, yet the next backward pass did not give "
+            "the fresh gradient: backward() adds into what zero_grad() left, which must be zeros shaped like p.data")
 
 
 def test_calling_it_twice_is_harmless(student, reference):
     got = student.run(probes.zero_grad_then_backward, widths=[3, 4, 2], batch=4, seed=5, calls=2)
     want = reference.run(probes.zero_grad_then_backward, widths=[3, 4, 2], batch=4, seed=5, calls=2)
-    # what SGD(...) kept and what the calls did, before what calling twice did
-    cause = init_cause(got, len(want["first"]), 0.1) or causes.grads_left(per_parameter(got["cleared"], len(want["cleared"])))
+    cause = cleared_cause(got, want)  # what SGD(...) kept and what the calls did, before what calling twice did
     assert not cause, cause
     assert all(is_zero(g) for g in got["cleared"]) and all(
         np.shape(a) == np.shape(b) and np.allclose(a, b)

@@ -22,20 +22,16 @@ def _arrays(values):
         return None
 
 
-def not_a_tensor(type_name: str) -> str:
-    """The cause when Linear.forward returned a `type_name`, not a Tensor: the next layer of a network, or the
-    loss, would fail on it and be named in its place."""
-    return (f"Linear.forward returned a {type_name}: build the result from x, self.weight and self.bias with Tensor "
-            "operations")
-
-
-def step_move(before, after, grads, lr, what="the Parameters", order=None):
-    """The cause of a wrong step ('' when it has no recognisable shape): each parameter's values before and after
-    step(), against the move -lr * grad the gradients it was given ask for (all zero, or missing: no move, no
-    blame); twice as far is a listing's fault only where `order` (see init_kept) holds a Parameter twice."""
-    before, after, grads = _arrays(before), _arrays(after), _arrays(grads or [])
+def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroed=None):
+    """The cause of a wrong step ('' when it has no recognisable shape): each parameter's values before (`zeroed`:
+    right after a zero_grad() run since, which must not change them) and after step(), against the move -lr * grad
+    the gradients ask for (all zero, or missing: no blame); twice as far is a listing's fault only where `order`
+    (see init_kept) holds a Parameter twice."""
+    before, after, grads, zeroed = _arrays(before), _arrays(after), _arrays(grads or []), _arrays(zeroed or before)
     if before is None or after is None or not grads or len(grads) != len(before) or len(after) != len(before):
         return ""
+    if zeroed is not None and any(z.shape != b.shape or not np.array_equal(z, b) for z, b in zip(zeroed, before)):
+        return "zero_grad() changed p.data (it must clear p.grad only)"
     if any(a.shape != b.shape or g.shape != b.shape for a, b, g in zip(after, before, grads)):
         return ""
     got = [a - b for a, b in zip(after, before)]
@@ -45,8 +41,9 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None):
     if all(np.allclose(g, 0) for g in got):
         return (f"step() left {what} where they were (it did not move them): change p.data in place, "
                 "p.data -= self.lr * p.grad")
-    if all(np.allclose(a, w) for a, w in zip(after, want)):
-        return (f"{what} were zero when step() ran: zero_grad() changed p.data (it must clear p.grad only)")
+    if all(np.allclose(a, w) for a, w in zip(after, want)) and any(np.any(b != 0) for b in before):  # from values
+        return (f"step() set {what} to -lr * grad, leaving out their values: change p.data in place, "
+                "p.data -= self.lr * p.grad")
     if any(np.allclose(g, 0) and np.any(w != 0) for g, w in zip(got, want)):
         return ("step() moved only some of the parameters: loop over every p in self.params "
                 "(is a return inside the loop?)")
@@ -77,6 +74,14 @@ def grads_left(cleared):
             "self.params (is a return inside the loop?)")
 
 
+def grads_shared(owners: list) -> str:
+    """The cause ('' if none) when zero_grad() left one array to several Parameters (owners: first sharer of each)."""
+    sharing = {n for n, o in enumerate(owners) if o != n} | {o for n, o in enumerate(owners) if o != n}
+    return "" if not sharing else (f"zero_grad() left {len(sharing)} Parameters sharing grad arrays (p.grad is "
+                                   "q.grad): backward() adds each one's gradient into the same array; give every "
+                                   "Parameter its own, p.grad = np.zeros_like(p.data)")
+
+
 def init_kept(order, total, kept_lr, lr):
     """The cause ('' if none) when the given SGD.__init__ did not keep what SGD(params, lr) was given: `order`, the
     number among the `total` params of each entry of self.params (not checked when total is 0); `kept_lr`, self.lr."""
@@ -101,9 +106,8 @@ def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
 
 
 def stale_list(defaults: list, same_list: bool, kept: list) -> str:
-    """The cause when parameters() keeps a list between calls ('' when nothing says so), from facts.kept_facts:
-    [name, type name] of each argument of parameters() with a default, whether two calls returned one list, and
-    [name, type name, where] of each list, set or dict that outlives a call (class, global, self)."""
+    """The cause when parameters() keeps a list between calls ('' if nothing says so), from facts.kept_facts: its
+    defaults and the containers (class, global, self) that hold what calls collect; two calls giving one list."""
     empty = {"list": "[]", "dict": "{}", "set": "set()"}
     shared = [(name, kind) for name, kind in defaults if kind in empty]
     if shared:
@@ -119,8 +123,9 @@ def stale_list(defaults: list, same_list: bool, kept: list) -> str:
                 "keeps what earlier calls collected (ids of Parameters gone, which new ones can reuse); make it a "
                 f"local, {name.split('.')[-1]} = {empty[kind]} inside the call")
     if same_list:
-        return ("parameters() returned the same list object on two calls: a list kept between calls (a class "
-                "attribute, or one on self) keeps what earlier calls collected; start an empty list on every call")
+        return ("parameters() returned the same list object on two calls: a list that outlives the call (kept, or "
+                "cached) keeps what earlier calls collected and misses a Parameter set since, and what a caller does "
+                "to it comes back; start a new list on every call")
     return ""
 
 
@@ -147,23 +152,14 @@ def not_parameters(kinds: list) -> str:
             + (" (not their .data)" if name == "ndarray" else ""))
 
 
-def weight_shape(shape: list, n_in: int, n_out: int) -> str:
-    """The cause ('' if none) when the given Linear.__init__ made the weight of Linear(n_in, n_out) in another
-    shape than (n_out, n_in), the one forward()'s x @ W.T + b is written for."""
-    if list(shape) == [n_out, n_in]:
-        return ""
-    return (f"Linear.__init__ made the weight of Linear({n_in}, {n_out}) of shape {tuple(shape)}, not (n_out, "
-            f"n_in) = ({n_out}, {n_in}): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
-
-
-def init_attributes(attributes: list) -> str:
-    """The cause ('' if none) when Linear.__init__ keeps other attributes than the given one ([name, type] in order)."""
-    kinds = dict(attributes)
+def init_attributes(facts: dict) -> str:
+    """The cause ('' if none) when Linear.__init__ does not keep what the given one does, from facts.init_facts: the
+    types of layer.weight and .bias as read (a property too), and which of them vars() holds first."""
     for name in ("weight", "bias"):
-        if kinds.get(name) != "Parameter":
+        if facts["kinds"].get(name) != "Parameter":
             return (f"Linear.__init__ keeps no Parameter self.{name} (it keeps "
-                    f"{', '.join(f'{n}: {k}' for n, k in attributes)}): keep the given __init__")
-    if [name for name in kinds if name in ("weight", "bias")] != ["weight", "bias"]:
+                    f"{', '.join(f'{n}: {k}' for n, k in facts['attributes'])}): keep the given __init__")
+    if facts["order"] == ["bias", "weight"]:
         return ("Linear.__init__ sets self.bias before self.weight: keep the given __init__, weight first "
                 "(parameters() lists them in that order, and a seed draws the weight's numbers first)")
     return ""
@@ -176,16 +172,20 @@ def given_init(facts: dict) -> str:
     given = [rng.uniform(-2 ** -0.5, 2 ** -0.5, size=size) for size in ((1, 2), (1,))]  # weight, then bias
     drawn = _arrays(facts["drawn"])
     same = drawn is not None and all(d.shape == g.shape and np.allclose(d, g) for d, g in zip(drawn, given))
-    return init_attributes(facts["attributes"]) or ("" if same else (
+    return init_attributes(facts) or ("" if same else (
         "Linear.__init__ draws other numbers than the given one for the same seed: keep the given __init__ "
         "(weight, then bias, uniform in +-1/sqrt(n_in))"))
 
 
 def layers_cause(facts: dict) -> str:
-    """The cause ('' if none) of a wrong network before any of its numbers, from facts.layers_facts (the grader's
-    probes gather the same): the given Linear.__init__'s weight shape, then what Linear.forward returns."""
-    cause = weight_shape(facts["weight_shape"], 2, 1)
-    return cause or (not_a_tensor(facts["forward_returned"]) if facts.get("forward_returned") else "")
+    """The cause ('' if none) of a wrong network before its numbers (facts.layers_facts): the given __init__'s weight
+    shape for Linear(2, 1), then what forward returned when not a Tensor (a later layer would fail on it instead)."""
+    if facts["weight_shape"] != [1, 2]:
+        return (f"Linear.__init__ made the weight of Linear(2, 1) of shape {tuple(facts['weight_shape'])}, not (n_out, "
+                "n_in) = (1, 2): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
+    returned = facts.get("forward_returned")
+    return (f"Linear.forward returned a {returned}: build the result from x, self.weight and self.bias with Tensor "
+            "operations") if returned else ""
 
 
 # The cell that defines each class of the lesson in the notebook as given (a grade id: "<cell linear>" in code).

@@ -18,28 +18,36 @@ import numpy as np
 from causes import HOMES, defined_again, init_kept, not_parameters, optimizer_holds, parameters_gave, stale_list
 
 
-def defaults_of(function) -> list:
-    """[name, type name] for each argument of `function` that has a default (the probes gather the same)."""
+def collected(value, parameter: type) -> bool:
+    """Whether `value` is a list, set or dict holding what parameters() collects, Parameters or ints (ids), as items
+    (a dict's keys); a constant it only reads (KINDS = [list, tuple]) keeps nothing between calls (probes: same)."""
+    return isinstance(value, (list, set, dict)) and any(
+        isinstance(item, parameter) or (isinstance(item, int) and not isinstance(item, bool)) for item in value)
+
+
+def defaults_of(function, parameter: type) -> list:
+    """[name, type name] for each argument of `function` whose default holds what a call collected (the
+    probes gather the same)."""
     try:
         arguments = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return []
-    return [[a.name, type(a.default).__name__] for a in arguments if a.default is not a.empty]
+    return [[a.name, type(a.default).__name__] for a in arguments
+            if a.default is not a.empty and collected(a.default, parameter)]
 
 
-def kept_outside(module) -> list:
-    """[name, type name, where] for each list, set or dict that outlives a call of parameters(): kept on the
-    module's class or a class it derives from ("class"), a global its parameters() reads ("global"), or a set,
-    dict or list of ids on the module itself ("self"). The probes gather the same."""
-    containers = (list, set, dict)
+def kept_outside(module, parameter: type) -> list:
+    """[name, type name, where] for each container outliving a call of parameters() that holds what calls collected
+    (`collected`): on the module's class or a base ("class"), a global its parameters() reads ("global"), or ids on
+    the module itself ("self"; a list of Parameters there is the module's own). The probes gather the same."""
     method = getattr(type(module), "parameters", None)
     code, names = getattr(method, "__code__", None), getattr(method, "__globals__", {})
     return ([[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
-             for name, value in vars(c).items() if not name.startswith("__") and isinstance(value, containers)]
+             for name, value in vars(c).items() if not name.startswith("__") and collected(value, parameter)]
             + [[name, type(names[name]).__name__, "global"] for name in getattr(code, "co_names", ())
-               if isinstance(names.get(name), containers)]
+               if collected(names.get(name), parameter)]
             + [[f"self.{name}", type(value).__name__, "self"] for name, value in vars(module).items()
-               if isinstance(value, containers) and value and all(isinstance(v, int) for v in value)])
+               if isinstance(value, (list, set, dict)) and value and all(isinstance(v, int) for v in value)])
 
 
 def kinds_of(listed, parameter: type, module: type) -> list:
@@ -47,17 +55,18 @@ def kinds_of(listed, parameter: type, module: type) -> list:
     return [[type(p).__name__, isinstance(p, module)] for p in listed if not isinstance(p, parameter)]
 
 
-def kept_facts(module, found) -> dict:
+def kept_facts(module, found, parameter: type) -> dict:
     """What causes.stale_list reads of a module whose parameters() returned `found`: what parameters() defaults
-    to, whether a second call returns that very list, and the containers the module's class keeps."""
+    to, whether a second call returns that very list, and the containers kept between calls (`parameter`: the
+    notebook's Parameter class)."""
     again = module.parameters()
-    return {"defaults": defaults_of(type(module).parameters), "same_list": isinstance(found, list) and again is found,
-            "kept": kept_outside(module)}
+    return {"defaults": defaults_of(type(module).parameters, parameter),
+            "same_list": isinstance(found, list) and again is found, "kept": kept_outside(module, parameter)}
 
 
-def kept_list(module) -> str:
+def kept_list(module, parameter: type) -> str:
     """causes.stale_list for a live module."""
-    return stale_list(**kept_facts(module, module.parameters()))
+    return stale_list(**kept_facts(module, module.parameters(), parameter))
 
 
 def given_cause(module, found, params, parameter: type, kind: type) -> str:
@@ -71,7 +80,7 @@ def given_cause(module, found, params, parameter: type, kind: type) -> str:
     if sorted(given) == list(range(len(params))):
         return ""
     return not_parameters(kinds_of(found, parameter, kind)) or parameters_gave(
-        given, len(params), stale_list(**kept_facts(module, found)))
+        given, len(params), stale_list(**kept_facts(module, found, parameter)))
 
 
 def holds(optimizer, params, lr):
@@ -93,10 +102,14 @@ def order(optimizer, params):
 
 
 def init_facts(layer) -> dict:
-    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0): [name, type name] of
-    its attributes in vars() order, and the numbers of its weight and bias (the probes gather the same)."""
-    return {"attributes": [[name, type(value).__name__] for name, value in vars(layer).items()],
-            "drawn": [getattr(getattr(layer, name, None), "data", None) for name in ("weight", "bias")]}
+    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0): the types of layer.weight
+    and .bias as read, which of them vars() holds first (by identity, as parameters() walks it), [name, type name]
+    of its attributes, and the numbers of its weight and bias (the probes gather the same)."""
+    held = {name: getattr(layer, name, None) for name in ("weight", "bias")}
+    return {"kinds": {name: type(value).__name__ for name, value in held.items()},
+            "order": [name for value in vars(layer).values() for name in held if held[name] is value],
+            "attributes": [[name, type(value).__name__] for name, value in vars(layer).items()],
+            "drawn": [getattr(value, "data", None) for value in held.values()]}
 
 
 def layers_facts(nb) -> dict:

@@ -30,12 +30,16 @@ def test_leaves_the_data_alone(nb):
 
 
 def test_lets_the_next_backward_start_from_zero(nb):
-    params = parameters_with_grads(nb)
+    params = parameters_with_grads(nb) + [nb.Parameter(np.ones((2, 3)))]  # two of one shape: each its own grad
+    params[-1].grad = np.ones((2, 3))
     rng = np.random.default_rng(7)
     factors = [rng.normal(size=p.shape) for p in params]
     sgd(nb, params, 0.1).zero_grad()
     assert not any(p.grad is None for p in params), causes.NONE_GRAD  # backward() cannot add into None
+    cause = causes.grads_shared([next(j for j, q in enumerate(params) if q.grad is p.grad) if isinstance(
+        p.grad, np.ndarray) else i for i, p in enumerate(params)])  # one array for several (a number: another check's)
+    assert not cause, cause
     sum(((p * nb.Tensor(c)).sum() for p, c in zip(params, factors)), nb.Tensor(0.0)).backward()
     assert all(np.allclose(p.grad, c) for p, c in zip(params, factors)), (
-        "after zero_grad() and one backward pass the gradients still contain old values: zero_grad() must "
-        "clear the grad of the very Parameters held in self.params")
+        "after zero_grad() and one backward pass the gradients are not the fresh ones: zero_grad() must leave "
+        "zeros shaped like p.data in the grad of the very Parameters held in self.params")

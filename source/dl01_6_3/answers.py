@@ -1,7 +1,8 @@
 """Whether an exercise's answer is right, without this file holding the answer.
 
 The public checks of the two exercises (test_exercise_*.py), the lesson-numbers checks and the notebook's
-demonstrations ask `is_right(name, value)`. Each answer is kept as a salted SHA-256 of its first DIGITS
+demonstrations ask `is_right(name, value)`; what counts as a number is `number`'s to say, for them and for the
+course's grader alike. Each answer is kept as a salted SHA-256 of its first DIGITS
 significant digits, so no file beside the notebook prints or computes an exercise's answer in clear before
 yours passes. Standard library only.
 """
@@ -38,12 +39,32 @@ def _near(value: float, tolerance: float):
                 yield f"{k * step:.{DIGITS}g}"
 
 
+def number(value) -> float | None:
+    """An exercise's answer as a float when it is a number, as the exercises ask ("assign a number"): a real
+    number (numbers.Real: an int, a float, a NumPy scalar, a Fraction) that is finite; None for anything else
+    (a bool, text such as '123', an array, a Decimal). The course's grader reads an answer with this too, so
+    the grade and these checks take the same answers."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        found = float(value)
+    except (OverflowError, TypeError, ValueError):  # an int too large for a float; a Real without float()
+        return None
+    return found if math.isfinite(found) else None
+
+
+def refused(name: str, kind: str, example: str) -> str:
+    """The message when `name` holds a `kind` that `number` does not take."""
+    return f"{name} is a {kind}: assign a number (an int or a float), e.g. {name} = {example}"
+
+
 def is_right(name: str, value, rel_tol: float = 0.0, abs_tol: float = 0.0) -> bool:
-    """Whether `value` is the answer to the exercise variable `name`: equal to it (its DIGITS significant
-    digits), or within the tolerances of math.isclose."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+    """Whether `value` is the answer to the exercise variable `name`: a number (`number`) equal to it (its
+    DIGITS significant digits), or within the tolerances of math.isclose."""
+    found = number(value)
+    if found is None:
         return False
-    tolerance = max(rel_tol * abs(value) * 1.02, abs_tol)  # a little wider: isclose below decides
-    texts = [f"{value:.{DIGITS}g}"] + list(_near(float(value), tolerance) if tolerance else [])
-    return any(_digest(name, text) == ANSWERS[name] and math.isclose(value, float(text), rel_tol=rel_tol,
+    tolerance = max(rel_tol * abs(found) * 1.02, abs_tol)  # a little wider: isclose below decides
+    texts = [f"{found:.{DIGITS}g}"] + list(_near(found, tolerance) if tolerance else [])
+    return any(_digest(name, text) == ANSWERS[name] and math.isclose(found, float(text), rel_tol=rel_tol,
                                                                    abs_tol=abs_tol) for text in texts)

@@ -69,10 +69,11 @@ def worked_example(nb, zero_between):
 
     before = [p.data.copy() for p in params]
     zeroed(optimizer, params)
+    cleared = [p.data.copy() for p in params]  # where step() starts from: zero_grad() must not have moved it
     forward().backward()
     grads = [np.array(p.grad, dtype=float) for p in params]
     optimizer.step()
-    cause = causes.step_move(before, [p.data for p in params], grads, 0.1, order=listed)
+    cause = causes.step_move(before, [p.data for p in params], grads, 0.1, order=listed, zeroed=cleared)
     assert not cause, f"worked example: {cause}"
     assert np.isclose(numbers[1], 5.29), (f"worked example: the first loss should be 5.29 (z = -1.3), got "
                                           f"{numbers[1]:.4g} (z = {numbers[0]:.4g}): Linear(2, 1) must compute "
@@ -101,10 +102,10 @@ def test_counts_the_parameters_of_2_16_16_2_and_64_32_10_networks(nb):
         listed = list(model.parameters())
         count = sum(np.size(getattr(p, "data", p)) for p in listed)
         right = count == 354 if widths[0] == 2 else answers.is_right("count_64_32_10", count)
-        cause = "" if right else causes.init_attributes(facts.layers_facts(nb)["attributes"]) or \
+        cause = "" if right else causes.init_attributes(facts.layers_facts(nb)) or \
             causes.not_parameters(facts.kinds_of(listed, nb.Parameter, nb.Module))
         assert not cause, cause
-        cause = "" if right else facts.kept_list(model)
+        cause = "" if right else facts.kept_list(model, nb.Parameter)
         assert not cause, cause
         want = "354 parameters" if widths[0] == 2 else "as many parameters as section 6's formula says"
         assert right, f"a {'-'.join(map(str, widths))} network has {want}, parameters() gave {count}"
@@ -169,7 +170,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     params = list(model.parameters())
     times = sum(p is l1.weight for p in params)
     cause = causes.not_parameters(facts.kinds_of(params, nb.Parameter, nb.Module))
-    cause = cause or (facts.kept_list(model) if len(params) != 3 else "")
+    cause = cause or (facts.kept_list(model, nb.Parameter) if len(params) != 3 else "")
     assert not cause, cause
     assert len(params) == 3, (f"parameters() of two layers sharing a weight listed it {times} times among "
                               f"{len(params)} entries, expected once among 3 (the shared weight once, two biases)")
