@@ -42,6 +42,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import re
 import resource
 import secrets
 import signal
@@ -108,7 +109,7 @@ def _check(result: int, what: str) -> None:
 
 
 def _encode(text: str | None) -> bytes | None:
-    return text.encode() if text is not None else None
+    return text.encode(errors="surrogateescape") if text is not None else None  # a path's bytes as read
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
@@ -128,14 +129,21 @@ def _bind(source: str, target: str, flags: int = 0) -> None:
     _mount(source, target, None, MS_BIND | flags)
 
 
+def _mountinfo_path(field: str) -> str:
+    """A path as mountinfo writes it: the path's bytes as they are, but for space, tab, newline and backslash,
+    each an octal escape (the kernel's seq_file mangling). Read back as bytes, then as _encode gives paths."""
+    raw = field.encode(errors="surrogateescape")
+    return re.sub(rb"\\([0-7]{3})", lambda escape: bytes([int(escape[1], 8)]), raw).decode(errors="surrogateescape")
+
+
 def _mount_points() -> list[tuple[str, int]]:
     """Every mount point with the flags a read-only remount must keep (nosuid, nodev, noexec)."""
     kept = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}
     points = []
-    with open("/proc/self/mountinfo") as info:
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as info:
         for line in info:
             fields = line.split()
-            target = fields[4].encode().decode("unicode_escape")
+            target = _mountinfo_path(fields[4])
             flags = sum(kept.get(option, 0) for option in fields[5].split(","))
             points.append((target, flags))
     return points
