@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -646,15 +647,29 @@ def test_a_thread_kept_waiting_for_a_cpu_is_charged_its_running_time_by_the_back
     times its weight (an autogroup at nice -15, standing for 28 busy sessions, a hog's processes each in a session
     of its own) failed "did not finish within 6 s of wall-clock time ... waiting or sleeping?" (37 s; at nice -20,
     25.5 s twice), the same check at a ninth of the neighbour's weight passed (red-b7 pass 20)."""
+    # it ran 2 ms every fourth reading: the kernel adds the 198 ms it waited before
+    seconds = _backstop_seconds(monkeypatch, 1, lambda reading: 0.198 if reading % 4 == 0 else 0.0)
+    assert seconds < 0.5  # it ran 60 ms in all (the last reading's wait not seen yet: at most 50 ms more)
+
+
+def test_waits_of_threads_side_by_side_are_taken_off_the_backstop_once(monkeypatch):
+    """Fifty threads woken together on one CPU each wait for the others: their waits, summed, grow fifty times
+    faster than the clock. Only the time during which some thread waited is taken off, so the backstop still
+    counts the time they all sleep (a herd that waits 10 ms of every 50 is charged 4.8 s of 6)."""
+    assert _backstop_seconds(monkeypatch, 50, lambda reading: 0.01) == pytest.approx(6 * 0.8)
+
+
+def _backstop_seconds(monkeypatch, threads: int, waited: Callable[[int], float]) -> float:
+    """What cputime.Stopwatch charges after 6 s of readings 50 ms apart, at each of which every one of `threads`
+    threads shows waited(reading) seconds more of waits for a CPU."""
     from autograder.sandbox import cputime
 
     clock = {"now": 0.0, "waited": 0.0}
     monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
-    monkeypatch.setattr(cputime, "tree_waits", lambda pid: {(pid, str(pid)): clock["waited"]})
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: {(pid, str(task)): clock["waited"] for task in range(threads)})
     stopwatch = cputime.Stopwatch(1234)
-    for reading in range(1, 121):  # 6 s of readings, every 50 ms
-        clock["now"] = reading * 0.05
-        if reading % 4 == 0:  # it ran 2 ms: the kernel adds the 198 ms it waited before
-            clock["waited"] += 0.198
+    for reading in range(1, 121):
+        clock["now"], clock["waited"] = reading * 0.05, clock["waited"] + waited(reading)
         stopwatch.seconds()
-    assert stopwatch.seconds() < 0.5  # it ran 60 ms in all (the last reading's wait not seen yet: at most 50 ms more)
+    return stopwatch.seconds()
+
