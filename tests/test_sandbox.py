@@ -501,6 +501,35 @@ def test_on_cgroup_v1_only_the_budgets_own_oom_kills_count_as_the_memory_budget(
             os.close(fds[0])
 
 
+
+@pytest.mark.parametrize("budget_kills, other_kills, status, described", [
+    (0, 1, signal.SIGKILL, None),  # the machine's (or a container's) OOM killer, the budget never ran out
+    (1, 1, signal.SIGKILL, "was killed by the kernel: the submission's processes together used their memory budget"),
+    (0, 1, signal.SIGSEGV, "crashed (SIGSEGV)"),  # not a kill: the OOM killer chose another process
+    (0, 0, signal.SIGKILL, "was killed (SIGKILL), by none of the grader's limits"),  # its own doing (os.kill)
+])
+def test_a_check_an_oom_killer_not_the_budgets_killed_is_the_graders_failure(budget_kills, other_kills, status,
+                                                                            described):
+    """A machine short of memory, or a limit above the kit's cgroups (a container's --memory), has the kernel's
+    OOM killer choose a process, perhaps an honest check of a submission that kept within its budget, beside a
+    neighbour that holds its memory in many small processes: a kill no budget of the grader's made, counted in
+    the cgroup all the same (isolation._Cgroups.events). It was the check's failure; it is the grading machine's,
+    which the grader raises (red-b7 pass 20, M1)."""
+    from types import SimpleNamespace
+
+    from autograder.sandbox import worker
+
+    session = object.__new__(worker._Session)
+    counts = {"oom_kill": budget_kills, "other_oom_kill": other_kills, "fork_refused": 0}
+    session.isolation = SimpleNamespace(cgroups=SimpleNamespace(events=lambda: counts),
+                                        budgets=SimpleNamespace(memory_mb=1024))
+    session.seen = dict.fromkeys(counts, 0)
+    if described is None:
+        with pytest.raises(RuntimeError, match="not for the submission's memory budget: the grading machine's fault"):
+            session.describe_status(status)
+    else:
+        assert session.describe_status(status).startswith(described)
+
 def test_the_time_a_session_waits_for_the_graders_next_request_is_not_the_submissions():
     """The wall-clock backstop charges what the submission's processes spend waiting or sleeping, not the time its
     session sits idle between two requests while the grader's own process explains failures, starts the reference's

@@ -301,12 +301,20 @@ class _Cgroups:
         return sorted(set(hit))
 
     def events(self) -> dict[str, int]:
-        """How often so far the memory budget's OOM killer killed, and the pids budget refused a fork:
-        what tells a process the kernel killed for memory, or a refused fork, from any other. cgroup v2 counts in
-        `oom_kill` the kills of the machine-wide OOM killer too (the machine short of memory: the grader's
-        failure, not the budget's), so its kills count only up to the times the budget itself ran out (`oom`)."""
-        v2 = sum(min(counts.get("oom_kill", 0), counts.get("oom", 0)) for counts in self._read("memory.events"))
-        return {"oom_kill": v2 + sum(counts.get("oom_kill", 0) for counts in self._read("memory.oom_control")),
+        """How often so far the memory budget's OOM killer killed (`oom_kill`), another OOM killer killed
+        (`other_oom_kill`), and the pids budget refused a fork: what tells a process the kernel killed for the
+        submission's memory, or for memory the machine was short of, or a refused fork, from any other.
+
+        The kernel counts in a cgroup's oom_kill every OOM kill of its processes, whichever OOM killer chose them:
+        the budget's, the machine's or a memory limit's above the kit's cgroups (a container's --memory), whose
+        shortage is the grader's failure, not the budget's. So its kills count as the budget's only up to the
+        times the budget itself ran out: v2's `oom` (its OOM killer ran), v1's failcnt (a charge refused at the
+        limit, which every OOM of the budget's follows)."""
+        counts = [(counts.get("oom_kill", 0), counts.get("oom", 0)) for counts in self._read("memory.events")]
+        counts += [(control.get("oom_kill", 0), failed[""])
+                   for control, failed in zip(self._read("memory.oom_control"), self._read("memory.failcnt"))]
+        budget = sum(min(kills, ran_out) for kills, ran_out in counts)
+        return {"oom_kill": budget, "other_oom_kill": sum(kills for kills, _ in counts) - budget,
                 "fork_refused": sum(counts.get("max", 0) for counts in self._read("pids.events"))}
 
     def kill_all(self) -> None:
