@@ -403,7 +403,8 @@ def test_the_folder_student_code_starts_in_goes_with_the_sandbox_even_after_its_
     folder = Path(sandbox.call([Cell("leave", leave)], sandbox_probes.value, name="folder").value)
     assert (folder / "left").read_text() == "x"
     os.kill(sandbox.worker.pid, signal.SIGKILL)
-    sandbox.call([Cell("again", "x = 2")], sandbox_probes.value, name="x")  # finds its worker gone
+    with pytest.raises(RuntimeError, match="the grading machine's fault"):  # finds its worker gone: the grader's
+        sandbox.call([Cell("again", "x = 2")], sandbox_probes.value, name="x")
     assert sandbox.call([Cell("again", "x = 2")], sandbox_probes.value, name="x").value == 2  # a new one, same folder
     sandbox.close()
     del sandbox

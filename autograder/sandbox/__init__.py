@@ -227,9 +227,10 @@ class Sandbox:
         """Hand the worker a request, or kill it when it takes none within the margin (it is wedged)."""
         if self.worker is None:  # killed: its pipe is closed
             return False
-        if send(self.requests, request, time.monotonic() + MARGIN_SECONDS):
+        deadline = time.monotonic() + MARGIN_SECONDS
+        if send(self.requests, request, deadline):
             return True
-        self.timed_out = True
+        self.timed_out = time.monotonic() >= deadline  # else the worker is gone: its end of the pipe is closed
         self._kill()
         return False
 
@@ -378,9 +379,16 @@ class Sandbox:
             # a reply out of turn, or answers to other calls than asked: the worker is not to be trusted
             self._kill()
             result = None
-        if result is None:  # the worker ended, or was killed because it gave no answer in time
-            return [Outcome(False, reason=describe_no_answer(waited), limit="time budget") if self.timed_out
-                    else Outcome(False, reason="stopped the grader's worker process") for _ in range(calls)]
+        if result is None and self.timed_out:  # killed because it gave no answer in time
+            return [Outcome(False, reason=describe_no_answer(waited), limit="time budget") for _ in range(calls)]
+        if result is None:
+            # The worker ended or wrote what is no reply. It is the grader's (another uid than student code's at
+            # every level but "none", where student code could as well write its grades; outside the submission's
+            # namespaces and cgroups): student code can neither signal it nor write its replies, so whatever ended
+            # it (the machine's OOM killer, a kill from outside, a fault of its own) is the machine's, as a session
+            # killed during a check is (_session_killed). The next call continues the submission in a new worker.
+            raise RuntimeError("the submission's sandbox failed: the grader's worker process ended (or wrote what "
+                               "is no reply) during the request: the grading machine's fault, not the notebook's")
         if isinstance(result, Failure):
             raise self._failed(result)
         self.spent, self.oom_kills = result.spent, result.oom_kills
