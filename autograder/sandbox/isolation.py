@@ -382,6 +382,9 @@ class Isolation:
         # The scratch folder as begun, held open: the uid owns it in the machine's /tmp and may rename it away and
         # leave a link in its place, which root would follow by its path (the session's walk and emptying use this).
         self.scratch_fd = -1
+        # In a namespaces session: its /proc, writable, held open for the kit's own writes as root (oom_score_adj);
+        # the /proc its processes see is a read-only mount of it (_enter_private_filesystem).
+        self.proc_fd = -1
         self.hits: set[str] = set()  # in the session: the budgets it saw hit (exit_code)
         # In the session: when `over` last summed the memory, last walked the scratch folder; the folder is over.
         self.looked, self.walked, self.overfull = 0.0, 0.0, False
@@ -432,7 +435,7 @@ class Isolation:
         if self.level != "none":
             _join_new_session_keyring()
         try:  # so that the budget's OOM kill picks student code (needs CAP_SYS_RESOURCE; it is the biggest anyway)
-            Path("/proc/self/oom_score_adj").write_text("-1000")
+            self._write_own("oom_score_adj", "-1000")
         except OSError:
             pass
 
@@ -500,6 +503,14 @@ class Isolation:
             _bind("/new/tmp", "/new" + other)
         os.makedirs("/new/proc")
         _mount("proc", "/new/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        # Read-only for every process of the session, a bind of it over it; the kit's writes go through the
+        # writable one below, held open. Student code writes none of its own files then: once it is dumpable again
+        # (prctl(PR_SET_DUMPABLE), or any program it runs) they are its uid's, and /proc/self/autogroup lowers the
+        # CPU weight of its whole session (the loader's) as setpriority, which the filter denies, would: a
+        # process kept waiting for a CPU holds the wall-clock backstop off, as waits are taken off it (cputime.py).
+        self.proc_fd = os.open("/new/proc", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        _bind("/new/proc", "/new/proc")
+        _mount(None, "/new/proc", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
         _check(_libc.umount2(b"/old", MNT_DETACH), "umount /old")
         os.chdir("/new")
         _pivot_root(".", ".")  # the new root over the old; detaching the top leaves only the new
@@ -566,14 +577,26 @@ class Isolation:
                 return "disk budget"
         return ""
 
+    def _write_own(self, name: str, text: str) -> None:
+        """Write this process's /proc file `name`: through the session's writable /proc where it has one."""
+        held = self.proc_fd >= 0
+        fd = os.open(f"self/{name}" if held else f"/proc/self/{name}", os.O_WRONLY, dir_fd=self.proc_fd if held else None)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+
     def drop(self) -> None:
         """In a loader, before student code: the OOM killer's usual choice again (not the session's -1000), the
         worker's uid, its process quota (where no pids cgroup counts it), no privileges to regain; without
         namespaces, the allow-list as Landlock rules (landlock.py)."""
         try:  # as root still: after setuid the file is no longer this process's to write
-            Path("/proc/self/oom_score_adj").write_text("0")
+            self._write_own("oom_score_adj", "0")
         except OSError:
             pass
+        if self.proc_fd >= 0:  # the session's writable /proc is not student code's
+            os.close(self.proc_fd)
+            self.proc_fd = -1
         if self.level == "none":
             return
         rules = landlock.ruleset(self.allowed, [self.scratch], list(DEVICES)) if self.landlock else None

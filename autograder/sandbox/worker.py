@@ -92,8 +92,9 @@ class _Loader:
             self.pid, self.commands, self.failure = 0, -1, session.refused(error)
             return
         if self.pid == 0:
-            held = getattr(session.isolation, "scratch_fd", -1)  # its scratch folder, for the loader's fchdir
-            _close_fds_except({0, 1, 2, commands_r, results_w} | ({held} if held >= 0 else set()))
+            # its scratch folder, for the loader's fchdir, and the session's writable /proc (Isolation.drop closes both)
+            held = {getattr(session.isolation, name, -1) for name in ("scratch_fd", "proc_fd")}
+            _close_fds_except({0, 1, 2, commands_r, results_w} | {fd for fd in held if fd >= 0})
             child.loader_main(cells, config.limits, session.isolation, session.workdir, commands_r, results_w, modules)
         os.close(commands_r)
         os.close(results_w)
