@@ -124,7 +124,8 @@ class Stopwatch:
 
     def __init__(self, pid: int, started: float | None = None) -> None:
         """`started`: a time_now() from before (waits from then until now are not taken off)."""
-        self.pid, self.held = pid, None  # held: its seconds while it is stopped
+        self.pid = pid
+        self.held: float | None = None  # its seconds while it is stopped
         self._restart(time_now() if started is None else started)
 
     def _restart(self, started: float) -> None:
