@@ -703,3 +703,25 @@ def _backstop_seconds(monkeypatch, threads: int, waited: Callable[[int], float])
         stopwatch.seconds()
     return stopwatch.seconds()
 
+
+
+def test_the_graders_last_resort_leaves_out_waits_for_a_cpu_but_not_cpu_time(monkeypatch):
+    """The grader kills a worker that gives no reply within what the limits allow: a wedged one. Counted in
+    wall-clock time, a check a neighbour 88 times its weight starved (11 ms of CPU a second) reached it and was
+    charged the request's wall-clock time, its whole budget ("stopped: the sandbox gave no answer within 58 s"),
+    though its session's backstop left the waits out (fix-sx pass 20). It counts as that backstop does; processes
+    that keep each other waiting still use CPU time, which it counts."""
+    import autograder.sandbox as sandbox_package
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0, "waited": 0.0, "cpu": 0.0}
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: {(pid, "1"): clock["waited"]})
+    monkeypatch.setattr(sandbox_package, "tree_seconds", lambda pid: clock["cpu"])
+    waited = sandbox_package._Waited(1234)
+    for second in range(1, 89):  # the grader looks every second
+        clock["now"], clock["waited"], clock["cpu"] = second, clock["waited"] + 0.989, clock["cpu"] + 0.011
+        waited.seconds()
+    assert waited.seconds() < 2
+    clock["cpu"] += 100
+    assert waited.seconds() >= 100
