@@ -550,7 +550,7 @@ def test_student_code_is_not_spared_by_the_oom_killer():
 
     isolation = Isolation.__new__(Isolation)  # what drop() reads, at a level without Landlock or cgroups
     isolation.level, isolation.landlock, isolation.use_cgroups = "uid", False, False
-    isolation.budgets, isolation.uid, isolation.scratch = Budgets(), free_uid(), ""
+    isolation.budgets, isolation.uid, isolation.scratch, isolation.proc_fd = Budgets(), free_uid(), "", -1
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:

@@ -170,6 +170,15 @@ def test_student_code_cannot_lower_its_priority_through_its_autogroup(level):
     assert (outcome.value, outcome.load_errors) == ("0", [])
 
 
+
+def test_student_code_in_a_read_only_proc_is_still_the_oom_killers_choice():
+    """A namespaces session's /proc is read-only to its processes; the loader still sets its OOM score back to 0
+    (the session's is -1000 where the machine allows it) through the session's writable one, before student code."""
+    with box(None) as sandbox:
+        outcome = sandbox.call([Cell("student", "result = open('/proc/self/oom_score_adj').read().strip()")],
+                               sandbox_probes.value, name="result")
+    assert (outcome.value, outcome.load_errors) == ("0", [])
+
 def test_the_filter_denies_only_what_it_names_and_kills_another_architectures_calls():
     code = f"""
 import ctypes, errno, os, socket, sys
@@ -186,7 +195,8 @@ assert libc.syscall(317, 1, 0, program) == -1 and ctypes.get_errno() == errno.EP
 assert libc.prctl(22, 2, program, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM  # PR_SET_SECCOMP
 assert libc.prctl(38, 1, 0, 0, 0) == 0  # another prctl (PR_SET_NO_NEW_PRIVS): allowed
 for lower in (lambda: os.setpriority(os.PRIO_PROCESS, 0, 19),  # its waits for a CPU would hold the backstop off
-              lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))):
+              lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)),
+              lambda: os.sched_setaffinity(0, {{min(os.sched_getaffinity(0))}})):  # pinned beside a busy neighbour
     try:
         lower()
         raise SystemExit("student code lowered its own priority")

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -436,14 +437,14 @@ def test_a_worker_the_kernel_holds_after_its_kill_is_named_not_waited_for_withou
         worker.wait()
 
 
-# Forty processes on one CPU, woken together every 10 ms: each waits on the run queue for the others, seconds of
-# waits a second between them, for a few milliseconds of CPU time, while the check itself sleeps.
+# Forty processes woken together every 10 ms: each waits on the run queue for the others, seconds of waits a second
+# between them, for a few milliseconds of CPU time, while the check itself sleeps. (The filter denies pinning them to
+# one CPU: seccomp.py.)
 HERD = """\
 import os, time
 def nap():
     for _ in range(40):
         if os.fork() == 0:
-            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
             while True:
                 time.sleep(0.01 - time.time() % 0.01)
     time.sleep(60)
@@ -465,7 +466,8 @@ def test_the_folder_student_code_starts_in_goes_with_the_sandbox_even_after_its_
     folder = Path(sandbox.call([Cell("leave", leave)], sandbox_probes.value, name="folder").value)
     assert (folder / "left").read_text() == "x"
     os.kill(sandbox.worker.pid, signal.SIGKILL)
-    sandbox.call([Cell("again", "x = 2")], sandbox_probes.value, name="x")  # finds its worker gone
+    with pytest.raises(RuntimeError, match="the grading machine's fault"):  # finds its worker gone: the grader's
+        sandbox.call([Cell("again", "x = 2")], sandbox_probes.value, name="x")
     assert sandbox.call([Cell("again", "x = 2")], sandbox_probes.value, name="x").value == 2  # a new one, same folder
     sandbox.close()
     del sandbox
@@ -562,6 +564,35 @@ def test_on_cgroup_v1_only_the_budgets_own_oom_kills_count_as_the_memory_budget(
         for fds in cgroups.counters.values():
             os.close(fds[0])
 
+
+
+@pytest.mark.parametrize("budget_kills, other_kills, status, described", [
+    (0, 1, signal.SIGKILL, None),  # the machine's (or a container's) OOM killer, the budget never ran out
+    (1, 1, signal.SIGKILL, "was killed by the kernel: the submission's processes together used their memory budget"),
+    (0, 1, signal.SIGSEGV, "crashed (SIGSEGV)"),  # not a kill: the OOM killer chose another process
+    (0, 0, signal.SIGKILL, "was killed (SIGKILL), by none of the grader's limits"),  # its own doing (os.kill)
+])
+def test_a_check_an_oom_killer_not_the_budgets_killed_is_the_graders_failure(budget_kills, other_kills, status,
+                                                                            described):
+    """A machine short of memory, or a limit above the kit's cgroups (a container's --memory), has the kernel's
+    OOM killer choose a process, perhaps an honest check of a submission that kept within its budget, beside a
+    neighbour that holds its memory in many small processes: a kill no budget of the grader's made, counted in
+    the cgroup all the same (isolation._Cgroups.events). It was the check's failure; it is the grading machine's,
+    which the grader raises (red-b7 pass 20, M1)."""
+    from types import SimpleNamespace
+
+    from autograder.sandbox import worker
+
+    session = object.__new__(worker._Session)
+    counts = {"oom_kill": budget_kills, "other_oom_kill": other_kills, "fork_refused": 0}
+    session.isolation = SimpleNamespace(cgroups=SimpleNamespace(events=lambda: counts),
+                                        budgets=SimpleNamespace(memory_mb=1024))
+    session.seen = dict.fromkeys(counts, 0)
+    if described is None:
+        with pytest.raises(RuntimeError, match="not for the submission's memory budget: the grading machine's fault"):
+            session.describe_status(status)
+    else:
+        assert session.describe_status(status).startswith(described)
 
 def test_the_time_a_session_waits_for_the_graders_next_request_is_not_the_submissions():
     """The wall-clock backstop charges what the submission's processes spend waiting or sleeping, not the time its
@@ -709,15 +740,51 @@ def test_a_thread_kept_waiting_for_a_cpu_is_charged_its_running_time_by_the_back
     times its weight (an autogroup at nice -15, standing for 28 busy sessions, a hog's processes each in a session
     of its own) failed "did not finish within 6 s of wall-clock time ... waiting or sleeping?" (37 s; at nice -20,
     25.5 s twice), the same check at a ninth of the neighbour's weight passed (red-b7 pass 20)."""
+    # it ran 2 ms every fourth reading: the kernel adds the 198 ms it waited before
+    seconds = _backstop_seconds(monkeypatch, 1, lambda reading: 0.198 if reading % 4 == 0 else 0.0)
+    assert seconds < 0.5  # it ran 60 ms in all (the last reading's wait not seen yet: at most 50 ms more)
+
+
+def test_waits_of_threads_side_by_side_are_taken_off_the_backstop_once(monkeypatch):
+    """Fifty threads woken together on one CPU each wait for the others: their waits, summed, grow fifty times
+    faster than the clock. Only the time during which some thread waited is taken off, so the backstop still
+    counts the time they all sleep (a herd that waits 10 ms of every 50 is charged 4.8 s of 6)."""
+    assert _backstop_seconds(monkeypatch, 50, lambda reading: 0.01) == pytest.approx(6 * 0.8)
+
+
+def _backstop_seconds(monkeypatch, threads: int, waited: Callable[[int], float]) -> float:
+    """What cputime.Stopwatch charges after 6 s of readings 50 ms apart, at each of which every one of `threads`
+    threads shows waited(reading) seconds more of waits for a CPU."""
     from autograder.sandbox import cputime
 
     clock = {"now": 0.0, "waited": 0.0}
     monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
-    monkeypatch.setattr(cputime, "tree_waits", lambda pid: {(pid, str(pid)): clock["waited"]})
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: {(pid, str(task)): clock["waited"] for task in range(threads)})
     stopwatch = cputime.Stopwatch(1234)
-    for reading in range(1, 121):  # 6 s of readings, every 50 ms
-        clock["now"] = reading * 0.05
-        if reading % 4 == 0:  # it ran 2 ms: the kernel adds the 198 ms it waited before
-            clock["waited"] += 0.198
+    for reading in range(1, 121):
+        clock["now"], clock["waited"] = reading * 0.05, clock["waited"] + waited(reading)
         stopwatch.seconds()
-    assert stopwatch.seconds() < 0.5  # it ran 60 ms in all (the last reading's wait not seen yet: at most 50 ms more)
+    return stopwatch.seconds()
+
+
+
+def test_the_graders_last_resort_leaves_out_waits_for_a_cpu_but_not_cpu_time(monkeypatch):
+    """The grader kills a worker that gives no reply within what the limits allow: a wedged one. Counted in
+    wall-clock time, a check a neighbour 88 times its weight starved (11 ms of CPU a second) reached it and was
+    charged the request's wall-clock time, its whole budget ("stopped: the sandbox gave no answer within 58 s"),
+    though its session's backstop left the waits out (fix-sx pass 20). It counts as that backstop does; processes
+    that keep each other waiting still use CPU time, which it counts."""
+    import autograder.sandbox as sandbox_package
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0, "waited": 0.0, "cpu": 0.0}
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: {(pid, "1"): clock["waited"]})
+    monkeypatch.setattr(sandbox_package, "tree_seconds", lambda pid: clock["cpu"])
+    waited = sandbox_package._Waited(1234)
+    for second in range(1, 89):  # the grader looks every second
+        clock["now"], clock["waited"], clock["cpu"] = second, clock["waited"] + 0.989, clock["cpu"] + 0.011
+        waited.seconds()
+    assert waited.seconds() < 2
+    clock["cpu"] += 100
+    assert waited.seconds() >= 100

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .cputime import WALL_FACTOR
+from .cputime import WALL_FACTOR, Stopwatch, tree_seconds
 from .forks import KILLED_SECONDS, NeverEnded
 from .messages import (
     NOT_RUN_AFTER_TIME_OUT,
@@ -111,6 +111,20 @@ MARGIN_SECONDS = 30.0
 # How often the caller looks at the clock while it waits for the worker: a look more than this late is the caller's
 # own stop (Ctrl-Z, swapped out), which does not count against the worker's deadline.
 STALLED_SECONDS = 1.0
+
+
+class _Waited:
+    """How long the caller has waited for the worker's reply to a request, as its last resort against a wedged
+    worker counts it: wall-clock time less the time during which a process of the worker's tree (its session,
+    the loaders, student code) waited for a CPU (cputime.Stopwatch), as a busy machine keeps them waiting and a
+    wedged worker does not; but never less than the CPU time they used meanwhile, so that processes that keep each
+    other waiting (more busy threads than CPUs) do not hold it off."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.stopwatch, self.cpu = pid, Stopwatch(pid), tree_seconds(pid)
+
+    def seconds(self) -> float:
+        return max(self.stopwatch.seconds(), tree_seconds(self.pid) - self.cpu)
 
 
 def _wait_killed(worker: subprocess.Popen) -> None:
@@ -227,25 +241,31 @@ class Sandbox:
         """Hand the worker a request, or kill it when it takes none within the margin (it is wedged)."""
         if self.worker is None:  # killed: its pipe is closed
             return False
-        if send(self.requests, request, time.monotonic() + MARGIN_SECONDS):
+        deadline = time.monotonic() + MARGIN_SECONDS
+        if send(self.requests, request, deadline):
             return True
-        self.timed_out = True
+        self.timed_out = time.monotonic() >= deadline  # else the worker is gone: its end of the pipe is closed
         self._kill()
         return False
 
-    def _receive(self, deadline: float) -> Ready | Failure | Ended | Answers | None:
+    def _receive(self, deadline: float, waited: _Waited | None = None) -> Ready | Failure | Ended | Answers | None:
         """The worker's next reply, or None when it ended, gave none by `deadline`, or wrote one that is not a
         reply (protocol.read: Malformed, Oversized): it is then killed. The deadline moves on by the time this
         process was not running (a look that came back more than a STALLED_SECONDS late: stopped with Ctrl-Z,
-        swapped out), as that is not the worker's delay (its session serves the request meanwhile)."""
-        reply = None
+        swapped out), as that is not the worker's delay (its session serves the request meanwhile). With
+        `waited`, the time until the deadline is counted as it counts it, waits for a CPU left out (_Waited)."""
+        reply, started = None, time.monotonic()
+        allowed = deadline - started
         while self.replies is not None:
-            look = min(deadline, time.monotonic() + STALLED_SECONDS)
+            left = allowed - (waited.seconds() if waited else time.monotonic() - started)
+            if left <= 0:
+                break
+            look = time.monotonic() + min(left, STALLED_SECONDS)
             reply = self.replies.next(look)
             late = time.monotonic() - look
-            if reply is not None or look == deadline and late <= STALLED_SECONDS:
+            if reply is not None:
                 break
-            deadline += late if late > STALLED_SECONDS else 0.0
+            allowed += late if late > STALLED_SECONDS else 0.0
         self.timed_out = reply is None
         if not isinstance(reply, (Ready, Failure, Ended, Answers)):
             self._kill()
@@ -350,8 +370,9 @@ class Sandbox:
                         fresh, together, self.charged, program)
         # A last resort against a wedged worker (the session answers for the budget and every limit itself):
         # what the limits allow in wall-clock time, a load and a check for each call (a crash reloads for the
-        # next), WALL_FACTOR times their CPU time, doubled for the time a busy machine keeps the session waiting
-        # for a CPU (which its backstop does not count), within the budget's backstop likewise, and a margin.
+        # next), WALL_FACTOR times their CPU time, doubled, within the budget's backstop likewise, and a margin;
+        # counted as the session's backstop counts, less the time a busy machine keeps the worker's processes
+        # waiting for a CPU (_Waited), so that no load reaches it.
         allowed = len(calls) * (2 * self.limits.seconds + BACKSTOP_SECONDS)
         waited = 2 * WALL_FACTOR * min(self.budget, allowed) + MARGIN_SECONDS
         # The reply is read no looser than the session writes it: answers within what is left of the budget (the
@@ -363,7 +384,8 @@ class Sandbox:
             replies.limit = min(len(calls) * (self.limits.answer_kb * 1024 + FIELDS_BYTES), left) + \
                 len(calls) * FIELDS_BYTES + FIELDS_BYTES
         reading, self.asked, read = time.thread_time(), time.monotonic(), replies.read if replies else 0
-        result = self._receive(time.monotonic() + waited) if self._send(request) else None
+        sent = self._send(request)
+        result = self._receive(time.monotonic() + waited, _Waited(self.worker.pid)) if sent and self.worker else None
         self.answered += replies.read - read if replies else 0
         try:
             return self._outcomes(result, len(calls), waited)
@@ -378,9 +400,16 @@ class Sandbox:
             # a reply out of turn, or answers to other calls than asked: the worker is not to be trusted
             self._kill()
             result = None
-        if result is None:  # the worker ended, or was killed because it gave no answer in time
-            return [Outcome(False, reason=describe_no_answer(waited), limit="time budget") if self.timed_out
-                    else Outcome(False, reason="stopped the grader's worker process") for _ in range(calls)]
+        if result is None and self.timed_out:  # killed because it gave no answer in time
+            return [Outcome(False, reason=describe_no_answer(waited), limit="time budget") for _ in range(calls)]
+        if result is None:
+            # The worker ended or wrote what is no reply. It is the grader's (another uid than student code's at
+            # every level but "none", where student code could as well write its grades; outside the submission's
+            # namespaces and cgroups): student code can neither signal it nor write its replies, so whatever ended
+            # it (the machine's OOM killer, a kill from outside, a fault of its own) is the machine's, as a session
+            # killed during a check is (_session_killed). The next call continues the submission in a new worker.
+            raise RuntimeError("the submission's sandbox failed: the grader's worker process ended (or wrote what "
+                               "is no reply) during the request: the grading machine's fault, not the notebook's")
         if isinstance(result, Failure):
             raise self._failed(result)
         self.spent, self.oom_kills = result.spent, result.oom_kills

@@ -4,9 +4,10 @@ On a busy machine a check gets a smaller share of a core: its wall-clock time gr
 CPU time does not. So a check that loops runs out of CPU time wherever it runs, and a correct one that
 was merely slowed is never charged. Wall-clock time stays only as a backstop, WALL_FACTOR times each
 limit, for code that waits instead of computing (a sleep, a blocked read); and the time its processes
-spent waiting for a CPU, as the kernel counts it (/proc/<pid>/task/<tid>/schedstat; between two readings, the
-longest wait of one thread: Stopwatch), is taken off it, so that not even the backstop grows with the load. (A kernel without schedstat counts no waits: there
-the backstop is plain wall-clock time, and a machine more than WALL_FACTOR times oversubscribed reaches it.)
+spent waiting for a CPU, as the kernel counts it (/proc/<pid>/task/<tid>/schedstat: the time during which some
+thread waited, Stopwatch), is taken off it, so that not even the backstop grows with the load. (A kernel without
+schedstat counts no waits: there the backstop is plain wall-clock time, and a machine more than WALL_FACTOR times
+oversubscribed reaches it.)
 
 Counted from the submission's cgroup where it has one (cpuacct.usage on cgroup v1, cpu.stat on v2: every
 process, threads and daemons included), else from the kernel's per-process counters: what the processes
@@ -107,19 +108,30 @@ def tree_memory(pid: int, bound: int) -> int:
 
 
 class Stopwatch:
-    """Wall-clock seconds since it was made, less the time the process tree of `pid` waited for a CPU
-    meanwhile: what a wall-clock backstop may charge. The waits taken off between two readings are those of
-    the one thread that waited longest, never more than the time between them: threads wait side by side, so
-    their sum would grow faster than the clock (fifty processes woken together on one CPU each wait for the
-    others: seconds of waits a second, for a few milliseconds of CPU time, held a cell 60 s under a 6 s
-    backstop). The waits of processes that ended are kept. It can be stopped and started again (a session's,
-    between the grader's requests): the time it is stopped does not count."""
+    """Wall-clock seconds since it was made, less the time during which some thread of the process tree of `pid`
+    waited for a CPU meanwhile: what a wall-clock backstop may charge.
+
+    The kernel adds a thread's wait to its schedstat (run_delay) when the thread runs again, in one piece, so a
+    wait seen at a reading ended since the reading before and began as long before that: a thread a heavier
+    neighbour lets run 2 ms every 200 ms shows 198 ms at every fourth reading 50 ms apart, all of them waited.
+    Each wait is taken off as the span of time it covers, ending at the reading that found it, and the spans of
+    all threads as their union: threads wait side by side, so the sum of their waits would grow faster than the
+    clock (fifty processes woken together on one CPU each wait for the others: seconds of waits a second, for a few
+    milliseconds of CPU time, held a cell 60 s under a 6 s backstop), while their union never does, and covers
+    the time the submission's own threads waited for each other only while one of them ran: CPU time its limits
+    charge. The waits of processes that ended are kept. It can be stopped and started again (a session's,
+    between the grader's requests): the time it is stopped does not count, nor any wait from before."""
 
     def __init__(self, pid: int, started: float | None = None) -> None:
         """`started`: a time_now() from before (waits from then until now are not taken off)."""
-        self.pid, self.started, self.waited = pid, time_now() if started is None else started, 0.0
-        self.last, self.read = tree_waits(pid), time_now()
+        self.pid = pid
         self.held: float | None = None  # its seconds while it is stopped
+        self._restart(time_now() if started is None else started)
+
+    def _restart(self, started: float) -> None:
+        self.started, self.waited, self.floor = started, 0.0, time_now()
+        self.last = tree_waits(self.pid)
+        self.spans: list[tuple[float, float]] = []  # the union of the waits taken off: disjoint, in order
 
     def stop(self) -> None:
         if self.held is None:
@@ -128,18 +140,29 @@ class Stopwatch:
     def start(self) -> None:
         """Go on from the seconds it was stopped at: neither the time since nor the waits meanwhile count."""
         if self.held is not None:
-            now = time_now()
-            self.started, self.waited, self.held = now - self.held, 0.0, None
-            self.last, self.read = tree_waits(self.pid), now
+            held, self.held = self.held, None
+            self._restart(time_now() - held)
 
     def seconds(self) -> float:
         if self.held is not None:
             return self.held
         waits, now = tree_waits(self.pid), time_now()
         longest = max((wait - self.last.get(task, 0.0) for task, wait in waits.items()), default=0.0)
-        self.waited += min(max(0.0, longest), now - self.read)  # a thread found since: all its waits are new
-        self.last, self.read = waits, now
+        self.last = waits  # a thread found since: all its waits are new
+        self._take_off(max(now - longest, self.floor), now)
         return now - self.started - self.waited
+
+    def _take_off(self, begin: float, end: float) -> None:
+        """Add the span [begin, end] to the union; `end` is at or after the end of every span in it."""
+        if begin >= end:
+            return
+        added, merged = end - begin, begin
+        while self.spans and self.spans[-1][1] > begin:
+            low, high = self.spans.pop()
+            added -= high - max(low, begin)
+            merged = min(merged, low)
+        self.spans.append((merged, end))
+        self.waited += added
 
 
 class CgroupCounter:

@@ -42,6 +42,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import re
 import resource
 import secrets
 import signal
@@ -108,7 +109,7 @@ def _check(result: int, what: str) -> None:
 
 
 def _encode(text: str | None) -> bytes | None:
-    return text.encode() if text is not None else None
+    return text.encode(errors="surrogateescape") if text is not None else None  # a path's bytes as read
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
@@ -128,14 +129,21 @@ def _bind(source: str, target: str, flags: int = 0) -> None:
     _mount(source, target, None, MS_BIND | flags)
 
 
+def _mountinfo_path(field: str) -> str:
+    """A path as mountinfo writes it: the path's bytes as they are, but for space, tab, newline and backslash,
+    each an octal escape (the kernel's seq_file mangling). Read back as bytes, then as _encode gives paths."""
+    raw = field.encode(errors="surrogateescape")
+    return re.sub(rb"\\([0-7]{3})", lambda escape: bytes([int(escape[1], 8)]), raw).decode(errors="surrogateescape")
+
+
 def _mount_points() -> list[tuple[str, int]]:
     """Every mount point with the flags a read-only remount must keep (nosuid, nodev, noexec)."""
     kept = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}
     points = []
-    with open("/proc/self/mountinfo") as info:
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as info:
         for line in info:
             fields = line.split()
-            target = fields[4].encode().decode("unicode_escape")
+            target = _mountinfo_path(fields[4])
             flags = sum(kept.get(option, 0) for option in fields[5].split(","))
             points.append((target, flags))
     return points
@@ -293,12 +301,20 @@ class _Cgroups:
         return sorted(set(hit))
 
     def events(self) -> dict[str, int]:
-        """How often so far the memory budget's OOM killer killed, and the pids budget refused a fork:
-        what tells a process the kernel killed for memory, or a refused fork, from any other. cgroup v2 counts in
-        `oom_kill` the kills of the machine-wide OOM killer too (the machine short of memory: the grader's
-        failure, not the budget's), so its kills count only up to the times the budget itself ran out (`oom`)."""
-        v2 = sum(min(counts.get("oom_kill", 0), counts.get("oom", 0)) for counts in self._read("memory.events"))
-        return {"oom_kill": v2 + sum(counts.get("oom_kill", 0) for counts in self._read("memory.oom_control")),
+        """How often so far the memory budget's OOM killer killed (`oom_kill`), another OOM killer killed
+        (`other_oom_kill`), and the pids budget refused a fork: what tells a process the kernel killed for the
+        submission's memory, or for memory the machine was short of, or a refused fork, from any other.
+
+        The kernel counts in a cgroup's oom_kill every OOM kill of its processes, whichever OOM killer chose them:
+        the budget's, the machine's or a memory limit's above the kit's cgroups (a container's --memory), whose
+        shortage is the grader's failure, not the budget's. So its kills count as the budget's only up to the
+        times the budget itself ran out: v2's `oom` (its OOM killer ran), v1's failcnt (a charge refused at the
+        limit, which every OOM of the budget's follows)."""
+        counts = [(counts.get("oom_kill", 0), counts.get("oom", 0)) for counts in self._read("memory.events")]
+        counts += [(control.get("oom_kill", 0), failed[""])
+                   for control, failed in zip(self._read("memory.oom_control"), self._read("memory.failcnt"))]
+        budget = sum(min(kills, ran_out) for kills, ran_out in counts)
+        return {"oom_kill": budget, "other_oom_kill": sum(kills for kills, _ in counts) - budget,
                 "fork_refused": sum(counts.get("max", 0) for counts in self._read("pids.events"))}
 
     def kill_all(self) -> None:
@@ -366,6 +382,9 @@ class Isolation:
         # The scratch folder as begun, held open: the uid owns it in the machine's /tmp and may rename it away and
         # leave a link in its place, which root would follow by its path (the session's walk and emptying use this).
         self.scratch_fd = -1
+        # In a namespaces session: its /proc, writable, held open for the kit's own writes as root (oom_score_adj);
+        # the /proc its processes see is a read-only mount of it (_enter_private_filesystem).
+        self.proc_fd = -1
         self.hits: set[str] = set()  # in the session: the budgets it saw hit (exit_code)
         # In the session: when `over` last summed the memory, last walked the scratch folder; the folder is over.
         self.looked, self.walked, self.overfull = 0.0, 0.0, False
@@ -416,7 +435,7 @@ class Isolation:
         if self.level != "none":
             _join_new_session_keyring()
         try:  # so that the budget's OOM kill picks student code (needs CAP_SYS_RESOURCE; it is the biggest anyway)
-            Path("/proc/self/oom_score_adj").write_text("-1000")
+            self._write_own("oom_score_adj", "-1000")
         except OSError:
             pass
 
@@ -484,6 +503,14 @@ class Isolation:
             _bind("/new/tmp", "/new" + other)
         os.makedirs("/new/proc")
         _mount("proc", "/new/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        # Read-only for every process of the session, a bind of it over it; the kit's writes go through the
+        # writable one below, held open. Student code writes none of its own files then: once it is dumpable again
+        # (prctl(PR_SET_DUMPABLE), or any program it runs) they are its uid's, and /proc/self/autogroup lowers the
+        # CPU weight of its whole session (the loader's) as setpriority, which the filter denies, would: a
+        # process kept waiting for a CPU holds the wall-clock backstop off, as waits are taken off it (cputime.py).
+        self.proc_fd = os.open("/new/proc", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        _bind("/new/proc", "/new/proc")
+        _mount(None, "/new/proc", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
         _check(_libc.umount2(b"/old", MNT_DETACH), "umount /old")
         os.chdir("/new")
         _pivot_root(".", ".")  # the new root over the old; detaching the top leaves only the new
@@ -550,14 +577,26 @@ class Isolation:
                 return "disk budget"
         return ""
 
+    def _write_own(self, name: str, text: str) -> None:
+        """Write this process's /proc file `name`: through the session's writable /proc where it has one."""
+        held = self.proc_fd >= 0
+        fd = os.open(f"self/{name}" if held else f"/proc/self/{name}", os.O_WRONLY, dir_fd=self.proc_fd if held else None)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+
     def drop(self) -> None:
         """In a loader, before student code: the OOM killer's usual choice again (not the session's -1000), the
         worker's uid, its process quota (where no pids cgroup counts it), no privileges to regain; without
         namespaces, the allow-list as Landlock rules (landlock.py)."""
         try:  # as root still: after setuid the file is no longer this process's to write
-            Path("/proc/self/oom_score_adj").write_text("0")
+            self._write_own("oom_score_adj", "0")
         except OSError:
             pass
+        if self.proc_fd >= 0:  # the session's writable /proc is not student code's
+            os.close(self.proc_fd)
+            self.proc_fd = -1
         if self.level == "none":
             return
         rules = landlock.ruleset(self.allowed, [self.scratch], list(DEVICES)) if self.landlock else None

@@ -108,9 +108,11 @@ DENIED: dict[str, tuple[int, int | None]] = {  # name: (x86_64, aarch64), None w
     "seccomp": (317, 277),
     # and its own priority: a process that lowers itself (nice 19, SCHED_IDLE) beside a busy neighbour waits for a
     # CPU nearly all the time, and time spent waiting is taken off the wall-clock backstop (cputime.Stopwatch); the
-    # session raises a late submission's priority from outside the filter (worker.py: hurry)
+    # session raises a late submission's priority from outside the filter (worker.py: hurry). Nor the CPUs it may
+    # run on: pinned to the one a heavier neighbour keeps busy, it waits as well. (A namespaces session's /proc is
+    # read-only, so its autogroup's nice value is not student code's to write either: isolation.py.)
     "setpriority": (141, 140), "sched_setparam": (142, 118), "sched_setscheduler": (144, 119),
-    "sched_setattr": (314, 274),
+    "sched_setattr": (314, 274), "sched_setaffinity": (203, 122),
 }
 # Answered ENOSYS, so that the C library falls back to a call the filter reads: clone3 (to clone, whose flags it
 # reads), preadv2 and pwritev2 (to preadv and pwritev, without RWF_NOWAIT, which tells whether a page is cached),

@@ -92,8 +92,9 @@ class _Loader:
             self.pid, self.commands, self.failure = 0, -1, session.refused(error)
             return
         if self.pid == 0:
-            held = getattr(session.isolation, "scratch_fd", -1)  # its scratch folder, for the loader's fchdir
-            _close_fds_except({0, 1, 2, commands_r, results_w} | ({held} if held >= 0 else set()))
+            # its scratch folder, for the loader's fchdir, and the session's writable /proc (Isolation.drop closes both)
+            held = {getattr(session.isolation, name, -1) for name in ("scratch_fd", "proc_fd")}
+            _close_fds_except({0, 1, 2, commands_r, results_w} | {fd for fd in held if fd >= 0})
             child.loader_main(cells, config.limits, session.isolation, session.workdir, commands_r, results_w, modules)
         os.close(commands_r)
         os.close(results_w)
@@ -405,7 +406,7 @@ class _Session:
         # Made again in serve(), in the session's own process: its CPU time, and its wall-clock time less waits
         # while it serves a request (the stopwatch is stopped between them).
         self.clock, self.stopwatch = SubmissionClock(None), Stopwatch(os.getpid())
-        self.seen = {"oom_kill": 0, "fork_refused": 0}  # the cgroups' counts, as last looked at
+        self.seen = {"oom_kill": 0, "other_oom_kill": 0, "fork_refused": 0}  # the cgroups' counts, as last looked at
         self.hurried = False  # a check ran out of time: the session runs at HURRIED_NICE (hurry)
 
     def _new(self, event: str) -> bool:
@@ -417,12 +418,25 @@ class _Session:
         return self.seen[event] > count
 
     def describe_status(self, status: int) -> str:
-        """describe_status, told by the memory cgroup's count whether its OOM killer was the SIGKILL."""
-        return describe_status(status, self.isolation.budgets.memory_mb if self._new("oom_kill") else 0)
+        """describe_status, told by the memory cgroup's counts whether an OOM killer was the SIGKILL (_oom_killed)."""
+        killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        return describe_status(status, self.isolation.budgets.memory_mb if self._oom_killed(killed) else 0)
 
     def memory_killed(self) -> str:
-        """The memory budget's words when the memory cgroup counted an OOM kill since the last look, else ""."""
-        return describe_memory_budget(self.isolation.budgets.memory_mb) if self._new("oom_kill") else ""
+        """For a process ended by SIGKILL: the memory budget's words when its OOM killer was the SIGKILL, else ""."""
+        return describe_memory_budget(self.isolation.budgets.memory_mb) if self._oom_killed(True) else ""
+
+    def _oom_killed(self, killed: bool) -> bool:
+        """Whether the memory budget's OOM killer killed a process of the submission's since the last look. A
+        process `killed` (SIGKILL) while only another OOM killer killed meanwhile (the machine's, or a limit's above
+        the kit's cgroups: a container's) died of memory the machine was short of while the submission kept within
+        its budget: a RuntimeError, the grader's failure, never a check's answer (isolation.py's _Cgroups.events)."""
+        budget, other = self._new("oom_kill"), self._new("other_oom_kill")
+        if killed and other and not budget:
+            raise RuntimeError("a process of the submission's was killed by the kernel's OOM killer for memory the "
+                               "grading machine (or a limit above the grader's) was short of, not for the "
+                               "submission's memory budget: the grading machine's fault, not the notebook's")
+        return budget
 
     def judge(self, answer: Result) -> Result:
         """A loader's answer with the cause the session alone can see: a check child's end (its wait `status`,
