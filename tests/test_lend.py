@@ -102,3 +102,18 @@ def checks_under_pytest(path: Path) -> dict[tuple[str, str], bool]:
     subprocess.run([sys.executable, "-m", "pytest", f"autograder/{ASSIGNMENT.name}", "--notebook", str(path), "-q",
                     "--checks-json", str(checks), "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, timeout=300)
     return {(c["part"], c["name"]): c["passed"] for c in json.loads(checks.read_text())["checks"]}
+
+
+@pytest.mark.parametrize("pad", [lambda line: "    " + line, lambda line: (">>> " if line[:1].strip() else "... ") + line],
+                         ids=["red-f8-indented", "red-f8-classic-prompts"])
+def test_a_helper_in_a_cell_jupyter_dedents_or_unprompts_is_lent_as_in_a_plain_cell(tmp_path, pad):
+    """red-f8 (pass 20): Jupyter runs cell module indented as a whole (IPython dedents it) or pasted with `>>>`/`...`
+    prompts (IPython strips them), and so does the sandbox; zero_grad() calls zeros_for(), a helper below Module. The
+    grader's reading of what the cell binds (read_as_python) saw no top-level zeros_for, so the sound cell module was
+    never lent: 16/18, "NameError: name 'zeros_for' is not defined" (18/18 with the cell unindented)."""
+    bug = next(bug for bug in BUGS if bug.id == "zero-grad-helper-in-module-cell")
+    notebook = apply(solution_notebook(), list(bug.mutations))
+    module = next(cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == "module")
+    module.source = "\n".join(pad(line) if line.strip() else line for line in module.source.split("\n"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
