@@ -201,6 +201,16 @@ def test_ipythons_modules_are_quiet_stand_ins_even_once_its_transformer_ran(box)
     assert outcome.ok and not outcome.load_errors and outcome.value == [None, []], outcome
 
 
+@pytest.mark.parametrize("cell", ["from IPython.display import *\ndisplay(Markdown('**Exercise 1**'))\nSHOWN = HTML",
+                                  "import IPython\nSHOWN = IPython.__version__"], ids=["star-import", "version"])
+def test_a_right_cell_taking_names_from_ipythons_modules_as_jupyter_gives_them_runs(box, cell):
+    """red-f8 (pass 20): Jupyter's `from IPython.display import *` binds Markdown, HTML, Image, display (IPython.display
+    has them all), and IPython.__version__ is a string; the stand-in modules answer names only when asked by name, so
+    the star binds nothing (a right exercise_count cell showing Markdown, 17/18: "name 'Markdown' is not defined")."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome.load_errors
+
+
 def test_a_file_written_by_writefile_is_importable_as_in_jupyter(box):
     """Jupyter's %%writefile writes the file in the notebook's folder, which is on sys.path: the sandbox writes it
     in the session's working folder and imports it from there."""
