@@ -151,16 +151,21 @@ def test_ipython_assignments_and_searches_in_a_right_cell_do_not_stop_it(box, ce
     ("    def HELPER():\n        pass\n    OTHER = 1", "HELPER", True), (">>> def HELPER():\n...     pass", "HELPER", True),
     ("In [1]: HELPER = 1", "HELPER", True), ("HELPER = np.zeros_like?", "HELPER", False),
     ("HELPER = 1; np?", "HELPER", False), ("TIMED = %time HELPER = 1", "HELPER", True),
+    ("\r\n    HELPER = 1\r\n", "HELPER", True), ("%%time\r\nHELPER = 1\r\n", "HELPER", True),
+    ("%%time\t\nHELPER = 1", "HELPER", True),
 ], ids=["assigned-time", "line-prun", "cell-prun", "capture-name", "capture-body", "assigned-shell", "bash",
         "cell-timeit", "line-timeit", "writefile", "time-in-def", "red-f8-indented-cell", "red-f8-classic-prompt",
         "red-f8-ipython-prompt", "red-f8-help-after-assignment", "red-f8-help-after-statement",
-        "red-f8-time-of-an-assignment"])
+        "red-f8-time-of-an-assignment", "red-f8-crlf-blank-then-indented", "red-f8-crlf-cell-magic",
+        "red-f8-tab-after-cell-magic"])
 def test_the_graders_reading_binds_what_ipython_binds_in_the_sandbox(box, cell, name, binds):
     """The grader reads what a cell binds line by line, never running IPython's transformer (bound_names, and the
     lending's namespace_lines): it agrees with what the cell binds run in the sandbox as Jupyter runs it.
     red-f8 (pass 20): IPython dedents a cell whose first line is indented and strips `>>>`/`In [1]:` prompts, and a
     line ending in `?` is help on its last name alone (the statement before it never runs); the linear reading did
-    none of these, so a helper in an indented cell module was never lent to zero_grad (a right notebook, 16/18)."""
+    none of these, so a helper in an indented cell module was never lent to zero_grad (a right notebook, 16/18).
+    IPython also takes `\r\n` or `\f` lines as blank before an indented first line (the sandbox's pre-check did
+    not, a syntax error) and reads `%%time\r` or `%%time\t` as %%time (the reading commented the cell out)."""
     assert box.call([Cell("c", cell)], sandbox_probes.bound, name=name).value is binds
     assert (name in bound_names(cell)) is binds
     assert _binds(namespace_lines(cell), name, top_level=True) is binds
