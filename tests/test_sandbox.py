@@ -218,12 +218,15 @@ def test_a_right_cell_taking_names_from_ipythons_modules_as_jupyter_gives_them_r
 
 @pytest.mark.parametrize("cells", [["%%capture cap\nprint(32 * 65 + 10 * 33)", "SHOWN = int(cap.stdout) == 2410"],
                                    ["T = %timeit -o -n1 -r1 sum(range(10))", "SHOWN = T.best >= 0"],
-                                   ["%env SEED=3", "import os\nSHOWN = os.environ['SEED'] == '3'"]],
-                         ids=["capture-stdout", "timeit-result", "env"])
+                                   ["%env SEED=3", "import os\nSHOWN = os.environ['SEED'] == '3'"],
+                                   ["32 * 65 + 10 * 33", "SHOWN = _ == 2410"]],
+                         ids=["capture-stdout", "timeit-result", "env", "last-output"])
 def test_what_a_magic_gives_back_in_jupyter_a_right_cell_can_read_in_the_sandbox(box, cells):
     """red-f8 (pass 20): Jupyter's %%capture binds what the body printed (cap.stdout), `%timeit -o` returns a
     TimeitResult and `%env A=1` sets os.environ; the stand-in shell binds a Quiet, the statement's value and
-    nothing, so a right Exercise 1 read back from cap.stdout scored 17/18 (the public checks: all pass)."""
+    nothing, so a right Exercise 1 read back from cap.stdout scored 17/18 (the public checks: all pass). A cell's last
+    expression is Jupyter's output `_` for the next cell: `count_64_32_10 = _` below a right count, 17/18 (NameError;
+    the public checks' own shell gives '', "count_64_32_10 is a str")."""
     outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
     assert outcome.value is True and not outcome.load_errors, outcome.load_errors
 
