@@ -231,6 +231,19 @@ def test_what_a_magic_gives_back_in_jupyter_a_right_cell_can_read_in_the_sandbox
     assert outcome.value is True and not outcome.load_errors, outcome.load_errors
 
 
+@pytest.mark.parametrize("cell", ["def f(x: int) -> None:\n    pass\nSHOWN = f.__annotations__['x'] is int",
+                                  "%%time\ndef f(x: int) -> None:\n    pass\nSHOWN = f.__annotations__['x'] is int",
+                                  "try:\n    def f(x: Undefined):\n        pass\n    SHOWN = False\nexcept NameError:\n    SHOWN = True"],
+                         ids=["plain", "under-time", "undefined-name"])
+def test_a_cells_annotations_are_evaluated_as_in_jupyter(box, cell):
+    """red-f8 (pass 20): compile() inherits the future flags of the code that calls it, and child.py and
+    ipython_shell.py begin with `from __future__ import annotations`: every cell ran with postponed annotations
+    (strings, never evaluated), where Jupyter (Python 3.11, no such import in the notebook) evaluates them: an
+    annotation naming nothing raises NameError there and nothing here."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
 def test_a_file_written_by_writefile_is_importable_as_in_jupyter(box):
     """Jupyter's %%writefile writes the file in the notebook's folder, which is on sys.path: the sandbox writes it
     in the session's working folder and imports it from there."""
