@@ -300,7 +300,7 @@ def test_two_files_from_one_student_are_theirs_alone(tmp_path):
 # ------------------------------------------------------------------------ every archive is bounded
 
 def test_an_upload_whose_extension_is_in_upper_case_is_the_notebook(tmp_path):
-    """A Windows tool saves the notebook as `.IPYNB`, which the intake grades (files._is_notebook): the collection
+    """A Windows tool saves the notebook as `.IPYNB`, which the intake grades (files.is_notebook): the collection
     reads the extension in any case too, so Ada's upload is collected (pass 20: "no notebook in the upload") and
     Bob's later `.IPYNB` upload is one name with his earlier `.ipynb` one, the newer taken (it was dropped)."""
     root = course(tmp_path)
@@ -538,7 +538,7 @@ def test_a_late_students_time_stamp_is_the_time_of_the_notebook_graded(tmp_path)
     assert stamp == datetime.datetime(*LMS_TIME), lines
 
 
-@pytest.mark.parametrize("litter", [".DS_Store", ".ipynb_checkpoints"])
+@pytest.mark.parametrize("litter", [".DS_Store", ".ipynb_checkpoints", "__MACOSX"])
 def test_what_a_file_browser_leaves_in_a_collected_folder_never_keeps_out_the_students_new_upload(tmp_path, litter):
     """red-e8: the instructor looks into submitted/ada/ (Finder writes .DS_Store; Jupyter, opening the notebook there,
     .ipynb_checkpoints/): the next collection keeps the folder as "put there by hand" (_kept_because reads every
@@ -569,6 +569,68 @@ def test_a_moodle_downloads_folders_are_never_named_as_not_collected(tmp_path):
     lines = collect(root)
     assert len(submitted(root)) == 8, lines
     assert not [line for line in lines if line.startswith("Not collected")], lines
+
+
+@pytest.mark.parametrize("as_zip", [True, False], ids=["zip", "loose"])
+def test_a_students_own_folders_count_against_their_own_caps(tmp_path, as_zip):
+    """A folder is the student's whose notebook in it would be collected (LmsFileNameCollectorPlugin.owner): Moodle's
+    folder of each student and the folders of a student's own upload spend that student's caps, in the LMS's zip
+    (`name/`) or unzipped into archive/ (a folder). Ada's 8 folders spend hers (in the zip, her notebook after them
+    is refused as hers), and every classmate is collected and named nowhere."""
+    root = course(tmp_path, "c.BoundedExtractor.max_submission_files = 5")
+    ada = "Ada Byron_1000_assignsubmission_file_/"
+    entries = [ada, *(f"{ada}sub{i}/" for i in range(8)), ada + NOTEBOOK]
+    for i in range(6):  # their folders alone are past a cap of 5, when they share one
+        folder = f"Student{chr(97 + i)} X_{2000 + i}_assignsubmission_file_/"
+        entries += [folder, folder + NOTEBOOK]
+    if as_zip:
+        with zipfile.ZipFile(archive_dir(root) / "moodle.zip", "w") as bundle:
+            for entry in entries:
+                bundle.writestr(zipfile.ZipInfo(entry, LMS_TIME), b"" if entry.endswith("/") else b"{}")
+    else:
+        for entry in entries:
+            path = archive_dir(root) / entry
+            path.mkdir(parents=True) if entry.endswith("/") else path.write_bytes(b"{}")
+    lines = collect(root)
+    assert {f"student{chr(97 + i)}x_{2000 + i}" for i in range(6)} <= set(submitted(root)), lines
+    refused = [line for line in lines if line.startswith("Not collected")]
+    assert len(refused) == 4 and all(line.startswith(f"Not collected: {ada[:-1]}") for line in refused), lines
+    assert "its student's uploads hold more than 5 files and folders" in refused[1], refused
+
+
+def test_a_notebook_collected_is_never_refused_for_the_share_others_spent(tmp_path):
+    """red-e8 4b: a notebook the collector reads (pattern 4 with `.IPYNB`, as a Windows tool saves it, and a dot in
+    the name) is its student's for the caps as well: owner() reads a name as collect() does. Before, it fell into the
+    share of what no one owns, which uploads no pattern reads had spent."""
+    root = course(tmp_path, "c.BoundedExtractor.max_submission_files = 5")
+    files = {f"junk{i}.txt": b"x" for i in range(10)}
+    files["20231234_v1.2_modules_and_sgd.IPYNB"] = b'{"mine": 1}'
+    lms_zip(root, files)
+    lines = collect(root)
+    assert submitted(root) == {"20231234": b'{"mine": 1}'}, lines
+
+
+def test_a_time_stamp_no_record_names_is_kept_with_the_true_reason(tmp_path):
+    """A collected.json written by a kit that recorded no time stamps, beside the LATE timestamp.txt that kit wrote
+    (a kit before af42b67 wrote one from the due date, which no collection writes now): the folder is kept, and the
+    summary says what is known, not that the instructor put the file there by hand."""
+    import json
+
+    root = course(tmp_path)
+    lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
+    collect(root)
+    record_path = root / "downloaded" / ASSIGNMENT.name / "collected.json"
+    record = json.loads(record_path.read_text())
+    del record["obrienann_23456"]["timestamp.txt"]
+    record_path.write_text(json.dumps(record))
+    stamp = root / "submitted" / "obrienann_23456" / ASSIGNMENT.name / "timestamp.txt"
+    stamp.write_text("2026-11-19 12:00:01.000000 UTC")  # the due date and a second, as such a kit wrote it
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, {"obrienann_LATE_23456_8_modules_and_sgd.ipynb": b'{"new": 1}'})
+    lines = collect(root)
+    assert lines == ["Kept submitted/obrienann_23456/ and not the LMS copy: its timestamp.txt is not one collected.json "
+                     "records writing (yours, an extension, or the LATE time stamp of a kit that recorded none): "
+                     "delete it, or the folder, to take the LMS copy"], lines
 
 
 def test_a_students_own_timestamp_is_never_collected(tmp_path):
@@ -875,3 +937,37 @@ def test_a_new_lms_copy_is_written_whole_beside_the_folder_and_put_in_place_hold
     assert staged == [("ada", [NOTEBOOK])], "only ada's new copy is written, and whole before it is put in place"
     assert submitted(root) == {"ada": b'{"lms": 3}', "bob": b'{"lms": 2}'}
     assert sorted(p.name for p in (root / "submitted" / "ada").iterdir()) == [ASSIGNMENT.name]
+
+
+def test_put_in_place_never_leaves_a_student_without_a_folder(tmp_path):
+    """red-e8 E8-1: when the staged copy cannot be put in place (gone: another collection moved it; a file system's
+    error), the student's folder goes back where it was before the error is raised, and nothing is left beside it."""
+    from autograder.intake.submitted_folders import put_in_place
+
+    dest = tmp_path / "submitted" / "ada" / ASSIGNMENT.name
+    dest.mkdir(parents=True)
+    (dest / NOTEBOOK).write_text("collected")
+    with pytest.raises(FileNotFoundError):
+        put_in_place(dest.with_name(".gone.collecting"), dest)
+    assert (dest / NOTEBOOK).read_text() == "collected"
+    assert sorted(p.name for p in dest.parent.iterdir()) == [ASSIGNMENT.name]
+
+
+def test_each_collection_stages_in_a_folder_of_its_own(tmp_path):
+    """red-e8 E8-1, across routes: an exchange collect's staged copy of Ada (made outside submitted/'s lock, while it
+    reads her inbound folder) is its own: an LMS collection writing Ada's folder meanwhile neither empties nor moves
+    it, and leaves nothing of its own beside her folder."""
+    from autograder.intake.submitted_folders import staging_for
+
+    root = course(tmp_path)
+    lms_zip(root, {"ada_1_modules_and_sgd.ipynb": b'{"first": 1}'})
+    collect(root)
+    dest = root / "submitted" / "ada" / ASSIGNMENT.name
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, {"ada_1_modules_and_sgd.ipynb": b'{"second": 1}'}, when=(2026, 11, 21, 9, 0, 0))
+    with staging_for(dest) as exchanges:
+        (exchanges / NOTEBOOK).write_text("the exchange's copy")
+        assert collect(root) == []
+        assert (exchanges / NOTEBOOK).read_text() == "the exchange's copy"
+        assert submitted(root)["ada"] == b'{"second": 1}'
+    assert sorted(p.name for p in dest.parent.iterdir()) == [ASSIGNMENT.name]

@@ -847,6 +847,33 @@ def test_two_collects_at_once_never_leave_the_student_without_their_folder(tmp_p
 
 @pytest.mark.slow
 @AS_ROOT
+def test_a_collect_never_puts_an_older_copy_over_the_one_another_collect_put_meanwhile(tmp_path, monkeypatch):
+    """E8-1's other interleaving: while this collect copies the student's folder of LATER, the student submits again
+    and another collect takes that newer folder. nbgrader's rule (update: only a newer folder replaces) is asked
+    again under submitted/'s lock before the copy is put in place, so the older copy never replaces the newer."""
+    from autograder.nbgrader_glue import exchange_collect
+
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    staged, other = exchange_collect.take_submission, []
+
+    def meanwhile(*args, **kwargs):
+        intake = staged(*args, **kwargs)
+        if not other:
+            other.append(None)
+            inbound(tmp_path, "2026-11-22 12:00:00.000000 UTC", NOBODY, '{"mine": 3}')
+            other[0] = collect()
+        return intake
+
+    monkeypatch.setattr(exchange_collect, "take_submission", meanwhile)
+    result = collect()
+    assert other[0]["success"] and result["success"], (other, result)
+    assert (collected / NAME).read_text() == '{"mine": 3}', result["log"]
+    assert sorted(os.listdir(collected.parent)) == [collected.name]
+
+
+@pytest.mark.slow
+@AS_ROOT
 def test_a_name_without_a_time_is_one_line_not_the_end_of_the_collect(tmp_path, monkeypatch):
     collected, collect = exchange(tmp_path, monkeypatch)
     inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')

@@ -25,12 +25,14 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   and timestamp.txt) and the LMS's number of each student (`make grades-lms` reads it as the Canvas user id). A
   folder is replaced only while it holds exactly that, or nothing; one that holds anything else (a notebook put
   there by hand under any name, a regrade's, a time stamp written or removed for an extension, an extra file) is
-  kept whole, and the summary says why. A folder that holds the LMS copy already is never touched, and a new one
-  is written whole beside it and put in its place under submitted/'s lock (submitted_folders.py), so no run
-  reading submitted/ meanwhile sees a folder half written or gone.
-* Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the file, a fact of
-  the upload that no setting changes, and nbgrader's autograde counts it late by the due date of the day (a course
-  input: moving it is previewed, classroom/changes.py). A LATE upload from before the due date is on time by it,
+  kept whole, and the summary says why. What the intake never reads (files.skipped: .DS_Store, Jupyter's
+  .ipynb_checkpoints/ when the instructor opens the notebook there) is no one's edit. A folder that holds the LMS
+  copy already is never touched, and a new one is written whole beside it and put in its place under submitted/'s
+  lock (submitted_folders.py), so no run reading submitted/ meanwhile sees a folder half written or gone.
+* Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the notebook the intake
+  grades (files.choose_notebook among the student's files), a fact of the upload that no setting changes, and
+  nbgrader's autograde counts it late by the due date of the day (a course input: moving it is previewed,
+  classroom/changes.py). A LATE upload from before the due date is on time by it,
   and one without an LMS time has no time stamp (on time); the summary names both.
 """
 from __future__ import annotations
@@ -40,7 +42,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -56,7 +57,7 @@ from ..assignment import Assignment
 from ..nbgrader_glue.late import due_date_of, late_by
 from ..outputs.inert import escaped, quoted
 from ..settings import GraderSettings
-from .files import TIMESTAMP, Refused, read_regular
+from .files import TIMESTAMP, Refused, choose_notebook, is_notebook, read_regular, skipped
 from .submitted_folders import put_in_place, staging_for, submitted_lock
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
@@ -91,7 +92,7 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
                             ).tag(config=True)
 
     def collect(self, submitted_file: str) -> dict | None:
-        """nbgrader's, but the extension read in any case, as the intake reads a notebook's (files._is_notebook): the
+        """nbgrader's, but the extension read in any case, as the intake reads a notebook's (files.is_notebook): the
         patterns see it spelled as valid_ext spells it, so an upload saved as `.IPYNB` by a Windows tool is the
         notebook, one name with its `.ipynb` uploads, never passed over as "no notebook in the upload"."""
         spelled = self.spelled(submitted_file)
@@ -143,15 +144,23 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
         return found
 
     def owner(self, filename: str) -> str | None:
-        """The student a path from the download's top level is named for, whatever the file's own name (a dot
-        file, one that is not a notebook: its name as it is, with the notebook extension added, or in place of
-        its own), or None: for the caps each student has (BoundedExtractor.student_of), for the summary, and so
-        that a student's archive among the download's archives is never taken for the LMS's."""
+        """The student a path from the download's top level is named for, or None: for the caps each student has
+        (BoundedExtractor.student_of), for the summary, and so that a student's archive among the download's
+        archives is never taken for the LMS's. A file is read first as `collect` reads it, so every file collected
+        counts as its student's (never against the share of what no one owns, which others may have spent); then,
+        whatever its own name (a dot file, one that is not a notebook), as it is, with the notebook extension added,
+        or in place of its own. A folder (`name/`) is the student's whose notebook in it would be collected: Moodle's
+        folder of each student, and the folders of a student's own upload, are theirs."""
         if not self.valid_ext:
             return None
+        ext = self.valid_ext[0]
         folder, _, base = filename.rpartition("/")
-        stem = f"{folder}/{base.split('.')[0]}" if folder else base.split(".")[0]
-        for name in (filename, filename + self.valid_ext[0], stem + self.valid_ext[0]):
+        if not base:  # a folder
+            names: tuple[str | None, ...] = (filename + (self.notebook_name or f"notebook{ext}"),)
+        else:
+            stem = f"{folder}/{base.split('.')[0]}" if folder else base.split(".")[0]
+            names = (self.spelled(filename), filename, filename + ext, stem + ext)
+        for name in filter(None, names):
             try:
                 found = self._identify(name)
             except NotCollected:
@@ -373,7 +382,8 @@ class LmsZipCollect(ZipCollectApp):
         """One student's folder: left as it is when it holds the LMS copy already, written whole when it holds only
         what a collection wrote (or nothing), else kept, with the reason in the summary."""
         dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id))
-        late = next((f for f in files if f.info["late"]), None)
+        late = self._graded(files)
+        late = late if late and late.info["late"] else None
         stamp = _utc(late.lms_time).strftime("%Y-%m-%d %H:%M:%S.%f UTC") if late and late.lms_time else None
         wanted = {f.info["file_id"]: _sha(f.path, self._notebook_bytes) for f in files}
         if stamp:
@@ -381,7 +391,8 @@ class LmsZipCollect(ZipCollectApp):
         if os.path.lexists(dest) and (dest.is_symlink() or not dest.is_dir()):
             self.collection.kept[student] = "it is not a folder (put there by hand)"
             return
-        held = {path.name: _sha(path, self._notebook_bytes) for path in dest.iterdir()} if dest.is_dir() else None
+        held = {path.name: _sha(path, self._notebook_bytes) for path in dest.iterdir()
+                if not skipped(path.name)} if dest.is_dir() else None  # what the intake's walk never looks at is no edit
         if held != wanted:  # else the folder is the LMS copy already: never touched, so no run reading it sees a change
             why = held and self._kept_because(dest, held, record.get(student), files)
             if why:
@@ -391,6 +402,14 @@ class LmsZipCollect(ZipCollectApp):
         record[student] = {**wanted, LMS_ID: files[0].info.get("lms_id", "")}  # one number a student (_refuse_clashes)
         if late:
             self._note_late(student, late)
+
+    def _graded(self, files: list[Candidate]) -> Candidate | None:
+        """The file of `files` the intake will grade (choose_notebook, on the names they are written under): its upload
+        is the submission, and a LATE one's time is the submission's time."""
+        by_name = {f.info["file_id"]: f for f in files}
+        chosen, _ = choose_notebook([name for name in by_name if is_notebook(name)],
+                                    self.collector_plugin_inst.notebook_name)
+        return by_name.get(chosen) if chosen else None
 
     @property
     def _notebook_bytes(self) -> int:
@@ -413,22 +432,22 @@ class LmsZipCollect(ZipCollectApp):
                 return f"its {shown(name)} is newer than the LMS copy {shown(copy.name)}"
             if name in written:
                 return f"its {shown(name)} changed after the LMS copy was collected (a regrade, or by hand)"
+            if name == TIMESTAMP:  # no collection records writing one for this student
+                return (f"its {TIMESTAMP} is not one collected.json records writing (yours, an extension, or the LATE "
+                        f"time stamp of a kit that recorded none): delete it, or the folder, to take the LMS copy")
             return f"its {shown(name)} is not what a collection wrote there (put there by hand)"
         gone = sorted(set(written) - set(held))
         return f"{', '.join(map(shown, gone))} {'was' if len(gone) == 1 else 'were'} removed from it after the LMS copy was collected"
 
     def _write_folder(self, dest: Path, files: list[Candidate], stamp: str | None) -> None:
         """submitted/<student>/<assignment> written whole beside its place, then put there (submitted_folders.py)."""
-        staged = staging_for(dest)
-        shutil.rmtree(staged, ignore_errors=True)  # what a collection that died left
-        for folder in (dest.parent, staged):  # submitted/<student>/<assignment>, closed to other uids
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            folder.chmod(0o700)
-        for file in files:
-            copy_private(file.path, staged / file.info["file_id"])
-        if stamp:
-            write_private(staged / TIMESTAMP, stamp)
-        put_in_place(staged, dest)
+        with staging_for(dest) as staged:  # 0700, as submitted/<student> is made: closed to other uids
+            dest.parent.chmod(0o700)
+            for file in files:
+                copy_private(file.path, staged / file.info["file_id"])
+            if stamp:
+                write_private(staged / TIMESTAMP, stamp)
+            put_in_place(staged, dest)
 
     def _note_late(self, student: str, file: Candidate) -> None:
         """The summary's line on nbgrader's lateness for a file the LMS marked late: its timestamp.txt holds the LMS's

@@ -205,7 +205,7 @@ def survey(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> Survey:
     root = _open_folder(_open_top(top), parts)
     try:
         found, complete = _walk(root, rules.max_entries, (rules.notebook_name, TIMESTAMP))
-        notebook, _ = choose_notebook([f.path for f in found if _is_notebook(f.path)], rules.notebook_name)
+        notebook, _ = choose_notebook([f.path for f in found if is_notebook(f.path)], rules.notebook_name)
         limits = {f.path: rules.extra_bytes for f in found if _is_extra(f.path, rules)}
         limits[TIMESTAMP] = TIMESTAMP_BYTES
         if notebook is not None:
@@ -338,8 +338,7 @@ def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Fou
             own_failure(error, quoted("/".join(parts)))
             continue
         try:  # a DirEntry's stat() reads through `fd`: it stays open until they are read
-            visible = (e for e in os.scandir(fd) if not e.name.startswith(".") and e.name not in SKIPPED_FOLDERS
-                       and not (parts == () and e.inode() in looked_up))
+            visible = (e for e in os.scandir(fd) if not skipped(e.name) and not (parts == () and e.inode() in looked_up))
             listed = list(islice(visible, max_entries - seen + 1))  # no more read
             if seen + len(listed) > max_entries:  # which of them came first is the file system's order: none is taken
                 return found, False
@@ -355,6 +354,13 @@ def _walk(root: int, max_entries: int, known: tuple[str, ...]) -> tuple[list[Fou
     return found, True
 
 
+def skipped(name: str) -> bool:
+    """Whether the walk passes over an entry of this name, unread and uncounted: hidden ones (.git, Jupyter's
+    .ipynb_checkpoints, Finder's .DS_Store and ._ files) and SKIPPED_FOLDERS. Nothing there is graded, so nothing
+    there is an edit of a collected folder either (collect.py)."""
+    return name.startswith(".") or name in SKIPPED_FOLDERS
+
+
 def _lstat(folder: int, name: str) -> os.stat_result | None:
     try:
         return os.lstat(name, dir_fd=folder)
@@ -367,7 +373,7 @@ def _lstat(folder: int, name: str) -> os.stat_result | None:
 
 def _take_notebook(root: int, found: list[Found], intake: Intake, rules: IntakeRules) -> None:
     name = rules.notebook_name
-    notebooks = {f.path: f for f in found if _is_notebook(f.path)}
+    notebooks = {f.path: f for f in found if is_notebook(f.path)}
     chosen, note = choose_notebook(list(notebooks), name)
     if chosen is None:
         intake.reason = note
@@ -406,14 +412,14 @@ def _take_timestamp(root: int, found: list[Found], intake: Intake, rules: Intake
         intake.notebook, intake.reason = None, TIMESTAMP_NOT_A_FILE
 
 
-def _is_notebook(path: str) -> bool:
+def is_notebook(path: str) -> bool:
     """Whether `path` is a notebook's, its extension in any case (`.IPYNB`, as Windows tools write it): as
     choose_notebook matches the name, so that a disk that ignores case grades the same file as one that does not."""
     return path.casefold().endswith(".ipynb")
 
 
 def _is_extra(path: str, rules: IntakeRules) -> bool:
-    return (not _is_notebook(path) and path != TIMESTAMP
+    return (not is_notebook(path) and path != TIMESTAMP
             and any(fnmatch.fnmatchcase(path, pattern) for pattern in rules.extra_files))
 
 

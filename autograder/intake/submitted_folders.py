@@ -8,8 +8,9 @@ under the fingerprint of a folder that never changed, which no later run grades 
 * `submitted_lock`: a collection writes submitted/ holding it exclusively, and each read of one student's folder
   (the intake's copy, the fingerprint of what it would copy) holds it shared, for that read alone (flock(2) on the
   submitted/ folder itself: advisory, released with the descriptor, so a run that dies holds nothing);
-* `put_in_place`: a collection writes a student's new folder whole beside the old one (`staging_for`) and renames
-  it into place; a folder it leaves as it is, it never touches (autograder/intake/collect.py says when).
+* `put_in_place`: a collection writes a student's new folder whole beside the old one, in a folder of its own
+  (`staging_for`), and renames it into place, never leaving the student without a folder; a folder it leaves as it
+  is, it never touches (autograder/intake/collect.py says when).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -41,20 +43,35 @@ def submitted_lock(top: Path, exclusive: bool = False) -> Iterator[None]:
             os.close(fd)  # and with it the lock
 
 
-def staging_for(dest: Path) -> Path:
-    """Where a new `dest` is written whole before it is put in place: beside it, as a hidden name, which no listing
-    of submitted/<student>/<assignment> matches."""
-    return dest.with_name(f".{dest.name}.collecting")
+@contextlib.contextmanager
+def staging_for(dest: Path) -> Iterator[Path]:
+    """A folder of this collection's alone to write a new `dest` in whole before it is put in place: beside it (one
+    file system, so the rename is one step), under a hidden name no listing of submitted/<student>/<assignment>
+    matches, and made anew for each use, so that two collections at once (the formgrader's Collect and `nbgrader
+    collect` in a terminal, an LMS download's and the exchange's) never write, empty or move each other's copy.
+    Removed on the way out unless it was put in place."""
+    dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".collecting", dir=dest.parent))
+    try:
+        yield staged
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
 
 
 def put_in_place(staged: Path, dest: Path) -> None:
-    """`staged`, a complete folder, becomes `dest`; the folder `dest` was is removed. Hold `submitted_lock`
-    exclusively: between the two renames `dest` is absent."""
-    if os.path.lexists(dest):
-        previous = dest.with_name(f".{dest.name}.previous")
-        shutil.rmtree(previous, ignore_errors=True)
-        os.replace(dest, previous)
-        os.replace(staged, dest)
-        shutil.rmtree(previous)
-    else:
-        os.replace(staged, dest)
+    """`staged`, a complete folder, becomes `dest`; what `dest` was is removed. Hold `submitted_lock` exclusively:
+    between the two renames `dest` is absent. When `staged` cannot be put there (gone, a file system's error), the
+    old `dest` goes back to its place before the error is raised: whatever happens, the student keeps a folder."""
+    if not os.path.lexists(dest):
+        os.rename(staged, dest)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".previous", dir=dest.parent))
+    previous = aside / dest.name
+    os.rename(dest, previous)
+    try:
+        os.rename(staged, dest)
+    except BaseException:
+        os.rename(previous, dest)
+        raise
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)

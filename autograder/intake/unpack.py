@@ -16,7 +16,8 @@ the modes the entries claim. A student chooses what they upload, so here:
   LMS gave it: no setuid, no execute bit, no owner or link from the archive, closed to the sandbox's uids.
 * Caps bound one download (c.BoundedExtractor.*): the bytes of one file; the bytes and the files and folders
   of one student (counted over every entry the collector names as theirs, `student_of`: Canvas gives each upload
-  a top-level file of its own; the entries it names as no one's share one student's caps, UNOWNED), so that
+  a top-level file of its own, and a folder, asked for as `name/`, is the student's whose files it would hold; the
+  entries it names as no one's share one student's caps, UNOWNED), so that
   no student uses up what the class shares; the bytes and entries written of the whole download (an entry a
   student's own caps refuse spends none of it); the depth of its paths.
   Bytes are counted as they are written, not as the archive claims. An entry past a cap, or with a
@@ -137,8 +138,9 @@ class BoundedExtractor(ExtractorPlugin):
 
     @staticmethod
     def student_of(name: str) -> str | None:
-        """The student a path from the download's top level is named for, or None (the collector says, through
-        LmsZipCollect): their caps count it, and a top-level archive named so is never unpacked."""
+        """The student a path from the download's top level is named for (a folder's path ends in `/`), or None (the
+        collector says, through LmsZipCollect): their caps count it, and a top-level archive named so is never
+        unpacked."""
         return None
 
     def extract(self, archive_path: str, extracted_path: str) -> None:
@@ -205,7 +207,7 @@ class BoundedExtractor(ExtractorPlugin):
         """Write one entry, or say in `refused` why not; False once the download has too many entries."""
         first = next((p for p in entry.name.replace("\\", "/").split("/") if p not in ("", ".")), "")
         # whose caps (and shown refusals) it counts against: its student's, else the one share of what no one owns
-        student = self.student_of(entry.name) or UNOWNED
+        student = self.student_of(entry.name.rstrip("/") + "/" if entry.is_dir else entry.name) or UNOWNED
         self._label.setdefault(student, label + first if student != UNOWNED else UNOWNED_LABEL)
         try:
             parts = safe_parts(entry.name, self.max_depth)

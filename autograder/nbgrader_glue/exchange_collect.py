@@ -20,7 +20,9 @@ rule: a student id is a user name), or by root (the instructor put it there); th
 descriptor the intake read, in case the folder was swapped meanwhile. With check_owner off (an exchange without
 per-student uids) the name is the only identity there is, and the newest folder in a student's name is taken as
 nbgrader takes it. Either way submitted/<student>/<assignment> is replaced only once the intake has read the
-new folder (Intake.read), from a copy made beside it; when the machine fails the copy (a full disk:
+new folder (Intake.read), from a copy made beside it in a folder of this collect's own, and nbgrader's rule is
+asked again under submitted/'s lock before it is put in place (a collect run meanwhile may have put a newer one
+there: submitted_folders.py); when the machine fails the copy (a full disk:
 intake.files.StagingFault) the collected folder stays as it was and the log names the grader's failure. An inbound name whose time does not parse, and a
 collected timestamp.txt that cannot be read as one, are each one line of the log, never the end of the collect.
 Every name and time stamp the log shows is the student's (any user may name a folder in inbound): it is written
@@ -33,7 +35,6 @@ import datetime
 import glob
 import os
 import pwd
-import shutil
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -124,27 +125,36 @@ class IntakeExchangeCollect(ExchangeCollect):
         student, source = record["username"], Path(self.inbound_path, record["filename"])
         dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student,
                                                self.coursedir.assignment_id))
+        if self._stays(dest, record):
+            return
+        with staging_for(dest) as staged:
+            try:
+                intake = take_submission(source.parent, (source.name,), staged, self._rules())
+            except StagingFault as fault:  # the machine's (a full disk): the collected work stays whole
+                self.log.error("%s: not collected, the grader's failure: %s; submitted/%s is kept (collect again "
+                               "once it is fixed)", escaped(source.name), one_line(fault), escaped(student))
+                return
+            for line in ([intake.reason] if intake.reason else []) + intake.notes:
+                self.log.warning("%s: %s", escaped(source.name), one_line(line))
+            if not intake.read or not self._owned(student, intake.owner):
+                why = ("it could not be read" if not intake.read else
+                       f"it is owned by {escaped(_name(intake.owner or 0))} now")
+                self.log.warning("%s: not collected: %s; submitted/%s is kept", escaped(source.name), why,
+                                 escaped(student))
+                return
+            with submitted_lock(dest.parent.parent, exclusive=True):  # no run reads or writes submitted/ meanwhile
+                if self._stays(dest, record):  # asked again: another collect may have put its folder there since
+                    return
+                self.log.info("Collecting submission: %s %s", escaped(student), self.coursedir.assignment_id)
+                put_in_place(staged, dest)
+
+    def _stays(self, dest: Path, record: Record) -> bool:
+        """Whether the collected `dest` stays as it is by nbgrader's rule (`_replaces`), said in the log."""
         if dest.is_dir() and not self._replaces(dest, record["timestamp"]):
-            self.log.info("No newer submission to collect: %s %s", escaped(student), self.coursedir.assignment_id)
-            return
-        staged = staging_for(dest)
-        try:
-            intake = take_submission(source.parent, (source.name,), staged, self._rules())
-        except StagingFault as fault:  # the machine's (a full disk): the collected work stays whole
-            shutil.rmtree(staged, ignore_errors=True)
-            self.log.error("%s: not collected, the grader's failure: %s; submitted/%s is kept (collect again once "
-                           "it is fixed)", escaped(source.name), one_line(fault), escaped(student))
-            return
-        for line in ([intake.reason] if intake.reason else []) + intake.notes:
-            self.log.warning("%s: %s", escaped(source.name), one_line(line))
-        if not intake.read or not self._owned(student, intake.owner):
-            shutil.rmtree(staged)
-            why = "it could not be read" if not intake.read else f"it is owned by {escaped(_name(intake.owner or 0))} now"
-            self.log.warning("%s: not collected: %s; submitted/%s is kept", escaped(source.name), why, escaped(student))
-            return
-        self.log.info("Collecting submission: %s %s", escaped(student), self.coursedir.assignment_id)
-        with submitted_lock(dest.parent.parent, exclusive=True):  # no run reads submitted/ meanwhile
-            put_in_place(staged, dest)
+            self.log.info("No newer submission to collect: %s %s", escaped(record["username"]),
+                          self.coursedir.assignment_id)
+            return True
+        return False
 
     def _replaces(self, dest: Path, new: datetime.datetime) -> bool:
         """nbgrader's rule for a student already collected: with update, a newer folder (or any, when the collected
