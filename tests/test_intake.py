@@ -941,3 +941,19 @@ def test_a_students_lease_on_their_inbound_notebook_is_their_reason_in_the_colle
         let_go(holder)
     assert "the grader's failure" not in log, log[-600:]
     assert "(it could not be read (a program holds a lease on it: fcntl F_SETLEASE))" in log, log[-600:]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_the_exchanges_collect_never_undoes_the_instructors_edit_of_a_collected_folder(tmp_path, monkeypatch):
+    """red-i9 (pass 20). docs/instructors.md, "Your edits in `submitted/` stay": a collection (the exchange's Collect
+    is one) replaces a student's folder only while it holds what a collection wrote there. The exchange's Collect asks
+    only nbgrader's rule (update: a newer inbound folder replaces), so the student's next `nbgrader submit` and the
+    formgrader's Collect button undo the instructor's hand fix of the collected notebook without a word."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    (collected / NAME).write_text('{"mine": 1, "fixed by the instructor": 1}')  # the hand fix the docs say stays
+    inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    result = collect()
+    assert (collected / NAME).read_text() == '{"mine": 1, "fixed by the instructor": 1}', result["log"]
