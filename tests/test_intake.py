@@ -957,3 +957,19 @@ def test_the_exchanges_collect_never_undoes_the_instructors_edit_of_a_collected_
     inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
     result = collect()
     assert (collected / NAME).read_text() == '{"mine": 1, "fixed by the instructor": 1}', result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_folder_the_instructor_put_in_inbound_for_a_classmate_is_never_collected_as_anothers(tmp_path, monkeypatch):
+    """red-i9 (pass 20). A root-owned folder of inbound is taken as any student's (exchange_collect._owned: "or by
+    root, the instructor put it there"). inbound is 2733 without the sticky bit, so the student `nobody` may rename
+    the folder the instructor put there for Ada (a late submission sent by mail) into their own name: the Collect
+    takes Ada's work as nobody's, and nobody's feedback shows it (checked: uid 65534 renames a root-owned folder in
+    a 2733 folder with mv)."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    adas = inbound(tmp_path, SUBMITTED, 0, '{"ada": 1}', student="ada")  # the instructor's, as root
+    adas.rename(adas.with_name(adas.name.replace("ada+", f"{STUDENT}+", 1).replace(SUBMITTED, LATER)))  # nobody's mv
+    result = collect()
+    assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
