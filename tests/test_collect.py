@@ -971,3 +971,24 @@ def test_each_collection_stages_in_a_folder_of_its_own(tmp_path):
         assert (exchanges / NOTEBOOK).read_text() == "the exchange's copy"
         assert submitted(root)["ada"] == b'{"second": 1}'
     assert sorted(p.name for p in dest.parent.iterdir()) == [ASSIGNMENT.name]
+
+
+def test_what_the_intakes_walk_never_reads_in_a_students_moodle_folder_is_never_collected(tmp_path):
+    """red-i9 (pass 20). files.skipped is the intake's rule for what is no one's work (hidden names, __MACOSX), and
+    the collection's for what is no edit, but the collection applies no such rule to what it takes: Moodle's folder
+    pattern takes a notebook at any depth of the student's folder, hidden folders too, and writes it at the top of
+    submitted/. Ada unzipped her working folder in Moodle's file manager (Windows zips .ipynb_checkpoints/, which
+    it does not hide): the checkpoint becomes a second notebook beside hers, the intake finds no notebook of the
+    assignment's name and two others, and Ada's work is not graded. Read where it was, the checkpoint is skipped
+    and her one notebook is graded."""
+    from autograder.intake.files import choose_notebook
+
+    root = course(tmp_path)
+    ada = "Ada Byron_1000_assignsubmission_file_/"
+    with zipfile.ZipFile(archive_dir(root) / "moodle.zip", "w") as bundle:
+        bundle.writestr(zipfile.ZipInfo(ada + "work (1).ipynb", LMS_TIME), b'{"ada": 1}')
+        bundle.writestr(zipfile.ZipInfo(ada + ".ipynb_checkpoints/work (1)-checkpoint.ipynb", LMS_TIME), b"{}")
+    lines = collect(root)
+    folder = root / "submitted" / "adabyron_1000" / ASSIGNMENT.name
+    names = sorted(p.name for p in folder.iterdir())
+    assert choose_notebook(names, NOTEBOOK)[0] == "work (1).ipynb", (names, lines)
