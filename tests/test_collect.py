@@ -992,3 +992,17 @@ def test_what_the_intakes_walk_never_reads_in_a_students_moodle_folder_is_never_
     folder = root / "submitted" / "adabyron_1000" / ASSIGNMENT.name
     names = sorted(p.name for p in folder.iterdir())
     assert choose_notebook(names, NOTEBOOK)[0] == "work (1).ipynb", (names, lines)
+
+
+def test_a_copy_deeper_in_a_students_moodle_folder_never_costs_them_the_notebook_at_its_top(tmp_path):
+    """red-i9 (pass 20). The intake grades the assignment's notebook nearest the top of the folder (choose_notebook);
+    Moodle's folder pattern takes a notebook at any depth, and the collection keeps one file per name by the LMS's
+    time alone. Ada's folder holds her notebook and, in old/, a draft of the same name, uploaded together (one time):
+    she is "not collected: two files", though the folder read as it is grades her notebook at the top."""
+    root = course(tmp_path)
+    ada = "Ada Byron_1000_assignsubmission_file_/"
+    with zipfile.ZipFile(archive_dir(root) / "moodle.zip", "w") as bundle:
+        bundle.writestr(zipfile.ZipInfo(ada + NOTEBOOK, LMS_TIME), b'{"final": 1}')
+        bundle.writestr(zipfile.ZipInfo(ada + "old/" + NOTEBOOK, LMS_TIME), b'{"draft": 1}')
+    lines = collect(root)
+    assert submitted(root) == {"adabyron_1000": b'{"final": 1}'}, lines
