@@ -31,8 +31,10 @@ _TOKENUTIL, _TRANSFORMER = _read("utils", "tokenutil.py"), _read("core", "inputt
 
 # Every cell IPython's transformer changes has one of these (a superset: others only cost a transformation): an
 # escape that begins a line (% ! ? and IPython's , ; / autocall quotes), a prompt to strip, `= %magic` or `= !cmd`,
-# a `?` (help), or a first line indented (the whole cell is dedented).
-_COULD_BE = re.compile(r"^[ \t]*(?:[%!?,;/]|>>>|\.\.\.|In \[)|=[ \t]*[%!]|\?|\A(?:[ \t]*\n)*[ \t]+\S", re.MULTILINE)
+# a `?` (help), or a space or tab after nothing but whitespace (a first line indented: the whole cell is dedented).
+# A line begins after any break str.splitlines knows (IPython splits a cell so: `\r`, `\f`... too).
+_LINE_START = r"(?:^|(?<=[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))"
+_COULD_BE = re.compile(rf"{_LINE_START}[ \t]*(?:[%!?,;/]|>>>|\.\.\.|In \[)|=[ \t]*[%!]|\?|\A\s*[ \t]", re.MULTILINE)
 
 _manager: Any = None  # the line-keeping TransformerManager, loaded on first use
 
