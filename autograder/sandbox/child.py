@@ -139,8 +139,9 @@ COMPILED: dict[tuple[str, str], CodeType] = {}  # the course's own cells, compil
 
 
 def compile_cell(name: str, text: str) -> CodeType:
-    """A cell's code as Jupyter runs it: IPython's syntax transformed (in the loader, for student code)."""
-    return compile(ipython_syntax.as_python(text), f"<cell {name}>", "exec")
+    """A cell's code as Jupyter runs it: IPython's syntax transformed (in the loader, for student code), with no
+    `from __future__` of this file's (dont_inherit: its annotations are evaluated, as in Jupyter)."""
+    return compile(ipython_syntax.as_python(text), f"<cell {name}>", "exec", dont_inherit=True)
 
 
 def compile_trusted(cells: list[tuple[str, str]]) -> None:

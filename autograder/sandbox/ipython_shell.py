@@ -91,8 +91,10 @@ class ZMQInteractiveShell(Quiet):
         filename, line = where
         tree = ast.parse("\n" * (line - 1) + ipython_syntax.as_python(code), filename)
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        exec(compile(tree, filename, "exec"), self.user_ns, local)
-        return eval(compile(ast.Expression(last.value), filename, "eval"), self.user_ns, local) if last else None
+        # dont_inherit: the notebook's code takes no `from __future__` of this file's, as in Jupyter
+        exec(compile(tree, filename, "exec", dont_inherit=True), self.user_ns, local)
+        value = ast.Expression(last.value) if last else None
+        return eval(compile(value, filename, "eval", dont_inherit=True), self.user_ns, local) if value else None
 
     def _write(self, line: str, cell: str) -> None:
         """%%writefile [-a] name: the body written to the file in the working folder, which then is on sys.path as

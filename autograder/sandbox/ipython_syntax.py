@@ -66,7 +66,7 @@ def _module(name: str, text: str, imports: dict[str, Any]) -> ModuleType:
         return imports[wanted] if wanted in imports else real(wanted, *args, **kwargs)
 
     module.__dict__["__builtins__"] = {**vars(builtins), "__import__": imported}
-    exec(compile(text, f"<IPython's {name}>", "exec"), module.__dict__)
+    exec(compile(text, f"<IPython's {name}>", "exec", dont_inherit=True), module.__dict__)  # IPython's own futures
     return module
 
 
