@@ -96,7 +96,9 @@ def test_a_prose_cell_or_an_answer_the_student_made_code_is_not_run():
 
 @pytest.fixture(scope="module")
 def box():
-    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
+    # the course folder on the path as the grader gives it (policy.py): the notebook imports engine.py from it
+    with Sandbox(modules={"sandbox_probes": PROBES}, path=[ASSIGNMENT.release_dir],
+                 limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
         yield sandbox
 
 
@@ -688,7 +690,9 @@ def test_the_time_a_session_waits_for_the_graders_next_request_is_not_the_submis
     session sits idle between two requests while the grader's own process explains failures, starts the reference's
     sandbox, or is not running at all (an instructor's Ctrl-Z, swapped out): red-p2 pass 16, #1."""
     cells = [Cell("honest", "x = 1")]
-    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
+    # the course folder on the path as the grader gives it (policy.py): the notebook imports engine.py from it
+    with Sandbox(modules={"sandbox_probes": PROBES}, path=[ASSIGNMENT.release_dir],
+                 limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
         sandbox.begin(1.0)  # a budget of 1 s of CPU time: its backstop is 2 s of wall-clock time
         first = sandbox.call(cells, sandbox_probes.value, name="x")
         time.sleep(2.5)  # the grader's side, between two requests of the submission's
