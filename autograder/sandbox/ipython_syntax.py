@@ -18,7 +18,7 @@ from types import ModuleType, SimpleNamespace
 from typing import Any
 
 
-def _read(*path: str) -> str:
+def package_text(*path: str) -> str:
     """A file of IPython's package (which is never imported), read by the worker before any student code: a
     confined loader may not read the environment's files (the worker's PRELOAD says why)."""
     spec = importlib.util.find_spec("IPython")
@@ -27,7 +27,7 @@ def _read(*path: str) -> str:
         return file.read()
 
 
-_TOKENUTIL, _TRANSFORMER = _read("utils", "tokenutil.py"), _read("core", "inputtransformer2.py")
+_TOKENUTIL, _TRANSFORMER = package_text("utils", "tokenutil.py"), package_text("core", "inputtransformer2.py")
 
 # Every cell IPython's transformer changes has one of these (a superset: others only cost a transformation): an
 # escape that begins a line (% ! ? and IPython's , ; / autocall quotes), a prompt to strip, `= %magic` or `= !cmd`,
