@@ -230,8 +230,14 @@ def test_a_right_cell_taking_names_from_ipythons_modules_as_jupyter_gives_them_r
 @pytest.mark.parametrize("cells", [["%%capture cap\nprint(32 * 65 + 10 * 33)", "SHOWN = int(cap.stdout) == 2410"],
                                    ["T = %timeit -o -n1 -r1 sum(range(10))", "SHOWN = T.best >= 0"],
                                    ["%env SEED=3", "import os\nSHOWN = os.environ['SEED'] == '3'"],
-                                   ["32 * 65 + 10 * 33", "SHOWN = _ == 2410"]],
-                         ids=["capture-stdout", "timeit-result", "env", "last-output"])
+                                   ["32 * 65 + 10 * 33", "SHOWN = _ == 2410"],
+                                   ["1", "x = 2", "None", "3", "SHOWN = (_, __, ___) == (3, 1, '')"],
+                                   ["1", "2;  # a semicolon: no output", "SHOWN = _ == 1"],
+                                   ["%%capture --no-stdout cap\nprint('seen')\nimport sys\nprint('err', file=sys.stderr)",
+                                    "SHOWN = (cap.stdout, cap.stderr) == ('', 'err\\n')"],
+                                   ["T = %timeit -q 1", "SHOWN = T is None"]],
+                         ids=["capture-stdout", "timeit-result", "env", "last-output", "outputs-before",
+                              "semicolon-quiet", "capture-flags", "timeit-without-o"])
 def test_what_a_magic_gives_back_in_jupyter_a_right_cell_can_read_in_the_sandbox(box, cells):
     """red-f8 (pass 20): Jupyter's %%capture binds what the body printed (cap.stdout), `%timeit -o` returns a
     TimeitResult and `%env A=1` sets os.environ; the stand-in shell binds a Quiet, the statement's value and

@@ -10,12 +10,14 @@ A right notebook that shows its progress so is graded as it runs in Jupyter."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.abc
 import importlib.machinery
 import sys
 from types import ModuleType
 from typing import Any
 
+import ipython_outputs
 import ipython_syntax
 from ipython_shell import Quiet, ZMQInteractiveShell
 
@@ -99,8 +101,10 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def install(namespace: dict) -> None:
-    """`IPython` and its modules importable in the sandbox, and get_ipython() the shell on `namespace`."""
+    """`IPython` and its modules importable in the sandbox, get_ipython() the shell on `namespace`, and a cell's last
+    value `_` in it."""
     global _shell
     _shell = ZMQInteractiveShell(namespace)
+    sys.displayhook = functools.partial(ipython_outputs.shown, namespace)  # a cell's last value: `_` below
     sys.meta_path.insert(0, _StandIns())
     namespace.update(display=display, get_ipython=get_ipython)
