@@ -161,6 +161,7 @@ def test_ipython_assignments_and_searches_in_a_right_cell_do_not_stop_it(box, ce
     ("HELPER = np.zeros_like(\n    x)?", "HELPER", False), ("HELPER = 1  # really?", "HELPER", True),
     ("TIMED = %prun -q HELPER = 1", "HELPER", True), ("TIMED = %time HELPER = 1", "TIMED", True),
     ("TIMED = %timeit -o HELPER = 1", "HELPER", False),
+    ("%%time\n    HELPER = 1", "HELPER", True), ("%%capture out\n%%time\nHELPER = 1", "HELPER", True),
 ], ids=["assigned-time", "line-prun", "cell-prun", "capture-name", "capture-body", "assigned-shell", "bash",
         "cell-timeit", "line-timeit", "writefile", "time-in-def", "red-f8-indented-cell", "red-f8-classic-prompt",
         "red-f8-ipython-prompt", "red-f8-help-after-assignment", "red-f8-help-after-statement",
@@ -168,7 +169,7 @@ def test_ipython_assignments_and_searches_in_a_right_cell_do_not_stop_it(box, ce
         "red-f8-tab-after-cell-magic", "formfeed-blank-then-indented", "indented-cell-magic",
         "ipython-prompts-continued", "indented-classic-prompt", "doctest-in-a-docstring-stays",
         "help-over-brackets", "question-in-a-comment", "prun-of-an-assignment", "time-of-an-assignment-target",
-        "timeit-of-an-assignment"])
+        "timeit-of-an-assignment", "cell-magic-over-an-indented-body", "cell-magic-over-a-cell-magic"])
 def test_the_graders_reading_binds_what_ipython_binds_in_the_sandbox(box, cell, name, binds):
     """The grader reads what a cell binds line by line, never running IPython's transformer (bound_names, and the
     lending's namespace_lines): it agrees with what the cell binds run in the sandbox as Jupyter runs it.
@@ -291,10 +292,11 @@ def test_the_graders_clean_up_of_a_cell_is_ipythons(cell):
 
 def test_the_graders_clean_up_is_linear_where_ipythons_is_not():
     """IPython's doctest prompt stripper copies a line's text before each triple quote on it: 300 KB of them after
-    a `>>>` line cost it 15 s. The grader's clean-up reads only a line's first one."""
-    cell = ">>> x\n" + " " * 150_000 + '"""' * 50_000
+    a `>>>` line cost it 15 s. The grader's clean-up reads only a line's first one; a cell magic's body is read again
+    as a cell (IPython runs it as one), 30,000 of them nested read at most 8 deep (no recursion past it)."""
     started = time.process_time()
-    namespace_lines(cell)
+    namespace_lines(">>> x\n" + " " * 150_000 + '"""' * 50_000)
+    assert _binds(namespace_lines("%%capture\n" * 30_000 + "x = 1"), "x") is False
     assert time.process_time() - started < 1
 
 

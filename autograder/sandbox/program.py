@@ -92,12 +92,20 @@ def namespace_lines(source: str) -> str:
     return "\n".join(kept)
 
 
+_NESTED = 8  # cell magics read one inside another at most: each reads its body again (linear times this)
+
+
 @functools.lru_cache(maxsize=64)  # a part's cells are read again for each part and lending round
 def read_as_python(source: str) -> str:
     """`source` as plain Python that binds the names IPython's run of it binds, for reading only (linear): cleaned
     up as IPython cleans it (dedented, unprompted: ipython_cleanup), its line ends Python's; a cell magic whose body
-    IPython runs in the notebook's namespace (ipython_magics.BINDING) keeps its body, its line made what it binds
-    (%%capture's name); any other cell magic is comments whole; each statement is _statement_as_python's."""
+    IPython runs in the notebook's namespace (ipython_magics.BINDING) keeps its body, read as a cell of its own, its
+    line made what it binds (%%capture's name); any other cell magic (or one nested past _NESTED) is comments
+    whole; each statement is _line_as_python's."""
+    return _read(source, _NESTED)
+
+
+def _read(source: str, nested: int) -> str:
     source = ipython_cleanup.cleaned(source).replace("\r\n", "\n").replace("\r", "\n")
     if not _IPYTHON_LINE.search(source):  # most cells: no line IPython reads otherwise
         return source
@@ -106,10 +114,12 @@ def read_as_python(source: str) -> str:
     magic = ipython_cleanup.cell_magic(lines[first])
     if magic:
         name, line = magic
-        if name not in ipython_magics.BINDING:
+        if name not in ipython_magics.BINDING or not nested:
             return "\n".join("# " + line for line in lines)
         captured = ipython_magics.captured_name(line) if name == "capture" else ""
-        lines[first] = f"{captured} = None" if captured else (ipython_magics.statement(name, line) or "pass")
+        head = f"{captured} = None" if captured else (ipython_magics.statement(name, line) or "pass")
+        # IPython runs the body as a cell of its own: cleaned up and read again (`%%time` over an indented body)
+        return "\n".join(lines[:first] + [head, _read("\n".join(lines[first + 1:]), nested - 1)])
     statements = _statements("\n".join(lines))
     helped, read = False, [""] * len(lines)  # helped: the statement being read is help, which binds no name
     for at in range(len(lines) - 1, -1, -1):  # backwards: a statement is known to be help at its last line
