@@ -117,6 +117,14 @@ def test_the_notebook_test_cells_run_the_same_checks_on_the_kernels_names(capsys
     assert "FAIL test_adds_no_graph_nodes: SGD.step is not written yet" in capsys.readouterr().out
 
 
+def test_the_public_checks_evaluate_a_cells_annotations_as_jupyter_does():
+    """notebook_checks.py begins with `from __future__ import annotations`, which compile() passes on to the code it
+    compiles unless told not to: a cell annotated with a name defined nowhere ran there and raises NameError in
+    Jupyter (red-f8, pass 20: cell sgd's `def step(self) -> Optimiser`)."""
+    names, errors = notebook_checks.run_cells([("c", "def f(x: int) -> Undefined:\n    pass")])
+    assert "f" not in names and len(errors) == 1 and "NameError" in errors[0][0], errors
+
+
 def _broken_notebook(path: Path) -> Path:
     """The reference with an infinite loop in step(), a KeyError in forward() and os._exit() in zero_grad()."""
     broken = apply(solution_notebook(), [Mutation("sgd", "step", "while True:\n    pass"),

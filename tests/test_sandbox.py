@@ -17,7 +17,7 @@ import sandbox_probes
 from nbformat.v4 import new_code_cell, new_raw_cell
 
 from autograder.checks.suites import _binds
-from autograder.sandbox import Cell, Limits, Sandbox, program_from_notebook
+from autograder.sandbox import Cell, Limits, Sandbox, ipython_cleanup, program_from_notebook
 from autograder.sandbox.cputime import HURRIED_NICE
 from autograder.sandbox.program import bound_names, namespace_lines
 from conftest import (
@@ -96,7 +96,9 @@ def test_a_prose_cell_or_an_answer_the_student_made_code_is_not_run():
 
 @pytest.fixture(scope="module")
 def box():
-    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
+    # the course folder on the path as the grader gives it (policy.py): the notebook imports engine.py from it
+    with Sandbox(modules={"sandbox_probes": PROBES}, path=[ASSIGNMENT.release_dir],
+                 limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
         yield sandbox
 
 
@@ -153,11 +155,21 @@ def test_ipython_assignments_and_searches_in_a_right_cell_do_not_stop_it(box, ce
     ("HELPER = 1; np?", "HELPER", False), ("TIMED = %time HELPER = 1", "HELPER", True),
     ("\r\n    HELPER = 1\r\n", "HELPER", True), ("%%time\r\nHELPER = 1\r\n", "HELPER", True),
     ("%%time\t\nHELPER = 1", "HELPER", True),
+    ("\x0c\n\tHELPER = 1", "HELPER", True), ("\n  %%time\n  HELPER = 1", "HELPER", True),
+    ("In [3]: def HELPER():\n   ...:     pass", "HELPER", True), ("  >>> HELPER = 1", "HELPER", True),
+    ('def HELPER():\n    """\n    >>> HELPER()\n    """\n    ...', "HELPER", True),
+    ("HELPER = np.zeros_like(\n    x)?", "HELPER", False), ("HELPER = 1  # really?", "HELPER", True),
+    ("TIMED = %prun -q HELPER = 1", "HELPER", True), ("TIMED = %time HELPER = 1", "TIMED", True),
+    ("TIMED = %timeit -o HELPER = 1", "HELPER", False),
+    ("%%time\n    HELPER = 1", "HELPER", True), ("%%capture out\n%%time\nHELPER = 1", "HELPER", True),
 ], ids=["assigned-time", "line-prun", "cell-prun", "capture-name", "capture-body", "assigned-shell", "bash",
         "cell-timeit", "line-timeit", "writefile", "time-in-def", "red-f8-indented-cell", "red-f8-classic-prompt",
         "red-f8-ipython-prompt", "red-f8-help-after-assignment", "red-f8-help-after-statement",
         "red-f8-time-of-an-assignment", "red-f8-crlf-blank-then-indented", "red-f8-crlf-cell-magic",
-        "red-f8-tab-after-cell-magic"])
+        "red-f8-tab-after-cell-magic", "formfeed-blank-then-indented", "indented-cell-magic",
+        "ipython-prompts-continued", "indented-classic-prompt", "doctest-in-a-docstring-stays",
+        "help-over-brackets", "question-in-a-comment", "prun-of-an-assignment", "time-of-an-assignment-target",
+        "timeit-of-an-assignment", "cell-magic-over-an-indented-body", "cell-magic-over-a-cell-magic"])
 def test_the_graders_reading_binds_what_ipython_binds_in_the_sandbox(box, cell, name, binds):
     """The grader reads what a cell binds line by line, never running IPython's transformer (bound_names, and the
     lending's namespace_lines): it agrees with what the cell binds run in the sandbox as Jupyter runs it.
@@ -219,8 +231,14 @@ def test_a_right_cell_taking_names_from_ipythons_modules_as_jupyter_gives_them_r
 @pytest.mark.parametrize("cells", [["%%capture cap\nprint(32 * 65 + 10 * 33)", "SHOWN = int(cap.stdout) == 2410"],
                                    ["T = %timeit -o -n1 -r1 sum(range(10))", "SHOWN = T.best >= 0"],
                                    ["%env SEED=3", "import os\nSHOWN = os.environ['SEED'] == '3'"],
-                                   ["32 * 65 + 10 * 33", "SHOWN = _ == 2410"]],
-                         ids=["capture-stdout", "timeit-result", "env", "last-output"])
+                                   ["32 * 65 + 10 * 33", "SHOWN = _ == 2410"],
+                                   ["1", "x = 2", "None", "3", "SHOWN = (_, __, ___) == (3, 1, '')"],
+                                   ["1", "2;  # a semicolon: no output", "SHOWN = _ == 1"],
+                                   ["%%capture --no-stdout cap\nprint('seen')\nimport sys\nprint('err', file=sys.stderr)",
+                                    "SHOWN = (cap.stdout, cap.stderr) == ('', 'err\\n')"],
+                                   ["T = %timeit -q 1", "SHOWN = T is None"]],
+                         ids=["capture-stdout", "timeit-result", "env", "last-output", "outputs-before",
+                              "semicolon-quiet", "capture-flags", "timeit-without-o"])
 def test_what_a_magic_gives_back_in_jupyter_a_right_cell_can_read_in_the_sandbox(box, cells):
     """red-f8 (pass 20): Jupyter's %%capture binds what the body printed (cap.stdout), `%timeit -o` returns a
     TimeitResult and `%env A=1` sets os.environ; the stand-in shell binds a Quiet, the statement's value and
@@ -250,6 +268,36 @@ def test_a_file_written_by_writefile_is_importable_as_in_jupyter(box):
     program = [Cell("a", "%%writefile helper_written.py\ndef helper():\n    return 42\n"),
                Cell("b", "import helper_written\nHELPED = helper_written.helper()")]
     assert box.call(program, sandbox_probes.value, name="HELPED").value == 42
+
+
+CLEANUP_CELLS = ["    def f():\n        pass\n    g = 1", ">>> def f():\n...     pass", "In [1]: x = 1\n   ...: y = 2",
+                 "\r\n    x = 1\r\n", "\x0c\n    x = 1", "  >>> a\n  ... b\n  c", 'def f():\n    """\n    >>> f()\n    """\n    ...',
+                 ">>> x = '''\n... a\n... '''", '"""\n>>> x\n"""\n>>> y = 1\n... z', "x = 1\nIn [2]: y", "\tx = 1\n  y = 2",
+                 "[nav] In [4]: z = 3", "    x = '''\n>>> kept\n    '''"]
+
+
+@pytest.mark.parametrize("cell", CLEANUP_CELLS)
+def test_the_graders_clean_up_of_a_cell_is_ipythons(cell):
+    """The grader's reading starts from a cell cleaned up as IPython cleans it before reading its syntax (leading
+    blank lines, a dedent of the whole cell, doctest and IPython prompts): the same text as IPython's own
+    cleanup_transforms give, on cells of each kind (red-f8, pass 20: an indented or prompted cell was read as it
+    stood, so its helper was never lent)."""
+    from IPython.core import inputtransformer2
+
+    lines = (cell if cell.endswith("\n") else cell + "\n").splitlines(keepends=True)
+    for transform in inputtransformer2.TransformerManager().cleanup_transforms:
+        lines = transform(lines)
+    assert ipython_cleanup.cleaned(cell).lstrip("\n") == "".join(lines).lstrip("\n")
+
+
+def test_the_graders_clean_up_is_linear_where_ipythons_is_not():
+    """IPython's doctest prompt stripper copies a line's text before each triple quote on it: 300 KB of them after
+    a `>>>` line cost it 15 s. The grader's clean-up reads only a line's first one; a cell magic's body is read again
+    as a cell (IPython runs it as one), 30,000 of them nested read at most 8 deep (no recursion past it)."""
+    started = time.process_time()
+    namespace_lines(">>> x\n" + " " * 150_000 + '"""' * 50_000)
+    assert _binds(namespace_lines("%%capture\n" * 30_000 + "x = 1"), "x") is False
+    assert time.process_time() - started < 1
 
 
 def test_ipythons_transformer_runs_in_the_sandbox_on_the_submissions_time_never_in_the_graders():
@@ -650,7 +698,9 @@ def test_the_time_a_session_waits_for_the_graders_next_request_is_not_the_submis
     session sits idle between two requests while the grader's own process explains failures, starts the reference's
     sandbox, or is not running at all (an instructor's Ctrl-Z, swapped out): red-p2 pass 16, #1."""
     cells = [Cell("honest", "x = 1")]
-    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
+    # the course folder on the path as the grader gives it (policy.py): the notebook imports engine.py from it
+    with Sandbox(modules={"sandbox_probes": PROBES}, path=[ASSIGNMENT.release_dir],
+                 limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
         sandbox.begin(1.0)  # a budget of 1 s of CPU time: its backstop is 2 s of wall-clock time
         first = sandbox.call(cells, sandbox_probes.value, name="x")
         time.sleep(2.5)  # the grader's side, between two requests of the submission's

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import forks
 import ipython_display
+import ipython_outputs
 import ipython_syntax
 import seccomp
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
@@ -135,12 +136,13 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
         seccomp.install()
 
 
-COMPILED: dict[tuple[str, str], CodeType] = {}  # the course's own cells, compiled once by the worker
+COMPILED: dict[tuple[str, str], tuple[CodeType, ...]] = {}  # the course's own cells, compiled once by the worker
 
 
-def compile_cell(name: str, text: str) -> CodeType:
-    """A cell's code as Jupyter runs it: IPython's syntax transformed (in the loader, for student code)."""
-    return compile(ipython_syntax.as_python(text), f"<cell {name}>", "exec")
+def compile_cell(name: str, text: str) -> tuple[CodeType, ...]:
+    """A cell's code as Jupyter runs it: IPython's syntax transformed (in the loader, for student code), compiled as
+    IPython's shell compiles it (ipython_outputs.cell_code: its last value is `_` below)."""
+    return ipython_outputs.cell_code(ipython_syntax.as_python(text), f"<cell {name}>")
 
 
 def compile_trusted(cells: list[tuple[str, str]]) -> None:
@@ -160,8 +162,8 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     for name, text in cells:
         write(results, LoadingCell(name))
         try:
-            code = COMPILED.get((name, text))
-            exec(code if code is not None else compile_cell(name, text), ns)
+            for code in COMPILED.get((name, text)) or compile_cell(name, text):
+                exec(code, ns)
         except Exception as exc:
             errors.append(f"cell {name}: {describe_exception(exc)}")
         except BaseException as exc:

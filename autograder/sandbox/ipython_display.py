@@ -4,15 +4,21 @@ every module under `IPython` (IPython.display, IPython.core.display, IPython.cor
 answering every name it is asked for (a module __getattr__, PEP 562): display(), update_display(), DisplayHandle and
 clear_output as Jupyter's, which send what they show to the page, never to the output, so here they print nothing;
 get_ipython() as the stand-in shell (ipython_shell.py); any other name a quiet stand-in (Image, HTML, Audio, ...:
-made with anything, doing nothing). A right notebook that shows its progress so is graded as it runs in Jupyter."""
+made with anything, doing nothing). A display module's `import *` binds the names IPython's own module gives (read
+from IPython's files by the worker, before any student code), and IPython.__version__ is the installed IPython's.
+A right notebook that shows its progress so is graded as it runs in Jupyter."""
 from __future__ import annotations
 
+import ast
+import functools
 import importlib.abc
 import importlib.machinery
 import sys
 from types import ModuleType
 from typing import Any
 
+import ipython_outputs
+import ipython_syntax
 from ipython_shell import Quiet, ZMQInteractiveShell
 
 _shell: ZMQInteractiveShell | None = None  # the loader's one shell, on the notebook's namespace (install)
@@ -46,6 +52,33 @@ def _answer(name: str) -> Any:
     return _NAMES[name]
 
 
+def _star_names(module: str) -> list[str]:
+    """The names `from <module> import *` binds in Jupyter, read from IPython's file for `module`: its __all__, or
+    (IPython.display has none) the public names it imports and defines, a `*` import's read the same way."""
+    tree = ast.parse(ipython_syntax.package_text(*module.split(".")[1:-1], module.split(".")[-1] + ".py"))
+    names: list[str] = []
+    for node in tree.body:
+        targets = [t.id for t in node.targets if isinstance(t, ast.Name)] if isinstance(node, ast.Assign) else []
+        if "__all__" in targets:
+            return list(ast.literal_eval(node.value))
+        if isinstance(node, ast.ImportFrom) and node.module and any(a.name == "*" for a in node.names):
+            names += _star_names(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            names += [alias.asname or alias.name for alias in node.names]
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        names += targets
+    return [name for name in names if not name.startswith("_")]
+
+
+# The display modules a notebook takes names from with `import *`, and what each binds (IPython 9.18's files)
+_STAR = {module: _star_names(module) for module in
+         ("IPython.display", "IPython.core.display", "IPython.core.display_functions", "IPython.lib.display")}
+_RELEASE: dict[str, Any] = {}  # IPython's core/release.py, run: it imports nothing and sets __version__
+exec(compile(ipython_syntax.package_text("core", "release.py"), "<IPython's release>", "exec", dont_inherit=True),
+     _RELEASE)
+
+
 class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds every module under `IPython` as a stand-in package answering every name."""
 
@@ -57,6 +90,10 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         module = ModuleType(spec.name)
         module.__dict__.update(__getattr__=_answer, __path__=[])
+        if spec.name in _STAR:
+            module.__dict__["__all__"] = _STAR[spec.name]
+        if spec.name == "IPython":
+            module.__dict__["__version__"] = _RELEASE["__version__"]
         return module
 
     def exec_module(self, module: ModuleType) -> None:
@@ -64,8 +101,10 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def install(namespace: dict) -> None:
-    """`IPython` and its modules importable in the sandbox, and get_ipython() the shell on `namespace`."""
+    """`IPython` and its modules importable in the sandbox, get_ipython() the shell on `namespace`, and a cell's last
+    value `_` in it."""
     global _shell
     _shell = ZMQInteractiveShell(namespace)
+    sys.displayhook = functools.partial(ipython_outputs.shown, namespace)  # a cell's last value: `_` below
     sys.meta_path.insert(0, _StandIns())
     namespace.update(display=display, get_ipython=get_ipython)

@@ -3,7 +3,8 @@ transformer wrote (ipython_syntax.py) call, and which a notebook may call itself
 
 A magic whose code IPython runs in the notebook's namespace runs it here the same way (ipython_magics: %time and
 %prun their statement or body, %%capture its body, %timeit its statement once inside a namespace of its own, as
-IPython's loop does), and %%writefile writes its file in the working folder, importable as in Jupyter. Every other
+IPython's loop does), and gives back what IPython's gives (ipython_outputs: %%capture's printed text, %timeit -o's
+result, %env's variables); %%writefile writes its file in the working folder, importable as in Jupyter. Every other
 magic, a shell command (`!ls`, `files = !ls`: an empty list of lines) and any other attribute of the shell do
 nothing: the sandbox has no shell, pager or kernel, and the output goes nowhere a grade reads. The shell holds
 the notebook's own namespace and nothing of the grader's. Run only inside the worker (child.py imports it).
@@ -17,6 +18,7 @@ import sys
 from typing import Any
 
 import ipython_magics
+import ipython_outputs
 import ipython_syntax
 
 
@@ -56,13 +58,15 @@ class ZMQInteractiveShell(Quiet):
 
     def run_line_magic(self, magic_name: str, line: str, _stack_depth: int = 1) -> Any:
         name = ipython_magics.ALIASES.get(magic_name, magic_name)
+        if name in ("env", "set_env"):
+            return ipython_outputs.env(line)
         statement = ipython_magics.statement(name, line)
         if statement is None:
             return None
         caller = sys._getframe(_stack_depth)
         where = (caller.f_code.co_filename, caller.f_lineno)
-        if name == "timeit":
-            return self._run(statement, where, {})  # IPython: inside `def inner`, binding nothing
+        if name == "timeit":  # IPython: inside `def inner`, binding nothing
+            return ipython_outputs.timed(line[:len(line) - len(statement)], lambda: self._run(statement, where, {}))
         # %time sees the caller's locals as IPython passes them (needs_local_scope); %prun the namespace alone
         return self._run(statement, where, caller.f_locals if name == "time" else self.user_ns)
 
@@ -73,16 +77,18 @@ class ZMQInteractiveShell(Quiet):
         if name == "writefile":
             return self._write(line, cell)
         if name == "capture":
-            self._run(cell, where, self.user_ns)
+            captured = ipython_outputs.captured(line, lambda: self._run(cell, where, self.user_ns))
             if ipython_magics.captured_name(line):
-                self.user_ns[ipython_magics.captured_name(line)] = Quiet()
+                self.user_ns[ipython_magics.captured_name(line)] = captured
             return None
         statement = ipython_magics.statement(name, line)
         if statement is None:
             return None
         if statement.strip():  # %%prun's statement on the magic's line runs first, as IPython joins them
             cell, where = statement + "\n" + cell, (where[0], where[1] - 1)
-        return self._run(cell, where, {} if name == "timeit" else self.user_ns)
+        if name == "timeit":
+            return ipython_outputs.timed(line, lambda: self._run(cell, where, {}))
+        return self._run(cell, where, self.user_ns)
 
     def _run(self, code: str, where: tuple[str, int], local: dict) -> Any:
         """Run `code` (IPython syntax, transformed as Jupyter does) as if at line where[1] of cell where[0], with
@@ -91,8 +97,10 @@ class ZMQInteractiveShell(Quiet):
         filename, line = where
         tree = ast.parse("\n" * (line - 1) + ipython_syntax.as_python(code), filename)
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        exec(compile(tree, filename, "exec"), self.user_ns, local)
-        return eval(compile(ast.Expression(last.value), filename, "eval"), self.user_ns, local) if last else None
+        # dont_inherit: the notebook's code takes no `from __future__` of this file's, as in Jupyter
+        exec(compile(tree, filename, "exec", dont_inherit=True), self.user_ns, local)
+        value = ast.Expression(last.value) if last else None
+        return eval(compile(value, filename, "eval", dont_inherit=True), self.user_ns, local) if value else None
 
     def _write(self, line: str, cell: str) -> None:
         """%%writefile [-a] name: the body written to the file in the working folder, which then is on sys.path as

@@ -18,7 +18,7 @@ from types import ModuleType, SimpleNamespace
 from typing import Any
 
 
-def _read(*path: str) -> str:
+def package_text(*path: str) -> str:
     """A file of IPython's package (which is never imported), read by the worker before any student code: a
     confined loader may not read the environment's files (the worker's PRELOAD says why)."""
     spec = importlib.util.find_spec("IPython")
@@ -27,12 +27,14 @@ def _read(*path: str) -> str:
         return file.read()
 
 
-_TOKENUTIL, _TRANSFORMER = _read("utils", "tokenutil.py"), _read("core", "inputtransformer2.py")
+_TOKENUTIL, _TRANSFORMER = package_text("utils", "tokenutil.py"), package_text("core", "inputtransformer2.py")
 
 # Every cell IPython's transformer changes has one of these (a superset: others only cost a transformation): an
 # escape that begins a line (% ! ? and IPython's , ; / autocall quotes), a prompt to strip, `= %magic` or `= !cmd`,
-# a `?` (help), or a first line indented (the whole cell is dedented).
-_COULD_BE = re.compile(r"^[ \t]*(?:[%!?,;/]|>>>|\.\.\.|In \[)|=[ \t]*[%!]|\?|\A(?:[ \t]*\n)*[ \t]+\S", re.MULTILINE)
+# a `?` (help), or a space or tab after nothing but whitespace (a first line indented: the whole cell is dedented).
+# A line begins after any break str.splitlines knows (IPython splits a cell so: `\r`, `\f`... too).
+_LINE_START = r"(?:^|(?<=[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))"
+_COULD_BE = re.compile(rf"{_LINE_START}[ \t]*(?:[%!?,;/]|>>>|\.\.\.|In \[)|=[ \t]*[%!]|\?|\A\s*[ \t]", re.MULTILINE)
 
 _manager: Any = None  # the line-keeping TransformerManager, loaded on first use
 
@@ -64,7 +66,7 @@ def _module(name: str, text: str, imports: dict[str, Any]) -> ModuleType:
         return imports[wanted] if wanted in imports else real(wanted, *args, **kwargs)
 
     module.__dict__["__builtins__"] = {**vars(builtins), "__import__": imported}
-    exec(compile(text, f"<IPython's {name}>", "exec"), module.__dict__)
+    exec(compile(text, f"<IPython's {name}>", "exec", dont_inherit=True), module.__dict__)  # IPython's own futures
     return module
 
 

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from . import ipython_magics
+from . import ipython_cleanup, ipython_magics
 
 MISSING = "is missing from the notebook"  # how a solution cell the student deleted is named (suites.py says why)
 
@@ -24,21 +24,29 @@ class Cell:
 
 # How the grader reads IPython's syntax for the names a cell binds (never to run it: the sandbox runs IPython's own
 # transformer, ipython_syntax.py), line by line: a line that begins a statement with an escape (a magic, a shell
-# command, IPython's autocall quotes) or help (`np.zeros_like?`, `??SGD`, `np.*zeros*?`); an assignment of a
-# magic's or a command's output (`x = %time expr`, `files = !ls`), which binds its target.
-_ESCAPED = re.compile(r"^(\s*)([%!,;/].*|\?{0,2}[\w.*]+\?{1,2}[ \t]*|\?{1,2}[\w.*]+[ \t]*)$")
+# command, IPython's autocall quotes, `??SGD`); a statement whose last token is `?` (`np.zeros_like?`, and
+# `x = 1; np?`, all of which IPython makes help on its last name); an assignment of a magic's or a command's output
+# (`x = %time expr`, `files = !ls`), which binds its target (and what %time's statement binds).
+_ESCAPED = re.compile(r"^([ \t]*)([%!,;/?].*)$")
+_AS_COMMENT = re.compile(r"^([ \t]*)(.*)$")
 _ASSIGNED = re.compile(r"^([ \t]*[^=%!#'\"\s][^=%!#'\"\n]*=[ \t]*)[%!].*$")  # one way to split a line: linear
 _LINE_MAGIC = re.compile(r"^([ \t]*)%(\w+)(.*)$")
-_IPYTHON_LINE = re.compile(r"^[ \t]*(?:[%!?,;/]|[\w.*]+\?)|=[ \t]*[%!]", re.MULTILINE)
+_IPYTHON_LINE = re.compile(r"^[ \t]*[%!,;/]|\?|=[ \t]*[%!]", re.MULTILINE)
 
 
 def statement_starts(source: str) -> list[bool]:
     """For each line of `source`, whether it begins a statement: outside brackets, strings and a backslash's
     continuation, where IPython reads `%` and `!` as escapes (a line of `!= 2)` inside brackets is code). Linear."""
-    starts, depth, quote, continued = [], 0, "", False
+    return [start for start, _ in _statements(source)]
+
+
+def _statements(source: str) -> list[tuple[bool, bool]]:
+    """For each line of `source`, (whether it begins a statement, whether it ends one whose last token is `?`,
+    no comment after it: help, which IPython's HelpEnd makes of the whole statement). Linear."""
+    lines, depth, quote, continued = [], 0, "", False
     for line in source.split("\n"):
-        starts.append(depth == 0 and not quote and not continued)
-        continued, at = False, 0
+        start, last, at = depth == 0 and not quote and not continued, "", 0
+        continued = False
         while at < len(line):
             char = line[at]
             if quote:
@@ -51,17 +59,20 @@ def statement_starts(source: str) -> list[bool]:
                     at += 1
                 continue
             if char == "#":
+                last = "#"
                 break
             if char in "\"'":
                 quote = line[at:at + 3] if line[at:at + 3] in ('"""', "'''") else char
-                at += len(quote)
+                at, last = at + len(quote), char
                 continue
             depth = depth + 1 if char in "([{" else max(0, depth - 1) if char in ")]}" else depth
             continued = char == "\\" and at + 1 == len(line)
+            last = char if not char.isspace() else last
             at += 1
         if len(quote) == 1 and not continued:  # a one-quote string ends with its line (else a SyntaxError)
             quote = ""
-    return starts
+        lines.append((start, last == "?" and depth == 0 and not quote and not continued))
+    return lines
 
 
 def namespace_lines(source: str) -> str:
@@ -81,36 +92,62 @@ def namespace_lines(source: str) -> str:
     return "\n".join(kept)
 
 
+_NESTED = 8  # cell magics read one inside another at most: each reads its body again (linear times this)
+
+
 @functools.lru_cache(maxsize=64)  # a part's cells are read again for each part and lending round
 def read_as_python(source: str) -> str:
-    """`source` as plain Python that binds the names IPython's run of it binds, each line in its place, for reading
-    only (linear): a cell magic whose body IPython runs in the notebook's namespace (ipython_magics.BINDING) keeps
-    its body, its line made what it binds (%%capture's name); any other cell magic is comments whole; a line that
-    begins a statement is _line_as_python's."""
+    """`source` as plain Python that binds the names IPython's run of it binds, for reading only (linear): cleaned
+    up as IPython cleans it (dedented, unprompted: ipython_cleanup), its line ends Python's; a cell magic whose body
+    IPython runs in the notebook's namespace (ipython_magics.BINDING) keeps its body, read as a cell of its own, its
+    line made what it binds (%%capture's name); any other cell magic (or one nested past _NESTED) is comments
+    whole; each statement is _line_as_python's."""
+    return _read(source, _NESTED)
+
+
+def _read(source: str, nested: int) -> str:
+    source = ipython_cleanup.cleaned(source).replace("\r\n", "\n").replace("\r", "\n")
     if not _IPYTHON_LINE.search(source):  # most cells: no line IPython reads otherwise
         return source
     lines = source.split("\n")
-    first = next((at for at, line in enumerate(lines) if line.strip()), None)
-    if first is not None and lines[first].lstrip().startswith("%%"):
-        name, _, line = lines[first].lstrip()[2:].partition(" ")
-        if name not in ipython_magics.BINDING:
+    first = next((at for at, line in enumerate(lines) if line.strip()), 0)
+    magic = ipython_cleanup.cell_magic(lines[first])
+    if magic:
+        name, line = magic
+        if name not in ipython_magics.BINDING or not nested:
             return "\n".join("# " + line for line in lines)
         captured = ipython_magics.captured_name(line) if name == "capture" else ""
-        lines[first] = f"{captured} = None" if captured else (ipython_magics.statement(name, line) or "pass")
-    starts = statement_starts("\n".join(lines))
-    return "\n".join(_line_as_python(line) if start else line for line, start in zip(lines, starts))
+        head = f"{captured} = None" if captured else (ipython_magics.statement(name, line) or "pass")
+        # IPython runs the body as a cell of its own: cleaned up and read again (`%%time` over an indented body)
+        return "\n".join(lines[:first] + [head, _read("\n".join(lines[first + 1:]), nested - 1)])
+    statements = _statements("\n".join(lines))
+    helped, read = False, [""] * len(lines)  # helped: the statement being read is help, which binds no name
+    for at in range(len(lines) - 1, -1, -1):  # backwards: a statement is known to be help at its last line
+        start, help_end = statements[at]
+        helped = help_end if at + 1 == len(lines) or statements[at + 1][0] else helped
+        line = lines[at]
+        if helped:
+            read[at] = _AS_COMMENT.sub(r"\1pass  # \2", line) if start else "# " + line
+        else:
+            read[at] = _line_as_python(line) if start else line
+    return "\n".join(read)
 
 
 def _line_as_python(line: str) -> str:
     """A line that begins a statement, as what it binds: %time's and %prun's statement as it is, an assignment of
-    a magic's or a command's output as an assignment, any other escape or help made a comment after `pass` (a
-    block it alone made stays one)."""
+    a magic's or a command's output as an assignment (and, of %time's or %prun's, the statement it runs), any other
+    escape or help made a comment after `pass` (a block it alone made stays one)."""
     magic = _LINE_MAGIC.match(line)
     statement = ipython_magics.statement(magic[2], magic[3]) if magic and magic[2] in ipython_magics.BINDING else None
     if magic and statement:
         return magic[1] + statement
     assigned = _ASSIGNED.match(line)
-    return f"{assigned[1]}None" if assigned else _ESCAPED.sub(r"\1pass  # \2", line)
+    if not assigned:
+        return _ESCAPED.sub(r"\1pass  # \2", line)
+    runs = _LINE_MAGIC.match(line[len(assigned[1]):])
+    statement = ipython_magics.statement(runs[2], runs[3]) if runs and runs[2] in ipython_magics.BINDING else None
+    indent = line[:len(line) - len(line.lstrip())]
+    return f"{indent}{statement}\n{assigned[1]}None" if statement else f"{assigned[1]}None"
 
 
 def _nbgrader(cell: Mapping) -> Mapping:

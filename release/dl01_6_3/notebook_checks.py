@@ -55,7 +55,7 @@ def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]
         try:
             source = read(source) if read else "" if source.lstrip().startswith("%%") else re.sub(
                 r"(?m)^(\s*)([%!])", r"\1# \2", source)
-            exec(compile(source, f"<cell {name}>", "exec"), names)
+            exec(compile(source, f"<cell {name}>", "exec", dont_inherit=True), names)  # no future import of ours
         except (Exception, SystemExit) as exc:
             blank = isinstance(exc, NotImplementedError) and where(exc) == "<module>"
             errors.append((f"cell {name} {NOT_WRITTEN if blank else describe_exception(exc)}", source))
