@@ -385,6 +385,11 @@ BUGS: list[Bug] = [
     Bug("parameters-reversed-constant-default-list", "parameters(self, kinds=[list, tuple]) walks in reverse",
         (constant_read(signature="self, kinds=[list, tuple]", kinds="kinds", on_class=False),),
         loses=("test_parameters",), phrase="in another order", cause="in another order", absent="default argument"),
+    Bug("parameters-no-dedup-call-counter", "parameters() without deduplication, with a call counter in a default "
+        "argument, parameters(self, _calls=[0]) (_calls[0] += 1; it never holds a Parameter or an id)",
+        (module_cell("    def parameters(self, _calls=[0]):\n        _calls[0] += 1\n"
+                     + textwrap.indent(walk(keep="True"), "        ")),),
+        loses=("test_parameters", LESSON), phrase="more than once", cause="more than once", absent="_calls"),
     Bug("module-getattr-answers-none", "correct: Module.__getattr__ answers None for a missing attribute (dunder "
         "names still raise): a ReLU answers .weight too",
         (module_cell(PARAMETERS + "\n\n    def __getattr__(self, name):\n        if name.startswith('__'):\n"
