@@ -487,6 +487,12 @@ BUGS: list[Bug] = [
                    "np.zeros(p.data.shape))"),),
         loses=("test_zero_grad", LESSON), phrase="sharing grad arrays (p.grad is q.grad)",
         cause="sharing grad arrays", absent="old gradients"),
+    Bug("zero-grad-views-of-one-array-per-shape", "zero_grad() gives each Parameter its own view of one zeros array "
+        "per shape (buffer.view()): no two grads are one object, yet backward() adds two Parameters' gradients "
+        "into one memory",
+        (zero_grad("cache = {}\nfor p in self.params:\n    p.grad = cache.setdefault(p.data.shape, "
+                   "np.zeros(p.data.shape)).view()"),),
+        loses=("test_zero_grad", LESSON), phrase="sharing", cause="sharing", absent="one array per Parameter"),
     Bug("zero-grad-ellipsis", "correct: p.grad[...] = 0",
         (zero_grad("for p in self.params:\n    p.grad[...] = 0"),)),
     Bug("zero-grad-times-zero", "correct: p.grad *= 0",
