@@ -577,6 +577,12 @@ BUGS: list[Bug] = [
         "a draft no_grad() that never restores, which the right one of cell no_grad replaces as the notebook runs",
         (Mutation("sgd", "SGD.step", "", source=SGD_WITH_A_DRAFT_NO_GRAD), STEP_UNDER_NO_GRAD),
         absent="no_grad is not written yet"),
+    Bug("step-clips-the-gradient", "step() clips the gradient to [-1, 1]: p.data -= self.lr * np.clip(p.grad, -1, 1) "
+        "(it reads self.lr and p.grad)",
+        (step("for p in self.params:\n    p.data -= self.lr * np.clip(p.grad, -1.0, 1.0)"),),
+        loses=("test_step", LESSON), phrase="did not move each parameter by -lr * grad",
+        cause="did not move each parameter by -lr * grad",
+        absent="use the learning rate stored in self.lr and the gradient in p.grad"),
     Bug("step-new-array", "correct: p.data = p.data - self.lr * p.grad",
         (step("for p in self.params:\n    p.data = p.data - self.lr * p.grad"),)),
     Bug("step-copy-then-in-place", "correct: p.data = p.data.copy(); p.data -= self.lr * p.grad",
