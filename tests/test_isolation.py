@@ -132,6 +132,17 @@ for path in ("/tmp", "/var/tmp", "/dev/shm", "/"):
 
 
 @pytest.mark.skipif(not landlock.abi(), reason="this kernel offers no Landlock")
+def test_a_confined_loader_reads_ipython_syntax_as_jupyter_does():
+    """IPython's input transformer runs in the loader, which at uid+landlock may read neither IPython's files nor the
+    standard library's: the worker reads and imports all it needs first (a cell with `?` in it made the loader import
+    `codeop` there, "No module named 'codeop'")."""
+    with box("uid+landlock") as sandbox:
+        sandbox.begin()
+        assert sandbox.level == "uid+landlock"
+        assert run(sandbox, 'result = %time 6 * 7\nprint("why?")') == 42
+
+
+@pytest.mark.skipif(not landlock.abi(), reason="this kernel offers no Landlock")
 @pytest.mark.parametrize("level", ["uid+landlock", "uid"])
 def test_without_namespaces_landlock_keeps_a_submission_out_of_its_neighbours_files(level):
     """Two submissions graded at once without namespaces, the first leaving what it made readable to every uid:

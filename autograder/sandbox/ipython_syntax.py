@@ -28,6 +28,11 @@ def package_text(*path: str) -> str:
 
 
 _TOKENUTIL, _TRANSFORMER = package_text("utils", "tokenutil.py"), package_text("core", "inputtransformer2.py")
+# The standard library modules those two import, imported here by the worker for the same reason: at uid+landlock a
+# loader may not read the standard library's files either (`codeop` was "No module named" there).
+for _name in ("ast", "codeop", "collections.abc", "io", "itertools", "keyword", "textwrap", "tokenize", "typing",
+              "warnings"):
+    importlib.import_module(_name)
 
 # Every cell IPython's transformer changes has one of these (a superset: others only cost a transformation): an
 # escape that begins a line (% ! ? and IPython's , ; / autocall quotes), a prompt to strip, `= %magic` or `= !cmd`,
