@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import pwd
 import shutil
 import stat
 import subprocess
@@ -973,3 +974,16 @@ def test_a_folder_the_instructor_put_in_inbound_for_a_classmate_is_never_collect
     adas.rename(adas.with_name(adas.name.replace("ada+", f"{STUDENT}+", 1).replace(SUBMITTED, LATER)))  # nobody's mv
     result = collect()
     assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_folder_the_instructor_put_in_inbound_is_collected_for_a_student_who_is_no_user(tmp_path, monkeypatch):
+    """The other half of the owner rule: a student id that names no user on the machine (an exchange whose students
+    are not the hub's users, a late submission the instructor put there by hand) has no uid to own a folder, so root's
+    folder is theirs; for a student who is a user (the test above) it never is."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    assert not any(user.pw_name == "ada" for user in pwd.getpwall())
+    inbound(tmp_path, SUBMITTED, 0, '{"ada": 1}', student="ada")  # the instructor's, as root
+    result = collect()
+    assert (collected.parent.parent / "ada" / collected.name / NAME).read_text() == '{"ada": 1}', result["log"]

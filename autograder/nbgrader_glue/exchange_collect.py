@@ -16,7 +16,9 @@ there in a classmate's name (`<student>+<assignment>+<time>+<random>`), or renam
 student's newest folder by the name alone (it only warns when the owner differs: "cheating attempt?"), and
 removes the student's collected copy before copying. Here, with c.ExchangeCollect.check_owner on (nbgrader's default),
 a student's folder is chosen among those owned by the uid of the user named as the student (the exchange's own
-rule: a student id is a user name), or by root (the instructor put it there); the owner is checked again on the
+rule: a student id is a user name), or, for an id that names no user on the machine, by root (the instructor put it
+there; for a student who is a user it never counts, since inbound has no sticky bit and any student may rename a
+root-owned folder into their own name); the owner is checked again on the
 descriptor the intake read, in case the folder was swapped meanwhile. With check_owner off (an exchange without
 per-student uids) the name is the only identity there is, and the newest folder in a student's name is taken as
 nbgrader takes it. Either way submitted/<student>/<assignment> is replaced only once the intake has read the
@@ -97,7 +99,11 @@ class IntakeExchangeCollect(ExchangeCollect):
         """Whether a folder owned by `uid` may be `student`'s (module docstring)."""
         if not self.check_owner:
             return True
-        return uid is not None and (uid == 0 or uid == _uid(student))
+        own = _uid(student)
+        # root's folder (the instructor's, put there for a student) only for an id that names no user: inbound has
+        # no sticky bit, so any student may rename a root-owned folder into their own name, and only a folder their
+        # own uid made can be theirs.
+        return uid is not None and uid == (0 if own is None else own)
 
     def _due_date(self) -> datetime.datetime | None:
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
