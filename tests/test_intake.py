@@ -921,7 +921,9 @@ def test_a_collected_time_stamp_that_is_not_one_never_stops_the_next_collect(tmp
     result = collect()
     assert result["success"], result
     assert "timestamp.txt: holds no time nbgrader reads" in result["log"], result["log"]
-    assert (collected / NAME).read_text() == '{"mine": 2}'  # collected as nbgrader takes a missing one
+    # A timestamp.txt changed in the collected folder is an edit, which every collection keeps (intake/collected.py)
+    assert (collected / NAME).read_text() == '{"mine": 1}'
+    assert "submitted/nobody is kept: its timestamp.txt changed after it was collected" in result["log"], result["log"]
 
 
 @pytest.mark.slow
@@ -958,6 +960,7 @@ def test_the_exchanges_collect_never_undoes_the_instructors_edit_of_a_collected_
     inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
     result = collect()
     assert (collected / NAME).read_text() == '{"mine": 1, "fixed by the instructor": 1}', result["log"]
+    assert f"submitted/nobody is kept: its {NAME} changed after it was collected" in result["log"], result["log"]
 
 
 @pytest.mark.slow
