@@ -990,3 +990,20 @@ def test_a_folder_the_instructor_put_in_inbound_is_collected_for_a_student_who_i
     inbound(tmp_path, SUBMITTED, 0, '{"ada": 1}', student="ada")  # the instructor's, as root
     result = collect()
     assert (collected.parent.parent / "ada" / collected.name / NAME).read_text() == '{"ada": 1}', result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_the_exchanges_collect_keeps_an_extension_written_in_a_collected_time_stamp(tmp_path, monkeypatch):
+    """The instructor's extension (a timestamp.txt rewritten in submitted/) is an edit as a hand fix is: the student's
+    next submission, newer by its inbound name, never replaces it; a folder holding only what the Collect wrote is."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    assert collect()["success"] and (collected / NAME).read_text() == '{"mine": 2}'  # what it wrote: replaced
+    (collected / "timestamp.txt").write_text("2026-11-20 00:00:00.000000 UTC")  # an extension
+    inbound(tmp_path, "2026-11-22 12:00:00.000000 UTC", NOBODY, '{"mine": 3}')
+    result = collect()
+    assert (collected / NAME).read_text() == '{"mine": 2}', result["log"]
+    assert "submitted/nobody is kept: its timestamp.txt changed after it was collected" in result["log"], result["log"]
