@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import pwd
 import shutil
 import stat
 import subprocess
@@ -920,7 +921,9 @@ def test_a_collected_time_stamp_that_is_not_one_never_stops_the_next_collect(tmp
     result = collect()
     assert result["success"], result
     assert "timestamp.txt: holds no time nbgrader reads" in result["log"], result["log"]
-    assert (collected / NAME).read_text() == '{"mine": 2}'  # collected as nbgrader takes a missing one
+    # A timestamp.txt changed in the collected folder is an edit, which every collection keeps (intake/collected.py)
+    assert (collected / NAME).read_text() == '{"mine": 1}'
+    assert "submitted/nobody is kept: its timestamp.txt changed after it was collected" in result["log"], result["log"]
 
 
 @pytest.mark.slow
@@ -957,6 +960,7 @@ def test_the_exchanges_collect_never_undoes_the_instructors_edit_of_a_collected_
     inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
     result = collect()
     assert (collected / NAME).read_text() == '{"mine": 1, "fixed by the instructor": 1}', result["log"]
+    assert f"submitted/nobody is kept: its {NAME} changed after it was collected" in result["log"], result["log"]
 
 
 @pytest.mark.slow
@@ -973,3 +977,33 @@ def test_a_folder_the_instructor_put_in_inbound_for_a_classmate_is_never_collect
     adas.rename(adas.with_name(adas.name.replace("ada+", f"{STUDENT}+", 1).replace(SUBMITTED, LATER)))  # nobody's mv
     result = collect()
     assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_folder_the_instructor_put_in_inbound_is_collected_for_a_student_who_is_no_user(tmp_path, monkeypatch):
+    """The other half of the owner rule: a student id that names no user on the machine (an exchange whose students
+    are not the hub's users, a late submission the instructor put there by hand) has no uid to own a folder, so root's
+    folder is theirs; for a student who is a user (the test above) it never is."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    assert not any(user.pw_name == "ada" for user in pwd.getpwall())
+    inbound(tmp_path, SUBMITTED, 0, '{"ada": 1}', student="ada")  # the instructor's, as root
+    result = collect()
+    assert (collected.parent.parent / "ada" / collected.name / NAME).read_text() == '{"ada": 1}', result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_the_exchanges_collect_keeps_an_extension_written_in_a_collected_time_stamp(tmp_path, monkeypatch):
+    """The instructor's extension (a timestamp.txt rewritten in submitted/) is an edit as a hand fix is: the student's
+    next submission, newer by its inbound name, never replaces it; a folder holding only what the Collect wrote is."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    assert collect()["success"] and (collected / NAME).read_text() == '{"mine": 2}'  # what it wrote: replaced
+    (collected / "timestamp.txt").write_text("2026-11-20 00:00:00.000000 UTC")  # an extension
+    inbound(tmp_path, "2026-11-22 12:00:00.000000 UTC", NOBODY, '{"mine": 3}')
+    result = collect()
+    assert (collected / NAME).read_text() == '{"mine": 2}', result["log"]
+    assert "submitted/nobody is kept: its timestamp.txt changed after it was collected" in result["log"], result["log"]

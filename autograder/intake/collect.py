@@ -20,10 +20,11 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   are collected under the notebook's own name, spelled in any case, as the intake chooses the notebook) are
   resolved by the LMS's attachment number, else the LMS's time stamp (the archive entry's time); when neither
   tells, that student is "not collected: two files".
-* The LMS copy never replaces what the instructor did: downloaded/<assignment>/collected.json holds what each
+* The LMS copy never replaces what the instructor did (collected.py, the rule the exchange's Collect shares):
+  downloaded/<assignment>/collected.json holds what each
   student's folder was written with (each file's name and the SHA-256 of what the intake reads of it, the notebooks
   and timestamp.txt) and the LMS's number of each student (`make grades-lms` reads it as the Canvas user id). A
-  folder is replaced only while it holds exactly that, or nothing; one that holds anything else (a notebook put
+  folder is replaced only while it holds exactly that (or what the exchange's Collect records writing), or nothing; one that holds anything else (a notebook put
   there by hand under any name, a regrade's, a time stamp written or removed for an extension, an extra file) is
   kept whole, and the summary says why. What the intake never reads (files.skipped: .DS_Store, Jupyter's
   .ipynb_checkpoints/ when the instructor opens the notebook there) is no one's edit. A folder that holds the LMS
@@ -39,7 +40,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import json
 import os
 import re
 import unicodedata
@@ -49,36 +49,38 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps.zipcollectapp import ZipCollectApp
-from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
 
 from ..assignment import Assignment
 from ..nbgrader_glue.late import due_date_of, late_by
-from ..outputs.inert import escaped, quoted
+from ..outputs.inert import quoted
 from ..settings import GraderSettings
-from .files import TIMESTAMP, Refused, choose_notebook, is_notebook, read_regular, skipped
+from .collected import (
+    EXCHANGE_RECORD,
+    LMS_ID,
+    LMS_RECORD,
+    digest,
+    files_of,
+    held,
+    kept_because,
+    read_record,
+    record_path,
+    shown,
+    write_record,
+)
+from .files import TIMESTAMP, choose_notebook, is_notebook, skipped
 from .submitted_folders import put_in_place, staging_for, submitted_lock
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$", re.IGNORECASE)
 SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
-RECORD = "collected.json"
 
 
 def slug(name: str) -> str:
     """'John Smith' -> 'johnsmith'; accents dropped, letters and digits kept."""
     plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
     return re.sub(r"[^a-z0-9]", "", plain.lower())
-
-
-SHOWN_CHARS = 160  # an archive entry's name may be 64 KB long: the summary shows its start
-
-
-def shown(text: str) -> str:
-    """`text` for one line of the summary: every character a terminal or a page could act on written as an
-    escape (\\x1b, \\u202e), and cut to SHOWN_CHARS."""
-    return escaped(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")
 
 
 class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
@@ -213,20 +215,8 @@ def newest(files: list[Candidate]) -> Candidate | None:
     return None
 
 
-def _sha(path: Path, limit: int) -> str:
-    """The SHA-256 of what the intake reads of a notebook (its first `limit` + 1 bytes: one put in submitted/ by
-    hand may be a terabyte-long sparse file, never graded), or why the intake refuses it."""
-    try:
-        return hashlib.sha256(read_regular(path, limit)[0]).hexdigest()
-    except Refused as why:
-        return f"refused: {why}"
-
-
 def _utc(seconds: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).replace(tzinfo=None)
-
-
-LMS_ID = "lms_id"  # a student's entry in collected.json: {file name: its SHA-256, ..., LMS_ID: the LMS's number}
 
 
 def collected_ids(config, assignment: str) -> dict[str, str | None]:
@@ -236,16 +226,10 @@ def collected_ids(config, assignment: str) -> dict[str, str | None]:
     ending then). An id made any other way (a login, a GitHub username, a folder named by hand) is a name someone
     chose, which may be the id another assignment's download gave a classmate (`12345`, a name with no letter a-z):
     so only the download that wrote the folder says whose it is, and no other assignment's record is read."""
-    app = ZipCollectApp(config=config)  # not initialised: its settings alone
-    record = Path(CourseDirectory(config=config).root, app.collect_directory_structure.format(
-        downloaded=app.downloaded_directory, assignment_id=assignment, collect_step=RECORD))
     ids: dict[str, str | None] = {}
-    try:
-        for student, entry in (json.loads(record.read_text()) if record.is_file() else {}).items():
-            number = entry.get(LMS_ID) if isinstance(entry, dict) else None
-            ids[student] = number if isinstance(number, str) else None
-    except (OSError, ValueError, TypeError, AttributeError):  # the kit writes it whole (os.replace): one it cannot
-        return {}  # read names no one
+    for student, entry in read_record(record_path(config, assignment, LMS_RECORD)).items():
+        number = entry.get(LMS_ID) if isinstance(entry, dict) else None
+        ids[student] = number if isinstance(number, str) else None
     return ids
 
 
@@ -308,6 +292,10 @@ class LmsZipCollect(ZipCollectApp):
         others: dict[str, list[str]] = defaultdict(list)  # a student's files that are not notebooks
         for source in map(Path, src_files):
             name = self._top_relative(source)
+            # What the intake's walk never reads in a student's folder (Moodle's: below the top level, whose names
+            # are the LMS's) is no one's work: .ipynb_checkpoints/, __MACOSX; written at the top, it would be graded.
+            if any(map(skipped, name.split("/")[1:])):
+                continue
             try:
                 info = collector.collect(name)
             except NotCollected as why:
@@ -354,6 +342,8 @@ class LmsZipCollect(ZipCollectApp):
         chosen = []
         for _, same in sorted(by_name.items()):
             names = ", ".join(shown(f.name) for f in same)
+            depth = min(f.name.count("/") for f in same)  # the intake grades the nearest of one name (choose_notebook)
+            same = [f for f in same if f.name.count("/") == depth]
             pick = same[0] if len(same) == 1 else newest(same)
             if pick is None:
                 self.collection.refused[student] = (f"two files for {shown(same[0].info['file_id'])} ({names}) and "
@@ -367,34 +357,32 @@ class LmsZipCollect(ZipCollectApp):
     def _transfer_files(self, collected: dict[str, list[Candidate]]) -> None:
         """Each student's LMS copy into submitted/, holding its lock (submitted_folders.py), and what was written into
         collected.json (module docstring)."""
-        record_path = Path(self._format_collect_path(RECORD))
-        record = json.loads(record_path.read_text()) if record_path.is_file() else {}
+        path = Path(self._format_collect_path(LMS_RECORD))
+        record = read_record(path)
+        exchanges = read_record(path.with_name(EXCHANGE_RECORD))  # a folder the exchange's Collect wrote may be replaced
         top = Path(self.coursedir.root, self.coursedir.submitted_directory)  # as the runs reading it name it
         top.mkdir(parents=True, exist_ok=True)
         with submitted_lock(top, exclusive=True):
             for student, files in sorted(collected.items()):
-                self._transfer(student, files, record)
-        partial = record_path.with_name(RECORD + ".partial")
-        write_private(partial, json.dumps(record, indent=1, sort_keys=True))
-        os.replace(partial, record_path)
+                self._transfer(student, files, record, files_of(exchanges.get(student)))
+        write_record(path, record)
 
-    def _transfer(self, student: str, files: list[Candidate], record: dict) -> None:
+    def _transfer(self, student: str, files: list[Candidate], record: dict, exchanges: dict[str, str]) -> None:
         """One student's folder: left as it is when it holds the LMS copy already, written whole when it holds only
         what a collection wrote (or nothing), else kept, with the reason in the summary."""
         dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id))
         late = self._graded(files)
         late = late if late and late.info["late"] else None
         stamp = _utc(late.lms_time).strftime("%Y-%m-%d %H:%M:%S.%f UTC") if late and late.lms_time else None
-        wanted = {f.info["file_id"]: _sha(f.path, self._notebook_bytes) for f in files}
+        wanted = {f.info["file_id"]: digest(f.path, self._notebook_bytes) for f in files}
         if stamp:
             wanted[TIMESTAMP] = hashlib.sha256(stamp.encode()).hexdigest()
         if os.path.lexists(dest) and (dest.is_symlink() or not dest.is_dir()):
             self.collection.kept[student] = "it is not a folder (put there by hand)"
             return
-        held = {path.name: _sha(path, self._notebook_bytes) for path in dest.iterdir()
-                if not skipped(path.name)} if dest.is_dir() else None  # what the intake's walk never looks at is no edit
-        if held != wanted:  # else the folder is the LMS copy already: never touched, so no run reading it sees a change
-            why = held and self._kept_because(dest, held, record.get(student), files)
+        now = held(dest, self._notebook_bytes)
+        if now != wanted:  # else the folder is the LMS copy already: never touched, so no run reading it sees a change
+            why = kept_because(dest, now or {}, files_of(record.get(student)), [exchanges], self._newer(dest, files))
             if why:
                 self.collection.kept[student] = why
                 return
@@ -416,28 +404,17 @@ class LmsZipCollect(ZipCollectApp):
         return GraderSettings(config=self.config).notebook_kb * 1024
 
     @staticmethod
-    def _kept_because(dest: Path, held: dict[str, str], written: dict | None, files: list[Candidate]) -> str | None:
-        """Why submitted/<student> must stay as it is: it holds anything no collection wrote there, or changed since
-        (a hand copy, a regrade's notebook, a time stamp of yours, an extra file); None when the LMS copy may
-        replace it. `held` and `written`: each file's name and the SHA-256 the intake reads of it."""
-        written = {name: sha for name, sha in (written or {}).items() if name != LMS_ID}
-        if held == written:
-            return None
+    def _newer(dest: Path, files: list[Candidate]):
+        """The LMS's own reason to keep a file of `dest` (collected.kept_because): a copy of an upload newer than
+        it (put there by hand since)."""
         lms = {f.info["file_id"].casefold(): f for f in files}  # in any case, as the intake chooses the notebook
-        for name, sha in sorted(held.items()):
-            if written.get(name) == sha:
-                continue
+
+        def newer(name: str) -> str | None:
             copy = lms.get(name.casefold())
             if copy and (dest / name).lstat().st_mtime > (copy.lms_time or 0) + 1:  # 1 s: archives keep time to 2 s
                 return f"its {shown(name)} is newer than the LMS copy {shown(copy.name)}"
-            if name in written:
-                return f"its {shown(name)} changed after the LMS copy was collected (a regrade, or by hand)"
-            if name == TIMESTAMP:  # no collection records writing one for this student
-                return (f"its {TIMESTAMP} is not one collected.json records writing (yours, an extension, or the LATE "
-                        f"time stamp of a kit that recorded none): delete it, or the folder, to take the LMS copy")
-            return f"its {shown(name)} is not what a collection wrote there (put there by hand)"
-        gone = sorted(set(written) - set(held))
-        return f"{', '.join(map(shown, gone))} {'was' if len(gone) == 1 else 'were'} removed from it after the LMS copy was collected"
+            return None
+        return newer
 
     def _write_folder(self, dest: Path, files: list[Candidate], stamp: str | None) -> None:
         """submitted/<student>/<assignment> written whole beside its place, then put there (submitted_folders.py)."""

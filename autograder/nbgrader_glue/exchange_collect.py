@@ -16,11 +16,14 @@ there in a classmate's name (`<student>+<assignment>+<time>+<random>`), or renam
 student's newest folder by the name alone (it only warns when the owner differs: "cheating attempt?"), and
 removes the student's collected copy before copying. Here, with c.ExchangeCollect.check_owner on (nbgrader's default),
 a student's folder is chosen among those owned by the uid of the user named as the student (the exchange's own
-rule: a student id is a user name), or by root (the instructor put it there); the owner is checked again on the
+rule: a student id is a user name), or, for an id that names no user on the machine, by root (the instructor put it
+there; for a student who is a user it never counts, since inbound has no sticky bit and any student may rename a
+root-owned folder into their own name); the owner is checked again on the
 descriptor the intake read, in case the folder was swapped meanwhile. With check_owner off (an exchange without
 per-student uids) the name is the only identity there is, and the newest folder in a student's name is taken as
-nbgrader takes it. Either way submitted/<student>/<assignment> is replaced only once the intake has read the
-new folder (Intake.read), from a copy made beside it in a folder of this collect's own, and nbgrader's rule is
+nbgrader takes it. Either way submitted/<student>/<assignment> is replaced only while it holds what a collection
+wrote there (the instructor's edit stays: intake/collected.py, whose record this collect keeps too), and only once
+the intake has read the new folder (Intake.read), from a copy made beside it in a folder of this collect's own, and nbgrader's rule is
 asked again under submitted/'s lock before it is put in place (a collect run meanwhile may have put a newer one
 there: submitted_folders.py); when the machine fails the copy (a full disk:
 intake.files.StagingFault) the collected folder stays as it was and the log names the grader's failure. An inbound name whose time does not parse, and a
@@ -45,6 +48,16 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode, parse_utc
 
 from ..assignment import find_assignment
+from ..intake.collected import (
+    EXCHANGE_RECORD,
+    LMS_RECORD,
+    files_of,
+    held,
+    kept_because,
+    read_record,
+    record_path,
+    write_record,
+)
 from ..intake.files import TIMESTAMP, TIMESTAMP_BYTES, IntakeRules, Refused, StagingFault, read_regular, take_submission
 from ..intake.submitted_folders import put_in_place, staging_for, submitted_lock
 from ..outputs.inert import escaped, one_line
@@ -97,7 +110,11 @@ class IntakeExchangeCollect(ExchangeCollect):
         """Whether a folder owned by `uid` may be `student`'s (module docstring)."""
         if not self.check_owner:
             return True
-        return uid is not None and (uid == 0 or uid == _uid(student))
+        own = _uid(student)
+        # root's folder (the instructor's, put there for a student) only for an id that names no user: inbound has
+        # no sticky bit, so any student may rename a root-owned folder into their own name, and only a folder their
+        # own uid made can be theirs.
+        return uid is not None and uid == (0 if own is None else own)
 
     def _due_date(self) -> datetime.datetime | None:
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
@@ -142,19 +159,39 @@ class IntakeExchangeCollect(ExchangeCollect):
                 self.log.warning("%s: not collected: %s; submitted/%s is kept", escaped(source.name), why,
                                  escaped(student))
                 return
+            wrote = held(staged, self._rules().notebook_bytes)
             with submitted_lock(dest.parent.parent, exclusive=True):  # no run reads or writes submitted/ meanwhile
                 if self._stays(dest, record):  # asked again: another collect may have put its folder there since
                     return
                 self.log.info("Collecting submission: %s %s", escaped(student), self.coursedir.assignment_id)
                 put_in_place(staged, dest)
+                self._record_writing(student, wrote or {})
 
     def _stays(self, dest: Path, record: Record) -> bool:
-        """Whether the collected `dest` stays as it is by nbgrader's rule (`_replaces`), said in the log."""
+        """Whether the collected `dest` stays as it is, said in the log: by nbgrader's rule (`_replaces`), and by
+        every collection's, when it holds anything no collection wrote there (intake/collected.py)."""
         if dest.is_dir() and not self._replaces(dest, record["timestamp"]):
             self.log.info("No newer submission to collect: %s %s", escaped(record["username"]),
                           self.coursedir.assignment_id)
             return True
+        student = record["username"]
+        why = kept_because(dest, held(dest, self._rules().notebook_bytes) or {},
+                           files_of(self._record_of(EXCHANGE_RECORD).get(student)),
+                           [files_of(self._record_of(LMS_RECORD).get(student))])
+        if why:
+            self.log.warning("%s: not collected: submitted/%s is kept: %s", escaped(record["filename"]),
+                             escaped(student), why)
+            return True
         return False
+
+    def _record_of(self, name: str) -> dict:
+        return read_record(record_path(self.config, self.coursedir.assignment_id, name))
+
+    def _record_writing(self, student: str, wrote: dict[str, str]) -> None:
+        """EXCHANGE_RECORD: what this collect wrote in `student`'s folder (hold submitted/'s lock: one writer)."""
+        record = self._record_of(EXCHANGE_RECORD)
+        record[student] = wrote
+        write_record(record_path(self.config, self.coursedir.assignment_id, EXCHANGE_RECORD), record)
 
     def _replaces(self, dest: Path, new: datetime.datetime) -> bool:
         """nbgrader's rule for a student already collected: with update, a newer folder (or any, when the collected

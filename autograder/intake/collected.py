@@ -1,0 +1,105 @@
+"""What a collection wrote in submitted/<student>/<assignment>: the one rule by which every collection (an LMS
+download's, collect.py; nbgrader's exchange's, nbgrader_glue/exchange_collect.py) keeps a folder the instructor
+edited.
+
+Each collection records, for each student's folder it wrote, each file's name and the SHA-256 of what the intake
+reads of it (`held`, read of the folder it put in place), in a record of its own beside the LMS download
+(downloaded/<assignment>/): `LMS_RECORD` (which `make grades-lms` also reads for the LMS's numbers) and
+`EXCHANGE_RECORD`. A collection replaces a folder only while it holds exactly what one of them records writing (or
+nothing); anything else in it (a hand fix, a regrade's notebook, a timestamp.txt written or removed for an
+extension, an extra file) keeps the folder whole, and `kept_because` says why. What the intake's walk never reads
+(files.skipped) is no one's edit.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Callable
+
+from nbgrader.apps.zipcollectapp import ZipCollectApp
+from nbgrader.coursedir import CourseDirectory
+
+from ..outputs.inert import escaped
+from .files import TIMESTAMP, Refused, read_regular, skipped
+from .unpack import write_private
+
+LMS_RECORD = "collected.json"
+EXCHANGE_RECORD = "exchange-collected.json"
+LMS_ID = "lms_id"  # an LMS entry's LMS number: {file name: its SHA-256, ..., LMS_ID: the number}
+SHOWN_CHARS = 160  # an archive entry's name may be 64 KB long: the summary shows its start
+
+
+def shown(text: str) -> str:
+    """`text` for one line of the summary: every character a terminal or a page could act on written as an
+    escape (\\x1b, \\u202e), and cut to SHOWN_CHARS."""
+    return escaped(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")
+
+
+def digest(path: Path, limit: int) -> str:
+    """The SHA-256 of what the intake reads of a file (its first `limit` + 1 bytes: one put in submitted/ by hand
+    may be a terabyte-long sparse file, never graded), or why the intake refuses it (a folder: a subfolder is held
+    as such)."""
+    try:
+        return hashlib.sha256(read_regular(path, limit)[0]).hexdigest()
+    except Refused as why:
+        return f"refused: {why}"
+
+
+def held(folder: Path, limit: int) -> dict[str, str] | None:
+    """What `folder` holds as the rule compares it (module docstring), or None when there is no folder."""
+    if not folder.is_dir():
+        return None
+    return {path.name: digest(path, limit) for path in folder.iterdir() if not skipped(path.name)}
+
+
+def record_path(config, assignment: str, name: str) -> Path:
+    """Where the record `name` of `assignment`'s collections is: beside its LMS download, downloaded/<assignment>/."""
+    app = ZipCollectApp(config=config)  # not initialised: its settings alone
+    return Path(CourseDirectory(config=config).root, app.collect_directory_structure.format(
+        downloaded=app.downloaded_directory, assignment_id=assignment, collect_step=name))
+
+
+def read_record(path: Path) -> dict:
+    """A record as its collection wrote it (whole, os.replace); one that cannot be read records nothing."""
+    try:
+        record = json.loads(path.read_text()) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def write_record(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    write_private(partial, json.dumps(record, indent=1, sort_keys=True))
+    os.replace(partial, path)
+
+
+def files_of(entry) -> dict[str, str]:
+    """A record's entry for one student as the files it records writing."""
+    return {name: sha for name, sha in entry.items() if name != LMS_ID} if isinstance(entry, dict) else {}
+
+
+def kept_because(dest: Path, now: dict[str, str], written: dict[str, str], others: list[dict[str, str]],
+                 newer: Callable[[str], str | None] = lambda name: None) -> str | None:
+    """Why `dest`, which holds `now`, stays as it is: it holds anything no collection wrote there, or changed since;
+    None when a collection may replace it (it holds nothing, or exactly what this collection (`written`) or another
+    (`others`) records writing). `newer(name)`: a collection's own reason for a file it would write (the LMS's: a
+    hand copy newer than its upload)."""
+    if not now or now == written or now in others:
+        return None
+    for name, sha in sorted(now.items()):
+        if written.get(name) == sha:
+            continue
+        if why := newer(name):
+            return why
+        if name in written:
+            return f"its {shown(name)} changed after it was collected (a regrade, or by hand)"
+        if name == TIMESTAMP:  # no collection records writing one for this student
+            return (f"its {TIMESTAMP} is not one a collection records writing (yours, an extension, or the LATE "
+                    f"time stamp of a kit that recorded none): delete it, or the folder, to collect it again")
+        return f"its {shown(name)} is not what a collection wrote there (put there by hand)"
+    gone = sorted(set(written) - set(now))
+    return f"{', '.join(map(shown, gone))} {'was' if len(gone) == 1 else 'were'} removed from it after it was collected"
