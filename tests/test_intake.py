@@ -1007,3 +1007,21 @@ def test_the_exchanges_collect_keeps_an_extension_written_in_a_collected_time_st
     result = collect()
     assert (collected / NAME).read_text() == '{"mine": 2}', result["log"]
     assert "submitted/nobody is kept: its timestamp.txt changed after it was collected" in result["log"], result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_folder_collected_before_the_collections_kept_records_is_replaced_as_nbgrader_would(tmp_path, monkeypatch):
+    """A course that upgrades the kit mid-term has folders the exchange's Collect wrote with no record of it: neither
+    record names the student, so nbgrader's rule alone decides, as it did then (a newer submission replaces the
+    folder). Kept as "put there by hand", every student's next submission would never be collected."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    assert collect()["success"]
+    records = list(collected.parents[2].glob("downloaded/*/exchange-collected.json"))
+    assert records
+    for record in records:
+        record.unlink()  # as a kit before the record left it
+    inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    result = collect()
+    assert (collected / NAME).read_text() == '{"mine": 2}', result["log"]

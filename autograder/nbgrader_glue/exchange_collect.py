@@ -175,9 +175,11 @@ class IntakeExchangeCollect(ExchangeCollect):
                           self.coursedir.assignment_id)
             return True
         student = record["username"]
-        why = kept_because(dest, held(dest, self._rules().notebook_bytes) or {},
-                           files_of(self._record_of(EXCHANGE_RECORD).get(student)),
-                           [files_of(self._record_of(LMS_RECORD).get(student))])
+        ours, lms = self._record_of(EXCHANGE_RECORD), self._record_of(LMS_RECORD)
+        if student not in ours and student not in lms:  # collected by a kit before the records: nbgrader's rule alone,
+            return False  # as it was then (else every folder of a course upgraded mid-term would be kept for good)
+        why = kept_because(dest, held(dest, self._rules().notebook_bytes) or {}, files_of(ours.get(student)),
+                           [files_of(lms.get(student))])
         if why:
             self.log.warning("%s: not collected: submitted/%s is kept: %s", escaped(record["filename"]),
                              escaped(student), why)
