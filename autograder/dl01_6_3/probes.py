@@ -192,9 +192,11 @@ def _none_grads(params):
 
 
 def _grad_owners(params):
-    """For each Parameter, the number of the first whose grad is the very same array (its own when none is):
-    zero_grad() that left one array to several (causes.grads_shared). A grad that is no array is another check's."""
-    return [next(j for j, q in enumerate(params) if q.grad is p.grad) if isinstance(p.grad, np.ndarray) else i
+    """For each Parameter, the number of the first whose grad shares its memory (its own when none does; views of
+    one array share it, and backward() adds into that one memory): zero_grad() that left one array to several
+    (causes.grads_shared). A grad that is no array is another check's."""
+    return [next(j for j, q in enumerate(params) if q is p or isinstance(q.grad, np.ndarray)
+                 and np.shares_memory(q.grad, p.grad)) if isinstance(p.grad, np.ndarray) else i
             for i, p in enumerate(params)]
 
 
