@@ -16,6 +16,7 @@ Only the lesson-numbers probes use the notebook's own classes throughout (that p
 the student).
 """
 import functools
+import gc
 import inspect
 import re
 from typing import Any
@@ -103,25 +104,31 @@ def _parameters(ns, arrays):
     return [ns["Parameter"](np.array(a, dtype=float)) for a in arrays]
 
 
-def _collected(value, parameter):
-    """Whether `value` is a list, set or dict holding what a call of parameters() collects: Parameters, or ints
-    (their ids), as items (of a dict: as keys); a constant parameters() only reads (KINDS = [list, tuple]) holds
-    neither (facts.collected)."""
+def _collected(value, parameter, ids):
+    """Whether `value` is a list, set or dict holding, as items (of a dict: its keys), Parameters (`parameter`; ()
+    for none) or ids of Parameters (`ids`, from _live): what a call of parameters() collects. A counter's ints
+    (_calls=[0]) or a constant it only reads (KINDS = [list, tuple]) keep nothing between calls (facts.collected)."""
     return isinstance(value, (list, set, dict)) and any(
-        isinstance(item, parameter) or (isinstance(item, int) and not isinstance(item, bool)) for item in value)
+        isinstance(item, parameter) or (type(item) is int and item in ids) for item in value)
 
 
-def _outliving(module, parameter):
+def _live(parameter):
+    """The ids of the Parameters alive now (the module's among them): what ids a parameters() keeps can be."""
+    return {id(item) for item in gc.get_objects() if issubclass(type(item), parameter)}
+
+
+def _outliving(module, parameter, ids):
     """[name, type name, where] of each list, set or dict that outlives a call of parameters() and holds what
     calls collected (_collected): on the module's class ("class"), a global its parameters() reads ("global"),
     or ids kept on the module itself ("self")."""
     method = getattr(type(module), "parameters", None)
     names, read = getattr(method, "__globals__", {}), getattr(getattr(method, "__code__", None), "co_names", ())
     kept = [[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
-            for name, value in vars(c).items() if not name.startswith("__") and _collected(value, parameter)]
-    kept += [[name, type(names[name]).__name__, "global"] for name in read if _collected(names.get(name), parameter)]
+            for name, value in vars(c).items() if not name.startswith("__") and _collected(value, parameter, ids)]
+    kept += [[name, type(names[name]).__name__, "global"] for name in read
+             if _collected(names.get(name), parameter, ids)]
     return kept + [[f"self.{name}", type(value).__name__, "self"] for name, value in vars(module).items()
-                   if isinstance(value, (list, set, dict)) and value and all(isinstance(v, int) for v in value)]
+                   if _collected(value, (), ids)]
 
 
 def _kept_list(ns, module, found):
@@ -133,10 +140,10 @@ def _kept_list(ns, module, found):
         arguments = list(inspect.signature(type(module).parameters).parameters.values())
     except (TypeError, ValueError):
         arguments = []
-    again = module.parameters()
+    again, ids = module.parameters(), _live(ns["Parameter"])
     return {"defaults": [[a.name, type(a.default).__name__] for a in arguments
-                         if a.default is not a.empty and _collected(a.default, ns["Parameter"])],
-            "same_list": isinstance(found, list) and again is found, "kept": _outliving(module, ns["Parameter"])}
+                         if _collected(a.default, ns["Parameter"], ids)],
+            "same_list": isinstance(found, list) and again is found, "kept": _outliving(module, ns["Parameter"], ids)}
 
 
 def _not_parameters(ns, listed):
@@ -192,9 +199,11 @@ def _none_grads(params):
 
 
 def _grad_owners(params):
-    """For each Parameter, the number of the first whose grad is the very same array (its own when none is):
-    zero_grad() that left one array to several (causes.grads_shared). A grad that is no array is another check's."""
-    return [next(j for j, q in enumerate(params) if q.grad is p.grad) if isinstance(p.grad, np.ndarray) else i
+    """For each Parameter, the number of the first whose grad shares its memory (its own when none does; views of
+    one array share it, and backward() adds into that one memory): zero_grad() that left one array to several
+    (causes.grads_shared). A grad that is no array is another check's."""
+    return [next(j for j, q in enumerate(params) if q is p or isinstance(q.grad, np.ndarray)
+                 and np.shares_memory(q.grad, p.grad)) if isinstance(p.grad, np.ndarray) else i
             for i, p in enumerate(params)]
 
 

@@ -56,8 +56,8 @@ def check_first_step(got, lr):
     assert not moved_by(got, -lr), "step() moved the Parameters up the gradient: subtract self.lr * p.grad"
     assert moved_by(got, lr), causes.step_move(got["start"], per_parameter(got["data"][0], len(SHAPES)),
                                                got["grads_used"][0], lr) or (
-        f"step() did not move each parameter by -lr * grad with lr = {lr}: use the learning rate stored in self.lr "
-        "and the gradient in p.grad")
+        f"step() did not move each parameter by -lr * grad with lr = {lr}: it moved them by something other than "
+        "lr * grad (p.data -= self.lr * p.grad is the whole update)")
 
 
 @pytest.mark.parametrize("lr,seed", [(0.1, 0), (0.03, 1), (0.5, 2), (1.7, 3)])

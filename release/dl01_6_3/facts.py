@@ -2,13 +2,13 @@
 do and the given Linear.__init__ made (layers_facts, init_facts), what parameters() defaults to and keeps
 (kept_list), what it gave SGD(...) (given_cause) and what SGD(...) kept (holds, order); and of the saved
 notebook, a given cell you edited and the names it binds (edited_given, bound_by). The course's grader gathers
-the same facts in the process that runs your code (its probes) and names them with the same causes.py.
-Needs NumPy.
+the same facts in the process that runs your code (its probes) and names them with the same causes.py. NumPy.
 """
 from __future__ import annotations
 
 import ast
 import functools
+import gc
 import hashlib
 import inspect
 import re
@@ -18,36 +18,39 @@ import numpy as np
 from causes import HOMES, defined_again, init_kept, not_parameters, optimizer_holds, parameters_gave, stale_list
 
 
-def collected(value, parameter: type) -> bool:
-    """Whether `value` is a list, set or dict holding what parameters() collects, Parameters or ints (ids), as items
-    (a dict's keys); a constant it only reads (KINDS = [list, tuple]) keeps nothing between calls (probes: same)."""
+def collected(value, parameter, ids: set) -> bool:
+    """Whether `value` is a list, set or dict holding, as items (a dict's keys), Parameters (`parameter`; () for
+    none) or ids of Parameters (`ids`): what parameters() collects. A counter's ints (_calls=[0]) or a constant it
+    only reads (KINDS = [list, tuple]) keep nothing between calls (probes: same)."""
     return isinstance(value, (list, set, dict)) and any(
-        isinstance(item, parameter) or (isinstance(item, int) and not isinstance(item, bool)) for item in value)
+        isinstance(item, parameter) or (type(item) is int and item in ids) for item in value)
 
 
-def defaults_of(function, parameter: type) -> list:
-    """[name, type name] for each argument of `function` whose default holds what a call collected (the
-    probes gather the same)."""
+def live(parameter) -> set:
+    """The ids of the Parameters alive now (the module's among them): what ids a parameters() keeps can be."""
+    return {id(item) for item in gc.get_objects() if issubclass(type(item), parameter)}
+
+
+def defaults_of(function, parameter, ids: set) -> list:
+    """[name, type name] for each argument of `function` whose default holds what a call collected."""
     try:
         arguments = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return []
-    return [[a.name, type(a.default).__name__] for a in arguments
-            if a.default is not a.empty and collected(a.default, parameter)]
+    return [[a.name, type(a.default).__name__] for a in arguments if collected(a.default, parameter, ids)]
 
 
-def kept_outside(module, parameter: type) -> list:
-    """[name, type name, where] for each container outliving a call of parameters() that holds what calls collected
-    (`collected`): on the module's class or a base ("class"), a global its parameters() reads ("global"), or ids on
-    the module itself ("self"; a list of Parameters there is the module's own). The probes gather the same."""
+def kept_outside(module, parameter, ids: set) -> list:
+    """[name, type name, where] for each container outliving a call of parameters() that holds what calls collected:
+    on its class or a base ("class"), a global it reads ("global"), ids on the module ("self"). Probes: same."""
     method = getattr(type(module), "parameters", None)
     code, names = getattr(method, "__code__", None), getattr(method, "__globals__", {})
     return ([[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
-             for name, value in vars(c).items() if not name.startswith("__") and collected(value, parameter)]
+             for name, value in vars(c).items() if not name.startswith("__") and collected(value, parameter, ids)]
             + [[name, type(names[name]).__name__, "global"] for name in getattr(code, "co_names", ())
-               if collected(names.get(name), parameter)]
+               if collected(names.get(name), parameter, ids)]
             + [[f"self.{name}", type(value).__name__, "self"] for name, value in vars(module).items()
-               if isinstance(value, (list, set, dict)) and value and all(isinstance(v, int) for v in value)])
+               if collected(value, (), ids)])
 
 
 def kinds_of(listed, parameter: type, module: type) -> list:
@@ -56,12 +59,10 @@ def kinds_of(listed, parameter: type, module: type) -> list:
 
 
 def kept_facts(module, found, parameter: type) -> dict:
-    """What causes.stale_list reads of a module whose parameters() returned `found`: what parameters() defaults
-    to, whether a second call returns that very list, and the containers kept between calls (`parameter`: the
-    notebook's Parameter class)."""
-    again = module.parameters()
-    return {"defaults": defaults_of(type(module).parameters, parameter),
-            "same_list": isinstance(found, list) and again is found, "kept": kept_outside(module, parameter)}
+    """causes.stale_list's facts of a module whose parameters() returned `found` (defaults_of, kept_outside)."""
+    again, ids = module.parameters(), live(parameter)
+    return {"defaults": defaults_of(type(module).parameters, parameter, ids),
+            "same_list": isinstance(found, list) and again is found, "kept": kept_outside(module, parameter, ids)}
 
 
 def kept_list(module, parameter: type) -> str:
@@ -94,8 +95,7 @@ def holds(optimizer, params, lr):
 
 
 def order(optimizer, params):
-    """The number among `params` of each entry of the optimizer's list (-1 for another object), as
-    causes.init_kept reads it; None for a generator, which this would use up."""
+    """causes.init_kept's number among `params` of each entry of self.params (-1: another; None: a generator)."""
     if hasattr(type(optimizer.params), "__next__"):
         return None
     return [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]

@@ -30,7 +30,8 @@ def test_moves_every_parameter_by_minus_lr_times_grad(nb):
     cause = causes.step_move(before, after, grads, 0.25)  # not moved, some, up the gradient, another rate
     assert not cause, cause
     assert all(np.shape(a) == b.shape and np.allclose(a, b - 0.25 * g) for a, b, g in zip(after, before, grads)), (
-        "step() moved the Parameters by the wrong amount: each p.data should lose self.lr * p.grad")
+        "step() did not move each parameter by -lr * grad with lr = 0.25: it moved them by something other than "
+        "lr * grad (p.data -= self.lr * p.grad is the whole update)")
 
 
 def test_changes_data_in_place_on_the_same_objects(nb):

@@ -36,8 +36,10 @@ def test_lets_the_next_backward_start_from_zero(nb):
     factors = [rng.normal(size=p.shape) for p in params]
     sgd(nb, params, 0.1).zero_grad()
     assert not any(p.grad is None for p in params), causes.NONE_GRAD  # backward() cannot add into None
-    cause = causes.grads_shared([next(j for j, q in enumerate(params) if q.grad is p.grad) if isinstance(
-        p.grad, np.ndarray) else i for i, p in enumerate(params)])  # one array for several (a number: another check's)
+    # One memory for several (views of one array too; a number: another check's): backward() adds into it.
+    cause = causes.grads_shared([next(j for j, q in enumerate(params) if q is p or isinstance(q.grad, np.ndarray)
+                                      and np.shares_memory(q.grad, p.grad)) if isinstance(p.grad, np.ndarray) else i
+                                 for i, p in enumerate(params)])
     assert not cause, cause
     sum(((p * nb.Tensor(c)).sum() for p, c in zip(params, factors)), nb.Tensor(0.0)).backward()
     assert all(np.allclose(p.grad, c) for p, c in zip(params, factors)), (

@@ -77,9 +77,9 @@ def grads_left(cleared):
 def grads_shared(owners: list) -> str:
     """The cause ('' if none) when zero_grad() left one array to several Parameters (owners: first sharer of each)."""
     sharing = {n for n, o in enumerate(owners) if o != n} | {o for n, o in enumerate(owners) if o != n}
-    return "" if not sharing else (f"zero_grad() left {len(sharing)} Parameters sharing grad arrays (p.grad is "
-                                   "q.grad): backward() adds each one's gradient into the same array; give every "
-                                   "Parameter its own, p.grad = np.zeros_like(p.data)")
+    return "" if not sharing else (f"zero_grad() left {len(sharing)} Parameters sharing grad arrays (one memory, "
+                                   "or views of it): backward() adds each one's gradient into the same memory; give "
+                                   "every Parameter its own, p.grad = np.zeros_like(p.data)")
 
 
 def init_kept(order, total, kept_lr, lr):
