@@ -759,7 +759,8 @@ import sandbox_probes
 import autograder.sandbox
 from autograder.sandbox import Cell, Limits, Sandbox
 autograder.sandbox.MARGIN_SECONDS = 2.0  # the grader waits for a check's reply 6 s: 2 x 2 x the 1 s budget, and this
-napper = "import time\\ndef nap():\\n    time.sleep(1.0)\\n    return 'x' * 300_000\\nready = 1"  # more than a pipe holds
+# two naps (1.4 s) well within the session's 2 s of backstop, which the 8 s stop alone would pass
+napper = "import time\\ndef nap():\\n    time.sleep(0.7)\\n    return 'x' * 300_000\\nready = 1"  # more than a pipe holds
 with Sandbox(modules={"sandbox_probes": sys.argv[1]}, limits=Limits(seconds=1)) as sandbox:
     sandbox.begin(1.0)
     assert sandbox.call([Cell("napper", napper)], sandbox_probes.value, name="ready").ok  # started and loaded
