@@ -55,8 +55,9 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroe
         if np.isclose(ratio, 2) and order is not None and len(order) != len(set(order)):
             return (f"step() moved {what} twice as far as -lr * grad: a Parameter listed twice is moved twice "
                     "(parameters() must list each Parameter once)")
-        return (f"step() moved {what} {ratio:.3g} times as far as -lr * grad: use the learning rate stored in "
-                "self.lr")
+        # the rate it acted as if it had, not a guess at why: a rate typed in and a stray factor read alike here
+        return (f"step() moved {what} {ratio:.3g} times as far as -lr * grad, as if the learning rate were "
+                f"{ratio * lr:.3g} while self.lr is {lr:g}: move each p.data by exactly -self.lr * p.grad")
     return ""
 
 
