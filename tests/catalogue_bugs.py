@@ -399,6 +399,10 @@ BUGS: list[Bug] = [
     Bug("forward-weight-in-out", "forward() uses the weight as (in, out): x @ W + b",
         (linear("return x @ self.weight + self.bias"),),
         loses=("test_forward", LESSON), phrase="the weight is stored as (n_out, n_in), so the layer computes x @ W.T + b", cause='the weight is stored as (n_out, n_in)', lesson_cause='Linear.forward raised'),
+    Bug("forward-helper-in-out", "forward() hands x @ W + b to a helper of its own, which raises",
+        (linear("def affine(x, w, b):\n    return x @ w + b\n\nreturn affine(x, self.weight, self.bias)"),),
+        loses=("test_forward", LESSON), phrase="affine raised ValueError", cause="affine raised ValueError",
+        lesson_cause="affine raised ValueError"),
     Bug("linear-weight-property", "correct: Linear.weight a property over self._weight with a setter, the given "
         "__init__ untouched (it assigns through the setter)",
         (Mutation("linear", "Linear", "", source=DENSE.replace("class Dense", "class Linear") + (

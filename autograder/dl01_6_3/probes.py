@@ -365,8 +365,9 @@ def linear_forward(ns, weight, bias, x, upstream):
     x_tensor = ns["Tensor"](x_data)
     try:
         out = layer.forward(x_tensor)
-    except ValueError as error:
-        return {"error": f"ValueError: {' '.join(str(error).split())}"}
+    except ValueError as error:  # named where it was raised: forward() may call a helper of another cell
+        from messages import describe_exception  # the sandbox's own module: this runs only in the worker
+        return {"error": describe_exception(error, quote=False)}
     values = getattr(out, "data", out)
     result = {"error": None, "is_tensor": isinstance(out, ns["Tensor"]), "shape": list(np.shape(values)),
               "data": _array_or_none(values),

@@ -37,9 +37,9 @@ def _where(exc: BaseException) -> str | None:
 NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your code"
 
 
-def describe_exception(exc: BaseException) -> str:
+def describe_exception(exc: BaseException, quote: bool = True) -> str:
     """`Class.method raised Type: message (line N of its cell)`, naming the innermost notebook code involved
-    and the line of its cell that raised."""
+    and the line of its cell that raised (`quote` False: without the message, where a check states the fact)."""
     where, innermost = _where(exc), _innermost(exc)
     if isinstance(exc, NotImplementedError) and where:
         return f"{where} {NOT_WRITTEN}"
@@ -48,7 +48,7 @@ def describe_exception(exc: BaseException) -> str:
     if isinstance(exc, MemoryError):
         return f"{where or 'the code'} ran out of memory"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
     line = f" (line {innermost[1]}{' of its cell' if where else ''})" if innermost else ""
     return f"{where} raised {what}{line}" if where else f"raised {what}{line}"
 

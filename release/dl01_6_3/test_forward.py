@@ -1,6 +1,7 @@
 """Linear.forward() (`pytest -m forward`): x of shape (batch, n_in) gives x @ W.T + b of shape (batch, n_out),
 with the weight W stored as (n_out, n_in) and the bias b added to every row, computed with Tensor operations
 so that backward() reaches the weight, the bias and the input."""
+import explain
 import facts
 import numpy as np
 
@@ -17,10 +18,10 @@ def forward(nb, layer, x):
     n_out, n_in = layer.weight.shape
     try:
         out = layer.forward(x)
-    except ValueError:
-        raise AssertionError(f"Linear.forward raised ValueError (the shapes do not fit) on a layer with n_in={n_in}, "
-                             f"n_out={n_out}: the weight is stored as (n_out, n_in), so the layer computes "
-                             "x @ W.T + b") from None
+    except ValueError as error:  # named where it was raised: forward() may call a helper of another cell
+        raise AssertionError(f"{explain.describe_exception(error, quote=False)} in Linear.forward on a layer "
+                             f"with n_in={n_in}, n_out={n_out} (the shapes do not fit): the weight is stored as "
+                             "(n_out, n_in), so the layer computes x @ W.T + b") from None
     assert isinstance(out, nb.Tensor), (f"Linear.forward returned a {type(out).__name__}: build the result from x, "
                                         "self.weight and self.bias with Tensor operations")
     return out

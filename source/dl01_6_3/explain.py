@@ -58,9 +58,10 @@ def where(exc: BaseException) -> str | None:
     return _qualname(innermost[0]) if innermost else None
 
 
-def describe_exception(exc: BaseException) -> str:
+def describe_exception(exc: BaseException, quote: bool = True) -> str:
     """One line: `Class.method raised Type: message (line N of its cell)`, naming the innermost notebook
-    code involved and the line of its cell that raised (the line Jupyter numbers in that cell)."""
+    code involved and the line of its cell that raised (the line Jupyter numbers in that cell); `quote`
+    False leaves the message out, where a check states the fact itself."""
     innermost = _innermost(exc)
     function = None if where(exc) in (None, "<module>") else where(exc)
     if isinstance(exc, NotImplementedError) and function:
@@ -68,7 +69,7 @@ def describe_exception(exc: BaseException) -> str:
     if isinstance(exc, SyntaxError):
         return f"{(exc.filename or 'a cell').strip('<>')} has a syntax error on line {exc.lineno}: {exc.msg}"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
     line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""
     return f"{function} raised {what}{line}" if function else f"raised {what}{line}"
 
