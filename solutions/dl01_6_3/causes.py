@@ -61,6 +61,20 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroe
     return ""
 
 
+def grads_missing(grads, names, expected=None, whose="") -> str:
+    """The cause ('' if none) when backward() left Parameters without a gradient (None or all zero) that must get
+    one: each of `names` (in the order of `grads`) whose `expected` gradient is not zero, or every one where
+    `expected` is None (the worked example's loss depends on every number of its weight and bias); `whose`
+    comes before the names."""
+    expected = expected if expected is not None else [1.0] * len(grads)
+    missing = [name for name, grad, want in zip(names, grads, expected)
+               if (grad is None or not np.any(np.asarray(grad, dtype=float))) and np.any(np.asarray(want, dtype=float))]
+    listed = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
+    return "" if not missing else (f"after backward() no gradient reached {whose}{listed}: Linear.forward "
+                                   "must compute with Tensor operations on x, self.weight and self.bias (not on "
+                                   "their .data)")
+
+
 def grads_left(cleared):
     """The cause when zero_grad() did not clear every gradient ('' when it did): `cleared` holds each
     p.grad after zero_grad() (None for a grad set to None)."""

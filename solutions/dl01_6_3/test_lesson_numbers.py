@@ -78,9 +78,8 @@ def worked_example(nb, zero_between):
     assert np.isclose(numbers[1], 5.29), (f"worked example: the first loss should be 5.29 (z = -1.3), got "
                                           f"{numbers[1]:.4g} (z = {numbers[0]:.4g}): Linear(2, 1) must compute "
                                           "x @ W.T + b")
-    assert any(np.any(g != 0) for g in grads), (
-        "worked example: after backward() no gradient reached the layer's weight and bias: Linear.forward must "
-        "compute with Tensor operations on x, self.weight and self.bias (not on their .data)")
+    cause = causes.grads_missing(grads, ["weight", "bias"], whose="the layer's ")
+    assert not cause, f"worked example: {cause}"
     loss = forward()
     if zero_between:
         zeroed(optimizer, params)
