@@ -1025,3 +1025,56 @@ def test_a_folder_collected_before_the_collections_kept_records_is_replaced_as_n
     inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
     result = collect()
     assert (collected / NAME).read_text() == '{"mine": 2}', result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_file_the_instructor_adds_in_a_collected_subfolder_keeps_the_folder(tmp_path, monkeypatch):
+    """red-k10 K1 (pass 21). docs/instructors.md, "Your edits in `submitted/` stay": "a file you added or removed ...
+    keeps the whole folder as it is". The exchange's Collect stages the files submission_files names where the
+    student's folder holds them (`data/points.csv` stays in data/), but the keep rule (collected.held) reads only the
+    folder's top level, and a subfolder's digest is the same whatever it holds ("refused: ... a folder"). So the
+    instructor's file added in data/ (or a fix of data/points.csv) is no edit to it: the student's next submission
+    replaces the folder and the instructor's file is gone, without a word in the log."""
+    import autograder.settings as settings
+
+    real = settings.load_config
+
+    def with_data(course):
+        config = real(course)
+        config.GraderSettings.submission_files = ["*.csv"]  # fnmatch's * spans "/": data/points.csv is taken
+        return config
+
+    monkeypatch.setattr(settings, "load_config", with_data)
+    collected, collect = exchange(tmp_path, monkeypatch)
+    for when, points in ((SUBMITTED, "1,2\n"), (LATER, "3,4\n")):
+        folder = inbound(tmp_path, when, NOBODY, '{"mine": 1}' if when == SUBMITTED else '{"mine": 2}')
+        (folder / "data").mkdir()
+        (folder / "data" / "points.csv").write_text(points)
+        for path in (folder / "data", folder / "data" / "points.csv"):
+            os.chown(path, NOBODY, NOBODY)
+        if when == SUBMITTED:
+            assert collect()["success"]
+            assert (collected / "data" / "points.csv").read_text() == "1,2\n"
+            (collected / "data" / "weights.csv").write_text("sent by mail\n")  # the instructor adds what was missing
+    result = collect()
+    assert (collected / "data" / "weights.csv").is_file(), result["log"]
+    assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_folder_the_instructor_put_in_submitted_for_a_student_never_collected_stays(tmp_path, monkeypatch):
+    """red-k10 K2 (pass 21). One keep rule for both collections (intake/collected.py): the LMS's keeps a folder no
+    record names ("put there by hand"), but the exchange's Collect takes a student neither record names for one a
+    kit before the records collected (exchange_collect._stays: nbgrader's rule alone), and nbgrader's rule replaces a
+    folder without a timestamp.txt by any inbound folder. So the copy the instructor put in submitted/ for a student
+    whose work came by mail (no collection ever wrote it) is replaced by whatever the student drops in inbound next,
+    at any time, and the log says only "Collecting submission"."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    collected.mkdir(parents=True)
+    (collected / NAME).write_text('{"by mail, entered by the instructor": 1}')
+    inbound(tmp_path, LATER, NOBODY, '{"blank": 1}')
+    result = collect()
+    assert (collected / NAME).read_text() == '{"by mail, entered by the instructor": 1}', result["log"]
+    assert "submitted/nobody is kept" in result["log"], result["log"]
