@@ -1078,3 +1078,33 @@ def test_a_folder_the_instructor_put_in_submitted_for_a_student_never_collected_
     result = collect()
     assert (collected / NAME).read_text() == '{"by mail, entered by the instructor": 1}', result["log"]
     assert "submitted/nobody is kept" in result["log"], result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_an_lms_copy_never_replaces_a_folder_whose_collected_subfolder_the_instructor_changed(tmp_path, monkeypatch):
+    """red-k10 K1, the LMS's side: the LMS collection replaces a folder that holds exactly what the exchange's Collect
+    records writing (collected.kept_because's `others`), and the record holds data/ as one constant digest, so the
+    file the instructor added in data/ is gone with the folder when the LMS copy is written."""
+    import autograder.settings as settings
+
+    real = settings.load_config
+
+    def with_data(course):
+        config = real(course)
+        config.GraderSettings.submission_files = ["*.csv"]
+        return config
+
+    monkeypatch.setattr(settings, "load_config", with_data)
+    collected, collect_exchange = exchange(tmp_path, monkeypatch)
+    folder = inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    (folder / "data").mkdir()
+    (folder / "data" / "points.csv").write_text("1,2\n")
+    for path in (folder / "data", folder / "data" / "points.csv"):
+        os.chown(path, NOBODY, NOBODY)
+    assert collect_exchange()["success"]
+    (collected / "data" / "weights.csv").write_text("sent by mail\n")  # the instructor's
+    root = collected.parents[2]
+    lms_zip(root, {f"{STUDENT}_upload_{NAME}": b'{"lms": 1}'})
+    lines = collect(root)
+    assert (collected / "data" / "weights.csv").is_file(), (sorted(p.name for p in collected.iterdir()), lines)
