@@ -1108,3 +1108,36 @@ def test_an_lms_copy_never_replaces_a_folder_whose_collected_subfolder_the_instr
     lms_zip(root, {f"{STUDENT}_upload_{NAME}": b'{"lms": 1}'})
     lines = collect(root)
     assert (collected / "data" / "weights.csv").is_file(), (sorted(p.name for p in collected.iterdir()), lines)
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_an_instructors_fix_past_notebook_kb_of_a_collected_data_file_keeps_the_folder(tmp_path, monkeypatch):
+    """red-k10 K3 (pass 21). collected.held digests every file of a folder by its first notebook_kb (+1) bytes, also
+    the files submission_files names, which grading takes up to submission_file_kb. With data files larger than the
+    notebook may be (submission_file_kb = 4096, notebook_kb's 2048), the instructor's fix of a collected data file's
+    end is no edit to the keep rule, and the student's next submission replaces it."""
+    import autograder.settings as settings
+
+    real = settings.load_config
+
+    def with_data(course):
+        config = real(course)
+        config.GraderSettings.submission_files = ["*.csv"]
+        config.GraderSettings.submission_file_kb = 4096
+        return config
+
+    monkeypatch.setattr(settings, "load_config", with_data)
+    collected, collect = exchange(tmp_path, monkeypatch)
+    rows = "1,2\n" * (768 * 1024)  # 3 MB
+    for when, notebook in ((SUBMITTED, '{"mine": 1}'), (LATER, '{"mine": 2}')):
+        folder = inbound(tmp_path, when, NOBODY, notebook)
+        (folder / "points.csv").write_text(rows)
+        os.chown(folder / "points.csv", NOBODY, NOBODY)
+        if when == SUBMITTED:
+            assert collect()["success"]
+            assert (collected / "points.csv").stat().st_size == len(rows)
+            with (collected / "points.csv").open("a") as data:
+                data.write("the instructor's fixed last row\n")
+    result = collect()
+    assert (collected / "points.csv").read_text().endswith("the instructor's fixed last row\n"), result["log"]
