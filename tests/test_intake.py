@@ -921,9 +921,11 @@ def test_a_collected_time_stamp_that_is_not_one_never_stops_the_next_collect(tmp
     result = collect()
     assert result["success"], result
     assert "timestamp.txt: holds no time nbgrader reads" in result["log"], result["log"]
-    # A timestamp.txt changed in the collected folder is an edit, which every collection keeps (intake/collected.py)
+    # A timestamp.txt changed in the collected folder is an edit, which every collection keeps (intake/collected.py);
+    # a folder in its place is the file removed (the keep rule reads files, at any depth, as the intake's walk does)
     assert (collected / NAME).read_text() == '{"mine": 1}'
-    assert "submitted/nobody is kept: its timestamp.txt changed after it was collected" in result["log"], result["log"]
+    assert any(f"submitted/nobody is kept: {why} after it was collected" in result["log"]
+               for why in ("its timestamp.txt changed", "timestamp.txt was removed from it")), result["log"]
 
 
 @pytest.mark.slow
@@ -1011,10 +1013,13 @@ def test_the_exchanges_collect_keeps_an_extension_written_in_a_collected_time_st
 
 @pytest.mark.slow
 @AS_ROOT
-def test_a_folder_collected_before_the_collections_kept_records_is_replaced_as_nbgrader_would(tmp_path, monkeypatch):
-    """A course that upgrades the kit mid-term has folders the exchange's Collect wrote with no record of it: neither
-    record names the student, so nbgrader's rule alone decides, as it did then (a newer submission replaces the
-    folder). Kept as "put there by hand", every student's next submission would never be collected."""
+def test_a_folder_collected_before_the_collections_kept_records_stays_and_the_log_says_how_to_take_the_new_one(
+        tmp_path, monkeypatch):
+    """A course that upgrades the kit mid-term has folders the exchange's Collect wrote with no record of it. On disk
+    they are what a copy the instructor put there by hand is (red-k10 K2: work sent by mail, which a student's next
+    inbound folder replaced when nbgrader's rule alone decided for a student no record names), so the folder stays,
+    as the LMS collection keeps it: hand work is never undone, and the one line names the student and says how to
+    take the newer submission instead (before pass 21 it was replaced)."""
     collected, collect = exchange(tmp_path, monkeypatch)
     inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
     assert collect()["success"]
@@ -1023,6 +1028,11 @@ def test_a_folder_collected_before_the_collections_kept_records_is_replaced_as_n
     for record in records:
         record.unlink()  # as a kit before the record left it
     inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
+    result = collect()
+    assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
+    assert (f"not collected: submitted/nobody is kept: no collection records writing it (your copy, or one a kit "
+            f"before the records collected): delete the folder to collect the new submission") in result["log"]
+    shutil.rmtree(collected)  # as the line says
     result = collect()
     assert (collected / NAME).read_text() == '{"mine": 2}', result["log"]
 
@@ -1141,3 +1151,21 @@ def test_an_instructors_fix_past_notebook_kb_of_a_collected_data_file_keeps_the_
                 data.write("the instructor's fixed last row\n")
     result = collect()
     assert (collected / "points.csv").read_text().endswith("the instructor's fixed last row\n"), result["log"]
+
+
+def test_a_collected_folder_past_the_walks_cap_is_never_taken_for_what_a_collection_wrote(tmp_path):
+    """The keep rule reads a folder as the intake's walk does, within submission_entries (collected.held): a folder of
+    more entries than that, which the instructor added beside what a collection wrote, is an edit, though the walk
+    stops before its files (else the folder would hold, as far as the walk saw, exactly what was written)."""
+    from autograder.intake.collected import held, kept_because
+
+    rules = IntakeRules(NAME, 1 << 20, max_entries=5)
+    folder = tmp_path / "collected"
+    folder.mkdir()
+    (folder / NAME).write_text('{"mine": 1}')
+    written = held(folder, rules)
+    (folder / "extra").mkdir()
+    for n in range(10):
+        (folder / "extra" / f"{n}.csv").write_text(f"{n}\n")
+    assert kept_because(folder, held(folder, rules), written, []) == (
+        "it holds more than the 5 entries the intake looks at, more than a collection writes (put there by hand)")
