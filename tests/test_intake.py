@@ -1030,8 +1030,8 @@ def test_a_folder_collected_before_the_collections_kept_records_stays_and_the_lo
     inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
     result = collect()
     assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
-    assert (f"not collected: submitted/nobody is kept: no collection records writing it (your copy, or one a kit "
-            f"before the records collected): delete the folder to collect the new submission") in result["log"]
+    assert ("not collected: submitted/nobody is kept: no collection records writing it (your copy, or one a kit "
+            "before the records collected): delete the folder to collect the new submission") in result["log"]
     shutil.rmtree(collected)  # as the line says
     result = collect()
     assert (collected / NAME).read_text() == '{"mine": 2}', result["log"]
