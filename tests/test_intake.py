@@ -1169,3 +1169,20 @@ def test_a_collected_folder_past_the_walks_cap_is_never_taken_for_what_a_collect
         (folder / "extra" / f"{n}.csv").write_text(f"{n}\n")
     assert kept_because(folder, held(folder, rules), written, []) == (
         "it holds more than the 5 entries the intake looks at, more than a collection writes (put there by hand)")
+
+
+def test_the_keep_rules_digest_is_of_a_whole_file_and_of_a_longer_ones_size(tmp_path):
+    """collected.digest: the SHA-256 of a whole file (as the last kit recorded one up to notebook_kb: its records still
+    match); a file longer than any a collection writes (put there by hand, maybe a terabyte-long sparse one, never
+    read whole) is read up to the cap and a byte, and its size tells it from another that starts as it does."""
+    import hashlib
+
+    from autograder.intake.collected import digest
+
+    whole = tmp_path / "whole"
+    whole.write_bytes(b"1,2\n" * 4)
+    assert digest(whole, 16) == hashlib.sha256(b"1,2\n" * 4).hexdigest()
+    longer, longest = tmp_path / "longer", tmp_path / "longest"
+    longer.write_bytes(b"1,2\n" * 8)
+    longest.write_bytes(b"1,2\n" * 8 + b"the instructor's last row\n")
+    assert digest(longer, 16) != digest(longest, 16)
