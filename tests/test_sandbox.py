@@ -960,3 +960,32 @@ def test_the_notebooks_namespace_is_the_main_module_as_in_jupyter(box, cells):
     loads its layers with pickle scores 17/18 ("Can't pickle <class '__main__.Linear'>: attribute lookup")."""
     outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
     assert outcome.value is True and not outcome.load_errors, outcome
+
+
+@pytest.mark.parametrize("cells", [["y = 1", "%time s = '{y}$y'", "SHOWN = s == '{y}$y'"],
+                                   ["def f():\n    x = 'fx'\n    get_ipython().run_line_magic('env', 'K=$x')\nf()",
+                                    "import os\nSHOWN = os.environ['K'] == 'fx'"],
+                                   ["A = 1\n_b = 2", "%reset -s -f", "SHOWN = ('A' in globals(), '_b' in globals()) == (False, True)"],
+                                   ["A = 1", "%reset -f", "SHOWN = get_ipython() is not None and '_' not in globals() "
+                                                          "and 'A' not in globals() and __name__ == '__main__'"],
+                                   ["A = [1]\nB = A\nC = [1]", "%xdel A", "SHOWN = ('B' in globals(), C) == (False, [1])"],
+                                   ["r = get_ipython().run_cell('1/0')\n"
+                                    "SHOWN = (r.success, type(r.error_in_exec).__name__) == (False, 'ZeroDivisionError')"],
+                                   ["r = get_ipython().run_cell('6 * 7')\nSHOWN = (r.result, _) == (42, 42)"],
+                                   ["%%writefile bad_run.py\nA = 1\nraise ValueError('x')\n", "%run bad_run.py\nB = 2",
+                                    "SHOWN = (A, B) == (1, 2)"],
+                                   ["%%writefile name_run.py\nN = __name__\nimport sys\nARGV = sys.argv[1:]\n",
+                                    "%run name_run.py a b", "SHOWN = (N, ARGV, '__file__' in globals()) == ('__main__', ['a', 'b'], False)"],
+                                   ["SHOWN = (_, __, ___) == ('', '', '')"]],
+                         ids=["time-not-expanded", "expanded-from-the-callers-locals", "reset-soft", "reset-hard",
+                              "xdel-every-name-of-the-object", "run-cell-error", "run-cell-result", "run-error-goes-on",
+                              "run-as-main-with-args", "unders-begin-empty"])
+def test_the_shells_magics_and_api_follow_ipythons_rules(box, cells):
+    """The stand-in shell does what IPython 9.18's InteractiveShell does with each (every expected value checked with
+    its run_cell): %time's line is not expanded (@no_var_expand), a magic's line is expanded from the caller's locals
+    too; %reset -s deletes the notebook's own names, %reset -f every name but the shell's own, `_` too; %xdel every
+    name of the object; run_cell keeps the error that ended its cell (the caller goes on) and the value it showed;
+    %run runs the file as `__main__` with its arguments, an error in it printed (the cell goes on); `_`, `__`, `___`
+    begin as ''."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome

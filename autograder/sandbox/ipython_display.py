@@ -105,11 +105,11 @@ def install(namespace: dict, compile_cell: Callable[[str, str], tuple[CodeType, 
     compiles a cell with `compile_cell`), a cell's last value `_` in it, and, as in Jupyter, the namespace the
     module `__main__` and display() and get_ipython() builtins (a module the notebook wrote calls them so)."""
     global _shell
+    namespace.update(display=display, get_ipython=get_ipython)
+    hidden = dict(namespace)  # what %reset leaves
     hook = ipython_outputs.DisplayHook(namespace)
-    _shell = ZMQInteractiveShell(namespace, hook, compile_cell)
+    _shell = ZMQInteractiveShell(namespace, hook, compile_cell, hidden)
     sys.displayhook = hook  # a cell's last value: `_` below
     sys.meta_path.insert(0, _StandIns())
     sys.modules["__main__"] = _shell.user_module
     builtins.display, builtins.get_ipython = display, get_ipython  # type: ignore[attr-defined]
-    namespace.update(display=display, get_ipython=get_ipython)
-    _shell.user_ns_hidden.update(namespace)

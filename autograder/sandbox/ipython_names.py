@@ -74,11 +74,11 @@ def reset(shell: Any, line: str) -> None:
     if "s" in options:
         for name in _user_names(shell):
             del namespace[name]
-    elif not targets:
+    elif not targets:  # IPython's InteractiveShell.reset: `_` flushed first, then gone with the rest
+        shell.displayhook.flush()
         kept = {name: namespace[name] for name in ("__builtins__", "__name__") if name in namespace}
         namespace.clear()
         namespace.update(shell.user_ns_hidden, **kept)
-        shell.displayhook.flush()
     for target in (target.lower() for target in targets):
         if target == "out":
             shell.displayhook.flush()

@@ -60,11 +60,11 @@ class ZMQInteractiveShell(Quiet):
     on it as IPython's InteractiveShell does them; the magics that run code or change names (ipython_names)."""
 
     def __init__(self, namespace: dict, hook: ipython_outputs.DisplayHook,
-                 compile_cell: Callable[[str, str], tuple[CodeType, ...]]) -> None:
+                 compile_cell: Callable[[str, str], tuple[CodeType, ...]], hidden: dict) -> None:
         self.user_ns = self.user_global_ns = namespace
         self.user_module = ipython_names.Module(namespace)
         self.displayhook, self._compile_cell = hook, compile_cell
-        self.user_ns_hidden: dict = {}  # what a reset leaves (install fills it once the namespace is ready)
+        self.user_ns_hidden = hidden  # the shell's own names, which %reset leaves (IPython's user_ns_hidden)
 
     def run_line_magic(self, magic_name: str, line: str, _stack_depth: int = 1) -> Any:
         name = ipython_magics.ALIASES.get(magic_name, magic_name)
