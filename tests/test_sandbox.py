@@ -900,7 +900,7 @@ def test_the_graders_last_resort_leaves_out_waits_for_a_cpu_but_not_cpu_time(mon
 def test_an_underscore_the_notebook_bound_itself_stays_as_in_jupyter(box, cells):
     """red-j10 (pass 21): once a notebook binds `_` itself, Jupyter's displayhook stops moving `_`, `__`, `___`
     (IPython's DisplayHook.update_user_ns: update_unders is False when a user's `_` is not the hook's own); the
-    sandbox's ipython_outputs.shown always moves them. A right Exercise 1 (`_ = 2410`, a shown `64 * 32`, then
+    sandbox's displayhook moved them always. A right Exercise 1 (`_ = 2410`, a shown `64 * 32`, then
     `count_64_32_10 = _`) scores 17/18, and a wrong one whose `_` a loop bound scores 18/18 (2 in Jupyter)."""
     outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
     assert outcome.value is True and not outcome.load_errors, outcome.load_errors
