@@ -157,7 +157,7 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     global _send_breach
     _send_breach = functools.partial(_fatal_to, results)
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-    ipython_display.install(ns)
+    ipython_display.install(ns, compile_cell)
     errors = []
     for name, text in cells:
         write(results, LoadingCell(name))
