@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import filecmp
 import json
 import os
@@ -263,6 +264,41 @@ def test_release_holds_no_grader_machinery():
         text = path.read_text()
         assert path.name == "engine.py" or len(text.splitlines()) <= 200, path.name
         assert not re.search(r"setuid|setgid|setrlimit|unshare|prctl|subreaper|waitpid|os\.kill", text), path.name
+
+
+class _Renamed(ast.NodeTransformer):
+    """A function's code with every name it uses renamed in the order it first appears: what is left is its logic."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.arg, node.annotation = self.names.setdefault(node.arg, f"n{len(self.names)}"), None
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = self.names.setdefault(node.id, f"n{len(self.names)}")
+        return node
+
+
+def _logic(folder: Path) -> dict[str, str]:
+    """{a function's logic (_Renamed, its docstring and decorators left out): where it stands} for a folder's modules."""
+    found = {}
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                code = copy.deepcopy(node)  # the walk goes on into the original
+                function = ast.FunctionDef("", code.args, code.body[ast.get_docstring(code) is not None:], [], None)
+                found[ast.dump(_Renamed().visit(ast.fix_missing_locations(function)))] = f"{path.name}:{node.name}"
+    return found
+
+
+def test_the_hidden_suites_write_no_rule_of_the_released_modules_again():
+    """A rule the public checks and the grade both apply (what a parameters() keeps between calls, say) has one
+    home, the released module (source/): the probes import it in the sandbox, which has the release on its path.
+    A copy in the hidden suites, with other names, could drift from it and make the grade say another cause."""
+    hidden, released = _logic(ASSIGNMENT.suite_dir), _logic(ASSIGNMENT.source_dir)
+    assert not [(hidden[logic], released[logic]) for logic in hidden.keys() & released.keys()]
 
 
 def test_no_released_file_holds_an_exercise_answer_in_clear():

@@ -16,9 +16,6 @@ Only the lesson-numbers probes use the notebook's own classes throughout (that p
 the student).
 """
 import functools
-import gc
-import inspect
-import re
 from typing import Any
 
 import numpy as np
@@ -104,51 +101,27 @@ def _parameters(ns, arrays):
     return [ns["Parameter"](np.array(a, dtype=float)) for a in arrays]
 
 
-def _collected(value, parameter, ids):
-    """Whether `value` is a list, set or dict holding, as items (of a dict: its keys), Parameters (`parameter`; ()
-    for none) or ids of Parameters (`ids`, from _live): what a call of parameters() collects. A counter's ints
-    (_calls=[0]) or a constant it only reads (KINDS = [list, tuple]) keep nothing between calls (facts.collected)."""
-    return isinstance(value, (list, set, dict)) and any(
-        isinstance(item, parameter) or (type(item) is int and item in ids) for item in value)
+def _public_facts():
+    """The public checks' facts.py, imported from the release (on the sandbox's path, as exercise_probes imports
+    answers.py): a rule that reads the notebook's live classes has its one home there, so the grade and the
+    student's own checks name a cause from the same facts. The release is public: nothing hidden reaches the
+    sandbox this way. Imported when a probe runs, as the grader's process has no release on its path."""
+    import facts
 
-
-def _live(parameter):
-    """The ids of the Parameters alive now (the module's among them): what ids a parameters() keeps can be."""
-    return {id(item) for item in gc.get_objects() if issubclass(type(item), parameter)}
-
-
-def _outliving(module, parameter, ids):
-    """[name, type name, where] of each list, set or dict that outlives a call of parameters() and holds what
-    calls collected (_collected): on the module's class ("class"), a global its parameters() reads ("global"),
-    or ids kept on the module itself ("self")."""
-    method = getattr(type(module), "parameters", None)
-    names, read = getattr(method, "__globals__", {}), getattr(getattr(method, "__code__", None), "co_names", ())
-    kept = [[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
-            for name, value in vars(c).items() if not name.startswith("__") and _collected(value, parameter, ids)]
-    kept += [[name, type(names[name]).__name__, "global"] for name in read
-             if _collected(names.get(name), parameter, ids)]
-    return kept + [[f"self.{name}", type(value).__name__, "self"] for name, value in vars(module).items()
-                   if _collected(value, (), ids)]
+    return facts
 
 
 def _kept_list(ns, module, found):
-    """Facts behind a parameters() that keeps a list between calls: [name, type name] of each argument of
-    parameters() whose default holds what calls collected (a list made once is shared by every call), whether a
-    second call returns the very same list object, and what outlives a call (_outliving) (causes.stale_list names
-    the cause from them; the public checks' facts.kept_facts reads the same)."""
-    try:
-        arguments = list(inspect.signature(type(module).parameters).parameters.values())
-    except (TypeError, ValueError):
-        arguments = []
-    again, ids = module.parameters(), _live(ns["Parameter"])
-    return {"defaults": [[a.name, type(a.default).__name__] for a in arguments
-                         if _collected(a.default, ns["Parameter"], ids)],
-            "same_list": isinstance(found, list) and again is found, "kept": _outliving(module, ns["Parameter"], ids)}
+    """Facts behind a parameters() that keeps a list between calls (facts.kept_facts: the defaults and containers
+    outliving a call that hold what calls collected, and whether a second call returns the very same list), from
+    which causes.stale_list names the cause."""
+    return _public_facts().kept_facts(module, found, ns["Parameter"])
 
 
 def _not_parameters(ns, listed):
-    """[type name, whether it is a Module] of each of `listed` that is not a Parameter (causes.not_parameters)."""
-    return [[type(p).__name__, isinstance(p, ns["Module"])] for p in listed if not isinstance(p, ns["Parameter"])]
+    """[type name, whether it is a Module] of each of `listed` that is not a Parameter (facts.kinds_of;
+    causes.not_parameters)."""
+    return _public_facts().kinds_of(listed, ns["Parameter"], ns["Module"])
 
 
 def _made(optimizer, params):
@@ -729,14 +702,7 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
             **_kept_list(ns, model, found)}
 
 
-def lesson_defined_in(ns, names):
-    """For each class of `names` the notebook defines, the cell its methods come from ('' when not a cell): a class
+def lesson_defined_in(ns):
+    """For each class of causes.HOMES, the cell its methods come from ('' when not a cell; facts.defined_in): a class
     a later cell defined again is the one the lesson's numbers come from (causes.defined_again)."""
-    found = {}
-    for name in names:
-        cls = ns.get(name)
-        files = [f.__code__.co_filename for f in vars(cls).values() if hasattr(f, "__code__")] if isinstance(
-            cls, type) else []
-        cell = re.fullmatch(r"<cell (\w+)>", files[0]) if files else None
-        found[name] = cell[1] if cell else ""
-    return found
+    return _public_facts().defined_in(ns)
