@@ -20,7 +20,7 @@ import lesson_probes
 import nbformat
 import notebook_checks
 import pytest
-from catalogue_bugs import BUGS
+from catalogue_bugs import BUGS, SGD_WITH_A_LINEAR
 from nbclient import NotebookClient
 
 from autograder.classroom.mutate import Mutation, apply
@@ -31,6 +31,7 @@ from conftest import (
     ROOT,
     STUBS,
     course_copy,
+    grade_json,
     release_notebook,
     solution_notebook,
     write_notebook,
@@ -255,6 +256,23 @@ def test_the_edited_given_cell_note_leads_only_the_checks_that_cell_can_explain(
     lesson = notebook_checks.run_part("lesson_numbers", path)
     assert lesson["test_network_records_18_nodes_and_1_under_no_grad"][1].startswith(
         "you edited the given cell relu_sequential"), lesson
+
+
+def test_the_grade_and_the_public_checks_name_the_same_class_of_two_a_later_cell_defines_again(tmp_path):
+    """Module and an older Linear (no bias) both defined again at the end of cell sgd: the lesson checks of the grade
+    and the student's own name the same copy in their note, Module, the first in causes.HOMES (both read the cells
+    with facts.defined_in; the grade named Linear, the first by its letters)."""
+    module = "class Module(Module):\n    def __call__(self, x):\n        return self.forward(x)\n\n\nclass Linear("
+    sgd = SGD_WITH_A_LINEAR.replace("class Linear(", module)
+    assert sgd.count("class Module(") == 1
+    path = write_notebook(_student_copy({"sgd": sgd}), tmp_path / NOTEBOOK)
+    public = [m for passed, m in notebook_checks.run_part("lesson_numbers", path).values() if not passed]
+    report, _ = grade_json(path)
+    graded = [t["message"] for p in report["parts"] if p["grade_id"] == "test_lesson_numbers" for t in p["tests"]
+              if not t["passed"]]
+    for messages in (public, graded):
+        named = {name for m in messages for name in re.findall(r"the (\w+) in use is the one cell sgd defines", m)}
+        assert messages and named == {"Module"}, messages
 
 
 def test_release_holds_no_grader_machinery():

@@ -111,6 +111,31 @@ def _public_facts():
     return facts
 
 
+class _Attributes:
+    """The notebook's names as attributes (nb.Linear), as facts.py reads them; a name the notebook does not define
+    raises KeyError, as a probe's own look-up does, which the grader explains by the cell that defines it
+    (autograder/checks/suites.py)."""
+
+    def __init__(self, ns):
+        self._names = ns
+
+    def __getattr__(self, name):
+        return self._names[name]
+
+
+def _sendable(facts):
+    """Facts of facts.init_facts (layers_facts holds them too) with the numbers drawn as arrays of floats (None: not
+    numbers), which cross to the grader (the public checks read them as they are)."""
+    return {**facts, "drawn": [_array_or_none(values) for values in facts["drawn"]]}
+
+
+def _init_facts(layer):
+    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0) (facts.init_facts): the
+    type of layer.weight and layer.bias as read, which of them its attributes hold first, its attributes, and
+    the numbers of its weight and bias."""
+    return _sendable(_public_facts().init_facts(layer))
+
+
 def _kept_list(ns, module, found):
     """Facts behind a parameters() that keeps a list between calls (facts.kept_facts: the defaults and containers
     outliving a call that hold what calls collected, and whether a second call returns the very same list), from
@@ -579,32 +604,14 @@ def no_grad_states(ns, scenario):
 
 # ---------------------------------------------------------------- the lesson's numbers (all student code)
 
-def _init_facts(layer):
-    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0) (facts.init_facts): the
-    type of layer.weight and layer.bias as read, which of them its attributes hold first, its attributes, and
-    the numbers of its weight and bias."""
-    held = {name: getattr(layer, name, None) for name in ("weight", "bias")}
-    return {"kinds": {name: type(value).__name__ for name, value in held.items()},
-            "order": [name for value in vars(layer).values() for name in held if held[name] is value],
-            "attributes": [[name, type(value).__name__] for name, value in vars(layer).items()],
-            "drawn": [_array_or_none(getattr(value, "data", None)) for value in held.values()]}
-
-
 def _layers(ns):
     """What the notebook's layers do before a lesson probe builds a network from them, as causes.layers_cause reads
-    it (the public checks' facts.layers_facts gathers the same): the shape of the weight the given Linear.__init__
-    makes for Linear(2, 1), and the type of what Linear.forward returns for a batch when it is not a Tensor. "stop"
+    it (facts.layers_facts): the shape of the weight the given Linear.__init__ makes for Linear(2, 1), what it
+    made (_init_facts), and the type of what Linear.forward returns for a batch when it is not a Tensor. "stop"
     says a network built from them would fail on it (a matmul of the wrong shapes, the given ReLU.forward on an
     array: "'numpy.ndarray' object has no attribute 'relu'") and be named in place of the code that is wrong."""
-    layer = ns["Linear"](2, 1, np.random.default_rng(0))
-    facts: dict = {"weight_shape": list(np.shape(getattr(getattr(layer, "weight", None), "data", np.nan))),
-                   **_init_facts(layer)}
-    if facts["weight_shape"] != [1, 2]:
-        return {**facts, "stop": True}
-    returned = layer(ns["Tensor"](np.ones((1, 2))))
-    if not isinstance(returned, ns["Tensor"]):
-        return {**facts, "forward_returned": type(returned).__name__, "stop": True}
-    return {**facts, "stop": False}
+    facts = _sendable(_public_facts().layers_facts(_Attributes(ns)))
+    return {**facts, "stop": facts["weight_shape"] != [1, 2] or bool(facts.get("forward_returned"))}
 
 
 def _layers_first(probe):
