@@ -249,6 +249,18 @@ def test_what_a_magic_gives_back_in_jupyter_a_right_cell_can_read_in_the_sandbox
     assert outcome.value is True and not outcome.load_errors, outcome.load_errors
 
 
+@pytest.mark.parametrize("cell", ["import asyncio\n\n\nasync def count():\n    await asyncio.sleep(0)\n    return 2410\n\n\n"
+                                  "SHOWN = await count() == 2410",
+                                  "async def numbers():\n    yield 2410\n\nasync for n in numbers():\n    SHOWN = n == 2410"],
+                         ids=["await", "async-for"])
+def test_a_cells_top_level_await_runs_as_in_jupyter(box, cell):
+    """red-j10 (pass 21): Jupyter runs a cell's top-level `await` (IPython's autoawait, on by default: run_cell
+    compiles with PyCF_ALLOW_TOP_LEVEL_AWAIT and runs the coroutine); the sandbox compiles the cell as a module,
+    "'await' outside function": a right Exercise 1 `count_64_32_10 = await count()` scores 17/18."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
 @pytest.mark.parametrize("cell", ["def f(x: int) -> None:\n    pass\nSHOWN = f.__annotations__['x'] is int",
                                   "%%time\ndef f(x: int) -> None:\n    pass\nSHOWN = f.__annotations__['x'] is int",
                                   "try:\n    def f(x: Undefined):\n        pass\n    SHOWN = False\nexcept NameError:\n    SHOWN = True"],
