@@ -274,6 +274,18 @@ def test_a_cells_annotations_are_evaluated_as_in_jupyter(box, cell):
     assert outcome.value is True and not outcome.load_errors, outcome
 
 
+def test_a_notebooks_own_future_import_holds_for_the_cells_below_as_in_jupyter(box):
+    """red-j10 (pass 21): Jupyter compiles every cell with the future flags the cells above turned on (IPython's
+    CachingCompiler is a codeop.Compile, which keeps them); the sandbox compiles each cell on its own
+    (dont_inherit). A right notebook whose module cell begins `from __future__ import annotations` and whose Linear
+    has a method annotated `-> Linear` runs whole in Jupyter and scores 13/18: "name 'Linear' is not defined"."""
+    cells = [Cell("module", "from __future__ import annotations\n\nclass Module:\n    pass"),
+             Cell("linear", "class Linear(Module):\n    def same(self, other: Linear) -> bool:\n        return True\n\n\n"
+                            "SHOWN = Linear.same.__annotations__ == {'other': 'Linear', 'return': 'bool'}")]
+    outcome = box.call(cells, sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
 def test_a_file_written_by_writefile_is_importable_as_in_jupyter(box):
     """Jupyter's %%writefile writes the file in the notebook's folder, which is on sys.path: the sandbox writes it
     in the session's working folder and imports it from there."""
