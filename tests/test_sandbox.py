@@ -286,6 +286,17 @@ def test_a_notebooks_own_future_import_holds_for_the_cells_below_as_in_jupyter(b
     assert outcome.value is True and not outcome.load_errors, outcome
 
 
+@pytest.mark.parametrize("cell", ["[ins] In [3]: SHOWN = True", "# Exercise 1\n[nav] In [3]: SHOWN = True\n"],
+                         ids=["first-line", "second-line"])
+def test_a_line_pasted_from_ipythons_vi_mode_runs_as_jupyter_strips_it(box, cell):
+    """red-j10 (pass 21): IPython's ipython_prompt strips a vi-mode prompt (`[ins] In [3]: `) on a cell's first or
+    second line, and so does the grader's reading (ipython_cleanup); the sandbox's pre-check (_COULD_BE) knows only
+    `In [`, so it runs the cell untransformed: "syntax error on line 2", a right Exercise 1 scored 17/18 while the
+    grader's reading says the cell binds count_64_32_10."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
 def test_a_file_written_by_writefile_is_importable_as_in_jupyter(box):
     """Jupyter's %%writefile writes the file in the notebook's folder, which is on sys.path: the sandbox writes it
     in the session's working folder and imports it from there."""
