@@ -286,13 +286,15 @@ def test_a_notebooks_own_future_import_holds_for_the_cells_below_as_in_jupyter(b
     assert outcome.value is True and not outcome.load_errors, outcome
 
 
-@pytest.mark.parametrize("cell", ["[ins] In [3]: SHOWN = True", "# Exercise 1\n[nav] In [3]: SHOWN = True\n"],
-                         ids=["first-line", "second-line"])
-def test_a_line_pasted_from_ipythons_vi_mode_runs_as_jupyter_strips_it(box, cell):
+@pytest.mark.parametrize("cell", ["[ins] In [3]: SHOWN = True", "# Exercise 1\n[nav] In [3]: SHOWN = True\n",
+                                  "\u2028SHOWN = True\n"],
+                         ids=["first-line", "second-line", "leading-line-separator"])
+def test_a_cell_ipythons_clean_up_changes_runs_as_jupyter_runs_it(box, cell):
     """red-j10 (pass 21): IPython's ipython_prompt strips a vi-mode prompt (`[ins] In [3]: `) on a cell's first or
-    second line, and so does the grader's reading (ipython_cleanup); the sandbox's pre-check (_COULD_BE) knows only
-    `In [`, so it runs the cell untransformed: "syntax error on line 2", a right Exercise 1 scored 17/18 while the
-    grader's reading says the cell binds count_64_32_10."""
+    second line, and leading_empty_lines drops a first line that str.splitlines ends at U+2028 (or U+0085, \x1c);
+    the grader's reading (ipython_cleanup) does both too, but the sandbox's pre-check (_COULD_BE) sees neither, so
+    the cell runs untransformed: "syntax error on line 2", a right Exercise 1 scored 17/18 while the grader's
+    reading says the cell binds count_64_32_10."""
     outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="SHOWN")
     assert outcome.value is True and not outcome.load_errors, outcome
 
