@@ -299,6 +299,17 @@ def test_a_cell_ipythons_clean_up_changes_runs_as_jupyter_runs_it(box, cell):
     assert outcome.value is True and not outcome.load_errors, outcome
 
 
+@pytest.mark.parametrize("cells", [["SHOWN = True\r5"], ["count = 2410\rcount", "SHOWN = _ == 2410"]],
+                         ids=["runs", "shown"])
+def test_a_cell_whose_lines_end_in_a_bare_cr_runs_as_in_jupyter(box, cells):
+    """red-j10 (pass 21): Python and IPython break lines at a bare CR too; ipython_outputs._quiet looks for the cell's
+    last expression's line among its "\n" lines: IndexError, which fails the whole cell. A right Exercise 1 whose
+    lines end in CR and which shows count_64_32_10 at its end scores 17/18, "raised IndexError: list index out of
+    range": the grader's own fault, told as the student's cell's."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
 def test_a_file_written_by_writefile_is_importable_as_in_jupyter(box):
     """Jupyter's %%writefile writes the file in the notebook's folder, which is on sys.path: the sandbox writes it
     in the session's working folder and imports it from there."""
