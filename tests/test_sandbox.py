@@ -186,7 +186,8 @@ def test_the_graders_reading_binds_what_ipython_binds_in_the_sandbox(box, cell, 
 @pytest.mark.parametrize("cell, line", [
     ("\n\n%%time\nA = 1\nB = (\n", 5), ("%time A = 1 + \\\n    2\nB = )\n", 3), ("np.zeros?\n\nx = )", 3),
     ("%%prun -q\nA = 1\nraise ValueError('late')", 3), ("x = 1\n%time y = 1 / 0", 2),
-], ids=["cell-magic-body", "continued-magic", "help", "raised-in-body", "raised-in-line-magic"])
+    ("\r\r%time A = 1\nraise ValueError('late')", 4),  # red-j10: blank lines a bare CR ends (Python's lines too)
+], ids=["cell-magic-body", "continued-magic", "help", "raised-in-body", "raised-in-line-magic", "cr-blank-lines"])
 def test_a_cell_with_ipython_syntax_is_named_by_its_own_line_numbers(box, cell, line):
     """IPython drops leading blank lines, joins a magic continued by backslashes and makes a cell magic's body a
     string: the student's message still names the line of the cell they wrote."""
