@@ -19,9 +19,9 @@ import time
 from types import CodeType
 from typing import Any, Callable
 
+import cell_runner
 import forks
 import ipython_display
-import ipython_outputs
 import ipython_syntax
 import seccomp
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
@@ -139,16 +139,11 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
 COMPILED: dict[tuple[str, str], tuple[CodeType, ...]] = {}  # the course's own cells, compiled once by the worker
 
 
-def compile_cell(name: str, text: str) -> tuple[CodeType, ...]:
-    """A cell's code as Jupyter runs it: IPython's syntax transformed (in the loader, for student code), compiled as
-    IPython's shell compiles it (ipython_outputs.cell_code: its last value is `_` below)."""
-    return ipython_outputs.cell_code(ipython_syntax.as_python(text), f"<cell {name}>")
-
-
 def compile_trusted(cells: list[tuple[str, str]]) -> None:
     """The course's own cells, compiled once by the worker, but those IPython's transformer would read (a given
     `%matplotlib inline`): it runs in loaders only, each cell's cost the submission's."""
-    COMPILED.update({(name, text): compile_cell(name, text) for name, text in cells
+    compiler = cell_runner.Compiler()
+    COMPILED.update({(name, text): tuple(compiler.codes(text, f"<cell {name}>")) for name, text in cells
                      if not ipython_syntax.could_be_ipython(text)})
 
 
@@ -158,12 +153,15 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     _send_breach = functools.partial(_fatal_to, results)
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     ipython_display.install(ns)
-    errors = []
+    compiler, errors = cell_runner.Compiler(), []
     for name, text in cells:
         write(results, LoadingCell(name))
         try:
-            for code in COMPILED.get((name, text)) or compile_cell(name, text):
-                exec(code, ns)
+            # a cell IPython's syntax is transformed (in the loader, for student code); a cell compiled by the
+            # worker only while no future import of the notebook's is in force
+            compiled = COMPILED.get((name, text)) if compiler.flags == compiler.plain else None
+            for code in compiled or compiler.codes(ipython_syntax.as_python(text), f"<cell {name}>"):
+                cell_runner.run(code, ns)
         except Exception as exc:
             errors.append(f"cell {name}: {describe_exception(exc)}")
         except BaseException as exc:
