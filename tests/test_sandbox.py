@@ -252,8 +252,10 @@ def test_what_a_magic_gives_back_in_jupyter_a_right_cell_can_read_in_the_sandbox
 
 @pytest.mark.parametrize("cell", ["import asyncio\n\n\nasync def count():\n    await asyncio.sleep(0)\n    return 2410\n\n\n"
                                   "SHOWN = await count() == 2410",
-                                  "async def numbers():\n    yield 2410\n\nasync for n in numbers():\n    SHOWN = n == 2410"],
-                         ids=["await", "async-for"])
+                                  "async def numbers():\n    yield 2410\n\nasync for n in numbers():\n    SHOWN = n == 2410",
+                                  "import asyncio\n\n\nasync def count():\n    await asyncio.sleep(0.01)\n    return 2410\n\n\n"
+                                  "SHOWN = await asyncio.gather(count(), asyncio.create_task(count())) == [2410, 2410]"],
+                         ids=["await", "async-for", "timer-and-task"])
 def test_a_cells_top_level_await_runs_as_in_jupyter(box, cell):
     """red-j10 (pass 21): Jupyter runs a cell's top-level `await` (IPython's autoawait, on by default: run_cell
     compiles with PyCF_ALLOW_TOP_LEVEL_AWAIT and runs the coroutine); the sandbox compiles the cell as a module,

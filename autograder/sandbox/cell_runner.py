@@ -88,10 +88,11 @@ class _PipeWokenLoop(asyncio.SelectorEventLoop):
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_read, False)
         os.set_blocking(self._wake_write, False)
-        self.add_reader(self._wake_read, self._read_from_self)
+        # asyncio's own registration, as for its socketpair: the public add_reader needs what __init__ makes next
+        self._add_reader(self._wake_read, self._read_from_self)  # type: ignore[attr-defined]
 
     def _close_self_pipe(self) -> None:
-        self.remove_reader(self._wake_read)
+        self._remove_reader(self._wake_read)  # type: ignore[attr-defined]
         os.close(self._wake_read)
         os.close(self._wake_write)
 
