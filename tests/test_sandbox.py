@@ -186,7 +186,8 @@ def test_the_graders_reading_binds_what_ipython_binds_in_the_sandbox(box, cell, 
 @pytest.mark.parametrize("cell, line", [
     ("\n\n%%time\nA = 1\nB = (\n", 5), ("%time A = 1 + \\\n    2\nB = )\n", 3), ("np.zeros?\n\nx = )", 3),
     ("%%prun -q\nA = 1\nraise ValueError('late')", 3), ("x = 1\n%time y = 1 / 0", 2),
-], ids=["cell-magic-body", "continued-magic", "help", "raised-in-body", "raised-in-line-magic"])
+    ("\r\r%time A = 1\nraise ValueError('late')", 4),  # red-j10: blank lines a bare CR ends (Python's lines too)
+], ids=["cell-magic-body", "continued-magic", "help", "raised-in-body", "raised-in-line-magic", "cr-blank-lines"])
 def test_a_cell_with_ipython_syntax_is_named_by_its_own_line_numbers(box, cell, line):
     """IPython drops leading blank lines, joins a magic continued by backslashes and makes a cell magic's body a
     string: the student's message still names the line of the cell they wrote."""
@@ -249,6 +250,20 @@ def test_what_a_magic_gives_back_in_jupyter_a_right_cell_can_read_in_the_sandbox
     assert outcome.value is True and not outcome.load_errors, outcome.load_errors
 
 
+@pytest.mark.parametrize("cell", ["import asyncio\n\n\nasync def count():\n    await asyncio.sleep(0)\n    return 2410\n\n\n"
+                                  "SHOWN = await count() == 2410",
+                                  "async def numbers():\n    yield 2410\n\nasync for n in numbers():\n    SHOWN = n == 2410",
+                                  "import asyncio\n\n\nasync def count():\n    await asyncio.sleep(0.01)\n    return 2410\n\n\n"
+                                  "SHOWN = await asyncio.gather(count(), asyncio.create_task(count())) == [2410, 2410]"],
+                         ids=["await", "async-for", "timer-and-task"])
+def test_a_cells_top_level_await_runs_as_in_jupyter(box, cell):
+    """red-j10 (pass 21): Jupyter runs a cell's top-level `await` (IPython's autoawait, on by default: run_cell
+    compiles with PyCF_ALLOW_TOP_LEVEL_AWAIT and runs the coroutine); the sandbox compiles the cell as a module,
+    "'await' outside function": a right Exercise 1 `count_64_32_10 = await count()` scores 17/18."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
 @pytest.mark.parametrize("cell", ["def f(x: int) -> None:\n    pass\nSHOWN = f.__annotations__['x'] is int",
                                   "%%time\ndef f(x: int) -> None:\n    pass\nSHOWN = f.__annotations__['x'] is int",
                                   "try:\n    def f(x: Undefined):\n        pass\n    SHOWN = False\nexcept NameError:\n    SHOWN = True"],
@@ -259,6 +274,42 @@ def test_a_cells_annotations_are_evaluated_as_in_jupyter(box, cell):
     (strings, never evaluated), where Jupyter (Python 3.11, no such import in the notebook) evaluates them: an
     annotation naming nothing raises NameError there and nothing here."""
     outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+def test_a_notebooks_own_future_import_holds_for_the_cells_below_as_in_jupyter(box):
+    """red-j10 (pass 21): Jupyter compiles every cell with the future flags the cells above turned on (IPython's
+    CachingCompiler is a codeop.Compile, which keeps them); the sandbox compiles each cell on its own
+    (dont_inherit). A right notebook whose module cell begins `from __future__ import annotations` and whose Linear
+    has a method annotated `-> Linear` runs whole in Jupyter and scores 13/18: "name 'Linear' is not defined"."""
+    cells = [Cell("module", "from __future__ import annotations\n\nclass Module:\n    pass"),
+             Cell("linear", "class Linear(Module):\n    def same(self, other: Linear) -> bool:\n        return True\n\n\n"
+                            "SHOWN = Linear.same.__annotations__ == {'other': 'Linear', 'return': 'bool'}")]
+    outcome = box.call(cells, sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+@pytest.mark.parametrize("cell", ["[ins] In [3]: SHOWN = True", "# Exercise 1\n[nav] In [3]: SHOWN = True\n",
+                                  "\u2028SHOWN = True\n"],
+                         ids=["first-line", "second-line", "leading-line-separator"])
+def test_a_cell_ipythons_clean_up_changes_runs_as_jupyter_runs_it(box, cell):
+    """red-j10 (pass 21): IPython's ipython_prompt strips a vi-mode prompt (`[ins] In [3]: `) on a cell's first or
+    second line, and leading_empty_lines drops a first line that str.splitlines ends at U+2028 (or U+0085, \x1c);
+    the grader's reading (ipython_cleanup) does both too, but the sandbox's pre-check (_COULD_BE) sees neither, so
+    the cell runs untransformed: "syntax error on line 2", a right Exercise 1 scored 17/18 while the grader's
+    reading says the cell binds count_64_32_10."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+@pytest.mark.parametrize("cells", [["SHOWN = True\r5"], ["count = 2410\rcount", "SHOWN = _ == 2410"]],
+                         ids=["runs", "shown"])
+def test_a_cell_whose_lines_end_in_a_bare_cr_runs_as_in_jupyter(box, cells):
+    """red-j10 (pass 21): Python and IPython break lines at a bare CR too; ipython_outputs._quiet looks for the cell's
+    last expression's line among its "\n" lines: IndexError, which fails the whole cell. A right Exercise 1 whose
+    lines end in CR and which shows count_64_32_10 at its end scores 17/18, "raised IndexError: list index out of
+    range": the grader's own fault, told as the student's cell's."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
     assert outcome.value is True and not outcome.load_errors, outcome
 
 

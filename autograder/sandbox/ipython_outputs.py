@@ -7,7 +7,6 @@ top-level module).
 """
 from __future__ import annotations
 
-import ast
 import builtins
 import contextlib
 import io
@@ -16,7 +15,6 @@ import os
 import re
 import sys
 import time
-from types import CodeType
 from typing import Any, Callable
 
 
@@ -103,25 +101,6 @@ def env(line: str) -> Any:
     os.environ[name] = value
     print(f"env: {name}={value}")
     return None
-
-
-def cell_code(source: str, filename: str) -> tuple[CodeType, ...]:
-    """A cell's (plain Python) `source` compiled as IPython's run_cell compiles it: a last statement that is an
-    expression apart, in 'single' mode, so that its value goes to sys.displayhook (`shown`), unless a semicolon ends
-    it (IPython's quiet). dont_inherit: the cell takes no `from __future__` of this file's, as in Jupyter."""
-    tree = ast.parse(source, filename)
-    last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    if last is None or _quiet(source, last):
-        return (compile(tree, filename, "exec", dont_inherit=True),)
-    tree.body.pop()
-    code = compile(tree, filename, "exec", dont_inherit=True)
-    return code, compile(ast.Interactive([last]), filename, "single", dont_inherit=True)
-
-
-def _quiet(source: str, last: ast.Expr) -> bool:
-    """Whether a semicolon follows the cell's last expression (its columns count UTF-8 bytes)."""
-    after = source.split("\n")[(last.end_lineno or 1) - 1].encode()[last.end_col_offset or 0:]
-    return after.lstrip().startswith(b";")
 
 
 class DisplayHook:
