@@ -31,6 +31,8 @@ NOTEBOOKS = {
                                         "    p.data[...] = 0")],
     # N5: a typo (an extra parenthesis) in step(): the right zero_grad() in the same cell scores 0/2 too
     "step-syntax-error": [Mutation("sgd", "SGD.step", "for p in self.params:\n    p.data -= self.lr * p.grad)")],
+    # N6: the given Module.__call__ (in the student's cell module) loses its `return`: Linear.forward is blamed
+    "call-no-return": [Mutation("module", "Module.__call__", "self.forward(x)")],
 }
 
 
@@ -114,4 +116,13 @@ def test_a_syntax_error_is_named_once(graded, public):
     """N5 (wording): both routes say 'cell sgd: cell sgd has a syntax error' / 'cell sgd cell sgd has ...'."""
     said = grade_messages(graded["step-syntax-error"]) + public_messages(public["step-syntax-error"])
     wrong = [m for m in said if "cell sgd cell sgd" in m or "cell sgd: cell sgd" in m]
+    assert not wrong, wrong[:2]
+
+
+def test_a_call_that_drops_what_forward_returned_is_not_blamed_on_forward(graded, public):
+    """N6: Linear.forward is the reference's and its own part passes; the given Module.__call__ lost its return.
+    Both routes say 'Linear.forward returned a NoneType: build the result from x, self.weight and self.bias'."""
+    said = grade_messages(graded["call-no-return"]) + public_messages(public["call-no-return"])
+    assert said, "a __call__ that returns None must lose the lesson's numbers"
+    wrong = [m for m in said if "Linear.forward returned a NoneType" in m]
     assert not wrong, wrong[:2]
