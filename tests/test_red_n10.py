@@ -17,6 +17,8 @@ def zero_grad(body: str) -> Mutation:
     return Mutation("sgd", "SGD.zero_grad", body)
 
 
+SGD_CELL = next("".join(cell.source) for cell in solution_notebook().cells
+                if cell.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
 EXERCISE_NAN = ("import math\nz2_with_zero_grad = math.nan  # to do\nloss2_with_zero_grad = 0.008464\n"
                 "z2_without_zero_grad = 3.668\nloss2_without_zero_grad = 7.118\n")
 NOTEBOOKS = {
@@ -31,6 +33,9 @@ NOTEBOOKS = {
                                         "    p.data[...] = 0")],
     # N5: a typo (an extra parenthesis) in step(): the right zero_grad() in the same cell scores 0/2 too
     "step-syntax-error": [Mutation("sgd", "SGD.step", "for p in self.params:\n    p.data -= self.lr * p.grad)")],
+    # N5: step(self, lr=self.lr): a NameError as the class is made, so SGD is undefined and zero_grad() scores 0/2
+    "step-default-self-lr": [Mutation("sgd", "SGD", "", source=SGD_CELL.replace(
+        "def step(self) -> None:", "def step(self, lr=self.lr) -> None:"))],
     # N6: the given Module.__call__ (in the student's cell module) loses its `return`: Linear.forward is blamed
     "call-no-return": [Mutation("module", "Module.__call__", "self.forward(x)")],
 }
@@ -104,10 +109,11 @@ def test_lesson_messages_do_not_blame_a_right_forward(graded, key):
     assert not wrong, wrong
 
 
-def test_a_typo_in_step_costs_step_and_not_the_right_zero_grad(graded):
-    """N5: one mistake costs one part (docs/grading.md); a syntax error in step() makes the whole cell sgd fail to
-    load, so the right zero_grad() beside it scores 0/2."""
-    scores = {p["grade_id"]: p["score"] for p in graded["step-syntax-error"]["parts"]}
+@pytest.mark.parametrize("key", ["step-syntax-error", "step-default-self-lr"])
+def test_a_typo_in_step_costs_step_and_not_the_right_zero_grad(graded, key):
+    """N5: one mistake costs one part (docs/grading.md); a syntax error in step(), or a default that raises as the
+    class is made, makes the whole cell sgd fail to load, so the right zero_grad() beside it scores 0/2."""
+    scores = {p["grade_id"]: p["score"] for p in graded[key]["parts"]}
     assert scores["test_step"] < FULL["test_step"]
     assert scores["test_zero_grad"] == FULL["test_zero_grad"], scores
 
