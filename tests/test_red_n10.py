@@ -36,6 +36,9 @@ NOTEBOOKS = {
     # N5: step(self, lr=self.lr): a NameError as the class is made, so SGD is undefined and zero_grad() scores 0/2
     "step-default-self-lr": [Mutation("sgd", "SGD", "", source=SGD_CELL.replace(
         "def step(self) -> None:", "def step(self, lr=self.lr) -> None:"))],
+    # N7: no_grad() without its yield: "raised TypeError: 'NoneType' object is not an iterator", naming no code
+    "no-grad-no-yield": [Mutation("no_grad", "no_grad", "previous = Tensor.recording\nTensor.recording = False\n"
+                                  "try:\n    pass\nfinally:\n    Tensor.recording = previous")],
     # N6: the given Module.__call__ (in the student's cell module) loses its `return`: Linear.forward is blamed
     "call-no-return": [Mutation("module", "Module.__call__", "self.forward(x)")],
 }
@@ -132,3 +135,14 @@ def test_a_call_that_drops_what_forward_returned_is_not_blamed_on_forward(graded
     assert said, "a __call__ that returns None must lose the lesson's numbers"
     wrong = [m for m in said if "Linear.forward returned a NoneType" in m]
     assert not wrong, wrong[:2]
+
+
+def test_a_no_grad_without_its_yield_is_named(graded, public):
+    """N7: a no_grad() that never yields fails inside contextlib; both routes print only "raised TypeError:
+    'NoneType' object is not an iterator", which names no code of the student's (issue 31: a message points at
+    the code that is wrong) and says nothing of the yield the generator lacks."""
+    said = grade_messages(graded["no-grad-no-yield"], "test_no_grad") + public_messages(
+        public["no-grad-no-yield"], "no_grad")
+    assert said, "a no_grad() that never yields must lose its part"
+    unnamed = [m for m in said if "no_grad" not in m]
+    assert not unnamed, unnamed[:2]
