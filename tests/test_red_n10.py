@@ -39,6 +39,9 @@ NOTEBOOKS = {
     # N7: no_grad() without its yield: "raised TypeError: 'NoneType' object is not an iterator", naming no code
     "no-grad-no-yield": [Mutation("no_grad", "no_grad", "previous = Tensor.recording\nTensor.recording = False\n"
                                   "try:\n    pass\nfinally:\n    Tensor.recording = previous")],
+    # N8: step() moves each Parameter by lr times the mean of its grad: "is a return inside the loop?" and "must
+    # keep updating the very objects it was given", for a loop over every one of the very objects
+    "step-mean-grad": [Mutation("sgd", "SGD.step", "for p in self.params:\n    p.data -= self.lr * p.grad.mean()")],
     # N6: the given Module.__call__ (in the student's cell module) loses its `return`: Linear.forward is blamed
     "call-no-return": [Mutation("module", "Module.__call__", "self.forward(x)")],
 }
@@ -146,3 +149,13 @@ def test_a_no_grad_without_its_yield_is_named(graded, public):
     assert said, "a no_grad() that never yields must lose its part"
     unnamed = [m for m in said if "no_grad" not in m]
     assert not unnamed, unnamed[:2]
+
+
+def test_a_step_that_moves_every_parameter_is_not_asked_about_a_return_or_other_objects(graded, public):
+    """N8: step() loops over every Parameter it was given and moves each by lr * mean(grad); a bias whose grad sums
+    to zero (cross-entropy's last layer) does not move. The grade says "moved only some of the parameters ... (is a
+    return inside the loop?)" and the public check "the optimizer must keep updating the very objects it was
+    given": two causes it did not see. It moved them by something other than lr * grad, as its other checks say."""
+    said = grade_messages(graded["step-mean-grad"]) + public_messages(public["step-mean-grad"])
+    wrong = [m for m in said if "return inside the loop" in m or "the very objects it was given" in m]
+    assert not wrong, wrong[:3]
