@@ -30,8 +30,8 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroe
     before, after, grads, zeroed = _arrays(before), _arrays(after), _arrays(grads or []), _arrays(zeroed or before)
     if before is None or after is None or not grads or len(grads) != len(before) or len(after) != len(before):
         return ""
-    if zeroed is not None and any(z.shape != b.shape or not np.array_equal(z, b) for z, b in zip(zeroed, before)):
-        return "zero_grad() changed p.data (it must clear p.grad only)"
+    if zero_grad_left(before, zeroed):
+        return zero_grad_left(before, zeroed)
     if any(a.shape != b.shape or g.shape != b.shape for a, b, g in zip(after, before, grads)):
         return ""
     got = [a - b for a, b in zip(after, before)]
@@ -40,13 +40,15 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroe
         return ""
     if all(np.allclose(g, 0) for g in got):
         return (f"step() left {what} where they were (it did not move them): change p.data in place, "
-                "p.data -= self.lr * p.grad")
+                "p.data -= self.lr * p.grad (p = p - lr * p.grad only rebinds a local name)")
     if all(np.allclose(a, w) for a, w in zip(after, want)) and any(np.any(b != 0) for b in before):  # from values
         return (f"step() set {what} to -lr * grad, leaving out their values: change p.data in place, "
                 "p.data -= self.lr * p.grad")
-    if any(np.allclose(g, 0) and np.any(w != 0) for g, w in zip(got, want)):
-        return ("step() moved only some of the parameters: loop over every p in self.params "
-                "(is a return inside the loop?)")
+    still = [bool(np.allclose(g, 0) and np.any(w != 0)) for g, w in zip(got, want)]
+    if any(still) and all(s or np.allclose(g, w) for s, g, w in zip(still, got, want)):  # the others moved right
+        stopped = still.index(True) == len(still) - sum(still)  # the first ones moved, then none: the loop ended
+        return ("step() moved only some of the parameters: loop over every p in self.params"
+                + (" (is a return inside the loop?)" if stopped else ""))
     if all(np.allclose(g, -w) for g, w in zip(got, want)):
         return f"step() moved {what} up the gradient: subtract self.lr * p.grad"
     flat_got, flat_want = np.concatenate([g.ravel() for g in got]), np.concatenate([w.ravel() for w in want])
@@ -75,18 +77,52 @@ def grads_missing(grads, names, expected=None, whose="") -> str:
                                    "their .data)")
 
 
-def grads_left(cleared):
-    """The cause when zero_grad() did not clear every gradient ('' when it did): `cleared` holds each
-    p.grad after zero_grad() (None for a grad set to None)."""
+def grads_left(cleared, before):
+    """The cause when zero_grad() did not clear every gradient ('' when it did), from what it measured: `cleared`
+    holds each p.grad after zero_grad() (None for a grad set to None), `before` each one before it ran. A grad
+    kept as it was is told apart from one set to other numbers; a loop that stopped early is asked about only
+    where the grads cleared are the first ones and the rest kept theirs, the shape a return in the loop leaves."""
     if any(g is None for g in cleared):
         return NONE_GRAD
     zero = [not np.any(np.asarray(g, dtype=float)) for g in cleared]
     if all(zero):
         return ""
+    kept = [not z and b is not None and np.shape(g) == np.shape(b) and np.array_equal(np.asarray(g, dtype=float), np.asarray(b, dtype=float))
+            for g, b, z in zip(cleared, before, zero)]
+    if not all(z or k for z, k in zip(zero, kept)):
+        other = [np.asarray(g, dtype=float) for g, z, k in zip(cleared, zero, kept) if not z and not k]
+        values = set(np.unique(np.concatenate([o.ravel() for o in other])).tolist())
+        what = f"{values.pop():g} everywhere" if len(values) == 1 else "other numbers"
+        return (f"zero_grad() left {len(other)} of the {len(zero)} gradients holding {what} (neither zeros nor the "
+                "numbers they held before): make each p.grad np.zeros_like(p.data)")
     if not any(zero):
         return "zero_grad() left the gradients as they were: set p.grad to zeros for every p in self.params"
-    return (f"zero_grad() cleared only {sum(zero)} of the {len(zero)} gradients: loop over every parameter in "
-            "self.params (is a return inside the loop?)")
+    stopped = zero.index(False) == sum(zero)  # the cleared ones first, then only grads kept as they were
+    return (f"zero_grad() cleared only {sum(zero)} of the {len(zero)} gradients and left the others as they were: "
+            "loop over every parameter in self.params" + (" (is a return inside the loop?)" if stopped else ""))
+
+
+def no_grad_made(kind: str, enters: bool, body: str) -> str:
+    """The cause ('' if none) when what no_grad() returned cannot run a `with` block, from what it was: `kind`, its
+    type; `enters`, whether it has __enter__ and __exit__; `body`, for @contextlib.contextmanager's object, the type
+    of what the decorated function returned ('' for another context manager): a generator only when it has a yield."""
+    if not enters:
+        return (f"no_grad() returned a {kind}, not a context manager, so `with no_grad():` cannot enter it: put "
+                "@contextlib.contextmanager above def no_grad() and yield where the block runs")
+    if body and body != "generator":
+        return (f"no_grad() has no yield: @contextlib.contextmanager called it for a generator and got a {body}; "
+                "yield where the block runs, after switching Tensor.recording off and before restoring it")
+    return ""
+
+
+def zero_grad_left(values, zeroed, before=(), cleared=()) -> str:
+    """What zero_grad() did wrong ('' if nothing), as measured right after it ran: each p.data before it (`values`)
+    and after (`zeroed`), then each p.grad before it (`before`) and after (`cleared`, grads_left)."""
+    values, zeroed = _arrays(values), _arrays(zeroed)
+    if values is not None and zeroed is not None and any(
+            z.shape != v.shape or not np.array_equal(z, v) for z, v in zip(zeroed, values)):
+        return "zero_grad() changed p.data (it must clear p.grad only)"
+    return grads_left(list(cleared), list(before)) if len(cleared) else ""
 
 
 def grads_shared(owners: list) -> str:
@@ -194,13 +230,17 @@ def given_init(facts: dict) -> str:
 
 def layers_cause(facts: dict) -> str:
     """The cause ('' if none) of a wrong network before its numbers (facts.layers_facts): the given __init__'s weight
-    shape for Linear(2, 1), then what forward returned when not a Tensor (a later layer would fail on it instead)."""
+    shape for Linear(2, 1), then what forward returned when not a Tensor (a later layer would fail on it instead),
+    then what calling the layer returned: the given Module.__call__ hands on what forward returned."""
     if facts["weight_shape"] != [1, 2]:
         return (f"Linear.__init__ made the weight of Linear(2, 1) of shape {tuple(facts['weight_shape'])}, not (n_out, "
                 "n_in) = (1, 2): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
-    returned = facts.get("forward_returned")
-    return (f"Linear.forward returned a {returned}: build the result from x, self.weight and self.bias with Tensor "
-            "operations") if returned else ""
+    returned, called = facts.get("forward_returned"), facts.get("call_returned")
+    if returned:
+        return (f"Linear.forward returned a {returned}: build the result from x, self.weight and self.bias with "
+                "Tensor operations")
+    return (f"calling the layer, layer(x), returned a {called} where its forward(x) returned a Tensor: the given "
+            "Module.__call__ must return self.forward(x) (keep the given one in cell module)") if called else ""
 
 
 # The cell that defines each class of the lesson in the notebook as given (a grade id: "<cell linear>" in code).
