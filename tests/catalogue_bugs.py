@@ -447,6 +447,12 @@ BUGS: list[Bug] = [
                     "parameters() is right to skip)", weight="Tensor",
                     phrase="Linear.__init__ keeps no Parameter self.weight", absent="parameters() gave",
                     cause="Linear.__init__ keeps no Parameter self.weight"),
+    # The layers' facts call forward() and the layer itself: what each returned names the one that dropped it.
+    Bug("module-call-no-return", "the given Module.__call__ without its return (self.forward(x)): layer(x) is None",
+        (Mutation("module", "Module.__call__", "self.forward(x)"),),
+        loses=(LESSON,), phrase="the given Module.__call__ must return self.forward(x)",
+        absent="Linear.forward returned", cause="Module.__call__ must return self.forward(x)",
+        lesson_cause="Module.__call__ must return self.forward(x)", every=("Module.__call__",)),
     Bug("linear-defined-again", "an older Linear (no bias) pasted at the end of cell sgd: the lesson's networks use "
         "it, Linear.forward's own part grades cell linear's (right)",
         (Mutation("sgd", "SGD", "", source=SGD_WITH_A_LINEAR),),
@@ -486,7 +492,20 @@ BUGS: list[Bug] = [
         loses=("test_zero_grad",), phrase="must be a NumPy array shaped like p.data", cause='must be a NumPy array shaped like p.data'),
     Bug("zero-grad-zeroes-data", "zero_grad() zeroes the values p.data as well as the gradients",
         (zero_grad("for p in self.params:\n    p.grad = np.zeros_like(p.data)\n    p.data[...] = 0"),),
-        loses=("test_zero_grad", LESSON), phrase="zero_grad() changed p.data", cause='zero_grad() changed p.data', lesson_cause='zero_grad() changed p.data'),
+        loses=("test_zero_grad", LESSON), phrase="zero_grad() changed p.data", cause='zero_grad() changed p.data',
+        lesson_cause='zero_grad() changed p.data', every=("zero_grad()",)),
+    # What zero_grad() left is told from the grads before the call: set to ones is not "left as they were"; the
+    # lesson's checks read what it left before any number, so none blames a right Linear.forward.
+    Bug("zero-grad-ones-like", "zero_grad() sets every grad to ones (np.ones_like for np.zeros_like)",
+        (zero_grad("for p in self.params:\n    p.grad = np.ones_like(p.data)"),),
+        loses=("test_zero_grad", LESSON), phrase="holding 1 everywhere", absent="left the gradients as they were",
+        cause="holding 1 everywhere", lesson_cause="holding 1 everywhere", every=("zero_grad()",)),
+    # np.empty_like leaves what the memory held (zeros, or old gradients, by chance): the loop ran over every
+    # Parameter, so no return inside it is suggested.
+    Bug("zero-grad-empty-like", "zero_grad() with np.empty_like (uncleared memory) for np.zeros_like",
+        (zero_grad("for p in self.params:\n    p.grad = np.empty_like(p.data)"),),
+        loses=("test_zero_grad", LESSON), phrase="zero_grad() left", absent="return inside the loop",
+        cause="zero_grad() left", lesson_cause="zero_grad() left", every=("zero_grad()",)),
     Bug("zero-grad-fill", "correct: p.grad.fill(0)",
         (zero_grad("for p in self.params:\n    p.grad.fill(0)"),)),
     Bug("zero-grad-one-array-per-shape", "zero_grad() hands Parameters of one shape one zeros array (a cache by "
@@ -538,6 +557,25 @@ BUGS: list[Bug] = [
         loses=("test_step", LESSON), phrase="moved only some of the parameters",
         absent="the very objects it was given", cause='moved only some of the parameters', lesson_cause='moved only some of the parameters',
         every=("moved only some of the parameters",)),
+    # The bias whose grad sums to zero stays: the moved ones did not move by lr * grad, so no return is asked
+    # about, nor (the first step being wrong already) other objects.
+    Bug("step-mean-grad", "step() moves each Parameter by lr times the mean of its grad (p.grad.mean())",
+        (step("for p in self.params:\n    p.data -= self.lr * p.grad.mean()"),),
+        loses=("test_step", LESSON), phrase="something other than lr * grad", absent="return inside the loop",
+        cause="something other than lr * grad"),
+    # A cell that does not run defines nothing, in Jupyter as here: SGD is missing for zero_grad() too, and every
+    # message of the three parts names the cell's error, once.
+    Bug("step-syntax-error", "step() with a stray parenthesis: cell sgd has a syntax error, so no SGD exists",
+        (step("for p in self.params:\n    p.data -= self.lr * p.grad)"),),
+        loses=("test_zero_grad", "test_step", LESSON), phrase="cell sgd: a syntax error on line",
+        absent="cell sgd: cell sgd", cause="cell sgd: a syntax error on line",
+        lesson_cause="cell sgd: a syntax error on line", every=("cell sgd: a syntax error on line",)),
+    Bug("step-default-self-lr", "def step(self, lr=self.lr): a NameError as the class is made, so no SGD exists",
+        (Mutation("sgd", "SGD", "", source=sgd_cell().replace("def step(self) -> None:",
+                                                              "def step(self, lr=self.lr) -> None:")),),
+        loses=("test_zero_grad", "test_step", LESSON), phrase="cell sgd: SGD raised NameError",
+        cause="cell sgd: SGD raised NameError", lesson_cause="cell sgd: SGD raised NameError",
+        every=("cell sgd: SGD raised NameError",)),
     Bug("step-on-a-copy-only", "step() subtracts from a copy of the array and never stores it",
         (step("for p in self.params:\n    new = p.data.copy()\n    new -= self.lr * p.grad"),),
         loses=("test_step", LESSON), phrase="left the Parameters where they were", cause='left the Parameters where they were', lesson_cause='step() left the Parameters where they were'),
@@ -634,6 +672,12 @@ BUGS: list[Bug] = [
         (exercise_cell("exercise_second_step", "z2_with_zero_grad = '0.908'\nloss2_with_zero_grad = '0.008464'\n"
                        "z2_without_zero_grad = '3.668'\nloss2_without_zero_grad = '7.118'\n"),),
         loses=("test_exercise_second_step",), phrase="is a str: assign a number", cause="is a str: assign a number"),
+    Bug("exercise-second-step-nan", "Exercise 2's first answer left as a placeholder, z2_with_zero_grad = math.nan",
+        (exercise_cell("exercise_second_step", "import math\nz2_with_zero_grad = math.nan  # to do\n"
+                       "loss2_with_zero_grad = 0.008464\nz2_without_zero_grad = 3.668\n"
+                       "loss2_without_zero_grad = 7.118\n"),),
+        loses=("test_exercise_second_step",), phrase="z2_with_zero_grad is nan", absent="is a float: assign",
+        cause="z2_with_zero_grad is nan"),
     Bug("exercise-second-step-loss-at-the-edge", "Exercise 2 with loss2_without_zero_grad = 7.19, 1.0014% from the "
         "answer as the kit keeps it (4 digits, 7.118) though 0.9983% from the exact 7.118224: both routes read the "
         "answer with answers.is_right, so both fail",
@@ -696,6 +740,18 @@ BUGS: list[Bug] = [
     Bug("no-grad-never-restores", "no_grad() switches recording off and never back on",
         (no_grad("Tensor.recording = False\nyield"),),
         loses=("test_no_grad",), phrase="restore Tensor.recording on exit", cause='still record nothing'),
+    # What no_grad() returned is read before any `with` block: contextlib's own error names no code of the student's.
+    Bug("no-grad-no-yield", "no_grad() without its yield (the block never runs inside it)",
+        (no_grad("previous = Tensor.recording\nTensor.recording = False\ntry:\n    pass\n"
+                 "finally:\n    Tensor.recording = previous"),),
+        loses=("test_no_grad", LESSON), phrase="no_grad() has no yield", cause="no_grad() has no yield",
+        lesson_cause="no_grad() has no yield", every=("no_grad() has no yield",)),
+    Bug("no-grad-undecorated", "no_grad() without @contextlib.contextmanager: a generator, not a context manager",
+        (no_grad_cell("import contextlib\n\n\ndef no_grad():\n    previous = Tensor.recording\n"
+                      "    Tensor.recording = False\n    try:\n        yield\n    finally:\n"
+                      "        Tensor.recording = previous\n"),),
+        loses=("test_no_grad", LESSON), phrase="not a context manager", cause="not a context manager",
+        lesson_cause="not a context manager", every=("not a context manager",)),
     Bug("no-grad-does-nothing", "no_grad() that only yields: recording stays on",
         (no_grad("yield"),),
         loses=("test_no_grad", LESSON), phrase="Tensor.recording was still on: switch it off on entry", cause='Tensor.recording was still on', lesson_cause='still has a graph of 18 nodes'),

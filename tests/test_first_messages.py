@@ -87,3 +87,12 @@ def test_every_failing_message_points_at_the_code_that_is_wrong(catalogue_report
     assert messages and not astray, f"{bug.did}: names none of {bug.every}:\n" + "\n".join(astray[:5])
     if bug.absent:
         assert not [m for m in messages if bug.absent.lower() in m.lower()], f"{bug.did}: says {bug.absent!r}"
+
+
+def test_the_public_two_step_check_names_a_wrong_first_step_not_other_objects(catalogue_public_results):
+    """step-mean-grad moves the very Parameters it holds, by lr * mean(grad): the public two-step check names the
+    first step as it measured it (by something other than lr * grad), not "the very objects it was given"."""
+    said = _public_failing(catalogue_public_results["step-mean-grad"])
+    step_checks = [m for m in said if m.startswith("step test_keeps_moving_the_same_objects_over_two_steps")]
+    assert step_checks and not [m for m in said if "the very objects it was given" in m], step_checks
+    assert "something other than lr * grad" in step_checks[0], step_checks

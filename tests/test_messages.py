@@ -36,7 +36,8 @@ GOLDEN = [
     ("class Linear:\n    def forward(self, x):\n        raise NotImplementedError()\nLinear().forward(1)",
      "Linear.forward is not written yet: replace `raise NotImplementedError()` with your code"),
     ("raise NotImplementedError()", "raised NotImplementedError (line 1)"),
-    ("x = (1,", "cell forward has a syntax error on line 1: '(' was never closed"),
+    ("x = (1,", "a syntax error on line 1: '(' was never closed"),  # the caller names the cell: "cell forward: "
+    ("compile('x = (1,', 'helper.py', 'exec')", "helper.py has a syntax error on line 1: '(' was never closed"),
     ("def f():\n    return 1 / 0\nf()", "f raised ZeroDivisionError: division by zero (line 2 of its cell)"),
     ("def g():\n    raise ValueError()\ng()", "g raised ValueError (line 2 of its cell)"),
     ("raise ValueError('first line\\nsecond line')", "raised ValueError: first line (line 1)"),

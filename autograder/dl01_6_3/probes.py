@@ -486,7 +486,7 @@ def _worked_example(ns, zero_between, by_hand):
     losses: list[float] = []
     values: list[list] = []
     grads: list[list] = []
-    zeroed: list = []  # the values right after the first zero_grad(), where step() starts from
+    seen: dict = {}  # what the first zero_grad() left: the values step() starts from, and the grads
 
     if held.get("not_parameters") or held["made_others"]:  # zero_grad() would fail on it, and be named instead
         return {"none_grads": False, **held}
@@ -503,9 +503,10 @@ def _worked_example(ns, zero_between, by_hand):
         if by_hand:
             for p in (layer.weight, layer.bias):
                 p.grad = np.zeros_like(p.data)
-        else:
+        elif seen:
             optimizer.zero_grad()
-            zeroed.extend([] if zeroed else [_plain(layer.weight.data), _plain(layer.bias.data)])
+        else:
+            seen.update(_zero_grad_seen(optimizer, [layer.weight, layer.bias]))
 
     for step in range(2):
         current = loss()
@@ -517,7 +518,7 @@ def _worked_example(ns, zero_between, by_hand):
         grads.append([_array_or_none(layer.weight.grad), _array_or_none(layer.bias.grad)])
         optimizer.step()
     loss()
-    kept = {} if by_hand else {**_kept_list(ns, layer, params), "zeroed": zeroed}  # after the steps: its own calls change nothing they saw
+    kept = {} if by_hand else {**_kept_list(ns, layer, params), **seen}  # after the steps: its own calls change nothing they saw
     return {"z": z_values, "loss": losses, "params": values, "grads": grads, "none_grads": False, **held, **kept}
 
 
@@ -527,6 +528,17 @@ def step_worked_example(ns, zero_between):
 
 
 # ---------------------------------------------------------------- no_grad
+
+def no_grad_made(ns):
+    """What no_grad() returns, as causes.no_grad_made reads it: its type, whether a `with` can enter it, and for
+    @contextlib.contextmanager's object the type of what the decorated function returned (its `gen`)."""
+    made = ns["no_grad"]()
+    try:
+        return {"kind": type(made).__name__, "enters": hasattr(made, "__enter__") and hasattr(made, "__exit__"),
+                "body": type(made.gen).__name__ if hasattr(made, "gen") else ""}
+    finally:
+        ns["Tensor"].recording = True  # a body without a yield ran as it was called
+
 
 def no_grad_forward(ns, widths, batch, seed):
     """The same forward pass (of the probe's own layers) recorded, under no_grad(), and recorded again afterwards."""
@@ -608,11 +620,13 @@ def no_grad_states(ns, scenario):
 def _layers(ns):
     """What the notebook's layers do before a lesson probe builds a network from them, as causes.layers_cause reads
     it (facts.layers_facts): the shape of the weight the given Linear.__init__ makes for Linear(2, 1), what it
-    made (_init_facts), and the type of what Linear.forward returns for a batch when it is not a Tensor. "stop"
-    says a network built from them would fail on it (a matmul of the wrong shapes, the given ReLU.forward on an
-    array: "'numpy.ndarray' object has no attribute 'relu'") and be named in place of the code that is wrong."""
+    made (_init_facts), and the type of what Linear.forward returns for a batch, and of what calling the layer (the
+    given Module.__call__) returns, when it is not a Tensor. "stop" says a network built from them would fail on it
+    (a matmul of the wrong shapes, the given ReLU.forward on an array: "'numpy.ndarray' object has no attribute
+    'relu'") and be named in place of the code that is wrong."""
     facts = _sendable(_public_facts().layers_facts(_Attributes(ns)))
-    return {**facts, "stop": facts["weight_shape"] != [1, 2] or bool(facts.get("forward_returned"))}
+    returned = bool(facts.get("forward_returned") or facts.get("call_returned"))
+    return {**facts, "stop": facts["weight_shape"] != [1, 2] or returned}
 
 
 def _layers_first(probe):
@@ -663,7 +677,7 @@ def lesson_shared(ns, n, batch, lr, seed):
     made = _made(optimizer, params)
     if _not_parameters(ns, params) or made["made_others"]:  # zero_grad() would fail on it, and be named instead
         return {"none_grads": False, "not_parameters": _not_parameters(ns, params), **made}
-    optimizer.zero_grad()
+    seen = _zero_grad_seen(optimizer, [first.weight, first.bias, second.bias])
     if _none_grads(params):  # backward() cannot add into None: stop here
         return {"none_grads": True, **made}
     (model(ns["Tensor"](rng.normal(size=(batch, n)))) * ns["Tensor"](rng.normal(size=(batch, n)))).sum().backward()
@@ -671,7 +685,16 @@ def lesson_shared(ns, n, batch, lr, seed):
     optimizer.step()
     return {"none_grads": False, "pattern": [_number([first.weight, first.bias, second.bias], p) for p in params],
             "before": before, "after": _plain(first.weight.data), "still_shared": second.weight is first.weight,
-            "grad": grad, **made, **_kept_list(ns, model, found)}
+            "grad": grad, **seen, **made, **_kept_list(ns, model, found)}
+
+
+def _zero_grad_seen(optimizer, params):
+    """One zero_grad() of the notebook's, and what it left, as causes.zero_grad_left reads it: each p.data before
+    and after it, each p.grad before and after it (None for a grad that is not numbers)."""
+    values, before = [_plain(p.data) for p in params], [_array_or_none(p.grad) for p in params]
+    optimizer.zero_grad()
+    return {"values": values, "zeroed": [_plain(p.data) for p in params], "grads_before": before,
+            "cleared": [_array_or_none(p.grad) for p in params]}
 
 
 @_layers_first
@@ -687,11 +710,13 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     losses, values = [], [[_plain(p.data) for p in _by_hand(ns, model)]]
     grads: list[list] = []
-    zeroed: list = []  # the values right after the first zero_grad(), where step() starts from
+    seen: dict = {}  # what the first zero_grad() left: the values step() starts from, and the grads
     owners: list = []
     for _ in range(steps):
-        optimizer.zero_grad()
-        zeroed = zeroed or [_plain(p.data) for p in _by_hand(ns, model)]
+        if seen:
+            optimizer.zero_grad()
+        else:
+            seen = _zero_grad_seen(optimizer, _by_hand(ns, model))
         if _none_grads(_by_hand(ns, model)):  # backward() cannot add into None: stop here
             return {"none_grads": True, **held}
         owners = owners or _grad_owners(_by_hand(ns, model))
@@ -706,7 +731,7 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
     with ns["no_grad"]():
         final = model(x)
     return {"losses": losses, "final": _plain(final.data), "final_graph": _graph(final)[0], "params": values,
-            "grads": grads, "zeroed": zeroed, "owners": owners, "none_grads": False, **held,
+            "grads": grads, **seen, "owners": owners, "none_grads": False, **held,
             **_kept_list(ns, model, found)}
 
 

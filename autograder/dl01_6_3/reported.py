@@ -6,6 +6,7 @@ can rewrite the answer; an empty list would then leave a comparison made with zi
 compare, and pass. Each such list goes through `per_parameter` first; what SGD(params, lr) kept goes through `init_cause`.
 """
 import causes
+import probes
 
 
 def per_parameter(answer, count):
@@ -21,3 +22,9 @@ def init_cause(answer, total, lr):
     answer's made_order and made_lr, probes._made): a check of zero_grad() or step() tests it first, since a
     copy or another rate kept there shows in their effects too."""
     return causes.init_kept(answer["made_order"], total, answer["made_lr"], lr)
+
+
+def block_cause(runner):
+    """What the notebook's no_grad() returned, when a `with` block cannot run it ('' when it can: causes.no_grad_made):
+    a probe's `with no_grad():` would raise from contextlib's code, naming none of the student's."""
+    return causes.no_grad_made(**runner.run(probes.no_grad_made))

@@ -8,6 +8,7 @@ import causes
 import numpy as np
 import probes
 import pytest
+from reported import block_cause
 
 STUDENT_CELLS = "all"
 
@@ -44,6 +45,12 @@ def optimizer_cause(got, lr):
     return cause or causes.grads_shared(got.get("owners", []))
 
 
+def zero_grad_cause(got):
+    """What the probe's first zero_grad() did wrong to the values or the grads, measured right after it ('' if
+    nothing): the numbers after it come from what it left, whatever forward() does."""
+    return causes.zero_grad_left(got["values"], got["zeroed"], got["grads_before"], got["cleared"])
+
+
 def moved(got, lr, what):
     """What zero_grad() or step() did wrong to the values in the probe's first step ('' if nothing recognisable):
     zero_grad() first, from the values right after it (step() starts from those); a move twice as far is a
@@ -70,8 +77,8 @@ def first_step_cause(got):
     if not np.isclose(got["loss"][0], 5.29):
         return (f"the first loss should be 5.29 (z = -1.3), got {got['loss'][0]:.4g} (z = {got['z'][0]:.4g}): "
                 "Linear(2, 1) must compute x @ W.T + b")
-    return causes.grads_missing(got["grads"][0], ["weight", "bias"], whose="the layer's ") or \
-        moved(got, 0.1, "the Parameters")
+    return zero_grad_cause(got) or causes.grads_missing(got["grads"][0], ["weight", "bias"], whose="the layer's ") \
+        or moved(got, 0.1, "the Parameters")
 
 
 def test_worked_example_first_step_takes_the_loss_from_5_29_to_0_2116(student, reference):
@@ -111,6 +118,7 @@ LEAVES = ["x"] + [f"layers[{i}].{name}" for i in (0, 2, 4) for name in ("weight"
 
 
 def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student, reference):
+    assert not block_cause(student), block_cause(student)
     got = student.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
     want = reference.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
     assert not layers_cause(got), layers_cause(got)
@@ -146,7 +154,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     assert not wrong, (
         f"parameters() of two layers sharing a weight listed it {entries} times among "
         f"{len(got['pattern'])} entries, expected once among 3")
-    cause = causes.init_kept(got["made_order"], 3, got["made_lr"], lr)  # the list is right: what SGD(...) kept of it
+    cause = causes.init_kept(got["made_order"], 3, got["made_lr"], lr) or zero_grad_cause(got)  # the list is right
     assert not cause, cause
     assert got["still_shared"], "after step() the two layers no longer share one weight"
     cause = causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight",
@@ -168,8 +176,10 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
                          ids=["2-16-16-2", "4-9-3", "6-5-7-2"])
 def test_training_loop_matches_the_reference(student, reference, widths, lr, seed):
     kwargs = dict(widths=list(widths), batch=8, steps=4, lr=lr, seed=seed)
+    assert not block_cause(student), block_cause(student)  # the loop ends with `with no_grad():`
     got, want = student.run(probes.lesson_training, **kwargs), reference.run(probes.lesson_training, **kwargs)
     assert not layers_cause(got) and not optimizer_cause(got, lr), layers_cause(got) or optimizer_cause(got, lr)
+    assert not zero_grad_cause(got), zero_grad_cause(got)
     assert close(got["losses"][0], want["losses"][0]), (
         causes.given_init(got) or "the first training loss differs: check forward")
     names = [f"layers[{2 * i}].{name}" for i in range(len(widths) - 1) for name in ("weight", "bias")]  # _by_hand's

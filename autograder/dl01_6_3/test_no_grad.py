@@ -2,6 +2,7 @@
 import numpy as np
 import probes
 import pytest
+from reported import block_cause
 
 STUDENT_CELLS = ("no_grad",)
 NETWORKS = [((2, 16, 16, 2), 4, 0), ((3, 7, 5), 6, 1), ((4, 2), 3, 2)]
@@ -12,8 +13,19 @@ def close(got, want):
     return np.shape(got) == np.shape(want) and np.allclose(got, want)
 
 
+def made(runner):
+    """`runner`, failing first with the cause when what no_grad() returned cannot run a `with` block."""
+    cause = block_cause(runner)
+    assert not cause, cause
+    return runner
+
+
 def run_forward(runner, widths, batch, seed):
-    return runner.run(probes.no_grad_forward, widths=list(widths), batch=batch, seed=seed)
+    return made(runner).run(probes.no_grad_forward, widths=list(widths), batch=batch, seed=seed)
+
+
+def states(runner, scenario):
+    return made(runner).run(probes.no_grad_states, scenario=scenario)
 
 
 @pytest.mark.parametrize("widths,batch,seed", NETWORKS, ids=IDS)
@@ -41,20 +53,20 @@ def test_recording_resumes_after_the_block(student, reference):
 
 
 def test_restores_recording_after_an_exception_inside_the_block(student, reference):
-    got = student.run(probes.no_grad_states, scenario="exception")
+    got = states(student, "exception")
     assert got["after"]["recording"] and got["after"]["records"], (
         "after an exception inside a no_grad() block recording stayed off: restore Tensor.recording in a "
         "finally clause around the yield")
 
 
 def test_lets_the_exception_propagate(student, reference):
-    got = student.run(probes.no_grad_states, scenario="exception")
+    got = states(student, "exception")
     assert got["propagated"], ("no_grad() swallowed an exception raised inside the block: let it through "
                                "(try/finally, no except)")
 
 
 def test_inner_exit_keeps_recording_off_until_the_outer_block_ends(student, reference):
-    got = student.run(probes.no_grad_states, scenario="nested")
+    got = states(student, "nested")
     assert not got["inner"]["records"], "inside nested no_grad() blocks operations still recorded their parents"
     assert not got["between"]["recording"] and not got["between"]["records"], (
         "when an inner no_grad() block ended inside an outer one, recording came back on: restore the value "
@@ -64,13 +76,13 @@ def test_inner_exit_keeps_recording_off_until_the_outer_block_ends(student, refe
 
 
 def test_restores_the_previous_value_rather_than_true(student, reference):
-    got = student.run(probes.no_grad_states, scenario="already_off")
+    got = states(student, "already_off")
     assert not got["after"]["recording"], ("no_grad() switched recording on at exit although it was off before "
                                            "the block: restore the previous value of Tensor.recording, not True")
 
 
 def test_an_exception_in_an_inner_block_restores_each_level(student, reference):
-    got = student.run(probes.no_grad_states, scenario="nested_exception")
+    got = states(student, "nested_exception")
     assert not got["between"]["recording"], (
         "after an exception left an inner no_grad() block, recording came back on inside the outer block: "
         "restore the previous value in a finally clause")
@@ -78,8 +90,8 @@ def test_an_exception_in_an_inner_block_restores_each_level(student, reference):
 
 
 def test_switches_recording_off_inside_and_back_on_after(student, reference):
-    got = student.run(probes.no_grad_states, scenario="plain")
-    want = reference.run(probes.no_grad_states, scenario="plain")
+    got = states(student, "plain")
+    want = states(reference, "plain")
     assert want == {"before": {"recording": True, "records": True}, "inside": {"recording": False, "records": False},
                     "after": {"recording": True, "records": True}}, "the reference no_grad() misbehaves (a grader bug)"
     assert not got["inside"]["records"], "inside a no_grad() block an operation still recorded its parents"

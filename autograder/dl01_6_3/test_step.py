@@ -48,12 +48,8 @@ def moved_by(result, lr, steps=1):
 
 
 def check_first_step(got, lr):
-    """The first step's move, with the misconception named when it is wrong."""
-    assert not moved_by(got, 0), ("step() left the Parameters where they were: change p.data in place, "
-                                  "p.data -= self.lr * p.grad (p = p - lr * p.grad only rebinds a local name)")
-    assert not any(each_moved_by(got, 0)), ("step() moved only some of the parameters: loop over every p in "
-                                            "self.params (is a return inside the loop?)")
-    assert not moved_by(got, -lr), "step() moved the Parameters up the gradient: subtract self.lr * p.grad"
+    """The first step's move, with the misconception named when it is wrong (causes.step_move: not moved, only
+    some, up the gradient, another rate)."""
     assert moved_by(got, lr), causes.step_move(got["start"], per_parameter(got["data"][0], len(SHAPES)),
                                                got["grads_used"][0], lr) or (
         f"step() did not move each parameter by -lr * grad with lr = {lr}: it moved them by something other than "

@@ -17,12 +17,13 @@ def case(shapes, seed):
 
 
 def effect(runner, shapes, seed):
-    """What one zero_grad() did, after what SGD(...) kept (a cause in the given __init__ fails the check first)."""
+    """What one zero_grad() did, after what SGD(...) kept (a cause in the given __init__ fails the check first);
+    the start values and the gradients before it ran."""
     data, grads = case(shapes, seed)
     got = runner.run(probes.zero_grad_effect, data=[d.tolist() for d in data], grads=[g.tolist() for g in grads])
     cause = init_cause(got, len(shapes), 0.1)
     assert not cause, cause
-    return got, data
+    return got, data, grads
 
 
 def is_zero(grad):
@@ -31,15 +32,15 @@ def is_zero(grad):
 
 @pytest.mark.parametrize("seed,shapes", list(enumerate(SHAPES)))
 def test_sets_every_grad_to_zero(student, reference, seed, shapes):
-    got, _ = effect(student, shapes, seed)
+    got, _, before = effect(student, shapes, seed)
     assert all(t != "NoneType" for t in per_parameter(got["grad_types"], len(shapes))), causes.NONE_GRAD
-    cause = causes.grads_left(per_parameter(got["grads"], len(shapes)))
+    cause = causes.grads_left(per_parameter(got["grads"], len(shapes)), before)
     assert not cause, cause
 
 
 @pytest.mark.parametrize("seed,shapes", list(enumerate(SHAPES)))
 def test_keeps_each_grad_an_array_of_the_parameter_shape(student, reference, seed, shapes):
-    got, _ = effect(student, shapes, seed)
+    got, _, _ = effect(student, shapes, seed)
     types = per_parameter(got["grad_types"], len(shapes))
     assert all(t == "ndarray" for t in types) and got["grad_shapes"] == shapes, (
         "after zero_grad() each p.grad must be a NumPy array shaped like p.data (np.zeros_like(p.data)), "
@@ -47,14 +48,14 @@ def test_keeps_each_grad_an_array_of_the_parameter_shape(student, reference, see
 
 
 def test_leaves_the_data_alone(student, reference):
-    got, data = effect(student, SHAPES[1], 3)
+    got, data, _ = effect(student, SHAPES[1], 3)
     after = per_parameter(got["data"], len(data))
     assert all(np.shape(a) == b.shape and np.array_equal(a, b) for a, b in zip(after, data)), (
         "zero_grad() changed p.data: it clears p.grad only, the values stay")
 
 
 def test_keeps_the_optimizer_holding_the_same_parameters(student, reference):
-    got, _ = effect(student, SHAPES[0], 4)
+    got, _, _ = effect(student, SHAPES[0], 4)
     assert got["held"] == list(range(len(SHAPES[0]))), (
         "after zero_grad() self.params no longer holds the Parameters it was given: clear their grads, do not "
         "replace the objects")
@@ -62,7 +63,9 @@ def test_keeps_the_optimizer_holding_the_same_parameters(student, reference):
 
 def cleared_cause(got, want):
     """What SGD(...) kept and what zero_grad() left ('' if right): a grad not cleared, or one array for several."""
-    return (init_cause(got, len(want["first"]), 0.1) or causes.grads_left(per_parameter(got["cleared"], len(want["cleared"])))
+    count = len(want["cleared"])
+    return (init_cause(got, len(want["first"]), 0.1)
+            or causes.grads_left(per_parameter(got["cleared"], count), per_parameter(got["first"], count))
             or causes.grads_shared(per_parameter(got["owners"], len(want["cleared"]))))
 
 

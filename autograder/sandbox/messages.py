@@ -43,8 +43,9 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
     where, innermost = _where(exc), _innermost(exc)
     if isinstance(exc, NotImplementedError) and where:
         return f"{where} {NOT_WRITTEN}"
-    if isinstance(exc, SyntaxError):
-        return f"{(exc.filename or 'a cell').strip('<>')} has a syntax error on line {exc.lineno}: {exc.msg}"
+    if isinstance(exc, SyntaxError):  # a cell's: its caller names the cell ("cell sgd: ..."); else the file
+        where_from = "" if _in_notebook(exc.filename or "<cell") else f"{exc.filename} has "
+        return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
     if isinstance(exc, MemoryError):
         return f"{where or 'the code'} ran out of memory"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

@@ -1,5 +1,6 @@
-"""Why a check failed, named as its cause: what a wrong Linear.__init__, parameters(), SGD(...), zero_grad() or
-step() did (what your code raised, explain.py says).
+"""Why a check failed, named as its cause: what a wrong Linear.__init__, parameters() or SGD(...) did, and (from
+training_causes.py, given out here too) zero_grad(), step(), no_grad() and backward() (what your code raised,
+explain.py says).
 
 The public checks (test_<part>.py, through notebook_checks.py) and the course's grader use this same file, so
 the words you see here are the words of your grade. It finds causes from plain values (exceptions, arrays,
@@ -10,91 +11,16 @@ grader's probes gather the same in the process that runs your code. Needs NumPy.
 from __future__ import annotations
 
 import numpy as np
-
-NONE_GRAD = ("zero_grad() set p.grad to None, not to an array of zeros: the next backward() adds into p.grad, "
-             "so make it np.zeros_like(p.data)")
-
-
-def _arrays(values):
-    try:
-        return [np.asarray(v, dtype=float) for v in values]
-    except (TypeError, ValueError):
-        return None
-
-
-def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroed=None):
-    """The cause of a wrong step ('' when it has no recognisable shape): each parameter's values before (`zeroed`:
-    right after a zero_grad() run since, which must not change them) and after step(), against the move -lr * grad
-    the gradients ask for (all zero, or missing: no blame); twice as far is a listing's fault only where `order`
-    (see init_kept) holds a Parameter twice."""
-    before, after, grads, zeroed = _arrays(before), _arrays(after), _arrays(grads or []), _arrays(zeroed or before)
-    if before is None or after is None or not grads or len(grads) != len(before) or len(after) != len(before):
-        return ""
-    if zeroed is not None and any(z.shape != b.shape or not np.array_equal(z, b) for z, b in zip(zeroed, before)):
-        return "zero_grad() changed p.data (it must clear p.grad only)"
-    if any(a.shape != b.shape or g.shape != b.shape for a, b, g in zip(after, before, grads)):
-        return ""
-    got = [a - b for a, b in zip(after, before)]
-    want = [-lr * g for g in grads]
-    if not any(np.any(w != 0) for w in want) or all(np.allclose(g, w) for g, w in zip(got, want)):
-        return ""
-    if all(np.allclose(g, 0) for g in got):
-        return (f"step() left {what} where they were (it did not move them): change p.data in place, "
-                "p.data -= self.lr * p.grad")
-    if all(np.allclose(a, w) for a, w in zip(after, want)) and any(np.any(b != 0) for b in before):  # from values
-        return (f"step() set {what} to -lr * grad, leaving out their values: change p.data in place, "
-                "p.data -= self.lr * p.grad")
-    if any(np.allclose(g, 0) and np.any(w != 0) for g, w in zip(got, want)):
-        return ("step() moved only some of the parameters: loop over every p in self.params "
-                "(is a return inside the loop?)")
-    if all(np.allclose(g, -w) for g, w in zip(got, want)):
-        return f"step() moved {what} up the gradient: subtract self.lr * p.grad"
-    flat_got, flat_want = np.concatenate([g.ravel() for g in got]), np.concatenate([w.ravel() for w in want])
-    ratio = float(flat_got @ flat_want / (flat_want @ flat_want))
-    if ratio > 0 and not np.isclose(ratio, 1) and np.allclose(flat_got, ratio * flat_want):
-        if np.isclose(ratio, 2) and order is not None and len(order) != len(set(order)):
-            return (f"step() moved {what} twice as far as -lr * grad: a Parameter listed twice is moved twice "
-                    "(parameters() must list each Parameter once)")
-        # the rate it acted as if it had, not a guess at why: a rate typed in and a stray factor read alike here
-        return (f"step() moved {what} {ratio:.3g} times as far as -lr * grad, as if the learning rate were "
-                f"{ratio * lr:.3g} while self.lr is {lr:g}: move each p.data by exactly -self.lr * p.grad")
-    return ""
-
-
-def grads_missing(grads, names, expected=None, whose="") -> str:
-    """The cause ('' if none) when backward() left Parameters without a gradient (None or all zero) that must get
-    one: each of `names` (in the order of `grads`) whose `expected` gradient is not zero, or every one where
-    `expected` is None (the worked example's loss depends on every number of its weight and bias); `whose`
-    comes before the names."""
-    expected = expected if expected is not None else [1.0] * len(grads)
-    missing = [name for name, grad, want in zip(names, grads, expected)
-               if (grad is None or not np.any(np.asarray(grad, dtype=float))) and np.any(np.asarray(want, dtype=float))]
-    listed = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
-    return "" if not missing else (f"after backward() no gradient reached {whose}{listed}: Linear.forward "
-                                   "must compute with Tensor operations on x, self.weight and self.bias (not on "
-                                   "their .data)")
-
-
-def grads_left(cleared):
-    """The cause when zero_grad() did not clear every gradient ('' when it did): `cleared` holds each
-    p.grad after zero_grad() (None for a grad set to None)."""
-    if any(g is None for g in cleared):
-        return NONE_GRAD
-    zero = [not np.any(np.asarray(g, dtype=float)) for g in cleared]
-    if all(zero):
-        return ""
-    if not any(zero):
-        return "zero_grad() left the gradients as they were: set p.grad to zeros for every p in self.params"
-    return (f"zero_grad() cleared only {sum(zero)} of the {len(zero)} gradients: loop over every parameter in "
-            "self.params (is a return inside the loop?)")
-
-
-def grads_shared(owners: list) -> str:
-    """The cause ('' if none) when zero_grad() left one array to several Parameters (owners: first sharer of each)."""
-    sharing = {n for n, o in enumerate(owners) if o != n} | {o for n, o in enumerate(owners) if o != n}
-    return "" if not sharing else (f"zero_grad() left {len(sharing)} Parameters sharing grad arrays (one memory, "
-                                   "or views of it): backward() adds each one's gradient into the same memory; give "
-                                   "every Parameter its own, p.grad = np.zeros_like(p.data)")
+from training_causes import (  # noqa: F401 - the checks ask causes.<name> for these too
+    NONE_GRAD,
+    arrays,
+    grads_left,
+    grads_missing,
+    grads_shared,
+    no_grad_made,
+    step_move,
+    zero_grad_left,
+)
 
 
 def init_kept(order, total, kept_lr, lr):
@@ -185,7 +111,7 @@ def given_init(facts: dict) -> str:
     (facts.init_facts): its attributes, then its numbers against the given draws the lesson's numbers come from."""
     rng = np.random.default_rng(0)
     given = [rng.uniform(-2 ** -0.5, 2 ** -0.5, size=size) for size in ((1, 2), (1,))]  # weight, then bias
-    drawn = _arrays(facts["drawn"])
+    drawn = arrays(facts["drawn"])
     same = drawn is not None and all(d.shape == g.shape and np.allclose(d, g) for d, g in zip(drawn, given))
     return init_attributes(facts) or ("" if same else (
         "Linear.__init__ draws other numbers than the given one for the same seed: keep the given __init__ "
@@ -194,13 +120,17 @@ def given_init(facts: dict) -> str:
 
 def layers_cause(facts: dict) -> str:
     """The cause ('' if none) of a wrong network before its numbers (facts.layers_facts): the given __init__'s weight
-    shape for Linear(2, 1), then what forward returned when not a Tensor (a later layer would fail on it instead)."""
+    shape for Linear(2, 1), then what forward returned when not a Tensor (a later layer would fail on it instead),
+    then what calling the layer returned: the given Module.__call__ hands on what forward returned."""
     if facts["weight_shape"] != [1, 2]:
         return (f"Linear.__init__ made the weight of Linear(2, 1) of shape {tuple(facts['weight_shape'])}, not (n_out, "
                 "n_in) = (1, 2): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
-    returned = facts.get("forward_returned")
-    return (f"Linear.forward returned a {returned}: build the result from x, self.weight and self.bias with Tensor "
-            "operations") if returned else ""
+    returned, called = facts.get("forward_returned"), facts.get("call_returned")
+    if returned:
+        return (f"Linear.forward returned a {returned}: build the result from x, self.weight and self.bias with "
+                "Tensor operations")
+    return (f"calling the layer, layer(x), returned a {called} where its forward(x) returned a Tensor: the given "
+            "Module.__call__ must return self.forward(x) (keep the given one in cell module)") if called else ""
 
 
 # The cell that defines each class of the lesson in the notebook as given (a grade id: "<cell linear>" in code).

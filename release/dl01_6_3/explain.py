@@ -66,8 +66,9 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
     function = None if where(exc) in (None, "<module>") else where(exc)
     if isinstance(exc, NotImplementedError) and function:
         return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
-    if isinstance(exc, SyntaxError):
-        return f"{(exc.filename or 'a cell').strip('<>')} has a syntax error on line {exc.lineno}: {exc.msg}"
+    if isinstance(exc, SyntaxError):  # a cell's: its caller names the cell ("cell sgd: ..."); else the file
+        where_from = "" if in_notebook(exc.filename or "<cell") else f"{exc.filename} has "
+        return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
     line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""

@@ -1,12 +1,23 @@
 """no_grad() (`pytest -m no_grad`): inside `with no_grad():` Tensor.recording is False, so operations compute
 the same values but record no parents; on leaving the block, even by an exception (which it lets through),
 Tensor.recording gets back the value it had before the block (so nested blocks work)."""
+import causes
 import numpy as np
+
+
+def block(nb):
+    """What nb.no_grad() returned, failing first with the cause when a `with` block cannot run it (contextlib
+    would raise from its own code, naming none of yours)."""
+    made = nb.no_grad()
+    enters = hasattr(made, "__enter__") and hasattr(made, "__exit__")
+    cause = causes.no_grad_made(type(made).__name__, enters, type(made.gen).__name__ if hasattr(made, "gen") else "")
+    assert not cause, cause
+    return made
 
 
 def test_records_no_parents_inside_the_block(nb):
     a, b = nb.Tensor(np.array([1.0, 2.0])), nb.Tensor(np.array([3.0, -1.0]))
-    with nb.no_grad():
+    with block(nb):
         c = (a * b + a).relu()
     assert not c.parents and c.backward_fn is None, (
         "an operation inside `with no_grad():` still recorded its parents: Tensor.recording was still on: "
@@ -15,14 +26,14 @@ def test_records_no_parents_inside_the_block(nb):
 
 def test_computes_the_same_values(nb):
     a, b = nb.Tensor(np.array([1.0, 2.0])), nb.Tensor(np.array([3.0, -1.0]))
-    with nb.no_grad():
+    with block(nb):
         inside = (a * b + a).relu().data.copy()
     assert np.allclose(inside, [4.0, 0.0]), (f"inside no_grad() the operations gave {inside.tolist()}, expected "
                                              "[4.0, 0.0]: no_grad() changes what is recorded, not the values")
 
 
 def test_records_again_after_the_block(nb):
-    with nb.no_grad():
+    with block(nb):
         pass
     assert nb.Tensor.recording is True, ("after a no_grad() block operations still record nothing (Tensor.recording "
                                          "is still off): restore Tensor.recording on exit")
@@ -34,7 +45,7 @@ def test_records_again_after_the_block(nb):
 def test_restores_recording_after_an_exception(nb):
     escaped = False
     try:
-        with nb.no_grad():
+        with block(nb):
             raise ValueError("raised inside the block")
     except ValueError:
         escaped = True
@@ -44,8 +55,8 @@ def test_restores_recording_after_an_exception(nb):
 
 
 def test_restores_the_previous_value_when_nested(nb):
-    with nb.no_grad():
-        with nb.no_grad():
+    with block(nb):
+        with block(nb):
             inside = nb.Tensor.recording
         between = nb.Tensor.recording
     assert inside is False, "inside no_grad() Tensor.recording was still on: switch it off on entry"

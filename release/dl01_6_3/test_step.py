@@ -29,9 +29,17 @@ def test_moves_every_parameter_by_minus_lr_times_grad(nb):
     after = [np.asarray(p.data) for p in params]
     cause = causes.step_move(before, after, grads, 0.25)  # not moved, some, up the gradient, another rate
     assert not cause, cause
-    assert all(np.shape(a) == b.shape and np.allclose(a, b - 0.25 * g) for a, b, g in zip(after, before, grads)), (
-        "step() did not move each parameter by -lr * grad with lr = 0.25: it moved them by something other than "
-        "lr * grad (p.data -= self.lr * p.grad is the whole update)")
+    assert moved(after, before, grads, 0.25), other_move(0.25)
+
+
+def moved(after, before, grads, lr):
+    return all(np.shape(a) == b.shape and np.allclose(a, b - lr * g) for a, b, g in zip(after, before, grads))
+
+
+def other_move(lr):
+    """What a step with no shape step_move names did: the one thing measured."""
+    return (f"step() did not move each parameter by -lr * grad with lr = {lr:g}: it moved them by something other "
+            "than lr * grad (p.data -= self.lr * p.grad is the whole update)")
 
 
 def test_changes_data_in_place_on_the_same_objects(nb):
@@ -73,6 +81,7 @@ def test_keeps_moving_the_same_objects_over_two_steps(nb):
     optimizer.step()
     cause = causes.step_move(start, [np.asarray(p.data) for p in params], first, 0.5)  # the first step, first
     assert not cause, cause
+    assert moved([np.asarray(p.data) for p in params], start, first, 0.5), other_move(0.5)
     for p in params:
         p.grad = np.full(p.shape, 2.0)
     optimizer.step()

@@ -39,23 +39,29 @@ def _near(value: float, tolerance: float):
                 yield f"{k * step:.{DIGITS}g}"
 
 
-def number(value) -> float | None:
-    """An exercise's answer as a float when it is a number, as the exercises ask ("assign a number"): a real
-    number (numbers.Real: an int, a float, a NumPy scalar, a Fraction) that is finite; None for anything else
-    (a bool, text such as '123', an array, a Decimal). The course's grader reads an answer with this too, so
-    the grade and these checks take the same answers."""
+def _read(value) -> tuple[float | None, str]:
+    """`value` as a float when it is a number, as the exercises ask ("assign a number"): a real number
+    (numbers.Real: an int, a float, a NumPy scalar, a Fraction) that is finite; else None and what it is,
+    for the message (a bool, text such as '123', an array, a Decimal; a NaN; an int too large for a float)."""
+    kind = type(value).__name__
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return None
+        return None, f"a {kind}"
     try:
         found = float(value)
     except (OverflowError, TypeError, ValueError):  # an int too large for a float; a Real without float()
-        return None
-    return found if math.isfinite(found) else None
+        return None, f"a {kind} with no float value (too large for a float?)"
+    return (found, "") if math.isfinite(found) else (None, f"{found} (a {kind} that is not a finite number)")
 
 
-def refused(name: str, kind: str, example: str) -> str:
-    """The message when `name` holds a `kind` that `number` does not take."""
-    return f"{name} is a {kind}: assign a number (an int or a float), e.g. {name} = {example}"
+def number(value) -> float | None:
+    """An exercise's answer as a float when it is a number (see _read), None for anything else. The course's
+    grader reads an answer with this too, so the grade and these checks take the same answers."""
+    return _read(value)[0]
+
+
+def refused(name: str, value, example: str) -> str:
+    """The message when `number` does not take `value`, the answer `name` holds: what it is, as `number` read it."""
+    return f"{name} is {_read(value)[1]}: assign a number (an int or a float), e.g. {name} = {example}"
 
 
 def is_right(name: str, value, rel_tol: float = 0.0, abs_tol: float = 0.0) -> bool:

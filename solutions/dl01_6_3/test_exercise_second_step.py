@@ -8,7 +8,7 @@ def expect_answers(nb, names, hint):
     """z, then the loss: the loss is checked once z is right, so its message names the loss, not the step."""
     for name, why in zip(names, (hint, f"{names[0]} is right, so the loss is off: L = (z - y)^2 of that z, y = 1")):
         got = answers.number(getattr(nb, name))
-        assert got is not None, answers.refused(name, type(getattr(nb, name)).__name__, "1.23")
+        assert got is not None, answers.refused(name, getattr(nb, name), "1.23")
         assert answers.is_right(name, got, rel_tol=0.01, abs_tol=1e-4), f"{name} = {got:.4g} is not right: {why}"
 
 

@@ -115,14 +115,14 @@ def init_facts(layer) -> dict:
 def layers_facts(nb) -> dict:
     """For the public checks, on the notebook's live classes (`nb`: its names as attributes): what the layers
     do before a network is built from them, as causes.layers_cause reads it: the shape of the weight the given
-    Linear.__init__ makes for Linear(2, 1), then the type of what Linear.forward returns when it is not a Tensor."""
+    Linear.__init__ makes for Linear(2, 1), then what Linear.forward and the layer (Module.__call__) return if no Tensor."""
     layer = nb.Linear(2, 1, np.random.default_rng(0))
     facts: dict = {"weight_shape": list(np.shape(getattr(getattr(layer, "weight", None), "data", np.nan))),
                    **init_facts(layer)}
     if facts["weight_shape"] != [1, 2]:
         return facts
-    returned = layer(nb.Tensor(np.ones((1, 2))))
-    return {**facts, "forward_returned": "" if isinstance(returned, nb.Tensor) else type(returned).__name__}
+    x, kind = nb.Tensor(np.ones((1, 2))), lambda value: "" if isinstance(value, nb.Tensor) else type(value).__name__
+    return {**facts, "forward_returned": kind(layer.forward(x)), "call_returned": kind(layer(x))}
 
 
 def defined_in(names: dict) -> dict:

@@ -5,6 +5,7 @@ import answers
 import causes
 import facts
 import numpy as np
+from test_no_grad import block  # what no_grad() returned, named when a `with` block cannot run it
 
 
 def linear(nb, weight, bias):
@@ -42,9 +43,12 @@ def layers_cause(nb, drawn=False):
 
 
 def zeroed(optimizer, params):
-    """optimizer.zero_grad(), failing with its cause when it set a grad to None (backward() adds into it)."""
+    """optimizer.zero_grad(), failing with its cause when it set a grad to None (backward() adds into it), changed
+    the values, or left other numbers than zeros in the grads (causes.zero_grad_left: measured right after it)."""
+    values, grads = [np.array(p.data) for p in params], [np.array(p.grad) for p in params]
     optimizer.zero_grad()
-    assert not any(p.grad is None for p in params), causes.NONE_GRAD
+    cause = causes.zero_grad_left(values, [p.data for p in params], grads, [p.grad for p in params])
+    assert not cause, cause
 
 
 def worked_example(nb, zero_between):
@@ -143,7 +147,7 @@ def test_network_records_18_nodes_and_1_under_no_grad(nb):
     model = mlp(nb, (2, 16, 16, 2), rng)
     x = nb.Tensor(rng.normal(size=(4, 2)))
     recorded = model(x)
-    with nb.no_grad():
+    with block(nb):
         quiet = model(x)
     nodes = graph(recorded)
     leaves = {"x": x, **{f"layers[{i}].{name}": getattr(model.layers[i], name) for i in (0, 2, 4)
