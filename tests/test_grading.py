@@ -279,3 +279,17 @@ def test_make_grade_collects_an_lms_download_with_zip_collect(tmp_path):
     assert book["ada"] == FULL and set(book["bob"].values()) == {0} and len(book) == 2
     summary = run.stdout[run.stdout.index("submissions, 2 graded"):]
     assert f"Not collected: =cmd_1003_{NOTEBOOK}: its student id '=cmd' is not" in summary
+
+
+def test_a_process_limit_the_notebook_lowered_itself_is_not_written_down_as_the_graders_fault(tmp_path):
+    """red-m10 F1. The notebook lowers its own RLIMIT_NPROC (any unprivileged process may), so the loader cannot
+    fork a check child. The pids cgroup counted no refusal, so the session reads it as the grading machine's fault
+    (worker._Session.judge) - yet each check is still scored as failed: the report is a grade whose reasons say
+    "not graded: ... the grading machine's fault, not the notebook's: grade it again". A reason a grade is written
+    with names the notebook's doing; the grader's failure is no grade at all (never both)."""
+    notebook = solution_notebook()
+    notebook.cells.insert(0, new_code_cell("import resource\nresource.setrlimit(resource.RLIMIT_NPROC, (1, 1))"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    scored_as_graders_fault = [t["name"] for p in report["parts"] for t in p["tests"]
+                               if not t["passed"] and "the grading machine's fault" in t["message"]]
+    assert not scored_as_graders_fault, (report["total"], scored_as_graders_fault)
