@@ -26,6 +26,7 @@ from conftest import (
     ROOT,
     command_lines,
     holds_capability,
+    needs_level,
     release_notebook,
     solution_notebook,
 )
@@ -890,3 +891,24 @@ def test_the_graders_last_resort_leaves_out_waits_for_a_cpu_but_not_cpu_time(mon
     assert waited.seconds() < 2
     clock["cpu"] += 100
     assert waited.seconds() >= 100
+
+
+FILL_PROCESS_BUDGET = ("import os, time\nfor _ in range(20):\n    try:\n        pid = os.fork()\n    except OSError:\n"
+                       "        break\n    if pid == 0:\n        time.sleep(60)\n        os._exit(0)\nx = 1")
+
+
+@pytest.mark.parametrize("level", [pytest.param("uid", marks=needs_level("uid")), None])
+def test_sleepers_that_fill_the_process_budget_are_the_notebooks_doing_at_every_level(level):
+    """red-m10 F1b. Where no pids cgroup counts the submission's processes (`uid`, `uid+landlock`), its process
+    budget is the uid's RLIMIT_NPROC (Isolation.drop). A notebook whose sleepers fill it leaves the loader no process
+    for the check: at `namespaces+cgroups` that reads "process budget", but without the cgroup's count the session
+    calls it "not graded: ... the grading machine's fault, not the notebook's" with no limit, and the check is
+    scored as failed with those words (the same budget, the same notebook, two owners)."""
+    from test_isolation import box
+
+    with box(level, budget_processes=16) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("student", FILL_PROCESS_BUDGET)], sandbox_probes.value, name="x")
+        sandbox.end()
+    assert (outcome.limit, outcome.reason) == (
+        "process budget", "could not start: the submission's processes used its process budget of 16"), sandbox.level
