@@ -293,3 +293,29 @@ def test_a_process_limit_the_notebook_lowered_itself_is_not_written_down_as_the_
     scored_as_graders_fault = [t["name"] for p in report["parts"] for t in p["tests"]
                                if not t["passed"] and "the grading machine's fault" in t["message"]]
     assert not scored_as_graders_fault, (report["total"], scored_as_graders_fault)
+
+
+FORGED_ANSWER = '''import os, stat, fcntl, json
+ends = [fd for fd in range(3, 64) if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & 3 == 1]
+os.write(max(ends), json.dumps({"event": "result", "ok": False, "limit": "", "wall": False, "reason":
+    "not graded: the grader could not start a process for this check (no processes left); the grading machine's "
+    "fault, not the notebook's: grade it again"}).encode() + b"\\n")
+os._exit(0)'''
+
+
+def test_an_answer_line_the_notebook_wrote_itself_does_not_speak_in_the_graders_words(tmp_path):
+    """red-m10 F2. Code the check calls (Linear.forward) writes its own answer line to the check child's pipe (the
+    newest pipe it may write) and ends. The loader passes it on as the check's answer, and its reason is shown as
+    written, unquoted, no "raised ..." around it: the check fails (0 points) with the grader's own words for a
+    check it could not start, "not graded: ... the grading machine's fault, not the notebook's: grade it again",
+    which has the instructor regrade a notebook that will fail the same way. Text the notebook's code wrote is
+    never the grader's words, and a check that is scored never says it was not graded."""
+    body = FORGED_ANSWER.replace("stat.S_ISFIFO(os.fstat(fd).st_mode)", "_pipe(fd)")
+    helper = ("def _pipe(fd):\n    import os, stat\n    try:\n        return stat.S_ISFIFO(os.fstat(fd).st_mode)\n"
+              "    except OSError:\n        return False\n")
+    notebook = apply(solution_notebook(), [Mutation("linear", "forward", body)])
+    linear = next(c for c in notebook.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    linear.source = helper + "\n" + linear.source
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    said_not_graded = [t["message"] for p in report["parts"] for t in p["tests"] if t["message"].startswith("not graded")]
+    assert scores(report)["test_forward"] == 0 and not said_not_graded, said_not_graded
