@@ -912,3 +912,80 @@ def test_sleepers_that_fill_the_process_budget_are_the_notebooks_doing_at_every_
         sandbox.end()
     assert (outcome.limit, outcome.reason) == (
         "process budget", "could not start: the submission's processes used its process budget of 16"), sandbox.level
+
+
+def _judging_session(monkeypatch, refused_by_cgroup: int = 0):
+    """A session as the worker forks it, at namespaces+cgroups, whose pids cgroup counted `refused_by_cgroup`
+    refused forks: what `judge` reads is its own (the loader's line is only the notebook's data)."""
+    from types import SimpleNamespace
+
+    from autograder.sandbox import worker
+
+    session = object.__new__(worker._Session)
+    counts = {"oom_kill": 0, "other_oom_kill": 0, "fork_refused": refused_by_cgroup}
+    cgroups = SimpleNamespace(events=lambda: counts, hit=lambda: [])
+    session.isolation = SimpleNamespace(cgroups=cgroups, budgets=SimpleNamespace(processes=16, memory_mb=1024),
+                                        process_limit=lambda: None, uid=os.getuid())
+    session.seen = dict.fromkeys(counts, 0)
+    session.config = SimpleNamespace(limits=Limits(seconds=1, memory_mb=256, output_kb=64))
+    monkeypatch.setattr(worker.process_limits, "process_limit_of", lambda pid: 1 << 62)
+    return worker, session
+
+
+def test_a_check_child_no_process_could_be_forked_for_is_charged_from_what_the_session_sees(monkeypatch):
+    """red-m10 F1/F2. "fork" is the loader's word, and student code may write it (or lower its own RLIMIT_NPROC,
+    or replace os.fork) - so the session decides whose doing it was from what it reads itself: the pids cgroup's
+    count, the loader's limits in /proc, and a fork of its own. Only when the session cannot fork either is it
+    the machine's (no score); never a failed check in the grader's words, never the notebook's word for it."""
+    from autograder.sandbox.protocol import Result
+
+    claim = Result(False, None, "not graded: the grading machine's fault, not the notebook's: grade it again", "fork")
+    worker, session = _judging_session(monkeypatch, refused_by_cgroup=1)
+    assert (session.judge(claim, 1).reason, session.judge(claim, 1).limit) == (
+        "could not start: the submission's processes used its process budget of 16", "process budget")
+    worker, session = _judging_session(monkeypatch)
+    monkeypatch.setattr(worker.process_limits, "process_limit_of", lambda pid: 1)
+    assert session.judge(claim, 1).reason == "could not start: the notebook lowered its own process limit (RLIMIT_NPROC) to 1"
+    worker, session = _judging_session(monkeypatch)  # the session forked a process of its own: the machine had one
+    assert session.judge(claim, 1).reason.startswith("could not start: the notebook's process could not start one")
+    monkeypatch.setattr(worker.forks, "fork", lambda: (_ for _ in ()).throw(worker.forks.GraderForkError(11, "none")))
+    with pytest.raises(RuntimeError, match="could not start a check's process .*: the grading machine's fault"):
+        session.judge(claim, 1)
+
+
+GRADERS_WORDS = "not graded: the grader could not start a process for this check; the grading machine's fault"
+
+
+@pytest.mark.parametrize("limit, wall, status, reason", [
+    ("", False, None, 'sent an answer in words of its own (written to the grader\'s pipe?): "' + GRADERS_WORDS + '"'),
+    ("memory", False, None, 'sent an answer in words of its own (written to the grader\'s pipe?): "'
+                            + GRADERS_WORDS + '"'),
+    ("time", False, None, "the check did not finish within 1 s of CPU time (an infinite loop?)"),
+    ("time", True, None, "the check did not finish within 2 s of wall-clock time (not counting waits for a CPU), "
+                         "though it used less than its 1 s of CPU time: waiting or sleeping?"),
+    ("output", False, None, "printed more than the output limit allows"),
+    ("", False, 0, "ended the process (os._exit(0)?) before the check finished"),
+])
+def test_a_reason_a_process_of_student_code_sent_never_speaks_in_the_graders_words(monkeypatch, limit, wall, status,
+                                                                                   reason):
+    """red-m10 F2. An answer line is written by a process that ran student code (a loader or check child), which
+    may write its own: the words of every limit are the session's, and any other reason is kept only in a shape
+    the loader writes (describe_exception's, where the notebook's text follows "raised Type:"), else quoted."""
+    from autograder.sandbox.protocol import Result
+
+    _, session = _judging_session(monkeypatch)
+    judged = session.judge(Result(False, None, GRADERS_WORDS, limit, wall, status), 1)
+    assert (judged.reason, judged.limit, judged.wall) == (reason, limit, wall)
+
+
+CHECK_PIPES = ("def pipes():\n    import os, stat, fcntl\n    found = 0\n    for fd in range(3, 256):\n        try:\n"
+               "            mode, flags = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL)\n        except OSError:\n"
+               "            continue\n        found += stat.S_ISFIFO(mode) and flags & os.O_ACCMODE == os.O_WRONLY\n"
+               "    return found")
+
+
+def test_a_check_child_can_write_to_its_own_answer_pipe_alone(box):
+    """red-m10 F2: the check child held the loader's results pipe too, so code the check calls could write lines
+    to the session past the loader. It holds only the pipe its answers go to (the loader reads them as its)."""
+    outcome = box.call([Cell("pipes", CHECK_PIPES)], sandbox_probes.run, name="pipes")
+    assert (outcome.ok, outcome.value) == (True, 1), outcome.reason

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import resource
 import signal
 import sys
 import time
@@ -21,17 +22,24 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
 import child
 import forks
-import landlock  # noqa: F401  (isolation.py, loaded from its path later, imports these two as siblings)
+import landlock  # noqa: F401  (isolation.py, loaded from its path later, imports it and uids as siblings)
+import process_limits
 import uids  # noqa: F401  (likewise)
 from cputime import HURRIED_NICE, TICK, WALL_FACTOR, Stopwatch, SubmissionClock
 from messages import (
     NOT_RUN_AFTER_TIME_OUT,
+    NOT_RUN_TOGETHER,
+    PRINTED_PAST_LIMIT,
+    REFUSED_BY_NOTEBOOK,
+    as_notebooks,
     describe_answer_fault,
     describe_answers_budget,
     describe_budget,
     describe_budget_spent,
     describe_disk_budget,
     describe_memory_budget,
+    describe_own_process_limit,
+    describe_process_budget,
     describe_status,
     describe_time_out,
     describe_wall_time_out,
@@ -239,7 +247,7 @@ class _Loader:
             if isinstance(message, Oversized):  # dropped as it was read: the loader goes on to the next call
                 answer = self._too_large(message.fault)
             elif isinstance(message, Result):
-                answer = self.session.judge(message)
+                answer = self.session.judge(message, self.pid)
             else:
                 answers.append(Result(False, None, self._ended(message)))
                 self.stop()
@@ -438,31 +446,64 @@ class _Session:
                                "submission's memory budget: the grading machine's fault, not the notebook's")
         return budget
 
-    def judge(self, answer: Result) -> Result:
-        """A loader's answer with the cause the session alone can see: a check child's end (its wait `status`,
-        as the loader saw it), and, when the loader could not start it, whether the submission's
-        processes had used its process budget (the student's doing) or not (the grader's failure)."""
+    def judge(self, answer: Result, loader: int) -> Result:
+        """A failed answer of loader `loader`'s in the session's words: the loader and its check children ran student
+        code, which may write any answer line itself (to a pipe it holds), so what they send is the notebook's
+        data. The words of a limit are the session's (a time limit's, the output limit's, a check child's end as its
+        wait `status` reads); a claim that no check child could be forked is judged from what the session sees
+        (_refused_fork); any other reason is kept only in a shape the loader writes, else quoted (as_notebooks)."""
+        if answer.ok:
+            return answer
         if answer.limit == "fork":
-            if self._new("fork_refused"):
-                return replace(answer, limit="process budget", reason="could not start: the submission's processes "
-                                                                      f"used its process budget of "
-                                                                      f"{self.isolation.budgets.processes}")
-            return replace(answer, limit="")
-        if answer.status is not None and not answer.ok:  # the loader's word (a wait status, as read): described here
+            return self._refused_fork(loader)
+        if answer.status is not None:  # the loader's word (a wait status, as read): described here
             return replace(answer, reason=self.describe_status(answer.status))
-        return answer
+        seconds = self.config.limits.seconds
+        if answer.limit == "time":
+            return replace(answer, reason=describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds)
+                           if answer.wall else describe_time_out("the check", seconds))
+        if answer.limit == "output":
+            return replace(answer, reason=PRINTED_PAST_LIMIT)
+        return replace(answer, reason=as_notebooks(answer.reason, (NOT_RUN_TOGETHER, UNREADABLE)))
 
-    def refused(self, error: forks.GraderForkError) -> Result:
-        """Why no loader could be forked (every process of the submission's had ended before): files it left in the
-        scratch space hold the memory budget (its cgroup says so; the program's calls fail with that cause), or
-        else the grading machine is short of processes or memory: a RuntimeError, the grader's failure, never a
+    def _refused_fork(self, loader: int) -> Result:
+        """Why loader `loader` could not fork a check child, from facts the session reads itself: the pids cgroup
+        counted a refusal, or (where none counts) the uid's processes fill the RLIMIT_NPROC the loader was given:
+        the process budget; the loader's own limit lower than it was given: the notebook lowered it. Otherwise
+        the session forks a process itself: when the machine has none to spare, the grader's failure (refused:
+        no score); when it has, the notebook's process refused it (a limit held low a while, os.fork replaced).
+        So no word of the notebook's can turn its own failure into no score, nor a shortage of the machine's
+        into a failed check."""
+        budget = describe_process_budget(self.isolation.budgets.processes if self.isolation is not None else 0)
+        given = self.isolation.process_limit() if self.isolation is not None else None
+        if self._new("fork_refused") or (given is not None and process_limits.tasks_of(self.isolation.uid) >= given):
+            return Result(False, None, budget, "process budget")
+        own = process_limits.process_limit_of(loader)
+        if own is not None and own < (given if given is not None else resource.getrlimit(resource.RLIMIT_NPROC)[0]):
+            return Result(False, None, describe_own_process_limit(own), "process budget")
+        try:
+            probe = forks.fork()
+        except forks.GraderForkError as error:
+            if self._new("fork_refused"):  # the submission's processes took the last of its budget meanwhile
+                return Result(False, None, budget, "process budget")
+            return self.refused(error, "a check's process")
+        if probe == 0:
+            os._exit(0)
+        os.waitpid(probe, 0)
+        return Result(False, None, REFUSED_BY_NOTEBOOK, "process budget")
+
+    def refused(self, error: forks.GraderForkError, what: str = "the notebook's process") -> Result:
+        """Why the session could fork no process (`what`: a loader, every process of the submission's having ended
+        before, or its probe for a check's: _refused_fork): files it left in the scratch space hold the memory
+        budget (its cgroup says so; the program's calls fail with that cause), or else the grading machine is short
+        of processes or memory: a RuntimeError, the grader's failure, never a
         check's answer (no score is given)."""
         cgroups = self.isolation.cgroups if self.isolation is not None else None
         if cgroups is not None and "memory budget" in cgroups.hit():
-            return Result(False, None, f"the notebook's process could not start: "
+            return Result(False, None, f"{what} could not start: "
                                        f"{describe_memory_budget(self.isolation.budgets.memory_mb)}")
-        raise RuntimeError(f"the session could not start the notebook's process ({error.strerror}): the grading "
-                           "machine's fault, not the notebook's")
+        raise RuntimeError(f"the session could not start {what} ({error.strerror}): the grading machine's fault, "
+                           "not the notebook's")
 
     def spent(self) -> str:
         """Which of the submission's budgets is used up: "" (none), "cpu", "wall" (the backstop: the wall-clock time
