@@ -941,16 +941,16 @@ def test_a_check_child_no_process_could_be_forked_for_is_charged_from_what_the_s
 
     claim = Result(False, None, "not graded: the grading machine's fault, not the notebook's: grade it again", "fork")
     worker, session = _judging_session(monkeypatch, refused_by_cgroup=1)
-    assert (session.judge(claim, 1).reason, session.judge(claim, 1).limit) == (
+    assert (session.judge(claim, 1, 60).reason, session.judge(claim, 1, 60).limit) == (
         "could not start: the submission's processes used its process budget of 16", "process budget")
     worker, session = _judging_session(monkeypatch)
     monkeypatch.setattr(worker.process_limits, "process_limit_of", lambda pid: 1)
-    assert session.judge(claim, 1).reason == "could not start: the notebook lowered its own process limit (RLIMIT_NPROC) to 1"
+    assert session.judge(claim, 1, 60).reason == "could not start: the notebook lowered its own process limit (RLIMIT_NPROC) to 1"
     worker, session = _judging_session(monkeypatch)  # the session forked a process of its own: the machine had one
-    assert session.judge(claim, 1).reason.startswith("could not start: the notebook's process could not start one")
+    assert session.judge(claim, 1, 60).reason.startswith("could not start: the notebook's process could not start one")
     monkeypatch.setattr(worker.forks, "fork", lambda: (_ for _ in ()).throw(worker.forks.GraderForkError(11, "none")))
     with pytest.raises(RuntimeError, match="could not start a check's process .*: the grading machine's fault"):
-        session.judge(claim, 1)
+        session.judge(claim, 1, 60)
 
 
 GRADERS_WORDS = "not graded: the grader could not start a process for this check; the grading machine's fault"
@@ -974,8 +974,20 @@ def test_a_reason_a_process_of_student_code_sent_never_speaks_in_the_graders_wor
     from autograder.sandbox.protocol import Result
 
     _, session = _judging_session(monkeypatch)
-    judged = session.judge(Result(False, None, GRADERS_WORDS, limit, wall, status), 1)
+    judged = session.judge(Result(False, None, GRADERS_WORDS, limit, wall, status), 1, 60)
     assert (judged.reason, judged.limit, judged.wall) == (reason, limit, wall)
+
+
+def test_a_wall_clock_stop_the_session_could_not_have_seen_is_the_notebooks_word_not_a_free_rerun(monkeypatch):
+    """red-m10 F2. The wall-clock backstop's stop has the call run again once, alone. A line that claims it 0.1 s
+    after the call could start (WALL_FACTOR times 1 s is the soonest it can pass) is the notebook's own word: no
+    rerun, no limit, quoted."""
+    from autograder.sandbox.protocol import Result
+
+    _, session = _judging_session(monkeypatch)
+    judged = session.judge(Result(False, None, GRADERS_WORDS, "time", True), 1, 0.1)
+    assert (judged.limit, judged.wall) == ("", False)
+    assert judged.reason.startswith('sent an answer in words of its own (written to the grader\'s pipe?): "the check ')
 
 
 CHECK_PIPES = ("def pipes():\n    import os, stat, fcntl\n    found = 0\n    for fd in range(3, 256):\n        try:\n"

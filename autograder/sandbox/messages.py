@@ -82,8 +82,11 @@ def as_notebooks(reason: str, fixed: tuple[str, ...] = ()) -> str:
     """A check's reason as a process that ran student code sent it (a loader or check child, which that code may
     write for): kept when it reads as one of the shapes that process writes (or is one of its `fixed` words),
     else quoted as the notebook's own words, so that no text of its own speaks as the grader."""
-    if reason in fixed or _LOADER_SHAPES.fullmatch(reason):
-        return reason
+    return reason if reason in fixed or _LOADER_SHAPES.fullmatch(reason) else in_notebooks_words(reason)
+
+
+def in_notebooks_words(reason: str) -> str:
+    """A reason a process of student code sent that the grader does not take as its own: quoted, as the notebook's."""
     return f'sent an answer in words of its own (written to the grader\'s pipe?): "{reason}"'
 
 

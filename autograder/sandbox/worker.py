@@ -43,6 +43,7 @@ from messages import (
     describe_status,
     describe_time_out,
     describe_wall_time_out,
+    in_notebooks_words,
 )
 from protocol import (
     BACKSTOP_SECONDS,
@@ -78,6 +79,10 @@ from protocol import (
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
+# How much of a check's wall-clock backstop must have passed, as the session counts from the answer before, for
+# a loader's word that the backstop stopped the check to be taken (a call run again): the session reads an answer a
+# moment after the loader wrote it and forked the next check's child, so it counts a little short of the loader.
+SOONEST_WALL_STOP = 0.9
 # Seconds between two readings of the submission's CPU time while its session waits for the grader's next request.
 IDLE_TICK = 0.5
 
@@ -234,8 +239,10 @@ class _Loader:
             self.stop()
             return [answer]
         answers: list[Result] = []
+        asked = deadline - self.seconds * WALL_FACTOR  # when the call now answered could start, at the earliest
         for _ in calls:
             message = self._next(grace=BACKSTOP_SECONDS if fresh else 0.0)
+            waited, asked = time.monotonic() - asked, time.monotonic()  # the next call's child is forked after this
             if message is None:
                 answers.append(self._time_out("the check"))
                 if not self.out.endswith(" budget"):  # a time limit's: not the memory or disk budget
@@ -247,7 +254,7 @@ class _Loader:
             if isinstance(message, Oversized):  # dropped as it was read: the loader goes on to the next call
                 answer = self._too_large(message.fault)
             elif isinstance(message, Result):
-                answer = self.session.judge(message, self.pid)
+                answer = self.session.judge(message, self.pid, waited)
             else:
                 answers.append(Result(False, None, self._ended(message)))
                 self.stop()
@@ -446,11 +453,13 @@ class _Session:
                                "submission's memory budget: the grading machine's fault, not the notebook's")
         return budget
 
-    def judge(self, answer: Result, loader: int) -> Result:
-        """A failed answer of loader `loader`'s in the session's words: the loader and its check children ran student
-        code, which may write any answer line itself (to a pipe it holds), so what they send is the notebook's
-        data. The words of a limit are the session's (a time limit's, the output limit's, a check child's end as its
-        wait `status` reads); a claim that no check child could be forked is judged from what the session sees
+    def judge(self, answer: Result, loader: int, waited: float) -> Result:
+        """A failed answer of loader `loader`'s, sent `waited` seconds after its call could start, in the session's
+        words: the loader and its check children ran student code, which may write any answer line itself (to a pipe
+        it holds), so what they send is the notebook's data. The words of a limit are the session's (a time limit's,
+        the output limit's, a check child's end as its wait `status` reads); a claim the session could not have seen
+        come true is the notebook's own words (the wall-clock backstop, which has the call run again, sooner than
+        it can pass); a claim that no check child could be forked is judged from what the session sees
         (_refused_fork); any other reason is kept only in a shape the loader writes, else quoted (as_notebooks)."""
         if answer.ok:
             return answer
@@ -460,8 +469,11 @@ class _Session:
             return replace(answer, reason=self.describe_status(answer.status))
         seconds = self.config.limits.seconds
         if answer.limit == "time":
-            return replace(answer, reason=describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds)
-                           if answer.wall else describe_time_out("the check", seconds))
+            words = (describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds) if answer.wall else
+                     describe_time_out("the check", seconds))
+            if answer.wall and waited < seconds * WALL_FACTOR * SOONEST_WALL_STOP:
+                return Result(False, None, in_notebooks_words(words))
+            return replace(answer, reason=words)
         if answer.limit == "output":
             return replace(answer, reason=PRINTED_PAST_LIMIT)
         return replace(answer, reason=as_notebooks(answer.reason, (NOT_RUN_TOGETHER, UNREADABLE)))
