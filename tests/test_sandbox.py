@@ -1001,3 +1001,27 @@ def test_a_check_child_can_write_to_its_own_answer_pipe_alone(box):
     to the session past the loader. It holds only the pipe its answers go to (the loader reads them as its)."""
     outcome = box.call([Cell("pipes", CHECK_PIPES)], sandbox_probes.run, name="pipes")
     assert (outcome.ok, outcome.value) == (True, 1), outcome.reason
+
+
+WRITE_OWN_LINE = ("import os, stat, fcntl, json\nfor fd in range(3, 64):\n    try:\n"
+                  "        writable = stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & 3 == 1\n"
+                  "    except OSError:\n        continue\n    if writable:\n"
+                  "        os.write(fd, json.dumps(LINE).encode() + b'\\n')\n        os._exit(0)\n")
+
+
+@pytest.mark.parametrize("line, reason", [
+    ({"event": "fatal", "reason": GRADERS_WORDS, "limit": ""},
+     f'cell forger sent an answer in words of its own (written to the grader\'s pipe?): "{GRADERS_WORDS}"'),
+    ({"event": "loaded", "errors": [GRADERS_WORDS, "cell forger: raised ValueError: " + GRADERS_WORDS]}, None),
+])
+def test_what_a_loader_says_of_its_cells_is_the_notebooks_data(line, reason):
+    """red-m10 F2, while the program loads: a cell may write the loader's own line (its end, its cells' errors) to
+    the pipe it holds. The session names the cell itself and keeps the rest only in a shape the loader writes."""
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
+        outcome = sandbox.call([Cell("forger", f"LINE = {line!r}\n" + WRITE_OWN_LINE)], sandbox_probes.value, name="x")
+    if reason is not None:
+        assert outcome.reason == reason
+    else:
+        assert outcome.load_errors == [
+            f'sent an answer in words of its own (written to the grader\'s pipe?): "{GRADERS_WORDS}"',
+            "cell forger: raised ValueError: " + GRADERS_WORDS]

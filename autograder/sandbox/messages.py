@@ -85,6 +85,15 @@ def as_notebooks(reason: str, fixed: tuple[str, ...] = ()) -> str:
     return reason if reason in fixed or _LOADER_SHAPES.fullmatch(reason) else in_notebooks_words(reason)
 
 
+def as_notebooks_load_error(error: str) -> str:
+    """A cell's load error as a loader sent it ("cell NAME: " and describe_exception's line): kept in that shape,
+    else quoted as the notebook's own words (as_notebooks)."""
+    cell, colon, reason = error.partition(": ")
+    if colon and cell.startswith("cell ") and " " not in cell[len("cell "):] and as_notebooks(reason) == reason:
+        return error
+    return in_notebooks_words(error)
+
+
 def in_notebooks_words(reason: str) -> str:
     """A reason a process of student code sent that the grader does not take as its own: quoted, as the notebook's."""
     return f'sent an answer in words of its own (written to the grader\'s pipe?): "{reason}"'

@@ -32,6 +32,7 @@ from messages import (
     PRINTED_PAST_LIMIT,
     REFUSED_BY_NOTEBOOK,
     as_notebooks,
+    as_notebooks_load_error,
     describe_answer_fault,
     describe_answers_budget,
     describe_budget,
@@ -188,12 +189,13 @@ class _Loader:
                 cells -= 1
                 cell = message.name
                 continue
-            elif isinstance(message, Loaded):
-                self.errors = message.errors
+            elif isinstance(message, Loaded):  # student code has run: its errors are the notebook's data
+                self.errors = [as_notebooks_load_error(error) for error in message.errors]
                 return
-            elif isinstance(message, Fatal):  # printing past the limit names no cell; the loader's other words do
-                reason = f"cell {cell} {message.reason}" if message.limit == "output" else message.reason
-                self.failure = Result(False, None, reason, message.limit)
+            elif isinstance(message, Fatal):  # the session names the cell (the one it was told runs), the rest is data
+                words = PRINTED_PAST_LIMIT if message.limit == "output" else as_notebooks(
+                    message.reason.removeprefix(f"cell {cell} "))
+                self.failure = Result(False, None, f"cell {cell} {words}", message.limit)
             else:
                 self.failure = Result(False, None, f"cell {cell} {self._ended(message)}")
             self.stop()
