@@ -9,6 +9,7 @@ import contextlib
 import datetime
 import io
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -852,8 +853,8 @@ def test_the_notebook_the_intake_would_grade_is_the_one_the_collection_keeps(tmp
     (folder / hand_copy).write_bytes(b'{"by hand": 1}')  # newer than the LMS copy
     lines = collect(root)
     assert (folder / hand_copy).read_bytes() == b'{"by hand": 1}' and not (folder / NOTEBOOK).exists(), lines
-    assert lines == [f"Kept submitted/carol_222/ and not the LMS copy: its {hand_copy.split('/')[0]} is not what a "
-                     "collection wrote there (put there by hand)"], lines
+    assert lines == [f"Kept submitted/carol_222/ and not the LMS copy: its {hand_copy} is not what a collection wrote "
+                     "there (put there by hand)"], lines  # by its path: the keep rule reads every file at any depth
 
 
 def test_a_hand_copy_is_kept_when_the_lms_upload_has_another_name(tmp_path):
@@ -872,6 +873,23 @@ def test_a_hand_copy_is_kept_when_the_lms_upload_has_another_name(tmp_path):
                                            sorted(p.name for p in folder.iterdir()))
     assert lines == [f"Kept submitted/carol_222/ and not the LMS copy: its {NOTEBOOK} is not what a collection wrote "
                      "there (put there by hand)"], lines
+
+
+def test_a_folder_no_record_names_is_kept_and_the_summary_says_how_to_take_the_upload(tmp_path):
+    """red-k10 K2 (pass 21): the copy the instructor put in submitted/ for a student no collection ever wrote a folder
+    for (work sent by mail) is, on disk, what a kit before the records collected; both collections keep it (hand work
+    is never undone), and the one line says how to take the new upload instead, as the exchange's Collect says it."""
+    root = course(tmp_path)
+    folder = root / "submitted" / "carol_222" / ASSIGNMENT.name
+    folder.mkdir(parents=True)
+    (folder / NOTEBOOK).write_bytes(b'{"by mail": 1}')
+    lms_zip(root, {"carol_222_100_modules_and_sgd.ipynb": b'{"lms": 1}'})
+    lines = collect(root)
+    assert submitted(root) == {"carol_222": b'{"by mail": 1}'}, lines
+    assert lines == ["Kept submitted/carol_222/ and not the LMS copy: no collection records writing it (your copy, or "
+                     "one a kit before the records collected): delete the folder to collect the new submission"], lines
+    shutil.rmtree(folder)  # as the line says
+    assert collect(root) == [] and submitted(root) == {"carol_222": b'{"lms": 1}'}
 
 
 @pytest.mark.parametrize("extension", ["2026-11-01 12:00:00 UTC", None], ids=["rewritten", "removed"])

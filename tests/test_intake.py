@@ -921,9 +921,11 @@ def test_a_collected_time_stamp_that_is_not_one_never_stops_the_next_collect(tmp
     result = collect()
     assert result["success"], result
     assert "timestamp.txt: holds no time nbgrader reads" in result["log"], result["log"]
-    # A timestamp.txt changed in the collected folder is an edit, which every collection keeps (intake/collected.py)
+    # A timestamp.txt changed in the collected folder is an edit, which every collection keeps (intake/collected.py);
+    # a folder in its place is the file removed (the keep rule reads files, at any depth, as the intake's walk does)
     assert (collected / NAME).read_text() == '{"mine": 1}'
-    assert "submitted/nobody is kept: its timestamp.txt changed after it was collected" in result["log"], result["log"]
+    assert any(f"submitted/nobody is kept: {why} after it was collected" in result["log"]
+               for why in ("its timestamp.txt changed", "timestamp.txt was removed from it")), result["log"]
 
 
 @pytest.mark.slow
@@ -1011,10 +1013,13 @@ def test_the_exchanges_collect_keeps_an_extension_written_in_a_collected_time_st
 
 @pytest.mark.slow
 @AS_ROOT
-def test_a_folder_collected_before_the_collections_kept_records_is_replaced_as_nbgrader_would(tmp_path, monkeypatch):
-    """A course that upgrades the kit mid-term has folders the exchange's Collect wrote with no record of it: neither
-    record names the student, so nbgrader's rule alone decides, as it did then (a newer submission replaces the
-    folder). Kept as "put there by hand", every student's next submission would never be collected."""
+def test_a_folder_collected_before_the_collections_kept_records_stays_and_the_log_says_how_to_take_the_new_one(
+        tmp_path, monkeypatch):
+    """A course that upgrades the kit mid-term has folders the exchange's Collect wrote with no record of it. On disk
+    they are what a copy the instructor put there by hand is (red-k10 K2: work sent by mail, which a student's next
+    inbound folder replaced when nbgrader's rule alone decided for a student no record names), so the folder stays,
+    as the LMS collection keeps it: hand work is never undone, and the one line names the student and says how to
+    take the newer submission instead (before pass 21 it was replaced)."""
     collected, collect = exchange(tmp_path, monkeypatch)
     inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
     assert collect()["success"]
@@ -1024,4 +1029,160 @@ def test_a_folder_collected_before_the_collections_kept_records_is_replaced_as_n
         record.unlink()  # as a kit before the record left it
     inbound(tmp_path, LATER, NOBODY, '{"mine": 2}')
     result = collect()
+    assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
+    assert ("not collected: submitted/nobody is kept: no collection records writing it (your copy, or one a kit "
+            "before the records collected): delete the folder to collect the new submission") in result["log"]
+    shutil.rmtree(collected)  # as the line says
+    result = collect()
     assert (collected / NAME).read_text() == '{"mine": 2}', result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_file_the_instructor_adds_in_a_collected_subfolder_keeps_the_folder(tmp_path, monkeypatch):
+    """red-k10 K1 (pass 21). docs/instructors.md, "Your edits in `submitted/` stay": "a file you added or removed ...
+    keeps the whole folder as it is". The exchange's Collect stages the files submission_files names where the
+    student's folder holds them (`data/points.csv` stays in data/), but the keep rule (collected.held) reads only the
+    folder's top level, and a subfolder's digest is the same whatever it holds ("refused: ... a folder"). So the
+    instructor's file added in data/ (or a fix of data/points.csv) is no edit to it: the student's next submission
+    replaces the folder and the instructor's file is gone, without a word in the log."""
+    import autograder.settings as settings
+
+    real = settings.load_config
+
+    def with_data(course):
+        config = real(course)
+        config.GraderSettings.submission_files = ["*.csv"]  # fnmatch's * spans "/": data/points.csv is taken
+        return config
+
+    monkeypatch.setattr(settings, "load_config", with_data)
+    collected, collect = exchange(tmp_path, monkeypatch)
+    for when, points in ((SUBMITTED, "1,2\n"), (LATER, "3,4\n")):
+        folder = inbound(tmp_path, when, NOBODY, '{"mine": 1}' if when == SUBMITTED else '{"mine": 2}')
+        (folder / "data").mkdir()
+        (folder / "data" / "points.csv").write_text(points)
+        for path in (folder / "data", folder / "data" / "points.csv"):
+            os.chown(path, NOBODY, NOBODY)
+        if when == SUBMITTED:
+            assert collect()["success"]
+            assert (collected / "data" / "points.csv").read_text() == "1,2\n"
+            (collected / "data" / "weights.csv").write_text("sent by mail\n")  # the instructor adds what was missing
+    result = collect()
+    assert (collected / "data" / "weights.csv").is_file(), result["log"]
+    assert (collected / NAME).read_text() == '{"mine": 1}', result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_a_folder_the_instructor_put_in_submitted_for_a_student_never_collected_stays(tmp_path, monkeypatch):
+    """red-k10 K2 (pass 21). One keep rule for both collections (intake/collected.py): the LMS's keeps a folder no
+    record names ("put there by hand"), but the exchange's Collect takes a student neither record names for one a
+    kit before the records collected (exchange_collect._stays: nbgrader's rule alone), and nbgrader's rule replaces a
+    folder without a timestamp.txt by any inbound folder. So the copy the instructor put in submitted/ for a student
+    whose work came by mail (no collection ever wrote it) is replaced by whatever the student drops in inbound next,
+    at any time, and the log says only "Collecting submission"."""
+    collected, collect = exchange(tmp_path, monkeypatch)
+    collected.mkdir(parents=True)
+    (collected / NAME).write_text('{"by mail, entered by the instructor": 1}')
+    inbound(tmp_path, LATER, NOBODY, '{"blank": 1}')
+    result = collect()
+    assert (collected / NAME).read_text() == '{"by mail, entered by the instructor": 1}', result["log"]
+    assert "submitted/nobody is kept" in result["log"], result["log"]
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_an_lms_copy_never_replaces_a_folder_whose_collected_subfolder_the_instructor_changed(tmp_path, monkeypatch):
+    """red-k10 K1, the LMS's side: the LMS collection replaces a folder that holds exactly what the exchange's Collect
+    records writing (collected.kept_because's `others`), and the record holds data/ as one constant digest, so the
+    file the instructor added in data/ is gone with the folder when the LMS copy is written."""
+    import autograder.settings as settings
+
+    real = settings.load_config
+
+    def with_data(course):
+        config = real(course)
+        config.GraderSettings.submission_files = ["*.csv"]
+        return config
+
+    monkeypatch.setattr(settings, "load_config", with_data)
+    collected, collect_exchange = exchange(tmp_path, monkeypatch)
+    folder = inbound(tmp_path, SUBMITTED, NOBODY, '{"mine": 1}')
+    (folder / "data").mkdir()
+    (folder / "data" / "points.csv").write_text("1,2\n")
+    for path in (folder / "data", folder / "data" / "points.csv"):
+        os.chown(path, NOBODY, NOBODY)
+    assert collect_exchange()["success"]
+    (collected / "data" / "weights.csv").write_text("sent by mail\n")  # the instructor's
+    root = collected.parents[2]
+    lms_zip(root, {f"{STUDENT}_upload_{NAME}": b'{"lms": 1}'})
+    lines = collect(root)
+    assert (collected / "data" / "weights.csv").is_file(), (sorted(p.name for p in collected.iterdir()), lines)
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_an_instructors_fix_past_notebook_kb_of_a_collected_data_file_keeps_the_folder(tmp_path, monkeypatch):
+    """red-k10 K3 (pass 21). collected.held digests every file of a folder by its first notebook_kb (+1) bytes, also
+    the files submission_files names, which grading takes up to submission_file_kb. With data files larger than the
+    notebook may be (submission_file_kb = 4096, notebook_kb's 2048), the instructor's fix of a collected data file's
+    end is no edit to the keep rule, and the student's next submission replaces it."""
+    import autograder.settings as settings
+
+    real = settings.load_config
+
+    def with_data(course):
+        config = real(course)
+        config.GraderSettings.submission_files = ["*.csv"]
+        config.GraderSettings.submission_file_kb = 4096
+        return config
+
+    monkeypatch.setattr(settings, "load_config", with_data)
+    collected, collect = exchange(tmp_path, monkeypatch)
+    rows = "1,2\n" * (768 * 1024)  # 3 MB
+    for when, notebook in ((SUBMITTED, '{"mine": 1}'), (LATER, '{"mine": 2}')):
+        folder = inbound(tmp_path, when, NOBODY, notebook)
+        (folder / "points.csv").write_text(rows)
+        os.chown(folder / "points.csv", NOBODY, NOBODY)
+        if when == SUBMITTED:
+            assert collect()["success"]
+            assert (collected / "points.csv").stat().st_size == len(rows)
+            with (collected / "points.csv").open("a") as data:
+                data.write("the instructor's fixed last row\n")
+    result = collect()
+    assert (collected / "points.csv").read_text().endswith("the instructor's fixed last row\n"), result["log"]
+
+
+def test_a_collected_folder_past_the_walks_cap_is_never_taken_for_what_a_collection_wrote(tmp_path):
+    """The keep rule reads a folder as the intake's walk does, within submission_entries (collected.held): a folder of
+    more entries than that, which the instructor added beside what a collection wrote, is an edit, though the walk
+    stops before its files (else the folder would hold, as far as the walk saw, exactly what was written)."""
+    from autograder.intake.collected import held, kept_because
+
+    rules = IntakeRules(NAME, 1 << 20, max_entries=5)
+    folder = tmp_path / "collected"
+    folder.mkdir()
+    (folder / NAME).write_text('{"mine": 1}')
+    written = held(folder, rules)
+    (folder / "extra").mkdir()
+    for n in range(10):
+        (folder / "extra" / f"{n}.csv").write_text(f"{n}\n")
+    assert kept_because(folder, held(folder, rules), written, []) == (
+        "it holds more than the 5 entries the intake looks at, more than a collection writes (put there by hand)")
+
+
+def test_the_keep_rules_digest_is_of_a_whole_file_and_of_a_longer_ones_size(tmp_path):
+    """collected.digest: the SHA-256 of a whole file (as the last kit recorded one up to notebook_kb: its records still
+    match); a file longer than any a collection writes (put there by hand, maybe a terabyte-long sparse one, never
+    read whole) is read up to the cap and a byte, and its size tells it from another that starts as it does."""
+    import hashlib
+
+    from autograder.intake.collected import digest
+
+    whole = tmp_path / "whole"
+    whole.write_bytes(b"1,2\n" * 4)
+    assert digest(whole, 16) == hashlib.sha256(b"1,2\n" * 4).hexdigest()
+    longer, longest = tmp_path / "longer", tmp_path / "longest"
+    longer.write_bytes(b"1,2\n" * 8)
+    longest.write_bytes(b"1,2\n" * 8 + b"the instructor's last row\n")
+    assert digest(longer, 16) != digest(longest, 16)

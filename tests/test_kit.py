@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import filecmp
 import json
 import os
@@ -19,7 +20,7 @@ import lesson_probes
 import nbformat
 import notebook_checks
 import pytest
-from catalogue_bugs import BUGS
+from catalogue_bugs import BUGS, SGD_WITH_A_LINEAR
 from nbclient import NotebookClient
 
 from autograder.classroom.mutate import Mutation, apply
@@ -30,6 +31,7 @@ from conftest import (
     ROOT,
     STUBS,
     course_copy,
+    grade_json,
     release_notebook,
     solution_notebook,
     write_notebook,
@@ -256,6 +258,23 @@ def test_the_edited_given_cell_note_leads_only_the_checks_that_cell_can_explain(
         "you edited the given cell relu_sequential"), lesson
 
 
+def test_the_grade_and_the_public_checks_name_the_same_class_of_two_a_later_cell_defines_again(tmp_path):
+    """Module and an older Linear (no bias) both defined again at the end of cell sgd: the lesson checks of the grade
+    and the student's own name the same copy in their note, Module, the first in causes.HOMES (both read the cells
+    with facts.defined_in; the grade named Linear, the first by its letters)."""
+    module = "class Module(Module):\n    def __call__(self, x):\n        return self.forward(x)\n\n\nclass Linear("
+    sgd = SGD_WITH_A_LINEAR.replace("class Linear(", module)
+    assert sgd.count("class Module(") == 1
+    path = write_notebook(_student_copy({"sgd": sgd}), tmp_path / NOTEBOOK)
+    public = [m for passed, m in notebook_checks.run_part("lesson_numbers", path).values() if not passed]
+    report, _ = grade_json(path)
+    graded = [t["message"] for p in report["parts"] if p["grade_id"] == "test_lesson_numbers" for t in p["tests"]
+              if not t["passed"]]
+    for messages in (public, graded):
+        named = {name for m in messages for name in re.findall(r"the (\w+) in use is the one cell sgd defines", m)}
+        assert messages and named == {"Module"}, messages
+
+
 def test_release_holds_no_grader_machinery():
     folder = ROOT / "release" / ASSIGNMENT.name
     assert not {"sandbox.py", "selfcheck.py", "test_selfcheck.py"} & {p.name for p in folder.iterdir()}
@@ -263,6 +282,41 @@ def test_release_holds_no_grader_machinery():
         text = path.read_text()
         assert path.name == "engine.py" or len(text.splitlines()) <= 200, path.name
         assert not re.search(r"setuid|setgid|setrlimit|unshare|prctl|subreaper|waitpid|os\.kill", text), path.name
+
+
+class _Renamed(ast.NodeTransformer):
+    """A function's code with every name it uses renamed in the order it first appears: what is left is its logic."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.arg, node.annotation = self.names.setdefault(node.arg, f"n{len(self.names)}"), None
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = self.names.setdefault(node.id, f"n{len(self.names)}")
+        return node
+
+
+def _logic(folder: Path) -> dict[str, str]:
+    """{a function's logic (_Renamed, its docstring and decorators left out): where it stands} for a folder's modules."""
+    found = {}
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                code = copy.deepcopy(node)  # the walk goes on into the original
+                function = ast.FunctionDef("", code.args, code.body[ast.get_docstring(code) is not None:], [], None)
+                found[ast.dump(_Renamed().visit(ast.fix_missing_locations(function)))] = f"{path.name}:{node.name}"
+    return found
+
+
+def test_the_hidden_suites_write_no_rule_of_the_released_modules_again():
+    """A rule the public checks and the grade both apply (what a parameters() keeps between calls, say) has one
+    home, the released module (source/): the probes import it in the sandbox, which has the release on its path.
+    A copy in the hidden suites, with other names, could drift from it and make the grade say another cause."""
+    hidden, released = _logic(ASSIGNMENT.suite_dir), _logic(ASSIGNMENT.source_dir)
+    assert not [(hidden[logic], released[logic]) for logic in hidden.keys() & released.keys()]
 
 
 def test_no_released_file_holds_an_exercise_answer_in_clear():

@@ -187,7 +187,8 @@ def test_the_graders_reading_binds_what_ipython_binds_in_the_sandbox(box, cell, 
 @pytest.mark.parametrize("cell, line", [
     ("\n\n%%time\nA = 1\nB = (\n", 5), ("%time A = 1 + \\\n    2\nB = )\n", 3), ("np.zeros?\n\nx = )", 3),
     ("%%prun -q\nA = 1\nraise ValueError('late')", 3), ("x = 1\n%time y = 1 / 0", 2),
-], ids=["cell-magic-body", "continued-magic", "help", "raised-in-body", "raised-in-line-magic"])
+    ("\r\r%time A = 1\nraise ValueError('late')", 4),  # red-j10: blank lines a bare CR ends (Python's lines too)
+], ids=["cell-magic-body", "continued-magic", "help", "raised-in-body", "raised-in-line-magic", "cr-blank-lines"])
 def test_a_cell_with_ipython_syntax_is_named_by_its_own_line_numbers(box, cell, line):
     """IPython drops leading blank lines, joins a magic continued by backslashes and makes a cell magic's body a
     string: the student's message still names the line of the cell they wrote."""
@@ -250,6 +251,20 @@ def test_what_a_magic_gives_back_in_jupyter_a_right_cell_can_read_in_the_sandbox
     assert outcome.value is True and not outcome.load_errors, outcome.load_errors
 
 
+@pytest.mark.parametrize("cell", ["import asyncio\n\n\nasync def count():\n    await asyncio.sleep(0)\n    return 2410\n\n\n"
+                                  "SHOWN = await count() == 2410",
+                                  "async def numbers():\n    yield 2410\n\nasync for n in numbers():\n    SHOWN = n == 2410",
+                                  "import asyncio\n\n\nasync def count():\n    await asyncio.sleep(0.01)\n    return 2410\n\n\n"
+                                  "SHOWN = await asyncio.gather(count(), asyncio.create_task(count())) == [2410, 2410]"],
+                         ids=["await", "async-for", "timer-and-task"])
+def test_a_cells_top_level_await_runs_as_in_jupyter(box, cell):
+    """red-j10 (pass 21): Jupyter runs a cell's top-level `await` (IPython's autoawait, on by default: run_cell
+    compiles with PyCF_ALLOW_TOP_LEVEL_AWAIT and runs the coroutine); the sandbox compiles the cell as a module,
+    "'await' outside function": a right Exercise 1 `count_64_32_10 = await count()` scores 17/18."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
 @pytest.mark.parametrize("cell", ["def f(x: int) -> None:\n    pass\nSHOWN = f.__annotations__['x'] is int",
                                   "%%time\ndef f(x: int) -> None:\n    pass\nSHOWN = f.__annotations__['x'] is int",
                                   "try:\n    def f(x: Undefined):\n        pass\n    SHOWN = False\nexcept NameError:\n    SHOWN = True"],
@@ -260,6 +275,42 @@ def test_a_cells_annotations_are_evaluated_as_in_jupyter(box, cell):
     (strings, never evaluated), where Jupyter (Python 3.11, no such import in the notebook) evaluates them: an
     annotation naming nothing raises NameError there and nothing here."""
     outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+def test_a_notebooks_own_future_import_holds_for_the_cells_below_as_in_jupyter(box):
+    """red-j10 (pass 21): Jupyter compiles every cell with the future flags the cells above turned on (IPython's
+    CachingCompiler is a codeop.Compile, which keeps them); the sandbox compiles each cell on its own
+    (dont_inherit). A right notebook whose module cell begins `from __future__ import annotations` and whose Linear
+    has a method annotated `-> Linear` runs whole in Jupyter and scores 13/18: "name 'Linear' is not defined"."""
+    cells = [Cell("module", "from __future__ import annotations\n\nclass Module:\n    pass"),
+             Cell("linear", "class Linear(Module):\n    def same(self, other: Linear) -> bool:\n        return True\n\n\n"
+                            "SHOWN = Linear.same.__annotations__ == {'other': 'Linear', 'return': 'bool'}")]
+    outcome = box.call(cells, sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+@pytest.mark.parametrize("cell", ["[ins] In [3]: SHOWN = True", "# Exercise 1\n[nav] In [3]: SHOWN = True\n",
+                                  "\u2028SHOWN = True\n"],
+                         ids=["first-line", "second-line", "leading-line-separator"])
+def test_a_cell_ipythons_clean_up_changes_runs_as_jupyter_runs_it(box, cell):
+    """red-j10 (pass 21): IPython's ipython_prompt strips a vi-mode prompt (`[ins] In [3]: `) on a cell's first or
+    second line, and leading_empty_lines drops a first line that str.splitlines ends at U+2028 (or U+0085, \x1c);
+    the grader's reading (ipython_cleanup) does both too, but the sandbox's pre-check (_COULD_BE) sees neither, so
+    the cell runs untransformed: "syntax error on line 2", a right Exercise 1 scored 17/18 while the grader's
+    reading says the cell binds count_64_32_10."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+@pytest.mark.parametrize("cells", [["SHOWN = True\r5"], ["count = 2410\rcount", "SHOWN = _ == 2410"]],
+                         ids=["runs", "shown"])
+def test_a_cell_whose_lines_end_in_a_bare_cr_runs_as_in_jupyter(box, cells):
+    """red-j10 (pass 21): Python and IPython break lines at a bare CR too; ipython_outputs._quiet looks for the cell's
+    last expression's line among its "\n" lines: IndexError, which fails the whole cell. A right Exercise 1 whose
+    lines end in CR and which shows count_64_32_10 at its end scores 17/18, "raised IndexError: list index out of
+    range": the grader's own fault, told as the student's cell's."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
     assert outcome.value is True and not outcome.load_errors, outcome
 
 
@@ -891,6 +942,105 @@ def test_the_graders_last_resort_leaves_out_waits_for_a_cpu_but_not_cpu_time(mon
     assert waited.seconds() < 2
     clock["cpu"] += 100
     assert waited.seconds() >= 100
+
+
+# red-j10 (pass 21) J1, J4, J7, J8, J9: the stand-in shell and the notebook's namespace behave as Jupyter's
+@pytest.mark.parametrize("cells", [["_ = 32 * (64 + 1) + 10 * (32 + 1)", "64 * 32", "SHOWN = _ == 2410"],
+                                   ["for _ in range(3):\n    pass", "32 * (64 + 1) + 10 * (32 + 1)", "SHOWN = _ == 2"],
+                                   ["a, _ = divmod(7, 2)", "5", "SHOWN = (_, __) == (1, '')"]],
+                         ids=["assigned-then-shown", "loop-then-shown", "unpacked-then-shown"])
+def test_an_underscore_the_notebook_bound_itself_stays_as_in_jupyter(box, cells):
+    """red-j10 (pass 21): once a notebook binds `_` itself, Jupyter's displayhook stops moving `_`, `__`, `___`
+    (IPython's DisplayHook.update_user_ns: update_unders is False when a user's `_` is not the hook's own); the
+    sandbox's displayhook moved them always. A right Exercise 1 (`_ = 2410`, a shown `64 * 32`, then
+    `count_64_32_10 = _`) scores 17/18, and a wrong one whose `_` a loop bound scores 18/18 (2 in Jupyter)."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome.load_errors
+
+
+@pytest.mark.parametrize("cells", [["helper = 'count_helper'", "%%writefile {helper}.py\nCOUNT = 2410\n",
+                                    "from count_helper import COUNT\nSHOWN = COUNT == 2410"],
+                                   ["name = 'cap'", "%%capture $name\nprint(2410)", "SHOWN = int(cap.stdout) == 2410"],
+                                   ["value = '2410'", "%env COUNT=$value", "import os\nSHOWN = os.environ['COUNT'] == '2410'"]],
+                         ids=["writefile-braces", "capture-dollar", "env-dollar"])
+def test_a_magics_line_is_expanded_from_the_notebooks_names_as_in_jupyter(box, cells):
+    """red-j10 (pass 21): IPython expands `$name` and `{expression}` in a magic's line from the notebook's names
+    (InteractiveShell.var_expand, for every magic but the few marked @no_var_expand: %time, %timeit, %prun, %debug);
+    the stand-in shell takes the line as written. A right Exercise 1 that writes its helper with
+    `%%writefile {helper}.py` and imports it scores 17/18 ("No module named 'count_helper'")."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+@pytest.mark.parametrize("cells", [["A = 1", "%reset -f", "SHOWN = 'A' not in globals()"],
+                                   ["A = 1", "%xdel A", "SHOWN = 'A' not in globals()"]],
+                         ids=["reset", "xdel"])
+def test_a_magic_that_deletes_the_notebooks_names_deletes_them_as_in_jupyter(box, cells):
+    """red-j10 (pass 21; fix-sb left %reset as doing nothing): Jupyter's %reset -f empties the notebook's namespace and
+    %xdel deletes a name; the stand-in shell does nothing, so a notebook with `%reset -f` above cell linear, every
+    later cell a NameError in Jupyter, scores 18/18."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+@pytest.mark.parametrize("cells", [["get_ipython().push({'A': 1})", "SHOWN = A == 1"],
+                                   ["get_ipython().run_cell('A = 1')", "SHOWN = A == 1"],
+                                   ["get_ipython().ex('A = 1')", "SHOWN = A == 1"],
+                                   ["A = 1", "SHOWN = get_ipython().ev('A + 1') == 2"],
+                                   ["SHOWN = get_ipython().user_global_ns is globals()"],
+                                   ["%%writefile helper_run.py\nA = 1\n", "%run helper_run.py", "SHOWN = A == 1"],
+                                   ["%%writefile shown_helper.py\ndef f():\n    display(1)\n    return get_ipython() is not None\n",
+                                    "import shown_helper\nSHOWN = shown_helper.f()"]],
+                         ids=["push", "run-cell", "ex", "ev", "user-global-ns", "writefile-then-run", "builtins-in-a-module"])
+def test_the_shells_own_ways_to_the_namespace_work_as_in_jupyter(box, cells):
+    """red-j10 (pass 21): Jupyter's shell binds names with push(), run_cell(), ex(), reads them with ev() and
+    user_global_ns; the stand-in answers each with a quiet None (Quiet.__getattr__), so a right Exercise 1
+    `get_ipython().push({'count_64_32_10': 2410})` scores 17/18 ("the notebook defines no count_64_32_10"). %run of
+    a file %%writefile made binds its names in Jupyter too (fix-sb left %run doing nothing), and a module the
+    notebook wrote finds display() and get_ipython() among the builtins, where IPython puts them while a cell runs."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+@pytest.mark.parametrize("cells", [["import pickle\nclass Box:\n    def __init__(self, v):\n        self.v = v",
+                                    "SHOWN = pickle.loads(pickle.dumps(Box(3))).v == 3"],
+                                   ["import sys\nA = 1", "SHOWN = sys.modules['__main__'].A == 1"]],
+                         ids=["pickle", "main-module"])
+def test_the_notebooks_namespace_is_the_main_module_as_in_jupyter(box, cells):
+    """red-j10 (pass 21): in Jupyter sys.modules['__main__'] is the notebook's own module (its names the cells'),
+    so pickle finds `__main__.Linear`; in the sandbox it is the worker's module: a right Exercise 1 that saves and
+    loads its layers with pickle scores 17/18 ("Can't pickle <class '__main__.Linear'>: attribute lookup")."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+@pytest.mark.parametrize("cells", [["y = 1", "%time s = '{y}$y'", "SHOWN = s == '{y}$y'"],
+                                   ["def f():\n    x = 'fx'\n    get_ipython().run_line_magic('env', 'K=$x')\nf()",
+                                    "import os\nSHOWN = os.environ['K'] == 'fx'"],
+                                   ["A = 1\n_b = 2", "%reset -s -f", "SHOWN = ('A' in globals(), '_b' in globals()) == (False, True)"],
+                                   ["A = 1", "%reset -f", "SHOWN = get_ipython() is not None and '_' not in globals() "
+                                                          "and 'A' not in globals() and __name__ == '__main__'"],
+                                   ["A = [1]\nB = A\nC = [1]", "%xdel A", "SHOWN = ('B' in globals(), C) == (False, [1])"],
+                                   ["r = get_ipython().run_cell('1/0')\n"
+                                    "SHOWN = (r.success, type(r.error_in_exec).__name__) == (False, 'ZeroDivisionError')"],
+                                   ["r = get_ipython().run_cell('6 * 7')\nSHOWN = (r.result, _) == (42, 42)"],
+                                   ["%%writefile bad_run.py\nA = 1\nraise ValueError('x')\n", "%run bad_run.py\nB = 2",
+                                    "SHOWN = (A, B) == (1, 2)"],
+                                   ["%%writefile name_run.py\nN = __name__\nimport sys\nARGV = sys.argv[1:]\n",
+                                    "%run name_run.py a b", "SHOWN = (N, ARGV, '__file__' in globals()) == ('__main__', ['a', 'b'], False)"],
+                                   ["SHOWN = (_, __, ___) == ('', '', '')"]],
+                         ids=["time-not-expanded", "expanded-from-the-callers-locals", "reset-soft", "reset-hard",
+                              "xdel-every-name-of-the-object", "run-cell-error", "run-cell-result", "run-error-goes-on",
+                              "run-as-main-with-args", "unders-begin-empty"])
+def test_the_shells_magics_and_api_follow_ipythons_rules(box, cells):
+    """The stand-in shell does what IPython 9.18's InteractiveShell does with each (every expected value checked with
+    its run_cell): %time's line is not expanded (@no_var_expand), a magic's line is expanded from the caller's locals
+    too; %reset -s deletes the notebook's own names, %reset -f every name but the shell's own, `_` too; %xdel every
+    name of the object; run_cell keeps the error that ended its cell (the caller goes on) and the value it showed;
+    %run runs the file as `__main__` with its arguments, an error in it printed (the cell goes on); `_`, `__`, `___`
+    begin as ''."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
 
 
 FILL_PROCESS_BUDGET = ("import os, time\nfor _ in range(20):\n    try:\n        pid = os.fork()\n    except OSError:\n"

@@ -16,9 +16,6 @@ Only the lesson-numbers probes use the notebook's own classes throughout (that p
 the student).
 """
 import functools
-import gc
-import inspect
-import re
 from typing import Any
 
 import numpy as np
@@ -104,51 +101,52 @@ def _parameters(ns, arrays):
     return [ns["Parameter"](np.array(a, dtype=float)) for a in arrays]
 
 
-def _collected(value, parameter, ids):
-    """Whether `value` is a list, set or dict holding, as items (of a dict: its keys), Parameters (`parameter`; ()
-    for none) or ids of Parameters (`ids`, from _live): what a call of parameters() collects. A counter's ints
-    (_calls=[0]) or a constant it only reads (KINDS = [list, tuple]) keep nothing between calls (facts.collected)."""
-    return isinstance(value, (list, set, dict)) and any(
-        isinstance(item, parameter) or (type(item) is int and item in ids) for item in value)
+def _public_facts():
+    """The public checks' facts.py, imported from the release (on the sandbox's path, as exercise_probes imports
+    answers.py): a rule that reads the notebook's live classes has its one home there, so the grade and the
+    student's own checks name a cause from the same facts. The release is public: nothing hidden reaches the
+    sandbox this way. Imported when a probe runs, as the grader's process has no release on its path."""
+    import facts
+
+    return facts
 
 
-def _live(parameter):
-    """The ids of the Parameters alive now (the module's among them): what ids a parameters() keeps can be."""
-    return {id(item) for item in gc.get_objects() if issubclass(type(item), parameter)}
+class _Attributes:
+    """The notebook's names as attributes (nb.Linear), as facts.py reads them; a name the notebook does not define
+    raises KeyError, as a probe's own look-up does, which the grader explains by the cell that defines it
+    (autograder/checks/suites.py)."""
+
+    def __init__(self, ns):
+        self._names = ns
+
+    def __getattr__(self, name):
+        return self._names[name]
 
 
-def _outliving(module, parameter, ids):
-    """[name, type name, where] of each list, set or dict that outlives a call of parameters() and holds what
-    calls collected (_collected): on the module's class ("class"), a global its parameters() reads ("global"),
-    or ids kept on the module itself ("self")."""
-    method = getattr(type(module), "parameters", None)
-    names, read = getattr(method, "__globals__", {}), getattr(getattr(method, "__code__", None), "co_names", ())
-    kept = [[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
-            for name, value in vars(c).items() if not name.startswith("__") and _collected(value, parameter, ids)]
-    kept += [[name, type(names[name]).__name__, "global"] for name in read
-             if _collected(names.get(name), parameter, ids)]
-    return kept + [[f"self.{name}", type(value).__name__, "self"] for name, value in vars(module).items()
-                   if _collected(value, (), ids)]
+def _sendable(facts):
+    """Facts of facts.init_facts (layers_facts holds them too) with the numbers drawn as arrays of floats (None: not
+    numbers), which cross to the grader (the public checks read them as they are)."""
+    return {**facts, "drawn": [_array_or_none(values) for values in facts["drawn"]]}
+
+
+def _init_facts(layer):
+    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0) (facts.init_facts): the
+    type of layer.weight and layer.bias as read, which of them its attributes hold first, its attributes, and
+    the numbers of its weight and bias."""
+    return _sendable(_public_facts().init_facts(layer))
 
 
 def _kept_list(ns, module, found):
-    """Facts behind a parameters() that keeps a list between calls: [name, type name] of each argument of
-    parameters() whose default holds what calls collected (a list made once is shared by every call), whether a
-    second call returns the very same list object, and what outlives a call (_outliving) (causes.stale_list names
-    the cause from them; the public checks' facts.kept_facts reads the same)."""
-    try:
-        arguments = list(inspect.signature(type(module).parameters).parameters.values())
-    except (TypeError, ValueError):
-        arguments = []
-    again, ids = module.parameters(), _live(ns["Parameter"])
-    return {"defaults": [[a.name, type(a.default).__name__] for a in arguments
-                         if _collected(a.default, ns["Parameter"], ids)],
-            "same_list": isinstance(found, list) and again is found, "kept": _outliving(module, ns["Parameter"], ids)}
+    """Facts behind a parameters() that keeps a list between calls (facts.kept_facts: the defaults and containers
+    outliving a call that hold what calls collected, and whether a second call returns the very same list), from
+    which causes.stale_list names the cause."""
+    return _public_facts().kept_facts(module, found, ns["Parameter"])
 
 
 def _not_parameters(ns, listed):
-    """[type name, whether it is a Module] of each of `listed` that is not a Parameter (causes.not_parameters)."""
-    return [[type(p).__name__, isinstance(p, ns["Module"])] for p in listed if not isinstance(p, ns["Parameter"])]
+    """[type name, whether it is a Module] of each of `listed` that is not a Parameter (facts.kinds_of;
+    causes.not_parameters)."""
+    return _public_facts().kinds_of(listed, ns["Parameter"], ns["Module"])
 
 
 def _made(optimizer, params):
@@ -607,32 +605,14 @@ def no_grad_states(ns, scenario):
 
 # ---------------------------------------------------------------- the lesson's numbers (all student code)
 
-def _init_facts(layer):
-    """What causes.given_init reads of a Linear(2, 1) made with np.random.default_rng(0) (facts.init_facts): the
-    type of layer.weight and layer.bias as read, which of them its attributes hold first, its attributes, and
-    the numbers of its weight and bias."""
-    held = {name: getattr(layer, name, None) for name in ("weight", "bias")}
-    return {"kinds": {name: type(value).__name__ for name, value in held.items()},
-            "order": [name for value in vars(layer).values() for name in held if held[name] is value],
-            "attributes": [[name, type(value).__name__] for name, value in vars(layer).items()],
-            "drawn": [_array_or_none(getattr(value, "data", None)) for value in held.values()]}
-
-
 def _layers(ns):
     """What the notebook's layers do before a lesson probe builds a network from them, as causes.layers_cause reads
-    it (the public checks' facts.layers_facts gathers the same): the shape of the weight the given Linear.__init__
-    makes for Linear(2, 1), and the type of what Linear.forward returns for a batch when it is not a Tensor. "stop"
+    it (facts.layers_facts): the shape of the weight the given Linear.__init__ makes for Linear(2, 1), what it
+    made (_init_facts), and the type of what Linear.forward returns for a batch when it is not a Tensor. "stop"
     says a network built from them would fail on it (a matmul of the wrong shapes, the given ReLU.forward on an
     array: "'numpy.ndarray' object has no attribute 'relu'") and be named in place of the code that is wrong."""
-    layer = ns["Linear"](2, 1, np.random.default_rng(0))
-    facts: dict = {"weight_shape": list(np.shape(getattr(getattr(layer, "weight", None), "data", np.nan))),
-                   **_init_facts(layer)}
-    if facts["weight_shape"] != [1, 2]:
-        return {**facts, "stop": True}
-    returned = layer(ns["Tensor"](np.ones((1, 2))))
-    if not isinstance(returned, ns["Tensor"]):
-        return {**facts, "forward_returned": type(returned).__name__, "stop": True}
-    return {**facts, "stop": False}
+    facts = _sendable(_public_facts().layers_facts(_Attributes(ns)))
+    return {**facts, "stop": facts["weight_shape"] != [1, 2] or bool(facts.get("forward_returned"))}
 
 
 def _layers_first(probe):
@@ -730,14 +710,7 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
             **_kept_list(ns, model, found)}
 
 
-def lesson_defined_in(ns, names):
-    """For each class of `names` the notebook defines, the cell its methods come from ('' when not a cell): a class
+def lesson_defined_in(ns):
+    """For each class of causes.HOMES, the cell its methods come from ('' when not a cell; facts.defined_in): a class
     a later cell defined again is the one the lesson's numbers come from (causes.defined_again)."""
-    found = {}
-    for name in names:
-        cls = ns.get(name)
-        files = [f.__code__.co_filename for f in vars(cls).values() if hasattr(f, "__code__")] if isinstance(
-            cls, type) else []
-        cell = re.fullmatch(r"<cell (\w+)>", files[0]) if files else None
-        found[name] = cell[1] if cell else ""
-    return found
+    return _public_facts().defined_in(ns)

@@ -191,7 +191,7 @@ def noting_copies(test):
         try:
             test(student, reference, **params)
         except AssertionError as failure:
-            note = causes.defined_again(student.run(probes.lesson_defined_in, names=sorted(causes.HOMES)))
+            note = causes.defined_again(student.run(probes.lesson_defined_in))
             if note:
                 raise AssertionError(f"{note}; {str(failure).strip()}") from None
             raise

@@ -22,11 +22,11 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   tells, that student is "not collected: two files".
 * The LMS copy never replaces what the instructor did (collected.py, the rule the exchange's Collect shares):
   downloaded/<assignment>/collected.json holds what each
-  student's folder was written with (each file's name and the SHA-256 of what the intake reads of it, the notebooks
-  and timestamp.txt) and the LMS's number of each student (`make grades-lms` reads it as the Canvas user id). A
-  folder is replaced only while it holds exactly that (or what the exchange's Collect records writing), or nothing; one that holds anything else (a notebook put
-  there by hand under any name, a regrade's, a time stamp written or removed for an extension, an extra file) is
-  kept whole, and the summary says why. What the intake never reads (files.skipped: .DS_Store, Jupyter's
+  student's folder was written with (each file's name and the SHA-256 of all of it, the notebooks and timestamp.txt)
+  and the LMS's number of each student (`make grades-lms` reads it as the Canvas user id). A folder is replaced only
+  while it holds exactly that (or what the exchange's Collect records writing), or nothing; one that holds anything
+  else at any depth (a notebook put there by hand under any name, a regrade's, a time stamp written or removed for
+  an extension, an extra file), and one no record names, is kept whole, and the summary says why. What the intake never reads (files.skipped: .DS_Store, Jupyter's
   .ipynb_checkpoints/ when the instructor opens the notebook there) is no one's edit. A folder that holds the LMS
   copy already is never touched, and a new one is written whole beside it and put in its place under submitted/'s
   lock (submitted_folders.py), so no run reading submitted/ meanwhile sees a folder half written or gone.
@@ -61,6 +61,7 @@ from .collected import (
     LMS_ID,
     LMS_RECORD,
     digest,
+    file_bytes,
     files_of,
     held,
     kept_because,
@@ -69,7 +70,7 @@ from .collected import (
     shown,
     write_record,
 )
-from .files import TIMESTAMP, choose_notebook, is_notebook, skipped
+from .files import TIMESTAMP, IntakeRules, choose_notebook, is_notebook, skipped
 from .submitted_folders import put_in_place, staging_for, submitted_lock
 from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
 
@@ -374,13 +375,13 @@ class LmsZipCollect(ZipCollectApp):
         late = self._graded(files)
         late = late if late and late.info["late"] else None
         stamp = _utc(late.lms_time).strftime("%Y-%m-%d %H:%M:%S.%f UTC") if late and late.lms_time else None
-        wanted = {f.info["file_id"]: digest(f.path, self._notebook_bytes) for f in files}
+        wanted = {f.info["file_id"]: digest(f.path, file_bytes(self._rules)) for f in files}
         if stamp:
             wanted[TIMESTAMP] = hashlib.sha256(stamp.encode()).hexdigest()
         if os.path.lexists(dest) and (dest.is_symlink() or not dest.is_dir()):
             self.collection.kept[student] = "it is not a folder (put there by hand)"
             return
-        now = held(dest, self._notebook_bytes)
+        now = held(dest, self._rules)
         if now != wanted:  # else the folder is the LMS copy already: never touched, so no run reading it sees a change
             why = kept_because(dest, now or {}, files_of(record.get(student)), [exchanges], self._newer(dest, files))
             if why:
@@ -400,8 +401,9 @@ class LmsZipCollect(ZipCollectApp):
         return by_name.get(chosen) if chosen else None
 
     @property
-    def _notebook_bytes(self) -> int:
-        return GraderSettings(config=self.config).notebook_kb * 1024
+    def _rules(self) -> IntakeRules:
+        """make grade's rules, by which the keep rule reads a folder (collected.held)."""
+        return IntakeRules.of(GraderSettings(config=self.config), self.collector_plugin_inst.notebook_name)
 
     @staticmethod
     def _newer(dest: Path, files: list[Candidate]):

@@ -2,13 +2,17 @@
 download's, collect.py; nbgrader's exchange's, nbgrader_glue/exchange_collect.py) keeps a folder the instructor
 edited.
 
-Each collection records, for each student's folder it wrote, each file's name and the SHA-256 of what the intake
-reads of it (`held`, read of the folder it put in place), in a record of its own beside the LMS download
-(downloaded/<assignment>/): `LMS_RECORD` (which `make grades-lms` also reads for the LMS's numbers) and
+Each collection records, for each student's folder it wrote, every file in it by its path from the folder
+(`data/points.csv` too: the exchange's Collect stages the files submission_files names where the student had them)
+and the SHA-256 of all of it (`held`, read of the folder it put in place), in a record of its own beside the LMS
+download (downloaded/<assignment>/): `LMS_RECORD` (which `make grades-lms` also reads for the LMS's numbers) and
 `EXCHANGE_RECORD`. A collection replaces a folder only while it holds exactly what one of them records writing (or
-nothing); anything else in it (a hand fix, a regrade's notebook, a timestamp.txt written or removed for an
-extension, an extra file) keeps the folder whole, and `kept_because` says why. What the intake's walk never reads
-(files.skipped) is no one's edit.
+nothing); anything else in it (a hand fix anywhere in any file, a regrade's notebook, a timestamp.txt written or
+removed for an extension, a file added or removed at any depth) keeps the folder whole, and `kept_because` says
+why. So does a folder no record names: no collection wrote it (the instructor's copy of work that came by mail,
+or a folder a kit before the records collected), and the line says how to take the new submission instead, since
+hand work is never undone. What the intake's walk never reads (files.skipped) is no one's edit, and the folder is
+read as that walk reads one (no link followed, within submission_entries).
 """
 from __future__ import annotations
 
@@ -22,13 +26,16 @@ from nbgrader.apps.zipcollectapp import ZipCollectApp
 from nbgrader.coursedir import CourseDirectory
 
 from ..outputs.inert import escaped
-from .files import TIMESTAMP, Refused, read_regular, skipped
+from .files import TIMESTAMP, TIMESTAMP_BYTES, IntakeRules, Refused, entries, read_regular
 from .unpack import write_private
 
 LMS_RECORD = "collected.json"
 EXCHANGE_RECORD = "exchange-collected.json"
 LMS_ID = "lms_id"  # an LMS entry's LMS number: {file name: its SHA-256, ..., LMS_ID: the number}
 SHOWN_CHARS = 160  # an archive entry's name may be 64 KB long: the summary shows its start
+UNSEEN = ""  # `held`'s key for what its walk did not reach: no path, so in no record
+NOT_RECORDED = ("no collection records writing it (your copy, or one a kit before the records collected): delete the "
+                "folder to collect the new submission")
 
 
 def shown(text: str) -> str:
@@ -37,21 +44,36 @@ def shown(text: str) -> str:
     return escaped(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")
 
 
+def file_bytes(rules: IntakeRules) -> int:
+    """The most bytes of one file a collection writes: the largest of the intake's caps on a file it takes."""
+    return max(rules.notebook_bytes, rules.extra_bytes, TIMESTAMP_BYTES)
+
+
 def digest(path: Path, limit: int) -> str:
-    """The SHA-256 of what the intake reads of a file (its first `limit` + 1 bytes: one put in submitted/ by hand
-    may be a terabyte-long sparse file, never graded), or why the intake refuses it (a folder: a subfolder is held
-    as such)."""
+    """The SHA-256 of a whole file, read without following a link, or why the intake refuses it. A file longer than
+    `limit` (file_bytes: no collection writes one; put in submitted/ by hand, it may be a terabyte-long sparse file)
+    is read up to `limit` + 1 bytes, and its size is part of the digest."""
     try:
-        return hashlib.sha256(read_regular(path, limit)[0]).hexdigest()
+        data, size = read_regular(path, limit)
     except Refused as why:
         return f"refused: {why}"
+    sha = hashlib.sha256(data).hexdigest()
+    return sha if size <= limit else f"{sha} of the first {limit + 1} of {size} bytes"
 
 
-def held(folder: Path, limit: int) -> dict[str, str] | None:
-    """What `folder` holds as the rule compares it (module docstring), or None when there is no folder."""
+def held(folder: Path, rules: IntakeRules) -> dict[str, str] | None:
+    """What `folder` holds as the rule compares it (module docstring): every entry the intake's walk sees, by its
+    path from the folder, with its `digest` (what it is, when it is no file), and UNSEEN when the walk stopped at
+    submission_entries; None when there is no folder."""
     if not folder.is_dir():
         return None
-    return {path.name: digest(path, limit) for path in folder.iterdir() if not skipped(path.name)}
+    found, complete = entries(folder, rules.max_entries)
+    limit = file_bytes(rules)
+    now = {f.path: digest(folder / f.path, limit) if f.kind == "a file" else f"refused: it is {f.kind}, not a file"
+           for f in found}
+    if not complete:
+        now[UNSEEN] = f"more than the {rules.max_entries} entries the intake looks at"
+    return now
 
 
 def record_path(config, assignment: str, name: str) -> Path:
@@ -84,15 +106,19 @@ def files_of(entry) -> dict[str, str]:
 
 def kept_because(dest: Path, now: dict[str, str], written: dict[str, str], others: list[dict[str, str]],
                  newer: Callable[[str], str | None] = lambda name: None) -> str | None:
-    """Why `dest`, which holds `now`, stays as it is: it holds anything no collection wrote there, or changed since;
-    None when a collection may replace it (it holds nothing, or exactly what this collection (`written`) or another
-    (`others`) records writing). `newer(name)`: a collection's own reason for a file it would write (the LMS's: a
-    hand copy newer than its upload)."""
+    """Why `dest`, which holds `now`, stays as it is: no collection records writing it, or it holds anything no
+    collection wrote there, or changed since; None when a collection may replace it (it holds nothing, or exactly
+    what this collection (`written`) or another (`others`) records writing). `newer(name)`: a collection's own
+    reason for a file it would write (the LMS's: a hand copy newer than its upload)."""
     if not now or now == written or now in others:
         return None
+    if not written and not any(others):
+        return NOT_RECORDED
     for name, sha in sorted(now.items()):
         if written.get(name) == sha:
             continue
+        if name == UNSEEN:
+            return f"it holds {sha}, more than a collection writes (put there by hand)"
         if why := newer(name):
             return why
         if name in written:

@@ -217,6 +217,16 @@ def survey(top: Path, parts: tuple[str, ...], rules: IntakeRules) -> Survey:
     return Survey(found, complete, reads, notebook)
 
 
+def entries(folder: Path, max_entries: int) -> tuple[list[Found], bool]:
+    """Every entry of the instructor's `folder` the intake's walk sees (`_walk`: no link followed, hidden entries
+    passed over, within `max_entries`), and whether that was all of them. Refused when it cannot be opened."""
+    root = _open_top(folder)
+    try:
+        return _walk(root, max_entries, ())
+    finally:
+        os.close(root)
+
+
 def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
     """The notebook, then its time stamp, then the files a setting names; the notes on what was not read."""
     found, complete = _walk(root, rules.max_entries, (rules.notebook_name, TIMESTAMP))

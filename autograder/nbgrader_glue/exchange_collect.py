@@ -159,7 +159,7 @@ class IntakeExchangeCollect(ExchangeCollect):
                 self.log.warning("%s: not collected: %s; submitted/%s is kept", escaped(source.name), why,
                                  escaped(student))
                 return
-            wrote = held(staged, self._rules().notebook_bytes)
+            wrote = held(staged, self._rules())
             with submitted_lock(dest.parent.parent, exclusive=True):  # no run reads or writes submitted/ meanwhile
                 if self._stays(dest, record):  # asked again: another collect may have put its folder there since
                     return
@@ -176,9 +176,7 @@ class IntakeExchangeCollect(ExchangeCollect):
             return True
         student = record["username"]
         ours, lms = self._record_of(EXCHANGE_RECORD), self._record_of(LMS_RECORD)
-        if student not in ours and student not in lms:  # collected by a kit before the records: nbgrader's rule alone,
-            return False  # as it was then (else every folder of a course upgraded mid-term would be kept for good)
-        why = kept_because(dest, held(dest, self._rules().notebook_bytes) or {}, files_of(ours.get(student)),
+        why = kept_because(dest, held(dest, self._rules()) or {}, files_of(ours.get(student)),
                            [files_of(lms.get(student))])
         if why:
             self.log.warning("%s: not collected: submitted/%s is kept: %s", escaped(record["filename"]),

@@ -17,11 +17,11 @@ import sys
 import tempfile  # the worker's already: no cost to a loader
 import time
 from types import CodeType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+import cell_runner
 import forks
 import ipython_display
-import ipython_outputs
 import ipython_syntax
 import seccomp
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
@@ -138,18 +138,29 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
 
 
 COMPILED: dict[tuple[str, str], tuple[CodeType, ...]] = {}  # the course's own cells, compiled once by the worker
+# The notebook's compiler: its own future imports hold for the cells below (cell_runner). The worker never uses it,
+# so each loader, a fork of the worker, starts with a clean one.
+NOTEBOOK = cell_runner.Compiler()
+
+
+def cell_codes(name: str, text: str) -> Iterator[CodeType]:
+    """A cell's codes as Jupyter runs them, statement by statement: IPython's syntax transformed (in the loader, for
+    student code), each compiled by the notebook's compiler; a course cell the worker compiled while no future
+    import of the notebook's is in force."""
+    compiled = COMPILED.get((name, text)) if NOTEBOOK.flags == NOTEBOOK.plain else None
+    return iter(compiled) if compiled else NOTEBOOK.codes(ipython_syntax.as_python(text), f"<cell {name}>")
 
 
 def compile_cell(name: str, text: str) -> tuple[CodeType, ...]:
-    """A cell's code as Jupyter runs it: IPython's syntax transformed (in the loader, for student code), compiled as
-    IPython's shell compiles it (ipython_outputs.cell_code: its last value is `_` below)."""
-    return ipython_outputs.cell_code(ipython_syntax.as_python(text), f"<cell {name}>")
+    """A cell's codes, all compiled before it runs (the stand-in shell's run_cell)."""
+    return tuple(cell_codes(name, text))
 
 
 def compile_trusted(cells: list[tuple[str, str]]) -> None:
     """The course's own cells, compiled once by the worker, but those IPython's transformer would read (a given
     `%matplotlib inline`): it runs in loaders only, each cell's cost the submission's."""
-    COMPILED.update({(name, text): compile_cell(name, text) for name, text in cells
+    compiler = cell_runner.Compiler()
+    COMPILED.update({(name, text): tuple(compiler.codes(text, f"<cell {name}>")) for name, text in cells
                      if not ipython_syntax.could_be_ipython(text)})
 
 
@@ -158,13 +169,13 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     global _send_breach
     _send_breach = functools.partial(_fatal_to, results)
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-    ipython_display.install(ns)
+    ipython_display.install(ns, compile_cell)
     errors = []
     for name, text in cells:
         write(results, LoadingCell(name))
         try:
-            for code in COMPILED.get((name, text)) or compile_cell(name, text):
-                exec(code, ns)
+            for code in cell_codes(name, text):
+                cell_runner.run(code, ns)
         except Exception as exc:
             errors.append(f"cell {name}: {describe_exception(exc)}")
         except BaseException as exc:

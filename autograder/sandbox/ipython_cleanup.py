@@ -45,6 +45,8 @@ def cell_magic(first_line: str) -> tuple[str, str] | None:
 def _classic_prompt(lines: list[str]) -> list[str]:
     """PromptStripper(doctest=True): if a line outside a docstring-like triple-quoted string begins with `>>>`,
     each such line loses its `>>>`/`...` prompt, and each run of them holding a stripped line is dedented."""
+    if not any(_DOCTEST_START.match(line) for line in lines):  # most cells: no string to mask
+        return lines
     inside = _triple_quote_mask(lines)
     if not any(not masked and _DOCTEST_START.match(line) for line, masked in zip(lines, inside)):
         return lines

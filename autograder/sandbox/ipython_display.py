@@ -10,12 +10,12 @@ A right notebook that shows its progress so is graded as it runs in Jupyter."""
 from __future__ import annotations
 
 import ast
-import functools
+import builtins
 import importlib.abc
 import importlib.machinery
 import sys
-from types import ModuleType
-from typing import Any
+from types import CodeType, ModuleType
+from typing import Any, Callable
 
 import ipython_outputs
 import ipython_syntax
@@ -100,11 +100,16 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-def install(namespace: dict) -> None:
-    """`IPython` and its modules importable in the sandbox, get_ipython() the shell on `namespace`, and a cell's last
-    value `_` in it."""
+def install(namespace: dict, compile_cell: Callable[[str, str], tuple[CodeType, ...]]) -> None:
+    """`IPython` and its modules importable in the sandbox, get_ipython() the shell on `namespace` (whose run_cell
+    compiles a cell with `compile_cell`), a cell's last value `_` in it, and, as in Jupyter, the namespace the
+    module `__main__` and display() and get_ipython() builtins (a module the notebook wrote calls them so)."""
     global _shell
-    _shell = ZMQInteractiveShell(namespace)
-    sys.displayhook = functools.partial(ipython_outputs.shown, namespace)  # a cell's last value: `_` below
-    sys.meta_path.insert(0, _StandIns())
     namespace.update(display=display, get_ipython=get_ipython)
+    hidden = dict(namespace)  # what %reset leaves
+    hook = ipython_outputs.DisplayHook(namespace)
+    _shell = ZMQInteractiveShell(namespace, hook, compile_cell, hidden)
+    sys.displayhook = hook  # a cell's last value: `_` below
+    sys.meta_path.insert(0, _StandIns())
+    sys.modules["__main__"] = _shell.user_module
+    builtins.display, builtins.get_ipython = display, get_ipython  # type: ignore[attr-defined]

@@ -2,11 +2,12 @@
 (ipython_shell.py): %%capture's CapturedIO (utils/capture.py: the text its body printed; nothing it displayed,
 display() showing nothing here), %timeit -o's TimeitResult (magics/execution.py: here from one run of the
 statement, as `-n1 -r1` gives it), %env's reading and setting of os.environ (magics/osm.py), and a cell's last value
-as `_` for the next cell (Jupyter's displayhook). Run only inside the worker (imported as a top-level module).
+as `_` for the next cell (Jupyter's displayhook, core/displayhook.py). Run only inside the worker (imported as a
+top-level module).
 """
 from __future__ import annotations
 
-import ast
+import builtins
 import contextlib
 import io
 import math
@@ -14,7 +15,6 @@ import os
 import re
 import sys
 import time
-from types import CodeType
 from typing import Any, Callable
 
 
@@ -103,27 +103,30 @@ def env(line: str) -> Any:
     return None
 
 
-def cell_code(source: str, filename: str) -> tuple[CodeType, ...]:
-    """A cell's (plain Python) `source` compiled as IPython's run_cell compiles it: a last statement that is an
-    expression apart, in 'single' mode, so that its value goes to sys.displayhook (`shown`), unless a semicolon ends
-    it (IPython's quiet). dont_inherit: the cell takes no `from __future__` of this file's, as in Jupyter."""
-    tree = ast.parse(source, filename)
-    last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    if last is None or _quiet(source, last):
-        return (compile(tree, filename, "exec", dont_inherit=True),)
-    tree.body.pop()
-    code = compile(tree, filename, "exec", dont_inherit=True)
-    return code, compile(ast.Interactive([last]), filename, "single", dont_inherit=True)
+class DisplayHook:
+    """sys.displayhook in the sandbox, moving `_`, `__`, `___` as IPython's DisplayHook.update_user_ns does: a cell's
+    last value, unless None, becomes the hook's own `_`, its two before `__` and `___`, all three '' to begin with;
+    the namespace gets them only while each it holds is still the hook's own (a notebook that binds `_` itself keeps
+    it) and no `_` is a builtin (gettext's). It shows nothing here: no page. `result`: the last value it took."""
 
+    NAMES = ("_", "__", "___")
 
-def _quiet(source: str, last: ast.Expr) -> bool:
-    """Whether a semicolon follows the cell's last expression (its columns count UTF-8 bytes)."""
-    after = source.split("\n")[(last.end_lineno or 1) - 1].encode()[last.end_col_offset or 0:]
-    return after.lstrip().startswith(b";")
+    def __init__(self, namespace: dict) -> None:
+        self.namespace = namespace
+        self.result: Any = None
+        self.flush()
 
+    def flush(self) -> None:
+        """Back to '' for all three, in the namespace too (IPython's flush, as %reset calls it)."""
+        self.unders: tuple[Any, ...] = ("", "", "")
+        if "_" not in vars(builtins):
+            self.namespace.update(zip(self.NAMES, self.unders))
 
-def shown(namespace: dict, value: Any) -> None:
-    """sys.displayhook in the sandbox: a cell's last value, unless None, becomes `_` for the cells below, the two
-    before it `__` and `___`, as Jupyter's displayhook sets them (it shows nothing here: no page)."""
-    if value is not None:
-        namespace["___"], namespace["__"], namespace["_"] = namespace.get("__", ""), namespace.get("_", ""), value
+    def __call__(self, value: Any) -> None:
+        if value is None:
+            return
+        own = all(name not in self.namespace or self.namespace[name] is mine
+                  for name, mine in zip(self.NAMES, self.unders))
+        self.result, self.unders = value, (value, *self.unders[:2])
+        if own and "_" not in vars(builtins):
+            self.namespace.update(zip(self.NAMES, self.unders))

@@ -15,9 +15,13 @@ import ast
 import importlib
 import os
 import sys
-from typing import Any
+import traceback
+from types import CodeType
+from typing import Any, Callable
 
+import ipython_expand
 import ipython_magics
+import ipython_names
 import ipython_outputs
 import ipython_syntax
 
@@ -51,19 +55,28 @@ class Lines(list):
 
 
 class ZMQInteractiveShell(Quiet):
-    """Jupyter's shell, as far as a notebook's own code reaches it (its class name is the one notebooks test)."""
+    """Jupyter's shell, as far as a notebook's own code reaches it (its class name is the one notebooks test): the
+    notebook's namespace as user_ns, user_global_ns and user_module; push(), ex(), ev(), run_cell() and del_var()
+    on it as IPython's InteractiveShell does them; the magics that run code or change names (ipython_names)."""
 
-    def __init__(self, namespace: dict) -> None:
-        self.user_ns = namespace
+    def __init__(self, namespace: dict, hook: ipython_outputs.DisplayHook,
+                 compile_cell: Callable[[str, str], tuple[CodeType, ...]], hidden: dict) -> None:
+        self.user_ns = self.user_global_ns = namespace
+        self.user_module = ipython_names.Module(namespace)
+        self.displayhook, self._compile_cell = hook, compile_cell
+        self.user_ns_hidden = hidden  # the shell's own names, which %reset leaves (IPython's user_ns_hidden)
 
     def run_line_magic(self, magic_name: str, line: str, _stack_depth: int = 1) -> Any:
         name = ipython_magics.ALIASES.get(magic_name, magic_name)
+        caller = sys._getframe(_stack_depth)
+        line = ipython_expand.expanded(name, line, self.user_ns, caller.f_locals)
         if name in ("env", "set_env"):
             return ipython_outputs.env(line)
+        if name in ipython_names.MAGICS:
+            return ipython_names.MAGICS[name](self, line)
         statement = ipython_magics.statement(name, line)
         if statement is None:
             return None
-        caller = sys._getframe(_stack_depth)
         where = (caller.f_code.co_filename, caller.f_lineno)
         if name == "timeit":  # IPython: inside `def inner`, binding nothing
             return ipython_outputs.timed(line[:len(line) - len(statement)], lambda: self._run(statement, where, {}))
@@ -73,6 +86,7 @@ class ZMQInteractiveShell(Quiet):
     def run_cell_magic(self, magic_name: str, line: str, cell: str) -> Any:
         name = ipython_magics.ALIASES.get(magic_name, magic_name)
         caller = sys._getframe(1)
+        line = ipython_expand.expanded(name, line, self.user_ns, caller.f_locals)
         where = (caller.f_code.co_filename, caller.f_lineno + 1)  # the body starts below the magic's line
         if name == "writefile":
             return self._write(line, cell)
@@ -89,6 +103,40 @@ class ZMQInteractiveShell(Quiet):
         if name == "timeit":
             return ipython_outputs.timed(line, lambda: self._run(cell, where, {}))
         return self._run(cell, where, self.user_ns)
+
+    def push(self, variables: dict | str | list | tuple, interactive: bool = True) -> None:
+        """Bind `variables` (a dict, or names whose values the caller's frame gives) in the namespace."""
+        if not isinstance(variables, (dict, str, list, tuple)):
+            raise ValueError("variables must be a dict/str/list/tuple")
+        if not isinstance(variables, dict):
+            caller = sys._getframe(1)
+            names = variables.split() if isinstance(variables, str) else list(variables)
+            variables = {name: eval(name, caller.f_globals, caller.f_locals) for name in names}
+        self.user_ns.update(variables)
+
+    def ex(self, cmd: str) -> None:
+        exec(cmd, self.user_global_ns, self.user_ns)
+
+    def ev(self, expr: str) -> Any:
+        return eval(expr, self.user_global_ns, self.user_ns)
+
+    def run_cell(self, raw_cell: str, store_history: bool = False, silent: bool = False, shell_futures: bool = True,
+                 cell_id: Any = None) -> ipython_names.ExecutionResult:
+        """`raw_cell` run as a cell of the notebook's (an error in it printed and kept in the result, as IPython's
+        run_cell keeps it: the calling cell goes on)."""
+        result = ipython_names.ExecutionResult(raw_cell)
+        self.displayhook.result = None
+        try:
+            for code in self._compile_cell("run_cell", raw_cell):
+                exec(code, self.user_ns)
+        except Exception as error:
+            result.error_in_exec = error
+            traceback.print_exc()
+        result.result = self.displayhook.result
+        return result
+
+    def del_var(self, varname: str, by_name: bool = False) -> None:
+        ipython_names.delete(self, varname, by_name)
 
     def _run(self, code: str, where: tuple[str, int], local: dict) -> Any:
         """Run `code` (IPython syntax, transformed as Jupyter does) as if at line where[1] of cell where[0], with

@@ -17,6 +17,8 @@ import re
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+import ipython_cleanup
+
 
 def package_text(*path: str) -> str:
     """A file of IPython's package (which is never imported), read by the worker before any student code: a
@@ -34,18 +36,20 @@ for _name in ("ast", "codeop", "collections.abc", "io", "itertools", "keyword", 
               "warnings"):
     importlib.import_module(_name)
 
-# Every cell IPython's transformer changes has one of these (a superset: others only cost a transformation): an
-# escape that begins a line (% ! ? and IPython's , ; / autocall quotes), a prompt to strip, `= %magic` or `= !cmd`,
-# a `?` (help), or a space or tab after nothing but whitespace (a first line indented: the whole cell is dedented).
-# A line begins after any break str.splitlines knows (IPython splits a cell so: `\r`, `\f`... too).
-_LINE_START = r"(?:^|(?<=[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]))"
-_COULD_BE = re.compile(rf"{_LINE_START}[ \t]*(?:[%!?,;/]|>>>|\.\.\.|In \[)|=[ \t]*[%!]|\?|\A\s*[ \t]", re.MULTILINE)
+# Every cell IPython's transformer changes is one its clean-up changes (ipython_cleanup, the grader's reading of the
+# same steps: leading blank lines, a dedent, prompts) or one with, on a line as str.splitlines ends lines (IPython
+# splits a cell so), an escape that begins it (% ! ? and IPython's , ; / autocall quotes), `= %magic` or `= !cmd`,
+# or a `?` anywhere (help). A superset: others only cost a transformation.
+_ESCAPE = re.compile(r"^[ \t]*[%!?,;/]|=[ \t]*[%!]|\?", re.MULTILINE)
 
 _manager: Any = None  # the line-keeping TransformerManager, loaded on first use
 
 
 def could_be_ipython(text: str) -> bool:
-    return _COULD_BE.search(text) is not None
+    """Whether IPython's transformer could change `text` (linear: the clean-up and one search)."""
+    ended = text if text.endswith("\n") else text + "\n"
+    cleaned = ipython_cleanup.cleaned(text)
+    return cleaned != ended or _ESCAPE.search("\n".join(cleaned.splitlines())) is not None
 
 
 def as_python(text: str) -> str:
@@ -56,9 +60,16 @@ def as_python(text: str) -> str:
     global _manager
     if _manager is None:
         _manager = _line_keeping(_load_transformer())()
-    blank = len(text) - len(text.lstrip(" \t\r\n\f\v"))
-    leading = text.count("\n", 0, blank) if text[blank:] else 0  # IPython's leading_empty_lines
-    return "\n" * leading + _manager.transform_cell(text)
+    return "\n" * _python_lines_dropped(text) + _manager.transform_cell(text)
+
+
+def _python_lines_dropped(text: str) -> int:
+    """How many of Python's lines (a line break is LF, CR LF or a bare CR) IPython's leading_empty_lines drops: the
+    blank lines, as str.splitlines ends them, before the first that is not (none if every line is blank)."""
+    lines = text.splitlines(keepends=True)
+    first = next((at for at, line in enumerate(lines) if line and not line.isspace()), 0)
+    dropped = "".join(lines[:first])
+    return dropped.count("\n") + dropped.count("\r") - dropped.count("\r\n")
 
 
 def _module(name: str, text: str, imports: dict[str, Any]) -> ModuleType:

@@ -1,8 +1,8 @@
 """What the public checks read from the notebook's live classes before they blame a method: what the layers
 do and the given Linear.__init__ made (layers_facts, init_facts), what parameters() defaults to and keeps
 (kept_list), what it gave SGD(...) (given_cause) and what SGD(...) kept (holds, order); and of the saved
-notebook, a given cell you edited and the names it binds (edited_given, bound_by). The course's grader gathers
-the same facts in the process that runs your code (its probes) and names them with the same causes.py. NumPy.
+notebook, a given cell you edited and the names it binds (edited_given, bound_by). The course's grader imports
+this file in the process that runs your code: its probes read the same facts and its causes.py names them. NumPy.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from causes import HOMES, defined_again, init_kept, not_parameters, optimizer_ho
 def collected(value, parameter, ids: set) -> bool:
     """Whether `value` is a list, set or dict holding, as items (a dict's keys), Parameters (`parameter`; () for
     none) or ids of Parameters (`ids`): what parameters() collects. A counter's ints (_calls=[0]) or a constant it
-    only reads (KINDS = [list, tuple]) keep nothing between calls (probes: same)."""
+    only reads (KINDS = [list, tuple]) keep nothing between calls."""
     return isinstance(value, (list, set, dict)) and any(
         isinstance(item, parameter) or (type(item) is int and item in ids) for item in value)
 
@@ -42,7 +42,7 @@ def defaults_of(function, parameter, ids: set) -> list:
 
 def kept_outside(module, parameter, ids: set) -> list:
     """[name, type name, where] for each container outliving a call of parameters() that holds what calls collected:
-    on its class or a base ("class"), a global it reads ("global"), ids on the module ("self"). Probes: same."""
+    on its class or a base ("class"), a global it reads ("global"), ids on the module ("self")."""
     method = getattr(type(module), "parameters", None)
     code, names = getattr(method, "__code__", None), getattr(method, "__globals__", {})
     return ([[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
@@ -54,7 +54,7 @@ def kept_outside(module, parameter, ids: set) -> list:
 
 
 def kinds_of(listed, parameter: type, module: type) -> list:
-    """[type name, whether it is a Module] for each of `listed` that is not a Parameter (the probes gather the same)."""
+    """[type name, whether it is a Module] for each of `listed` that is not a Parameter."""
     return [[type(p).__name__, isinstance(p, module)] for p in listed if not isinstance(p, parameter)]
 
 
@@ -127,7 +127,7 @@ def layers_facts(nb) -> dict:
 
 def defined_in(names: dict) -> dict:
     """For each class of causes.HOMES among the notebook's `names`, the cell its methods come from ('' when not a
-    cell of the saved notebook: a kernel's cells are not named). The grader's probes read the same."""
+    cell of the saved notebook: a kernel's cells are not named)."""
     found = {}
     for name in HOMES:
         cls = names.get(name)
