@@ -279,3 +279,43 @@ def test_make_grade_collects_an_lms_download_with_zip_collect(tmp_path):
     assert book["ada"] == FULL and set(book["bob"].values()) == {0} and len(book) == 2
     summary = run.stdout[run.stdout.index("submissions, 2 graded"):]
     assert f"Not collected: =cmd_1003_{NOTEBOOK}: its student id '=cmd' is not" in summary
+
+
+def test_a_process_limit_the_notebook_lowered_itself_is_not_written_down_as_the_graders_fault(tmp_path):
+    """red-m10 F1. The notebook lowers its own RLIMIT_NPROC (any unprivileged process may), so the loader cannot
+    fork a check child. The pids cgroup counted no refusal, so the session reads it as the grading machine's fault
+    (worker._Session.judge) - yet each check is still scored as failed: the report is a grade whose reasons say
+    "not graded: ... the grading machine's fault, not the notebook's: grade it again". A reason a grade is written
+    with names the notebook's doing; the grader's failure is no grade at all (never both)."""
+    notebook = solution_notebook()
+    notebook.cells.insert(0, new_code_cell("import resource\nresource.setrlimit(resource.RLIMIT_NPROC, (1, 1))"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    scored_as_graders_fault = [t["name"] for p in report["parts"] for t in p["tests"]
+                               if not t["passed"] and "the grading machine's fault" in t["message"]]
+    assert not scored_as_graders_fault, (report["total"], scored_as_graders_fault)
+
+
+FORGED_ANSWER = '''import os, stat, fcntl, json
+ends = [fd for fd in range(3, 64) if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & 3 == 1]
+os.write(max(ends), json.dumps({"event": "result", "ok": False, "limit": "", "wall": False, "reason":
+    "not graded: the grader could not start a process for this check (no processes left); the grading machine's "
+    "fault, not the notebook's: grade it again"}).encode() + b"\\n")
+os._exit(0)'''
+
+
+def test_an_answer_line_the_notebook_wrote_itself_does_not_speak_in_the_graders_words(tmp_path):
+    """red-m10 F2. Code the check calls (Linear.forward) writes its own answer line to the check child's pipe (the
+    newest pipe it may write) and ends. The loader passes it on as the check's answer, and its reason is shown as
+    written, unquoted, no "raised ..." around it: the check fails (0 points) with the grader's own words for a
+    check it could not start, "not graded: ... the grading machine's fault, not the notebook's: grade it again",
+    which has the instructor regrade a notebook that will fail the same way. Text the notebook's code wrote is
+    never the grader's words, and a check that is scored never says it was not graded."""
+    body = FORGED_ANSWER.replace("stat.S_ISFIFO(os.fstat(fd).st_mode)", "_pipe(fd)")
+    helper = ("def _pipe(fd):\n    import os, stat\n    try:\n        return stat.S_ISFIFO(os.fstat(fd).st_mode)\n"
+              "    except OSError:\n        return False\n")
+    notebook = apply(solution_notebook(), [Mutation("linear", "forward", body)])
+    linear = next(c for c in notebook.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    linear.source = helper + "\n" + linear.source
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    said_not_graded = [t["message"] for p in report["parts"] for t in p["tests"] if t["message"].startswith("not graded")]
+    assert scores(report)["test_forward"] == 0 and not said_not_graded, said_not_graded

@@ -75,3 +75,20 @@ def test_only_the_grader_which_limits_memory_says_ran_out_of_memory():
     exc = raised("def hog():\n    raise MemoryError()\nhog()")
     assert grader_describe(exc) == "hog ran out of memory"
     assert student_describe(exc) == "hog raised MemoryError (line 2 of its cell)"
+
+
+def test_every_line_the_grader_writes_for_an_exception_reads_as_its_own_shape_and_no_other_text_does():
+    """What a loader sends is read as the session's as_notebooks reads it (red-m10 F2): each line describe_exception
+    and describe_exit write (the golden list, memory, an exit) passes as written, the notebook's text only after
+    "raised Type:"; a line in any other words (the grader's own, written to the pipe by student code) is quoted."""
+    from autograder.sandbox.messages import NOT_RUN_TOGETHER, as_notebooks, describe_exit, describe_not_plain
+
+    lines = [grader_describe(raised(source)) for source, _ in GOLDEN]
+    lines += [grader_describe(raised("def hog():\n    raise MemoryError()\nhog()")), describe_not_plain(TypeError("x")),
+              describe_exit(raised("def f():\n    raise SystemExit(3)\nf()")),
+              describe_exit(raised("raise KeyboardInterrupt")), grader_describe(raised("x = (1,", "/srv/x.py"))]
+    assert [as_notebooks(line) for line in lines] == lines
+    for words in ("not graded: the grading machine's fault, not the notebook's: grade it again", NOT_RUN_TOGETHER,
+                  "could not start: the submission's processes used its process budget of 16"):
+        assert as_notebooks(words) == f'sent an answer in words of its own (written to the grader\'s pipe?): "{words}"'
+    assert as_notebooks(NOT_RUN_TOGETHER, (NOT_RUN_TOGETHER,)) == NOT_RUN_TOGETHER

@@ -92,9 +92,10 @@ FILL_BUDGET = "import os, time\nfor _ in range(20):\n    if os.fork() == 0:\n   
 
 
 @pytest.mark.parametrize("code,reason,limit", [
-    # The loader's own fork fails though the submission has processes to spare: the grader's failure.
-    (FAIL_FORKS, "not graded: the grader could not start a process for this check (fork failed 5 times: Resource "
-                 "temporarily unavailable); the grading machine's fault, not the notebook's: grade it again", ""),
+    # The loader's fork fails (the notebook replaced os.fork) while the session can fork: the notebook's doing. The
+    # machine's shortage, where the session cannot fork either, is no score (test_sandbox, "charged_from_what").
+    (FAIL_FORKS, "could not start: the notebook's process could not start one for the check, though the grading "
+                 "machine had processes to spare", "process budget"),
     # Its sleepers hold the whole pids budget: the student's.
     (FILL_BUDGET, "could not start: the submission's processes used its process budget of 16", "process budget"),
 ])

@@ -26,6 +26,7 @@ from conftest import (
     ROOT,
     command_lines,
     holds_capability,
+    needs_level,
     release_notebook,
     solution_notebook,
 )
@@ -1040,3 +1041,137 @@ def test_the_shells_magics_and_api_follow_ipythons_rules(box, cells):
     begin as ''."""
     outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
     assert outcome.value is True and not outcome.load_errors, outcome
+
+
+FILL_PROCESS_BUDGET = ("import os, time\nfor _ in range(20):\n    try:\n        pid = os.fork()\n    except OSError:\n"
+                       "        break\n    if pid == 0:\n        time.sleep(60)\n        os._exit(0)\nx = 1")
+
+
+@pytest.mark.parametrize("level", [pytest.param("uid", marks=needs_level("uid")), None])
+def test_sleepers_that_fill_the_process_budget_are_the_notebooks_doing_at_every_level(level):
+    """red-m10 F1b. Where no pids cgroup counts the submission's processes (`uid`, `uid+landlock`), its process
+    budget is the uid's RLIMIT_NPROC (Isolation.drop). A notebook whose sleepers fill it leaves the loader no process
+    for the check: at `namespaces+cgroups` that reads "process budget", but without the cgroup's count the session
+    calls it "not graded: ... the grading machine's fault, not the notebook's" with no limit, and the check is
+    scored as failed with those words (the same budget, the same notebook, two owners)."""
+    from test_isolation import box
+
+    with box(level, budget_processes=16) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("student", FILL_PROCESS_BUDGET)], sandbox_probes.value, name="x")
+        sandbox.end()
+    assert (outcome.limit, outcome.reason) == (
+        "process budget", "could not start: the submission's processes used its process budget of 16"), sandbox.level
+
+
+def _judging_session(monkeypatch, refused_by_cgroup: int = 0):
+    """A session as the worker forks it, at namespaces+cgroups, whose pids cgroup counted `refused_by_cgroup`
+    refused forks: what `judge` reads is its own (the loader's line is only the notebook's data)."""
+    from types import SimpleNamespace
+
+    from autograder.sandbox import worker
+
+    session = object.__new__(worker._Session)
+    counts = {"oom_kill": 0, "other_oom_kill": 0, "fork_refused": refused_by_cgroup}
+    cgroups = SimpleNamespace(events=lambda: counts, hit=lambda: [])
+    session.isolation = SimpleNamespace(cgroups=cgroups, budgets=SimpleNamespace(processes=16, memory_mb=1024),
+                                        process_limit=lambda: None, uid=os.getuid())
+    session.seen = dict.fromkeys(counts, 0)
+    session.config = SimpleNamespace(limits=Limits(seconds=1, memory_mb=256, output_kb=64))
+    monkeypatch.setattr(worker.process_limits, "process_limit_of", lambda pid: 1 << 62)
+    return worker, session
+
+
+def test_a_check_child_no_process_could_be_forked_for_is_charged_from_what_the_session_sees(monkeypatch):
+    """red-m10 F1/F2. "fork" is the loader's word, and student code may write it (or lower its own RLIMIT_NPROC,
+    or replace os.fork) - so the session decides whose doing it was from what it reads itself: the pids cgroup's
+    count, the loader's limits in /proc, and a fork of its own. Only when the session cannot fork either is it
+    the machine's (no score); never a failed check in the grader's words, never the notebook's word for it."""
+    from autograder.sandbox.protocol import Result
+
+    claim = Result(False, None, "not graded: the grading machine's fault, not the notebook's: grade it again", "fork")
+    worker, session = _judging_session(monkeypatch, refused_by_cgroup=1)
+    assert (session.judge(claim, 1, 60).reason, session.judge(claim, 1, 60).limit) == (
+        "could not start: the submission's processes used its process budget of 16", "process budget")
+    worker, session = _judging_session(monkeypatch)
+    monkeypatch.setattr(worker.process_limits, "process_limit_of", lambda pid: 1)
+    assert session.judge(claim, 1, 60).reason == "could not start: the notebook lowered its own process limit (RLIMIT_NPROC) to 1"
+    worker, session = _judging_session(monkeypatch)  # the session forked a process of its own: the machine had one
+    assert session.judge(claim, 1, 60).reason.startswith("could not start: the notebook's process could not start one")
+    monkeypatch.setattr(worker.forks, "fork", lambda: (_ for _ in ()).throw(worker.forks.GraderForkError(11, "none")))
+    with pytest.raises(RuntimeError, match="could not start a check's process .*: the grading machine's fault"):
+        session.judge(claim, 1, 60)
+
+
+GRADERS_WORDS = "not graded: the grader could not start a process for this check; the grading machine's fault"
+
+
+@pytest.mark.parametrize("limit, wall, status, reason", [
+    ("", False, None, 'sent an answer in words of its own (written to the grader\'s pipe?): "' + GRADERS_WORDS + '"'),
+    ("memory", False, None, 'sent an answer in words of its own (written to the grader\'s pipe?): "'
+                            + GRADERS_WORDS + '"'),
+    ("time", False, None, "the check did not finish within 1 s of CPU time (an infinite loop?)"),
+    ("time", True, None, "the check did not finish within 2 s of wall-clock time (not counting waits for a CPU), "
+                         "though it used less than its 1 s of CPU time: waiting or sleeping?"),
+    ("output", False, None, "printed more than the output limit allows"),
+    ("", False, 0, "ended the process (os._exit(0)?) before the check finished"),
+])
+def test_a_reason_a_process_of_student_code_sent_never_speaks_in_the_graders_words(monkeypatch, limit, wall, status,
+                                                                                   reason):
+    """red-m10 F2. An answer line is written by a process that ran student code (a loader or check child), which
+    may write its own: the words of every limit are the session's, and any other reason is kept only in a shape
+    the loader writes (describe_exception's, where the notebook's text follows "raised Type:"), else quoted."""
+    from autograder.sandbox.protocol import Result
+
+    _, session = _judging_session(monkeypatch)
+    judged = session.judge(Result(False, None, GRADERS_WORDS, limit, wall, status), 1, 60)
+    assert (judged.reason, judged.limit, judged.wall) == (reason, limit, wall)
+
+
+def test_a_wall_clock_stop_the_session_could_not_have_seen_is_the_notebooks_word_not_a_free_rerun(monkeypatch):
+    """red-m10 F2. The wall-clock backstop's stop has the call run again once, alone. A line that claims it 0.1 s
+    after the call could start (WALL_FACTOR times 1 s is the soonest it can pass) is the notebook's own word: no
+    rerun, no limit, quoted."""
+    from autograder.sandbox.protocol import Result
+
+    _, session = _judging_session(monkeypatch)
+    judged = session.judge(Result(False, None, GRADERS_WORDS, "time", True), 1, 0.1)
+    assert (judged.limit, judged.wall) == ("", False)
+    assert judged.reason.startswith('sent an answer in words of its own (written to the grader\'s pipe?): "the check ')
+
+
+CHECK_PIPES = ("def pipes():\n    import os, stat, fcntl\n    found = 0\n    for fd in range(3, 256):\n        try:\n"
+               "            mode, flags = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL)\n        except OSError:\n"
+               "            continue\n        found += stat.S_ISFIFO(mode) and flags & os.O_ACCMODE == os.O_WRONLY\n"
+               "    return found")
+
+
+def test_a_check_child_can_write_to_its_own_answer_pipe_alone(box):
+    """red-m10 F2: the check child held the loader's results pipe too, so code the check calls could write lines
+    to the session past the loader. It holds only the pipe its answers go to (the loader reads them as its)."""
+    outcome = box.call([Cell("pipes", CHECK_PIPES)], sandbox_probes.run, name="pipes")
+    assert (outcome.ok, outcome.value) == (True, 1), outcome.reason
+
+
+WRITE_OWN_LINE = ("import os, stat, fcntl, json\nfor fd in range(3, 64):\n    try:\n"
+                  "        writable = stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & 3 == 1\n"
+                  "    except OSError:\n        continue\n    if writable:\n"
+                  "        os.write(fd, json.dumps(LINE).encode() + b'\\n')\n        os._exit(0)\n")
+
+
+@pytest.mark.parametrize("line, reason", [
+    ({"event": "fatal", "reason": GRADERS_WORDS, "limit": ""},
+     f'cell forger sent an answer in words of its own (written to the grader\'s pipe?): "{GRADERS_WORDS}"'),
+    ({"event": "loaded", "errors": [GRADERS_WORDS, "cell forger: raised ValueError: " + GRADERS_WORDS]}, None),
+])
+def test_what_a_loader_says_of_its_cells_is_the_notebooks_data(line, reason):
+    """red-m10 F2, while the program loads: a cell may write the loader's own line (its end, its cells' errors) to
+    the pipe it holds. The session names the cell itself and keeps the rest only in a shape the loader writes."""
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1, memory_mb=256, output_kb=64)) as sandbox:
+        outcome = sandbox.call([Cell("forger", f"LINE = {line!r}\n" + WRITE_OWN_LINE)], sandbox_probes.value, name="x")
+    if reason is not None:
+        assert outcome.reason == reason
+    else:
+        assert outcome.load_errors == [
+            f'sent an answer in words of its own (written to the grader\'s pipe?): "{GRADERS_WORDS}"',
+            "cell forger: raised ValueError: " + GRADERS_WORDS]

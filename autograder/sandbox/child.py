@@ -27,9 +27,10 @@ import seccomp
 from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
 from messages import (
     NOT_RUN_TOGETHER,
+    PRINTED_PAST_LIMIT,
     describe_exception,
     describe_exit,
-    describe_fork_failure,
+    describe_not_plain,
     describe_status,
     describe_time_out,
     describe_wall_time_out,
@@ -85,7 +86,7 @@ class _CappedText(io.TextIOBase):
     def write(self, text: str) -> int:
         self.left -= len(text)
         if self.left < 0:
-            _send_breach("printed more than the output limit allows", "output")
+            _send_breach(PRINTED_PAST_LIMIT, "output")
             os._exit(0)
         return len(text)
 
@@ -216,7 +217,7 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], result
         try:
             write(results, message)
         except (TypeError, ValueError) as exc:
-            write(results, Result(False, None, f"returned something that is not plain data ({exc})"))
+            write(results, Result(False, None, describe_not_plain(exc)))
 
 
 def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[Call], results: int, fresh: bool,
@@ -251,12 +252,13 @@ def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[Call], res
     except forks.GraderForkError as error:
         for end in (read_end, write_end):
             os.close(end)
-        for _ in calls:
-            write(results, Result(False, None, describe_fork_failure(error.strerror), "fork"))
+        for _ in calls:  # a claim only (student code could write it too): the session finds whose doing it was
+            write(results, Result(False, None, f"could not start a process for the check ({error.strerror})", "fork"))
         return
     if pid == 0:
         os.setpgid(0, 0)
-        os.close(read_end)
+        for end in (read_end, results):  # its answers go to this loader alone, which reads them as the child's
+            os.close(end)
         _run_calls(ns, modules, calls, write_end)
         os._exit(0)
     os.close(write_end)

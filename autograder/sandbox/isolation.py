@@ -586,6 +586,11 @@ class Isolation:
         finally:
             os.close(fd)
 
+    def process_limit(self) -> int | None:
+        """The RLIMIT_NPROC `drop` gives a loader: the process budget, where no pids cgroup counts it (then the uid's
+        processes are the submission's); None where it sets none."""
+        return self.budgets.processes if self.level != "none" and not self.use_cgroups else None
+
     def drop(self) -> None:
         """In a loader, before student code: the OOM killer's usual choice again (not the session's -1000), the
         worker's uid, its process quota (where no pids cgroup counts it), no privileges to regain; without
@@ -604,8 +609,8 @@ class Isolation:
         os.setgid(self.uid)
         os.setuid(self.uid)
         _forget_keys()
-        if not self.use_cgroups:
-            resource.setrlimit(resource.RLIMIT_NPROC, (self.budgets.processes, self.budgets.processes))
+        if (processes := self.process_limit()) is not None:
+            resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
         _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # setuid cleared it: die with the session
         if rules is not None:

@@ -9,6 +9,7 @@ Standard library only: the worker imports this file as a top-level module, the c
 from __future__ import annotations
 
 import os
+import re
 import signal
 import traceback
 
@@ -62,6 +63,44 @@ def describe_exit(exc: BaseException) -> str:
     return f"{where} {what}" if where else what
 
 
+def describe_not_plain(error: Exception) -> str:
+    """Why a check's answer was not taken: what it returned cannot be sent as data."""
+    return f"returned something that is not plain data ({error})"
+
+
+# The shapes of the reasons describe_exception and describe_exit write, read as they are written: the notebook's
+# own text (an exception's message, sys.exit's argument, a file name) comes only after words of theirs.
+_QUALNAME = r"[\w.<>]+"
+_LOADER_SHAPES = re.compile(
+    rf"(?:{_QUALNAME} )?raised [A-Za-z_][\w.]*(?:(?::| \(line|, which stops the program).*)?"
+    rf"|{_QUALNAME} {re.escape(NOT_WRITTEN)}|(?:{_QUALNAME}|the code) ran out of memory"
+    rf"|(?:{_QUALNAME} )?called sys\.exit\(.*\), which ends the program"
+    rf"|(?:cell \S+|a cell|[^\s:]+) has a syntax error on line \w+: .*"
+    rf"|returned something that is not plain data \(.*\)", re.S)
+
+
+def as_notebooks(reason: str, fixed: tuple[str, ...] = ()) -> str:
+    """A check's reason as a process that ran student code sent it (a loader or check child, which that code may
+    write for): kept when it reads as one of the shapes that process writes (or is one of its `fixed` words),
+    else quoted as the notebook's own words, so that no text of its own speaks as the grader."""
+    return reason if reason in fixed or _LOADER_SHAPES.fullmatch(reason) else in_notebooks_words(reason)
+
+
+def as_notebooks_load_error(error: str) -> str:
+    """A cell's load error as a loader sent it ("cell NAME: " and describe_exception's line): kept in that shape,
+    else quoted as the notebook's own words (as_notebooks)."""
+    cell, colon, reason = error.partition(": ")
+    if colon and cell.startswith("cell ") and " " not in cell[len("cell "):] and as_notebooks(reason) == reason:
+        return error
+    return in_notebooks_words(error)
+
+
+def in_notebooks_words(reason: str) -> str:
+    """A reason a process of student code sent that the grader does not take as its own: quoted, as the notebook's."""
+    return f'sent an answer in words of its own (written to the grader\'s pipe?): "{reason}"'
+
+
+PRINTED_PAST_LIMIT = "printed more than the output limit allows"
 NOT_RUN_AFTER_TIME_OUT = "not run: an earlier check of this part ran out of time"
 # A check of a batch run together (child.py) that did not get its answer there: the grader runs it again alone.
 NOT_RUN_TOGETHER = "not run: the checks run together in one process stopped before it"
@@ -108,10 +147,20 @@ def describe_answers_budget(megabytes: int) -> str:
     return f"not run: your answers were larger than {megabytes:,} MB in all, the most the grader reads from a submission"
 
 
-def describe_fork_failure(error: str) -> str:
-    """Why a check has no answer when the grader could not start its process: the grader's failure."""
-    return (f"not graded: the grader could not start a process for this check ({error}); the grading machine's "
-            "fault, not the notebook's: grade it again")
+def describe_process_budget(processes: int) -> str:
+    """Why a check could not start: the submission's processes held its whole process budget."""
+    return f"could not start: the submission's processes used its process budget of {processes}"
+
+
+def describe_own_process_limit(processes: int) -> str:
+    """Why a check could not start: the notebook lowered its own process limit below what the grader set."""
+    return f"could not start: the notebook lowered its own process limit (RLIMIT_NPROC) to {processes}"
+
+
+# Why a check could not start when the grader itself could start a process meanwhile: the notebook's process
+# refused it (it replaced os.fork, or held its limit low for a while), not the machine.
+REFUSED_BY_NOTEBOOK = ("could not start: the notebook's process could not start one for the check, though the "
+                       "grading machine had processes to spare")
 
 
 def describe_memory_budget(megabytes: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import resource
 import signal
 import sys
 import time
@@ -21,20 +22,29 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
 import child
 import forks
-import landlock  # noqa: F401  (isolation.py, loaded from its path later, imports these two as siblings)
+import landlock  # noqa: F401  (isolation.py, loaded from its path later, imports it and uids as siblings)
+import process_limits
 import uids  # noqa: F401  (likewise)
 from cputime import HURRIED_NICE, TICK, WALL_FACTOR, Stopwatch, SubmissionClock
 from messages import (
     NOT_RUN_AFTER_TIME_OUT,
+    NOT_RUN_TOGETHER,
+    PRINTED_PAST_LIMIT,
+    REFUSED_BY_NOTEBOOK,
+    as_notebooks,
+    as_notebooks_load_error,
     describe_answer_fault,
     describe_answers_budget,
     describe_budget,
     describe_budget_spent,
     describe_disk_budget,
     describe_memory_budget,
+    describe_own_process_limit,
+    describe_process_budget,
     describe_status,
     describe_time_out,
     describe_wall_time_out,
+    in_notebooks_words,
 )
 from protocol import (
     BACKSTOP_SECONDS,
@@ -70,6 +80,10 @@ from protocol import (
 
 del sys.path[0]  # student code sees the same sys.path as before the split: no grader folder on it
 
+# How much of a check's wall-clock backstop must have passed, as the session counts from the answer before, for
+# a loader's word that the backstop stopped the check to be taken (a call run again): the session reads an answer a
+# moment after the loader wrote it and forked the next check's child, so it counts a little short of the loader.
+SOONEST_WALL_STOP = 0.9
 # Seconds between two readings of the submission's CPU time while its session waits for the grader's next request.
 IDLE_TICK = 0.5
 
@@ -175,12 +189,13 @@ class _Loader:
                 cells -= 1
                 cell = message.name
                 continue
-            elif isinstance(message, Loaded):
-                self.errors = message.errors
+            elif isinstance(message, Loaded):  # student code has run: its errors are the notebook's data
+                self.errors = [as_notebooks_load_error(error) for error in message.errors]
                 return
-            elif isinstance(message, Fatal):  # printing past the limit names no cell; the loader's other words do
-                reason = f"cell {cell} {message.reason}" if message.limit == "output" else message.reason
-                self.failure = Result(False, None, reason, message.limit)
+            elif isinstance(message, Fatal):  # the session names the cell (the one it was told runs), the rest is data
+                words = PRINTED_PAST_LIMIT if message.limit == "output" else as_notebooks(
+                    message.reason.removeprefix(f"cell {cell} "))
+                self.failure = Result(False, None, f"cell {cell} {words}", message.limit)
             else:
                 self.failure = Result(False, None, f"cell {cell} {self._ended(message)}")
             self.stop()
@@ -226,8 +241,10 @@ class _Loader:
             self.stop()
             return [answer]
         answers: list[Result] = []
+        asked = deadline - self.seconds * WALL_FACTOR  # when the call now answered could start, at the earliest
         for _ in calls:
             message = self._next(grace=BACKSTOP_SECONDS if fresh else 0.0)
+            waited, asked = time.monotonic() - asked, time.monotonic()  # the next call's child is forked after this
             if message is None:
                 answers.append(self._time_out("the check"))
                 if not self.out.endswith(" budget"):  # a time limit's: not the memory or disk budget
@@ -239,7 +256,7 @@ class _Loader:
             if isinstance(message, Oversized):  # dropped as it was read: the loader goes on to the next call
                 answer = self._too_large(message.fault)
             elif isinstance(message, Result):
-                answer = self.session.judge(message)
+                answer = self.session.judge(message, self.pid, waited)
             else:
                 answers.append(Result(False, None, self._ended(message)))
                 self.stop()
@@ -438,31 +455,69 @@ class _Session:
                                "submission's memory budget: the grading machine's fault, not the notebook's")
         return budget
 
-    def judge(self, answer: Result) -> Result:
-        """A loader's answer with the cause the session alone can see: a check child's end (its wait `status`,
-        as the loader saw it), and, when the loader could not start it, whether the submission's
-        processes had used its process budget (the student's doing) or not (the grader's failure)."""
+    def judge(self, answer: Result, loader: int, waited: float) -> Result:
+        """A failed answer of loader `loader`'s, sent `waited` seconds after its call could start, in the session's
+        words: the loader and its check children ran student code, which may write any answer line itself (to a pipe
+        it holds), so what they send is the notebook's data. The words of a limit are the session's (a time limit's,
+        the output limit's, a check child's end as its wait `status` reads); a claim the session could not have seen
+        come true is the notebook's own words (the wall-clock backstop, which has the call run again, sooner than
+        it can pass); a claim that no check child could be forked is judged from what the session sees
+        (_refused_fork); any other reason is kept only in a shape the loader writes, else quoted (as_notebooks)."""
+        if answer.ok:
+            return answer
         if answer.limit == "fork":
-            if self._new("fork_refused"):
-                return replace(answer, limit="process budget", reason="could not start: the submission's processes "
-                                                                      f"used its process budget of "
-                                                                      f"{self.isolation.budgets.processes}")
-            return replace(answer, limit="")
-        if answer.status is not None and not answer.ok:  # the loader's word (a wait status, as read): described here
+            return self._refused_fork(loader)
+        if answer.status is not None:  # the loader's word (a wait status, as read): described here
             return replace(answer, reason=self.describe_status(answer.status))
-        return answer
+        seconds = self.config.limits.seconds
+        if answer.limit == "time":
+            words = (describe_wall_time_out("the check", seconds * WALL_FACTOR, seconds) if answer.wall else
+                     describe_time_out("the check", seconds))
+            if answer.wall and waited < seconds * WALL_FACTOR * SOONEST_WALL_STOP:
+                return Result(False, None, in_notebooks_words(words))
+            return replace(answer, reason=words)
+        if answer.limit == "output":
+            return replace(answer, reason=PRINTED_PAST_LIMIT)
+        return replace(answer, reason=as_notebooks(answer.reason, (NOT_RUN_TOGETHER, UNREADABLE)))
 
-    def refused(self, error: forks.GraderForkError) -> Result:
-        """Why no loader could be forked (every process of the submission's had ended before): files it left in the
-        scratch space hold the memory budget (its cgroup says so; the program's calls fail with that cause), or
-        else the grading machine is short of processes or memory: a RuntimeError, the grader's failure, never a
+    def _refused_fork(self, loader: int) -> Result:
+        """Why loader `loader` could not fork a check child, from facts the session reads itself: the pids cgroup
+        counted a refusal, or (where none counts) the uid's processes fill the RLIMIT_NPROC the loader was given:
+        the process budget; the loader's own limit lower than it was given: the notebook lowered it. Otherwise
+        the session forks a process itself: when the machine has none to spare, the grader's failure (refused:
+        no score); when it has, the notebook's process refused it (a limit held low a while, os.fork replaced).
+        So no word of the notebook's can turn its own failure into no score, nor a shortage of the machine's
+        into a failed check."""
+        budget = describe_process_budget(self.isolation.budgets.processes if self.isolation is not None else 0)
+        given = self.isolation.process_limit() if self.isolation is not None else None
+        if self._new("fork_refused") or (given is not None and process_limits.tasks_of(self.isolation.uid) >= given):
+            return Result(False, None, budget, "process budget")
+        own = process_limits.process_limit_of(loader)
+        if own is not None and own < (given if given is not None else resource.getrlimit(resource.RLIMIT_NPROC)[0]):
+            return Result(False, None, describe_own_process_limit(own), "process budget")
+        try:
+            probe = forks.fork()
+        except forks.GraderForkError as error:
+            if self._new("fork_refused"):  # the submission's processes took the last of its budget meanwhile
+                return Result(False, None, budget, "process budget")
+            return self.refused(error, "a check's process")
+        if probe == 0:
+            os._exit(0)
+        os.waitpid(probe, 0)
+        return Result(False, None, REFUSED_BY_NOTEBOOK, "process budget")
+
+    def refused(self, error: forks.GraderForkError, what: str = "the notebook's process") -> Result:
+        """Why the session could fork no process (`what`: a loader, every process of the submission's having ended
+        before, or its probe for a check's: _refused_fork): files it left in the scratch space hold the memory
+        budget (its cgroup says so; the program's calls fail with that cause), or else the grading machine is short
+        of processes or memory: a RuntimeError, the grader's failure, never a
         check's answer (no score is given)."""
         cgroups = self.isolation.cgroups if self.isolation is not None else None
         if cgroups is not None and "memory budget" in cgroups.hit():
-            return Result(False, None, f"the notebook's process could not start: "
+            return Result(False, None, f"{what} could not start: "
                                        f"{describe_memory_budget(self.isolation.budgets.memory_mb)}")
-        raise RuntimeError(f"the session could not start the notebook's process ({error.strerror}): the grading "
-                           "machine's fault, not the notebook's")
+        raise RuntimeError(f"the session could not start {what} ({error.strerror}): the grading machine's fault, "
+                           "not the notebook's")
 
     def spent(self) -> str:
         """Which of the submission's budgets is used up: "" (none), "cpu", "wall" (the backstop: the wall-clock time
