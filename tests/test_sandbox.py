@@ -890,3 +890,61 @@ def test_the_graders_last_resort_leaves_out_waits_for_a_cpu_but_not_cpu_time(mon
     assert waited.seconds() < 2
     clock["cpu"] += 100
     assert waited.seconds() >= 100
+
+
+def test_a_wait_from_before_a_thread_took_its_leaders_id_is_not_taken_off_the_backstop_again(monkeypatch):
+    """A thread that is not its process's leader takes the leader's id when it execs (the kernel's de_thread): the
+    key (pid, pid) then reads that thread's run_delay, all it ever waited. Stopwatch took the jump as a wait that
+    ended at that reading, so a wait banked long before (while loading, and taken off there already) was taken off
+    again: a sleeping cell with a 1 s backstop beside six such processes, each revealing 1 s every 0.8 s, ran 14.4 s,
+    not 2.1 s, for 2 s of CPU time (red-h9 pass 20, /work/pass20/red-h9/held_backstop.py); with the kit's 3 s limit
+    and 64 processes, a few minutes per program loaded for a tenth of the budget."""
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0}
+    waits = {(7, "7"): 0.01, (7, "8"): 5.0}  # its thread banked 5 s before the stopwatch was made, then slept
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: dict(waits))
+    stopwatch = cputime.Stopwatch(7)
+    for reading in range(1, 61):  # 3 s of readings 50 ms apart: nothing runs, nothing waits
+        clock["now"] = reading * 0.05
+        stopwatch.seconds()
+    waits.clear()
+    waits[7, "7"] = 5.0  # thread 8 execs: it is the leader now, with its own run_delay
+    assert stopwatch.seconds() == pytest.approx(3.0)
+
+
+def test_a_sleeping_cell_is_not_held_past_its_backstop_by_waits_its_processes_banked_while_loading():
+    """The same end to end: six processes, each with a thread that is busy while the program loads until it has
+    waited 1 s for a CPU, then sleeps and execs in turn during the last cell, which sleeps. (A few CPU seconds.)"""
+    bank = """\
+import os, sys, threading, time
+def _banker(i):
+    if os.fork():
+        return
+    def bank():
+        tid = threading.get_native_id()
+        while int(open(f"/proc/self/task/{tid}/schedstat").read().split()[1]) / 1e9 < 1.0:
+            pass
+        open(f"banked{i}", "w").close()
+        while not os.path.exists("go"):
+            time.sleep(0.05)
+        time.sleep(float(open("go").read()) + 0.8 * (i + 1) - time.time())
+        os.execv("/proc/self/exe", [sys.executable, "-I", "-S", "-c", "import time; time.sleep(120)"])
+    threading.Thread(target=bank).start()
+    threading.Event().wait()
+for name in os.listdir("."):
+    if name.startswith(("banked", "go")):
+        os.remove(name)
+for i in range(6):
+    _banker(i)"""
+    wait = ("import os, time\n_t = time.monotonic()\nwhile sum(n.startswith('banked') for n in os.listdir('.')) < 6 "
+            "and time.monotonic() - _t < 0.2:\n    time.sleep(0.02)")
+    hold = "open('go.tmp', 'w').write(repr(time.time()))\nos.rename('go.tmp', 'go')\ntime.sleep(120)"
+    cells = [Cell("bank", bank)] + [Cell(f"wait{n}", wait) for n in range(25)] + [Cell("hold", hold)]
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=0.5)) as sandbox:
+        started = time.monotonic()
+        outcome = sandbox.call(cells, sandbox_probes.value, name="started")
+        took = time.monotonic() - started
+    assert outcome.limit == "time" and "cell hold did not finish within 1 s of wall-clock time" in outcome.reason
+    assert took < 8  # two backstops of 2 x 0.5 s and two loads of about 1.5 s, not 14 s
