@@ -948,3 +948,47 @@ for i in range(6):
         took = time.monotonic() - started
     assert outcome.limit == "time" and "cell hold did not finish within 1 s of wall-clock time" in outcome.reason
     assert took < 8  # two backstops of 2 x 0.5 s and two loads of about 1.5 s, not 14 s
+
+
+@pytest.mark.parametrize("leader, gone, now, taken_off", [
+    (0.01, 5.0, 0.2, 0.19),  # a thread that banked 5 s ended; the leader it never reached waited 0.19 s
+    (6.0, 5.0, 6.5, 0.5),  # the leader's own reading is the larger baseline: never more than either allows
+])
+def test_a_leader_is_taken_off_what_it_waited_since_the_reading_before_when_one_of_its_threads_ended(
+        monkeypatch, leader, gone, now, taken_off):
+    """The other side of the rule for a thread that took its leader's id: a thread that ended is the leader only
+    if the leader's waits now reach that thread's, and never more is taken off than either thread waited since."""
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0}
+    waits = {(7, "7"): leader, (7, "8"): gone}
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: dict(waits))
+    stopwatch = cputime.Stopwatch(7)
+    clock["now"] = 3.0
+    waits.clear()
+    waits[7, "7"] = now
+    assert stopwatch.seconds() == pytest.approx(3.0 - taken_off)
+
+
+def test_a_process_one_walk_of_the_tree_missed_is_not_taken_off_all_it_waited_when_the_next_finds_it(monkeypatch):
+    """A walk of the process tree misses a process whose parent ends meanwhile (it is between two parents) or
+    whose siblings' children list it read after a thread ended: the next walk finds it, with everything it ever
+    waited (red-h9 pass 20). A thread found for the first time is new, all its waits taken off, only if it started
+    after the reading before; else its waits so far are its baseline."""
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0, "ticks": 1000}
+    waits = {(7, "7"): 0.0}
+    started = {(9, "9"): 900, (11, "11"): 1320}  # 9 is older than the stopwatch, 11 started after the 2nd reading
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "boot_ticks", lambda: clock["ticks"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: dict(waits))
+    monkeypatch.setattr(cputime, "task_started", lambda pid, task: started[pid, task])
+    stopwatch = cputime.Stopwatch(7)
+    clock["now"], clock["ticks"] = 3.0, 1300
+    waits[9, "9"] = 5.0  # it banked 5 s long before, and the first walk missed it
+    assert stopwatch.seconds() == pytest.approx(3.0)
+    clock["now"], clock["ticks"] = 3.5, 1350
+    waits[11, "11"] = 0.25  # new since, and waited
+    assert stopwatch.seconds() == pytest.approx(3.25)

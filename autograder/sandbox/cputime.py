@@ -20,6 +20,7 @@ a package one.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from time import monotonic as time_now
 
@@ -75,6 +76,21 @@ def tree_waits(pid: int) -> dict[tuple[int, str], float]:
     return waits
 
 
+def task_started(pid: int, task: str) -> int | None:
+    """When thread `task` of `pid` started, in clock ticks since boot (its stat's field 22); None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/task/{task}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def boot_ticks() -> int:
+    """Clock ticks since boot now: the clock task_started counts in (CLOCK_BOOTTIME, as /proc adds a time
+    namespace's offset to both)."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * _HZ)
+
+
 def _kilobyte_fields(pid: int, name: str, keys: tuple[str, ...]) -> dict[str, int]:
     """The fields `keys` of `pid`'s /proc file `name` (lines "Key:  N kB"), in bytes; those it has not, or all once
     it is gone, left out."""
@@ -120,7 +136,11 @@ class Stopwatch:
     milliseconds of CPU time, held a cell 60 s under a 6 s backstop), while their union never does, and covers
     the time the submission's own threads waited for each other only while one of them ran: CPU time its limits
     charge. The waits of processes that ended are kept. It can be stopped and started again (a session's,
-    between the grader's requests): the time it is stopped does not count, nor any wait from before."""
+    between the grader's requests): the time it is stopped does not count, nor any wait from before.
+
+    A thread's waits are taken off only as they grow past that same thread's reading before (_baselines): a key
+    (process, thread) does not always name one thread from one reading to the next, and a thread's run_delay holds
+    everything it ever waited, long before this stopwatch too."""
 
     def __init__(self, pid: int, started: float | None = None) -> None:
         """`started`: a time_now() from before (waits from then until now are not taken off)."""
@@ -130,7 +150,7 @@ class Stopwatch:
 
     def _restart(self, started: float) -> None:
         self.started, self.waited, self.floor = started, 0.0, time_now()
-        self.last = tree_waits(self.pid)
+        self.read_at, self.last = boot_ticks(), tree_waits(self.pid)
         self.spans: list[tuple[float, float]] = []  # the union of the waits taken off: disjoint, in order
 
     def stop(self) -> None:
@@ -146,11 +166,34 @@ class Stopwatch:
     def seconds(self) -> float:
         if self.held is not None:
             return self.held
-        waits, now = tree_waits(self.pid), time_now()
-        longest = max((wait - self.last.get(task, 0.0) for task, wait in waits.items()), default=0.0)
-        self.last = waits  # a thread found since: all its waits are new
+        read_at, waits, now = boot_ticks(), tree_waits(self.pid), time_now()
+        baselines = self._baselines(waits)
+        longest = max((wait - baselines[task] for task, wait in waits.items()), default=0.0)
+        self.read_at, self.last = read_at, waits
         self._take_off(max(now - longest, self.floor), now)
         return now - self.started - self.waited
+
+    def _baselines(self, waits: dict[tuple[int, str], float]) -> dict[tuple[int, str], float]:
+        """What each thread of `waits` had waited at the reading before, as far as the facts tell: the wait it
+        grew by since is taken off."""
+        gone: dict[int, list[float]] = {}  # the threads of each process found before and not now: their waits
+        for (pid, task), wait in self.last.items():
+            if (pid, task) not in waits:
+                gone.setdefault(pid, []).append(wait)
+        baselines = {}
+        for (pid, task), wait in waits.items():
+            if (pid, task) in self.last:
+                # A thread that execs takes its leader's id (the kernel's de_thread), its run_delay with it: a
+                # thread gone since whose waits the leader's now reach may be the leader now. Of the threads the
+                # key may name, the largest baseline: never more taken off than any of them waited.
+                continuing = [before for before in gone.get(pid, []) if before <= wait] if task == str(pid) else []
+                baselines[pid, task] = max([self.last[pid, task], *continuing])
+            else:
+                # A thread not in the reading before is new only if it started since; else the walk missed it then
+                # (its parent ended mid-walk, its process was between two parents): its waits so far are old.
+                started = task_started(pid, task)
+                baselines[pid, task] = 0.0 if started is not None and started > self.read_at else wait
+        return baselines
 
     def _take_off(self, begin: float, end: float) -> None:
         """Add the span [begin, end] to the union; `end` is at or after the end of every span in it."""
