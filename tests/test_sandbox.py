@@ -1175,3 +1175,163 @@ def test_what_a_loader_says_of_its_cells_is_the_notebooks_data(line, reason):
         assert outcome.load_errors == [
             f'sent an answer in words of its own (written to the grader\'s pipe?): "{GRADERS_WORDS}"',
             "cell forger: raised ValueError: " + GRADERS_WORDS]
+
+
+def test_a_wait_from_before_a_thread_took_its_leaders_id_is_not_taken_off_the_backstop_again(monkeypatch):
+    """A thread that is not its process's leader takes the leader's id when it execs (the kernel's de_thread): the
+    key (pid, pid) then reads that thread's run_delay, all it ever waited. Stopwatch took the jump as a wait that
+    ended at that reading, so a wait banked long before (while loading, and taken off there already) was taken off
+    again: a sleeping cell with a 1 s backstop beside six such processes, each revealing 1 s every 0.8 s, ran 14.4 s,
+    not 2.1 s, for 2 s of CPU time (red-h9 pass 20, /work/pass20/red-h9/held_backstop.py); with the kit's 3 s limit
+    and 64 processes, a few minutes per program loaded for a tenth of the budget."""
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0}
+    waits = {(7, "7"): 0.01, (7, "8"): 5.0}  # its thread banked 5 s before the stopwatch was made, then slept
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: dict(waits))
+    stopwatch = cputime.Stopwatch(7)
+    for reading in range(1, 61):  # 3 s of readings 50 ms apart: nothing runs, nothing waits
+        clock["now"] = reading * 0.05
+        stopwatch.seconds()
+    waits.clear()
+    waits[7, "7"] = 5.0  # thread 8 execs: it is the leader now, with its own run_delay
+    assert stopwatch.seconds() == pytest.approx(3.0)
+
+
+def test_a_sleeping_cell_is_not_held_past_its_backstop_by_waits_its_processes_banked_while_loading():
+    """The same end to end: six processes, each with a thread that is busy while the program loads until it has
+    waited 1 s for a CPU, then sleeps and execs in turn, 0.8 s apart, during the last cell, which sleeps under a 1 s
+    backstop. (A few CPU seconds.) Each exec marks the file `revealed` first. Taking off its 1 s again at each exec
+    held the cell through every one of them, in the load and in its rerun after the backstop: 12 marks, 15-19 s.
+    Stopped in time, a load's cell sees the one at 0.8 s, and the one at 1.6 s where the machine's load makes the
+    execs wait that long for a CPU (which is taken off). The call's wall-clock time is no measure: on a busy machine
+    the loads take longer (12.7 s with four busy processes per CPU, as long as the rule allows; 8.2 s for the
+    sleeping cell alone)."""
+    bank = """\
+import os, sys, threading, time
+def _banker(i):
+    if os.fork():
+        return
+    def bank():
+        tid = threading.get_native_id()
+        while int(open(f"/proc/self/task/{tid}/schedstat").read().split()[1]) / 1e9 < 1.0:
+            pass
+        open(f"banked{i}", "w").close()
+        while not os.path.exists("go"):
+            time.sleep(0.05)
+        time.sleep(max(0.0, float(open("go").read()) + 0.8 * (i + 1) - time.time()))
+        os.execv("/proc/self/exe", [sys.executable, "-I", "-S", "-c",
+                                    "open('revealed', 'a').write('x'); import time; time.sleep(120)"])
+    threading.Thread(target=bank).start()
+    threading.Event().wait()
+for name in os.listdir("."):
+    if name.startswith(("banked", "go")):
+        os.remove(name)
+for i in range(6):
+    _banker(i)"""
+    wait = ("import os, time\n_t = time.monotonic()\nwhile sum(n.startswith('banked') for n in os.listdir('.')) < 6 "
+            "and time.monotonic() - _t < 0.2:\n    time.sleep(0.02)")
+    hold = "open('go.tmp', 'w').write(repr(time.time()))\nos.rename('go.tmp', 'go')\ntime.sleep(120)"
+    cells = [Cell("bank", bank)] + [Cell(f"wait{n}", wait) for n in range(25)] + [Cell("hold", hold)]
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=0.5)) as sandbox:
+        outcome = sandbox.call(cells, sandbox_probes.value, name="started")
+        revealed = Path(sandbox.config.workdir, "revealed")  # the program's folder (no isolation)
+        execs = len(revealed.read_text()) if revealed.exists() else 0
+    assert outcome.limit == "time" and "cell hold did not finish within 1 s of wall-clock time" in outcome.reason
+    assert 0 < execs <= 4, execs  # one or two of each load's six, not all of them
+
+
+@pytest.mark.parametrize("leader, gone, now, taken_off", [
+    (0.01, 5.0, 0.2, 0.19),  # a thread that banked 5 s ended; the leader it never reached waited 0.19 s
+    (6.0, 5.0, 6.5, 0.5),  # the leader's own reading is the larger baseline: never more than either allows
+])
+def test_a_leader_is_taken_off_what_it_waited_since_the_reading_before_when_one_of_its_threads_ended(
+        monkeypatch, leader, gone, now, taken_off):
+    """The other side of the rule for a thread that took its leader's id: a thread that ended is the leader only
+    if the leader's waits now reach that thread's, and never more is taken off than either thread waited since."""
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0}
+    waits = {(7, "7"): leader, (7, "8"): gone}
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: dict(waits))
+    stopwatch = cputime.Stopwatch(7)
+    clock["now"] = 3.0
+    waits.clear()
+    waits[7, "7"] = now
+    assert stopwatch.seconds() == pytest.approx(3.0 - taken_off)
+
+
+def test_a_process_one_walk_of_the_tree_missed_is_not_taken_off_all_it_waited_when_the_next_finds_it(monkeypatch):
+    """A walk of the process tree misses a process whose parent ends meanwhile (it is between two parents) or
+    whose siblings' children list it read after a thread ended: the next walk finds it, with everything it ever
+    waited (red-h9 pass 20). A thread found for the first time is new, all its waits taken off, only if it started
+    after the reading before; else its waits so far are its baseline."""
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0, "ticks": 1000}
+    waits = {(7, "7"): 0.0}
+    started = {(9, "9"): 900, (11, "11"): 1320}  # 9 is older than the stopwatch, 11 started after the 2nd reading
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "boot_ticks", lambda: clock["ticks"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: dict(waits))
+    monkeypatch.setattr(cputime, "task_started", lambda pid, task: started[pid, task])
+    stopwatch = cputime.Stopwatch(7)
+    clock["now"], clock["ticks"] = 3.0, 1300
+    waits[9, "9"] = 5.0  # it banked 5 s long before, and the first walk missed it
+    assert stopwatch.seconds() == pytest.approx(3.0)
+    clock["now"], clock["ticks"] = 3.5, 1350
+    waits[11, "11"] = 0.25  # new since, and waited
+    assert stopwatch.seconds() == pytest.approx(3.25)
+
+
+@pytest.mark.parametrize("between", [
+    {(7, "7"): 0.01},  # the leader read before the exec, its thread looked for after: not found
+    {(7, "7"): 0.01, (7, "8"): 0.01},  # or, for a moment, the ended old leader found under the thread's id
+])
+def test_a_thread_that_execs_while_the_tree_is_read_is_not_taken_off_its_waits_again(monkeypatch, between):
+    """A reading walks a process's threads one by one: a thread that execs meanwhile may be found in neither, or
+    its id may name the old leader until the kernel releases it. At the next reading the thread is the leader, with
+    everything it ever waited: the baseline is still the largest reading of that thread, not only the last one."""
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0}
+    waits = {(7, "7"): 0.01, (7, "8"): 5.0}  # its thread banked 5 s before the stopwatch was made
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: dict(waits))
+    stopwatch = cputime.Stopwatch(7)
+    clock["now"] = 1.0
+    waits.clear()
+    waits.update(between)
+    stopwatch.seconds()
+    clock["now"] = 1.05
+    waits.clear()
+    waits[7, "7"] = 5.0  # thread 8 is the leader now
+    assert stopwatch.seconds() == pytest.approx(1.05)
+
+
+def test_a_stopwatch_remembers_a_bounded_number_of_ended_threads_and_still_takes_off_no_wait_again(monkeypatch):
+    """Every ended thread of a live process may be the leader at a later reading, so the stopwatch remembers them
+    (while their waits are above the leader's). A process may start and end threads without end: past ENDED_KEPT,
+    their largest wait is the leader's baseline, so nothing one of them waited before is taken off again, and the
+    leader's own waits past it still are."""
+    from autograder.sandbox import cputime
+
+    clock = {"now": 0.0}
+    threads = {(7, str(8 + n)): 1.0 + n / 1000 for n in range(cputime.ENDED_KEPT + 20)}
+    waits = {(7, "7"): 0.0, **threads}
+    monkeypatch.setattr(cputime, "time_now", lambda: clock["now"])
+    monkeypatch.setattr(cputime, "tree_waits", lambda pid: dict(waits))
+    stopwatch = cputime.Stopwatch(7)
+    clock["now"] = 1.0
+    waits.clear()
+    waits[7, "7"] = 0.0  # they ended, or one of them is execing
+    stopwatch.seconds()
+    assert len(stopwatch.seen) <= cputime.ENDED_KEPT + 1
+    clock["now"] = 1.05
+    waits[7, "7"] = threads[7, "20"]  # it was thread 20
+    assert stopwatch.seconds() == pytest.approx(1.05)
+    clock["now"] = 2.05
+    waits[7, "7"] = max(threads.values()) + 0.5  # the leader waited past the largest of them: 0.5 s of it counts
+    assert stopwatch.seconds() == pytest.approx(1.55)

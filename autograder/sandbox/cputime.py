@@ -19,7 +19,9 @@ a package one.
 """
 from __future__ import annotations
 
+import math
 import os
+import time
 from pathlib import Path
 from time import monotonic as time_now
 
@@ -28,6 +30,9 @@ TICK = 0.05  # seconds between two readings of the CPU time while a call runs
 # The niceness of a submission once one of its checks ran out of time (worker.py's _Session.hurry): three
 # times the usual weight, ahead of the other submissions. Limits are CPU time, so no grade depends on it.
 HURRIED_NICE = -5
+# Threads of one process a Stopwatch remembers after they ended (Stopwatch._remember): past that, their largest wait
+# stands for all of them. A process has at most the pids budget's 64 at a time, but may start and end more.
+ENDED_KEPT = 256
 _HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -75,6 +80,21 @@ def tree_waits(pid: int) -> dict[tuple[int, str], float]:
     return waits
 
 
+def task_started(pid: int, task: str) -> int | None:
+    """When thread `task` of `pid` started, in clock ticks since boot (its stat's field 22); None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/task/{task}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def boot_ticks() -> int:
+    """Clock ticks since boot now: the clock task_started counts in (CLOCK_BOOTTIME, as /proc adds a time
+    namespace's offset to both)."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * _HZ)
+
+
 def _kilobyte_fields(pid: int, name: str, keys: tuple[str, ...]) -> dict[str, int]:
     """The fields `keys` of `pid`'s /proc file `name` (lines "Key:  N kB"), in bytes; those it has not, or all once
     it is gone, left out."""
@@ -120,7 +140,11 @@ class Stopwatch:
     milliseconds of CPU time, held a cell 60 s under a 6 s backstop), while their union never does, and covers
     the time the submission's own threads waited for each other only while one of them ran: CPU time its limits
     charge. The waits of processes that ended are kept. It can be stopped and started again (a session's,
-    between the grader's requests): the time it is stopped does not count, nor any wait from before."""
+    between the grader's requests): the time it is stopped does not count, nor any wait from before.
+
+    A thread's waits are taken off only as they grow past the largest reading of that same thread (_baselines): a key
+    (process, thread) does not always name one thread from one reading to the next, and a thread's run_delay holds
+    everything it ever waited, long before this stopwatch too."""
 
     def __init__(self, pid: int, started: float | None = None) -> None:
         """`started`: a time_now() from before (waits from then until now are not taken off)."""
@@ -130,7 +154,10 @@ class Stopwatch:
 
     def _restart(self, started: float) -> None:
         self.started, self.waited, self.floor = started, 0.0, time_now()
-        self.last = tree_waits(self.pid)
+        self.seen: dict[tuple[int, str], float] = {}  # _remember's
+        self.ended_largest: dict[int, float] = {}  # _remember's
+        self.read_at = boot_ticks()
+        self._remember(tree_waits(self.pid))
         self.spans: list[tuple[float, float]] = []  # the union of the waits taken off: disjoint, in order
 
     def stop(self) -> None:
@@ -146,11 +173,60 @@ class Stopwatch:
     def seconds(self) -> float:
         if self.held is not None:
             return self.held
-        waits, now = tree_waits(self.pid), time_now()
-        longest = max((wait - self.last.get(task, 0.0) for task, wait in waits.items()), default=0.0)
-        self.last = waits  # a thread found since: all its waits are new
+        read_at, waits, now = boot_ticks(), tree_waits(self.pid), time_now()
+        baselines = self._baselines(waits)
+        longest = max((wait - baselines[task] for task, wait in waits.items()), default=0.0)
+        self.read_at = read_at
+        self._remember(waits)
         self._take_off(max(now - longest, self.floor), now)
         return now - self.started - self.waited
+
+    def _baselines(self, waits: dict[tuple[int, str], float]) -> dict[tuple[int, str], float]:
+        """What each thread of `waits` had waited when its waits were last taken off, as far as the facts tell: the
+        wait it grew by since is taken off."""
+        ended: dict[int, list[float]] = {}  # the threads of each process remembered and not found now: their waits
+        for (pid, task), wait in self.seen.items():
+            if (pid, task) not in waits:
+                ended.setdefault(pid, []).append(wait)
+        baselines = {}
+        for (pid, task), wait in waits.items():
+            if (pid, task) in self.seen:
+                # A thread that execs takes its leader's id, its run_delay with it (the kernel's de_thread): the
+                # leader's key may name any thread of its process remembered and not found now whose waits it
+                # reaches (the reading before may have read the leader before the exec and the thread after, or the
+                # old leader under the thread's id). Of the threads it may name, the largest baseline: never more
+                # taken off than any of them waited since.
+                leader = task == str(pid)
+                continuing = [before for before in ended.get(pid, []) if before <= wait] if leader else []
+                largest = self.ended_largest.get(pid, 0.0) if leader else 0.0
+                baselines[pid, task] = max([self.seen[pid, task], largest, *continuing])
+            else:
+                # A thread not remembered is new only if it started since the reading before; else a walk missed it
+                # (its parent ended mid-walk, its process was between two parents): its waits so far are old.
+                started = task_started(pid, task)
+                baselines[pid, task] = 0.0 if started is not None and started > self.read_at else wait
+        return baselines
+
+    def _remember(self, waits: dict[tuple[int, str], float]) -> None:
+        """Keep for the next reading, of each process found now (one the walk missed is found anew: _baselines):
+        the largest wait each of its threads was found with (a key whose wait fell names another thread now, and
+        the one before may go on under its leader's id), those found now and those that ended since while their
+        wait stays above the leader's (the leader's key's baseline is at least its own: those below never count).
+        Past ENDED_KEPT ended threads, their largest wait is the leader's key's baseline from then on
+        (ended_largest): never more taken off than any of them waited since, only less."""
+        seen = {key: max(wait, self.seen.get(key, wait)) for key, wait in waits.items()}
+        leaders = {pid: seen.get((pid, str(pid)), -1.0) for pid, _ in waits}  # of the processes found now
+        largest = {pid: wait for pid, wait in self.ended_largest.items() if wait > leaders.get(pid, math.inf)}
+        ended: dict[int, dict[tuple[int, str], float]] = {}
+        for (pid, task), wait in self.seen.items():
+            if (pid, task) not in waits and wait > leaders.get(pid, math.inf):
+                ended.setdefault(pid, {})[pid, task] = wait
+        for pid, threads in ended.items():
+            if len(threads) > ENDED_KEPT:
+                largest[pid] = max(largest.get(pid, 0.0), *threads.values())
+            else:
+                seen.update(threads)
+        self.seen, self.ended_largest = seen, largest
 
     def _take_off(self, begin: float, end: float) -> None:
         """Add the span [begin, end] to the union; `end` is at or after the end of every span in it."""
