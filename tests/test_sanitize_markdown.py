@@ -585,6 +585,18 @@ def test_maths_nested_deeper_than_a_browser_lays_out_is_shown_as_text(sanitizer,
     assert cleaned.startswith(("```", "<pre>")), f"maths {maths.count('{')} levels deep typeset ({len(maths)} chars)"
 
 
+@pytest.mark.parametrize("maths", ["\\Large a" * 600, "\\tiny1" * 500, "\\displaystyle a" * 500],
+                         ids=["size-switches", "size-switches-before-digits", "style-switches"])
+def test_maths_nested_by_switches_deeper_than_a_browser_lays_out_is_shown_as_text(sanitizer, maths):
+    """MathJax 2 opens a new style box for each size or style switch (`\\Large`, `\\tiny`, `\\displaystyle`), holding
+    the rest of the group, so a run of them nests without a brace: `$$\\Large a\\Large a...$$` 600 deep (4.8 KB, 2
+    marks) crashed Chromium's renderer on both pages (a sad tab in under a second; 300 deep typesets), its depth
+    counted 1 (red-l10, pass 21)."""
+    source = f"My answer:\n\n$${maths}$$\n"
+    cleaned = sanitizer.sanitize_markdown(source)
+    assert cleaned.startswith(("```", "<pre>")), f"maths {len(maths)} chars of switches typeset, nesting each in the next"
+
+
 def test_a_pictures_pixels_are_those_the_browser_decodes():
     """Chromium grows a GIF to a first frame larger than its logical screen, and libjpeg skips `FF` fill bytes before a
     marker (the JPEG below has a fake 1 x 1 frame inside an APP1 segment where a walk that takes `FF FF` for a
