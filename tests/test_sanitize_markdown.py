@@ -630,6 +630,23 @@ URL, Python's strip() some of them: a picture counts as the browser reads its UR
     assert answers(notebook)[0].source.startswith(("```", "<pre>")), "a 40 GB picture shown"
 
 
+@pytest.mark.parametrize("pictures", [[40_000_000], [100_000] * 400], ids=["one-tall-picture", "many-tall-pictures"])
+def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(pictures):
+    """Chromium lays a page out within 33,554,432 px (its largest layout coordinate): a written answer holding a 1 x 1
+    PNG at `height="40000000"` (attributes the allowlist keeps; 1 pixel of IMAGE_PIXELS) took both pages there, and
+    every cell after it was laid out at that one coordinate, at the page's very end and over one another: the later
+    answers, their score boxes and the checks' results out of sight (red-l10, pass 21). The pictures a notebook's
+    cells show stand, all together, well within that."""
+    notebook = solution_notebook()
+    for cell in answers(notebook):
+        cell.source = "My plot: " + "".join(f'<img src="data:image/png;base64,{picture(1, 1)}" width="1" height="{height}">'
+                                            for height in pictures[:len(pictures) // len(answers(notebook)) or 1])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    shown = sum(int(height) for cell in notebook.cells if cell.cell_type == "markdown"
+                for height in re.findall(r'<img[^>]*\sheight="?(\d+)', render(cell.source)))
+    assert shown < 33_554_432 // 2, f"the pictures stand {shown:,} px tall"
+
+
 def mathjax_configuration(page: str) -> dict:
     """What a page's `text/x-mathjax-config` scripts hand MathJax.Hub.Config, merged (each a JSON object)."""
     configuration: dict = {}
