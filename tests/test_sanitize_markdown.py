@@ -647,6 +647,16 @@ def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(pict
     assert shown < 33_554_432 // 2, f"the pictures stand {shown:,} px tall"
 
 
+@pytest.mark.parametrize("maths", ["$\\rule{1pt}{40000000pt}$", "$\\Rule{1px}{40000000px}{0px}$"],
+                         ids=["rule", "Rule"])
+def test_maths_that_draws_past_a_browsers_layout_is_shown_as_text(sanitizer, maths):
+    """MathJax draws a rule as tall as it is told (the Safe extension bounds style lengths, not a rule's): a written
+    answer of `$\\rule{1pt}{40000000pt}$` (24 characters, 2 marks) took both pages to Chromium's largest layout
+    coordinate, 33,554,432 px, every cell after it laid out at the page's end, over the others (red-l10, pass 21)."""
+    source = f"My answer: {maths}"
+    assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{maths} typeset"
+
+
 def mathjax_configuration(page: str) -> dict:
     """What a page's `text/x-mathjax-config` scripts hand MathJax.Hub.Config, merged (each a JSON object)."""
     configuration: dict = {}
