@@ -657,6 +657,23 @@ def test_maths_that_draws_past_a_browsers_layout_is_shown_as_text(sanitizer, mat
     assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{maths} typeset"
 
 
+def test_a_picture_whose_decoding_repeats_past_its_pixels_is_shown_as_text(sanitizer):
+    """libjpeg decodes each scan of a progressive JPEG over the whole picture, and takes a scan repeated (its
+    successive approximation out of order) with a warning: a 2000 x 2000 picture of one colour, its last scan (14
+    bytes of runs of empty blocks) repeated 3,000 times, 75 KB in a written answer and 4 Mpx of IMAGE_PIXELS, took
+    Chromium 12.4 s and 12.7 s to decode (red-l10, pass 21); the pixels bound a picture's memory, not its work."""
+    import io
+
+    from PIL import Image
+    buffer = io.BytesIO()
+    Image.new("L", (2000, 2000), 128).save(buffer, "JPEG", progressive=True)
+    jpeg = buffer.getvalue()
+    scan = jpeg[jpeg.rfind(b"\xff\xda"):-2]  # the last scan, up to the end of image
+    jpeg = jpeg[:-2] + scan * 3000 + b"\xff\xd9"
+    source = f'My plot: <img src="data:image/jpeg;base64,{base64.b64encode(jpeg).decode()}">'
+    assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{len(jpeg) // 1024} KB of scans shown"
+
+
 def mathjax_configuration(page: str) -> dict:
     """What a page's `text/x-mathjax-config` scripts hand MathJax.Hub.Config, merged (each a JSON object)."""
     configuration: dict = {}
