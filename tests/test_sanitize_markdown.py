@@ -647,8 +647,10 @@ def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(pict
     assert shown < 33_554_432 // 2, f"the pictures stand {shown:,} px tall"
 
 
-@pytest.mark.parametrize("maths", ["$\\rule{1pt}{40000000pt}$", "$\\Rule{1px}{40000000px}{0px}$"],
-                         ids=["rule", "Rule"])
+@pytest.mark.parametrize("maths", ["$\\rule{1pt}{40000000pt}$", "$\\Rule{1px}{40000000px}{0px}$",
+                                   "$\\lower{40000000pt}{x}$", "$\\Space{0pt}{40000000pt}{0pt}$",
+                                   '$\\mmlToken{mspace}[height="40000000pt"]{}$'],
+                         ids=["rule", "Rule", "lower", "Space", "mspace"])
 def test_maths_that_draws_past_a_browsers_layout_is_shown_as_text(sanitizer, maths):
     """MathJax draws a rule as tall as it is told (the Safe extension bounds style lengths, not a rule's): a written
     answer of `$\\rule{1pt}{40000000pt}$` (24 characters, 2 marks) took both pages to Chromium's largest layout
