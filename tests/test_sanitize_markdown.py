@@ -14,6 +14,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
+from autograder.nbgrader_glue.preprocessors.page_budget import STYLE_SWITCHES
 from autograder.nbgrader_glue.preprocessors.sanitize_markdown import SanitizeMarkdown, render
 from conftest import ASSIGNMENT, ROOT, release_notebook, solution_notebook
 
@@ -595,6 +596,17 @@ def test_maths_nested_by_switches_deeper_than_a_browser_lays_out_is_shown_as_tex
     source = f"My answer:\n\n$${maths}$$\n"
     cleaned = sanitizer.sanitize_markdown(source)
     assert cleaned.startswith(("```", "<pre>")), f"maths {len(maths)} chars of switches typeset, nesting each in the next"
+
+
+def test_the_style_switches_counted_are_those_the_pinned_mathjax_nests():
+    """The switches the page budget counts as a level each are read from the pinned MathJax's own TeX input: every
+    control word its macro table maps to SetStyle or SetSize (each pushes a style item holding the rest of its group),
+    so a MathJax with another switch fails here rather than on a student's page."""
+    import jupyter_server_mathjax
+
+    jax = (Path(jupyter_server_mathjax.__file__).parent / "static/jax/input/TeX/jax.js").read_text()
+    nesting = {"\\" + name for name in re.findall(r'\b([A-Za-z]+):\["Set(?:Style|Size)"', jax)}
+    assert nesting and nesting == STYLE_SWITCHES
 
 
 def test_a_pictures_pixels_are_those_the_browser_decodes():

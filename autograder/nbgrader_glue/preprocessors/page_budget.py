@@ -37,11 +37,18 @@ MATHS_CHARS = 16384
 _SPAN_MARK = re.compile(r"\$\$|\$|\\[()\[\]]|\\(?:begin|end)\{")
 # MathJax lays each level of an expression out as boxes inside boxes, and Chromium's renderer crashes (a sad tab, in
 # under a second) laying out a few hundred: `x^{` 200 deep (801 characters), `\sqrt{` 220, `{` or `\left(` 600. A
-# cell's maths may nest MATHS_DEPTH levels, counted over-approximately: groups, `\left`, environments, and control
-# words in a row (`\sqrt\sqrt x` nests without braces); an honest answer nests a handful.
+# cell's maths may nest MATHS_DEPTH levels, counted over-approximately: groups, `\left`, environments, control
+# words in a row (`\sqrt\sqrt x` nests without braces), and style switches; an honest answer nests a handful.
 MATHS_DEPTH = 100
+# The control words MathJax 2.7.9's TeX input (jax.js, the pinned jupyter-server-mathjax's) maps to SetStyle and
+# SetSize: each pushes a style item that takes in the rest of its group as one more nested mstyle, so
+# `\Large a\Large a` is two levels deep without a brace (600 crashed Chromium). A test reads the set from jax.js.
+STYLE_SWITCHES = frozenset({"\\displaystyle", "\\textstyle", "\\scriptstyle", "\\scriptscriptstyle", "\\tiny",
+                            "\\Tiny", "\\scriptsize", "\\small", "\\normalsize", "\\large", "\\Large",
+                            "\\LARGE", "\\huge", "\\Huge"})
 _NESTING = re.compile(r"\\(?:left|begin)(?![A-Za-z])|(?<!\\)\{|\\(?:right|end)(?![A-Za-z])|(?<!\\)\}"
-                      r"|\\[A-Za-z]+|[\s^_]+|.", re.DOTALL)
+                      r"|\\[A-Za-z]+|\\\\|\\[()\[\]]|[\s^_]+|.", re.DOTALL)
+_EXPRESSION_ENDS = {"$", "\\(", "\\)", "\\[", "\\]"}  # a style switch lasts to its expression's end at most
 
 # What makes MathJax 2 (TeX-AMS-MML_HTMLorMML-full, its newcommand, AMSmath and begingroup extensions, `\require`)
 # define a control sequence or environment for the rest of the page; `\let\a\b` too, which a definition can then
@@ -74,12 +81,19 @@ def _maths_span(text: str) -> int:
 def _maths_depth(text: str) -> int:
     """How deep `text` nests, as MathJax would lay it out at worst (MATHS_DEPTH). Linear."""
     deepest = depth = run = 0
+    switched = [0]  # style switches met in each open group: each holds the rest of its group one level deeper
     for token in _NESTING.finditer(text):
         item = token.group()
         if item in ("{", "\\left", "\\begin"):
             depth, run = depth + 1, 0
+            switched.append(0)
         elif item in ("}", "\\right", "\\end"):
-            depth, run = max(0, depth - 1), 0
+            depth, run = max(0, depth - 1 - (switched.pop() if len(switched) > 1 else 0)), 0
+        elif item in _EXPRESSION_ENDS:
+            depth, run, switched = depth - sum(switched), 0, [0] * len(switched)
+        elif item in STYLE_SWITCHES:
+            depth, run = depth + 1, 0
+            switched[-1] += 1
         elif item.startswith("\\") and len(item) > 1:
             run += 1
         elif not item.isspace() and item not in "^_":
