@@ -688,6 +688,20 @@ def test_a_picture_whose_decoding_repeats_past_its_pixels_is_shown_as_text(sanit
     assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{len(jpeg) // 1024} KB of scans shown"
 
 
+@pytest.mark.parametrize("kind", ["gif", "png"])
+def test_an_animations_frames_each_count_their_pixels(sanitizer, kind):
+    """A browser decodes every frame of an animated GIF or PNG, over and over as it plays: 4 frames of 4000 x 4000
+    (52 and 89 KB) are 64 Mpx of decoding, past IMAGE_PIXELS, though each frame alone is 16 Mpx."""
+    import io
+
+    from PIL import Image
+    frames = [Image.new("L", (4000, 4000), shade * 60) for shade in range(4)]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, kind.upper(), save_all=True, append_images=frames[1:])
+    source = f'My plot: <img src="data:image/{kind};base64,{base64.b64encode(buffer.getvalue()).decode()}">'
+    assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), "an animation's frames shown"
+
+
 def mathjax_configuration(page: str) -> dict:
     """What a page's `text/x-mathjax-config` scripts hand MathJax.Hub.Config, merged (each a JSON object)."""
     configuration: dict = {}
