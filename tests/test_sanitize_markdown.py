@@ -661,14 +661,22 @@ def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(pict
 
 @pytest.mark.parametrize("maths", ["$\\rule{1pt}{40000000pt}$", "$\\Rule{1px}{40000000px}{0px}$",
                                    "$\\lower{40000000pt}{x}$", "$\\Space{0pt}{40000000pt}{0pt}$",
-                                   '$\\mmlToken{mspace}[height="40000000pt"]{}$'],
-                         ids=["rule", "Rule", "lower", "Space", "mspace"])
+                                   '$\\mmlToken{mspace}[height="40000000pt"]{}$', '$\\mmlToken{mspace}[height="4000"]{}$',
+                                   "$\\hskip 4000000pt \\kern-40000mm x$", "$\\begin{array}{c}a\\\\[40000000pt]b\\end{array}$"],
+                         ids=["rule", "Rule", "lower", "Space", "mspace", "mspace-unitless", "skip", "row-space"])
 def test_maths_that_draws_past_a_browsers_layout_is_shown_as_text(sanitizer, maths):
     """MathJax draws a rule as tall as it is told (the Safe extension bounds style lengths, not a rule's): a written
     answer of `$\\rule{1pt}{40000000pt}$` (24 characters, 2 marks) took both pages to Chromium's largest layout
     coordinate, 33,554,432 px, every cell after it laid out at the page's end, over the others (red-l10, pass 21)."""
     source = f"My answer: {maths}"
     assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{maths} typeset"
+
+
+def test_maths_of_ordinary_lengths_is_typeset(sanitizer):
+    """The lengths an honest answer draws stay within MATHS_LENGTH_EM: a strut, a space, a row's spacing, a length in
+    centimetres."""
+    source = "My answer: $\\rule{0pt}{2em}\\hspace{1cm}\\begin{array}{c}a\\\\[2pt]b\\end{array} \\quad r = 30 cm$"
+    assert sanitizer.sanitize_markdown(source) == source
 
 
 def test_a_picture_whose_decoding_repeats_past_its_pixels_is_shown_as_text(sanitizer):

@@ -49,6 +49,17 @@ STYLE_SWITCHES = frozenset({"\\displaystyle", "\\textstyle", "\\scriptstyle", "\
 _NESTING = re.compile(r"\\(?:left|begin)(?![A-Za-z])|(?<!\\)\{|\\(?:right|end)(?![A-Za-z])|(?<!\\)\}"
                       r"|\\[A-Za-z]+|\\\\|\\[()\[\]]|[\s^_]+|.", re.DOTALL)
 _EXPRESSION_ENDS = {"$", "\\(", "\\)", "\\[", "\\]"}  # a style switch lasts to its expression's end at most
+# MathJax draws a rule, a space or a shift as long as its length says (`\\rule{1pt}{40000000pt}`, `\\lower`, `\\Space`,
+# an mspace's height: each took both pages to Chromium's largest layout coordinate, 33,554,432 px, every later cell
+# laid out at that one point), and the Safe extension bounds style lengths only. Every length MathJax reads is a
+# literal: a number and a unit where its TeX parser reads a dimension (GetDimen: an argument in braces or brackets,
+# or after a control word) or a MathML attribute's value (\\mmlToken; unitless or % is of the font size). So each
+# length in a cell's maths is at most MATHS_LENGTH_EM (1,600 px; 4,000 at \\Huge), and the notebook's
+# MATHS_CHARS of maths draw a few million pixels at most.
+MATHS_LENGTH_EM = 100
+_EMS = {"em": 1, "ex": 0.5, "mu": 1 / 18, "pt": 1 / 10, "pc": 1.2, "px": 1 / 16, "mm": 0.3, "cm": 3, "in": 7.2,
+        "%": 0.01, "": 1}  # each unit in em, rounded up (TeX's 10 pt font: 1 em = 10 pt; a browser's 16 px)
+_LENGTH = re.compile(r"(?:[{\[=\"',:]|\\[A-Za-z]+)\s*[-+]?\s*(\d*\.?\d+)\s*(em|ex|mu|pt|pc|px|mm|cm|in|%|(?=\s*[\"']))")
 
 # What makes MathJax 2 (TeX-AMS-MML_HTMLorMML-full, its newcommand, AMSmath and begingroup extensions, `\require`)
 # define a control sequence or environment for the rest of the page; `\let\a\b` too, which a definition can then
@@ -76,6 +87,12 @@ def _maths_span(text: str) -> int:
     if not marks:
         return 0
     return (len(text) if len(marks) == 1 else marks[-1].end()) - marks[0].start()
+
+
+def _longest_length(text: str) -> float:
+    """The longest length, in em, that `text` may have MathJax draw (MATHS_LENGTH_EM), over-approximated: any number
+    and unit after a brace, bracket, control word or attribute's `=` or quote counts."""
+    return max((float(number) * _EMS[unit] for number, unit in _LENGTH.findall(text)), default=0)
 
 
 def _maths_depth(text: str) -> int:
@@ -124,10 +141,11 @@ class PageBudget:
 
     def takes_maths(self, source: str, cleaned: str | None) -> bool:
         """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be typeset, spending its marks and maths
-        characters if so: no definition of a macro, its maths within MATHS_SPAN and MATHS_DEPTH, and within what is left of the
+        characters if so: no definition of a macro, its maths within MATHS_SPAN, MATHS_DEPTH and MATHS_LENGTH_EM, and within what is left of the
         notebook's marks and characters."""
         texts = [source] + ([typeset_text(cleaned)] if cleaned is not None else [])
-        if any(DEFINITION.search(text) or _maths_depth(text) > MATHS_DEPTH for text in texts):
+        if any(DEFINITION.search(text) or _maths_depth(text) > MATHS_DEPTH or _longest_length(text) > MATHS_LENGTH_EM
+               for text in texts):
             return False
         marks = max(len(MARK.findall(text)) for text in texts)
         chars = max(_maths_span(text) for text in texts)
