@@ -234,6 +234,16 @@ def picture(width: int, height: int, body: bytes = b"") -> str:
     return base64.b64encode(b"\x89PNG\r\n\x1a\n" + header + body).decode()
 
 
+def png_of(width: int, height: int) -> bytes:
+    """A PNG a browser decodes: `width` x `height` grey pixels."""
+    import io
+
+    from PIL import Image
+    buffer = io.BytesIO()
+    Image.new("L", (width, height), 128).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
 def test_attachments_keep_raster_images_only_and_raw_html_cells_are_cleaned(sanitizer):
     png = picture(1, 1)
     md = new_markdown_cell("![a](attachment:a.png) ![b](attachment:b.svg)")
@@ -643,20 +653,51 @@ URL, Python's strip() some of them: a picture counts as the browser reads its UR
 
 
 @pytest.mark.parametrize("pictures", [[40_000_000], [100_000] * 400], ids=["one-tall-picture", "many-tall-pictures"])
-def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(pictures):
+def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_path, browser, pictures):
     """Chromium lays a page out within 33,554,432 px (its largest layout coordinate): a written answer holding a 1 x 1
     PNG at `height="40000000"` (attributes the allowlist keeps; 1 pixel of IMAGE_PIXELS) took both pages there, and
     every cell after it was laid out at that one coordinate, at the page's very end and over one another: the later
-    answers, their score boxes and the checks' results out of sight (red-l10, pass 21). The pictures a notebook's
-    cells show stand, all together, well within that."""
-    notebook = solution_notebook()
-    for cell in answers(notebook):
-        cell.source = "My plot: " + "".join(f'<img src="data:image/png;base64,{picture(1, 1)}" width="1" height="{height}">'
-                                            for height in pictures[:len(pictures) // len(answers(notebook)) or 1])
+    answers, their score boxes and the checks' results out of sight (red-l10, pass 21). On both pages, as Chromium
+    lays them out, each cell stands below the one before it, and the page well within that coordinate."""
+    from test_formgrader_browser import formgrade_html
+
+    dot = base64.b64encode(png_of(1, 1)).decode()
+    plot = "My plot: " + "<br>".join(f'<img src="data:image/png;base64,{dot}" width="1" height="{height}">'
+                                 for height in pictures[:len(pictures) // 4 or 1])
+    notebook = new_notebook(cells=[new_markdown_cell(f"{plot}\n\n**Question {number}**") for number in range(1, 5)])
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
-    shown = sum(int(height) for cell in notebook.cells if cell.cell_type == "markdown"
-                for height in re.findall(r'<img[^>]*\sheight="?(\d+)', render(cell.source)))
-    assert shown < 33_554_432 // 2, f"the pictures stand {shown:,} px tall"
+    assert notebook.cells[0].source.startswith(plot), "the pictures were not shown"
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook),
+             "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    context = browser.new_context()  # the page's files and data: URLs only (MathJax is not needed here)
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
+                  else route.abort())
+    try:
+        for name, html in pages.items():
+            (tmp_path / f"{name}.html").write_text(html)
+            page = context.new_page()
+            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
+            height, tops = page.evaluate("[document.documentElement.scrollHeight, [...document.querySelectorAll("
+                                         "'.cell')].map(cell => cell.getBoundingClientRect().top + scrollY)]")
+            page.close()
+            assert height < 33_554_432 // 2, f"the {name} page stands {height:,} px tall"
+            assert len(tops) > 2 and tops == sorted(set(tops)), f"the {name} page's cells at {tops}"
+    finally:
+        context.close()
+
+
+def test_a_notebooks_pictures_are_few_enough_to_stand_within_a_browsers_layout():
+    """The pages draw each picture at most PICTURE_HEIGHT tall (readable.css), and each costs at least PICTURE_FLOOR
+    pixels of the budget: 1 x 1 pictures, however many, stand well within Chromium's 33,554,432 px all together."""
+    from autograder.nbgrader_glue.preprocessors.page_budget import PICTURE_FLOOR, PICTURE_HEIGHT, PageBudget
+    css = (ROOT / "autograder/templates/readable/readable.css").read_text()
+    assert f".text_cell_render img {{ max-height: {PICTURE_HEIGHT}px;" in css
+    budget, dot = PageBudget(), f'<img src="data:image/png;base64,{picture(1, 1)}">'
+    shown = 0
+    while shown < 100_000 and budget.shows("My plot", dot * 100):
+        shown += 100
+    assert shown * PICTURE_HEIGHT < 33_554_432 // 2, f"{shown:,} pictures shown"
 
 
 @pytest.mark.parametrize("maths", ["$\\rule{1pt}{40000000pt}$", "$\\Rule{1px}{40000000px}{0px}$",
@@ -785,3 +826,7 @@ def test_a_jpeg_libjpeg_would_stop_on_before_its_frame_counts_as_unreadable(befo
     from autograder.nbgrader_glue.preprocessors.pictures import picture_pixels
     frame = b"\xff\xc0\x00\x0b\x08" + struct.pack(">HH", 1, 1) + b"\x01\x01\x11\x00"
     assert picture_pixels("jpeg", b"\xff\xd8" + before_the_frame + frame + b"\xff\xd9") is None
+
+
+# The browser fixture, imported last: test_formgrader_browser imports from this module.
+from test_formgrader_browser import browser  # noqa: E402, F401

@@ -72,6 +72,11 @@ MARK = re.compile(r"\$\$|\$|\\\(|\\\[|\\begin\{")
 _TAG = re.compile(r"<[^>]*>")
 # About 200 MB decoded: a phone's photo is 12 to 48 megapixels, a plot a fraction of one.
 IMAGE_PIXELS = 50_000_000
+# The pages draw a picture of a rendered cell at most PICTURE_HEIGHT px tall (templates/readable/readable.css), and
+# each picture costs at least PICTURE_FLOOR pixels of IMAGE_PIXELS: so a notebook shows at most 5,000 pictures, 7.5
+# million px tall all together, far within Chromium's layout (33,554,432 px), however tall each says it is.
+PICTURE_HEIGHT = 1500
+PICTURE_FLOOR = 10_000
 
 
 def typeset_text(cleaned: str) -> str:
@@ -91,8 +96,9 @@ def _maths_span(text: str) -> int:
 
 def _longest_length(text: str) -> float:
     """The longest length, in em, that `text` may have MathJax draw (MATHS_LENGTH_EM), over-approximated: any number
-    and unit after a brace, bracket, control word or attribute's `=` or quote counts."""
-    return max((float(number) * _EMS[unit] for number, unit in _LENGTH.findall(text)), default=0)
+    and unit after a brace, bracket, control word or attribute's `=` or quote counts, outside HTML tags (a picture's
+    width and height are the page's to bound: readable.css)."""
+    return max((float(number) * _EMS[unit] for number, unit in _LENGTH.findall(_TAG.sub("", text))), default=0)
 
 
 def _maths_depth(text: str) -> int:
@@ -133,7 +139,7 @@ class PageBudget:
     def shows(self, source: str, cleaned: str | None) -> bool:
         """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be shown as it renders, spending its pictures'
         pixels and its maths marks if so."""
-        pixels = pictures_pixels(cleaned) if cleaned is not None else 0
+        pixels = pictures_pixels(cleaned, PICTURE_FLOOR) if cleaned is not None else 0
         if pixels is None or pixels > self.pixels or not self.takes_maths(source, cleaned):
             return False
         self.pixels -= pixels

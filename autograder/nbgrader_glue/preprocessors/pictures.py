@@ -155,9 +155,9 @@ class _Sources(HTMLParser):
             self.sources += [value or "" for name, value in attrs if name == "src"]
 
 
-def pictures_pixels(cleaned: str) -> int | None:
-    """The pixels of every picture in a cell's cleaned HTML, each counted where it is shown; None when one's size
-    cannot be read (a picture not of a data: URL of PNG, JPEG or GIF among them)."""
+def pictures_pixels(cleaned: str, floor: int = 0) -> int | None:
+    """The pixels of every picture in a cell's cleaned HTML, each counted where it is shown and as at least `floor`;
+    None when one's size cannot be read (a picture not of a data: URL of PNG, JPEG or GIF among them)."""
     reader = _Sources()
     reader.feed(cleaned)
     reader.close()
@@ -167,5 +167,5 @@ def pictures_pixels(cleaned: str) -> int | None:
         pixels = picture_pixels(_KINDS[picture[0]], picture[1]) if picture and picture[0] in _KINDS else None
         if pixels is None:
             return None
-        total += pixels
+        total += max(pixels, floor)
     return total
