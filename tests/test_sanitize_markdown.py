@@ -653,7 +653,7 @@ URL, Python's strip() some of them: a picture counts as the browser reads its UR
 
 
 @pytest.mark.parametrize("pictures", [[40_000_000], [100_000] * 400], ids=["one-tall-picture", "many-tall-pictures"])
-def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_path, browser, pictures):
+def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_path, browser, pictures):  # noqa: F811 (the fixture imported below)
     """Chromium lays a page out within 33,554,432 px (its largest layout coordinate): a written answer holding a 1 x 1
     PNG at `height="40000000"` (attributes the allowlist keeps; 1 pixel of IMAGE_PIXELS) took both pages there, and
     every cell after it was laid out at that one coordinate, at the page's very end and over one another: the later
@@ -690,7 +690,7 @@ def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_
 def test_a_notebooks_pictures_are_few_enough_to_stand_within_a_browsers_layout():
     """The pages draw each picture at most PICTURE_HEIGHT tall (readable.css), and each costs at least PICTURE_FLOOR
     pixels of the budget: 1 x 1 pictures, however many, stand well within Chromium's 33,554,432 px all together."""
-    from autograder.nbgrader_glue.preprocessors.page_budget import PICTURE_FLOOR, PICTURE_HEIGHT, PageBudget
+    from autograder.nbgrader_glue.preprocessors.page_budget import PICTURE_HEIGHT, PageBudget
     css = (ROOT / "autograder/templates/readable/readable.css").read_text()
     assert f".text_cell_render img {{ max-height: {PICTURE_HEIGHT}px;" in css
     budget, dot = PageBudget(), f'<img src="data:image/png;base64,{picture(1, 1)}">'

@@ -59,7 +59,10 @@ _EXPRESSION_ENDS = {"$", "\\(", "\\)", "\\[", "\\]"}  # a style switch lasts to 
 MATHS_LENGTH_EM = 100
 _EMS = {"em": 1, "ex": 0.5, "mu": 1 / 18, "pt": 1 / 10, "pc": 1.2, "px": 1 / 16, "mm": 0.3, "cm": 3, "in": 7.2,
         "%": 0.01, "": 1}  # each unit in em, rounded up (TeX's 10 pt font: 1 em = 10 pt; a browser's 16 px)
-_LENGTH = re.compile(r"(?:[{\[=\"',:]|\\[A-Za-z]+)\s*[-+]?\s*(\d*\.?\d+)\s*(em|ex|mu|pt|pc|px|mm|cm|in|%|(?=\s*[\"']))")
+# Possessive: linear over any run of digits or spaces. A tag ends at the next `<` or `>` (linear over `<a <a ...`).
+_LENGTH = re.compile(r"(?:[{\[=\"',:]|\\[A-Za-z]++)\s*+[-+]?\s*+(\d++(?:\.\d*+)?|\.\d++)\s*+"
+                     r"(em|ex|mu|pt|pc|px|mm|cm|in|%|(?=[\"']))")
+_OPEN_TAG = re.compile(r"<[^<>]*>")
 
 # What makes MathJax 2 (TeX-AMS-MML_HTMLorMML-full, its newcommand, AMSmath and begingroup extensions, `\require`)
 # define a control sequence or environment for the rest of the page; `\let\a\b` too, which a definition can then
@@ -98,7 +101,7 @@ def _longest_length(text: str) -> float:
     """The longest length, in em, that `text` may have MathJax draw (MATHS_LENGTH_EM), over-approximated: any number
     and unit after a brace, bracket, control word or attribute's `=` or quote counts, outside HTML tags (a picture's
     width and height are the page's to bound: readable.css)."""
-    return max((float(number) * _EMS[unit] for number, unit in _LENGTH.findall(_TAG.sub("", text))), default=0)
+    return max((float(number) * _EMS[unit] for number, unit in _LENGTH.findall(_OPEN_TAG.sub("", text))), default=0)
 
 
 def _maths_depth(text: str) -> int:
