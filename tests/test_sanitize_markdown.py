@@ -653,14 +653,17 @@ URL, Python's strip() some of them: a picture counts as the browser reads its UR
 
 
 @pytest.mark.parametrize("pictures", [[40_000_000], [100_000] * 400], ids=["one-tall-picture", "many-tall-pictures"])
-def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_path, browser, pictures):  # noqa: F811 (the fixture imported below)
+def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_path, pictures):
     """Chromium lays a page out within 33,554,432 px (its largest layout coordinate): a written answer holding a 1 x 1
     PNG at `height="40000000"` (attributes the allowlist keeps; 1 pixel of IMAGE_PIXELS) took both pages there, and
     every cell after it was laid out at that one coordinate, at the page's very end and over one another: the later
     answers, their score boxes and the checks' results out of sight (red-l10, pass 21). On both pages, as Chromium
     lays them out, each cell stands below the one before it, and the page well within that coordinate."""
-    from test_formgrader_browser import formgrade_html
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html  # it imports this module
 
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
     dot = base64.b64encode(png_of(1, 1)).decode()
     plot = "My plot: " + "<br>".join(f'<img src="data:image/png;base64,{dot}" width="1" height="{height}">'
                                  for height in pictures[:len(pictures) // 4 or 1])
@@ -670,10 +673,11 @@ def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_
     nbformat.write(notebook, tmp_path / "notebook.ipynb")
     pages = {"feedback": feedback_html(notebook),
              "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
-    context = browser.new_context()  # the page's files and data: URLs only (MathJax is not needed here)
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
-                  else route.abort())
-    try:
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context()  # the page's files and data: URLs only (MathJax is not needed here)
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
+                      else route.abort())
         for name, html in pages.items():
             (tmp_path / f"{name}.html").write_text(html)
             page = context.new_page()
@@ -683,8 +687,7 @@ def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_
             page.close()
             assert height < 33_554_432 // 2, f"the {name} page stands {height:,} px tall"
             assert len(tops) > 2 and tops == sorted(set(tops)), f"the {name} page's cells at {tops}"
-    finally:
-        context.close()
+        browser.close()
 
 
 def test_a_notebooks_pictures_are_few_enough_to_stand_within_a_browsers_layout():
@@ -827,6 +830,3 @@ def test_a_jpeg_libjpeg_would_stop_on_before_its_frame_counts_as_unreadable(befo
     frame = b"\xff\xc0\x00\x0b\x08" + struct.pack(">HH", 1, 1) + b"\x01\x01\x11\x00"
     assert picture_pixels("jpeg", b"\xff\xd8" + before_the_frame + frame + b"\xff\xd9") is None
 
-
-# The browser fixture, imported last: test_formgrader_browser imports from this module.
-from test_formgrader_browser import browser  # noqa: E402, F401
