@@ -14,6 +14,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
+from autograder.nbgrader_glue.preprocessors.page_budget import STYLE_SWITCHES
 from autograder.nbgrader_glue.preprocessors.sanitize_markdown import SanitizeMarkdown, render
 from conftest import ASSIGNMENT, ROOT, release_notebook, solution_notebook
 
@@ -231,6 +232,16 @@ def picture(width: int, height: int, body: bytes = b"") -> str:
     only), then `body`, base64."""
     header = struct.pack(">I", 13) + b"IHDR" + struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0) + bytes(4)
     return base64.b64encode(b"\x89PNG\r\n\x1a\n" + header + body).decode()
+
+
+def png_of(width: int, height: int) -> bytes:
+    """A PNG a browser decodes: `width` x `height` grey pixels."""
+    import io
+
+    from PIL import Image
+    buffer = io.BytesIO()
+    Image.new("L", (width, height), 128).save(buffer, "PNG")
+    return buffer.getvalue()
 
 
 def test_attachments_keep_raster_images_only_and_raw_html_cells_are_cleaned(sanitizer):
@@ -585,6 +596,29 @@ def test_maths_nested_deeper_than_a_browser_lays_out_is_shown_as_text(sanitizer,
     assert cleaned.startswith(("```", "<pre>")), f"maths {maths.count('{')} levels deep typeset ({len(maths)} chars)"
 
 
+@pytest.mark.parametrize("maths", ["\\Large a" * 600, "\\tiny1" * 500, "\\displaystyle a" * 500],
+                         ids=["size-switches", "size-switches-before-digits", "style-switches"])
+def test_maths_nested_by_switches_deeper_than_a_browser_lays_out_is_shown_as_text(sanitizer, maths):
+    """MathJax 2 opens a new style box for each size or style switch (`\\Large`, `\\tiny`, `\\displaystyle`), holding
+    the rest of the group, so a run of them nests without a brace: `$$\\Large a\\Large a...$$` 600 deep (4.8 KB, 2
+    marks) crashed Chromium's renderer on both pages (a sad tab in under a second; 300 deep typesets), its depth
+    counted 1 (red-l10, pass 21)."""
+    source = f"My answer:\n\n$${maths}$$\n"
+    cleaned = sanitizer.sanitize_markdown(source)
+    assert cleaned.startswith(("```", "<pre>")), f"maths {len(maths)} chars of switches typeset, nesting each in the next"
+
+
+def test_the_style_switches_counted_are_those_the_pinned_mathjax_nests():
+    """The switches the page budget counts as a level each are read from the pinned MathJax's own TeX input: every
+    control word its macro table maps to SetStyle or SetSize (each pushes a style item holding the rest of its group),
+    so a MathJax with another switch fails here rather than on a student's page."""
+    import jupyter_server_mathjax
+
+    jax = (Path(jupyter_server_mathjax.__file__).parent / "static/jax/input/TeX/jax.js").read_text()
+    nesting = {"\\" + name for name in re.findall(r'\b([A-Za-z]+):\["Set(?:Style|Size)"', jax)}
+    assert nesting and nesting == STYLE_SWITCHES
+
+
 def test_a_pictures_pixels_are_those_the_browser_decodes():
     """Chromium grows a GIF to a first frame larger than its logical screen, and libjpeg skips `FF` fill bytes before a
     marker (the JPEG below has a fake 1 x 1 frame inside an APP1 segment where a walk that takes `FF FF` for a
@@ -616,6 +650,108 @@ URL, Python's strip() some of them: a picture counts as the browser reads its UR
     answers(notebook)[0].source = f'My plot: <img src="{lead}data:image/png;base64,{picture(100_000, 100_000)}">'
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     assert answers(notebook)[0].source.startswith(("```", "<pre>")), "a 40 GB picture shown"
+
+
+@pytest.mark.parametrize("pictures", [[40_000_000], [100_000] * 400], ids=["one-tall-picture", "many-tall-pictures"])
+def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_path, pictures):
+    """Chromium lays a page out within 33,554,432 px (its largest layout coordinate): a written answer holding a 1 x 1
+    PNG at `height="40000000"` (attributes the allowlist keeps; 1 pixel of IMAGE_PIXELS) took both pages there, and
+    every cell after it was laid out at that one coordinate, at the page's very end and over one another: the later
+    answers, their score boxes and the checks' results out of sight (red-l10, pass 21). On both pages, as Chromium
+    lays them out, each cell stands below the one before it, and the page well within that coordinate."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    dot = base64.b64encode(png_of(1, 1)).decode()
+    plot = "My plot: " + "<br>".join(f'<img src="data:image/png;base64,{dot}" width="1" height="{height}">'
+                                 for height in pictures[:len(pictures) // 4 or 1])
+    notebook = new_notebook(cells=[new_markdown_cell(f"{plot}\n\n**Question {number}**") for number in range(1, 5)])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert notebook.cells[0].source.startswith(plot), "the pictures were not shown"
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook),
+             "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context()  # the page's files and data: URLs only (MathJax is not needed here)
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
+                      else route.abort())
+        for name, html in pages.items():
+            (tmp_path / f"{name}.html").write_text(html)
+            page = context.new_page()
+            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
+            height, tops = page.evaluate("[document.documentElement.scrollHeight, [...document.querySelectorAll("
+                                         "'.cell')].map(cell => cell.getBoundingClientRect().top + scrollY)]")
+            page.close()
+            assert height < 33_554_432 // 2, f"the {name} page stands {height:,} px tall"
+            assert len(tops) > 2 and tops == sorted(set(tops)), f"the {name} page's cells at {tops}"
+        browser.close()
+
+
+def test_a_notebooks_pictures_are_few_enough_to_stand_within_a_browsers_layout():
+    """The pages draw each picture at most PICTURE_HEIGHT tall (readable.css), and each costs at least PICTURE_FLOOR
+    pixels of the budget: 1 x 1 pictures, however many, stand well within Chromium's 33,554,432 px all together."""
+    from autograder.nbgrader_glue.preprocessors.page_budget import PICTURE_HEIGHT, PageBudget
+    css = (ROOT / "autograder/templates/readable/readable.css").read_text()
+    assert f".text_cell_render img {{ max-height: {PICTURE_HEIGHT}px;" in css
+    budget, dot = PageBudget(), f'<img src="data:image/png;base64,{picture(1, 1)}">'
+    shown = 0
+    while shown < 100_000 and budget.shows("My plot", dot * 100):
+        shown += 100
+    assert shown * PICTURE_HEIGHT < 33_554_432 // 2, f"{shown:,} pictures shown"
+
+
+@pytest.mark.parametrize("maths", ["$\\rule{1pt}{40000000pt}$", "$\\Rule{1px}{40000000px}{0px}$",
+                                   "$\\lower{40000000pt}{x}$", "$\\Space{0pt}{40000000pt}{0pt}$",
+                                   '$\\mmlToken{mspace}[height="40000000pt"]{}$', '$\\mmlToken{mspace}[height="4000"]{}$',
+                                   "$\\hskip 4000000pt \\kern-40000mm x$", "$\\begin{array}{c}a\\\\[40000000pt]b\\end{array}$"],
+                         ids=["rule", "Rule", "lower", "Space", "mspace", "mspace-unitless", "skip", "row-space"])
+def test_maths_that_draws_past_a_browsers_layout_is_shown_as_text(sanitizer, maths):
+    """MathJax draws a rule as tall as it is told (the Safe extension bounds style lengths, not a rule's): a written
+    answer of `$\\rule{1pt}{40000000pt}$` (24 characters, 2 marks) took both pages to Chromium's largest layout
+    coordinate, 33,554,432 px, every cell after it laid out at the page's end, over the others (red-l10, pass 21)."""
+    source = f"My answer: {maths}"
+    assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{maths} typeset"
+
+
+def test_maths_of_ordinary_lengths_is_typeset(sanitizer):
+    """The lengths an honest answer draws stay within MATHS_LENGTH_EM: a strut, a space, a row's spacing, a length in
+    centimetres."""
+    source = "My answer: $\\rule{0pt}{2em}\\hspace{1cm}\\begin{array}{c}a\\\\[2pt]b\\end{array} \\quad r = 30 cm$"
+    assert sanitizer.sanitize_markdown(source) == source
+
+
+def test_a_picture_whose_decoding_repeats_past_its_pixels_is_shown_as_text(sanitizer):
+    """libjpeg decodes each scan of a progressive JPEG over the whole picture, and takes a scan repeated (its
+    successive approximation out of order) with a warning: a 2000 x 2000 picture of one colour, its last scan (14
+    bytes of runs of empty blocks) repeated 3,000 times, 75 KB in a written answer and 4 Mpx of IMAGE_PIXELS, took
+    Chromium 12.4 s and 12.7 s to decode (red-l10, pass 21); the pixels bound a picture's memory, not its work."""
+    import io
+
+    from PIL import Image
+    buffer = io.BytesIO()
+    Image.new("L", (2000, 2000), 128).save(buffer, "JPEG", progressive=True)
+    jpeg = buffer.getvalue()
+    scan = jpeg[jpeg.rfind(b"\xff\xda"):-2]  # the last scan, up to the end of image
+    jpeg = jpeg[:-2] + scan * 3000 + b"\xff\xd9"
+    source = f'My plot: <img src="data:image/jpeg;base64,{base64.b64encode(jpeg).decode()}">'
+    assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{len(jpeg) // 1024} KB of scans shown"
+
+
+@pytest.mark.parametrize("kind", ["gif", "png"])
+def test_an_animations_frames_each_count_their_pixels(sanitizer, kind):
+    """A browser decodes every frame of an animated GIF or PNG, over and over as it plays: 4 frames of 4000 x 4000
+    (52 and 89 KB) are 64 Mpx of decoding, past IMAGE_PIXELS, though each frame alone is 16 Mpx."""
+    import io
+
+    from PIL import Image
+    frames = [Image.new("L", (4000, 4000), shade * 60) for shade in range(4)]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, kind.upper(), save_all=True, append_images=frames[1:])
+    source = f'My plot: <img src="data:image/{kind};base64,{base64.b64encode(buffer.getvalue()).decode()}">'
+    assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), "an animation's frames shown"
 
 
 def mathjax_configuration(page: str) -> dict:
@@ -693,3 +829,4 @@ def test_a_jpeg_libjpeg_would_stop_on_before_its_frame_counts_as_unreadable(befo
     from autograder.nbgrader_glue.preprocessors.pictures import picture_pixels
     frame = b"\xff\xc0\x00\x0b\x08" + struct.pack(">HH", 1, 1) + b"\x01\x01\x11\x00"
     assert picture_pixels("jpeg", b"\xff\xd8" + before_the_frame + frame + b"\xff\xd9") is None
+

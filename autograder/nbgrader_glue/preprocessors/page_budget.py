@@ -37,11 +37,32 @@ MATHS_CHARS = 16384
 _SPAN_MARK = re.compile(r"\$\$|\$|\\[()\[\]]|\\(?:begin|end)\{")
 # MathJax lays each level of an expression out as boxes inside boxes, and Chromium's renderer crashes (a sad tab, in
 # under a second) laying out a few hundred: `x^{` 200 deep (801 characters), `\sqrt{` 220, `{` or `\left(` 600. A
-# cell's maths may nest MATHS_DEPTH levels, counted over-approximately: groups, `\left`, environments, and control
-# words in a row (`\sqrt\sqrt x` nests without braces); an honest answer nests a handful.
+# cell's maths may nest MATHS_DEPTH levels, counted over-approximately: groups, `\left`, environments, control
+# words in a row (`\sqrt\sqrt x` nests without braces), and style switches; an honest answer nests a handful.
 MATHS_DEPTH = 100
+# The control words MathJax 2.7.9's TeX input (jax.js, the pinned jupyter-server-mathjax's) maps to SetStyle and
+# SetSize: each pushes a style item that takes in the rest of its group as one more nested mstyle, so
+# `\Large a\Large a` is two levels deep without a brace (600 crashed Chromium). A test reads the set from jax.js.
+STYLE_SWITCHES = frozenset({"\\displaystyle", "\\textstyle", "\\scriptstyle", "\\scriptscriptstyle", "\\tiny",
+                            "\\Tiny", "\\scriptsize", "\\small", "\\normalsize", "\\large", "\\Large",
+                            "\\LARGE", "\\huge", "\\Huge"})
 _NESTING = re.compile(r"\\(?:left|begin)(?![A-Za-z])|(?<!\\)\{|\\(?:right|end)(?![A-Za-z])|(?<!\\)\}"
-                      r"|\\[A-Za-z]+|[\s^_]+|.", re.DOTALL)
+                      r"|\\[A-Za-z]+|\\\\|\\[()\[\]]|[\s^_]+|.", re.DOTALL)
+_EXPRESSION_ENDS = {"$", "\\(", "\\)", "\\[", "\\]"}  # a style switch lasts to its expression's end at most
+# MathJax draws a rule, a space or a shift as long as its length says (`\\rule{1pt}{40000000pt}`, `\\lower`, `\\Space`,
+# an mspace's height: each took both pages to Chromium's largest layout coordinate, 33,554,432 px, every later cell
+# laid out at that one point), and the Safe extension bounds style lengths only. Every length MathJax reads is a
+# literal: a number and a unit where its TeX parser reads a dimension (GetDimen: an argument in braces or brackets,
+# or after a control word) or a MathML attribute's value (\\mmlToken; unitless or % is of the font size). So each
+# length in a cell's maths is at most MATHS_LENGTH_EM (1,600 px; 4,000 at \\Huge), and the notebook's
+# MATHS_CHARS of maths draw a few million pixels at most.
+MATHS_LENGTH_EM = 100
+_EMS = {"em": 1, "ex": 0.5, "mu": 1 / 18, "pt": 1 / 10, "pc": 1.2, "px": 1 / 16, "mm": 0.3, "cm": 3, "in": 7.2,
+        "%": 0.01, "": 1}  # each unit in em, rounded up (TeX's 10 pt font: 1 em = 10 pt; a browser's 16 px)
+# Possessive: linear over any run of digits or spaces. A tag ends at the next `<` or `>` (linear over `<a <a ...`).
+_LENGTH = re.compile(r"(?:[{\[=\"',:]|\\[A-Za-z]++)\s*+[-+]?\s*+(\d++(?:\.\d*+)?|\.\d++)\s*+"
+                     r"(em|ex|mu|pt|pc|px|mm|cm|in|%|(?=[\"']))")
+_OPEN_TAG = re.compile(r"<[^<>]*>")
 
 # What makes MathJax 2 (TeX-AMS-MML_HTMLorMML-full, its newcommand, AMSmath and begingroup extensions, `\require`)
 # define a control sequence or environment for the rest of the page; `\let\a\b` too, which a definition can then
@@ -54,6 +75,11 @@ MARK = re.compile(r"\$\$|\$|\\\(|\\\[|\\begin\{")
 _TAG = re.compile(r"<[^>]*>")
 # About 200 MB decoded: a phone's photo is 12 to 48 megapixels, a plot a fraction of one.
 IMAGE_PIXELS = 50_000_000
+# The pages draw a picture of a rendered cell at most PICTURE_HEIGHT px tall (templates/readable/readable.css), and
+# each picture costs at least PICTURE_FLOOR pixels of IMAGE_PIXELS: so a notebook shows at most 5,000 pictures, 7.5
+# million px tall all together, far within Chromium's layout (33,554,432 px), however tall each says it is.
+PICTURE_HEIGHT = 1500
+PICTURE_FLOOR = 10_000
 
 
 def typeset_text(cleaned: str) -> str:
@@ -71,15 +97,29 @@ def _maths_span(text: str) -> int:
     return (len(text) if len(marks) == 1 else marks[-1].end()) - marks[0].start()
 
 
+def _longest_length(text: str) -> float:
+    """The longest length, in em, that `text` may have MathJax draw (MATHS_LENGTH_EM), over-approximated: any number
+    and unit after a brace, bracket, control word or attribute's `=` or quote counts, outside HTML tags (a picture's
+    width and height are the page's to bound: readable.css)."""
+    return max((float(number) * _EMS[unit] for number, unit in _LENGTH.findall(_OPEN_TAG.sub("", text))), default=0)
+
+
 def _maths_depth(text: str) -> int:
     """How deep `text` nests, as MathJax would lay it out at worst (MATHS_DEPTH). Linear."""
     deepest = depth = run = 0
+    switched = [0]  # style switches met in each open group: each holds the rest of its group one level deeper
     for token in _NESTING.finditer(text):
         item = token.group()
         if item in ("{", "\\left", "\\begin"):
             depth, run = depth + 1, 0
+            switched.append(0)
         elif item in ("}", "\\right", "\\end"):
-            depth, run = max(0, depth - 1), 0
+            depth, run = max(0, depth - 1 - (switched.pop() if len(switched) > 1 else 0)), 0
+        elif item in _EXPRESSION_ENDS:
+            depth, run, switched = depth - sum(switched), 0, [0] * len(switched)
+        elif item in STYLE_SWITCHES:
+            depth, run = depth + 1, 0
+            switched[-1] += 1
         elif item.startswith("\\") and len(item) > 1:
             run += 1
         elif not item.isspace() and item not in "^_":
@@ -102,7 +142,7 @@ class PageBudget:
     def shows(self, source: str, cleaned: str | None) -> bool:
         """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be shown as it renders, spending its pictures'
         pixels and its maths marks if so."""
-        pixels = pictures_pixels(cleaned) if cleaned is not None else 0
+        pixels = pictures_pixels(cleaned, PICTURE_FLOOR) if cleaned is not None else 0
         if pixels is None or pixels > self.pixels or not self.takes_maths(source, cleaned):
             return False
         self.pixels -= pixels
@@ -110,10 +150,11 @@ class PageBudget:
 
     def takes_maths(self, source: str, cleaned: str | None) -> bool:
         """Whether a cell of `source` (`cleaned`: its cleaned HTML) may be typeset, spending its marks and maths
-        characters if so: no definition of a macro, its maths within MATHS_SPAN and MATHS_DEPTH, and within what is left of the
+        characters if so: no definition of a macro, its maths within MATHS_SPAN, MATHS_DEPTH and MATHS_LENGTH_EM, and within what is left of the
         notebook's marks and characters."""
         texts = [source] + ([typeset_text(cleaned)] if cleaned is not None else [])
-        if any(DEFINITION.search(text) or _maths_depth(text) > MATHS_DEPTH for text in texts):
+        if any(DEFINITION.search(text) or _maths_depth(text) > MATHS_DEPTH or _longest_length(text) > MATHS_LENGTH_EM
+               for text in texts):
             return False
         marks = max(len(MARK.findall(text)) for text in texts)
         chars = max(_maths_span(text) for text in texts)
