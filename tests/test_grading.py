@@ -319,3 +319,17 @@ def test_an_answer_line_the_notebook_wrote_itself_does_not_speak_in_the_graders_
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     said_not_graded = [t["message"] for p in report["parts"] for t in p["tests"] if t["message"].startswith("not graded")]
     assert scores(report)["test_forward"] == 0 and not said_not_graded, said_not_graded
+
+
+def test_a_syntax_error_in_a_cell_is_named_as_the_cause_not_quoted_as_words_the_notebook_wrote(tmp_path):
+    """A cell the loader could not compile is a load error in describe_exception's own shape ("cell sgd: a syntax
+    error on line 22: expected ':'"), which every failure for a name the cell defines gives as its cause. fix-ch's
+    as_notebooks_load_error reads only "<name> has a syntax error" as the loader's shape, so the session quotes the
+    line as words the notebook wrote to the grader's pipe and the grader drops the cause: "raised KeyError: 'SGD'"
+    alone (red-o11, pass 21, F6; before fix-ch the message said why)."""
+    notebook = solution_notebook()
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    cell.source = cell.source.replace("def step(self) -> None:", "def step(self) -> None", 1)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    text = json.dumps(report)
+    assert "words of its own" not in text and "because cell sgd: a syntax error on line" in text, text[:2000]
