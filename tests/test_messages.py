@@ -92,3 +92,20 @@ def test_every_line_the_grader_writes_for_an_exception_reads_as_its_own_shape_an
                   "could not start: the submission's processes used its process budget of 16"):
         assert as_notebooks(words) == f'sent an answer in words of its own (written to the grader\'s pipe?): "{words}"'
     assert as_notebooks(NOT_RUN_TOGETHER, (NOT_RUN_TOGETHER,)) == NOT_RUN_TOGETHER
+
+
+@pytest.mark.parametrize("source, filename", [
+    ("x = (1,", "<cell sgd>"),
+    ("def step(self) -> None\n    pass", "<cell sgd>"),
+    ("class Ошибка(Exception):\n    pass\nraise Ошибка('x')", "<cell sgd>"),
+    ("x = (1,", "/srv/my file.py"),
+], ids=["cell-syntax-error", "cell-missing-colon", "non-ascii-exception", "file-with-a-space"])
+def test_each_line_describe_exception_writes_for_a_cell_reads_as_the_loaders_shape(source, filename):
+    """red-o11 (pass 21, F6): a cell the loader cannot compile is described "a syntax error on line N: …" (no "X has"
+    for a notebook's cell), and an exception class may be named in any letters Python allows; as_notebooks reads
+    neither as a shape the loader writes, so a student's plain syntax error is quoted as words written to the
+    grader's pipe, and the grade's message loses its cause ("because cell sgd: a syntax error …")."""
+    from autograder.sandbox.messages import as_notebooks
+
+    line = grader_describe(raised(source, filename))
+    assert as_notebooks(line) == line
