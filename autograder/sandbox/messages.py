@@ -72,10 +72,10 @@ def describe_not_plain(error: Exception) -> str:
 # own text (an exception's message, sys.exit's argument, a file name) comes only after words of theirs.
 _QUALNAME = r"[\w.<>]+"
 _LOADER_SHAPES = re.compile(
-    rf"(?:{_QUALNAME} )?raised [A-Za-z_][\w.]*(?:(?::| \(line|, which stops the program).*)?"
+    rf"(?:{_QUALNAME} )?raised [^\W\d][\w.]*(?:(?::| \(line|, which stops the program).*)?"
     rf"|{_QUALNAME} {re.escape(NOT_WRITTEN)}|(?:{_QUALNAME}|the code) ran out of memory"
     rf"|(?:{_QUALNAME} )?called sys\.exit\(.*\), which ends the program"
-    rf"|(?:cell \S+|a cell|[^\s:]+) has a syntax error on line \w+: .*"
+    rf"|(?:.+ has )?a syntax error on line \w+: .*"  # a cell's (its caller names the cell), or a file's
     rf"|returned something that is not plain data \(.*\)", re.S)
 
 
