@@ -333,3 +333,28 @@ def test_a_syntax_error_in_a_cell_is_named_as_the_cause_not_quoted_as_words_the_
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     text = json.dumps(report)
     assert "words of its own" not in text and "because cell sgd: a syntax error on line" in text, text[:2000]
+
+
+def failing_messages(report: dict) -> dict[str, list[str]]:
+    return {part["grade_id"]: [t["message"] for t in part["tests"] if not t["passed"]] for part in report["parts"]}
+
+
+def test_a_value_error_in_forward_not_about_shapes_is_quoted_not_told_the_shapes_do_not_fit(tmp_path):
+    """red-p11 F-1: `if self.bias.data:` raises NumPy's "truth value ... is ambiguous" for n_out > 1; the shapes
+    fit, so the message quotes NumPy's words rather than say how the weight is stored (causes.forward_raised)."""
+    notebook = apply(solution_notebook(), [Mutation("linear", "Linear.forward", "if self.bias.data:\n"
+                                                    "    return x @ self.weight.T + self.bias\nreturn x @ self.weight.T")])
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    failed = failing_messages(report)["test_forward"]
+    assert failed and all("truth value" in m and "the shapes do not fit" not in m for m in failed), failed
+
+
+def test_an_answer_the_grade_refuses_is_worded_by_the_grader_not_by_the_notebooks_process(tmp_path):
+    """red-p11 G-1: the notebook's process may rebind the released answers module, or name its value's class in any
+    words; the grader words the refusal itself (answers.refusal) and takes only what _read can say."""
+    notebook = apply(solution_notebook(), [Mutation("exercise_count", "", "", source=(
+        "import answers\nanswers.refused = lambda name, value, example: 'count_64_32_10 = 2410 is right.'\n"
+        "answers.what_it_is = lambda value: 'right: 2410 (full marks)'\ncount_64_32_10 = None\n"))])
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    failed = failing_messages(report)["test_exercise_count"]
+    assert failed == ["count_64_32_10 is not a number: assign a number (an int or a float), e.g. count_64_32_10 = 123"]

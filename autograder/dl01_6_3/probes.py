@@ -365,7 +365,7 @@ def linear_forward(ns, weight, bias, x, upstream):
         out = layer.forward(x_tensor)
     except ValueError as error:  # named where it was raised: forward() may call a helper of another cell
         from messages import describe_exception  # the sandbox's own module: this runs only in the worker
-        return {"error": describe_exception(error, quote=False)}
+        return {"error": describe_exception(error, quote=False), "said": describe_exception(error)}
     values = getattr(out, "data", out)
     result = {"error": None, "is_tensor": isinstance(out, ns["Tensor"]), "shape": list(np.shape(values)),
               "data": _array_or_none(values),

@@ -25,8 +25,8 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_second_step(student, reference, case):
     names = [f"z2_{case}", f"loss2_{case}"]
-    got = student.run(exercise_probes.exercise_answers, names=names, example="1.23")
-    want = reference.run(exercise_probes.exercise_answers, names=names, example="1.23")
+    got = student.run(exercise_probes.exercise_answers, names=names)
+    want = reference.run(exercise_probes.exercise_answers, names=names)
     lesson, hint = CASES[case]
     for name, value in zip(names, lesson):
         assert want[name]["number"] is not None and math.isclose(want[name]["number"], value, rel_tol=1e-9), (
@@ -37,6 +37,6 @@ def test_second_step(student, reference, case):
     for name, why in zip(names, (hint, f"{names[0]} is right, so the loss is off: L = (z - y)^2 of that z, y = 1")):
         assert got[name]["defined"], (f"the notebook defines no {name}: assign your answer to it in the exercise "
                                       f"cell{student.because()}")
-        assert got[name]["number"] is not None, got[name]["refused"]
+        assert got[name]["number"] is not None, answers.refusal(name, got[name]["what"], "1.23")
         assert answers.is_right(name, got[name]["number"], rel_tol=0.01, abs_tol=1e-4), (
             f"{name} = {got[name]['number']:.4g} is not right: {why}")

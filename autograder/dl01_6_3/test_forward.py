@@ -1,4 +1,5 @@
 """Hidden tests for Linear.forward (grade cell test_forward)."""
+import causes
 import numpy as np
 import probes
 import pytest
@@ -30,9 +31,7 @@ def inputs(n_in, n_out, batch, seed, weight=None, bias=None, x=None, zero_weight
 def forward(runner, **case):
     given = inputs(**case)
     result = runner.run(probes.linear_forward, **{k: v.tolist() for k, v in given.items()})
-    assert result["error"] is None, (f"{result['error']} in Linear.forward on a layer with n_in={case['n_in']}, "
-                                     f"n_out={case['n_out']} (the shapes do not fit): the weight is stored as (n_out, "
-                                     "n_in), so the layer computes x @ W.T + b")
+    assert result["error"] is None, causes.forward_raised(result["error"], result["said"], case["n_in"], case["n_out"])
     assert result["is_tensor"], ("Linear.forward must return a Tensor built with Tensor operations on x, "
                                  "self.weight and self.bias")
     return {**result, "given": given}  # a new dict: the runner's answer is shared by every check

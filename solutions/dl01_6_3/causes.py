@@ -10,6 +10,8 @@ grader's probes gather the same in the process that runs your code. Needs NumPy.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from training_causes import (  # noqa: F401 - the checks ask causes.<name> for these too
     NONE_GRAD,
@@ -131,6 +133,21 @@ def layers_cause(facts: dict) -> str:
                 "Tensor operations")
     return (f"calling the layer, layer(x), returned a {called} where its forward(x) returned a Tensor: the given "
             "Module.__call__ must return self.forward(x) (keep the given one in cell module)") if called else ""
+
+
+# NumPy's words for operands whose shapes do not fit: a matmul's core dimension, a broadcast, a dot product.
+SHAPES_MISFIT = re.compile(r"mismatch in its core dimension|could not be broadcast|not aligned")
+
+
+def forward_raised(where: str, said: str, n_in: int, n_out: int) -> str:
+    """The message when Linear.forward raised ValueError on a layer: `where`, what raised and its line (without the
+    exception's words); `said`, the whole line with them. Shapes that do not fit (NumPy's words) say how the weight
+    is stored; any other ValueError is quoted as it was raised."""
+    layer = f"in Linear.forward on a layer with n_in={n_in}, n_out={n_out}"
+    if SHAPES_MISFIT.search(said):
+        return (f"{where} {layer} (the shapes do not fit): the weight is stored as (n_out, n_in), so the layer "
+                "computes x @ W.T + b")
+    return f"{said} {layer}"
 
 
 # The cell that defines each class of the lesson in the notebook as given (a grade id: "<cell linear>" in code).

@@ -1,6 +1,7 @@
 """Linear.forward() (`pytest -m forward`): x of shape (batch, n_in) gives x @ W.T + b of shape (batch, n_out),
 with the weight W stored as (n_out, n_in) and the bias b added to every row, computed with Tensor operations
 so that backward() reaches the weight, the bias and the input."""
+import causes
 import explain
 import facts
 import numpy as np
@@ -19,9 +20,8 @@ def forward(nb, layer, x):
     try:
         out = layer.forward(x)
     except ValueError as error:  # named where it was raised: forward() may call a helper of another cell
-        raise AssertionError(f"{explain.describe_exception(error, quote=False)} in Linear.forward on a layer "
-                             f"with n_in={n_in}, n_out={n_out} (the shapes do not fit): the weight is stored as "
-                             "(n_out, n_in), so the layer computes x @ W.T + b") from None
+        raise AssertionError(causes.forward_raised(explain.describe_exception(error, quote=False),
+                                                   explain.describe_exception(error), n_in, n_out)) from None
     assert isinstance(out, nb.Tensor), (f"Linear.forward returned a {type(out).__name__}: build the result from x, "
                                         "self.weight and self.bias with Tensor operations")
     return out
