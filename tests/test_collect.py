@@ -1023,3 +1023,39 @@ def test_a_copy_deeper_in_a_students_moodle_folder_never_costs_them_the_notebook
         bundle.writestr(zipfile.ZipInfo(ada + "old/" + NOTEBOOK, LMS_TIME), b'{"draft": 1}')
     lines = collect(root)
     assert submitted(root) == {"adabyron_1000": b'{"final": 1}'}, lines
+
+
+def test_a_collected_notebook_past_the_old_cap_is_replaced_by_a_newer_upload_after_the_instructor_raises_notebook_kb(
+        tmp_path):
+    """K-1. The keep rule's digest of a file longer than file_bytes is 'the SHA-256 of its first file_bytes + 1 bytes
+    and its size'; a shorter one's is its plain SHA-256. file_bytes follows notebook_kb, so when the instructor
+    raises notebook_kb (the usual answer to "not graded: the notebook is larger than notebook_kb"), the very file
+    the LMS collection wrote digests another way than collected.json records: the folder reads as edited by hand,
+    and the student's newer upload is never collected ("changed after it was collected (a regrade, or by hand)"),
+    though no one touched it. Lowering notebook_kb does the same to every collected file between the two caps."""
+    root = course(tmp_path, "c.GraderSettings.notebook_kb = 1", "c.GraderSettings.submission_file_kb = 1")
+    big = b'{"big": "' + b"x" * 6000 + b'"}'  # past file_bytes (4 KB here: the time stamp's floor)
+    lms_zip(root, {"carol_222_100_modules_and_sgd.ipynb": big})
+    assert collect(root) == [] and submitted(root) == {"carol_222": big}
+    with (root / "nbgrader_config.py").open("a") as config:  # the instructor lets such a notebook be graded
+        config.write("c.GraderSettings.notebook_kb = 8\n")
+    (root / "downloaded" / "dl01_6_3" / "archive" / "submissions.zip").unlink()
+    lms_zip(root, {"carol_222_101_modules_and_sgd.ipynb": b'{"fixed": 1}'}, when=(2026, 11, 21, 9, 30, 0))
+    lines = collect(root)
+    assert submitted(root) == {"carol_222": b'{"fixed": 1}'}, lines
+
+
+def test_an_upload_of_more_files_than_submission_entries_is_replaced_by_the_students_next_upload(tmp_path):
+    """K-2. The LMS collection writes up to BoundedExtractor.max_submission_files (100) of a student's notebooks;
+    the keep rule reads the folder within GraderSettings.submission_entries. A course that sets submission_entries
+    below that (here 2) gets, from a student's upload of three notebooks, a folder `held` marks UNSEEN: the next
+    collection keeps it as "more than a collection writes (put there by hand)" (the collection wrote it), and the
+    student's newer upload is never collected. Lowering submission_entries later does the same to folders
+    collected before."""
+    root = course(tmp_path, "c.GraderSettings.submission_entries = 2")
+    lms_zip(root, {f"carol_222_100_{name}.ipynb": b"{}" for name in ("modules_and_sgd", "scratch", "notes")})
+    collect(root)
+    (root / "downloaded" / "dl01_6_3" / "archive" / "submissions.zip").unlink()
+    lms_zip(root, {"carol_222_101_modules_and_sgd.ipynb": b'{"fixed": 1}'}, when=(2026, 11, 21, 9, 30, 0))
+    lines = collect(root)
+    assert submitted(root) == {"carol_222": b'{"fixed": 1}'}, lines

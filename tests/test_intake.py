@@ -1153,12 +1153,15 @@ def test_an_instructors_fix_past_notebook_kb_of_a_collected_data_file_keeps_the_
     assert (collected / "points.csv").read_text().endswith("the instructor's fixed last row\n"), result["log"]
 
 
-def test_a_collected_folder_past_the_walks_cap_is_never_taken_for_what_a_collection_wrote(tmp_path):
-    """The keep rule reads a folder as the intake's walk does, within submission_entries (collected.held): a folder of
-    more entries than that, which the instructor added beside what a collection wrote, is an edit, though the walk
-    stops before its files (else the folder would hold, as far as the walk saw, exactly what was written)."""
+def test_a_collected_folder_past_the_walks_cap_is_never_taken_for_what_a_collection_wrote(tmp_path, monkeypatch):
+    """The keep rule reads a folder as the intake's walk does, within a bound (collected.held: the larger of
+    submission_entries and HELD_ENTRIES): a folder of more entries than that, which the instructor added beside what
+    a collection wrote, is an edit, though the walk stops before its files (else the folder would hold, as far as
+    the walk saw, exactly what was written)."""
+    from autograder.intake import collected
     from autograder.intake.collected import held, kept_because
 
+    monkeypatch.setattr(collected, "HELD_ENTRIES", 5)
     rules = IntakeRules(NAME, 1 << 20, max_entries=5)
     folder = tmp_path / "collected"
     folder.mkdir()
@@ -1168,7 +1171,7 @@ def test_a_collected_folder_past_the_walks_cap_is_never_taken_for_what_a_collect
     for n in range(10):
         (folder / "extra" / f"{n}.csv").write_text(f"{n}\n")
     assert kept_because(folder, held(folder, rules), written, []) == (
-        "it holds more than the 5 entries the intake looks at, more than a collection writes (put there by hand)")
+        "it holds more than 5 entries, more than a collection writes (put there by hand)")
 
 
 def test_the_keep_rules_digest_is_of_a_whole_file_and_of_a_longer_ones_size(tmp_path):

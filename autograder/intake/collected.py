@@ -12,7 +12,7 @@ removed for an extension, a file added or removed at any depth) keeps the folder
 why. So does a folder no record names: no collection wrote it (the instructor's copy of work that came by mail,
 or a folder a kit before the records collected), and the line says how to take the new submission instead, since
 hand work is never undone. What the intake's walk never reads (files.skipped) is no one's edit, and the folder is
-read as that walk reads one (no link followed, within submission_entries).
+read as that walk reads one (no link followed), within bounds no setting moves (HELD_BYTES, HELD_ENTRIES).
 """
 from __future__ import annotations
 
@@ -44,9 +44,17 @@ def shown(text: str) -> str:
     return escaped(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")
 
 
+# How much of a file, and how many entries of a folder, `held` reads at least, whatever the settings: a record
+# written under one notebook_kb or submission_entries is compared under the next, so what it reads must not move
+# with them (a raised notebook_kb would turn every collected notebook past the old cap into a hand edit).
+HELD_BYTES = 64 * 2**20
+HELD_ENTRIES = 10_000
+
+
 def file_bytes(rules: IntakeRules) -> int:
-    """The most bytes of one file a collection writes: the largest of the intake's caps on a file it takes."""
-    return max(rules.notebook_bytes, rules.extra_bytes, TIMESTAMP_BYTES)
+    """How much of one file `held` reads: at least the largest of the intake's caps on a file it takes, which is
+    the most a collection writes, and at least HELD_BYTES."""
+    return max(rules.notebook_bytes, rules.extra_bytes, TIMESTAMP_BYTES, HELD_BYTES)
 
 
 def digest(path: Path, limit: int) -> str:
@@ -63,16 +71,17 @@ def digest(path: Path, limit: int) -> str:
 
 def held(folder: Path, rules: IntakeRules) -> dict[str, str] | None:
     """What `folder` holds as the rule compares it (module docstring): every entry the intake's walk sees, by its
-    path from the folder, with its `digest` (what it is, when it is no file), and UNSEEN when the walk stopped at
-    submission_entries; None when there is no folder."""
+    path from the folder, with its `digest` (what it is, when it is no file), and UNSEEN when the walk stopped (at
+    the larger of submission_entries and HELD_ENTRIES); None when there is no folder."""
     if not folder.is_dir():
         return None
-    found, complete = entries(folder, rules.max_entries)
+    walked = max(rules.max_entries, HELD_ENTRIES)
+    found, complete = entries(folder, walked)
     limit = file_bytes(rules)
     now = {f.path: digest(folder / f.path, limit) if f.kind == "a file" else f"refused: it is {f.kind}, not a file"
            for f in found}
     if not complete:
-        now[UNSEEN] = f"more than the {rules.max_entries} entries the intake looks at"
+        now[UNSEEN] = f"more than {walked} entries"
     return now
 
 
