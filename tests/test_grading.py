@@ -358,3 +358,18 @@ def test_an_answer_the_grade_refuses_is_worded_by_the_grader_not_by_the_notebook
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     failed = failing_messages(report)["test_exercise_count"]
     assert failed == ["count_64_32_10 is not a number: assign a number (an int or a float), e.g. count_64_32_10 = 123"]
+
+
+def test_a_future_import_in_another_parts_cell_holds_for_the_cells_below_as_in_jupyter(tmp_path):
+    """Jupyter keeps a cell's `from __future__ import annotations` for every cell below, and so does the loader; a
+    part that grades one cell takes the other parts' cells from the release, under the student's own future imports
+    (program._futures): a right notebook with the import at the top of cell module and `other: Linear` in class
+    Linear lost test_forward (16/18, "name 'Linear' is not defined") (red-o11, pass 21, F1)."""
+    notebook = solution_notebook()
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in notebook.cells}
+    cells["module"].source = "from __future__ import annotations\n\n" + cells["module"].source
+    cells["linear"].source = cells["linear"].source.replace(
+        "class Linear(Module):\n", "class Linear(Module):\n    def same_shape(self, other: Linear) -> bool:\n"
+        "        return self.weight.data.shape == other.weight.data.shape\n\n", 1)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, report

@@ -228,12 +228,31 @@ def program_from_notebook(
                 text = _text(cell)
             elif take_all or gid in wanted:
                 text = student_text.get(gid, f"raise RuntimeError('the cell {gid} {MISSING}')")
-            else:
-                text = blank_text.get(gid, f"raise RuntimeError('the cell {gid} is missing from the release')")
+            else:  # the release's copy, under the student's own __future__ imports
+                text = _futures(student_text.get(gid, "")) + blank_text.get(
+                    gid, f"raise RuntimeError('the cell {gid} is missing from the release')")
             program.append(Cell(gid, text))
         program.extend(added.get(gid, []))
     return program
 
+
+
+def _futures(text: str) -> str:
+    """The __future__ imports the student's cell `text` opens with, a line each, for the release's copy that stands
+    in for it: Jupyter's compiler keeps them for every cell below (cell_runner's does too), so the cells a part
+    takes from the student compile as they do in the notebook."""
+    try:
+        body = ast.parse(read_as_python(text)).body
+    except (SyntaxError, ValueError):
+        return ""
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # a docstring may come first
+    lines = []
+    for node in body:
+        if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            break
+        lines.append(f"from __future__ import {', '.join(alias.name for alias in node.names)}\n")
+    return "".join(lines)
 
 
 def bound_names(text: str) -> set[str]:
