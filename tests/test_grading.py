@@ -12,6 +12,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import notebook_checks
 import pytest
 from nbformat.v4 import new_code_cell
 
@@ -373,3 +374,16 @@ def test_a_future_import_in_another_parts_cell_holds_for_the_cells_below_as_in_j
         "        return self.weight.data.shape == other.weight.data.shape\n\n", 1)
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert scores(report) == FULL, report
+
+
+def test_a_step_that_changes_self_lr_is_told_so_not_to_keep_updating_the_very_objects(tmp_path):
+    """red-p11 A-1: step() right, then `self.lr *= 0.5`: the second step moves half as far. The objects are the very
+    ones; the message names what changed, self.lr (training_causes.rate_changed), in the grade and the public check."""
+    notebook = apply(solution_notebook(), [Mutation("sgd", "SGD.step", "for p in self.params:\n"
+                                                    "    p.data -= self.lr * p.grad\nself.lr *= 0.5")])
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    failed = failing_messages(report)["test_step"]
+    assert failed and all("step() changed self.lr from" in m for m in failed), failed
+    public = [m for ok, m in notebook_checks.run_part("step", path).values() if not ok]
+    assert public and all("step() changed self.lr from" in m for m in public), public

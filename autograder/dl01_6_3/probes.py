@@ -159,13 +159,17 @@ def _made(optimizer, params):
         order = None if hasattr(type(held), "__next__") else [_number(params, p) for p in held]
     except TypeError:  # not iterable at all
         order = None
-    rate: Any = getattr(optimizer, "lr", None)
-    number = isinstance(rate, (int, float, np.integer, np.floating)) and not isinstance(rate, bool)
     # Objects that are not Parameters (their arrays, say): zero_grad() and step() would raise on them, and be
     # named in place of the __init__ that kept them, so a probe answers with this alone (made_others).
     others = order is not None and not all(isinstance(p, type(params[0])) for p in held) if params else False
-    return {"made_order": order, "made_lr": float(rate) if number and np.isfinite(rate) else None,
-            "made_others": others}
+    return {"made_order": order, "made_lr": _rate(optimizer), "made_others": others}
+
+
+def _rate(optimizer):
+    """The optimizer's self.lr as a finite number, None when it holds none."""
+    rate: Any = getattr(optimizer, "lr", None)
+    number = isinstance(rate, (int, float, np.integer, np.floating)) and not isinstance(rate, bool)
+    return float(rate) if number and np.isfinite(rate) else None
 
 
 def _held(optimizer, params):
@@ -431,16 +435,17 @@ def step_effect(ns, data, grads, lr):
     made = _made(optimizer, params)
     if made["made_others"]:
         return made
-    after, grads_after = [], []
+    after, grads_after, rates = [], [], []
     for step_grads in grads:
         for p, g in zip(params, step_grads):
             p.grad = np.array(g, dtype=float)
         optimizer.step()
         after.append([_plain(p.data) for p in params])
         grads_after.append([_array_or_none(p.grad) for p in params])
+        rates.append(_rate(optimizer))
     held = list(optimizer.params)
     return {"data": after, "grads_after": grads_after, "held": [_number(params, p) for p in held],
-            "facts": _facts(ns, params + held), **made}
+            "facts": _facts(ns, params + held), "rates": rates, **made}
 
 
 def step_moves_model(ns, widths, batch, lr, seed, steps=2):
@@ -455,19 +460,20 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
         return made
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     outputs, graphs = [_plain(model(x).data)], [_graph(model(x))[0]]
-    values, grads = [[_plain(p.data) for p in _by_hand(ns, model)]], []
+    values, grads, rates = [[_plain(p.data) for p in _by_hand(ns, model)]], [], []
     for _ in range(steps):
         for p in params:
             p.grad = np.zeros_like(p.data)
         ns["cross_entropy"](model(x), labels).backward()
         grads.append([_array_or_none(p.grad) for p in params])
         optimizer.step()
+        rates.append(_rate(optimizer))
         out = model(x)
         outputs.append(_plain(out.data))
         graphs.append(_graph(out)[0])
         values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(ns, model)])
     return {"outputs": outputs, "graphs": graphs, "facts": _facts(ns, _by_hand(ns, model)), "params": values,
-            "grads": grads, **made}
+            "grads": grads, "rates": rates, **made}
 
 
 def _worked_example(ns, zero_between, by_hand):
@@ -486,6 +492,7 @@ def _worked_example(ns, zero_between, by_hand):
     losses: list[float] = []
     values: list[list] = []
     grads: list[list] = []
+    rates: list = []  # self.lr after each step
     seen: dict = {}  # what the first zero_grad() left: the values step() starts from, and the grads
 
     if held.get("not_parameters") or held["made_others"]:  # zero_grad() would fail on it, and be named instead
@@ -517,9 +524,11 @@ def _worked_example(ns, zero_between, by_hand):
         current.backward()
         grads.append([_array_or_none(layer.weight.grad), _array_or_none(layer.bias.grad)])
         optimizer.step()
+        rates.append(_rate(optimizer))
     loss()
     kept = {} if by_hand else {**_kept_list(ns, layer, params), **seen}  # after the steps: its own calls change nothing they saw
-    return {"z": z_values, "loss": losses, "params": values, "grads": grads, "none_grads": False, **held, **kept}
+    return {"z": z_values, "loss": losses, "params": values, "grads": grads, "rates": rates, "none_grads": False,
+            **held, **kept}
 
 
 def step_worked_example(ns, zero_between):

@@ -91,6 +91,8 @@ def test_leaves_the_gradients_alone(student, reference):
 def test_two_steps_move_by_both_gradients(student, reference, seed):
     got = step_effect(student, 0.2, seed, steps=2)
     check_first_step(got, 0.2)
+    cause = causes.rate_changed(0.2, got["rates"])
+    assert not cause, cause
     assert moved_by(got, 0.2, steps=2), ("the first step was right, but after the second the Parameters had not "
                                          "moved by -lr * grad again: the optimizer must keep updating the very "
                                          "objects it was given")
@@ -125,6 +127,8 @@ def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, wid
     assert not cause, cause
     assert close(got["outputs"][1], want["outputs"][1]), ("after one step() the model's output differs "
                                                           "from a step of -lr * grad")
+    cause = causes.rate_changed(lr, got["rates"])
+    assert not cause, cause
     assert close(got["outputs"][2], want["outputs"][2]), (
         "the first step() was right, but after the second the model's output differs from two steps of "
         "-lr * grad: the optimizer and "
@@ -135,8 +139,10 @@ def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, wid
 
 
 def worked_step_cause(got):
-    """What step() did wrong in the worked example's first step, lr = 0.1 ('' when nothing recognisable)."""
-    return init_cause(got, 2, 0.1) or causes.step_move(*got["params"][:2], got["grads"][0], 0.1)
+    """What step() did wrong in the worked example's first step, lr = 0.1, or to self.lr ('' when nothing
+    recognisable)."""
+    return init_cause(got, 2, 0.1) or causes.step_move(*got["params"][:2], got["grads"][0], 0.1) or \
+        causes.rate_changed(0.1, got.get("rates", []))
 
 
 def test_worked_example_with_zeroed_grads_reaches_0_908(student, reference):

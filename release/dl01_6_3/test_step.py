@@ -85,6 +85,8 @@ def test_keeps_moving_the_same_objects_over_two_steps(nb):
     for p in params:
         p.grad = np.full(p.shape, 2.0)
     optimizer.step()
+    cause = causes.rate_changed(0.5, [getattr(optimizer, "lr", None)])
+    assert not cause, cause
     assert all(np.allclose(p.data, s - 0.5 * (g + 2.0)) for p, s, g in zip(params, start, first)), (
         "over two steps the Parameters did not move by -lr * grad each time: the optimizer must keep updating "
         "the very objects it was given")

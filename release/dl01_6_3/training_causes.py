@@ -60,6 +60,16 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroe
     return ""
 
 
+def rate_changed(lr: float, rates) -> str:
+    """The cause ('' if none) when step() changed self.lr: `rates`, self.lr after each step (None: not a number)."""
+    for rate in rates:
+        number = isinstance(rate, (int, float, np.number)) and not isinstance(rate, bool)
+        if not number or not np.isclose(rate, lr):
+            return (f"step() changed self.lr from {lr:g} to {f'{rate:g}' if number else 'no number'}: the rate "
+                    "stays the one SGD(params, lr) was given, and step() only moves each p.data")
+    return ""
+
+
 def grads_missing(grads, names, expected=None, whose="") -> str:
     """The cause ('' if none) when backward() left Parameters without a gradient (None or all zero) that must get
     one: each of `names` (in the order of `grads`) whose `expected` gradient is not zero, or every one where

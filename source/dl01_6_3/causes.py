@@ -20,6 +20,7 @@ from training_causes import (  # noqa: F401 - the checks ask causes.<name> for t
     grads_missing,
     grads_shared,
     no_grad_made,
+    rate_changed,
     step_move,
     zero_grad_left,
 )
