@@ -539,11 +539,13 @@ def step_worked_example(ns, zero_between):
 # ---------------------------------------------------------------- no_grad
 
 def no_grad_made(ns):
-    """What no_grad() returns, as causes.no_grad_made reads it: its type, whether a `with` can enter it, and for
-    @contextlib.contextmanager's object the type of what the decorated function returned (its `gen`)."""
+    """What no_grad() returns, as causes.no_grad_made reads it: its type, which of __enter__ and __exit__ it lacks,
+    whether no_grad is a class, and for @contextlib.contextmanager's object the type of what the decorated function
+    returned (its `gen`)."""
     made = ns["no_grad"]()
     try:
-        return {"kind": type(made).__name__, "enters": hasattr(made, "__enter__") and hasattr(made, "__exit__"),
+        missing = [name for name in ("__enter__", "__exit__") if not hasattr(made, name)]
+        return {"kind": type(made).__name__, "missing": missing, "is_class": isinstance(ns["no_grad"], type),
                 "body": type(made.gen).__name__ if hasattr(made, "gen") else ""}
     finally:
         ns["Tensor"].recording = True  # a body without a yield ran as it was called

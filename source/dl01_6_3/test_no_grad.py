@@ -9,8 +9,9 @@ def block(nb):
     """What nb.no_grad() returned, failing first with the cause when a `with` block cannot run it (contextlib
     would raise from its own code, naming none of yours)."""
     made = nb.no_grad()
-    enters = hasattr(made, "__enter__") and hasattr(made, "__exit__")
-    cause = causes.no_grad_made(type(made).__name__, enters, type(made.gen).__name__ if hasattr(made, "gen") else "")
+    missing = [name for name in ("__enter__", "__exit__") if not hasattr(made, name)]
+    cause = causes.no_grad_made(type(made).__name__, missing, type(made.gen).__name__ if hasattr(made, "gen") else "",
+                                isinstance(nb.no_grad, type))
     assert not cause, cause
     return made
 

@@ -109,11 +109,15 @@ def grads_left(cleared, before):
             "loop over every parameter in self.params" + (" (is a return inside the loop?)" if stopped else ""))
 
 
-def no_grad_made(kind: str, enters: bool, body: str) -> str:
+def no_grad_made(kind: str, missing: list, body: str, is_class: bool = False) -> str:
     """The cause ('' if none) when what no_grad() returned cannot run a `with` block, from what it was: `kind`, its
-    type; `enters`, whether it has __enter__ and __exit__; `body`, for @contextlib.contextmanager's object, the type
-    of what the decorated function returned ('' for another context manager): a generator only when it has a yield."""
-    if not enters:
+    type; `missing`, which of __enter__ and __exit__ it lacks; `is_class`, whether no_grad is a class of its own;
+    `body`, for @contextlib.contextmanager's object, the type of what the decorated function returned ('' for
+    another context manager): a generator only when it has a yield."""
+    if missing and is_class:
+        return (f"no_grad is a class whose objects have no {' and no '.join(missing)}, so `with no_grad():` cannot "
+                "use them: a class for `with` defines __enter__(self) and __exit__(self, exc_type, exc, tb)")
+    if missing:
         return (f"no_grad() returned a {kind}, not a context manager, so `with no_grad():` cannot enter it: put "
                 "@contextlib.contextmanager above def no_grad() and yield where the block runs")
     if body and body != "generator":
