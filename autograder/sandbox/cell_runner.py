@@ -89,10 +89,10 @@ class _PipeWokenLoop(asyncio.SelectorEventLoop):
         os.set_blocking(self._wake_read, False)
         os.set_blocking(self._wake_write, False)
         # asyncio's own registration, as for its socketpair: the public add_reader needs what __init__ makes next
-        self._add_reader(self._wake_read, self._read_from_self)  # type: ignore[attr-defined]
+        self._add_reader(self._wake_read, self._read_from_self)  # type: ignore[attr-defined]  # asyncio internal
 
     def _close_self_pipe(self) -> None:
-        self._remove_reader(self._wake_read)  # type: ignore[attr-defined]
+        self._remove_reader(self._wake_read)  # type: ignore[attr-defined]  # asyncio internal
         os.close(self._wake_read)
         os.close(self._wake_write)
 

@@ -112,4 +112,4 @@ def install(namespace: dict, compile_cell: Callable[[str, str], tuple[CodeType, 
     sys.displayhook = hook  # a cell's last value: `_` below
     sys.meta_path.insert(0, _StandIns())
     sys.modules["__main__"] = _shell.user_module
-    builtins.display, builtins.get_ipython = display, get_ipython  # type: ignore[attr-defined]
+    builtins.display, builtins.get_ipython = display, get_ipython  # type: ignore[attr-defined]  # as IPython adds them

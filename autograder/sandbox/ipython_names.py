@@ -142,7 +142,7 @@ def run(shell: Any, line: str) -> None:
 def _as_main(program: dict, argv: list[str], body: Callable[[], None]) -> None:
     """Run `body` with `program` as sys.modules['__main__'] and `argv` as sys.argv, an error printed."""
     saved = sys.argv, sys.modules.get("__main__")
-    sys.argv, sys.modules["__main__"] = argv, Module(program)  # type: ignore[assignment]
+    sys.argv, sys.modules["__main__"] = argv, Module(program)  # type: ignore[assignment]  # a module-like object, as %run
     try:
         body()
     except SystemExit as stop:
@@ -151,7 +151,7 @@ def _as_main(program: dict, argv: list[str], body: Callable[[], None]) -> None:
     except Exception:
         traceback.print_exc()
     finally:
-        sys.argv, sys.modules["__main__"] = saved[0], saved[1]  # type: ignore[assignment]
+        sys.argv, sys.modules["__main__"] = saved[0], saved[1]  # type: ignore[assignment]  # put back as it was
 
 
 def _module_file(module: str) -> str:
