@@ -99,6 +99,21 @@ def exercise_cell(grade_id: str, source: str) -> Mutation:
     return Mutation(grade_id, "", "", source=source)
 
 
+NO_GRAD_CLASS = """\
+class no_grad:
+    \"\"\"Inside `with no_grad():` operations record no graph.\"\"\"
+
+    def __enter__(self):
+        self.previous = Tensor.recording
+        Tensor.recording = False
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        Tensor.recording = self.previous
+        return False
+"""
+
+
 def module_cell(parameters: str, name: str = "Module", after: str = "") -> Mutation:
     """The whole Module cell, with `parameters` as the method's full text (signature included), the class
     called `name`, and `after` (top-level code the student left below the class)."""
@@ -766,20 +781,11 @@ class no_grad:
         Tensor.recording = no_grad.previous
 """),),
         loses=("test_no_grad",), phrase="recording is still off", cause='recording is still off'),
-    Bug("no-grad-class", "correct: no_grad as a class with __enter__ and __exit__",
-        (no_grad_cell("""\
-class no_grad:
-    \"\"\"Inside `with no_grad():` operations record no graph.\"\"\"
-
-    def __enter__(self):
-        self.previous = Tensor.recording
-        Tensor.recording = False
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        Tensor.recording = self.previous
-        return False
-"""),)),
+    Bug("no-grad-class", "correct: no_grad as a class with __enter__ and __exit__", (no_grad_cell(NO_GRAD_CLASS),)),
+    Bug("no-grad-class-no-exit", "no_grad as a class whose __exit__ is misspelt __exit_",
+        (no_grad_cell(NO_GRAD_CLASS.replace("def __exit__", "def __exit_")),),
+        loses=("test_no_grad", LESSON), phrase="have no __exit__", cause="have no __exit__",
+        lesson_cause="have no __exit__", every=("have no __exit__",)),
 
     # ------------------------------------------------------------------ a name not found, another cell failing
     # The cause is the cell that defines the name in the released notebook (or, for a name it does not define,

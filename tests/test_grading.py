@@ -387,31 +387,3 @@ def test_a_step_that_changes_self_lr_is_told_so_not_to_keep_updating_the_very_ob
     assert failed and all("step() changed self.lr from" in m for m in failed), failed
     public = [m for ok, m in notebook_checks.run_part("step", path).values() if not ok]
     assert public and all("step() changed self.lr from" in m for m in public), public
-
-
-NO_EXIT = '''class no_grad:
-    """Inside `with no_grad():` operations record no graph."""
-
-    def __enter__(self):
-        self.previous = Tensor.recording
-        Tensor.recording = False
-        return self
-
-    def __exit_(self, exc_type, exc, tb):
-        Tensor.recording = self.previous
-        return False
-'''
-
-
-def test_a_no_grad_class_without_its_exit_is_told_what_the_class_lacks(tmp_path):
-    """red-p11 N-1: no_grad written as a class (a right way) with __exit__ misspelt: every failing check, graded and
-    public, said to put @contextlib.contextmanager above a def the notebook does not have; it names what the class
-    lacks (training_causes.no_grad_made)."""
-    notebook = apply(solution_notebook(), [Mutation("no_grad", "no_grad", "", source=NO_EXIT)])
-    path = write_notebook(notebook, tmp_path / NOTEBOOK)
-    report, _ = grade_json(path)
-    failed = failing_messages(report)
-    assert failed["test_no_grad"] and all("have no __exit__" in m for m in failed["test_no_grad"]), failed
-    assert not [m for m in failed["test_lesson_numbers"] if "above def no_grad()" in m], failed
-    public = [m for ok, m in notebook_checks.run_part("no_grad", path).values() if not ok]
-    assert public and all("have no __exit__" in m for m in public), public
