@@ -237,10 +237,13 @@ def program_from_notebook(
 
 
 
+@functools.lru_cache(maxsize=64)  # each part's program asks again for the same cells: read each once
 def _futures(text: str) -> str:
     """The __future__ imports the student's cell `text` opens with, a line each, for the release's copy that stands
     in for it: Jupyter's compiler keeps them for every cell below (cell_runner's does too), so the cells a part
     takes from the student compile as they do in the notebook."""
+    if "__future__" not in text:
+        return ""
     try:
         body = ast.parse(read_as_python(text)).body
     except (SyntaxError, ValueError):
