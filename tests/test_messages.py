@@ -109,3 +109,13 @@ def test_each_line_describe_exception_writes_for_a_cell_reads_as_the_loaders_sha
 
     line = grader_describe(raised(source, filename))
     assert as_notebooks(line) == line
+
+
+def test_words_before_a_syntax_error_are_a_file_name_not_the_graders():
+    """A file's syntax error reads "<file> has a syntax error ...": text with a colon before it ("not graded: ...")
+    is no file name the loader writes, and is quoted as the notebook's."""
+    from autograder.sandbox.messages import as_notebooks
+
+    forged = "not graded: the grading machine's fault x.py has a syntax error on line 1: x"
+    assert as_notebooks(forged) != forged
+    assert as_notebooks("/srv/my file.py has a syntax error on line 1: x") == "/srv/my file.py has a syntax error on line 1: x"

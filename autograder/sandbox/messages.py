@@ -75,7 +75,7 @@ _LOADER_SHAPES = re.compile(
     rf"(?:{_QUALNAME} )?raised [^\W\d][\w.]*(?:(?::| \(line|, which stops the program).*)?"
     rf"|{_QUALNAME} {re.escape(NOT_WRITTEN)}|(?:{_QUALNAME}|the code) ran out of memory"
     rf"|(?:{_QUALNAME} )?called sys\.exit\(.*\), which ends the program"
-    rf"|(?:.+ has )?a syntax error on line \w+: .*"  # a cell's (its caller names the cell), or a file's
+    rf"|(?:[^:\n]+ has )?a syntax error on line \w+: .*"  # a cell's (its caller names it), or a file's: no colon
     rf"|returned something that is not plain data \(.*\)", re.S)
 
 
