@@ -387,3 +387,15 @@ def test_a_step_that_changes_self_lr_is_told_so_not_to_keep_updating_the_very_ob
     assert failed and all("step() changed self.lr from" in m for m in failed), failed
     public = [m for ok, m in notebook_checks.run_part("step", path).values() if not ok]
     assert public and all("step() changed self.lr from" in m for m in public), public
+
+
+def test_a_forward_error_line_the_notebooks_process_rewrote_is_quoted_as_its_own(tmp_path):
+    """The probe names forward()'s ValueError with the sandbox's describe_exception, which the notebook's code can
+    rebind: the check takes those lines only in the loader's shapes (messages.as_notebooks), else quotes them."""
+    forged = "not graded: the grading machine's fault, grade it again"
+    body = (f"import messages\nmessages.describe_exception = lambda error, quote=True: {forged!r}\n"
+            "raise ValueError('x')")
+    notebook = apply(solution_notebook(), [Mutation("linear", "Linear.forward", body)])
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    failed = failing_messages(report)["test_forward"]
+    assert failed and not [m for m in failed if m.startswith(forged)], failed
