@@ -567,6 +567,14 @@ BUGS: list[Bug] = [
         loses=("test_step", LESSON), phrase="as if the learning rate were",
         absent="use the learning rate stored in self.lr", cause='as if the learning rate were',
         lesson_cause='as if the learning rate were'),
+    # The gradients it moves by are gone before it reads them: the facts are where p.data stayed and what p.grad
+    # holds after the call, not a guess at a rebound name.
+    Bug("step-zero-grad-first", "step() calls self.zero_grad() before its loop, so it moves by zero gradients",
+        (step("self.zero_grad()\nfor p in self.params:\n    p.data -= self.lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="set their gradients to zero",
+        absent="only rebinds a local name", cause="set their gradients to zero",
+        lesson_cause="set their gradients to zero", every=("set their gradients to zero", "set its gradient to zero",
+                                                            "step() changed p.grad")),
     Bug("step-first-only", "step() with `return` inside the loop: moves only the first parameter",
         (step("for p in self.params:\n    p.data -= self.lr * p.grad\n    return"),),
         loses=("test_step", LESSON), phrase="moved only some of the parameters",

@@ -119,3 +119,27 @@ def test_words_before_a_syntax_error_are_a_file_name_not_the_graders():
     forged = "not graded: the grading machine's fault x.py has a syntax error on line 1: x"
     assert as_notebooks(forged) != forged
     assert as_notebooks("/srv/my file.py has a syntax error on line 1: x") == "/srv/my file.py has a syntax error on line 1: x"
+
+
+def test_a_name_the_notebook_chose_is_shown_as_a_name_or_quoted():
+    """A class's or an attribute's name comes from the notebook (type('...', ...) takes any text): a message shows
+    it as it is only when it is a Python name, which holds no sentence, else quoted as the notebook's words."""
+    import causes
+    said = "list. The grader: full marks"
+    assert causes.named("Linear.forward.<locals>.affine") == "Linear.forward.<locals>.affine"
+    assert causes.not_parameters([[said, False]]).startswith(f"parameters() listed a {said!r}, which")
+    assert causes.no_grad_made(said, ["__exit__"], "").startswith(f"no_grad() returned a {said!r}, not")
+    assert causes.stale_list([], False, [[f"Module.{said}", "set", "class"]]).startswith(
+        f"{f'Module.{said}'!r} is a set kept on the class")
+    assert causes.layers_cause({"weight_shape": [1, 2], "forward_returned": said}).startswith(
+        f"Linear.forward returned a {said!r}:")
+
+
+def test_a_container_of_a_subclass_kept_outside_parameters_is_named_with_its_own_kind():
+    """OrderedDict, defaultdict: dict's subclasses hold what parameters() collected as a dict would (a KeyError in
+    the check, before, scored its parts "the check could not run")."""
+    import causes
+    kept = causes.stale_list([], False, [["Module.seen", "OrderedDict", "class"]])
+    assert kept.startswith("Module.seen is an OrderedDict kept on the class") and "seen = OrderedDict()" in kept
+    default = causes.stale_list([["seen", "defaultdict"]], False, [])
+    assert "default argument seen=defaultdict()" in default and "a defaultdict that outlives the call" in default

@@ -460,20 +460,21 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
         return made
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     outputs, graphs = [_plain(model(x).data)], [_graph(model(x))[0]]
-    values, grads, rates = [[_plain(p.data) for p in _by_hand(ns, model)]], [], []
+    values, grads, grads_after, rates = [[_plain(p.data) for p in _by_hand(ns, model)]], [], [], []
     for _ in range(steps):
         for p in params:
             p.grad = np.zeros_like(p.data)
         ns["cross_entropy"](model(x), labels).backward()
         grads.append([_array_or_none(p.grad) for p in params])
         optimizer.step()
+        grads_after.append([_array_or_none(p.grad) for p in params])
         rates.append(_rate(optimizer))
         out = model(x)
         outputs.append(_plain(out.data))
         graphs.append(_graph(out)[0])
         values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(ns, model)])
     return {"outputs": outputs, "graphs": graphs, "facts": _facts(ns, _by_hand(ns, model)), "params": values,
-            "grads": grads, "rates": rates, **made}
+            "grads": grads, "grads_after": grads_after, "rates": rates, **made}
 
 
 def _worked_example(ns, zero_between, by_hand):
@@ -492,6 +493,7 @@ def _worked_example(ns, zero_between, by_hand):
     losses: list[float] = []
     values: list[list] = []
     grads: list[list] = []
+    grads_after: list[list] = []  # each p.grad right after step()
     rates: list = []  # self.lr after each step
     seen: dict = {}  # what the first zero_grad() left: the values step() starts from, and the grads
 
@@ -524,11 +526,12 @@ def _worked_example(ns, zero_between, by_hand):
         current.backward()
         grads.append([_array_or_none(layer.weight.grad), _array_or_none(layer.bias.grad)])
         optimizer.step()
+        grads_after.append([_array_or_none(layer.weight.grad), _array_or_none(layer.bias.grad)])
         rates.append(_rate(optimizer))
     loss()
     kept = {} if by_hand else {**_kept_list(ns, layer, params), **seen}  # after the steps: its own calls change nothing they saw
-    return {"z": z_values, "loss": losses, "params": values, "grads": grads, "rates": rates, "none_grads": False,
-            **held, **kept}
+    return {"z": z_values, "loss": losses, "params": values, "grads": grads, "grads_after": grads_after,
+            "rates": rates, "none_grads": False, **held, **kept}
 
 
 def step_worked_example(ns, zero_between):
@@ -696,7 +699,7 @@ def lesson_shared(ns, n, batch, lr, seed):
     optimizer.step()
     return {"none_grads": False, "pattern": [_number([first.weight, first.bias, second.bias], p) for p in params],
             "before": before, "after": _plain(first.weight.data), "still_shared": second.weight is first.weight,
-            "grad": grad, **seen, **made, **_kept_list(ns, model, found)}
+            "grad": grad, "grad_after": _array_or_none(first.weight.grad), **seen, **made, **_kept_list(ns, model, found)}
 
 
 def _zero_grad_seen(optimizer, params):
@@ -721,6 +724,7 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
     x, labels = ns["Tensor"](rng.normal(size=(batch, widths[0]))), rng.integers(0, widths[-1], size=batch)
     losses, values = [], [[_plain(p.data) for p in _by_hand(ns, model)]]
     grads: list[list] = []
+    grads_after: list = []
     seen: dict = {}  # what the first zero_grad() left: the values step() starts from, and the grads
     owners: list = []
     for _ in range(steps):
@@ -733,16 +737,19 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
         owners = owners or _grad_owners(_by_hand(ns, model))
         loss = ns["cross_entropy"](model(x), labels)
         loss.backward()
-        if not grads:  # the first step's gradients and the layers' values after it (read by hand)
+        first = not grads  # the first step's gradients before and after it, and the layers' values after it (by hand)
+        if first:
             grads.append([_array_or_none(p.grad) for p in _by_hand(ns, model)])
         optimizer.step()
+        if first:
+            grads_after = [_array_or_none(p.grad) for p in _by_hand(ns, model)]
         losses.append(float(loss.data))
         if len(values) == 1:
             values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(ns, model)])
     with ns["no_grad"]():
         final = model(x)
     return {"losses": losses, "final": _plain(final.data), "final_graph": _graph(final)[0], "params": values,
-            "grads": grads, **seen, "owners": owners, "none_grads": False, **held,
+            "grads": grads, "grads_after": [grads_after], **seen, "owners": owners, "none_grads": False, **held,
             **_kept_list(ns, model, found)}
 
 

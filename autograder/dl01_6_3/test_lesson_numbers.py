@@ -56,7 +56,7 @@ def moved(got, lr, what):
     zero_grad() first, from the values right after it (step() starts from those); a move twice as far is a
     Parameter listed twice only where the optimizer's list holds one twice."""
     return causes.step_move(*got["params"][:2], got["grads"][0], lr, what=what, order=got.get("made_order"),
-                            zeroed=got.get("zeroed"))
+                            zeroed=got.get("zeroed"), grads_after=got["grads_after"][0])
 
 
 @pytest.mark.parametrize("widths,count", [((2, 16, 16, 2), 354), ((64, 32, 10), 2410)],
@@ -158,7 +158,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     assert not cause, cause
     assert got["still_shared"], "after step() the two layers no longer share one weight"
     cause = causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight",
-                             order=got["made_order"])
+                             order=got["made_order"], grads_after=[got["grad_after"]])
     assert not cause, cause
     # Shapes first: arrays of two shapes would broadcast, here in the grader's process, to as many numbers as the
     # product of their sizes (a column and a row within one answer's values make gigabytes).

@@ -51,7 +51,7 @@ def check_first_step(got, lr):
     """The first step's move, with the misconception named when it is wrong (causes.step_move: not moved, only
     some, up the gradient, another rate)."""
     assert moved_by(got, lr), causes.step_move(got["start"], per_parameter(got["data"][0], len(SHAPES)),
-                                               got["grads_used"][0], lr) or (
+                                               got["grads_used"][0], lr, grads_after=got["grads_after"][0]) or (
         f"step() did not move each parameter by -lr * grad with lr = {lr}: it moved them by something other than "
         "lr * grad (p.data -= self.lr * p.grad is the whole update)")
 
@@ -67,8 +67,10 @@ def test_updates_the_same_parameter_objects_in_place(student, reference):
     got = step_effect(student, 0.1, 4)
     assert got["held"] == list(range(len(SHAPES))), (
         "step() replaced the objects in self.params: keep the same Parameters and change their .data")
-    assert not moved_by(got, 0), ("step() must change p.data in place: after step() the Parameter held by the "
-                                  "model did not move; did you write p = p - lr * p.grad?")
+    assert not moved_by(got, 0), causes.step_move(
+        got["start"], per_parameter(got["data"][0], len(SHAPES)), got["grads_used"][0], 0.1,
+        grads_after=got["grads_after"][0]) or ("step() must change p.data in place: after step() the Parameter "
+                                               "held by the model did not move; did you write p = p - lr * p.grad?")
 
 
 def test_adds_no_graph_nodes(student, reference):
@@ -104,7 +106,8 @@ def test_changes_the_output_of_the_model_that_holds_the_parameters(student, refe
     got = student.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed)
     want = reference.run(probes.step_moves_model, widths=list(widths), batch=6, lr=lr, seed=seed)
     cause = init_cause(got, len(want["grads"][0]), lr) or causes.step_move(*got["params"][:2], got["grads"][0], lr,
-                                                                         what="the model's Parameters")
+                                                                         what="the model's Parameters",
+                                                                         grads_after=got["grads_after"][0])
     assert not cause, cause
     assert not close(got["outputs"][1], got["outputs"][0]), (
         "after step() the model's output did not change: the optimizer must update the same Parameter objects "
@@ -123,7 +126,8 @@ def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, wid
     facts = per_parameter(got["facts"], len(want["facts"]))
     assert all(is_parameter and parents == 0 for is_parameter, parents, _ in facts), (
         "after step() a layer's weight or bias is no longer a plain Parameter")
-    cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters")
+    cause = causes.step_move(*got["params"][:2], got["grads"][0], lr, what="the model's Parameters",
+                             grads_after=got["grads_after"][0])
     assert not cause, cause
     assert close(got["outputs"][1], want["outputs"][1]), ("after one step() the model's output differs "
                                                           "from a step of -lr * grad")
@@ -141,7 +145,8 @@ def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, wid
 def worked_step_cause(got):
     """What step() did wrong in the worked example's first step, lr = 0.1, or to self.lr ('' when nothing
     recognisable)."""
-    return init_cause(got, 2, 0.1) or causes.step_move(*got["params"][:2], got["grads"][0], 0.1) or \
+    return init_cause(got, 2, 0.1) or causes.step_move(*got["params"][:2], got["grads"][0], 0.1,
+                                                       grads_after=got["grads_after"][0]) or \
         causes.rate_changed(0.1, got.get("rates", []))
 
 

@@ -77,7 +77,8 @@ def worked_example(nb, zero_between):
     forward().backward()
     grads = [np.array(p.grad, dtype=float) for p in params]
     optimizer.step()
-    cause = causes.step_move(before, [p.data for p in params], grads, 0.1, order=listed, zeroed=cleared)
+    cause = causes.step_move(before, [p.data for p in params], grads, 0.1, order=listed, zeroed=cleared,
+                             grads_after=[p.grad for p in params])
     assert not cause, f"worked example: {cause}"
     assert np.isclose(numbers[1], 5.29), (f"worked example: the first loss should be 5.29 (z = -1.3), got "
                                           f"{numbers[1]:.4g} (z = {numbers[0]:.4g}): Linear(2, 1) must compute "
@@ -185,7 +186,8 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     model(nb.Tensor(rng.normal(size=(5, 3)))).sum().backward()
     before, grad = l1.weight.data.copy(), l1.weight.grad.copy()
     optimizer.step()
-    assert np.allclose(l1.weight.data, before - 0.1 * grad), (
+    assert np.allclose(l1.weight.data, before - 0.1 * grad), causes.step_move(
+        [before], [l1.weight.data], [grad], 0.1, what="the shared weight", grads_after=[l1.weight.grad]) or (
         "one step should move the shared weight once by -lr * grad (its grad already holds both uses)")
     assert l2.weight is l1.weight, "the two layers no longer share one weight after step()"
 

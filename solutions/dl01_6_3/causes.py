@@ -15,10 +15,12 @@ import re
 import numpy as np
 from training_causes import (  # noqa: F401 - the checks ask causes.<name> for these too
     NONE_GRAD,
+    a,
     arrays,
     grads_left,
     grads_missing,
     grads_shared,
+    named,
     no_grad_made,
     rate_changed,
     step_move,
@@ -40,7 +42,7 @@ def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
     held right after it was made: `kind`, the type of self.params; `one_shot`, whether that is an iterator
     (a generator), which the first loop over it uses up; else `held`, how many of the parameters it holds."""
     if one_shot:
-        return (f"SGD.__init__ kept params as the {kind} it was given: the first loop over it (zero_grad()) "
+        return (f"SGD.__init__ kept params as the {named(kind)} it was given: the first loop over it (zero_grad()) "
                 "uses it up and the next (step()) finds nothing; keep a list, self.params = list(params)")
     if held < total:
         return (f"the optimizer held {held} of the model's {total} Parameters once made: SGD.__init__ must keep "
@@ -51,21 +53,22 @@ def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
 
 def stale_list(defaults: list, same_list: bool, kept: list) -> str:
     """The cause when parameters() keeps a list between calls ('' if nothing says so), from facts.kept_facts: its
-    defaults and the containers (class, global, self) that hold what calls collect; two calls giving one list."""
+    defaults and the containers (class, global, self) that hold what calls collect; two calls giving one list. A
+    container's kind may be a subclass of list, dict or set (an OrderedDict): named as the notebook named it."""
     empty = {"list": "[]", "dict": "{}", "set": "set()"}
-    shared = [(name, kind) for name, kind in defaults if kind in empty]
-    if shared:
-        name, kind = shared[0]
-        return (f"Module.parameters has a default argument {name}={empty[kind]}: Python makes that one object when "
-                f"it defines the method, a {kind} that outlives the call and keeps what earlier calls collected; "
-                f"write {name}=None and start a new {kind} inside the call")
+    if defaults:
+        name, kind = defaults[0]
+        new = empty.get(kind, f"{named(kind)}()")
+        return (f"Module.parameters has a default argument {named(name)}={new}: Python makes that one object when "
+                f"it defines the method, {a(kind)} that outlives the call and keeps what earlier calls collected; "
+                f"write {named(name)}=None and start a new {named(kind)} inside the call")
     if kept:
         name, kind, where = kept[0]
         place = {"class": "kept on the class", "global": "at the top of its cell (a global)",
-                 "self": "kept on the module itself"}[where]
-        return (f"{name} is a {kind} {place}, one object for every call of parameters(): it outlives the call and "
-                "keeps what earlier calls collected (ids of Parameters gone, which new ones can reuse); make it a "
-                f"local, {name.split('.')[-1]} = {empty[kind]} inside the call")
+                 "self": "kept on the module itself"}.get(where, "kept outside the call")
+        return (f"{named(name)} is {a(kind)} {place}, one object for every call of parameters(): it outlives the call "
+                "and keeps what earlier calls collected (ids of Parameters gone, which new ones can reuse); make it "
+                f"a local, {named(str(name).split('.')[-1])} = {empty.get(kind, f'{named(kind)}()')} inside the call")
     if same_list:
         return ("parameters() returned the same list object on two calls: a list that outlives the call (kept, or "
                 "cached) keeps what earlier calls collected and misses a Parameter set since, and what a caller does "
@@ -90,9 +93,9 @@ def not_parameters(kinds: list) -> str:
         return ""
     name, module = kinds[0]
     if module:
-        return (f"parameters() listed a {name}, which is not a Parameter: for an attribute that is a Module, add "
+        return (f"parameters() listed {a(name)}, which is not a Parameter: for an attribute that is a Module, add "
                 "what its parameters() returns, not the module itself")
-    return (f"parameters() listed a {name}, which is not a Parameter: list the Parameter objects themselves"
+    return (f"parameters() listed {a(name)}, which is not a Parameter: list the Parameter objects themselves"
             + (" (not their .data)" if name == "ndarray" else ""))
 
 
@@ -102,7 +105,7 @@ def init_attributes(facts: dict) -> str:
     for name in ("weight", "bias"):
         if facts["kinds"].get(name) != "Parameter":
             return (f"Linear.__init__ keeps no Parameter self.{name} (it keeps "
-                    f"{', '.join(f'{n}: {k}' for n, k in facts['attributes'])}): keep the given __init__")
+                    f"{', '.join(f'{named(n)}: {named(k)}' for n, k in facts['attributes'])}): keep the given __init__")
     if facts["order"] == ["bias", "weight"]:
         return ("Linear.__init__ sets self.bias before self.weight: keep the given __init__, weight first "
                 "(parameters() lists them in that order, and a seed draws the weight's numbers first)")
@@ -130,9 +133,9 @@ def layers_cause(facts: dict) -> str:
                 "n_in) = (1, 2): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
     returned, called = facts.get("forward_returned"), facts.get("call_returned")
     if returned:
-        return (f"Linear.forward returned a {returned}: build the result from x, self.weight and self.bias with "
+        return (f"Linear.forward returned {a(returned)}: build the result from x, self.weight and self.bias with "
                 "Tensor operations")
-    return (f"calling the layer, layer(x), returned a {called} where its forward(x) returned a Tensor: the given "
+    return (f"calling the layer, layer(x), returned {a(called)} where its forward(x) returned a Tensor: the given "
             "Module.__call__ must return self.forward(x) (keep the given one in cell module)") if called else ""
 
 
@@ -159,5 +162,6 @@ def defined_again(cells: dict) -> str:
     """The note ('' if none) when a class in use comes from another cell than its own: `cells` holds, for each
     class of HOMES, the cell its methods come from ('' when unknown: not a cell of the saved notebook)."""
     again = [(name, cell) for name, cell in cells.items() if cell and cell != HOMES.get(name, cell)]
-    return "" if not again else (f"the {again[0][0]} in use is the one cell {again[0][1]} defines again, which "
-                                 f"replaces cell {HOMES[again[0][0]]}'s: remove that copy from cell {again[0][1]}")
+    name, cell = again[0] if again else ("", "")
+    return "" if not again else (f"the {name} in use is the one cell {named(cell)} defines again, which "
+                                 f"replaces cell {HOMES[name]}'s: remove that copy from cell {named(cell)}")

@@ -27,7 +27,8 @@ def test_moves_every_parameter_by_minus_lr_times_grad(nb):
     before, grads = [p.data.copy() for p in params], [p.grad.copy() for p in params]
     sgd(nb, params, 0.25).step()
     after = [np.asarray(p.data) for p in params]
-    cause = causes.step_move(before, after, grads, 0.25)  # not moved, some, up the gradient, another rate
+    cause = causes.step_move(before, after, grads, 0.25,  # not moved, cleared, some, up the gradient, another rate
+                             grads_after=[p.grad for p in params])
     assert not cause, cause
     assert moved(after, before, grads, 0.25), other_move(0.25)
 
@@ -47,11 +48,12 @@ def test_changes_data_in_place_on_the_same_objects(nb):
     before, grads = [p.data.copy() for p in params], [p.grad.copy() for p in params]
     optimizer = sgd(nb, params, 0.1)
     optimizer.step()
-    cause = causes.step_move(before, [np.asarray(p.data) for p in params], grads, 0.1)  # not all, a wrong rate
+    cause = causes.step_move(before, [np.asarray(p.data) for p in params], grads, 0.1,  # not all, a wrong rate
+                             grads_after=[p.grad for p in params])
     assert not cause or "left the Parameters where they were" in cause, cause
     assert len(optimizer.params) == 3 and all(a is b for a, b in zip(params, optimizer.params)), (
         "step() replaced the objects in self.params: keep the same Parameters and change their .data")
-    assert not any(np.array_equal(p.data, old) for p, old in zip(params, before)), (
+    assert not any(np.array_equal(p.data, old) for p, old in zip(params, before)), cause or (
         "step() must change p.data in place: after step() the Parameter held by the model did not move; "
         "p = p - lr * p.grad only rebinds a local name")
 
@@ -79,7 +81,8 @@ def test_keeps_moving_the_same_objects_over_two_steps(nb):
     start, first = [p.data.copy() for p in params], [p.grad.copy() for p in params]
     optimizer = sgd(nb, params, 0.5)
     optimizer.step()
-    cause = causes.step_move(start, [np.asarray(p.data) for p in params], first, 0.5)  # the first step, first
+    cause = causes.step_move(start, [np.asarray(p.data) for p in params], first, 0.5,  # the first step, first
+                             grads_after=[p.grad for p in params])
     assert not cause, cause
     assert moved([np.asarray(p.data) for p in params], start, first, 0.5), other_move(0.5)
     for p in params:

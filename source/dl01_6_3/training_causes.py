@@ -11,6 +11,20 @@ NONE_GRAD = ("zero_grad() set p.grad to None, not to an array of zeros: the next
              "so make it np.zeros_like(p.data)")
 
 
+def named(name) -> str:
+    """A name the notebook chose (a class's, an attribute's), as a message shows it: as it is when it is a Python
+    name (dotted), which holds no sentence, else quoted, so that no words the notebook wrote read as the checks'."""
+    text = str(name)
+    plain = len(text) <= 80 and all(part.isidentifier() or part == "<locals>" for part in text.split("."))
+    return text if plain else repr(text[:80])
+
+
+def a(name) -> str:
+    """`named(name)` after its article: a list, an OrderedDict."""
+    text = named(name)
+    return f"{'an' if text[:1] in 'AEIOUaeiou' else 'a'} {text}"
+
+
 def arrays(values):
     """The values as float arrays, or None when one is not numbers."""
     try:
@@ -19,12 +33,14 @@ def arrays(values):
         return None
 
 
-def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroed=None):
+def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroed=None, grads_after=None):
     """The cause of a wrong step ('' when it has no recognisable shape): each parameter's values before (`zeroed`:
     right after a zero_grad() run since, which must not change them) and after step(), against the move -lr * grad
     the gradients ask for (all zero, or missing: no blame); twice as far is a listing's fault only where `order`
-    (see init_kept) holds a Parameter twice."""
+    (see init_kept) holds a Parameter twice. `grads_after`, each p.grad after the step (None: not measured), tells a
+    step that cleared the gradients it was to move by from one that moved nothing."""
     before, after, grads, zeroed = arrays(before), arrays(after), arrays(grads or []), arrays(zeroed or before)
+    cleared = arrays(grads_after) if grads_after is not None else None
     if before is None or after is None or not grads or len(grads) != len(before) or len(after) != len(before):
         return ""
     if zero_grad_left(before, zeroed):
@@ -36,7 +52,13 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroe
     if not any(np.any(w != 0) for w in want) or all(np.allclose(g, w) for g, w in zip(got, want)):
         return ""
     if all(np.allclose(g, 0) for g in got):
-        return (f"step() left {what} where they were (it did not move them): change p.data in place, "
+        they, their = ("it was", "its gradient") if len(before) == 1 else ("they were", "their gradients")
+        if cleared is not None and len(cleared) == len(grads) and not any(np.any(c) for c in cleared):
+            return (f"step() left {what} where {they} and set {their} to zero: clearing p.grad is "
+                    "zero_grad()'s job, before backward(), and step() only moves each p.data in place by "
+                    "-self.lr * p.grad")
+        return (f"step() left {what} where {they} (it did not move {'it' if len(before) == 1 else 'them'}): "
+                "change p.data in place, "
                 "p.data -= self.lr * p.grad (p = p - lr * p.grad only rebinds a local name)")
     if all(np.allclose(a, w) for a, w in zip(after, want)) and any(np.any(b != 0) for b in before):  # from values
         return (f"step() set {what} to -lr * grad, leaving out their values: change p.data in place, "
@@ -118,10 +140,10 @@ def no_grad_made(kind: str, missing: list, body: str, is_class: bool = False) ->
         return (f"no_grad is a class whose objects have no {' and no '.join(missing)}, so `with no_grad():` cannot "
                 "use them: a class for `with` defines __enter__(self) and __exit__(self, exc_type, exc, tb)")
     if missing:
-        return (f"no_grad() returned a {kind}, not a context manager, so `with no_grad():` cannot enter it: put "
+        return (f"no_grad() returned {a(kind)}, not a context manager, so `with no_grad():` cannot enter it: put "
                 "@contextlib.contextmanager above def no_grad() and yield where the block runs")
     if body and body != "generator":
-        return (f"no_grad() has no yield: @contextlib.contextmanager called it for a generator and got a {body}; "
+        return (f"no_grad() has no yield: @contextlib.contextmanager called it for a generator and got {a(body)}; "
                 "yield where the block runs, after switching Tensor.recording off and before restoring it")
     return ""
 
