@@ -90,7 +90,8 @@ def test_a_name_the_students_cell_may_bind_as_it_runs_names_that_cell_as_blank()
                         "get_ipython().push(_made())\n"}
     assert explain(reason, [], [("sgd", "")], frozenset({"module"}), pushed) == (
         f"{reason} (your cell module may bind zeros_for as it runs, and it {BLANK_HERE}, and not all of cell module's do)")
-    for plain in ("class Module:\n    pass\n", "if __name__ == '__main__':\n    executed = vars\n"):
+    for plain in ("class Module:\n    def parameters(self):\n        return list(vars(self).values())\n",
+                  "if __name__ == '__main__':\n    executed = globals\n"):
         assert explain(reason, [], [("sgd", "")], frozenset({"module"}), {"module": plain}) == reason
 
 

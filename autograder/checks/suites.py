@@ -313,9 +313,9 @@ def _binds(text: str, name: str, top_level: bool = False) -> bool:
 
 
 # What binds a name in the notebook's namespace that no statement names (Jupyter runs each as any other binding):
-# the shell's push(), ex(), run_cell() and user_ns, the namespace as globals() or vars() or the module __main__,
-# exec(), the builtins, setattr() on any of these, and %run's script.
-_RUN_TIME_BINDING = re.compile(r"\bget_ipython\b|\b(?:globals|vars|exec|setattr)[ \t]*\(|\bimport[ \t]+__main__\b"
+# the shell's push(), ex(), run_cell() and user_ns, the namespace as globals() or the module __main__, exec(), the
+# builtins, and %run's script. Not vars() nor setattr(), which a right Module reads or writes its own attributes with.
+_RUN_TIME_BINDING = re.compile(r"\bget_ipython\b|\b(?:globals|exec)[ \t]*\(|\bimport[ \t]+__main__\b"
                                r"|\bsys\.modules\b|\bbuiltins\b|%run\b")
 
 
