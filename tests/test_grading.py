@@ -376,6 +376,34 @@ def test_a_future_import_in_another_parts_cell_holds_for_the_cells_below_as_in_j
     assert scores(report) == FULL, report
 
 
+def test_barry_as_flufl_in_a_cell_holds_for_the_cells_below_in_every_part_as_in_ipython(tmp_path):
+    """red pass 21 F5: IPython 9.18 parses each cell with the future flags of the cells above (barry_as_FLUFL: `<>`
+    below its import). A right notebook with a cell `from __future__ import barry_as_FLUFL` under the imports, cell
+    module opening `from __future__ import annotations` and ending `assert Module <> None`, and `other: Linear` in
+    Linear: 10/18 (the loader parsed cell module without the flag: a syntax error), then 16/18 (the grader's reading
+    of the futures cell module opens with did not parse it either, so test_forward's release copy lost them)."""
+    notebook = solution_notebook()
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in notebook.cells}
+    notebook.cells.insert(notebook.cells.index(cells["imports"]) + 1, new_code_cell("from __future__ import barry_as_FLUFL"))
+    cells["module"].source = "from __future__ import annotations\n\n" + cells["module"].source + "\n\nassert Module <> None\n"
+    cells["linear"].source = cells["linear"].source.replace(
+        "class Linear(Module):\n", "class Linear(Module):\n    def same_shape(self, other: Linear) -> bool:\n"
+        "        return self.weight.data.shape == other.weight.data.shape\n\n", 1)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, report
+
+
+def test_a_cell_with_top_level_await_runs_whole_on_the_event_loop_as_in_jupyter(tmp_path):
+    """red pass 21 F3: ipykernel runs a cell with top-level `await` whole on its running loop; the sandbox ran only
+    the awaiting statement there, so `asyncio.ensure_future(count())` above `count_64_32_10 = await task` raised
+    (the loader's filter denies the epoll of the default loop it made): a right Exercise 1 scored 17/18."""
+    notebook = apply(solution_notebook(), [Mutation("exercise_count", "", "", source=(
+        "import asyncio\n\n\nasync def count():\n    return 32 * (64 + 1) + 10 * (32 + 1)\n\n\n"
+        "task = asyncio.ensure_future(count())\ncount_64_32_10 = await task\n"))])
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, report
+
+
 def test_a_step_that_changes_self_lr_is_told_so_not_to_keep_updating_the_very_objects(tmp_path):
     """red-p11 A-1: step() right, then `self.lr *= 0.5`: the second step moves half as far. The objects are the very
     ones; the message names what changed, self.lr (training_causes.rate_changed), in the grade and the public check."""

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from catalogue_bugs import BUGS, exercise_cell, step
+from catalogue_bugs import BUGS, PARAMETERS, exercise_cell, module_cell, step, zero_grad
 
 from autograder.classroom.mutate import Mutation, apply
 from conftest import ASSIGNMENT, FULL, ROOT, grade_json, scores, solution_notebook, write_notebook
@@ -115,5 +115,17 @@ def test_a_helper_in_a_cell_jupyter_dedents_or_unprompts_is_lent_as_in_a_plain_c
     notebook = apply(solution_notebook(), list(bug.mutations))
     module = next(cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == "module")
     module.source = "\n".join(pad(line) if line.strip() else line for line in module.source.split("\n"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+
+
+def test_a_helper_a_cell_pushes_into_the_namespace_is_lent_as_in_a_plain_cell(tmp_path):
+    """red pass 21 F2: cell module binds zeros_for through get_ipython().push() of a dict built as it runs, and
+    zero_grad() calls it: Jupyter runs it whole; the grader's reading saw no line that binds zeros_for, so the sound
+    cell module was never lent to the zero_grad part: 16/18, "NameError: name 'zeros_for' is not defined"."""
+    notebook = apply(solution_notebook(), [
+        module_cell(PARAMETERS, after="\n\ndef _made():\n    def zeros_for(p):\n        return np.zeros_like(p.data)\n"
+                    "    return {'zeros_for': zeros_for}\n\n\nget_ipython().push(_made())\n"),
+        zero_grad("for p in self.params:\n    p.grad = zeros_for(p)")])
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]

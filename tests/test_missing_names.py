@@ -80,6 +80,21 @@ def test_a_name_of_the_students_own_in_a_cell_the_part_took_blank_names_that_cel
     assert explain(reason, [], [("sgd", "")], frozenset({"module"}), local) == reason
 
 
+def test_a_name_the_students_cell_may_bind_as_it_runs_names_that_cell_as_blank():
+    """red pass 21 F2: a helper the module cell binds through get_ipython().push() (of a dict it builds as it runs),
+    which Jupyter runs as any binding, and zero_grad calls: no line of the cell binds zeros_for, so the message named
+    no cell and the sound cell module was never lent (16/18). A copy that may bind names as it runs is named, and the
+    lent run shows what it bound (Grader.settle keeps that grading only when it passes as many checks)."""
+    reason = "SGD.zero_grad raised NameError: name 'zeros_for' is not defined (line 19 of its cell)"
+    pushed = {"module": "class Module:\n    pass\n\n\ndef _made():\n    return {'zeros_for': lambda p: p}\n\n\n"
+                        "get_ipython().push(_made())\n"}
+    assert explain(reason, [], [("sgd", "")], frozenset({"module"}), pushed) == (
+        f"{reason} (your cell module may bind zeros_for as it runs, and it {BLANK_HERE}, and not all of cell module's do)")
+    for plain in ("class Module:\n    def parameters(self):\n        return list(vars(self).values())\n",
+                  "if __name__ == '__main__':\n    executed = globals\n"):
+        assert explain(reason, [], [("sgd", "")], frozenset({"module"}), {"module": plain}) == reason
+
+
 def test_a_stub_the_part_took_blank_is_named_with_its_cell_whose_parts_do_not_all_pass():
     """Exercise 2 replayed with the student's classes reaches the blank SGD.zero_grad first; the part of cell sgd
     that fails may be another (test_step), so the message names the cell, not the stub's own part."""

@@ -265,6 +265,53 @@ def test_a_cells_top_level_await_runs_as_in_jupyter(box, cell):
     assert outcome.value is True and not outcome.load_errors, outcome
 
 
+@pytest.mark.parametrize("cells", [["import asyncio\n\n\nasync def count():\n    return 2410\n\n\n"
+                                    "task = asyncio.ensure_future(count())\nloop = asyncio.get_running_loop()\n"
+                                    "SHOWN = await task == 2410 and task.get_loop() is loop"],
+                                   ["import asyncio\nloop = asyncio.get_running_loop()", "await asyncio.sleep(0)\n"
+                                    "SHOWN = asyncio.get_running_loop() is loop"],
+                                   ["import asyncio\n\n\nasync def count():\n    return 2410\n\n\n"
+                                    "try:\n    asyncio.run(count())\nexcept RuntimeError as error:\n"
+                                    "    SHOWN = 'running event loop' in str(error)"]],
+                         ids=["await-cell", "plain-cell", "asyncio-run"])
+def test_every_cell_runs_on_the_notebooks_event_loop_as_in_jupyter(box, cells):
+    """red pass 21 F3: ipykernel runs every cell on its running loop (IPython's run_cell_async awaits a cell with
+    top-level `await` whole there); the sandbox ran only the awaiting statements on its loop, so
+    asyncio.ensure_future() and get_running_loop() above the `await` raised "no running event loop" (a right
+    Exercise 1 scored 17/18), and asyncio.run(), which fails in any Jupyter cell, ran."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True and not outcome.load_errors, outcome
+
+
+def test_a_cell_that_raises_stop_iteration_on_the_event_loop_is_told_so(box):
+    """A cell runs inside a coroutine on the loop; raised out of one, StopIteration becomes a RuntimeError (PEP 479),
+    which IPython's run_code never lets happen (it catches the cell's error inside its coroutine): so neither does
+    the sandbox, and `next(iter([]))` at a cell's top level is told as what it raised."""
+    outcome = box.call([Cell("c", "SHOWN = 1\nnext(iter([]))")], sandbox_probes.value, name="SHOWN")
+    assert outcome.value == 1 and outcome.load_errors == ["cell c: raised StopIteration (line 2)"], outcome
+
+
+@pytest.mark.parametrize(("cells", "error"), [
+    (["from __future__ import barry_as_FLUFL", "SHOWN = 1 <> 2"], ""),
+    (["from __future__ import barry_as_FLUFL", "%time SHOWN = 1 <> 2"], ""),
+    (["from __future__ import annotations", "%%time\ndef f(x: Undefined):\n    pass\nSHOWN = f.__annotations__ == "
+      "{'x': 'Undefined'}"], ""),
+    (["from __future__ import barry_as_FLUFL", "SHOWN = True\nSHOWN = 1 != 2"], "use '<>' instead of '!='"),
+    (["SHOWN = 'ran'\nfrom __future__ import barry_as_FLUFL\nSHOWN = 1 <> 2"], "syntax error")],
+    ids=["cell-below", "under-time", "annotations-under-time", "not-equal-below", "same-cell"])
+def test_barry_as_flufl_holds_for_the_cells_below_as_in_ipython(box, cells, error):
+    """red pass 21 F5: IPython parses a cell with its compiler's future flags (CachingCompiler.ast_parse), so once a
+    cell imported barry_as_FLUFL the cells below may write `<>` and not `!=`; the cell that imports it is parsed
+    before it runs, without it (IPython 9.18: a SyntaxError, nothing of the cell runs). The sandbox parsed each cell
+    with no future flag: `<>` below the import raised SyntaxError. IPython's %time compiles with its shell's compiler
+    too, so a notebook's future imports hold in a magic's statement (`from __future__ import annotations` also)."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    if not error:
+        assert outcome.value is True and not outcome.load_errors, outcome
+    else:  # the whole cell is a syntax error: none of it ran
+        assert not outcome.ok and len(outcome.load_errors) == 1 and error in outcome.load_errors[0], outcome
+
+
 @pytest.mark.parametrize("cell", ["def f(x: int) -> None:\n    pass\nSHOWN = f.__annotations__['x'] is int",
                                   "%%time\ndef f(x: int) -> None:\n    pass\nSHOWN = f.__annotations__['x'] is int",
                                   "try:\n    def f(x: Undefined):\n        pass\n    SHOWN = False\nexcept NameError:\n    SHOWN = True"],

@@ -139,6 +139,7 @@ class Runner:
         self.own_copies = dict(own_copies or {})
         self.binding: dict[tuple[str, str, bool], bool] = {}  # (where, name, top_level) -> _binds, once (binds)
         self.statements: dict[str, str] = {}  # where -> its namespace_lines, once (binds)
+        self.run_time: dict[str, bool] = {}  # where -> _binds_at_run_time, once (own_name_named)
         self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
         self.together = together and fresh  # within run_checks, a fresh part's calls first run together in one child
         self.fetched_together: set[tuple[str, str]] = set()
@@ -246,13 +247,26 @@ class Runner:
     def own_name_named(self, text: str) -> str:
         """`text`, where it says a name is not defined that no released cell defines but the student's own copy
         of a cell this part took blank binds at the top level (_binds), with that cell named as blank in this
-        part: Grader.settle then grades the part again with that cell when it is sound."""
+        part: Grader.settle then grades the part again with that cell when it is sound. Failing that, the first
+        such copy that may bind names no statement shows, as it runs (_binds_at_run_time: a helper pushed into the
+        namespace through get_ipython().push(), which Jupyter runs as any other binding), is named so: what the
+        cell bound is then the lent run's to show, never the grader's reading of the student's words, and the
+        lent grading counts only when it passes as many checks or more."""
         missing = _NAME_ERROR.search(text)
         if not missing or missing[1] in self.defined_by or BLANK_HERE in text:
             return text
         cell = next((name for name, own in self.own_copies.items()
                      if self.binds(f"your {name}", own, missing[1], top_level=True)), None)
-        return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})" if cell else text
+        if cell:
+            return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})"
+        cell = next((name for name, own in self.own_copies.items() if self.binds_at_run_time(name, own)), None)
+        return f"{text} (your cell {cell} may bind {missing[1]} as it runs, and it {_blank(cell)})" if cell else text
+
+    def binds_at_run_time(self, where: str, text: str) -> bool:
+        """_binds_at_run_time, searched once per cell while the runner lives (the cell may be megabytes long)."""
+        if where not in self.run_time:
+            self.run_time[where] = _binds_at_run_time(text)
+        return self.run_time[where]
 
     def because(self) -> str:
         """' (because <what the student's first cell that raised as it loaded raised>)', or '': why a name the
@@ -296,6 +310,19 @@ def _binds(text: str, name: str, top_level: bool = False) -> bool:
                      else (r"[ \t]*", rf"[ \t]as[ \t]+{word}\b"))
     return re.search(rf"^{indent}(?:(?:class|def)[ \t]+{word}\b|{word}[ \t]*(?::[^=\n]*)?=(?!=)|import[ \t]+{word}\b)"
                      rf"|{alias}", text, re.MULTILINE) is not None
+
+
+# What binds a name in the notebook's namespace that no statement names (Jupyter runs each as any other binding):
+# the shell's push(), ex(), run_cell() and user_ns, the namespace as globals() or the module __main__, exec(), the
+# builtins, and %run's script. Not vars() nor setattr(), which a right Module reads or writes its own attributes with.
+_RUN_TIME_BINDING = re.compile(r"\bget_ipython\b|\b(?:globals|exec)[ \t]*\(|\bimport[ \t]+__main__\b"
+                               r"|\bsys\.modules\b|\bbuiltins\b|%run\b")
+
+
+def _binds_at_run_time(text: str) -> bool:
+    """Whether `text` may bind names as it runs that no line of it binds as a statement (_RUN_TIME_BINDING), at any
+    depth: a function the cell calls may push its helper. Searched, never parsed (_binds says why); linear."""
+    return _RUN_TIME_BINDING.search(text) is not None
 
 
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:

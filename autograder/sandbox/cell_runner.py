@@ -1,12 +1,15 @@
 """A notebook's cells compiled and run as IPython 9.18's shell runs them (InteractiveShell.run_ast_nodes): with one
 compiler for the whole notebook, a codeop.Compile as IPython's CachingCompiler is, so that a cell's own
-`from __future__ import annotations` holds for the cells below it; each top-level statement compiled, then run, in
-turn, top-level `await` allowed (IPython's autoawait, on by default) and such a statement run to its end on the
-notebook's event loop; a last statement that is an expression in 'single' mode, so that its value goes to
-sys.displayhook (ipython_outputs.shown), unless a semicolon ends it (IPython's quiet).
+`from __future__ import annotations` holds for the cells below it (and `barry_as_FLUFL`, which the parser reads: the
+cells below it are parsed with it, the cell that imports it is not); each top-level statement compiled, then run, in
+turn, top-level `await` allowed (IPython's autoawait, on by default) and such a statement awaited; a last statement
+that is an expression in 'single' mode, so that its value goes to sys.displayhook (ipython_outputs.shown), unless a
+semicolon ends it (IPython's quiet). Every cell runs whole on the notebook's event loop, as ipykernel runs each
+(its do_execute is a coroutine of the kernel's running loop).
 Run only inside the worker (child.py imports it as a top-level module).
 """
 from __future__ import annotations
+import __future__
 
 import ast
 import asyncio  # imported by the worker: a confined loader may not read the standard library's files
@@ -15,7 +18,10 @@ import inspect
 import os
 import selectors
 from types import CodeType
-from typing import Iterator
+from typing import Iterable, Iterator
+
+# The flags of every future feature: the ones in force are those the notebook's compiler parses a cell with
+FUTURES = sum(getattr(__future__, name).compiler_flag for name in __future__.all_feature_names)
 
 
 class Compiler(codeop.Compile):
@@ -32,7 +38,8 @@ class Compiler(codeop.Compile):
         before it has run, as IPython compiles them (a future import, or an error found only by the compiler, takes
         effect after the statements above it ran)."""
         source = python_lines(source)
-        tree = ast.parse(source, filename)
+        # parsed with the future imports of the cells above, as IPython's ast_parse (with its compiler's flags)
+        tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST | (self.flags & FUTURES), dont_inherit=True)
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
         for node in tree.body:
             yield self._compiled(ast.Module([node], []), filename, "exec")
@@ -59,13 +66,27 @@ def _quiet(source: str, last: ast.Expr) -> bool:
     return after.lstrip().startswith(b";")
 
 
-def run(code: CodeType, namespace: dict) -> None:
-    """Run `code` in `namespace`; a statement with a top-level `await` (a coroutine's code) to its end on the
-    notebook's event loop, as IPython's run_code awaits it."""
-    if code.co_flags & inspect.CO_COROUTINE:
-        _event_loop().run_until_complete(eval(code, namespace))
-    else:
-        exec(code, namespace)
+def run_cell(codes: Iterable[CodeType], namespace: dict) -> None:
+    """Run a cell's `codes` in turn in `namespace`, the whole cell on the notebook's event loop, as ipykernel runs
+    every cell (so asyncio.get_running_loop() and ensure_future() work in any cell, asyncio.run() fails in any);
+    a statement with a top-level `await` (a coroutine's code) awaited there, as IPython's run_code awaits it."""
+    error = _event_loop().run_until_complete(_cell(codes, namespace))
+    if error is not None:
+        raise error
+
+
+async def _cell(codes: Iterable[CodeType], namespace: dict) -> Exception | None:
+    """The cell run; what it raised, returned, as IPython's run_code catches it inside its coroutine: raised out of
+    one, a StopIteration would become "coroutine raised StopIteration" (PEP 479)."""
+    try:
+        for code in codes:
+            if code.co_flags & inspect.CO_COROUTINE:
+                await eval(code, namespace)
+            else:
+                exec(code, namespace)
+    except Exception as error:
+        return error
+    return None
 
 
 _loop: asyncio.AbstractEventLoop | None = None
@@ -79,6 +100,15 @@ def _event_loop() -> asyncio.AbstractEventLoop:
     if _loop is None:
         _loop = _PipeWokenLoop(selectors.PollSelector())
     return _loop
+
+
+def close_loop() -> None:
+    """Close the notebook's event loop, and its wake-up pipe with it: in a check child, a fork of the loader that
+    runs its calls off the loop, and holds no pipe but the one its answers go to."""
+    global _loop
+    if _loop is not None:
+        _loop.close()
+        _loop = None
 
 
 class _PipeWokenLoop(asyncio.SelectorEventLoop):

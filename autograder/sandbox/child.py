@@ -169,13 +169,12 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     global _send_breach
     _send_breach = functools.partial(_fatal_to, results)
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-    ipython_display.install(ns, compile_cell)
+    ipython_display.install(ns, compile_cell, lambda: NOTEBOOK.flags & cell_runner.FUTURES)
     errors = []
     for name, text in cells:
         write(results, LoadingCell(name))
         try:
-            for code in cell_codes(name, text):
-                cell_runner.run(code, ns)
+            cell_runner.run_cell(cell_codes(name, text), ns)
         except Exception as exc:
             errors.append(f"cell {name}: {describe_exception(exc)}")
         except BaseException as exc:
@@ -259,6 +258,7 @@ def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[Call], res
         os.setpgid(0, 0)
         for end in (read_end, results):  # its answers go to this loader alone, which reads them as the child's
             os.close(end)
+        cell_runner.close_loop()  # and the loop's wake-up pipe, which only the loader's cells use
         _run_calls(ns, modules, calls, write_end)
         os._exit(0)
     os.close(write_end)

@@ -100,15 +100,17 @@ class _StandIns(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-def install(namespace: dict, compile_cell: Callable[[str, str], tuple[CodeType, ...]]) -> None:
+def install(namespace: dict, compile_cell: Callable[[str, str], tuple[CodeType, ...]],
+            futures: Callable[[], int]) -> None:
     """`IPython` and its modules importable in the sandbox, get_ipython() the shell on `namespace` (whose run_cell
-    compiles a cell with `compile_cell`), a cell's last value `_` in it, and, as in Jupyter, the namespace the
+    compiles a cell with `compile_cell`, its magics with the future flags `futures` gives), a cell's last value `_`
+    in it, and, as in Jupyter, the namespace the
     module `__main__` and display() and get_ipython() builtins (a module the notebook wrote calls them so)."""
     global _shell
     namespace.update(display=display, get_ipython=get_ipython)
     hidden = dict(namespace)  # what %reset leaves
     hook = ipython_outputs.DisplayHook(namespace)
-    _shell = ZMQInteractiveShell(namespace, hook, compile_cell, hidden)
+    _shell = ZMQInteractiveShell(namespace, hook, compile_cell, hidden, futures)
     sys.displayhook = hook  # a cell's last value: `_` below
     sys.meta_path.insert(0, _StandIns())
     sys.modules["__main__"] = _shell.user_module

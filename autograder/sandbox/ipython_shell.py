@@ -60,10 +60,12 @@ class ZMQInteractiveShell(Quiet):
     on it as IPython's InteractiveShell does them; the magics that run code or change names (ipython_names)."""
 
     def __init__(self, namespace: dict, hook: ipython_outputs.DisplayHook,
-                 compile_cell: Callable[[str, str], tuple[CodeType, ...]], hidden: dict) -> None:
+                 compile_cell: Callable[[str, str], tuple[CodeType, ...]], hidden: dict,
+                 futures: Callable[[], int]) -> None:
         self.user_ns = self.user_global_ns = namespace
         self.user_module = ipython_names.Module(namespace)
         self.displayhook, self._compile_cell = hook, compile_cell
+        self._futures = futures  # the future flags the notebook's compiler holds now (cell_runner)
         self.user_ns_hidden = hidden  # the shell's own names, which %reset leaves (IPython's user_ns_hidden)
 
     def run_line_magic(self, magic_name: str, line: str, _stack_depth: int = 1) -> Any:
@@ -81,7 +83,7 @@ class ZMQInteractiveShell(Quiet):
         if name == "timeit":  # IPython: inside `def inner`, binding nothing
             return ipython_outputs.timed(line[:len(line) - len(statement)], lambda: self._run(statement, where, {}))
         # %time sees the caller's locals as IPython passes them (needs_local_scope); %prun the namespace alone
-        return self._run(statement, where, caller.f_locals if name == "time" else self.user_ns)
+        return self._run(statement, where, caller.f_locals if name == "time" else self.user_ns, name != "prun")
 
     def run_cell_magic(self, magic_name: str, line: str, cell: str) -> Any:
         name = ipython_magics.ALIASES.get(magic_name, magic_name)
@@ -102,7 +104,7 @@ class ZMQInteractiveShell(Quiet):
             cell, where = statement + "\n" + cell, (where[0], where[1] - 1)
         if name == "timeit":
             return ipython_outputs.timed(line, lambda: self._run(cell, where, {}))
-        return self._run(cell, where, self.user_ns)
+        return self._run(cell, where, self.user_ns, name != "prun")
 
     def push(self, variables: dict | str | list | tuple, interactive: bool = True) -> None:
         """Bind `variables` (a dict, or names whose values the caller's frame gives) in the namespace."""
@@ -138,17 +140,20 @@ class ZMQInteractiveShell(Quiet):
     def del_var(self, varname: str, by_name: bool = False) -> None:
         ipython_names.delete(self, varname, by_name)
 
-    def _run(self, code: str, where: tuple[str, int], local: dict) -> Any:
+    def _run(self, code: str, where: tuple[str, int], local: dict, futures: bool = True) -> Any:
         """Run `code` (IPython syntax, transformed as Jupyter does) as if at line where[1] of cell where[0], with
         the notebook's namespace as its globals; the value of its last line when that is an expression, as
-        %time returns it."""
+        %time returns it. Parsed and compiled with the notebook's future imports, as IPython's magics compile with
+        its shell's compiler (`<>` under barry_as_FLUFL), but for %prun's (`not futures`: cProfile's exec)."""
         filename, line = where
-        tree = ast.parse("\n" * (line - 1) + ipython_syntax.as_python(code), filename)
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
         # dont_inherit: the notebook's code takes no `from __future__` of this file's, as in Jupyter
-        exec(compile(tree, filename, "exec", dont_inherit=True), self.user_ns, local)
+        flags = self._futures() if futures else 0
+        tree = compile("\n" * (line - 1) + ipython_syntax.as_python(code), filename, "exec", ast.PyCF_ONLY_AST | flags,
+                       dont_inherit=True)
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, filename, "exec", flags, dont_inherit=True), self.user_ns, local)
         value = ast.Expression(last.value) if last else None
-        return eval(compile(value, filename, "eval", dont_inherit=True), self.user_ns, local) if value else None
+        return eval(compile(value, filename, "eval", flags, dont_inherit=True), self.user_ns, local) if value else None
 
     def _write(self, line: str, cell: str) -> None:
         """%%writefile [-a] name: the body written to the file in the working folder, which then is on sys.path as

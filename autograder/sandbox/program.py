@@ -1,6 +1,7 @@
 """A notebook as a program: the list of cells the sandbox runs, taken from a submission, the
 trusted source and the public release (which cell comes from which is what keeps the answer key out)."""
 from __future__ import annotations
+import __future__
 
 import ast
 import functools
@@ -244,18 +245,33 @@ def _futures(text: str) -> str:
     takes from the student compile as they do in the notebook."""
     if "__future__" not in text:
         return ""
-    try:
-        body = ast.parse(read_as_python(text)).body
-    except (SyntaxError, ValueError):
-        return ""
+    return "".join(f"from __future__ import {names}\n" for names in _future_names(_parsed(read_as_python(text))))
+
+
+def _parsed(text: str) -> list[ast.stmt]:
+    """The statements of `text` as Python parses it without barry_as_FLUFL, or else with it (a cell below the
+    notebook's own `from __future__ import barry_as_FLUFL` writes `<>`, which IPython then parses), but for a cell
+    that needs the import it makes itself (IPython parses a cell before it runs: a syntax error); none when it
+    parses neither way (IPython runs none of it)."""
+    for flags in (0, __future__.barry_as_FLUFL.compiler_flag):
+        try:
+            body = compile(text, "<cell>", "exec", ast.PyCF_ONLY_AST | flags, dont_inherit=True).body
+        except (SyntaxError, ValueError):
+            continue
+        return [] if flags and "barry_as_FLUFL" in ", ".join(_future_names(body)) else body
+    return []
+
+
+def _future_names(body: list[ast.stmt]) -> list[str]:
+    """The features the __future__ imports that open `body` name (a docstring may come first)."""
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # a docstring may come first
-    lines = []
+        body = body[1:]
+    names = []
     for node in body:
         if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
             break
-        lines.append(f"from __future__ import {', '.join(alias.name for alias in node.names)}\n")
-    return "".join(lines)
+        names.append(", ".join(alias.name for alias in node.names))
+    return names
 
 
 def bound_names(text: str) -> set[str]:
