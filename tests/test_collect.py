@@ -1059,3 +1059,24 @@ def test_an_upload_of_more_files_than_submission_entries_is_replaced_by_the_stud
     lms_zip(root, {"carol_222_101_modules_and_sgd.ipynb": b'{"fixed": 1}'}, when=(2026, 11, 21, 9, 30, 0))
     lines = collect(root)
     assert submitted(root) == {"carol_222": b'{"fixed": 1}'}, lines
+
+
+@pytest.mark.parametrize("upload", ["20231234_modules_and_sgd.ipynb", "dl01_6_3_modules_and_sgd.ipynb",
+                                    "2_modules_and_sgd.ipynb"])
+def test_a_canvas_upload_whose_own_name_starts_with_a_student_number_is_collected_or_named_as_its_students(
+        tmp_path, upload):
+    """red-c12 R1: a course that asks students to put their student number first (`20231234_modules_and_sgd.ipynb`),
+    or a student who saved the notebook under the lesson's number (`dl01_6_3_...`, the assignment's own folder name),
+    uploads a right notebook under the Canvas name `smithjohn_12345_100_<upload>`. The LMS wrote that name and the
+    download's ids lead it; nobody else's ids follow it. The student is either collected, or the summary names them
+    (`smithjohn_12345`) and says why their upload was passed over, never "matches none of the LMS's patterns" for a
+    name the LMS wrote, with no student named."""
+    root = course(tmp_path)
+    lms_zip(root, {f"smithjohn_12345_100_{upload}": b'{"john": 1}',
+                   "leeann_23456_101_modules_and_sgd.ipynb": b'{"ann": 1}'})
+    lines = collect(root)
+    if "smithjohn_12345" in submitted(root):
+        return
+    about = [line for line in lines if upload in line]
+    assert about and all(line.startswith("Not collected: smithjohn_12345") for line in about), lines
+    assert not any("matches none of the LMS's patterns" in line for line in about), lines
