@@ -1080,3 +1080,21 @@ def test_a_canvas_upload_whose_own_name_starts_with_a_student_number_is_collecte
     about = [line for line in lines if upload in line]
     assert about and all(line.startswith("Not collected: smithjohn_12345") for line in about), lines
     assert not any("matches none of the LMS's patterns" in line for line in about), lines
+
+
+def test_a_demo_students_folder_gives_way_to_a_real_student_of_that_id_in_the_lms_download(tmp_path):
+    """red-c12 R2: `make grade` on a fresh clone writes the demo class (ada: the reference); the instructor then drops
+    the class's download into downloaded/. A real student whose id the download gives as `ada` (the generic pattern
+    `<student id>_<anything>_modules_and_sgd.ipynb`: a login) is a real student (docs/instructors.md: "a real `ada`
+    ... is a real student"): their upload is collected, never kept out by the demo's copy of the reference, which
+    would then be graded as theirs at full marks. At the least the summary never calls the kit's own demo folder
+    "your copy"."""
+    from autograder.assignment import find_assignment
+    from autograder.classroom.lifecycle import write_demo
+
+    root = course(tmp_path)
+    assert "ada" in write_demo(find_assignment(root, ASSIGNMENT.name), root / "submitted")
+    lms_zip(root, {"ada_x_modules_and_sgd.ipynb": b'{"real ada": 1}', "zoe_x_modules_and_sgd.ipynb": b'{"zoe": 1}'})
+    lines = collect(root)
+    assert submitted(root)["zoe"] == b'{"zoe": 1}', lines
+    assert submitted(root)["ada"] == b'{"real ada": 1}', lines
