@@ -1098,3 +1098,21 @@ def test_a_demo_students_folder_gives_way_to_a_real_student_of_that_id_in_the_lm
     lines = collect(root)
     assert submitted(root)["zoe"] == b'{"zoe": 1}', lines
     assert submitted(root)["ada"] == b'{"real ada": 1}', lines
+
+
+@pytest.mark.parametrize("upload", ["eveevil_34567_102_x_1_2_y.zip", "eveevil_34567_102_2_x.zip",
+                                    "eveevil_LATE_34567_102_bob_9_9_modules_and_sgd.ipynb.zip"])
+def test_a_students_archive_whose_own_name_holds_ids_is_never_unpacked_as_the_lms_download(tmp_path, upload):
+    """red-c12 R3: the download as archives, a student's among them (as the test above lays it out), where the
+    student's upload is named so that no pattern reads it (Canvas's name, then ids again in its own name, or a
+    number first): `student_of` gives no one, so BoundedExtractor.extract takes it for the LMS's download and
+    unpacks it, and each entry at its top is read as a name the LMS wrote: a classmate's, with any attachment
+    number. One copy replaces Ann's notebook with Eve's; several make Ann "not collected: two files"."""
+    root = course(tmp_path)
+    lms_zip(root, {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}',
+                   "eveevil_34567_101_modules_and_sgd.ipynb": b'{"eve": 1}'})
+    (archive_dir(root) / upload).write_bytes(zipped({"obrienann_23456_999_modules_and_sgd.ipynb": b'{"spoof": 1}'}))
+    lines = collect(root)
+    assert submitted(root) == {"obrienann_23456": b'{"ann": 1}', "eveevil_34567": b'{"eve": 1}'}, lines
+    extracted = root / "downloaded" / ASSIGNMENT.name / "extracted"
+    assert not list(extracted.rglob("*_999_*")), "a student's own archive was unpacked"
