@@ -1206,6 +1206,7 @@ def test_the_exchanges_collect_takes_a_real_students_work_over_the_demo_folder_o
     collected, collect = exchange(tmp_path, monkeypatch)
     course = collected.parent.parent.parent
     assert "ada" in write_demo(find_assignment(course, ASSIGNMENT.name), course / "submitted")
-    inbound(tmp_path, SUBMITTED, 0, '{"ada": 1}', student="ada")
+    # later than the demo's own timestamp.txt (demo.TIMESTAMP), which an earlier one is not collected over at all
+    inbound(tmp_path, LATER, 0, '{"ada": 1}', student="ada")
     result = collect()
     assert (course / "submitted" / "ada" / ASSIGNMENT.name / NAME).read_text() == '{"ada": 1}', result["log"]
