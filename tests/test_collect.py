@@ -1062,7 +1062,7 @@ def test_an_upload_of_more_files_than_submission_entries_is_replaced_by_the_stud
 
 
 @pytest.mark.parametrize("upload", ["20231234_modules_and_sgd.ipynb", "dl01_6_3_modules_and_sgd.ipynb",
-                                    "2_modules_and_sgd.ipynb"])
+                                    "2_modules_and_sgd.ipynb", "modules_and_sgd_2026_11_20.ipynb"])
 def test_a_canvas_upload_whose_own_name_starts_with_a_student_number_is_collected_or_named_as_its_students(
         tmp_path, upload):
     """red-c12 R1: a course that asks students to put their student number first (`20231234_modules_and_sgd.ipynb`),
