@@ -1101,7 +1101,8 @@ def test_a_demo_students_folder_gives_way_to_a_real_student_of_that_id_in_the_lm
 
 
 @pytest.mark.parametrize("upload", ["eveevil_34567_102_x_1_2_y.zip", "eveevil_34567_102_2_x.zip",
-                                    "eveevil_LATE_34567_102_bob_9_9_modules_and_sgd.ipynb.zip"])
+                                    "eveevil_LATE_34567_102_bob_9_9_modules_and_sgd.ipynb.zip",
+                                    "Eve Evil_34567_assignsubmission_file_x_1_assignsubmission_file_y.zip"])
 def test_a_students_archive_whose_own_name_holds_ids_is_never_unpacked_as_the_lms_download(tmp_path, upload):
     """red-c12 R3: the download as archives, a student's among them (as the test above lays it out), where the
     student's upload is named so that no pattern reads it (Canvas's name, then ids again in its own name, or a
