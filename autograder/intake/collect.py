@@ -149,7 +149,7 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
     def owner(self, filename: str) -> str | None:
         """The student a path from the download's top level is named for, or None: for the caps each student has
         (BoundedExtractor.student_of), for the summary, and so that a student's archive among the download's
-        archives is never taken for the LMS's. A file is read first as `collect` reads it, so every file collected
+        archives is never taken for the LMS's (is_upload). A file is read first as `collect` reads it, so every file collected
         counts as its student's (never against the share of what no one owns, which others may have spent); then,
         whatever its own name (a dot file, one that is not a notebook), as it is, with the notebook extension added,
         or in place of its own. A folder (`name/`) is the student's whose notebook in it would be collected: Moodle's
@@ -171,6 +171,29 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
             if found:
                 return found["student_id"]
         return None
+
+    def uploaded_by(self, filename: str) -> tuple[str | None, str] | None:
+        """For a name at the download's top: the student whose upload it is by the prefix an LMS writes before the
+        name the student gave it (Canvas's `<name>_[LATE_]<user>_<attachment>_`, Moodle's
+        `<name>_<user>_assignsubmission_file_`), and that own name; None when no prefix is one. A prefix is one when
+        the patterns read it before an ordinary name (`x.ipynb`): whatever follows is the student's choice, so this
+        holds for a name no pattern reads whole (ids again, a number first), which is then never the LMS's own
+        archive (BoundedExtractor.is_upload). The id is the shortest such prefix's (None when it is not SAFE_ID),
+        only for naming: a name holding ids twice may be a classmate's made to look so, so it is never a file's owner."""
+        if "/" in filename or not self.valid_ext:
+            return None
+        for end in (i + 1 for i, char in enumerate(filename) if char == "_"):
+            try:
+                found = self._identify(f"{filename[:end]}x{self.valid_ext[0]}")
+            except NotCollected:  # an LMS's prefix, with an id the kit refuses
+                return None, filename[end:]
+            if found:
+                return found["student_id"], filename[end:]
+        return None
+
+    def is_upload(self, filename: str) -> bool:
+        """Whether a name at archive/'s top is a student's upload (owner, or uploaded_by), never the LMS's archive."""
+        return self.owner(filename) is not None or self.uploaded_by(filename) is not None
 
 
 @dataclass
@@ -253,6 +276,7 @@ class LmsZipCollect(ZipCollectApp):
                           f"for make grade's collect step")
         super().init_plugins()
         self.extractor_plugin_inst.student_of = self.collector_plugin_inst.owner
+        self.extractor_plugin_inst.is_upload = self.collector_plugin_inst.is_upload
         if not self.collector_plugin_inst.notebook_name:  # any assignment of the course, not one set in the config
             assignment = Assignment(Path(self.coursedir.root), self.coursedir.assignment_id)
             self.collector_plugin_inst.notebook_name = assignment.notebook_name
