@@ -41,7 +41,7 @@ from nbgrader.coursedir import CourseDirectory
 from ..assignment import Assignment
 from ..outputs.export import PartsCsvExportPlugin
 from . import ledger
-from .demo import MARKER, write_demo_class
+from .demo import MARKER, TIMESTAMP, write_demo_class
 
 # What grading writes, besides gradebook.db: removed by `make clean-grading` (reports/ is the class
 # report's folder, .grading/ the scratch release).
@@ -122,6 +122,18 @@ def _still_demo(assignment: Assignment, submitted: Path, student: str, fingerpri
 def demo_submissions(assignment: Assignment, submitted: Path) -> list[str]:
     """The students of submitted/ whose folder still holds the notebook the kit wrote for them (module doc)."""
     return sorted(s for s, f in demo_record(assignment).items() if _still_demo(assignment, submitted, s, f))
+
+
+def demo_written(assignment: Assignment, submitted: Path, student: str) -> dict[str, str]:
+    """What the kit wrote in `student`'s folder, as a collection records what it wrote (intake/collected.held:
+    {file: SHA-256}), while the folder is still the demo's; else {}. A real student of a demo id (a login `ada`)
+    is a real student: collecting their work replaces the kit's demo folder as it replaces its own (never a folder
+    the instructor changed), and grading then forgets the demo's rows (forget_stale_demo)."""
+    fingerprint = demo_record(assignment).get(student)
+    if not fingerprint or not _still_demo(assignment, submitted, student, fingerprint):
+        return {}
+    return {assignment.notebook_name: str(fingerprint.get("sha256")),
+            "timestamp.txt": hashlib.sha256(f"{TIMESTAMP}\n".encode()).hexdigest()}  # as write_demo_class writes it
 
 
 # ------------------------------------------------------------------------------------ the gradebook

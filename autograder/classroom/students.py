@@ -64,7 +64,9 @@ def collect_class(run: ClassRun) -> tuple[str, list[str]]:
             app.start()
         finally:
             handler.close()
-        return (f"the LMS download in {downloads.relative_to(assignment.root)}",
+        demo = demo_submissions(assignment, submitted)  # left beside the real class: named, as _local names them
+        also = f", and {len(demo)} of the bundled demo's in submitted/ ({_demo_named(demo)})" if demo else ""
+        return (f"the LMS download in {downloads.relative_to(assignment.root)}{also}",
                 app.collection.lines() + [f"Collect log: {log.relative_to(assignment.root)}"])
     return _local(assignment, submitted), []
 
@@ -79,8 +81,12 @@ def _local(assignment: Assignment, submitted: Path) -> str:
     if len(demo) == len(folders):
         return "the bundled demo class (written earlier into submitted/)"
     if demo:
-        return f"submitted/, {len(demo)} of them the bundled demo's ({', '.join(demo)}: `make new-class` removes them)"
+        return f"submitted/, {len(demo)} of them the bundled demo's ({_demo_named(demo)})"
     return "submitted/"
+
+
+def _demo_named(demo: list[str]) -> str:
+    return f"{', '.join(demo)}: `make new-class` removes them"
 
 
 def forget_demo_leftovers(run: ClassRun) -> None:

@@ -53,6 +53,7 @@ from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
 
 from ..assignment import Assignment
+from ..classroom.lifecycle import demo_written
 from ..nbgrader_glue.late import due_date_of, late_by
 from ..outputs.inert import quoted
 from ..settings import GraderSettings
@@ -278,8 +279,11 @@ class LmsZipCollect(ZipCollectApp):
         self.extractor_plugin_inst.student_of = self.collector_plugin_inst.owner
         self.extractor_plugin_inst.is_upload = self.collector_plugin_inst.is_upload
         if not self.collector_plugin_inst.notebook_name:  # any assignment of the course, not one set in the config
-            assignment = Assignment(Path(self.coursedir.root), self.coursedir.assignment_id)
-            self.collector_plugin_inst.notebook_name = assignment.notebook_name
+            self.collector_plugin_inst.notebook_name = self._assignment.notebook_name
+
+    @property
+    def _assignment(self) -> Assignment:
+        return Assignment(Path(self.coursedir.root), self.coursedir.assignment_id)
 
     def start(self) -> None:
         self.collection = Collection()
@@ -407,7 +411,9 @@ class LmsZipCollect(ZipCollectApp):
             return
         now = held(dest, self._rules)
         if now != wanted:  # else the folder is the LMS copy already: never touched, so no run reading it sees a change
-            why = kept_because(dest, now or {}, files_of(record.get(student)), [exchanges], self._newer(dest, files))
+            demo = demo_written(self._assignment, dest.parent.parent, student)  # the kit's demo folder gives way
+            why = kept_because(dest, now or {}, files_of(record.get(student)), [exchanges, demo],
+                               self._newer(dest, files))
             if why:
                 self.collection.kept[student] = why
                 return
