@@ -567,3 +567,23 @@ def test_a_demo_class_written_beside_another_assignments_real_students_never_rem
         assert {s.student_id for s in gb.assignment_submissions(other)} == {"ada"}, "the real ada's grades were removed"
     for folder in ("autograded", "feedback"):
         assert (course / folder / "ada" / other / "page.html").exists(), f"{folder}/ada/{other} was removed"
+
+
+def test_make_grade_writes_no_demo_class_beside_another_assignments_real_students(tmp_path):
+    """red-c12 R4: submitted/ holds another assignment's real `ada` (a login) and nothing of this one yet: make grade's
+    collect step writes no demo class (its ids are theirs to have), and its first line says why nothing is graded."""
+    from autograder.classroom.class_run import ClassRun
+    from autograder.classroom.students import collect_class
+    from autograder.settings import GraderSettings, load_config
+
+    course = course_copy(tmp_path / "course")
+    (course / "submitted" / "ada" / "week0").mkdir(parents=True)
+    (course / "submitted" / "ada" / "week0" / "work.ipynb").write_text("{}")
+    run = ClassRun.open(find_assignment(course, ASSIGNMENT.name), GraderSettings(config=load_config(course)))
+    origin, _ = collect_class(run)
+    assert sorted(p.relative_to(course / "submitted").as_posix() for p in (course / "submitted").glob("*/*")) == [
+        "ada/week0"], origin
+    assert not (course / DEMO_RECORD).exists()
+    assert origin.startswith(f"submitted/, which holds no {ASSIGNMENT.name} submission yet (only ada/week0"), origin
+    shutil.rmtree(course / "submitted" / "ada")  # an empty submitted/: the demo class, as on a fresh clone
+    assert collect_class(run)[0] == "the bundled demo class (submitted/ was empty)"

@@ -10,7 +10,7 @@ from ..assignment import Assignment
 from ..intake.student_ids import is_safe_student_id, unsafe_id_reason
 from ..outputs.inert import say
 from .class_run import ClassRun
-from .lifecycle import demo_submissions, forget_stale_demo, regrade_refusal, write_demo
+from .lifecycle import demo_submissions, forget_stale_demo, real_folders, regrade_refusal, write_demo
 from .progress import one_step
 
 
@@ -75,6 +75,10 @@ def _local(assignment: Assignment, submitted: Path) -> str:
     """Where this run's submissions come from when there is no LMS download."""
     folders = [p for p in submitted.glob(f"*/{assignment.name}") if p.is_dir()] if submitted.is_dir() else []
     if not folders:
+        real = real_folders(assignment.root, submitted)
+        if real:  # a course under way: the demo's ids (ada, ken...) may be its students', never mixed with them
+            return (f"submitted/, which holds no {assignment.name} submission yet (only {', '.join(real[:3])}"
+                    f"{' ...' if len(real) > 3 else ''}: the demo class is written only beside no real student)")
         write_demo(assignment, submitted)  # and records it: the only way a student is the demo's
         return "the bundled demo class (submitted/ was empty)"
     demo = demo_submissions(assignment, submitted)  # the kit's record, never a name, time stamp or content
