@@ -333,8 +333,7 @@ class LmsZipCollect(ZipCollectApp):
             if info:
                 found[info["student_id"]].append(Candidate(source, name, info))
             elif collector.spelled(name):  # a notebook no pattern names (a name chosen to mislead)
-                self.collection.refused[shown(name)] = ("its name matches none of the LMS's patterns "
-                                                        "(c.LmsFileNameCollectorPlugin.named_regexps)")
+                self._refuse_unread(name)
             elif owner := collector.owner(name):
                 others[owner].append(shown(name))
         for student, names in others.items():
@@ -344,6 +343,21 @@ class LmsZipCollect(ZipCollectApp):
                                                     f"is never unpacked: the .ipynb itself is needed)")
         self._refuse_clashes(found)
         return {student: chosen for student, files in found.items() if (chosen := self._choose(student, files))}
+
+    def _refuse_unread(self, name: str) -> None:
+        """A notebook no pattern reads: named by the student whose upload its name begins as (uploaded_by), with why,
+        but never collected as theirs: a classmate's upload named to read so (Canvas's `bob_333_222_888_...` is Bob's
+        `888_...` or, named `bob_333`, user 222's) is spelled the same, and only the LMS knows whose it is."""
+        student, own = self.collector_plugin_inst.uploaded_by(name) or (None, "")
+        if not student:
+            self.collection.refused[shown(name)] = ("its name matches none of the LMS's patterns "
+                                                    "(c.LmsFileNameCollectorPlugin.named_regexps)")
+            return
+        self.collection.refused[f"{student} ({shown(name)})"] = (
+            f"its name begins as the LMS names {student}'s upload, but the rest, {quoted(shown(own))}, starts with a "
+            f"number and `_` or holds the LMS's ids or marker again, as a classmate's upload named to read as "
+            f"{student}'s would, so it is collected as no one's (c.LmsFileNameCollectorPlugin.named_regexps): check "
+            f"in the LMS whose it is before you copy it into submitted/{student}/{self.coursedir.assignment_id}/")
 
     def _refuse_clashes(self, found: dict[str, list[Candidate]]) -> None:
         """Refuse ids two LMS identities share, and LMS numbers under two ids: one user is one student."""
