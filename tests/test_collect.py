@@ -1117,3 +1117,22 @@ def test_a_students_archive_whose_own_name_holds_ids_is_never_unpacked_as_the_lm
     assert submitted(root) == {"obrienann_23456": b'{"ann": 1}', "eveevil_34567": b'{"eve": 1}'}, lines
     extracted = root / "downloaded" / ASSIGNMENT.name / "extracted"
     assert not list(extracted.rglob("*_999_*")), "a student's own archive was unpacked"
+
+
+def test_an_lms_runs_first_line_names_the_demo_students_left_beside_the_class(tmp_path):
+    """red-c12 R2: the demo class written earlier stays in submitted/ beside the download's students and is graded
+    with them: the run's first line names them, as it does for submitted/ alone, never as part of the real class."""
+    from autograder.assignment import find_assignment
+    from autograder.classroom.class_run import ClassRun
+    from autograder.classroom.lifecycle import write_demo
+    from autograder.classroom.students import collect_class
+    from autograder.settings import GraderSettings, load_config
+
+    root = course(tmp_path)
+    demo = write_demo(find_assignment(root, ASSIGNMENT.name), root / "submitted")
+    lms_zip(root, {"ada_x_modules_and_sgd.ipynb": b'{"real ada": 1}', "zoe_x_modules_and_sgd.ipynb": b'{"zoe": 1}'})
+    run = ClassRun.open(find_assignment(root, ASSIGNMENT.name), GraderSettings(config=load_config(root)))
+    origin, _ = collect_class(run)
+    left = [s for s in demo if s != "ada"]  # ada's folder gave way to the real ada's upload
+    assert origin == (f"the LMS download in downloaded/{ASSIGNMENT.name}, and {len(left)} of the bundled demo's in "
+                      f"submitted/ ({', '.join(left)}: `make new-class` removes them)"), origin
