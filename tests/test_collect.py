@@ -1059,3 +1059,80 @@ def test_an_upload_of_more_files_than_submission_entries_is_replaced_by_the_stud
     lms_zip(root, {"carol_222_101_modules_and_sgd.ipynb": b'{"fixed": 1}'}, when=(2026, 11, 21, 9, 30, 0))
     lines = collect(root)
     assert submitted(root) == {"carol_222": b'{"fixed": 1}'}, lines
+
+
+@pytest.mark.parametrize("upload", ["20231234_modules_and_sgd.ipynb", "dl01_6_3_modules_and_sgd.ipynb",
+                                    "2_modules_and_sgd.ipynb", "modules_and_sgd_2026_11_20.ipynb"])
+def test_a_canvas_upload_whose_own_name_starts_with_a_student_number_is_collected_or_named_as_its_students(
+        tmp_path, upload):
+    """red-c12 R1: a course that asks students to put their student number first (`20231234_modules_and_sgd.ipynb`),
+    or a student who saved the notebook under the lesson's number (`dl01_6_3_...`, the assignment's own folder name),
+    uploads a right notebook under the Canvas name `smithjohn_12345_100_<upload>`. The LMS wrote that name and the
+    download's ids lead it; nobody else's ids follow it. The student is either collected, or the summary names them
+    (`smithjohn_12345`) and says why their upload was passed over, never "matches none of the LMS's patterns" for a
+    name the LMS wrote, with no student named."""
+    root = course(tmp_path)
+    lms_zip(root, {f"smithjohn_12345_100_{upload}": b'{"john": 1}',
+                   "leeann_23456_101_modules_and_sgd.ipynb": b'{"ann": 1}'})
+    lines = collect(root)
+    if "smithjohn_12345" in submitted(root):
+        return
+    about = [line for line in lines if upload in line]
+    assert about and all(line.startswith("Not collected: smithjohn_12345") for line in about), lines
+    assert not any("matches none of the LMS's patterns" in line for line in about), lines
+
+
+def test_a_demo_students_folder_gives_way_to_a_real_student_of_that_id_in_the_lms_download(tmp_path):
+    """red-c12 R2: `make grade` on a fresh clone writes the demo class (ada: the reference); the instructor then drops
+    the class's download into downloaded/. A real student whose id the download gives as `ada` (the generic pattern
+    `<student id>_<anything>_modules_and_sgd.ipynb`: a login) is a real student (docs/instructors.md: "a real `ada`
+    ... is a real student"): their upload is collected, never kept out by the demo's copy of the reference, which
+    would then be graded as theirs at full marks. At the least the summary never calls the kit's own demo folder
+    "your copy"."""
+    from autograder.assignment import find_assignment
+    from autograder.classroom.lifecycle import write_demo
+
+    root = course(tmp_path)
+    assert "ada" in write_demo(find_assignment(root, ASSIGNMENT.name), root / "submitted")
+    lms_zip(root, {"ada_x_modules_and_sgd.ipynb": b'{"real ada": 1}', "zoe_x_modules_and_sgd.ipynb": b'{"zoe": 1}'})
+    lines = collect(root)
+    assert submitted(root)["zoe"] == b'{"zoe": 1}', lines
+    assert submitted(root)["ada"] == b'{"real ada": 1}', lines
+
+
+@pytest.mark.parametrize("upload", ["eveevil_34567_102_x_1_2_y.zip", "eveevil_34567_102_2_x.zip",
+                                    "eveevil_LATE_34567_102_bob_9_9_modules_and_sgd.ipynb.zip",
+                                    "Eve Evil_34567_assignsubmission_file_x_1_assignsubmission_file_y.zip"])
+def test_a_students_archive_whose_own_name_holds_ids_is_never_unpacked_as_the_lms_download(tmp_path, upload):
+    """red-c12 R3: the download as archives, a student's among them (as the test above lays it out), where the
+    student's upload is named so that no pattern reads it (Canvas's name, then ids again in its own name, or a
+    number first): `student_of` gives no one, so BoundedExtractor.extract takes it for the LMS's download and
+    unpacks it, and each entry at its top is read as a name the LMS wrote: a classmate's, with any attachment
+    number. One copy replaces Ann's notebook with Eve's; several make Ann "not collected: two files"."""
+    root = course(tmp_path)
+    lms_zip(root, {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}',
+                   "eveevil_34567_101_modules_and_sgd.ipynb": b'{"eve": 1}'})
+    (archive_dir(root) / upload).write_bytes(zipped({"obrienann_23456_999_modules_and_sgd.ipynb": b'{"spoof": 1}'}))
+    lines = collect(root)
+    assert submitted(root) == {"obrienann_23456": b'{"ann": 1}', "eveevil_34567": b'{"eve": 1}'}, lines
+    extracted = root / "downloaded" / ASSIGNMENT.name / "extracted"
+    assert not list(extracted.rglob("*_999_*")), "a student's own archive was unpacked"
+
+
+def test_an_lms_runs_first_line_names_the_demo_students_left_beside_the_class(tmp_path):
+    """red-c12 R2: the demo class written earlier stays in submitted/ beside the download's students and is graded
+    with them: the run's first line names them, as it does for submitted/ alone, never as part of the real class."""
+    from autograder.assignment import find_assignment
+    from autograder.classroom.class_run import ClassRun
+    from autograder.classroom.lifecycle import write_demo
+    from autograder.classroom.students import collect_class
+    from autograder.settings import GraderSettings, load_config
+
+    root = course(tmp_path)
+    demo = write_demo(find_assignment(root, ASSIGNMENT.name), root / "submitted")
+    lms_zip(root, {"ada_x_modules_and_sgd.ipynb": b'{"real ada": 1}', "zoe_x_modules_and_sgd.ipynb": b'{"zoe": 1}'})
+    run = ClassRun.open(find_assignment(root, ASSIGNMENT.name), GraderSettings(config=load_config(root)))
+    origin, _ = collect_class(run)
+    left = [s for s in demo if s != "ada"]  # ada's folder gave way to the real ada's upload
+    assert origin == (f"the LMS download in downloaded/{ASSIGNMENT.name}, and {len(left)} of the bundled demo's in "
+                      f"submitted/ ({', '.join(left)}: `make new-class` removes them)"), origin

@@ -1189,3 +1189,24 @@ def test_the_keep_rules_digest_is_of_a_whole_file_and_of_a_longer_ones_size(tmp_
     longer.write_bytes(b"1,2\n" * 8)
     longest.write_bytes(b"1,2\n" * 8 + b"the instructor's last row\n")
     assert digest(longer, 16) != digest(longest, 16)
+
+
+@pytest.mark.slow
+@AS_ROOT
+def test_the_exchanges_collect_takes_a_real_students_work_over_the_demo_folder_of_their_id(tmp_path, monkeypatch):
+    """red-c12 R2 (the exchange's side): `make grade` on a fresh course wrote the demo class (ada: the reference);
+    then the class submits through nbgrader's exchange, and a student's id is `ada` (here an id that names no user,
+    so the instructor's root-owned folder is theirs, as the test above). The demo folder is the kit's own, on its
+    record (.demo-class.json): it gives way to the real submission, never keeps it out as "no collection records
+    writing it" while the reference is graded as ada's."""
+    from autograder.assignment import find_assignment
+    from autograder.classroom.lifecycle import write_demo
+    from conftest import ASSIGNMENT
+
+    collected, collect = exchange(tmp_path, monkeypatch)
+    course = collected.parent.parent.parent
+    assert "ada" in write_demo(find_assignment(course, ASSIGNMENT.name), course / "submitted")
+    # later than the demo's own timestamp.txt (demo.TIMESTAMP), which an earlier one is not collected over at all
+    inbound(tmp_path, LATER, 0, '{"ada": 1}', student="ada")
+    result = collect()
+    assert (course / "submitted" / "ada" / ASSIGNMENT.name / NAME).read_text() == '{"ada": 1}', result["log"]

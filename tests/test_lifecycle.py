@@ -534,3 +534,56 @@ def test_a_bar_draws_nothing_when_output_is_not_a_terminal():
     bar.finished(1)
     bar.close()
     assert screen.getvalue() == ""
+
+
+def test_a_demo_class_written_beside_another_assignments_real_students_never_removes_their_grades(tmp_path, monkeypatch):
+    """red-c12 R4: the course already holds a real student `ada` (a login) of another assignment: their gradebook row,
+    autograded/ada/<other>/ and feedback/ada/<other>/, their folder submitted/ada/<other>/. `make grade` of this
+    assignment before any of its submissions arrived writes the demo class (submitted/*/<this> is empty), into
+    submitted/ada/ too; `make new-class` then removes the demo. Only demo students are ever removed (lifecycle.py):
+    the real ada's other assignment keeps its gradebook rows and its autograded/ and feedback/ folders."""
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.classroom.lifecycle import new_class
+    from autograder.settings import load_config
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")  # alembic
+    course = course_copy(tmp_path / "course")
+    other = "week0"
+    (course / "submitted" / "ada" / other).mkdir(parents=True)
+    (course / "submitted" / "ada" / other / "work.ipynb").write_text("{}")
+    for folder in ("autograded", "feedback"):
+        (course / folder / "ada" / other).mkdir(parents=True)
+        (course / folder / "ada" / other / "page.html").write_text("ada's")
+    with gradebook(course) as gb:
+        gb.add_assignment(other)
+        gb.add_student("ada")
+        gb.add_submission(other, "ada")
+    assignment = find_assignment(course, ASSIGNMENT.name)
+    assert "ada" in write_demo(assignment, course / "submitted")
+    coursedir = CourseDirectory(config=load_config(course), root=str(course))
+    new_class(assignment, coursedir)
+    with gradebook(course) as gb:
+        assert {s.student_id for s in gb.assignment_submissions(other)} == {"ada"}, "the real ada's grades were removed"
+    for folder in ("autograded", "feedback"):
+        assert (course / folder / "ada" / other / "page.html").exists(), f"{folder}/ada/{other} was removed"
+
+
+def test_make_grade_writes_no_demo_class_beside_another_assignments_real_students(tmp_path):
+    """red-c12 R4: submitted/ holds another assignment's real `ada` (a login) and nothing of this one yet: make grade's
+    collect step writes no demo class (its ids are theirs to have), and its first line says why nothing is graded."""
+    from autograder.classroom.class_run import ClassRun
+    from autograder.classroom.students import collect_class
+    from autograder.settings import GraderSettings, load_config
+
+    course = course_copy(tmp_path / "course")
+    (course / "submitted" / "ada" / "week0").mkdir(parents=True)
+    (course / "submitted" / "ada" / "week0" / "work.ipynb").write_text("{}")
+    run = ClassRun.open(find_assignment(course, ASSIGNMENT.name), GraderSettings(config=load_config(course)))
+    origin, _ = collect_class(run)
+    assert sorted(p.relative_to(course / "submitted").as_posix() for p in (course / "submitted").glob("*/*")) == [
+        "ada/week0"], origin
+    assert not (course / DEMO_RECORD).exists()
+    assert origin.startswith(f"submitted/, which holds no {ASSIGNMENT.name} submission yet (only ada/week0"), origin
+    shutil.rmtree(course / "submitted" / "ada")  # an empty submitted/: the demo class, as on a fresh clone
+    assert collect_class(run)[0] == "the bundled demo class (submitted/ was empty)"

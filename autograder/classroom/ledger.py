@@ -329,11 +329,12 @@ def write(session: Any, assignment: str, student: str, column: str, value: str |
                     {"a": assignment, "s": student, "v": value})
 
 
-def forget(session: Any, students: Iterable[str]) -> None:
-    """Remove students' rows (with their gradebook rows: lifecycle.forget_students)."""
+def forget(session: Any, assignment: str, students: Iterable[str]) -> None:
+    """Remove students' rows of `assignment` (with their gradebook rows: lifecycle.forget_students)."""
     _ensure(session)
     for student in students:
-        session.execute(text(f"DELETE FROM {TABLE} WHERE student = :s"), {"s": student})
+        session.execute(text(f"DELETE FROM {TABLE} WHERE assignment = :a AND student = :s"),
+                        {"a": assignment, "s": student})
 
 
 def inputs_json(inputs: Inputs) -> str:

@@ -10,11 +10,13 @@ demo one never makes a student demo, and a demo folder the instructor replaced w
 being demo. An unreadable record makes no one demo: a demo student left behind is removed by hand, a
 real one is never lost.
 
-**Only demo students are ever removed**, and a gradebook row that holds manual grades (a manual score,
-extra credit or a comment) never is, demo or not, except by `make reset-gradebook` (forget_students
-is the one place rows are removed). Grading a class first forgets each recorded student whose demo
-notebook is no longer in submitted/ (deleted, or replaced under the same name): gradebook rows,
-autograded/ and feedback/, and so their grades.csv row; the record drops them either way.
+**Only demo students are ever removed**, and only of the demo's own assignment (a demo id may be a real
+student's in another: their submissions, ledger rows and folders there stay), and a submission that holds manual
+grades (a manual score, extra credit or a comment) never is, demo or not, except by `make reset-gradebook`
+(forget_students is the one place rows are removed). Grading a class first forgets each recorded student whose demo
+notebook is no longer in submitted/ (deleted, or replaced under the same name): that assignment's gradebook rows,
+autograded/ and feedback/, and so their grades.csv row; the record drops them either way. The demo class is written
+only into a submitted/ that holds no real student of any assignment (real_folders).
 
 **Manual grades survive every target but `make reset-gradebook`**, which asks first and keeps a dated
 copy of gradebook.db. Grading never writes a manual score, extra credit or comment (nbgrader 0.9.6's
@@ -41,7 +43,7 @@ from nbgrader.coursedir import CourseDirectory
 from ..assignment import Assignment
 from ..outputs.export import PartsCsvExportPlugin
 from . import ledger
-from .demo import MARKER, write_demo_class
+from .demo import MARKER, TIMESTAMP, write_demo_class
 
 # What grading writes, besides gradebook.db: removed by `make clean-grading` (reports/ is the class
 # report's folder, .grading/ the scratch release).
@@ -124,6 +126,36 @@ def demo_submissions(assignment: Assignment, submitted: Path) -> list[str]:
     return sorted(s for s, f in demo_record(assignment).items() if _still_demo(assignment, submitted, s, f))
 
 
+def demo_written(assignment: Assignment, submitted: Path, student: str) -> dict[str, str]:
+    """What the kit wrote in `student`'s folder, as a collection records what it wrote (intake/collected.held:
+    {file: SHA-256}), while the folder is still the demo's; else {}. A real student of a demo id (a login `ada`)
+    is a real student: collecting their work replaces the kit's demo folder as it replaces its own (never a folder
+    the instructor changed), and grading then forgets the demo's rows (forget_stale_demo)."""
+    fingerprint = demo_record(assignment).get(student)
+    if not fingerprint or not _still_demo(assignment, submitted, student, fingerprint):
+        return {}
+    return {assignment.notebook_name: str(fingerprint.get("sha256")),
+            "timestamp.txt": hashlib.sha256(f"{TIMESTAMP}\n".encode()).hexdigest()}  # as write_demo_class writes it
+
+
+def real_folders(root: Path, submitted: Path) -> list[str]:
+    """The folders of submitted/ (`<student>/<assignment>`, any assignment) that are not the kit's demo ones (module
+    doc): another assignment's real students, whose ids the demo class must never take."""
+    record = _read_record(root)
+    real = []
+    for folder in sorted(submitted.glob("*/*")) if submitted.is_dir() else []:
+        student, name = folder.parent.name, folder.name
+        prints = record.get(name)
+        fingerprint = prints.get(student) if isinstance(prints, dict) else None
+        try:
+            demo = isinstance(fingerprint, dict) and _still_demo(Assignment(root, name), submitted, student, fingerprint)
+        except RuntimeError:  # that assignment's notebook is not to be found: not the kit's demo, as far as it knows
+            demo = False
+        if not demo:
+            real.append(f"{student}/{name}")
+    return real
+
+
 # ------------------------------------------------------------------------------------ the gradebook
 
 
@@ -146,29 +178,41 @@ def _marks(submission) -> Iterator[tuple[tuple[str, str, str], object]]:
                 yield (notebook.name, "comment", comment.name), comment.manual_comment
 
 
-def forget_students(coursedir: CourseDirectory, students: list[str]) -> Forgotten:
-    """Remove students from the gradebook (nbgrader's API) and their autograded/ and feedback/ folders,
-    but never a student whose row holds a manual grade in any assignment: that one keeps everything."""
+def forget_students(assignment: Assignment, coursedir: CourseDirectory, students: list[str]) -> Forgotten:
+    """Remove students' submissions of `assignment` from the gradebook (nbgrader's API; a student left with none
+    leaves it), their ledger rows of it and their autograded/ and feedback/ folders of it: a demo id may be a real
+    student's in another assignment, whose grades stay. Never a submission that holds a manual grade: that student
+    keeps everything of this assignment."""
     gradebook = _gradebook(coursedir)
     kept: list[str] = []
     if gradebook is not None and students:
         with gradebook as gb:
             for student in students:
                 try:
-                    row = gb.find_student(student)
+                    submission = gb.find_submission(assignment.name, student)
                 except MissingEntry:
-                    continue
-                if any(next(_marks(submission), None) for submission in row.submissions):
+                    submission = None
+                if submission is not None and next(_marks(submission), None):
                     kept.append(student)
-                else:
-                    gb.remove_student(student)
-                    ledger.forget(gb.db, [student])
+                    continue
+                if submission is not None:
+                    gb.remove_submission(assignment.name, student)
+                try:
+                    if not gb.find_student(student).submissions:
+                        gb.remove_student(student)
+                except MissingEntry:
+                    pass
+                ledger.forget(gb.db, assignment.name, [student])
             gb.db.commit()
     removed = [s for s in students if s not in kept]
     root = Path(coursedir.root)
     for student in removed:
         for folder in (coursedir.autograded_directory, coursedir.feedback_directory):
-            shutil.rmtree(root / folder / student, ignore_errors=True)
+            shutil.rmtree(root / folder / student / assignment.name, ignore_errors=True)
+            try:
+                (root / folder / student).rmdir()  # left empty: the student has nothing else there
+            except OSError:
+                pass
     return Forgotten(removed, kept)
 
 
@@ -181,7 +225,7 @@ def forget_stale_demo(assignment: Assignment, coursedir: CourseDirectory, submit
     stale = sorted(set(record) - current)
     if not stale:
         return Forgotten([], [])
-    forgotten = forget_students(coursedir, stale)
+    forgotten = forget_students(assignment, coursedir, stale)
     _save_record(assignment, {s: f for s, f in record.items() if s in current})
     return forgotten
 
@@ -221,7 +265,7 @@ def new_class(assignment: Assignment, coursedir: CourseDirectory) -> Forgotten:
     """
     submitted = assignment.root / coursedir.submitted_directory
     demo = demo_submissions(assignment, submitted)
-    now = forget_students(coursedir, demo)
+    now = forget_students(assignment, coursedir, demo)
     for student in now.removed:
         _remove_demo_folder(assignment, submitted, student)
     stale = forget_stale_demo(assignment, coursedir, submitted)

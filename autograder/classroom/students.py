@@ -10,7 +10,7 @@ from ..assignment import Assignment
 from ..intake.student_ids import is_safe_student_id, unsafe_id_reason
 from ..outputs.inert import say
 from .class_run import ClassRun
-from .lifecycle import demo_submissions, forget_stale_demo, regrade_refusal, write_demo
+from .lifecycle import demo_submissions, forget_stale_demo, real_folders, regrade_refusal, write_demo
 from .progress import one_step
 
 
@@ -64,7 +64,9 @@ def collect_class(run: ClassRun) -> tuple[str, list[str]]:
             app.start()
         finally:
             handler.close()
-        return (f"the LMS download in {downloads.relative_to(assignment.root)}",
+        demo = demo_submissions(assignment, submitted)  # left beside the real class: named, as _local names them
+        also = f", and {len(demo)} of the bundled demo's in submitted/ ({_demo_named(demo)})" if demo else ""
+        return (f"the LMS download in {downloads.relative_to(assignment.root)}{also}",
                 app.collection.lines() + [f"Collect log: {log.relative_to(assignment.root)}"])
     return _local(assignment, submitted), []
 
@@ -73,14 +75,22 @@ def _local(assignment: Assignment, submitted: Path) -> str:
     """Where this run's submissions come from when there is no LMS download."""
     folders = [p for p in submitted.glob(f"*/{assignment.name}") if p.is_dir()] if submitted.is_dir() else []
     if not folders:
+        real = real_folders(assignment.root, submitted)
+        if real:  # a course under way: the demo's ids (ada, ken...) may be its students', never mixed with them
+            return (f"submitted/, which holds no {assignment.name} submission yet (only {', '.join(real[:3])}"
+                    f"{' ...' if len(real) > 3 else ''}: the demo class is written only beside no real student)")
         write_demo(assignment, submitted)  # and records it: the only way a student is the demo's
         return "the bundled demo class (submitted/ was empty)"
     demo = demo_submissions(assignment, submitted)  # the kit's record, never a name, time stamp or content
     if len(demo) == len(folders):
         return "the bundled demo class (written earlier into submitted/)"
     if demo:
-        return f"submitted/, {len(demo)} of them the bundled demo's ({', '.join(demo)}: `make new-class` removes them)"
+        return f"submitted/, {len(demo)} of them the bundled demo's ({_demo_named(demo)})"
     return "submitted/"
+
+
+def _demo_named(demo: list[str]) -> str:
+    return f"{', '.join(demo)}: `make new-class` removes them"
 
 
 def forget_demo_leftovers(run: ClassRun) -> None:

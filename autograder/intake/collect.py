@@ -53,6 +53,7 @@ from nbgrader.plugins import FileNameCollectorPlugin
 from traitlets import List, Unicode, default
 
 from ..assignment import Assignment
+from ..classroom.lifecycle import demo_written
 from ..nbgrader_glue.late import due_date_of, late_by
 from ..outputs.inert import quoted
 from ..settings import GraderSettings
@@ -149,7 +150,7 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
     def owner(self, filename: str) -> str | None:
         """The student a path from the download's top level is named for, or None: for the caps each student has
         (BoundedExtractor.student_of), for the summary, and so that a student's archive among the download's
-        archives is never taken for the LMS's. A file is read first as `collect` reads it, so every file collected
+        archives is never taken for the LMS's (is_upload). A file is read first as `collect` reads it, so every file collected
         counts as its student's (never against the share of what no one owns, which others may have spent); then,
         whatever its own name (a dot file, one that is not a notebook), as it is, with the notebook extension added,
         or in place of its own. A folder (`name/`) is the student's whose notebook in it would be collected: Moodle's
@@ -171,6 +172,29 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
             if found:
                 return found["student_id"]
         return None
+
+    def uploaded_by(self, filename: str) -> tuple[str | None, str] | None:
+        """For a name at the download's top: the student whose upload it is by the prefix an LMS writes before the
+        name the student gave it (Canvas's `<name>_[LATE_]<user>_<attachment>_`, Moodle's
+        `<name>_<user>_assignsubmission_file_`), and that own name; None when no prefix is one. A prefix is one when
+        the patterns read it before an ordinary name (`x.ipynb`): whatever follows is the student's choice, so this
+        holds for a name no pattern reads whole (ids again, a number first), which is then never the LMS's own
+        archive (BoundedExtractor.is_upload). The id is the shortest such prefix's (None when it is not SAFE_ID),
+        only for naming: a name holding ids twice may be a classmate's made to look so, so it is never a file's owner."""
+        if "/" in filename or not self.valid_ext:
+            return None
+        for end in (i + 1 for i, char in enumerate(filename) if char == "_"):
+            try:
+                found = self._identify(f"{filename[:end]}x{self.valid_ext[0]}")
+            except NotCollected:  # an LMS's prefix, with an id the kit refuses
+                return None, filename[end:]
+            if found:
+                return found["student_id"], filename[end:]
+        return None
+
+    def is_upload(self, filename: str) -> bool:
+        """Whether a name at archive/'s top is a student's upload (owner, or uploaded_by), never the LMS's archive."""
+        return self.owner(filename) is not None or self.uploaded_by(filename) is not None
 
 
 @dataclass
@@ -253,9 +277,13 @@ class LmsZipCollect(ZipCollectApp):
                           f"for make grade's collect step")
         super().init_plugins()
         self.extractor_plugin_inst.student_of = self.collector_plugin_inst.owner
+        self.extractor_plugin_inst.is_upload = self.collector_plugin_inst.is_upload
         if not self.collector_plugin_inst.notebook_name:  # any assignment of the course, not one set in the config
-            assignment = Assignment(Path(self.coursedir.root), self.coursedir.assignment_id)
-            self.collector_plugin_inst.notebook_name = assignment.notebook_name
+            self.collector_plugin_inst.notebook_name = self._assignment.notebook_name
+
+    @property
+    def _assignment(self) -> Assignment:
+        return Assignment(Path(self.coursedir.root), self.coursedir.assignment_id)
 
     def start(self) -> None:
         self.collection = Collection()
@@ -305,8 +333,7 @@ class LmsZipCollect(ZipCollectApp):
             if info:
                 found[info["student_id"]].append(Candidate(source, name, info))
             elif collector.spelled(name):  # a notebook no pattern names (a name chosen to mislead)
-                self.collection.refused[shown(name)] = ("its name matches none of the LMS's patterns "
-                                                        "(c.LmsFileNameCollectorPlugin.named_regexps)")
+                self._refuse_unread(name)
             elif owner := collector.owner(name):
                 others[owner].append(shown(name))
         for student, names in others.items():
@@ -316,6 +343,21 @@ class LmsZipCollect(ZipCollectApp):
                                                     f"is never unpacked: the .ipynb itself is needed)")
         self._refuse_clashes(found)
         return {student: chosen for student, files in found.items() if (chosen := self._choose(student, files))}
+
+    def _refuse_unread(self, name: str) -> None:
+        """A notebook no pattern reads: named by the student whose upload its name begins as (uploaded_by), with why,
+        but never collected as theirs: a classmate's upload named to read so (Canvas's `bob_333_222_888_...` is Bob's
+        `888_...` or, named `bob_333`, user 222's) is spelled the same, and only the LMS knows whose it is."""
+        student, own = self.collector_plugin_inst.uploaded_by(name) or (None, "")
+        if not student:
+            self.collection.refused[shown(name)] = ("its name matches none of the LMS's patterns "
+                                                    "(c.LmsFileNameCollectorPlugin.named_regexps)")
+            return
+        self.collection.refused[f"{student} ({shown(name)})"] = (
+            f"its name begins as the LMS names {student}'s upload, but the rest, {quoted(shown(own))}, starts with a "
+            f"number and `_` or holds the LMS's ids or marker again, as a classmate's upload named to read as "
+            f"{student}'s would, so it is collected as no one's (c.LmsFileNameCollectorPlugin.named_regexps): check "
+            f"in the LMS whose it is before you copy it into submitted/{student}/{self.coursedir.assignment_id}/")
 
     def _refuse_clashes(self, found: dict[str, list[Candidate]]) -> None:
         """Refuse ids two LMS identities share, and LMS numbers under two ids: one user is one student."""
@@ -383,7 +425,9 @@ class LmsZipCollect(ZipCollectApp):
             return
         now = held(dest, self._rules)
         if now != wanted:  # else the folder is the LMS copy already: never touched, so no run reading it sees a change
-            why = kept_because(dest, now or {}, files_of(record.get(student)), [exchanges], self._newer(dest, files))
+            demo = demo_written(self._assignment, dest.parent.parent, student)  # the kit's demo folder gives way
+            why = kept_because(dest, now or {}, files_of(record.get(student)), [exchanges, demo],
+                               self._newer(dest, files))
             if why:
                 self.collection.kept[student] = why
                 return

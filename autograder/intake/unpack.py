@@ -139,9 +139,14 @@ class BoundedExtractor(ExtractorPlugin):
     @staticmethod
     def student_of(name: str) -> str | None:
         """The student a path from the download's top level is named for (a folder's path ends in `/`), or None (the
-        collector says, through LmsZipCollect): their caps count it, and a top-level archive named so is never
-        unpacked."""
+        collector says, through LmsZipCollect): their caps count it."""
         return None
+
+    @staticmethod
+    def is_upload(name: str) -> bool:
+        """Whether a name at archive/'s top is named as a student's upload, whatever the name the student gave it
+        (the collector says, through LmsZipCollect): such an archive is never unpacked."""
+        return False
 
     def extract(self, archive_path: str, extracted_path: str) -> None:
         """Copy the loose files of `archive_path` and unpack its top-level archives into `extracted_path`.
@@ -165,10 +170,10 @@ class BoundedExtractor(ExtractorPlugin):
         is_archive = {item: item.is_file() and not item.is_symlink() and self._is_archive(item.name) for item in items}
         archives = all(is_archive.values())
         if not archives:
-            self.unopened = [i.name for i in items if is_archive[i] and self.student_of(i.name) is None]
+            self.unopened = [i.name for i in items if is_archive[i] and not self.is_upload(i.name)]
             self.loose = [i.name for i in items if not is_archive[i]] if self.unopened else []
         for item in items:
-            if archives and self.student_of(item.name) is None:  # the LMS's download, as archives
+            if archives and not self.is_upload(item.name):  # the LMS's download, as archives
                 self._unpack(item, dest)
             else:
                 self._copy_loose(item, source, dest)

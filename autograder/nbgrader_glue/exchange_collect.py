@@ -48,6 +48,7 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode, parse_utc
 
 from ..assignment import find_assignment
+from ..classroom.lifecycle import demo_written
 from ..intake.collected import (
     EXCHANGE_RECORD,
     LMS_RECORD,
@@ -169,12 +170,17 @@ class IntakeExchangeCollect(ExchangeCollect):
 
     def _stays(self, dest: Path, record: Record) -> bool:
         """Whether the collected `dest` stays as it is, said in the log: by nbgrader's rule (`_replaces`), and by
-        every collection's, when it holds anything no collection wrote there (intake/collected.py)."""
+        every collection's, when it holds anything no collection wrote there (intake/collected.py). The kit's own
+        demo folder (lifecycle.demo_written) gives way to a real student of that id whatever the demo's time stamp."""
+        student = record["username"]
+        assignment = find_assignment(Path(self.coursedir.root), self.coursedir.assignment_id)
+        demo = demo_written(assignment, dest.parent.parent, student)
+        if demo and held(dest, self._rules()) == demo:
+            return False
         if dest.is_dir() and not self._replaces(dest, record["timestamp"]):
             self.log.info("No newer submission to collect: %s %s", escaped(record["username"]),
                           self.coursedir.assignment_id)
             return True
-        student = record["username"]
         ours, lms = self._record_of(EXCHANGE_RECORD), self._record_of(LMS_RECORD)
         why = kept_because(dest, held(dest, self._rules()) or {}, files_of(ours.get(student)),
                            [files_of(lms.get(student))])
