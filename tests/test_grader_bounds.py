@@ -268,3 +268,39 @@ def test_no_hidden_check_holds_more_of_the_graders_memory_than_its_answers_whate
             tracemalloc.stop()
     assert len(held) > 100
     assert not {name: size for name, size in held.items() if size > CHECK_BYTES}
+
+
+# Sixty processes that only sleep, and a check that waits (within its wall-clock backstop) before it answers: the
+# submission's processes use no CPU time meanwhile, nor does the grader read anything.
+IDLE_CROWD = """\
+import os, time
+for _ in range(60):
+    if os.fork() == 0:
+        time.sleep(600)
+        os._exit(0)
+def wait():
+    time.sleep(8)
+    return 1
+def at_once():
+    return 1"""
+
+
+@pytest.mark.slow
+def test_the_graders_waiting_for_an_answer_is_not_charged_to_the_submissions_budget():
+    """What the caller charges a submission (Sandbox.charged, sent to its session and counted in budget_seconds) is
+    its CPU time reading the session's replies. While it waits for one, its _Waited walks /proc for every thread of
+    the worker's tree about once a second (Stopwatch.seconds, tree_seconds), in the same thread_time window: the
+    submission is charged a cost that grows with the wall-clock time of the request (so with the machine's load,
+    which stretches the wall-clock time of the same CPU time) and with the number of its processes."""
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=5), budget=Budget()) as sandbox:
+        sandbox.begin()
+        cells = [Cell("student", IDLE_CROWD)]
+        assert sandbox.call(cells, sandbox_probes.run, name="at_once").ok  # loaded: the crowd is running
+        before = sandbox.charged
+        assert sandbox.call(cells, sandbox_probes.run, name="at_once").ok
+        quick = sandbox.charged - before
+        before = sandbox.charged
+        assert sandbox.call(cells, sandbox_probes.run, name="wait").ok
+        waited = sandbox.charged - before
+    # the same one-line answer read each time: observed about 0.002 s against 0.06 s (7 ms a second of waiting)
+    assert waited < quick + 0.015, (quick, waited)
