@@ -95,3 +95,31 @@ def test_the_charge_of_the_sessions_memory_polling_does_not_change_with_the_mach
     them). Without the crowd both are 2.08 s."""
     quiet, busy = _charged_for_a_burn(0), _charged_for_a_burn((os.cpu_count() or 1) * 4)
     assert abs(quiet - busy) < 0.4, (quiet, busy)
+
+
+def _checks_run_within_a_budget(spinners: int) -> list[tuple[bool, str]]:
+    """What four checks of DEAR_TO_POLL answer within a 10 s budget, with `spinners` busy processes beside."""
+    import sandbox_probes
+
+    from autograder.sandbox import Budget, Cell, Limits, Sandbox
+    from autograder.settings import GraderSettings
+
+    spinning = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(spinners)]
+    try:
+        with Sandbox(modules={"sandbox_probes": ROOT / "tests" / "sandbox_probes.py"}, limits=Limits(seconds=5),
+                     budget=Budget(seconds=10), isolation={**GraderSettings().isolation(), "level": "uid"}) as box:
+            box.begin()
+            cells = [Cell("student", DEAR_TO_POLL)]
+            return [(outcome.ok, outcome.limit) for outcome in
+                    (box.call(cells, sandbox_probes.run, name="burn") for _ in range(4))]
+    finally:
+        for spinner in spinning:
+            spinner.kill()
+            spinner.wait()
+
+
+@needs_level("uid")
+def test_a_notebook_whose_memory_is_dear_to_poll_gets_the_same_checks_run_beside_busy_processes():
+    """The grade-level consequence of the test above. Observed: two of the four checks run, then 'time budget', on
+    its own; three or four of them beside four busy processes per core."""
+    assert _checks_run_within_a_budget(0) == _checks_run_within_a_budget((os.cpu_count() or 1) * 4)
