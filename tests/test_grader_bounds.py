@@ -28,7 +28,7 @@ from autograder.sandbox.protocol import (
     answer_fault,
     read,
 )
-from conftest import ASSIGNMENT, ROOT
+from conftest import ASSIGNMENT, ROOT, needs_level
 
 PROBES = ROOT / "tests" / "sandbox_probes.py"
 
@@ -268,3 +268,68 @@ def test_no_hidden_check_holds_more_of_the_graders_memory_than_its_answers_whate
             tracemalloc.stop()
     assert len(held) > 100
     assert not {name: size for name, size in held.items() if size > CHECK_BYTES}
+
+
+# Sixty processes that only sleep, and a check that waits (within its wall-clock backstop) before it answers: the
+# submission's processes use no CPU time meanwhile, nor does the grader read anything.
+IDLE_CROWD = """\
+import os, time
+for _ in range(60):
+    if os.fork() == 0:
+        time.sleep(600)
+        os._exit(0)
+def wait():
+    time.sleep(8)
+    return 1
+def at_once():
+    return 1"""
+
+
+@pytest.mark.slow
+def test_the_graders_waiting_for_an_answer_is_not_charged_to_the_submissions_budget():
+    """What the caller charges a submission (Sandbox.charged, sent to its session and counted in budget_seconds) is
+    its CPU time reading the session's replies. While it waits for one, its _Waited walks /proc for every thread of
+    the worker's tree about once a second (Stopwatch.seconds, tree_seconds), in the same thread_time window: the
+    submission is charged a cost that grows with the wall-clock time of the request (so with the machine's load,
+    which stretches the wall-clock time of the same CPU time) and with the number of its processes."""
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=5), budget=Budget()) as sandbox:
+        sandbox.begin()
+        cells = [Cell("student", IDLE_CROWD)]
+        assert sandbox.call(cells, sandbox_probes.run, name="at_once").ok  # loaded: the crowd is running
+        before = sandbox.charged
+        assert sandbox.call(cells, sandbox_probes.run, name="at_once").ok
+        quick = sandbox.charged - before
+        before = sandbox.charged
+        assert sandbox.call(cells, sandbox_probes.run, name="wait").ok
+        waited = sandbox.charged - before
+    # the same one-line answer read each time: observed about 0.002 s against 0.06 s (7 ms a second of waiting)
+    assert waited < quick + 0.015, (quick, waited)
+
+
+def _spent_on_a_sleeping_check(crowd: int) -> float:
+    """The CPU seconds a submission is charged for one check that sleeps 5.5 s (within the 10 s backstop of a 5 s
+    limit), after its notebook forked `crowd` processes that sleep too: none of its processes uses CPU meanwhile."""
+    from autograder.settings import GraderSettings
+
+    code = IDLE_CROWD.replace("range(60)", f"range({crowd})").replace("time.sleep(8)", "time.sleep(5.5)")
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=5), budget=Budget(),
+                 isolation={**GraderSettings().isolation(), "level": "namespaces+cgroups"}) as sandbox:
+        sandbox.begin()
+        assert sandbox.call([Cell("student", code)], sandbox_probes.run, name="at_once").ok
+        before = sandbox.spent
+        assert sandbox.call([Cell("student", code)], sandbox_probes.run, name="wait").ok
+        return sandbox.spent - before
+
+
+@pytest.mark.slow
+@needs_level("namespaces+cgroups")
+def test_the_sessions_own_bookkeeping_during_a_check_is_not_charged_to_the_submission():
+    """With cgroups the submission's clock is its cgroup's counter, and the session is in that cgroup
+    (Isolation.enter), so the session's own work is charged as the submission's CPU time: while a check runs it
+    walks /proc for every thread of the loader's tree each cputime.TICK of wall-clock time (_Loader._next's
+    Stopwatch). Observed on 2 CPUs: 0.54-0.59 s charged for a check that only sleeps 5.5 s beside 60 sleeping
+    processes, 0.11 s beside none: about 0.1 s a second of wall-clock time, so the same notebook's charge follows
+    how long its checks take on the machine (3.5-3.6 s against 3.0 s for a 2.6 s check, alone and beside four
+    busy processes per core), not the CPU time its processes used."""
+    crowded, alone = _spent_on_a_sleeping_check(60), _spent_on_a_sleeping_check(0)
+    assert crowded < alone + 0.15, (crowded, alone)

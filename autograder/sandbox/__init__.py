@@ -118,13 +118,23 @@ class _Waited:
     worker counts it: wall-clock time less the time during which a process of the worker's tree (its session,
     the loaders, student code) waited for a CPU (cputime.Stopwatch), as a busy machine keeps them waiting and a
     wedged worker does not; but never less than the CPU time they used meanwhile, so that processes that keep each
-    other waiting (more busy threads than CPUs) do not hold it off."""
+    other waiting (more busy threads than CPUs) do not hold it off.
+
+    `cost`: the caller's CPU seconds its walks of /proc took. They are the grader's bookkeeping, not its reading of
+    answers, and their number follows the wall-clock time of the request (so the machine's load): never charged to
+    the submission (Sandbox.call_many)."""
 
     def __init__(self, pid: int) -> None:
+        started = time.thread_time()
         self.pid, self.stopwatch, self.cpu = pid, Stopwatch(pid), tree_seconds(pid)
+        self.cost = time.thread_time() - started
 
     def seconds(self) -> float:
-        return max(self.stopwatch.seconds(), tree_seconds(self.pid) - self.cpu)
+        started = time.thread_time()
+        try:
+            return max(self.stopwatch.seconds(), tree_seconds(self.pid) - self.cpu)
+        finally:
+            self.cost += time.thread_time() - started
 
 
 def _wait_killed(worker: subprocess.Popen) -> None:
@@ -378,19 +388,20 @@ class Sandbox:
         # The reply is read no looser than the session writes it: answers within what is left of the budget (the
         # session counts every reply whole, as this process does) and each within the answer limit, with its
         # fields, and the load errors (protocol.ERROR_BYTES each); the CPU time reading it is the submission's
-        # (sent with the next request).
+        # (sent with the next request), less the walks of the deadline's count while it waits (_Waited.cost).
         replies = self.replies
         if replies is not None:
             replies.limit = min(len(calls) * (self.limits.answer_kb * 1024 + FIELDS_BYTES), left) + \
                 len(calls) * FIELDS_BYTES + FIELDS_BYTES
         reading, self.asked, read = time.thread_time(), time.monotonic(), replies.read if replies else 0
         sent = self._send(request)
-        result = self._receive(time.monotonic() + waited, _Waited(self.worker.pid)) if sent and self.worker else None
+        counted = _Waited(self.worker.pid) if sent and self.worker else None
+        result = self._receive(time.monotonic() + waited, counted) if counted else None
         self.answered += replies.read - read if replies else 0
         try:
             return self._outcomes(result, len(calls), waited)
         finally:
-            self.charged += time.thread_time() - reading
+            self.charged += time.thread_time() - reading - (counted.cost if counted else 0.0)
 
     def _outcomes(self, result: Ready | Failure | Ended | Answers | None, calls: int, waited: float) -> list[Outcome]:
         """The Outcome of each of `calls` calls from the session's reply (None: there was none)."""

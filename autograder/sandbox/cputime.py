@@ -269,6 +269,11 @@ class SubmissionClock:
     processes, and cost a tick no more than the submission has: the session forks each loader, and being a
     subreaper (worker.py) it adopts whatever a process of the submission leaves behind (a double-forked
     daemon), unless a subreaper of the submission below it does first.
+
+    Never the session's own CPU time, either way: the session is in the submission's cgroup (so its memory counts
+    there too), but its bookkeeping while a check runs (a walk of the loader's tree every TICK of wall-clock time:
+    worker.py's _Loader._next) follows the wall-clock time the check takes, so the machine's load. Its own time
+    (process_time: its threads', not its reaped children's) is taken off the counter's.
     """
 
     def __init__(self, counter: CgroupCounter | None) -> None:
@@ -278,7 +283,7 @@ class SubmissionClock:
 
     def seconds(self) -> float:
         if self.counter is not None:
-            return self.counter.seconds() - self.start
+            return self.counter.seconds() - time.process_time() - self.start
         reaped, session = os.times(), os.getpid()
         below = sum(process_seconds(pid) for pid in _tree(session) if pid != session)  # not the session's own
         return reaped.children_user + reaped.children_system + below - self.start

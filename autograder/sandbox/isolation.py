@@ -89,6 +89,12 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 # The scratch folder's walk without a private tmpfs (_disk_use): how often, and how far. More entries, or folders
 # nested deeper, than honest code makes count as over the disk budget, so that a walk never takes long.
 DISK_EVERY, DISK_ENTRIES, DISK_DEPTH = 0.5, 4096, 64
+# The session's looks at the submission's memory without a memory cgroup (Isolation.over) are its own CPU time, not
+# charged to the submission: how many a check gets follows its wall-clock time, so the machine's load, and a grade
+# would follow it too. What a submission can make one look cost (many processes, large mappings to read PSS through)
+# is bounded instead: after a look of c CPU seconds the next comes no sooner than LOOK_SPACING * c later (and
+# cputime.TICK), so the looks take at most a fifth of a CPU however dear they are.
+LOOK_SPACING = 4
 # The session's exit code: a bit for each budget it saw hit that the worker cannot count itself (Isolation.end).
 HIT_BITS = {"disk budget": 16, "memory budget": 32}
 
@@ -386,11 +392,9 @@ class Isolation:
         # the /proc its processes see is a read-only mount of it (_enter_private_filesystem).
         self.proc_fd = -1
         self.hits: set[str] = set()  # in the session: the budgets it saw hit (exit_code)
-        # In the session: when `over` last summed the memory, last walked the scratch folder; the folder is over.
+        # In the session: when `over` next sums the memory (LOOK_SPACING), last walked the scratch folder; the
+        # folder is over.
         self.looked, self.walked, self.overfull = 0.0, 0.0, False
-        # In the session: the CPU seconds `over` spent walking the submission's processes and folder, which the
-        # submission can make costly (many mappings to read PSS through, many files): charged to it (worker.py)
-        self.polled = 0.0
         self.cgroups: _Cgroups | None = None
         self.level = machine_level(budgets, ceiling)
         self.namespaces = self.level.startswith("namespaces")
@@ -554,19 +558,15 @@ class Isolation:
         """In the session, while it waits for a loader: the budget the submission passed that no cgroup or tmpfs
         bounds here, "memory budget" or "disk budget" ("" for none). Without a memory cgroup, the memory of the
         live processes below `session` (cputime.tree_memory); without a private tmpfs, what the scratch folder
-        holds. At most every cputime.TICK and DISK_EVERY seconds, however often it is asked. The caller stops
-        the loader and all it started. The CPU time it spends is added to `polled`."""
-        started = time.thread_time()
-        try:
-            return self._over(session)
-        finally:
-            self.polled += time.thread_time() - started
-
-    def _over(self, session: int) -> str:
+        holds. At most every cputime.TICK (or LOOK_SPACING times the last look's CPU time) and DISK_EVERY seconds
+        (a walk of at most DISK_ENTRIES), however often it is asked; its CPU time is the session's, never charged
+        to the submission (LOOK_SPACING). The caller stops the loader and all it started."""
         memory, disk, now = self.budgets.memory_mb << 20, self.budgets.disk_mb << 20, time.monotonic()
-        if not self.use_cgroups and now >= self.looked + cputime.TICK:
-            self.looked = now
-            if cputime.tree_memory(session, memory) > memory:
+        if not self.use_cgroups and now >= self.looked:
+            started = time.thread_time()
+            held = cputime.tree_memory(session, memory)
+            self.looked = now + max(cputime.TICK, LOOK_SPACING * (time.thread_time() - started))
+            if held > memory:
                 self.hits.add("memory budget")
                 return "memory budget"
         if self.scratch and now >= self.walked + DISK_EVERY:

@@ -535,10 +535,10 @@ class _Session:
         return self.isolation.over(os.getpid()) if self.isolation is not None else ""
 
     def seconds(self) -> float:
-        """The CPU seconds this session charged the submission: its processes', the grader's reading of their
-        answers (the caller's word, sent with each request), and this session's polling of their memory and files
-        where no cgroup or tmpfs bounds them (Isolation.polled)."""
-        return self.clock.seconds() + self.charged + (self.isolation.polled if self.isolation is not None else 0.0)
+        """The CPU seconds this session charged the submission: its processes' (never this session's own
+        bookkeeping: SubmissionClock), and the grader's reading of their answers (the caller's word, sent with each
+        request)."""
+        return self.clock.seconds() + self.charged
 
     def serve(self) -> None:
         _become_subreaper()  # a student's daemons end up here, to be killed with their loader
