@@ -724,3 +724,48 @@ result = 1"""
         seen = run(one, look)  # a new program: a new loader, entering its folder again
         one.end()
     assert seen == "No such file or directory", seen
+
+
+# A fork bomb that keeps its population at the process budget: each process forks two children (retrying while the
+# budget refuses) and ends, so the session's orphans are always replaced as fast as they are killed (red-a12 A1).
+REFILLING_BOMB = """\
+import os
+if os.fork() == 0:
+    os.setsid()
+    while True:
+        made = 0
+        while made < 2:
+            try:
+                pid = os.fork()
+            except OSError:
+                continue
+            if pid == 0:
+                made = -1
+                break
+            made += 1
+        if made == 2:
+            os._exit(0)
+result = 1"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", [pytest.param("uid", marks=needs_level("uid")), None])
+def test_a_self_refilling_fork_bomb_ends_with_its_submission_and_keeps_the_worker(level):
+    """The session (and, without namespaces, the worker) ends what student code left by killing its orphans one
+    at a time and waiting for each (worker._reap_orphans, from _Loader.stop): processes that fork two children and
+    end keep the orphans at the process budget, the loop never empties them, and the session hangs until the
+    grader's deadline (30 s) kills the worker. Every submission that does this costs the class 30 s of wall-clock
+    time beyond its budget and a worker. Expected: the session ends them all at once (its PID namespace's end, a
+    kill of the uid's every process, the cgroup's), within a few seconds, and the worker serves the next."""
+    with box(level) as sandbox:
+        sandbox.begin()
+        assert run(sandbox, REFILLING_BOMB) == 1
+        worker = sandbox.worker.pid if sandbox.worker else None
+        started = time.monotonic()
+        sandbox.end()
+        took = time.monotonic() - started
+        kept = sandbox.worker is not None and sandbox.worker.pid == worker
+        sandbox.begin()
+        assert run(sandbox, "result = 2") == 2
+        sandbox.end()
+    assert took < 10 and kept, (took, kept)
