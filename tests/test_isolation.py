@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import sandbox_probes
 
-from autograder.sandbox import Cell, Limits, Sandbox, landlock, proof
+from autograder.sandbox import Budget, Cell, Limits, Sandbox, landlock, proof
 from autograder.sandbox.messages import describe_time_out
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, CAP_SYS_ADMIN, LEVEL, ROOT, command_lines, holds_capability, needs_level
@@ -769,3 +769,22 @@ def test_a_self_refilling_fork_bomb_ends_with_its_submission_and_keeps_the_worke
         assert run(sandbox, "result = 2") == 2
         sandbox.end()
     assert took < 10 and kept, (took, kept)
+
+
+@pytest.mark.slow
+def test_a_self_refilling_fork_bomb_holds_the_grader_no_longer_than_its_budget():
+    """The same bomb in each part's program (red-a12 A1): stopping the first program's loader (_Loader.stop) never
+    gets past _reap_orphans, where the session reads no budget, so the grader waits out its deadline (budget plus a
+    margin), loses the worker, continues the submission in a new one, whose program starts the bomb again, and waits
+    out the deadline again. A submission of 6 s of CPU time (12 s of wall-clock time) held it 165 s; a notebook
+    graded with `python -m autograder grade` and the default 45 s budget, 291 s (the reference: 5 s). Expected:
+    within its wall-clock backstop plus one margin."""
+    bomb = REFILLING_BOMB.replace("result = 1", "")
+    started = time.monotonic()
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=LIMITS, isolation=GraderSettings().isolation(),
+                 budget=Budget(seconds=6)) as sandbox:
+        sandbox.begin()
+        for part in range(2):  # a new program each: the loader of the one before is stopped
+            sandbox.call([Cell("student", f"{bomb}\npart = {part}")], sandbox_probes.value, name="part")
+        sandbox.end()
+    assert time.monotonic() - started < 2 * 6 + 30 + 10
