@@ -745,6 +745,8 @@ if os.fork() == 0:
             made += 1
         if made == 2:
             os._exit(0)
+import time
+time.sleep(1)  # the population grows to the budget before the program is done
 result = 1"""
 
 
@@ -788,3 +790,24 @@ def test_a_self_refilling_fork_bomb_holds_the_grader_no_longer_than_its_budget()
             sandbox.call([Cell("student", f"{bomb}\npart = {part}")], sandbox_probes.value, name="part")
         sandbox.end()
     assert time.monotonic() - started < 2 * 6 + 30 + 10
+
+
+@pytest.mark.slow
+@needs_level("uid")
+def test_without_namespaces_a_refilling_fork_bomb_ends_with_the_sandbox():
+    """At `uid` (and `uid+landlock`) the uid's every process is killed after a submission only once the session
+    has ended (Isolation._clean_uid, after _reap_orphans): when the bomb holds the session until the grader kills
+    the worker (red-a12 A1), nothing kills them, and its processes run on as init's children at full CPU after the
+    grader closed its sandbox, until some later worker on the machine sweeps the uid (red-a12 A3: 64 processes
+    still running 6 s after the grading ended). Expected: none left once the sandbox is closed."""
+    with box("uid") as sandbox:
+        sandbox.begin()
+        uid = run(sandbox, REFILLING_BOMB + "\nuid = os.getuid()", name="uid")
+        sandbox.end()
+    left = 0
+    for entry in os.listdir("/proc"):
+        try:
+            left += entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid
+        except OSError:
+            pass
+    assert left == 0, f"{left} processes of the submission's uid {uid} still running"
