@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import sandbox_probes
 
-from autograder.sandbox import Cell, Limits, Sandbox, landlock, proof
+from autograder.sandbox import Budget, Cell, Limits, Sandbox, landlock, proof
 from autograder.sandbox.messages import describe_time_out
 from autograder.settings import GraderSettings
 from conftest import ASSIGNMENT, CAP_SYS_ADMIN, LEVEL, ROOT, command_lines, holds_capability, needs_level
@@ -724,3 +724,97 @@ result = 1"""
         seen = run(one, look)  # a new program: a new loader, entering its folder again
         one.end()
     assert seen == "No such file or directory", seen
+
+
+# A fork bomb that keeps its population at the process budget: each process forks two children (retrying while the
+# budget refuses) and ends, so the session's orphans are always replaced as fast as they are killed (red-a12 A1).
+REFILLING_BOMB = """\
+import os
+if os.fork() == 0:
+    os.setsid()
+    while True:
+        made = 0
+        while made < 2:
+            try:
+                pid = os.fork()
+            except OSError:
+                continue
+            if pid == 0:
+                made = -1
+                break
+            made += 1
+        if made == 2:
+            os._exit(0)
+import time
+time.sleep(1)  # the population grows to the budget before the program is done
+result = 1"""
+
+
+def run_in_loader(sandbox: Sandbox, code: str, name: str = "result"):
+    """run(), the call in the loader's own process: no check's process to fork while the bomb holds the budget."""
+    outcome = sandbox.call_many([Cell("student", code)], [(sandbox_probes.value, {"name": name})])[0]
+    assert outcome.ok, (outcome.reason, outcome.load_errors)
+    return outcome.value
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", [pytest.param("uid", marks=needs_level("uid")), None])
+def test_a_self_refilling_fork_bomb_ends_with_its_submission_and_keeps_the_worker(level):
+    """The session (and, without namespaces, the worker) ends what student code left by killing its orphans one
+    at a time and waiting for each (worker._reap_orphans, from _Loader.stop): processes that fork two children and
+    end keep the orphans at the process budget, the loop never empties them, and the session hangs until the
+    grader's deadline (30 s) kills the worker. Every submission that does this costs the class 30 s of wall-clock
+    time beyond its budget and a worker. Expected: the session ends them all at once (its PID namespace's end, a
+    kill of the uid's every process, the cgroup's), within a few seconds, and the worker serves the next."""
+    with box(level) as sandbox:
+        sandbox.begin()
+        assert run_in_loader(sandbox, REFILLING_BOMB) == 1
+        worker = sandbox.worker.pid if sandbox.worker else None
+        started = time.monotonic()
+        sandbox.end()
+        took = time.monotonic() - started
+        kept = sandbox.worker is not None and sandbox.worker.pid == worker
+        sandbox.begin()
+        assert run(sandbox, "result = 2") == 2
+        sandbox.end()
+    assert took < 10 and kept, (took, kept)
+
+
+@pytest.mark.slow
+def test_a_self_refilling_fork_bomb_holds_the_grader_no_longer_than_its_budget():
+    """The same bomb in each part's program (red-a12 A1): stopping the first program's loader (_Loader.stop) never
+    gets past _reap_orphans, where the session reads no budget, so the grader waits out its deadline (budget plus a
+    margin), loses the worker, continues the submission in a new one, whose program starts the bomb again, and waits
+    out the deadline again. A submission of 6 s of CPU time (12 s of wall-clock time) held it 165 s; a notebook
+    graded with `python -m autograder grade` and the default 45 s budget, 291 s (the reference: 5 s). Expected:
+    within its wall-clock backstop plus one margin."""
+    bomb = REFILLING_BOMB.replace("result = 1", "")
+    started = time.monotonic()
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=LIMITS, isolation=GraderSettings().isolation(),
+                 budget=Budget(seconds=6)) as sandbox:
+        sandbox.begin()
+        for part in range(2):  # a new program each: the loader of the one before is stopped
+            sandbox.call([Cell("student", f"{bomb}\npart = {part}")], sandbox_probes.value, name="part")
+        sandbox.end()
+    assert time.monotonic() - started < 2 * 6 + 30 + 10
+
+
+@pytest.mark.slow
+@needs_level("uid")
+def test_without_namespaces_a_refilling_fork_bomb_ends_with_the_sandbox():
+    """At `uid` (and `uid+landlock`) the uid's every process is killed after a submission only once the session
+    has ended (Isolation._clean_uid, after _reap_orphans): when the bomb holds the session until the grader kills
+    the worker (red-a12 A1), nothing kills them, and its processes run on as init's children at full CPU after the
+    grader closed its sandbox, until some later worker on the machine sweeps the uid (red-a12 A3: 64 processes
+    still running 6 s after the grading ended). Expected: none left once the sandbox is closed."""
+    with box("uid") as sandbox:
+        sandbox.begin()
+        uid = run_in_loader(sandbox, REFILLING_BOMB + "\nuid = os.getuid()", name="uid")
+        sandbox.end()
+    left = 0
+    for entry in os.listdir("/proc"):
+        try:
+            left += entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid
+        except OSError:
+            pass
+    assert left == 0, f"{left} processes of the submission's uid {uid} still running"

@@ -325,6 +325,8 @@ class _Cgroups:
 
     def kill_all(self) -> None:
         for folder in self.dirs:
+            if (folder / "cgroup.kill").exists():  # v2 (5.14+): the kernel kills them all at once, forks too
+                (folder / "cgroup.kill").write_text("1")
             while pids := (folder / "cgroup.procs").read_text().split():
                 for pid in pids:
                     try:
@@ -396,6 +398,7 @@ class Isolation:
         # folder is over.
         self.looked, self.walked, self.overfull = 0.0, 0.0, False
         self.cgroups: _Cgroups | None = None
+        self.in_session = False  # this process is a session (enter), not the worker
         self.level = machine_level(budgets, ceiling)
         self.namespaces = self.level.startswith("namespaces")
         self.use_cgroups = self.level.endswith("cgroups")
@@ -436,6 +439,7 @@ class Isolation:
                 _mirror(session)
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             self._enter_private_filesystem()
+        self.in_session = True
         if self.level != "none":
             _join_new_session_keyring()
         try:  # so that the budget's OOM kill picks student code (needs CAP_SYS_RESOURCE; it is the biggest anyway)
@@ -465,6 +469,21 @@ class Isolation:
         if self.level != "none":
             self._clean_uid()
         return hit
+
+    def kill_processes(self) -> None:
+        """Kill every process of the submission at once, before they are reaped (worker._reap_orphans), which kills
+        them one at a time: processes that fork as fast as that (each forks two and ends, at the process budget)
+        outlast it. In the session at namespaces, process 1 of the submission's PID namespace: kill(-1) reaches every
+        other process in it. Without namespaces, in the session or in the worker: every process of the worker's uid
+        (uids.kill_processes_of). Either is one kill the kernel makes whole with respect to fork. In the worker at
+        namespaces nothing is left: the namespace ended with its session."""
+        if self.level == "none":
+            return
+        if self.namespaces:
+            if self.in_session and os.getpid() == 1:  # never elsewhere: -1 would be every process of the machine
+                os.kill(-1, signal.SIGKILL)
+            return
+        uids.kill_processes_of(self.uid)
 
     def _clean_uid(self) -> None:
         """Kill every process of the worker's uid (its own alone), empty its keyrings, and without namespaces

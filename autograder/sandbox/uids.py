@@ -29,12 +29,16 @@ import os
 import pwd
 import secrets
 import signal
+import time
 from pathlib import Path
 from typing import Callable
 
 LOCKS = Path("/run/autograder-uids")  # root's: one lock file per uid a live worker holds
 BANDS = ((1 << 20, 1 << 31), (60001, 65534))  # [start, end), preferred first (the docstring says why)
 _RANDOM = secrets.SystemRandom()
+# How long kill_processes_of sends its kill again while a process of the uid still runs: the kernel ends a killed
+# process at once unless it holds it (forks.KILLED_SECONDS says the same of one process).
+KILL_SECONDS = 10.0
 
 
 def claim_uid(tries: int = 64, clean: Callable[[int], None] | None = None) -> int:
@@ -151,16 +155,20 @@ def _in_use(uid: int) -> bool:
     return uid in processes_by_uid()
 
 
-def processes_by_uid() -> dict[int, list[int]]:
-    """{uid: pids} for every process in /proc, by each of its real, effective, saved and filesystem uids."""
+def processes_by_uid(running: bool = False) -> dict[int, list[int]]:
+    """{uid: pids} for every process in /proc, by each of its real, effective, saved and filesystem uids;
+    with `running`, only those that are not zombies (ended, not yet reaped)."""
     found: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/status") as status:
-                ids = next(line for line in status if line.startswith("Uid:")).split()[1:]
-        except (OSError, StopIteration):  # ended meanwhile
+                fields = dict(line.split(":", 1) for line in status if line.startswith(("State:", "Uid:")))
+            ids = fields["Uid"].split()
+        except (OSError, KeyError, ValueError):  # ended meanwhile
+            continue
+        if running and fields.get("State", "").split()[:1] == ["Z"]:
             continue
         for uid in {int(i) for i in ids}:
             found.setdefault(uid, []).append(int(entry))
@@ -182,17 +190,25 @@ def held(uid: int) -> bool:
 def kill_processes_of(uid: int, also: Callable[[], None] | None = None) -> None:
     """SIGKILL every process of `uid`, from a child that becomes `uid` first: the kernel then lets the
     signal reach only processes of that uid (kill(-1) skips the rest), which, the uid being this
-    worker's alone, are only the ones it started. `also` then runs in that child, as `uid` (emptying
-    its keyrings)."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            os.kill(-1, signal.SIGKILL)  # every process this uid may signal, itself excepted
-            if also is not None:
-                also()
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+    worker's alone, are only the ones it started. One kill(-1) reaches them all at once (the kernel holds a
+    fork back until it is done, and a fork whose parent it reached fails), so processes that fork as fast as
+    they are killed one at a time cannot outlast it; it is sent again while one is still running (not a zombie),
+    for at most KILL_SECONDS. `also` then runs in the first child, as `uid` (emptying its keyrings)."""
+    give_up = time.monotonic() + KILL_SECONDS
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                os.kill(-1, signal.SIGKILL)  # every process this uid may signal, itself excepted
+                if also is not None:
+                    also()
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        also = None
+        if uid not in processes_by_uid(running=True) or time.monotonic() >= give_up:
+            return
+        time.sleep(0.01)

@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
 import child
@@ -86,6 +86,9 @@ del sys.path[0]  # student code sees the same sys.path as before the split: no g
 SOONEST_WALL_STOP = 0.9
 # Seconds between two readings of the submission's CPU time while its session waits for the grader's next request.
 IDLE_TICK = 0.5
+# How long _reap_orphans goes on killing and reaping: where nothing kills the submission's processes at once (no
+# isolation), ones that fork as fast as they are killed would hold it for ever.
+REAP_SECONDS = 10.0
 
 
 class _Loader:
@@ -314,7 +317,7 @@ class _Loader:
         return status
 
     def stop(self) -> None:
-        """Kill the loader, its group, and (by reaping the session's orphans) everything it started."""
+        """Kill the loader, its group, and everything it started (_Session.end_processes)."""
         if self.pid:
             for kill in (os.killpg, os.kill):
                 try:
@@ -327,7 +330,7 @@ class _Loader:
             os.close(self.commands)
             self.lines.close()
             self.commands = -1
-        _reap_orphans()
+        self.session.end_processes()
         if self.session.isolation is not None:
             self.session.isolation.note_scratch()
 
@@ -369,15 +372,25 @@ def _children() -> list[int]:
     return found
 
 
-def _reap_orphans() -> None:
-    """Kill and reap every process the worker adopted (a student's daemons end up here)."""
+def _reap_orphans(kill_all: Callable[[], None] | None = None, spent: Callable[[], bool] = lambda: False) -> None:
+    """Kill and reap every process the worker (or a session) adopted (a student's daemons end up here). Each round
+    `kill_all` first kills every process of the submission at once (Isolation.kill_processes), as the kernel does
+    it whole with respect to fork: killed one at a time, processes that each fork two and end at the process budget
+    refill as fast as they die, and would hold the loop for ever. Rounds end when none is left, after REAP_SECONDS,
+    or once `spent` (the submission's budget, in the session) says so after a round: what is left then dies with
+    the session (its PID namespace; without, the worker's kill of its uid), never holding the grader past it."""
+    give_up = time.monotonic() + REAP_SECONDS
     while orphans := _children():
+        if kill_all is not None:
+            kill_all()
         for pid in orphans:
             try:
                 os.kill(pid, signal.SIGKILL)
                 forks.wait_killed(pid)
             except (ProcessLookupError, ChildProcessError):
                 pass
+        if time.monotonic() >= give_up or spent():
+            return
 
 
 def _become_subreaper() -> None:
@@ -583,8 +596,14 @@ class _Session:
                 if self.loader:
                     self.loader.stop()
                     self.loader = None
-                _reap_orphans()
+                self.end_processes()
         return request
+
+    def end_processes(self) -> None:
+        """Kill and reap every process of the submission's (its loaders have ended): all at once where the isolation
+        can (_reap_orphans), and no longer than its budget allows."""
+        _reap_orphans(self.isolation.kill_processes if self.isolation is not None else None,
+                      lambda: self.spent() in ("cpu", "wall"))
 
     def hurry(self, loader: int) -> None:
         """After a check ran out of time: the kernel runs this submission ahead of the others from now on.
@@ -677,7 +696,7 @@ def _serve(config: WorkerConfig) -> None:
             isolation.begin()
         pid = _start_session(_Session(config, modules, isolation, request))
         _, status = os.waitpid(pid, 0) if pid else (0, 0)
-        _reap_orphans()
+        _reap_orphans(isolation.kill_processes if isolation else None)  # without namespaces, what the session left
         kills = isolation.oom_kills() if isolation else 0  # before end() removes the cgroups
         hit = isolation.end(status) if isolation else []
         write(1, Ended(hit, kills))
