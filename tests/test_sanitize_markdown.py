@@ -830,3 +830,51 @@ def test_a_jpeg_libjpeg_would_stop_on_before_its_frame_counts_as_unreadable(befo
     frame = b"\xff\xc0\x00\x0b\x08" + struct.pack(">HH", 1, 1) + b"\x01\x01\x11\x00"
     assert picture_pixels("jpeg", b"\xff\xd8" + before_the_frame + frame + b"\xff\xd9") is None
 
+
+
+# Markup a written answer may hold that the allowlist keeps whole, and the axe-core rule (impact serious) each breaks
+# on the page that shows it: a link with no text (a screen reader reads out its URL), a list holding what is not an
+# item, an item with no list, a definition list holding a paragraph, a link inside a <summary> (a control in a
+# control), a <summary> with no text.
+STUDENT_MARKUP_AXE = {
+    "link-name": "See [](https://example.com) here.",
+    "list": "<ul><div>not an item</div></ul>",
+    "listitem": "<li>an item with no list</li>",
+    "definition-list": "<dl><p>a paragraph</p></dl>",
+    "nested-interactive": '<details><summary><a href="https://example.com">x</a></summary>y</details>',
+    "summary-name": "<details><summary></summary>y</details>",
+}
+
+
+@pytest.mark.slow
+def test_a_written_answer_cannot_make_the_pages_unreadable(tmp_path):
+    """docs/maintainers.md: axe-core finds no critical or serious violation on the feedback page and the formgrader's
+    pages. A written answer's markdown that the allowlist keeps whole may still break one (red-d12 F1, pass 22):
+    each of STUDENT_MARKUP_AXE, shown on the feedback page and the grading page, gives a serious violation."""
+    from axe import blocking_violations
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question {number}**\n\n{markup}")
+                                   for number, markup in enumerate(STUDENT_MARKUP_AXE.values(), 1)])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert [cell.source.split("\n\n")[1] for cell in notebook.cells] == list(STUDENT_MARKUP_AXE.values())
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook),
+             "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    broken = {}
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
+                      else route.abort())
+        for name, html in pages.items():
+            (tmp_path / f"{name}.html").write_text(html)
+            page = context.new_page()
+            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
+            broken[name] = sorted({v["id"] for v in blocking_violations(page, name)} & set(STUDENT_MARKUP_AXE))
+            page.close()
+        browser.close()
+    assert broken == {"feedback": [], "grading": []}, broken
