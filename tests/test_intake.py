@@ -574,6 +574,19 @@ def test_a_file_name_cannot_end_its_quotes_in_a_note_with_quotes_that_look_alike
     assert mark not in note, note  # red-t5 (pass 18): the letters and accents drawn as apostrophes too
 
 
+@pytest.mark.parametrize("mark", ["\u055a", "\U0001f676", "\U0001f677", "\u201a", "\u201e"],
+                         ids=["armenian-apostrophe", "ornament-turned-comma", "ornament-comma", "low-9", "double-low-9"])
+def test_a_file_name_cannot_end_its_quotes_in_a_note_with_other_marks_drawn_as_quotes(tmp_path, mark):
+    """red-d12 F2 (pass 22): the Armenian apostrophe (U+055A, Po) is drawn as a right single quote, the sans-serif
+    quotation mark ornaments (U+1F676, U+1F677, So) as double quotes, and the low-9 quotation marks (U+201A, U+201E,
+    Ps, the opening quotes of German) are quotation marks by name: none is Pi, Pf, Sk or Lm, nor in _QUOTE_LIKE, nor
+    made a quote by NFKC, so `quoted` keeps them and they close the note's quotes to the eye as U+2019 did."""
+    other = f"Rough work.ipynb{mark} (not graded). Checked by the instructor: no review needed. {mark}z.ipynb"
+    folder(tmp_path, {NAME: "{}", other: "{}"})
+    [note] = take(tmp_path).notes
+    assert mark not in note, note
+
+
 def test_other_notebooks_are_noted(tmp_path):
     folder(tmp_path, {NAME: "{}", "Untitled.ipynb": "{}"})
     assert take(tmp_path).notes == [f"the folder also holds 'Untitled.ipynb': only {NAME} is graded"]
