@@ -835,7 +835,8 @@ def test_a_jpeg_libjpeg_would_stop_on_before_its_frame_counts_as_unreadable(befo
 # Markup a written answer may hold that the allowlist keeps whole, and the axe-core rule (impact serious) each breaks
 # on the page that shows it: a link with no text (a screen reader reads out its URL), a list holding what is not an
 # item, an item with no list, a definition list holding a paragraph, a link inside a <summary> (a control in a
-# control), a <summary> with no text.
+# control), a <summary> with no text, and text in Pygments' whitespace class (the allowlist's CLASSES), which the
+# pages' CSS draws #bbb on #f8f8f8: words a grader barely sees.
 STUDENT_MARKUP_AXE = {
     "link-name": "See [](https://example.com) here.",
     "list": "<ul><div>not an item</div></ul>",
@@ -843,6 +844,8 @@ STUDENT_MARKUP_AXE = {
     "definition-list": "<dl><p>a paragraph</p></dl>",
     "nested-interactive": '<details><summary><a href="https://example.com">x</a></summary>y</details>',
     "summary-name": "<details><summary></summary>y</details>",
+    # Pygments' whitespace colour (#bbb), kept for a student's own span: words at 1.8:1 on the code's #f8f8f8
+    "color-contrast": '<div class="highlight"><span class="w">faint words the grader barely sees</span></div>',
 }
 
 
