@@ -881,3 +881,32 @@ def test_a_written_answer_cannot_make_the_pages_unreadable(tmp_path):
             page.close()
         browser.close()
     assert broken == {"feedback": [], "grading": []}, broken
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["markdown", "code"])
+def test_one_long_run_of_combining_marks_does_not_hold_the_page(tmp_path, where):
+    """Chromium lays out one grapheme cluster in time that grows faster than its length: a letter with 4,000
+    combining acute accents (U+0301) laid out in 0.1 s, 16,000 in 2.5 s, 60,000 (120 KB, within max_cell_kb; a
+    written answer or a solution code cell is never cut) in 42 s, on the feedback page and the grading page alike
+    (red-d12 F4, pass 22). No page budget counts them: the page, opened, is laid out within 10 s."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    cluster = "a" + "\u0301" * 60_000
+    cell = (new_markdown_cell(f"**My answer**: {cluster} b") if where == "markdown"
+            else new_code_cell(f"x = 1  # {cluster} b"))
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[cell, new_markdown_cell("**The end**")]), {})
+    assert cluster in notebook.cells[0].source, "the marks were not shown"
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        start = time.monotonic()
+        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=120000)
+        page.evaluate("[...document.querySelectorAll('.cell')].map(cell => cell.getBoundingClientRect().top)")
+        seconds = time.monotonic() - start
+        browser.close()
+    assert seconds < 10, f"the page took {seconds:.1f} s to lay out"
