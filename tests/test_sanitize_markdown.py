@@ -910,3 +910,24 @@ def test_one_long_run_of_combining_marks_does_not_hold_the_page(tmp_path, where)
         seconds = time.monotonic() - start
         browser.close()
     assert seconds < 10, f"the page took {seconds:.1f} s to lay out"
+
+
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def test_code_on_the_pages_reads_as_it_runs(tmp_path):
+    """Trojan Source (CVE-2021-42574): a bidirectional control in a string or comment reorders what the pages show of
+    a code cell. In the Linear cell, `''' The layer's output \\u2067'''  ;return x @ self.weight.T` shows on both pages
+    as a docstring that reads "The layer's output return x @ self.weight.T;", above the right `return ... + self.bias`,
+    while Python returns early without the bias: an instructor who reads the code to judge a failed check (a regrade
+    request, an override) reads other code than the checks ran (red-d12 F5, pass 22). The terminal and the pages' notes
+    write such a character as its escape (inert.py); the code cells keep it."""
+    from test_formgrader_browser import formgrade_html  # it imports this module
+
+    code = ("class Linear(Module):\n    def forward(self, x):\n"
+            "        ''' The layer's output \u2067'''  ;return x @ self.weight.T\n"
+            "        return x @ self.weight.T + self.bias\n")
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[new_code_cell(code)]), {})
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook), "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    assert {name: BIDI_CONTROLS.findall(page) for name, page in pages.items()} == {"feedback": [], "grading": []}
