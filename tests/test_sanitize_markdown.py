@@ -931,3 +931,43 @@ def test_code_on_the_pages_reads_as_it_runs(tmp_path):
     nbformat.write(notebook, tmp_path / "notebook.ipynb")
     pages = {"feedback": feedback_html(notebook), "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
     assert {name: BIDI_CONTROLS.findall(page) for name, page in pages.items()} == {"feedback": [], "grading": []}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cell", [
+    new_code_cell("bound = 1.0 / np.sqrt(n_in)  # PyTorch's default range for nn.Linear's weight and bias: it keeps the "
+                  "size of the outputs from growing with n_in, as the lesson says, and the weight is drawn first"),
+    new_markdown_cell("My answer, with the line I changed:\n\n```python\nbound = 1.0 / np.sqrt(n_in)  # PyTorch's "
+                      "default range for nn.Linear's weight and bias: it keeps the size of the outputs from growing with n_in, as the "
+                      "lesson says, and the weight is drawn first\n```"),
+], ids=["code-cell", "fenced-block"])
+def test_a_long_line_of_code_leaves_the_pages_readable(tmp_path, cell):
+    """readable.css wraps a check's output, "never a box that scrolls sideways (which a keyboard cannot reach)", but
+    not the code: one line of 180 characters in a code cell of the student's, or in a fenced block of a written
+    answer, is a <pre> that scrolls sideways and takes no keyboard focus, axe-core's `scrollable-region-focusable`
+    (serious) on the feedback page (red-d12 F6, pass 22; the grading page, as rendered here, wraps it). An honest
+    notebook has such lines."""
+    from axe import blocking_violations
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[cell]), {})
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook),
+             "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    broken = {}
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
+                      else route.abort())
+        for name, html in pages.items():
+            (tmp_path / f"{name}.html").write_text(html)
+            page = context.new_page()
+            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
+            broken[name] = sorted({v["id"] for v in blocking_violations(page, name)})
+            page.close()
+        browser.close()
+    assert broken == {"feedback": [], "grading": []}, broken
