@@ -943,7 +943,7 @@ def test_code_on_the_pages_reads_as_it_runs(tmp_path):
 ], ids=["code-cell", "fenced-block"])
 def test_a_long_line_of_code_leaves_the_pages_readable(tmp_path, cell):
     """readable.css wraps a check's output, "never a box that scrolls sideways (which a keyboard cannot reach)", but
-    not the code: one line of 180 characters in a code cell of the student's, or in a fenced block of a written
+    not the code: one line of about 190 characters in a code cell of the student's, or in a fenced block of a written
     answer, is a <pre> that scrolls sideways and takes no keyboard focus, axe-core's `scrollable-region-focusable`
     (serious) on the feedback page (red-d12 F6, pass 22; the grading page, as rendered here, wraps it). An honest
     notebook has such lines."""
