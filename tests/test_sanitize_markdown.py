@@ -971,3 +971,40 @@ def test_a_long_line_of_code_leaves_the_pages_readable(tmp_path, cell):
             page.close()
         browser.close()
     assert broken == {"feedback": [], "grading": []}, broken
+
+
+@pytest.mark.slow
+def test_a_students_maths_loads_no_picture_from_the_network(tmp_path):
+    """Remote pictures are dropped (SanitizeMarkdown's docstring: a remote one tells its server when the instructor
+    looks, a tracking pixel), and the Safe extension keeps a cursor's url() from the network. But MathJax's `\\mmlToken`
+    makes any MathML token element, `mglyph` among them, whose `src` the Safe extension lets through for http(s) and
+    file: URLs: `$\\mmlToken{mglyph}[src="https://..."]{}$` in a written answer is kept whole, and the page, once
+    typeset, asks the network for the picture (red-d12 F7, pass 22). Nothing on the page may ask the network."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    pixel = "https://remote.invalid/pixel.png"
+    answer = f'My answer: $x \\mmlToken{{mglyph}}[src="{pixel}", width="1px", height="1px", alt="x"]{{}}$ done.'
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[new_markdown_cell(answer)]), {})
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    asked: list[str] = []
+
+    def only_files(route):
+        if route.request.url.startswith(("file:", "data:")):
+            route.continue_()
+        else:
+            asked.append(route.request.url)
+            route.abort()
+
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        context.route("**/*", only_files)
+        page = context.new_page()
+        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
+        page.wait_for_function("window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0", timeout=30000)
+        page.wait_for_timeout(1000)
+        browser.close()
+    assert not asked, f"the page asked the network for {asked}"
