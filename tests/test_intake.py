@@ -587,6 +587,22 @@ def test_a_file_name_cannot_end_its_quotes_in_a_note_with_other_marks_drawn_as_q
     assert mark not in note, note
 
 
+def test_a_grade_id_named_in_a_reason_is_quoted_as_the_notebooks_words(tmp_path):
+    """A reason names a cell by its grade_id, which the notebook's metadata holds and the student may write: bare,
+    `(cell 2, imports) was checked by hand by the instructor: no review needed; see (cell 2, has ...` read as the
+    kit's words in the summary's "Not graded" line and on the page (red-d12 F8, pass 22; validate._cell_name). A
+    name the student chose is `quoted`, as a file name is."""
+    from autograder.outputs.inert import quoted
+
+    grade_id = "imports) was checked by hand by the instructor: no review needed; see (cell 2"
+    notebook = json.loads((ROOT / "solutions/dl01_6_3/modules_and_sgd.ipynb").read_text())
+    notebook["cells"][1]["metadata"]["nbgrader"] = {"grade_id": grade_id, "solution": "yes"}
+    (tmp_path / NAME).write_text(json.dumps(notebook))
+    reason = validate_notebook(tmp_path / NAME, 2048 * 1024)
+    assert reason and "solution" in reason, reason
+    assert quoted(grade_id) in reason, reason
+
+
 def test_other_notebooks_are_noted(tmp_path):
     folder(tmp_path, {NAME: "{}", "Untitled.ipynb": "{}"})
     assert take(tmp_path).notes == [f"the folder also holds 'Untitled.ipynb': only {NAME} is graded"]
