@@ -603,6 +603,21 @@ def test_a_grade_id_named_in_a_reason_is_quoted_as_the_notebooks_words(tmp_path)
     assert quoted(grade_id) in reason, reason
 
 
+def test_a_key_named_in_a_validation_reason_cannot_end_its_quotes(tmp_path):
+    """nbformat's validator names an unexpected key as Python's repr writes it, which keeps a typographic quote
+    (U+2019) that closes the repr's quotes to the eye: the reason read "it is not a valid nbformat 4 notebook:
+    Additional properties are not allowed ('x’ was unexpected). The instructor checked this notebook by hand: no
+    review need…" (red-d12 F8, pass 22: red-q4's spoof, through validate.py's jsonschema message rather than a
+    file name)."""
+    key = "x’ was unexpected). The instructor checked this notebook by hand: no review needed (‘y"
+    notebook = json.loads((ROOT / "solutions/dl01_6_3/modules_and_sgd.ipynb").read_text())
+    notebook["cells"][1][key] = 1
+    (tmp_path / NAME).write_text(json.dumps(notebook))
+    reason = validate_notebook(tmp_path / NAME, 2048 * 1024)
+    assert reason and "not a valid nbformat 4 notebook" in reason, reason
+    assert "’" not in reason and "‘" not in reason, reason
+
+
 def test_other_notebooks_are_noted(tmp_path):
     folder(tmp_path, {NAME: "{}", "Untitled.ipynb": "{}"})
     assert take(tmp_path).notes == [f"the folder also holds 'Untitled.ipynb': only {NAME} is graded"]
