@@ -44,6 +44,38 @@ def terminal_text(text: object) -> str:
     return _NON_ASCII.sub(_format_escaped, _CONTROL.sub("", str(text)))
 
 
+# Unicode's stream-safe text format (UAX #15) holds no more than 30 combining marks in a row; a browser lays out one
+# character with many more in time that grows faster than their number (60,000 after one letter: 30 to 80 s of
+# Chromium on a page).
+MARKS_PER_CHARACTER = 30
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+def _run_shown(run: str, format_characters: bool) -> str:
+    shown, marks = [], 0
+    for char in run:
+        category = unicodedata.category(char)
+        marks = marks + 1 if category[0] == "M" else 0
+        if marks > MARKS_PER_CHARACTER or (format_characters and category == "Cf"):
+            shown.append(escape(char))
+            marks = 0 if category == "Cf" else marks
+        else:
+            shown.append(char)
+    return "".join(shown)
+
+
+def bounded_marks(text: str) -> str:
+    """`text` with the combining marks past MARKS_PER_CHARACTER after one character written as their escapes."""
+    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], False), text)
+
+
+def code_as_run(text: str) -> str:
+    """Code as a page shows it: `bounded_marks`, and every format character (Cf) written as its escape, as the
+    terminal writes it. A bidirectional control in a string or a comment (U+2067) otherwise reorders the line shown,
+    so that code Python runs one way reads another (Trojan Source, CVE-2021-42574); a zero-width one hides text."""
+    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], True), text)
+
+
 def escaped(text: str) -> str:
     """`text` with every character that is not printable (controls, format characters, separators but the
     space) written as its escape, for a name shown as it is."""
