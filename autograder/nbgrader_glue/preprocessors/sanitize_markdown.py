@@ -19,6 +19,7 @@ from pygments.util import ClassNotFound
 from traitlets import Bool, Int, List, Unicode
 
 from ...assignment import course_assignment
+from ...outputs.inert import bounded_marks
 from .overwrite_cells_at_once import released_metadata
 from .page_budget import HIGHLIGHT_CHARS, PageBudget
 
@@ -321,6 +322,10 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     past its MATHS_MARKS, or whose pictures (by their headers' sizes) past its IMAGE_PIXELS, is shown as its text in
     a code block, which MathJax does not typeset (page_budget.py).
 
+    Combining marks: a browser lays out one character with thousands of them in time that grows faster than their
+    number; the student's marks past MARKS_PER_CHARACTER after one character are written as their escapes (inert.py),
+    as code cells show them.
+
     Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
     allowlist; other raw cells are not rendered and are left alone. A raw mimetype that is not text is removed,
     and the cell cleaned as one without. Code cell outputs are cleared
@@ -386,6 +391,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                 if self.too_long(cell.source):
                     cell.source = ""
                     return cell, resources
+                if students:
+                    cell.source = bounded_marks(cell.source)
                 cleaned = self.clean(cell.source)
                 if students and not self.budget.shows(cell.source, cleaned):
                     cell.source = "<pre>" + html.escape(cell.source) + "</pre>"  # as text: MathJax skips a <pre>
@@ -459,6 +466,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
             return source
         if self.too_long(source):
             return self.note
+        if students:
+            source = bounded_marks(source)
         attachments = attachments or {}
         try:
             ok, cleaned, highlighted = self.inert(source, attachments,
