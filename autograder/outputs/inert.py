@@ -83,25 +83,13 @@ def escaped(text: str) -> str:
 
 
 def quoted(name: str) -> str:
-    """A name a student chose (a file's, a folder's), in quotes no character of it closes: as Python writes it as a
-    literal (a quote in it escaped, or the other quote used; controls and format characters as escapes). Between bare
-    quotes, a name holding one (`x.ipynb' as ... (renamed); the instructor checked ...; 'y.ipynb`) ended them and went on
-    as the kit's own words. A character that reads as a quote without being one (typographic quotes, primes,
-    full-width and modifier-letter apostrophes) is written as its escape too: `’ (not graded) ... ‘` closed them to
-    the eye."""
-    return "".join(f"\\u{ord(char):04x}" if _looks_like_a_quote(char) else char for char in repr(str(name)))
-
-
-# Marks that read as quotes but are not ' or " (which repr escapes): primes, modifier-letter apostrophes, ornaments.
-_QUOTE_LIKE = set("\ua78b\ua78c\u05f3\u05f4\u02b9\u02ba\u02bb\u02bc\u02bd\u02c8\u02ee\u2032\u2033\u2034\u2035\u2036\u2037\u275b\u275c"
-                  "\u275d\u275e\u301d\u301e\u301f")
-
-
-def _looks_like_a_quote(char: str) -> bool:
-    """Typographic quotes (Pi, Pf), the accents and modifier letters drawn as apostrophes (Sk, Lm: ´ ˊ ᾽), the
-    few letters and signs that are (_QUOTE_LIKE: ꞌ ׳), and whatever NFKC makes a quote of (＇)."""
-    return char > "\x7f" and (unicodedata.category(char) in ("Pi", "Pf", "Sk", "Lm") or char in _QUOTE_LIKE
-                               or any(mark in unicodedata.normalize("NFKC", char) for mark in "'\"`"))
+    """A name a student chose (a file's, a folder's, a grade_id), in quotes no character of it closes: as Python's
+    ascii() writes it as a literal (a quote in it escaped, or the other quote used; every character past ASCII as its
+    escape). Between bare quotes, a name holding one (`x.ipynb' as ... (renamed); the instructor checked ...; 'y.ipynb`)
+    ended them and went on as the kit's own words; and Unicode draws many characters as quotes without their being
+    one (typographic and low-9 quotes, primes, apostrophe letters of other scripts, ornaments, full-width forms), which
+    no list of them kept up with: so none past ASCII is shown as itself."""
+    return ascii(str(name))
 
 
 def say(text: object, file: TextIO | None = None) -> None:
