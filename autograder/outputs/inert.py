@@ -82,14 +82,19 @@ def escaped(text: str) -> str:
     return "".join(c if c.isprintable() else escape(c) for c in text)
 
 
-def quoted(name: str) -> str:
+def quoted(name: str, limit: int | None = None) -> str:
     """A name a student chose (a file's, a folder's, a grade_id), in quotes no character of it closes: as Python's
     ascii() writes it as a literal (a quote in it escaped, or the other quote used; every character past ASCII as its
     escape). Between bare quotes, a name holding one (`x.ipynb' as ... (renamed); the instructor checked ...; 'y.ipynb`)
     ended them and went on as the kit's own words; and Unicode draws many characters as quotes without their being
     one (typographic and low-9 quotes, primes, apostrophe letters of other scripts, ornaments, full-width forms), which
-    no list of them kept up with: so none past ASCII is shown as itself."""
-    return ascii(str(name))
+    no list of them kept up with: so none past ASCII is shown as itself. Past `limit` characters, the name is cut
+    and the kit's own `…` ends it inside the quotes."""
+    name = str(name)
+    if limit is None or len(name) <= limit:
+        return ascii(name)
+    cut = ascii(name[: limit - 1])
+    return cut[:-1] + "…" + cut[-1]
 
 
 def say(text: object, file: TextIO | None = None) -> None:
