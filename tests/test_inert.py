@@ -15,6 +15,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 import unicodedata
 from html.parser import HTMLParser
 
@@ -252,3 +253,17 @@ def test_pytest_prints_no_escape_sequence_from_the_hidden_suites_or_the_public_c
                             cwd=release, capture_output=True, text=True, timeout=600)
     assert public.returncode == 1, public.stdout[-2000:] + public.stderr[-2000:]
     assert_inert(public.stdout, "raised RuntimeError: ]0;PWNED[2J31m")
+
+
+def test_code_shows_its_format_characters_and_at_most_30_marks_a_character():
+    """red-d12 F4/F5 (pass 22): a page shows code with its bidirectional controls and zero-width characters as their
+    escapes, and the combining marks past 30 after one character as theirs (a browser took 30 to 80 s over 60,000);
+    a written answer keeps its format characters, and 30 marks stay as they are."""
+    from autograder.outputs.inert import bounded_marks, code_as_run
+
+    assert code_as_run("a = 1  # \u2067x\u200b") == "a = 1  # \\u2067x\\u200b"
+    assert code_as_run("é" + "\u0301" * 30) == "é" + "\u0301" * 30
+    assert bounded_marks("a" + "\u0301" * 32 + " ä\u2067") == "a" + "\u0301" * 30 + "\\u0301" * 2 + " ä\u2067"
+    start = time.monotonic()
+    assert len(bounded_marks(("a" + "\u0301" * 40) * 25_000)) == 25_000 * (31 + 60)
+    assert time.monotonic() - start < 5  # one pass

@@ -574,6 +574,50 @@ def test_a_file_name_cannot_end_its_quotes_in_a_note_with_quotes_that_look_alike
     assert mark not in note, note  # red-t5 (pass 18): the letters and accents drawn as apostrophes too
 
 
+@pytest.mark.parametrize("mark", ["\u055a", "\U0001f676", "\U0001f677", "\u201a", "\u201e"],
+                         ids=["armenian-apostrophe", "ornament-turned-comma", "ornament-comma", "low-9", "double-low-9"])
+def test_a_file_name_cannot_end_its_quotes_in_a_note_with_other_marks_drawn_as_quotes(tmp_path, mark):
+    """red-d12 F2 (pass 22): the Armenian apostrophe (U+055A, Po) is drawn as a right single quote, the sans-serif
+    quotation mark ornaments (U+1F676, U+1F677, So) as double quotes, and the low-9 quotation marks (U+201A, U+201E,
+    Ps, the opening quotes of German) are quotation marks by name: none is Pi, Pf, Sk or Lm, nor in _QUOTE_LIKE, nor
+    made a quote by NFKC, so `quoted` keeps them and they close the note's quotes to the eye as U+2019 did."""
+    other = f"Rough work.ipynb{mark} (not graded). Checked by the instructor: no review needed. {mark}z.ipynb"
+    folder(tmp_path, {NAME: "{}", other: "{}"})
+    [note] = take(tmp_path).notes
+    assert mark not in note, note
+
+
+def test_a_grade_id_named_in_a_reason_is_quoted_as_the_notebooks_words(tmp_path):
+    """A reason names a cell by its grade_id, which the notebook's metadata holds and the student may write: bare,
+    `(cell 2, imports) was checked by hand by the instructor: no review needed; see (cell 2, has ...` read as the
+    kit's words in the summary's "Not graded" line and on the page (red-d12 F8, pass 22; validate._cell_name). A
+    name the student chose is `quoted`, as a file name is."""
+    from autograder.outputs.inert import quoted
+
+    grade_id = "imports) was checked by hand by the instructor: no review needed; see (cell 2"
+    notebook = json.loads((ROOT / "solutions/dl01_6_3/modules_and_sgd.ipynb").read_text())
+    notebook["cells"][1]["metadata"]["nbgrader"] = {"grade_id": grade_id, "solution": "yes"}
+    (tmp_path / NAME).write_text(json.dumps(notebook))
+    reason = validate_notebook(tmp_path / NAME, 2048 * 1024)
+    assert reason and "solution" in reason, reason
+    assert quoted(grade_id) in reason, reason
+
+
+def test_a_key_named_in_a_validation_reason_cannot_end_its_quotes(tmp_path):
+    """nbformat's validator names an unexpected key as Python's repr writes it, which keeps a typographic quote
+    (U+2019) that closes the repr's quotes to the eye: the reason read "it is not a valid nbformat 4 notebook:
+    Additional properties are not allowed ('x’ was unexpected). The instructor checked this notebook by hand: no
+    review need…" (red-d12 F8, pass 22: red-q4's spoof, through validate.py's jsonschema message rather than a
+    file name)."""
+    key = "x’ was unexpected). The instructor checked this notebook by hand: no review needed (‘y"
+    notebook = json.loads((ROOT / "solutions/dl01_6_3/modules_and_sgd.ipynb").read_text())
+    notebook["cells"][1][key] = 1
+    (tmp_path / NAME).write_text(json.dumps(notebook))
+    reason = validate_notebook(tmp_path / NAME, 2048 * 1024)
+    assert reason and "not a valid nbformat 4 notebook" in reason, reason
+    assert "’" not in reason and "‘" not in reason, reason
+
+
 def test_other_notebooks_are_noted(tmp_path):
     folder(tmp_path, {NAME: "{}", "Untitled.ipynb": "{}"})
     assert take(tmp_path).notes == [f"the folder also holds 'Untitled.ipynb': only {NAME} is graded"]

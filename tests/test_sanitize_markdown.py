@@ -830,3 +830,198 @@ def test_a_jpeg_libjpeg_would_stop_on_before_its_frame_counts_as_unreadable(befo
     frame = b"\xff\xc0\x00\x0b\x08" + struct.pack(">HH", 1, 1) + b"\x01\x01\x11\x00"
     assert picture_pixels("jpeg", b"\xff\xd8" + before_the_frame + frame + b"\xff\xd9") is None
 
+
+
+# Markup a written answer may hold that the allowlist keeps whole, and the axe-core rule (impact serious) each breaks
+# on the page that shows it: a link with no text (a screen reader reads out its URL), a list holding what is not an
+# item, an item with no list, a definition list holding a paragraph, a link inside a <summary> (a control in a
+# control), a <summary> with no text, and text in Pygments' whitespace class (the allowlist's CLASSES), which the
+# pages' CSS draws #bbb on #f8f8f8: words a grader barely sees.
+STUDENT_MARKUP_AXE = {
+    "link-name": "See [](https://example.com) here.",
+    "list": "<ul><div>not an item</div></ul>",
+    "listitem": "<li>an item with no list</li>",
+    "definition-list": "<dl><p>a paragraph</p></dl>",
+    "nested-interactive": '<details><summary><a href="https://example.com">x</a></summary>y</details>',
+    "summary-name": "<details><summary></summary>y</details>",
+    # Pygments' whitespace colour (#bbb), kept for a student's own span: words at 1.8:1 on the code's #f8f8f8
+    "color-contrast": '<div class="highlight"><span class="w">faint words the grader barely sees</span></div>',
+}
+
+
+@pytest.mark.slow
+def test_a_written_answer_cannot_make_the_pages_unreadable(tmp_path):
+    """docs/maintainers.md: axe-core finds no critical or serious violation on the feedback page and the formgrader's
+    pages. A written answer's markdown that the allowlist keeps whole may still break one (red-d12 F1, pass 22):
+    each of STUDENT_MARKUP_AXE, shown on the feedback page and the grading page, gives a serious violation."""
+    from axe import blocking_violations
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question {number}**\n\n{markup}")
+                                   for number, markup in enumerate(STUDENT_MARKUP_AXE.values(), 1)])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    # each still shown, whole or (the structure a page needs broken) as its text
+    assert all(markup in cell.source for cell, markup in zip(notebook.cells, STUDENT_MARKUP_AXE.values()))
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook),
+             "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    broken = {}
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
+                      else route.abort())
+        for name, html in pages.items():
+            (tmp_path / f"{name}.html").write_text(html)
+            page = context.new_page()
+            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
+            broken[name] = sorted({v["id"] for v in blocking_violations(page, name)} & set(STUDENT_MARKUP_AXE))
+            page.close()
+        browser.close()
+    assert broken == {"feedback": [], "grading": []}, broken
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["markdown", "code"])
+def test_one_long_run_of_combining_marks_does_not_hold_the_page(tmp_path, where):
+    """Chromium lays out one grapheme cluster in time that grows faster than its length: a letter with 4,000
+    combining acute accents (U+0301) laid out in 0.1 s, 16,000 in 2.5 s, 60,000 (120 KB, within max_cell_kb; a
+    written answer or a solution code cell is never cut) in 42 s, on the feedback page and the grading page alike
+    (red-d12 F4, pass 22). No page budget counts them: the page, opened, is laid out within 10 s."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    cluster = "a" + "\u0301" * 60_000
+    cell = (new_markdown_cell(f"**My answer**: {cluster} b") if where == "markdown"
+            else new_code_cell(f"x = 1  # {cluster} b"))
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[cell, new_markdown_cell("**The end**")]), {})
+    # a code cell runs as written (the page writes the marks past 30 as escapes); the markdown shows them so
+    shown = cluster if where == "code" else "a" + "\u0301" * 30 + "\\u0301" * 59_970
+    assert shown in notebook.cells[0].source, "the marks were not shown"
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        start = time.monotonic()
+        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=120000)
+        page.evaluate("[...document.querySelectorAll('.cell')].map(cell => cell.getBoundingClientRect().top)")
+        seconds = time.monotonic() - start
+        browser.close()
+    assert seconds < 10, f"the page took {seconds:.1f} s to lay out"
+
+
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def test_code_on_the_pages_reads_as_it_runs(tmp_path):
+    """Trojan Source (CVE-2021-42574): a bidirectional control in a string or comment reorders what the pages show of
+    a code cell. In the Linear cell, `''' The layer's output \\u2067'''  ;return x @ self.weight.T` shows on both pages
+    as a docstring that reads "The layer's output return x @ self.weight.T;", above the right `return ... + self.bias`,
+    while Python returns early without the bias: an instructor who reads the code to judge a failed check (a regrade
+    request, an override) reads other code than the checks ran (red-d12 F5, pass 22). The terminal and the pages' notes
+    write such a character as its escape (inert.py); the code cells keep it."""
+    from test_formgrader_browser import formgrade_html  # it imports this module
+
+    code = ("class Linear(Module):\n    def forward(self, x):\n"
+            "        ''' The layer's output \u2067'''  ;return x @ self.weight.T\n"
+            "        return x @ self.weight.T + self.bias\n")
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[new_code_cell(code)]), {})
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook), "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    assert {name: BIDI_CONTROLS.findall(page) for name, page in pages.items()} == {"feedback": [], "grading": []}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cell", [
+    new_code_cell("bound = 1.0 / np.sqrt(n_in)  # PyTorch's default range for nn.Linear's weight and bias: it keeps the "
+                  "size of the outputs from growing with n_in, as the lesson says, and the weight is drawn first"),
+    new_markdown_cell("My answer, with the line I changed:\n\n```python\nbound = 1.0 / np.sqrt(n_in)  # PyTorch's "
+                      "default range for nn.Linear's weight and bias: it keeps the size of the outputs from growing with n_in, as the "
+                      "lesson says, and the weight is drawn first\n```"),
+], ids=["code-cell", "fenced-block"])
+def test_a_long_line_of_code_leaves_the_pages_readable(tmp_path, cell):
+    """readable.css wraps a check's output, "never a box that scrolls sideways (which a keyboard cannot reach)", but
+    not the code: one line of about 190 characters in a code cell of the student's, or in a fenced block of a written
+    answer, is a <pre> that scrolls sideways and takes no keyboard focus, axe-core's `scrollable-region-focusable`
+    (serious) on the feedback page (red-d12 F6, pass 22; the grading page, as rendered here, wraps it). An honest
+    notebook has such lines."""
+    from axe import blocking_violations
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[cell]), {})
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook),
+             "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    broken = {}
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
+                      else route.abort())
+        for name, html in pages.items():
+            (tmp_path / f"{name}.html").write_text(html)
+            page = context.new_page()
+            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
+            broken[name] = sorted({v["id"] for v in blocking_violations(page, name)})
+            page.close()
+        browser.close()
+    assert broken == {"feedback": [], "grading": []}, broken
+
+
+@pytest.mark.slow
+def test_a_students_maths_loads_no_picture_from_the_network(tmp_path):
+    """Remote pictures are dropped (SanitizeMarkdown's docstring: a remote one tells its server when the instructor
+    looks, a tracking pixel), and the Safe extension keeps a cursor's url() from the network. But MathJax's `\\mmlToken`
+    makes any MathML token element, `mglyph` among them, whose `src` the Safe extension lets through for http(s) and
+    file: URLs: `$\\mmlToken{mglyph}[src="https://..."]{}$` in a written answer is kept whole, and the page, once
+    typeset, asks the network for the picture (red-d12 F7, pass 22). Nothing on the page may ask the network."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    pixel = "https://remote.invalid/pixel.png"
+    answer = f'My answer: $x \\mmlToken{{mglyph}}[src="{pixel}", width="1px", height="1px", alt="x"]{{}}$ done.'
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[new_markdown_cell(answer)]), {})
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    asked: list[str] = []
+
+    def only_files(route):
+        if route.request.url.startswith(("file:", "data:")):
+            route.continue_()
+        else:
+            asked.append(route.request.url)
+            route.abort()
+
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        context.route("**/*", only_files)
+        page = context.new_page()
+        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
+        page.wait_for_function("window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0", timeout=30000)
+        page.wait_for_timeout(1000)
+        browser.close()
+    assert not asked, f"the page asked the network for {asked}"
+
+
+@pytest.mark.parametrize("markup", list(STUDENT_MARKUP_AXE.values())[:-1], ids=list(STUDENT_MARKUP_AXE)[:-1])
+def test_markup_a_screen_reader_cannot_follow_is_shown_as_its_text(markup):
+    """The structure axe-core holds serious (red-d12 F1, pass 22) is judged with the rest of a cell's HTML (`readable`):
+    such a markdown cell of the student's is shown as its text in a code block, and such an HTML raw cell as escaped
+    text, as the page budget shows one."""
+    from html import escape
+
+    notebook = new_notebook(cells=[new_markdown_cell(markup), new_raw_cell(markup)])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert notebook.cells[0].source.startswith("```\n") and markup in notebook.cells[0].source
+    if markup.startswith("<"):  # a raw cell is HTML: the empty link is markdown's
+        assert notebook.cells[1].source == "<pre>" + escape(markup) + "</pre>"

@@ -61,6 +61,7 @@ from .collected import (
     EXCHANGE_RECORD,
     LMS_ID,
     LMS_RECORD,
+    SHOWN_CHARS,
     digest,
     file_bytes,
     files_of,
@@ -126,7 +127,7 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
         if lms_id:
             found["lms_id"] = lms_id
         if not SAFE_ID.fullmatch(found["student_id"]):
-            raise NotCollected(f"its student id {quoted(shown(found['student_id']))} is not 1 to 64 of a-z, 0-9 and _ "
+            raise NotCollected(f"its student id {quoted(found['student_id'], SHOWN_CHARS)} is not 1 to 64 of a-z, 0-9 and _ "
                                f"(autograder/intake/collect.py: SAFE_ID)")
         return found
 
@@ -137,7 +138,7 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
             return None
         file_id = found.get("file_id", "")
         if not file_id or Path(file_id).name != file_id or file_id.startswith("."):
-            raise NotCollected(f"its file name {quoted(shown(file_id))} is not a plain notebook name")
+            raise NotCollected(f"its file name {quoted(file_id, SHOWN_CHARS)} is not a plain notebook name")
         renumbered = RESUBMITTED.match(file_id)
         uploaded = renumbered["stem"] + renumbered["ext"] if renumbered else file_id
         # In any case, as the intake's choose_notebook matches it: else an upload and its renumbered second one,

@@ -487,7 +487,7 @@ def _unstageable(path: str, staged: dict[str, str]) -> None:
 
 def _shown_path(path: str) -> str:
     """A student's path in a note, cut to its start: one may be thousands of bytes long."""
-    return quoted(path if len(path) <= 200 else path[:199] + "…")
+    return quoted(path, 200)
 
 
 def _note_refused(found: list[Found], intake: Intake, rules: IntakeRules) -> None:

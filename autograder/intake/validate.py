@@ -23,6 +23,7 @@ from typing import Any
 import nbformat
 
 from ..assignment import notebook_from_text
+from ..outputs.inert import quoted
 from ..submission import Submission
 from .files import TIMESTAMP_BYTES, Refused, StagingFault, own_failure, read_regular
 
@@ -178,16 +179,27 @@ def _schema_reason(nb: dict) -> str | None:
         where = list(getattr(getattr(error, "original", None), "absolute_path", None) or error.path or [])
         if where[:1] == ["cells"] and len(where) > 1 and isinstance(where[1], int):  # cells counted from 1, as above
             where[:2] = [f"cell {where[1] + 1}"]
-        at = f" (at {'/'.join(map(str, where))})" if where else ""
-        return _line(f"it is not a valid nbformat 4 notebook: {getattr(error, 'message', error)}{at}")
+        # The schema's own keys as they are, the notebook's (an attachment's name, a cell's unexpected key) quoted;
+        # the message names the notebook's keys and values as repr writes them, which keeps characters drawn as
+        # quotes (U+2019): every character past ASCII as its escape, as `quoted` writes one.
+        at = f" (at {'/'.join(_path_part(part) for part in where)})" if where else ""
+        message = str(getattr(error, "message", error)).encode("ascii", "backslashreplace").decode("ascii")
+        return _line(f"it is not a valid nbformat 4 notebook: {message}{at}")
     return None
 
 
+def _path_part(part: Any) -> str:
+    """A step of the path to a schema error: an index, the kit's `cell N`, a key of the schema's, or the notebook's
+    own key quoted."""
+    return str(part) if not isinstance(part, str) or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|cell \d+", part) else quoted(part)
+
+
 def _cell_name(index: int, cell: Any) -> str:
+    """`cell N`, and the grade_id the student's metadata gives it, quoted: the notebook's words, not the kit's."""
     grade_id = cell.get("metadata") if isinstance(cell, dict) else None
     grade_id = grade_id.get("nbgrader") if isinstance(grade_id, dict) else None
     grade_id = grade_id.get("grade_id") if isinstance(grade_id, dict) else None
-    return f"cell {index + 1}" + (f", {grade_id}," if isinstance(grade_id, str) and grade_id else "")
+    return f"cell {index + 1}" + (f", {quoted(grade_id)}," if isinstance(grade_id, str) and grade_id else "")
 
 
 def _depth(value: Any) -> int:

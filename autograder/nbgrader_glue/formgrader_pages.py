@@ -21,7 +21,7 @@ from typing import Any
 
 from jinja2 import BaseLoader, ChoiceLoader, FileSystemLoader
 
-from ..outputs.feedback import READABLE, TEMPLATES
+from ..outputs.feedback import PAGE_FILTERS, READABLE, TEMPLATES
 from .formgrader_guard import EscapedResources
 
 FORMGRADER_TEMPLATES = TEMPLATES / "formgrader"  # the .tpl pages the kit serves in place of nbgrader's
@@ -39,7 +39,8 @@ def kit_exporter(exporter: Any) -> Any:
     Made again, not changed: an exporter works out its template folders once."""
     return type(exporter)(config=exporter.config, template_name=GRADING_TEMPLATE,
                           extra_template_basedirs=[str(TEMPLATES), *exporter.extra_template_basedirs],
-                          extra_loaders=[FileSystemLoader(READABLE), *exporter.extra_loaders])
+                          extra_loaders=[FileSystemLoader(READABLE), *exporter.extra_loaders],
+                          filters={**exporter.filters, **PAGE_FILTERS})
 
 
 def use_kit_templates(settings: dict) -> bool:

@@ -43,6 +43,7 @@ from traitlets import default
 from ..nbgrader_glue.exporters import ValidatesOnce
 from ..nbgrader_glue.gradebook_lookups import LookupsPrefetched
 from ..settings import GraderSettings
+from .inert import code_as_run
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 READABLE = TEMPLATES / "readable"  # readable.css: contrast, links and wrapping every page of the kit shares
@@ -222,6 +223,10 @@ def plain_notebook(nb) -> bool:
     return True
 
 
+# The filters the readable templates call beyond nbconvert's, on both pages (formgrader_pages.kit_exporter too).
+PAGE_FILTERS = {"code_as_run": code_as_run}
+
+
 class FeedbackExporter(ValidatesOnce, HTMLExporter):
     """nbgrader's feedback HTML with the kit's template and an offline MathJax, at a fraction of the cost."""
 
@@ -235,6 +240,9 @@ class FeedbackExporter(ValidatesOnce, HTMLExporter):
     @default("extra_loaders")
     def _extra_loaders_default(self):
         return [FileSystemLoader(READABLE)]  # readable.css, which the formgrader's pages share (formgrader_pages.py)
+
+    def default_filters(self):
+        return [*super().default_filters(), *PAGE_FILTERS.items()]
 
     def _init_resources(self, resources):
         resources = super()._init_resources(resources)

@@ -44,32 +44,57 @@ def terminal_text(text: object) -> str:
     return _NON_ASCII.sub(_format_escaped, _CONTROL.sub("", str(text)))
 
 
+# Unicode's stream-safe text format (UAX #15) holds no more than 30 combining marks in a row; a browser lays out one
+# character with many more in time that grows faster than their number (60,000 after one letter: 30 to 80 s of
+# Chromium on a page).
+MARKS_PER_CHARACTER = 30
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+def _run_shown(run: str, format_characters: bool) -> str:
+    shown, marks = [], 0
+    for char in run:
+        category = unicodedata.category(char)
+        marks = marks + 1 if category[0] == "M" else 0
+        if marks > MARKS_PER_CHARACTER or (format_characters and category == "Cf"):
+            shown.append(escape(char))
+            marks = 0 if category == "Cf" else marks
+        else:
+            shown.append(char)
+    return "".join(shown)
+
+
+def bounded_marks(text: str) -> str:
+    """`text` with the combining marks past MARKS_PER_CHARACTER after one character written as their escapes."""
+    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], False), text)
+
+
+def code_as_run(text: str) -> str:
+    """Code as a page shows it: `bounded_marks`, and every format character (Cf) written as its escape, as the
+    terminal writes it. A bidirectional control in a string or a comment (U+2067) otherwise reorders the line shown,
+    so that code Python runs one way reads another (Trojan Source, CVE-2021-42574); a zero-width one hides text."""
+    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], True), text)
+
+
 def escaped(text: str) -> str:
     """`text` with every character that is not printable (controls, format characters, separators but the
     space) written as its escape, for a name shown as it is."""
     return "".join(c if c.isprintable() else escape(c) for c in text)
 
 
-def quoted(name: str) -> str:
-    """A name a student chose (a file's, a folder's), in quotes no character of it closes: as Python writes it as a
-    literal (a quote in it escaped, or the other quote used; controls and format characters as escapes). Between bare
-    quotes, a name holding one (`x.ipynb' as ... (renamed); the instructor checked ...; 'y.ipynb`) ended them and went on
-    as the kit's own words. A character that reads as a quote without being one (typographic quotes, primes,
-    full-width and modifier-letter apostrophes) is written as its escape too: `’ (not graded) ... ‘` closed them to
-    the eye."""
-    return "".join(f"\\u{ord(char):04x}" if _looks_like_a_quote(char) else char for char in repr(str(name)))
-
-
-# Marks that read as quotes but are not ' or " (which repr escapes): primes, modifier-letter apostrophes, ornaments.
-_QUOTE_LIKE = set("\ua78b\ua78c\u05f3\u05f4\u02b9\u02ba\u02bb\u02bc\u02bd\u02c8\u02ee\u2032\u2033\u2034\u2035\u2036\u2037\u275b\u275c"
-                  "\u275d\u275e\u301d\u301e\u301f")
-
-
-def _looks_like_a_quote(char: str) -> bool:
-    """Typographic quotes (Pi, Pf), the accents and modifier letters drawn as apostrophes (Sk, Lm: ´ ˊ ᾽), the
-    few letters and signs that are (_QUOTE_LIKE: ꞌ ׳), and whatever NFKC makes a quote of (＇)."""
-    return char > "\x7f" and (unicodedata.category(char) in ("Pi", "Pf", "Sk", "Lm") or char in _QUOTE_LIKE
-                               or any(mark in unicodedata.normalize("NFKC", char) for mark in "'\"`"))
+def quoted(name: str, limit: int | None = None) -> str:
+    """A name a student chose (a file's, a folder's, a grade_id), in quotes no character of it closes: as Python's
+    ascii() writes it as a literal (a quote in it escaped, or the other quote used; every character past ASCII as its
+    escape). Between bare quotes, a name holding one (`x.ipynb' as ... (renamed); the instructor checked ...; 'y.ipynb`)
+    ended them and went on as the kit's own words; and Unicode draws many characters as quotes without their being
+    one (typographic and low-9 quotes, primes, apostrophe letters of other scripts, ornaments, full-width forms), which
+    no list of them kept up with: so none past ASCII is shown as itself. Past `limit` characters, the name is cut
+    and the kit's own `…` ends it inside the quotes."""
+    name = str(name)
+    if limit is None or len(name) <= limit:
+        return ascii(name)
+    cut = ascii(name[: limit - 1])
+    return cut[:-1] + "…" + cut[-1]
 
 
 def say(text: object, file: TextIO | None = None) -> None:

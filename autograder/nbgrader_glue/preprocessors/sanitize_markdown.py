@@ -19,6 +19,7 @@ from pygments.util import ClassNotFound
 from traitlets import Bool, Int, List, Unicode
 
 from ...assignment import course_assignment
+from ...outputs.inert import bounded_marks
 from .overwrite_cells_at_once import released_metadata
 from .page_budget import HIGHLIGHT_CHARS, PageBudget
 
@@ -223,6 +224,56 @@ def closed_and_whole(fragment: str, cleaned: str) -> bool:
     return _soup_events(fragment) == _soup_events(cleaned)
 
 
+# What axe-core (the pages' accessibility check, tests/axe.py) holds a serious violation that markup the allowlist keeps
+# could make: a list or a definition list holding what is not its item ("list", "definition-list"), an item outside its
+# list ("listitem", "dlitem"), a link or a <summary> with no text ("link-name", "summary-name"), a control inside a
+# <summary> ("nested-interactive").
+LIST_CHILDREN = {"ul": {"li"}, "ol": {"li"}, "dl": {"dt", "dd"}}
+ITEM_PARENTS = {"li": {"ul", "ol"}, "dt": {"dl"}, "dd": {"dl"}}
+VOID = {"br", "hr", "img"}
+
+
+def readable(fragment: str) -> bool:
+    """Whether `fragment` (HTML that nests, nh3's writing) breaks none of the structure a page needs to be read with a
+    screen reader or a keyboard (LIST_CHILDREN), in one pass over its tags."""
+    stack: list[list] = []  # [tag, whether it has text (a link or a summary)], open elements
+    names: dict[str, list[list]] = {"a": [], "summary": []}  # the open links and summaries, innermost last
+    for event in _soup_events(fragment):
+        kind, parent = event[0], stack[-1][0] if stack else ""  # "": the cell's top level
+        if kind == "start":
+            tag, attributes = event[1], dict(event[2])
+            if (tag not in LIST_CHILDREN.get(parent, (tag,)) or parent not in ITEM_PARENTS.get(tag, (parent,))
+                    or names["summary"] and tag in ("a", "details", "summary")):
+                return False
+            if tag in VOID:
+                if tag == "img" and (attributes.get("alt") or "").strip():
+                    for opened in names.values():
+                        if opened:
+                            opened[-1][1] = True
+                continue
+            element = [tag, tag == "a" and "href" not in attributes]  # an <a> with no href is no link
+            stack.append(element)
+            if tag in names:
+                names[tag].append(element)
+        elif kind == "end":
+            if not stack or stack[-1][0] != event[1]:
+                return False
+            tag, named = stack.pop()
+            if tag in names:
+                names[tag].pop()
+                if not named:
+                    return False
+        elif kind == "text" and event[1].strip():
+            if parent in LIST_CHILDREN:
+                return False
+            for opened in names.values():
+                if opened:
+                    opened[-1][1] = True
+        elif kind != "text":
+            return False
+    return not stack
+
+
 class _SoupEvents(HTMLParser):
     """What BeautifulSoup's html.parser builder is told: each start tag with its attributes (the last of a name),
     each end tag, the text (as one run between tags), and whatever else it reads (comments, declarations)."""
@@ -321,6 +372,14 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     past its MATHS_MARKS, or whose pictures (by their headers' sizes) past its IMAGE_PIXELS, is shown as its text in
     a code block, which MathJax does not typeset (page_budget.py).
 
+    Structure: HTML the allowlist keeps whole but a screen reader or a keyboard cannot follow (`readable`: an empty
+    link or <summary>, a list holding what is not its item, a link inside a <summary>) is not kept whole either: the
+    cell is shown as its text (an HTML raw cell as escaped text).
+
+    Combining marks: a browser lays out one character with thousands of them in time that grows faster than their
+    number; the student's marks past MARKS_PER_CHARACTER after one character are written as their escapes (inert.py),
+    as code cells show them.
+
     Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
     allowlist; other raw cells are not rendered and are left alone. A raw mimetype that is not text is removed,
     and the cell cleaned as one without. Code cell outputs are cleared
@@ -386,11 +445,15 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                 if self.too_long(cell.source):
                     cell.source = ""
                     return cell, resources
+                if students:
+                    cell.source = bounded_marks(cell.source)
                 cleaned = self.clean(cell.source)
                 if students and not self.budget.shows(cell.source, cleaned):
                     cell.source = "<pre>" + html.escape(cell.source) + "</pre>"  # as text: MathJax skips a <pre>
                 elif not closed_and_whole(cell.source, cleaned):
-                    cell.source = cleaned if closed_and_whole(cleaned, self.clean(cleaned)) else ""
+                    cell.source = cleaned if closed_and_whole(cleaned, self.clean(cleaned)) and readable(cleaned) else ""
+                elif not readable(cleaned):  # as text, as the page budget shows it
+                    cell.source = "<pre>" + html.escape(cell.source) + "</pre>"
         return cell, resources
 
     def too_long(self, source: str) -> bool:
@@ -445,7 +508,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
         page, other_lexer, highlighted = rendered(source, attachments, tuple(self.lexers),
                                                   url_chars_allowed(source, attachments), highlight_chars)
         cleaned = self.clean(page)
-        verdict = not other_lexer and closed_and_whole(page, cleaned), cleaned, highlighted
+        verdict = not other_lexer and closed_and_whole(page, cleaned) and readable(cleaned), cleaned, highlighted
         if key is not None:
             if len(_VERDICTS) > 4096:
                 _VERDICTS.clear()
@@ -459,6 +522,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
             return source
         if self.too_long(source):
             return self.note
+        if students:
+            source = bounded_marks(source)
         attachments = attachments or {}
         try:
             ok, cleaned, highlighted = self.inert(source, attachments,
