@@ -267,3 +267,12 @@ def test_code_shows_its_format_characters_and_at_most_30_marks_a_character():
     start = time.monotonic()
     assert len(bounded_marks(("a" + "\u0301" * 40) * 25_000)) == 25_000 * (31 + 60)
     assert time.monotonic() - start < 5  # one pass
+
+
+def test_a_quoted_name_keeps_latin1_letters_and_escapes_every_other_character_past_ascii():
+    """Übung.ipynb reads as written; a quote-like character (U+2019, U+A78C, a letter drawn as an apostrophe) and
+    × are escapes, and a name's own backslash before 'xdc' stays two backslashes, never turned into a letter."""
+    from autograder.outputs.inert import quoted
+    assert quoted("Übung née.ipynb") == "'Übung née.ipynb'"
+    assert quoted("x\u2019 \ua78c \u00d7.ipynb") == "'x\\u2019 \\ua78c \\xd7.ipynb'"
+    assert quoted("a\\xdc") == "'a\\\\xdc'"

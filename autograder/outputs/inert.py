@@ -89,12 +89,24 @@ def quoted(name: str, limit: int | None = None) -> str:
     ended them and went on as the kit's own words; and Unicode draws many characters as quotes without their being
     one (typographic and low-9 quotes, primes, apostrophe letters of other scripts, ornaments, full-width forms), which
     no list of them kept up with: so none past ASCII is shown as itself. Past `limit` characters, the name is cut
-    and the kit's own `…` ends it inside the quotes."""
+    and the kit's own `…` ends it inside the quotes. The letters of Latin-1 (À to ÿ but × and ÷), which no font draws
+    as a quote, stay themselves, so Übung.ipynb reads as it is written."""
     name = str(name)
     if limit is None or len(name) <= limit:
-        return ascii(name)
-    cut = ascii(name[: limit - 1])
+        return _latin1_letters(ascii(name))
+    cut = _latin1_letters(ascii(name[: limit - 1]))
     return cut[:-1] + "…" + cut[-1]
+
+
+# An escape \xNN that ascii() wrote (an odd run of backslashes before it: an even one is the name's own backslashes).
+_LATIN1_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\x([c-f][0-9a-f])")
+
+
+def _latin1_letters(literal: str) -> str:
+    """`literal` (ascii()'s) with its escapes of Latin-1's letters (U+00C0 to U+00FF but × and ÷) written as the
+    letters."""
+    return _LATIN1_ESCAPE.sub(lambda m: m.group(1) + (chr(int(m.group(2), 16)) if m.group(2) not in ("d7", "f7")
+                                                      else "\\x" + m.group(2)), literal)
 
 
 def say(text: object, file: TextIO | None = None) -> None:
