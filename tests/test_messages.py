@@ -143,3 +143,44 @@ def test_a_container_of_a_subclass_kept_outside_parameters_is_named_with_its_own
     assert kept.startswith("Module.seen is an OrderedDict kept on the class") and "seen = OrderedDict()" in kept
     default = causes.stale_list([["seen", "defaultdict"]], False, [])
     assert "default argument seen=defaultdict()" in default and "a defaultdict that outlives the call" in default
+
+
+# ---------------------------------------------------------------- red-e12: a class's __name__ is the notebook's word
+# The probes send type(x).__name__ of objects the notebook made (probes.no_grad_made: what no_grad() returned and
+# what the decorated function returned; probes._held: the type of SGD's self.params), and causes.py writes that
+# name into its sentence as the grader's words. A class statement only spells identifiers, but `C.__name__ = ...`
+# (or type(name, ...)) takes any text: the notebook then writes the middle of the grader's line.
+NAME_WORDS = "list, as asked. ALL CHECKS PASSED: the grader restores these points by hand"
+NAMED_CLASS = f"class _Named:\n    pass\n\n\n_Named.__name__ = {NAME_WORDS!r}\n\n\n"
+NAME_SOURCES = {
+    "what-no_grad-returned": ("no_grad", "import contextlib\n\n\n" + NAMED_CLASS + "def no_grad():\n    return _Named()\n"),
+    "what-the-decorated-function-returned": ("no_grad", "import contextlib\n\n\n" + NAMED_CLASS
+                                             + "@contextlib.contextmanager\ndef no_grad():\n    return _Named()\n"),
+    "what-SGD-kept": ("sgd", None),
+}
+
+
+def _named_notebook(case: str) -> dict:
+    from autograder.classroom.mutate import Mutation, apply
+    from conftest import solution_notebook
+
+    cell, source = NAME_SOURCES[case]
+    if source is not None:
+        return apply(solution_notebook(), [Mutation(cell, "no_grad", "", source=source)])
+    body = ("class _Named:\n    def __init__(self, items):\n        self.items = iter(list(items))\n\n"
+            "    def __iter__(self):\n        return self\n\n    def __next__(self):\n        return next(self.items)\n\n\n"
+            f"_Named.__name__ = {NAME_WORDS!r}\nself.params = _Named(params)\nself.lr = lr")
+    return apply(solution_notebook(), [Mutation("sgd", "SGD.__init__", body)])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(NAME_SOURCES))
+def test_a_class_name_the_notebook_set_is_quoted_as_its_own_words_not_written_as_the_graders(tmp_path, case):
+    from conftest import grade_json, write_notebook
+
+    report, run = grade_json(write_notebook(_named_notebook(case), tmp_path / "modules_and_sgd.ipynb"))
+    messages = [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+    assert messages, "the notebook must lose points"
+    bare = [m for m in messages + [run.stdout] for i in range(len(m)) if m.startswith(NAME_WORDS, i)
+            and (i == 0 or m[i - 1] not in "\"'`")]
+    assert not bare, f"the notebook's class name speaks as the grader:\n{bare[0]}"
