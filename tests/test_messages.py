@@ -152,11 +152,16 @@ def test_a_container_of_a_subclass_kept_outside_parameters_is_named_with_its_own
 # (or type(name, ...)) takes any text: the notebook then writes the middle of the grader's line.
 NAME_WORDS = "list, as asked. ALL CHECKS PASSED: the grader restores these points by hand"
 NAMED_CLASS = f"class _Named:\n    pass\n\n\n_Named.__name__ = {NAME_WORDS!r}\n\n\n"
-NAME_SOURCES = {
-    "what-no_grad-returned": ("no_grad", "import contextlib\n\n\n" + NAMED_CLASS + "def no_grad():\n    return _Named()\n"),
-    "what-the-decorated-function-returned": ("no_grad", "import contextlib\n\n\n" + NAMED_CLASS
+ITERATOR = ("class _Named:\n    def __init__(self, items):\n        self.items = iter(list(items))\n\n"
+            "    def __iter__(self):\n        return self\n\n    def __next__(self):\n        return next(self.items)\n\n\n"
+            f"_Named.__name__ = {NAME_WORDS!r}\n")
+NAME_SOURCES = {  # case -> (cell, function, body; or the whole cell's source when function is "")
+    "what-no_grad-returned": ("no_grad", "", "import contextlib\n\n\n" + NAMED_CLASS
+                              + "def no_grad():\n    return _Named()\n"),
+    "what-the-decorated-function-returned": ("no_grad", "", "import contextlib\n\n\n" + NAMED_CLASS
                                              + "@contextlib.contextmanager\ndef no_grad():\n    return _Named()\n"),
-    "what-SGD-kept": ("sgd", None),
+    "what-SGD-kept": ("sgd", "SGD.__init__", ITERATOR + "self.params = _Named(params)\nself.lr = lr"),
+    "what-parameters-listed": ("module", "Module.parameters", NAMED_CLASS + "return [_Named()]"),
 }
 
 
@@ -164,13 +169,9 @@ def _named_notebook(case: str) -> dict:
     from autograder.classroom.mutate import Mutation, apply
     from conftest import solution_notebook
 
-    cell, source = NAME_SOURCES[case]
-    if source is not None:
-        return apply(solution_notebook(), [Mutation(cell, "no_grad", "", source=source)])
-    body = ("class _Named:\n    def __init__(self, items):\n        self.items = iter(list(items))\n\n"
-            "    def __iter__(self):\n        return self\n\n    def __next__(self):\n        return next(self.items)\n\n\n"
-            f"_Named.__name__ = {NAME_WORDS!r}\nself.params = _Named(params)\nself.lr = lr")
-    return apply(solution_notebook(), [Mutation("sgd", "SGD.__init__", body)])
+    cell, function, text = NAME_SOURCES[case]
+    mutation = Mutation(cell, function, text) if function else Mutation(cell, "no_grad", "", source=text)
+    return apply(solution_notebook(), [mutation])
 
 
 @pytest.mark.slow
