@@ -852,4 +852,16 @@ class no_grad:
          linear("return x @ self.W.T + self.b")),
         loses=("test_forward", LESSON), phrase="self.weight", cause="self.weight",
         lesson_cause="Linear.__init__ keeps no Parameter self.weight", absent="of shape ()", every=("self.weight",)),
+    # parameters-seen-on-instance with an OrderedDict (a dict subclass, which facts.collected takes): causes.stale_list
+    # looks its type name up in {"list", "dict", "set"} and raises KeyError in the grader's process. The check then
+    # "could not run", a grader fault written as a failed check, and the whole-notebook part (which
+    # parameters-seen-on-instance keeps) loses 2.18 points to the same crash; the public check says the notebook
+    # "raised KeyError: 'OrderedDict'".
+    Bug("parameters-seen-ordered-dict-on-instance", "parameters() keeps its seen ids in an OrderedDict on the module "
+        "itself (self._seen = getattr(self, '_seen', OrderedDict())): a second call on a module finds nothing new",
+        (module_cell(PARAMETERS.replace("seen = set()", "from collections import OrderedDict\n"
+                                        "        self._seen = getattr(self, '_seen', OrderedDict())\n"
+                                        "        seen = self._seen").replace("seen.add(id(p))", "seen[id(p)] = True")),),
+        loses=("test_parameters",), phrase="outlives the call", absent="KeyError",
+        cause="self._seen is a", every=("self._seen is a",)),
 ]
