@@ -864,4 +864,10 @@ class no_grad:
                                         "        seen = self._seen").replace("seen.add(id(p))", "seen[id(p)] = True")),),
         loses=("test_parameters",), phrase="outlives the call", absent="KeyError",
         cause="self._seen is a", every=("self._seen is a",)),
+    # A class no_grad whose __exit__ returns True: the advice "try/finally, no except" is the generator's; the code
+    # has neither, and the probe knows no_grad is a class (probes.no_grad_made's is_class).
+    Bug("no-grad-class-exit-returns-true", "no_grad as a class whose __exit__ restores recording and returns True "
+        "(which swallows the exception)",
+        (no_grad_cell(NO_GRAD_CLASS.replace("return False", "return True")),),
+        loses=("test_no_grad",), phrase="swallowed an exception", cause="__exit__", absent="try/finally, no except"),
 ]
