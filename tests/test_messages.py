@@ -162,6 +162,7 @@ NAME_SOURCES = {  # case -> (cell, function, body; or the whole cell's source wh
                                              + "@contextlib.contextmanager\ndef no_grad():\n    return _Named()\n"),
     "what-SGD-kept": ("sgd", "SGD.__init__", ITERATOR + "self.params = _Named(params)\nself.lr = lr"),
     "what-parameters-listed": ("module", "Module.parameters", NAMED_CLASS + "return [_Named()]"),
+    "what-forward-returned": ("linear", "Linear.forward", NAMED_CLASS + "return _Named()"),  # facts.layers_facts
 }
 
 
