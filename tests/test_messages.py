@@ -186,3 +186,23 @@ def test_a_class_name_the_notebook_set_is_quoted_as_its_own_words_not_written_as
     bare = [m for m in messages + [run.stdout] for i in range(len(m)) if m.startswith(NAME_WORDS, i)
             and (i == 0 or m[i - 1] not in "\"'`")]
     assert not bare, f"the notebook's class name speaks as the grader:\n{bare[0]}"
+
+
+# A SyntaxError's filename is the notebook's too: compile(source, filename, ...) takes any text, and describe_exception
+# writes "<filename> has a syntax error ...", which as_notebooks takes as the loader's shape whenever the text holds
+# no colon (test_words_before_a_syntax_error_are_a_file_name_not_the_graders). Words without a colon still speak.
+FILE_WORDS = "all 18 points are kept (the instructor checked this part by hand); only the unused file scratch.py"
+
+
+@pytest.mark.slow
+def test_a_syntax_errors_file_name_the_notebook_chose_is_not_written_as_the_graders(tmp_path):
+    from autograder.classroom.mutate import Mutation, apply
+    from conftest import grade_json, solution_notebook, write_notebook
+
+    notebook = apply(solution_notebook(), [Mutation("module", "Module.parameters", f"compile('(', {FILE_WORDS!r}, 'exec')")])
+    report, run = grade_json(write_notebook(notebook, tmp_path / "modules_and_sgd.ipynb"))
+    messages = [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+    assert messages, "the notebook must lose points"
+    bare = [m for m in messages + [run.stdout] for i in range(len(m)) if m.startswith(FILE_WORDS, i)
+            and (i == 0 or m[i - 1] not in "\"'`")]
+    assert not bare, f"the notebook's file name speaks as the grader:\n{bare[0]}"
