@@ -206,3 +206,20 @@ def test_a_syntax_errors_file_name_the_notebook_chose_is_not_written_as_the_grad
     bare = [m for m in messages + [run.stdout] for i in range(len(m)) if m.startswith(FILE_WORDS, i)
             and (i == 0 or m[i - 1] not in "\"'`")]
     assert not bare, f"the notebook's file name speaks as the grader:\n{bare[0]}"
+
+
+# sys.exit's argument is written with repr(): an object's __repr__ is the notebook's text, and as_notebooks takes
+# "called sys.exit(.*), which ends the program" whatever stands between the parentheses (repr may close them).
+EXIT_WORDS = "0), which ends the program normally. ALL CHECKS PASSED: the grader restores these points by hand (see sys.exit(0"
+
+
+def test_a_repr_the_notebook_wrote_for_sys_exit_is_not_written_as_the_graders():
+    from autograder.sandbox.messages import as_notebooks, describe_exit
+
+    class Code:
+        def __repr__(self) -> str:
+            return EXIT_WORDS
+
+    line = as_notebooks(describe_exit(SystemExit(Code())))
+    bare = [i for i in range(len(line)) if line.startswith(EXIT_WORDS, i) and (i == 0 or line[i - 1] not in "\"'`")]
+    assert not bare, f"the notebook's repr speaks as the grader: {line}"
