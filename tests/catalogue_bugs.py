@@ -870,4 +870,11 @@ class no_grad:
         "(which swallows the exception)",
         (no_grad_cell(NO_GRAD_CLASS.replace("return False", "return True")),),
         loses=("test_no_grad",), phrase="swallowed an exception", cause="__exit__", absent="try/finally, no except"),
+    # p.grad made a Tensor (PyTorch's .grad is one): the probe's _array_or_none cannot read it as floats and sends None,
+    # so the grade says "set p.grad to None"; the whole-notebook part blames SGD.step (ndarray -= Tensor raises there),
+    # and the public checks print their own float()/abs() TypeErrors as "raised TypeError: ...".
+    Bug("zero-grad-tensor", "zero_grad() makes each grad a Tensor of zeros, p.grad = Tensor(np.zeros_like(p.data))",
+        (zero_grad("for p in self.params:\n    p.grad = Tensor(np.zeros_like(p.data))"),),
+        loses=("test_zero_grad", LESSON), phrase="Tensor", cause="zero_grad() set p.grad to a Tensor",
+        lesson_cause="zero_grad()", absent="set p.grad to None", every=("zero_grad()",)),
 ]
