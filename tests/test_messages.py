@@ -163,7 +163,12 @@ NAME_SOURCES = {  # case -> (cell, function, body; or the whole cell's source wh
     "what-SGD-kept": ("sgd", "SGD.__init__", ITERATOR + "self.params = _Named(params)\nself.lr = lr"),
     "what-parameters-listed": ("module", "Module.parameters", NAMED_CLASS + "return [_Named()]"),
     "what-forward-returned": ("linear", "Linear.forward", NAMED_CLASS + "return _Named()"),  # facts.layers_facts
+    # facts.init_facts: the names of Linear's attributes, which setattr() takes in any text (forward reads it back)
+    "what-Linear-keeps": ("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                          "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                          f"setattr(self, {NAME_WORDS!r}, Parameter(rng.uniform(-bound, bound, size=(n_out,))))"),
 }
+EXTRA = {"what-Linear-keeps": ("linear", "Linear.forward", "return x @ self.weight.T + list(vars(self).values())[1]")}
 
 
 def _named_notebook(case: str) -> dict:
@@ -172,7 +177,7 @@ def _named_notebook(case: str) -> dict:
 
     cell, function, text = NAME_SOURCES[case]
     mutation = Mutation(cell, function, text) if function else Mutation(cell, "no_grad", "", source=text)
-    return apply(solution_notebook(), [mutation])
+    return apply(solution_notebook(), [mutation] + ([Mutation(*EXTRA[case])] if case in EXTRA else []))
 
 
 @pytest.mark.slow
