@@ -877,4 +877,10 @@ class no_grad:
         (zero_grad("for p in self.params:\n    p.grad = Tensor(np.zeros_like(p.data))"),),
         loses=("test_zero_grad", LESSON), phrase="Tensor", cause="zero_grad() set p.grad to a Tensor",
         lesson_cause="zero_grad()", absent="set p.grad to None", every=("zero_grad()",)),
+    # `*` for `@`: Tensor * Tensor broadcasts (4, 3) against (3, 5) and raises from Tensor.__mul__; the weight is used
+    # transposed already, and the message blames its storage (the same guess as forward-np-dot).
+    Bug("forward-elementwise-star", "forward() computes x * self.weight.T + self.bias (`*`, elementwise, for `@`)",
+        (linear("return x * self.weight.T + self.bias"),),
+        loses=("test_forward", LESSON), phrase="elementwise", cause="elementwise",
+        absent="the weight is stored as (n_out, n_in)"),
 ]
