@@ -883,4 +883,11 @@ class no_grad:
         (linear("return x * self.weight.T + self.bias"),),
         loses=("test_forward", LESSON), phrase="elementwise", cause="elementwise",
         absent="the weight is stored as (n_out, n_in)"),
+    # no_grad() that flips Tensor.recording (not) on entry and on exit: right alone, but an inner block switches it
+    # back on. The grade says so ("inside nested no_grad() blocks"); the public check says "switch it off on entry",
+    # which the code does.
+    Bug("no-grad-toggles", "no_grad() flips Tensor.recording on entry and flips it again in finally",
+        (no_grad("Tensor.recording = not Tensor.recording\ntry:\n    yield\nfinally:\n"
+                 "    Tensor.recording = not Tensor.recording"),),
+        loses=("test_no_grad",), phrase="nested", cause="nested"),
 ]
