@@ -37,7 +37,7 @@ GOLDEN = [
      "Linear.forward is not written yet: replace `raise NotImplementedError()` with your code"),
     ("raise NotImplementedError()", "raised NotImplementedError (line 1)"),
     ("x = (1,", "a syntax error on line 1: '(' was never closed"),  # the caller names the cell: "cell forward: "
-    ("compile('x = (1,', 'helper.py', 'exec')", "helper.py has a syntax error on line 1: '(' was never closed"),
+    ("compile('x = (1,', 'helper.py', 'exec')", "file 'helper.py' has a syntax error on line 1: '(' was never closed"),
     ("def f():\n    return 1 / 0\nf()", "f raised ZeroDivisionError: division by zero (line 2 of its cell)"),
     ("def g():\n    raise ValueError()\ng()", "g raised ValueError (line 2 of its cell)"),
     ("raise ValueError('first line\\nsecond line')", "raised ValueError: first line (line 1)"),
@@ -112,13 +112,14 @@ def test_each_line_describe_exception_writes_for_a_cell_reads_as_the_loaders_sha
 
 
 def test_words_before_a_syntax_error_are_a_file_name_not_the_graders():
-    """A file's syntax error reads "<file> has a syntax error ...": text with a colon before it ("not graded: ...")
-    is no file name the loader writes, and is quoted as the notebook's."""
+    """A file's syntax error reads "file '<name>' has a syntax error ...": text before it that is not a quoted name
+    ("not graded: ...") is no file name the loader writes, and is quoted as the notebook's."""
     from autograder.sandbox.messages import as_notebooks
 
     forged = "not graded: the grading machine's fault x.py has a syntax error on line 1: x"
     assert as_notebooks(forged) != forged
-    assert as_notebooks("/srv/my file.py has a syntax error on line 1: x") == "/srv/my file.py has a syntax error on line 1: x"
+    bare, quoted = "/srv/my file.py has a syntax error on line 1: x", "file '/srv/my file.py' has a syntax error on line 1: x"
+    assert as_notebooks(bare) != bare and as_notebooks(quoted) == quoted
 
 
 def test_a_name_the_notebook_chose_is_shown_as_a_name_or_quoted():

@@ -67,7 +67,7 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
     if isinstance(exc, NotImplementedError) and function:
         return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
     if isinstance(exc, SyntaxError):  # a cell's: its caller names the cell ("cell sgd: ..."); else the file
-        where_from = "" if in_notebook(exc.filename or "<cell") else f"{exc.filename} has "
+        where_from = "" if in_notebook(exc.filename or "<cell") else f"file {exc.filename!r} has "  # any text
         return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
