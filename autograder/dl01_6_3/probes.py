@@ -368,8 +368,9 @@ def linear_forward(ns, weight, bias, x, upstream):
     try:
         out = layer.forward(x_tensor)
     except ValueError as error:  # named where it was raised: forward() may call a helper of another cell
-        from messages import describe_exception  # the sandbox's own module: this runs only in the worker
-        return {"error": describe_exception(error, quote=False), "said": describe_exception(error)}
+        from messages import called_by_notebook, describe_exception  # the sandbox's own: only in the worker
+        return {"error": describe_exception(error, quote=False), "said": describe_exception(error),
+                "elementwise": called_by_notebook(error) is getattr(ns["Tensor"].__mul__, "__code__", None)}
     values = getattr(out, "data", out)
     result = {"error": None, "is_tensor": isinstance(out, ns["Tensor"]), "shape": list(np.shape(values)),
               "data": _array_or_none(values),

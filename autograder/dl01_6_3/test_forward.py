@@ -35,7 +35,8 @@ def forward(runner, **case):
     result = runner.run(probes.linear_forward, **{k: v.tolist() for k, v in given.items()})
     # the two lines come from the notebook's process, whose code may rebind what wrote them: the loader's shapes only
     where, said = (as_notebooks(result[key]) if result["error"] is not None else "" for key in ("error", "said"))
-    assert result["error"] is None, causes.forward_raised(where, said, case["n_in"], case["n_out"])
+    assert result["error"] is None, causes.forward_raised(where, said, case["n_in"], case["n_out"],
+                                                          result.get("elementwise") is True)
     assert result["is_tensor"], ("Linear.forward must return a Tensor built with Tensor operations on x, "
                                  "self.weight and self.bias")
     return {**result, "given": given}  # a new dict: the runner's answer is shared by every check

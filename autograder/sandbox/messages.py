@@ -34,6 +34,14 @@ def _where(exc: BaseException) -> str | None:
     return innermost[0] if innermost and innermost[0] != "<module>" else None
 
 
+def called_by_notebook(exc: BaseException):
+    """The code object the innermost notebook line called, where the exception came from (None if it raised
+    there): e.g. Tensor.__mul__'s, for `*` or for a NumPy function that multiplies Tensors as objects."""
+    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    mine = [i for i, frame in enumerate(frames) if _in_notebook(frame.f_code.co_filename)]
+    return frames[mine[-1] + 1].f_code if mine and mine[-1] + 1 < len(frames) else None
+
+
 # How a stub the student has not written yet is named: "<where> " + NOT_WRITTEN.
 NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your code"
 

@@ -143,11 +143,15 @@ def layers_cause(facts: dict) -> str:
 SHAPES_MISFIT = re.compile(r"mismatch in its core dimension|could not be broadcast|not aligned")
 
 
-def forward_raised(where: str, said: str, n_in: int, n_out: int) -> str:
+def forward_raised(where: str, said: str, n_in: int, n_out: int, elementwise: bool = False) -> str:
     """The message when Linear.forward raised ValueError on a layer: `where`, what raised and its line (without the
-    exception's words); `said`, the whole line with them. Shapes that do not fit (NumPy's words) say how the weight
-    is stored; any other ValueError is quoted as it was raised."""
+    exception's words); `said`, the whole line with them; `elementwise`, it came from Tensor.__mul__ called by the
+    notebook's line (`*`, or np.dot on Tensors). Other shapes that do not fit (NumPy's words) say how the weight is
+    stored; any other ValueError is quoted as it was raised."""
     layer = f"in Linear.forward on a layer with n_in={n_in}, n_out={n_out}"
+    if elementwise:
+        return (f"{where} {layer}: from Tensor `*`, which multiplies elementwise (`*`, or np.dot or another NumPy "
+                "function given Tensors): compute x @ self.weight.T + self.bias with Tensor operations")
     if SHAPES_MISFIT.search(said):
         return (f"{where} {layer} (the shapes do not fit): the weight is stored as (n_out, n_in), so the layer "
                 "computes x @ W.T + b")

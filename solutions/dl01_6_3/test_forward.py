@@ -20,8 +20,9 @@ def forward(nb, layer, x):
     try:
         out = layer.forward(x)
     except ValueError as error:  # named where it was raised: forward() may call a helper of another cell
+        elementwise = explain.called_by_notebook(error) is getattr(nb.Tensor.__mul__, "__code__", None)
         raise AssertionError(causes.forward_raised(explain.describe_exception(error, quote=False),
-                                                   explain.describe_exception(error), n_in, n_out)) from None
+                                                   explain.describe_exception(error), n_in, n_out, elementwise)) from None
     assert isinstance(out, nb.Tensor), (f"Linear.forward returned a {type(out).__name__}: build the result from x, "
                                         "self.weight and self.bias with Tensor operations")
     return out
