@@ -229,3 +229,13 @@ def test_a_repr_the_notebook_wrote_for_sys_exit_is_not_written_as_the_graders():
     line = as_notebooks(describe_exit(SystemExit(Code())))
     bare = [i for i in range(len(line)) if line.startswith(EXIT_WORDS, i) and (i == 0 or line[i - 1] not in "\"'`")]
     assert not bare, f"the notebook's repr speaks as the grader: {line}"
+
+
+def test_the_public_checks_write_a_type_name_the_notebook_chose_through_causes_named():
+    """red-e12 E12-1 (public): test_zero_grad's "has grad <type>" and test_forward's "returned a <type>" wrote
+    type(x).__name__ as it was; a class's __name__ takes any text, so the checks show it through causes.named/a."""
+    import re
+
+    raw = re.compile(r"\{type\([^)]*\)\.__name__\}")
+    for check in sorted(ASSIGNMENT.source_dir.glob("test_*.py")):
+        assert not raw.search(check.read_text()), f"{check.name} writes a type's name as it is"

@@ -23,8 +23,8 @@ def forward(nb, layer, x):
         elementwise = explain.called_by_notebook(error) is getattr(nb.Tensor.__mul__, "__code__", None)
         raise AssertionError(causes.forward_raised(explain.describe_exception(error, quote=False),
                                                    explain.describe_exception(error), n_in, n_out, elementwise)) from None
-    assert isinstance(out, nb.Tensor), (f"Linear.forward returned a {type(out).__name__}: build the result from x, "
-                                        "self.weight and self.bias with Tensor operations")
+    assert isinstance(out, nb.Tensor), (f"Linear.forward returned {causes.a(type(out).__name__)}: build the result "
+                                        "from x, self.weight and self.bias with Tensor operations")
     return out
 
 

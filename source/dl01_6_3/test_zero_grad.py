@@ -18,7 +18,7 @@ def test_keeps_each_grad_an_array_of_the_parameter_shape(nb):
     sgd(nb, params, 0.1).zero_grad()
     for p in params:
         assert isinstance(p.grad, np.ndarray) and p.grad.shape == p.shape, (
-            f"after zero_grad() a Parameter of shape {p.shape} has grad {type(p.grad).__name__} of shape "
+            f"after zero_grad() a Parameter of shape {p.shape} has grad {causes.named(type(p.grad).__name__)} of shape "
             f"{np.shape(p.grad)}: p.grad must be a NumPy array shaped like p.data (np.zeros_like(p.data))")
 
 
