@@ -518,12 +518,16 @@ def _worked_example(ns, zero_between, by_hand):
         else:
             seen.update(_zero_grad_seen(optimizer, [layer.weight, layer.bias]))
 
+    step_left_none = False  # no zero_grad() since the first step(), which left a grad None: stop there
     for step in range(2):
         current = loss()
         if zero_between or step == 0:
             clear()
             if _none_grads([layer.weight, layer.bias]):  # backward() cannot add into None: stop here
                 return {"z": z_values, "loss": losses, "params": values, "grads": grads, "none_grads": True, **held}
+        elif _none_grads([layer.weight, layer.bias]):
+            step_left_none = True
+            break
         current.backward()
         grads.append([_array_or_none(layer.weight.grad), _array_or_none(layer.bias.grad)])
         optimizer.step()
@@ -532,7 +536,7 @@ def _worked_example(ns, zero_between, by_hand):
     loss()
     kept = {} if by_hand else {**_kept_list(ns, layer, params), **seen}  # after the steps: its own calls change nothing they saw
     return {"z": z_values, "loss": losses, "params": values, "grads": grads, "grads_after": grads_after,
-            "rates": rates, "none_grads": False, **held, **kept}
+            "rates": rates, "none_grads": False, "step_left_none": step_left_none, **held, **kept}
 
 
 def step_worked_example(ns, zero_between):

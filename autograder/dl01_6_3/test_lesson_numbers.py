@@ -106,6 +106,7 @@ def test_worked_example_second_step_without_zero_grad_gives_3_668_and_7_12(stude
     got = student.run(probes.lesson_worked_example, zero_between=False)
     cause = first_step_cause(got)
     assert not cause, f"worked example: {cause}"
+    assert not got.get("step_left_none"), f"worked example: {causes.STEP_LEFT_NONE}"
     assert not np.isclose(got["z"][2], 0.908), ("worked example: without zero_grad() the gradients must add up, "
                                                 "but the second step used only the new one: step() must not "
                                                 "clear p.grad")

@@ -15,6 +15,7 @@ import re
 import numpy as np
 from training_causes import (  # noqa: F401 - the checks ask causes.<name> for these too
     NONE_GRAD,
+    STEP_LEFT_NONE,
     a,
     arrays,
     grads_left,

@@ -88,6 +88,7 @@ def worked_example(nb, zero_between):
     loss = forward()
     if zero_between:
         zeroed(optimizer, params)
+    assert zero_between or not any(p.grad is None for p in params), f"worked example: {causes.STEP_LEFT_NONE}"
     loss.backward()
     optimizer.step()
     forward()
