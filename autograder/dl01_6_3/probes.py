@@ -200,6 +200,12 @@ def _none_grads(params):
     return any(p.grad is None for p in params)
 
 
+def _tensor_grads(ns, params):
+    """Whether zero_grad() left a grad that is a Tensor, not an array (PyTorch's .grad is one): step() cannot move
+    p.data by it."""
+    return any(isinstance(p.grad, ns["Tensor"]) for p in params)
+
+
 def _grad_owners(params):
     """For each Parameter, the number of the first whose grad shares its memory (its own when none does; views of
     one array share it, and backward() adds into that one memory): zero_grad() that left one array to several
@@ -398,6 +404,7 @@ def zero_grad_effect(ns, data, grads):
     return {**made,
         "grads": [_array_or_none(p.grad) for p in params],
         "grad_types": [type(p.grad).__name__ for p in params],
+        "grad_tensors": [isinstance(p.grad, ns["Tensor"]) for p in params],
         "grad_shapes": [list(np.shape(p.grad)) for p in params],
         "data": [_plain(p.data) for p in params],
         "held": [_number(params, p) for p in optimizer.params],
@@ -420,9 +427,9 @@ def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
     for _ in range(calls):
         optimizer.zero_grad()
     cleared = [_array_or_none(p.grad) for p in params]
-    owners = _grad_owners(params)
-    if any(p.grad is None for p in params):  # backward() would fail adding into None
-        return {"first": first, "cleared": cleared, "owners": owners, "second": None, **made}
+    owners, tensors = _grad_owners(params), [isinstance(p.grad, ns["Tensor"]) for p in params]
+    if any(p.grad is None for p in params) or any(tensors):  # backward() would fail adding into None
+        return {"first": first, "cleared": cleared, "owners": owners, "tensors": tensors, "second": None, **made}
     ns["cross_entropy"](model(x), labels).backward()
     return {"first": first, "cleared": cleared, "owners": owners, "second": [_plain(p.grad) for p in params], **made}
 
@@ -523,8 +530,9 @@ def _worked_example(ns, zero_between, by_hand):
         current = loss()
         if zero_between or step == 0:
             clear()
-            if _none_grads([layer.weight, layer.bias]):  # backward() cannot add into None: stop here
-                return {"z": z_values, "loss": losses, "params": values, "grads": grads, "none_grads": True, **held}
+            if _none_grads([layer.weight, layer.bias]) or _tensor_grads(ns, [layer.weight, layer.bias]):  # stop here
+                return {"z": z_values, "loss": losses, "params": values, "grads": grads, **held,
+                        "none_grads": _none_grads([layer.weight, layer.bias]), "tensor_grads": True}
         elif _none_grads([layer.weight, layer.bias]):
             step_left_none = True
             break
@@ -697,8 +705,8 @@ def lesson_shared(ns, n, batch, lr, seed):
     if _not_parameters(ns, params) or made["made_others"]:  # zero_grad() would fail on it, and be named instead
         return {"none_grads": False, "not_parameters": _not_parameters(ns, params), **made}
     seen = _zero_grad_seen(optimizer, [first.weight, first.bias, second.bias])
-    if _none_grads(params):  # backward() cannot add into None: stop here
-        return {"none_grads": True, **made}
+    if _none_grads(params) or _tensor_grads(ns, params):  # backward() cannot add into None: stop here
+        return {"none_grads": _none_grads(params), "tensor_grads": True, **made}
     (model(ns["Tensor"](rng.normal(size=(batch, n)))) * ns["Tensor"](rng.normal(size=(batch, n)))).sum().backward()
     before, grad = _plain(first.weight.data), _array_or_none(first.weight.grad)
     optimizer.step()
@@ -737,8 +745,8 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
             optimizer.zero_grad()
         else:
             seen = _zero_grad_seen(optimizer, _by_hand(ns, model))
-        if _none_grads(_by_hand(ns, model)):  # backward() cannot add into None: stop here
-            return {"none_grads": True, **held}
+        if _none_grads(_by_hand(ns, model)) or _tensor_grads(ns, _by_hand(ns, model)):  # stop here
+            return {"none_grads": _none_grads(_by_hand(ns, model)), "tensor_grads": True, **held}
         owners = owners or _grad_owners(_by_hand(ns, model))
         loss = ns["cross_entropy"](model(x), labels)
         loss.backward()

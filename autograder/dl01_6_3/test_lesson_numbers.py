@@ -42,6 +42,7 @@ def optimizer_cause(got, lr):
     kept = got.get("made_order") or [] if got.get("made_others") else None  # objects not Parameters: named here
     cause = cause or (causes.init_kept(kept, len(kept or []), got["made_lr"], lr) if "made_lr" in got else "")
     cause = cause or (causes.NONE_GRAD if got["none_grads"] else "")
+    cause = cause or (causes.TENSOR_GRAD if got.get("tensor_grads") else "")
     return cause or causes.grads_shared(got.get("owners", []))
 
 

@@ -42,11 +42,12 @@ def layers_cause(nb, drawn=False):
     return causes.layers_cause(found) or (causes.given_init(found) if drawn else "")
 
 
-def zeroed(optimizer, params):
+def zeroed(nb, optimizer, params):
     """optimizer.zero_grad(), failing with its cause when it set a grad to None (backward() adds into it), changed
     the values, or left other numbers than zeros in the grads (causes.zero_grad_left: measured right after it)."""
     values, grads = [np.array(p.data) for p in params], [np.array(p.grad) for p in params]
     optimizer.zero_grad()
+    assert not any(isinstance(p.grad, nb.Tensor) for p in params), causes.TENSOR_GRAD
     cause = causes.zero_grad_left(values, [p.data for p in params], grads, [p.grad for p in params])
     assert not cause, cause
 
@@ -72,7 +73,7 @@ def worked_example(nb, zero_between):
         return loss
 
     before = [p.data.copy() for p in params]
-    zeroed(optimizer, params)
+    zeroed(nb, optimizer, params)
     cleared = [p.data.copy() for p in params]  # where step() starts from: zero_grad() must not have moved it
     forward().backward()
     grads = [np.array(p.grad, dtype=float) for p in params]
@@ -87,7 +88,7 @@ def worked_example(nb, zero_between):
     assert not cause, f"worked example: {cause}"
     loss = forward()
     if zero_between:
-        zeroed(optimizer, params)
+        zeroed(nb, optimizer, params)
     assert zero_between or not any(p.grad is None for p in params), f"worked example: {causes.STEP_LEFT_NONE}"
     loss.backward()
     optimizer.step()
@@ -183,7 +184,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     # the list is right: what SGD(...) kept of it
     cause = causes.init_kept(facts.order(optimizer, params), len(params), getattr(optimizer, "lr", None), 0.1)
     assert not cause, cause
-    zeroed(optimizer, params)
+    zeroed(nb, optimizer, params)
     model(nb.Tensor(rng.normal(size=(5, 3)))).sum().backward()
     before, grad = l1.weight.data.copy(), l1.weight.grad.copy()
     optimizer.step()

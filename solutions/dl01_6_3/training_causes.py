@@ -9,6 +9,9 @@ import numpy as np
 
 NONE_GRAD = ("zero_grad() set p.grad to None, not to an array of zeros: the next backward() adds into p.grad, "
              "so make it np.zeros_like(p.data)")
+TENSOR_GRAD = ("zero_grad() set p.grad to a Tensor, not a NumPy array (PyTorch's .grad is one, this engine's is "
+               "not): backward() adds arrays into p.grad and step() moves p.data by it, so make it "
+               "np.zeros_like(p.data)")
 # Without zero_grad() between two steps, a None grad after the first is step()'s: zero_grad() has not run since.
 STEP_LEFT_NONE = ("step() left p.grad None, so the next backward() (no zero_grad() between the steps) cannot add "
                   "into it: clearing the gradients is zero_grad()'s job, step() only moves p.data")

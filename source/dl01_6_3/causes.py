@@ -16,6 +16,7 @@ import numpy as np
 from training_causes import (  # noqa: F401 - the checks ask causes.<name> for these too
     NONE_GRAD,
     STEP_LEFT_NONE,
+    TENSOR_GRAD,
     a,
     arrays,
     grads_left,
