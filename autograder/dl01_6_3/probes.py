@@ -162,7 +162,8 @@ def _made(optimizer, params):
     # Objects that are not Parameters (their arrays, say): zero_grad() and step() would raise on them, and be
     # named in place of the __init__ that kept them, so a probe answers with this alone (made_others).
     others = order is not None and not all(isinstance(p, type(params[0])) for p in held) if params else False
-    return {"made_order": order, "made_lr": _rate(optimizer), "made_others": others}
+    return {"made_order": order, "made_lr": _rate(optimizer), "made_others": others,
+            "made_one_shot": hasattr(type(held), "__next__"), "made_kind": type(held).__name__}
 
 
 def _rate(optimizer):

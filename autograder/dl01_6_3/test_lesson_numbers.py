@@ -8,7 +8,7 @@ import causes
 import numpy as np
 import probes
 import pytest
-from reported import block_cause
+from reported import block_cause, init_cause
 
 STUDENT_CELLS = "all"
 
@@ -156,7 +156,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     assert not wrong, (
         f"parameters() of two layers sharing a weight listed it {entries} times among "
         f"{len(got['pattern'])} entries, expected once among 3")
-    cause = causes.init_kept(got["made_order"], 3, got["made_lr"], lr) or zero_grad_cause(got)  # the list is right
+    cause = init_cause(got, 3, lr) or zero_grad_cause(got)  # the list is right: what SGD(...) kept of it
     assert not cause, cause
     assert got["still_shared"], "after step() the two layers no longer share one weight"
     cause = causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight",
