@@ -53,6 +53,10 @@ def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
     return ""
 
 
+SUBCLASS_SKIPPED = ("parameters() asks a bare Module for its parameters() but not an instance of a subclass of "
+                    "Module (a Linear, a Sequential): test isinstance(value, Module), not type(value) == Module")
+
+
 def stale_list(defaults: list, same_list: bool, kept: list) -> str:
     """The cause when parameters() keeps a list between calls ('' if nothing says so), from facts.kept_facts: its
     defaults and the containers (class, global, self) that hold what calls collect; two calls giving one list. A
