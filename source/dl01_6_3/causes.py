@@ -26,6 +26,7 @@ from training_causes import (  # noqa: F401 - the checks ask causes.<name> for t
     no_grad_made,
     rate_changed,
     step_move,
+    swallowed,
     zero_grad_left,
 )
 

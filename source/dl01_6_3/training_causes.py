@@ -137,6 +137,14 @@ def grads_left(cleared, before):
             "loop over every parameter in self.params" + (" (is a return inside the loop?)" if stopped else ""))
 
 
+def swallowed(is_class: bool) -> str:
+    """no_grad() swallowed an exception raised inside its block: a class's __exit__ that returned a true value, or
+    a generator that caught it (`is_class`: whether no_grad is a class of its own)."""
+    return "no_grad() swallowed an exception raised inside the block: " + (
+        "its __exit__ returned a true value; return False (or None) to let it through" if is_class
+        else "let it through (try/finally, no except)")
+
+
 def no_grad_made(kind: str, missing: list, body: str, is_class: bool = False) -> str:
     """The cause ('' if none) when what no_grad() returned cannot run a `with` block, from what it was: `kind`, its
     type; `missing`, which of __enter__ and __exit__ it lacks; `is_class`, whether no_grad is a class of its own;
