@@ -381,6 +381,7 @@ def linear_forward(ns, weight, bias, x, upstream):
     """Linear.forward called directly on the given weight, bias and input; the output, what the three hold
     afterwards, and the grads of sum(output * upstream)."""
     weight, bias, x_data = (np.array(a, dtype=float) for a in (weight, bias, x))
+    made = _init_facts(ns["Linear"](2, 1, np.random.default_rng(0)))  # what the check's weight and bias replace
     layer = ns["Linear"](weight.shape[1], weight.shape[0], np.random.default_rng(0))  # replaced just below
     layer.weight, layer.bias = ns["Parameter"](weight), ns["Parameter"](bias)
     x_tensor = ns["Tensor"](x_data)
@@ -391,7 +392,7 @@ def linear_forward(ns, weight, bias, x, upstream):
         return {"error": describe_exception(error, quote=False), "said": describe_exception(error),
                 "elementwise": called_by_notebook(error) is getattr(ns["Tensor"].__mul__, "__code__", None)}
     values = getattr(out, "data", out)
-    result = {"error": None, "is_tensor": isinstance(out, ns["Tensor"]), "shape": list(np.shape(values)),
+    result = {**made, "error": None, "is_tensor": isinstance(out, ns["Tensor"]), "shape": list(np.shape(values)),
               "data": _array_or_none(values),
               "after": [_plain(layer.weight.data), _plain(layer.bias.data), _plain(x_tensor.data)],
               "weight_grad": None, "bias_grad": None, "x_grad": None}

