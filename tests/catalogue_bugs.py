@@ -811,4 +811,83 @@ class no_grad:
         (SCRATCH, step("for p in self.params:\n    p.data -= lr * p.grad")),
         loses=("test_step", LESSON), phrase="NameError: name 'lr' is not defined", absent="because cell module",
         cause="SGD.step raised NameError", lesson_cause="SGD.step raised NameError"),
+
+    # ------------------------------------------------------------------ red-e12 (pass 22): messages that blame other code
+    # type(item) == Module for isinstance: a Linear (a subclass) is never asked for its parameters(). The lists are
+    # walked, and dedup is by id: "look at every item of a list" and "compare id(p)" blame code that is right.
+    Bug("parameters-type-equals-module", "parameters() tests type(item) == Module (not isinstance): a Linear or "
+        "Sequential, a subclass, is never asked for its parameters()",
+        (module(walk(recurse="type(item) == Module")),),
+        loses=("test_parameters", LESSON), phrase="isinstance", cause="isinstance",
+        absent="look at every item of a list"),
+    # np.dot on two Tensors: NumPy makes each a 0-d object array and multiplies the two objects, Tensor * Tensor,
+    # which broadcasts (4, 3) against (3, 5). The weight is used transposed already: no word about its storage.
+    Bug("forward-np-dot", "forward() computes np.dot(x, self.weight.T) + self.bias: NumPy's dot on Tensors "
+        "multiplies them elementwise (Tensor * Tensor), so it raises, or gives a wrong square result",
+        (linear("return np.dot(x, self.weight.T) + self.bias"),),
+        loses=("test_forward", LESSON), phrase="Tensor operations", cause="NumPy",
+        absent="the weight is stored as (n_out, n_in)"),
+    # A generator expression kept by the given __init__: the optimizer holds the very Parameters, once. The grade
+    # knows it is a one-shot iterator (probes._held) and says so in the whole-notebook part only; the public
+    # checks' own sgd() helper walks it first and then blame step() and zero_grad(), which are right.
+    Bug("sgd-init-generator-expression", "SGD.__init__ keeps self.params = (p for p in params), a generator "
+        "expression: its first loop uses it up (zero_grad() and step() right)",
+        (sgd_init("self.params = (p for p in params)\nself.lr = lr"),),
+        loses=("test_zero_grad", "test_step", LESSON), phrase="kept params as the generator",
+        cause="SGD.__init__ kept params as the generator", lesson_cause="SGD.__init__ kept params as the generator",
+        absent="zero_grad() left the gradients as they were", every=("SGD.__init__",)),
+    # step() clears what it used, p.grad = None: the worked example without zero_grad() then fails in backward(),
+    # and the whole-notebook part tells the student to fix zero_grad(), which is right (and not called there).
+    Bug("step-sets-grad-none", "step() moves p.data right, then sets p.grad = None",
+        (step("for p in self.params:\n    p.data -= self.lr * p.grad\n    p.grad = None"),),
+        loses=("test_step", LESSON), phrase="step() changed p.grad", cause="step() changed p.grad",
+        lesson_cause="step()", absent="zero_grad() must make each p.grad"),
+    # The given __init__'s attributes renamed self.W and self.b, and forward() written on them: forward() ignores the
+    # self.weight a check sets, and the lesson's Linear(2, 1) has no weight at all (not one "of shape ()").
+    Bug("linear-attributes-renamed", "Linear's given __init__ keeps self.W and self.b, and forward() computes "
+        "x @ self.W.T + self.b",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.W = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                  "self.b = Parameter(rng.uniform(-bound, bound, size=(n_out,)))"),
+         linear("return x @ self.W.T + self.b")),
+        loses=("test_forward", LESSON), phrase="self.weight", cause="self.weight",
+        lesson_cause="Linear.__init__ keeps no Parameter self.weight", absent="of shape ()", every=("self.weight",)),
+    # parameters-seen-on-instance with an OrderedDict (a dict subclass, which facts.collected takes): causes.stale_list
+    # looks its type name up in {"list", "dict", "set"} and raises KeyError in the grader's process. The check then
+    # "could not run", a grader fault written as a failed check, and the whole-notebook part (which
+    # parameters-seen-on-instance keeps) loses 2.18 points to the same crash; the public check says the notebook
+    # "raised KeyError: 'OrderedDict'".
+    Bug("parameters-seen-ordered-dict-on-instance", "parameters() keeps its seen ids in an OrderedDict on the module "
+        "itself (self._seen = getattr(self, '_seen', OrderedDict())): a second call on a module finds nothing new",
+        (module_cell(PARAMETERS.replace("seen = set()", "from collections import OrderedDict\n"
+                                        "        self._seen = getattr(self, '_seen', OrderedDict())\n"
+                                        "        seen = self._seen").replace("seen.add(id(p))", "seen[id(p)] = True")),),
+        loses=("test_parameters",), phrase="outlives the call", absent="KeyError",
+        cause="self._seen is a", every=("self._seen is a",)),
+    # A class no_grad whose __exit__ returns True: the advice "try/finally, no except" is the generator's; the code
+    # has neither, and the probe knows no_grad is a class (probes.no_grad_made's is_class).
+    Bug("no-grad-class-exit-returns-true", "no_grad as a class whose __exit__ restores recording and returns True "
+        "(which swallows the exception)",
+        (no_grad_cell(NO_GRAD_CLASS.replace("return False", "return True")),),
+        loses=("test_no_grad",), phrase="swallowed an exception", cause="__exit__", absent="try/finally, no except"),
+    # p.grad made a Tensor (PyTorch's .grad is one): the probe's _array_or_none cannot read it as floats and sends None,
+    # so the grade says "set p.grad to None"; the whole-notebook part blames SGD.step (ndarray -= Tensor raises there),
+    # and the public checks print their own float()/abs() TypeErrors as "raised TypeError: ...".
+    Bug("zero-grad-tensor", "zero_grad() makes each grad a Tensor of zeros, p.grad = Tensor(np.zeros_like(p.data))",
+        (zero_grad("for p in self.params:\n    p.grad = Tensor(np.zeros_like(p.data))"),),
+        loses=("test_zero_grad", LESSON), phrase="Tensor", cause="zero_grad() set p.grad to a Tensor",
+        lesson_cause="zero_grad()", absent="set p.grad to None", every=("zero_grad()",)),
+    # `*` for `@`: Tensor * Tensor broadcasts (4, 3) against (3, 5) and raises from Tensor.__mul__; the weight is used
+    # transposed already, and the message blames its storage (the same guess as forward-np-dot).
+    Bug("forward-elementwise-star", "forward() computes x * self.weight.T + self.bias (`*`, elementwise, for `@`)",
+        (linear("return x * self.weight.T + self.bias"),),
+        loses=("test_forward", LESSON), phrase="elementwise", cause="elementwise",
+        absent="the weight is stored as (n_out, n_in)"),
+    # no_grad() that flips Tensor.recording (not) on entry and on exit: right alone, but an inner block switches it
+    # back on. The grade says so ("inside nested no_grad() blocks"); the public check says "switch it off on entry",
+    # which the code does.
+    Bug("no-grad-toggles", "no_grad() flips Tensor.recording on entry and flips it again in finally",
+        (no_grad("Tensor.recording = not Tensor.recording\ntry:\n    yield\nfinally:\n"
+                 "    Tensor.recording = not Tensor.recording"),),
+        loses=("test_no_grad",), phrase="nested", cause="nested"),
 ]

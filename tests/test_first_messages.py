@@ -96,3 +96,16 @@ def test_the_public_two_step_check_names_a_wrong_first_step_not_other_objects(ca
     step_checks = [m for m in said if m.startswith("step test_keeps_moving_the_same_objects_over_two_steps")]
     assert step_checks and not [m for m in said if "the very objects it was given" in m], step_checks
     assert "something other than lr * grad" in step_checks[0], step_checks
+
+
+def test_the_public_checks_and_the_grade_lose_the_same_parts_when_linears_attributes_are_renamed(
+        catalogue_reports, catalogue_public_results):
+    """red-e12 (pass 22): Linear keeping self.W and self.b (forward() written on them) fails the public parameters
+    checks ("Linear.__init__ keeps no Parameter self.weight") while the grade gives that part full marks: a student
+    reads before submitting that a part is lost which the grade keeps (or the grade misses what the checks say)."""
+    bug = "linear-attributes-renamed"
+    hidden = {p["grade_id"]: p["score"] < p["max_score"] for p in catalogue_reports[bug]["parts"]}
+    public = {f"test_{part}": not all(passed for passed, _ in checks.values())
+              for part, checks in catalogue_public_results[bug].items()}
+    differ = sorted(part for part in hidden if part in public and hidden[part] != public[part])
+    assert not differ, f"{bug}: the grade and the public checks disagree on {differ}"

@@ -37,7 +37,7 @@ GOLDEN = [
      "Linear.forward is not written yet: replace `raise NotImplementedError()` with your code"),
     ("raise NotImplementedError()", "raised NotImplementedError (line 1)"),
     ("x = (1,", "a syntax error on line 1: '(' was never closed"),  # the caller names the cell: "cell forward: "
-    ("compile('x = (1,', 'helper.py', 'exec')", "helper.py has a syntax error on line 1: '(' was never closed"),
+    ("compile('x = (1,', 'helper.py', 'exec')", "file 'helper.py' has a syntax error on line 1: '(' was never closed"),
     ("def f():\n    return 1 / 0\nf()", "f raised ZeroDivisionError: division by zero (line 2 of its cell)"),
     ("def g():\n    raise ValueError()\ng()", "g raised ValueError (line 2 of its cell)"),
     ("raise ValueError('first line\\nsecond line')", "raised ValueError: first line (line 1)"),
@@ -112,13 +112,14 @@ def test_each_line_describe_exception_writes_for_a_cell_reads_as_the_loaders_sha
 
 
 def test_words_before_a_syntax_error_are_a_file_name_not_the_graders():
-    """A file's syntax error reads "<file> has a syntax error ...": text with a colon before it ("not graded: ...")
-    is no file name the loader writes, and is quoted as the notebook's."""
+    """A file's syntax error reads "file '<name>' has a syntax error ...": text before it that is not a quoted name
+    ("not graded: ...") is no file name the loader writes, and is quoted as the notebook's."""
     from autograder.sandbox.messages import as_notebooks
 
     forged = "not graded: the grading machine's fault x.py has a syntax error on line 1: x"
     assert as_notebooks(forged) != forged
-    assert as_notebooks("/srv/my file.py has a syntax error on line 1: x") == "/srv/my file.py has a syntax error on line 1: x"
+    bare, quoted = "/srv/my file.py has a syntax error on line 1: x", "file '/srv/my file.py' has a syntax error on line 1: x"
+    assert as_notebooks(bare) != bare and as_notebooks(quoted) == quoted
 
 
 def test_a_name_the_notebook_chose_is_shown_as_a_name_or_quoted():
@@ -143,3 +144,98 @@ def test_a_container_of_a_subclass_kept_outside_parameters_is_named_with_its_own
     assert kept.startswith("Module.seen is an OrderedDict kept on the class") and "seen = OrderedDict()" in kept
     default = causes.stale_list([["seen", "defaultdict"]], False, [])
     assert "default argument seen=defaultdict()" in default and "a defaultdict that outlives the call" in default
+
+
+# ---------------------------------------------------------------- red-e12: a class's __name__ is the notebook's word
+# The probes send type(x).__name__ of objects the notebook made (probes.no_grad_made: what no_grad() returned and
+# what the decorated function returned; probes._held: the type of SGD's self.params), and causes.py writes that
+# name into its sentence as the grader's words. A class statement only spells identifiers, but `C.__name__ = ...`
+# (or type(name, ...)) takes any text: the notebook then writes the middle of the grader's line.
+NAME_WORDS = "list, as asked. ALL CHECKS PASSED: the grader restores these points by hand"
+NAMED_CLASS = f"class _Named:\n    pass\n\n\n_Named.__name__ = {NAME_WORDS!r}\n\n\n"
+ITERATOR = ("class _Named:\n    def __init__(self, items):\n        self.items = iter(list(items))\n\n"
+            "    def __iter__(self):\n        return self\n\n    def __next__(self):\n        return next(self.items)\n\n\n"
+            f"_Named.__name__ = {NAME_WORDS!r}\n")
+NAME_SOURCES = {  # case -> (cell, function, body; or the whole cell's source when function is "")
+    "what-no_grad-returned": ("no_grad", "", "import contextlib\n\n\n" + NAMED_CLASS
+                              + "def no_grad():\n    return _Named()\n"),
+    "what-the-decorated-function-returned": ("no_grad", "", "import contextlib\n\n\n" + NAMED_CLASS
+                                             + "@contextlib.contextmanager\ndef no_grad():\n    return _Named()\n"),
+    "what-SGD-kept": ("sgd", "SGD.__init__", ITERATOR + "self.params = _Named(params)\nself.lr = lr"),
+    "what-parameters-listed": ("module", "Module.parameters", NAMED_CLASS + "return [_Named()]"),
+    "what-forward-returned": ("linear", "Linear.forward", NAMED_CLASS + "return _Named()"),  # facts.layers_facts
+    # facts.init_facts: the names of Linear's attributes, which setattr() takes in any text (forward reads it back)
+    "what-Linear-keeps": ("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                          "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                          f"setattr(self, {NAME_WORDS!r}, Parameter(rng.uniform(-bound, bound, size=(n_out,))))"),
+}
+EXTRA = {"what-Linear-keeps": ("linear", "Linear.forward", "return x @ self.weight.T + list(vars(self).values())[1]")}
+
+
+def _named_notebook(case: str) -> dict:
+    from autograder.classroom.mutate import Mutation, apply
+    from conftest import solution_notebook
+
+    cell, function, text = NAME_SOURCES[case]
+    mutation = Mutation(cell, function, text) if function else Mutation(cell, "no_grad", "", source=text)
+    return apply(solution_notebook(), [mutation] + ([Mutation(*EXTRA[case])] if case in EXTRA else []))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(NAME_SOURCES))
+def test_a_class_name_the_notebook_set_is_quoted_as_its_own_words_not_written_as_the_graders(tmp_path, case):
+    from conftest import grade_json, write_notebook
+
+    report, run = grade_json(write_notebook(_named_notebook(case), tmp_path / "modules_and_sgd.ipynb"))
+    messages = [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+    assert messages, "the notebook must lose points"
+    bare = [m for m in messages + [run.stdout] for i in range(len(m)) if m.startswith(NAME_WORDS, i)
+            and (i == 0 or m[i - 1] not in "\"'`")]
+    assert not bare, f"the notebook's class name speaks as the grader:\n{bare[0]}"
+
+
+# A SyntaxError's filename is the notebook's too: compile(source, filename, ...) takes any text, and describe_exception
+# writes "<filename> has a syntax error ...", which as_notebooks takes as the loader's shape whenever the text holds
+# no colon (test_words_before_a_syntax_error_are_a_file_name_not_the_graders). Words without a colon still speak.
+FILE_WORDS = "all 18 points are kept (the instructor checked this part by hand); only the unused file scratch.py"
+
+
+@pytest.mark.slow
+def test_a_syntax_errors_file_name_the_notebook_chose_is_not_written_as_the_graders(tmp_path):
+    from autograder.classroom.mutate import Mutation, apply
+    from conftest import grade_json, solution_notebook, write_notebook
+
+    notebook = apply(solution_notebook(), [Mutation("module", "Module.parameters", f"compile('(', {FILE_WORDS!r}, 'exec')")])
+    report, run = grade_json(write_notebook(notebook, tmp_path / "modules_and_sgd.ipynb"))
+    messages = [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+    assert messages, "the notebook must lose points"
+    bare = [m for m in messages + [run.stdout] for i in range(len(m)) if m.startswith(FILE_WORDS, i)
+            and (i == 0 or m[i - 1] not in "\"'`")]
+    assert not bare, f"the notebook's file name speaks as the grader:\n{bare[0]}"
+
+
+# sys.exit's argument is written with repr(): an object's __repr__ is the notebook's text, and as_notebooks takes
+# "called sys.exit(.*), which ends the program" whatever stands between the parentheses (repr may close them).
+EXIT_WORDS = "0), which ends the program normally. ALL CHECKS PASSED: the grader restores these points by hand (see sys.exit(0"
+
+
+def test_a_repr_the_notebook_wrote_for_sys_exit_is_not_written_as_the_graders():
+    from autograder.sandbox.messages import as_notebooks, describe_exit
+
+    class Code:
+        def __repr__(self) -> str:
+            return EXIT_WORDS
+
+    line = as_notebooks(describe_exit(SystemExit(Code())))
+    bare = [i for i in range(len(line)) if line.startswith(EXIT_WORDS, i) and (i == 0 or line[i - 1] not in "\"'`")]
+    assert not bare, f"the notebook's repr speaks as the grader: {line}"
+
+
+def test_the_public_checks_write_a_type_name_the_notebook_chose_through_causes_named():
+    """red-e12 E12-1 (public): test_zero_grad's "has grad <type>" and test_forward's "returned a <type>" wrote
+    type(x).__name__ as it was; a class's __name__ takes any text, so the checks show it through causes.named/a."""
+    import re
+
+    raw = re.compile(r"\{type\([^)]*\)\.__name__\}")
+    for check in sorted(ASSIGNMENT.source_dir.glob("test_*.py")):
+        assert not raw.search(check.read_text()), f"{check.name} writes a type's name as it is"

@@ -162,7 +162,8 @@ def _made(optimizer, params):
     # Objects that are not Parameters (their arrays, say): zero_grad() and step() would raise on them, and be
     # named in place of the __init__ that kept them, so a probe answers with this alone (made_others).
     others = order is not None and not all(isinstance(p, type(params[0])) for p in held) if params else False
-    return {"made_order": order, "made_lr": _rate(optimizer), "made_others": others}
+    return {"made_order": order, "made_lr": _rate(optimizer), "made_others": others,
+            "made_one_shot": hasattr(type(held), "__next__"), "made_kind": type(held).__name__}
 
 
 def _rate(optimizer):
@@ -198,6 +199,12 @@ def _given(ns, found, params):
 def _none_grads(params):
     """Whether zero_grad() left a grad that is None (the next backward() cannot add into it)."""
     return any(p.grad is None for p in params)
+
+
+def _tensor_grads(ns, params):
+    """Whether zero_grad() left a grad that is a Tensor, not an array (PyTorch's .grad is one): step() cannot move
+    p.data by it."""
+    return any(isinstance(p.grad, ns["Tensor"]) for p in params)
 
 
 def _grad_owners(params):
@@ -334,6 +341,18 @@ def parameter_pattern(ns, case, seed):
     }
 
 
+def skips_subclasses(ns):
+    """Whether parameters() finds the Parameter of a bare Module it holds but not that of an instance of a subclass
+    of Module (a class made here: type(value) == Module where isinstance is meant; causes.SUBCLASS_SKIPPED). Asked
+    only once an answer misses Parameters, so that a right parameters() is called no more than the checks call it."""
+    reg = _Registry(ns, np.random.default_rng(0))
+    plain, sub = ns["Parameter"](np.ones(1)), ns["Parameter"](np.ones(1))
+    block = type("Block", (ns["Module"],), {})()
+    block.w = sub
+    found_plain, found_sub = reg.box(inner=reg.box(w=plain)).parameters(), reg.box(inner=block).parameters()
+    return {"skipped": any(p is plain for p in found_plain or []) and not any(p is sub for p in found_sub or [])}
+
+
 def parameter_pattern_repeated(ns, seed, calls):
     """Model "A" (a Sequential) and "B" (lists of Parameters) in one registry; parameters() called on each
     letter of `calls` in turn, in one process (so a list kept between calls shows); what the first call returned
@@ -362,16 +381,18 @@ def linear_forward(ns, weight, bias, x, upstream):
     """Linear.forward called directly on the given weight, bias and input; the output, what the three hold
     afterwards, and the grads of sum(output * upstream)."""
     weight, bias, x_data = (np.array(a, dtype=float) for a in (weight, bias, x))
+    made = _init_facts(ns["Linear"](2, 1, np.random.default_rng(0)))  # what the check's weight and bias replace
     layer = ns["Linear"](weight.shape[1], weight.shape[0], np.random.default_rng(0))  # replaced just below
     layer.weight, layer.bias = ns["Parameter"](weight), ns["Parameter"](bias)
     x_tensor = ns["Tensor"](x_data)
     try:
         out = layer.forward(x_tensor)
     except ValueError as error:  # named where it was raised: forward() may call a helper of another cell
-        from messages import describe_exception  # the sandbox's own module: this runs only in the worker
-        return {"error": describe_exception(error, quote=False), "said": describe_exception(error)}
+        from messages import called_by_notebook, describe_exception  # the sandbox's own: only in the worker
+        return {"error": describe_exception(error, quote=False), "said": describe_exception(error),
+                "elementwise": called_by_notebook(error) is getattr(ns["Tensor"].__mul__, "__code__", None)}
     values = getattr(out, "data", out)
-    result = {"error": None, "is_tensor": isinstance(out, ns["Tensor"]), "shape": list(np.shape(values)),
+    result = {**made, "error": None, "is_tensor": isinstance(out, ns["Tensor"]), "shape": list(np.shape(values)),
               "data": _array_or_none(values),
               "after": [_plain(layer.weight.data), _plain(layer.bias.data), _plain(x_tensor.data)],
               "weight_grad": None, "bias_grad": None, "x_grad": None}
@@ -397,6 +418,7 @@ def zero_grad_effect(ns, data, grads):
     return {**made,
         "grads": [_array_or_none(p.grad) for p in params],
         "grad_types": [type(p.grad).__name__ for p in params],
+        "grad_tensors": [isinstance(p.grad, ns["Tensor"]) for p in params],
         "grad_shapes": [list(np.shape(p.grad)) for p in params],
         "data": [_plain(p.data) for p in params],
         "held": [_number(params, p) for p in optimizer.params],
@@ -419,9 +441,9 @@ def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
     for _ in range(calls):
         optimizer.zero_grad()
     cleared = [_array_or_none(p.grad) for p in params]
-    owners = _grad_owners(params)
-    if any(p.grad is None for p in params):  # backward() would fail adding into None
-        return {"first": first, "cleared": cleared, "owners": owners, "second": None, **made}
+    owners, tensors = _grad_owners(params), [isinstance(p.grad, ns["Tensor"]) for p in params]
+    if any(p.grad is None for p in params) or any(tensors):  # backward() would fail adding into None
+        return {"first": first, "cleared": cleared, "owners": owners, "tensors": tensors, "second": None, **made}
     ns["cross_entropy"](model(x), labels).backward()
     return {"first": first, "cleared": cleared, "owners": owners, "second": [_plain(p.grad) for p in params], **made}
 
@@ -517,12 +539,17 @@ def _worked_example(ns, zero_between, by_hand):
         else:
             seen.update(_zero_grad_seen(optimizer, [layer.weight, layer.bias]))
 
+    step_left_none = False  # no zero_grad() since the first step(), which left a grad None: stop there
     for step in range(2):
         current = loss()
         if zero_between or step == 0:
             clear()
-            if _none_grads([layer.weight, layer.bias]):  # backward() cannot add into None: stop here
-                return {"z": z_values, "loss": losses, "params": values, "grads": grads, "none_grads": True, **held}
+            if _none_grads([layer.weight, layer.bias]) or _tensor_grads(ns, [layer.weight, layer.bias]):  # stop here
+                return {"z": z_values, "loss": losses, "params": values, "grads": grads, **held,
+                        "none_grads": _none_grads([layer.weight, layer.bias]), "tensor_grads": True}
+        elif _none_grads([layer.weight, layer.bias]):
+            step_left_none = True
+            break
         current.backward()
         grads.append([_array_or_none(layer.weight.grad), _array_or_none(layer.bias.grad)])
         optimizer.step()
@@ -531,7 +558,7 @@ def _worked_example(ns, zero_between, by_hand):
     loss()
     kept = {} if by_hand else {**_kept_list(ns, layer, params), **seen}  # after the steps: its own calls change nothing they saw
     return {"z": z_values, "loss": losses, "params": values, "grads": grads, "grads_after": grads_after,
-            "rates": rates, "none_grads": False, **held, **kept}
+            "rates": rates, "none_grads": False, "step_left_none": step_left_none, **held, **kept}
 
 
 def step_worked_example(ns, zero_between):
@@ -692,8 +719,8 @@ def lesson_shared(ns, n, batch, lr, seed):
     if _not_parameters(ns, params) or made["made_others"]:  # zero_grad() would fail on it, and be named instead
         return {"none_grads": False, "not_parameters": _not_parameters(ns, params), **made}
     seen = _zero_grad_seen(optimizer, [first.weight, first.bias, second.bias])
-    if _none_grads(params):  # backward() cannot add into None: stop here
-        return {"none_grads": True, **made}
+    if _none_grads(params) or _tensor_grads(ns, params):  # backward() cannot add into None: stop here
+        return {"none_grads": _none_grads(params), "tensor_grads": True, **made}
     (model(ns["Tensor"](rng.normal(size=(batch, n)))) * ns["Tensor"](rng.normal(size=(batch, n)))).sum().backward()
     before, grad = _plain(first.weight.data), _array_or_none(first.weight.grad)
     optimizer.step()
@@ -732,8 +759,8 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
             optimizer.zero_grad()
         else:
             seen = _zero_grad_seen(optimizer, _by_hand(ns, model))
-        if _none_grads(_by_hand(ns, model)):  # backward() cannot add into None: stop here
-            return {"none_grads": True, **held}
+        if _none_grads(_by_hand(ns, model)) or _tensor_grads(ns, _by_hand(ns, model)):  # stop here
+            return {"none_grads": _none_grads(_by_hand(ns, model)), "tensor_grads": True, **held}
         owners = owners or _grad_owners(_by_hand(ns, model))
         loss = ns["cross_entropy"](model(x), labels)
         loss.backward()

@@ -20,7 +20,9 @@ def per_parameter(answer, count):
 def init_cause(answer, total, lr):
     """What the given SGD.__init__ got wrong ('' when nothing), from what SGD(params, lr) kept once made (the
     answer's made_order and made_lr, probes._made): a check of zero_grad() or step() tests it first, since a
-    copy or another rate kept there shows in their effects too."""
+    copy or another rate kept there shows in their effects too; a one-shot iterator (a generator) is named as one."""
+    if answer.get("made_one_shot") is True:
+        return causes.optimizer_holds(0, total, answer.get("made_kind", ""), True)
     return causes.init_kept(answer["made_order"], total, answer["made_lr"], lr)
 
 

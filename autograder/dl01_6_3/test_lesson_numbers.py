@@ -8,7 +8,7 @@ import causes
 import numpy as np
 import probes
 import pytest
-from reported import block_cause
+from reported import block_cause, init_cause
 
 STUDENT_CELLS = "all"
 
@@ -42,6 +42,7 @@ def optimizer_cause(got, lr):
     kept = got.get("made_order") or [] if got.get("made_others") else None  # objects not Parameters: named here
     cause = cause or (causes.init_kept(kept, len(kept or []), got["made_lr"], lr) if "made_lr" in got else "")
     cause = cause or (causes.NONE_GRAD if got["none_grads"] else "")
+    cause = cause or (causes.TENSOR_GRAD if got.get("tensor_grads") else "")
     return cause or causes.grads_shared(got.get("owners", []))
 
 
@@ -106,6 +107,7 @@ def test_worked_example_second_step_without_zero_grad_gives_3_668_and_7_12(stude
     got = student.run(probes.lesson_worked_example, zero_between=False)
     cause = first_step_cause(got)
     assert not cause, f"worked example: {cause}"
+    assert not got.get("step_left_none"), f"worked example: {causes.STEP_LEFT_NONE}"
     assert not np.isclose(got["z"][2], 0.908), ("worked example: without zero_grad() the gradients must add up, "
                                                 "but the second step used only the new one: step() must not "
                                                 "clear p.grad")
@@ -154,7 +156,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     assert not wrong, (
         f"parameters() of two layers sharing a weight listed it {entries} times among "
         f"{len(got['pattern'])} entries, expected once among 3")
-    cause = causes.init_kept(got["made_order"], 3, got["made_lr"], lr) or zero_grad_cause(got)  # the list is right
+    cause = init_cause(got, 3, lr) or zero_grad_cause(got)  # the list is right: what SGD(...) kept of it
     assert not cause, cause
     assert got["still_shared"], "after step() the two layers no longer share one weight"
     cause = causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight",

@@ -40,6 +40,8 @@ def check_same_parameters(student, reference, case, seed, missing_hint):
     assert len(pattern) == len(set(pattern)), ("parameters() listed the same Parameter object more than once: "
                                                "a Parameter held in two places must be collected once "
                                                "(compare by identity, e.g. with a set of id(p))")
+    assert set(pattern) == set(want["pattern"]) or student.run(probes.skips_subclasses)["skipped"] is not True, (
+        causes.SUBCLASS_SKIPPED)
     assert set(pattern) == set(want["pattern"]), (f"parameters() found {len(pattern)} of the "
                                                   f"{len(want['pattern'])} Parameters: " + missing_hint)
     assert pattern == want["pattern"], ("parameters() found every Parameter but in another order: keep the order "

@@ -33,6 +33,7 @@ def is_zero(grad):
 @pytest.mark.parametrize("seed,shapes", list(enumerate(SHAPES)))
 def test_sets_every_grad_to_zero(student, reference, seed, shapes):
     got, _, before = effect(student, shapes, seed)
+    assert not any(per_parameter(got["grad_tensors"], len(shapes))), causes.TENSOR_GRAD
     assert all(t != "NoneType" for t in per_parameter(got["grad_types"], len(shapes))), causes.NONE_GRAD
     cause = causes.grads_left(per_parameter(got["grads"], len(shapes)), before)
     assert not cause, cause
@@ -65,6 +66,7 @@ def cleared_cause(got, want):
     """What SGD(...) kept and what zero_grad() left ('' if right): a grad not cleared, or one array for several."""
     count = len(want["cleared"])
     return (init_cause(got, len(want["first"]), 0.1)
+            or (causes.TENSOR_GRAD if any(got.get("tensors", [])) else "")
             or causes.grads_left(per_parameter(got["cleared"], count), per_parameter(got["first"], count))
             or causes.grads_shared(per_parameter(got["owners"], len(want["cleared"]))))
 

@@ -34,6 +34,14 @@ def _where(exc: BaseException) -> str | None:
     return innermost[0] if innermost and innermost[0] != "<module>" else None
 
 
+def called_by_notebook(exc: BaseException):
+    """The code object the innermost notebook line called, where the exception came from (None if it raised
+    there): e.g. Tensor.__mul__'s, for `*` or for a NumPy function that multiplies Tensors as objects."""
+    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    mine = [i for i, frame in enumerate(frames) if _in_notebook(frame.f_code.co_filename)]
+    return frames[mine[-1] + 1].f_code if mine and mine[-1] + 1 < len(frames) else None
+
+
 # How a stub the student has not written yet is named: "<where> " + NOT_WRITTEN.
 NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your code"
 
@@ -45,7 +53,8 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
     if isinstance(exc, NotImplementedError) and where:
         return f"{where} {NOT_WRITTEN}"
     if isinstance(exc, SyntaxError):  # a cell's: its caller names the cell ("cell sgd: ..."); else the file
-        where_from = "" if _in_notebook(exc.filename or "<cell") else f"{exc.filename} has "
+        # a file name is the notebook's text (compile() takes any): quoted, so that it cannot speak as the grader
+        where_from = "" if _in_notebook(exc.filename or "<cell") else f"file {exc.filename!r} has "
         return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
     if isinstance(exc, MemoryError):
         return f"{where or 'the code'} ran out of memory"
@@ -58,9 +67,15 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
 def describe_exit(exc: BaseException) -> str:
     """For exceptions that are not Exceptions: they end the program, so they end the check."""
     where = _where(exc)
-    what = (f"called sys.exit({exc.code!r}), which ends the program" if isinstance(exc, SystemExit)
+    what = (f"called sys.exit({_exit_code(exc.code)}), which ends the program" if isinstance(exc, SystemExit)
             else f"raised {type(exc).__name__}, which stops the program")
     return f"{where} {what}" if where else what
+
+
+def _exit_code(code: object) -> str:
+    """sys.exit's argument as the grader writes it: an int's, a str's (quoted) or None's repr; any other object's
+    __repr__ is the notebook's text, which could close the parenthesis and go on as the grader's sentence."""
+    return repr(code) if code is None or type(code) in (int, bool, str) else "an object of the notebook's own"
 
 
 def describe_not_plain(error: Exception) -> str:
@@ -71,11 +86,13 @@ def describe_not_plain(error: Exception) -> str:
 # The shapes of the reasons describe_exception and describe_exit write, read as they are written: the notebook's
 # own text (an exception's message, sys.exit's argument, a file name) comes only after words of theirs.
 _QUALNAME = r"[\w.<>]+"
+_REPR = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""  # a str's repr: its quotes hold all of it
 _LOADER_SHAPES = re.compile(
     rf"(?:{_QUALNAME} )?raised [^\W\d][\w.]*(?:(?::| \(line|, which stops the program).*)?"
     rf"|{_QUALNAME} {re.escape(NOT_WRITTEN)}|(?:{_QUALNAME}|the code) ran out of memory"
-    rf"|(?:{_QUALNAME} )?called sys\.exit\(.*\), which ends the program"
-    rf"|(?:[^:\n]+ has )?a syntax error on line \w+: .*"  # a cell's (its caller names it), or a file's: no colon
+    rf"|(?:{_QUALNAME} )?called sys\.exit\((?:-?\d+|None|True|False|{_REPR}|an object of the notebook's own)\),"
+    rf" which ends the program"
+    rf"|(?:file {_REPR} has )?a syntax error on line \w+: .*"  # a cell's (its caller names it), or a file's
     rf"|returned something that is not plain data \(.*\)", re.S)
 
 

@@ -6,6 +6,7 @@ import causes
 import facts
 import numpy as np
 from test_no_grad import block  # what no_grad() returned, named when a `with` block cannot run it
+from test_step import sgd  # SGD(...), failing with what its __init__ kept wrong
 
 
 def linear(nb, weight, bias):
@@ -42,11 +43,12 @@ def layers_cause(nb, drawn=False):
     return causes.layers_cause(found) or (causes.given_init(found) if drawn else "")
 
 
-def zeroed(optimizer, params):
+def zeroed(nb, optimizer, params):
     """optimizer.zero_grad(), failing with its cause when it set a grad to None (backward() adds into it), changed
     the values, or left other numbers than zeros in the grads (causes.zero_grad_left: measured right after it)."""
     values, grads = [np.array(p.data) for p in params], [np.array(p.grad) for p in params]
     optimizer.zero_grad()
+    assert not any(isinstance(p.grad, nb.Tensor) for p in params), causes.TENSOR_GRAD
     cause = causes.zero_grad_left(values, [p.data for p in params], grads, [p.grad for p in params])
     assert not cause, cause
 
@@ -72,7 +74,7 @@ def worked_example(nb, zero_between):
         return loss
 
     before = [p.data.copy() for p in params]
-    zeroed(optimizer, params)
+    zeroed(nb, optimizer, params)
     cleared = [p.data.copy() for p in params]  # where step() starts from: zero_grad() must not have moved it
     forward().backward()
     grads = [np.array(p.grad, dtype=float) for p in params]
@@ -87,7 +89,8 @@ def worked_example(nb, zero_between):
     assert not cause, f"worked example: {cause}"
     loss = forward()
     if zero_between:
-        zeroed(optimizer, params)
+        zeroed(nb, optimizer, params)
+    assert zero_between or not any(p.grad is None for p in params), f"worked example: {causes.STEP_LEFT_NONE}"
     loss.backward()
     optimizer.step()
     forward()
@@ -178,11 +181,8 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     assert not cause, cause
     assert len(params) == 3, (f"parameters() of two layers sharing a weight listed it {times} times among "
                               f"{len(params)} entries, expected once among 3 (the shared weight once, two biases)")
-    optimizer = nb.SGD(params, lr=0.1)
-    # the list is right: what SGD(...) kept of it
-    cause = causes.init_kept(facts.order(optimizer, params), len(params), getattr(optimizer, "lr", None), 0.1)
-    assert not cause, cause
-    zeroed(optimizer, params)
+    optimizer = sgd(nb, params, 0.1)  # the list is right: what SGD(...) kept of it (test_step.sgd says)
+    zeroed(nb, optimizer, params)
     model(nb.Tensor(rng.normal(size=(5, 3)))).sum().backward()
     before, grad = l1.weight.data.copy(), l1.weight.grad.copy()
     optimizer.step()

@@ -50,7 +50,7 @@ def test_restores_recording_after_an_exception(nb):
             raise ValueError("raised inside the block")
     except ValueError:
         escaped = True
-    assert escaped, "no_grad() swallowed an exception raised inside the block: let it through (try/finally, no except)"
+    assert escaped, causes.swallowed(isinstance(nb.no_grad, type))
     assert nb.Tensor.recording is True, ("after an exception inside a no_grad() block recording stayed off: "
                                          "restore Tensor.recording in a finally clause around the yield")
 
@@ -60,7 +60,8 @@ def test_restores_the_previous_value_when_nested(nb):
         with block(nb):
             inside = nb.Tensor.recording
         between = nb.Tensor.recording
-    assert inside is False, "inside no_grad() Tensor.recording was still on: switch it off on entry"
+    assert inside is False, ("inside nested no_grad() blocks Tensor.recording was on: switch it off on entry "
+                             "(set it to False, whatever it was)")
     assert between is False, ("after an inner no_grad() block ended inside an outer one, recording came back on: "
                               "restore the previous value of Tensor.recording, not True")
     assert nb.Tensor.recording is True, ("after two nested no_grad() blocks ended, recording is still off: "

@@ -9,6 +9,7 @@ def test_sets_every_grad_to_zero(nb):
     params = parameters_with_grads(nb)
     before = [np.array(p.grad) for p in params]
     sgd(nb, params, 0.1).zero_grad()
+    assert not any(isinstance(p.grad, nb.Tensor) for p in params), causes.TENSOR_GRAD
     cause = causes.grads_left([p.grad for p in params], before)  # None, left as they were, other numbers, some
     assert not cause, cause
 
@@ -18,7 +19,7 @@ def test_keeps_each_grad_an_array_of_the_parameter_shape(nb):
     sgd(nb, params, 0.1).zero_grad()
     for p in params:
         assert isinstance(p.grad, np.ndarray) and p.grad.shape == p.shape, (
-            f"after zero_grad() a Parameter of shape {p.shape} has grad {type(p.grad).__name__} of shape "
+            f"after zero_grad() a Parameter of shape {p.shape} has grad {causes.named(type(p.grad).__name__)} of shape "
             f"{np.shape(p.grad)}: p.grad must be a NumPy array shaped like p.data (np.zeros_like(p.data))")
 
 
@@ -36,6 +37,7 @@ def test_lets_the_next_backward_start_from_zero(nb):
     rng = np.random.default_rng(7)
     factors = [rng.normal(size=p.shape) for p in params]
     sgd(nb, params, 0.1).zero_grad()
+    assert not any(isinstance(p.grad, nb.Tensor) for p in params), causes.TENSOR_GRAD
     assert not any(p.grad is None for p in params), causes.NONE_GRAD  # backward() cannot add into None
     # One memory for several (views of one array too; a number: another check's): backward() adds into it.
     cause = causes.grads_shared([next(j for j, q in enumerate(params) if q is p or isinstance(q.grad, np.ndarray)

@@ -52,6 +52,14 @@ def _innermost(exc: BaseException):
     return frames[-1] if frames else None
 
 
+def called_by_notebook(exc: BaseException):
+    """The code object the innermost notebook line called, where the exception came from (None if it raised
+    there): e.g. Tensor.__mul__'s, for `*` or for a NumPy function that multiplies Tensors as objects."""
+    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    mine = [i for i, frame in enumerate(frames) if in_notebook(frame.f_code.co_filename)]
+    return frames[mine[-1] + 1].f_code if mine and mine[-1] + 1 < len(frames) else None
+
+
 def where(exc: BaseException) -> str | None:
     """The innermost notebook code (a cell's function, or "<module>") the exception passed through."""
     innermost = _innermost(exc)
@@ -67,7 +75,7 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
     if isinstance(exc, NotImplementedError) and function:
         return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
     if isinstance(exc, SyntaxError):  # a cell's: its caller names the cell ("cell sgd: ..."); else the file
-        where_from = "" if in_notebook(exc.filename or "<cell") else f"{exc.filename} has "
+        where_from = "" if in_notebook(exc.filename or "<cell") else f"file {exc.filename!r} has "  # any text
         return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__

@@ -15,6 +15,8 @@ import re
 import numpy as np
 from training_causes import (  # noqa: F401 - the checks ask causes.<name> for these too
     NONE_GRAD,
+    STEP_LEFT_NONE,
+    TENSOR_GRAD,
     a,
     arrays,
     grads_left,
@@ -24,6 +26,7 @@ from training_causes import (  # noqa: F401 - the checks ask causes.<name> for t
     no_grad_made,
     rate_changed,
     step_move,
+    swallowed,
     zero_grad_left,
 )
 
@@ -49,6 +52,10 @@ def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
                 "every one, self.params = list(params) (a generator, as parameters() may return, is used up by "
                 "the first loop over it: walk params once)")
     return ""
+
+
+SUBCLASS_SKIPPED = ("parameters() asks a bare Module for its parameters() but not an instance of a subclass of "
+                    "Module (a Linear, a Sequential): test isinstance(value, Module), not type(value) == Module")
 
 
 def stale_list(defaults: list, same_list: bool, kept: list) -> str:
@@ -112,6 +119,14 @@ def init_attributes(facts: dict) -> str:
     return ""
 
 
+def forward_reads(facts: dict, message: str) -> str:
+    """A wrong output's `message`, or, when Linear.__init__ keeps no Parameter weight or bias (facts.init_facts of a
+    Linear it made), that first: forward() then reads other attributes than the self.weight and self.bias a check sets."""
+    kept = facts.get("kinds") == {"weight": "Parameter", "bias": "Parameter"}
+    cause = "" if kept else init_attributes(facts)
+    return f"{cause}; forward() must compute with self.weight and self.bias, which the check sets" if cause else message
+
+
 def given_init(facts: dict) -> str:
     """The cause ('' if none) when Linear.__init__ is not the given one, from what Linear(2, 1, default_rng(0)) made
     (facts.init_facts): its attributes, then its numbers against the given draws the lesson's numbers come from."""
@@ -128,6 +143,8 @@ def layers_cause(facts: dict) -> str:
     """The cause ('' if none) of a wrong network before its numbers (facts.layers_facts): the given __init__'s weight
     shape for Linear(2, 1), then what forward returned when not a Tensor (a later layer would fail on it instead),
     then what calling the layer returned: the given Module.__call__ hands on what forward returned."""
+    if facts.get("kinds", {}).get("weight") == "NoneType":  # no weight at all: no shape to speak of
+        return init_attributes(facts)
     if facts["weight_shape"] != [1, 2]:
         return (f"Linear.__init__ made the weight of Linear(2, 1) of shape {tuple(facts['weight_shape'])}, not (n_out, "
                 "n_in) = (1, 2): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
@@ -143,11 +160,15 @@ def layers_cause(facts: dict) -> str:
 SHAPES_MISFIT = re.compile(r"mismatch in its core dimension|could not be broadcast|not aligned")
 
 
-def forward_raised(where: str, said: str, n_in: int, n_out: int) -> str:
+def forward_raised(where: str, said: str, n_in: int, n_out: int, elementwise: bool = False) -> str:
     """The message when Linear.forward raised ValueError on a layer: `where`, what raised and its line (without the
-    exception's words); `said`, the whole line with them. Shapes that do not fit (NumPy's words) say how the weight
-    is stored; any other ValueError is quoted as it was raised."""
+    exception's words); `said`, the whole line with them; `elementwise`, it came from Tensor.__mul__ called by the
+    notebook's line (`*`, or np.dot on Tensors). Other shapes that do not fit (NumPy's words) say how the weight is
+    stored; any other ValueError is quoted as it was raised."""
     layer = f"in Linear.forward on a layer with n_in={n_in}, n_out={n_out}"
+    if elementwise:
+        return (f"{where} {layer}: from Tensor `*`, which multiplies elementwise (`*`, or np.dot or another NumPy "
+                "function given Tensors): compute x @ self.weight.T + self.bias with Tensor operations")
     if SHAPES_MISFIT.search(said):
         return (f"{where} {layer} (the shapes do not fit): the weight is stored as (n_out, n_in), so the layer "
                 "computes x @ W.T + b")

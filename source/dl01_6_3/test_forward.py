@@ -20,11 +20,17 @@ def forward(nb, layer, x):
     try:
         out = layer.forward(x)
     except ValueError as error:  # named where it was raised: forward() may call a helper of another cell
+        elementwise = explain.called_by_notebook(error) is getattr(nb.Tensor.__mul__, "__code__", None)
         raise AssertionError(causes.forward_raised(explain.describe_exception(error, quote=False),
-                                                   explain.describe_exception(error), n_in, n_out)) from None
-    assert isinstance(out, nb.Tensor), (f"Linear.forward returned a {type(out).__name__}: build the result from x, "
-                                        "self.weight and self.bias with Tensor operations")
+                                                   explain.describe_exception(error), n_in, n_out, elementwise)) from None
+    assert isinstance(out, nb.Tensor), (f"Linear.forward returned {causes.a(type(out).__name__)}: build the result "
+                                        "from x, self.weight and self.bias with Tensor operations")
     return out
+
+
+def wrong(nb, message):
+    """A wrong output's message, or first what Linear.__init__ keeps when it is no Parameter weight and bias."""
+    return causes.forward_reads(facts.init_facts(nb.Linear(2, 1, np.random.default_rng(0))), message)
 
 
 def test_returns_a_tensor_of_shape_batch_by_n_out(nb):
@@ -39,14 +45,14 @@ def test_computes_x_times_weight_transposed_plus_bias(nb):
     out = forward(nb, linear(nb, w, b), nb.Tensor(x))
     assert out.shape == (4, 2), f"Linear(3, 2).forward on a (4, 3) input returned shape {out.shape}, expected (4, 2)"
     assert not np.allclose(out.data, x @ w.T), "Linear.forward left out the bias (it gave x @ W.T): add self.bias"
-    assert np.allclose(out.data, x @ w.T + b), ("Linear.forward returned wrong numbers: a layer computes "
-                                                "x @ W.T + b, with W of shape (n_out, n_in)")
+    assert np.allclose(out.data, x @ w.T + b), wrong(nb, "Linear.forward returned wrong numbers: a layer computes "
+                                                     "x @ W.T + b, with W of shape (n_out, n_in)")
 
 
 def test_adds_the_bias_to_every_row(nb):
     bias = np.array([1.0, -2.0])
     out = forward(nb, linear(nb, np.zeros((2, 3)), bias), nb.Tensor(np.ones((3, 3))))
-    assert out.shape == (3, 2) and np.allclose(out.data, bias), (
+    assert out.shape == (3, 2) and np.allclose(out.data, bias), wrong(nb,
         f"with a zero weight every row of the output should equal the bias {bias.tolist()}, got "
         f"{np.round(out.data, 3).tolist()}: add self.bias to x @ W.T")
 
@@ -57,8 +63,8 @@ def test_uses_the_transposed_weight_on_a_square_layer(nb):
     assert not np.allclose(out.data, x @ w + b), (
         "Linear.forward computed x @ W + b: the weight is stored as (n_out, n_in), so the layer computes "
         "x @ W.T + b (with n_in == n_out the shapes fit either way, only the numbers show it)")
-    assert np.allclose(out.data, x @ w.T + b), (f"Linear.forward gave {np.round(out.data, 3).tolist()} on a square "
-                                                f"layer, expected {(x @ w.T + b).tolist()}")
+    assert np.allclose(out.data, x @ w.T + b), wrong(nb, f"Linear.forward gave {np.round(out.data, 3).tolist()} on "
+                                                     f"a square layer, expected {(x @ w.T + b).tolist()}")
 
 
 def test_lets_gradients_reach_weight_bias_and_input(nb):

@@ -1,6 +1,7 @@
 """SGD.step() (`pytest -m step`): every parameter p moves by -self.lr * p.grad, on the array p.data in place
 (outside the graph: the same Parameter objects, no new graph nodes), and the gradients stay as they are."""
 import causes
+import facts
 import numpy as np
 
 
@@ -16,8 +17,9 @@ def sgd(nb, params, lr):
     """nb.SGD(params, lr), failing first with the cause when the given __init__ did not keep the very
     Parameters or the rate it was given (a copy kept there shows in what step() and zero_grad() do too)."""
     optimizer = nb.SGD(params, lr=lr)
-    order = [next((i for i, p in enumerate(params) if p is q), -1) for q in optimizer.params]
-    cause = causes.init_kept(order, len(params), getattr(optimizer, "lr", None), lr)
+    order = facts.order(optimizer, params)  # None: a one-shot iterator (a generator), which a walk here uses up
+    cause = (causes.optimizer_holds(0, len(params), type(optimizer.params).__name__, True) if order is None
+             else causes.init_kept(order, len(params), getattr(optimizer, "lr", None), lr))
     assert not cause, cause
     return optimizer
 

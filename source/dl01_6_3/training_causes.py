@@ -9,6 +9,12 @@ import numpy as np
 
 NONE_GRAD = ("zero_grad() set p.grad to None, not to an array of zeros: the next backward() adds into p.grad, "
              "so make it np.zeros_like(p.data)")
+TENSOR_GRAD = ("zero_grad() set p.grad to a Tensor, not a NumPy array (PyTorch's .grad is one, this engine's is "
+               "not): backward() adds arrays into p.grad and step() moves p.data by it, so make it "
+               "np.zeros_like(p.data)")
+# Without zero_grad() between two steps, a None grad after the first is step()'s: zero_grad() has not run since.
+STEP_LEFT_NONE = ("step() left p.grad None, so the next backward() (no zero_grad() between the steps) cannot add "
+                  "into it: clearing the gradients is zero_grad()'s job, step() only moves p.data")
 
 
 def named(name) -> str:
@@ -129,6 +135,14 @@ def grads_left(cleared, before):
     stopped = zero.index(False) == sum(zero)  # the cleared ones first, then only grads kept as they were
     return (f"zero_grad() cleared only {sum(zero)} of the {len(zero)} gradients and left the others as they were: "
             "loop over every parameter in self.params" + (" (is a return inside the loop?)" if stopped else ""))
+
+
+def swallowed(is_class: bool) -> str:
+    """no_grad() swallowed an exception raised inside its block: a class's __exit__ that returned a true value, or
+    a generator that caught it (`is_class`: whether no_grad is a class of its own)."""
+    return "no_grad() swallowed an exception raised inside the block: " + (
+        "its __exit__ returned a true value; return False (or None) to let it through" if is_class
+        else "let it through (try/finally, no except)")
 
 
 def no_grad_made(kind: str, missing: list, body: str, is_class: bool = False) -> str:
