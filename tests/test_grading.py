@@ -399,3 +399,59 @@ def test_a_forward_error_line_the_notebooks_process_rewrote_is_quoted_as_its_own
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     failed = failing_messages(report)["test_forward"]
     assert failed and not [m for m in failed if m.startswith(forged)], failed
+
+
+def _moved_no_grad_above_sgd_with_step_decorated(notebook):
+    """no_grad's cell moved up above cell sgd (a notebook the student reorganised), step() decorated with
+    `@no_grad()` (a contextmanager is a ContextDecorator): Jupyter, top to bottom, defines no_grad first."""
+    cells = notebook.cells
+    at = next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "no_grad")
+    moved = cells.pop(at)
+    sgd = next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    cells.insert(sgd, moved)
+    cells[sgd + 1].source = cells[sgd + 1].source.replace("    def step(self) -> None:",
+                                                          "    @no_grad()\n    def step(self) -> None:")
+    return notebook
+
+
+def _moved_second_step_below_no_grad_computed_with_own_sgd(notebook):
+    """Exercise 2's cell moved below no_grad's and computed with the student's own SGD, whose step() runs under
+    `with no_grad():`: Jupyter, top to bottom, has no_grad defined when the exercise cell runs."""
+    notebook = apply(notebook, [Mutation("sgd", "SGD.step", "with no_grad():\n    for p in self.params:\n"
+                                         "        p.data -= self.lr * p.grad"),
+                                Mutation("exercise_second_step", "", "", source=(
+                                    "def second_step(zero_between):\n"
+                                    "    layer = Linear(2, 1, np.random.default_rng(0))\n"
+                                    "    layer.weight.data[...] = [[0.5, -1.0]]\n"
+                                    "    layer.bias.data[...] = [0.2]\n"
+                                    "    opt = SGD(layer.parameters(), lr=0.1)\n"
+                                    "    x = Tensor([[1.0, 2.0]])\n"
+                                    "    opt.zero_grad()\n"
+                                    "    for number in (1, 2):\n"
+                                    "        if number == 2 and zero_between:\n"
+                                    "            opt.zero_grad()\n"
+                                    "        ((layer(x) - 1.0) ** 2).sum().backward()\n"
+                                    "        opt.step()\n"
+                                    "    z = layer(x).data.item()\n"
+                                    "    return z, (z - 1.0) ** 2\n\n\n"
+                                    "z2_with_zero_grad, loss2_with_zero_grad = second_step(True)\n"
+                                    "z2_without_zero_grad, loss2_without_zero_grad = second_step(False)\n"))])
+    cells = notebook.cells
+    at = next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "exercise_second_step")
+    moved = cells.pop(at)
+    no_grad = next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "no_grad")
+    cells.insert(no_grad + 1, moved)
+    return notebook
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("move", [_moved_no_grad_above_sgd_with_step_decorated,
+                                  _moved_second_step_below_no_grad_computed_with_own_sgd],
+                         ids=["red-b12-1-decorator", "red-b12-1-exercise-moved"])
+def test_a_right_notebook_with_cells_moved_where_jupyter_still_runs_it_scores_full_marks(tmp_path, move):
+    """red-b12 1 (pass 22): a part runs the known cells in the source notebook's order (program_from_notebook), not
+    the student's, so a cell moved where Jupyter runs it top to bottom (and the in-notebook checks, which run on the
+    kernel's names, print PASS) is run at its released place: 10.82/18, "SGD raised NameError: name 'no_grad' is not
+    defined" (decorator), and 17/18, "SGD.step raised NameError: name 'no_grad' is not defined" (exercise moved)."""
+    report, _ = grade_json(write_notebook(move(solution_notebook()), tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, failing_messages(report)

@@ -117,3 +117,43 @@ def test_a_helper_in_a_cell_jupyter_dedents_or_unprompts_is_lent_as_in_a_plain_c
     module.source = "\n".join(pad(line) if line.strip() else line for line in module.source.split("\n"))
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+
+
+def _cells(notebook):
+    return {cell.metadata.get("nbgrader", {}).get("grade_id"): cell for cell in notebook.cells}
+
+
+def test_a_method_the_students_cell_module_adds_to_module_and_forward_calls_is_lent(tmp_path):
+    """red-b12 2 (pass 22): Module gets a helper method in the student's cell module (its parts pass in full) and
+    Linear.forward calls it: right in Jupyter. test_forward takes cell module blank, so forward raises
+    AttributeError ("'Linear' object has no attribute '_affine'"), which the lending never reads as a blank stub
+    (only a NameError or a stub's "not written yet" is named blank: Runner.blank_named, own_name_named), so the sound
+    cell is never lent: 16/18."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = cells["module"].source.replace(
+        "    def __call__(self, x: Tensor) -> Tensor:",
+        "    def _affine(self, x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:\n"
+        "        return x @ weight.T + bias\n\n    def __call__(self, x: Tensor) -> Tensor:")
+    cells["linear"].source = cells["linear"].source.replace(
+        "return x @ self.weight.T + self.bias", "return self._affine(x, self.weight, self.bias)")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+@pytest.mark.parametrize("where, name, cell, old, new", [
+    ("module", "from contextlib import contextmanager", "no_grad", "@contextlib.contextmanager", "@contextmanager"),
+    ("linear", "from numpy import zeros_like", "sgd", "p.grad = np.zeros_like(p.data)", "p.grad = zeros_like(p.data)"),
+], ids=["red-b12-3-contextmanager", "red-b12-3-zeros-like"])
+def test_a_name_a_from_import_in_another_students_cell_binds_is_lent(tmp_path, where, name, cell, old, new):
+    """red-b12 3 (pass 22): the student's imports at the top of an earlier solution cell (`from contextlib import
+    contextmanager` in cell module, used by no_grad's decorator): right in Jupyter. The part takes that cell blank, and
+    suites._binds (top_level) reads `import X`, `X = `, `def X`, `... as X` as binding X, never `from M import X`, so
+    the NameError is not named blank and the sound cell is never lent: 15/18 (no_grad), 16/18 (zero_grad)."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells[where].source = f"{name}\n\n\n" + cells[where].source
+    assert old in cells[cell].source
+    cells[cell].source = cells[cell].source.replace(old, new)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
