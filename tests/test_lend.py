@@ -123,20 +123,47 @@ def _cells(notebook):
     return {cell.metadata.get("nbgrader", {}).get("grade_id"): cell for cell in notebook.cells}
 
 
-def test_a_method_the_students_cell_module_adds_to_module_and_forward_calls_is_lent(tmp_path):
-    """red-b12 2 (pass 22): Module gets a helper method in the student's cell module (its parts pass in full) and
-    Linear.forward calls it: right in Jupyter. test_forward takes cell module blank, so forward raises
-    AttributeError ("'Linear' object has no attribute '_affine'"), which the lending never reads as a blank stub
-    (only a NameError or a stub's "not written yet" is named blank: Runner.blank_named, own_name_named), so the sound
-    cell is never lent: 16/18."""
+_MODULE_ZERO_GRAD = ("    def zero_grad(self) -> None:\n        for p in self.parameters():\n"
+                     "            p.grad = np.zeros_like(p.data)\n\n")
+_SECOND_STEP_MODEL_ZERO_GRAD = """\
+def second_step(zero_between):
+    layer = Linear(2, 1, np.random.default_rng(0))
+    layer.weight.data[...] = [[0.5, -1.0]]
+    layer.bias.data[...] = [0.2]
+    x = Tensor([[1.0, 2.0]])
+    layer.zero_grad()
+    for number in (1, 2):
+        if number == 2 and zero_between:
+            layer.zero_grad()
+        ((layer(x) - 1.0) ** 2).sum().backward()
+        for p in layer.parameters():
+            p.data -= 0.1 * p.grad
+    z = layer(x).data.item()
+    return z, (z - 1.0) ** 2
+
+
+z2_with_zero_grad, loss2_with_zero_grad = second_step(True)
+z2_without_zero_grad, loss2_without_zero_grad = second_step(False)
+"""
+
+
+@pytest.mark.parametrize("method, cell, old, new", [
+    ("    def _affine(self, x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:\n        return x @ weight.T + bias\n\n",
+     "linear", "return x @ self.weight.T + self.bias", "return self._affine(x, self.weight, self.bias)"),
+    (_MODULE_ZERO_GRAD, "exercise_second_step", None, _SECOND_STEP_MODEL_ZERO_GRAD),
+], ids=["red-b12-2-forward-calls-a-module-helper", "red-b12-2-exercise-calls-model-zero-grad"])
+def test_a_method_the_students_cell_module_adds_to_module_is_lent_to_the_cells_that_call_it(tmp_path, method, cell,
+                                                                                             old, new):
+    """red-b12 2 (pass 22): Module gets a method in the student's cell module (its part passes in full): a helper that
+    Linear.forward calls, or PyTorch's `model.zero_grad()` that Exercise 2 calls: right in Jupyter. The part that calls
+    it takes cell module blank, so the call raises AttributeError ("'Linear' object has no attribute '_affine'"),
+    which the lending never reads as a blank stub (only a NameError or a stub's "not written yet" is named blank:
+    Runner.blank_named, own_name_named), so the sound cell is never lent: 16/18 (forward), 17/18 (Exercise 2)."""
     notebook = solution_notebook()
     cells = _cells(notebook)
-    cells["module"].source = cells["module"].source.replace(
-        "    def __call__(self, x: Tensor) -> Tensor:",
-        "    def _affine(self, x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:\n"
-        "        return x @ weight.T + bias\n\n    def __call__(self, x: Tensor) -> Tensor:")
-    cells["linear"].source = cells["linear"].source.replace(
-        "return x @ self.weight.T + self.bias", "return self._affine(x, self.weight, self.bias)")
+    cells["module"].source = cells["module"].source.replace("    def __call__(self, x: Tensor) -> Tensor:",
+                                                            method + "    def __call__(self, x: Tensor) -> Tensor:")
+    cells[cell].source = cells[cell].source.replace(old, new) if old else new
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
 
@@ -144,12 +171,15 @@ def test_a_method_the_students_cell_module_adds_to_module_and_forward_calls_is_l
 @pytest.mark.parametrize("where, name, cell, old, new", [
     ("module", "from contextlib import contextmanager", "no_grad", "@contextlib.contextmanager", "@contextmanager"),
     ("linear", "from numpy import zeros_like", "sgd", "p.grad = np.zeros_like(p.data)", "p.grad = zeros_like(p.data)"),
-], ids=["red-b12-3-contextmanager", "red-b12-3-zeros-like"])
+    ("module", "import math, itertools", "sgd", "self.params = list(params)", "self.params = list(itertools.chain(params))"),
+    ("module", "ZERO, ONE = 0.0, 1.0", "sgd", "p.grad = np.zeros_like(p.data)", "p.grad = np.full_like(p.data, ZERO)"),
+], ids=["red-b12-3-contextmanager", "red-b12-3-zeros-like", "red-b12-3-second-import", "red-b12-3-unpacked"])
 def test_a_name_a_from_import_in_another_students_cell_binds_is_lent(tmp_path, where, name, cell, old, new):
     """red-b12 3 (pass 22): the student's imports at the top of an earlier solution cell (`from contextlib import
-    contextmanager` in cell module, used by no_grad's decorator): right in Jupyter. The part takes that cell blank, and
-    suites._binds (top_level) reads `import X`, `X = `, `def X`, `... as X` as binding X, never `from M import X`, so
-    the NameError is not named blank and the sound cell is never lent: 15/18 (no_grad), 16/18 (zero_grad)."""
+    contextmanager` in cell module, used by no_grad's decorator; a constant unpacked at the top of cell module): right
+    in Jupyter. The part takes that cell blank, and suites._binds (top_level) reads `import X`, `X = `, `def X`,
+    `... as X` as binding X, never `from M import X`, `import M, X` or `A, X = ...`, so the NameError is not named blank
+    and the sound cell is never lent: 15/18 (no_grad), 16/18 (zero_grad), 13/18 (SGD.__init__: SGD's parts)."""
     notebook = solution_notebook()
     cells = _cells(notebook)
     cells[where].source = f"{name}\n\n\n" + cells[where].source
