@@ -187,3 +187,29 @@ def test_a_name_a_from_import_in_another_students_cell_binds_is_lent(tmp_path, w
     cells[cell].source = cells[cell].source.replace(old, new)
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+@pytest.mark.parametrize("no_grad_cell", ["# no_grad is written above, with SGD (step() uses it)\n", None],
+                         ids=["red-b12-4-emptied", "red-b12-4-deleted"])
+def test_a_no_grad_the_graded_cell_defines_itself_is_not_replaced_by_the_release_stub(tmp_path, no_grad_cell):
+    """red-b12 4 (pass 22): the student wrote no_grad at the top of cell sgd, where step() uses it under `with
+    no_grad():`, and emptied (or deleted) cell no_grad: in Jupyter no_grad is the student's everywhere below, and every
+    test cell prints PASS (test_lesson_numbers gives 3/3). test_step runs the release's cell no_grad after the student's
+    cell sgd, so the blank stub replaces the no_grad of the very cell the part grades: test_step 0/3, "no_grad is blank
+    in this part: a part runs your other cells only once their own parts pass in full" (12/18). Whatever the no_grad
+    part gives a no_grad out of its cell, step() is right and its part must say so."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["sgd"].source = cells["no_grad"].source + "\n\n" + cells["sgd"].source.replace(
+        "        for p in self.params:\n            # In place on the array: the same object keeps living in the model "
+        "and in this list.\n            p.data -= self.lr * p.grad",
+        "        with no_grad():\n            for p in self.params:\n                p.data -= self.lr * p.grad")
+    assert "with no_grad():" in cells["sgd"].source
+    if no_grad_cell is None:
+        notebook.cells.remove(cells["no_grad"])
+    else:
+        cells["no_grad"].source = no_grad_cell
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    step = next(part for part in report["parts"] if part["grade_id"] == "test_step")
+    assert step["score"] == FULL["test_step"], [t["message"] for t in step["tests"] if not t["passed"]][:2]
+    assert scores(report)["test_lesson_numbers"] == FULL["test_lesson_numbers"]  # the notebook as Jupyter runs it
