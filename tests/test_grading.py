@@ -455,3 +455,32 @@ def test_a_right_notebook_with_cells_moved_where_jupyter_still_runs_it_scores_fu
     defined" (decorator), and 17/18, "SGD.step raised NameError: name 'no_grad' is not defined" (exercise moved)."""
     report, _ = grade_json(write_notebook(move(solution_notebook()), tmp_path / NOTEBOOK))
     assert scores(report) == FULL, failing_messages(report)
+
+
+@pytest.mark.slow
+def test_an_exercise_built_with_a_helper_of_a_demo_cell_above_it_scores_full_marks(tmp_path):
+    """red-b12 5 (pass 22): Exercise 2 worked out with `mlp()`, the helper the read-only demo cell above it
+    (demo_count_parameters) defines, and the student's own SGD: right in Jupyter top to bottom (the demo cell runs
+    before the exercise; its test cell prints PASS). The grade leaves demo cells out (program._role), so the cell
+    raises NameError: 17/18, "second_step raised NameError: name 'mlp' is not defined (line 3 of its cell)": a name
+    the released notebook defines, and nothing tells the student the demo cells do not run in the grade."""
+    body = ("def second_step(zero_between):\n"
+            "    model = mlp([2, 1], np.random.default_rng(0))\n"
+            "    layer = model.layers[0]\n"
+            "    layer.weight.data[...] = [[0.5, -1.0]]\n"
+            "    layer.bias.data[...] = [0.2]\n"
+            "    opt = SGD(model.parameters(), lr=0.1)\n"
+            "    x = Tensor([[1.0, 2.0]])\n"
+            "    opt.zero_grad()\n"
+            "    for number in (1, 2):\n"
+            "        if number == 2 and zero_between:\n"
+            "            opt.zero_grad()\n"
+            "        ((model(x) - 1.0) ** 2).sum().backward()\n"
+            "        opt.step()\n"
+            "    z = model(x).data.item()\n"
+            "    return z, (z - 1.0) ** 2\n\n\n"
+            "z2_with_zero_grad, loss2_with_zero_grad = second_step(True)\n"
+            "z2_without_zero_grad, loss2_without_zero_grad = second_step(False)\n")
+    notebook = apply(solution_notebook(), [Mutation("exercise_second_step", "", "", source=body)])
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, failing_messages(report)
