@@ -213,3 +213,22 @@ def test_a_no_grad_the_graded_cell_defines_itself_is_not_replaced_by_the_release
     step = next(part for part in report["parts"] if part["grade_id"] == "test_step")
     assert step["score"] == FULL["test_step"], [t["message"] for t in step["tests"] if not t["passed"]][:2]
     assert scores(report)["test_lesson_numbers"] == FULL["test_lesson_numbers"]  # the notebook as Jupyter runs it
+
+
+def test_a_default_argument_the_students_cell_linear_gives_is_lent_to_the_exercise_that_relies_on_it(tmp_path):
+    """red-b12 2c (pass 22): the student's cell linear gives Linear.__init__ a default `rng=None` (a fresh generator)
+    and Exercise 1 counts `Sequential(Linear(64, 32), ReLU(), Linear(32, 10)).parameters()`: right in Jupyter. The
+    exercise part takes cell linear blank, whose __init__ needs rng: TypeError ("Linear.__init__() missing 1 required
+    positional argument: 'rng'"), never read as a blank stub, so the sound cell is never lent: 17/18."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    signature = "def __init__(self, n_in: int, n_out: int, rng: np.random.Generator) -> None:"
+    assert signature in cells["linear"].source
+    cells["linear"].source = cells["linear"].source.replace(
+        signature, "def __init__(self, n_in: int, n_out: int, rng: np.random.Generator | None = None) -> None:").replace(
+        "        bound = 1.0 / np.sqrt(n_in)\n",
+        "        rng = rng if rng is not None else np.random.default_rng()\n        bound = 1.0 / np.sqrt(n_in)\n", 1)
+    cells["exercise_count"].source = ("count_64_32_10 = sum(p.data.size for p in "
+                                      "Sequential(Linear(64, 32), ReLU(), Linear(32, 10)).parameters())\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
