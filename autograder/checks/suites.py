@@ -288,14 +288,21 @@ def _blank(cell: str) -> str:
 def _binds(text: str, name: str, top_level: bool = False) -> bool:
     """Whether a line of `text` binds `name` as a statement does (class, def, an assignment, an import), at any
     indentation, or only at the top level, where a name another cell can call is bound (not a local of a method).
-    The student's code is only searched here, line by line in linear time, never parsed: parsing is the
-    sandbox's (code nested past the parser's depth, or megabytes of it, would cost the grader's own time and
-    memory)."""
+    An assignment binds each name of its target list (`ZERO, ONE = ...`, `(A, *B) = ...`) and of a chain (`a = b = 0`);
+    an import each name it lists (`import math, itertools`, `from M import X, Y as Z`: X and Z), a dotted module
+    its first part (`import a.b`: a). The student's code is only searched here, line by line in linear time, never
+    parsed: parsing is the sandbox's (code nested past the parser's depth, or megabytes of it, would cost the
+    grader's own time and memory). Hence each part of a line the patterns repeat cannot be read two ways (a chain's
+    target starts with no blank, an import's names are found by a lazy scan from one start), so no backtracking
+    multiplies; an import in brackets over several lines gives only its first line's names."""
     word = re.escape(name)
-    indent, alias = (("", rf"^(?:import|from)\b[^\n]*[ \t]as[ \t]+{word}\b") if top_level
-                     else (r"[ \t]*", rf"[ \t]as[ \t]+{word}\b"))
-    return re.search(rf"^{indent}(?:(?:class|def)[ \t]+{word}\b|{word}[ \t]*(?::[^=\n]*)?=(?!=)|import[ \t]+{word}\b)"
-                     rf"|{alias}", text, re.MULTILINE) is not None
+    indent, alias = (("", "") if top_level else (r"[ \t]*", rf"|[ \t]as[ \t]+{word}\b"))
+    imported = rf"(?:from[ \t]+[\w.]+[ \t]+)?import[ \t](?:[^\n#;]*?[ \t,(])?{word}\b(?![ \t]+as\b)"
+    target = r"\*?[\w.]+(?:\[[^\]\n]*\])?"  # a name, attribute or subscript in a target list
+    assigned = (rf"(?:[\w.*\[\]][\w., \t*\[\]]*=(?!=)[ \t]*)*(?:[(\[][ \t]*)?(?:{target}[ \t]*,[ \t]*)*\*?{word}[ \t]*"
+                rf"(?::[^=\n]*|,[^=\n(<>!]*|[)\]][ \t]*)?=(?!=)")  # (not a keyword argument, nor a comparison)
+    return re.search(rf"^{indent}(?:(?:class|def)[ \t]+{word}\b|{assigned}|{imported}){alias}", text,
+                     re.MULTILINE) is not None
 
 
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
