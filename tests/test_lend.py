@@ -232,3 +232,17 @@ def test_a_default_argument_the_students_cell_linear_gives_is_lent_to_the_exerci
                                       "Sequential(Linear(64, 32), ReLU(), Linear(32, 10)).parameters())\n")
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+def test_an_exercise_that_calls_the_students_right_linear_wrongly_costs_its_own_part_with_pythons_words(tmp_path):
+    """red-b12 2c's other side: the student's Linear needs rng (as released) and Exercise 1 leaves it out. The part
+    names cell linear blank (the released Linear's TypeError), lends it, sound, and the call fails the same way: the
+    exercise's own part alone is lost, and its message is the student's TypeError, not a blank cell."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["exercise_count"].source = ("count_64_32_10 = sum(p.data.size for p in "
+                                      "Sequential(Linear(64, 32), ReLU(), Linear(32, 10)).parameters())\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == {**FULL, "test_exercise_count": 0}
+    messages = [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+    assert all("missing 1 required positional argument: 'rng'" in m and "blank" not in m for m in messages), messages

@@ -33,7 +33,7 @@ from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
-from ..sandbox.program import defining_cells, namespace_lines
+from ..sandbox.program import defining_cells, namespace_lines, read_as_python
 from ..settings import GraderSettings
 from ..submission import Submission
 from .modules import import_file
@@ -108,6 +108,11 @@ _PROBE_LOOKUP = re.compile(r"raised KeyError: '(\w+)'")
 # Grader.settle grades the part again with that cell when the cell is sound, so one that stays blank is not.
 BLANK_HERE = "is blank in this part: a part runs your other cells only once their own parts pass in full"
 _NOT_WRITTEN = re.compile(r"([A-Za-z_][\w.]*) " + re.escape(NOT_WRITTEN))
+# What else a blank stub gives where the student's own cell gives more: an attribute its class lacks (a method the
+# student's cell module adds to Module, a class attribute of SGD), a signature that is not the student's (a default
+# argument of Linear.__init__). Python's words (3.10+: a call's TypeError names the function by its qualified name).
+_NO_ATTRIBUTE = re.compile(r"AttributeError: (?:'\w+' object|type object '\w+') has no attribute '(\w+)'")
+_CALLED = re.compile(r"TypeError: ([A-Za-z_][\w.]*)\(\) (?:missing|takes|got)")
 
 
 class Runner:
@@ -216,12 +221,21 @@ class Runner:
     def blank_named(self, text: str) -> str:
         """`text`, where it says a stub is not written yet that this part took blank from the release (the
         released notebook defines it in a borrowed cell, and no cell the part runs after that one binds it),
-        saying instead that it is blank in this part: the student wrote it, and its own part grades it."""
+        saying instead that it is blank in this part: the student wrote it, and its own part grades it. So too
+        where a call of such a stub raised a TypeError (its signature is the release's, not the student's)."""
         def name(match: re.Match) -> str:
-            top = match[1].split(".")[0]
-            blank = self.defined_by.get(top) in self.blank_cells and not self.bound_after(self.defined_by[top], top)
-            return f"{match[1]} {_blank(self.defined_by[top])}" if blank else match[0]
-        return self.own_name_named(_NOT_WRITTEN.sub(name, text))
+            cell = self.stub_cell(match[1])
+            return f"{match[1]} {_blank(cell)}" if cell else match[0]
+        text = _NOT_WRITTEN.sub(name, text)
+        called = _CALLED.search(text)
+        cell = self.stub_cell(called[1]) if called and BLANK_HERE not in text else None
+        return self.own_name_named(f"{text} ({called[1].split('.')[0]} {_blank(cell)})" if called and cell else text)
+
+    def stub_cell(self, name: str) -> str | None:
+        """The borrowed cell whose blank stub `name` (or its class, `Linear.forward`) is in this part, if it is."""
+        top = name.split(".")[0]
+        cell = self.defined_by.get(top)
+        return cell if cell in self.blank_cells and not self.bound_after(cell, top) else None
 
     def bound_after(self, blank_cell: str, name: str) -> bool:
         """Whether a cell of the student's that the part runs after `blank_cell` binds `name`, so that the stub is
@@ -245,14 +259,24 @@ class Runner:
 
     def own_name_named(self, text: str) -> str:
         """`text`, where it says a name is not defined that no released cell defines but the student's own copy
-        of a cell this part took blank binds at the top level (_binds), with that cell named as blank in this
-        part: Grader.settle then grades the part again with that cell when it is sound."""
-        missing = _NAME_ERROR.search(text)
-        if not missing or missing[1] in self.defined_by or BLANK_HERE in text:
+        of a cell this part took blank binds at the top level (_binds), or that an object has no attribute the
+        student's own copy of such a cell defines (a method, a class attribute: _defines_attribute), with that cell
+        named as blank in this part: Grader.settle then grades the part again with that cell when it is sound."""
+        name, attribute = _NAME_ERROR.search(text), _NO_ATTRIBUTE.search(text)
+        missing = name or attribute
+        if not missing or (name and name[1] in self.defined_by) or BLANK_HERE in text:
             return text
-        cell = next((name for name, own in self.own_copies.items()
-                     if self.binds(f"your {name}", own, missing[1], top_level=True)), None)
+        cell = next((cell for cell, own in self.own_copies.items() if (
+            self.binds(f"your {cell}", own, missing[1], top_level=True) if name
+            else self.defines_attribute(cell, own, missing[1]))), None)
         return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})" if cell else text
+
+    def defines_attribute(self, cell: str, text: str, name: str) -> bool:
+        """_defines_attribute on the student's own copy of `cell`, searched once per cell and name (binds)."""
+        key = (f"your {cell}'s classes", name, False)
+        if key not in self.binding:
+            self.binding[key] = _defines_attribute(read_as_python(text), name)
+        return self.binding[key]
 
     def because(self) -> str:
         """' (because <what the student's first cell that raised as it loaded raised>)', or '': why a name the
@@ -303,6 +327,12 @@ def _binds(text: str, name: str, top_level: bool = False) -> bool:
                 rf"(?::[^=\n]*|,[^=\n(<>!]*|[)\]][ \t]*)?=(?!=)")  # (not a keyword argument, nor a comparison)
     return re.search(rf"^{indent}(?:(?:class|def)[ \t]+{word}\b|{assigned}|{imported}){alias}", text,
                      re.MULTILINE) is not None
+
+
+def _defines_attribute(text: str, name: str) -> bool:
+    """Whether `text` gives a class or an object the attribute `name`: a line that binds it at any indentation (a
+    method, a class attribute: _binds), or an assignment to it on an object (`self.name = `). Linear, never parsed."""
+    return _binds(text, name) or re.search(rf"\.{re.escape(name)}[ \t]*(?::[^=\n:]*)?=(?!=)", text) is not None
 
 
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
