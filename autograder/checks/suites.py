@@ -33,7 +33,7 @@ from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
-from ..sandbox.program import defining_cells, namespace_lines, read_as_python
+from ..sandbox.program import bound_names, defining_cells, namespace_lines, read_as_python
 from ..settings import GraderSettings
 from ..submission import Submission
 from .modules import import_file
@@ -240,7 +240,8 @@ class Runner:
     def bound_after(self, blank_cell: str, name: str) -> bool:
         """Whether a cell of the student's that the part runs after `blank_cell` binds `name`, so that the stub is
         not what the name holds. The program runs in the notebook's order: a binding in an earlier cell (a draft
-        of no_grad above class SGD) is replaced by the stub, which is then what the part called."""
+        of no_grad above class SGD) is replaced by the stub where the student's own copy of its cell binds the name
+        too (part_program), and the stub is then what the part called."""
         names = [cell.name for cell in self.cells]
         later = self.cells[names.index(blank_cell) + 1:] if blank_cell in names else self.cells
         return any(self.binds(cell.name, cell.source, name) for cell in later if cell.name not in self.blank_cells)
@@ -415,8 +416,34 @@ class _ShippedAnswers(Runner):
 def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[Cell]:
     """What one part runs for a submission: the student's cells the suite names, and for every other
     solution cell the public release's blank stub, never the reference (nothing of the answer key may
-    enter a process that runs student code). Its probes call only the stub they grade."""
-    return program_from_notebook(notebook, assignment.source, assignment.release, suite.student_cells)
+    enter a process that runs student code). Its probes call only the stub they grade.
+    A stub stands in for the student's own copy of its cell, so it replaces only the names that copy binds: a name the
+    copy does not bind (an emptied cell no_grad, or a deleted one, whose no_grad the student wrote atop cell sgd)
+    keeps what the cells above bound, as in the notebook run top to bottom (_keeping)."""
+    program = program_from_notebook(notebook, assignment.source, assignment.release, suite.student_cells)
+    if suite.student_cells == "all":
+        return program
+    stubs = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.release.cells
+             if cell.metadata.get("nbgrader", {}).get("solution") and cell.metadata["nbgrader"]["grade_id"]
+             not in suite.student_cells}
+    own = {cell.name: namespace_lines(cell.source) for cell in program_from_notebook(
+        notebook, assignment.source, assignment.release, tuple(stubs)) if cell.name in stubs}
+    return [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
+        name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name, top_level=True)]))
+        if cell.name in stubs else cell for cell in program]
+
+
+_KEPT = "__kept_from_your_cells_above"  # what the cells above bound of a stub's names, while the stub runs
+
+
+def _keeping(text: str, stub: str, names: list[str]) -> str:
+    """The release's copy `text` (the stub, under the student's __future__ imports), its `names` bound again after it
+    runs to what they held before it, where they held anything."""
+    if not names:
+        return text
+    futures = text[:len(text) - len(stub)]
+    return (f"{futures}{_KEPT} = {{name: globals()[name] for name in {tuple(names)!r} if name in globals()}}\n"
+            f"{stub}\nglobals().update({_KEPT})\ndel {_KEPT}\n")
 
 
 def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: bool = False) -> dict[tuple[str, str], Outcome]:
