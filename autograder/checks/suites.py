@@ -33,7 +33,7 @@ from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
-from ..sandbox.program import bound_names, defining_cells, namespace_lines, read_as_python
+from ..sandbox.program import bound_names, defining_cells, demonstrated_names, namespace_lines, read_as_python
 from ..settings import GraderSettings
 from ..submission import Submission
 from .modules import import_file
@@ -127,7 +127,8 @@ class Runner:
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
                  together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False,
-                 defined_by: Mapping[str, str] | None = None, own_copies: Mapping[str, str] | None = None) -> None:
+                 defined_by: Mapping[str, str] | None = None, own_copies: Mapping[str, str] | None = None,
+                 demonstrated: Mapping[str, str] | None = None) -> None:
         """`borrowed`: the names of the program's solution cells taken from the public release, not from the
         student (part_program): what their blank stubs raise as they load is no cause of the student's.
         `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
@@ -135,13 +136,15 @@ class Runner:
         `defined_by`: the cell each name comes from in the released notebook (defining_cells), so that a name
         not found is explained by that cell. `own_copies`: the student's own text of each borrowed cell, only
         searched (never run) for a name of the student's own that the part did not find (a helper written below
-        Module and called by zero_grad)."""
+        Module and called by zero_grad). `demonstrated`: the demonstration each name comes from (demonstrated_names),
+        which no part runs: a name not found that only one defines is told so."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
         self.defined_by = dict(defined_by or {})
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
         self.blank_cells = frozenset(borrowed)
         self.own_copies = dict(own_copies or {})
+        self.demonstrated = dict(demonstrated or {})
         self.binding: dict[tuple[str, str, bool], bool] = {}  # (where, name, top_level) -> _binds, once (binds)
         self.statements: dict[str, str] = {}  # where -> its namespace_lines, once (binds)
         self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
@@ -270,7 +273,10 @@ class Runner:
         cell = next((cell for cell, own in self.own_copies.items() if (
             self.binds(f"your {cell}", own, missing[1], top_level=True) if name
             else self.defines_attribute(cell, own, missing[1]))), None)
-        return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})" if cell else text
+        if cell:
+            return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})"
+        demo = self.demonstrated.get(missing[1]) if name else None  # (red-b12 5: mlp() of demo_count_parameters)
+        return f"{text} ({missing[1]} is defined in demo cell {demo}; grading runs no demo cell)" if demo else text
 
     def defines_attribute(self, cell: str, text: str, name: str) -> bool:
         """_defines_attribute on the student's own copy of `cell`, searched once per cell and name (binds)."""
@@ -498,6 +504,7 @@ class Grader:
         self.solution_cells = frozenset(cell.metadata["nbgrader"]["grade_id"] for cell in prepared.assignment.release.cells
                                         if cell.metadata.get("nbgrader", {}).get("solution"))
         self.defined_by = defining_cells(prepared.assignment.source, prepared.assignment.release)
+        self.demonstrated = demonstrated_names(prepared.assignment.source)
         self.owners = {cell: [suite.grade_id for suite in prepared.suites  # the parts that grade each cell
                               if suite.student_cells != "all" and cell in suite.student_cells]
                        for cell in self.solution_cells}
@@ -528,7 +535,7 @@ class Grader:
         own = {cell.name: cell.source for cell in part_program(self.prepared.assignment, notebook, replace(
             suite, student_cells=tuple(sorted(borrowed)))) if cell.name in borrowed}
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
-                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own)
+                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own, demonstrated=self.demonstrated)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session (settle)."""

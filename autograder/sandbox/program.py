@@ -296,3 +296,14 @@ def defining_cells(source: Mapping, release: Mapping) -> dict[str, str]:
             if re.search(rf"\b{re.escape(name)}\b", public):
                 found.setdefault(name, gid)
     return found
+
+
+def demonstrated_names(source: Mapping) -> dict[str, str]:
+    """{name: grade_id of the first demonstration (a cell tagged `demo`) that binds it} in the trusted `source`: the
+    names no part's program binds there (program_from_notebook leaves demonstrations out), which a message names."""
+    found: dict[str, str] = {}
+    for cell in source["cells"]:
+        if cell.get("cell_type") == "code" and _role(cell) == "demo":
+            for name in sorted(bound_names(_text(cell))):
+                found.setdefault(name, _nbgrader(cell).get("grade_id") or "demonstration")
+    return found
