@@ -299,11 +299,14 @@ def defining_cells(source: Mapping, release: Mapping) -> dict[str, str]:
 
 
 def demonstrated_names(source: Mapping) -> dict[str, str]:
-    """{name: grade_id of the first demonstration (a cell tagged `demo`) that binds it} in the trusted `source`: the
-    names no part's program binds there (program_from_notebook leaves demonstrations out), which a message names."""
+    """{name: grade_id of the first demonstration (a cell tagged `demo`) that defines it} for the functions and classes
+    the demonstrations of the trusted `source` define at the top level (mlp(), count_nodes()): helpers a student may
+    reuse, which no part's program holds (program_from_notebook leaves demonstrations out), so a message names them.
+    Not their variables (`lr`, `model`): a name like those not found is the student's own slip far more often."""
     found: dict[str, str] = {}
     for cell in source["cells"]:
         if cell.get("cell_type") == "code" and _role(cell) == "demo":
-            for name in sorted(bound_names(_text(cell))):
-                found.setdefault(name, _nbgrader(cell).get("grade_id") or "demonstration")
+            for node in ast.parse(read_as_python(_text(cell))).body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    found.setdefault(node.name, _nbgrader(cell).get("grade_id") or "demonstration")
     return found
