@@ -129,3 +129,132 @@ def test_a_helper_a_cell_pushes_into_the_namespace_is_lent_as_in_a_plain_cell(tm
         zero_grad("for p in self.params:\n    p.grad = zeros_for(p)")])
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+
+
+def _cells(notebook):
+    return {cell.metadata.get("nbgrader", {}).get("grade_id"): cell for cell in notebook.cells}
+
+
+_MODULE_ZERO_GRAD = ("    def zero_grad(self) -> None:\n        for p in self.parameters():\n"
+                     "            p.grad = np.zeros_like(p.data)\n\n")
+_SECOND_STEP_MODEL_ZERO_GRAD = """\
+def second_step(zero_between):
+    layer = Linear(2, 1, np.random.default_rng(0))
+    layer.weight.data[...] = [[0.5, -1.0]]
+    layer.bias.data[...] = [0.2]
+    x = Tensor([[1.0, 2.0]])
+    layer.zero_grad()
+    for number in (1, 2):
+        if number == 2 and zero_between:
+            layer.zero_grad()
+        ((layer(x) - 1.0) ** 2).sum().backward()
+        for p in layer.parameters():
+            p.data -= 0.1 * p.grad
+    z = layer(x).data.item()
+    return z, (z - 1.0) ** 2
+
+
+z2_with_zero_grad, loss2_with_zero_grad = second_step(True)
+z2_without_zero_grad, loss2_without_zero_grad = second_step(False)
+"""
+
+
+@pytest.mark.parametrize("method, cell, old, new", [
+    ("    def _affine(self, x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:\n        return x @ weight.T + bias\n\n",
+     "linear", "return x @ self.weight.T + self.bias", "return self._affine(x, self.weight, self.bias)"),
+    (_MODULE_ZERO_GRAD, "exercise_second_step", None, _SECOND_STEP_MODEL_ZERO_GRAD),
+], ids=["red-b12-2-forward-calls-a-module-helper", "red-b12-2-exercise-calls-model-zero-grad"])
+def test_a_method_the_students_cell_module_adds_to_module_is_lent_to_the_cells_that_call_it(tmp_path, method, cell,
+                                                                                             old, new):
+    """red-b12 2 (pass 22): Module gets a method in the student's cell module (its part passes in full): a helper that
+    Linear.forward calls, or PyTorch's `model.zero_grad()` that Exercise 2 calls: right in Jupyter. The part that calls
+    it takes cell module blank, so the call raises AttributeError ("'Linear' object has no attribute '_affine'"),
+    which the lending never reads as a blank stub (only a NameError or a stub's "not written yet" is named blank:
+    Runner.blank_named, own_name_named), so the sound cell is never lent: 16/18 (forward), 17/18 (Exercise 2)."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = cells["module"].source.replace("    def __call__(self, x: Tensor) -> Tensor:",
+                                                            method + "    def __call__(self, x: Tensor) -> Tensor:")
+    cells[cell].source = cells[cell].source.replace(old, new) if old else new
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+@pytest.mark.parametrize("where, name, cell, old, new", [
+    ("module", "from contextlib import contextmanager", "no_grad", "@contextlib.contextmanager", "@contextmanager"),
+    ("linear", "from numpy import zeros_like", "sgd", "p.grad = np.zeros_like(p.data)", "p.grad = zeros_like(p.data)"),
+    ("module", "import math, itertools", "sgd", "self.params = list(params)", "self.params = list(itertools.chain(params))"),
+    ("module", "ZERO, ONE = 0.0, 1.0", "sgd", "p.grad = np.zeros_like(p.data)", "p.grad = np.full_like(p.data, ZERO)"),
+], ids=["red-b12-3-contextmanager", "red-b12-3-zeros-like", "red-b12-3-second-import", "red-b12-3-unpacked"])
+def test_a_name_a_from_import_in_another_students_cell_binds_is_lent(tmp_path, where, name, cell, old, new):
+    """red-b12 3 (pass 22): the student's imports at the top of an earlier solution cell (`from contextlib import
+    contextmanager` in cell module, used by no_grad's decorator; a constant unpacked at the top of cell module): right
+    in Jupyter. The part takes that cell blank, and suites._binds (top_level) reads `import X`, `X = `, `def X`,
+    `... as X` as binding X, never `from M import X`, `import M, X` or `A, X = ...`, so the NameError is not named blank
+    and the sound cell is never lent: 15/18 (no_grad), 16/18 (zero_grad), 13/18 (SGD.__init__: SGD's parts)."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells[where].source = f"{name}\n\n\n" + cells[where].source
+    assert old in cells[cell].source
+    cells[cell].source = cells[cell].source.replace(old, new)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+@pytest.mark.parametrize("no_grad_cell", ["# no_grad is written above, with SGD (step() uses it)\n", None],
+                         ids=["red-b12-4-emptied", "red-b12-4-deleted"])
+def test_a_no_grad_the_graded_cell_defines_itself_is_not_replaced_by_the_release_stub(tmp_path, no_grad_cell):
+    """red-b12 4 (pass 22): the student wrote no_grad at the top of cell sgd, where step() uses it under `with
+    no_grad():`, and emptied (or deleted) cell no_grad: in Jupyter no_grad is the student's everywhere below, and every
+    test cell prints PASS (test_lesson_numbers gives 3/3). test_step runs the release's cell no_grad after the student's
+    cell sgd, so the blank stub replaces the no_grad of the very cell the part grades: test_step 0/3, "no_grad is blank
+    in this part: a part runs your other cells only once their own parts pass in full" (12/18). Whatever the no_grad
+    part gives a no_grad out of its cell, step() is right and its part must say so."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["sgd"].source = cells["no_grad"].source + "\n\n" + cells["sgd"].source.replace(
+        "        for p in self.params:\n            # In place on the array: the same object keeps living in the model "
+        "and in this list.\n            p.data -= self.lr * p.grad",
+        "        with no_grad():\n            for p in self.params:\n                p.data -= self.lr * p.grad")
+    assert "with no_grad():" in cells["sgd"].source
+    if no_grad_cell is None:
+        notebook.cells.remove(cells["no_grad"])
+    else:
+        cells["no_grad"].source = no_grad_cell
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    step = next(part for part in report["parts"] if part["grade_id"] == "test_step")
+    assert step["score"] == FULL["test_step"], [t["message"] for t in step["tests"] if not t["passed"]][:2]
+    assert scores(report)["test_lesson_numbers"] == FULL["test_lesson_numbers"]  # the notebook as Jupyter runs it
+
+
+def test_a_default_argument_the_students_cell_linear_gives_is_lent_to_the_exercise_that_relies_on_it(tmp_path):
+    """red-b12 2c (pass 22): the student's cell linear gives Linear.__init__ a default `rng=None` (a fresh generator)
+    and Exercise 1 counts `Sequential(Linear(64, 32), ReLU(), Linear(32, 10)).parameters()`: right in Jupyter. The
+    exercise part takes cell linear blank, whose __init__ needs rng: TypeError ("Linear.__init__() missing 1 required
+    positional argument: 'rng'"), never read as a blank stub, so the sound cell is never lent: 17/18."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    signature = "def __init__(self, n_in: int, n_out: int, rng: np.random.Generator) -> None:"
+    assert signature in cells["linear"].source
+    cells["linear"].source = cells["linear"].source.replace(
+        signature, "def __init__(self, n_in: int, n_out: int, rng: np.random.Generator | None = None) -> None:").replace(
+        "        bound = 1.0 / np.sqrt(n_in)\n",
+        "        rng = rng if rng is not None else np.random.default_rng()\n        bound = 1.0 / np.sqrt(n_in)\n", 1)
+    cells["exercise_count"].source = ("count_64_32_10 = sum(p.data.size for p in "
+                                      "Sequential(Linear(64, 32), ReLU(), Linear(32, 10)).parameters())\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+def test_an_exercise_that_calls_the_students_right_linear_wrongly_costs_its_own_part_with_pythons_words(tmp_path):
+    """red-b12 2c's other side: the student's Linear needs rng (as released) and Exercise 1 leaves it out. The part
+    names cell linear blank (the released Linear's TypeError), lends it, sound, and the call fails the same way: the
+    exercise's own part alone is lost, and its message is the student's TypeError, not a blank cell."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["exercise_count"].source = ("count_64_32_10 = sum(p.data.size for p in "
+                                      "Sequential(Linear(64, 32), ReLU(), Linear(32, 10)).parameters())\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == {**FULL, "test_exercise_count": 0}
+    messages = [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+    assert all("missing 1 required positional argument: 'rng'" in m and "blank" not in m for m in messages), messages

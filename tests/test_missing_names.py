@@ -138,3 +138,33 @@ def test_a_stub_is_blank_in_the_part_unless_a_cell_run_after_its_own_binds_the_n
                    "    with no_grad():\n        return model(x)\n")  # a local of a function binds no notebook name
     assert explain(reason, [], [stub, local], frozenset({"no_grad"})) == (
         f"no_grad {BLANK_HERE}, and not all of cell no_grad's do")
+
+
+def test_an_attribute_the_students_cell_the_part_took_blank_gives_names_that_cell():
+    """red-b12 2 (pass 22): a method the student's cell module adds to Module (Linear.forward calls self._affine), a
+    class attribute of SGD that no_grad reads, an attribute Module.__init__ sets: the part that takes that cell blank
+    reaches an object without it (AttributeError), and the message names the student's cell that gives it as blank in
+    this part (Grader.settle lends it once sound). Not an attribute no cell of theirs gives (a typo of the part's own)."""
+    reason = "Linear.forward raised AttributeError: 'Linear' object has no attribute '_affine' (line 19 of its cell)"
+    own = {"module": "class Module:\n    def _affine(self, x, w, b):\n        return x @ w.T + b\n"}
+    assert explain(reason, [], [("linear", "")], frozenset({"module"}), own) == (
+        f"{reason} (your cell module defines _affine, and it {BLANK_HERE}, and not all of cell module's do)")
+    assert explain(reason.replace("_affine", "_afine"), [], [("linear", "")], frozenset({"module"}), own) == (
+        reason.replace("_affine", "_afine"))
+    typed = "no_grad raised AttributeError: type object 'SGD' has no attribute 'enabled' (line 4 of its cell)"
+    for sgd in ("class SGD:\n    enabled = True\n", "class SGD:\n    def __init__(self):\n        SGD.enabled = True\n"):
+        assert explain(typed, [], [("no_grad", "")], frozenset({"sgd"}), {"sgd": sgd}).endswith(
+            f"(your cell sgd defines enabled, and it {BLANK_HERE}, and not all of cell sgd's do)")
+
+
+def test_a_call_of_a_stub_the_part_took_blank_that_raised_a_type_error_names_its_cell():
+    """red-b12 2c (pass 22): the student's Linear takes a default rng, and Exercise 1 relies on it; the part runs the
+    released Linear, whose signature is the release's: the TypeError names cell linear as blank in this part. Not a
+    call of a class of the part's own cell, nor of one the part took from the student."""
+    error = ("cell exercise_count: raised TypeError: Linear.__init__() missing 1 required positional argument: 'rng' "
+             "(line 1)")
+    cells = [("linear", "class Linear:\n    pass\n"), ("exercise_count", "")]
+    assert explain("raised KeyError: 'count_64_32_10'", [error], cells, frozenset({"linear"})) == (
+        f"raised KeyError: 'count_64_32_10' (because {error} (Linear {BLANK_HERE}, and not all of cell linear's do))")
+    assert explain("raised KeyError: 'count_64_32_10'", [error], cells) == (
+        f"raised KeyError: 'count_64_32_10' (because {error})")

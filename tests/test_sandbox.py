@@ -163,6 +163,10 @@ def test_ipython_assignments_and_searches_in_a_right_cell_do_not_stop_it(box, ce
     ("TIMED = %prun -q HELPER = 1", "HELPER", True), ("TIMED = %time HELPER = 1", "TIMED", True),
     ("TIMED = %timeit -o HELPER = 1", "HELPER", False),
     ("%%time\n    HELPER = 1", "HELPER", True), ("%%capture out\n%%time\nHELPER = 1", "HELPER", True),
+    ("from math import pi", "pi", True), ("from math import pi as HELPER, tau", "tau", True),
+    ("from math import pi as HELPER", "pi", False), ("import math, itertools", "itertools", True),
+    ("import os.path", "path", False), ("ZERO, ONE = 0.0, 1.0", "ONE", True), ("(A, *HELPER) = 1, 2", "HELPER", True),
+    ("A = HELPER = 1", "HELPER", True), ("A = dict(HELPER=1)", "HELPER", False), ("A, HELPER == 1, 2", "HELPER", False),
 ], ids=["assigned-time", "line-prun", "cell-prun", "capture-name", "capture-body", "assigned-shell", "bash",
         "cell-timeit", "line-timeit", "writefile", "time-in-def", "red-f8-indented-cell", "red-f8-classic-prompt",
         "red-f8-ipython-prompt", "red-f8-help-after-assignment", "red-f8-help-after-statement",
@@ -170,7 +174,10 @@ def test_ipython_assignments_and_searches_in_a_right_cell_do_not_stop_it(box, ce
         "red-f8-tab-after-cell-magic", "formfeed-blank-then-indented", "indented-cell-magic",
         "ipython-prompts-continued", "indented-classic-prompt", "doctest-in-a-docstring-stays",
         "help-over-brackets", "question-in-a-comment", "prun-of-an-assignment", "time-of-an-assignment-target",
-        "timeit-of-an-assignment", "cell-magic-over-an-indented-body", "cell-magic-over-a-cell-magic"])
+        "timeit-of-an-assignment", "cell-magic-over-an-indented-body", "cell-magic-over-a-cell-magic",
+        "red-b12-3-from-import", "red-b12-3-from-import-second", "red-b12-3-from-import-aliased",
+        "red-b12-3-import-second", "red-b12-3-dotted-import", "red-b12-3-unpacked", "red-b12-3-starred-in-brackets",
+        "red-b12-3-chained", "red-b12-3-keyword-argument", "red-b12-3-comparison"])
 def test_the_graders_reading_binds_what_ipython_binds_in_the_sandbox(box, cell, name, binds):
     """The grader reads what a cell binds line by line, never running IPython's transformer (bound_names, and the
     lending's namespace_lines): it agrees with what the cell binds run in the sandbox as Jupyter runs it.
@@ -396,6 +403,8 @@ def test_the_graders_clean_up_is_linear_where_ipythons_is_not():
     started = time.process_time()
     namespace_lines(">>> x\n" + " " * 150_000 + '"""' * 50_000)
     assert _binds(namespace_lines("%%capture\n" * 30_000 + "x = 1"), "x") is False
+    for line in ("x = " * 100_000, "x =" + " " * 300_000, "a, " * 100_000 + "=", "import " + " " * 300_000 + "z"):
+        assert _binds(line, "zz", top_level=True) is _binds(line, "zz") is False  # red-b12 3: targets and imports
     assert time.process_time() - started < 1
 
 

@@ -33,7 +33,7 @@ from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
-from ..sandbox.program import defining_cells, namespace_lines
+from ..sandbox.program import bound_names, defining_cells, demonstrated_names, namespace_lines, read_as_python
 from ..settings import GraderSettings
 from ..submission import Submission
 from .modules import import_file
@@ -108,6 +108,11 @@ _PROBE_LOOKUP = re.compile(r"raised KeyError: '(\w+)'")
 # Grader.settle grades the part again with that cell when the cell is sound, so one that stays blank is not.
 BLANK_HERE = "is blank in this part: a part runs your other cells only once their own parts pass in full"
 _NOT_WRITTEN = re.compile(r"([A-Za-z_][\w.]*) " + re.escape(NOT_WRITTEN))
+# What else a blank stub gives where the student's own cell gives more: an attribute its class lacks (a method the
+# student's cell module adds to Module, a class attribute of SGD), a signature that is not the student's (a default
+# argument of Linear.__init__). Python's words (3.10+: a call's TypeError names the function by its qualified name).
+_NO_ATTRIBUTE = re.compile(r"AttributeError: (?:'\w+' object|type object '\w+') has no attribute '(\w+)'")
+_CALLED = re.compile(r"TypeError: ([A-Za-z_][\w.]*)\(\) (?:missing|takes|got)")
 
 
 class Runner:
@@ -122,7 +127,8 @@ class Runner:
 
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
                  together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False,
-                 defined_by: Mapping[str, str] | None = None, own_copies: Mapping[str, str] | None = None) -> None:
+                 defined_by: Mapping[str, str] | None = None, own_copies: Mapping[str, str] | None = None,
+                 demonstrated: Mapping[str, str] | None = None) -> None:
         """`borrowed`: the names of the program's solution cells taken from the public release, not from the
         student (part_program): what their blank stubs raise as they load is no cause of the student's.
         `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
@@ -130,13 +136,15 @@ class Runner:
         `defined_by`: the cell each name comes from in the released notebook (defining_cells), so that a name
         not found is explained by that cell. `own_copies`: the student's own text of each borrowed cell, only
         searched (never run) for a name of the student's own that the part did not find (a helper written below
-        Module and called by zero_grad)."""
+        Module and called by zero_grad). `demonstrated`: the demonstration each name comes from (demonstrated_names),
+        which no part runs: a name not found that only one defines is told so."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
         self.defined_by = dict(defined_by or {})
         self.borrowed = tuple(f"cell {name}:" for name in sorted(borrowed))  # how their load errors start
         self.blank_cells = frozenset(borrowed)
         self.own_copies = dict(own_copies or {})
+        self.demonstrated = dict(demonstrated or {})
         self.binding: dict[tuple[str, str, bool], bool] = {}  # (where, name, top_level) -> _binds, once (binds)
         self.statements: dict[str, str] = {}  # where -> its namespace_lines, once (binds)
         self.run_time: dict[str, bool] = {}  # where -> _binds_at_run_time, once (own_name_named)
@@ -217,17 +225,27 @@ class Runner:
     def blank_named(self, text: str) -> str:
         """`text`, where it says a stub is not written yet that this part took blank from the release (the
         released notebook defines it in a borrowed cell, and no cell the part runs after that one binds it),
-        saying instead that it is blank in this part: the student wrote it, and its own part grades it."""
+        saying instead that it is blank in this part: the student wrote it, and its own part grades it. So too
+        where a call of such a stub raised a TypeError (its signature is the release's, not the student's)."""
         def name(match: re.Match) -> str:
-            top = match[1].split(".")[0]
-            blank = self.defined_by.get(top) in self.blank_cells and not self.bound_after(self.defined_by[top], top)
-            return f"{match[1]} {_blank(self.defined_by[top])}" if blank else match[0]
-        return self.own_name_named(_NOT_WRITTEN.sub(name, text))
+            cell = self.stub_cell(match[1])
+            return f"{match[1]} {_blank(cell)}" if cell else match[0]
+        text = _NOT_WRITTEN.sub(name, text)
+        called = _CALLED.search(text)
+        cell = self.stub_cell(called[1]) if called and BLANK_HERE not in text else None
+        return self.own_name_named(f"{text} ({called[1].split('.')[0]} {_blank(cell)})" if called and cell else text)
+
+    def stub_cell(self, name: str) -> str | None:
+        """The borrowed cell whose blank stub `name` (or its class, `Linear.forward`) is in this part, if it is."""
+        top = name.split(".")[0]
+        cell = self.defined_by.get(top)
+        return cell if cell in self.blank_cells and not self.bound_after(cell, top) else None
 
     def bound_after(self, blank_cell: str, name: str) -> bool:
         """Whether a cell of the student's that the part runs after `blank_cell` binds `name`, so that the stub is
         not what the name holds. The program runs in the notebook's order: a binding in an earlier cell (a draft
-        of no_grad above class SGD) is replaced by the stub, which is then what the part called."""
+        of no_grad above class SGD) is replaced by the stub where the student's own copy of its cell binds the name
+        too (part_program), and the stub is then what the part called."""
         names = [cell.name for cell in self.cells]
         later = self.cells[names.index(blank_cell) + 1:] if blank_cell in names else self.cells
         return any(self.binds(cell.name, cell.source, name) for cell in later if cell.name not in self.blank_cells)
@@ -246,20 +264,29 @@ class Runner:
 
     def own_name_named(self, text: str) -> str:
         """`text`, where it says a name is not defined that no released cell defines but the student's own copy
-        of a cell this part took blank binds at the top level (_binds), with that cell named as blank in this
-        part: Grader.settle then grades the part again with that cell when it is sound. Failing that, the first
-        such copy that may bind names no statement shows, as it runs (_binds_at_run_time: a helper pushed into the
-        namespace through get_ipython().push(), which Jupyter runs as any other binding), is named so: what the
-        cell bound is then the lent run's to show, never the grader's reading of the student's words, and the
-        lent grading counts only when it passes as many checks or more."""
-        missing = _NAME_ERROR.search(text)
-        if not missing or missing[1] in self.defined_by or BLANK_HERE in text:
+        of a cell this part took blank binds at the top level (_binds), or that an object has no attribute the
+        student's own copy of such a cell defines (a method, a class attribute: _defines_attribute), with that cell
+        named as blank in this part: Grader.settle then grades the part again with that cell when it is sound.
+        Failing that, a name a demo cell defines is said to be one (grading runs none); else the first own copy that
+        may bind names no statement shows, as it runs (_binds_at_run_time: a helper pushed into the namespace through
+        get_ipython().push(), which Jupyter runs as any other binding), is named so: what the cell bound is then the
+        lent run's to show, never the grader's reading of the student's words, and the lent grading counts only
+        when it passes as many checks or more."""
+        name, attribute = _NAME_ERROR.search(text), _NO_ATTRIBUTE.search(text)
+        missing = name or attribute
+        if not missing or (name and name[1] in self.defined_by) or BLANK_HERE in text:
             return text
-        cell = next((name for name, own in self.own_copies.items()
-                     if self.binds(f"your {name}", own, missing[1], top_level=True)), None)
+        cell = next((cell for cell, own in self.own_copies.items() if (
+            self.binds(f"your {cell}", own, missing[1], top_level=True) if name
+            else self.defines_attribute(cell, own, missing[1]))), None)
         if cell:
             return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})"
-        cell = next((name for name, own in self.own_copies.items() if self.binds_at_run_time(name, own)), None)
+        if not name:
+            return text
+        demo = self.demonstrated.get(missing[1])  # (red-b12 5: mlp() of demo_count_parameters)
+        if demo:
+            return f"{text} ({missing[1]} is defined in demo cell {demo}; grading runs no demo cell)"
+        cell = next((cell for cell, own in self.own_copies.items() if self.binds_at_run_time(cell, own)), None)
         return f"{text} (your cell {cell} may bind {missing[1]} as it runs, and it {_blank(cell)})" if cell else text
 
     def binds_at_run_time(self, where: str, text: str) -> bool:
@@ -267,6 +294,13 @@ class Runner:
         if where not in self.run_time:
             self.run_time[where] = _binds_at_run_time(text)
         return self.run_time[where]
+
+    def defines_attribute(self, cell: str, text: str, name: str) -> bool:
+        """_defines_attribute on the student's own copy of `cell`, searched once per cell and name (binds)."""
+        key = (f"your {cell}'s classes", name, False)
+        if key not in self.binding:
+            self.binding[key] = _defines_attribute(read_as_python(text), name)
+        return self.binding[key]
 
     def because(self) -> str:
         """' (because <what the student's first cell that raised as it loaded raised>)', or '': why a name the
@@ -302,14 +336,27 @@ def _blank(cell: str) -> str:
 def _binds(text: str, name: str, top_level: bool = False) -> bool:
     """Whether a line of `text` binds `name` as a statement does (class, def, an assignment, an import), at any
     indentation, or only at the top level, where a name another cell can call is bound (not a local of a method).
-    The student's code is only searched here, line by line in linear time, never parsed: parsing is the
-    sandbox's (code nested past the parser's depth, or megabytes of it, would cost the grader's own time and
-    memory)."""
+    An assignment binds each name of its target list (`ZERO, ONE = ...`, `(A, *B) = ...`) and of a chain (`a = b = 0`);
+    an import each name it lists (`import math, itertools`, `from M import X, Y as Z`: X and Z), a dotted module
+    its first part (`import a.b`: a). The student's code is only searched here, line by line in linear time, never
+    parsed: parsing is the sandbox's (code nested past the parser's depth, or megabytes of it, would cost the
+    grader's own time and memory). Hence each part of a line the patterns repeat cannot be read two ways (a chain's
+    target starts with no blank, an import's names are found by a lazy scan from one start), so no backtracking
+    multiplies; an import in brackets over several lines gives only its first line's names."""
     word = re.escape(name)
-    indent, alias = (("", rf"^(?:import|from)\b[^\n]*[ \t]as[ \t]+{word}\b") if top_level
-                     else (r"[ \t]*", rf"[ \t]as[ \t]+{word}\b"))
-    return re.search(rf"^{indent}(?:(?:class|def)[ \t]+{word}\b|{word}[ \t]*(?::[^=\n]*)?=(?!=)|import[ \t]+{word}\b)"
-                     rf"|{alias}", text, re.MULTILINE) is not None
+    indent, alias = (("", "") if top_level else (r"[ \t]*", rf"|[ \t]as[ \t]+{word}\b"))
+    imported = rf"(?:from[ \t]+[\w.]+[ \t]+)?import[ \t](?:[^\n#;]*?[ \t,(])?{word}\b(?![ \t]+as\b)"
+    target = r"\*?[\w.]+(?:\[[^\]\n]*\])?"  # a name, attribute or subscript in a target list
+    assigned = (rf"(?:[\w.*\[\]][\w., \t*\[\]]*=(?!=)[ \t]*)*(?:[(\[][ \t]*)?(?:{target}[ \t]*,[ \t]*)*\*?{word}[ \t]*"
+                rf"(?::[^=\n]*|,[^=\n(<>!]*|[)\]][ \t]*)?=(?!=)")  # (not a keyword argument, nor a comparison)
+    return re.search(rf"^{indent}(?:(?:class|def)[ \t]+{word}\b|{assigned}|{imported}){alias}", text,
+                     re.MULTILINE) is not None
+
+
+def _defines_attribute(text: str, name: str) -> bool:
+    """Whether `text` gives a class or an object the attribute `name`: a line that binds it at any indentation (a
+    method, a class attribute: _binds), or an assignment to it on an object (`self.name = `). Linear, never parsed."""
+    return _binds(text, name) or re.search(rf"\.{re.escape(name)}[ \t]*(?::[^=\n:]*)?=(?!=)", text) is not None
 
 
 # What binds a name in the notebook's namespace that no statement names (Jupyter runs each as any other binding):
@@ -405,8 +452,34 @@ class _ShippedAnswers(Runner):
 def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[Cell]:
     """What one part runs for a submission: the student's cells the suite names, and for every other
     solution cell the public release's blank stub, never the reference (nothing of the answer key may
-    enter a process that runs student code). Its probes call only the stub they grade."""
-    return program_from_notebook(notebook, assignment.source, assignment.release, suite.student_cells)
+    enter a process that runs student code). Its probes call only the stub they grade.
+    A stub stands in for the student's own copy of its cell, so it replaces only the names that copy binds: a name the
+    copy does not bind (an emptied cell no_grad, or a deleted one, whose no_grad the student wrote atop cell sgd)
+    keeps what the cells above bound, as in the notebook run top to bottom (_keeping)."""
+    program = program_from_notebook(notebook, assignment.source, assignment.release, suite.student_cells)
+    if suite.student_cells == "all":
+        return program
+    stubs = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.release.cells
+             if cell.metadata.get("nbgrader", {}).get("solution") and cell.metadata["nbgrader"]["grade_id"]
+             not in suite.student_cells}
+    own = {cell.name: namespace_lines(cell.source) for cell in program_from_notebook(
+        notebook, assignment.source, assignment.release, tuple(stubs)) if cell.name in stubs}
+    return [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
+        name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name, top_level=True)]))
+        if cell.name in stubs else cell for cell in program]
+
+
+_KEPT = "__kept_from_your_cells_above"  # what the cells above bound of a stub's names, while the stub runs
+
+
+def _keeping(text: str, stub: str, names: list[str]) -> str:
+    """The release's copy `text` (the stub, under the student's __future__ imports), its `names` bound again after it
+    runs to what they held before it, where they held anything."""
+    if not names:
+        return text
+    futures = text[:len(text) - len(stub)]
+    return (f"{futures}{_KEPT} = {{name: globals()[name] for name in {tuple(names)!r} if name in globals()}}\n"
+            f"{stub}\nglobals().update({_KEPT})\ndel {_KEPT}\n")
 
 
 def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: bool = False) -> dict[tuple[str, str], Outcome]:
@@ -461,6 +534,7 @@ class Grader:
         self.solution_cells = frozenset(cell.metadata["nbgrader"]["grade_id"] for cell in prepared.assignment.release.cells
                                         if cell.metadata.get("nbgrader", {}).get("solution"))
         self.defined_by = defining_cells(prepared.assignment.source, prepared.assignment.release)
+        self.demonstrated = demonstrated_names(prepared.assignment.source)
         self.owners = {cell: [suite.grade_id for suite in prepared.suites  # the parts that grade each cell
                               if suite.student_cells != "all" and cell in suite.student_cells]
                        for cell in self.solution_cells}
@@ -491,7 +565,7 @@ class Grader:
         own = {cell.name: cell.source for cell in part_program(self.prepared.assignment, notebook, replace(
             suite, student_cells=tuple(sorted(borrowed)))) if cell.name in borrowed}
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
-                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own)
+                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own, demonstrated=self.demonstrated)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session (settle)."""

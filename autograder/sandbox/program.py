@@ -312,3 +312,17 @@ def defining_cells(source: Mapping, release: Mapping) -> dict[str, str]:
             if re.search(rf"\b{re.escape(name)}\b", public):
                 found.setdefault(name, gid)
     return found
+
+
+def demonstrated_names(source: Mapping) -> dict[str, str]:
+    """{name: grade_id of the first demonstration (a cell tagged `demo`) that defines it} for the functions and classes
+    the demonstrations of the trusted `source` define at the top level (mlp(), count_nodes()): helpers a student may
+    reuse, which no part's program holds (program_from_notebook leaves demonstrations out), so a message names them.
+    Not their variables (`lr`, `model`): a name like those not found is the student's own slip far more often."""
+    found: dict[str, str] = {}
+    for cell in source["cells"]:
+        if cell.get("cell_type") == "code" and _role(cell) == "demo":
+            for node in ast.parse(read_as_python(_text(cell))).body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    found.setdefault(node.name, _nbgrader(cell).get("grade_id") or "demonstration")
+    return found

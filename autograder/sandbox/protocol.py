@@ -298,7 +298,7 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class WorkerConfig(_Kind):
-    """How the grader starts its worker (`python -I -B worker.py <config>`): what it imports and runs, once.
+    """How the grader starts its worker (`python -s -P -B worker.py <config>`): what it imports and runs, once.
 
     modules: the trusted modules calls may name, {name: file path}; path: folders put in front of sys.path;
     preload: modules imported once; limits: each check's; isolation: isolation.py's {"path", "budgets",

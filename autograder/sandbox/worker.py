@@ -1,4 +1,4 @@
-"""The sandbox's worker: the script the caller starts (`python -I -B worker.py <config>`).
+"""The sandbox's worker: the script the caller starts (`python -s -P -B worker.py <config>`).
 
 It imports the trusted modules once, then forks a session per submission; a session forks a loader
 per program (child.py), enforces the limits and the budget in the CPU time the submission's processes
@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I leaves the script's folder out (it implies -P)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # -P leaves the script's folder out
 import child
 import forks
 import landlock  # noqa: F401  (isolation.py, loaded from its path later, imports it and uids as siblings)
