@@ -358,7 +358,8 @@ def test_student_code_gets_an_allow_listed_environment(monkeypatch):
     with box() as sandbox:
         seen = run(sandbox, "import os\nresult = dict(os.environ)")
     assert set(seen) == {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                         "MKL_NUM_THREADS"}, seen
+                         "MKL_NUM_THREADS", "PYTHONHASHSEED"}, seen  # the one seed: a grade follows no run's hashes
+    assert seen["PYTHONHASHSEED"] == "0"
     # its scratch: the session's private /tmp, or without namespaces the uid's folder in the machine's
     assert seen["HOME"] == "/tmp" if LEVEL.startswith("namespaces") else seen["HOME"].startswith("/tmp/kit-")
     assert seen["TMPDIR"] == seen["HOME"]
