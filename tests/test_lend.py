@@ -137,26 +137,9 @@ def _cells(notebook):
 
 _MODULE_ZERO_GRAD = ("    def zero_grad(self) -> None:\n        for p in self.parameters():\n"
                      "            p.grad = np.zeros_like(p.data)\n\n")
-_SECOND_STEP_MODEL_ZERO_GRAD = """\
-def second_step(zero_between):
-    layer = Linear(2, 1, np.random.default_rng(0))
-    layer.weight.data[...] = [[0.5, -1.0]]
-    layer.bias.data[...] = [0.2]
-    x = Tensor([[1.0, 2.0]])
-    layer.zero_grad()
-    for number in (1, 2):
-        if number == 2 and zero_between:
-            layer.zero_grad()
-        ((layer(x) - 1.0) ** 2).sum().backward()
-        for p in layer.parameters():
-            p.data -= 0.1 * p.grad
-    z = layer(x).data.item()
-    return z, (z - 1.0) ** 2
-
-
-z2_with_zero_grad, loss2_with_zero_grad = second_step(True)
-z2_without_zero_grad, loss2_without_zero_grad = second_step(False)
-"""
+# The same, with PyTorch's model.zero_grad() (a method the student's own cell module adds to Module) and no SGD.
+_SECOND_STEP_MODEL_ZERO_GRAD = (SECOND_STEP_OWN_CLASSES.source.replace("    opt = SGD(layer.parameters(), lr=0.1)\n", "")
+                                .replace("opt.zero_grad()", "layer.zero_grad()"))
 
 
 @pytest.mark.parametrize("method, cell, old, new", [
