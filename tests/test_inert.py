@@ -258,14 +258,31 @@ def test_pytest_prints_no_escape_sequence_from_the_hidden_suites_or_the_public_c
 def test_code_shows_its_format_characters_and_at_most_30_marks_a_character():
     """red-d12 F4/F5 (pass 22): a page shows code with its bidirectional controls and zero-width characters as their
     escapes, and the combining marks past 30 after one character as theirs (a browser took 30 to 80 s over 60,000);
-    a written answer keeps its format characters, and 30 marks stay as they are."""
-    from autograder.outputs.inert import bounded_marks, code_as_run
+    30 marks stay as they are."""
+    from autograder.outputs.inert import code_as_run
 
-    assert code_as_run("a = 1  # \u2067x\u200b") == "a = 1  # \\u2067x\\u200b"
+    assert code_as_run("a = 1  # \u2067x\u200b\u200d") == "a = 1  # \\u2067x\\u200b\\u200d"
     assert code_as_run("é" + "\u0301" * 30) == "é" + "\u0301" * 30
-    assert bounded_marks("a" + "\u0301" * 32 + " ä\u2067") == "a" + "\u0301" * 30 + "\\u0301" * 2 + " ä\u2067"
     start = time.monotonic()
-    assert len(bounded_marks(("a" + "\u0301" * 40) * 25_000)) == 25_000 * (31 + 60)
+    assert len(code_as_run(("a" + "\u0301" * 40) * 25_000)) == 25_000 * (31 + 60)
+    assert time.monotonic() - start < 5  # one pass
+
+
+def test_a_written_answer_shows_its_format_characters_but_the_joiners():
+    """A written answer's code spans and fenced blocks, and its prose, are laid out by the same bidirectional controls
+    as code (the marks U+200E, U+200F, U+061C too: an RLM before "3 - 1" shows "1 - 3"), and a zero-width space or a
+    soft hyphen hides text: each is written as its escape, as in code. The joiners shape Persian and the Indic scripts
+    and join emoji, and reorder nothing: they stay. The marks past 30 after one character are escapes, as in code."""
+    from autograder.outputs.inert import text_as_read
+
+    answer = "`x = 1  # \u2067` \u200f3 - 1 \u202eab\u202c \u2066\u2069 zero\u200b\xadgrad \u061c \U000e0041 \ufeff"
+    assert text_as_read(answer) == ("`x = 1  # \\u2067` \\u200f3 - 1 \\u202eab\\u202c \\u2066\\u2069 zero\\u200b\\xadgrad "
+                                    "\\u061c \\U000e0041 \\ufeff")
+    honest = "می\u200cخواهم \u0915\u094d\u200d\u0937 \U0001f469\u200d\U0001f4bb Übung é"
+    assert text_as_read(honest) == honest
+    assert text_as_read("a" + "\u0301" * 32 + " ä") == "a" + "\u0301" * 30 + "\\u0301" * 2 + " ä"
+    start = time.monotonic()
+    assert len(text_as_read("a\u202e" * 100_000)) == 100_000 * 7
     assert time.monotonic() - start < 5  # one pass
 
 
