@@ -293,3 +293,28 @@ def test_a_quoted_name_keeps_latin1_letters_and_escapes_every_other_character_pa
     assert quoted("Übung née.ipynb") == "'Übung née.ipynb'"
     assert quoted("x\u2019 \ua78c \u00d7.ipynb") == "'x\\u2019 \\ua78c \\xd7.ipynb'"
     assert quoted("a\\xdc") == "'a\\\\xdc'"
+
+
+def test_a_refused_folder_name_cannot_write_lines_of_the_summary():
+    """red-d13 X23-2 (pass 23): `make grade`'s summary names a folder of submitted/ refused for its id as
+    `Not graded: <the folder's name>: '<ascii()>' is not a safe student id`, the name itself through `say`
+    (terminal_text), which keeps a line break. A folder named with line breaks writes lines of its own that read as
+    the summary's: here a late penalty for ada and `Not graded: bob`, neither of them true (docs/security.md: the
+    summary names it "escapes visible")."""
+    from test_catalogue_hostile import fresh_course
+
+    from conftest import grade_class
+
+    course = fresh_course()
+    name = "zz: x\nLate: ada, by 9 days, 4 hours (late penalty 6 points)\nNot graded: bob: the notebook is empty\nzz"
+    try:
+        folder = course / "submitted" / name / ASSIGNMENT.name
+        folder.mkdir(parents=True)
+        (folder / NOTEBOOK).write_text(json.dumps(solution_notebook(), indent=1))
+        (folder / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC\n")
+        run = grade_class(course)
+    finally:
+        shutil.rmtree(course, ignore_errors=True)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    forged = [line for line in run.stdout.splitlines() if line.startswith(("Late: ada", "Not graded: bob"))]
+    assert forged == [], run.stdout[-1500:]

@@ -922,6 +922,39 @@ def test_one_long_run_of_combining_marks_does_not_hold_the_page(tmp_path, where)
     assert seconds < 10, f"the page took {seconds:.1f} s to lay out"
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["markdown", "code"])
+def test_one_long_run_of_emoji_modifiers_does_not_hold_the_page(tmp_path, where):
+    """red-d13 X23-1 (pass 23): text_as_read and code_as_run counted only combining marks (category M) toward
+    MARKS_PER_CHARACTER, but a run of emoji modifiers (U+1F3FB to U+1F3FF, category Sk) is laid out by Chromium in
+    time that grows faster than its length too: after one letter, 4,000 of them in 4.4 s, 8,000 in 23 s, 16,000 (64 KB)
+    in 116 s, 60,000 past two minutes, on a bare page. 12,000 in a written answer or a code comment: the page opened
+    must be laid out within 10 s, as one of 60,000 combining marks is."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    cluster = "a" + "\U0001F3FB" * 12_000
+    cell = (new_markdown_cell(f"**My answer**: {cluster} b") if where == "markdown"
+            else new_code_cell(f"x = 1  # {cluster} b"))
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[cell, new_markdown_cell("**The end**")]), {})
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        start = time.monotonic()
+        try:
+            page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=20000)
+            page.evaluate("[...document.querySelectorAll('.cell')].map(cell => cell.getBoundingClientRect().top)")
+        except playwright.TimeoutError:
+            pass
+        seconds = time.monotonic() - start
+        browser.close()
+    assert seconds < 10, f"the page took {seconds:.1f} s (or more) to lay out"
+
+
+
 # What lays a page's text out other than it is written: the bidirectional controls, the marks (U+200E, U+200F, U+061C),
 # a zero-width space, a soft hyphen, a byte order mark and the tags (U+E0001 to U+E007F).
 LAYOUT_CHARACTERS = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b\xad\ufeff\U000e0001-\U000e007f]")

@@ -50,6 +50,9 @@ def terminal_text(text: object) -> str:
 # character with many more in time that grows faster than their number (60,000 after one letter: 30 to 80 s of
 # Chromium on a page).
 MARKS_PER_CHARACTER = 30
+# The emoji modifiers (skin tones, category Sk) extend the character before them as a combining mark does, and a long
+# run of them after one letter costs a browser the same: 16,000 took Chromium 116 s. They count as marks.
+_EMOJI_MODIFIERS = ("\U0001f3fb", "\U0001f3ff")
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 # The two joiners, zero-width non-joiner and joiner (U+200C, U+200D), are the format characters prose needs: they shape
 # the letters beside them (Persian, Arabic, the Indic scripts) and join emoji (a woman and a laptop as one picture,
@@ -58,12 +61,13 @@ JOINERS = frozenset("\u200c\u200d")
 
 
 def _run_shown(run: str, kept: frozenset[str]) -> str:
-    """`run` with the combining marks past MARKS_PER_CHARACTER after one character, and every format character not
-    `kept`, written as their escapes."""
+    """`run` with the combining marks (and emoji modifiers) past MARKS_PER_CHARACTER after one character, and every
+    format character not `kept`, written as their escapes."""
     shown, marks = [], 0
     for char in run:
         category = unicodedata.category(char)
-        marks = marks + 1 if category[0] == "M" else 0
+        extends = category[0] == "M" or _EMOJI_MODIFIERS[0] <= char <= _EMOJI_MODIFIERS[1]
+        marks = marks + 1 if extends else 0
         shown.append(escape(char) if marks > MARKS_PER_CHARACTER or (category == "Cf" and char not in kept) else char)
     return "".join(shown)
 
