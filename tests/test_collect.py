@@ -1136,3 +1136,20 @@ def test_an_lms_runs_first_line_names_the_demo_students_left_beside_the_class(tm
     left = [s for s in demo if s != "ada"]  # ada's folder gave way to the real ada's upload
     assert origin == (f"the LMS download in downloaded/{ASSIGNMENT.name}, and {len(left)} of the bundled demo's in "
                       f"submitted/ ({', '.join(left)}: `make new-class` removes them)"), origin
+
+
+@pytest.mark.parametrize("name", ["dl01_6_3_submissions.zip", "week6_modules_and_sgd.zip"])
+def test_the_lms_download_alone_in_archive_renamed_by_the_instructor_is_unpacked_or_named_as_the_download(
+        tmp_path, name):
+    """red-c13 X23-c13-1: the LMS's download, alone in archive/, saved under a name of the instructor's (the
+    assignment's id first, `dl01_6_3_submissions.zip`, or `week6_modules_and_sgd.zip`) begins as the LMS names an
+    upload (Canvas's `<name>_<user>_<attachment>_`, or the generic pattern read on its stem), so is_upload holds and
+    it is never unpacked: the class is not collected, and the summary's only line names a student no class has
+    (`dl01_6`, `week6`) with "no notebook in the upload ... an archive in an upload is never unpacked", never
+    saying the download was taken for a student's upload nor that a rename would collect it."""
+    root = course(tmp_path)
+    lms_zip(root, {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}'}, name=name)
+    lines = collect(root)
+    invented = name.split("_6_3_")[0] + "_6" if "_6_3_" in name else name.split("_")[0]
+    assert submitted(root) == {"obrienann_23456": b'{"ann": 1}'} or not any(
+        line.startswith(f"Not collected: {invented}:") for line in lines), lines
