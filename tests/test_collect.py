@@ -1153,3 +1153,16 @@ def test_the_lms_download_alone_in_archive_renamed_by_the_instructor_is_unpacked
     invented = name.split("_6_3_")[0] + "_6" if "_6_3_" in name else name.split("_")[0]
     assert submitted(root) == {"obrienann_23456": b'{"ann": 1}'} or not any(
         line.startswith(f"Not collected: {invented}:") for line in lines), lines
+
+
+def test_the_same_upload_in_two_downloads_is_one_file_not_two(tmp_path):
+    """red-c13 X23-c13-2: the download taken twice (Canvas's `submissions.zip`, then `submissions (1).zip` after a
+    late upload, both left in archive/) holds each earlier upload twice, byte for byte, under one attachment number:
+    one upload, yet _choose reads it as "two files ... neither the LMS's numbers nor its time stamps say which is
+    newer" and every student of the first download is not collected; only the late student is."""
+    root = course(tmp_path)
+    files = {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}'}
+    lms_zip(root, files)
+    lms_zip(root, {**files, "latelee_45678_102_modules_and_sgd.ipynb": b'{"lee": 1}'}, name="submissions (1).zip")
+    lines = collect(root)
+    assert submitted(root).get("obrienann_23456") == b'{"ann": 1}', lines
