@@ -1166,3 +1166,19 @@ def test_the_same_upload_in_two_downloads_is_one_file_not_two(tmp_path):
     lms_zip(root, {**files, "latelee_45678_102_modules_and_sgd.ipynb": b'{"lee": 1}'}, name="submissions (1).zip")
     lines = collect(root)
     assert submitted(root).get("obrienann_23456") == b'{"ann": 1}', lines
+
+
+def test_a_late_upload_named_by_its_start_alone_says_it_is_late_where_it_says_to_copy_it_by_hand(tmp_path):
+    """red-c13 X23-c13-3: a late student names her upload with a number first (`1_modules_and_sgd.ipynb`); Canvas
+    writes `eveevil_LATE_34567_101_1_modules_and_sgd.ipynb`, which is not collected (R1, on file) and is named by its
+    start, with "check in the LMS whose it is before you copy it into submitted/eveevil_34567/dl01_6_3/". The line
+    never says that the upload is LATE nor its LMS time: copied by hand as told, the folder has no timestamp.txt and
+    nbgrader counts it on time, where a classmate uploading at the same moment under a plain name is "late by 21 h
+    30 min". The instruction to copy by hand must carry what the collection would have written (the time stamp)."""
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    lms_zip(root, {"eveevil_LATE_34567_101_1_modules_and_sgd.ipynb": b'{"eve": 1}',
+                   "leelate_LATE_45678_102_modules_and_sgd.ipynb": b'{"lee": 1}'})
+    lines = collect(root)
+    assert any(line.startswith("Late by Canvas's LATE marker: leelate_45678") for line in lines), lines
+    line = refusal(lines, "eveevil_34567")
+    assert "timestamp.txt" in line or "late by" in line.lower(), line
