@@ -184,6 +184,51 @@ def test_a_name_a_from_import_in_another_students_cell_binds_is_lent(tmp_path, w
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
 
 
+
+_ZEROS = "_zeros = np.zeros_like"
+
+
+@pytest.mark.parametrize("helper", [
+    f"if hasattr(np, 'zeros_like'):\n    {_ZEROS}\n",
+    f"try:\n    {_ZEROS}\nexcept AttributeError:  # a very old NumPy\n    _zeros = None\n",
+    "for _zeros in (np.zeros_like,):\n    pass\n",
+    "import contextlib\nwith contextlib.nullcontext(np.zeros_like) as _zeros:\n    pass\n",
+    "print('helper:', (_zeros := np.zeros_like).__name__)\n",
+], ids=["red-b13-1-if", "red-b13-1-try", "red-b13-1-for-target", "red-b13-1-with-as", "red-b13-1-walrus"])
+def test_a_helper_another_students_cell_binds_at_the_top_level_in_a_compound_statement_is_lent(tmp_path, helper):
+    """red-b13 1 (pass 23): the student's cell module binds a helper `_zeros` at the top level of the notebook's
+    namespace, but inside an if or try block, or as a for, with or walrus target; zero_grad() (cell sgd) calls it:
+    right in Jupyter (test_lesson_numbers, which runs the whole notebook, gives 3/3). suites._binds (top_level) reads
+    only a line at column 0 that is an assignment, def, class or import, so the NameError is not named blank, cell
+    module (sound) is never lent, and test_zero_grad gives 0/2: 16/18. The plain `_zeros = np.zeros_like` is lent
+    (18/18), and so is any of these once the cell holds the word get_ipython in a comment (_binds_at_run_time)."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = f"{helper}\n\n" + cells["module"].source
+    old = "p.grad = np.zeros_like(p.data)"
+    assert old in cells["sgd"].source
+    cells["sgd"].source = cells["sgd"].source.replace(old, "p.grad = _zeros(p.data)")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+def test_a_future_import_below_a_cells_first_statement_holds_for_the_cells_below_in_every_part(tmp_path):
+    """red-b13 2 (pass 23): IPython compiles a cell statement by statement, so `from __future__ import annotations`
+    after `import math` in cell module is no syntax error there, and its compiler keeps the flag for every cell
+    below (cell_runner does the same): SGD's method annotated `-> SGD` is a string, right in Jupyter (test_lesson_numbers
+    3/3). A part that takes cell module blank puts only the future imports the student's copy *opens with* above the
+    stub (program._futures), so in test_zero_grad and test_step class SGD is made with the annotation evaluated:
+    "NameError: name 'SGD' is not defined", 0/2 and 0/3: 13/18. With the import first in the cell the same code is 18/18."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = "import math\nfrom __future__ import annotations\n\n" + cells["module"].source
+    old = "    def zero_grad(self) -> None:\n"
+    assert old in cells["sgd"].source
+    cells["sgd"].source = cells["sgd"].source.replace(
+        old, "    def copy(self) -> SGD:\n        return SGD(self.params, self.lr)\n\n" + old)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
 @pytest.mark.parametrize("no_grad_cell", ["# no_grad is written above, with SGD (step() uses it)\n", None],
                          ids=["red-b12-4-emptied", "red-b12-4-deleted"])
 def test_a_no_grad_the_graded_cell_defines_itself_is_not_replaced_by_the_release_stub(tmp_path, no_grad_cell):
