@@ -229,6 +229,27 @@ def test_a_future_import_below_a_cells_first_statement_holds_for_the_cells_below
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
 
+
+def test_a_name_error_of_the_graded_cell_is_not_blamed_on_an_unsound_cell_that_calls_globals(tmp_path):
+    """red-b13 3 (pass 23): zero_grad() writes `zeros_like(p.data)` (no `np.`: the student's own slip), and cell module,
+    whose parameters() lists a shared weight twice (its own part 2.5/3), prints `len(globals())` while it loads.
+    _binds_at_run_time reads `globals(` as "may bind names as it runs", so test_zero_grad says "(your cell module may
+    bind zeros_like as it runs, and it is blank in this part: ... not all of cell module's do)": the student is sent
+    to cell module, which binds no zeros_like (test_lesson_numbers, the whole notebook, says the plain NameError), and
+    never lent (not sound), so no lent run ever shows the cell binds nothing. The message must name the slip alone."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = 'print("names so far:", len(globals()))\n\n' + cells["module"].source.replace(
+        "if id(p) not in seen:", "if True:")
+    old = "p.grad = np.zeros_like(p.data)"
+    assert old in cells["sgd"].source and "if True:" in cells["module"].source
+    cells["sgd"].source = cells["sgd"].source.replace(old, "p.grad = zeros_like(p.data)")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report)["test_zero_grad"] == 0
+    zero_grad = next(part for part in report["parts"] if part["grade_id"] == "test_zero_grad")
+    messages = [t["message"] for t in zero_grad["tests"] if not t["passed"]]
+    assert all("name 'zeros_like' is not defined" in m and "cell module" not in m for m in messages), messages[:2]
+
 @pytest.mark.parametrize("no_grad_cell", ["# no_grad is written above, with SGD (step() uses it)\n", None],
                          ids=["red-b12-4-emptied", "red-b12-4-deleted"])
 def test_a_no_grad_the_graded_cell_defines_itself_is_not_replaced_by_the_release_stub(tmp_path, no_grad_cell):
