@@ -195,8 +195,9 @@ _ZEROS = "_zeros = np.zeros_like"
     "import contextlib\nwith contextlib.nullcontext(np.zeros_like) as _zeros:\n    pass\n",
     "print('helper:', (_zeros := np.zeros_like).__name__)\n",
     "def _setup() -> None:\n    global _zeros\n    _zeros = np.zeros_like\n\n\n_setup()\n",
+    "from numpy import (\n    zeros_like as _zeros,\n)\n",
 ], ids=["red-b13-1-if", "red-b13-1-try", "red-b13-1-for-target", "red-b13-1-with-as", "red-b13-1-walrus",
-        "red-b13-1-global-in-a-function"])
+        "red-b13-1-global-in-a-function", "red-b13-1-import-in-brackets-over-lines"])
 def test_a_helper_another_students_cell_binds_at_the_top_level_in_a_compound_statement_is_lent(tmp_path, helper):
     """red-b13 1 (pass 23): the student's cell module binds a helper `_zeros` at the top level of the notebook's
     namespace, but inside an if or try block, or as a for, with or walrus target; zero_grad() (cell sgd) calls it:

@@ -180,8 +180,10 @@ def test_a_call_of_a_stub_the_part_took_blank_that_raised_a_type_error_names_its
     "print((_zeros := np.zeros_like).__name__)\n",
     "def _setup():\n    global _zeros\n    _zeros = np.zeros_like\n\n\n_setup()\n",
     "from helpers import *\n",
+    "from numpy import (\n    zeros_like as _zeros,\n)\n",
 ], ids=["red-b13-1-if", "red-b13-1-try", "red-b13-1-for-target", "red-b13-1-with-as", "red-b13-1-walrus",
-        "red-b13-1-global-in-a-function", "red-b13-1-star-import"])
+        "red-b13-1-global-in-a-function", "red-b13-1-star-import",
+        "red-b13-1-import-in-brackets-over-lines"])
 def test_a_helper_a_borrowed_cell_binds_in_a_compound_statement_at_the_top_level_is_named_blank(helper):
     """red-b13 1 (pass 23): a name the student's own copy of a borrowed cell binds in the notebook's namespace, in an
     if or try block at the top level or as a for, with or walrus target, is that cell's (Jupyter binds it as it binds
