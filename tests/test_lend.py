@@ -269,24 +269,28 @@ def test_a_name_error_of_the_graded_cell_is_not_blamed_on_an_unsound_cell_that_c
     assert all("name 'zeros_like' is not defined" in m and "cell module" not in m for m in messages), messages[:2]
 
 
-@pytest.mark.parametrize("under_no_grad", [False, True], ids=["plain", "red-b13-4-under-no-grad"])
-def test_a_lent_cell_that_defines_the_graded_cells_class_again_does_not_grade_in_its_place(tmp_path, under_no_grad):
+def test_a_lent_cell_that_defines_the_graded_cells_class_again_grades_the_same_whether_lent_or_not(tmp_path):
     """red-b13 4 (pass 23): step() in cell sgd adds lr * grad (wrong: test_step, right below cell sgd, fails in
     Jupyter), and cell no_grad, right in its own part, ends with a second, right copy of class SGD. Plain, the part
-    gives 0.56/3. Wrapped in `with no_grad():`, the wrong step() reaches the blank no_grad, the part lends cell no_grad
-    (sound), and that cell's SGD replaces the graded cell's: test_step 3/3, 18/18. The same wrong step() must cost its
-    part either way: a cell lent to a part stands in for a stub, never for the cell the part grades."""
-    notebook = solution_notebook()
-    cells = _cells(notebook)
-    right_sgd = cells["sgd"].source.replace("from collections.abc import Iterable\n", "")
-    old = "            p.data -= self.lr * p.grad"
-    assert old in cells["sgd"].source
-    wrong = ("            with no_grad():\n                p.data += self.lr * p.grad" if under_no_grad
-             else "            p.data += self.lr * p.grad")
-    cells["sgd"].source = cells["sgd"].source.replace(old, wrong)
-    cells["no_grad"].source += "\n\n" + right_sgd
-    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
-    assert scores(report)["test_step"] < FULL["test_step"], scores(report)
+    gives 0.56/3 (the part runs the no_grad stub, never the student's copy). Wrapped in `with no_grad():`, the same
+    wrong update reaches the blank no_grad, the part lends cell no_grad (sound), and that cell's SGD replaces the graded
+    cell's: test_step 3/3, 18/18. (The same right copy in a cell the student added below gives 3/3 either way: the
+    student's own cells run where they stand.) One notebook's code, one grade: whether step() happens to call no_grad
+    must not decide whether another solution cell's SGD is graded in its place."""
+    graded = {}
+    for under_no_grad in (False, True):
+        notebook = solution_notebook()
+        cells = _cells(notebook)
+        right_sgd = cells["sgd"].source.replace("from collections.abc import Iterable\n", "")
+        old = "            p.data -= self.lr * p.grad"
+        assert old in cells["sgd"].source
+        wrong = ("            with no_grad():\n                p.data += self.lr * p.grad" if under_no_grad
+                 else "            p.data += self.lr * p.grad")
+        cells["sgd"].source = cells["sgd"].source.replace(old, wrong)
+        cells["no_grad"].source += "\n\n" + right_sgd
+        report, _ = grade_json(write_notebook(notebook, tmp_path / str(under_no_grad) / ASSIGNMENT.notebook_name))
+        graded[under_no_grad] = scores(report)["test_step"]
+    assert graded[True] == graded[False], graded
 
 @pytest.mark.parametrize("no_grad_cell", ["# no_grad is written above, with SGD (step() uses it)\n", None],
                          ids=["red-b12-4-emptied", "red-b12-4-deleted"])
