@@ -269,6 +269,26 @@ def test_a_name_error_of_the_graded_cell_is_not_blamed_on_an_unsound_cell_that_c
     assert all("name 'zeros_like' is not defined" in m and "cell module" not in m for m in messages), messages[:2]
 
 
+def test_an_attribute_error_of_the_graded_cell_is_not_blamed_on_an_unsound_cell_that_sets_that_name_elsewhere(tmp_path):
+    """red-b13 3b (pass 23): parameters() reads `item.params` for a sub-module (the student's slip: SGD's attribute
+    name), and step() in cell sgd is wrong (its part 0.56/3). B12-2's _defines_attribute finds `self.params = ` in the
+    student's cell sgd, an attribute of SGD objects, and test_parameters says "'Module' object has no attribute
+    'params' (your cell sgd defines params, and it is blank in this part: ... not all of cell sgd's do)": the student is
+    sent to cell sgd, which gives no Module anything, and since cell sgd is not sound no lent run ever shows otherwise
+    (with a right step() the cell is lent and the message is Python's alone). The message must name the slip alone."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    for cell, old, new in (("module", "candidates = item.parameters()", "candidates = item.params"),
+                           ("sgd", "p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")):
+        assert old in cells[cell].source
+        cells[cell].source = cells[cell].source.replace(old, new)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report)["test_parameters"] < FULL["test_parameters"]
+    parameters = next(part for part in report["parts"] if part["grade_id"] == "test_parameters")
+    messages = [t["message"] for t in parameters["tests"] if not t["passed"] and "params" in t["message"]]
+    assert messages and all("cell sgd" not in m for m in messages), messages[:2]
+
+
 def test_a_lent_cell_that_defines_the_graded_cells_class_again_grades_the_same_whether_lent_or_not(tmp_path):
     """red-b13 4 (pass 23): step() in cell sgd adds lr * grad (wrong: test_step, right below cell sgd, fails in
     Jupyter), and cell no_grad, right in its own part, ends with a second, right copy of class SGD. Plain, the part
