@@ -230,7 +230,9 @@ def test_a_name_a_star_import_of_another_students_cell_binds_is_lent(tmp_path):
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
 
 
-def test_a_future_import_below_a_cells_first_statement_holds_for_the_cells_below_in_every_part(tmp_path):
+@pytest.mark.parametrize("first", ["import math\n", "%matplotlib inline\n"],
+                         ids=["red-b13-2-below-an-import", "red-b13-2-below-a-magic"])
+def test_a_future_import_below_a_cells_first_statement_holds_for_the_cells_below_in_every_part(tmp_path, first):
     """red-b13 2 (pass 23): IPython compiles a cell statement by statement, so `from __future__ import annotations`
     after `import math` in cell module is no syntax error there, and its compiler keeps the flag for every cell
     below (cell_runner does the same): SGD's method annotated `-> SGD` is a string, right in Jupyter (test_lesson_numbers
@@ -239,7 +241,7 @@ def test_a_future_import_below_a_cells_first_statement_holds_for_the_cells_below
     "NameError: name 'SGD' is not defined", 0/2 and 0/3: 13/18. With the import first in the cell the same code is 18/18."""
     notebook = solution_notebook()
     cells = _cells(notebook)
-    cells["module"].source = "import math\nfrom __future__ import annotations\n\n" + cells["module"].source
+    cells["module"].source = f"{first}from __future__ import annotations\n\n" + cells["module"].source
     old = "    def zero_grad(self) -> None:\n"
     assert old in cells["sgd"].source
     cells["sgd"].source = cells["sgd"].source.replace(
