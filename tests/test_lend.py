@@ -230,6 +230,28 @@ def test_a_name_a_star_import_of_another_students_cell_binds_is_lent(tmp_path):
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
 
 
+@pytest.mark.parametrize("imported, old, new", [
+    ("from collections.abc import Iterator", "    def zero_grad(self) -> None:\n",
+     "    def __iter__(self) -> Iterator[Parameter]:\n        return iter(self.params)\n\n    def zero_grad(self) -> None:\n"),
+    ("import contextlib", "    def zero_grad(self) -> None:\n",
+     "    @contextlib.contextmanager\n    def frozen(self):\n        yield self\n\n    def zero_grad(self) -> None:\n"),
+], ids=["red-b13-6-iterator", "red-b13-6-contextlib"])
+def test_a_name_a_released_cell_below_imports_but_the_student_imported_above_is_lent(tmp_path, imported, old, new):
+    """red-b13 6 (pass 23): the student imports `Iterator` (or `contextlib`) at the top of cell module and class SGD
+    uses it as it is made (an annotation `-> Iterator[Parameter]`, a decorator `@contextlib.contextmanager`): right in
+    Jupyter (test_lesson_numbers 3/3). test_zero_grad and test_step take cell module blank: "SGD raised NameError: name
+    'Iterator' is not defined". The released cell no_grad (below) imports that name too, so it is in defining_cells,
+    and Runner.own_name_named returns early for such a name: the student's cell module, which binds it at the top level
+    (a plain import _binds reads), is never named blank nor lent: 0/2 and 0/3, 13/18."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = f"{imported}\n\n\n" + cells["module"].source
+    assert old in cells["sgd"].source
+    cells["sgd"].source = cells["sgd"].source.replace(old, new)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
 @pytest.mark.parametrize("first", ["import math\n", "%matplotlib inline\n"],
                          ids=["red-b13-2-below-an-import", "red-b13-2-below-a-magic"])
 def test_a_future_import_below_a_cells_first_statement_holds_for_the_cells_below_in_every_part(tmp_path, first):
