@@ -819,3 +819,36 @@ def test_without_namespaces_a_refilling_fork_bomb_ends_with_the_sandbox():
         except OSError:
             pass
     assert left == 0, f"{left} processes of the submission's uid {uid} still running"
+
+
+@pytest.mark.parametrize("linked", ["venv", "parent"], ids=["red-b13-5-venv-linked", "red-b13-5-parent-linked"])
+def test_a_venv_reached_through_a_symlink_still_lets_a_cell_import_what_it_holds(tmp_path, linked):
+    """red-b13 5 (pass 23): isolation.allowed_paths adds sys.prefix as the grader was started with it. A venv reached
+    through a symbolic link (a course whose .venv links to a shared one, a home folder behind a link, this kit's own
+    worktrees) gives a prefix that is the link: the session's allow-list then holds the link, not the folder, and every
+    module the worker did not preload from site-packages is not found: `from numpy import *` in cell module raises
+    "ModuleNotFoundError: No module named 'numpy.f2py'" (numpy.polynomial, numpy.testing, numpy.ma likewise), a right
+    notebook 12/18 (`import matplotlib` likewise) that the same grader started through the real path gives 18/18. A link
+    higher up (the folder that holds the venv: a home folder behind a link) and no session starts at all: "the
+    submission's sandbox could not start: mount /new/<the link>/.venv: No such file or directory", no grade."""
+    import json
+
+    import nbformat
+    prefix = Path(sys.prefix).resolve()
+    if linked == "venv":
+        link = tmp_path / "venv"
+        link.symlink_to(prefix, target_is_directory=True)
+    else:
+        (tmp_path / "course").symlink_to(prefix.parent, target_is_directory=True)
+        link = tmp_path / "course" / prefix.name
+    notebook = nbformat.read(ROOT / "solutions" / ASSIGNMENT.name / ASSIGNMENT.notebook_name, as_version=4)
+    module = next(cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == "module")
+    module.source = "from numpy import *\nimport numpy.polynomial\n\n\n" + module.source
+    path = tmp_path / ASSIGNMENT.notebook_name
+    nbformat.write(notebook, path)
+    run = subprocess.run([str(link / "bin" / "python"), "-m", "autograder", "grade", str(path), "--json"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads(run.stdout)
+    failed = [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+    assert not failed, failed[:2]

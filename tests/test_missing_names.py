@@ -5,6 +5,8 @@ autograder/sandbox/program.py, defining_cells). The catalogue holds the same rul
 """
 from __future__ import annotations
 
+import pytest
+
 from autograder.checks.suites import BLANK_HERE, Runner
 from autograder.sandbox import NOT_WRITTEN, Cell, Outcome
 from autograder.sandbox.program import defining_cells
@@ -168,3 +170,25 @@ def test_a_call_of_a_stub_the_part_took_blank_that_raised_a_type_error_names_its
         f"raised KeyError: 'count_64_32_10' (because {error} (Linear {BLANK_HERE}, and not all of cell linear's do))")
     assert explain("raised KeyError: 'count_64_32_10'", [error], cells) == (
         f"raised KeyError: 'count_64_32_10' (because {error})")
+
+
+@pytest.mark.parametrize("helper", [
+    "if hasattr(np, 'zeros_like'):\n    _zeros = np.zeros_like\n",
+    "try:\n    _zeros = np.zeros_like\nexcept AttributeError:\n    _zeros = None\n",
+    "for _zeros in (np.zeros_like,):\n    pass\n",
+    "with contextlib.nullcontext(np.zeros_like) as _zeros:\n    pass\n",
+    "print((_zeros := np.zeros_like).__name__)\n",
+    "def _setup():\n    global _zeros\n    _zeros = np.zeros_like\n\n\n_setup()\n",
+    "from helpers import *\n",
+    "from numpy import (\n    zeros_like as _zeros,\n)\n",
+], ids=["red-b13-1-if", "red-b13-1-try", "red-b13-1-for-target", "red-b13-1-with-as", "red-b13-1-walrus",
+        "red-b13-1-global-in-a-function", "red-b13-1-star-import",
+        "red-b13-1-import-in-brackets-over-lines"])
+def test_a_helper_a_borrowed_cell_binds_in_a_compound_statement_at_the_top_level_is_named_blank(helper):
+    """red-b13 1 (pass 23): a name the student's own copy of a borrowed cell binds in the notebook's namespace, in an
+    if or try block at the top level or as a for, with or walrus target, is that cell's (Jupyter binds it as it binds
+    `_zeros = ...`): the reason must name the cell blank, so the sound cell is lent (tests/test_lend.py grades it)."""
+    reason = "SGD.zero_grad raised NameError: name '_zeros' is not defined (line 19 of its cell)"
+    told = explain(reason, [], cells=[("module", "class Module:\n    pass\n"), ("sgd", "class SGD:\n    pass\n")],
+                   borrowed=frozenset({"module"}), own_copies={"module": helper + "\n\nclass Module:\n    pass\n"})
+    assert BLANK_HERE in told, told

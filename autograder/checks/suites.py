@@ -61,6 +61,11 @@ class Suite:
     grade_id: str
     student_cells: tuple[str, ...] | str
     checks: list[Check]
+    lent: tuple[str, ...] = ()  # of student_cells, those lent to the part (Grader.settle), which it does not grade
+
+    def lending(self, cells: tuple[str, ...]) -> Suite:
+        """The part with the student's own copy of `cells` lent to it."""
+        return replace(self, student_cells=(*self.student_cells, *cells), lent=(*self.lent, *cells))
 
 
 def import_suite(path: Path) -> ModuleType:
@@ -136,8 +141,9 @@ class Runner:
         `defined_by`: the cell each name comes from in the released notebook (defining_cells), so that a name
         not found is explained by that cell. `own_copies`: the student's own text of each borrowed cell, only
         searched (never run) for a name of the student's own that the part did not find (a helper written below
-        Module and called by zero_grad). `demonstrated`: the demonstration each name comes from (demonstrated_names),
-        which no part runs: a name not found that only one defines is told so."""
+        Module and called by zero_grad; Grader.unblamed keeps only the sound ones once the lending ends).
+        `demonstrated`: the demonstration each name comes from (demonstrated_names), which no part runs: a name not
+        found that only one defines is told so."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
         self.defined_by = dict(defined_by or {})
@@ -465,18 +471,22 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[C
     enter a process that runs student code). Its probes call only the stub they grade.
     A stub stands in for the student's own copy of its cell, so it replaces only the names that copy binds: a name the
     copy does not bind (an emptied cell no_grad, or a deleted one, whose no_grad the student wrote atop cell sgd)
-    keeps what the cells above bound, as in the notebook run top to bottom (_keeping)."""
+    keeps what the cells above bound, as in the notebook run top to bottom (_keeping). A cell lent to the part below
+    a cell it grades gives it nothing of what that cell's task names (_holding)."""
     program = program_from_notebook(notebook, assignment.source, assignment.release, suite.student_cells)
     if suite.student_cells == "all":
         return program
-    stubs = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.release.cells
-             if cell.metadata.get("nbgrader", {}).get("solution") and cell.metadata["nbgrader"]["grade_id"]
-             not in suite.student_cells}
+    released = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.release.cells
+                if cell.metadata.get("nbgrader", {}).get("solution")}
+    stubs = {gid: text for gid, text in released.items() if gid not in suite.student_cells}
     own = {cell.name: namespace_lines(cell.source) for cell in program_from_notebook(
         notebook, assignment.source, assignment.release, tuple(stubs)) if cell.name in stubs}
-    return [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
+    program = [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
         name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name, top_level=True)]))
         if cell.name in stubs else cell for cell in program]
+    lent = set(suite.lent) & set(suite.student_cells)
+    return _holding(program, {gid: released[gid] for gid in suite.student_cells if gid in released and gid not in lent},
+                    lent)
 
 
 _KEPT = "__kept_from_your_cells_above"  # what the cells above bound of a stub's names, while the stub runs
@@ -488,8 +498,37 @@ def _keeping(text: str, stub: str, names: list[str]) -> str:
     if not names:
         return text
     futures = text[:len(text) - len(stub)]
-    return (f"{futures}{_KEPT} = {{name: globals()[name] for name in {tuple(names)!r} if name in globals()}}\n"
-            f"{stub}\nglobals().update({_KEPT})\ndel {_KEPT}\n")
+    return f"{futures}{_KEPT} = {_held(names)}\n{stub}\nglobals().update({_KEPT})\ndel {_KEPT}\n"
+
+
+def _held(names: list[str]) -> str:
+    """An expression: what `names` hold in the notebook's namespace now, those that hold anything."""
+    return f"{{name: globals()[name] for name in {tuple(names)!r} if name in globals()}}"
+
+
+_HELD = "__held_for_the_cells_this_part_grades"  # what a graded cell's names held before a lent cell below it ran
+
+
+def _holding(program: list[Cell], graded: Mapping[str, str], lent: set[str]) -> list[Cell]:
+    """`program`, each cell of `lent` that runs below a cell of `graded` (its release's copy, by name) between two
+    cells of the grader's: the names those graded cells' tasks bind (SGD for cell sgd) hold after the lent cell what
+    they held before it, bound or not. In Jupyter the part's test cell stands right below the cell it grades, where no
+    cell below has run: a lent cell gives the part what the graded cell calls of it (no_grad, for a step() under
+    `with no_grad():`), never a class of its own in place of the graded one (a right SGD copied to the end of cell
+    no_grad), so one wrong step() costs its part whether or not it calls no_grad (red-b13 4). The lent cell itself runs
+    as the student wrote it (its lines are its messages', a cell magic stays its first line): the grader's code is in
+    cells of its own, which bind nothing else."""
+    names: list[str] = []  # the names of the graded cells above
+    held: list[Cell] = []
+    for cell in program:
+        if cell.name in lent and names:
+            held += [Cell(f"{cell.name} (before it)", f"{_HELD} = {_held(names)}\n"), cell,
+                     Cell(f"{cell.name} (after it)", f"[globals().pop(name, None) for name in {tuple(names)!r}]\n"
+                                                     f"globals().update({_HELD})\ndel {_HELD}\n")]
+        else:
+            held.append(cell)
+        names += sorted(bound_names(graded[cell.name])) if cell.name in graded else []
+    return held
 
 
 def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: bool = False) -> dict[tuple[str, str], Outcome]:
@@ -589,7 +628,8 @@ class Grader:
         give it, in the suites' order, then again with sound cells lent where that needs them (lend), round after
         round while a part has more sound cells to take: a cell whose parts pass in full only once lent (a right
         step() under a right no_grad()) is sound, and lent in turn (to an exercise computed with SGD). When no
-        single cell is left to lend, cells that each need another's are tried as a set (lend_together)."""
+        single cell is left to lend, cells that each need another's are tried as a set (lend_together). Then no message
+        names a cell never lent as the cause (unblamed)."""
         parts = {}
         for suite in self.prepared.suites:
             runner = self.part_runner(submission, suite)
@@ -609,8 +649,25 @@ class Grader:
             if not lent:
                 together = self.lend_together(submission, results)
                 if not together:  # (a set that held is sound from then on, so none is tried twice)
-                    return parts
+                    return self.unblamed(parts)
                 parts.update(together)
+
+    def unblamed(self, parts: dict[str, tuple[Runner, list[CheckResult]]]) -> dict[str, tuple[Runner, list[CheckResult]]]:
+        """`parts` once no cell is left to lend, each runner left the student's own copies of only the sound cells, and
+        a part whose messages may have named another (Runner.own_name_named) checked again on the answers it holds (no
+        call runs again). A cell named as one that binds the name not found, or the attribute, is the grader's reading
+        of the student's text, which a lent run confirms or not; a cell never lent (a part of its own fails) is one no
+        run ever showed to be the cause (a `globals()` it prints, a `self.params =` of another class): the message is
+        then the error alone, never a claim nothing checked (red-b13 3)."""
+        results = {grade_id: part[1] for grade_id, part in parts.items()}
+        sound = {cell for cell in self.solution_cells if self.sound(cell, results)}
+        for suite in self.prepared.suites:
+            runner, checked = parts[suite.grade_id]
+            unsound = set(runner.own_copies) - sound
+            runner.own_copies = {cell: text for cell, text in runner.own_copies.items() if cell in sound}
+            if unsound and not all(result.passed for result in checked):
+                parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
+        return parts
 
     def sound_cells(self, suite: Suite, results: Mapping[str, list[CheckResult]]) -> tuple[str, ...]:
         """The cells the part took blank to lend it, when its checks reached such a stub (BLANK_HERE: a right step()
@@ -642,7 +699,7 @@ class Grader:
                 if suite.student_cells != "all" and cells & set(suite.student_cells) and not all(
                         r.passed for r in results[suite.grade_id]):
                     lent = (set(self.sound_cells(suite, results)) | cells) - set(suite.student_cells)
-                    runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *sorted(lent))))
+                    runner = self.part_runner(submission, suite.lending(tuple(sorted(lent))))
                     graded[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
             now = {**results, **{part: again for part, (_, again) in graded.items()}}
             sound = {cell for cell in cells if self.sound(cell, now)}
@@ -656,7 +713,7 @@ class Grader:
         """The part graded again with the student's own copy of `cells` (sound_cells), and the runner and results
         when that passes as many checks as `results` or more (its messages then name the part's own mistake, not
         a stub that was in fact sound); else None."""
-        runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *cells)))
+        runner = self.part_runner(submission, suite.lending(cells))
         again = run_checks(suite.checks, runner, self.reference)
         return (runner, again) if sum(r.passed for r in again) >= sum(r.passed for r in results) else None
 

@@ -252,9 +252,10 @@ def _in_students_order(cells: list[Mapping], last: Mapping[str, int]) -> list[tu
 
 @functools.lru_cache(maxsize=64)  # each part's program asks again for the same cells: read each once
 def _futures(text: str) -> str:
-    """The __future__ imports the student's cell `text` opens with, a line each, for the release's copy that stands
-    in for it: Jupyter's compiler keeps them for every cell below (cell_runner's does too), so the cells a part
-    takes from the student compile as they do in the notebook."""
+    """The __future__ imports of the student's cell `text`, a line each, for the release's copy that stands in for it:
+    Jupyter's compiler keeps them for every cell below (cell_runner's does too), so the cells a part takes from the
+    student compile as they do in the notebook. Each top-level one, wherever it stands: IPython compiles a cell one
+    statement at a time, so one below `import math` or `%matplotlib inline` is no syntax error there."""
     if "__future__" not in text:
         return ""
     return "".join(f"from __future__ import {names}\n" for names in _future_names(_parsed(read_as_python(text))))
@@ -275,15 +276,10 @@ def _parsed(text: str) -> list[ast.stmt]:
 
 
 def _future_names(body: list[ast.stmt]) -> list[str]:
-    """The features the __future__ imports that open `body` name (a docstring may come first)."""
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    names = []
-    for node in body:
-        if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
-            break
-        names.append(", ".join(alias.name for alias in node.names))
-    return names
+    """The features the top-level __future__ imports of `body` name, wherever they stand (_futures says why; one
+    in a block is a syntax error in IPython too)."""
+    return [", ".join(alias.name for alias in node.names) for node in body
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__"]
 
 
 def bound_names(text: str) -> set[str]:
