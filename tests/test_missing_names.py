@@ -114,8 +114,7 @@ def test_a_reason_that_repeats_a_stubs_name_searches_the_students_cell_for_it_on
 
     searched = []
     binds = suites._binds
-    monkeypatch.setattr(suites, "_binds", lambda text, name, top_level=False: searched.append(name) or binds(
-        text, name, top_level))
+    monkeypatch.setattr(suites, "_binds", lambda text, name: searched.append(name) or binds(text, name))
     phrase = f"Linear {NOT_WRITTEN} "
     runner = Runner(None, [Cell("sgd", "class SGD:\n    pass\n" + " " * 1000)], Submission("x.ipynb"),
                     fresh=False, borrowed=frozenset({"linear"}), one_cell=True, defined_by={"Linear": "linear"})
@@ -192,3 +191,4 @@ def test_a_helper_a_borrowed_cell_binds_in_a_compound_statement_at_the_top_level
     told = explain(reason, [], cells=[("module", "class Module:\n    pass\n"), ("sgd", "class SGD:\n    pass\n")],
                    borrowed=frozenset({"module"}), own_copies={"module": helper + "\n\nclass Module:\n    pass\n"})
     assert BLANK_HERE in told, told
+
