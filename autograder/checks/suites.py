@@ -263,8 +263,9 @@ class Runner:
         return self.binding[key]
 
     def own_name_named(self, text: str) -> str:
-        """`text`, where it says a name is not defined that no released cell defines but the student's own copy
-        of a cell this part took blank binds at the top level (_binds), or that an object has no attribute the
+        """`text`, where it says a name is not defined that the student's own copy of a cell this part took blank
+        binds at the top level (_binds; not the copy of the released cell that defines the name, whose stub the part
+        runs and binds it: a released cell below also importing the student's name does not hide it), or that an object has no attribute the
         student's own copy of such a cell defines (a method, a class attribute: _defines_attribute), with that cell
         named as blank in this part: Grader.settle then grades the part again with that cell when it is sound.
         Failing that, a name a demo cell defines is said to be one (grading runs none); else the first own copy that
@@ -274,14 +275,15 @@ class Runner:
         when it passes as many checks or more."""
         name, attribute = _NAME_ERROR.search(text), _NO_ATTRIBUTE.search(text)
         missing = name or attribute
-        if not missing or (name and name[1] in self.defined_by) or BLANK_HERE in text:
+        if not missing or BLANK_HERE in text:
             return text
-        cell = next((cell for cell, own in self.own_copies.items() if (
+        released = self.defined_by.get(missing[1]) if name else None  # its stub, when borrowed, binds it (why_undefined)
+        cell = next((cell for cell, own in self.own_copies.items() if cell != released and (
             self.binds(f"your {cell}", own, missing[1]) if name
             else self.defines_attribute(cell, own, missing[1]))), None)
         if cell:
             return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})"
-        if not name:
+        if not name or name[1] in self.defined_by:  # else why_undefined names the released cell that defines it
             return text
         demo = self.demonstrated.get(missing[1])  # (red-b12 5: mlp() of demo_count_parameters)
         if demo:
