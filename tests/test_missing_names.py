@@ -114,8 +114,7 @@ def test_a_reason_that_repeats_a_stubs_name_searches_the_students_cell_for_it_on
 
     searched = []
     binds = suites._binds
-    monkeypatch.setattr(suites, "_binds", lambda text, name, top_level=False: searched.append(name) or binds(
-        text, name, top_level))
+    monkeypatch.setattr(suites, "_binds", lambda text, name: searched.append(name) or binds(text, name))
     phrase = f"Linear {NOT_WRITTEN} "
     runner = Runner(None, [Cell("sgd", "class SGD:\n    pass\n" + " " * 1000)], Submission("x.ipynb"),
                     fresh=False, borrowed=frozenset({"linear"}), one_cell=True, defined_by={"Linear": "linear"})
@@ -192,3 +191,19 @@ def test_a_helper_a_borrowed_cell_binds_in_a_compound_statement_at_the_top_level
     told = explain(reason, [], cells=[("module", "class Module:\n    pass\n"), ("sgd", "class SGD:\n    pass\n")],
                    borrowed=frozenset({"module"}), own_copies={"module": helper + "\n\nclass Module:\n    pass\n"})
     assert BLANK_HERE in told, told
+
+
+def test_a_name_a_released_cell_below_imports_too_names_the_students_cell_that_imported_it():
+    """red-b13 6 (pass 23): the student imports Iterator atop cell module, and the released cell no_grad (below SGD)
+    imports it too: a NameError for it in a part that took cell module blank names the student's cell module (so
+    the sound cell is lent), not only no_grad's stub, which binds it and so is no cause. The student's copy of the
+    released cell that defines the name is not named: its stub runs in the part and binds the name itself."""
+    reason = "SGD raised NameError: name 'Iterator' is not defined (line 7 of its cell)"
+    own = {"module": "from collections.abc import Iterator\n\n\nclass Module:\n    pass\n",
+           "no_grad": "import contextlib\nfrom collections.abc import Iterator\n"}
+    cells = [("sgd", "class SGD:\n    pass\n"), ("no_grad", "from collections.abc import Iterator\n")]
+    assert explain(reason, [], cells, frozenset({"module", "no_grad"}), own) == (
+        f"{reason} (your cell module defines Iterator, and it {BLANK_HERE}, and not all of cell module's do)")
+    assert explain(reason, [], cells, frozenset({"module", "no_grad"}), {"no_grad": own["no_grad"]}) == reason
+    pushed = {"module": "get_ipython().push({'Iterator': None})\n"}  # a released name: why_undefined's, as before
+    assert explain(reason, [], cells, frozenset({"module", "no_grad"}), pushed) == reason

@@ -151,7 +151,7 @@ class Runner:
         self.blank_cells = frozenset(borrowed)
         self.own_copies = dict(own_copies or {})
         self.demonstrated = dict(demonstrated or {})
-        self.binding: dict[tuple[str, str, bool], bool] = {}  # (where, name, top_level) -> _binds, once (binds)
+        self.binding: dict[tuple[str, str], bool] = {}  # (where, name) -> _binds, once (binds)
         self.statements: dict[str, str] = {}  # where -> its namespace_lines, once (binds)
         self.run_time: dict[str, bool] = {}  # where -> _binds_at_run_time, once (own_name_named)
         self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
@@ -256,21 +256,22 @@ class Runner:
         later = self.cells[names.index(blank_cell) + 1:] if blank_cell in names else self.cells
         return any(self.binds(cell.name, cell.source, name) for cell in later if cell.name not in self.blank_cells)
 
-    def binds(self, where: str, text: str, name: str, top_level: bool = False) -> bool:
+    def binds(self, where: str, text: str, name: str) -> bool:
         """_binds, searched once per cell and name while the runner lives (every failed check's reason may name
         the same stub again, and the cell may be megabytes long: the grader's own time), among the statements
         that run in the notebook's namespace (namespace_lines: a local of a function named like the stub binds
         nothing another cell calls)."""
-        key = (where, name, top_level)
+        key = (where, name)
         if key not in self.binding:
             if where not in self.statements:
                 self.statements[where] = namespace_lines(text)
-            self.binding[key] = _binds(self.statements[where], name, top_level)
+            self.binding[key] = _binds(self.statements[where], name)
         return self.binding[key]
 
     def own_name_named(self, text: str) -> str:
-        """`text`, where it says a name is not defined that no released cell defines but the student's own copy
-        of a cell this part took blank binds at the top level (_binds), or that an object has no attribute the
+        """`text`, where it says a name is not defined that the student's own copy of a cell this part took blank
+        binds at the top level (_binds; not the copy of the released cell that defines the name, whose stub the part
+        runs and binds it: a released cell below also importing the student's name does not hide it), or that an object has no attribute the
         student's own copy of such a cell defines (a method, a class attribute: _defines_attribute), with that cell
         named as blank in this part: Grader.settle then grades the part again with that cell when it is sound.
         Failing that, a name a demo cell defines is said to be one (grading runs none); else the first own copy that
@@ -280,14 +281,15 @@ class Runner:
         when it passes as many checks or more."""
         name, attribute = _NAME_ERROR.search(text), _NO_ATTRIBUTE.search(text)
         missing = name or attribute
-        if not missing or (name and name[1] in self.defined_by) or BLANK_HERE in text:
+        if not missing or BLANK_HERE in text:
             return text
-        cell = next((cell for cell, own in self.own_copies.items() if (
-            self.binds(f"your {cell}", own, missing[1], top_level=True) if name
+        released = self.defined_by.get(missing[1]) if name else None  # its stub, when borrowed, binds it (why_undefined)
+        cell = next((cell for cell, own in self.own_copies.items() if cell != released and (
+            self.binds(f"your {cell}", own, missing[1]) if name
             else self.defines_attribute(cell, own, missing[1]))), None)
         if cell:
             return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})"
-        if not name:
+        if not name or name[1] in self.defined_by:  # else why_undefined names the released cell that defines it
             return text
         demo = self.demonstrated.get(missing[1])  # (red-b12 5: mlp() of demo_count_parameters)
         if demo:
@@ -303,7 +305,7 @@ class Runner:
 
     def defines_attribute(self, cell: str, text: str, name: str) -> bool:
         """_defines_attribute on the student's own copy of `cell`, searched once per cell and name (binds)."""
-        key = (f"your {cell}'s classes", name, False)
+        key = (f"your {cell}'s classes", name)
         if key not in self.binding:
             self.binding[key] = _defines_attribute(read_as_python(text), name)
         return self.binding[key]
@@ -349,24 +351,28 @@ def _blank(cell: str) -> str:
     return f"{BLANK_HERE}, and not all of cell {cell}'s do"
 
 
-def _binds(text: str, name: str, top_level: bool = False) -> bool:
-    """Whether a line of `text` binds `name` as a statement does (class, def, an assignment, an import), at any
-    indentation, or only at the top level, where a name another cell can call is bound (not a local of a method).
-    An assignment binds each name of its target list (`ZERO, ONE = ...`, `(A, *B) = ...`) and of a chain (`a = b = 0`);
-    an import each name it lists (`import math, itertools`, `from M import X, Y as Z`: X and Z), a dotted module
-    its first part (`import a.b`: a). The student's code is only searched here, line by line in linear time, never
-    parsed: parsing is the sandbox's (code nested past the parser's depth, or megabytes of it, would cost the
-    grader's own time and memory). Hence each part of a line the patterns repeat cannot be read two ways (a chain's
-    target starts with no blank, an import's names are found by a lazy scan from one start), so no backtracking
-    multiplies; an import in brackets over several lines gives only its first line's names."""
+def _binds(text: str, name: str) -> bool:
+    """Whether a statement of `text` binds `name`, at any indentation (namespace_lines gives only the statements run
+    in the notebook's namespace, a block's at the top level among them): class, def, an assignment, an import, a for
+    target, `global`, an `as` target (`with … as`, `import … as`; not `except … as`, whose name the block's end
+    deletes), a walrus target. An assignment binds each name of its target list (`ZERO, ONE = ...`, `(A, *B) = ...`)
+    and of a chain (`a = b = 0`); an import each name it lists (`import math, itertools`, `from M import X, Y as Z`: X
+    and Z), a dotted module its first part (`import a.b`: a); a for each name of its target list. The student's code is
+    only searched here, line by line in linear time, never parsed: parsing is the sandbox's (code nested past the
+    parser's depth, or megabytes of it, would cost the grader's own time and memory). Hence each part of a line the
+    patterns repeat cannot be read two ways (a chain's target starts with no blank, an import's names are found by a
+    lazy scan from one start, the scan for `as` and `:=` is the one pattern that starts with no indentation), so no
+    backtracking multiplies."""
     word = re.escape(name)
-    indent, alias = (("", "") if top_level else (r"[ \t]*", rf"|[ \t]as[ \t]+{word}\b"))
     imported = rf"(?:from[ \t]+[\w.]+[ \t]+)?import[ \t](?:[^\n#;]*?[ \t,(])?{word}\b(?![ \t]+as\b)"
     target = r"\*?[\w.]+(?:\[[^\]\n]*\])?"  # a name, attribute or subscript in a target list
     assigned = (rf"(?:[\w.*\[\]][\w., \t*\[\]]*=(?!=)[ \t]*)*(?:[(\[][ \t]*)?(?:{target}[ \t]*,[ \t]*)*\*?{word}[ \t]*"
                 rf"(?::[^=\n]*|,[^=\n(<>!]*|[)\]][ \t]*)?=(?!=)")  # (not a keyword argument, nor a comparison)
-    return re.search(rf"^{indent}(?:(?:class|def)[ \t]+{word}\b|{assigned}|{imported}){alias}", text,
-                     re.MULTILINE) is not None
+    looped = rf"(?:async[ \t]+)?for[ \t(\[]+(?:{target}[ \t)\]]*,[ \t(\[]*)*\*?{word}\b(?![ \t]*[.\[(])"
+    declared = rf"global[ \t]+(?:\w+[ \t]*,[ \t]*)*{word}\b"
+    named = rf"(?![ \t]*except\b)[^\n#]*?(?:[ \t]as[ \t]+{word}\b|(?<![\w.]){word}[ \t]*:=)"  # `as`, walrus
+    return re.search(rf"^(?:[ \t]*(?:(?:async[ \t]+)?(?:class|def)[ \t]+{word}\b|{assigned}|{imported}|{looped}"
+                     rf"|{declared})|{named})", text, re.MULTILINE) is not None
 
 
 def _defines_attribute(text: str, name: str) -> bool:
@@ -377,9 +383,11 @@ def _defines_attribute(text: str, name: str) -> bool:
 
 # What binds a name in the notebook's namespace that no statement names (Jupyter runs each as any other binding):
 # the shell's push(), ex(), run_cell() and user_ns, the namespace as globals() or the module __main__, exec(), the
-# builtins, and %run's script. Not vars() nor setattr(), which a right Module reads or writes its own attributes with.
+# builtins, and %run's script; a star import, which binds the names its module holds (`from numpy import *`: zeros_like).
+# Not vars() nor setattr(), which a right Module reads or writes its own attributes with.
 _RUN_TIME_BINDING = re.compile(r"\bget_ipython\b|\b(?:globals|exec)[ \t]*\(|\bimport[ \t]+__main__\b"
-                               r"|\bsys\.modules\b|\bbuiltins\b|%run\b")
+                               r"|\bsys\.modules\b|\bbuiltins\b|%run\b"
+                               r"|\bimport[ \t]*\*")
 
 
 def _binds_at_run_time(text: str) -> bool:
@@ -482,7 +490,7 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[C
     own = {cell.name: namespace_lines(cell.source) for cell in program_from_notebook(
         notebook, assignment.source, assignment.release, tuple(stubs)) if cell.name in stubs}
     program = [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
-        name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name, top_level=True)]))
+        name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name)]))
         if cell.name in stubs else cell for cell in program]
     lent = set(suite.lent) & set(suite.student_cells)
     return _holding(program, {gid: released[gid] for gid in suite.student_cells if gid in released and gid not in lent},

@@ -35,15 +35,11 @@ _LINE_MAGIC = re.compile(r"^([ \t]*)%(\w+)(.*)$")
 _IPYTHON_LINE = re.compile(r"^[ \t]*[%!,;/]|\?|=[ \t]*[%!]", re.MULTILINE)
 
 
-def statement_starts(source: str) -> list[bool]:
-    """For each line of `source`, whether it begins a statement: outside brackets, strings and a backslash's
-    continuation, where IPython reads `%` and `!` as escapes (a line of `!= 2)` inside brackets is code). Linear."""
-    return [start for start, _ in _statements(source)]
-
-
-def _statements(source: str) -> list[tuple[bool, bool]]:
-    """For each line of `source`, (whether it begins a statement, whether it ends one whose last token is `?`,
-    no comment after it: help, which IPython's HelpEnd makes of the whole statement). Linear."""
+def _statements(source: str) -> list[tuple[bool, bool, int]]:
+    """For each line of `source`, (whether it begins a statement: outside brackets, strings and a backslash's
+    continuation, where IPython reads `%` and `!` as escapes (a line of `!= 2)` inside brackets is code); whether it
+    ends one whose last token is `?`, no comment after it: help, which IPython's HelpEnd makes of the whole statement;
+    where its comment begins, or its length if none). Linear."""
     lines, depth, quote, continued = [], 0, "", False
     for line in source.split("\n"):
         start, last, at = depth == 0 and not quote and not continued, "", 0
@@ -72,25 +68,36 @@ def _statements(source: str) -> list[tuple[bool, bool]]:
             at += 1
         if len(quote) == 1 and not continued:  # a one-quote string ends with its line (else a SyntaxError)
             quote = ""
-        lines.append((start, last == "?" and depth == 0 and not quote and not continued))
+        lines.append((start, last == "?" and depth == 0 and not quote and not continued, at))
     return lines
 
 
 def namespace_lines(source: str) -> str:
-    """The lines of `source` that begin a statement run in the notebook's namespace: not in the body of a def or a
-    class (a local or an attribute there binds no name another cell can call), nor a bracket's or string's inner
-    line (`f(\n    y=3)` binds no y), IPython's syntax read as what it binds (read_as_python). Linear, never parsed."""
+    """The statements of `source` run in the notebook's namespace, one a line: not in the body of a def or a class (a
+    local or an attribute there binds no name another cell can call) but a `global` statement there (the function
+    binds that name in the namespace), and in a block at the top level (`if`, `try`, `for`, `with`: its lines are
+    indented, and bind in the namespace). A statement over several lines (in brackets, a string, after a backslash)
+    is read as one line, its comments dropped (an import in brackets binds each name it lists, `f(\n    y=3)` binds
+    no y). IPython's syntax is read as what it binds (read_as_python). Linear, never parsed."""
     source = read_as_python(source)
-    kept, scope = [], -1  # the indentation of the def or class whose body the lines are in (-1: none)
-    for line, start in zip(source.split("\n"), statement_starts(source)):
-        if not start or not line.strip():
+    kept: list[list[str]] = []  # each statement kept, as the pieces of its lines
+    scope, keeping = -1, False  # the indentation of the def or class whose body the lines are in (-1: none)
+    for line, (start, _, comment) in zip(source.split("\n"), _statements(source)):
+        code = line[:comment]
+        if not start:
+            if keeping:  # a line inside the statement kept last
+                kept[-1].append(code)
             continue
         indent = len(line) - len(line.lstrip())
-        if scope >= 0 and indent > scope:
-            continue
-        kept.append(line)
-        scope = indent if re.match(r"[ \t]*(?:async[ \t]+)?(?:def|class)\b", line) else -1
-    return "\n".join(kept)
+        keeping = bool(code.strip()) and (scope < 0 or indent <= scope or _GLOBAL.match(code) is not None)
+        if keeping:
+            kept.append([code])
+            if scope < 0 or indent <= scope:
+                scope = indent if re.match(r"[ \t]*(?:async[ \t]+)?(?:def|class)\b", code) else -1
+    return "\n".join(" ".join(pieces) for pieces in kept)
+
+
+_GLOBAL = re.compile(r"[ \t]*global[ \t]")  # a statement in a function that binds in the notebook's namespace
 
 
 _NESTED = 8  # cell magics read one inside another at most: each reads its body again (linear times this)
@@ -124,7 +131,7 @@ def _read(source: str, nested: int) -> str:
     statements = _statements("\n".join(lines))
     helped, read = False, [""] * len(lines)  # helped: the statement being read is help, which binds no name
     for at in range(len(lines) - 1, -1, -1):  # backwards: a statement is known to be help at its last line
-        start, help_end = statements[at]
+        start, help_end, _ = statements[at]
         helped = help_end if at + 1 == len(lines) or statements[at + 1][0] else helped
         line = lines[at]
         if helped:
