@@ -11,8 +11,10 @@ add a private view of processes and files and no network; cgroups add named memo
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -819,3 +821,91 @@ def test_without_namespaces_a_refilling_fork_bomb_ends_with_the_sandbox():
         except OSError:
             pass
     assert left == 0, f"{left} processes of the submission's uid {uid} still running"
+
+
+# A process of the submission's uid that sends SIGSTOP to every process of that uid, in a loop (kill(-1) as the
+# uid: no root process is reachable, and the C library is all it needs). uids.kill_processes_of forks a child that
+# becomes the uid before its own kill(-1): in that moment the loop reaches it too, and a stopped child is never
+# reported to the os.waitpid(pid, 0) that waits for it (red-a13 X23-1).
+STOPPER = """import ctypes
+kill = ctypes.CDLL(None).kill
+while True:
+    kill(-1, 19)
+"""
+
+
+def test_a_process_of_the_uid_that_stops_the_killer_does_not_hold_the_kill_past_its_bound():
+    """kill_processes_of sends its kill again for at most KILL_SECONDS: a process of the uid that stops (SIGSTOP)
+    the child it forks to send it, in the moment that child has become the uid and not yet killed, holds its
+    os.waitpid(pid, 0) for ever (a few tries in a hundred on a 2-CPU machine: tries for 25 s here)."""
+    from autograder.sandbox import uids
+
+    uid, trying = free_uid(), time.monotonic() + 25
+    for attempt in itertools.count():
+        if time.monotonic() > trying:
+            break
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                exec(STOPPER, {})
+            finally:
+                os._exit(1)
+        time.sleep(0.05)  # the loop runs
+        pool = ThreadPoolExecutor(1)
+        killing = pool.submit(uids.kill_processes_of, uid)
+        try:
+            killing.result(timeout=uids.KILL_SECONDS + 5)
+        except TimeoutError:
+            pytest.fail(f"try {attempt}: kill_processes_of({uid}) still waits {uids.KILL_SECONDS + 5:g} s later: "
+                        "its child was stopped before it sent the kill")
+        finally:
+            for left in uids.processes_by_uid().get(uid, []):  # as root: whatever the uid left, stopped ones too
+                try:
+                    os.kill(left, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            pool.shutdown(wait=True)
+            os.waitpid(pid, 0)
+
+
+STOPS_THE_KILLER = r"""
+import ctypes, os
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:  # a daemon, the session's to end (it adopts it)
+        os.close(w)
+        os.read(r, 1)  # end of file once the loader and its check children, which hold w, have ended
+        kill = ctypes.CDLL(None).kill
+        while True:
+            kill(-1, 19)  # SIGSTOP to every process of the uid: the session's killer too, once it is the uid
+    os._exit(0)
+os.wait()
+os.close(r)
+result = 1
+"""
+
+
+def test_a_daemon_that_stops_the_sessions_killer_does_not_wedge_the_session(monkeypatch):
+    """At `uid` (and at `uid+landlock` on a kernel before 6.12, whose Landlock does not scope signals), the session
+    ends each program's processes with uids.kill_processes_of: a daemon the notebook left that sends SIGSTOP to
+    every process of its uid stops the killer child, and the session waits for it for ever. The grader then gives
+    up on the request only at its last-resort deadline (minutes in a class run), every call of it fails with no
+    answer, and the submission goes on in a new worker, the wasted time charged to no budget (red-a13 X23-1)."""
+    import autograder.sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "MARGIN_SECONDS", 2.0)  # the hang shows within seconds, not minutes
+    with box("uid", Limits(seconds=2, memory_mb=1024, output_kb=64)) as sandbox:
+        sandbox.begin(seconds=3)
+        trying = time.monotonic() + 25
+        for attempt in itertools.count():  # a new program each time: the session stops the loader, ends its processes
+            if time.monotonic() > trying:
+                break
+            started = time.monotonic()
+            outcome = sandbox.call([Cell("student", STOPS_THE_KILLER + f"# {attempt}")], sandbox_probes.value,
+                                   name="result")
+            assert time.monotonic() - started < 5, f"try {attempt}: the session was wedged ({outcome.reason})"
+            assert outcome.ok, outcome.reason
