@@ -909,3 +909,35 @@ def test_a_daemon_that_stops_the_sessions_killer_does_not_wedge_the_session(monk
                                    name="result")
             assert time.monotonic() - started < 5, f"try {attempt}: the session was wedged ({outcome.reason})"
             assert outcome.ok, outcome.reason
+
+
+def test_a_daemon_that_stops_the_killer_at_the_sessions_end_does_not_outlive_the_grading(monkeypatch):
+    """The same daemon (STOPS_THE_KILLER), winning at the session's last stop of its loader, after every answer was
+    sent: the grades stand, the session waits for its stopped killer, the grader's end() gives up at its margin
+    (30 s in a class run) and kills the worker, and the daemon, in a session of its own, is not in the process group
+    the kernel hangs up when the worker dies: it runs on as its uid, with no session left to charge or stop it, until
+    some later worker's start sweeps the uid (where it races again) (red-a13 X23-1)."""
+    import autograder.sandbox as sandbox_module
+    from autograder.sandbox import uids
+
+    monkeypatch.setattr(sandbox_module, "MARGIN_SECONDS", 2.0)
+    code = STOPS_THE_KILLER.replace("result = 1", "result = os.getuid()")
+    with box("uid", Limits(seconds=2, memory_mb=1024, output_kb=64)) as sandbox:
+        trying = time.monotonic() + 25
+        for attempt in itertools.count():
+            if time.monotonic() > trying:
+                break
+            sandbox.begin(seconds=3)
+            outcome = sandbox.call([Cell("student", code + f"# {attempt}")], sandbox_probes.value, name="result")
+            assert outcome.ok, outcome.reason
+            started = time.monotonic()
+            sandbox.end()
+            ended = time.monotonic() - started
+            left = uids.processes_by_uid(running=True).get(outcome.value, [])
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            assert not left, f"try {attempt}: end() took {ended:.1f} s and left {left} running as {outcome.value}"
+            assert ended < 1.5, f"try {attempt}: end() took {ended:.1f} s: the session was wedged"
