@@ -941,3 +941,47 @@ def test_a_daemon_that_stops_the_killer_at_the_sessions_end_does_not_outlive_the
                     pass
             assert not left, f"try {attempt}: end() took {ended:.1f} s and left {left} running as {outcome.value}"
             assert ended < 1.5, f"try {attempt}: end() took {ended:.1f} s: the session was wedged"
+
+
+def test_a_left_stopper_does_not_hold_the_next_workers_start(monkeypatch, tmp_path):
+    """What a daemon that outlived its grading (the test above) does to the next worker to start on the machine, a
+    classmate's: its sweep of stale uids (uids._sweep, Isolation's claim of a uid) kills the daemon's uid with
+    kill_processes_of, whose killer child the daemon stops as before; the worker's start then never ends (the
+    grader gives up on it after STARTUP_SECONDS, 120 s, and fails that classmate's grading) (red-a13 X23-1)."""
+    from autograder.sandbox import uids
+    from autograder.sandbox.isolation import Budgets, Isolation
+
+    monkeypatch.setattr(uids, "LOCKS", tmp_path)
+    uid, trying = free_uid(), time.monotonic() + 25
+    for attempt in itertools.count():
+        if time.monotonic() > trying:
+            break
+        (tmp_path / str(uid)).touch()  # the lock file a killed worker left, unheld
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                exec(STOPPER, {})
+            finally:
+                os._exit(1)
+        time.sleep(0.05)
+        pool = ThreadPoolExecutor(1)
+        starting = pool.submit(Isolation, Budgets(), [])
+        try:
+            isolation = starting.result(timeout=uids.KILL_SECONDS + 5)
+        except TimeoutError:
+            pytest.fail(f"try {attempt}: the next worker's start still waits {uids.KILL_SECONDS + 5:g} s later")
+        finally:
+            for left in uids.processes_by_uid().get(uid, []):
+                try:
+                    os.kill(left, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            pool.shutdown(wait=True)
+            os.waitpid(pid, 0)
+        assert isolation.uid != uid
+        for lock in tmp_path.iterdir():  # this process's claim: let go of it for the next try
+            if lock.name != str(uid):
+                lock.unlink()
