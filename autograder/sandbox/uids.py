@@ -204,8 +204,9 @@ def kill_processes_of(uid: int, also: Callable[[], None] | None = None) -> None:
     (red-a13 X23-1). So a child found stopped is killed from here (root) at once and a fresh one sends the kill
     again, as often as it takes (a SIGCONT would not do: the uid could stop it again). Each child is open to that
     only for the moment before its first kill, whatever it sends first (a SIGSTOP to all before the SIGKILL would
-    be as open), and a fresh one's odds are the first's: against 1 to 32 such loops on 2 CPUs, one child in 50 to
-    one in 5 was stopped (measured). None is waited for past KILL_SECONDS."""
+    be as open; one stopped after it has only `also` left to do), and a fresh one's odds are the first's: against
+    1 to 32 such loops on 2 CPUs, from one child in 50 to three in four were stopped, with the machine's load, and
+    every kill was done within 0.3 s (460 tries, measured). None is waited for past KILL_SECONDS."""
     give_up = time.monotonic() + KILL_SECONDS
     while True:
         sent = _send_kill(uid, also, give_up)
