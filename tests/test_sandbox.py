@@ -720,6 +720,17 @@ def test_the_folder_student_code_starts_in_goes_with_the_sandbox_even_after_its_
     assert not folder.exists()
 
 
+def test_a_worker_that_gives_no_word_in_time_is_said_to_be_late_not_ended(monkeypatch):
+    """A worker that is not ready by STARTUP_SECONDS (a loaded machine's imports, or a start held up, as a stale
+    uid's sweep once was: red-a13 X23-1) is killed and named so, not as one that ended by itself."""
+    import autograder.sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "STARTUP_SECONDS", 0.01)  # no worker imports numpy so fast
+    with Sandbox(modules={"sandbox_probes": PROBES}, limits=Limits(seconds=1)) as sandbox:
+        with pytest.raises(RuntimeError, match="the sandbox worker was not ready within 0.01 s"):
+            sandbox.begin()
+
+
 SPARSE = 8192  # read-only pages 2 MB apart: each one the zero page (no RSS) and a page of page tables of its own
 
 

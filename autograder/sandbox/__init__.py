@@ -256,6 +256,7 @@ class Sandbox:
         if not isinstance(ready, Ready):
             self.close()
             raise RuntimeError(f"the sandbox worker could not start ({ready.error})" if isinstance(ready, Failure)
+                               else f"the sandbox worker was not ready within {STARTUP_SECONDS:g} s" if self.timed_out
                                else "the sandbox worker ended before it was ready")
         self.level = ready.level
 
