@@ -554,3 +554,52 @@ def test_a_notebook_whose_order_follows_string_hashes_gets_one_grade_on_every_ru
     path = write_notebook(notebook, tmp_path / NOTEBOOK)
     totals = [grade_json(path)[0]["total"] for _ in range(3)]
     assert len(set(totals)) == 1, totals
+
+
+def _cell_at(cells, grade_id: str) -> int:
+    return next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _module_above_parameter(notebook):
+    """Module written without the release's def-time annotation `-> list[Parameter]` (it looks Parameter up only
+    when parameters() runs) and its cell moved above the given cell parameter: Jupyter runs it top to bottom."""
+    cells = notebook.cells
+    module = cells[_cell_at(cells, "module")]
+    module.source = module.source.replace("def parameters(self) -> list[Parameter]:", "def parameters(self):").replace(
+        "found: list[Parameter] = []", "found = []")
+    cells.insert(_cell_at(cells, "parameter"), cells.pop(_cell_at(cells, "module")))
+    return notebook
+
+
+def _sgd_above_parameter_with_the_exercise_computed_with_it(notebook):
+    """SGD written without the annotation `Iterable[Parameter]`, its cell moved above the given cell parameter, and
+    Exercise 2 computed with the student's own SGD (as red-b12-1-exercise-moved): Jupyter runs it top to bottom."""
+    notebook = _moved_second_step_below_no_grad_computed_with_own_sgd(notebook)
+    cells = notebook.cells
+    sgd = cells[_cell_at(cells, "sgd")]
+    sgd.source = sgd.source.replace("with no_grad():\n", "if True:\n").replace("params: Iterable[Parameter]", "params")
+    cells.insert(_cell_at(cells, "parameter"), cells.pop(_cell_at(cells, "sgd")))
+    return notebook
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("move", [_module_above_parameter, _sgd_above_parameter_with_the_exercise_computed_with_it],
+                         ids=["module-above-parameter", "sgd-above-parameter"])
+def test_a_right_notebook_whose_cell_moved_above_what_only_the_releases_stub_needs_scores_full_marks(tmp_path, move):
+    """red-b14 X23-1 (pass 23): since 1b6a685 a part runs the known cells in the student's order, and a cell the part
+    takes blank from the release runs the RELEASE's stub at the student's place. The stubs of cells module and sgd
+    evaluate `-> list[Parameter]` and `Iterable[Parameter]` when they load; the student's own copies (no such
+    annotation) do not. Moved above the given cell parameter, the student's cells run in Jupyter top to bottom (the
+    public pytest passes 36/36, test_lesson_numbers, which runs the student's own cells, 3/3), but every part that
+    takes the moved cell blank loses its Linear/SGD: module-above-parameter 12.4/18 (test_forward 0, test_zero_grad
+    1.33, test_step 1.69, test_no_grad 1.38: "raised KeyError: 'Linear' (because cell module stands above cell
+    parameter in your notebook, so Parameter is not defined yet when it runs)", blaming a move that runs fine);
+    sgd-above-parameter 17/18 (test_exercise_second_step 0: "name 'SGD' is not defined"). The same cells unmoved
+    score 18/18; before 1b6a685 (release order) the moved ones did too."""
+    notebook = move(solution_notebook())
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    public = {part: [m for ok, m in notebook_checks.run_part(part, path).values() if not ok]
+              for part in ("forward", "zero_grad", "step", "no_grad", "exercise_second_step")}
+    assert not any(public.values()), public  # the public checks, on the notebook as saved: it runs
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, failing_messages(report)
