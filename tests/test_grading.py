@@ -603,3 +603,21 @@ def test_a_right_notebook_whose_cell_moved_above_what_only_the_releases_stub_nee
     assert not any(public.values()), public  # the public checks, on the notebook as saved: it runs
     report, _ = grade_json(path)
     assert scores(report) == FULL, failing_messages(report)
+
+
+@pytest.mark.slow
+def test_a_deleted_cell_is_not_said_to_stand_below_a_cell_it_is_missing_from_the_notebook(tmp_path):
+    """red-b14 X23-2 (pass 23): the student deleted cell module (Module is nowhere) and moved the prose above it
+    (text_module_and_the_recursive) below cell linear. The grade puts the deleted cell's stand-in right after the
+    cell it follows in the release, here the moved prose, so below linear; Runner.defined_below then tells the
+    student "cell linear stands above cell module in your notebook, so Module is not defined yet when it runs" in
+    test_forward, test_zero_grad, test_step, test_no_grad and test_lesson_numbers (6.4/18), and test_parameters says
+    both that cell module stands below linear and that it "is missing from the notebook". No cell module stands
+    anywhere in the notebook: moving cells changes nothing; the cause is the deleted cell."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    del cells[_cell_at(cells, "module")]
+    cells.insert(_cell_at(cells, "linear") + 1, cells.pop(_cell_at(cells, "text_module_and_the_recursive")))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [m for part in failing_messages(report).values() for m in part]
+    assert messages and not [m for m in messages if "stands above cell module" in m], messages
