@@ -621,3 +621,30 @@ def test_a_deleted_cell_is_not_said_to_stand_below_a_cell_it_is_missing_from_the
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     messages = [m for part in failing_messages(report).values() for m in part]
     assert messages and not [m for m in messages if "stands above cell module" in m], messages
+
+
+@pytest.mark.slow
+def test_a_draft_kept_as_a_markdown_note_below_the_right_code_is_not_run_as_the_graded_cell(tmp_path):
+    """red-b14 X23-3 (pass 23): the student kept a wrong draft of cell sgd (step() moves up the gradient) as a
+    markdown note, moved below test_no_grad, and wrote the right SGD in a code cell of their own where cell sgd stood.
+    Jupyter's Run All never runs a markdown cell: every test cell prints PASS and the public pytest passes 36/36. The
+    notebook's introduction promises "Cells run in the order your notebook holds them, top to bottom, as Restart
+    Kernel and Run All Cells runs them". The grade makes the note code again (nbgrader's update_cell_type) and, since
+    1b6a685, runs it where the student put it, after the right code: 13.38/18 (test_step 0.56, test_lesson_numbers
+    0.82, "step() moved the Parameters up the gradient"). The same cells with the note left above the right code
+    score 18/18: one notebook's grade turns on where a markdown cell stands."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    sgd = cells[_cell_at(cells, "sgd")]
+    right = sgd.source
+    sgd.source = sgd.source.replace("p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")
+    sgd.cell_type = "markdown"
+    for key in ("outputs", "execution_count"):
+        sgd.pop(key)
+    cells.insert(_cell_at(cells, "sgd"), new_code_cell(right))
+    cells.insert(_cell_at(cells, "test_no_grad") + 1, cells.pop(_cell_at(cells, "sgd")))
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    public = {part: [m for ok, m in notebook_checks.run_part(part, path).values() if not ok] for part in ("step", "lesson_numbers")}
+    assert not any(public.values()), public  # the public checks run the notebook as Jupyter does: it is right
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, failing_messages(report)
