@@ -613,14 +613,18 @@ def test_a_deleted_cell_is_not_said_to_stand_below_a_cell_it_is_missing_from_the
     student "cell linear stands above cell module in your notebook, so Module is not defined yet when it runs" in
     test_forward, test_zero_grad, test_step, test_no_grad and test_lesson_numbers (6.4/18), and test_parameters says
     both that cell module stands below linear and that it "is missing from the notebook". No cell module stands
-    anywhere in the notebook: moving cells changes nothing; the cause is the deleted cell."""
+    anywhere in the notebook: moving cells changes nothing; the cause is the deleted cell. The grade, too, turns on
+    where that prose cell stands: the same code with it unmoved scores 12/18 (only test_parameters and
+    test_lesson_numbers lost; before 1b6a685 the moved one did too), moved 6.4/18."""
     notebook = solution_notebook()
     cells = notebook.cells
     del cells[_cell_at(cells, "module")]
+    unmoved, _ = grade_json(write_notebook(notebook, tmp_path / "unmoved" / NOTEBOOK))
     cells.insert(_cell_at(cells, "linear") + 1, cells.pop(_cell_at(cells, "text_module_and_the_recursive")))
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     messages = [m for part in failing_messages(report).values() for m in part]
     assert messages and not [m for m in messages if "stands above cell module" in m], messages
+    assert scores(report) == scores(unmoved), (scores(unmoved), scores(report))
 
 
 @pytest.mark.slow
