@@ -1,6 +1,7 @@
 """Grading: hidden suites in a sandbox, one notebook from the command line, and `make grade`."""
 from __future__ import annotations
 
+import copy
 import html
 import json
 import os
@@ -627,27 +628,49 @@ def test_a_deleted_cell_is_not_said_to_stand_below_a_cell_it_is_missing_from_the
     assert scores(report) == scores(unmoved), (scores(unmoved), scores(report))
 
 
-@pytest.mark.slow
-def test_a_draft_kept_as_a_markdown_note_below_the_right_code_is_not_run_as_the_graded_cell(tmp_path):
-    """red-b14 X23-3 (pass 23): the student kept a wrong draft of cell sgd (step() moves up the gradient) as a
-    markdown note, moved below test_no_grad, and wrote the right SGD in a code cell of their own where cell sgd stood.
-    Jupyter's Run All never runs a markdown cell: every test cell prints PASS and the public pytest passes 36/36. The
-    notebook's introduction promises "Cells run in the order your notebook holds them, top to bottom, as Restart
-    Kernel and Run All Cells runs them". The grade makes the note code again (nbgrader's update_cell_type) and, since
-    1b6a685, runs it where the student put it, after the right code: 13.38/18 (test_step 0.56, test_lesson_numbers
-    0.82, "step() moved the Parameters up the gradient"). The same cells with the note left above the right code
-    score 18/18: one notebook's grade turns on where a markdown cell stands."""
-    notebook = solution_notebook()
-    cells = notebook.cells
-    sgd = cells[_cell_at(cells, "sgd")]
-    right = sgd.source
-    sgd.source = sgd.source.replace("p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")
-    sgd.cell_type = "markdown"
+def _wrong_draft(cell):
+    """A copy of cell sgd's text with step() moving up the gradient, as a markdown cell: a note, never run in Jupyter."""
+    draft = copy.deepcopy(cell)
+    draft.source = draft.source.replace("p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")
+    draft.cell_type = "markdown"
     for key in ("outputs", "execution_count"):
-        sgd.pop(key)
-    cells.insert(_cell_at(cells, "sgd"), new_code_cell(right))
-    cells.insert(_cell_at(cells, "test_no_grad") + 1, cells.pop(_cell_at(cells, "sgd")))
-    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+        draft.pop(key)
+    return draft
+
+
+def _draft_moved_below_and_right_code_in_a_new_cell(notebook):
+    """Cell sgd itself made the markdown note of a wrong draft and moved below test_no_grad; the right SGD written in
+    a new code cell where cell sgd stood."""
+    cells = notebook.cells
+    at = _cell_at(cells, "sgd")
+    draft = _wrong_draft(cells[at])
+    cells[at] = new_code_cell(cells[at].source)
+    cells.insert(_cell_at(cells, "test_no_grad") + 1, draft)
+    return notebook
+
+
+def _pasted_copy_kept_as_a_note_at_the_end(notebook):
+    """Cell sgd copied and pasted at the end of the notebook (the copy keeps its metadata, as Jupyter's copy and paste
+    does), made markdown: a note of an older wrong draft. Nothing moved."""
+    notebook.cells.append(_wrong_draft(notebook.cells[_cell_at(notebook.cells, "sgd")]))
+    return notebook
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("keep", [_draft_moved_below_and_right_code_in_a_new_cell, _pasted_copy_kept_as_a_note_at_the_end],
+                         ids=["moved-note", "pasted-note"])
+def test_a_wrong_draft_kept_as_a_markdown_note_is_not_run_as_the_graded_cell(tmp_path, keep):
+    """red-b14 X23-3 (pass 23): the student kept a wrong draft of cell sgd (step() moves up the gradient) as a
+    markdown note below the right code: cell sgd itself made markdown and moved below test_no_grad, the right SGD in a
+    new code cell where it stood (moved-note), or a pasted copy of cell sgd made markdown at the end (pasted-note).
+    Jupyter's Run All never runs a markdown cell: every test cell prints PASS and the public pytest passes. The
+    notebook's introduction promises "Cells run in the order your notebook holds them, top to bottom, as Restart
+    Kernel and Run All Cells runs them". The grade makes the note code again (nbgrader's update_cell_type; the
+    pasted one is the last copy of sgd, so the graded one) and, since 1b6a685, runs it where the student put it,
+    after the right code: 13.38/18 both (test_step 0.56, test_lesson_numbers 0.82, "step() moved the Parameters up
+    the gradient"); `grade` shows no note of why. The moved note left above the right code scores 18/18: the grade
+    turns on where a markdown cell stands."""
+    path = write_notebook(keep(solution_notebook()), tmp_path / NOTEBOOK)
     public = {part: [m for ok, m in notebook_checks.run_part(part, path).values() if not ok] for part in ("step", "lesson_numbers")}
     assert not any(public.values()), public  # the public checks run the notebook as Jupyter does: it is right
     report, _ = grade_json(path)
