@@ -583,7 +583,6 @@ def _sgd_above_parameter_with_the_exercise_computed_with_it(notebook):
     return notebook
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("move", [_module_above_parameter, _sgd_above_parameter_with_the_exercise_computed_with_it],
                          ids=["module-above-parameter", "sgd-above-parameter"])
 def test_a_right_notebook_whose_cell_moved_above_what_only_the_releases_stub_needs_scores_full_marks(tmp_path, move):
@@ -606,7 +605,6 @@ def test_a_right_notebook_whose_cell_moved_above_what_only_the_releases_stub_nee
     assert scores(report) == FULL, failing_messages(report)
 
 
-@pytest.mark.slow
 def test_a_deleted_cell_is_not_said_to_stand_below_a_cell_it_is_missing_from_the_notebook(tmp_path):
     """red-b14 X23-2 (pass 23): the student deleted cell module (Module is nowhere) and moved the prose above it
     (text_module_and_the_recursive) below cell linear. The grade puts the deleted cell's stand-in right after the
@@ -656,7 +654,6 @@ def _pasted_copy_kept_as_a_note_at_the_end(notebook):
     return notebook
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("keep", [_draft_moved_below_and_right_code_in_a_new_cell, _pasted_copy_kept_as_a_note_at_the_end],
                          ids=["moved-note", "pasted-note"])
 def test_a_wrong_draft_kept_as_a_markdown_note_is_not_run_as_the_graded_cell(tmp_path, keep):
