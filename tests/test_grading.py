@@ -654,6 +654,9 @@ def _pasted_copy_kept_as_a_note_at_the_end(notebook):
     return notebook
 
 
+@pytest.mark.xfail(strict=True, reason="a known gap (red-b14 X23-3, issue 29): the grade makes a graded cell the student "
+                   "made markdown code again, as nbgrader's autograde does, while the public checks run it as Jupyter "
+                   "does (not at all); it turns into a failure once the two agree")
 @pytest.mark.parametrize("keep", [_draft_moved_below_and_right_code_in_a_new_cell, _pasted_copy_kept_as_a_note_at_the_end],
                          ids=["moved-note", "pasted-note"])
 def test_a_wrong_draft_kept_as_a_markdown_note_is_not_run_as_the_graded_cell(tmp_path, keep):

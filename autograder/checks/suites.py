@@ -33,7 +33,14 @@ from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
-from ..sandbox.program import bound_names, defining_cells, demonstrated_names, namespace_lines, read_as_python
+from ..sandbox.program import (
+    annotations_as_text,
+    bound_names,
+    defining_cells,
+    demonstrated_names,
+    namespace_lines,
+    read_as_python,
+)
 from ..settings import GraderSettings
 from ..submission import Submission
 from .modules import import_file
@@ -133,7 +140,7 @@ class Runner:
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
                  together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False,
                  defined_by: Mapping[str, str] | None = None, own_copies: Mapping[str, str] | None = None,
-                 demonstrated: Mapping[str, str] | None = None) -> None:
+                 demonstrated: Mapping[str, str] | None = None, release_order: tuple[str, ...] = ()) -> None:
         """`borrowed`: the names of the program's solution cells taken from the public release, not from the
         student (part_program): what their blank stubs raise as they load is no cause of the student's.
         `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
@@ -143,7 +150,8 @@ class Runner:
         searched (never run) for a name of the student's own that the part did not find (a helper written below
         Module and called by zero_grad; Grader.unblamed keeps only the sound ones once the lending ends).
         `demonstrated`: the demonstration each name comes from (demonstrated_names), which no part runs: a name not
-        found that only one defines is told so."""
+        found that only one defines is told so. `release_order`: the grade ids in the released notebook's order, to
+        tell a cell the student moved (defined_below)."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
         self.defined_by = dict(defined_by or {})
@@ -151,6 +159,7 @@ class Runner:
         self.blank_cells = frozenset(borrowed)
         self.own_copies = dict(own_copies or {})
         self.demonstrated = dict(demonstrated or {})
+        self.release_order = release_order
         self.binding: dict[tuple[str, str], bool] = {}  # (where, name) -> _binds, once (binds)
         self.statements: dict[str, str] = {}  # where -> its namespace_lines, once (binds)
         self.run_time: dict[str, bool] = {}  # where -> _binds_at_run_time, once (own_name_named)
@@ -336,10 +345,15 @@ class Runner:
         return "" if text is None or self.binds(cell, text, name) else f"cell {cell} defines no {name}"
 
     def defined_below(self, cell: str, name: str) -> str:
-        """The cell that defines `name` in the released notebook, if this part runs it after `cell`: the student
-        moved one of the two (the part runs the notebook's order, as Jupyter does), else ''."""
-        definer, names = self.defined_by.get(name), [cell.name for cell in self.cells]
-        return definer if definer in names and cell in names and names.index(definer) > names.index(cell) else ""
+        """The cell that defines `name` in the released notebook, if the student moved one of the two: it stands
+        above `cell` in the release, and in the student's notebook (this part runs its order, as Jupyter does) below
+        it; else ''. A cell the student deleted stands nowhere (its stand-in raises MISSING)."""
+        definer = self.defined_by.get(name)
+        placed = [c.name for c in self.cells if not (c.name == definer and MISSING in c.source)]
+        released = self.release_order
+        return definer if (definer in placed and cell in placed and definer in released and cell in released
+                           and placed.index(definer) > placed.index(cell)
+                           and released.index(definer) < released.index(cell)) else ""
 
 
 _BLANK_CELL = re.compile(re.escape(BLANK_HERE) + r", and not all of cell (\S+)'s do")  # the cell _blank names
@@ -486,7 +500,7 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[C
         return program
     released = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.release.cells
                 if cell.metadata.get("nbgrader", {}).get("solution")}
-    stubs = {gid: text for gid, text in released.items() if gid not in suite.student_cells}
+    stubs = {gid: annotations_as_text(text) for gid, text in released.items() if gid not in suite.student_cells}
     own = {cell.name: namespace_lines(cell.source) for cell in program_from_notebook(
         notebook, assignment.source, assignment.release, tuple(stubs)) if cell.name in stubs}
     program = [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
@@ -591,6 +605,8 @@ class Grader:
         self.solution_cells = frozenset(cell.metadata["nbgrader"]["grade_id"] for cell in prepared.assignment.release.cells
                                         if cell.metadata.get("nbgrader", {}).get("solution"))
         self.defined_by = defining_cells(prepared.assignment.source, prepared.assignment.release)
+        self.release_order = tuple(gid for cell in prepared.assignment.source.cells
+                                   if (gid := cell.metadata.get("nbgrader", {}).get("grade_id")))
         self.demonstrated = demonstrated_names(prepared.assignment.source)
         self.owners = {cell: [suite.grade_id for suite in prepared.suites  # the parts that grade each cell
                               if suite.student_cells != "all" and cell in suite.student_cells]
@@ -622,7 +638,8 @@ class Grader:
         own = {cell.name: cell.source for cell in part_program(self.prepared.assignment, notebook, replace(
             suite, student_cells=tuple(sorted(borrowed)))) if cell.name in borrowed}
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
-                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own, demonstrated=self.demonstrated)
+                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own, demonstrated=self.demonstrated,
+                      release_order=self.release_order)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session (settle)."""

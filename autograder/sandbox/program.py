@@ -235,8 +235,8 @@ def program_from_notebook(
             elif take_all or gid in wanted:
                 text = student_text.get(gid, f"raise RuntimeError('the cell {gid} {MISSING}')")
             else:  # the release's copy, under the student's own __future__ imports
-                text = _futures(student_text.get(gid, "")) + blank_text.get(
-                    gid, f"raise RuntimeError('the cell {gid} is missing from the release')")
+                text = _futures(student_text.get(gid, "")) + annotations_as_text(blank_text.get(
+                    gid, f"raise RuntimeError('the cell {gid} is missing from the release')"))
             program.append(Cell(gid, text))
         program.extend(added.get(gid, []))
     return program
@@ -246,15 +246,37 @@ def program_from_notebook(
 def _in_students_order(cells: list[Mapping], last: Mapping[str, int]) -> list[tuple[str, Mapping]]:
     """(grade id, cell) of the trusted cells with a grade id, in the order the student's notebook holds them (`last`: the place of each
     grade id's last copy), as Jupyter and nbgrader's autograde run them top to bottom. A known cell the student
-    deleted stays right after the known cell it follows in the trusted notebook."""
-    places, after = [], (-1, 0)
+    deleted stays right after the known code cell it follows in the trusted notebook."""
+    places, after = [], (-1, 0)  # after: the place of the last code cell seen (prose moved about moves no code)
     for cell in cells:
         gid = _nbgrader(cell).get("grade_id")
         if not gid:  # prose, or (without a separate source) a cell the student added: placed above
             continue
-        after = (last[gid], 0) if gid in last else (after[0], after[1] + 1)
-        places.append((after, str(gid), cell))
+        place = (last[gid], 0) if gid in last else (after[0], after[1] + 1)
+        after = place if cell.get("cell_type") == "code" else after
+        places.append((place, str(gid), cell))
     return [(gid, cell) for _, gid, cell in sorted(places, key=lambda place: place[0])]
+
+
+@functools.lru_cache(maxsize=64)  # the release's few stubs, for every part of every submission
+def annotations_as_text(stub: str) -> str:
+    """The release's stub `stub` (trusted) with each annotation of its functions written as a string of its text, in
+    place (its lines as they were, for messages): a stub stands where the student's own copy of its cell stands, which
+    may be above a cell its annotations name (`-> list[Parameter]`, a cell module the student moved above the given
+    cell parameter and wrote without them). The student's copy runs there in Jupyter; the stub must load there too."""
+    try:
+        tree = ast.parse(stub)
+    except SyntaxError:
+        return stub
+    spans = [node for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for node in [function.returns, *(a.annotation for a in ast.walk(function.args) if isinstance(a, ast.arg))]
+             if node is not None and node.lineno == node.end_lineno]
+    lines = stub.split("\n")
+    for node in sorted(spans, key=lambda n: (n.lineno, n.col_offset), reverse=True):  # from the end: spans stay put
+        line = lines[node.lineno - 1].encode()  # ast's columns count UTF-8 bytes
+        text = line[node.col_offset:node.end_col_offset].decode()
+        lines[node.lineno - 1] = (line[:node.col_offset] + ascii(text).encode() + line[node.end_col_offset:]).decode()
+    return "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=64)  # each part's program asks again for the same cells: read each once
