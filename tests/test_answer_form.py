@@ -57,6 +57,8 @@ def test_every_probe_declares_the_form_of_its_answer():
     assert len(found) > 15
     assert [name for name, probe in found if getattr(probe, "answers", None) is None] == []
     assert form_of(probes.parameter_pattern_repeated, {"seed": 0, "calls": "AAB"})["patterns"] == [[probes.INDEX, ...]] * 3
+    with pytest.raises(TypeError, match="declares no form of its answer"):
+        form_of(probes._plain, {})
 
 
 class _Answers:

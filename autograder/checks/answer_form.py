@@ -50,8 +50,11 @@ def answer_fault(form: Any, value: Any, where: str = "the answer") -> str:
 
 
 def form_of(probe: Any, kwargs: dict) -> Any:
-    """The form of `probe`'s answer to a call with `kwargs`; None where the probe declares none (no probe may)."""
-    form = getattr(probe, "answers", None)
+    """The form of `probe`'s answer to a call with `kwargs`. A probe that declares none is the grader's bug: no
+    answer is taken unchecked, nor refused for a form nobody wrote."""
+    if not hasattr(probe, "answers"):
+        raise TypeError(f"the probe {probe.__name__} declares no form of its answer (a grader bug)")
+    form = probe.answers
     return form(**kwargs) if callable(form) and not isinstance(form, type) else form
 
 
