@@ -38,8 +38,8 @@ def answer_fault(form: Any, value: Any, where: str = "the answer") -> str:
     if form is None or isinstance(form, (bool, str)):
         return "" if type(value) is type(form) and value == form else f"{where} is {_kind(value)}, not {form!r}"
     if isinstance(form, range):
-        return "" if type(value) is int and value in form else f"{where} is {_kind(value)}, not a whole number " \
-                                                               f"from {form.start} to {form.stop - 1}"
+        within = type(value) is int and value in form
+        return "" if within else f"{where} is {_kind(value)}, not a whole number from {form.start} to {form.stop - 1}"
     if form is np.ndarray:
         return "" if _shape(value) is not None else f"{where} is {_kind(value)}, not an array of numbers"
     if isinstance(form, list):
@@ -108,4 +108,4 @@ def _kind(value: Any) -> str:
         return repr(value)
     if isinstance(value, (list, dict)):
         return f"a {type(value).__name__} of {len(value)}"
-    return {int: "a whole number", float: "a number", str: "a text"}.get(type(value), "an object")
+    return _KINDS.get(type(value), "an object")
