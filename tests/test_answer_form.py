@@ -92,6 +92,19 @@ def test_a_check_that_raises_on_a_well_formed_answer_is_a_grader_bug_not_a_faile
         run_checks([Check("test_reads_a_key_no_probe_writes", test_reads_a_key_no_probe_writes, {})], answers, answers)
 
 
+def test_a_reference_answer_a_check_finds_wrong_is_a_grader_bug_not_a_failed_check():
+    """The checks' tests of the reference's own answers (reported.reference_holds) were assertions, written as the
+    student's failed check: a wrong reference is the grader's failure."""
+    from autograder.checks.suites import load_suites
+
+    [suite] = [suite for suite in load_suites(ASSIGNMENT) if suite.grade_id == "test_exercise_count"]
+    answers = _Answers({"count_64_32_10": {"defined": True, "number": 2410.0, "what": ""}})
+    assert [result.passed for result in run_checks(suite.checks, answers, answers)] == [True]
+    wrong = _Answers({"count_64_32_10": {"defined": True, "number": 2411.0, "what": ""}})
+    with pytest.raises(GraderBug, match=r"the reference's count is wrong \(a grader bug\)"):
+        run_checks(suite.checks, answers, wrong)
+
+
 # The module cell of the reference, and a rewrite of what the loader sends back from inside the notebook's process
 # (the probes themselves run from code compiled before the notebook's: sandbox/child.py): the answer of test_parameters'
 # probe says "every one" where the probe writes the list of the Parameters found. Before answers were checked against
