@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any, Callable, Mapping
 
 from ..assignment import Assignment
+from ..outputs.grader_failure import grader_failure
 from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
@@ -43,6 +44,7 @@ from ..sandbox.program import (
 )
 from ..settings import GraderSettings
 from ..submission import Submission
+from .answer_form import NOT_IN_FORM, answer_fault, form_of
 from .modules import import_file
 from .parametrize import MARKS_ONLY, Check, expand, uses_marks_only
 
@@ -54,6 +56,11 @@ class CheckFailed(AssertionError):
 class CheckNotRun(CheckFailed):
     """The answer a check asked for was never computed (an earlier check of the part ran out of time, a budget
     of the submission was spent): the check is not run, and the message says why."""
+
+
+class GraderBug(RuntimeError):
+    """A check's own code raised on answers in the forms their probes write (answer_form.py): the grader's fault,
+    which ends the submission's grading with no score (outputs/grader_failure.py), never a failed check."""
 
 
 class _Waiting(BaseException):
@@ -195,8 +202,8 @@ class Runner:
         self.wanted.clear()
         together = self.together and _BATCHING.get()  # a check pytest runs itself fetches alone
         outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh, together=together)
-        for index, (key, outcome) in enumerate(zip(keys, outcomes)):
-            self.memo[key] = outcome
+        for index, (key, (probe, kwargs), outcome) in enumerate(zip(keys, calls, outcomes)):
+            self.memo[key] = _in_form(outcome, probe, kwargs)
             self.missing = self.missing or next((e for e in outcome.load_errors if MISSING in e), "")
             self.own_errors = self.own_errors or self.student_errors(outcome)
             if together and index > 0:  # not the submission's answer yet: a limit it hit counts if it is hit alone
@@ -410,25 +417,37 @@ def _binds_at_run_time(text: str) -> bool:
     return _RUN_TIME_BINDING.search(text) is not None
 
 
+def _in_form(outcome: Outcome, probe: Callable, kwargs: dict) -> Outcome:
+    """`outcome`, or where its answer is in no form `probe` writes (answer_form.py), no answer but the reason: the
+    notebook rewrote what the probe sent back, and no check reads it."""
+    fault = answer_fault(form_of(probe, kwargs), outcome.value) if outcome.ok else ""
+    return replace(outcome, ok=False, value=None, reason=f"{NOT_IN_FORM}: {fault}") if fault else outcome
+
+
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
-    """Run one check; None while it waits for an answer."""
+    """Run one check; None while it waits for an answer. A check fails by an assertion only (a CheckFailed among
+    them): anything else its code raises, on answers in their probes' forms, is a GraderBug, and no result."""
     try:
         check.test(student, reference, **check.params)
     except _Waiting:
         return None
     except CheckNotRun as error:
         return CheckResult(check.name, Status.NOT_RUN, failure_message(error, student.missing if student.one_cell else ""))
-    except Exception as error:
+    except AssertionError as error:
         return CheckResult(check.name, Status.FAILED, failure_message(error, student.missing if student.one_cell else ""))
+    except Exception as error:
+        raise GraderBug(f"the hidden check {check.name} raised {type(error).__name__}: {str(error).strip()} "
+                        "(a grader bug)") from error
     return CheckResult(check.name, Status.PASSED, "")
 
 
 def failure_message(error: BaseException, missing: str = "") -> str:
-    """A failed check's one line: the assertion's message (a CheckFailed's reason), else what went wrong;
-    with `missing` (the load error of a solution cell missing from the notebook), that cause too."""
-    message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
+    """A failed check's one line: the assertion's message (a CheckFailed's reason); with `missing` (the load error
+    of a solution cell missing from the notebook), that cause too. Anything else a check pytest runs itself raised
+    is a grader bug (_result's GraderBug), named as the grader's failure."""
     if not isinstance(error, AssertionError):
-        message = f"the check could not run: {type(error).__name__}: {message}"
+        return grader_failure(error)
+    message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
     if missing and "missing" not in message:  # the cause, not its consequence
         message = f"{message} (because {missing})"
     return message
