@@ -875,6 +875,20 @@ while True:
 """
 
 
+def _stopper_as(uid: int) -> int:
+    """A process of `uid` that runs STOPPER (stops every process of its uid, over and over): its pid."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            exec(STOPPER, {})
+        finally:
+            os._exit(1)
+    return pid
+
+
 def test_a_process_of_the_uid_that_stops_the_killer_does_not_hold_the_kill_past_its_bound():
     """kill_processes_of sends its kill again for at most KILL_SECONDS: a process of the uid that stops (SIGSTOP)
     the child it forks to send it, in the moment that child has become the uid and not yet killed, holds its
@@ -885,15 +899,7 @@ def test_a_process_of_the_uid_that_stops_the_killer_does_not_hold_the_kill_past_
     for attempt in itertools.count():
         if time.monotonic() > trying:
             break
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-                exec(STOPPER, {})
-            finally:
-                os._exit(1)
+        pid = _stopper_as(uid)
         time.sleep(0.05)  # the loop runs
         pool = ThreadPoolExecutor(1)
         killing = pool.submit(uids.kill_processes_of, uid)
@@ -999,15 +1005,7 @@ def test_a_left_stopper_does_not_hold_the_next_workers_start(monkeypatch, tmp_pa
         if time.monotonic() > trying:
             break
         (tmp_path / str(uid)).touch()  # the lock file a killed worker left, unheld
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-                exec(STOPPER, {})
-            finally:
-                os._exit(1)
+        pid = _stopper_as(uid)
         time.sleep(0.05)
         pool = ThreadPoolExecutor(1)
         starting = pool.submit(Isolation, Budgets(), [])
