@@ -890,4 +890,95 @@ class no_grad:
         (no_grad("Tensor.recording = not Tensor.recording\ntry:\n    yield\nfinally:\n"
                  "    Tensor.recording = not Tensor.recording"),),
         loses=("test_no_grad",), phrase="nested", cause="nested"),
+
+    # ------------------------------------------------------------------ red-e13 (pass 23): messages that blame other code
+    # A recursion that asks only the classes the lesson makes, type(item) in (Linear, Sequential): a Module of another
+    # class (the checks' own boxes) is never asked. The grade tells it to recurse, which it does; the public check
+    # (test_keeps_two_parameters_with_equal_values, whose inner box is such a class) tells it to compare id(p), which
+    # it does, while the grade's check of equal values passes.
+    Bug("parameters-type-in-known-classes", "parameters() recurses only into the lesson's classes, "
+        "type(item) in (Linear, Sequential), not every Module",
+        (module(walk(recurse="type(item) in (Linear, Sequential)")),),
+        loses=("test_parameters",), phrase="isinstance", cause="isinstance", absent="compare id(p)",
+        every=("isinstance",),
+        gap="the grade says 'when an attribute is a Module, add that module's parameters() (recursion)' to code that "
+            "recurses, and the public check says 'compare id(p)' to code that does"),
+    # parameters-seen-default-set moved into a recursive helper of the Module cell, _collect(module, found=None,
+    # seen=set()): the set outlives the call, but it is a default of the helper, not of parameters() (facts.defaults_of
+    # reads parameters()'s own signature, kept_outside the containers parameters() reads). Every message names a rule
+    # the code keeps: lists, tuples, recursion, equal values.
+    Bug("parameters-helper-default-set", "parameters() returns _collect(self), a recursive helper of the Module cell "
+        "with a default argument seen=set() that keeps every id across calls",
+        (module_cell("    def parameters(self):\n        return _collect(self)\n", after="""
+
+def _collect(module, found=None, seen=set()):
+    if found is None:
+        found = []
+    for value in vars(module).values():
+        for item in (value if isinstance(value, (list, tuple)) else (value,)):
+            if isinstance(item, Parameter):
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    found.append(item)
+            elif isinstance(item, Module):
+                _collect(item, found, seen)
+    return found
+"""),),
+        loses=("test_parameters",), phrase="seen=set()", cause="seen=set()", every=("_collect",),
+        gap="every message names a rule the code keeps ('look at every item of a list', 'recursion', 'compare "
+            "id(p)'), never the helper's default seen=set()"),
+    # parameters-seen-ordered-dict-on-instance with a collections.deque (not a list, dict or set subclass, which
+    # facts.collected alone reads as a container): the grade and the public check say "a default argument such as
+    # found=[] or a class attribute", which the code has neither of.
+    Bug("parameters-seen-deque-on-instance", "parameters() keeps its seen ids in a deque on the module itself "
+        "(self._seen = getattr(self, '_seen', deque())): a second call on a module finds nothing new",
+        (module_cell(PARAMETERS.replace("seen = set()", "from collections import deque\n"
+                                        "        self._seen = getattr(self, '_seen', deque())\n"
+                                        "        seen = self._seen").replace("seen.add(id(p))", "seen.append(id(p))")),),
+        loses=("test_parameters",), phrase="self._seen is a", cause="self._seen is a", every=("self._seen",),
+        absent="a default argument such as found=[]",
+        gap="a deque kept on the module is not read as a container: the message names no self._seen",
+        absent_gap="the grade says 'a default argument such as found=[] or a class attribute'"),
+    # np.matmul on Tensors (np.dot's neighbour): NumPy refuses the Tensor (__array_ufunc__ = None) and the message is
+    # NumPy's own TypeError, not forward-np-dot's "use Tensor operations".
+    Bug("forward-np-matmul", "forward() computes np.matmul(x, self.weight.T) + self.bias: NumPy's matmul refuses Tensors",
+        (linear("return np.matmul(x, self.weight.T) + self.bias"),),
+        loses=("test_forward", LESSON), phrase="Tensor operations", cause="np.matmul",
+        gap="the grade and the public checks print NumPy's \"operand 'Tensor' does not support ufuncs "
+            "(__array_ufunc__=None)\", not that forward() must use @ (Tensor operations), as forward-np-dot is told"),
+    # step() that moves right but scales the gradient in place on the way (p.grad *= self.lr; p.data -= p.grad): the
+    # step part says "step() changed p.grad"; the whole-notebook part (grade and public) gives only the numbers.
+    Bug("step-scales-grad-in-place", "step() scales each gradient in place, p.grad *= self.lr, then subtracts it: "
+        "p.data moves right but p.grad is left lr times smaller",
+        (step("for p in self.params:\n    p.grad *= self.lr\n    p.data -= p.grad"),),
+        loses=("test_step", LESSON), phrase="step() changed p.grad", cause="step() changed p.grad",
+        lesson_cause="step() changed p.grad", every=("step() changed p.grad",)),
+    # A syntax error in cell module (a colon left out): the grade names cell module everywhere and keeps the forward
+    # part (its Module is lent), while the public checks say "because cell linear: raised NameError: name 'Module' is
+    # not defined" for Linear (a given line of a cell the student did not break) and fail the forward checks too.
+    Bug("module-syntax-error", "parameters() with a colon left out (for value in vars(self).values()): cell module has "
+        "a syntax error, so no Module exists and cell linear's class Linear(Module) fails too",
+        (module_cell(PARAMETERS.replace("for value in vars(self).values():", "for value in vars(self).values()")),),
+        loses=("test_parameters", LESSON), phrase="cell module: a syntax error on line 7",
+        cause="cell module: a syntax error on line 7", lesson_cause="cell module: a syntax error on line 7",
+        absent="because cell linear", every=("cell module: a syntax error",)),
+    # sys.exit(0) left at the end of Exercise 2's cell, after every answer: the grade loses that exercise and the whole
+    # lesson part (4 points: "which ends the program"), while every public check, under pytest as in the notebook's
+    # test cells, passes (tests/test_first_messages.py: the two lose the same parts).
+    Bug("exercise-sys-exit", "Exercise 2's four answers right, then sys.exit(0) at the end of its cell",
+        (exercise_cell("exercise_second_step", "import sys\n\nz2_with_zero_grad = 0.908\n"
+                       "loss2_with_zero_grad = 0.008464\nz2_without_zero_grad = 3.668\n"
+                       "loss2_without_zero_grad = 7.118\nsys.exit(0)\n"),),
+        loses=("test_exercise_second_step", LESSON), phrase="called sys.exit(0)", cause="called sys.exit(0)",
+        lesson_cause="called sys.exit(0)", every=("sys.exit(0)",)),
+    # SGD.__init__ keeping a set (PyTorch refuses one: its order changes between runs): it holds every Parameter, the
+    # very objects, and zero_grad() and step() do the same in any order; causes.init_kept reads another order as
+    # "did not keep the Parameters it was given ... not copies or others".
+    Bug("sgd-init-set", "SGD.__init__ keeps self.params = set(params): every Parameter, the very objects, in the set's "
+        "order (which changes between runs)",
+        (sgd_init("self.params = set(params)\nself.lr = lr"),),
+        loses=("test_zero_grad", "test_step", LESSON), phrase="in another order", cause="set",
+        absent="not copies or others", every=("SGD.__init__",),
+        gap="the checks say 'SGD.__init__ did not keep the Parameters it was given', which it did (in a set)",
+        absent_gap="the grade says 'not copies or others' to an optimizer that holds the very objects"),
 ]

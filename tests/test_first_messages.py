@@ -109,3 +109,16 @@ def test_the_public_checks_and_the_grade_lose_the_same_parts_when_linears_attrib
               for part, checks in catalogue_public_results[bug].items()}
     differ = sorted(part for part in hidden if part in public and hidden[part] != public[part])
     assert not differ, f"{bug}: the grade and the public checks disagree on {differ}"
+
+
+@pytest.mark.parametrize("bug", ["exercise-sys-exit", "module-syntax-error"])
+def test_the_public_checks_and_the_grade_lose_the_same_parts(catalogue_reports, catalogue_public_results, bug):
+    """red-e13 (pass 23): one fault, one verdict. sys.exit(0) after Exercise 2's right answers costs the grade that
+    exercise and the whole lesson part while every public check passes; a syntax error in cell module fails the
+    public forward checks (told "because cell linear: raised NameError: name 'Module' is not defined") while the
+    grade's forward part, which names cell module, keeps full marks."""
+    hidden = {p["grade_id"]: p["score"] < p["max_score"] for p in catalogue_reports[bug]["parts"]}
+    public = {f"test_{part}": not all(passed for passed, _ in checks.values())
+              for part, checks in catalogue_public_results[bug].items()}
+    differ = sorted(part for part in hidden if part in public and hidden[part] != public[part])
+    assert not differ, f"{bug}: the grade and the public checks disagree on {differ}"
