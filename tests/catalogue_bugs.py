@@ -114,6 +114,29 @@ class no_grad:
 """
 
 
+# Cell sgd with step()'s loop body at 16 spaces and the line after it at 12 (an IndentationError on line 18).
+SGD_UNINDENT = """\
+from collections.abc import Iterable
+
+
+class SGD:
+    \"\"\"Plain (stochastic) gradient descent over a fixed list of Parameters.\"\"\"
+
+    def __init__(self, params: Iterable[Parameter], lr: float) -> None:
+        self.params = list(params)
+        self.lr = lr
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = np.zeros_like(p.data)
+
+    def step(self) -> None:
+        for p in self.params:
+                p.data -= self.lr * p.grad
+            p.grad = p.grad
+"""
+
+
 def module_cell(parameters: str, name: str = "Module", after: str = "") -> Mutation:
     """The whole Module cell, with `parameters` as the method's full text (signature included), the class
     called `name`, and `after` (top-level code the student left below the class)."""
@@ -981,4 +1004,53 @@ def _collect(module, found=None, seen=set()):
         absent="not copies or others", every=("SGD.__init__",),
         gap="the checks say 'SGD.__init__ did not keep the Parameters it was given', which it did (in a set)",
         absent_gap="the grade says 'not copies or others' to an optimizer that holds the very objects"),
+    # zero_grad-tensor's neighbour, p.grad = Parameter(np.zeros_like(p.data)): the grade's shape check says "got shapes
+    # [[3, 2], [2], [1, 5]] for parameters of shapes [[3, 2], [2], [1, 5]]", the very shapes it asks for (what is
+    # wrong is the type); the public check says "has grad Parameter of shape (2, 3)".
+    Bug("zero-grad-parameter", "zero_grad() makes each grad a Parameter of zeros, p.grad = Parameter(np.zeros_like(p.data))",
+        (zero_grad("for p in self.params:\n    p.grad = Parameter(np.zeros_like(p.data))"),),
+        loses=("test_zero_grad", LESSON), phrase="set p.grad to a Tensor", cause="zero_grad() set p.grad to a Tensor",
+        lesson_cause="zero_grad() set p.grad to a Tensor", every=("zero_grad()",),
+        absent="got shapes [[3, 2], [2], [1, 5]] for parameters of shapes [[3, 2], [2], [1, 5]]",
+        absent_gap="the grade's shape check names as wrong the shapes it asks for"),
+    # An IndentationError (the loop body at 16 spaces, the next line at 12): the grade says "cell sgd: a syntax error on
+    # line 18"; the public checks say "cell sgd: file '<tokenize>' has a syntax error on line 18", a file name that is
+    # Python's tokenizer's, not the notebook's (red-e12 E12-9's neighbour).
+    Bug("step-unindent-mismatch", "step()'s loop body indented 16 spaces and the next line 12: cell sgd has an "
+        "IndentationError (unindent does not match any outer indentation level), so no SGD exists",
+        (Mutation("sgd", "SGD.step", "", source=SGD_UNINDENT),),
+        loses=("test_zero_grad", "test_step", LESSON), phrase="cell sgd: a syntax error on line 18",
+        cause="cell sgd: a syntax error on line 18", lesson_cause="cell sgd: a syntax error on line 18",
+        absent="<tokenize>", every=("cell sgd: a syntax error on line 18",)),
+    # Linear's given __init__ also keeps its Parameters in a list, self.params = [weight, bias]: a check (and the
+    # lesson's shared weight, l2.weight = l1.weight) that sets layer.weight leaves the old Parameter in self.params, so
+    # parameters() rightly finds four. The message blames parameters() ("see its own checks", which all pass).
+    Bug("linear-init-keeps-a-list", "Linear's given __init__ keeps self.params = [weight, bias] and sets self.weight, "
+        "self.bias from it: a weight set later leaves the old one in the list",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.params = [Parameter(rng.uniform(-bound, bound, size=(n_out, n_in))),\n"
+                  "               Parameter(rng.uniform(-bound, bound, size=(n_out,)))]\n"
+                  "self.weight, self.bias = self.params"),),
+        loses=(LESSON,), phrase="self.params", cause="Linear.__init__", lesson_cause="Linear.__init__",
+        absent="see its own checks", every=("Linear.__init__",),
+        absent_gap="the grade's lesson part sends the student to parameters()' own checks, which pass",
+        gap="the lesson part says 'parameters() gave SGD(...) 4 entries ... (see its own checks)', whose checks all "
+            "pass, never the list Linear.__init__ keeps"),
+    # parameters-cached's neighbour: the found list kept on the module itself (self._params), a copy returned on each
+    # call. No check calls parameters() on one module before and after one of its Parameters is replaced, so the stale
+    # Parameter a second call still lists (and a bare `same list` test cannot see, the copy being new) is never caught.
+    Bug("parameters-kept-on-instance-copy", "parameters() collects into self._params, a list kept on the module across "
+        "calls (deduplicated by identity), and returns a copy: a Parameter replaced since is still listed",
+        (module("if not hasattr(self, '_params'):\n    self._params = []\n"
+                "for value in vars(self).values():\n"
+                "    for item in (value if isinstance(value, (list, tuple)) else (value,)):\n"
+                "        subs = [item] if isinstance(item, Parameter) else "
+                "(item.parameters() if isinstance(item, Module) else [])\n"
+                "        for p in subs:\n"
+                "            if not any(p is q for q in self._params):\n"
+                "                self._params.append(p)\n"
+                "return list(self._params)"),),
+        loses=("test_parameters",), phrase="self._params", cause="self._params",
+        gap="full marks: no check calls parameters() on one module before and after a Parameter of it is replaced "
+            "(layer.weight = Parameter(...)), when the old one is still listed"),
 ]
