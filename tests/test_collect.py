@@ -1136,3 +1136,111 @@ def test_an_lms_runs_first_line_names_the_demo_students_left_beside_the_class(tm
     left = [s for s in demo if s != "ada"]  # ada's folder gave way to the real ada's upload
     assert origin == (f"the LMS download in downloaded/{ASSIGNMENT.name}, and {len(left)} of the bundled demo's in "
                       f"submitted/ ({', '.join(left)}: `make new-class` removes them)"), origin
+
+
+@pytest.mark.parametrize("name", ["dl01_6_3_submissions.zip", "week6_modules_and_sgd.zip"])
+def test_the_lms_download_alone_in_archive_renamed_by_the_instructor_is_unpacked_or_named_as_the_download(
+        tmp_path, name):
+    """red-c13 X23-c13-1: the LMS's download, alone in archive/, saved under a name of the instructor's (the
+    assignment's id first, `dl01_6_3_submissions.zip`, or `week6_modules_and_sgd.zip`) begins as the LMS names an
+    upload (Canvas's `<name>_<user>_<attachment>_`, or the generic pattern read on its stem), so is_upload holds and
+    it is never unpacked: the class is not collected, and the summary's only line names a student no class has
+    (`dl01_6`, `week6`) with "no notebook in the upload ... an archive in an upload is never unpacked", never
+    saying the download was taken for a student's upload nor that a rename would collect it."""
+    root = course(tmp_path)
+    lms_zip(root, {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}'}, name=name)
+    lines = collect(root)
+    invented = name.split("_6_3_")[0] + "_6" if "_6_3_" in name else name.split("_")[0]
+    assert submitted(root) == {"obrienann_23456": b'{"ann": 1}'} or not any(
+        line.startswith(f"Not collected: {invented}:") for line in lines), lines
+
+
+def test_the_same_upload_in_two_downloads_is_one_file_not_two(tmp_path):
+    """red-c13 X23-c13-2: the download taken twice (Canvas's `submissions.zip`, then `submissions (1).zip` after a
+    late upload, both left in archive/) holds each earlier upload twice, byte for byte, under one attachment number:
+    one upload, yet _choose reads it as "two files ... neither the LMS's numbers nor its time stamps say which is
+    newer" and every student of the first download is not collected; only the late student is."""
+    root = course(tmp_path)
+    files = {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}'}
+    lms_zip(root, files)
+    lms_zip(root, {**files, "latelee_45678_102_modules_and_sgd.ipynb": b'{"lee": 1}'}, name="submissions (1).zip")
+    lines = collect(root)
+    assert submitted(root).get("obrienann_23456") == b'{"ann": 1}', lines
+
+
+def test_a_late_upload_named_by_its_start_alone_says_it_is_late_where_it_says_to_copy_it_by_hand(tmp_path):
+    """red-c13 X23-c13-3: a late student names her upload with a number first (`1_modules_and_sgd.ipynb`); Canvas
+    writes `eveevil_LATE_34567_101_1_modules_and_sgd.ipynb`, which is not collected (R1, on file) and is named by its
+    start, with "check in the LMS whose it is before you copy it into submitted/eveevil_34567/dl01_6_3/". The line
+    never says that the upload is LATE nor its LMS time: copied by hand as told, the folder has no timestamp.txt and
+    nbgrader counts it on time, where a classmate uploading at the same moment under a plain name is "late by 21 h
+    30 min". The instruction to copy by hand must carry what the collection would have written (the time stamp)."""
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    lms_zip(root, {"eveevil_LATE_34567_101_1_modules_and_sgd.ipynb": b'{"eve": 1}',
+                   "leelate_LATE_45678_102_modules_and_sgd.ipynb": b'{"lee": 1}'})
+    lines = collect(root)
+    assert any(line.startswith("Late by Canvas's LATE marker: leelate_45678") for line in lines), lines
+    line = refusal(lines, "eveevil_34567")
+    assert "timestamp.txt" in line or "late by" in line.lower(), line
+
+
+@pytest.mark.parametrize("name", ["dl01_6_3_submissions.zip", "week6_modules_and_sgd.zip",
+                                  "Moodle-DL01-Lab_6_3_x-42.zip"])
+def test_an_archive_alone_in_archive_named_as_an_upload_is_named_by_itself_and_a_rename_collects_the_class(
+        tmp_path, name):
+    """X23-c13-1, as fixed: alone in archive/, a zip whose name reads as an upload is either the LMS's download the
+    instructor renamed or the one zip upload of a download unpacked into archive/, whose entries the student chose
+    (the next test): its name alone tells them apart, so it is not unpacked, and its one line names the archive, not
+    a student its name makes up, and says the rename that collects the class."""
+    root = course(tmp_path)
+    download = lms_zip(root, {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}'}, name=name)
+    lines = collect(root)
+    assert submitted(root) == {}, lines
+    assert len(lines) == 1 and lines[0].startswith(f"Not collected: {name}: not unpacked: "), lines
+    assert "give it a name without `_`" in lines[0], lines
+    download.rename(download.with_name("submissions.zip"))
+    lines = collect(root)
+    assert submitted(root) == {"obrienann_23456": b'{"ann": 1}'}, lines
+
+
+def test_a_students_zip_alone_in_archive_is_never_unpacked_as_the_download(tmp_path):
+    """Why a lone archive is not the download by its place: the LMS's download of one upload, a zip, unpacked into
+    archive/ as the docs allow, leaves that student's zip alone there, and its entries are named as she chose."""
+    root = course(tmp_path)
+    (archive_dir(root) / "eveevil_34567_101_x.zip").write_bytes(
+        zipped({"obrienann_23456_999_modules_and_sgd.ipynb": b'{"spoof": 1}'}))
+    lines = collect(root)
+    assert submitted(root) == {}, lines
+    extracted = root / "downloaded" / ASSIGNMENT.name / "extracted"
+    assert not list(extracted.rglob("*_999_*")), "a student's own archive was unpacked"
+    assert [line.split(": not unpacked: ")[0] for line in lines] == ["Not collected: eveevil_34567_101_x.zip"], lines
+
+
+def test_one_upload_in_two_downloads_is_collected_silently_and_a_later_upload_of_the_same_bytes_is_still_later(
+        tmp_path):
+    """X23-c13-2, as fixed: byte-identical copies under one attachment number, LATE marker and time are one file
+    (no line); the same bytes uploaded again later (a new attachment number, LATE) are a second upload, the newer."""
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    ann = {"obrienann_23456_100_modules_and_sgd.ipynb": b'{"ann": 1}'}
+    lms_zip(root, ann)
+    lms_zip(root, {**ann, "obrienann_LATE_23456_105_modules_and_sgd.ipynb": b'{"ann": 1}'}, name="submissions (1).zip")
+    lines = collect(root)
+    assert submitted(root) == {"obrienann_23456": b'{"ann": 1}'}, lines
+    assert [line.split(": ")[0] for line in lines] == ["Collected the newest of several files",
+                                                       "Late by Canvas's LATE marker"], lines
+    assert "took obrienann_LATE_23456_105_" in lines[0], lines
+
+
+def test_a_late_upload_to_copy_by_hand_gives_the_time_stamp_to_write(tmp_path):
+    """X23-c13-3, as fixed: the line gives the LMS's time, the lateness and the exact timestamp.txt the collection
+    would have written; the same text in that file makes nbgrader count the copy late, as the classmate's."""
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    lms_zip(root, {"eveevil_LATE_34567_101_1_modules_and_sgd.ipynb": b'{"eve": 1}',
+                   "leelate_LATE_45678_102_modules_and_sgd.ipynb": b'{"lee": 1}'})
+    lines = collect(root)
+    line = refusal(lines, "eveevil_34567")
+    folder = f"submitted/eveevil_34567/{ASSIGNMENT.name}"
+    assert "Canvas marked it LATE (submitted 2026-11-20 09:30 UTC; late by 21 h 30 min)" in line, line
+    assert f"write `2026-11-20 09:30:00.000000 UTC` into {folder}/timestamp.txt" in line, line
+    written = (root / "submitted" / "leelate_45678" / ASSIGNMENT.name / "timestamp.txt").read_text()
+    assert written == "2026-11-20 09:30:00.000000 UTC", written

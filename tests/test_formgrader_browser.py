@@ -46,7 +46,15 @@ from markupsafe import escape
 from nbformat.v4 import new_markdown_cell, new_output, new_raw_cell
 from test_catalogue_hostile import fresh_course
 from test_inert import CONTROLS, SEQUENCE_SHOWN, hostile_grade_id_notebook
-from test_sanitize_markdown import ACROSS_CELLS, MARKER, ODD_NAMES, PAYLOADS, active_content
+from test_sanitize_markdown import (
+    ACROSS_CELLS,
+    LAYOUT_CHARACTERS,
+    MARKER,
+    ODD_NAMES,
+    PAYLOADS,
+    TROJAN_ANSWER,
+    active_content,
+)
 
 from bench.course import gradebook_scores
 from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_class, solution_notebook
@@ -89,7 +97,7 @@ ON_TOP = """selector => [...document.querySelectorAll(selector)].map(shown => {
 ANSWERS = {  # the written answers (graded by hand in the formgrader): the payloads aimed at the instructor
     "answer_zeroing": PAYLOADS["script"] + f"\n\nAccumulation: $\\mathbf{{w}}$ keeps `a < b`.\n\n{COVER} {REMOTE_CURSOR}"
                       f" {COVER_ABOVE}",
-    "answer_outside_graph": PAYLOADS["img-onerror"] + "\n\n" + PAYLOADS["javascript-link"],
+    "answer_outside_graph": PAYLOADS["img-onerror"] + "\n\n" + PAYLOADS["javascript-link"] + "\n\n" + TROJAN_ANSWER,
     "answer_shared_weight": PAYLOADS["svg-onload"] + "\n\n" + PAYLOADS["style-overlay"],
 }
 
@@ -190,6 +198,8 @@ def test_the_hostile_pages_hold_nothing_active_the_honest_pages_do_not(graded, p
     assert not extra, sorted(extra)
     assert "Full marks, click anywhere" in hostile, "the overlay's text is kept, as text"
     assert "\\mathbf{w}" in hostile and "<code>a &lt; b</code>" in hostile, "an answer's maths and code read as written"
+    # a bidirectional control in an answer's code or prose is shown as its escape (test_sanitize_markdown.TROJAN_ANSWER)
+    assert not LAYOUT_CHARACTERS.findall(hostile) and hostile.count("The layer's output \\u2067") == 2
 
 
 def test_the_payloads_are_active_without_sanitising(graded):
@@ -404,6 +414,8 @@ def test_the_formgrader_page_runs_no_payload_in_a_browser(graded, server, browse
     print(f"\n[formgrader] page opened and watched in {time.monotonic() - start:.1f} s; "
           f"{len(seen['requests'])} requests")
     assert_nothing_ran(seen, graded)
+    # It shows the answers SanitizeMarkdown wrote at grading time: their format characters as escapes.
+    assert not LAYOUT_CHARACTERS.findall(seen["text"]) and "The layer's output \\u2067" in seen["text"]
     # The formgrader still works under the course's CSP: its scripts loaded and it talked to its own API.
     assert seen["backbone"] == "function" or seen["backbone"] == "object", seen["backbone"]
     grades = [r.status for u, r in seen["responses"].items() if "/formgrader/api/grades" in u]

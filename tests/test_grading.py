@@ -473,18 +473,34 @@ def _moved_second_step_below_no_grad_computed_with_own_sgd(notebook):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="a known gap (red-b12 1, issue 29): parts run the known cells in the release's "
-                   "order, not the student's; it turns into a failure once they run in the student's order")
 @pytest.mark.parametrize("move", [_moved_no_grad_above_sgd_with_step_decorated,
                                   _moved_second_step_below_no_grad_computed_with_own_sgd],
                          ids=["red-b12-1-decorator", "red-b12-1-exercise-moved"])
 def test_a_right_notebook_with_cells_moved_where_jupyter_still_runs_it_scores_full_marks(tmp_path, move):
-    """red-b12 1 (pass 22): a part runs the known cells in the source notebook's order (program_from_notebook), not
-    the student's, so a cell moved where Jupyter runs it top to bottom (and the in-notebook checks, which run on the
-    kernel's names, print PASS) is run at its released place: 10.82/18, "SGD raised NameError: name 'no_grad' is not
-    defined" (decorator), and 17/18, "SGD.step raised NameError: name 'no_grad' is not defined" (exercise moved)."""
+    """red-b12 1 (pass 22): a part ran the known cells in the source notebook's order, not the student's, so a cell
+    moved where Jupyter runs it top to bottom (and the in-notebook checks, which run on the kernel's names, print
+    PASS) ran at its released place: 10.82/18, "SGD raised NameError: name 'no_grad' is not defined" (decorator), and
+    17/18, "SGD.step raised NameError: name 'no_grad' is not defined" (exercise moved). program_from_notebook now
+    takes the student's order."""
     report, _ = grade_json(write_notebook(move(solution_notebook()), tmp_path / NOTEBOOK))
     assert scores(report) == FULL, failing_messages(report)
+
+
+@pytest.mark.slow
+def test_a_cell_moved_above_the_cell_it_needs_fails_as_in_jupyter_and_the_message_names_the_move(tmp_path):
+    """The flip side of red-b12 1: cell linear moved above cell module raises NameError on Module in Jupyter, top to
+    bottom, so Linear is never defined and every check that builds one fails there. The grade follows the notebook
+    (before, run in the release's order, it scored 18/18), and each lost part's message names the move, a fact of
+    the program's order, not the probe's KeyError alone."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    linear = cells.pop(next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "linear"))
+    cells.insert(next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "module"), linear)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    lost = {part for part, score in scores(report).items() if score < FULL[part]}
+    assert {"test_forward", "test_lesson_numbers"} <= lost, scores(report)
+    move = "cell linear stands above cell module in your notebook, so Module is not defined yet when it runs"
+    assert all(move in message for part in lost for message in failing_messages(report)[part]), failing_messages(report)
 
 
 @pytest.mark.slow

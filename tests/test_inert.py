@@ -258,14 +258,31 @@ def test_pytest_prints_no_escape_sequence_from_the_hidden_suites_or_the_public_c
 def test_code_shows_its_format_characters_and_at_most_30_marks_a_character():
     """red-d12 F4/F5 (pass 22): a page shows code with its bidirectional controls and zero-width characters as their
     escapes, and the combining marks past 30 after one character as theirs (a browser took 30 to 80 s over 60,000);
-    a written answer keeps its format characters, and 30 marks stay as they are."""
-    from autograder.outputs.inert import bounded_marks, code_as_run
+    30 marks stay as they are."""
+    from autograder.outputs.inert import code_as_run
 
-    assert code_as_run("a = 1  # \u2067x\u200b") == "a = 1  # \\u2067x\\u200b"
+    assert code_as_run("a = 1  # \u2067x\u200b\u200d") == "a = 1  # \\u2067x\\u200b\\u200d"
     assert code_as_run("é" + "\u0301" * 30) == "é" + "\u0301" * 30
-    assert bounded_marks("a" + "\u0301" * 32 + " ä\u2067") == "a" + "\u0301" * 30 + "\\u0301" * 2 + " ä\u2067"
     start = time.monotonic()
-    assert len(bounded_marks(("a" + "\u0301" * 40) * 25_000)) == 25_000 * (31 + 60)
+    assert len(code_as_run(("a" + "\u0301" * 40) * 25_000)) == 25_000 * (31 + 60)
+    assert time.monotonic() - start < 5  # one pass
+
+
+def test_a_written_answer_shows_its_format_characters_but_the_joiners():
+    """A written answer's code spans and fenced blocks, and its prose, are laid out by the same bidirectional controls
+    as code (the marks U+200E, U+200F, U+061C too: an RLM before "3 - 1" shows "1 - 3"), and a zero-width space or a
+    soft hyphen hides text: each is written as its escape, as in code. The joiners shape Persian and the Indic scripts
+    and join emoji, and reorder nothing: they stay. The marks past 30 after one character are escapes, as in code."""
+    from autograder.outputs.inert import text_as_read
+
+    answer = "`x = 1  # \u2067` \u200f3 - 1 \u202eab\u202c \u2066\u2069 zero\u200b\xadgrad \u061c \U000e0041 \ufeff"
+    assert text_as_read(answer) == ("`x = 1  # \\u2067` \\u200f3 - 1 \\u202eab\\u202c \\u2066\\u2069 zero\\u200b\\xadgrad "
+                                    "\\u061c \\U000e0041 \\ufeff")
+    honest = "می\u200cخواهم \u0915\u094d\u200d\u0937 \U0001f469\u200d\U0001f4bb Übung é"
+    assert text_as_read(honest) == honest
+    assert text_as_read("a" + "\u0301" * 32 + " ä") == "a" + "\u0301" * 30 + "\\u0301" * 2 + " ä"
+    start = time.monotonic()
+    assert len(text_as_read("a\u202e" * 100_000)) == 100_000 * 7
     assert time.monotonic() - start < 5  # one pass
 
 
@@ -276,3 +293,28 @@ def test_a_quoted_name_keeps_latin1_letters_and_escapes_every_other_character_pa
     assert quoted("Übung née.ipynb") == "'Übung née.ipynb'"
     assert quoted("x\u2019 \ua78c \u00d7.ipynb") == "'x\\u2019 \\ua78c \\xd7.ipynb'"
     assert quoted("a\\xdc") == "'a\\\\xdc'"
+
+
+def test_a_refused_folder_name_cannot_write_lines_of_the_summary():
+    """red-d13 X23-2 (pass 23): `make grade`'s summary names a folder of submitted/ refused for its id as
+    `Not graded: <the folder's name>: '<ascii()>' is not a safe student id`, the name itself through `say`
+    (terminal_text), which keeps a line break. A folder named with line breaks writes lines of its own that read as
+    the summary's: here a late penalty for ada and `Not graded: bob`, neither of them true (docs/security.md: the
+    summary names it "escapes visible")."""
+    from test_catalogue_hostile import fresh_course
+
+    from conftest import grade_class
+
+    course = fresh_course()
+    name = "zz: x\nLate: ada, by 9 days, 4 hours (late penalty 6 points)\nNot graded: bob: the notebook is empty\nzz"
+    try:
+        folder = course / "submitted" / name / ASSIGNMENT.name
+        folder.mkdir(parents=True)
+        (folder / NOTEBOOK).write_text(json.dumps(solution_notebook(), indent=1))
+        (folder / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC\n")
+        run = grade_class(course)
+    finally:
+        shutil.rmtree(course, ignore_errors=True)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    forged = [line for line in run.stdout.splitlines() if line.startswith(("Late: ada", "Not graded: bob"))]
+    assert forged == [], run.stdout[-1500:]

@@ -922,7 +922,48 @@ def test_one_long_run_of_combining_marks_does_not_hold_the_page(tmp_path, where)
     assert seconds < 10, f"the page took {seconds:.1f} s to lay out"
 
 
-BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["markdown", "code"])
+def test_one_long_run_of_emoji_modifiers_does_not_hold_the_page(tmp_path, where):
+    """red-d13 X23-1 (pass 23): text_as_read and code_as_run counted only combining marks (category M) toward
+    MARKS_PER_CHARACTER, but a run of emoji modifiers (U+1F3FB to U+1F3FF, category Sk) is laid out by Chromium in
+    time that grows faster than its length too: after one letter, 4,000 of them in 4.4 s, 8,000 in 23 s, 16,000 (64 KB)
+    in 116 s, 60,000 past two minutes, on a bare page. 12,000 in a written answer or a code comment: the page opened
+    must be laid out within 10 s, as one of 60,000 combining marks is."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS  # it imports this module
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    cluster = "a" + "\U0001F3FB" * 12_000
+    cell = (new_markdown_cell(f"**My answer**: {cluster} b") if where == "markdown"
+            else new_code_cell(f"x = 1  # {cluster} b"))
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[cell, new_markdown_cell("**The end**")]), {})
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        start = time.monotonic()
+        try:
+            page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=20000)
+            page.evaluate("[...document.querySelectorAll('.cell')].map(cell => cell.getBoundingClientRect().top)")
+        except playwright.TimeoutError:
+            pass
+        seconds = time.monotonic() - start
+        browser.close()
+    assert seconds < 10, f"the page took {seconds:.1f} s (or more) to lay out"
+
+
+
+# What lays a page's text out other than it is written: the bidirectional controls, the marks (U+200E, U+200F, U+061C),
+# a zero-width space, a soft hyphen, a byte order mark and the tags (U+E0001 to U+E007F).
+LAYOUT_CHARACTERS = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b\xad\ufeff\U000e0001-\U000e007f]")
+TROJAN = "''' The layer's output \u2067'''  ;return x @ self.weight.T"
+# A written answer laid out other than it is written: a code span, a fenced block and prose (the test below, and
+# test_formgrader_browser's served grading page).
+TROJAN_ANSWER = (f"**My answer.** The line I changed: `{TROJAN}`\n\n```python\ndef forward(self, x):\n    {TROJAN}\n"
+                 "    return x @ self.weight.T + self.bias\n```\n\nThe loss fell by \u200f3 - 1, \u202eregnol ton\u202c "
+                 "and zero\u200b_grad\xad() \u2066\u2069\u061c\ufeff\U000e0041")
 
 
 def test_code_on_the_pages_reads_as_it_runs(tmp_path):
@@ -934,13 +975,35 @@ def test_code_on_the_pages_reads_as_it_runs(tmp_path):
     write such a character as its escape (inert.py); the code cells keep it."""
     from test_formgrader_browser import formgrade_html  # it imports this module
 
-    code = ("class Linear(Module):\n    def forward(self, x):\n"
-            "        ''' The layer's output \u2067'''  ;return x @ self.weight.T\n"
-            "        return x @ self.weight.T + self.bias\n")
+    code = f"class Linear(Module):\n    def forward(self, x):\n        {TROJAN}\n        return x @ self.weight.T + self.bias\n"
     notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[new_code_cell(code)]), {})
     nbformat.write(notebook, tmp_path / "notebook.ipynb")
     pages = {"feedback": feedback_html(notebook), "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
-    assert {name: BIDI_CONTROLS.findall(page) for name, page in pages.items()} == {"feedback": [], "grading": []}
+    assert {name: LAYOUT_CHARACTERS.findall(page) for name, page in pages.items()} == {"feedback": [], "grading": []}
+
+
+def test_a_written_answer_reads_on_the_pages_as_it_is_written(tmp_path):
+    """Trojan Source in a written answer (red-d12 F5's leftover, pass 23): code cells showed their format characters as
+    escapes, but a written answer, which both pages render from the same markdown, kept them. A code span or a
+    fenced block the instructor reads (and may copy to run) read other than it is (`''' The layer's output \\u2067'''
+    ;return x @ self.weight.T` as a docstring above the right return), and so did prose: an RLM (U+200F) before
+    "3 - 1" shows "1 - 3", and an RLO (U+202E) reverses the rest of its paragraph. In the student's markdown and raw
+    cells each is written as its escape, as in code; the joiners that Persian, the Indic scripts and emoji need stay."""
+    honest = "**Persian, Hindi, an emoji.** می\u200cخواهم, \u0915\u094d\u200d\u0937, \U0001f469\u200d\U0001f4bb"
+    notebook = solution_notebook()
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            cell.metadata.nbgrader.score = 0  # as autograded: the feedback page shows each score
+    for cell, source in zip(answers(notebook), [TROJAN_ANSWER, honest, f"```\n{TROJAN}\n```"]):
+        cell.source = source
+    notebook.cells.insert(1, new_raw_cell(f"<pre>{TROJAN}</pre>"))
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert [cell.source for cell in answers(notebook)][1] == honest
+    pages = {"feedback": feedback_html(notebook), "grading": grading_page(tmp_path, notebook)[0]}
+    assert {name: LAYOUT_CHARACTERS.findall(page) for name, page in pages.items()} == {"feedback": [], "grading": []}
+    for page in pages.values():
+        assert page.count("The layer's output \\u2067") == 4 and "\\u200f3 - 1, \\u202eregnol ton\\u202c" in page
+        assert honest.split("** ")[1] in page
 
 
 @pytest.mark.slow

@@ -318,10 +318,20 @@ class Runner:
         error = next((e for e in load_errors if e.startswith(f"cell {cell}:")), "")
         if error:
             deeper = _NAME_ERROR.search(error)
+            needed = deeper[1] if deeper else ""
+            below = self.defined_below(cell, needed) if needed else ""
+            if below:  # the student's order (a stub stands where the student's copy of its cell does)
+                return f"cell {cell} stands above cell {below} in your notebook, so {needed} is not defined yet when it runs"
             cause = self.why_undefined(deeper[1], load_errors, seen | {cell}) if deeper else ""
             return cause or ("" if error.startswith(self.borrowed) else error)
         text = next((c.source for c in self.cells if c.name == cell), None)
         return "" if text is None or self.binds(cell, text, name) else f"cell {cell} defines no {name}"
+
+    def defined_below(self, cell: str, name: str) -> str:
+        """The cell that defines `name` in the released notebook, if this part runs it after `cell`: the student
+        moved one of the two (the part runs the notebook's order, as Jupyter does), else ''."""
+        definer, names = self.defined_by.get(name), [cell.name for cell in self.cells]
+        return definer if definer in names and cell in names and names.index(definer) > names.index(cell) else ""
 
 
 _BLANK_CELL = re.compile(re.escape(BLANK_HERE) + r", and not all of cell (\S+)'s do")  # the cell _blank names

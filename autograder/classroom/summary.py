@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from ..intake.student_ids import is_safe_student_id
 from ..nbgrader_glue.late import late_by
 from ..outputs.counts import counted, mean_points
-from ..outputs.inert import say
+from ..outputs.inert import quoted, say
 from .class_run import ClassRun, Graded
 
 
@@ -48,9 +49,10 @@ def summarize(run: ClassRun, graded: Graded, students: list[str], refused: dict[
         say(f"Late: {student}, by {late_by(seconds)} (late penalty {penalty:g} points)")
     for student, note in sorted(graded.notes.items()):
         say(f"Graded with a note: {student}: {note}")
-    for student, reason in sorted(problems.items()):
-        say(f"Not graded: {student}: {reason}" + (f" (the grader's failure: no score written; make regrade "
-                                                    f"STUDENT={student} once it is fixed)" if student in grader_faults else ""))
+    for student, reason in sorted(problems.items()):  # a folder refused for its id is named as its quoted escapes
+        named = student if is_safe_student_id(student) else quoted(student)
+        say(f"Not graded: {named}: {reason}" + (f" (the grader's failure: no score written; make regrade "
+                                                    f"STUDENT={named} once it is fixed)" if student in grader_faults else ""))
     for line in collected:  # the LMS download's files not collected, and work kept over it
         say(line)
     say(f"Wrote {coursedir.db_url.replace('sqlite:///', '')}, grades.csv and feedback/<student>/{assignment.name}/.")

@@ -19,7 +19,9 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   in any case (Canvas's <notebook>-1.ipynb is a second upload of <notebook>.ipynb, the assignment's notebook; both
   are collected under the notebook's own name, spelled in any case, as the intake chooses the notebook) are
   resolved by the LMS's attachment number, else the LMS's time stamp (the archive entry's time); when neither
-  tells, that student is "not collected: two files".
+  tells, that student is "not collected: two files". Two alike in all the collection takes of them (bytes, name,
+  attachment number, LATE marker and time: one upload in two downloads, `submissions (1).zip` beside
+  `submissions.zip`) are one file.
 * The LMS copy never replaces what the instructor did (collected.py, the rule the exchange's Collect shares):
   downloaded/<assignment>/collected.json holds what each
   student's folder was written with (each file's name and the SHA-256 of all of it, the notebooks and timestamp.txt)
@@ -34,7 +36,8 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   grades (files.choose_notebook among the student's files), a fact of the upload that no setting changes, and
   nbgrader's autograde counts it late by the due date of the day (a course input: moving it is previewed,
   classroom/changes.py). A LATE upload from before the due date is on time by it,
-  and one without an LMS time has no time stamp (on time); the summary names both.
+  and one without an LMS time has no time stamp (on time); the summary names both. A LATE upload not collected (a
+  name `_refuse_unread` names) is copied by hand, so its line gives the LMS's time and the timestamp.txt to write.
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.apps.zipcollectapp import ZipCollectApp
@@ -84,6 +88,14 @@ def slug(name: str) -> str:
     """'John Smith' -> 'johnsmith'; accents dropped, letters and digits kept."""
     plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
     return re.sub(r"[^a-z0-9]", "", plain.lower())
+
+
+class Upload(NamedTuple):
+    """A name at the download's top, read by the LMS's prefix alone (LmsFileNameCollectorPlugin.uploaded_by)."""
+
+    student: str | None  # the shortest prefix's id, for naming only
+    own: str  # the rest: the name the student gave it
+    late: bool  # Canvas's LATE marker in the prefix
 
 
 class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
@@ -174,28 +186,35 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
                 return found["student_id"]
         return None
 
-    def uploaded_by(self, filename: str) -> tuple[str | None, str] | None:
+    def uploaded_by(self, filename: str) -> Upload | None:
         """For a name at the download's top: the student whose upload it is by the prefix an LMS writes before the
         name the student gave it (Canvas's `<name>_[LATE_]<user>_<attachment>_`, Moodle's
-        `<name>_<user>_assignsubmission_file_`), and that own name; None when no prefix is one. A prefix is one when
-        the patterns read it before an ordinary name (`x.ipynb`): whatever follows is the student's choice, so this
-        holds for a name no pattern reads whole (ids again, a number first), which is then never the LMS's own
-        archive (BoundedExtractor.is_upload). The id is the shortest such prefix's (None when it is not SAFE_ID),
-        only for naming: a name holding ids twice may be a classmate's made to look so, so it is never a file's owner."""
+        `<name>_<user>_assignsubmission_file_`), that own name, and the prefix's LATE marker; None when no prefix is
+        one. A prefix is one when the patterns read it before an ordinary name (`x.ipynb`): whatever follows is the
+        student's choice, so this holds for a name no pattern reads whole (ids again, a number first), which is then
+        never the LMS's own archive (BoundedExtractor.is_upload). The id is the shortest such prefix's (None when it is
+        not SAFE_ID), only for naming: a name holding ids twice may be a classmate's made to look so, so it is never a
+        file's owner."""
         if "/" in filename or not self.valid_ext:
             return None
         for end in (i + 1 for i, char in enumerate(filename) if char == "_"):
             try:
                 found = self._identify(f"{filename[:end]}x{self.valid_ext[0]}")
-            except NotCollected:  # an LMS's prefix, with an id the kit refuses
-                return None, filename[end:]
+            except NotCollected:  # an LMS's prefix, with an id the kit refuses: named as no one's (_refuse_unread)
+                return Upload(None, filename[end:], False)
             if found:
-                return found["student_id"], filename[end:]
+                return Upload(found["student_id"], filename[end:], bool(found.get("late")))
         return None
 
     def is_upload(self, filename: str) -> bool:
         """Whether a name at archive/'s top is a student's upload (owner, or uploaded_by), never the LMS's archive."""
         return self.owner(filename) is not None or self.uploaded_by(filename) is not None
+
+
+def lms_time(path: Path) -> float | None:
+    """The LMS's time stamp of an upload unpacked into extracted/ (the archive entry's time), or None."""
+    mtime = path.stat().st_mtime
+    return mtime if mtime > 0 else None  # 0: the archive gave none
 
 
 @dataclass
@@ -208,12 +227,18 @@ class Candidate:
 
     @property
     def lms_time(self) -> float | None:
-        mtime = self.path.stat().st_mtime
-        return mtime if mtime > 0 else None  # 0: the archive gave none
+        return lms_time(self.path)
 
     @property
     def attachment(self) -> int | None:
         return int(self.info["attachment"]) if self.info.get("attachment", "").isdigit() else None
+
+    def same_upload(self) -> tuple:
+        """What the collection takes of this file: two files alike in all of it are one upload (the download taken
+        twice, both in archive/: `submissions.zip`, `submissions (1).zip`), and copying either writes the same."""
+        with self.path.open("rb") as data:
+            content = hashlib.file_digest(data, "sha256").hexdigest()
+        return self.info["file_id"], self.attachment, self.info["late"], self.lms_time, content
 
 
 @dataclass
@@ -232,6 +257,16 @@ class Collection:
                 + [f"Late by Canvas's LATE marker: {s}: {what}" for s, what in sorted(self.late.items())])
 
 
+def one_per_upload(files: list[Candidate]) -> list[Candidate]:
+    """`files` with one of each upload present twice or more (Candidate.same_upload), the first met."""
+    if len(files) < 2:
+        return files
+    unique: dict[tuple, Candidate] = {}
+    for file in files:
+        unique.setdefault(file.same_upload(), file)
+    return list(unique.values())
+
+
 def newest(files: list[Candidate]) -> Candidate | None:
     """The latest upload by the LMS's attachment number, else by its time stamp; None when they do not tell."""
     for key in (lambda c: c.attachment, lambda c: c.lms_time):
@@ -243,6 +278,11 @@ def newest(files: list[Candidate]) -> Candidate | None:
 
 def _utc(seconds: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).replace(tzinfo=None)
+
+
+def _stamp(seconds: float) -> str:
+    """timestamp.txt's text for the LMS's time of a LATE upload."""
+    return _utc(seconds).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
 
 
 def collected_ids(config, assignment: str) -> dict[str, str | None]:
@@ -299,6 +339,12 @@ class LmsZipCollect(ZipCollectApp):
                 f"not unpacked: archive/ also holds {', '.join(map(shown, extractor.loose[:3]))}{more}, which "
                 f"{'is' if len(extractor.loose) == 1 else 'are'} not an archive, so its files were taken as they "
                 f"are (put the LMS's download alone in archive/)")
+        for name in extractor.read_as_uploads:  # its student's line would name one no class may have (`dl01_6`)
+            self.collection.refused[shown(name)] = (
+                "not unpacked: its name reads as the LMS names a student's upload "
+                "(c.LmsFileNameCollectorPlugin.named_regexps), and an archive a student uploaded is never unpacked "
+                "(the .ipynb itself is needed): if it is the LMS's download, give it a name without `_`, as the LMS "
+                "names it (submissions.zip), and run make grade again")
 
     def _top_relative(self, path: Path) -> str:
         """`path`'s name from the download's top level it came from (the deepest top that holds it)."""
@@ -318,6 +364,7 @@ class LmsZipCollect(ZipCollectApp):
     def _collect_files(self, src_files: list[str]) -> dict[str, list[Candidate]]:
         """Each student's files to copy: nbgrader's step, with every refusal for that file alone."""
         collector = self.collector_plugin_inst
+        read_as_uploads = set(self.extractor_plugin_inst.read_as_uploads)  # each has a line of its own (start)
         found: dict[str, list[Candidate]] = defaultdict(list)
         others: dict[str, list[str]] = defaultdict(list)  # a student's files that are not notebooks
         for source in map(Path, src_files):
@@ -334,8 +381,8 @@ class LmsZipCollect(ZipCollectApp):
             if info:
                 found[info["student_id"]].append(Candidate(source, name, info))
             elif collector.spelled(name):  # a notebook no pattern names (a name chosen to mislead)
-                self._refuse_unread(name)
-            elif owner := collector.owner(name):
+                self._refuse_unread(name, source)
+            elif name not in read_as_uploads and (owner := collector.owner(name)):
                 others[owner].append(shown(name))
         for student, names in others.items():
             if student not in found:
@@ -345,20 +392,28 @@ class LmsZipCollect(ZipCollectApp):
         self._refuse_clashes(found)
         return {student: chosen for student, files in found.items() if (chosen := self._choose(student, files))}
 
-    def _refuse_unread(self, name: str) -> None:
+    def _refuse_unread(self, name: str, source: Path) -> None:
         """A notebook no pattern reads: named by the student whose upload its name begins as (uploaded_by), with why,
         but never collected as theirs: a classmate's upload named to read so (Canvas's `bob_333_222_888_...` is Bob's
-        `888_...` or, named `bob_333`, user 222's) is spelled the same, and only the LMS knows whose it is."""
-        student, own = self.collector_plugin_inst.uploaded_by(name) or (None, "")
-        if not student:
+        `888_...` or, named `bob_333`, user 222's) is spelled the same, and only the LMS knows whose it is. A LATE
+        one's line also gives what the collection would have written (timestamp.txt), which a copy by hand lacks."""
+        upload = self.collector_plugin_inst.uploaded_by(name)
+        if not upload or not upload.student:
             self.collection.refused[shown(name)] = ("its name matches none of the LMS's patterns "
                                                     "(c.LmsFileNameCollectorPlugin.named_regexps)")
             return
-        self.collection.refused[f"{student} ({shown(name)})"] = (
-            f"its name begins as the LMS names {student}'s upload, but the rest, {quoted(shown(own))}, starts with a "
-            f"number and `_` or holds the LMS's ids or marker again, as a classmate's upload named to read as "
-            f"{student}'s would, so it is collected as no one's (c.LmsFileNameCollectorPlugin.named_regexps): check "
-            f"in the LMS whose it is before you copy it into submitted/{student}/{self.coursedir.assignment_id}/")
+        student, folder = upload.student, f"submitted/{upload.student}/{self.coursedir.assignment_id}"
+        line = (f"its name begins as the LMS names {student}'s upload, but the rest, {quoted(shown(upload.own))}, "
+                f"starts with a number and `_` or holds the LMS's ids or marker again, as a classmate's upload named to "
+                f"read as {student}'s would, so it is collected as no one's (c.LmsFileNameCollectorPlugin.named_regexps"
+                f"): check in the LMS whose it is before you copy it into {folder}/")
+        if upload.late:
+            at = lms_time(source)
+            line += f"; Canvas marked it LATE ({self._lateness(at)})"
+            if at:
+                line += (f": with the copy, write `{_stamp(at)}` into {folder}/{TIMESTAMP}, as the collection does for "
+                         f"a LATE upload, or nbgrader counts it on time")
+        self.collection.refused[f"{student} ({shown(name)})"] = line
 
     def _refuse_clashes(self, found: dict[str, list[Candidate]]) -> None:
         """Refuse ids two LMS identities share, and LMS numbers under two ids: one user is one student."""
@@ -387,7 +442,7 @@ class LmsZipCollect(ZipCollectApp):
         for _, same in sorted(by_name.items()):
             names = ", ".join(shown(f.name) for f in same)
             depth = min(f.name.count("/") for f in same)  # the intake grades the nearest of one name (choose_notebook)
-            same = [f for f in same if f.name.count("/") == depth]
+            same = one_per_upload([f for f in same if f.name.count("/") == depth])
             pick = same[0] if len(same) == 1 else newest(same)
             if pick is None:
                 self.collection.refused[student] = (f"two files for {shown(same[0].info['file_id'])} ({names}) and "
@@ -417,7 +472,7 @@ class LmsZipCollect(ZipCollectApp):
         dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id))
         late = self._graded(files)
         late = late if late and late.info["late"] else None
-        stamp = _utc(late.lms_time).strftime("%Y-%m-%d %H:%M:%S.%f UTC") if late and late.lms_time else None
+        stamp = _stamp(late.lms_time) if late and late.lms_time else None
         wanted = {f.info["file_id"]: digest(f.path, file_bytes(self._rules)) for f in files}
         if stamp:
             wanted[TIMESTAMP] = hashlib.sha256(stamp.encode()).hexdigest()
@@ -477,15 +532,18 @@ class LmsZipCollect(ZipCollectApp):
         """The summary's line on nbgrader's lateness for a file the LMS marked late: its timestamp.txt holds the LMS's
         time of the upload, never one made from the due date, which would make every move of it a new submission
         (module docstring)."""
-        if not file.lms_time:
-            self.collection.late[student] = "the LMS gave no time of the upload to record, so nbgrader counts it on time"
-            return
-        at = _utc(file.lms_time)
+        self.collection.late[student] = self._lateness(file.lms_time)
+
+    def _lateness(self, seconds: float | None) -> str:
+        """What nbgrader counts of an upload the LMS marked late, at the LMS's time `seconds` (None: it gave none)."""
+        if not seconds:
+            return "the LMS gave no time of the upload to record, so nbgrader counts it on time"
+        at = _utc(seconds)
         due = self._due_date()
         lateness = ("there is no due date to count it late against (c.GraderSettings.due_date)" if due is None else
                     f"late by {late_by((at - due).total_seconds())}" if at > due else
                     f"not after the due date {due:%Y-%m-%d %H:%M} UTC, so on time")
-        self.collection.late[student] = f"submitted {at:%Y-%m-%d %H:%M} UTC; {lateness}"
+        return f"submitted {at:%Y-%m-%d %H:%M} UTC; {lateness}"
 
     def _due_date(self) -> datetime.datetime | None:
         """c.GraderSettings.due_date, else the gradebook's own (autograder/nbgrader_glue/late.py)."""

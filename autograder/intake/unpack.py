@@ -5,7 +5,10 @@ the modes the entries claim. A student chooses what they upload, so here:
 
 * Only the download's own archives are unpacked, told by position: archive/ holds either the LMS's
   download as archives (nothing but files with an archive extension at its top: each is unpacked, unless
-  it is named as a student's upload) or the download's files and folders as they are (anything else at
+  it is named as a student's upload, `read_as_uploads`, even alone there: the LMS's download renamed by the
+  instructor, `dl01_6_3_submissions.zip`, is told from one student's zip upload of a download unpacked into
+  archive/ by nothing but its name, which the student's zip has from the LMS, so only the instructor can tell, by
+  a rename the summary asks for) or the download's files and folders as they are (anything else at
   its top: nothing is unpacked, whatever the names, dot files included; `unopened` names the archives so left,
   `loose` what made it so, for the summary's one line). What the instructor's own system leaves in a folder it
   shows (OS_LITTER: Finder's .DS_Store, Explorer's Thumbs.db) is no LMS's and is passed over, not copied. An
@@ -158,6 +161,7 @@ class BoundedExtractor(ExtractorPlugin):
         self.tops: list[Path] = [Path(extracted_path)]
         self.unopened: list[str] = []  # the download's archives copied as files (the module docstring)
         self.loose: list[str] = []  # what at archive/'s top is not an archive, when that left some unopened
+        self.read_as_uploads: list[str] = []  # archives, when archive/ holds nothing else, not unpacked by their names
         self._entries = 0
         self._bytes: Counter[str] = Counter()  # per student, and "" for the whole download
         self._files: Counter[str] = Counter()  # per student
@@ -169,11 +173,13 @@ class BoundedExtractor(ExtractorPlugin):
         items = sorted(item for item in source.iterdir() if not is_os_litter(item.name))
         is_archive = {item: item.is_file() and not item.is_symlink() and self._is_archive(item.name) for item in items}
         archives = all(is_archive.values())
-        if not archives:
+        if archives:
+            self.read_as_uploads = [i.name for i in items if self.is_upload(i.name)]
+        else:
             self.unopened = [i.name for i in items if is_archive[i] and not self.is_upload(i.name)]
             self.loose = [i.name for i in items if not is_archive[i]] if self.unopened else []
         for item in items:
-            if archives and not self.is_upload(item.name):  # the LMS's download, as archives
+            if archives and item.name not in self.read_as_uploads:  # the LMS's download, as archives
                 self._unpack(item, dest)
             else:
                 self._copy_loose(item, source, dest)

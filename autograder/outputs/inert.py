@@ -13,7 +13,9 @@ a formula: `spreadsheet_cell`
 does what OWASP's "CSV Injection" page advises. A reason or a note shown in a summary line or on a page
 (the feedback page's note and check lines, the formgrader's, the class page) is first made `one_line`: no layout
 or styling of its own (no line break; its controls, ESC's colour sequences among them, and its format characters,
-which HTML lays out as a terminal does, written as their escapes), bounded, writable as UTF-8.
+which HTML lays out as a terminal does, written as their escapes), bounded, writable as UTF-8. The pages show the
+student's code (`code_as_run`) and markdown and raw cells (`text_as_read`) with their format characters as escapes
+too, the joiners of prose aside.
 """
 from __future__ import annotations
 
@@ -48,32 +50,43 @@ def terminal_text(text: object) -> str:
 # character with many more in time that grows faster than their number (60,000 after one letter: 30 to 80 s of
 # Chromium on a page).
 MARKS_PER_CHARACTER = 30
+# The emoji modifiers (skin tones, category Sk) extend the character before them as a combining mark does, and a long
+# run of them after one letter costs a browser the same: 16,000 took Chromium 116 s. They count as marks.
+_EMOJI_MODIFIERS = ("\U0001f3fb", "\U0001f3ff")
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+# The two joiners, zero-width non-joiner and joiner (U+200C, U+200D), are the format characters prose needs: they shape
+# the letters beside them (Persian, Arabic, the Indic scripts) and join emoji (a woman and a laptop as one picture,
+# U+1F469 U+200D U+1F4BB). They reorder nothing and hide no letter.
+JOINERS = frozenset("\u200c\u200d")
 
 
-def _run_shown(run: str, format_characters: bool) -> str:
+def _run_shown(run: str, kept: frozenset[str]) -> str:
+    """`run` with the combining marks (and emoji modifiers) past MARKS_PER_CHARACTER after one character, and every
+    format character not `kept`, written as their escapes."""
     shown, marks = [], 0
     for char in run:
         category = unicodedata.category(char)
-        marks = marks + 1 if category[0] == "M" else 0
-        if marks > MARKS_PER_CHARACTER or (format_characters and category == "Cf"):
-            shown.append(escape(char))
-            marks = 0 if category == "Cf" else marks
-        else:
-            shown.append(char)
+        extends = category[0] == "M" or _EMOJI_MODIFIERS[0] <= char <= _EMOJI_MODIFIERS[1]
+        marks = marks + 1 if extends else 0
+        shown.append(escape(char) if marks > MARKS_PER_CHARACTER or (category == "Cf" and char not in kept) else char)
     return "".join(shown)
 
 
-def bounded_marks(text: str) -> str:
-    """`text` with the combining marks past MARKS_PER_CHARACTER after one character written as their escapes."""
-    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], False), text)
-
-
 def code_as_run(text: str) -> str:
-    """Code as a page shows it: `bounded_marks`, and every format character (Cf) written as its escape, as the
-    terminal writes it. A bidirectional control in a string or a comment (U+2067) otherwise reorders the line shown,
-    so that code Python runs one way reads another (Trojan Source, CVE-2021-42574); a zero-width one hides text."""
-    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], True), text)
+    """Code as a page shows it: the combining marks past MARKS_PER_CHARACTER after one character, and every format
+    character (Cf) written as its escape, as the terminal writes it. A bidirectional control in a string or a comment
+    (U+2067) otherwise reorders the line shown, so that code Python runs one way reads another (Trojan Source,
+    CVE-2021-42574); a zero-width one (the joiners too, in a string) hides text."""
+    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], frozenset()), text)
+
+
+def text_as_read(text: str) -> str:
+    """A student's markdown or raw cell as the pages show it: as `code_as_run`, but keeping the JOINERS. The code spans
+    and fenced blocks of a written answer are code an instructor reads (and may copy to run), and its prose is what
+    they grade by hand: a bidirectional control (U+202E, U+2067; the marks U+200E, U+200F and U+061C move numbers
+    and signs, "3 - 1" read as "1 - 3") reorders either up to the end of its paragraph, and a zero-width space or a
+    soft hyphen hides text from a search."""
+    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], JOINERS), text)
 
 
 def escaped(text: str) -> str:

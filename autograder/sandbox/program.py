@@ -181,7 +181,7 @@ def program_from_notebook(
     release: Mapping | None = None,
     student_cells: Iterable[str] | str = "all",
 ) -> list[Cell]:
-    """The code to run for `notebook`, in the order of the trusted `source` notebook.
+    """The code to run for `notebook`, its known cells in the order the student's notebook holds them.
 
     Test cells and cells tagged `demo` are left out (the checks replace the first; the second only
     illustrate). Given cells come from `source`, so an edited copy changes nothing. Solution cells
@@ -220,10 +220,8 @@ def program_from_notebook(
             added.setdefault(anchor, []).append(Cell(str(index), _text(cell)))
 
     program = list(added.get(None, []))
-    for cell in source["cells"]:
-        gid, role = _nbgrader(cell).get("grade_id"), _role(cell)
-        if not gid:  # prose, or (without a separate source) a cell the student added: placed above
-            continue
+    for gid, cell in _in_students_order(source["cells"], last):
+        role = _role(cell)
         if cell.get("cell_type") == "code" and role not in ("test", "demo"):
             if role != "solution":
                 text = _text(cell)
@@ -236,6 +234,20 @@ def program_from_notebook(
         program.extend(added.get(gid, []))
     return program
 
+
+
+def _in_students_order(cells: list[Mapping], last: Mapping[str, int]) -> list[tuple[str, Mapping]]:
+    """(grade id, cell) of the trusted cells with a grade id, in the order the student's notebook holds them (`last`: the place of each
+    grade id's last copy), as Jupyter and nbgrader's autograde run them top to bottom. A known cell the student
+    deleted stays right after the known cell it follows in the trusted notebook."""
+    places, after = [], (-1, 0)
+    for cell in cells:
+        gid = _nbgrader(cell).get("grade_id")
+        if not gid:  # prose, or (without a separate source) a cell the student added: placed above
+            continue
+        after = (last[gid], 0) if gid in last else (after[0], after[1] + 1)
+        places.append((after, str(gid), cell))
+    return [(gid, cell) for _, gid, cell in sorted(places, key=lambda place: place[0])]
 
 
 @functools.lru_cache(maxsize=64)  # each part's program asks again for the same cells: read each once

@@ -19,7 +19,7 @@ from pygments.util import ClassNotFound
 from traitlets import Bool, Int, List, Unicode
 
 from ...assignment import course_assignment
-from ...outputs.inert import bounded_marks
+from ...outputs.inert import text_as_read
 from .overwrite_cells_at_once import released_metadata
 from .page_budget import HIGHLIGHT_CHARS, PageBudget
 
@@ -376,9 +376,11 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     link or <summary>, a list holding what is not its item, a link inside a <summary>) is not kept whole either: the
     cell is shown as its text (an HTML raw cell as escaped text).
 
-    Combining marks: a browser lays out one character with thousands of them in time that grows faster than their
-    number; the student's marks past MARKS_PER_CHARACTER after one character are written as their escapes (inert.py),
-    as code cells show them.
+    Combining marks and format characters: a browser lays out one character with thousands of marks in time that
+    grows faster than their number, and a bidirectional control (U+202E) reorders the rest of its paragraph, in a code
+    span, a fenced block or prose alike (Trojan Source). In the student's cells the marks past MARKS_PER_CHARACTER
+    after one character, and every format character but the two joiners (Persian, the Indic scripts and emoji need
+    them), are written as their escapes (`inert.text_as_read`), as code cells show them.
 
     Raw cells the HTML exporter emits (no raw mimetype, or text/html) are cleaned with the same
     allowlist; other raw cells are not rendered and are left alone. A raw mimetype that is not text is removed,
@@ -446,7 +448,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
                     cell.source = ""
                     return cell, resources
                 if students:
-                    cell.source = bounded_marks(cell.source)
+                    cell.source = text_as_read(cell.source)
                 cleaned = self.clean(cell.source)
                 if students and not self.budget.shows(cell.source, cleaned):
                     cell.source = "<pre>" + html.escape(cell.source) + "</pre>"  # as text: MathJax skips a <pre>
@@ -523,7 +525,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
         if self.too_long(source):
             return self.note
         if students:
-            source = bounded_marks(source)
+            source = text_as_read(source)
         attachments = attachments or {}
         try:
             ok, cleaned, highlighted = self.inert(source, attachments,
