@@ -111,7 +111,7 @@ def test_the_public_checks_and_the_grade_lose_the_same_parts_when_linears_attrib
     assert not differ, f"{bug}: the grade and the public checks disagree on {differ}"
 
 
-@pytest.mark.parametrize("bug", ["exercise-sys-exit", "module-syntax-error"])
+@pytest.mark.parametrize("bug", ["exercise-sys-exit", "exercise-sys-exit-early", "module-syntax-error"])
 def test_the_public_checks_and_the_grade_lose_the_same_parts(catalogue_reports, catalogue_public_results, bug):
     """red-e13 (pass 23): one fault, one verdict. sys.exit(0) after Exercise 2's right answers costs the grade that
     exercise and the whole lesson part while every public check passes; a syntax error in cell module fails the

@@ -239,3 +239,26 @@ def test_the_public_checks_write_a_type_name_the_notebook_chose_through_causes_n
     raw = re.compile(r"\{type\([^)]*\)\.__name__\}")
     for check in sorted(ASSIGNMENT.source_dir.glob("test_*.py")):
         assert not raw.search(check.read_text()), f"{check.name} writes a type's name as it is"
+
+
+def student_describe_cell(exc: BaseException) -> str:
+    spec = importlib.util.spec_from_file_location("golden_explain", HELPER)
+    spec.loader.exec_module(module := importlib.util.module_from_spec(spec))
+    return module.describe_exception(exc, cell=True)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("import sys\nx = 1\nsys.exit(0)", "called sys.exit(0) (line 3), which stops the cell there"),
+    ("def leave():\n    raise SystemExit('done')\nleave()",
+     "leave called sys.exit('done') (line 2 of its cell), which stops the cell there"),
+    ("quit()", "called quit() (line 1), which stops the cell there"),  # site's Quitter, as python runs a cell
+    ("exit(2)", "called exit(2) (line 1), which stops the cell there"),
+])
+def test_a_cell_that_exits_is_named_with_its_call_and_line_on_both_sides(source, message, monkeypatch):
+    """Jupyter's kernel catches a cell's SystemExit (E13-1): it stops that cell, and both sides say so, naming
+    quit() and exit() as themselves, not sys.exit(None)."""
+    monkeypatch.setattr("sys.stdin", None)  # site's Quitter closes sys.stdin (None: it lets the error pass)
+    exc = raised(source)
+    from autograder.sandbox.messages import as_notebooks, describe_cell_exit
+    assert describe_cell_exit(exc) == student_describe_cell(exc) == message
+    assert as_notebooks(message) == message  # a shape the loader writes: kept as the grader's words

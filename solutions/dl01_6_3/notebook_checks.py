@@ -58,7 +58,7 @@ def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]
             exec(compile(source, f"<cell {name}>", "exec", dont_inherit=True), names)  # no future import of ours
         except (Exception, SystemExit) as exc:
             blank = isinstance(exc, NotImplementedError) and where(exc) == "<module>"
-            errors.append((f"cell {name} {NOT_WRITTEN}" if blank else f"cell {name}: {describe_exception(exc)}", source))
+            errors.append((f"cell {name} {NOT_WRITTEN}" if blank else f"cell {name}: {describe_exception(exc, cell=True)}", source))
     return names, errors
 
 
