@@ -33,11 +33,23 @@ from training_causes import (  # noqa: F401 - the checks ask causes.<name> for t
 
 def init_kept(order, total, kept_lr, lr):
     """The cause ('' if none) when the given SGD.__init__ did not keep what SGD(params, lr) was given: `order`, the
-    number among the `total` params of each entry of self.params (not checked when total is 0); `kept_lr`, self.lr."""
-    if total and order != list(range(total)):
+    number among the `total` params of each entry of self.params (not checked when total is 0; every one, once, in
+    another order is kept: init_order names that); `kept_lr`, self.lr."""
+    if total and sorted(order) != list(range(total)):
         return "SGD.__init__ did not keep the Parameters it was given: self.params = list(params), not copies or others"
     same = isinstance(kept_lr, (int, float, np.number)) and np.isclose(kept_lr, lr)
     return "" if same else f"SGD.__init__ kept self.lr = {kept_lr!s:.12}, not the {lr:g} it was given (self.lr = lr)"
+
+
+def init_order(order, kind: str) -> str:
+    """The cause ('' if none) when SGD.__init__ kept every Parameter it was given, the very objects, but in a set
+    (`kind`, the type of self.params) or in another `order` (init_kept's numbers): zero_grad() and step() work, but
+    the order the Parameters were given in is lost (PyTorch's optimizers refuse a set)."""
+    if kind in ("set", "frozenset"):
+        return (f"SGD.__init__ kept the Parameters in a {kind}: a set loses the order they were given in (and its "
+                "order changes from run to run); keep a list, self.params = list(params)")
+    return "" if order == sorted(order) else ("SGD.__init__ kept the Parameters in another order than it was given "
+                                              "them: keep a list in their order, self.params = list(params)")
 
 
 def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
