@@ -86,7 +86,7 @@ def stale_list(defaults: list, same_list: bool, kept: list) -> str:
         place = {"class": "kept on the class", "global": "at the top of its cell (a global)",
                  "self": "kept on the module itself"}.get(where, "kept outside the call")
         return (f"{named(name)} is {a(kind)} {place}, one object for every call of parameters(): it outlives the call "
-                "and keeps what earlier calls collected (ids of Parameters gone, which new ones can reuse); make it "
+                "and keeps what earlier calls collected (a Parameter replaced since, an id a new one can reuse); make it "
                 f"a local, {named(str(name).split('.')[-1])} = {empty.get(kind, f'{named(kind)}()')} inside the call")
     if same_list:
         return ("parameters() returned the same list object on two calls: a list that outlives the call (kept, or "

@@ -42,7 +42,7 @@ def defaults_of(function, parameter, ids: set) -> list:
 
 def kept_outside(module, parameter, ids: set) -> list:
     """[name, type name, where] for each container outliving a call of parameters() that holds what calls collected:
-    on its class or a base ("class"), a global it reads ("global"), ids on the module ("self")."""
+    on its class ("class"), a global ("global"), the module (ids, or Parameters in one it names: self._params)."""
     method = getattr(type(module), "parameters", None)
     code, names = getattr(method, "__code__", None), getattr(method, "__globals__", {})
     return ([[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
@@ -50,7 +50,7 @@ def kept_outside(module, parameter, ids: set) -> list:
             + [[name, type(names[name]).__name__, "global"] for name in getattr(code, "co_names", ())
                if collected(names.get(name), parameter, ids)]
             + [[f"self.{name}", type(value).__name__, "self"] for name, value in vars(module).items()
-               if collected(value, (), ids)])
+               if collected(value, parameter if name in getattr(code, "co_names", ()) else (), ids)])
 
 
 def kinds_of(listed, parameter: type, module: type) -> list:
