@@ -262,3 +262,14 @@ def test_a_cell_that_exits_is_named_with_its_call_and_line_on_both_sides(source,
     from autograder.sandbox.messages import as_notebooks, describe_cell_exit
     assert describe_cell_exit(exc) == student_describe_cell(exc) == message
     assert as_notebooks(message) == message  # a shape the loader writes: kept as the grader's words
+
+
+def test_a_cell_the_tokenizer_cannot_read_is_named_as_the_cell_not_as_a_file():
+    """E13-10: IPython's transform_cell tokenizes a cell before it runs, and its IndentationError says file
+    '<tokenize>': the public checks name the cell (their caller writes "cell sgd: "), as the grade does."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+    shell = InteractiveShell(config=Config(HistoryManager=Config(enabled=False)))
+    with pytest.raises(SyntaxError) as raised_here:
+        shell.transform_cell("def f():\n    if 1:\n        x = 1\n      y = 2\n")
+    assert student_describe_cell(raised_here.value) == "a syntax error on line 4: unindent does not match any outer indentation level"

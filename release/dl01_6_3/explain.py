@@ -71,7 +71,7 @@ def describe_exception(exc: BaseException, quote: bool = True, cell: bool = Fals
     """One line: `Class.method raised Type: message (line N of its cell)`, naming the innermost notebook
     code involved and the line of its cell that raised (the line Jupyter numbers in that cell); `quote`
     False leaves the message out, where a check states the fact itself. `cell`: out of a cell as it ran,
-    where a SystemExit (Jupyter's kernel catches it) stops only that cell."""
+    where a SystemExit (Jupyter's kernel catches it) stops only that cell, and the tokenizer reads the cell."""
     innermost = _innermost(exc)
     function = None if where(exc) in (None, "<module>") else where(exc)
     line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""
@@ -80,7 +80,9 @@ def describe_exception(exc: BaseException, quote: bool = True, cell: bool = Fals
     if isinstance(exc, NotImplementedError) and function:
         return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
     if isinstance(exc, SyntaxError):  # a cell's: its caller names the cell ("cell sgd: ..."); else the file
-        where_from = "" if in_notebook(exc.filename or "<cell") else f"file {exc.filename!r} has "  # any text
+        # (any text); "<tokenize>": IPython's transform_cell, which tokenizes a cell before it runs, read the cell
+        own = in_notebook(exc.filename or "<cell") or (cell and exc.filename == "<tokenize>")
+        where_from = "" if own else f"file {exc.filename!r} has "
         return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
