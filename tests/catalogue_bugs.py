@@ -962,13 +962,12 @@ def _collect(module, found=None, seen=set()):
         absent="a default argument such as found=[]",
         gap="a deque kept on the module is not read as a container: the message names no self._seen",
         absent_gap="the grade says 'a default argument such as found=[] or a class attribute'"),
-    # np.matmul on Tensors (np.dot's neighbour): NumPy refuses the Tensor (__array_ufunc__ = None) and the message is
-    # NumPy's own TypeError, not forward-np-dot's "use Tensor operations".
+    # np.matmul on Tensors (np.dot's neighbour): NumPy refuses the Tensor (__array_ufunc__ = None); after NumPy's own
+    # TypeError, both sides add that NumPy's ufuncs (np.matmul ...) refuse it and to use its own operations (@, +).
     Bug("forward-np-matmul", "forward() computes np.matmul(x, self.weight.T) + self.bias: NumPy's matmul refuses Tensors",
         (linear("return np.matmul(x, self.weight.T) + self.bias"),),
-        loses=("test_forward", LESSON), phrase="Tensor operations", cause="np.matmul",
-        gap="the grade and the public checks print NumPy's \"operand 'Tensor' does not support ufuncs "
-            "(__array_ufunc__=None)\", not that forward() must use @ (Tensor operations), as forward-np-dot is told"),
+        loses=("test_forward", LESSON), phrase="use its own operations (@, +)", cause="np.matmul",
+        lesson_cause="np.matmul"),
     # step() that moves right but scales the gradient in place on the way (p.grad *= self.lr; p.data -= p.grad): the
     # step part says "step() changed p.grad"; the whole-notebook part (grade and public) gives only the numbers.
     Bug("step-scales-grad-in-place", "step() scales each gradient in place, p.grad *= self.lr, then subtracts it: "

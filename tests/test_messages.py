@@ -49,7 +49,9 @@ GOLDEN = [
      "parse raised JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1) "
      "(line 3 of its cell)"),
     ("class SGD:\n    def step(self):\n        self.lr.x\nSGD().step()",
-     "SGD.step raised AttributeError: 'SGD' object has no attribute 'lr' (line 3 of its cell)"),
+     "SGD.step raised AttributeError: 'SGD' object has no attribute 'lr' (line 3 of its cell)"),    ("import numpy as np\nclass T:\n    __array_ufunc__ = None\ndef f():\n    return np.matmul(T(), T())\nf()",
+     "f raised TypeError: operand 'T' does not support ufuncs (__array_ufunc__=None) (line 5 of its cell): NumPy's "
+     "ufuncs (np.matmul, np.add, ...) refuse that operand; use its own operations (@, +)"),  # E13-6
 ]
 
 

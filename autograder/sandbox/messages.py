@@ -47,6 +47,12 @@ def called_by_notebook(exc: BaseException):
 NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your code"
 
 
+# NumPy's TypeError for an operand whose class sets __array_ufunc__ = None (a Tensor), given to a ufunc such as
+# np.matmul: what it says, and what the message adds (the class has operations of its own).
+REFUSES_UFUNCS = ("does not support ufuncs (__array_ufunc__=None)",
+                  ": NumPy's ufuncs (np.matmul, np.add, ...) refuse that operand; use its own operations (@, +)")
+
+
 def describe_exception(exc: BaseException, quote: bool = True) -> str:
     """`Class.method raised Type: message (line N of its cell)`, naming the innermost notebook code involved
     and the line of its cell that raised (`quote` False: without the message, where a check states the fact)."""
@@ -62,6 +68,8 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
     line = f" (line {innermost[1]}{' of its cell' if where else ''})" if innermost else ""
+    if isinstance(exc, TypeError) and message.endswith(REFUSES_UFUNCS[0]):  # NumPy's words: name what to use
+        line += REFUSES_UFUNCS[1]
     return f"{where} raised {what}{line}" if where else f"raised {what}{line}"
 
 

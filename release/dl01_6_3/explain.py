@@ -67,6 +67,12 @@ def where(exc: BaseException) -> str | None:
     return _qualname(innermost[0]) if innermost else None
 
 
+# NumPy's TypeError for an operand whose class sets __array_ufunc__ = None (a Tensor), given to a ufunc such as
+# np.matmul: what it says, and what the message adds (the class has operations of its own).
+REFUSES_UFUNCS = ("does not support ufuncs (__array_ufunc__=None)",
+                  ": NumPy's ufuncs (np.matmul, np.add, ...) refuse that operand; use its own operations (@, +)")
+
+
 def describe_exception(exc: BaseException, quote: bool = True, cell: bool = False) -> str:
     """One line: `Class.method raised Type: message (line N of its cell)`, naming the innermost notebook
     code involved and the line of its cell that raised (the line Jupyter numbers in that cell); `quote`
@@ -86,6 +92,8 @@ def describe_exception(exc: BaseException, quote: bool = True, cell: bool = Fals
         return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
+    if isinstance(exc, TypeError) and message.endswith(REFUSES_UFUNCS[0]):  # NumPy's words: name what to use
+        line += REFUSES_UFUNCS[1]
     return f"{function} raised {what}{line}" if function else f"raised {what}{line}"
 
 
