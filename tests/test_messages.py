@@ -275,3 +275,16 @@ def test_a_cell_the_tokenizer_cannot_read_is_named_as_the_cell_not_as_a_file():
     with pytest.raises(SyntaxError) as raised_here:
         shell.transform_cell("def f():\n    if 1:\n        x = 1\n      y = 2\n")
     assert student_describe_cell(raised_here.value) == "a syntax error on line 4: unindent does not match any outer indentation level"
+
+
+def test_the_public_checks_trace_a_missing_class_to_the_cell_that_broke_it():
+    """E13-2: cell module has a syntax error, so cell linear's `class Linear(Module)` raises NameError: a check
+    missing Linear is told cell module's error (as the grade says), not a given line of cell linear."""
+    spec = importlib.util.spec_from_file_location("golden_explain", HELPER)
+    spec.loader.exec_module(explain := importlib.util.module_from_spec(spec))
+    errors = [("cell module: a syntax error on line 7: expected ':'", "class Module:\n    pass\n"),
+              ("cell linear: raised NameError: name 'Module' is not defined (line 1)", "class Linear(Module):\n    pass\n"),
+              ("cell sgd: raised NameError: name 'SGD' is not defined (line 1)", "SGD(SGD)\n")]
+    assert explain.why_missing("Linear", errors) == errors[0][0]
+    assert explain.why_missing("SGD", errors) == errors[2][0]  # a name its own cell misses: that cell's error
+    assert explain.why_missing("ReLU", errors) == ""

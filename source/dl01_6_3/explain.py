@@ -110,6 +110,14 @@ def _exit_call(exc: SystemExit) -> str:
 _QUITTER = _sitebuiltins.Quitter.__call__.__code__
 
 
+def why_missing(name: str, load_errors: list, seen: frozenset = frozenset()) -> str:
+    """The load error ('' if none) of the first cell that raised whose source names `name`, or, when that cell raised
+    NameError for another name (class Linear(Module) with no Module), the error behind that name, as the grade says."""
+    reason = next((r for r, source in load_errors if isinstance(source, str) and re.search(rf"\b{name}\b", source)), "")
+    deeper = re.search(r"NameError: name '(\w+)' is not defined", reason)
+    return (why_missing(deeper[1], load_errors, seen | {name}) or reason) if deeper and deeper[1] not in seen else reason
+
+
 def own_streams() -> None:
     """A child prints UTF-8 (whatever the console's code page) to its own output, not a kernel's streams."""
     for name, fd in (("stdout", 1), ("stderr", 2)):
