@@ -1007,15 +1007,13 @@ def _collect(module, found=None, seen=set()):
         (sgd_init("self.params = set(params)\nself.lr = lr"),),
         loses=("test_step",), phrase="a set loses the order", cause="SGD.__init__ kept the Parameters in a set",
         absent="not copies or others", every=("SGD.__init__ kept the Parameters in a set",)),
-    # zero_grad-tensor's neighbour, p.grad = Parameter(np.zeros_like(p.data)): the grade's shape check says "got shapes
-    # [[3, 2], [2], [1, 5]] for parameters of shapes [[3, 2], [2], [1, 5]]", the very shapes it asks for (what is
-    # wrong is the type); the public check says "has grad Parameter of shape (2, 3)".
+    # zero_grad-tensor's neighbour, p.grad = Parameter(np.zeros_like(p.data)): the shape checks, grade and public,
+    # name the type first (causes.grad_kind), never "got shapes [[3, 2], ...] for parameters of shapes [[3, 2], ...]".
     Bug("zero-grad-parameter", "zero_grad() makes each grad a Parameter of zeros, p.grad = Parameter(np.zeros_like(p.data))",
         (zero_grad("for p in self.params:\n    p.grad = Parameter(np.zeros_like(p.data))"),),
         loses=("test_zero_grad", LESSON), phrase="set p.grad to a Tensor", cause="zero_grad() set p.grad to a Tensor",
         lesson_cause="zero_grad() set p.grad to a Tensor", every=("zero_grad()",),
-        absent="got shapes [[3, 2], [2], [1, 5]] for parameters of shapes [[3, 2], [2], [1, 5]]",
-        absent_gap="the grade's shape check names as wrong the shapes it asks for"),
+        absent="got shapes [[3, 2], [2], [1, 5]] for parameters of shapes [[3, 2], [2], [1, 5]]"),
     # An IndentationError (the loop body at 16 spaces, the next line at 12): the grade says "cell sgd: a syntax error on
     # line 18"; the public checks say "cell sgd: file '<tokenize>' has a syntax error on line 18", a file name that is
     # Python's tokenizer's, not the notebook's (red-e12 E12-9's neighbour).

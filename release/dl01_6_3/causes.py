@@ -19,6 +19,7 @@ from training_causes import (  # noqa: F401 - the checks ask causes.<name> for t
     TENSOR_GRAD,
     a,
     arrays,
+    grad_kind,
     grads_left,
     grads_missing,
     grads_shared,
@@ -42,9 +43,8 @@ def init_kept(order, total, kept_lr, lr):
 
 
 def init_order(order, kind: str) -> str:
-    """The cause ('' if none) when SGD.__init__ kept every Parameter it was given, the very objects, but in a set
-    (`kind`, the type of self.params) or in another `order` (init_kept's numbers): zero_grad() and step() work, but
-    the order the Parameters were given in is lost (PyTorch's optimizers refuse a set)."""
+    """The cause ('' if none) when SGD.__init__ kept every Parameter given, the very objects, but in a set (`kind`, the
+    type of self.params; PyTorch's optimizers refuse one) or in another `order` (init_kept's numbers)."""
     if kind in ("set", "frozenset"):
         return (f"SGD.__init__ kept the Parameters in a {kind}: a set loses the order they were given in (and its "
                 "order changes from run to run); keep a list, self.params = list(params)")

@@ -17,6 +17,15 @@ STEP_LEFT_NONE = ("step() left p.grad None, so the next backward() (no zero_grad
                   "into it: clearing the gradients is zero_grad()'s job, step() only moves p.data")
 
 
+def grad_kind(kind: str, tensor: bool) -> str:
+    """The cause ('' if none) when zero_grad() left p.grad of type `kind` (`tensor`: a Tensor, a Parameter among
+    them), not a NumPy array: named as that type, before any shape (a list's shape may be right)."""
+    if kind == "ndarray":
+        return ""
+    return TENSOR_GRAD if tensor else NONE_GRAD if kind == "NoneType" else (
+        f"zero_grad() set p.grad to {a(kind)}, not a NumPy array: make it np.zeros_like(p.data)")
+
+
 def named(name) -> str:
     """A name the notebook chose (a class's, an attribute's), as a message shows it: as it is when it is a Python
     name (dotted), which holds no sentence, else quoted, so that no words the notebook wrote read as the checks'."""
