@@ -950,18 +950,15 @@ def _collect(module, found=None, seen=set()):
         loses=("test_parameters",), phrase="seen=set()", cause="seen=set()", every=("_collect",),
         gap="every message names a rule the code keeps ('look at every item of a list', 'recursion', 'compare "
             "id(p)'), never the helper's default seen=set()"),
-    # parameters-seen-ordered-dict-on-instance with a collections.deque (not a list, dict or set subclass, which
-    # facts.collected alone reads as a container): the grade and the public check say "a default argument such as
-    # found=[] or a class attribute", which the code has neither of.
+    # parameters-seen-ordered-dict-on-instance with a collections.deque: facts.collected reads any mutable container
+    # (not only a list, dict or set), so both sides name self._seen, not "a default argument such as found=[]".
     Bug("parameters-seen-deque-on-instance", "parameters() keeps its seen ids in a deque on the module itself "
         "(self._seen = getattr(self, '_seen', deque())): a second call on a module finds nothing new",
         (module_cell(PARAMETERS.replace("seen = set()", "from collections import deque\n"
                                         "        self._seen = getattr(self, '_seen', deque())\n"
                                         "        seen = self._seen").replace("seen.add(id(p))", "seen.append(id(p))")),),
         loses=("test_parameters",), phrase="self._seen is a", cause="self._seen is a", every=("self._seen",),
-        absent="a default argument such as found=[]",
-        gap="a deque kept on the module is not read as a container: the message names no self._seen",
-        absent_gap="the grade says 'a default argument such as found=[] or a class attribute'"),
+        absent="a default argument such as found=[]"),
     # np.matmul on Tensors (np.dot's neighbour): NumPy refuses the Tensor (__array_ufunc__ = None); after NumPy's own
     # TypeError, both sides add that NumPy's ufuncs (np.matmul ...) refuse it and to use its own operations (@, +).
     Bug("forward-np-matmul", "forward() computes np.matmul(x, self.weight.T) + self.bias: NumPy's matmul refuses Tensors",

@@ -1,8 +1,7 @@
-"""What the public checks read from the notebook's live classes before they blame a method: what the layers
-do and the given Linear.__init__ made (layers_facts, init_facts), what parameters() defaults to and keeps
-(kept_list), what it gave SGD(...) (given_cause) and what SGD(...) kept (holds, order); and of the saved
-notebook, a given cell you edited and the names it binds (edited_given, bound_by). The course's grader imports
-this file in the process that runs your code: its probes read the same facts and its causes.py names them. NumPy.
+"""What the public checks read from the notebook's live classes before they blame a method: what the layers do and
+the given Linear.__init__ made (layers_facts, init_facts), what parameters() defaults to and keeps (kept_list), what it
+gave SGD(...) (given_cause) and what SGD(...) kept (holds, order); and of the saved notebook, a given cell you edited
+and the names it binds (edited_given, bound_by). The grader's probes read the same facts with this file. NumPy.
 """
 from __future__ import annotations
 
@@ -13,16 +12,17 @@ import hashlib
 import inspect
 import re
 import types
+from collections.abc import MutableMapping, MutableSequence, MutableSet
 
 import numpy as np
 from causes import HOMES, defined_again, init_kept, not_parameters, optimizer_holds, parameters_gave, stale_list
 
 
 def collected(value, parameter, ids: set) -> bool:
-    """Whether `value` is a list, set or dict holding, as items (a dict's keys), Parameters (`parameter`; () for
-    none) or ids of Parameters (`ids`): what parameters() collects. A counter's ints (_calls=[0]) or a constant it
-    only reads (KINDS = [list, tuple]) keep nothing between calls."""
-    return isinstance(value, (list, set, dict)) and any(
+    """Whether `value` is a mutable container (a list, a deque, a set, a dict: its keys) holding Parameters
+    (`parameter`; () for none) or ids of Parameters (`ids`): what parameters() collects. A counter's ints
+    (_calls=[0]) or a constant it only reads (KINDS = [list, tuple]) keep nothing between calls."""
+    return isinstance(value, (MutableSequence, MutableSet, MutableMapping)) and any(
         isinstance(item, parameter) or (type(item) is int and item in ids) for item in value)
 
 
