@@ -927,9 +927,8 @@ class no_grad:
         gap="the grade says 'when an attribute is a Module, add that module's parameters() (recursion)' to code that "
             "recurses, and the public check says 'compare id(p)' to code that does"),
     # parameters-seen-default-set moved into a recursive helper of the Module cell, _collect(module, found=None,
-    # seen=set()): the set outlives the call, but it is a default of the helper, not of parameters() (facts.defaults_of
-    # reads parameters()'s own signature, kept_outside the containers parameters() reads). Every message names a rule
-    # the code keeps: lists, tuples, recursion, equal values.
+    # seen=set()): the set outlives the call; facts.defaults_of reads the defaults of the functions parameters() calls
+    # by name too, so the messages name _collect's seen=set(), not a rule the code keeps.
     Bug("parameters-helper-default-set", "parameters() returns _collect(self), a recursive helper of the Module cell "
         "with a default argument seen=set() that keeps every id across calls",
         (module_cell("    def parameters(self):\n        return _collect(self)\n", after="""
@@ -947,9 +946,8 @@ def _collect(module, found=None, seen=set()):
                 _collect(item, found, seen)
     return found
 """),),
-        loses=("test_parameters",), phrase="seen=set()", cause="seen=set()", every=("_collect",),
-        gap="every message names a rule the code keeps ('look at every item of a list', 'recursion', 'compare "
-            "id(p)'), never the helper's default seen=set()"),
+        loses=("test_parameters",), phrase="_collect has a default argument seen=set()", cause="seen=set()",
+        every=("_collect",)),
     # parameters-seen-ordered-dict-on-instance with a collections.deque: facts.collected reads any mutable container
     # (not only a list, dict or set), so both sides name self._seen, not "a default argument such as found=[]".
     Bug("parameters-seen-deque-on-instance", "parameters() keeps its seen ids in a deque on the module itself "

@@ -45,7 +45,7 @@ def test_keeps_each_grad_an_array_of_the_parameter_shape(student, reference, see
     types, tensors = per_parameter(got["grad_types"], len(shapes)), per_parameter(got["grad_tensors"], len(shapes))
     cause = next(filter(None, map(causes.grad_kind, types, tensors)), "")  # the type first: a list's shape is right
     assert not cause, cause
-    assert got["grad_shapes"] == shapes, ("after zero_grad() each p.grad must be shaped like p.data "
+    assert got["grad_shapes"] == shapes, ("after zero_grad() each p.grad must be a NumPy array shaped like p.data "
                                           f"(np.zeros_like(p.data)), got shapes {got['grad_shapes']} for parameters "
                                           f"of shapes {shapes}")
 

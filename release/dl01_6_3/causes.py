@@ -76,10 +76,10 @@ def stale_list(defaults: list, same_list: bool, kept: list) -> str:
     container's kind may be a subclass of list, dict or set (an OrderedDict): named as the notebook named it."""
     empty = {"list": "[]", "dict": "{}", "set": "set()"}
     if defaults:
-        name, kind = defaults[0]
+        name, kind, function = defaults[0]
         new = empty.get(kind, f"{named(kind)}()")
-        return (f"Module.parameters has a default argument {named(name)}={new}: Python makes that one object when "
-                f"it defines the method, {a(kind)} that outlives the call and keeps what earlier calls collected; "
+        return (f"{named(function)} has a default argument {named(name)}={new}: Python makes that one object when "
+                f"it defines the function, {a(kind)} that outlives the call and keeps what earlier calls collected; "
                 f"write {named(name)}=None and start a new {named(kind)} inside the call")
     if kept:
         name, kind, where = kept[0]

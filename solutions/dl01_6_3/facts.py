@@ -32,12 +32,15 @@ def live(parameter) -> set:
 
 
 def defaults_of(function, parameter, ids: set) -> list:
-    """[name, type name] for each argument of `function` whose default holds what a call collected."""
+    """[name, type name, qualified name] of each argument whose default holds what a call collected, of `function`
+    or of a function it calls by name (a helper of its cell: _collect(module, seen=set()))."""
+    names = getattr(function, "__globals__", {})
+    helpers = [names[n] for n in getattr(getattr(function, "__code__", None), "co_names", ()) if inspect.isfunction(names.get(n))]
     try:
-        arguments = inspect.signature(function).parameters.values()
+        return [[a.name, type(a.default).__name__, f.__qualname__] for f in [function, *helpers]
+                for a in inspect.signature(f).parameters.values() if collected(a.default, parameter, ids)]
     except (TypeError, ValueError):
         return []
-    return [[a.name, type(a.default).__name__] for a in arguments if collected(a.default, parameter, ids)]
 
 
 def kept_outside(module, parameter, ids: set) -> list:
@@ -126,8 +129,7 @@ def layers_facts(nb) -> dict:
 
 
 def defined_in(names: dict) -> dict:
-    """For each class of causes.HOMES among the notebook's `names`, the cell its methods come from ('' when not a
-    cell of the saved notebook: a kernel's cells are not named)."""
+    """For each class of causes.HOMES among `names`, the cell its methods come from ('' if not a saved notebook's cell)."""
     found = {}
     for name in HOMES:
         cls = names.get(name)
@@ -141,7 +143,6 @@ def defined_in(names: dict) -> dict:
 def noting_copies(check):
     """A check whose failure first says which class in use a later cell defined again (causes.defined_again):
     the numbers come from that copy."""
-
     @functools.wraps(check)
     def noted(nb):
         try:
@@ -151,7 +152,6 @@ def noting_copies(check):
             if note:
                 raise AssertionError(f"{note}; {str(failure).strip()}") from None
             raise
-
     return noted
 
 

@@ -22,8 +22,8 @@ def grad_kind(kind: str, tensor: bool) -> str:
     them), not a NumPy array: named as that type, before any shape (a list's shape may be right)."""
     if kind == "ndarray":
         return ""
-    return TENSOR_GRAD if tensor else NONE_GRAD if kind == "NoneType" else (
-        f"zero_grad() set p.grad to {a(kind)}, not a NumPy array: make it np.zeros_like(p.data)")
+    return TENSOR_GRAD if tensor else (f"zero_grad() set p.grad to {'None' if kind == 'NoneType' else a(kind)}: p.grad "
+                                       "must be a NumPy array shaped like p.data (np.zeros_like(p.data))")
 
 
 def named(name) -> str:
