@@ -144,8 +144,8 @@ def test_a_container_of_a_subclass_kept_outside_parameters_is_named_with_its_own
     import causes
     kept = causes.stale_list([], False, [["Module.seen", "OrderedDict", "class"]])
     assert kept.startswith("Module.seen is an OrderedDict kept on the class") and "seen = OrderedDict()" in kept
-    default = causes.stale_list([["seen", "defaultdict"]], False, [])
-    assert "default argument seen=defaultdict()" in default and "a defaultdict that outlives the call" in default
+    default = causes.stale_list([["seen", "defaultdict", "Module.parameters"]], False, [])
+    assert "Module.parameters has a default argument seen=defaultdict()" in default and "a defaultdict that outlives" in default
 
 
 # ---------------------------------------------------------------- red-e12: a class's __name__ is the notebook's word
