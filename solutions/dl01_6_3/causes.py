@@ -20,6 +20,7 @@ from training_causes import (  # noqa: F401 - the checks ask causes.<name> for t
     a,
     arrays,
     grad_kind,
+    grads_changed,
     grads_left,
     grads_missing,
     grads_shared,
@@ -33,9 +34,8 @@ from training_causes import (  # noqa: F401 - the checks ask causes.<name> for t
 
 
 def init_kept(order, total, kept_lr, lr):
-    """The cause ('' if none) when the given SGD.__init__ did not keep what SGD(params, lr) was given: `order`, the
-    number among the `total` params of each entry of self.params (not checked when total is 0; every one, once, in
-    another order is kept: init_order names that); `kept_lr`, self.lr."""
+    """The cause ('' if none) when SGD.__init__ did not keep what SGD(params, lr) was given: `order`, the number among the
+    `total` params of each entry of self.params (total 0: not checked; another order: init_order); `kept_lr`, self.lr."""
     if total and sorted(order) != list(range(total)):
         return "SGD.__init__ did not keep the Parameters it was given: self.params = list(params), not copies or others"
     same = isinstance(kept_lr, (int, float, np.number)) and np.isclose(kept_lr, lr)

@@ -26,6 +26,17 @@ def grad_kind(kind: str, tensor: bool) -> str:
                                        "must be a NumPy array shaped like p.data (np.zeros_like(p.data))")
 
 
+def grads_changed(grads, after) -> str:
+    """The cause ('' if none) when step() left p.grad (`after`) other than backward() made it (`grads`) and not zeros
+    (step_move names those) nor None (STEP_LEFT_NONE): without zero_grad() the next backward() adds to what it left."""
+    after = arrays(after)
+    if after is None or [a.shape for a in after] != [np.shape(g) for g in grads] or not any(np.any(a) for a in after):
+        return ""
+    return "" if all(np.allclose(a, g) for a, g in zip(after, grads)) else (
+        "step() changed p.grad: without zero_grad() the next backward() adds to what step() left, so step() must "
+        "leave p.grad as backward() made it and only move p.data")
+
+
 def named(name) -> str:
     """A name the notebook chose (a class's, an attribute's), as a message shows it: as it is when it is a Python
     name (dotted), which holds no sentence, else quoted, so that no words the notebook wrote read as the checks'."""
