@@ -166,6 +166,8 @@ def test_worked_example_without_zeroing_adds_the_gradients_up_to_3_668(student, 
     cause = worked_step_cause(got)
     assert not cause, f"worked example: {cause}"
     assert not got.get("step_left_none"), f"worked example: {causes.STEP_LEFT_NONE}"
+    cause = causes.grads_changed(got["grads"][0], got["grads_after"][0])  # what the second backward() adds to
+    assert not cause, f"worked example: {cause}"
     assert not np.isclose(got["z"][2], 0.908), ("without zeroing, the second step used only the new gradient: "
                                                 "step() must not clear p.grad, the gradients add up")
     assert np.allclose(got["z"], [-1.3, 1.46, 3.668]) and np.isclose(got["loss"][2], 2.668 ** 2), (
