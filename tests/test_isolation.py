@@ -11,8 +11,10 @@ add a private view of processes and files and no network; cgroups add named memo
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -819,3 +821,209 @@ def test_without_namespaces_a_refilling_fork_bomb_ends_with_the_sandbox():
         except OSError:
             pass
     assert left == 0, f"{left} processes of the submission's uid {uid} still running"
+
+
+@pytest.mark.parametrize("linked", ["venv", "parent"], ids=["red-b13-5-venv-linked", "red-b13-5-parent-linked"])
+def test_a_venv_reached_through_a_symlink_still_lets_a_cell_import_what_it_holds(tmp_path, linked):
+    """red-b13 5 (pass 23): isolation.allowed_paths adds sys.prefix as the grader was started with it. A venv reached
+    through a symbolic link (a course whose .venv links to a shared one, a home folder behind a link, this kit's own
+    worktrees) gives a prefix that is the link: the session's allow-list then holds the link, not the folder, and every
+    module the worker did not preload from site-packages is not found: `from numpy import *` in cell module raises
+    "ModuleNotFoundError: No module named 'numpy.f2py'" (numpy.polynomial, numpy.testing, numpy.ma likewise), a right
+    notebook 12/18 (`import matplotlib` likewise) that the same grader started through the real path gives 18/18. A link
+    higher up (the folder that holds the venv: a home folder behind a link) and no session starts at all: "the
+    submission's sandbox could not start: mount /new/<the link>/.venv: No such file or directory", no grade."""
+    import json
+
+    import nbformat
+    prefix = Path(sys.prefix).resolve()
+    if linked == "venv":
+        link = tmp_path / "venv"
+        link.symlink_to(prefix, target_is_directory=True)
+    else:
+        (tmp_path / "course").symlink_to(prefix.parent, target_is_directory=True)
+        link = tmp_path / "course" / prefix.name
+    notebook = nbformat.read(ROOT / "solutions" / ASSIGNMENT.name / ASSIGNMENT.notebook_name, as_version=4)
+    module = next(cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == "module")
+    module.source = "from numpy import *\nimport numpy.polynomial\n\n\n" + module.source
+    path = tmp_path / ASSIGNMENT.notebook_name
+    nbformat.write(notebook, path)
+    run = subprocess.run([str(link / "bin" / "python"), "-m", "autograder", "grade", str(path), "--json"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads(run.stdout)
+    failed = [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
+    assert not failed, failed[:2]
+
+
+@pytest.mark.parametrize("level", ["uid", None])
+def test_student_code_may_dump_no_core(level):
+    """A process dumping core has not ended (forks.KILLED_SECONDS counts it), and a pipe core_pattern
+    (systemd-coredump) writes past RLIMIT_FSIZE: the loader sets RLIMIT_CORE to 0, hard, before student code."""
+    with box(level) as sandbox:
+        assert run(sandbox, "import resource\nresult = resource.getrlimit(resource.RLIMIT_CORE)") == [0, 0]
+
+
+# A process of the submission's uid that sends SIGSTOP to every process of that uid, in a loop (kill(-1) as the
+# uid: no root process is reachable, and the C library is all it needs). uids.kill_processes_of forks a child that
+# becomes the uid before its own kill(-1): in that moment the loop reaches it too, and a stopped child is never
+# reported to the os.waitpid(pid, 0) that waits for it (red-a13 X23-1).
+STOPPER = """import ctypes
+kill = ctypes.CDLL(None).kill
+while True:
+    kill(-1, 19)
+"""
+
+
+def test_a_process_of_the_uid_that_stops_the_killer_does_not_hold_the_kill_past_its_bound():
+    """kill_processes_of sends its kill again for at most KILL_SECONDS: a process of the uid that stops (SIGSTOP)
+    the child it forks to send it, in the moment that child has become the uid and not yet killed, holds its
+    os.waitpid(pid, 0) for ever (a few tries in a hundred on a 2-CPU machine: tries for 25 s here)."""
+    from autograder.sandbox import uids
+
+    uid, trying = free_uid(), time.monotonic() + 25
+    for attempt in itertools.count():
+        if time.monotonic() > trying:
+            break
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                exec(STOPPER, {})
+            finally:
+                os._exit(1)
+        time.sleep(0.05)  # the loop runs
+        pool = ThreadPoolExecutor(1)
+        killing = pool.submit(uids.kill_processes_of, uid)
+        try:
+            killing.result(timeout=uids.KILL_SECONDS + 5)
+        except TimeoutError:
+            pytest.fail(f"try {attempt}: kill_processes_of({uid}) still waits {uids.KILL_SECONDS + 5:g} s later: "
+                        "its child was stopped before it sent the kill")
+        finally:
+            for left in uids.processes_by_uid().get(uid, []):  # as root: whatever the uid left, stopped ones too
+                try:
+                    os.kill(left, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            pool.shutdown(wait=True)
+            os.waitpid(pid, 0)
+
+
+STOPS_THE_KILLER = r"""
+import ctypes, os
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:  # a daemon, the session's to end (it adopts it)
+        os.close(w)
+        os.read(r, 1)  # end of file once the loader and its check children, which hold w, have ended
+        kill = ctypes.CDLL(None).kill
+        while True:
+            kill(-1, 19)  # SIGSTOP to every process of the uid: the session's killer too, once it is the uid
+    os._exit(0)
+os.wait()
+os.close(r)
+result = 1
+"""
+
+
+def test_a_daemon_that_stops_the_sessions_killer_does_not_wedge_the_session(monkeypatch):
+    """At `uid` (and at `uid+landlock` on a kernel before 6.12, whose Landlock does not scope signals), the session
+    ends each program's processes with uids.kill_processes_of: a daemon the notebook left that sends SIGSTOP to
+    every process of its uid stops the killer child, and the session waits for it for ever. The grader then gives
+    up on the request only at its last-resort deadline (minutes in a class run), every call of it fails with no
+    answer, and the submission goes on in a new worker, the wasted time charged to no budget (red-a13 X23-1)."""
+    import autograder.sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "MARGIN_SECONDS", 2.0)  # the hang shows within seconds, not minutes
+    with box("uid", Limits(seconds=2, memory_mb=1024, output_kb=64)) as sandbox:
+        trying = time.monotonic() + 25
+        for attempt in itertools.count():  # a new program each time: the session stops the loader, ends its processes
+            if time.monotonic() > trying:
+                break
+            if attempt % 10 == 0:  # a fresh submission now and then: the tries together would pass one submission's
+                sandbox.begin(seconds=3)  # wall-clock backstop (twice its budget), ~0.1 s each
+            started = time.monotonic()
+            outcome = sandbox.call([Cell("student", STOPS_THE_KILLER + f"# {attempt}")], sandbox_probes.value,
+                                   name="result")
+            assert time.monotonic() - started < 5, f"try {attempt}: the session was wedged ({outcome.reason})"
+            assert outcome.ok, outcome.reason
+
+
+def test_a_daemon_that_stops_the_killer_at_the_sessions_end_does_not_outlive_the_grading(monkeypatch):
+    """The same daemon (STOPS_THE_KILLER), winning at the session's last stop of its loader, after every answer was
+    sent: the grades stand, the session waits for its stopped killer, the grader's end() gives up at its margin
+    (30 s in a class run) and kills the worker, and the daemon, in a session of its own, is not in the process group
+    the kernel hangs up when the worker dies: it runs on as its uid, with no session left to charge or stop it, until
+    some later worker's start sweeps the uid (where it races again) (red-a13 X23-1)."""
+    import autograder.sandbox as sandbox_module
+    from autograder.sandbox import uids
+
+    monkeypatch.setattr(sandbox_module, "MARGIN_SECONDS", 2.0)
+    code = STOPS_THE_KILLER.replace("result = 1", "result = os.getuid()")
+    with box("uid", Limits(seconds=2, memory_mb=1024, output_kb=64)) as sandbox:
+        trying = time.monotonic() + 25
+        for attempt in itertools.count():
+            if time.monotonic() > trying:
+                break
+            sandbox.begin(seconds=3)
+            outcome = sandbox.call([Cell("student", code + f"# {attempt}")], sandbox_probes.value, name="result")
+            assert outcome.ok, outcome.reason
+            started = time.monotonic()
+            sandbox.end()
+            ended = time.monotonic() - started
+            left = uids.processes_by_uid(running=True).get(outcome.value, [])
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            assert not left, f"try {attempt}: end() took {ended:.1f} s and left {left} running as {outcome.value}"
+            assert ended < 1.5, f"try {attempt}: end() took {ended:.1f} s: the session was wedged"
+
+
+def test_a_left_stopper_does_not_hold_the_next_workers_start(monkeypatch, tmp_path):
+    """What a daemon that outlived its grading (the test above) does to the next worker to start on the machine, a
+    classmate's: its sweep of stale uids (uids._sweep, Isolation's claim of a uid) kills the daemon's uid with
+    kill_processes_of, whose killer child the daemon stops as before; the worker's start then never ends (the
+    grader gives up on it after STARTUP_SECONDS, 120 s, and fails that classmate's grading) (red-a13 X23-1)."""
+    from autograder.sandbox import uids
+    from autograder.sandbox.isolation import Budgets, Isolation
+
+    monkeypatch.setattr(uids, "LOCKS", tmp_path)
+    uid, trying = free_uid(), time.monotonic() + 25
+    for attempt in itertools.count():
+        if time.monotonic() > trying:
+            break
+        (tmp_path / str(uid)).touch()  # the lock file a killed worker left, unheld
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                exec(STOPPER, {})
+            finally:
+                os._exit(1)
+        time.sleep(0.05)
+        pool = ThreadPoolExecutor(1)
+        starting = pool.submit(Isolation, Budgets(), [])
+        try:
+            isolation = starting.result(timeout=uids.KILL_SECONDS + 5)
+        except TimeoutError:
+            pytest.fail(f"try {attempt}: the next worker's start still waits {uids.KILL_SECONDS + 5:g} s later")
+        finally:
+            for left in uids.processes_by_uid().get(uid, []):
+                try:
+                    os.kill(left, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            pool.shutdown(wait=True)
+            os.waitpid(pid, 0)
+        assert isolation.uid != uid
+        for lock in tmp_path.iterdir():  # this process's claim: let go of it for the next try
+            if lock.name != str(uid):
+                lock.unlink()

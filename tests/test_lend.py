@@ -184,6 +184,158 @@ def test_a_name_a_from_import_in_another_students_cell_binds_is_lent(tmp_path, w
     assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
 
 
+
+_ZEROS = "_zeros = np.zeros_like"
+
+
+@pytest.mark.parametrize("helper", [
+    f"if hasattr(np, 'zeros_like'):\n    {_ZEROS}\n",
+    f"try:\n    {_ZEROS}\nexcept AttributeError:  # a very old NumPy\n    _zeros = None\n",
+    "for _zeros in (np.zeros_like,):\n    pass\n",
+    "import contextlib\nwith contextlib.nullcontext(np.zeros_like) as _zeros:\n    pass\n",
+    "print('helper:', (_zeros := np.zeros_like).__name__)\n",
+    "def _setup() -> None:\n    global _zeros\n    _zeros = np.zeros_like\n\n\n_setup()\n",
+    "from numpy import (\n    zeros_like as _zeros,\n)\n",
+], ids=["red-b13-1-if", "red-b13-1-try", "red-b13-1-for-target", "red-b13-1-with-as", "red-b13-1-walrus",
+        "red-b13-1-global-in-a-function", "red-b13-1-import-in-brackets-over-lines"])
+def test_a_helper_another_students_cell_binds_at_the_top_level_in_a_compound_statement_is_lent(tmp_path, helper):
+    """red-b13 1 (pass 23): the student's cell module binds a helper `_zeros` at the top level of the notebook's
+    namespace, but inside an if or try block, or as a for, with or walrus target; zero_grad() (cell sgd) calls it:
+    right in Jupyter (test_lesson_numbers, which runs the whole notebook, gives 3/3). suites._binds (top_level) reads
+    only a line at column 0 that is an assignment, def, class or import, so the NameError is not named blank, cell
+    module (sound) is never lent, and test_zero_grad gives 0/2: 16/18. The plain `_zeros = np.zeros_like` is lent
+    (18/18), and so is any of these once the cell holds the word get_ipython in a comment (_binds_at_run_time)."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = f"{helper}\n\n" + cells["module"].source
+    old = "p.grad = np.zeros_like(p.data)"
+    assert old in cells["sgd"].source
+    cells["sgd"].source = cells["sgd"].source.replace(old, "p.grad = _zeros(p.data)")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+def test_a_name_a_star_import_of_another_students_cell_binds_is_lent(tmp_path):
+    """red-b13 1 (pass 23), the star import: cell module opens with `from numpy import *` and zero_grad() writes
+    `zeros_like(p.data)`: right in Jupyter (test_lesson_numbers 3/3). `import *` is neither a statement _binds reads as
+    binding zeros_like nor a word of _RUN_TIME_BINDING, so the NameError is not named blank: test_zero_grad 0/2, 16/18.
+    (Run from a venv reached through a link, red-b13 5 fails this notebook's module cell as well.)"""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = "from numpy import *\n\n\n" + cells["module"].source
+    old = "p.grad = np.zeros_like(p.data)"
+    assert old in cells["sgd"].source
+    cells["sgd"].source = cells["sgd"].source.replace(old, "p.grad = zeros_like(p.data)")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+@pytest.mark.parametrize("imported, old, new", [
+    ("from collections.abc import Iterator", "    def zero_grad(self) -> None:\n",
+     "    def __iter__(self) -> Iterator[Parameter]:\n        return iter(self.params)\n\n    def zero_grad(self) -> None:\n"),
+    ("import contextlib", "    def zero_grad(self) -> None:\n",
+     "    @contextlib.contextmanager\n    def frozen(self):\n        yield self\n\n    def zero_grad(self) -> None:\n"),
+], ids=["red-b13-6-iterator", "red-b13-6-contextlib"])
+def test_a_name_a_released_cell_below_imports_but_the_student_imported_above_is_lent(tmp_path, imported, old, new):
+    """red-b13 6 (pass 23): the student imports `Iterator` (or `contextlib`) at the top of cell module and class SGD
+    uses it as it is made (an annotation `-> Iterator[Parameter]`, a decorator `@contextlib.contextmanager`): right in
+    Jupyter (test_lesson_numbers 3/3). test_zero_grad and test_step take cell module blank: "SGD raised NameError: name
+    'Iterator' is not defined". The released cell no_grad (below) imports that name too, so it is in defining_cells,
+    and Runner.own_name_named returns early for such a name: the student's cell module, which binds it at the top level
+    (a plain import _binds reads), is never named blank nor lent: 0/2 and 0/3, 13/18."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = f"{imported}\n\n\n" + cells["module"].source
+    assert old in cells["sgd"].source
+    cells["sgd"].source = cells["sgd"].source.replace(old, new)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+@pytest.mark.parametrize("first", ["import math\n", "%matplotlib inline\n"],
+                         ids=["red-b13-2-below-an-import", "red-b13-2-below-a-magic"])
+def test_a_future_import_below_a_cells_first_statement_holds_for_the_cells_below_in_every_part(tmp_path, first):
+    """red-b13 2 (pass 23): IPython compiles a cell statement by statement, so `from __future__ import annotations`
+    after `import math` in cell module is no syntax error there, and its compiler keeps the flag for every cell
+    below (cell_runner does the same): SGD's method annotated `-> SGD` is a string, right in Jupyter (test_lesson_numbers
+    3/3). A part that takes cell module blank puts only the future imports the student's copy *opens with* above the
+    stub (program._futures), so in test_zero_grad and test_step class SGD is made with the annotation evaluated:
+    "NameError: name 'SGD' is not defined", 0/2 and 0/3: 13/18. With the import first in the cell the same code is 18/18."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = f"{first}from __future__ import annotations\n\n" + cells["module"].source
+    old = "    def zero_grad(self) -> None:\n"
+    assert old in cells["sgd"].source
+    cells["sgd"].source = cells["sgd"].source.replace(
+        old, "    def copy(self) -> SGD:\n        return SGD(self.params, self.lr)\n\n" + old)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]][:2]
+
+
+def test_a_name_error_of_the_graded_cell_is_not_blamed_on_an_unsound_cell_that_calls_globals(tmp_path):
+    """red-b13 3 (pass 23): zero_grad() writes `zeros_like(p.data)` (no `np.`: the student's own slip), and cell module,
+    whose parameters() lists a shared weight twice (its own part 2.5/3), prints `len(globals())` while it loads.
+    _binds_at_run_time reads `globals(` as "may bind names as it runs", so test_zero_grad says "(your cell module may
+    bind zeros_like as it runs, and it is blank in this part: ... not all of cell module's do)": the student is sent
+    to cell module, which binds no zeros_like (test_lesson_numbers, the whole notebook, says the plain NameError), and
+    never lent (not sound), so no lent run ever shows the cell binds nothing. The message must name the slip alone."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["module"].source = 'print("names so far:", len(globals()))\n\n' + cells["module"].source.replace(
+        "if id(p) not in seen:", "if True:")
+    old = "p.grad = np.zeros_like(p.data)"
+    assert old in cells["sgd"].source and "if True:" in cells["module"].source
+    cells["sgd"].source = cells["sgd"].source.replace(old, "p.grad = zeros_like(p.data)")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report)["test_zero_grad"] == 0
+    zero_grad = next(part for part in report["parts"] if part["grade_id"] == "test_zero_grad")
+    messages = [t["message"] for t in zero_grad["tests"] if not t["passed"]]
+    assert all("name 'zeros_like' is not defined" in m and "cell module" not in m for m in messages), messages[:2]
+
+
+def test_an_attribute_error_of_the_graded_cell_is_not_blamed_on_an_unsound_cell_that_sets_that_name_elsewhere(tmp_path):
+    """red-b13 3b (pass 23): parameters() reads `item.params` for a sub-module (the student's slip: SGD's attribute
+    name), and step() in cell sgd is wrong (its part 0.56/3). B12-2's _defines_attribute finds `self.params = ` in the
+    student's cell sgd, an attribute of SGD objects, and test_parameters says "'Module' object has no attribute
+    'params' (your cell sgd defines params, and it is blank in this part: ... not all of cell sgd's do)": the student is
+    sent to cell sgd, which gives no Module anything, and since cell sgd is not sound no lent run ever shows otherwise
+    (with a right step() the cell is lent and the message is Python's alone). The message must name the slip alone."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    for cell, old, new in (("module", "candidates = item.parameters()", "candidates = item.params"),
+                           ("sgd", "p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")):
+        assert old in cells[cell].source
+        cells[cell].source = cells[cell].source.replace(old, new)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report)["test_parameters"] < FULL["test_parameters"]
+    parameters = next(part for part in report["parts"] if part["grade_id"] == "test_parameters")
+    messages = [t["message"] for t in parameters["tests"] if not t["passed"] and "params" in t["message"]]
+    assert messages and all("cell sgd" not in m for m in messages), messages[:2]
+
+
+def test_a_lent_cell_that_defines_the_graded_cells_class_again_grades_the_same_whether_lent_or_not(tmp_path):
+    """red-b13 4 (pass 23): step() in cell sgd adds lr * grad (wrong: test_step, right below cell sgd, fails in
+    Jupyter), and cell no_grad, right in its own part, ends with a second, right copy of class SGD. Plain, the part
+    gives 0.56/3 (the part runs the no_grad stub, never the student's copy). Wrapped in `with no_grad():`, the same
+    wrong update reaches the blank no_grad, the part lends cell no_grad (sound), and that cell's SGD replaces the graded
+    cell's: test_step 3/3, 18/18. (The same right copy in a cell the student added below gives 3/3 either way: the
+    student's own cells run where they stand.) One notebook's code, one grade: whether step() happens to call no_grad
+    must not decide whether another solution cell's SGD is graded in its place."""
+    graded = {}
+    for under_no_grad in (False, True):
+        notebook = solution_notebook()
+        cells = _cells(notebook)
+        right_sgd = cells["sgd"].source.replace("from collections.abc import Iterable\n", "")
+        old = "            p.data -= self.lr * p.grad"
+        assert old in cells["sgd"].source
+        wrong = ("            with no_grad():\n                p.data += self.lr * p.grad" if under_no_grad
+                 else "            p.data += self.lr * p.grad")
+        cells["sgd"].source = cells["sgd"].source.replace(old, wrong)
+        cells["no_grad"].source += "\n\n" + right_sgd
+        report, _ = grade_json(write_notebook(notebook, tmp_path / str(under_no_grad) / ASSIGNMENT.notebook_name))
+        graded[under_no_grad] = scores(report)["test_step"]
+    assert graded[True] == graded[False], graded
+
 @pytest.mark.parametrize("no_grad_cell", ["# no_grad is written above, with SGD (step() uses it)\n", None],
                          ids=["red-b12-4-emptied", "red-b12-4-deleted"])
 def test_a_no_grad_the_graded_cell_defines_itself_is_not_replaced_by_the_release_stub(tmp_path, no_grad_cell):

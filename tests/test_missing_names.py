@@ -5,6 +5,8 @@ autograder/sandbox/program.py, defining_cells). The catalogue holds the same rul
 """
 from __future__ import annotations
 
+import pytest
+
 from autograder.checks.suites import BLANK_HERE, Runner
 from autograder.sandbox import NOT_WRITTEN, Cell, Outcome
 from autograder.sandbox.program import defining_cells
@@ -112,8 +114,7 @@ def test_a_reason_that_repeats_a_stubs_name_searches_the_students_cell_for_it_on
 
     searched = []
     binds = suites._binds
-    monkeypatch.setattr(suites, "_binds", lambda text, name, top_level=False: searched.append(name) or binds(
-        text, name, top_level))
+    monkeypatch.setattr(suites, "_binds", lambda text, name: searched.append(name) or binds(text, name))
     phrase = f"Linear {NOT_WRITTEN} "
     runner = Runner(None, [Cell("sgd", "class SGD:\n    pass\n" + " " * 1000)], Submission("x.ipynb"),
                     fresh=False, borrowed=frozenset({"linear"}), one_cell=True, defined_by={"Linear": "linear"})
@@ -168,3 +169,41 @@ def test_a_call_of_a_stub_the_part_took_blank_that_raised_a_type_error_names_its
         f"raised KeyError: 'count_64_32_10' (because {error} (Linear {BLANK_HERE}, and not all of cell linear's do))")
     assert explain("raised KeyError: 'count_64_32_10'", [error], cells) == (
         f"raised KeyError: 'count_64_32_10' (because {error})")
+
+
+@pytest.mark.parametrize("helper", [
+    "if hasattr(np, 'zeros_like'):\n    _zeros = np.zeros_like\n",
+    "try:\n    _zeros = np.zeros_like\nexcept AttributeError:\n    _zeros = None\n",
+    "for _zeros in (np.zeros_like,):\n    pass\n",
+    "with contextlib.nullcontext(np.zeros_like) as _zeros:\n    pass\n",
+    "print((_zeros := np.zeros_like).__name__)\n",
+    "def _setup():\n    global _zeros\n    _zeros = np.zeros_like\n\n\n_setup()\n",
+    "from helpers import *\n",
+    "from numpy import (\n    zeros_like as _zeros,\n)\n",
+], ids=["red-b13-1-if", "red-b13-1-try", "red-b13-1-for-target", "red-b13-1-with-as", "red-b13-1-walrus",
+        "red-b13-1-global-in-a-function", "red-b13-1-star-import",
+        "red-b13-1-import-in-brackets-over-lines"])
+def test_a_helper_a_borrowed_cell_binds_in_a_compound_statement_at_the_top_level_is_named_blank(helper):
+    """red-b13 1 (pass 23): a name the student's own copy of a borrowed cell binds in the notebook's namespace, in an
+    if or try block at the top level or as a for, with or walrus target, is that cell's (Jupyter binds it as it binds
+    `_zeros = ...`): the reason must name the cell blank, so the sound cell is lent (tests/test_lend.py grades it)."""
+    reason = "SGD.zero_grad raised NameError: name '_zeros' is not defined (line 19 of its cell)"
+    told = explain(reason, [], cells=[("module", "class Module:\n    pass\n"), ("sgd", "class SGD:\n    pass\n")],
+                   borrowed=frozenset({"module"}), own_copies={"module": helper + "\n\nclass Module:\n    pass\n"})
+    assert BLANK_HERE in told, told
+
+
+def test_a_name_a_released_cell_below_imports_too_names_the_students_cell_that_imported_it():
+    """red-b13 6 (pass 23): the student imports Iterator atop cell module, and the released cell no_grad (below SGD)
+    imports it too: a NameError for it in a part that took cell module blank names the student's cell module (so
+    the sound cell is lent), not only no_grad's stub, which binds it and so is no cause. The student's copy of the
+    released cell that defines the name is not named: its stub runs in the part and binds the name itself."""
+    reason = "SGD raised NameError: name 'Iterator' is not defined (line 7 of its cell)"
+    own = {"module": "from collections.abc import Iterator\n\n\nclass Module:\n    pass\n",
+           "no_grad": "import contextlib\nfrom collections.abc import Iterator\n"}
+    cells = [("sgd", "class SGD:\n    pass\n"), ("no_grad", "from collections.abc import Iterator\n")]
+    assert explain(reason, [], cells, frozenset({"module", "no_grad"}), own) == (
+        f"{reason} (your cell module defines Iterator, and it {BLANK_HERE}, and not all of cell module's do)")
+    assert explain(reason, [], cells, frozenset({"module", "no_grad"}), {"no_grad": own["no_grad"]}) == reason
+    pushed = {"module": "get_ipython().push({'Iterator': None})\n"}  # a released name: why_undefined's, as before
+    assert explain(reason, [], cells, frozenset({"module", "no_grad"}), pushed) == reason

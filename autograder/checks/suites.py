@@ -29,13 +29,22 @@ from types import ModuleType
 from typing import Any, Callable, Mapping
 
 from ..assignment import Assignment
+from ..outputs.grader_failure import grader_failure
 from ..outputs.redaction import Redactor
 from ..report import CheckResult, Status
 from ..sandbox import MISSING, NOT_RUN_AFTER_TIME_OUT, NOT_WRITTEN, Cell, Outcome, Sandbox, program_from_notebook
 from ..sandbox.policy import reference_sandbox, student_sandbox
-from ..sandbox.program import bound_names, defining_cells, demonstrated_names, namespace_lines, read_as_python
+from ..sandbox.program import (
+    annotations_as_text,
+    bound_names,
+    defining_cells,
+    demonstrated_names,
+    namespace_lines,
+    read_as_python,
+)
 from ..settings import GraderSettings
 from ..submission import Submission
+from .answer_form import NOT_IN_FORM, answer_fault, form_of
 from .modules import import_file
 from .parametrize import MARKS_ONLY, Check, expand, uses_marks_only
 
@@ -47,6 +56,11 @@ class CheckFailed(AssertionError):
 class CheckNotRun(CheckFailed):
     """The answer a check asked for was never computed (an earlier check of the part ran out of time, a budget
     of the submission was spent): the check is not run, and the message says why."""
+
+
+class GraderBug(RuntimeError):
+    """A check's own code raised on answers in the forms their probes write (answer_form.py): the grader's fault,
+    which ends the submission's grading with no score (outputs/grader_failure.py), never a failed check."""
 
 
 class _Waiting(BaseException):
@@ -61,6 +75,11 @@ class Suite:
     grade_id: str
     student_cells: tuple[str, ...] | str
     checks: list[Check]
+    lent: tuple[str, ...] = ()  # of student_cells, those lent to the part (Grader.settle), which it does not grade
+
+    def lending(self, cells: tuple[str, ...]) -> Suite:
+        """The part with the student's own copy of `cells` lent to it."""
+        return replace(self, student_cells=(*self.student_cells, *cells), lent=(*self.lent, *cells))
 
 
 def import_suite(path: Path) -> ModuleType:
@@ -128,7 +147,7 @@ class Runner:
     def __init__(self, sandbox: Sandbox, cells: list[Cell], submission: Submission | None, fresh: bool = True,
                  together: bool = False, borrowed: frozenset[str] = frozenset(), one_cell: bool = False,
                  defined_by: Mapping[str, str] | None = None, own_copies: Mapping[str, str] | None = None,
-                 demonstrated: Mapping[str, str] | None = None) -> None:
+                 demonstrated: Mapping[str, str] | None = None, release_order: tuple[str, ...] = ()) -> None:
         """`borrowed`: the names of the program's solution cells taken from the public release, not from the
         student (part_program): what their blank stubs raise as they load is no cause of the student's.
         `one_cell`: the part grades one cell of the student's, so that cell missing explains its every failure;
@@ -136,8 +155,10 @@ class Runner:
         `defined_by`: the cell each name comes from in the released notebook (defining_cells), so that a name
         not found is explained by that cell. `own_copies`: the student's own text of each borrowed cell, only
         searched (never run) for a name of the student's own that the part did not find (a helper written below
-        Module and called by zero_grad). `demonstrated`: the demonstration each name comes from (demonstrated_names),
-        which no part runs: a name not found that only one defines is told so."""
+        Module and called by zero_grad; Grader.unblamed keeps only the sound ones once the lending ends).
+        `demonstrated`: the demonstration each name comes from (demonstrated_names), which no part runs: a name not
+        found that only one defines is told so. `release_order`: the grade ids in the released notebook's order, to
+        tell a cell the student moved (defined_below)."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
         self.defined_by = dict(defined_by or {})
@@ -145,7 +166,8 @@ class Runner:
         self.blank_cells = frozenset(borrowed)
         self.own_copies = dict(own_copies or {})
         self.demonstrated = dict(demonstrated or {})
-        self.binding: dict[tuple[str, str, bool], bool] = {}  # (where, name, top_level) -> _binds, once (binds)
+        self.release_order = release_order
+        self.binding: dict[tuple[str, str], bool] = {}  # (where, name) -> _binds, once (binds)
         self.statements: dict[str, str] = {}  # where -> its namespace_lines, once (binds)
         self.run_time: dict[str, bool] = {}  # where -> _binds_at_run_time, once (own_name_named)
         self.own_errors: list[str] = []  # what the student's cells this part runs raised as they loaded
@@ -180,8 +202,8 @@ class Runner:
         self.wanted.clear()
         together = self.together and _BATCHING.get()  # a check pytest runs itself fetches alone
         outcomes = self.sandbox.call_many(self.cells, calls, fresh=self.fresh, together=together)
-        for index, (key, outcome) in enumerate(zip(keys, outcomes)):
-            self.memo[key] = outcome
+        for index, (key, (probe, kwargs), outcome) in enumerate(zip(keys, calls, outcomes)):
+            self.memo[key] = _in_form(outcome, probe, kwargs)
             self.missing = self.missing or next((e for e in outcome.load_errors if MISSING in e), "")
             self.own_errors = self.own_errors or self.student_errors(outcome)
             if together and index > 0:  # not the submission's answer yet: a limit it hit counts if it is hit alone
@@ -250,21 +272,22 @@ class Runner:
         later = self.cells[names.index(blank_cell) + 1:] if blank_cell in names else self.cells
         return any(self.binds(cell.name, cell.source, name) for cell in later if cell.name not in self.blank_cells)
 
-    def binds(self, where: str, text: str, name: str, top_level: bool = False) -> bool:
+    def binds(self, where: str, text: str, name: str) -> bool:
         """_binds, searched once per cell and name while the runner lives (every failed check's reason may name
         the same stub again, and the cell may be megabytes long: the grader's own time), among the statements
         that run in the notebook's namespace (namespace_lines: a local of a function named like the stub binds
         nothing another cell calls)."""
-        key = (where, name, top_level)
+        key = (where, name)
         if key not in self.binding:
             if where not in self.statements:
                 self.statements[where] = namespace_lines(text)
-            self.binding[key] = _binds(self.statements[where], name, top_level)
+            self.binding[key] = _binds(self.statements[where], name)
         return self.binding[key]
 
     def own_name_named(self, text: str) -> str:
-        """`text`, where it says a name is not defined that no released cell defines but the student's own copy
-        of a cell this part took blank binds at the top level (_binds), or that an object has no attribute the
+        """`text`, where it says a name is not defined that the student's own copy of a cell this part took blank
+        binds at the top level (_binds; not the copy of the released cell that defines the name, whose stub the part
+        runs and binds it: a released cell below also importing the student's name does not hide it), or that an object has no attribute the
         student's own copy of such a cell defines (a method, a class attribute: _defines_attribute), with that cell
         named as blank in this part: Grader.settle then grades the part again with that cell when it is sound.
         Failing that, a name a demo cell defines is said to be one (grading runs none); else the first own copy that
@@ -274,14 +297,15 @@ class Runner:
         when it passes as many checks or more."""
         name, attribute = _NAME_ERROR.search(text), _NO_ATTRIBUTE.search(text)
         missing = name or attribute
-        if not missing or (name and name[1] in self.defined_by) or BLANK_HERE in text:
+        if not missing or BLANK_HERE in text:
             return text
-        cell = next((cell for cell, own in self.own_copies.items() if (
-            self.binds(f"your {cell}", own, missing[1], top_level=True) if name
+        released = self.defined_by.get(missing[1]) if name else None  # its stub, when borrowed, binds it (why_undefined)
+        cell = next((cell for cell, own in self.own_copies.items() if cell != released and (
+            self.binds(f"your {cell}", own, missing[1]) if name
             else self.defines_attribute(cell, own, missing[1]))), None)
         if cell:
             return f"{text} (your cell {cell} defines {missing[1]}, and it {_blank(cell)})"
-        if not name:
+        if not name or name[1] in self.defined_by:  # else why_undefined names the released cell that defines it
             return text
         demo = self.demonstrated.get(missing[1])  # (red-b12 5: mlp() of demo_count_parameters)
         if demo:
@@ -297,7 +321,7 @@ class Runner:
 
     def defines_attribute(self, cell: str, text: str, name: str) -> bool:
         """_defines_attribute on the student's own copy of `cell`, searched once per cell and name (binds)."""
-        key = (f"your {cell}'s classes", name, False)
+        key = (f"your {cell}'s classes", name)
         if key not in self.binding:
             self.binding[key] = _defines_attribute(read_as_python(text), name)
         return self.binding[key]
@@ -328,10 +352,15 @@ class Runner:
         return "" if text is None or self.binds(cell, text, name) else f"cell {cell} defines no {name}"
 
     def defined_below(self, cell: str, name: str) -> str:
-        """The cell that defines `name` in the released notebook, if this part runs it after `cell`: the student
-        moved one of the two (the part runs the notebook's order, as Jupyter does), else ''."""
-        definer, names = self.defined_by.get(name), [cell.name for cell in self.cells]
-        return definer if definer in names and cell in names and names.index(definer) > names.index(cell) else ""
+        """The cell that defines `name` in the released notebook, if the student moved one of the two: it stands
+        above `cell` in the release, and in the student's notebook (this part runs its order, as Jupyter does) below
+        it; else ''. A cell the student deleted stands nowhere (its stand-in raises MISSING)."""
+        definer = self.defined_by.get(name)
+        placed = [c.name for c in self.cells if not (c.name == definer and MISSING in c.source)]
+        released = self.release_order
+        return definer if (definer in placed and cell in placed and definer in released and cell in released
+                           and placed.index(definer) > placed.index(cell)
+                           and released.index(definer) < released.index(cell)) else ""
 
 
 _BLANK_CELL = re.compile(re.escape(BLANK_HERE) + r", and not all of cell (\S+)'s do")  # the cell _blank names
@@ -343,24 +372,28 @@ def _blank(cell: str) -> str:
     return f"{BLANK_HERE}, and not all of cell {cell}'s do"
 
 
-def _binds(text: str, name: str, top_level: bool = False) -> bool:
-    """Whether a line of `text` binds `name` as a statement does (class, def, an assignment, an import), at any
-    indentation, or only at the top level, where a name another cell can call is bound (not a local of a method).
-    An assignment binds each name of its target list (`ZERO, ONE = ...`, `(A, *B) = ...`) and of a chain (`a = b = 0`);
-    an import each name it lists (`import math, itertools`, `from M import X, Y as Z`: X and Z), a dotted module
-    its first part (`import a.b`: a). The student's code is only searched here, line by line in linear time, never
-    parsed: parsing is the sandbox's (code nested past the parser's depth, or megabytes of it, would cost the
-    grader's own time and memory). Hence each part of a line the patterns repeat cannot be read two ways (a chain's
-    target starts with no blank, an import's names are found by a lazy scan from one start), so no backtracking
-    multiplies; an import in brackets over several lines gives only its first line's names."""
+def _binds(text: str, name: str) -> bool:
+    """Whether a statement of `text` binds `name`, at any indentation (namespace_lines gives only the statements run
+    in the notebook's namespace, a block's at the top level among them): class, def, an assignment, an import, a for
+    target, `global`, an `as` target (`with … as`, `import … as`; not `except … as`, whose name the block's end
+    deletes), a walrus target. An assignment binds each name of its target list (`ZERO, ONE = ...`, `(A, *B) = ...`)
+    and of a chain (`a = b = 0`); an import each name it lists (`import math, itertools`, `from M import X, Y as Z`: X
+    and Z), a dotted module its first part (`import a.b`: a); a for each name of its target list. The student's code is
+    only searched here, line by line in linear time, never parsed: parsing is the sandbox's (code nested past the
+    parser's depth, or megabytes of it, would cost the grader's own time and memory). Hence each part of a line the
+    patterns repeat cannot be read two ways (a chain's target starts with no blank, an import's names are found by a
+    lazy scan from one start, the scan for `as` and `:=` is the one pattern that starts with no indentation), so no
+    backtracking multiplies."""
     word = re.escape(name)
-    indent, alias = (("", "") if top_level else (r"[ \t]*", rf"|[ \t]as[ \t]+{word}\b"))
     imported = rf"(?:from[ \t]+[\w.]+[ \t]+)?import[ \t](?:[^\n#;]*?[ \t,(])?{word}\b(?![ \t]+as\b)"
     target = r"\*?[\w.]+(?:\[[^\]\n]*\])?"  # a name, attribute or subscript in a target list
     assigned = (rf"(?:[\w.*\[\]][\w., \t*\[\]]*=(?!=)[ \t]*)*(?:[(\[][ \t]*)?(?:{target}[ \t]*,[ \t]*)*\*?{word}[ \t]*"
                 rf"(?::[^=\n]*|,[^=\n(<>!]*|[)\]][ \t]*)?=(?!=)")  # (not a keyword argument, nor a comparison)
-    return re.search(rf"^{indent}(?:(?:class|def)[ \t]+{word}\b|{assigned}|{imported}){alias}", text,
-                     re.MULTILINE) is not None
+    looped = rf"(?:async[ \t]+)?for[ \t(\[]+(?:{target}[ \t)\]]*,[ \t(\[]*)*\*?{word}\b(?![ \t]*[.\[(])"
+    declared = rf"global[ \t]+(?:\w+[ \t]*,[ \t]*)*{word}\b"
+    named = rf"(?![ \t]*except\b)[^\n#]*?(?:[ \t]as[ \t]+{word}\b|(?<![\w.]){word}[ \t]*:=)"  # `as`, walrus
+    return re.search(rf"^(?:[ \t]*(?:(?:async[ \t]+)?(?:class|def)[ \t]+{word}\b|{assigned}|{imported}|{looped}"
+                     rf"|{declared})|{named})", text, re.MULTILINE) is not None
 
 
 def _defines_attribute(text: str, name: str) -> bool:
@@ -371,9 +404,11 @@ def _defines_attribute(text: str, name: str) -> bool:
 
 # What binds a name in the notebook's namespace that no statement names (Jupyter runs each as any other binding):
 # the shell's push(), ex(), run_cell() and user_ns, the namespace as globals() or the module __main__, exec(), the
-# builtins, and %run's script. Not vars() nor setattr(), which a right Module reads or writes its own attributes with.
+# builtins, and %run's script; a star import, which binds the names its module holds (`from numpy import *`: zeros_like).
+# Not vars() nor setattr(), which a right Module reads or writes its own attributes with.
 _RUN_TIME_BINDING = re.compile(r"\bget_ipython\b|\b(?:globals|exec)[ \t]*\(|\bimport[ \t]+__main__\b"
-                               r"|\bsys\.modules\b|\bbuiltins\b|%run\b")
+                               r"|\bsys\.modules\b|\bbuiltins\b|%run\b"
+                               r"|\bimport[ \t]*\*")
 
 
 def _binds_at_run_time(text: str) -> bool:
@@ -382,25 +417,37 @@ def _binds_at_run_time(text: str) -> bool:
     return _RUN_TIME_BINDING.search(text) is not None
 
 
+def _in_form(outcome: Outcome, probe: Callable, kwargs: dict) -> Outcome:
+    """`outcome`, or where its answer is in no form `probe` writes (answer_form.py), no answer but the reason: the
+    notebook rewrote what the probe sent back, and no check reads it."""
+    fault = answer_fault(form_of(probe, kwargs), outcome.value) if outcome.ok else ""
+    return replace(outcome, ok=False, value=None, reason=f"{NOT_IN_FORM}: {fault}") if fault else outcome
+
+
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
-    """Run one check; None while it waits for an answer."""
+    """Run one check; None while it waits for an answer. A check fails by an assertion only (a CheckFailed among
+    them): anything else its code raises, on answers in their probes' forms, is a GraderBug, and no result."""
     try:
         check.test(student, reference, **check.params)
     except _Waiting:
         return None
     except CheckNotRun as error:
         return CheckResult(check.name, Status.NOT_RUN, failure_message(error, student.missing if student.one_cell else ""))
-    except Exception as error:
+    except AssertionError as error:
         return CheckResult(check.name, Status.FAILED, failure_message(error, student.missing if student.one_cell else ""))
+    except Exception as error:
+        raise GraderBug(f"the hidden check {check.name} raised {type(error).__name__}: {str(error).strip()} "
+                        "(a grader bug)") from error
     return CheckResult(check.name, Status.PASSED, "")
 
 
 def failure_message(error: BaseException, missing: str = "") -> str:
-    """A failed check's one line: the assertion's message (a CheckFailed's reason), else what went wrong;
-    with `missing` (the load error of a solution cell missing from the notebook), that cause too."""
-    message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
+    """A failed check's one line: the assertion's message (a CheckFailed's reason); with `missing` (the load error
+    of a solution cell missing from the notebook), that cause too. Anything else a check pytest runs itself raised
+    is a grader bug (_result's GraderBug), named as the grader's failure."""
     if not isinstance(error, AssertionError):
-        message = f"the check could not run: {type(error).__name__}: {message}"
+        return grader_failure(error)
+    message = (str(error).strip() or f"{type(error).__name__} in the check").splitlines()[0]
     if missing and "missing" not in message:  # the cause, not its consequence
         message = f"{message} (because {missing})"
     return message
@@ -465,18 +512,22 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[C
     enter a process that runs student code). Its probes call only the stub they grade.
     A stub stands in for the student's own copy of its cell, so it replaces only the names that copy binds: a name the
     copy does not bind (an emptied cell no_grad, or a deleted one, whose no_grad the student wrote atop cell sgd)
-    keeps what the cells above bound, as in the notebook run top to bottom (_keeping)."""
+    keeps what the cells above bound, as in the notebook run top to bottom (_keeping). A cell lent to the part below
+    a cell it grades gives it nothing of what that cell's task names (_holding)."""
     program = program_from_notebook(notebook, assignment.source, assignment.release, suite.student_cells)
     if suite.student_cells == "all":
         return program
-    stubs = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.release.cells
-             if cell.metadata.get("nbgrader", {}).get("solution") and cell.metadata["nbgrader"]["grade_id"]
-             not in suite.student_cells}
+    released = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.release.cells
+                if cell.metadata.get("nbgrader", {}).get("solution")}
+    stubs = {gid: annotations_as_text(text) for gid, text in released.items() if gid not in suite.student_cells}
     own = {cell.name: namespace_lines(cell.source) for cell in program_from_notebook(
         notebook, assignment.source, assignment.release, tuple(stubs)) if cell.name in stubs}
-    return [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
-        name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name, top_level=True)]))
+    program = [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
+        name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name)]))
         if cell.name in stubs else cell for cell in program]
+    lent = set(suite.lent) & set(suite.student_cells)
+    return _holding(program, {gid: released[gid] for gid in suite.student_cells if gid in released and gid not in lent},
+                    lent)
 
 
 _KEPT = "__kept_from_your_cells_above"  # what the cells above bound of a stub's names, while the stub runs
@@ -488,8 +539,37 @@ def _keeping(text: str, stub: str, names: list[str]) -> str:
     if not names:
         return text
     futures = text[:len(text) - len(stub)]
-    return (f"{futures}{_KEPT} = {{name: globals()[name] for name in {tuple(names)!r} if name in globals()}}\n"
-            f"{stub}\nglobals().update({_KEPT})\ndel {_KEPT}\n")
+    return f"{futures}{_KEPT} = {_held(names)}\n{stub}\nglobals().update({_KEPT})\ndel {_KEPT}\n"
+
+
+def _held(names: list[str]) -> str:
+    """An expression: what `names` hold in the notebook's namespace now, those that hold anything."""
+    return f"{{name: globals()[name] for name in {tuple(names)!r} if name in globals()}}"
+
+
+_HELD = "__held_for_the_cells_this_part_grades"  # what a graded cell's names held before a lent cell below it ran
+
+
+def _holding(program: list[Cell], graded: Mapping[str, str], lent: set[str]) -> list[Cell]:
+    """`program`, each cell of `lent` that runs below a cell of `graded` (its release's copy, by name) between two
+    cells of the grader's: the names those graded cells' tasks bind (SGD for cell sgd) hold after the lent cell what
+    they held before it, bound or not. In Jupyter the part's test cell stands right below the cell it grades, where no
+    cell below has run: a lent cell gives the part what the graded cell calls of it (no_grad, for a step() under
+    `with no_grad():`), never a class of its own in place of the graded one (a right SGD copied to the end of cell
+    no_grad), so one wrong step() costs its part whether or not it calls no_grad (red-b13 4). The lent cell itself runs
+    as the student wrote it (its lines are its messages', a cell magic stays its first line): the grader's code is in
+    cells of its own, which bind nothing else."""
+    names: list[str] = []  # the names of the graded cells above
+    held: list[Cell] = []
+    for cell in program:
+        if cell.name in lent and names:
+            held += [Cell(f"{cell.name} (before it)", f"{_HELD} = {_held(names)}\n"), cell,
+                     Cell(f"{cell.name} (after it)", f"[globals().pop(name, None) for name in {tuple(names)!r}]\n"
+                                                     f"globals().update({_HELD})\ndel {_HELD}\n")]
+        else:
+            held.append(cell)
+        names += sorted(bound_names(graded[cell.name])) if cell.name in graded else []
+    return held
 
 
 def reference_answers(assignment: Assignment, settings: GraderSettings, fresh: bool = False) -> dict[tuple[str, str], Outcome]:
@@ -544,6 +624,8 @@ class Grader:
         self.solution_cells = frozenset(cell.metadata["nbgrader"]["grade_id"] for cell in prepared.assignment.release.cells
                                         if cell.metadata.get("nbgrader", {}).get("solution"))
         self.defined_by = defining_cells(prepared.assignment.source, prepared.assignment.release)
+        self.release_order = tuple(gid for cell in prepared.assignment.source.cells
+                                   if (gid := cell.metadata.get("nbgrader", {}).get("grade_id")))
         self.demonstrated = demonstrated_names(prepared.assignment.source)
         self.owners = {cell: [suite.grade_id for suite in prepared.suites  # the parts that grade each cell
                               if suite.student_cells != "all" and cell in suite.student_cells]
@@ -575,7 +657,8 @@ class Grader:
         own = {cell.name: cell.source for cell in part_program(self.prepared.assignment, notebook, replace(
             suite, student_cells=tuple(sorted(borrowed)))) if cell.name in borrowed}
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
-                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own, demonstrated=self.demonstrated)
+                      one_cell=not fresh, defined_by=self.defined_by, own_copies=own, demonstrated=self.demonstrated,
+                      release_order=self.release_order)
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session (settle)."""
@@ -589,7 +672,8 @@ class Grader:
         give it, in the suites' order, then again with sound cells lent where that needs them (lend), round after
         round while a part has more sound cells to take: a cell whose parts pass in full only once lent (a right
         step() under a right no_grad()) is sound, and lent in turn (to an exercise computed with SGD). When no
-        single cell is left to lend, cells that each need another's are tried as a set (lend_together)."""
+        single cell is left to lend, cells that each need another's are tried as a set (lend_together). Then no message
+        names a cell never lent as the cause (unblamed)."""
         parts = {}
         for suite in self.prepared.suites:
             runner = self.part_runner(submission, suite)
@@ -609,8 +693,25 @@ class Grader:
             if not lent:
                 together = self.lend_together(submission, results)
                 if not together:  # (a set that held is sound from then on, so none is tried twice)
-                    return parts
+                    return self.unblamed(parts)
                 parts.update(together)
+
+    def unblamed(self, parts: dict[str, tuple[Runner, list[CheckResult]]]) -> dict[str, tuple[Runner, list[CheckResult]]]:
+        """`parts` once no cell is left to lend, each runner left the student's own copies of only the sound cells, and
+        a part whose messages may have named another (Runner.own_name_named) checked again on the answers it holds (no
+        call runs again). A cell named as one that binds the name not found, or the attribute, is the grader's reading
+        of the student's text, which a lent run confirms or not; a cell never lent (a part of its own fails) is one no
+        run ever showed to be the cause (a `globals()` it prints, a `self.params =` of another class): the message is
+        then the error alone, never a claim nothing checked (red-b13 3)."""
+        results = {grade_id: part[1] for grade_id, part in parts.items()}
+        sound = {cell for cell in self.solution_cells if self.sound(cell, results)}
+        for suite in self.prepared.suites:
+            runner, checked = parts[suite.grade_id]
+            unsound = set(runner.own_copies) - sound
+            runner.own_copies = {cell: text for cell, text in runner.own_copies.items() if cell in sound}
+            if unsound and not all(result.passed for result in checked):
+                parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
+        return parts
 
     def sound_cells(self, suite: Suite, results: Mapping[str, list[CheckResult]]) -> tuple[str, ...]:
         """The cells the part took blank to lend it, when its checks reached such a stub (BLANK_HERE: a right step()
@@ -642,7 +743,7 @@ class Grader:
                 if suite.student_cells != "all" and cells & set(suite.student_cells) and not all(
                         r.passed for r in results[suite.grade_id]):
                     lent = (set(self.sound_cells(suite, results)) | cells) - set(suite.student_cells)
-                    runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *sorted(lent))))
+                    runner = self.part_runner(submission, suite.lending(tuple(sorted(lent))))
                     graded[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
             now = {**results, **{part: again for part, (_, again) in graded.items()}}
             sound = {cell for cell in cells if self.sound(cell, now)}
@@ -656,7 +757,7 @@ class Grader:
         """The part graded again with the student's own copy of `cells` (sound_cells), and the runner and results
         when that passes as many checks as `results` or more (its messages then name the part's own mistake, not
         a stub that was in fact sound); else None."""
-        runner = self.part_runner(submission, replace(suite, student_cells=(*suite.student_cells, *cells)))
+        runner = self.part_runner(submission, suite.lending(cells))
         again = run_checks(suite.checks, runner, self.reference)
         return (runner, again) if sum(r.passed for r in again) >= sum(r.passed for r in results) else None
 

@@ -15,3 +15,9 @@ def exercise_answers(ns, names):
 
     return {name: {"defined": True, "number": number(ns[name]), "what": what_it_is(ns[name])}
             if name in ns else {"defined": False, "number": None, "what": ""} for name in names}
+
+
+# The answer's form (autograder/checks/answer_form.py; probes.py says why), read in the grader's process.
+exercise_answers.answers = lambda names: {  # type: ignore[attr-defined]  # a function's attribute, as probes._answers sets
+    name: ({"defined": True, "number": (float, None), "what": str}, {"defined": False, "number": None, "what": ""})
+    for name in names}

@@ -20,6 +20,54 @@ from typing import Any
 
 import numpy as np
 
+# ---------------------------------------------------------------- what each probe writes
+# Each probe declares the form of its answer (`@_answers`), in the plain literals autograder/checks/answer_form.py
+# reads in the grader's process before any check reads the answer: an answer in no such form is the notebook's
+# doing (it rewrote what the probe sends back), named as such. The forms of what the helpers below write:
+ARRAY = np.ndarray  # _plain's array, as the grader reads it back: a number, or nested lists of numbers
+NUMBERS = (ARRAY, None)  # _array_or_none
+INDEX = range(-1, 1 << 53)  # _number: a position among the objects, -1 for none of them
+COUNT = range(0, 1 << 53)
+RATE = (float, None)  # _rate
+GRAPH = [[COUNT, ...], ...]  # _graph's rows
+FACTS = [[bool, COUNT, bool], ...]  # _facts
+KINDS = [[str, bool], ...]  # facts.kinds_of (_not_parameters)
+KEPT = {"defaults": [[str, str], ...], "same_list": bool,  # facts.kept_facts (_kept_list)
+        "kept": [[str, str, ("class", "global", "self")], ...]}
+KEY = (str, float, bool, None)  # a key of vars(): a str, or what a notebook put in __dict__ by hand
+INIT = {"kinds": {"weight": str, "bias": str}, "order": [("weight", "bias"), ...],  # facts.init_facts (_init_facts)
+        "attributes": [[KEY, str], ...], "drawn": [NUMBERS, NUMBERS]}
+MADE = {"made_order": ([INDEX, ...], None), "made_lr": RATE, "made_others": bool, "made_one_shot": bool,
+        "made_kind": str}  # _made
+HELD = {"held": COUNT, "total": COUNT, "kind": str, "one_shot": bool, **MADE}  # _held
+GIVEN: tuple = ({}, {"given": [INDEX, ...], "not_parameters": KINDS})  # _given
+SEEN = {"values": [ARRAY, ...], "zeroed": [ARRAY, ...], "grads_before": [NUMBERS, ...],  # _zero_grad_seen
+        "cleared": [NUMBERS, ...]}
+
+
+def _joined(*forms):
+    """Dict forms merged, each a dict or a tuple of dicts (any one of them): every way of taking one of each."""
+    ways: list[dict] = [{}]
+    for form in forms:
+        ways = [{**way, **one} for way in ways for one in (form if isinstance(form, tuple) else (form,))]
+    return ways[0] if len(ways) == 1 else tuple(ways)
+
+
+def _answers(form):
+    """The probe's answer is in `form` (a function of the call's arguments gives the form for that call)."""
+
+    def declared(probe):
+        probe.answers = form
+        return probe
+
+    return declared
+
+
+def _made_first(form):
+    """A probe that answers with _made's facts alone when SGD(...) kept objects that are not Parameters, else
+    with `form` besides."""
+    return ({**MADE, "made_others": True}, _joined(MADE, {"made_others": False}, form))
+
 
 def _plain(values):
     """A copy of the values as an array of floats: it crosses to the grader as its bytes, and the checks get
@@ -325,6 +373,7 @@ def _build_case(reg, case):
     raise ValueError(f"unknown case {case!r}")
 
 
+@_answers({"pattern": ([INDEX, ...], None), "plain_tensors": [COUNT, ...], "strangers": KINDS, **KEPT})
 def parameter_pattern(ns, case, seed):
     """Which of the case's tensors list(root.parameters()) returns, in its order (None if it returned None), and
     what it returned that is none of them and no Parameter (causes.not_parameters)."""
@@ -341,6 +390,7 @@ def parameter_pattern(ns, case, seed):
     }
 
 
+@_answers({"skipped": bool})
 def skips_subclasses(ns):
     """Whether parameters() finds the Parameter of a bare Module it holds but not that of an instance of a subclass
     of Module (a class made here: type(value) == Module where isinstance is meant; causes.SUBCLASS_SKIPPED). Asked
@@ -353,6 +403,7 @@ def skips_subclasses(ns):
     return {"skipped": any(p is plain for p in found_plain or []) and not any(p is sub for p in found_sub or [])}
 
 
+@_answers(lambda seed, calls: {"patterns": [[INDEX, ...]] * len(calls), "strangers": KINDS, **KEPT})
 def parameter_pattern_repeated(ns, seed, calls):
     """Model "A" (a Sequential) and "B" (lists of Parameters) in one registry; parameters() called on each
     letter of `calls` in turn, in one process (so a list kept between calls shows), "R" replacing the weight of
@@ -372,6 +423,7 @@ def parameter_pattern_repeated(ns, seed, calls):
             **_kept_list(ns, models["A"], models["A"].parameters())}
 
 
+@_answers({"shapes": [[COUNT, ...], ...], "not_parameters": KINDS, **KEPT, **INIT})
 def parameter_count(ns, widths, seed=0):
     """The shapes, in order, of what parameters() returns for an MLP with the given widths (the test counts)."""
     model = _mlp(ns, widths, np.random.default_rng(seed))
@@ -384,6 +436,9 @@ def parameter_count(ns, widths, seed=0):
 
 # ---------------------------------------------------------------- forward
 
+@_answers(({"error": str, "said": str, "elementwise": bool},
+           {**INIT, "error": None, "is_tensor": bool, "shape": [COUNT, ...], "data": NUMBERS, "after": [ARRAY] * 3,
+            "weight_grad": NUMBERS, "bias_grad": NUMBERS, "x_grad": NUMBERS}))
 def linear_forward(ns, weight, bias, x, upstream):
     """Linear.forward called directly on the given weight, bias and input; the output, what the three hold
     afterwards, and the grads of sum(output * upstream)."""
@@ -412,6 +467,8 @@ def linear_forward(ns, weight, bias, x, upstream):
 
 # ---------------------------------------------------------------- zero_grad
 
+@_answers(_made_first({"grads": [NUMBERS, ...], "grad_types": [str, ...], "grad_tensors": [bool, ...],
+                        "grad_shapes": [[COUNT, ...], ...], "data": [ARRAY, ...], "held": [INDEX, ...]}))
 def zero_grad_effect(ns, data, grads):
     """Parameters holding `data` with grads `grads`, then SGD(params).zero_grad() once."""
     params = _parameters(ns, data)
@@ -432,6 +489,8 @@ def zero_grad_effect(ns, data, grads):
     }
 
 
+@_answers(_made_first(_joined({"first": [ARRAY, ...], "cleared": [NUMBERS, ...], "owners": [COUNT, ...]},
+                                ({"tensors": [bool, ...], "second": None}, {"second": [ARRAY, ...]}))))
 def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
     """A model's (the probe's own layers) grads from one backward pass; then zero_grad() (`calls` times), the
     grads it left, and the grads of the same backward pass run again."""
@@ -457,6 +516,8 @@ def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
 
 # ---------------------------------------------------------------- step
 
+@_answers(_made_first({"data": [[ARRAY, ...], ...], "grads_after": [[NUMBERS, ...], ...], "held": [INDEX, ...],
+                        "facts": FACTS, "rates": [RATE, ...]}))
 def step_effect(ns, data, grads, lr):
     """Parameters holding `data`; before step k the probe sets every grad to grads[k] (no zero_grad)."""
     params = _parameters(ns, data)
@@ -477,6 +538,8 @@ def step_effect(ns, data, grads, lr):
             "facts": _facts(ns, params + held), "rates": rates, **made}
 
 
+@_answers(_made_first({"outputs": [ARRAY, ...], "graphs": [GRAPH, ...], "facts": FACTS, "params": [[ARRAY, ...], ...],
+                        "grads": [[NUMBERS, ...], ...], "grads_after": [[NUMBERS, ...], ...], "rates": [RATE, ...]}))
 def step_moves_model(ns, widths, batch, lr, seed, steps=2):
     """Train a model of the probe's own layers for a few steps; grads are zeroed by the probe itself, params
     collected by hand: only step() is the notebook's."""
@@ -504,6 +567,19 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
         values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(ns, model)])
     return {"outputs": outputs, "graphs": graphs, "facts": _facts(ns, _by_hand(ns, model)), "params": values,
             "grads": grads, "grads_after": grads_after, "rates": rates, **made}
+
+
+def _worked_answers(by_hand):
+    """The forms of _worked_example's answers: stopped before the steps (on what SGD(...) was given or kept), at a grad
+    zero_grad() left None or a Tensor, or after both steps (the three losses, with the values each was computed at)."""
+    pair = [NUMBERS, NUMBERS]  # the weight's and the bias's
+    return _joined(HELD if by_hand else _joined(HELD, GIVEN), (
+        {"none_grads": False},
+        {"z": [float, ...], "loss": [float, ...], "params": [[ARRAY, ARRAY], ...], "grads": [pair, ...],
+         "none_grads": bool, "tensor_grads": True},
+        {"z": [float] * 3, "loss": [float] * 3, "params": [[ARRAY, ARRAY]] * 3, "grads": [pair, ...],
+         "grads_after": [pair, ...], "rates": [RATE, ...], "none_grads": False, "step_left_none": bool,
+         **({} if by_hand else {**KEPT, **SEEN})}))
 
 
 def _worked_example(ns, zero_between, by_hand):
@@ -568,6 +644,7 @@ def _worked_example(ns, zero_between, by_hand):
             "rates": rates, "none_grads": False, "step_left_none": step_left_none, **held, **kept}
 
 
+@_answers(_worked_answers(by_hand=True))
 def step_worked_example(ns, zero_between):
     """The worked example with the notebook's step(); the probe zeroes the grads itself when asked."""
     return _worked_example(ns, zero_between, by_hand=True)
@@ -575,6 +652,7 @@ def step_worked_example(ns, zero_between):
 
 # ---------------------------------------------------------------- no_grad
 
+@_answers({"kind": str, "missing": [("__enter__", "__exit__"), ...], "is_class": bool, "body": str})
 def no_grad_made(ns):
     """What no_grad() returns, as causes.no_grad_made reads it: its type, which of __enter__ and __exit__ it lacks,
     whether no_grad is a class, and for @contextlib.contextmanager's object the type of what the decorated function
@@ -588,6 +666,8 @@ def no_grad_made(ns):
         ns["Tensor"].recording = True  # a body without a yield ran as it was called
 
 
+@_answers({"recorded_graph": GRAPH, "quiet_graph": GRAPH, "again_graph": GRAPH, "quiet_closure": bool,
+           "recorded": ARRAY, "quiet": ARRAY, "inside": bool, "after": bool})
 def no_grad_forward(ns, widths, batch, seed):
     """The same forward pass (of the probe's own layers) recorded, under no_grad(), and recorded again afterwards."""
     rng = np.random.default_rng(seed)
@@ -611,6 +691,13 @@ def no_grad_forward(ns, widths, batch, seed):
         Tensor.recording = True
 
 
+_STATE = {"recording": bool, "records": bool}  # no_grad_states' state()
+_STATES = {"plain": ("before", "inside", "after"), "exception": ("inside", "after"), "nested": ("inner", "between", "after"),
+           "nested_exception": ("between", "after"), "already_off": ("inside", "after")}  # the points of each scenario
+
+
+@_answers(lambda scenario: {**{point: _STATE for point in _STATES[scenario]},
+                            **({"propagated": bool} if scenario == "exception" else {})})
 def no_grad_states(ns, scenario):
     """Tensor.recording (and whether a small operation records parents) at points of a scenario."""
     Tensor, no_grad = ns["Tensor"], ns["no_grad"]
@@ -686,16 +773,22 @@ def _layers_first(probe):
         facts = _layers(ns)
         return facts if facts["stop"] else {**probe(ns, *args, **kwargs), **facts}
 
+    found = {"weight_shape": [COUNT, ...], **INIT}  # what _layers found before it calls the layer
+    probed.answers = (  # type: ignore[attr-defined]  # as _answers sets it
+        {**found, "stop": True}, {**found, "forward_returned": str, "call_returned": str, "stop": True},
+        _joined(probe.answers, {**found, "forward_returned": "", "call_returned": "", "stop": False}))
     return probed
 
 
 @_layers_first
+@_answers(_worked_answers(by_hand=False))
 def lesson_worked_example(ns, zero_between):
     """The worked example with the notebook's parameters(), zero_grad() and step()."""
     return _worked_example(ns, zero_between, by_hand=False)
 
 
 @_layers_first
+@_answers({"recorded_graph": GRAPH, "quiet_graph": GRAPH, "leaves": [INDEX, ...], "recorded": ARRAY, "quiet": ARRAY})
 def lesson_graph(ns, widths, batch, seed):
     """The graphs of a forward pass recorded and under no_grad(), and where the input and each Parameter sit
     in the recorded one (their node numbers, -1 when absent)."""
@@ -712,6 +805,9 @@ def lesson_graph(ns, widths, batch, seed):
 
 
 @_layers_first
+@_answers(({"none_grads": False, "not_parameters": KINDS, **MADE}, {"none_grads": bool, "tensor_grads": True, **MADE},
+           {"none_grads": False, "pattern": [INDEX, ...], "before": ARRAY, "after": ARRAY, "still_shared": bool,
+            "grad": NUMBERS, "grad_after": NUMBERS, **SEEN, **MADE, **KEPT}))
 def lesson_shared(ns, n, batch, lr, seed):
     """Two square layers sharing one weight: what parameters() lists (numbered: 0 the shared weight, 1 and 2
     the biases), and the shared weight before and after one step."""
@@ -746,6 +842,10 @@ def _zero_grad_seen(optimizer, params):
 
 
 @_layers_first
+@_answers(_joined(HELD, GIVEN, ({"none_grads": False}, {"none_grads": bool, "tensor_grads": True},
+                                {"losses": [float, ...], "final": ARRAY, "final_graph": GRAPH, "params": [[ARRAY, ...], ...],
+                                 "grads": [[NUMBERS, ...], ...], "grads_after": [[NUMBERS, ...]], **SEEN,
+                                 "owners": [COUNT, ...], "none_grads": False, **KEPT})))
 def lesson_training(ns, widths, batch, steps, lr, seed):
     """A training loop with everything from the notebook; losses per step and the final outputs under no_grad."""
     rng = np.random.default_rng(seed)
@@ -787,6 +887,15 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
             **_kept_list(ns, model, found)}
 
 
+def _homes():
+    """causes.HOMES, the classes lesson_defined_in reads, imported where its answer's form is read: the grader's
+    process, where `causes` is the released causes.py (autograder/dl01_6_3/causes.py)."""
+    import causes
+
+    return causes.HOMES
+
+
+@_answers(lambda: {name: str for name in _homes()})
 def lesson_defined_in(ns):
     """For each class of causes.HOMES, the cell its methods come from ('' when not a cell; facts.defined_in): a class
     a later cell defined again is the one the lesson's numbers come from (causes.defined_again)."""

@@ -4,9 +4,18 @@ A probe reports one item per Parameter (a gradient, a shape, a fact), for Parame
 so honest code, right or wrong, cannot change how many. Student code shares its process with the probe and
 can rewrite the answer; an empty list would then leave a comparison made with zip() or all() nothing to
 compare, and pass. Each such list goes through `per_parameter` first; what SGD(params, lr) kept goes through `init_cause`.
+What a check asks of the reference's own answers goes through `reference_holds`: a wrong one is the grader's failure.
 """
 import causes
 import probes
+
+
+def reference_holds(condition, what):
+    """Go on only where the reference's own answer holds `condition`; where it does not (`what` says how), the
+    grader is wrong, not the notebook: a RuntimeError, which suites._result names as a grader bug with no score,
+    never a check the student failed (an assertion)."""
+    if not condition:
+        raise RuntimeError(f"{what} (a grader bug)")
 
 
 def per_parameter(answer, count):

@@ -8,7 +8,7 @@ import causes
 import numpy as np
 import probes
 import pytest
-from reported import block_cause, init_cause
+from reported import block_cause, init_cause, reference_holds
 
 STUDENT_CELLS = "all"
 
@@ -127,7 +127,7 @@ def test_network_records_18_nodes_and_1_under_no_grad_with_equal_outputs(student
     want = reference.run(probes.lesson_graph, widths=[2, 16, 16, 2], batch=4, seed=0)
     assert not layers_cause(got), layers_cause(got)
     recorded, quiet = len(got["recorded_graph"]), len(got["quiet_graph"])
-    assert len(want["recorded_graph"]) == 18, "the reference records no 18 nodes (a grader bug)"
+    reference_holds(len(want["recorded_graph"]) == 18, "the reference records no 18 nodes")
     missing = [name for name, number in zip(LEAVES, got["leaves"]) if number == -1]
     assert not missing, (f"the 2-16-16-2 forward pass recorded no node for {', '.join(missing)}: each layer must "
                          "compute with Tensor operations on x, self.weight and self.bias (not on their .data)")
@@ -149,7 +149,7 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     got = student.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
     want = reference.run(probes.lesson_shared, n=n, batch=4, lr=lr, seed=seed)
     assert not layers_cause(got) and not optimizer_cause(got, lr), layers_cause(got) or optimizer_cause(got, lr)
-    assert want["pattern"] == [0, 1, 2], "the reference lists the shared weight wrongly (a grader bug)"
+    reference_holds(want["pattern"] == [0, 1, 2], "the reference lists the shared weight wrongly")
     entries = got["pattern"].count(0)
     wrong = not (entries == 1 and len(got["pattern"]) == 3)
     cause = (causes.init_attributes(got) or causes.stale_list(

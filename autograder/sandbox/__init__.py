@@ -149,6 +149,14 @@ def _wait_killed(worker: subprocess.Popen) -> None:
         raise NeverEnded("the sandbox worker", worker.pid) from None
 
 
+# The grader's interpreter, its folder's links resolved (not the interpreter's own: a venv's python links to the
+# system's, and the venv is found beside the name it was started by). Started through a link (a .venv that links to
+# a shared one, a course in a home folder behind a link), the worker's sys.prefix would be the link, and the session's
+# allow-list (isolation.allowed_paths, made from the running worker) would hold the link and not the folder: every
+# module not imported before the session began was not found, or no session started at all (red-b13 5).
+_INTERPRETER = os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
+
+
 class Sandbox:
     """A warmed worker that runs calls on programs, one submission at a time. Use as a context manager.
 
@@ -224,7 +232,7 @@ class Sandbox:
         replies, replies_w = os.pipe()
         self.worker = subprocess.Popen(
             # -B: the worker imports the assignment's modules from their folder and must write nothing there
-            [sys.executable, "-s", "-P", "-B", str(WORKER), encode(self.config).decode()],
+            [_INTERPRETER, "-s", "-P", "-B", str(WORKER), encode(self.config).decode()],
             stdin=requests, stdout=replies_w, stderr=subprocess.DEVNULL, env=_ENVIRONMENT,
             # A process group of its own: a Ctrl-Z (or a stop of the grader's group) stops the grader only, and the
             # session serves the request on, then waits for the next one, which its wall-clock backstop does not
@@ -248,6 +256,7 @@ class Sandbox:
         if not isinstance(ready, Ready):
             self.close()
             raise RuntimeError(f"the sandbox worker could not start ({ready.error})" if isinstance(ready, Failure)
+                               else f"the sandbox worker was not ready within {STARTUP_SECONDS:g} s" if self.timed_out
                                else "the sandbox worker ended before it was ready")
         self.level = ready.level
 

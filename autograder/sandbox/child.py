@@ -110,7 +110,10 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
     _CPU_SECONDS = int(limits.seconds) + 2
     rules = [(resource.RLIMIT_CPU, _CPU_SECONDS, resource.RLIM_INFINITY),
              (resource.RLIMIT_FSIZE, limits.output_kb * 1024, limits.output_kb * 1024),
-             (resource.RLIMIT_NOFILE, _DESCRIPTORS, _DESCRIPTORS)]
+             (resource.RLIMIT_NOFILE, _DESCRIPTORS, _DESCRIPTORS),
+             # no core dumps: a process is not ended while it dumps (forks.KILLED_SECONDS), and a pipe core_pattern
+             # (systemd-coredump) takes a dump past RLIMIT_FSIZE, to a place outside the scratch folder (red-a13)
+             (resource.RLIMIT_CORE, 0, 0)]
     try:
         with open("/proc/self/statm") as statm:
             address_space = int(statm.read().split()[0]) * resource.getpagesize() + extra

@@ -35,15 +35,11 @@ _LINE_MAGIC = re.compile(r"^([ \t]*)%(\w+)(.*)$")
 _IPYTHON_LINE = re.compile(r"^[ \t]*[%!,;/]|\?|=[ \t]*[%!]", re.MULTILINE)
 
 
-def statement_starts(source: str) -> list[bool]:
-    """For each line of `source`, whether it begins a statement: outside brackets, strings and a backslash's
-    continuation, where IPython reads `%` and `!` as escapes (a line of `!= 2)` inside brackets is code). Linear."""
-    return [start for start, _ in _statements(source)]
-
-
-def _statements(source: str) -> list[tuple[bool, bool]]:
-    """For each line of `source`, (whether it begins a statement, whether it ends one whose last token is `?`,
-    no comment after it: help, which IPython's HelpEnd makes of the whole statement). Linear."""
+def _statements(source: str) -> list[tuple[bool, bool, int]]:
+    """For each line of `source`, (whether it begins a statement: outside brackets, strings and a backslash's
+    continuation, where IPython reads `%` and `!` as escapes (a line of `!= 2)` inside brackets is code); whether it
+    ends one whose last token is `?`, no comment after it: help, which IPython's HelpEnd makes of the whole statement;
+    where its comment begins, or its length if none). Linear."""
     lines, depth, quote, continued = [], 0, "", False
     for line in source.split("\n"):
         start, last, at = depth == 0 and not quote and not continued, "", 0
@@ -72,25 +68,36 @@ def _statements(source: str) -> list[tuple[bool, bool]]:
             at += 1
         if len(quote) == 1 and not continued:  # a one-quote string ends with its line (else a SyntaxError)
             quote = ""
-        lines.append((start, last == "?" and depth == 0 and not quote and not continued))
+        lines.append((start, last == "?" and depth == 0 and not quote and not continued, at))
     return lines
 
 
 def namespace_lines(source: str) -> str:
-    """The lines of `source` that begin a statement run in the notebook's namespace: not in the body of a def or a
-    class (a local or an attribute there binds no name another cell can call), nor a bracket's or string's inner
-    line (`f(\n    y=3)` binds no y), IPython's syntax read as what it binds (read_as_python). Linear, never parsed."""
+    """The statements of `source` run in the notebook's namespace, one a line: not in the body of a def or a class (a
+    local or an attribute there binds no name another cell can call) but a `global` statement there (the function
+    binds that name in the namespace), and in a block at the top level (`if`, `try`, `for`, `with`: its lines are
+    indented, and bind in the namespace). A statement over several lines (in brackets, a string, after a backslash)
+    is read as one line, its comments dropped (an import in brackets binds each name it lists, `f(\n    y=3)` binds
+    no y). IPython's syntax is read as what it binds (read_as_python). Linear, never parsed."""
     source = read_as_python(source)
-    kept, scope = [], -1  # the indentation of the def or class whose body the lines are in (-1: none)
-    for line, start in zip(source.split("\n"), statement_starts(source)):
-        if not start or not line.strip():
+    kept: list[list[str]] = []  # each statement kept, as the pieces of its lines
+    scope, keeping = -1, False  # the indentation of the def or class whose body the lines are in (-1: none)
+    for line, (start, _, comment) in zip(source.split("\n"), _statements(source)):
+        code = line[:comment]
+        if not start:
+            if keeping:  # a line inside the statement kept last
+                kept[-1].append(code)
             continue
         indent = len(line) - len(line.lstrip())
-        if scope >= 0 and indent > scope:
-            continue
-        kept.append(line)
-        scope = indent if re.match(r"[ \t]*(?:async[ \t]+)?(?:def|class)\b", line) else -1
-    return "\n".join(kept)
+        keeping = bool(code.strip()) and (scope < 0 or indent <= scope or _GLOBAL.match(code) is not None)
+        if keeping:
+            kept.append([code])
+            if scope < 0 or indent <= scope:
+                scope = indent if re.match(r"[ \t]*(?:async[ \t]+)?(?:def|class)\b", code) else -1
+    return "\n".join(" ".join(pieces) for pieces in kept)
+
+
+_GLOBAL = re.compile(r"[ \t]*global[ \t]")  # a statement in a function that binds in the notebook's namespace
 
 
 _NESTED = 8  # cell magics read one inside another at most: each reads its body again (linear times this)
@@ -124,7 +131,7 @@ def _read(source: str, nested: int) -> str:
     statements = _statements("\n".join(lines))
     helped, read = False, [""] * len(lines)  # helped: the statement being read is help, which binds no name
     for at in range(len(lines) - 1, -1, -1):  # backwards: a statement is known to be help at its last line
-        start, help_end = statements[at]
+        start, help_end, _ = statements[at]
         helped = help_end if at + 1 == len(lines) or statements[at + 1][0] else helped
         line = lines[at]
         if helped:
@@ -228,8 +235,8 @@ def program_from_notebook(
             elif take_all or gid in wanted:
                 text = student_text.get(gid, f"raise RuntimeError('the cell {gid} {MISSING}')")
             else:  # the release's copy, under the student's own __future__ imports
-                text = _futures(student_text.get(gid, "")) + blank_text.get(
-                    gid, f"raise RuntimeError('the cell {gid} is missing from the release')")
+                text = _futures(student_text.get(gid, "")) + annotations_as_text(blank_text.get(
+                    gid, f"raise RuntimeError('the cell {gid} is missing from the release')"))
             program.append(Cell(gid, text))
         program.extend(added.get(gid, []))
     return program
@@ -239,22 +246,45 @@ def program_from_notebook(
 def _in_students_order(cells: list[Mapping], last: Mapping[str, int]) -> list[tuple[str, Mapping]]:
     """(grade id, cell) of the trusted cells with a grade id, in the order the student's notebook holds them (`last`: the place of each
     grade id's last copy), as Jupyter and nbgrader's autograde run them top to bottom. A known cell the student
-    deleted stays right after the known cell it follows in the trusted notebook."""
-    places, after = [], (-1, 0)
+    deleted stays right after the known code cell it follows in the trusted notebook."""
+    places, after = [], (-1, 0)  # after: the place of the last code cell seen (prose moved about moves no code)
     for cell in cells:
         gid = _nbgrader(cell).get("grade_id")
         if not gid:  # prose, or (without a separate source) a cell the student added: placed above
             continue
-        after = (last[gid], 0) if gid in last else (after[0], after[1] + 1)
-        places.append((after, str(gid), cell))
+        place = (last[gid], 0) if gid in last else (after[0], after[1] + 1)
+        after = place if cell.get("cell_type") == "code" else after
+        places.append((place, str(gid), cell))
     return [(gid, cell) for _, gid, cell in sorted(places, key=lambda place: place[0])]
+
+
+@functools.lru_cache(maxsize=64)  # the release's few stubs, for every part of every submission
+def annotations_as_text(stub: str) -> str:
+    """The release's stub `stub` (trusted) with each annotation of its functions written as a string of its text, in
+    place (its lines as they were, for messages): a stub stands where the student's own copy of its cell stands, which
+    may be above a cell its annotations name (`-> list[Parameter]`, a cell module the student moved above the given
+    cell parameter and wrote without them). The student's copy runs there in Jupyter; the stub must load there too."""
+    try:
+        tree = ast.parse(stub)
+    except SyntaxError:
+        return stub
+    spans = [node for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for node in [function.returns, *(a.annotation for a in ast.walk(function.args) if isinstance(a, ast.arg))]
+             if node is not None and node.lineno == node.end_lineno]
+    lines = stub.split("\n")
+    for node in sorted(spans, key=lambda n: (n.lineno, n.col_offset), reverse=True):  # from the end: spans stay put
+        line = lines[node.lineno - 1].encode()  # ast's columns count UTF-8 bytes
+        text = line[node.col_offset:node.end_col_offset].decode()
+        lines[node.lineno - 1] = (line[:node.col_offset] + ascii(text).encode() + line[node.end_col_offset:]).decode()
+    return "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=64)  # each part's program asks again for the same cells: read each once
 def _futures(text: str) -> str:
-    """The __future__ imports the student's cell `text` opens with, a line each, for the release's copy that stands
-    in for it: Jupyter's compiler keeps them for every cell below (cell_runner's does too), so the cells a part
-    takes from the student compile as they do in the notebook."""
+    """The __future__ imports of the student's cell `text`, a line each, for the release's copy that stands in for it:
+    Jupyter's compiler keeps them for every cell below (cell_runner's does too), so the cells a part takes from the
+    student compile as they do in the notebook. Each top-level one, wherever it stands: IPython compiles a cell one
+    statement at a time, so one below `import math` or `%matplotlib inline` is no syntax error there."""
     if "__future__" not in text:
         return ""
     return "".join(f"from __future__ import {names}\n" for names in _future_names(_parsed(read_as_python(text))))
@@ -275,15 +305,10 @@ def _parsed(text: str) -> list[ast.stmt]:
 
 
 def _future_names(body: list[ast.stmt]) -> list[str]:
-    """The features the __future__ imports that open `body` name (a docstring may come first)."""
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    names = []
-    for node in body:
-        if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
-            break
-        names.append(", ".join(alias.name for alias in node.names))
-    return names
+    """The features the top-level __future__ imports of `body` name, wherever they stand (_futures says why; one
+    in a block is a syntax error in IPython too)."""
+    return [", ".join(alias.name for alias in node.names) for node in body
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__"]
 
 
 def bound_names(text: str) -> set[str]:

@@ -61,7 +61,7 @@ def closed_interpreter_refusal(settings: GraderSettings) -> str:
 
 def closed_to_others() -> str:
     """The first folder on the way to the interpreter's folders that other users may not enter, as
-    "/root (mode 700)" ("" for none). The worker runs this interpreter (Sandbox starts sys.executable)."""
+    "/root (mode 700)" ("" for none). The worker runs this interpreter (Sandbox starts sys.executable, its folder's links resolved)."""
     return proof_probe.closed(proof_probe.interpreter_folders(), may=_others_may)
 
 
