@@ -114,6 +114,29 @@ class no_grad:
 """
 
 
+# Cell sgd with step()'s loop body at 16 spaces and the line after it at 12 (an IndentationError on line 18).
+SGD_UNINDENT = """\
+from collections.abc import Iterable
+
+
+class SGD:
+    \"\"\"Plain (stochastic) gradient descent over a fixed list of Parameters.\"\"\"
+
+    def __init__(self, params: Iterable[Parameter], lr: float) -> None:
+        self.params = list(params)
+        self.lr = lr
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = np.zeros_like(p.data)
+
+    def step(self) -> None:
+        for p in self.params:
+                p.data -= self.lr * p.grad
+            p.grad = p.grad
+"""
+
+
 def module_cell(parameters: str, name: str = "Module", after: str = "") -> Mutation:
     """The whole Module cell, with `parameters` as the method's full text (signature included), the class
     called `name`, and `after` (top-level code the student left below the class)."""
@@ -890,4 +913,140 @@ class no_grad:
         (no_grad("Tensor.recording = not Tensor.recording\ntry:\n    yield\nfinally:\n"
                  "    Tensor.recording = not Tensor.recording"),),
         loses=("test_no_grad",), phrase="nested", cause="nested"),
+
+    # ------------------------------------------------------------------ red-e13 (pass 23): messages that blame other code
+    # A recursion that asks only the classes the lesson makes, type(item) in (Linear, Sequential): a Module of another
+    # class (the checks' own boxes) is never asked. The grade tells it to recurse, which it does; the public check
+    # (test_keeps_two_parameters_with_equal_values, whose inner box is such a class) tells it to compare id(p), which
+    # it does, while the grade's check of equal values passes.
+    Bug("parameters-type-in-known-classes", "parameters() recurses only into the lesson's classes, "
+        "type(item) in (Linear, Sequential), not every Module",
+        (module(walk(recurse="type(item) in (Linear, Sequential)")),),
+        loses=("test_parameters",), phrase="isinstance", cause="isinstance", absent="compare id(p)",
+        every=("isinstance",),
+        gap="the grade says 'when an attribute is a Module, add that module's parameters() (recursion)' to code that "
+            "recurses, and the public check says 'compare id(p)' to code that does"),
+    # parameters-seen-default-set moved into a recursive helper of the Module cell, _collect(module, found=None,
+    # seen=set()): the set outlives the call; facts.defaults_of reads the defaults of the functions parameters() calls
+    # by name too, so the messages name _collect's seen=set(), not a rule the code keeps.
+    Bug("parameters-helper-default-set", "parameters() returns _collect(self), a recursive helper of the Module cell "
+        "with a default argument seen=set() that keeps every id across calls",
+        (module_cell("    def parameters(self):\n        return _collect(self)\n", after="""
+
+def _collect(module, found=None, seen=set()):
+    if found is None:
+        found = []
+    for value in vars(module).values():
+        for item in (value if isinstance(value, (list, tuple)) else (value,)):
+            if isinstance(item, Parameter):
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    found.append(item)
+            elif isinstance(item, Module):
+                _collect(item, found, seen)
+    return found
+"""),),
+        loses=("test_parameters",), phrase="_collect has a default argument seen=set()", cause="seen=set()",
+        every=("_collect",)),
+    # parameters-seen-ordered-dict-on-instance with a collections.deque: facts.collected reads any mutable container
+    # (not only a list, dict or set), so both sides name self._seen, not "a default argument such as found=[]".
+    Bug("parameters-seen-deque-on-instance", "parameters() keeps its seen ids in a deque on the module itself "
+        "(self._seen = getattr(self, '_seen', deque())): a second call on a module finds nothing new",
+        (module_cell(PARAMETERS.replace("seen = set()", "from collections import deque\n"
+                                        "        self._seen = getattr(self, '_seen', deque())\n"
+                                        "        seen = self._seen").replace("seen.add(id(p))", "seen.append(id(p))")),),
+        loses=("test_parameters",), phrase="self._seen is a", cause="self._seen is a", every=("self._seen",),
+        absent="a default argument such as found=[]"),
+    # np.matmul on Tensors (np.dot's neighbour): NumPy refuses the Tensor (__array_ufunc__ = None); after NumPy's own
+    # TypeError, both sides add that NumPy's ufuncs (np.matmul ...) refuse it and to use its own operations (@, +).
+    Bug("forward-np-matmul", "forward() computes np.matmul(x, self.weight.T) + self.bias: NumPy's matmul refuses Tensors",
+        (linear("return np.matmul(x, self.weight.T) + self.bias"),),
+        loses=("test_forward", LESSON), phrase="use its own operations (@, +)", cause="np.matmul",
+        lesson_cause="np.matmul"),
+    # step() that moves right but scales the gradient in place on the way (p.grad *= self.lr; p.data -= p.grad): the
+    # step part says "step() changed p.grad"; the whole-notebook part (grade and public) gives only the numbers.
+    Bug("step-scales-grad-in-place", "step() scales each gradient in place, p.grad *= self.lr, then subtracts it: "
+        "p.data moves right but p.grad is left lr times smaller",
+        (step("for p in self.params:\n    p.grad *= self.lr\n    p.data -= p.grad"),),
+        loses=("test_step", LESSON), phrase="step() changed p.grad", cause="step() changed p.grad",
+        lesson_cause="step() changed p.grad", every=("step() changed p.grad",)),
+    # A syntax error in cell module (a colon left out): the grade names cell module everywhere and keeps the forward
+    # part (its Module is lent), while the public checks say "because cell linear: raised NameError: name 'Module' is
+    # not defined" for Linear (a given line of a cell the student did not break) and fail the forward checks too.
+    Bug("module-syntax-error", "parameters() with a colon left out (for value in vars(self).values()): cell module has "
+        "a syntax error, so no Module exists and cell linear's class Linear(Module) fails too",
+        (module_cell(PARAMETERS.replace("for value in vars(self).values():", "for value in vars(self).values()")),),
+        loses=("test_parameters", LESSON), phrase="cell module: a syntax error on line 7",
+        cause="cell module: a syntax error on line 7", lesson_cause="cell module: a syntax error on line 7",
+        absent="because cell linear", every=("cell module: a syntax error",)),
+    # sys.exit(0) left at the end of Exercise 2's cell, after every answer: Jupyter's kernel catches SystemExit and
+    # nbgrader's autograde runs the next cells, so it stops only that cell: full marks, as every public check passes.
+    Bug("exercise-sys-exit", "Exercise 2's four answers right, then sys.exit(0) at the end of its cell",
+        (exercise_cell("exercise_second_step", "import sys\n\nz2_with_zero_grad = 0.908\n"
+                       "loss2_with_zero_grad = 0.008464\nz2_without_zero_grad = 3.668\n"
+                       "loss2_without_zero_grad = 7.118\nsys.exit(0)\n"),),),
+    # sys.exit(0) between Exercise 2's answers: the cell stops there (the cells below still run), so the answers after
+    # it are missing, and both sides name the cell and its line. (quit() and exit() do not stop a cell in Jupyter's
+    # kernel, ipykernel 7.4: measured; the grade names them as themselves, test_messages.py.)
+    Bug("exercise-sys-exit-early", "Exercise 2's first two answers right, then sys.exit(0), then the other two",
+        (exercise_cell("exercise_second_step", "import sys\nz2_with_zero_grad = 0.908\nloss2_with_zero_grad = 0.008464\n"
+                       "sys.exit(0)\nz2_without_zero_grad = 3.668\nloss2_without_zero_grad = 7.118\n"),),
+        loses=("test_exercise_second_step",),
+        phrase="cell exercise_second_step: called sys.exit(0) (line 4), which stops the cell there",
+        cause="called sys.exit(0) (line 4)", every=("cell exercise_second_step: called sys.exit(0) (line 4)",)),
+    # SGD.__init__ keeping a set (PyTorch refuses one: its order changes between runs): it holds every Parameter, the
+    # very objects, and zero_grad() and step() do the same in any order; one check of step's, grade and public, says
+    # the set loses the order (causes.init_order), and nothing says "not copies or others".
+    Bug("sgd-init-set", "SGD.__init__ keeps self.params = set(params): every Parameter, the very objects, in the set's "
+        "order (which changes between runs)",
+        (sgd_init("self.params = set(params)\nself.lr = lr"),),
+        loses=("test_step",), phrase="a set loses the order", cause="SGD.__init__ kept the Parameters in a set",
+        absent="not copies or others", every=("SGD.__init__ kept the Parameters in a set",)),
+    # zero_grad-tensor's neighbour, p.grad = Parameter(np.zeros_like(p.data)): the shape checks, grade and public,
+    # name the type first (causes.grad_kind), never "got shapes [[3, 2], ...] for parameters of shapes [[3, 2], ...]".
+    Bug("zero-grad-parameter", "zero_grad() makes each grad a Parameter of zeros, p.grad = Parameter(np.zeros_like(p.data))",
+        (zero_grad("for p in self.params:\n    p.grad = Parameter(np.zeros_like(p.data))"),),
+        loses=("test_zero_grad", LESSON), phrase="set p.grad to a Tensor", cause="zero_grad() set p.grad to a Tensor",
+        lesson_cause="zero_grad() set p.grad to a Tensor", every=("zero_grad()",),
+        absent="got shapes [[3, 2], [2], [1, 5]] for parameters of shapes [[3, 2], [2], [1, 5]]"),
+    # An IndentationError (the loop body at 16 spaces, the next line at 12): the grade says "cell sgd: a syntax error on
+    # line 18"; the public checks say "cell sgd: file '<tokenize>' has a syntax error on line 18", a file name that is
+    # Python's tokenizer's, not the notebook's (red-e12 E12-9's neighbour).
+    Bug("step-unindent-mismatch", "step()'s loop body indented 16 spaces and the next line 12: cell sgd has an "
+        "IndentationError (unindent does not match any outer indentation level), so no SGD exists",
+        (Mutation("sgd", "SGD.step", "", source=SGD_UNINDENT),),
+        loses=("test_zero_grad", "test_step", LESSON), phrase="cell sgd: a syntax error on line 18",
+        cause="cell sgd: a syntax error on line 18", lesson_cause="cell sgd: a syntax error on line 18",
+        absent="<tokenize>", every=("cell sgd: a syntax error on line 18",)),
+    # Linear's given __init__ also keeps its Parameters in a list, self.params = [weight, bias]: a check (and the
+    # lesson's shared weight, l2.weight = l1.weight) that sets layer.weight leaves the old Parameter in self.params, so
+    # parameters() rightly finds four. The message blames parameters() ("see its own checks", which all pass).
+    Bug("linear-init-keeps-a-list", "Linear's given __init__ keeps self.params = [weight, bias] and sets self.weight, "
+        "self.bias from it: a weight set later leaves the old one in the list",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.params = [Parameter(rng.uniform(-bound, bound, size=(n_out, n_in))),\n"
+                  "               Parameter(rng.uniform(-bound, bound, size=(n_out,)))]\n"
+                  "self.weight, self.bias = self.params"),),
+        loses=(LESSON,), phrase="self.params", cause="Linear.__init__", lesson_cause="Linear.__init__",
+        absent="see its own checks", every=("Linear.__init__",),
+        absent_gap="the grade's lesson part sends the student to parameters()' own checks, which pass",
+        gap="the lesson part says 'parameters() gave SGD(...) 4 entries ... (see its own checks)', whose checks all "
+            "pass, never the list Linear.__init__ keeps"),
+    # parameters-cached's neighbour: the found list kept on the module itself (self._params), a copy returned on each
+    # call, so a Parameter replaced since is still listed (a bare `same list` test cannot see it, the copy being new):
+    # the afresh checks replace a weight between calls, and facts.kept_outside names a list of Parameters on the
+    # module that parameters() names.
+    Bug("parameters-kept-on-instance-copy", "parameters() collects into self._params, a list kept on the module across "
+        "calls (deduplicated by identity), and returns a copy: a Parameter replaced since is still listed",
+        (module("if not hasattr(self, '_params'):\n    self._params = []\n"
+                "for value in vars(self).values():\n"
+                "    for item in (value if isinstance(value, (list, tuple)) else (value,)):\n"
+                "        subs = [item] if isinstance(item, Parameter) else "
+                "(item.parameters() if isinstance(item, Module) else [])\n"
+                "        for p in subs:\n"
+                "            if not any(p is q for q in self._params):\n"
+                "                self._params.append(p)\n"
+                "return list(self._params)"),),
+        loses=("test_parameters",), phrase="self._params is a list kept on the module itself",
+        cause="self._params is a list kept on the module itself", every=("self._params",)),
 ]

@@ -503,7 +503,7 @@ HOSTILE: list[Hostile] = [
 
     # ------------------------------------------------------------------ ending the process
     Hostile("exit-top", "sys.exit(0) in a code cell added at the top (blank release)", on_blank("import sys\nsys.exit(0)"),
-            max_total=0, reason="called sys.exit(0), which ends the program"),
+            max_total=0, reason="called sys.exit(0) (line 2), which stops the cell there"),
     Hostile("os-exit-top", "os._exit(0) in a code cell added at the top (blank release)", on_blank("import os\nos._exit(0)"),
             max_total=0, reason="ended the process (os._exit(0)?)"),
     Hostile("exit-in-stub", "sys.exit(0) inside step() (reference otherwise)",

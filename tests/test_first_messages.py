@@ -14,6 +14,13 @@ from catalogue_bugs import BUGS, LESSON
 LOSING = [bug for bug in BUGS if bug.loses]
 
 
+def _known(bugs: list) -> list:
+    """`bugs` as parameters, an entry with a known gap (its strict xfail in test_catalogue_bugs keeps it visible)
+    expected to fail here too: the messages of a bug the suites do not yet name are not yet its cause."""
+    return [pytest.param(bug, id=bug.id, marks=pytest.mark.xfail(reason=bug.gap, strict=False)) if bug.gap else
+            pytest.param(bug, id=bug.id) for bug in bugs]
+
+
 def failing(report: dict, part: str | None = None) -> list[str]:
     return [f"{p['grade_id']} {t['name']}: {t['message']}" for p in report["parts"]
             if part in (None, p["grade_id"]) for t in p["tests"] if not t["passed"]]
@@ -24,7 +31,7 @@ def test_every_entry_that_loses_points_names_its_cause():
     assert sum(bool(bug.lesson_cause) for bug in LOSING) >= 15
 
 
-@pytest.mark.parametrize("bug", LOSING, ids=lambda b: b.id)
+@pytest.mark.parametrize("bug", _known(LOSING))
 def test_first_failing_message_names_the_cause(catalogue_reports, bug):
     messages = failing(catalogue_reports[bug.id])
     assert messages, f"{bug.did}: no check failed"
@@ -32,7 +39,7 @@ def test_first_failing_message_names_the_cause(catalogue_reports, bug):
         f"{bug.did}: the first failing message does not say {bug.cause!r}:\n" + "\n".join(messages[:5]))
 
 
-@pytest.mark.parametrize("bug", [b for b in LOSING if b.lesson_cause], ids=lambda b: b.id)
+@pytest.mark.parametrize("bug", _known([b for b in LOSING if b.lesson_cause]))
 def test_first_failing_message_of_the_whole_notebook_part_names_the_cause(catalogue_reports, bug):
     messages = failing(catalogue_reports[bug.id], LESSON)
     assert messages and bug.lesson_cause.lower() in messages[0].lower(), (
@@ -54,10 +61,12 @@ def _first_failing(checks: dict[str, tuple[bool, str]]) -> str | None:
     return next((message for passed, message in checks.values() if not passed), None)
 
 
-BOTH_FAIL = [(bug, part) for bug in LOSING for part in bug.loses if bug.lesson_cause or part != LESSON]
+BOTH_FAIL = [pytest.param(bug, part, id=f"{bug.id}-{part[len('test_'):]}",
+                          marks=[pytest.mark.xfail(reason=bug.gap, strict=False)] if bug.gap else [])
+             for bug in LOSING for part in bug.loses if bug.lesson_cause or part != LESSON]
 
 
-@pytest.mark.parametrize("bug, part", BOTH_FAIL, ids=[f"{b.id}-{p[len('test_'):]}" for b, p in BOTH_FAIL])
+@pytest.mark.parametrize("bug, part", BOTH_FAIL)
 def test_the_public_checks_name_the_cause_the_grader_names(catalogue_reports, catalogue_public_results, bug, part):
     """Where a part fails both in the grade and under the student's own checks, the first failing message of
     each names the same cause: the catalogue's phrase for it (`cause`, or `lesson_cause` for the whole-
@@ -77,7 +86,7 @@ def _public_failing(results: dict) -> list[str]:
             for name, (passed, message) in checks.items() if not passed]
 
 
-@pytest.mark.parametrize("bug", [b for b in LOSING if b.every], ids=lambda b: b.id)
+@pytest.mark.parametrize("bug", _known([b for b in LOSING if b.every]))
 def test_every_failing_message_points_at_the_code_that_is_wrong(catalogue_reports, catalogue_public_results, bug):
     """Issue 31: where a bug reaches the checks of other methods (an optimizer that kept a used-up generator, a
     grad set to None), every failing message, hidden and public, names the code that is wrong (`every`), and
@@ -104,6 +113,22 @@ def test_the_public_checks_and_the_grade_lose_the_same_parts_when_linears_attrib
     checks ("Linear.__init__ keeps no Parameter self.weight") while the grade gives that part full marks: a student
     reads before submitting that a part is lost which the grade keeps (or the grade misses what the checks say)."""
     bug = "linear-attributes-renamed"
+    hidden = {p["grade_id"]: p["score"] < p["max_score"] for p in catalogue_reports[bug]["parts"]}
+    public = {f"test_{part}": not all(passed for passed, _ in checks.values())
+              for part, checks in catalogue_public_results[bug].items()}
+    differ = sorted(part for part in hidden if part in public and hidden[part] != public[part])
+    assert not differ, f"{bug}: the grade and the public checks disagree on {differ}"
+
+
+@pytest.mark.parametrize("bug", ["exercise-sys-exit", "exercise-sys-exit-early", pytest.param(
+    "module-syntax-error", marks=pytest.mark.xfail(strict=True, reason="a known gap (red-e13 E13-2, issue 29): the grade's "
+                                                   "forward part takes cell module from the release, the public checks "
+                                                   "run the notebook as it is; it turns into a failure once they agree"))])
+def test_the_public_checks_and_the_grade_lose_the_same_parts(catalogue_reports, catalogue_public_results, bug):
+    """red-e13 (pass 23): one fault, one verdict. sys.exit(0) after Exercise 2's right answers costs the grade that
+    exercise and the whole lesson part while every public check passes; a syntax error in cell module fails the
+    public forward checks (told "because cell linear: raised NameError: name 'Module' is not defined") while the
+    grade's forward part, which names cell module, keeps full marks."""
     hidden = {p["grade_id"]: p["score"] < p["max_score"] for p in catalogue_reports[bug]["parts"]}
     public = {f"test_{part}": not all(passed for passed, _ in checks.values())
               for part, checks in catalogue_public_results[bug].items()}

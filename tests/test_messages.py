@@ -49,7 +49,9 @@ GOLDEN = [
      "parse raised JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1) "
      "(line 3 of its cell)"),
     ("class SGD:\n    def step(self):\n        self.lr.x\nSGD().step()",
-     "SGD.step raised AttributeError: 'SGD' object has no attribute 'lr' (line 3 of its cell)"),
+     "SGD.step raised AttributeError: 'SGD' object has no attribute 'lr' (line 3 of its cell)"),    ("import numpy as np\nclass T:\n    __array_ufunc__ = None\ndef f():\n    return np.matmul(T(), T())\nf()",
+     "f raised TypeError: operand 'T' does not support ufuncs (__array_ufunc__=None) (line 5 of its cell): NumPy's "
+     "ufuncs (np.matmul, np.add, ...) refuse that operand; use its own operations (@, +)"),  # E13-6
 ]
 
 
@@ -142,8 +144,8 @@ def test_a_container_of_a_subclass_kept_outside_parameters_is_named_with_its_own
     import causes
     kept = causes.stale_list([], False, [["Module.seen", "OrderedDict", "class"]])
     assert kept.startswith("Module.seen is an OrderedDict kept on the class") and "seen = OrderedDict()" in kept
-    default = causes.stale_list([["seen", "defaultdict"]], False, [])
-    assert "default argument seen=defaultdict()" in default and "a defaultdict that outlives the call" in default
+    default = causes.stale_list([["seen", "defaultdict", "Module.parameters"]], False, [])
+    assert "Module.parameters has a default argument seen=defaultdict()" in default and "a defaultdict that outlives" in default
 
 
 # ---------------------------------------------------------------- red-e12: a class's __name__ is the notebook's word
@@ -239,3 +241,50 @@ def test_the_public_checks_write_a_type_name_the_notebook_chose_through_causes_n
     raw = re.compile(r"\{type\([^)]*\)\.__name__\}")
     for check in sorted(ASSIGNMENT.source_dir.glob("test_*.py")):
         assert not raw.search(check.read_text()), f"{check.name} writes a type's name as it is"
+
+
+def student_describe_cell(exc: BaseException) -> str:
+    spec = importlib.util.spec_from_file_location("golden_explain", HELPER)
+    spec.loader.exec_module(module := importlib.util.module_from_spec(spec))
+    return module.describe_exception(exc, cell=True)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("import sys\nx = 1\nsys.exit(0)", "called sys.exit(0) (line 3), which stops the cell there"),
+    ("def leave():\n    raise SystemExit('done')\nleave()",
+     "leave called sys.exit('done') (line 2 of its cell), which stops the cell there"),
+    ("quit()", "called quit() (line 1), which stops the cell there"),  # site's Quitter, as python runs a cell
+    ("exit(2)", "called exit(2) (line 1), which stops the cell there"),
+])
+def test_a_cell_that_exits_is_named_with_its_call_and_line_on_both_sides(source, message, monkeypatch):
+    """Jupyter's kernel catches a cell's SystemExit (E13-1): it stops that cell, and both sides say so, naming
+    quit() and exit() as themselves, not sys.exit(None)."""
+    monkeypatch.setattr("sys.stdin", None)  # site's Quitter closes sys.stdin (None: it lets the error pass)
+    exc = raised(source)
+    from autograder.sandbox.messages import as_notebooks, describe_cell_exit
+    assert describe_cell_exit(exc) == student_describe_cell(exc) == message
+    assert as_notebooks(message) == message  # a shape the loader writes: kept as the grader's words
+
+
+def test_a_cell_the_tokenizer_cannot_read_is_named_as_the_cell_not_as_a_file():
+    """E13-10: IPython's transform_cell tokenizes a cell before it runs, and its IndentationError says file
+    '<tokenize>': the public checks name the cell (their caller writes "cell sgd: "), as the grade does."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+    shell = InteractiveShell(config=Config(HistoryManager=Config(enabled=False)))
+    with pytest.raises(SyntaxError) as raised_here:
+        shell.transform_cell("def f():\n    if 1:\n        x = 1\n      y = 2\n")
+    assert student_describe_cell(raised_here.value) == "a syntax error on line 4: unindent does not match any outer indentation level"
+
+
+def test_the_public_checks_trace_a_missing_class_to_the_cell_that_broke_it():
+    """E13-2: cell module has a syntax error, so cell linear's `class Linear(Module)` raises NameError: a check
+    missing Linear is told cell module's error (as the grade says), not a given line of cell linear."""
+    spec = importlib.util.spec_from_file_location("golden_explain", HELPER)
+    spec.loader.exec_module(explain := importlib.util.module_from_spec(spec))
+    errors = [("cell module: a syntax error on line 7: expected ':'", "class Module:\n    pass\n"),
+              ("cell linear: raised NameError: name 'Module' is not defined (line 1)", "class Linear(Module):\n    pass\n"),
+              ("cell sgd: raised NameError: name 'SGD' is not defined (line 1)", "SGD(SGD)\n")]
+    assert explain.why_missing("Linear", errors) == errors[0][0]
+    assert explain.why_missing("SGD", errors) == errors[2][0]  # a name its own cell misses: that cell's error
+    assert explain.why_missing("ReLU", errors) == ""

@@ -492,7 +492,6 @@ def call(box: Sandbox, function: str):
 @pytest.mark.parametrize("function, reason, limit", [
     ("loop", "cell tricks did not finish within 1 s", "time"),
     ("leave", "ended the process (os._exit(3)?)", ""),
-    ("quit", "called sys.exit(0)", ""),
     ("chatter", "cell tricks printed more than the output limit allows", "output"),
     ("crash", "crashed (SIGSEGV)", ""),
 ])
@@ -501,6 +500,14 @@ def test_a_cell_that_misbehaves_at_load_ends_in_one_line(box, function, reason, 
     outcome = call(box, function)
     assert not outcome.ok and reason in outcome.reason and outcome.limit == limit
     assert time.monotonic() - started < 5
+
+
+def test_a_cell_that_calls_sys_exit_at_load_stops_only_that_cell(box):
+    """As in Jupyter, whose kernel catches SystemExit (nbgrader's autograde runs the next cells): E13-1."""
+    outcome = box.call([Cell("tricks", CODE + "result = quit()"), Cell("after", "x = 2")], sandbox_probes.value,
+                       name="x")
+    assert outcome.ok and outcome.value == 2, outcome
+    assert outcome.load_errors == ["cell tricks: quit called sys.exit(0) (line 9 of its cell), which stops the cell there"]
 
 
 def test_an_exception_at_load_ends_only_its_cell(box):

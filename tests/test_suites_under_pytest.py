@@ -103,6 +103,8 @@ BY_CHANCE = {
     # The same set, kept in a global of the cell or as a default argument: one object for every call.
     "parameters-seen-global": "as parameters-seen-on-class",
     "parameters-seen-default-set": "as parameters-seen-on-class",
+    "parameters-helper-default-set": "as parameters-seen-on-class",  # the set a default of its helper
+    "sgd-init-set": "as parameters-returns-a-set",  # the set SGD.__init__ keeps
     "zero-grad-empty-like": "np.empty_like's arrays hold what their memory held before, so the numbers the messages "
                             "quote, and which checks see them, change from one run to the next",
 }

@@ -32,7 +32,7 @@ RATE = (float, None)  # _rate
 GRAPH = [[COUNT, ...], ...]  # _graph's rows
 FACTS = [[bool, COUNT, bool], ...]  # _facts
 KINDS = [[str, bool], ...]  # facts.kinds_of (_not_parameters)
-KEPT = {"defaults": [[str, str], ...], "same_list": bool,  # facts.kept_facts (_kept_list)
+KEPT = {"defaults": [[str, str, str], ...], "same_list": bool,  # facts.kept_facts (_kept_list)
         "kept": [[str, str, ("class", "global", "self")], ...]}
 KEY = (str, float, bool, None)  # a key of vars(): a str, or what a notebook put in __dict__ by hand
 INIT = {"kinds": {"weight": str, "bias": str}, "order": [("weight", "bias"), ...],  # facts.init_facts (_init_facts)
@@ -403,14 +403,21 @@ def skips_subclasses(ns):
     return {"skipped": any(p is plain for p in found_plain or []) and not any(p is sub for p in found_sub or [])}
 
 
-@_answers(lambda seed, calls: {"patterns": [[INDEX, ...]] * len(calls), "strangers": KINDS, **KEPT})
+@_answers(lambda seed, calls: {"patterns": [[INDEX, ...]] * len(calls.replace("R", "")), "strangers": KINDS, **KEPT})
 def parameter_pattern_repeated(ns, seed, calls):
     """Model "A" (a Sequential) and "B" (lists of Parameters) in one registry; parameters() called on each
-    letter of `calls` in turn, in one process (so a list kept between calls shows); what the first call returned
-    that is none of the registry's tensors and no Parameter (causes.not_parameters)."""
+    letter of `calls` in turn, in one process (so a list kept between calls shows), "R" replacing the weight of
+    A's first layer with a new Parameter instead (layer.weight = Parameter(...), as the lesson shares a weight);
+    what the first call returned that is none of the registry's tensors and no Parameter (causes.not_parameters)."""
     reg = _Registry(ns, np.random.default_rng(seed))
     models = {"A": _build_case(reg, "sequential"), "B": _build_case(reg, "list_of_parameters")}
-    listed = [list(models[name].parameters() or []) for name in calls]
+    listed = []
+    for name in calls:
+        if name == "R":
+            layer = _linear_layers(ns, models["A"])[0]
+            layer.weight = reg.parameter(*np.shape(layer.weight.data))
+        else:
+            listed.append(list(models[name].parameters() or []))
     return {"patterns": [reg.pattern(found) for found in listed],
             "strangers": _not_parameters(ns, [p for p in listed[0] if _number(reg.items, p) < 0]),
             **_kept_list(ns, models["A"], models["A"].parameters())}

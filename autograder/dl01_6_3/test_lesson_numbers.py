@@ -108,6 +108,8 @@ def test_worked_example_second_step_without_zero_grad_gives_3_668_and_7_12(stude
     cause = first_step_cause(got)
     assert not cause, f"worked example: {cause}"
     assert not got.get("step_left_none"), f"worked example: {causes.STEP_LEFT_NONE}"
+    cause = causes.grads_changed(got["grads"][0], got["grads_after"][0])  # what the second backward() adds to
+    assert not cause, f"worked example: {cause}"
     assert not np.isclose(got["z"][2], 0.908), ("worked example: without zero_grad() the gradients must add up, "
                                                 "but the second step used only the new one: step() must not "
                                                 "clear p.grad")

@@ -130,10 +130,10 @@ def test_ignores_plain_tensors_and_other_attributes(student, reference, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_collects_afresh_on_every_call(student, reference, seed):
-    found = student.run(probes.parameter_pattern_repeated, seed=seed, calls="AAB")
+    found = student.run(probes.parameter_pattern_repeated, seed=seed, calls="AARAB")  # R: a weight of A replaced
     got = found["patterns"]
     fresh_b = student.run(probes.parameter_pattern_repeated, seed=seed, calls="B")["patterns"][0]
-    want = reference.run(probes.parameter_pattern_repeated, seed=seed, calls="AAB")["patterns"]
+    want = reference.run(probes.parameter_pattern_repeated, seed=seed, calls="AARAB")["patterns"]
     cause = stale(found, got != want or found["same_list"])  # one list for two calls: right numbers, wrong rule
     assert not cause, cause
     assert got[0] == want[0], (causes.not_parameters(found["strangers"])
@@ -143,7 +143,10 @@ def test_collects_afresh_on_every_call(student, reference, seed):
     # Compared as collections: an order that changes from run to run (a set) is another test's business.
     assert sorted(got[1]) == sorted(got[0]), ("parameters() called twice on the same model gave two different "
                                               "answers: " + outlives)
-    assert sorted(got[2]) == sorted(fresh_b), ("parameters() on a second model gave another answer after a call on "
+    assert sorted(got[2]) == sorted(want[2]), ("parameters() called again after a weight of the model was replaced "
+                                               "(layer.weight = Parameter(...)) did not give the new one alone: "
+                                               + outlives)
+    assert sorted(got[3]) == sorted(fresh_b), ("parameters() on a second model gave another answer after a call on "
                                                "a first model than on its own: " + outlives)
 
 

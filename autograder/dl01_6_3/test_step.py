@@ -65,7 +65,9 @@ def test_moves_every_parameter_by_minus_lr_times_grad(student, reference, lr, se
 
 def test_updates_the_same_parameter_objects_in_place(student, reference):
     got = step_effect(student, 0.1, 4)
-    assert got["held"] == list(range(len(SHAPES))), (
+    cause = causes.init_order(got["made_order"], got["made_kind"])  # every one kept, but not in a list's order
+    assert not cause, cause
+    assert got["held"] == got["made_order"], (
         "step() replaced the objects in self.params: keep the same Parameters and change their .data")
     assert not moved_by(got, 0), causes.step_move(
         got["start"], per_parameter(got["data"][0], len(SHAPES)), got["grads_used"][0], 0.1,
@@ -164,6 +166,8 @@ def test_worked_example_without_zeroing_adds_the_gradients_up_to_3_668(student, 
     cause = worked_step_cause(got)
     assert not cause, f"worked example: {cause}"
     assert not got.get("step_left_none"), f"worked example: {causes.STEP_LEFT_NONE}"
+    cause = causes.grads_changed(got["grads"][0], got["grads_after"][0])  # what the second backward() adds to
+    assert not cause, f"worked example: {cause}"
     assert not np.isclose(got["z"][2], 0.908), ("without zeroing, the second step used only the new gradient: "
                                                 "step() must not clear p.grad, the gradients add up")
     assert np.allclose(got["z"], [-1.3, 1.46, 3.668]) and np.isclose(got["loss"][2], 2.668 ** 2), (

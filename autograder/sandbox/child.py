@@ -28,6 +28,7 @@ from cputime import TICK, WALL_FACTOR, Stopwatch, tree_seconds
 from messages import (
     NOT_RUN_TOGETHER,
     PRINTED_PAST_LIMIT,
+    describe_cell_exit,
     describe_exception,
     describe_exit,
     describe_not_plain,
@@ -180,6 +181,8 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
             cell_runner.run_cell(cell_codes(name, text), ns)
         except Exception as exc:
             errors.append(f"cell {name}: {describe_exception(exc)}")
+        except SystemExit as exc:  # Jupyter's kernel catches it too: it stops its cell, the next cells run
+            errors.append(f"cell {name}: {describe_cell_exit(exc)}")
         except BaseException as exc:
             write(results, Fatal(f"cell {name} {describe_exit(exc)}"))
             os._exit(0)

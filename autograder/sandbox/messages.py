@@ -8,6 +8,7 @@ Standard library only: the worker imports this file as a top-level module, the c
 """
 from __future__ import annotations
 
+import _sitebuiltins
 import os
 import re
 import signal
@@ -46,6 +47,12 @@ def called_by_notebook(exc: BaseException):
 NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your code"
 
 
+# NumPy's TypeError for an operand whose class sets __array_ufunc__ = None (a Tensor), given to a ufunc such as
+# np.matmul: what it says, and what the message adds (the class has operations of its own).
+REFUSES_UFUNCS = ("does not support ufuncs (__array_ufunc__=None)",
+                  ": NumPy's ufuncs (np.matmul, np.add, ...) refuse that operand; use its own operations (@, +)")
+
+
 def describe_exception(exc: BaseException, quote: bool = True) -> str:
     """`Class.method raised Type: message (line N of its cell)`, naming the innermost notebook code involved
     and the line of its cell that raised (`quote` False: without the message, where a check states the fact)."""
@@ -61,15 +68,38 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
     line = f" (line {innermost[1]}{' of its cell' if where else ''})" if innermost else ""
+    if isinstance(exc, TypeError) and message.endswith(REFUSES_UFUNCS[0]):  # NumPy's words: name what to use
+        line += REFUSES_UFUNCS[1]
     return f"{where} raised {what}{line}" if where else f"raised {what}{line}"
 
 
 def describe_exit(exc: BaseException) -> str:
     """For exceptions that are not Exceptions: they end the program, so they end the check."""
     where = _where(exc)
-    what = (f"called sys.exit({_exit_code(exc.code)}), which ends the program" if isinstance(exc, SystemExit)
+    what = (f"called {_exit_call(exc)}, which ends the program" if isinstance(exc, SystemExit)
             else f"raised {type(exc).__name__}, which stops the program")
     return f"{where} {what}" if where else what
+
+
+def describe_cell_exit(exc: SystemExit) -> str:
+    """A SystemExit out of a cell as it loads: Jupyter's kernel catches it, so it stops that cell and the cells
+    below still run (nbgrader's autograde allows errors). The student's explain.py says the same words."""
+    where, innermost = _where(exc), _innermost(exc)
+    line = f" (line {innermost[1]}{' of its cell' if where else ''})" if innermost else ""
+    return f"{where + ' ' if where else ''}called {_exit_call(exc)}{line}, which stops the cell there"
+
+
+def _exit_call(exc: SystemExit) -> str:
+    """The call that raised it: quit() or exit() (site's Quitter raised it, the last frame of its traceback),
+    else sys.exit, with its argument (_exit_code)."""
+    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    quitter = frames[-1].f_locals.get("self") if frames and frames[-1].f_code is _QUITTER else None
+    name = getattr(quitter, "name", None) if quitter is not None else None
+    function = name if name in ("quit", "exit") else "sys.exit"  # a Quitter's name is the notebook's to choose
+    return f"{function}()" if function != "sys.exit" and exc.code is None else f"{function}({_exit_code(exc.code)})"
+
+
+_QUITTER = _sitebuiltins.Quitter.__call__.__code__
 
 
 def _exit_code(code: object) -> str:
@@ -90,8 +120,8 @@ _REPR = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""  # a str's repr: its 
 _LOADER_SHAPES = re.compile(
     rf"(?:{_QUALNAME} )?raised [^\W\d][\w.]*(?:(?::| \(line|, which stops the program).*)?"
     rf"|{_QUALNAME} {re.escape(NOT_WRITTEN)}|(?:{_QUALNAME}|the code) ran out of memory"
-    rf"|(?:{_QUALNAME} )?called sys\.exit\((?:-?\d+|None|True|False|{_REPR}|an object of the notebook's own)\),"
-    rf" which ends the program"
+    rf"|(?:{_QUALNAME} )?called (?:sys\.exit|quit|exit)\((?:-?\d+|None|True|False|{_REPR}|an object of the notebook's own)?\)"
+    rf"(?:, which ends the program| \(line \d+(?: of its cell)?\), which stops the cell there)"
     rf"|(?:file {_REPR} has )?a syntax error on line \w+: .*"  # a cell's (its caller names it), or a file's
     rf"|returned something that is not plain data \(.*\)", re.S)
 

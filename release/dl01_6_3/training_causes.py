@@ -17,6 +17,26 @@ STEP_LEFT_NONE = ("step() left p.grad None, so the next backward() (no zero_grad
                   "into it: clearing the gradients is zero_grad()'s job, step() only moves p.data")
 
 
+def grad_kind(kind: str, tensor: bool) -> str:
+    """The cause ('' if none) when zero_grad() left p.grad of type `kind` (`tensor`: a Tensor, a Parameter among
+    them), not a NumPy array: named as that type, before any shape (a list's shape may be right)."""
+    if kind == "ndarray":
+        return ""
+    return TENSOR_GRAD if tensor else (f"zero_grad() set p.grad to {'None' if kind == 'NoneType' else a(kind)}: p.grad "
+                                       "must be a NumPy array shaped like p.data (np.zeros_like(p.data))")
+
+
+def grads_changed(grads, after) -> str:
+    """The cause ('' if none) when step() left p.grad (`after`) other than backward() made it (`grads`) and not zeros
+    (step_move names those) nor None (STEP_LEFT_NONE): without zero_grad() the next backward() adds to what it left."""
+    after = arrays(after)
+    if after is None or [a.shape for a in after] != [np.shape(g) for g in grads] or not any(np.any(a) for a in after):
+        return ""
+    return "" if all(np.allclose(a, g) for a, g in zip(after, grads)) else (
+        "step() changed p.grad: without zero_grad() the next backward() adds to what step() left, so step() must "
+        "leave p.grad as backward() made it and only move p.data")
+
+
 def named(name) -> str:
     """A name the notebook chose (a class's, an attribute's), as a message shows it: as it is when it is a Python
     name (dotted), which holds no sentence, else quoted, so that no words the notebook wrote read as the checks'."""

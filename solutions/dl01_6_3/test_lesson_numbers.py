@@ -91,6 +91,7 @@ def worked_example(nb, zero_between):
     if zero_between:
         zeroed(nb, optimizer, params)
     assert zero_between or not any(p.grad is None for p in params), f"worked example: {causes.STEP_LEFT_NONE}"
+    assert zero_between or not (cause := causes.grads_changed(grads, [p.grad for p in params])), f"worked example: {cause}"
     loss.backward()
     optimizer.step()
     forward()

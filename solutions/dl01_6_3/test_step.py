@@ -53,6 +53,7 @@ def test_changes_data_in_place_on_the_same_objects(nb):
     cause = causes.step_move(before, [np.asarray(p.data) for p in params], grads, 0.1,  # not all, a wrong rate
                              grads_after=[p.grad for p in params])
     assert not cause or "left the Parameters where they were" in cause, cause
+    assert not (kept := causes.init_order(facts.order(optimizer, params), type(optimizer.params).__name__)), kept
     assert len(optimizer.params) == 3 and all(a is b for a, b in zip(params, optimizer.params)), (
         "step() replaced the objects in self.params: keep the same Parameters and change their .data")
     assert not any(np.array_equal(p.data, old) for p, old in zip(params, before)), cause or (

@@ -19,6 +19,8 @@ from training_causes import (  # noqa: F401 - the checks ask causes.<name> for t
     TENSOR_GRAD,
     a,
     arrays,
+    grad_kind,
+    grads_changed,
     grads_left,
     grads_missing,
     grads_shared,
@@ -32,12 +34,22 @@ from training_causes import (  # noqa: F401 - the checks ask causes.<name> for t
 
 
 def init_kept(order, total, kept_lr, lr):
-    """The cause ('' if none) when the given SGD.__init__ did not keep what SGD(params, lr) was given: `order`, the
-    number among the `total` params of each entry of self.params (not checked when total is 0); `kept_lr`, self.lr."""
-    if total and order != list(range(total)):
+    """The cause ('' if none) when SGD.__init__ did not keep what SGD(params, lr) was given: `order`, the number among the
+    `total` params of each entry of self.params (total 0: not checked; another order: init_order); `kept_lr`, self.lr."""
+    if total and sorted(order) != list(range(total)):
         return "SGD.__init__ did not keep the Parameters it was given: self.params = list(params), not copies or others"
     same = isinstance(kept_lr, (int, float, np.number)) and np.isclose(kept_lr, lr)
     return "" if same else f"SGD.__init__ kept self.lr = {kept_lr!s:.12}, not the {lr:g} it was given (self.lr = lr)"
+
+
+def init_order(order, kind: str) -> str:
+    """The cause ('' if none) when SGD.__init__ kept every Parameter given, the very objects, but in a set (`kind`, the
+    type of self.params; PyTorch's optimizers refuse one) or in another `order` (init_kept's numbers)."""
+    if kind in ("set", "frozenset"):
+        return (f"SGD.__init__ kept the Parameters in a {kind}: a set loses the order they were given in (and its "
+                "order changes from run to run); keep a list, self.params = list(params)")
+    return "" if order == sorted(order) else ("SGD.__init__ kept the Parameters in another order than it was given "
+                                              "them: keep a list in their order, self.params = list(params)")
 
 
 def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
@@ -64,17 +76,17 @@ def stale_list(defaults: list, same_list: bool, kept: list) -> str:
     container's kind may be a subclass of list, dict or set (an OrderedDict): named as the notebook named it."""
     empty = {"list": "[]", "dict": "{}", "set": "set()"}
     if defaults:
-        name, kind = defaults[0]
+        name, kind, function = defaults[0]
         new = empty.get(kind, f"{named(kind)}()")
-        return (f"Module.parameters has a default argument {named(name)}={new}: Python makes that one object when "
-                f"it defines the method, {a(kind)} that outlives the call and keeps what earlier calls collected; "
+        return (f"{named(function)} has a default argument {named(name)}={new}: Python makes that one object when "
+                f"it defines the function, {a(kind)} that outlives the call and keeps what earlier calls collected; "
                 f"write {named(name)}=None and start a new {named(kind)} inside the call")
     if kept:
         name, kind, where = kept[0]
         place = {"class": "kept on the class", "global": "at the top of its cell (a global)",
                  "self": "kept on the module itself"}.get(where, "kept outside the call")
         return (f"{named(name)} is {a(kind)} {place}, one object for every call of parameters(): it outlives the call "
-                "and keeps what earlier calls collected (ids of Parameters gone, which new ones can reuse); make it "
+                "and keeps what earlier calls collected (a Parameter replaced since, an id a new one can reuse); make it "
                 f"a local, {named(str(name).split('.')[-1])} = {empty.get(kind, f'{named(kind)}()')} inside the call")
     if same_list:
         return ("parameters() returned the same list object on two calls: a list that outlives the call (kept, or "

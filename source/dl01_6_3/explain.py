@@ -4,6 +4,7 @@ says it in the same words (its own copy: tests/test_messages.py holds the two to
 """
 from __future__ import annotations
 
+import _sitebuiltins
 import os
 import re
 import sys
@@ -66,21 +67,55 @@ def where(exc: BaseException) -> str | None:
     return _qualname(innermost[0]) if innermost else None
 
 
-def describe_exception(exc: BaseException, quote: bool = True) -> str:
+# NumPy's TypeError for an operand whose class sets __array_ufunc__ = None (a Tensor), given to a ufunc such as
+# np.matmul: what it says, and what the message adds (the class has operations of its own).
+REFUSES_UFUNCS = ("does not support ufuncs (__array_ufunc__=None)",
+                  ": NumPy's ufuncs (np.matmul, np.add, ...) refuse that operand; use its own operations (@, +)")
+
+
+def describe_exception(exc: BaseException, quote: bool = True, cell: bool = False) -> str:
     """One line: `Class.method raised Type: message (line N of its cell)`, naming the innermost notebook
     code involved and the line of its cell that raised (the line Jupyter numbers in that cell); `quote`
-    False leaves the message out, where a check states the fact itself."""
+    False leaves the message out, where a check states the fact itself. `cell`: out of a cell as it ran,
+    where a SystemExit (Jupyter's kernel catches it) stops only that cell, and the tokenizer reads the cell."""
     innermost = _innermost(exc)
     function = None if where(exc) in (None, "<module>") else where(exc)
+    line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""
+    if isinstance(exc, SystemExit) and cell:
+        return f"{function + ' ' if function else ''}called {_exit_call(exc)}{line}, which stops the cell there"
     if isinstance(exc, NotImplementedError) and function:
         return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
     if isinstance(exc, SyntaxError):  # a cell's: its caller names the cell ("cell sgd: ..."); else the file
-        where_from = "" if in_notebook(exc.filename or "<cell") else f"file {exc.filename!r} has "  # any text
+        # (any text); "<tokenize>": IPython's transform_cell, which tokenizes a cell before it runs, read the cell
+        own = in_notebook(exc.filename or "<cell") or (cell and exc.filename == "<tokenize>")
+        where_from = "" if own else f"file {exc.filename!r} has "
         return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
-    line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""
+    if isinstance(exc, TypeError) and message.endswith(REFUSES_UFUNCS[0]):  # NumPy's words: name what to use
+        line += REFUSES_UFUNCS[1]
     return f"{function} raised {what}{line}" if function else f"raised {what}{line}"
+
+
+def _exit_call(exc: SystemExit) -> str:
+    """quit() or exit() (site's Quitter raised it: the last frame of its traceback), else sys.exit, with its
+    argument (an int's, a str's or None's repr: any other object's repr is the notebook's text)."""
+    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    quitter = frames[-1].f_locals.get("self") if frames and frames[-1].f_code is _QUITTER else None
+    function = getattr(quitter, "name", None) if getattr(quitter, "name", None) in ("quit", "exit") else "sys.exit"
+    code = repr(exc.code) if exc.code is None or type(exc.code) in (int, bool, str) else "an object of your own"
+    return f"{function}()" if function != "sys.exit" and exc.code is None else f"{function}({code})"
+
+
+_QUITTER = _sitebuiltins.Quitter.__call__.__code__
+
+
+def why_missing(name: str, load_errors: list, seen: frozenset = frozenset()) -> str:
+    """The load error ('' if none) of the first cell that raised whose source names `name`, or, when that cell raised
+    NameError for another name (class Linear(Module) with no Module), the error behind that name, as the grade says."""
+    reason = next((r for r, source in load_errors if isinstance(source, str) and re.search(rf"\b{name}\b", source)), "")
+    deeper = re.search(r"NameError: name '(\w+)' is not defined", reason)
+    return (why_missing(deeper[1], load_errors, seen | {name}) or reason) if deeper and deeper[1] not in seen else reason
 
 
 def own_streams() -> None:

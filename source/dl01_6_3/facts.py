@@ -1,8 +1,7 @@
-"""What the public checks read from the notebook's live classes before they blame a method: what the layers
-do and the given Linear.__init__ made (layers_facts, init_facts), what parameters() defaults to and keeps
-(kept_list), what it gave SGD(...) (given_cause) and what SGD(...) kept (holds, order); and of the saved
-notebook, a given cell you edited and the names it binds (edited_given, bound_by). The course's grader imports
-this file in the process that runs your code: its probes read the same facts and its causes.py names them. NumPy.
+"""What the public checks read from the notebook's live classes before they blame a method: what the layers do and
+the given Linear.__init__ made (layers_facts, init_facts), what parameters() defaults to and keeps (kept_list), what it
+gave SGD(...) (given_cause) and what SGD(...) kept (holds, order); and of the saved notebook, a given cell you edited
+and the names it binds (edited_given, bound_by). The grader's probes read the same facts with this file. NumPy.
 """
 from __future__ import annotations
 
@@ -13,16 +12,17 @@ import hashlib
 import inspect
 import re
 import types
+from collections.abc import MutableMapping, MutableSequence, MutableSet
 
 import numpy as np
 from causes import HOMES, defined_again, init_kept, not_parameters, optimizer_holds, parameters_gave, stale_list
 
 
 def collected(value, parameter, ids: set) -> bool:
-    """Whether `value` is a list, set or dict holding, as items (a dict's keys), Parameters (`parameter`; () for
-    none) or ids of Parameters (`ids`): what parameters() collects. A counter's ints (_calls=[0]) or a constant it
-    only reads (KINDS = [list, tuple]) keep nothing between calls."""
-    return isinstance(value, (list, set, dict)) and any(
+    """Whether `value` is a mutable container (a list, a deque, a set, a dict: its keys) holding Parameters
+    (`parameter`; () for none) or ids of Parameters (`ids`): what parameters() collects. A counter's ints
+    (_calls=[0]) or a constant it only reads (KINDS = [list, tuple]) keep nothing between calls."""
+    return isinstance(value, (MutableSequence, MutableSet, MutableMapping)) and any(
         isinstance(item, parameter) or (type(item) is int and item in ids) for item in value)
 
 
@@ -32,17 +32,20 @@ def live(parameter) -> set:
 
 
 def defaults_of(function, parameter, ids: set) -> list:
-    """[name, type name] for each argument of `function` whose default holds what a call collected."""
+    """[name, type name, qualified name] of each argument whose default holds what a call collected, of `function`
+    or of a function it calls by name (a helper of its cell: _collect(module, seen=set()))."""
+    names = getattr(function, "__globals__", {})
+    helpers = [names[n] for n in getattr(getattr(function, "__code__", None), "co_names", ()) if inspect.isfunction(names.get(n))]
     try:
-        arguments = inspect.signature(function).parameters.values()
+        return [[a.name, type(a.default).__name__, f.__qualname__] for f in [function, *helpers]
+                for a in inspect.signature(f).parameters.values() if collected(a.default, parameter, ids)]
     except (TypeError, ValueError):
         return []
-    return [[a.name, type(a.default).__name__] for a in arguments if collected(a.default, parameter, ids)]
 
 
 def kept_outside(module, parameter, ids: set) -> list:
     """[name, type name, where] for each container outliving a call of parameters() that holds what calls collected:
-    on its class or a base ("class"), a global it reads ("global"), ids on the module ("self")."""
+    on its class ("class"), a global ("global"), the module (ids, or Parameters in one it names: self._params)."""
     method = getattr(type(module), "parameters", None)
     code, names = getattr(method, "__code__", None), getattr(method, "__globals__", {})
     return ([[f"{c.__name__}.{name}", type(value).__name__, "class"] for c in type(module).__mro__
@@ -50,7 +53,7 @@ def kept_outside(module, parameter, ids: set) -> list:
             + [[name, type(names[name]).__name__, "global"] for name in getattr(code, "co_names", ())
                if collected(names.get(name), parameter, ids)]
             + [[f"self.{name}", type(value).__name__, "self"] for name, value in vars(module).items()
-               if collected(value, (), ids)])
+               if collected(value, parameter if name in getattr(code, "co_names", ()) else (), ids)])
 
 
 def kinds_of(listed, parameter: type, module: type) -> list:
@@ -126,8 +129,7 @@ def layers_facts(nb) -> dict:
 
 
 def defined_in(names: dict) -> dict:
-    """For each class of causes.HOMES among the notebook's `names`, the cell its methods come from ('' when not a
-    cell of the saved notebook: a kernel's cells are not named)."""
+    """For each class of causes.HOMES among `names`, the cell its methods come from ('' if not a saved notebook's cell)."""
     found = {}
     for name in HOMES:
         cls = names.get(name)
@@ -141,7 +143,6 @@ def defined_in(names: dict) -> dict:
 def noting_copies(check):
     """A check whose failure first says which class in use a later cell defined again (causes.defined_again):
     the numbers come from that copy."""
-
     @functools.wraps(check)
     def noted(nb):
         try:
@@ -151,7 +152,6 @@ def noting_copies(check):
             if note:
                 raise AssertionError(f"{note}; {str(failure).strip()}") from None
             raise
-
     return noted
 
 

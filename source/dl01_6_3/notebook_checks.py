@@ -17,7 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from explain import describe_exception, own_streams, printable, where
+from explain import describe_exception, own_streams, printable, where, why_missing
 from facts import Missing, Names, bound_by, edited_given
 
 HERE = Path(__file__).resolve().parent
@@ -58,7 +58,7 @@ def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]
             exec(compile(source, f"<cell {name}>", "exec", dont_inherit=True), names)  # no future import of ours
         except (Exception, SystemExit) as exc:
             blank = isinstance(exc, NotImplementedError) and where(exc) == "<module>"
-            errors.append((f"cell {name} {NOT_WRITTEN}" if blank else f"cell {name}: {describe_exception(exc)}", source))
+            errors.append((f"cell {name} {NOT_WRITTEN}" if blank else f"cell {name}: {describe_exception(exc, cell=True)}", source))
     return names, errors
 
 
@@ -99,10 +99,8 @@ def run_check(fn, names: dict, load_errors: list) -> tuple[bool, str]:
 
 def _failure(exc: BaseException, load_errors: list) -> str:
     if isinstance(exc, Missing):  # a name the notebook does not define
-        missing = exc.args[0]
-        because = [reason for reason, source in load_errors if isinstance(source, str) and re.search(
-            rf"\b{missing}\b", source)]
-        return f"the notebook defines no {missing} " + (f"(because {because[0]})" if because else
+        missing, because = exc.args[0], why_missing(exc.args[0], load_errors)
+        return f"the notebook defines no {missing} " + (f"(because {because})" if because else
                                                          "(run the cells above, in Jupyter; pytest reads the notebook as last saved)")
     if isinstance(exc, AssertionError) and where(exc) is None:  # the check's own assert
         return (str(exc).strip().splitlines() or ["the check failed"])[0]

@@ -130,6 +130,8 @@ def test_gives_a_fresh_list_on_every_call(nb):
             "keeps what earlier calls collected; start from an empty list on every call")
     for model in (first, first, second):
         expect_parameters(nb, model, {"weight": model.weight, "bias": model.bias}, hint)
+    first.weight = nb.Parameter(rng.uniform(-1, 1, size=(2, 2)))  # replaced (the lesson shares a weight so)
+    expect_parameters(nb, first, {"weight": first.weight, "bias": first.bias}, hint)  # the new one, not the old
     found = first.parameters()  # one list object for two calls: right Parameters, yet it outlives the call
     cause = facts.kept_list(first, nb.Parameter) if isinstance(found, list) and first.parameters() is found else ""
     assert not cause, cause

@@ -18,9 +18,10 @@ def test_keeps_each_grad_an_array_of_the_parameter_shape(nb):
     params = parameters_with_grads(nb)
     sgd(nb, params, 0.1).zero_grad()
     for p in params:
-        assert isinstance(p.grad, np.ndarray) and p.grad.shape == p.shape, (
-            f"after zero_grad() a Parameter of shape {p.shape} has grad {causes.named(type(p.grad).__name__)} of shape "
-            f"{np.shape(p.grad)}: p.grad must be a NumPy array shaped like p.data (np.zeros_like(p.data))")
+        cause = causes.grad_kind(type(p.grad).__name__, isinstance(p.grad, nb.Tensor))
+        assert not cause, cause
+        assert p.grad.shape == p.shape, (f"after zero_grad() a Parameter of shape {p.shape} has grad of shape "
+                                         f"{p.grad.shape}: p.grad must be a NumPy array shaped like p.data (np.zeros_like(p.data))")
 
 
 def test_leaves_the_data_alone(nb):
