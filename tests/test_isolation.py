@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, TimeoutError
 from pathlib import Path
 
@@ -471,6 +472,20 @@ def free_uid() -> int:
                 if not uids._in_use(uid) and not uids.held(uid))
 
 
+def forked_as(uid: int, then: Callable[[], object]) -> int:
+    """The pid of a child that becomes `uid` (no groups) and runs `then`; it ends when `then` returns or raises."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            then()
+        finally:
+            os._exit(1)
+    return pid
+
+
 def test_a_worker_killed_mid_run_leaves_nothing_of_its_uid_after_the_next_worker_starts(monkeypatch, tmp_path):
     """A grader killed with SIGKILL leaves its lock file unheld, and at the uid levels a process the submission
     double-forked (out of reach of PR_SET_PDEATHSIG) and its files in /tmp: the next worker, which draws
@@ -488,15 +503,7 @@ def test_a_worker_killed_mid_run_leaves_nothing_of_its_uid_after_the_next_worker
     (left / "deep" / "file").write_text("left by a stopped run")
     for path in (left, left / "deep", left / "deep" / "file"):
         os.chown(path, uid, uid)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            os.execvp("sleep", ["sleep", "326.5"])
-        finally:
-            os._exit(1)
+    pid = forked_as(uid, lambda: os.execvp("sleep", ["sleep", "326.5"]))
     try:
         assert Isolation(Budgets(), []).uid != uid
         deadline = time.monotonic() + 5
@@ -877,16 +884,7 @@ while True:
 
 def _stopper_as(uid: int) -> int:
     """A process of `uid` that runs STOPPER (stops every process of its uid, over and over): its pid."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            exec(STOPPER, {})
-        finally:
-            os._exit(1)
-    return pid
+    return forked_as(uid, lambda: exec(STOPPER, {}))
 
 
 def test_a_process_of_the_uid_that_stops_the_killer_does_not_hold_the_kill_past_its_bound():
