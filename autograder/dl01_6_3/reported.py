@@ -5,8 +5,10 @@ so honest code, right or wrong, cannot change how many. Student code shares its 
 can rewrite the answer; an empty list would then leave a comparison made with zip() or all() nothing to
 compare, and pass. Each such list goes through `per_parameter` first; what SGD(params, lr) kept goes through `init_cause`.
 What a check asks of the reference's own answers goes through `reference_holds`: a wrong one is the grader's failure.
+The notebook's numbers are compared through `close`, which a wrong shape fails, never raises.
 """
 import causes
+import numpy as np
 import probes
 
 
@@ -16,6 +18,12 @@ def reference_holds(condition, what):
     never a check the student failed (an assertion)."""
     if not condition:
         raise RuntimeError(f"{what} (a grader bug)")
+
+
+def close(got, want):
+    """Whether the notebook's `got` has `want`'s shape and numbers. The shape first: np.allclose broadcasts, so another
+    shape raises (a ValueError from the check's own code: no score, a grader bug) or compares rows to a row."""
+    return got is not None and np.shape(got) == np.shape(want) and np.allclose(got, want)
 
 
 def per_parameter(answer, count):

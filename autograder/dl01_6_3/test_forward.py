@@ -3,7 +3,7 @@ import causes
 import numpy as np
 import probes
 import pytest
-from reported import per_parameter
+from reported import close, per_parameter
 
 from autograder.sandbox.messages import as_notebooks
 
@@ -81,17 +81,17 @@ def test_square_layer_multiplies_by_the_transposed_weight(student, reference, se
     case = dict(n_in=4, n_out=4, batch=3, seed=seed)
     got, want = forward(student, **case), forward(reference, **case)
     x, w, b = arrays(want)
-    assert not np.allclose(got["data"], x @ w + b), (
+    assert not close(got["data"], x @ w + b), (
         "Linear.forward computed x @ W + b: with n_in == n_out the shapes fit, but the weight is stored as "
         "(n_out, n_in), so the layer computes x @ W.T + b")
-    assert np.allclose(got["data"], want["data"]), wrong(got, "Linear.forward gave wrong numbers on a square layer")
+    assert close(got["data"], want["data"]), wrong(got, "Linear.forward gave wrong numbers on a square layer")
 
 
 @pytest.mark.parametrize("case", CASES[:3], ids=IDS[:3])
 def test_bias_is_added_to_every_row(student, reference, case):
     got = forward(student, **case, zero_weight=True)
     bias = got["given"]["bias"]
-    assert np.allclose(got["data"], np.tile(bias, (case["batch"], 1))), wrong(got,
+    assert close(got["data"], np.tile(bias, (case["batch"], 1))), wrong(got,
         "with a zero weight every row of the output must equal the bias: add self.bias (shape (n_out,)) to "
         "x @ W.T, it broadcasts over the rows")
 
@@ -120,5 +120,5 @@ def test_forward_changes_neither_weight_nor_bias_nor_input(student, reference):
 def test_lesson_layer_gives_minus_1_3(student, reference):
     case = dict(n_in=2, n_out=1, batch=1, seed=0, weight=[[0.5, -1.0]], bias=[0.2], x=[[1.0, 2.0]])
     got = forward(student, **case)
-    assert np.allclose(got["data"], [[-1.3]]), wrong(got, f"Linear(2, 1) with weight (0.5, -1), bias 0.2 on "
+    assert close(got["data"], [[-1.3]]), wrong(got, f"Linear(2, 1) with weight (0.5, -1), bias 0.2 on "
                                                      f"x = (1, 2) gave {got['data']}, expected [[-1.3]]")

@@ -3,7 +3,7 @@ import causes
 import numpy as np
 import probes
 import pytest
-from reported import init_cause, per_parameter, reference_holds
+from reported import close, init_cause, per_parameter, reference_holds
 
 STUDENT_CELLS = ("sgd",)
 SHAPES = [[3, 2], [2], [1, 4]]
@@ -24,10 +24,6 @@ def step_effect(runner, lr, seed, steps=1):
     cause = init_cause(got, len(SHAPES), lr)
     assert not cause, cause
     return {**got, "start": start, "grads_used": grads}  # a new dict: the runner's answer is shared
-
-
-def close(got, want):
-    return np.shape(got) == np.shape(want) and np.allclose(got, want)
 
 
 def expected_after(result, steps, lr):
@@ -156,7 +152,7 @@ def test_worked_example_with_zeroed_grads_reaches_0_908(student, reference):
     got = student.run(probes.step_worked_example, zero_between=True)
     cause = worked_step_cause(got)
     assert not cause, f"worked example: {cause}"
-    assert np.allclose(got["z"], [-1.3, 1.46, 0.908]) and np.allclose(got["loss"], [5.29, 0.2116, 0.008464]), (
+    assert close(got["z"], [-1.3, 1.46, 0.908]) and close(got["loss"], [5.29, 0.2116, 0.008464]), (
         f"worked example (grads zeroed before each backward): z should go -1.3, 1.46, 0.908 and the loss 5.29, "
         f"0.2116, 0.0085; step() gave z = {np.round(got['z'], 4).tolist()}")
 
@@ -170,6 +166,6 @@ def test_worked_example_without_zeroing_adds_the_gradients_up_to_3_668(student, 
     assert not cause, f"worked example: {cause}"
     assert not np.isclose(got["z"][2], 0.908), ("without zeroing, the second step used only the new gradient: "
                                                 "step() must not clear p.grad, the gradients add up")
-    assert np.allclose(got["z"], [-1.3, 1.46, 3.668]) and np.isclose(got["loss"][2], 2.668 ** 2), (
+    assert close(got["z"], [-1.3, 1.46, 3.668]) and np.isclose(got["loss"][2], 2.668 ** 2), (
         f"worked example without zeroing: z should go -1.3, 1.46, 3.668 (loss about 7.12); step() gave "
         f"z = {np.round(got['z'], 4).tolist()}")

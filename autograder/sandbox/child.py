@@ -179,13 +179,10 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
         write(results, LoadingCell(name))
         try:
             cell_runner.run_cell(cell_codes(name, text), ns)
-        except Exception as exc:
-            errors.append(f"cell {name}: {describe_exception(exc)}")
         except SystemExit as exc:  # Jupyter's kernel catches it too: it stops its cell, the next cells run
             errors.append(f"cell {name}: {describe_cell_exit(exc)}")
-        except BaseException as exc:
-            write(results, Fatal(f"cell {name} {describe_exit(exc)}"))
-            os._exit(0)
+        except BaseException as exc:  # IPython's run_code catches every one (KeyboardInterrupt, GeneratorExit too)
+            errors.append(f"cell {name}: {describe_exception(exc)}")
     write(results, Loaded(errors))
     return ns
 

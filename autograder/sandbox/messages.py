@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import traceback
+from typing import Any, Callable
 
 
 def _in_notebook(filename: str) -> bool:
@@ -65,7 +66,8 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
         return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
     if isinstance(exc, MemoryError):
         return f"{where or 'the code'} ran out of memory"
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = _said(lambda: str(exc).strip())
+    message = text.splitlines()[0] if text else ""
     what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
     line = f" (line {innermost[1]}{' of its cell' if where else ''})" if innermost else ""
     if isinstance(exc, TypeError) and message.endswith(REFUSES_UFUNCS[0]):  # NumPy's words: name what to use
@@ -96,7 +98,20 @@ def _exit_call(exc: SystemExit) -> str:
     quitter = frames[-1].f_locals.get("self") if frames and frames[-1].f_code is _QUITTER else None
     name = getattr(quitter, "name", None) if quitter is not None else None
     function = name if name in ("quit", "exit") else "sys.exit"  # a Quitter's name is the notebook's to choose
-    return f"{function}()" if function != "sys.exit" and exc.code is None else f"{function}({_exit_code(exc.code)})"
+    code = _said(lambda: exc.code, raised=...)  # a subclass's own property may raise: then no argument is told
+    if code is ...:
+        return f"{function}(...)"
+    return f"{function}()" if function != "sys.exit" and code is None else f"{function}({_exit_code(code)})"
+
+
+def _said(read: Callable[[], Any], raised: Any = "") -> Any:
+    """What `read` gives of the notebook's exception (its str(), a SystemExit's code), or `raised` where the
+    exception's own code raises instead (a __str__ reading an attribute __init__ never set): a message of the
+    grader's is never lost to it, nor the loader (red-f14)."""
+    try:
+        return read()
+    except Exception:
+        return raised
 
 
 _QUITTER = _sitebuiltins.Quitter.__call__.__code__
