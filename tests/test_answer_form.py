@@ -181,3 +181,18 @@ def test_a_wrong_shaped_forward_output_loses_the_forward_part_not_the_whole_grad
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))  # asserts rc 0
     parts = {part["grade_id"]: part for part in report["parts"]}
     assert parts["test_forward"]["score"] < parts["test_forward"]["max_score"]
+
+
+# red-f14 X23-f14-1 (on purpose): the released notebook, untouched, grades 0/18; the same notebook with one line in
+# Linear.forward, `return (x @ self.weight.T + self.bias).T`, ends as the grader's failure with no score (exit 3; in
+# the class run auto_score None, not 0), so a student avoids a zero at will. Measured on main 28dcb74.
+def test_a_blank_notebook_cannot_trade_its_zero_for_no_score_by_one_wrong_shape(tmp_path):
+    from conftest import release_notebook
+
+    notebook = release_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    stub = "        raise NotImplementedError()"
+    assert "".join(cell["source"]).rstrip().endswith(stub.strip())
+    cell["source"] = "".join(cell["source"]).rstrip()[: -len(stub)] + "        return (x @ self.weight.T + self.bias).T\n"
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))  # asserts rc 0
+    assert report["total"] == 0
