@@ -675,3 +675,21 @@ def test_a_wrong_draft_kept_as_a_markdown_note_is_not_run_as_the_graded_cell(tmp
     assert not any(public.values()), public  # the public checks run the notebook as Jupyter does: it is right
     report, _ = grade_json(path)
     assert scores(report) == FULL, failing_messages(report)
+
+
+# red-f14 X23-f14-2: child._load's `except SystemExit` reads the exception's `code` (describe_cell_exit) inside the
+# handler; a SystemExit subclass whose `code` raises escapes it, the loader dies, and every part that loads cell
+# module is lost "(os._exit(0)?)", a call the notebook never made. Jupyter stops that cell only (IPython's
+# SystemExit handler never reads .code), as it does for the plain sys.exit(1) at the same place, which grades 18/18.
+# Measured on main 28dcb74: sys.exit(1) 18/18; the subclass 12/18, test_parameters 0/3 with "cell module ended the
+# process (os._exit(0)?) before the check finished".
+def test_a_system_exit_whose_code_raises_stops_its_cell_only_and_is_never_named_os_exit(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    cell["source"] = "".join(cell["source"]) + (
+        "\n\nclass Stop(SystemExit):\n    @property\n    def code(self):\n        raise ValueError('no code')\n\n"
+        "raise Stop(1)\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
+    assert not any("os._exit" in message for message in messages), messages[:3]
+    assert report["total"] == report["max"], scores(report)
