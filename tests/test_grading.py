@@ -693,3 +693,17 @@ def test_a_system_exit_whose_code_raises_stops_its_cell_only_and_is_never_named_
     messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
     assert not any("os._exit" in message for message in messages), messages[:3]
     assert report["total"] == report["max"], scores(report)
+
+
+# red-f14 X23-f14-3: `raise KeyboardInterrupt` (or GeneratorExit) at a cell's top level stops only that cell in
+# Jupyter and nbgrader's autograde (IPython's run_code catches it with a bare except and shows the traceback; only
+# SystemExit and BdbQuit have handlers of their own); the grade (child._load's `except BaseException`: Fatal)
+# ends the program, "which stops the program". Measured on main 28dcb74: 12/18 (test_parameters 0/3,
+# test_lesson_numbers 0/3) for the right notebook with the raise at the end of cell module, where sys.exit(1) gives 18/18.
+@pytest.mark.parametrize("raised", ["KeyboardInterrupt", "GeneratorExit"])
+def test_a_base_exception_raised_at_a_cells_top_level_stops_that_cell_as_in_jupyter(tmp_path, raised):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    cell["source"] = "".join(cell["source"]) + f"\n\nraise {raised}\n"
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert report["total"] == report["max"], scores(report)
