@@ -707,3 +707,33 @@ def test_a_base_exception_raised_at_a_cells_top_level_stops_that_cell_as_in_jupy
     cell["source"] = "".join(cell["source"]) + f"\n\nraise {raised}\n"
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert report["total"] == report["max"], scores(report)
+
+
+# red-f14 X23-f14-4: child._load's and _run_calls' handlers call messages.describe_exception, which reads str(exc);
+# an exception whose own __str__ raises (a student's exception class whose __str__ names an attribute its __init__
+# never set) escapes the handler and ends the process. At a cell's top level Jupyter shows the error and runs the
+# cells below (so does nbgrader's autograde); the grade loses every part that loads the cell, named "ended the process
+# (os._exit(0)?)". Measured on main 28dcb74: the right notebook with it at the end of cell module 12/18
+# (test_parameters 0/3, test_lesson_numbers 0/3); raised by Linear.forward, test_forward's message is "ended the
+# process (os._exit(0)?) before the check finished" where `return "bad shape"` gives "Linear.forward raised
+# ShapeError: bad shape (line 24 of its cell)".
+BROKEN_STR = 'class ShapeError(TypeError):\n    def __str__(self):\n        return f"bad shape {self.shape}"\n\n\n'
+
+
+def test_an_exception_whose_str_raises_at_a_cells_top_level_stops_that_cell_only(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    cell["source"] = "".join(cell["source"]) + "\n\n" + BROKEN_STR + "raise ShapeError()\n"
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert report["total"] == report["max"], scores(report)
+
+
+def test_an_exception_whose_str_raises_in_a_called_method_is_never_named_os_exit(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    right = "return x @ self.weight.T + self.bias\n"
+    assert right in "".join(cell["source"])
+    cell["source"] = BROKEN_STR + "".join(cell["source"]).replace(right, "raise ShapeError()\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
+    assert messages and not any("os._exit" in message for message in messages), messages[:3]
