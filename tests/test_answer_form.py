@@ -165,3 +165,36 @@ def test_a_grader_bug_on_a_well_formed_answer_gives_no_score_and_names_the_grade
     report, _ = grade_json(Path(ROOT / "solutions" / ASSIGNMENT.name / ASSIGNMENT.notebook_name), course)
     assert report["total"] == report["max"]  # the bug is reached by that answer alone: the reference is graded
     assert json.dumps(report).count("could not run") == 0
+
+
+# red-f14 X23-f14-1: an honest wrong Linear.forward whose output is transposed, (n_out, batch), sends answers in
+# the probe's form (ARRAY takes any shape); test_square_layer_multiplies_by_the_transposed_weight then calls
+# np.allclose(got, x @ w + b) before any shape check, NumPy raises ValueError (shapes (4,3) (3,4)), and the whole
+# notebook ends as "the grader failed" with no score (exit 3) instead of losing the forward part. Measured on main
+# 28dcb74: rc 3, GraderBug ... test_square_layer_multiplies_by_the_transposed_weight[5] raised ValueError; the same
+# for `return self.weight @ x.T` (that check again) and `return x` (test_bias_is_added_to_every_row: (4,3) vs (4,5)).
+@pytest.mark.parametrize("body", ["return (x @ self.weight.T + self.bias).T", "return self.weight @ x.T", "return x"])
+def test_a_wrong_shaped_forward_output_loses_the_forward_part_not_the_whole_grade(tmp_path, body):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    right = "return x @ self.weight.T + self.bias\n"
+    assert right in "".join(cell["source"])
+    cell["source"] = "".join(cell["source"]).replace(right, body + "\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))  # asserts rc 0
+    parts = {part["grade_id"]: part for part in report["parts"]}
+    assert parts["test_forward"]["score"] < parts["test_forward"]["max_score"]
+
+
+# red-f14 X23-f14-1 (on purpose): the released notebook, untouched, grades 0/18; the same notebook with one line in
+# Linear.forward, `return (x @ self.weight.T + self.bias).T`, ends as the grader's failure with no score (exit 3; in
+# the class run auto_score None, not 0), so a student avoids a zero at will. Measured on main 28dcb74.
+def test_a_blank_notebook_cannot_trade_its_zero_for_no_score_by_one_wrong_shape(tmp_path):
+    from conftest import release_notebook
+
+    notebook = release_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    stub = "        raise NotImplementedError()"
+    assert "".join(cell["source"]).rstrip().endswith(stub.strip())
+    cell["source"] = "".join(cell["source"]).rstrip()[: -len(stub)] + "        return (x @ self.weight.T + self.bias).T\n"
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))  # asserts rc 0
+    assert report["total"] == 0

@@ -675,3 +675,65 @@ def test_a_wrong_draft_kept_as_a_markdown_note_is_not_run_as_the_graded_cell(tmp
     assert not any(public.values()), public  # the public checks run the notebook as Jupyter does: it is right
     report, _ = grade_json(path)
     assert scores(report) == FULL, failing_messages(report)
+
+
+# red-f14 X23-f14-2: child._load's `except SystemExit` reads the exception's `code` (describe_cell_exit) inside the
+# handler; a SystemExit subclass whose `code` raises escapes it, the loader dies, and every part that loads cell
+# module is lost "(os._exit(0)?)", a call the notebook never made. Jupyter stops that cell only (IPython's
+# SystemExit handler never reads .code), as it does for the plain sys.exit(1) at the same place, which grades 18/18.
+# Measured on main 28dcb74: sys.exit(1) 18/18; the subclass 12/18, test_parameters 0/3 with "cell module ended the
+# process (os._exit(0)?) before the check finished".
+def test_a_system_exit_whose_code_raises_stops_its_cell_only_and_is_never_named_os_exit(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    cell["source"] = "".join(cell["source"]) + (
+        "\n\nclass Stop(SystemExit):\n    @property\n    def code(self):\n        raise ValueError('no code')\n\n"
+        "raise Stop(1)\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
+    assert not any("os._exit" in message for message in messages), messages[:3]
+    assert report["total"] == report["max"], scores(report)
+
+
+# red-f14 X23-f14-3: `raise KeyboardInterrupt` (or GeneratorExit) at a cell's top level stops only that cell in
+# Jupyter and nbgrader's autograde (IPython's run_code catches it with a bare except and shows the traceback; only
+# SystemExit and BdbQuit have handlers of their own); the grade (child._load's `except BaseException`: Fatal)
+# ends the program, "which stops the program". Measured on main 28dcb74: 12/18 (test_parameters 0/3,
+# test_lesson_numbers 0/3) for the right notebook with the raise at the end of cell module, where sys.exit(1) gives 18/18.
+@pytest.mark.parametrize("raised", ["KeyboardInterrupt", "GeneratorExit"])
+def test_a_base_exception_raised_at_a_cells_top_level_stops_that_cell_as_in_jupyter(tmp_path, raised):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    cell["source"] = "".join(cell["source"]) + f"\n\nraise {raised}\n"
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert report["total"] == report["max"], scores(report)
+
+
+# red-f14 X23-f14-4: child._load's and _run_calls' handlers call messages.describe_exception, which reads str(exc);
+# an exception whose own __str__ raises (a student's exception class whose __str__ names an attribute its __init__
+# never set) escapes the handler and ends the process. At a cell's top level Jupyter shows the error and runs the
+# cells below (so does nbgrader's autograde); the grade loses every part that loads the cell, named "ended the process
+# (os._exit(0)?)". Measured on main 28dcb74: the right notebook with it at the end of cell module 12/18
+# (test_parameters 0/3, test_lesson_numbers 0/3); raised by Linear.forward, test_forward's message is "ended the
+# process (os._exit(0)?) before the check finished" where `return "bad shape"` gives "Linear.forward raised
+# ShapeError: bad shape (line 24 of its cell)".
+BROKEN_STR = 'class ShapeError(TypeError):\n    def __str__(self):\n        return f"bad shape {self.shape}"\n\n\n'
+
+
+def test_an_exception_whose_str_raises_at_a_cells_top_level_stops_that_cell_only(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    cell["source"] = "".join(cell["source"]) + "\n\n" + BROKEN_STR + "raise ShapeError()\n"
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert report["total"] == report["max"], scores(report)
+
+
+def test_an_exception_whose_str_raises_in_a_called_method_is_never_named_os_exit(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    right = "return x @ self.weight.T + self.bias\n"
+    assert right in "".join(cell["source"])
+    cell["source"] = BROKEN_STR + "".join(cell["source"]).replace(right, "raise ShapeError()\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
+    assert messages and not any("os._exit" in message for message in messages), messages[:3]
