@@ -197,4 +197,6 @@ def test_a_blank_notebook_cannot_trade_its_zero_for_no_score_by_one_wrong_shape(
     assert "".join(cell["source"]).rstrip().endswith(stub.strip())
     cell["source"] = "".join(cell["source"]).rstrip()[: -len(stub)] + "        return (x @ self.weight.T + self.bias).T\n"
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))  # asserts rc 0
-    assert report["total"] == 0
+    forward = next(part for part in report["parts"] if part["grade_id"] == "test_forward")
+    # a score, not the grader's failure: only what the transposed forward does right (it changes no weight) counts
+    assert report["total"] <= forward["score"] < 0.5, report["total"]
