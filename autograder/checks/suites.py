@@ -20,6 +20,8 @@ the batched grader and by the pytest plugin (autograder/checks/pytest_plugin.py)
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import re
 import sys
 from contextvars import ContextVar
@@ -424,11 +426,19 @@ def _in_form(outcome: Outcome, probe: Callable, kwargs: dict) -> Outcome:
     return replace(outcome, ok=False, value=None, reason=f"{NOT_IN_FORM}: {fault}") if fault else outcome
 
 
+@functools.cache
+def _fixtures(test: Callable) -> tuple[str, ...]:
+    """The runners `test` asks for by name, as pytest gives its fixtures (a check added mid-term may take `student`
+    alone): never by place."""
+    return tuple(name for name in ("student", "reference") if name in inspect.signature(test).parameters)
+
+
 def _result(check: Check, student: Runner, reference: Runner) -> CheckResult | None:
     """Run one check; None while it waits for an answer. A check fails by an assertion only (a CheckFailed among
     them): anything else its code raises, on answers in their probes' forms, is a GraderBug, and no result."""
     try:
-        check.test(student, reference, **check.params)
+        fixtures = {"student": student, "reference": reference}
+        check.test(**{name: fixtures[name] for name in _fixtures(check.test)}, **check.params)
     except _Waiting:
         return None
     except CheckNotRun as error:
