@@ -6,7 +6,7 @@ the modes the entries claim. A student chooses what they upload, so here:
 * Only the download's own archives are unpacked, told by position: archive/ holds either the LMS's
   download as archives (nothing but files with an archive extension at its top: each is unpacked, unless
   it is named as a student's upload, `read_as_uploads`, even alone there: the LMS's download renamed by the
-  instructor, `dl01_6_3_submissions.zip`, is told from one student's zip upload of a download unpacked into
+  instructor, `<assignment>_submissions.zip`, is told from one student's zip upload of a download unpacked into
   archive/ by nothing but its name, which the student's zip has from the LMS, so only the instructor can tell, by
   a rename the summary asks for) or the download's files and folders as they are (anything else at
   its top: nothing is unpacked, whatever the names, dot files included; `unopened` names the archives so left,
