@@ -153,8 +153,10 @@ def _wait_killed(worker: subprocess.Popen) -> None:
 # system's, and the venv is found beside the name it was started by). Started through a link (a .venv that links to
 # a shared one, a course in a home folder behind a link), the worker's sys.prefix would be the link, and the session's
 # allow-list (isolation.allowed_paths, made from the running worker) would hold the link and not the folder: every
-# module not imported before the session began was not found, or no session started at all (red-b13 5).
-_INTERPRETER = os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
+# module not imported before the session began was not found, or no session started at all (red-b13 5). Read at
+# each start, as sys.executable is.
+def _interpreter() -> str:
+    return os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
 
 
 class Sandbox:
@@ -232,7 +234,7 @@ class Sandbox:
         replies, replies_w = os.pipe()
         self.worker = subprocess.Popen(
             # -B: the worker imports the assignment's modules from their folder and must write nothing there
-            [_INTERPRETER, "-s", "-P", "-B", str(WORKER), encode(self.config).decode()],
+            [_interpreter(), "-s", "-P", "-B", str(WORKER), encode(self.config).decode()],
             stdin=requests, stdout=replies_w, stderr=subprocess.DEVNULL, env=_ENVIRONMENT,
             # A process group of its own: a Ctrl-Z (or a stop of the grader's group) stops the grader only, and the
             # session serves the request on, then waits for the next one, which its wall-clock backstop does not
