@@ -882,6 +882,19 @@ while True:
 """
 
 
+def _end_uid(uid: int, pool: ThreadPoolExecutor, stopper: int) -> None:
+    """After a try: kill as root whatever the uid left (stopped ones too), then wait for the pool and the stopper."""
+    from autograder.sandbox import uids
+
+    for left in uids.processes_by_uid().get(uid, []):
+        try:
+            os.kill(left, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    pool.shutdown(wait=True)
+    os.waitpid(stopper, 0)
+
+
 def _stopper_as(uid: int) -> int:
     """A process of `uid` that runs STOPPER (stops every process of its uid, over and over): its pid."""
     return forked_as(uid, lambda: exec(STOPPER, {}))
@@ -907,13 +920,7 @@ def test_a_process_of_the_uid_that_stops_the_killer_does_not_hold_the_kill_past_
             pytest.fail(f"try {attempt}: kill_processes_of({uid}) still waits {uids.KILL_SECONDS + 5:g} s later: "
                         "its child was stopped before it sent the kill")
         finally:
-            for left in uids.processes_by_uid().get(uid, []):  # as root: whatever the uid left, stopped ones too
-                try:
-                    os.kill(left, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            pool.shutdown(wait=True)
-            os.waitpid(pid, 0)
+            _end_uid(uid, pool, pid)
 
 
 STOPS_THE_KILLER = r"""
@@ -1013,13 +1020,7 @@ def test_a_left_stopper_does_not_hold_the_next_workers_start(monkeypatch, tmp_pa
         except TimeoutError:
             pytest.fail(f"try {attempt}: the next worker's start still waits {uids.KILL_SECONDS + 5:g} s later")
         finally:
-            for left in uids.processes_by_uid().get(uid, []):
-                try:
-                    os.kill(left, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            pool.shutdown(wait=True)
-            os.waitpid(pid, 0)
+            _end_uid(uid, pool, pid)
         assert isolation.uid != uid
         for lock in tmp_path.iterdir():  # this process's claim: let go of it for the next try
             if lock.name != str(uid):
