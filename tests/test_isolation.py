@@ -673,6 +673,25 @@ def test_one_notebooks_grade_refuses_a_level_without_namespaces_that_cannot_reac
     assert ("the student uid cannot reach the interpreter's files under /" in refusal) == refused, refusal
 
 
+def test_one_notebooks_grade_judges_the_interpreter_folders_the_worker_runs_from(monkeypatch, tmp_path):
+    """The worker starts through the interpreter's folder with its links resolved (sandbox._interpreter): a grader
+    started through a link under a private folder (pytest's own 700 tmp folder, a home behind a link) to a venv
+    others may enter runs a worker the student uid reaches, so it is not refused (the no-sys-admin machine's run of
+    the linked-venv test, refused "cannot reach the interpreter's files under /tmp/pytest-of-root")."""
+    import tempfile
+    opened = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        opened.chmod(0o755)
+        (opened / "lib").mkdir(mode=0o755)
+        (tmp_path / "home").mkdir(mode=0o700)
+        (tmp_path / "home" / "venv").symlink_to(opened, target_is_directory=True)
+        monkeypatch.setattr(proof.proof_probe, "interpreter_folders", lambda: [str(tmp_path / "home" / "venv" / "lib")])
+        monkeypatch.setattr(proof, "machine_level", lambda: "uid")
+        assert proof.closed_interpreter_refusal(GraderSettings()) == ""
+    finally:
+        shutil.rmtree(opened)
+
+
 @pytest.mark.parametrize("folder", ["/tmp", "/var/tmp", "/dev/shm", "/run/lock"])
 def test_at_uid_a_file_left_where_any_user_may_write_ends_with_its_submission(folder):
     """Without Landlock's allow-list a submission may write wherever any user may (mode 1777 on a Debian

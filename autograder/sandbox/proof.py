@@ -61,8 +61,11 @@ def closed_interpreter_refusal(settings: GraderSettings) -> str:
 
 def closed_to_others() -> str:
     """The first folder on the way to the interpreter's folders that other users may not enter, as
-    "/root (mode 700)" ("" for none). The worker runs this interpreter (Sandbox starts sys.executable, its folder's links resolved)."""
-    return proof_probe.closed(proof_probe.interpreter_folders(), may=_others_may)
+    "/root (mode 700)" ("" for none). The worker runs this interpreter through its folder's links resolved
+    (sandbox._interpreter), so its folders are the resolved ones: a grader started through a link under a private
+    folder still runs a worker the student uid can reach."""
+    folders = [os.path.realpath(path) for path in proof_probe.interpreter_folders()]
+    return proof_probe.closed(folders, may=_others_may)
 
 
 def _others_may(path: str, need: int) -> bool:
