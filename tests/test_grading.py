@@ -654,27 +654,28 @@ def _pasted_copy_kept_as_a_note_at_the_end(notebook):
     return notebook
 
 
-@pytest.mark.xfail(strict=True, reason="a known gap (red-b14 X23-3, issue 29): the grade makes a graded cell the student "
-                   "made markdown code again, as nbgrader's autograde does, while the public checks run it as Jupyter "
-                   "does (not at all); it turns into a failure once the two agree")
 @pytest.mark.parametrize("keep", [_draft_moved_below_and_right_code_in_a_new_cell, _pasted_copy_kept_as_a_note_at_the_end],
                          ids=["moved-note", "pasted-note"])
-def test_a_wrong_draft_kept_as_a_markdown_note_is_not_run_as_the_graded_cell(tmp_path, keep):
-    """red-b14 X23-3 (pass 23): the student kept a wrong draft of cell sgd (step() moves up the gradient) as a
-    markdown note below the right code: cell sgd itself made markdown and moved below test_no_grad, the right SGD in a
-    new code cell where it stood (moved-note), or a pasted copy of cell sgd made markdown at the end (pasted-note).
-    Jupyter's Run All never runs a markdown cell: every test cell prints PASS and the public pytest passes. The
-    notebook's introduction promises "Cells run in the order your notebook holds them, top to bottom, as Restart
-    Kernel and Run All Cells runs them". The grade makes the note code again (nbgrader's update_cell_type; the
-    pasted one is the last copy of sgd, so the graded one) and, since 1b6a685, runs it where the student put it,
-    after the right code: 13.38/18 both (test_step 0.56, test_lesson_numbers 0.82, "step() moved the Parameters up
-    the gradient"); `grade` shows no note of why. The moved note left above the right code scores 18/18: the grade
-    turns on where a markdown cell stands."""
+def test_an_answer_cell_made_markdown_runs_as_code_in_the_grade_and_the_public_checks_and_is_named(
+        tmp_path, monkeypatch, capsys, keep):
+    """red-b14 X23-3 (pass 23): the student kept a wrong draft of cell sgd (step() moves up the gradient) as a markdown
+    note below the right code: cell sgd itself made markdown and moved below test_no_grad, the right SGD in a new code
+    cell where it stood (moved-note), or a pasted copy of cell sgd made markdown at the end (pasted-note). The release
+    decides what a cell is: nbgrader's autograde makes the note code again (update_cell_type; the pasted copy is the
+    last, so the graded one) and runs it where it stands, and so does the grade (13.38/18 both, test_step 0.56,
+    test_lesson_numbers 0.82). The public checks once ran it as Jupyter does (never) and passed: they now run it as
+    the grade does, and each failure says so first; a test cell in Jupyter, whose kernel never ran it, says so in a
+    NOTE line."""
     path = write_notebook(keep(solution_notebook()), tmp_path / NOTEBOOK)
-    public = {part: [m for ok, m in notebook_checks.run_part(part, path).values() if not ok] for part in ("step", "lesson_numbers")}
-    assert not any(public.values()), public  # the public checks run the notebook as Jupyter does: it is right
+    note = "cell sgd is a markdown cell in your notebook, and the grade runs it as code, as the release has it"
+    public = [m for ok, m in notebook_checks.run_part("step", path).values() if not ok]
+    assert public and all(m.startswith(note) and "up the gradient" in m for m in public), public
     report, _ = grade_json(path)
-    assert scores(report) == FULL, failing_messages(report)
+    assert scores(report)["test_step"] < FULL["test_step"], scores(report)
+    monkeypatch.setattr(notebook_checks, "NOTEBOOK", path)
+    names, _ = notebook_checks.load(ROOT / "solutions" / ASSIGNMENT.name / NOTEBOOK)
+    notebook_checks.check("step", {**names, "In": []})  # the kernel ran the right code only: every check passes
+    assert f"NOTE {note}" in capsys.readouterr().out
 
 
 # red-f14 X23-f14-2: child._load's `except SystemExit` reads the exception's `code` (describe_cell_exit) inside the

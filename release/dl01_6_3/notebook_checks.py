@@ -17,8 +17,9 @@ import sys
 import warnings
 from pathlib import Path
 
+from cells import bound_by, grade_note, graded_as_code
 from explain import describe_exception, own_streams, printable, where, why_missing
-from facts import Missing, Names, bound_by, edited_given
+from facts import Missing, Names
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "modules_and_sgd.ipynb"
@@ -63,14 +64,13 @@ def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]
 
 
 def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str | frozenset | None]]]:
-    """run_cells on the code cells of the notebook saved at `path`, but test cells and demonstrations; a given
-    cell edited is a note with the names it binds (bound_by) in place of a source."""
+    """run_cells on the cells of the notebook saved at `path` the grade runs as code, but test cells and demonstrations;
+    a cell the grade runs otherwise than Jupyter (grade_note) is a note with the names it binds (bound_by)."""
     cells = [(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", str(index)), cell) for index, cell in
              enumerate(json.loads(Path(path).read_text(encoding="utf-8"))["cells"])
-             if cell.get("cell_type") == "code" and not _skipped(cell)]
+             if graded_as_code(cell) and not _skipped(cell)]
     names, errors = run_cells([(name, "".join(cell.get("source", ""))) for name, cell in cells])
-    return names, errors + [(f"you edited the given cell {name}: the grade runs the released copy of it",
-                             bound_by("".join(cell.get("source", "")))) for name, cell in cells if edited_given(cell)]
+    return names, errors + [(note, bound_by("".join(cell.get("source", "")))) for _, cell in cells if (note := grade_note(cell))]
 
 
 def checks(part: str) -> list:
@@ -124,12 +124,14 @@ def _kernel_errors(history: list[str]) -> list[tuple[str, str]]:
 
 def check(part: str, namespace: dict) -> None:
     """For a notebook test cell: run the checks of `part` on the kernel's code, printing a line each."""
-    history = [str(source) for source in namespace.get("In", [])]
     with warnings.catch_warnings():  # Python 3.12+ warns that a kernel has threads: the child uses none
         warnings.simplefilter("ignore", DeprecationWarning)
-        results = run_part(part, kernel=(namespace, history))
+        results = run_part(part, kernel=(namespace, [str(source) for source in namespace.get("In", [])]))
+    saved = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"] if NOTEBOOK.exists() else []
     for name, (passed, message) in results.items():
         print(printable(f"PASS {name}" if passed else f"FAIL {name}: {message}"))
+    for note in filter(None, map(grade_note, saved)):  # what the kernel ran is not what the grade runs
+        print(printable(f"NOTE {note}"))
     if failed := sum(not passed for passed, _ in results.values()):
         raise AssertionError(f"{failed} of {len(results)} checks of {part} failed; see the lines above") from None
 

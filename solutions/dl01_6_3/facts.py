@@ -5,10 +5,8 @@ and the names it binds (edited_given, bound_by). The grader's probes read the sa
 """
 from __future__ import annotations
 
-import ast
 import functools
 import gc
-import hashlib
 import inspect
 import re
 import types
@@ -155,41 +153,13 @@ def noting_copies(check):
     return noted
 
 
-def edited_given(cell: dict) -> bool:
-    """Whether a cell of the saved notebook is a given one (locked) whose text is not the released one, by
-    nbgrader's checksum of it: the grade runs the released copy (notebook_checks.load notes it)."""
-    grading = cell.get("metadata", {}).get("nbgrader", {})
-    facts = ["".join(cell.get("source", "")), cell.get("cell_type", ""), *(str(bool(grading.get(k))) for k in (
-        "grade", "solution", "locked")), str(grading.get("grade_id"))]
-    checksum = grading.get("checksum")  # none in a copy nbgrader did not release (the solutions): nothing to tell
-    return bool(grading.get("locked") and checksum) and hashlib.md5("".join(facts).encode()).hexdigest() != checksum
-
-
-def bound_by(source: str) -> frozenset | None:
-    """The names a cell binds at its top level (classes, functions, imports, assignments): a check that reads none
-    of them does not run that cell's code. None when it is not plain Python (every check may depend on it)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    names = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-        else:
-            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return frozenset(names)
-
-
 class Missing(AttributeError):
     """A name the notebook does not define (AttributeError.name is Python 3.10+)."""
 
 
 class Names(types.SimpleNamespace):
     """The notebook's names as attributes (nb.Linear) for a check; `read` keeps the names it read, so that the
-    note on an edited given cell goes only on the checks that read a name it binds (bound_by)."""
+    note on an edited given cell goes only on the checks that read a name it binds (cells.bound_by)."""
     read: set = set()
 
     def __getattribute__(self, name: str):
