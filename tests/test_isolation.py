@@ -326,7 +326,7 @@ def helped():
                 open(f"helper{n}", "w").close()
             os._exit(0)
         os.wait()
-    deadline = time.monotonic() + 5.5
+    deadline = time.monotonic() + 30  # the helpers' 13.5 s of CPU time, on a busy machine's share of two CPUs
     while time.monotonic() < deadline and not all(os.path.exists(f"helper{n}") for n in range(3)):
         time.sleep(0.05)
     return "done"
@@ -335,6 +335,10 @@ def helped():
 
 @pytest.mark.parametrize("level", ["uid+landlock", None])  # None: the machine's level, with cgroups where it has them
 def test_cpu_time_of_helpers_that_left_the_call_is_charged_to_it(level):
+    """Charged, the helpers' CPU time ends the call at its 3 s, however long a busy machine takes to give them that
+    (the call's wait for them, sleeping, is not counted by the wall-clock backstop while they wait for a CPU);
+    uncharged, they end their 4.5 s each and the call answers. Its wait is bounded well past that: with 5.5 s, on
+    the no-sys-admin machine beside a class's grading, the helpers had not used 3 s when it answered "done"."""
     with box(level) as sandbox:
         outcome = sandbox.call([Cell("student", HELPERS)], sandbox_probes.run, name="helped")
     assert not outcome.ok and outcome.limit == "time", outcome
