@@ -1244,3 +1244,30 @@ def test_a_late_upload_to_copy_by_hand_gives_the_time_stamp_to_write(tmp_path):
     assert f"write `2026-11-20 09:30:00.000000 UTC` into {folder}/timestamp.txt" in line, line
     written = (root / "submitted" / "leelate_45678" / ASSIGNMENT.name / "timestamp.txt").read_text()
     assert written == "2026-11-20 09:30:00.000000 UTC", written
+
+
+def test_a_late_uploads_time_does_not_move_when_canvas_builds_the_download_again(tmp_path):
+    """red-d15 X24-d15-1 (pass 24): Canvas writes its download with rubyzip's `get_output_stream(name)` and no time
+    (lib/content_zipper.rb, add_attachment_to_zip), so every entry's time is rubyzip's default, `DOSTime.now`: when
+    Canvas built the zip, not when the student uploaded. The collection takes that time as "the LMS's time of the
+    upload" for a LATE student's timestamp.txt, so the lateness nbgrader counts is the time from the due date to the
+    instructor's download, and it grows with every download: the same LATE upload (same attachment number, same bytes)
+    downloaded a week later is collected as a week later, a new submission time, and a per-day penalty counts it.
+    The upload's time is a fact of the upload that no download changes (collect.py's docstring)."""
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.settings import load_config
+
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    uploads = {"obrienann_LATE_23456_105_modules_and_sgd.ipynb": b'{"ann": 1}',
+               "smithjohn_12345_100_modules_and_sgd.ipynb": b'{"john": 1}'}
+    folder = root / "submitted" / "obrienann_23456" / ASSIGNMENT.name
+    lms_zip(root, uploads)  # built 2026-11-20 09:30: every entry has that time, as rubyzip writes it
+    first = collect(root)
+    stamp = CourseDirectory(config=load_config(root)).get_existing_timestamp(str(folder))
+    assert stamp == datetime.datetime(*LMS_TIME), first
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, uploads, when=(2026, 11, 27, 9, 30, 0))  # the same submissions, downloaded a week later
+    again = collect(root)
+    restamped = CourseDirectory(config=load_config(root)).get_existing_timestamp(str(folder))
+    assert restamped == stamp, (first, again)
