@@ -1271,3 +1271,21 @@ def test_a_late_uploads_time_does_not_move_when_canvas_builds_the_download_again
     again = collect(root)
     restamped = CourseDirectory(config=load_config(root)).get_existing_timestamp(str(folder))
     assert restamped == stamp, (first, again)
+
+
+def test_a_canvas_download_with_anonymous_grading_is_never_one_student_named_anon(tmp_path):
+    """red-d15 X24-d15-2 (pass 24): with anonymous grading on, Canvas names each upload `anon_<anonymous id>_
+    <attachment>_<name>` (`LATE_anon_...` when late: lib/content_zipper.rb, get_filename: the user's name is left out
+    and the id is `anon_<submission.anonymous_id>`, five letters and digits). No Canvas pattern reads that, and the
+    fourth (`<student id>_<anything>_modules_and_sgd.ipynb`) reads every on-time upload of the class as student
+    `anon`: the newest by the entry's time (rubyzip stamps each entry as Canvas writes it) is collected as `anon` and
+    graded, the rest of the class dropped with one "Collected the newest of several files" line; the late ones are
+    each refused as student `LATE`. One student's work is graded under an id that is the whole class's."""
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    with zipfile.ZipFile(archive_dir(root) / "submissions.zip", "w") as bundle:
+        for entry, when, data in (("anon_x7k2p_100_modules_and_sgd.ipynb", LMS_TIME, b'{"ada": 1}'),
+                                  ("anon_q9w3e_101_modules_and_sgd.ipynb", (2026, 11, 20, 9, 30, 2), b'{"bob": 1}'),
+                                  ("LATE_anon_m4n8r_102_modules_and_sgd.ipynb", (2026, 11, 20, 9, 30, 4), b'{"cy": 1}')):
+            bundle.writestr(zipfile.ZipInfo(entry, when), data)
+    lines = collect(root)
+    assert "anon" not in submitted(root), lines
