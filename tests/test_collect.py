@@ -1289,3 +1289,23 @@ def test_a_canvas_download_with_anonymous_grading_is_never_one_student_named_ano
             bundle.writestr(zipfile.ZipInfo(entry, when), data)
     lines = collect(root)
     assert "anon" not in submitted(root), lines
+
+
+def test_an_entry_name_that_is_not_utf8_under_the_zips_utf8_flag_stops_only_that_archive(tmp_path):
+    """red-d15 X24-d15-4 (pass 24): a zip entry whose general-purpose flag says its name is UTF-8 (bit 11) but whose
+    bytes are not makes Python's zipfile raise UnicodeDecodeError (a ValueError) when the archive is opened: inside
+    BoundedExtractor._unpack, whose handler takes OSError, BadZipFile, TarError and EOFError ("the LMS archive could not
+    be read to the end"), so it escapes the collect step and `make grade` stops for the class with a traceback. The
+    entry's name is the student's upload's name, written by the LMS."""
+    import struct
+
+    root = course(tmp_path)
+    path = lms_zip(root, {"smithjohn_12345_8_modules_and_sgd.ipynb": b"{}", "eveevil_34567_9_XXXX.ipynb": b"{}"})
+    data = bytearray(path.read_bytes().replace(b"XXXX", b"\xff\xfe\xfd\xfc"))
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:  # each central directory entry says its name is UTF-8
+        struct.pack_into("<H", data, at + 8, struct.unpack_from("<H", data, at + 8)[0] | 0x800)
+        at = data.find(b"PK\x01\x02", at + 4)
+    path.write_bytes(bytes(data))
+    lines = collect(root)  # today: UnicodeDecodeError out of LmsZipCollect.start
+    assert any("submissions.zip" in line or "eveevil_34567" in line for line in lines), lines
