@@ -183,7 +183,8 @@ def test_a_checks_message_colours_nothing_on_the_pages():
 
 def test_the_public_checks_strip_the_same_characters():
     """notebook_checks.py stays standalone (students run it), so it keeps its own copy of the rule."""
-    every = "".join(chr(c) for c in [*range(0x3000), 0xfeff, 0xfff9, 0x110bd, 0xe0001])
+    every = "".join(chr(c) for c in [*range(0x3000), 0x3164, 0xfe0f, 0xfeff, 0xff9f, 0xffa0, 0xfff9, 0x110bd, 0xe0001,
+                                     0xe0100, 0xe01ef, 0xe0fff])
     assert notebook_checks.printable(every) == terminal_text(every)
 
 
@@ -343,3 +344,15 @@ def test_a_name_that_differs_by_an_invisible_character_reads_otherwise_on_the_pa
     assert char not in code_as_run(f"return x @ self.weight.T + {name}"), "the page shows the code as self.bias"
     assert char not in one_line(f"'Linear' object has no attribute 'bias{char}'"), "the message reads as 'bias'"
     assert char not in terminal_text(f"'Linear' object has no attribute 'bias{char}'"), "the terminal reads 'bias'"
+
+
+def test_a_written_answer_keeps_the_emoji_selectors_but_not_an_invisible_name():
+    """fix of X24-d15-3: prose keeps VS16 and VS15 where they choose how a symbol is drawn (a red heart, a double
+    exclamation mark, a keycap), where no name can hold them; after a letter (a code span's `self.bias\\ufe0f`, another
+    name to Python) they are escapes, as the other default-ignorable characters are, and the code shows every one."""
+    from autograder.outputs.inert import code_as_run, text_as_read
+
+    honest = "I \u2764\ufe0f it \u203c\ufe0f #\ufe0f\u20e3 \u2600\ufe0e \U0001f44d\U0001f3fd"
+    assert text_as_read(honest) == honest
+    assert text_as_read("`self.bias\ufe0f` and \u3164 and \ufe0f") == "`self.bias\\ufe0f` and \\u3164 and \\ufe0f"
+    assert code_as_run("s = '\u2764\ufe0f'") == "s = '\u2764\\ufe0f'"

@@ -13,15 +13,19 @@ import unicodedata
 
 # What a terminal acts on (C0 but newline and tab, DEL, C1): removed from every line printed, since a message
 # can quote the notebook (an exception's text, a type's name); format characters (Unicode's Cf: the
-# bidirectional controls that reorder a line, zero-width ones) written as their escapes, \u202e. The grader's
-# autograder/outputs/inert.py does the same.
+# bidirectional controls that reorder a line, zero-width ones) written as their escapes, \u202e, and so the other
+# default-ignorable characters, drawn as nothing or a blank, that Python takes in a name ('bias\u034f' is not 'bias').
+# The grader's autograder/outputs/inert.py does the same.
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 NON_ASCII = re.compile(r"[^\x00-\x7f]")
+IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8"
+                       "\U000e0000-\U000e0fff]")
 
 
 def _format_escaped(match) -> str:
     char = match[0]
-    return char.encode("unicode_escape").decode("ascii") if unicodedata.category(char) == "Cf" else char
+    hidden = unicodedata.category(char) == "Cf" or IGNORABLE.match(char)
+    return char.encode("unicode_escape").decode("ascii") if hidden else char
 
 
 def printable(text: str) -> str:
