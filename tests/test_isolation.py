@@ -1048,3 +1048,60 @@ def test_a_left_stopper_does_not_hold_the_next_workers_start(monkeypatch, tmp_pa
         for lock in tmp_path.iterdir():  # this process's claim: let go of it for the next try
             if lock.name != str(uid):
                 lock.unlink()
+
+
+@needs_level("uid")
+def test_a_pipe_core_pattern_gets_no_dump_of_student_code(tmp_path):
+    """red-e15 X24-e15-1 (pass 24): `_confine` sets RLIMIT_CORE to (0, 0) so that student code dumps no core, naming a
+    pipe core_pattern (systemd-coredump, apport) as the reason. But for a pipe pattern the kernel ignores RLIMIT_CORE
+    (fs/coredump.c: "Normally core limits are irrelevant to pipes", only the value 1 aborts; the limit then becomes
+    RLIM_INFINITY): a program student code runs is dumpable again, and its dump goes whole to the machine's helper, a
+    root process outside every namespace and cgroup of the session. Measured here: `|handler %c` got limit=0 and
+    25,214,976 bytes from a python3 the submission ran and sent SIGSEGV, at namespaces+cgroups."""
+    pattern = Path("/proc/sys/kernel/core_pattern")
+    log, handler = tmp_path / "dumps", tmp_path / "handler.sh"
+    handler.write_text(f"#!/bin/sh\nbytes=$(wc -c)\necho \"limit=$1 bytes=$bytes\" >> {log}\n")
+    handler.chmod(0o755)
+    old = pattern.read_text()
+    try:
+        pattern.write_text(f"|{handler} %c\n")
+    except OSError as error:
+        pytest.skip(f"core_pattern is not writable here ({error})")
+    try:
+        with box() as sandbox:
+            code = ("import signal, subprocess\np = subprocess.Popen(['sleep', '30'])\nimport time\ntime.sleep(0.2)\n"
+                    "p.send_signal(signal.SIGQUIT)\nresult = p.wait()")
+            assert run(sandbox, code) == -signal.SIGQUIT
+        deadline = time.monotonic() + 5
+        while not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        pattern.write_text(old)
+    assert not log.exists(), log.read_text()
+
+
+@needs_level("namespaces+cgroups")
+def test_the_memory_budget_bounds_swap_too():
+    """red-e15 X24-e15-2 (pass 24): a submission's memory cgroup limits its RAM alone (v1 memory.limit_in_bytes, v2
+    memory.max); neither memory.memsw.limit_in_bytes (v1) nor memory.swap.max (v2) is set, so on a machine with swap
+    (a CI runner's 4 GB, most VMs) the budget's reclaim swaps the submission out instead of killing it. Measured here
+    with a 1 GB swap file: a check holding 400 MB under `budget_memory_mb=128` answered ok (sum 52428800.0), where
+    without swap it is `killed by the kernel: ... memory budget of 128 MB`: the budget neither bounds the machine's
+    memory nor fails the check it names. The swap limit must be the budget (v1: memsw equal to the limit; v2: 0)."""
+    from autograder.sandbox.isolation import Budgets, _Cgroups
+
+    cgroups = _Cgroups(f"kit-test-swap-{os.getpid()}", Budgets(memory_mb=128))
+    try:
+        limits = {}
+        for folder in cgroups.dirs:
+            for name in ("memory.memsw.limit_in_bytes", "memory.swap.max", "memory.limit_in_bytes", "memory.max"):
+                if (folder / name).exists():
+                    limits[name] = (folder / name).read_text().strip()
+    finally:
+        cgroups.remove()
+    if "memory.memsw.limit_in_bytes" in limits:
+        assert limits["memory.memsw.limit_in_bytes"] == limits["memory.limit_in_bytes"], limits
+    elif "memory.swap.max" in limits:
+        assert limits["memory.swap.max"] == "0", limits
+    else:
+        pytest.skip(f"this kernel's memory cgroup has no swap accounting ({sorted(limits)})")
