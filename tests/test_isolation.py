@@ -1105,3 +1105,23 @@ def test_the_memory_budget_bounds_swap_too():
         assert limits["memory.swap.max"] == "0", limits
     else:
         pytest.skip(f"this kernel's memory cgroup has no swap accounting ({sorted(limits)})")
+
+
+@needs_level("namespaces")
+def test_at_namespaces_the_scratch_tmpfs_bounds_its_entries_not_only_its_bytes():
+    """red-e15 X24-e15-3 (pass 24): the session's scratch is a tmpfs of `size=<budget_disk_mb>m` and no `nr_inodes`,
+    so it bounds bytes alone (the kernel's default is half the machine's pages in inodes: 2.8 million here). Empty
+    folders take none of its blocks, but each is an inode and a dentry of kernel memory the tmpfs pins: one check of
+    2 s made 224,000 folders (200-character names), the machine's Slab grew by 261 MB and the tmpfs still had all
+    16,384 of its blocks free. At `namespaces` (no memory cgroup: a rootless container whose cgroup is not
+    delegated) the session's memory count is its processes' PSS, which this is not, so a submission holds gigabytes
+    past both its memory and its disk budget until it ends (the uid levels stop at DISK_ENTRIES of its walk). The
+    scratch must refuse entries past a bound (nr_inodes), or count them as over the disk budget."""
+    code = ("import os\nos.mkdir('d')\nmade = 0\ntry:\n    for made in range(100_000):\n"
+            "        os.mkdir(f'd/{made}')\nexcept OSError as error:\n    made = str(error)\nresult = made")
+    with box("namespaces") as sandbox:
+        sandbox.begin()
+        assert sandbox.level == "namespaces"
+        outcome = sandbox.call([Cell("student", code)], sandbox_probes.value, name="result")
+        sandbox.end()
+    assert not (outcome.ok and outcome.value == 99_999), outcome
