@@ -1125,3 +1125,32 @@ def test_at_namespaces_the_scratch_tmpfs_bounds_its_entries_not_only_its_bytes()
         outcome = sandbox.call([Cell("student", code)], sandbox_probes.value, name="result")
         sandbox.end()
     assert not (outcome.ok and outcome.value == 99_999), outcome
+
+
+def test_at_uid_a_file_left_in_a_shared_folder_inside_tmp_does_not_reach_the_next_submission():
+    """red-e15 X24-e15-4 (pass 24): at `uid` the uid's files are removed after each submission from the top of /tmp,
+    /var/tmp, /dev/shm and /run/lock only (isolation._remove_files_of), not from the folders any user may write
+    inside them: a Debian machine's systemd-tmpfiles makes /tmp/.X11-unix, .ICE-unix, .font-unix, .XIM-unix and
+    .Test-unix, root's and mode 1777. A file the submission leaves there (its own, mode 600) stays, and the next
+    submission of the same worker runs as the same uid: it reads it (measured: the second submission read 'first
+    student'). Nor does the file go when the run ends: files of at most output_kb each, as many as the budget's time
+    writes, stay on the machine's disk for good. Here a root folder of mode 1777 stands in for /tmp/.X11-unix."""
+    shared = Path(f"/tmp/.kit-test-x11-{os.getpid()}")
+    shared.mkdir()
+    shared.chmod(0o1777)
+    left = shared / "X99"
+    try:
+        with box("uid") as sandbox:
+            sandbox.begin()
+            assert sandbox.level == "uid"
+            uid = run(sandbox, f"import os\nwith open({str(left)!r}, 'w') as f:\n    f.write('first student')\n"
+                               f"os.chmod({str(left)!r}, 0o600)\nresult = os.getuid()")
+            sandbox.end()
+            sandbox.begin()  # the next submission, in the same worker
+            seen = run(sandbox, f"import os\ntry:\n    result = [os.getuid(), open({str(left)!r}).read()]\n"
+                                f"except OSError as error:\n    result = [os.getuid(), str(error)]")
+            sandbox.end()
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+    assert seen[0] == uid  # the same uid: the worker's
+    assert seen[1] != "first student", seen
