@@ -1166,3 +1166,31 @@ def test_at_uid_a_file_left_in_a_shared_folder_inside_tmp_does_not_reach_the_nex
         shutil.rmtree(shared, ignore_errors=True)
     assert seen[0] == uid  # the same uid: the worker's
     assert seen[1] != "first student", seen
+
+
+@pytest.mark.parametrize("level", ["uid+landlock", "uid"])
+def test_one_notebooks_grade_refuses_an_interpreter_reached_through_a_link_into_a_closed_folder(monkeypatch, level):
+    """red-e15 X24-e15-5 (pass 24): `closed_to_others` walks the interpreter's folders as the grader was started
+    (sys.prefix through a link: a course's .venv that links to a venv in a home folder), each step's mode read
+    through the link (os.stat follows it), so the folders above the link's target are never looked at. The worker
+    starts through the resolved folder (`_interpreter()`), under /root or a home of mode 700 that the student uid
+    cannot enter: `python -m autograder grade` and Gradescope's run grade at `uid`/`uid+landlock` with every
+    module the worker did not preload failing to import (the proof of `make grade` catches it: its session imports
+    one as the uid), where the same venv reached by its real path is refused in one line."""
+    base = Path(f"/tmp/kit-test-link-{os.getpid()}")
+    try:
+        (base / "home" / "venv" / "lib").mkdir(parents=True)
+        (base / "home").chmod(0o700)
+        (base / "course").mkdir()
+        base.chmod(0o755)
+        (base / "course").chmod(0o755)
+        (base / "course" / ".venv").symlink_to(base / "home" / "venv", target_is_directory=True)
+        monkeypatch.setattr(proof.proof_probe, "interpreter_folders", lambda: [str(base / "course" / ".venv" / "lib")])
+        monkeypatch.setattr(proof, "machine_level", lambda: level)
+        through_link = proof.closed_interpreter_refusal(GraderSettings())
+        monkeypatch.setattr(proof.proof_probe, "interpreter_folders", lambda: [str(base / "home" / "venv" / "lib")])
+        by_real_path = proof.closed_interpreter_refusal(GraderSettings())
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert "cannot reach the interpreter's files" in by_real_path, by_real_path
+    assert "cannot reach the interpreter's files" in through_link, through_link
