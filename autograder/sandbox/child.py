@@ -112,8 +112,10 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
              (resource.RLIMIT_FSIZE, limits.output_kb * 1024, limits.output_kb * 1024),
              (resource.RLIMIT_NOFILE, _DESCRIPTORS, _DESCRIPTORS),
              # no core dumps: a process is not ended while it dumps (forks.KILLED_SECONDS), and a pipe core_pattern
-             # (systemd-coredump) takes a dump past RLIMIT_FSIZE, to a place outside the scratch folder (red-a13)
-             (resource.RLIMIT_CORE, 0, 0)]
+             # (systemd-coredump, apport) hands a dump to a root helper outside the session (red-a13). 1, not 0: for a
+             # pipe the kernel ignores the limit but for that one value, its own mark of "no dump" (fs/coredump.c),
+             # and 1 byte is below any file dump's size too. The filter denies changing it (seccomp.py).
+             (resource.RLIMIT_CORE, 1, 1)]
     try:
         with open("/proc/self/statm") as statm:
             address_space = int(statm.read().split()[0]) * resource.getpagesize() + extra
