@@ -738,3 +738,24 @@ def test_an_exception_whose_str_raises_in_a_called_method_is_never_named_os_exit
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
     assert messages and not any("os._exit" in message for message in messages), messages[:3]
+
+
+def test_a_cell_merged_into_the_cell_above_it_is_graded_as_the_code_it_holds(tmp_path):
+    """red-b15 X24-b15-1 (pass 24): the student moved cell linear up under cell module and merged the two (Shift-M in
+    Jupyter, Merge Cells in JupyterLab: the merged cell keeps the upper cell's metadata, so grade id module, holding
+    Module then Linear; cell linear is gone). Jupyter runs the same code in the same order: every test cell passes and
+    so do the public checks. The grade gives test_forward 0/2 (16/18), "raised KeyError: 'Linear' (because cell
+    linear: raised RuntimeError: the cell linear is missing from the notebook (line 1))": the part takes cell module
+    blank, its stub stands for the whole merged cell, and the student's Linear never runs. The same merge the other
+    way round (an added cell above linear merged into it, so the merged cell keeps no grade id) scores 18/18, as does
+    Linear written in a cell the student added: which metadata Jupyter's merge kept decides 2 points."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    linear = cells.pop(_cell_at(cells, "linear"))
+    cells[_cell_at(cells, "module")].source += "\n\n\n" + linear.source
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    public = {part: [m for ok, m in notebook_checks.run_part(part, path).values() if not ok]
+              for part in ("forward", "parameters")}
+    assert not any(public.values()), public  # the public checks, on the notebook as saved: it runs
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, failing_messages(report)
