@@ -759,3 +759,24 @@ def test_a_cell_merged_into_the_cell_above_it_is_graded_as_the_code_it_holds(tmp
     assert not any(public.values()), public  # the public checks, on the notebook as saved: it runs
     report, _ = grade_json(path)
     assert scores(report) == FULL, failing_messages(report)
+
+
+def test_a_deleted_cell_does_not_follow_a_given_cell_the_student_moved(tmp_path):
+    """red-b15 X24-b15-4 (pass 24): red-b14 X23-2 with a given code cell moved instead of prose. The student deleted
+    cell module (Module is nowhere) and moved the given cell parameter below cell linear (Jupyter runs the same: linear
+    fails on Module either way, Parameter is only called). _in_students_order puts the deleted cell right after the
+    code cell before it in the release, parameter, wherever the student put that: below linear. Every part that takes
+    module blank runs its stub there, and Runner.defined_below finds it placed: "raised KeyError: 'Linear' (because
+    cell linear stands above cell module in your notebook, so Module is not defined yet when it runs)" in
+    test_forward, test_zero_grad, test_step and test_no_grad, naming a cell the notebook does not hold; the grade
+    drops from 12/18 (parameter unmoved) to 6.4/18 (test_zero_grad 1.33, test_step 1.69, test_no_grad 1.38, all 2, 3
+    and 3 in Jupyter and unmoved)."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    del cells[_cell_at(cells, "module")]
+    unmoved, _ = grade_json(write_notebook(notebook, tmp_path / "unmoved" / NOTEBOOK))
+    cells.insert(_cell_at(cells, "linear") + 1, cells.pop(_cell_at(cells, "parameter")))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [m for part in failing_messages(report).values() for m in part]
+    assert messages and not [m for m in messages if "stands above cell module" in m], messages
+    assert scores(report) == scores(unmoved), (scores(unmoved), scores(report))
