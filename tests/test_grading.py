@@ -17,6 +17,7 @@ import notebook_checks
 import pytest
 from nbformat.v4 import new_code_cell
 
+from autograder.checks import suites
 from autograder.checks.suites import reference_answers
 from autograder.classroom.mutate import Mutation, apply
 from autograder.outputs.redaction import hidden_code_lines
@@ -780,3 +781,36 @@ def test_a_deleted_cell_does_not_follow_a_given_cell_the_student_moved(tmp_path)
     messages = [m for part in failing_messages(report).values() for m in part]
     assert messages and not [m for m in messages if "stands above cell module" in m], messages
     assert scores(report) == scores(unmoved), (scores(unmoved), scores(report))
+
+
+def test_a_deleted_cell_is_never_named_as_standing_below_a_cell_the_student_moved(tmp_path):
+    """fix-order2 (red-b15 X24-b15-4, its message): cell module deleted and the given cell relu_sequential moved above
+    cell parameter, so `class ReLU(Module)` raises in Jupyter too. The stand-in for cell module stands after
+    parameter, below relu_sequential; Runner.defined_below said "cell relu_sequential stands above cell module in your
+    notebook", a cell the notebook does not hold. A deleted cell stands nowhere: the message is the error itself."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    del cells[_cell_at(cells, "module")]
+    cells.insert(_cell_at(cells, "parameter"), cells.pop(_cell_at(cells, "relu_sequential")))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [m for part in failing_messages(report).values() for m in part]
+    assert [m for m in messages if "cell relu_sequential: raised NameError: name 'Module'" in m], messages
+    assert not [m for m in messages if "stands above cell module" in m], messages
+
+
+def test_a_missing_cell_is_graded_where_another_cell_of_the_students_binds_its_stubs_names():
+    """fix-order2 (red-b15 X24-b15-1): cell linear merged into cell module (which keeps module's metadata) is hosted
+    there: the forward part takes cell module from the student, and cell linear runs nothing, never a stand-in that
+    raises as missing. An exercise's stub binds no name, so an answer written in another cell hosts no exercise cell
+    (its message says to assign it in the exercise cell), and a cell the student added hosts what it binds."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    cells[_cell_at(cells, "module")].source += "\n\n\n" + cells.pop(_cell_at(cells, "linear")).source
+    cells[_cell_at(cells, "sgd")].source += "\n\ncount_64_32_10 = 32 * (64 + 1) + 10 * (32 + 1)\n"
+    del cells[_cell_at(cells, "exercise_count")]
+    no_grad = cells.pop(_cell_at(cells, "no_grad"))
+    cells.append(new_code_cell(no_grad.source))  # at the end, with no metadata: a cell the student added
+    assert suites.hosts(ASSIGNMENT, notebook) == {"linear": "module", "no_grad": str(len(cells) - 1)}
+    forward = next(suite for suite in suites.load_suites(ASSIGNMENT) if suite.grade_id == "test_forward")
+    program = {cell.name: cell.source for cell in suites.part_program(ASSIGNMENT, notebook, forward)}
+    assert program["linear"] == "" and program["module"] == cells[_cell_at(cells, "module")].source
