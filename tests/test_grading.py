@@ -17,6 +17,7 @@ import notebook_checks
 import pytest
 from nbformat.v4 import new_code_cell
 
+from autograder.checks import suites
 from autograder.checks.suites import reference_answers
 from autograder.classroom.mutate import Mutation, apply
 from autograder.outputs.redaction import hidden_code_lines
@@ -738,3 +739,78 @@ def test_an_exception_whose_str_raises_in_a_called_method_is_never_named_os_exit
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
     assert messages and not any("os._exit" in message for message in messages), messages[:3]
+
+
+def test_a_cell_merged_into_the_cell_above_it_is_graded_as_the_code_it_holds(tmp_path):
+    """red-b15 X24-b15-1 (pass 24): the student moved cell linear up under cell module and merged the two (Shift-M in
+    Jupyter, Merge Cells in JupyterLab: the merged cell keeps the upper cell's metadata, so grade id module, holding
+    Module then Linear; cell linear is gone). Jupyter runs the same code in the same order: every test cell passes and
+    so do the public checks. The grade gives test_forward 0/2 (16/18), "raised KeyError: 'Linear' (because cell
+    linear: raised RuntimeError: the cell linear is missing from the notebook (line 1))": the part takes cell module
+    blank, its stub stands for the whole merged cell, and the student's Linear never runs. The same merge the other
+    way round (an added cell above linear merged into it, so the merged cell keeps no grade id) scores 18/18, as does
+    Linear written in a cell the student added: which metadata Jupyter's merge kept decides 2 points."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    linear = cells.pop(_cell_at(cells, "linear"))
+    cells[_cell_at(cells, "module")].source += "\n\n\n" + linear.source
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    public = {part: [m for ok, m in notebook_checks.run_part(part, path).values() if not ok]
+              for part in ("forward", "parameters")}
+    assert not any(public.values()), public  # the public checks, on the notebook as saved: it runs
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, failing_messages(report)
+
+
+def test_a_deleted_cell_does_not_follow_a_given_cell_the_student_moved(tmp_path):
+    """red-b15 X24-b15-4 (pass 24): red-b14 X23-2 with a given code cell moved instead of prose. The student deleted
+    cell module (Module is nowhere) and moved the given cell parameter below cell linear (Jupyter runs the same: linear
+    fails on Module either way, Parameter is only called). _in_students_order puts the deleted cell right after the
+    code cell before it in the release, parameter, wherever the student put that: below linear. Every part that takes
+    module blank runs its stub there, and Runner.defined_below finds it placed: "raised KeyError: 'Linear' (because
+    cell linear stands above cell module in your notebook, so Module is not defined yet when it runs)" in
+    test_forward, test_zero_grad, test_step and test_no_grad, naming a cell the notebook does not hold; the grade
+    drops from 12/18 (parameter unmoved) to 6.4/18 (test_zero_grad 1.33, test_step 1.69, test_no_grad 1.38, all 2, 3
+    and 3 in Jupyter and unmoved)."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    del cells[_cell_at(cells, "module")]
+    unmoved, _ = grade_json(write_notebook(notebook, tmp_path / "unmoved" / NOTEBOOK))
+    cells.insert(_cell_at(cells, "linear") + 1, cells.pop(_cell_at(cells, "parameter")))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [m for part in failing_messages(report).values() for m in part]
+    assert messages and not [m for m in messages if "stands above cell module" in m], messages
+    assert scores(report) == scores(unmoved), (scores(unmoved), scores(report))
+
+
+def test_a_deleted_cell_is_never_named_as_standing_below_a_cell_the_student_moved(tmp_path):
+    """fix-order2 (red-b15 X24-b15-4, its message): cell module deleted and the given cell relu_sequential moved above
+    cell parameter, so `class ReLU(Module)` raises in Jupyter too. The stand-in for cell module stands after
+    parameter, below relu_sequential; Runner.defined_below said "cell relu_sequential stands above cell module in your
+    notebook", a cell the notebook does not hold. A deleted cell stands nowhere: the message is the error itself."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    del cells[_cell_at(cells, "module")]
+    cells.insert(_cell_at(cells, "parameter"), cells.pop(_cell_at(cells, "relu_sequential")))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [m for part in failing_messages(report).values() for m in part]
+    assert [m for m in messages if "cell relu_sequential: raised NameError: name 'Module'" in m], messages
+    assert not [m for m in messages if "stands above cell module" in m], messages
+
+
+def test_a_missing_cell_is_graded_where_another_cell_of_the_students_binds_its_stubs_names():
+    """fix-order2 (red-b15 X24-b15-1): cell linear merged into cell module (which keeps module's metadata) is hosted
+    there: the forward part takes cell module from the student, and cell linear runs nothing, never a stand-in that
+    raises as missing. An exercise's stub binds no name, so an answer written in another cell hosts no exercise cell
+    (its message says to assign it in the exercise cell), and a cell the student added hosts what it binds."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    cells[_cell_at(cells, "module")].source += "\n\n\n" + cells.pop(_cell_at(cells, "linear")).source
+    cells[_cell_at(cells, "sgd")].source += "\n\ncount_64_32_10 = 32 * (64 + 1) + 10 * (32 + 1)\n"
+    del cells[_cell_at(cells, "exercise_count")]
+    no_grad = cells.pop(_cell_at(cells, "no_grad"))
+    cells.append(new_code_cell(no_grad.source))  # at the end, with no metadata: a cell the student added
+    assert suites.hosts(ASSIGNMENT, notebook) == {"linear": "module", "no_grad": str(len(cells) - 1)}
+    forward = next(suite for suite in suites.load_suites(ASSIGNMENT) if suite.grade_id == "test_forward")
+    program = {cell.name: cell.source for cell in suites.part_program(ASSIGNMENT, notebook, forward)}
+    assert program["linear"] == "" and program["module"] == cells[_cell_at(cells, "module")].source
