@@ -1,7 +1,7 @@
 """Grading notes: what the student and the instructor should know about a submission that was graded anyway.
 
 A notebook saved under another name, a graded cell pasted twice, a locked cell edited, a cell of the
-release deleted or moved, a cell's nbgrader metadata edited, a second notebook in the folder, a link or a FIFO beside it: each is
+release deleted, moved or merged into another, a cell's nbgrader metadata edited, a second notebook in the folder, a link or a FIFO beside it: each is
 graded (as the README says how) and said once, in one
 line, in the summary of `make grade` and at the top of the student's feedback page.
 
