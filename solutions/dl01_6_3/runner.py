@@ -1,10 +1,11 @@
 """Runs a notebook's cells for the public checks (notebook_checks.py) as Jupyter's kernel runs them, and as the grade
 does: IPython's syntax read by IPython's own shell (without IPython, magics skipped), a top-level `await` allowed
 (IPython's autoawait) and every cell run on one event loop, whatever a cell raises (KeyboardInterrupt too) stopping
-only that cell, and `exit()` / `quit()` stopping nothing. Standard library only; IPython if installed.
+only that cell, and `exit` and `quit` the kernel's (KernelExit). Standard library only; IPython if installed.
 """
 from __future__ import annotations
 
+import _sitebuiltins
 import ast
 import asyncio
 import inspect
@@ -18,13 +19,16 @@ HERE = Path(__file__).resolve().parent
 NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your answer"
 
 
-class KernelExit:
-    """`exit` and `quit` as Jupyter's kernel binds them (ipykernel's ZMQExitAutocall): a call asks the front end to
-    close the kernel, which nbclient (and so nbgrader's autograde) never does, so it raises nothing and the rest of
-    the cell runs (measured with nbclient 0.11 and ipykernel 7.4, in a cell and in a function a cell calls)."""
+class KernelExit(_sitebuiltins.Quitter):
+    """`exit` and `quit` as Jupyter's kernel binds them (ipykernel's ZMQExitAutocall), and as the grade has them. The
+    kernel's raises nothing: with `keep_kernel` true (quit(3), exit(True)) nothing else happens, and the cell goes on;
+    otherwise the kernel ends 0.1 s later, so a cell that starts after that never runs (nbclient: DeadKernelError, and
+    nbgrader cannot grade the notebook; measured with nbclient 0.11 and ipykernel 7.4). Here, as in the grade, that
+    call stops its cell as site's Quitter does ("called exit()"), and the cells below run."""
 
-    def __call__(self, keep_kernel: object = False) -> None:
-        return None
+    def __call__(self, keep_kernel: object = False) -> None:  # type: ignore[override]
+        if not keep_kernel:
+            super().__call__(*(() if keep_kernel is False else (keep_kernel,)))
 
 
 def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]]:
@@ -32,7 +36,8 @@ def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]
     sys.path.insert(0, str(HERE))  # the notebook imports engine.py from this folder
     names, errors = {"__name__": "__main__"}, []
     read = _reader(names)
-    names["exit"] = names["quit"] = KernelExit()  # after the shell's own (which raise without a terminal)
+    # after the shell's own, which fail without a terminal
+    names.update({name: KernelExit(name, "Ctrl-D (i.e. EOF)") for name in ("exit", "quit")})
     loop = asyncio.new_event_loop()
     try:
         for name, source in cells:
