@@ -738,3 +738,72 @@ def test_an_exception_whose_str_raises_in_a_called_method_is_never_named_os_exit
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
     assert messages and not any("os._exit" in message for message in messages), messages[:3]
+
+
+# red-c15 pass 24: the loader's handlers (child._load; messages.describe_exception, describe_cell_exit) still read the
+# notebook's exception where its own code can raise, past what 937c00b's _said guards (a str() or a code raising an
+# Exception): each of these at the end of cell module ends the loader, and every part that loads the cell is lost,
+# named "cell module ended the process (os._exit(0)?)". Measured on main e044460: 12/18 each (test_parameters 0/3,
+# test_lesson_numbers 0/3). In Jupyter (nbclient, allow_errors, measured with the venv's ipykernel 7.4) each cell
+# shows an error and the cell below it runs, so nbgrader's autograde gives 18/18.
+LOADER_ESCAPES = {
+    # X24-c15-1: _said catches Exception only: a __str__ or a SystemExit's code raising a BaseException escapes it
+    "str_raises_keyboard_interrupt": "class E(Exception):\n    def __str__(self):\n        raise KeyboardInterrupt\n\n"
+                                     "raise E()\n",
+    "code_raises_keyboard_interrupt": "class Stop(SystemExit):\n    @property\n    def code(self):\n"
+                                      "        raise KeyboardInterrupt\n\nraise Stop(1)\n",
+    # X24-c15-1: isinstance(exc, NotImplementedError) reads exc.__class__ (a property of the notebook's)
+    "class_raises": "class E(Exception):\n    @property\n    def __class__(self):\n        raise ValueError('no class')\n\n"
+                    "raise E('x')\n",
+    # X24-c15-1: type(exc).__name__ is a metaclass's property
+    "type_name_raises": "class Meta(type):\n    @property\n    def __name__(cls):\n        raise ValueError('no name')\n\n"
+                        "class E(Exception, metaclass=Meta):\n    pass\n\nraise E('x')\n",
+    # X24-c15-1: traceback.walk_tb(exc.__traceback__) reads a property of the notebook's
+    "traceback_raises": "class E(Exception):\n    @property\n    def __traceback__(self):\n        raise ValueError('no tb')\n"
+                        "    @__traceback__.setter\n    def __traceback__(self, value):\n        pass\n\nraise E('x')\n",
+    # X24-c15-1: _exit_call's getattr(quitter, "name", None) swallows only AttributeError
+    "quitter_name_raises": "type(exit).name = property(lambda self: 1 / 0)\nexit(0)\n",
+    # X24-c15-2: no class of the student's: a built-in SyntaxError raised with its details in the wrong order makes
+    # exc.filename an int, and _in_notebook(exc.filename) calls int.startswith
+    "syntax_error_int_filename": 'raise SyntaxError("bad input", (1, 2, 3, "x"))\n',
+}
+
+
+@pytest.mark.parametrize("raised", LOADER_ESCAPES.values(), ids=LOADER_ESCAPES.keys())
+def test_an_exception_that_misbehaves_at_a_cells_top_level_stops_that_cell_only(tmp_path, raised):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    cell["source"] = "".join(cell["source"]) + "\n\n" + raised
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
+    assert report["total"] == report["max"], (scores(report), messages[:2])
+
+
+# red-c15 X24-c15-3: child._load writes Loaded with each cell's whole first line of its error; only the reader cuts it
+# (protocol.Loaded.from_json, ERROR_CHARS). A top-level exception whose message's first line is over about 1.1 MB
+# (answer_kb + FIELDS_BYTES) makes the Loaded line oversized: the worker blames the last cell loaded, "cell no_grad wrote
+# to the grader's pipe something that is not an answer: write only through print(), not to file descriptors (os.write)",
+# and the parts that load cell module score 0. Measured on main e044460: `raise ValueError(str(list(range(200_000))))`
+# at the end of cell module gives 12/18; Jupyter shows the error and runs the cells below (18/18 in nbgrader).
+def test_a_long_message_raised_at_a_cells_top_level_stops_that_cell_only(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    cell["source"] = "".join(cell["source"]) + "\n\nraise ValueError(str(list(range(200_000))))\n"
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
+    assert not any("os.write" in message or "no_grad" in message for message in messages), messages[:2]
+    assert report["total"] == report["max"], scores(report)
+
+
+# red-c15 X24-c15-3, in a call: the reason of a method that raised with a 1.2 MB message is cut only by the reader, so
+# the check says the method "returned an answer larger than 1,024 KB" (it returned nothing: it raised). Measured on
+# main e044460: test_forward's first failing check says so, where a short message gives "_huge_forward raised ValueError".
+def test_a_long_message_raised_by_a_method_is_named_as_raised_not_as_a_large_answer(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    cell["source"] = "".join(cell["source"]) + (
+        "\n\ndef _huge_forward(self, x):\n    raise ValueError('x' * 1_200_000)\n\nLinear.forward = _huge_forward\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    forward = next(part for part in report["parts"] if part["grade_id"] == "test_forward")
+    messages = [t["message"] for t in forward["tests"] if not t["passed"]]
+    assert messages and not any("returned an answer larger" in message for message in messages), messages[:2]
