@@ -807,3 +807,57 @@ def test_a_long_message_raised_by_a_method_is_named_as_raised_not_as_a_large_ans
     forward = next(part for part in report["parts"] if part["grade_id"] == "test_forward")
     messages = [t["message"] for t in forward["tests"] if not t["passed"]]
     assert messages and not any("returned an answer larger" in message for message in messages), messages[:2]
+
+
+# red-c15 X24-c15-4: the public checks' run_cells catches (Exception, SystemExit) only, and explain.describe_exception
+# reads str(exc), exc.code, exc.__class__ (isinstance), exc.__traceback__ and exc.filename unguarded. A cell that
+# raises KeyboardInterrupt or GeneratorExit at its top level, or an exception whose __str__ or code raises (the grade's
+# own fixed cases, red-f14 X23-f14-2/3/4: 18/18 since 937c00b), ends the checks' child: every public check fails,
+# "the process ended during this check (exit code 1): a crash, or sys.exit() / os._exit() in your code?" or
+# "modules_and_sgd.ipynb could not be read as a notebook (no class)". Measured on main e044460 with the release's
+# `python -m pytest`: 36 failed of 36 for each of the right notebooks below (the raise at the end of cell module),
+# where the grade gives 18/18 (KeyboardInterrupt, __str__, code) and Jupyter runs the cells below.
+PUBLIC_ESCAPES = {
+    "keyboard_interrupt": "raise KeyboardInterrupt\n",
+    "generator_exit": "raise GeneratorExit\n",
+    "str_raises": BROKEN_STR + "raise ShapeError()\n",
+    "code_raises": "class Stop(SystemExit):\n    @property\n    def code(self):\n        raise ValueError('no code')\n\n"
+                   "raise Stop(1)\n",
+    **{name: LOADER_ESCAPES[name] for name in ("class_raises", "traceback_raises", "syntax_error_int_filename")},
+}
+
+
+@pytest.mark.parametrize("raised", PUBLIC_ESCAPES.values(), ids=PUBLIC_ESCAPES.keys())
+def test_the_public_checks_run_the_cells_below_a_cell_that_raised_as_jupyter_does(raised):
+    names, errors, escaped = {}, [], False
+    try:  # a KeyboardInterrupt let out would stop pytest itself; failed outside, so that pytest never formats it
+        names, errors = notebook_checks.run_cells([("raises", raised), ("below", "after = 1\n")])
+    except BaseException:
+        escaped = True
+    assert not escaped, "run_cells let the exception out of the cell that raised it"
+    assert names.get("after") == 1 and [reason.split(":")[0] for reason, _ in errors] == ["cell raises"], errors
+
+
+def test_the_public_checks_pass_the_right_notebook_with_a_keyboard_interrupt_at_a_cells_top_level(tmp_path):
+    """What the student sees: `python -m pytest -m forward` on it; the grade's test_forward is 2/2 (18/18 in all)."""
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    cell["source"] = "".join(cell["source"]) + "\n\nraise KeyboardInterrupt\n"
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    failed = [message for ok, message in notebook_checks.run_part("forward", path).values() if not ok]
+    assert not failed, failed[:2]
+
+
+# red-c15 X24-c15-4, in a check: run_check's handler catches (Exception, SystemExit) and its _failure reads str(exc): a
+# method that raises KeyboardInterrupt, or an exception whose __str__ raises, ends the checks' child, and the check says
+# "the process ended during this check (exit code 1): a crash, or sys.exit() / os._exit() in your code?" where the grade
+# names it ("Linear.forward raised KeyboardInterrupt, which stops the program"; "Linear.forward raised ShapeError").
+@pytest.mark.parametrize("raised", ["raise KeyboardInterrupt", "raise ShapeError()"])
+def test_the_public_checks_name_what_a_method_raised_never_a_process_that_ended(tmp_path, raised):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    right = "return x @ self.weight.T + self.bias\n"
+    cell["source"] = BROKEN_STR + "".join(cell["source"]).replace(right, raised + "\n")
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    failed = [message for ok, message in notebook_checks.run_part("forward", path).values() if not ok]
+    assert failed and not any("process ended" in message for message in failed), failed[:2]
