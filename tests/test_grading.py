@@ -766,6 +766,9 @@ LOADER_ESCAPES = {
     # X24-c15-2: no class of the student's: a built-in SyntaxError raised with its details in the wrong order makes
     # exc.filename an int, and _in_notebook(exc.filename) calls int.startswith
     "syntax_error_int_filename": 'raise SyntaxError("bad input", (1, 2, 3, "x"))\n',
+    # X24-c15-2: _exit_code's repr(code) of an int past Python's 4,300 digits raises ValueError (only reading code is
+    # guarded); IPython shows the ValueError and runs the cells below
+    "sys_exit_huge_int": "import sys\nsys.exit(10**5000)\n",
 }
 
 
@@ -823,7 +826,9 @@ PUBLIC_ESCAPES = {
     "str_raises": BROKEN_STR + "raise ShapeError()\n",
     "code_raises": "class Stop(SystemExit):\n    @property\n    def code(self):\n        raise ValueError('no code')\n\n"
                    "raise Stop(1)\n",
-    **{name: LOADER_ESCAPES[name] for name in ("class_raises", "traceback_raises", "syntax_error_int_filename")},
+    **{name: LOADER_ESCAPES[name] for name in ("class_raises", "traceback_raises", "syntax_error_int_filename",
+                                               "sys_exit_huge_int")},
+    "value_error_huge_int": "raise ValueError(10**5000)\n",  # str(exc) raises; the grade gives 18/18
 }
 
 
