@@ -866,3 +866,18 @@ def test_the_public_checks_name_what_a_method_raised_never_a_process_that_ended(
     path = write_notebook(notebook, tmp_path / NOTEBOOK)
     failed = [message for ok, message in notebook_checks.run_part("forward", path).values() if not ok]
     assert failed and not any("process ended" in message for message in failed), failed[:2]
+
+
+# red-c15 X24-c15-5: in Jupyter `exit` and `quit` are ipykernel's ZMQExitAutocall, not site's Quitter: called in a cell
+# they raise nothing (they ask the front end to close the kernel, which nbclient, and so nbgrader's autograde, never
+# does), so the rest of the cell runs and so do the cells below. Measured with the venv's nbclient 0.11 and ipykernel
+# 7.4: `exit()` then `print("AFTER EXIT")` prints AFTER EXIT, and the next cell runs. The grade (the loader's builtins:
+# site's Quitter raises SystemExit) stops the cell at exit(): the right notebook with `exit()` as the first line of cell
+# sgd gives 10.82/18 on main e044460 ("cell sgd: called exit() (line 1), which stops the cell there"), 18/18 in nbgrader.
+@pytest.mark.parametrize("call", ["exit()", "quit(3)"])
+def test_exit_in_a_cell_stops_nothing_as_in_jupyters_kernel(tmp_path, call):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sgd")
+    cell["source"] = f"{call}\n" + "".join(cell["source"])
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert report["total"] == report["max"], scores(report)
