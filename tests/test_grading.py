@@ -829,6 +829,7 @@ PUBLIC_ESCAPES = {
     **{name: LOADER_ESCAPES[name] for name in ("class_raises", "traceback_raises", "syntax_error_int_filename",
                                                "sys_exit_huge_int")},
     "value_error_huge_int": "raise ValueError(10**5000)\n",  # str(exc) raises; the grade gives 18/18
+    "cancelled_error": "import asyncio\nraise asyncio.CancelledError('stop')\n",  # a BaseException: the grade, 18/18
 }
 
 
@@ -891,3 +892,16 @@ def test_exit_in_a_cell_stops_nothing_as_in_jupyters_kernel(tmp_path, call):
 def test_the_public_checks_run_a_cell_with_top_level_await_as_jupyter_does():
     names, errors = notebook_checks.run_cells([("waits", "import asyncio\nawait asyncio.sleep(0)\nafter = 1\n")])
     assert not errors and names.get("after") == 1, errors
+
+
+# red-c15 X24-c15-3, in memory: describe_exception takes a message's first line as str(exc).strip().splitlines()[0], a
+# string object for every line of it. A cell that raises ValueError("ab\n" * 30_000_000) (90 MB, well within the 1,024
+# MB the cell may use) makes the loader's handler list 30 million strings: the memory budget kills the loader, "cell
+# module was killed by the kernel: the submission's processes together used their memory budget of 1024 MB", and the
+# parts that load the cell score 0. Measured on main e044460: 12/18 (11 s); Jupyter shows the error, runs the cells below.
+def test_a_message_of_many_lines_raised_at_a_cells_top_level_stops_that_cell_only(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    cell["source"] = "".join(cell["source"]) + '\n\nraise ValueError("ab\\n" * 30_000_000)\n'
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert report["total"] == report["max"], scores(report)
