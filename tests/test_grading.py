@@ -905,3 +905,25 @@ def test_a_message_of_many_lines_raised_at_a_cells_top_level_stops_that_cell_onl
     cell["source"] = "".join(cell["source"]) + '\n\nraise ValueError("ab\\n" * 30_000_000)\n'
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert report["total"] == report["max"], scores(report)
+
+
+# red-c15 X24-c15-7: the same unguarded reads in _run_calls' handlers (describe_exception, describe_exit) end the check
+# child when a called method raises such an exception, with nothing of the student's class: the check says "ended the
+# process (os._exit(0)?) before the check finished", a call the notebook never made. Measured on main e044460 with
+# Linear.forward replaced by each (score 13.55/18, as for a plain raise); a short ValueError is named "_bad_forward
+# raised ValueError: ...".
+CALL_ESCAPES = {
+    "syntax_error_int_filename": 'raise SyntaxError("bad input", (1, 2, 3, "x"))',
+    "sys_exit_huge_int": "sys.exit(10**5000)",
+}
+
+
+@pytest.mark.parametrize("raised", CALL_ESCAPES.values(), ids=CALL_ESCAPES.keys())
+def test_a_method_that_raises_an_odd_built_in_exception_is_never_named_os_exit(tmp_path, raised):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    cell["source"] = "".join(cell["source"]) + (
+        f"\n\nimport sys\n\n\ndef _bad_forward(self, x):\n    {raised}\n\n\nLinear.forward = _bad_forward\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
+    assert messages and not any("os._exit" in message for message in messages), messages[:2]
