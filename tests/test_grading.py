@@ -927,3 +927,16 @@ def test_a_method_that_raises_an_odd_built_in_exception_is_never_named_os_exit(t
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
     assert messages and not any("os._exit" in message for message in messages), messages[:2]
+
+
+# red-c15 X24-c15-8 (test_messages.py holds the unit): a SystemExit whose code raises, first in cell linear, loses the
+# "because cell linear: ..." of every check that misses Linear (the load error is read as the notebook's own words).
+def test_a_cell_exit_whose_code_raises_is_named_as_the_cause_of_a_missing_class(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    cell["source"] = ("class Stop(SystemExit):\n    @property\n    def code(self):\n        raise ValueError('no code')\n\n"
+                      "raise Stop(1)\n") + "".join(cell["source"])
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    forward = next(part for part in report["parts"] if part["grade_id"] == "test_forward")
+    messages = [t["message"] for t in forward["tests"] if not t["passed"]]
+    assert messages and all("because cell linear: called sys.exit" in message for message in messages), messages[:2]
