@@ -940,3 +940,16 @@ def test_a_cell_exit_whose_code_raises_is_named_as_the_cause_of_a_missing_class(
     forward = next(part for part in report["parts"] if part["grade_id"] == "test_forward")
     messages = [t["message"] for t in forward["tests"] if not t["passed"]]
     assert messages and all("because cell linear: called sys.exit" in message for message in messages), messages[:2]
+
+
+# red-c15 X24-c15-9 (test_messages.py holds the unit): an exception class named in Hindi, raised by Linear.forward: every
+# test_forward check says "sent an answer in words of its own (written to the grader's pipe?)".
+def test_a_method_raising_an_exception_named_in_hindi_is_not_said_to_write_to_the_graders_pipe(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear")
+    cell["source"] = "".join(cell["source"]) + (
+        "\n\nclass त्रुटि(ValueError):\n    pass\n\n\ndef _bad_forward(self, x):\n    raise त्रुटि('bad shape')\n\n\n"
+        "Linear.forward = _bad_forward\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = [t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]]
+    assert messages and not any("grader's pipe" in message for message in messages), messages[:2]

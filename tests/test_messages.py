@@ -303,3 +303,18 @@ def test_a_cell_exit_whose_code_raises_is_read_as_the_graders_own_words():
                  "raise Stop(1)\n", "<cell linear>")
     error = f"cell linear: {describe_cell_exit(exc)}"
     assert as_notebooks_load_error(error) == error
+
+
+# red-c15 X24-c15-9: messages._LOADER_SHAPES reads a name as \w, but Python's identifiers also hold combining marks (Mn,
+# Mc: a Devanagari virama or vowel sign, Thai, Tamil...), which \w does not match. A method or an exception class named
+# in Hindi makes the loader's own words read as the notebook's: "sent an answer in words of its own (written to the
+# grader's pipe?)", telling an honest student they wrote to the grader's pipe. Measured on main e044460: Linear.forward
+# raising `class त्रुटि(ValueError)` gives that for every test_forward check (13.55/18, as for a plain raise).
+@pytest.mark.parametrize("source", [
+    "class त्रुटि(ValueError):\n    pass\n\nraise त्रुटि('bad shape')",
+    "def जोड़(a, b):\n    raise ValueError('bad shape')\n\nजोड़(1, 2)",
+], ids=["exception_class", "function"])
+def test_a_name_in_any_script_python_allows_is_read_as_the_graders_own_words(source):
+    from autograder.sandbox.messages import as_notebooks, describe_exception
+    reason = describe_exception(raised(source))
+    assert as_notebooks(reason) == reason
