@@ -833,6 +833,7 @@ PUBLIC_ESCAPES = {
 }
 
 
+@pytest.mark.xfail(strict=True, reason="another helper's finding (fix-public: the public checks)")
 @pytest.mark.parametrize("raised", PUBLIC_ESCAPES.values(), ids=PUBLIC_ESCAPES.keys())
 def test_the_public_checks_run_the_cells_below_a_cell_that_raised_as_jupyter_does(raised):
     names, errors, escaped = {}, [], False
@@ -844,6 +845,7 @@ def test_the_public_checks_run_the_cells_below_a_cell_that_raised_as_jupyter_doe
     assert names.get("after") == 1 and [reason.split(":")[0] for reason, _ in errors] == ["cell raises"], errors
 
 
+@pytest.mark.xfail(strict=True, reason="another helper's finding (fix-public: the public checks)")
 def test_the_public_checks_pass_the_right_notebook_with_a_keyboard_interrupt_at_a_cells_top_level(tmp_path):
     """What the student sees: `python -m pytest -m forward` on it; the grade's test_forward is 2/2 (18/18 in all)."""
     notebook = solution_notebook()
@@ -858,6 +860,7 @@ def test_the_public_checks_pass_the_right_notebook_with_a_keyboard_interrupt_at_
 # method that raises KeyboardInterrupt, or an exception whose __str__ raises, ends the checks' child, and the check says
 # "the process ended during this check (exit code 1): a crash, or sys.exit() / os._exit() in your code?" where the grade
 # names it ("Linear.forward raised KeyboardInterrupt, which stops the program"; "Linear.forward raised ShapeError").
+@pytest.mark.xfail(strict=True, reason="another helper's finding (fix-public: the public checks)")
 @pytest.mark.parametrize("raised", ["raise KeyboardInterrupt", "raise ShapeError()"])
 def test_the_public_checks_name_what_a_method_raised_never_a_process_that_ended(tmp_path, raised):
     notebook = solution_notebook()
@@ -889,6 +892,7 @@ def test_exit_in_a_cell_stops_nothing_as_in_jupyters_kernel(tmp_path, call):
 # error on line 2: 'await' outside function" there, and the cells that need its names fail. Measured on main e044460:
 # `import asyncio` / `await asyncio.sleep(0)` at the end of cell module: the release's `python -m pytest` 19 failed, 17
 # passed; the grade 18/18; Jupyter runs the cell.
+@pytest.mark.xfail(strict=True, reason="another helper's finding (fix-public: the public checks)")
 def test_the_public_checks_run_a_cell_with_top_level_await_as_jupyter_does():
     names, errors = notebook_checks.run_cells([("waits", "import asyncio\nawait asyncio.sleep(0)\nafter = 1\n")])
     assert not errors and names.get("after") == 1, errors
@@ -969,6 +973,7 @@ def test_a_method_raising_an_exception_named_in_hindi_is_not_said_to_write_to_th
 # red-c15 X24-c15-5 on the public side: run_cells runs a cell with site's exit() too, so `python -m pytest` fails the
 # checks of a class defined below exit() in its cell, where the notebook's own test cells (the kernel's names: ipykernel's
 # exit() raised nothing) pass them.
+@pytest.mark.xfail(strict=True, reason="another helper's finding (fix-public: the public checks)")
 @pytest.mark.parametrize("call", ["exit()", "quit(3)"])
 def test_the_public_checks_run_the_rest_of_a_cell_after_exit_as_jupyters_kernel_does(call, monkeypatch):
     monkeypatch.setattr("sys.stdin", None)  # site's Quitter closes sys.stdin
