@@ -1049,4 +1049,82 @@ def _collect(module, found=None, seen=set()):
                 "return list(self._params)"),),
         loses=("test_parameters",), phrase="self._params is a list kept on the module itself",
         cause="self._params is a list kept on the module itself", every=("self._params",)),
+
+    # ------------------------------------------------------------------ red-f15 (pass 24): new single faults
+    # Linear's given __init__ with the bias drawn as a row, size=(1, n_out): the same numbers in the same order, and
+    # x @ W.T + b broadcasts to the same outputs, so the grade gives 18/18; the public lesson checks fail two checks
+    # with "Linear.__init__ draws other numbers than the given one for the same seed", which it does not (it keeps
+    # them in another shape). One fault, two verdicts, and a message whose fact is false.
+    Bug("linear-init-bias-row", "Linear's given __init__ draws the bias as a row, size=(1, n_out): the same numbers, "
+        "another shape, forward() right",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(1, n_out)))"),),
+        loses=(LESSON,), phrase="Linear.__init__", cause="Linear.__init__", lesson_cause="Linear.__init__",
+        every=("Linear.__init__",), absent="draws other numbers"),
+    # The bias as a column, size=(n_out, 1): x @ W.T + b cannot broadcast (batch, n_out) with (n_out, 1) once
+    # batch != n_out. The grade names "Linear.forward raised ValueError: operands could not be broadcast together"
+    # (forward() is the reference's), the public checks "Linear.__init__ draws other numbers" (it draws the same).
+    Bug("linear-init-bias-column", "Linear's given __init__ draws the bias as a column, size=(n_out, 1): forward() "
+        "right, but its x @ W.T + b cannot broadcast",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out, 1)))"),),
+        loses=(LESSON,), phrase="Linear.__init__", cause="Linear.__init__", lesson_cause="Linear.__init__",
+        every=("Linear.__init__",), absent="draws other numbers"),
+    # step-first-only's mirror: the subtraction written after the loop (one indent short), so only the last
+    # Parameter moves. In the lesson's shared-weight check the last one is second.bias, and both sides say "step()
+    # left the shared weight where it was ...: change p.data in place ... (p = p - lr * p.grad only rebinds a local
+    # name)": the code does change p.data in place and rebinds nothing.
+    Bug("step-last-only", "step() computes each update in the loop but subtracts after it (one indent short): "
+        "only the last parameter moves",
+        (step("for p in self.params:\n    update = self.lr * p.grad\np.data -= update"),),
+        loses=("test_step", LESSON), phrase="moved only some of the parameters",
+        cause="moved only some of the parameters", lesson_cause="moved only some of the parameters",
+        absent="only rebinds a local name", every=("moved only some of the parameters",)),
+    # `return found` one level too deep, inside the loop over the attributes: a Linear gives [weight], a module
+    # without attributes (ReLU) None. The public fresh-list check says "a list that outlives the call (a default
+    # argument such as found=[] or a class attribute)", and the public equal-values check "compare id(p) ... not when
+    # its values are equal": the code has neither a kept list nor a comparison of values.
+    Bug("parameters-return-in-loop", "parameters() with `return found` inside the loop over the attributes: it "
+        "returns after the first attribute (None for a module without any)",
+        (module(walk(ret="").replace("                found.append(p)",
+                                     "                found.append(p)\n    return found")),),
+        loses=("test_parameters", LESSON), phrase="parameters() found", cause="parameters() found",
+        lesson_cause="Module.parameters", absent="outlives the call", every=("parameters()", "Module.parameters")),
+    # `for value in vars(self):` (the names, .values() left out): nothing is ever found. The grade's and the public
+    # equal-values checks say "skip a Parameter only when it is the very same object (compare id(p), or use `is`), not
+    # when its values are equal": the code compares ids and drops nothing by value (red-e13 E13-3's message, reached
+    # by another bug, and here by the grade as well).
+    Bug("parameters-iterates-names", "parameters() walks `for value in vars(self):`, the attribute names, not "
+        "their values: it finds nothing",
+        (module(walk(values="vars(self)")),),
+        loses=("test_parameters", LESSON), phrase="parameters() found", cause="parameters() found",
+        lesson_cause="parameters() gave 0", absent="compare id(p)"),
+    # A sub-module's Parameters read one level deep, from vars(item), not from item.parameters(): a Sequential of
+    # Linears works, a module two levels down is missed. The grade's equal-values check (found 1 of 5) says "compare
+    # id(p) ... not when its values are equal" to code that compares ids.
+    Bug("parameters-one-level", "parameters() takes a sub-module's own Parameter attributes (vars(item)) instead of "
+        "its parameters(): nothing deeper than one level is found",
+        (module(walk().replace("candidates = item.parameters()",
+                               "candidates = [v for v in vars(item).values() if isinstance(v, Parameter)]")),),
+        loses=("test_parameters",), phrase="recursion", cause="recursion", absent="compare id(p)"),
+    # no_grad() that switches recording off, then saves it (two lines swapped): it saves False and restores False.
+    # Both sides say "restore Tensor.recording in a finally clause around the yield": the code has that finally
+    # clause; what is wrong is the value it saved.
+    Bug("no-grad-saves-after", "no_grad() sets Tensor.recording = False and then saves previous = Tensor.recording "
+        "(two lines swapped): it restores False",
+        (no_grad("Tensor.recording = False\nprevious = Tensor.recording\ntry:\n    yield\nfinally:\n"
+                 "    Tensor.recording = previous"),),
+        loses=("test_no_grad",), phrase="still record nothing", cause="still record nothing",
+        absent="in a finally clause"),
+    # `Tensor.recording == False` (a comparison, not an assignment): recording never goes off. The grade's nested
+    # exception check says "recording came back on inside the outer block: restore the previous value in a finally
+    # clause": it never went off, and the code restores the previous value in a finally clause.
+    Bug("no-grad-compares", "no_grad() writes Tensor.recording == False (a comparison) for the assignment: "
+        "recording stays on",
+        (no_grad("previous = Tensor.recording\nTensor.recording == False\ntry:\n    yield\nfinally:\n"
+                 "    Tensor.recording = previous"),),
+        loses=("test_no_grad", LESSON), phrase="Tensor.recording was still on", cause="Tensor.recording was still on",
+        lesson_cause="still has a graph of 18 nodes", absent="in a finally clause"),
 ]
