@@ -1127,4 +1127,51 @@ def _collect(module, found=None, seen=set()):
                  "    Tensor.recording = previous"),),
         loses=("test_no_grad", LESSON), phrase="Tensor.recording was still on", cause="Tensor.recording was still on",
         lesson_cause="still has a graph of 18 nodes", absent="in a finally clause"),
+    # zero_grad() shapes every grad like the first Parameter's, np.zeros_like(self.params[0].data): backward()'s
+    # check takes a grad that broadcasts wider than p.data (a bias (1,) with a grad (1, 2)), so the lesson's worked
+    # example fails later, in step(): the whole-notebook part, grade and public, says "SGD.step raised ValueError:
+    # non-broadcastable output operand", naming the reference's step() for zero_grad()'s arrays.
+    Bug("zero-grad-shape-of-first", "zero_grad() makes every grad np.zeros_like(self.params[0].data), the first "
+        "Parameter's shape",
+        (zero_grad("for p in self.params:\n    p.grad = np.zeros_like(self.params[0].data)"),),
+        loses=("test_zero_grad", LESSON), phrase="shaped like p.data", cause="shaped like p.data",
+        lesson_cause="zero_grad()", every=("zero_grad()",), absent="SGD.step raised"),
+    # no_grad()'s previous value read once, at the top of its cell (previous = Tensor.recording, True), not on entry:
+    # nested blocks come back on. The nested-exception check says "restore the previous value in a finally clause",
+    # which the code does (what it restores is read at the wrong time).
+    Bug("no-grad-previous-at-cell-top", "no_grad() restores `previous`, read once at the top of its cell, not on "
+        "entry: an inner block switches recording back on",
+        (Mutation("no_grad", "no_grad", "", source="""\
+import contextlib
+
+previous = Tensor.recording
+
+
+@contextlib.contextmanager
+def no_grad():
+    Tensor.recording = False
+    try:
+        yield
+    finally:
+        Tensor.recording = previous
+"""),),
+        loses=("test_no_grad",), phrase="not True", cause="not True", absent="in a finally clause"),
+    # The blank Module stub (raise NotImplementedError) pasted above class Linear in cell linear, cell module solved:
+    # the grade keeps the parameters part (it runs cell module's Module) and names the copy in the lesson part; the
+    # public checks fail every parameters check with "Module.parameters is not written yet: replace `raise
+    # NotImplementedError()` with your code", naming neither cell linear nor its copy, and lose a part the grade keeps.
+    Bug("linear-cell-pastes-module-stub", "the blank Module stub (parameters() raises NotImplementedError) pasted "
+        "above class Linear in cell linear; cell module solved",
+        (Mutation("linear", "Linear.forward", "", source="""\
+class Module:
+    def parameters(self):
+        raise NotImplementedError
+
+    def __call__(self, x):
+        return self.forward(x)
+
+
+""" + DENSE.replace("class Dense", "class Linear")),),
+        loses=(LESSON,), phrase="cell linear defines again", cause="cell linear defines again",
+        lesson_cause="cell linear defines again", every=("cell linear",)),
 ]
