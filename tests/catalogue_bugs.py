@@ -232,6 +232,19 @@ class Dense(Module):
 """
 
 
+# The blank Module stub, as a student pastes it into a later cell while trying things out.
+MODULE_STUB = """\
+class Module:
+    def parameters(self):
+        raise NotImplementedError
+
+    def __call__(self, x):
+        return self.forward(x)
+
+
+"""
+
+
 def sgd_cell(above: str = "", below: str = "", imports: str = "") -> str:
     """Cell sgd as the reference writes it, with the student's `above` the class and `below` it."""
     return f"""\
@@ -1162,16 +1175,31 @@ def no_grad():
     # NotImplementedError()` with your code", naming neither cell linear nor its copy, and lose a part the grade keeps.
     Bug("linear-cell-pastes-module-stub", "the blank Module stub (parameters() raises NotImplementedError) pasted "
         "above class Linear in cell linear; cell module solved",
-        (Mutation("linear", "Linear.forward", "", source="""\
-class Module:
-    def parameters(self):
-        raise NotImplementedError
-
-    def __call__(self, x):
-        return self.forward(x)
-
-
-""" + DENSE.replace("class Dense", "class Linear")),),
+        (Mutation("linear", "Linear.forward", "", source=MODULE_STUB + DENSE.replace("class Dense", "class Linear")),),
         loses=(LESSON,), phrase="cell linear defines again", cause="cell linear defines again",
         lesson_cause="cell linear defines again", every=("cell linear",)),
+    # linear-cell-pastes-module-stub's neighbours: the stub pasted above SGD in cell sgd, and a solved copy of the
+    # Module cell pasted above no_grad() in cell no_grad. Either copy is a new class Module, which the reference
+    # parameters() (isinstance(item, Module), a global name) reads from then on, so a Linear made by cell linear is no
+    # Module of it. The grade keeps the parameters part and names the copy in the lesson part; the public parameters
+    # checks fail ("Module.parameters is not written yet", or, for the solved copy, "ask every Module in it for its
+    # parameters()", which the code does) and name neither the cell nor the copy.
+    Bug("sgd-cell-pastes-module-stub", "the blank Module stub pasted above class SGD in cell sgd; cell module solved",
+        (Mutation("sgd", "SGD.step", "", source=sgd_cell(MODULE_STUB)),),
+        loses=(LESSON,), phrase="cell sgd defines again", cause="cell sgd defines again",
+        lesson_cause="cell sgd defines again", every=("cell sgd",)),
+    Bug("no-grad-cell-pastes-module", "a copy of the solved Module cell pasted above no_grad() in cell no_grad",
+        (Mutation("no_grad", "no_grad", "", source="import contextlib\n\n\n" + module_cell(PARAMETERS).source + """
+
+@contextlib.contextmanager
+def no_grad():
+    previous = Tensor.recording
+    Tensor.recording = False
+    try:
+        yield
+    finally:
+        Tensor.recording = previous
+"""),),
+        loses=(LESSON,), phrase="cell no_grad defines again", cause="cell no_grad defines again",
+        lesson_cause="cell no_grad defines again", every=("cell no_grad",)),
 ]
