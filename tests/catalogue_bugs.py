@@ -1202,4 +1202,12 @@ def no_grad():
 """),),
         loses=(LESSON,), phrase="cell no_grad defines again", cause="cell no_grad defines again",
         lesson_cause="cell no_grad defines again", every=("cell no_grad",)),
+    # step() subtracting from the gradient instead of the values, p.grad -= self.lr * p.grad: nothing moves and the
+    # grads shrink. One check says "step() changed p.grad" (true); every other, grade and public, says "change p.data in
+    # place, p.data -= self.lr * p.grad (p = p - lr * p.grad only rebinds a local name)": the code rebinds nothing.
+    Bug("step-moves-the-grad", "step() writes p.grad -= self.lr * p.grad (grad for data): the Parameters stay, "
+        "their gradients shrink",
+        (step("for p in self.params:\n    p.grad -= self.lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="step() changed p.grad", cause="left the Parameters where they were",
+        lesson_cause="left the Parameters where they were", absent="only rebinds a local name"),
 ]
