@@ -1210,4 +1210,15 @@ def no_grad():
         (step("for p in self.params:\n    p.grad -= self.lr * p.grad"),),
         loses=("test_step", LESSON), phrase="step() changed p.grad", cause="left the Parameters where they were",
         lesson_cause="left the Parameters where they were", absent="only rebinds a local name"),
+    # A scratch line left at the end of cell sgd, Tensor.recording = False (trying out what no_grad() will do): the
+    # class is right, but the cell switches recording off for every cell after it. The grade takes 4.43 points from
+    # three parts (zero_grad, step, lesson numbers) and names zero_grad() ("calling zero_grad() twice in a row broke
+    # the gradients"), step() ("the optimizer must update the same Parameter objects") and Linear.forward ("must
+    # compute with Tensor operations ... not on their .data"), never the line or Tensor.recording; every public check
+    # passes.
+    Bug("sgd-cell-leaves-recording-off", "a scratch line Tensor.recording = False left at the end of cell sgd, every "
+        "method right",
+        (Mutation("sgd", "SGD.step", "", source=sgd_cell(below="\n\nTensor.recording = False\n")),),
+        loses=(LESSON,), phrase="Tensor.recording", cause="Tensor.recording", lesson_cause="Tensor.recording",
+        absent="calling zero_grad() twice in a row broke the gradients", every=("cell sgd",)),
 ]

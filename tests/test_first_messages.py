@@ -121,7 +121,8 @@ def test_the_public_checks_and_the_grade_lose_the_same_parts_when_linears_attrib
 
 
 @pytest.mark.parametrize("bug", ["exercise-sys-exit", "exercise-sys-exit-early", "linear-init-bias-row", "linear-cell-pastes-module-stub",
-                                 "sgd-cell-pastes-module-stub", "no-grad-cell-pastes-module", pytest.param(
+                                 "sgd-cell-pastes-module-stub", "no-grad-cell-pastes-module",
+                                 "sgd-cell-leaves-recording-off", pytest.param(
     "module-syntax-error", marks=pytest.mark.xfail(strict=True, reason="a known gap (red-e13 E13-2, issue 29): the grade's "
                                                    "forward part takes cell module from the release, the public checks "
                                                    "run the notebook as it is; it turns into a failure once they agree"))])
@@ -132,7 +133,7 @@ def test_the_public_checks_and_the_grade_lose_the_same_parts(catalogue_reports, 
     grade's forward part, which names cell module, keeps full marks. red-f15 (pass 24): a bias drawn as a row,
     (1, n_out), keeps 18/18 in the grade while two public lesson checks fail; a copy of class Module pasted into a
     later cell (the blank stub, or the solved cell) fails every public parameters check while the grade keeps that
-    part."""
+    part; a stray Tensor.recording = False at the end of cell sgd costs three parts of the grade, none in public."""
     hidden = {p["grade_id"]: p["score"] < p["max_score"] for p in catalogue_reports[bug]["parts"]}
     public = {f"test_{part}": not all(passed for passed, _ in checks.values())
               for part, checks in catalogue_public_results[bug].items()}
