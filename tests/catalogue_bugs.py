@@ -1221,4 +1221,12 @@ def no_grad():
         (Mutation("sgd", "SGD.step", "", source=sgd_cell(below="\n\nTensor.recording = False\n")),),
         loses=(LESSON,), phrase="Tensor.recording", cause="Tensor.recording", lesson_cause="Tensor.recording",
         absent="calling zero_grad() twice in a row broke the gradients", every=("cell sgd",)),
+    # sgd-cell-leaves-recording-off's neighbour in an exercise: Exercise 1's cell starts with Tensor.recording = False
+    # (the count is right). Only the lesson part is lost, 15.55/18, and its worked-example checks say "Linear.forward
+    # must compute with Tensor operations on x, self.weight and self.bias (not on their .data)", which it does; every
+    # public check passes.
+    Bug("exercise-count-leaves-recording-off", "Exercise 1's cell sets Tensor.recording = False above a right count",
+        (exercise_cell("exercise_count", "Tensor.recording = False\ncount_64_32_10 = 32 * (64 + 1) + 10 * (32 + 1)\n"),),
+        loses=(LESSON,), phrase="Tensor.recording", cause="Tensor.recording", lesson_cause="Tensor.recording",
+        absent="Linear.forward must compute", every=("Tensor.recording",)),
 ]
