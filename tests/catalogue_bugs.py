@@ -1229,4 +1229,19 @@ def no_grad():
         (exercise_cell("exercise_count", "Tensor.recording = False\ncount_64_32_10 = 32 * (64 + 1) + 10 * (32 + 1)\n"),),
         loses=(LESSON,), phrase="Tensor.recording", cause="Tensor.recording", lesson_cause="Tensor.recording",
         absent="Linear.forward must compute", every=("Tensor.recording",)),
+    # W.T worked out once, in Linear's __init__ (self.weight_t = self.weight.T, a Tensor of its own copied data), and
+    # forward() computing x @ self.weight_t + self.bias: a weight set or stepped later is never seen. The forward
+    # checks say "add self.bias ... to x @ W.T" (it does) and "after backward no gradient reached self.weight: compute
+    # the output with Tensor operations ... (not on their .data)" (it uses no .data); none names the copy kept in
+    # __init__.
+    Bug("linear-caches-weight-t", "Linear's __init__ keeps self.weight_t = self.weight.T and forward() computes "
+        "x @ self.weight_t + self.bias: a weight changed later is never used",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))\n"
+                  "self.weight_t = self.weight.T"),
+         linear("return x @ self.weight_t + self.bias")),
+        loses=("test_forward", LESSON), phrase="Linear.forward returned wrong numbers",
+        cause="Linear.forward returned wrong numbers", lesson_cause="Linear(2, 1) must compute",
+        absent="not on their .data"),
 ]
