@@ -1065,19 +1065,19 @@ def _collect(module, found=None, seen=set()):
 
     # ------------------------------------------------------------------ red-f15 (pass 24): new single faults
     # Linear's given __init__ with the bias drawn as a row, size=(1, n_out): the same numbers in the same order, and
-    # x @ W.T + b broadcasts to the same outputs, so the grade gives 18/18; the public lesson checks fail two checks
-    # with "Linear.__init__ draws other numbers than the given one for the same seed", which it does not (it keeps
-    # them in another shape). One fault, two verdicts, and a message whose fact is false.
-    Bug("linear-init-bias-row", "Linear's given __init__ draws the bias as a row, size=(1, n_out): the same numbers, "
-        "another shape, forward() right",
+    # x @ W.T + b broadcasts to the same outputs, so the grade gives 18/18, and so do the public checks now that
+    # causes.given_init compares the numbers in order, not their shape (red-f15 pass 24: two public lesson checks said
+    # "Linear.__init__ draws other numbers than the given one for the same seed").
+    Bug("linear-init-bias-row", "correct: Linear's given __init__ draws the bias as a row, size=(1, n_out): the same "
+        "numbers, another shape, forward() right",
         (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
                   "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
                   "self.bias = Parameter(rng.uniform(-bound, bound, size=(1, n_out)))"),),
-        loses=(LESSON,), phrase="Linear.__init__", cause="Linear.__init__", lesson_cause="Linear.__init__",
-        every=("Linear.__init__",), absent="draws other numbers"),
+        absent="draws other numbers"),
     # The bias as a column, size=(n_out, 1): x @ W.T + b cannot broadcast (batch, n_out) with (n_out, 1) once
-    # batch != n_out. The grade names "Linear.forward raised ValueError: operands could not be broadcast together"
-    # (forward() is the reference's), the public checks "Linear.__init__ draws other numbers" (it draws the same).
+    # batch != n_out. The grade named "Linear.forward raised ValueError: operands could not be broadcast together"
+    # (forward() is the reference's), the public checks "Linear.__init__ draws other numbers" (it draws the same);
+    # both now name the bias's shape from facts.layers_facts (causes.layers_cause).
     Bug("linear-init-bias-column", "Linear's given __init__ draws the bias as a column, size=(n_out, 1): forward() "
         "right, but its x @ W.T + b cannot broadcast",
         (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
@@ -1211,24 +1211,19 @@ def no_grad():
         loses=("test_step", LESSON), phrase="step() changed p.grad", cause="left the Parameters where they were",
         lesson_cause="left the Parameters where they were", absent="only rebinds a local name"),
     # A scratch line left at the end of cell sgd, Tensor.recording = False (trying out what no_grad() will do): the
-    # class is right, but the cell switches recording off for every cell after it. The grade takes 4.43 points from
-    # three parts (zero_grad, step, lesson numbers) and names zero_grad() ("calling zero_grad() twice in a row broke
-    # the gradients"), step() ("the optimizer must update the same Parameter objects") and Linear.forward ("must
-    # compute with Tensor operations ... not on their .data"), never the line or Tensor.recording; every public check
-    # passes.
-    Bug("sgd-cell-leaves-recording-off", "a scratch line Tensor.recording = False left at the end of cell sgd, every "
-        "method right",
+    # class is right. Every check, hidden (each probe) and public (notebook_checks.run_check), starts with recording
+    # on, as the engine starts, so the line costs no part of a method it does not touch (red-f15 pass 24: it cost
+    # three parts, named zero_grad(), step() and Linear.forward faults, while every public check passed).
+    Bug("sgd-cell-leaves-recording-off", "correct: a scratch line Tensor.recording = False left at the end of cell "
+        "sgd, every method right",
         (Mutation("sgd", "SGD.step", "", source=sgd_cell(below="\n\nTensor.recording = False\n")),),
-        loses=(LESSON,), phrase="Tensor.recording", cause="Tensor.recording", lesson_cause="Tensor.recording",
-        absent="calling zero_grad() twice in a row broke the gradients", every=("cell sgd",)),
-    # sgd-cell-leaves-recording-off's neighbour in an exercise: Exercise 1's cell starts with Tensor.recording = False
-    # (the count is right). Only the lesson part is lost, 15.55/18, and its worked-example checks say "Linear.forward
-    # must compute with Tensor operations on x, self.weight and self.bias (not on their .data)", which it does; every
-    # public check passes.
-    Bug("exercise-count-leaves-recording-off", "Exercise 1's cell sets Tensor.recording = False above a right count",
+        absent="calling zero_grad() twice in a row broke the gradients"),
+    # Its neighbour in an exercise: Exercise 1's cell starts with Tensor.recording = False (the count is right): it
+    # was told "Linear.forward must compute with Tensor operations ... (not on their .data)".
+    Bug("exercise-count-leaves-recording-off", "correct: Exercise 1's cell sets Tensor.recording = False above a "
+        "right count",
         (exercise_cell("exercise_count", "Tensor.recording = False\ncount_64_32_10 = 32 * (64 + 1) + 10 * (32 + 1)\n"),),
-        loses=(LESSON,), phrase="Tensor.recording", cause="Tensor.recording", lesson_cause="Tensor.recording",
-        absent="Linear.forward must compute", every=("Tensor.recording",)),
+        absent="Linear.forward must compute"),
     # W.T worked out once, in Linear's __init__ (self.weight_t = self.weight.T, a Tensor of its own copied data), and
     # forward() computing x @ self.weight_t + self.bias: a weight set or stepped later is never seen. The forward
     # checks say "add self.bias ... to x @ W.T" (it does) and "after backward no gradient reached self.weight: compute

@@ -132,9 +132,9 @@ def test_the_public_checks_and_the_grade_lose_the_same_parts(catalogue_reports, 
     exercise and the whole lesson part while every public check passes; a syntax error in cell module fails the
     public forward checks (told "because cell linear: raised NameError: name 'Module' is not defined") while the
     grade's forward part, which names cell module, keeps full marks. red-f15 (pass 24): a bias drawn as a row,
-    (1, n_out), keeps 18/18 in the grade while two public lesson checks fail; a copy of class Module pasted into a
+    (1, n_out), kept 18/18 in the grade while two public lesson checks failed; a copy of class Module pasted into a
     later cell (the blank stub, or the solved cell) fails every public parameters check while the grade keeps that
-    part; a stray Tensor.recording = False at the end of cell sgd costs three parts of the grade, none in public."""
+    part; a stray Tensor.recording = False at the end of cell sgd cost three parts of the grade, none in public."""
     hidden = {p["grade_id"]: p["score"] < p["max_score"] for p in catalogue_reports[bug]["parts"]}
     public = {f"test_{part}": not all(passed for passed, _ in checks.values())
               for part, checks in catalogue_public_results[bug].items()}
