@@ -938,7 +938,8 @@ class no_grad:
         loses=("test_parameters",), phrase="isinstance", cause="isinstance", absent="compare id(p)",
         every=("isinstance",),
         gap="the grade says 'when an attribute is a Module, add that module's parameters() (recursion)' to code that "
-            "recurses, and the public check says 'compare id(p)' to code that does"),
+            "recurses, and the public check 'find the Parameters held directly and in sub-modules' (it said 'compare "
+            "id(p)' to code that does before pass 24): neither names isinstance"),
     # parameters-seen-default-set moved into a recursive helper of the Module cell, _collect(module, found=None,
     # seen=set()): the set outlives the call; facts.defaults_of reads the defaults of the functions parameters() calls
     # by name too, so the messages name _collect's seen=set(), not a rule the code keeps.

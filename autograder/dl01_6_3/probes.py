@@ -353,13 +353,14 @@ def _build_case(reg, case):
         first = reg.linear(*_widths(rng, 1))
         scales = tuple(reg.parameter(int(n)) for n in rng.integers(1, 5, size=3))
         return reg.box(first=first, scales=scales)
-    if case == "equal_values":
+    if case in ("equal_values", "drawn_values"):  # one module; "drawn_values" keeps the numbers drawn, all different
         n = int(rng.integers(2, 5))
         first, second = reg.linear(n, n), reg.linear(n, n)
-        second.weight.data[...] = first.weight.data  # two weights holding the same values
-        first.bias.data[...] = 0.0
-        second.bias.data[...] = 0.0  # two zero biases
-        offset = reg.add(ns["Parameter"](np.zeros(n)))
+        if case == "equal_values":
+            second.weight.data[...] = first.weight.data  # two weights holding the same values
+            first.bias.data[...] = 0.0
+            second.bias.data[...] = 0.0  # two zero biases
+        offset = reg.add(ns["Parameter"](np.zeros(n) if case == "equal_values" else rng.normal(size=n)))
         return reg.box(net=ns["Sequential"](first, ns["ReLU"](), second), offset=offset)
     if case == "shared_weight":
         n = int(rng.integers(2, 6))
