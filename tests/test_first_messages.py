@@ -120,8 +120,16 @@ def test_the_public_checks_and_the_grade_lose_the_same_parts_when_linears_attrib
     assert not differ, f"{bug}: the grade and the public checks disagree on {differ}"
 
 
-@pytest.mark.parametrize("bug", ["exercise-sys-exit", "exercise-sys-exit-early", "linear-init-bias-row", "linear-cell-pastes-module-stub",
-                                 "sgd-cell-pastes-module-stub", "no-grad-cell-pastes-module",
+PASTED_MODULE = pytest.mark.xfail(strict=True, reason="a known gap (red-f15 pass 24): the grade's parameters part runs "
+                                  "cell module without the later cells, the public checks run the whole saved notebook, "
+                                  "whose later copy of class Module they use (and name, facts.noting_copies); it turns "
+                                  "into a failure once they agree")
+
+
+@pytest.mark.parametrize("bug", ["exercise-sys-exit", "exercise-sys-exit-early", "linear-init-bias-row",
+                                 *[pytest.param(bug, marks=PASTED_MODULE) for bug in (
+                                     "linear-cell-pastes-module-stub", "sgd-cell-pastes-module-stub",
+                                     "no-grad-cell-pastes-module")],
                                  "sgd-cell-leaves-recording-off",
                                  "exercise-count-leaves-recording-off", pytest.param(
     "module-syntax-error", marks=pytest.mark.xfail(strict=True, reason="a known gap (red-e13 E13-2, issue 29): the grade's "

@@ -141,16 +141,16 @@ def defined_in(names: dict) -> dict:
 
 
 def noting_copies(check):
-    """A check whose failure first says which class in use a later cell defined again (causes.defined_again):
-    the numbers come from that copy."""
+    """A check whose failure (an assert, or what the copy raised: a pasted stub's NotImplementedError) first says
+    which class in use a later cell defined again (causes.defined_again): the numbers come from that copy."""
     @functools.wraps(check)
     def noted(nb):
         try:
             check(nb)
-        except AssertionError as failure:
+        except Exception as failure:
             note = defined_again(defined_in(vars(nb)))
             if note:
-                raise AssertionError(f"{note}; {str(failure).strip()}") from None
+                raise AssertionError("; ".join([note, *filter(None, [str(failure).strip()])])) from None
             raise
     return noted
 
