@@ -1148,8 +1148,10 @@ def _collect(module, found=None, seen=set()):
     Bug("zero-grad-shape-of-first", "zero_grad() makes every grad np.zeros_like(self.params[0].data), the first "
         "Parameter's shape",
         (zero_grad("for p in self.params:\n    p.grad = np.zeros_like(self.params[0].data)"),),
-        loses=("test_zero_grad", LESSON), phrase="shaped like p.data", cause="shaped like p.data",
-        lesson_cause="zero_grad()", every=("zero_grad()",), absent="SGD.step raised"),
+        loses=("test_zero_grad", LESSON), phrase="worked example: zero_grad()", cause="shaped like p.data",
+        lesson_cause="zero_grad()", every=("zero_grad()",), absent="SGD.step raised",
+        gap="the worked example's zero_grad() is not measured before step() raises on its grads (grade and public)",
+        absent_gap="the lesson part says 'SGD.step raised ValueError: non-broadcastable output operand'"),
     # no_grad()'s previous value read once, at the top of its cell (previous = Tensor.recording, True), not on entry:
     # nested blocks come back on. The nested-exception check says "restore the previous value in a finally clause",
     # which the code does (what it restores is read at the wrong time).
@@ -1239,5 +1241,6 @@ def no_grad():
          linear("return x @ self.weight_t + self.bias")),
         loses=("test_forward", LESSON), phrase="Linear.forward returned wrong numbers",
         cause="Linear.forward returned wrong numbers", lesson_cause="Linear(2, 1) must compute",
-        absent="not on their .data"),
+        absent="not on their .data", absent_gap="no check names the W.T kept in __init__: the gradient check says "
+                                                "'not on their .data' to code that uses no .data"),
 ]
