@@ -200,3 +200,167 @@ def test_a_blank_notebook_cannot_trade_its_zero_for_no_score_by_one_wrong_shape(
     forward = next(part for part in report["parts"] if part["grade_id"] == "test_forward")
     # a score, not the grader's failure: only what the transposed forward does right (it changes no weight) counts
     assert report["total"] <= forward["score"] < 0.5, report["total"]
+
+
+# ------------------------------------------------------------------ red-a15 (pass 24): answers in the form that raise
+
+def _release_with(grade_id: str, source: str, tmp_path: Path) -> Path:
+    """The released notebook (every stub blank: 0/18) with one cell's text replaced."""
+    from conftest import release_notebook
+
+    notebook = release_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+    cell["source"] = source
+    return write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name)
+
+
+# red-a15 X24-a15-1: an exercise answer that is a finite number of at least about 1.8e299 (z2_with_zero_grad = 1e300,
+# what a hand computation that diverged can leave) is taken by answers.number, so exercise_answers sends
+# {"defined": True, "number": 1e300, "what": ""}, in its form; test_second_step then calls the public
+# answers.is_right(..., rel_tol=0.01), whose _near divides the tolerance window's edge by a step of 1e-9 and takes
+# math.ceil(inf): OverflowError from the check's own code, a GraderBug, and the blank notebook (0/18) gets no score
+# at all (exit 3) instead of 0. Measured on main e044460: rc 3, "test_second_step[with_zero_grad] raised
+# OverflowError: cannot convert float infinity to integer (a grader bug)".
+@pytest.mark.parametrize("value", ["1e300", "-1e300", "1.7976931348623157e308"])
+def test_a_huge_finite_exercise_answer_fails_its_check_not_the_grader(tmp_path, value):
+    source = (f"z2_with_zero_grad = {value}\nloss2_with_zero_grad = 0.5\nz2_without_zero_grad = 1.0\n"
+              "loss2_without_zero_grad = 1.0\n")
+    report, _ = grade_json(_release_with("exercise_second_step", source, tmp_path))  # asserts rc 0
+    part = next(part for part in report["parts"] if part["grade_id"] == "test_exercise_second_step")
+    assert part["score"] == 0 and report["total"] == 0
+
+
+def test_the_exercises_rule_says_wrong_of_a_huge_finite_number_rather_than_raising():
+    """The same rule, as the public check (release/test_exercise_second_step.py) and the grade read it."""
+    sys.path.insert(0, str(ROOT / "release" / ASSIGNMENT.name))
+    try:
+        import answers
+    finally:
+        sys.path.remove(str(ROOT / "release" / ASSIGNMENT.name))
+    assert answers.number(1e300) == 1e300  # taken as a number: the check goes on to is_right
+    assert answers.is_right("z2_with_zero_grad", 1e300, rel_tol=0.01, abs_tol=1e-4) is False
+
+
+# red-a15 X24-a15-2: an SGD.__init__ that keeps self.params = None (its own methods walk another list, or nothing)
+# makes probes._made answer made_order None with made_one_shot False (the form MADE allows it: None is not only a
+# generator's), and reported.init_cause hands it to causes.init_kept, whose sorted(None) raises TypeError in the
+# check's own code. The blank notebook with that one cell (zero_grad and step that do nothing) gets no score (exit 3)
+# instead of its 0/18. Measured on main e044460: rc 3, "test_changes_the_output_of_the_model_that_holds_the_parameters
+# [2-16-16-2] raised TypeError: 'NoneType' object is not iterable (a grader bug)".
+SGD_KEEPS_NONE = """class SGD:
+    def __init__(self, params, lr):
+        self.params = None
+        self.lr = lr
+
+    def zero_grad(self):
+        pass
+
+    def step(self):
+        pass
+"""
+
+
+def test_an_sgd_whose_params_is_no_iterable_fails_its_parts_not_the_grader(tmp_path):
+    report, _ = grade_json(_release_with("sgd", SGD_KEEPS_NONE, tmp_path))  # asserts rc 0
+    assert report["total"] < 1
+
+
+# red-a15 X24-a15-3: a list form written [X, ...] takes any length, but the checks index what the probe always writes
+# for the call (a step's grads, two outputs, a first loss): an answer with one such list emptied or cut short is in
+# the form and makes the check's own code raise IndexError or TypeError (step_move(*params[:2]) short of arguments),
+# a GraderBug, no score. The notebook's own cell makes it so (the forged write of FORGED above, in the cell the part
+# runs: test_a_forged_in_form_answer_fails_its_part_not_the_grader). Each case below measured on main e044460.
+def _cut(key: str, keep: int):
+    return lambda value: {**value, key: value[key][:keep]}
+
+
+CUT_SHORT = {  # probe: (its answer changed, the suite whose checks ask for it)
+    "step_effect-grads_after": ("step_effect", _cut("grads_after", 0), "test_step"),
+    "step_effect-data": ("step_effect", _cut("data", 0), "test_step"),
+    "step_moves_model-outputs": ("step_moves_model", _cut("outputs", 1), "test_step"),
+    "step_moves_model-params": ("step_moves_model", _cut("params", 1), "test_step"),
+    "step_moves_model-graphs": ("step_moves_model", _cut("graphs", 0), "test_step"),
+    "step_worked_example-grads": ("step_worked_example", _cut("grads", 0), "test_step"),
+    "lesson_worked_example-grads": ("lesson_worked_example", _cut("grads", 0), "test_lesson_numbers"),
+    "lesson_training-losses": ("lesson_training", _cut("losses", 0), "test_lesson_numbers"),
+    "lesson_training-params": ("lesson_training", _cut("params", 1), "test_lesson_numbers"),
+    "zero_grad_effect-made_order-none": ("zero_grad_effect", lambda value: {**value, "made_order": None}, "test_zero_grad"),
+}
+
+
+class _Changed:
+    """A runner that answers from the reference's answers, the answers of `probe` changed by `change`."""
+
+    def __init__(self, answers: dict, probe: str = "", change=None) -> None:
+        self.answers, self.probe, self.change, self.missing, self.one_cell = answers, probe, change, "", False
+        self.changed: list = []
+
+    def run(self, probe, **kwargs):
+        from autograder.checks.suites import CheckNotRun
+
+        outcome = self.answers.get((probe.__name__, repr(sorted(kwargs.items()))))
+        if outcome is None or not outcome.ok:
+            raise CheckNotRun("no reference answer for this call")  # not this test's concern
+        value = json.loads(json.dumps(outcome.value))  # a copy, as read from the wire
+        if probe.__name__ == self.probe:
+            value = self.change(value)
+            assert answer_fault(form_of(probe, kwargs), value) == "", "the changed answer must be in the form"
+            self.changed.append(probe.__name__)
+        return value
+
+    def because(self):
+        return ""
+
+    def fetch(self):
+        return False
+
+    def run_alone(self):
+        return False
+
+
+@pytest.fixture(scope="module")
+def reference_answers_once():
+    from autograder.checks import suites
+    from autograder.settings import GraderSettings, load_config
+
+    return suites.reference_answers(ASSIGNMENT, GraderSettings(config=load_config(ROOT)))
+
+
+@pytest.mark.parametrize("case", list(CUT_SHORT))
+def test_an_answer_in_the_form_cut_short_fails_its_checks_not_the_grader(case, reference_answers_once):
+    from autograder.checks.suites import load_suites
+
+    probe, change, grade_id = CUT_SHORT[case]
+    [suite] = [suite for suite in load_suites(ASSIGNMENT) if suite.grade_id == grade_id]
+    student, reference = _Changed(reference_answers_once, probe, change), _Changed(reference_answers_once)
+    results = run_checks(suite.checks, student, reference)  # raises GraderBug on main
+    assert student.changed and not all(result.passed for result in results)
+
+
+FORGED_IN_FORM = """
+
+import sys as _sys
+
+_loader = _sys.modules.get("child")
+if _loader is not None and not hasattr(_loader, "real_write"):
+    _loader.real_write = _loader.write
+
+    def _write(fd, message, real=_loader.real_write):
+        value = getattr(message, "value", None)
+        if isinstance(value, dict) and "facts" in value and "held" in value and "data" in value:
+            value["grads_after"] = []  # step_effect's: still [[NUMBERS, ...], ...]
+        return real(fd, message)
+
+    _loader.write = _write
+"""
+
+
+def test_a_forged_in_form_answer_fails_its_part_not_the_grader(tmp_path):
+    """X24-a15-3 end to end: the reference with its step cell sending step_effect's grads_after empty. Measured on
+    main e044460: rc 3, "test_leaves_the_gradients_alone raised IndexError: list index out of range (a grader bug)"."""
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sgd")
+    cell["source"] = "".join(cell["source"]) + FORGED_IN_FORM
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))  # asserts rc 0
+    parts = {part["grade_id"]: part for part in report["parts"]}
+    assert parts["test_step"]["score"] < parts["test_step"]["max_score"]
