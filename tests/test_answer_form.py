@@ -364,3 +364,27 @@ def test_a_forged_in_form_answer_fails_its_part_not_the_grader(tmp_path):
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))  # asserts rc 0
     parts = {part["grade_id"]: part for part in report["parts"]}
     assert parts["test_step"]["score"] < parts["test_step"]["max_score"]
+
+
+# red-a15 X24-a15-5: the probes send every number through _plain / _array_or_none, np.array(values, dtype=float),
+# which keeps the real part of a complex array and drops the rest with a ComplexWarning only: a Linear.forward whose
+# output is x @ W.T + b + 5j, or a step() that leaves p.data - lr * grad + 5j, sends the right numbers in the form
+# and gets full marks, though every value it computes is wrong. Measured on main e044460: 18/18 for each.
+COMPLEX = {
+    "forward": ("linear", "return x @ self.weight.T + self.bias\n",
+                "out = x @ self.weight.T + self.bias\n        out.data = out.data + 5j\n        return out\n",
+                "test_forward"),
+    "step": ("sgd", "p.data -= self.lr * p.grad\n", "p.data = p.data - self.lr * p.grad + 5j\n", "test_step"),
+}
+
+
+@pytest.mark.parametrize("case", list(COMPLEX))
+def test_complex_values_are_not_graded_as_their_real_part(tmp_path, case):
+    grade_id, right, wrong, part_id = COMPLEX[case]
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+    assert right in "".join(cell["source"])
+    cell["source"] = "".join(cell["source"]).replace(right, wrong)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    part = next(part for part in report["parts"] if part["grade_id"] == part_id)
+    assert part["score"] < part["max_score"], f"{case} + 5j: {part['score']}/{part['max_score']}"
