@@ -338,7 +338,7 @@ def test_the_sessions_own_bookkeeping_during_a_check_is_not_charged_to_the_submi
 # red-a15 X24-a15-4: "total", the number of the model's Parameters in probes._held's answer, is a COUNT (any whole
 # number below 2**53), and the lesson checks hand it to causes.parameters_gave, which builds list(range(total)) in
 # the grader's process: an answer of a few bytes that the notebook rewrote (its own cell, as catalogue_hostile's
-# FORGED_ANSWERS do) makes the trusted process hold 36 bytes per unit of it (2,000,000: about 72 MB; a few hundred
+# FORGED_ANSWERS do) makes the trusted process hold about 40 bytes per unit of it (2,000,000: about 80 MB; a few hundred
 # million: the machine's memory), and 2**52 raises MemoryError from the check's own code, a GraderBug (no score).
 # Measured on main e044460: a peak of 80 MB for 2,000,000; MemoryError for 2**52.
 def _total(total: int):
