@@ -9,6 +9,7 @@ answer_form.py), and what a check's own code raises on an answer in that form is
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import subprocess
@@ -29,6 +30,9 @@ SUITES = ROOT / "autograder" / ASSIGNMENT.name
 def test_each_shape_of_the_vocabulary_takes_what_a_probe_writes_and_refuses_the_rest():
     assert answer_fault([int, ...], [1, 2, 3]) == "" and answer_fault([int, ...], []) == ""
     assert answer_fault([int, ...], [1, True]) == "the answer[1] is True, not a whole number"
+    assert answer_fault([str, int, ...], ["a"]) == answer_fault([int, int, ...], [1, 2, 3]) == ""  # a head, then any
+    assert answer_fault([int, int, ...], []) == "the answer holds 0 items, not 1 or more"
+    assert answer_fault([str, int, ...], ["a", "b"]) == "the answer[1] is a text, not a whole number"
     assert answer_fault([str, bool], ["a", False]) == "" and "holds 1 items, not 2" in answer_fault([str, bool], ["a"])
     assert answer_fault((float, None), None) == answer_fault((float, None), 2) == answer_fault(float, 2.5) == ""
     assert answer_fault(range(-1, 3), -1) == "" and "from -1 to 2" in answer_fault(range(-1, 3), 3)
@@ -270,6 +274,9 @@ def test_an_sgd_whose_params_is_no_iterable_fails_its_parts_not_the_grader(tmp_p
 # the form and makes the check's own code raise IndexError or TypeError (step_move(*params[:2]) short of arguments),
 # a GraderBug, no score. The notebook's own cell makes it so (the forged write of FORGED above, in the cell the part
 # runs: test_a_forged_in_form_answer_fails_its_part_not_the_grader). Each case below measured on main e044460.
+# Fixed by the forms: a list with one item a step (or a fixed count) has that length in its probe's form, so such an
+# answer is refused before a check reads it (_Changed refuses it as the runner does); made_order None, which an honest
+# SGD.__init__ keeping self.params = None sends, stays in the form and is named (causes.init_kept: no list kept).
 def _cut(key: str, keep: int):
     return lambda value: {**value, key: value[key][:keep]}
 
@@ -289,14 +296,15 @@ CUT_SHORT = {  # probe: (its answer changed, the suite whose checks ask for it)
 
 
 class _Changed:
-    """A runner that answers from the reference's answers, the answers of `probe` changed by `change`."""
+    """A runner that answers from the reference's answers, the answers of `probe` changed by `change`; one in no form
+    of the probe's is refused as the grader's runner refuses it (suites._in_form: a failed check, named)."""
 
     def __init__(self, answers: dict, probe: str = "", change=None) -> None:
         self.answers, self.probe, self.change, self.missing, self.one_cell = answers, probe, change, "", False
         self.changed: list = []
 
     def run(self, probe, **kwargs):
-        from autograder.checks.suites import CheckNotRun
+        from autograder.checks.suites import CheckFailed, CheckNotRun
 
         outcome = self.answers.get((probe.__name__, repr(sorted(kwargs.items()))))
         if outcome is None or not outcome.ok:
@@ -304,8 +312,10 @@ class _Changed:
         value = json.loads(json.dumps(outcome.value))  # a copy, as read from the wire
         if probe.__name__ == self.probe:
             value = self.change(value)
-            assert answer_fault(form_of(probe, kwargs), value) == "", "the changed answer must be in the form"
             self.changed.append(probe.__name__)
+            fault = answer_fault(form_of(probe, kwargs), value)
+            if fault:
+                raise CheckFailed(f"{NOT_IN_FORM}: {fault}")
         return value
 
     def because(self):
@@ -326,15 +336,75 @@ def reference_answers_once():
     return suites.reference_answers(ASSIGNMENT, GraderSettings(config=load_config(ROOT)))
 
 
-@pytest.mark.parametrize("case", list(CUT_SHORT))
-def test_an_answer_in_the_form_cut_short_fails_its_checks_not_the_grader(case, reference_answers_once):
+def _fails_its_checks(probe: str, change, grade_id: str, answers: dict) -> None:
+    """The suite `grade_id` run on the reference's answers, `probe`'s changed by `change`: some check fails (by an
+    assertion, or the runner's refusal of an answer in no form), and none raises (run_checks's GraderBug)."""
     from autograder.checks.suites import load_suites
 
-    probe, change, grade_id = CUT_SHORT[case]
     [suite] = [suite for suite in load_suites(ASSIGNMENT) if suite.grade_id == grade_id]
-    student, reference = _Changed(reference_answers_once, probe, change), _Changed(reference_answers_once)
-    results = run_checks(suite.checks, student, reference)  # raises GraderBug on main
+    student, reference = _Changed(answers, probe, change), _Changed(answers)
+    results = run_checks(suite.checks, student, reference)
     assert student.changed and not all(result.passed for result in results)
+
+
+@pytest.mark.parametrize("case", list(CUT_SHORT))
+def test_an_answer_in_the_form_cut_short_fails_its_checks_not_the_grader(case, reference_answers_once):
+    _fails_its_checks(*CUT_SHORT[case], reference_answers_once)  # raises GraderBug on main
+
+
+# fix-forms (pass 24), the same kind found with answers drawn from the forms near the reference's (small indices,
+# permutations of them, empty texts): a probe stops short on a cause (SGD(...) kept objects that are not Parameters,
+# parameters() listed some, the layers a lesson probe builds from are wrong, the notebook's zero_grad() left a grad
+# None or a Tensor), and the checks go on only where the cause is named; an answer that says it stopped and shows no
+# cause (made_others with every Parameter numbered, not_parameters empty, a "stop" of layers that show nothing wrong,
+# the by-hand worked example stopped on a grad the probe's own zeros never leave) was in the form, and the check read
+# on into keys the probe never wrote: KeyError or IndexError, a GraderBug. Each case below measured on main 03850de.
+MADE_KEYS = ("made_order", "made_lr", "made_others", "made_one_shot", "made_kind")
+HELD_KEYS = ("held", "total", "kind", "one_shot", *MADE_KEYS)
+LAYERS = ("weight_shape", "kinds", "order", "attributes", "drawn", "forward_returned", "call_returned", "stop")
+
+
+def _kept(keys, **changed):
+    return lambda value: {**{key: value[key] for key in keys if key in value}, **changed}
+
+
+def _stopped_on_tensor(value):
+    return {**_kept(HELD_KEYS)(value), "z": value["z"][:1], "loss": value["loss"][:1], "params": value["params"][:1],
+            "grads": [], "none_grads": False, "tensor_grads": True}
+
+
+STOPPED_WITHOUT_CAUSE = {
+    "zero_grad_effect-others-numbered": ("zero_grad_effect", _kept(MADE_KEYS, made_others=True), "test_zero_grad"),
+    "step_worked_example-others-numbered": ("step_worked_example", _kept(HELD_KEYS, made_others=True, none_grads=False),
+                                            "test_step"),
+    "step_worked_example-tensor": ("step_worked_example", _stopped_on_tensor, "test_step"),
+    "lesson_graph-layers": ("lesson_graph", _kept(LAYERS, stop=True), "test_lesson_numbers"),
+    "lesson_worked_example-listed": ("lesson_worked_example", _kept(
+        (*LAYERS, *HELD_KEYS, "given"), not_parameters=[], none_grads=False), "test_lesson_numbers"),
+    "lesson_shared-listed": ("lesson_shared", _kept((*LAYERS, *MADE_KEYS), not_parameters=[], none_grads=False),
+                             "test_lesson_numbers"),
+}
+
+
+@pytest.mark.parametrize("case", list(STOPPED_WITHOUT_CAUSE))
+def test_an_answer_stopped_on_no_cause_fails_its_checks_not_the_grader(case, reference_answers_once):
+    _fails_its_checks(*STOPPED_WITHOUT_CAUSE[case], reference_answers_once)  # raises GraderBug on main
+
+
+@pytest.mark.parametrize("case", [case for case in CUT_SHORT if not case.endswith("-none")])
+def test_a_list_the_checks_read_by_position_has_its_length_in_the_form(case, reference_answers_once):
+    sys.path.insert(0, str(SUITES))
+    try:
+        import probes
+    finally:
+        sys.path.remove(str(SUITES))
+    probe, change, _ = CUT_SHORT[case]
+    calls = [(kwargs, outcome.value) for (name, kwargs), outcome in reference_answers_once.items()
+             if name == probe and outcome.ok]
+    assert calls
+    for kwargs, value in calls:
+        form = form_of(getattr(probes, probe), dict(ast.literal_eval(kwargs)))  # the key: repr(sorted(kwargs.items()))
+        assert answer_fault(form, value) == "" and answer_fault(form, change(value)) != "", kwargs
 
 
 FORGED_IN_FORM = """
@@ -376,6 +446,21 @@ COMPLEX = {
                 "test_forward"),
     "step": ("sgd", "p.data -= self.lr * p.grad\n", "p.data = p.data - self.lr * p.grad + 5j\n", "test_step"),
 }
+
+
+def test_a_probe_refuses_an_imaginary_part_by_name_and_reads_a_zero_one_as_the_real_value():
+    sys.path.insert(0, str(SUITES))
+    try:
+        import probes
+    finally:
+        sys.path.remove(str(SUITES))
+    for value in (np.array([1.0, 2.0]) + 5j, [1 + 1e-300j], 2j, np.complex64(1 + 1j)):
+        with pytest.raises(probes.ComplexNumbers, match="imaginary part"):
+            probes._array_or_none(value)
+        with pytest.raises(probes.ComplexNumbers):
+            probes._float(np.sum(value))
+    assert probes._plain(np.array([[1.5, -2.0]]) + 0j).tolist() == [[1.5, -2.0]] and probes._float(3 + 0j) == 3.0
+    assert probes._array_or_none(["x"]) is None and probes._array_or_none([[1.0], [2.0, 3.0]]) is None  # no numbers
 
 
 @pytest.mark.parametrize("case", list(COMPLEX))
