@@ -473,3 +473,34 @@ def test_complex_values_are_not_graded_as_their_real_part(tmp_path, case):
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
     part = next(part for part in report["parts"] if part["grade_id"] == part_id)
     assert part["score"] < part["max_score"], f"{case} + 5j: {part['score']}/{part['max_score']}"
+
+
+# The forms tightened above (fix-forms, pass 24) must still take every answer an honest notebook's probes send, however
+# unusual its code: red-a15 graded 62 such notebooks (a grad left None, complex zeros, a generator or a tuple kept, a
+# list of .data given SGD(...), ...) and none was refused as "not in the form". These cover the alternatives changed:
+# a zero_grad() leaving None (the stops on a None grad, a step that left one), parameters() listing arrays (the stops on
+# not_parameters), and a notebook right in unusual ways (a tuple kept, a generator given, complex values with a zero
+# imaginary part): graded in full.
+HONEST = {
+    "zero-grad-leaves-none": ({"sgd": ("p.grad = np.zeros_like(p.data)", "p.grad = None")}, False),
+    "parameters-lists-arrays": ({"module": ("        return found\n", "        return [p.data for p in found]\n")}, False),
+    "right-in-unusual-ways": ({"sgd": ("self.params = list(params)", "self.params = tuple(params)"),
+                               "module": ("        return found\n", "        yield from found\n")}, True),
+    "right-with-complex-zeros": ({"sgd": ("p.data -= self.lr * p.grad", "p.data = p.data - self.lr * p.grad + 0j")}, True),
+}
+
+
+@pytest.mark.parametrize("case", list(HONEST))
+def test_an_honest_unusual_notebook_is_graded_never_refused_as_out_of_form(tmp_path, case):
+    changes, full = HONEST[case]
+    notebook = solution_notebook()
+    for cell in notebook["cells"]:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in changes:
+            right, honest = changes[grade_id]
+            assert right in "".join(cell["source"])
+            cell["source"] = "".join(cell["source"]).replace(right, honest)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))  # asserts rc 0
+    messages = [test["message"] for part in report["parts"] for test in part["tests"] if not test["passed"]]
+    assert not [message for message in messages if NOT_IN_FORM in message], messages
+    assert (report["total"] == report["max"]) if full else messages
