@@ -9,6 +9,7 @@ answer_form.py), and what a check's own code raises on an answer in that form is
 """
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import subprocess
@@ -29,6 +30,9 @@ SUITES = ROOT / "autograder" / ASSIGNMENT.name
 def test_each_shape_of_the_vocabulary_takes_what_a_probe_writes_and_refuses_the_rest():
     assert answer_fault([int, ...], [1, 2, 3]) == "" and answer_fault([int, ...], []) == ""
     assert answer_fault([int, ...], [1, True]) == "the answer[1] is True, not a whole number"
+    assert answer_fault([str, int, ...], ["a"]) == answer_fault([int, int, ...], [1, 2, 3]) == ""  # a head, then any
+    assert answer_fault([int, int, ...], []) == "the answer holds 0 items, not 1 or more"
+    assert answer_fault([str, int, ...], ["a", "b"]) == "the answer[1] is a text, not a whole number"
     assert answer_fault([str, bool], ["a", False]) == "" and "holds 1 items, not 2" in answer_fault([str, bool], ["a"])
     assert answer_fault((float, None), None) == answer_fault((float, None), 2) == answer_fault(float, 2.5) == ""
     assert answer_fault(range(-1, 3), -1) == "" and "from -1 to 2" in answer_fault(range(-1, 3), 3)
@@ -200,3 +204,303 @@ def test_a_blank_notebook_cannot_trade_its_zero_for_no_score_by_one_wrong_shape(
     forward = next(part for part in report["parts"] if part["grade_id"] == "test_forward")
     # a score, not the grader's failure: only what the transposed forward does right (it changes no weight) counts
     assert report["total"] <= forward["score"] < 0.5, report["total"]
+
+
+# ------------------------------------------------------------------ red-a15 (pass 24): answers in the form that raise
+
+def _release_with(grade_id: str, source: str, tmp_path: Path) -> Path:
+    """The released notebook (every stub blank: 0/18) with one cell's text replaced."""
+    from conftest import release_notebook
+
+    notebook = release_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+    cell["source"] = source
+    return write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name)
+
+
+# red-a15 X24-a15-1: an exercise answer that is a finite number of at least about 1.8e299 (z2_with_zero_grad = 1e300,
+# what a hand computation that diverged can leave) is taken by answers.number, so exercise_answers sends
+# {"defined": True, "number": 1e300, "what": ""}, in its form; test_second_step then calls the public
+# answers.is_right(..., rel_tol=0.01), whose _near divides the tolerance window's edge by a step of 1e-9 and takes
+# math.ceil(inf): OverflowError from the check's own code, a GraderBug, and the blank notebook (0/18) gets no score
+# at all (exit 3) instead of 0. Measured on main e044460: rc 3, "test_second_step[with_zero_grad] raised
+# OverflowError: cannot convert float infinity to integer (a grader bug)".
+@pytest.mark.parametrize("value", ["1e300", "-1e300", "1.7976931348623157e308"])
+def test_a_huge_finite_exercise_answer_fails_its_check_not_the_grader(tmp_path, value):
+    source = (f"z2_with_zero_grad = {value}\nloss2_with_zero_grad = 0.5\nz2_without_zero_grad = 1.0\n"
+              "loss2_without_zero_grad = 1.0\n")
+    report, _ = grade_json(_release_with("exercise_second_step", source, tmp_path))  # asserts rc 0
+    part = next(part for part in report["parts"] if part["grade_id"] == "test_exercise_second_step")
+    assert part["score"] == 0 and report["total"] == 0
+
+
+def test_the_exercises_rule_says_wrong_of_a_huge_finite_number_rather_than_raising():
+    """The same rule, as the public check (release/test_exercise_second_step.py) and the grade read it."""
+    sys.path.insert(0, str(ROOT / "release" / ASSIGNMENT.name))
+    try:
+        import answers
+    finally:
+        sys.path.remove(str(ROOT / "release" / ASSIGNMENT.name))
+    assert answers.number(1e300) == 1e300  # taken as a number: the check goes on to is_right
+    assert answers.is_right("z2_with_zero_grad", 1e300, rel_tol=0.01, abs_tol=1e-4) is False
+
+
+# red-a15 X24-a15-2: an SGD.__init__ that keeps self.params = None (its own methods walk another list, or nothing)
+# makes probes._made answer made_order None with made_one_shot False (the form MADE allows it: None is not only a
+# generator's), and reported.init_cause hands it to causes.init_kept, whose sorted(None) raises TypeError in the
+# check's own code. The blank notebook with that one cell (zero_grad and step that do nothing) gets no score (exit 3)
+# instead of its 0/18. Measured on main e044460: rc 3, "test_changes_the_output_of_the_model_that_holds_the_parameters
+# [2-16-16-2] raised TypeError: 'NoneType' object is not iterable (a grader bug)".
+SGD_KEEPS_NONE = """class SGD:
+    def __init__(self, params, lr):
+        self.params = None
+        self.lr = lr
+
+    def zero_grad(self):
+        pass
+
+    def step(self):
+        pass
+"""
+
+
+def test_an_sgd_whose_params_is_no_iterable_fails_its_parts_not_the_grader(tmp_path):
+    report, _ = grade_json(_release_with("sgd", SGD_KEEPS_NONE, tmp_path))  # asserts rc 0
+    assert report["total"] < 1
+
+
+# red-a15 X24-a15-3: a list form written [X, ...] takes any length, but the checks index what the probe always writes
+# for the call (a step's grads, two outputs, a first loss): an answer with one such list emptied or cut short is in
+# the form and makes the check's own code raise IndexError or TypeError (step_move(*params[:2]) short of arguments),
+# a GraderBug, no score. The notebook's own cell makes it so (the forged write of FORGED above, in the cell the part
+# runs: test_a_forged_in_form_answer_fails_its_part_not_the_grader). Each case below measured on main e044460.
+# Fixed by the forms: a list with one item a step (or a fixed count) has that length in its probe's form, so such an
+# answer is refused before a check reads it (_Changed refuses it as the runner does); made_order None, which an honest
+# SGD.__init__ keeping self.params = None sends, stays in the form and is named (causes.init_kept: no list kept).
+def _cut(key: str, keep: int):
+    return lambda value: {**value, key: value[key][:keep]}
+
+
+CUT_SHORT = {  # probe: (its answer changed, the suite whose checks ask for it)
+    "step_effect-grads_after": ("step_effect", _cut("grads_after", 0), "test_step"),
+    "step_effect-data": ("step_effect", _cut("data", 0), "test_step"),
+    "step_moves_model-outputs": ("step_moves_model", _cut("outputs", 1), "test_step"),
+    "step_moves_model-params": ("step_moves_model", _cut("params", 1), "test_step"),
+    "step_moves_model-graphs": ("step_moves_model", _cut("graphs", 0), "test_step"),
+    "step_worked_example-grads": ("step_worked_example", _cut("grads", 0), "test_step"),
+    "lesson_worked_example-grads": ("lesson_worked_example", _cut("grads", 0), "test_lesson_numbers"),
+    "lesson_training-losses": ("lesson_training", _cut("losses", 0), "test_lesson_numbers"),
+    "lesson_training-params": ("lesson_training", _cut("params", 1), "test_lesson_numbers"),
+    "zero_grad_effect-made_order-none": ("zero_grad_effect", lambda value: {**value, "made_order": None}, "test_zero_grad"),
+}
+
+
+class _Changed:
+    """A runner that answers from the reference's answers, the answers of `probe` changed by `change`; one in no form
+    of the probe's is refused as the grader's runner refuses it (suites._in_form: a failed check, named)."""
+
+    def __init__(self, answers: dict, probe: str = "", change=None) -> None:
+        self.answers, self.probe, self.change, self.missing, self.one_cell = answers, probe, change, "", False
+        self.changed: list = []
+
+    def run(self, probe, **kwargs):
+        from autograder.checks.suites import CheckFailed, CheckNotRun
+
+        outcome = self.answers.get((probe.__name__, repr(sorted(kwargs.items()))))
+        if outcome is None or not outcome.ok:
+            raise CheckNotRun("no reference answer for this call")  # not this test's concern
+        value = json.loads(json.dumps(outcome.value))  # a copy, as read from the wire
+        if probe.__name__ == self.probe:
+            value = self.change(value)
+            self.changed.append(probe.__name__)
+            fault = answer_fault(form_of(probe, kwargs), value)
+            if fault:
+                raise CheckFailed(f"{NOT_IN_FORM}: {fault}")
+        return value
+
+    def because(self):
+        return ""
+
+    def fetch(self):
+        return False
+
+    def run_alone(self):
+        return False
+
+
+@pytest.fixture(scope="module")
+def reference_answers_once():
+    from autograder.checks import suites
+    from autograder.settings import GraderSettings, load_config
+
+    return suites.reference_answers(ASSIGNMENT, GraderSettings(config=load_config(ROOT)))
+
+
+def _fails_its_checks(probe: str, change, grade_id: str, answers: dict) -> None:
+    """The suite `grade_id` run on the reference's answers, `probe`'s changed by `change`: some check fails (by an
+    assertion, or the runner's refusal of an answer in no form), and none raises (run_checks's GraderBug)."""
+    from autograder.checks.suites import load_suites
+
+    [suite] = [suite for suite in load_suites(ASSIGNMENT) if suite.grade_id == grade_id]
+    student, reference = _Changed(answers, probe, change), _Changed(answers)
+    results = run_checks(suite.checks, student, reference)
+    assert student.changed and not all(result.passed for result in results)
+
+
+@pytest.mark.parametrize("case", list(CUT_SHORT))
+def test_an_answer_in_the_form_cut_short_fails_its_checks_not_the_grader(case, reference_answers_once):
+    _fails_its_checks(*CUT_SHORT[case], reference_answers_once)  # raises GraderBug on main
+
+
+# fix-forms (pass 24), the same kind found with answers drawn from the forms near the reference's (small indices,
+# permutations of them, empty texts): a probe stops short on a cause (SGD(...) kept objects that are not Parameters,
+# parameters() listed some, the layers a lesson probe builds from are wrong, the notebook's zero_grad() left a grad
+# None or a Tensor), and the checks go on only where the cause is named; an answer that says it stopped and shows no
+# cause (made_others with every Parameter numbered, not_parameters empty, a "stop" of layers that show nothing wrong,
+# the by-hand worked example stopped on a grad the probe's own zeros never leave) was in the form, and the check read
+# on into keys the probe never wrote: KeyError or IndexError, a GraderBug. Each case below measured on main 03850de.
+MADE_KEYS = ("made_order", "made_lr", "made_others", "made_one_shot", "made_kind")
+HELD_KEYS = ("held", "total", "kind", "one_shot", *MADE_KEYS)
+LAYERS = ("weight_shape", "kinds", "order", "attributes", "drawn", "forward_returned", "call_returned", "stop")
+
+
+def _kept(keys, **changed):
+    return lambda value: {**{key: value[key] for key in keys if key in value}, **changed}
+
+
+def _stopped_on_tensor(value):
+    return {**_kept(HELD_KEYS)(value), "z": value["z"][:1], "loss": value["loss"][:1], "params": value["params"][:1],
+            "grads": [], "none_grads": False, "tensor_grads": True}
+
+
+STOPPED_WITHOUT_CAUSE = {
+    "zero_grad_effect-others-numbered": ("zero_grad_effect", _kept(MADE_KEYS, made_others=True), "test_zero_grad"),
+    "step_worked_example-others-numbered": ("step_worked_example", _kept(HELD_KEYS, made_others=True, none_grads=False),
+                                            "test_step"),
+    "step_worked_example-tensor": ("step_worked_example", _stopped_on_tensor, "test_step"),
+    "lesson_graph-layers": ("lesson_graph", _kept(LAYERS, stop=True), "test_lesson_numbers"),
+    "lesson_worked_example-listed": ("lesson_worked_example", _kept(
+        (*LAYERS, *HELD_KEYS, "given"), not_parameters=[], none_grads=False), "test_lesson_numbers"),
+    "lesson_shared-listed": ("lesson_shared", _kept((*LAYERS, *MADE_KEYS), not_parameters=[], none_grads=False),
+                             "test_lesson_numbers"),
+}
+
+
+@pytest.mark.parametrize("case", list(STOPPED_WITHOUT_CAUSE))
+def test_an_answer_stopped_on_no_cause_fails_its_checks_not_the_grader(case, reference_answers_once):
+    _fails_its_checks(*STOPPED_WITHOUT_CAUSE[case], reference_answers_once)  # raises GraderBug on main
+
+
+@pytest.mark.parametrize("case", [case for case in CUT_SHORT if not case.endswith("-none")])
+def test_a_list_the_checks_read_by_position_has_its_length_in_the_form(case, reference_answers_once):
+    sys.path.insert(0, str(SUITES))
+    try:
+        import probes
+    finally:
+        sys.path.remove(str(SUITES))
+    probe, change, _ = CUT_SHORT[case]
+    calls = [(kwargs, outcome.value) for (name, kwargs), outcome in reference_answers_once.items()
+             if name == probe and outcome.ok]
+    assert calls
+    for kwargs, value in calls:
+        form = form_of(getattr(probes, probe), dict(ast.literal_eval(kwargs)))  # the key: repr(sorted(kwargs.items()))
+        assert answer_fault(form, value) == "" and answer_fault(form, change(value)) != "", kwargs
+
+
+FORGED_IN_FORM = """
+
+import sys as _sys
+
+_loader = _sys.modules.get("child")
+if _loader is not None and not hasattr(_loader, "real_write"):
+    _loader.real_write = _loader.write
+
+    def _write(fd, message, real=_loader.real_write):
+        value = getattr(message, "value", None)
+        if isinstance(value, dict) and "facts" in value and "held" in value and "data" in value:
+            value["grads_after"] = []  # step_effect's: still [[NUMBERS, ...], ...]
+        return real(fd, message)
+
+    _loader.write = _write
+"""
+
+
+def test_a_forged_in_form_answer_fails_its_part_not_the_grader(tmp_path):
+    """X24-a15-3 end to end: the reference with its step cell sending step_effect's grads_after empty. Measured on
+    main e044460: rc 3, "test_leaves_the_gradients_alone raised IndexError: list index out of range (a grader bug)"."""
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "sgd")
+    cell["source"] = "".join(cell["source"]) + FORGED_IN_FORM
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))  # asserts rc 0
+    parts = {part["grade_id"]: part for part in report["parts"]}
+    assert parts["test_step"]["score"] < parts["test_step"]["max_score"]
+
+
+# red-a15 X24-a15-5: the probes send every number through _plain / _array_or_none, np.array(values, dtype=float),
+# which keeps the real part of a complex array and drops the rest with a ComplexWarning only: a Linear.forward whose
+# output is x @ W.T + b + 5j, or a step() that leaves p.data - lr * grad + 5j, sends the right numbers in the form
+# and gets full marks, though every value it computes is wrong. Measured on main e044460: 18/18 for each.
+COMPLEX = {
+    "forward": ("linear", "return x @ self.weight.T + self.bias\n",
+                "out = x @ self.weight.T + self.bias\n        out.data = out.data + 5j\n        return out\n",
+                "test_forward"),
+    "step": ("sgd", "p.data -= self.lr * p.grad\n", "p.data = p.data - self.lr * p.grad + 5j\n", "test_step"),
+}
+
+
+def test_a_probe_refuses_an_imaginary_part_by_name_and_reads_a_zero_one_as_the_real_value():
+    sys.path.insert(0, str(SUITES))
+    try:
+        import probes
+    finally:
+        sys.path.remove(str(SUITES))
+    for value in (np.array([1.0, 2.0]) + 5j, [1 + 1e-300j], 2j, np.complex64(1 + 1j)):
+        with pytest.raises(probes.ComplexNumbers, match="imaginary part"):
+            probes._array_or_none(value)
+        with pytest.raises(probes.ComplexNumbers):
+            probes._float(np.sum(value))
+    assert probes._plain(np.array([[1.5, -2.0]]) + 0j).tolist() == [[1.5, -2.0]] and probes._float(3 + 0j) == 3.0
+    assert probes._array_or_none(["x"]) is None and probes._array_or_none([[1.0], [2.0, 3.0]]) is None  # no numbers
+
+
+@pytest.mark.parametrize("case", list(COMPLEX))
+def test_complex_values_are_not_graded_as_their_real_part(tmp_path, case):
+    grade_id, right, wrong, part_id = COMPLEX[case]
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+    assert right in "".join(cell["source"])
+    cell["source"] = "".join(cell["source"]).replace(right, wrong)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    part = next(part for part in report["parts"] if part["grade_id"] == part_id)
+    assert part["score"] < part["max_score"], f"{case} + 5j: {part['score']}/{part['max_score']}"
+
+
+# The forms tightened above (fix-forms, pass 24) must still take every answer an honest notebook's probes send, however
+# unusual its code: red-a15 graded 62 such notebooks (a grad left None, complex zeros, a generator or a tuple kept, a
+# list of .data given SGD(...), ...) and none was refused as "not in the form". These cover the alternatives changed:
+# a zero_grad() leaving None (the stops on a None grad, a step that left one), parameters() listing arrays (the stops on
+# not_parameters), and a notebook right in unusual ways (a tuple kept, a generator given, complex values with a zero
+# imaginary part): graded in full.
+HONEST = {
+    "zero-grad-leaves-none": ({"sgd": ("p.grad = np.zeros_like(p.data)", "p.grad = None")}, False),
+    "parameters-lists-arrays": ({"module": ("        return found\n", "        return [p.data for p in found]\n")}, False),
+    "right-in-unusual-ways": ({"sgd": ("self.params = list(params)", "self.params = tuple(params)"),
+                               "module": ("        return found\n", "        yield from found\n")}, True),
+    "right-with-complex-zeros": ({"sgd": ("p.data -= self.lr * p.grad", "p.data = p.data - self.lr * p.grad + 0j")}, True),
+}
+
+
+@pytest.mark.parametrize("case", list(HONEST))
+def test_an_honest_unusual_notebook_is_graded_never_refused_as_out_of_form(tmp_path, case):
+    changes, full = HONEST[case]
+    notebook = solution_notebook()
+    for cell in notebook["cells"]:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in changes:
+            right, honest = changes[grade_id]
+            assert right in "".join(cell["source"])
+            cell["source"] = "".join(cell["source"]).replace(right, honest)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))  # asserts rc 0
+    messages = [test["message"] for part in report["parts"] for test in part["tests"] if not test["passed"]]
+    assert not [message for message in messages if NOT_IN_FORM in message], messages
+    assert (report["total"] == report["max"]) if full else messages

@@ -333,3 +333,58 @@ def test_the_sessions_own_bookkeeping_during_a_check_is_not_charged_to_the_submi
     busy processes per core), not the CPU time its processes used."""
     crowded, alone = _spent_on_a_sleeping_check(60), _spent_on_a_sleeping_check(0)
     assert crowded < alone + 0.15, (crowded, alone)
+
+
+# red-a15 X24-a15-4: "total", the number of the model's Parameters in probes._held's answer, is a COUNT (any whole
+# number below 2**53), and the lesson checks hand it to causes.parameters_gave, which builds list(range(total)) in
+# the grader's process: an answer of a few bytes that the notebook rewrote (its own cell, as catalogue_hostile's
+# FORGED_ANSWERS do) makes the trusted process hold about 40 bytes per unit of it (2,000,000: about 80 MB; a few hundred
+# million: the machine's memory), and 2**52 raises MemoryError from the check's own code, a GraderBug (no score).
+# Measured on main e044460: a peak of 80 MB for 2,000,000; MemoryError for 2**52. Fixed twice: the form of "total"
+# is bounded by the Parameters the probe made (probes._holding), and causes compare a list's length to a total before
+# they build a list that long (a check reached by such an answer all the same holds no more than the answer).
+def _total(total: int):
+    def change(value: object) -> object:
+        return {**value, "total": total} if isinstance(value, dict) and "given" in value and "total" in value else value
+    return change
+
+
+def test_a_forged_count_of_parameters_holds_no_more_of_the_graders_memory_than_its_answer():
+    import tracemalloc
+
+    from autograder.checks import answer_form, suites
+    from autograder.settings import GraderSettings, load_config
+
+    answers = suites.reference_answers(ASSIGNMENT, GraderSettings(config=load_config(ROOT)))
+    [suite] = [suite for suite in suites.load_suites(ASSIGNMENT) if suite.grade_id == "test_lesson_numbers"]
+    [check] = [check for check in suite.checks if check.name.startswith("test_worked_example_first_step")]
+    student, reference = _Answers(answers, _total(2_000_000)), _Answers(answers)
+    probes = __import__("probes")  # the suites' (on the path once load_suites ran)
+    forged = student.run(probes.lesson_worked_example, zero_between=True)
+    assert forged["total"] == 2_000_000 and answer_form.answer_fault(answer_form.form_of(
+        probes.lesson_worked_example, {"zero_between": True}), forged) != ""  # refused before a check reads it
+    tracemalloc.start()
+    try:
+        check.test(student, reference, **check.params)
+    except Exception:  # failing is what a forged answer should do (a look-up no right answer leads to, here)
+        pass
+    held = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert held < CHECK_BYTES, f"{held:,} bytes"
+
+
+def test_a_forged_count_of_parameters_is_a_failed_check_not_a_grader_failure():
+    from autograder.checks import suites
+    from autograder.settings import GraderSettings, load_config
+
+    answers = suites.reference_answers(ASSIGNMENT, GraderSettings(config=load_config(ROOT)))
+    [suite] = [suite for suite in suites.load_suites(ASSIGNMENT) if suite.grade_id == "test_lesson_numbers"]
+    checks = [check for check in suite.checks if check.name.startswith("test_worked_example_first_step")]
+    student, reference = _Answers(answers, _total(1 << 52)), _Answers(answers)
+    for runner in (student, reference):
+        runner.missing, runner.one_cell = "", False
+        runner.fetch = runner.run_alone = lambda: False
+    asked = student.run  # a failed lesson check asks where the classes come from (noting_copies): the cells' own
+    student.run = lambda probe, **kwargs: {} if probe.__name__ == "lesson_defined_in" else asked(probe, **kwargs)
+    [result] = suites.run_checks(checks, student, reference)  # raises GraderBug (MemoryError) on main
+    assert not result.passed

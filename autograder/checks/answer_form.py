@@ -12,7 +12,8 @@ probes.py also runs in the sandbox, which imports nothing of the kit:
     None, True, False, "x"  that very value
     range(a, b)             a whole number a <= n < b
     numpy.ndarray           an array as the grader reads one: a number, or nested lists of numbers, all of one shape
-    [A, B]                  a list of exactly these items (a row); [X, ...] a list of any number of X
+    [A, B]                  a list of exactly these items (a row); [X, ...] a list of any number of X;
+                            [A, X, ...] A, then any number of X ([X, X, ...]: one X or more)
     (A, B)                  any one of these forms
     {"key": X}              a dict of exactly these keys
     a function              the form for the call's arguments: form(**kwargs)
@@ -62,7 +63,10 @@ def _list_fault(form: list, value: Any, where: str) -> str:
     if type(value) is not list:
         return f"{where} is {_kind(value)}, not a list"
     if form[-1:] == [...]:
-        items = [form[0]] * len(value)
+        head = form[:-2]  # the items it always begins with, then any number of form[-2]
+        if len(value) < len(head):
+            return f"{where} holds {len(value)} items, not {len(head)} or more"
+        items = head + [form[-2]] * (len(value) - len(head))
     elif len(value) == len(form):
         items = form
     else:

@@ -32,6 +32,7 @@ RATE = (float, None)  # _rate
 GRAPH = [[COUNT, ...], ...]  # _graph's rows
 FACTS = [[bool, COUNT, bool], ...]  # _facts
 KINDS = [[str, bool], ...]  # facts.kinds_of (_not_parameters)
+SOME_KINDS = [[str, bool], [str, bool], ...]  # one or more: what makes a probe stop before it calls the optimizer
 KEPT = {"defaults": [[str, str, str], ...], "same_list": bool,  # facts.kept_facts (_kept_list)
         "kept": [[str, str, ("class", "global", "self")], ...]}
 KEY = (str, float, bool, None)  # a key of vars(): a str, or what a notebook put in __dict__ by hand
@@ -39,10 +40,30 @@ INIT = {"kinds": {"weight": str, "bias": str}, "order": [("weight", "bias"), ...
         "attributes": [[KEY, str], ...], "drawn": [NUMBERS, NUMBERS]}
 MADE = {"made_order": ([INDEX, ...], None), "made_lr": RATE, "made_others": bool, "made_one_shot": bool,
         "made_kind": str}  # _made
-HELD = {"held": COUNT, "total": COUNT, "kind": str, "one_shot": bool, **MADE}  # _held
 GIVEN: tuple = ({}, {"given": [INDEX, ...], "not_parameters": KINDS})  # _given
 SEEN = {"values": [ARRAY, ...], "zeroed": [ARRAY, ...], "grads_before": [NUMBERS, ...],  # _zero_grad_seen
         "cleared": [NUMBERS, ...]}
+
+
+def _holding(most):
+    """_held's answer for a model of at most `most` Parameters (the probe made them: a total beyond is no count of
+    theirs, and the checks build nothing from one)."""
+    return {"held": range(0, most + 1), "total": range(0, most + 1), "kind": str, "one_shot": bool, **MADE}
+
+
+def _stopped(held, given):
+    """The answers of a probe that stops before it calls the optimizer, `held` what SGD(...) held once made (`given`:
+    with what it was given, GIVEN): it kept objects that are not Parameters (made_others), or parameters() listed
+    some (not_parameters), which zero_grad() would fail on and be named instead. The checks name either; an answer
+    that says neither is the notebook's doing."""
+    others = _joined({**held, "made_others": True, "none_grads": False}, GIVEN if given else {})
+    listed = ({**held, "given": [INDEX, ...], "not_parameters": SOME_KINDS, "none_grads": False},) if given else ()
+    return (*_ways(others), *listed)
+
+
+def _ways(form):
+    """The alternatives of `form` (a tuple of forms is any one of them), as a tuple."""
+    return form if isinstance(form, tuple) else (form,)
 
 
 def _joined(*forms):
@@ -78,10 +99,34 @@ def _made_first(form):
     return ({**MADE, "made_others": True}, _joined(MADE, {"made_others": False}, form))
 
 
+class ComplexNumbers(TypeError):
+    """Numbers with an imaginary part where the lesson computes real ones: named as such, never read as no numbers."""
+
+    def __init__(self):
+        super().__init__("p.data, p.grad or an output holds numbers with an imaginary part (such as 5j), which no check "
+                         "reads as their real part: the lesson's values are real; leave no j in them")
+
+
+def _real(values):
+    """`values`, refused when complex with an imaginary part: np.array(..., dtype=float) and float() would keep the
+    real part (a ComplexWarning only), and a check would grade numbers the notebook never computed. A complex zero
+    imaginary part loses nothing: the real part is the value."""
+    if not np.iscomplexobj(values):
+        return values
+    if np.any(np.imag(values)):
+        raise ComplexNumbers()
+    return np.real(values)
+
+
 def _plain(values):
     """A copy of the values as an array of floats: it crosses to the grader as its bytes, and the checks get
     it as nested lists (autograder/sandbox/protocol.py)."""
-    return np.array(values, dtype=float)
+    return np.array(_real(values), dtype=float)
+
+
+def _float(value):
+    """float(value), refusing an imaginary part (_real)."""
+    return float(_real(value))
 
 
 def _array_or_none(values):
@@ -90,6 +135,8 @@ def _array_or_none(values):
         return None
     try:
         return _plain(values)
+    except ComplexNumbers:  # numbers, but not real ones: named, not "no numbers"
+        raise
     except (TypeError, ValueError):
         return None
 
@@ -526,8 +573,9 @@ def zero_grad_then_backward(ns, widths, batch, seed, calls=1):
 
 # ---------------------------------------------------------------- step
 
-@_answers(_made_first({"data": [[ARRAY, ...], ...], "grads_after": [[NUMBERS, ...], ...], "held": [INDEX, ...],
-                        "facts": FACTS, "rates": [RATE, ...]}))
+@_answers(lambda data, grads, lr: _made_first({  # one item a step (the checks read each step's)
+    "data": [[ARRAY, ...]] * len(grads), "grads_after": [[NUMBERS, ...]] * len(grads), "held": [INDEX, ...],
+    "facts": FACTS, "rates": [RATE] * len(grads)}))
 def step_effect(ns, data, grads, lr):
     """Parameters holding `data`; before step k the probe sets every grad to grads[k] (no zero_grad)."""
     params = _parameters(ns, data)
@@ -548,8 +596,10 @@ def step_effect(ns, data, grads, lr):
             "facts": _facts(ns, params + held), "rates": rates, **made}
 
 
-@_answers(_made_first({"outputs": [ARRAY, ...], "graphs": [GRAPH, ...], "facts": FACTS, "params": [[ARRAY, ...], ...],
-                        "grads": [[NUMBERS, ...], ...], "grads_after": [[NUMBERS, ...], ...], "rates": [RATE, ...]}))
+@_answers(lambda widths, batch, lr, seed, steps=2: _made_first({  # before the steps, then after each
+    "outputs": [ARRAY] * (steps + 1), "graphs": [GRAPH] * (steps + 1), "facts": FACTS,
+    "params": [[ARRAY, ...]] * (steps + 1), "grads": [[NUMBERS, ...]] * steps,
+    "grads_after": [[NUMBERS, ...]] * steps, "rates": [RATE] * steps}))
 def step_moves_model(ns, widths, batch, lr, seed, steps=2):
     """Train a model of the probe's own layers for a few steps; grads are zeroed by the probe itself, params
     collected by hand: only step() is the notebook's."""
@@ -581,15 +631,19 @@ def step_moves_model(ns, widths, batch, lr, seed, steps=2):
 
 def _worked_answers(by_hand):
     """The forms of _worked_example's answers: stopped before the steps (on what SGD(...) was given or kept), at a grad
-    zero_grad() left None or a Tensor, or after both steps (the three losses, with the values each was computed at)."""
+    the notebook's zero_grad() left None or a Tensor (not by hand: the probe's own zeros are arrays), or after both
+    steps (the three losses, with the values each was computed at; the grads of two steps, or of the first when it
+    left a grad None)."""
     pair = [NUMBERS, NUMBERS]  # the weight's and the bias's
-    return _joined(HELD if by_hand else _joined(HELD, GIVEN), (
-        {"none_grads": False},
-        {"z": [float, ...], "loss": [float, ...], "params": [[ARRAY, ARRAY], ...], "grads": [pair, ...],
-         "none_grads": bool, "tensor_grads": True},
-        {"z": [float] * 3, "loss": [float] * 3, "params": [[ARRAY, ARRAY]] * 3, "grads": [pair, ...],
-         "grads_after": [pair, ...], "rates": [RATE, ...], "none_grads": False, "step_left_none": bool,
-         **({} if by_hand else {**KEPT, **SEEN})}))
+    held = _holding(2)  # the layer's weight and bias
+    ran = [{"z": [float] * 3, "loss": [float] * 3, "params": [[ARRAY, ARRAY]] * 3, "grads": [pair] * steps,
+            "grads_after": [pair] * steps, "rates": [RATE] * steps, "none_grads": False,
+            "step_left_none": steps == 1, **held, **({} if by_hand else {**KEPT, **SEEN})} for steps in (2, 1)]
+    if by_hand:
+        return (*_stopped(held, given=False), *ran)
+    tensor = {**held, "z": [float, ...], "loss": [float, ...], "params": [[ARRAY, ARRAY], ...], "grads": [pair, ...],
+              "none_grads": bool, "tensor_grads": True}
+    return (*_stopped(held, given=True), *_ways(_joined(GIVEN, (tensor, *ran))))
 
 
 def _worked_example(ns, zero_between, by_hand):
@@ -619,8 +673,8 @@ def _worked_example(ns, zero_between, by_hand):
         values.append([_plain(layer.weight.data), _plain(layer.bias.data)])
         z = layer(x)
         value = ((z - 1.0) ** 2).sum()
-        z_values.append(float(z.data.sum()))
-        losses.append(float(value.data))
+        z_values.append(_float(z.data.sum()))
+        losses.append(_float(value.data))
         return value
 
     def clear():
@@ -784,9 +838,13 @@ def _layers_first(probe):
         return facts if facts["stop"] else {**probe(ns, *args, **kwargs), **facts}
 
     found = {"weight_shape": [COUNT, ...], "bias_shape": [COUNT, ...], "bias_fits": bool, **INIT}  # found before it calls the layer
-    probed.answers = (  # type: ignore[attr-defined]  # as _answers sets it
-        {**found, "stop": True}, {**found, "forward_returned": str, "call_returned": str, "stop": True},
-        _joined(probe.answers, {**found, "forward_returned": "", "call_returned": "", "stop": False}))
+
+    def answers(**kwargs):  # the form of `probe`'s answer to the call (a function of its arguments, or one form)
+        form = probe.answers(**kwargs) if callable(probe.answers) else probe.answers
+        return ({**found, "stop": True}, {**found, "forward_returned": str, "call_returned": str, "stop": True},
+                *_ways(_joined(form, {**found, "forward_returned": "", "call_returned": "", "stop": False})))
+
+    probed.answers = answers  # type: ignore[attr-defined]  # as _answers sets it
     return probed
 
 
@@ -815,7 +873,9 @@ def lesson_graph(ns, widths, batch, seed):
 
 
 @_layers_first
-@_answers(({"none_grads": False, "not_parameters": KINDS, **MADE}, {"none_grads": bool, "tensor_grads": True, **MADE},
+@_answers(({"none_grads": False, "not_parameters": KINDS, **MADE, "made_others": True},  # stopped: named
+           {"none_grads": False, "not_parameters": SOME_KINDS, **MADE},
+           {"none_grads": bool, "tensor_grads": True, **MADE},
            {"none_grads": False, "pattern": [INDEX, ...], "before": ARRAY, "after": ARRAY, "still_shared": bool,
             "grad": NUMBERS, "grad_after": NUMBERS, "moved": {"before": [ARRAY, ...], "after": [ARRAY, ...],
                                                               "grads": [NUMBERS, ...], "grads_after": [NUMBERS, ...]},
@@ -856,11 +916,19 @@ def _zero_grad_seen(optimizer, params):
             "cleared": [_array_or_none(p.grad) for p in params]}
 
 
+def _training_answers(widths, batch, steps, lr, seed):
+    """The forms of lesson_training's answers: stopped before the steps, at a grad zero_grad() left None or a Tensor, or
+    after `steps` steps (a loss each; the values before and after the first, and its grads)."""
+    held = _holding(2 * (len(widths) - 1))  # a weight and a bias for each layer the probe made
+    return (*_stopped(held, given=True), *_ways(_joined(held, GIVEN, (
+        {"none_grads": bool, "tensor_grads": True},
+        {"losses": [float] * steps, "final": ARRAY, "final_graph": GRAPH, "params": [[ARRAY, ...]] * 2,
+         "grads": [[NUMBERS, ...]], "grads_after": [[NUMBERS, ...]], **SEEN, "owners": [COUNT, ...],
+         "none_grads": False, **KEPT}))))
+
+
 @_layers_first
-@_answers(_joined(HELD, GIVEN, ({"none_grads": False}, {"none_grads": bool, "tensor_grads": True},
-                                {"losses": [float, ...], "final": ARRAY, "final_graph": GRAPH, "params": [[ARRAY, ...], ...],
-                                 "grads": [[NUMBERS, ...], ...], "grads_after": [[NUMBERS, ...]], **SEEN,
-                                 "owners": [COUNT, ...], "none_grads": False, **KEPT})))
+@_answers(_training_answers)
 def lesson_training(ns, widths, batch, steps, lr, seed):
     """A training loop with everything from the notebook; losses per step and the final outputs under no_grad."""
     rng = np.random.default_rng(seed)
@@ -892,7 +960,7 @@ def lesson_training(ns, widths, batch, steps, lr, seed):
         optimizer.step()
         if first:
             grads_after = [_array_or_none(p.grad) for p in _by_hand(ns, model)]
-        losses.append(float(loss.data))
+        losses.append(_float(loss.data))
         if len(values) == 1:
             values.append([_plain(getattr(p, "data", np.nan)) for p in _by_hand(ns, model)])
     with ns["no_grad"]():

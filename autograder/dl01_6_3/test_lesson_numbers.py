@@ -8,15 +8,15 @@ import causes
 import numpy as np
 import probes
 import pytest
-from reported import block_cause, close, init_cause, reference_holds
+from reported import block_cause, close, init_cause, reference_holds, stop_cause
 
 STUDENT_CELLS = "all"
 
 
 def layers_cause(got):
     """What the probe found in the layers before it built a network ('' if nothing): the given Linear.__init__'s
-    weight shape, then what Linear.forward returns (causes.layers_cause)."""
-    return causes.layers_cause(got)
+    weight shape, then what Linear.forward returns (causes.layers_cause); the probe stops on it ("stop")."""
+    return stop_cause(causes.layers_cause(got), got["stop"])
 
 
 def listing_cause(got):
@@ -35,8 +35,8 @@ def optimizer_cause(got, lr):
     zero_grad() set to None, or one grad array it left to several Parameters."""
     cause = listing_cause(got)
     cause = cause or (causes.optimizer_holds(got["held"], got["total"], got["kind"], got["one_shot"]) if "held" in got else "")
-    kept = got.get("made_order") or [] if got.get("made_others") else None  # objects not Parameters: named here
-    cause = cause or (causes.init_kept(kept, len(kept or []), got["made_lr"], lr) if "made_lr" in got else "")
+    kept: list | None = None if got.get("made_others") else []  # objects that are not Parameters: no list of them, named here
+    cause = cause or (causes.init_kept(kept, 0, got["made_lr"], lr) if "made_lr" in got else "")
     cause = cause or (causes.NONE_GRAD if got["none_grads"] else "")
     cause = cause or (causes.TENSOR_GRAD if got.get("tensor_grads") else "")
     return cause or causes.grads_shared(got.get("owners", []))

@@ -35,8 +35,8 @@ from training_causes import (  # noqa: F401 - the checks ask causes.<name> for t
 
 def init_kept(order, total, kept_lr, lr):
     """The cause ('' if none) when SGD.__init__ did not keep what SGD(params, lr) was given: `order`, the number among the
-    `total` params of each entry of self.params (total 0: not checked; another order: init_order); `kept_lr`, self.lr."""
-    if total and sorted(order) != list(range(total)):
+    `total` params of each entry of self.params (None: no list of them; total 0: not checked; other order: init_order)."""
+    if order is None or total and (len(order) != total or sorted(order) != list(range(total))):
         return "SGD.__init__ did not keep the Parameters it was given: self.params = list(params), not copies or others"
     same = isinstance(kept_lr, (int, float, np.number)) and np.isclose(kept_lr, lr)
     return "" if same else f"SGD.__init__ kept self.lr = {kept_lr!s:.12}, not the {lr:g} it was given (self.lr = lr)"
@@ -97,7 +97,7 @@ def parameters_gave(given, total: int, stale: str) -> str:
     """The cause ('' if none) when SGD(...) was given another list than the model's `total` Parameters: `given`
     holds the number among them of each entry parameters() returned (-1 for another object; None for a generator,
     which is not walked), `stale` what stale_list says of that parameters()."""
-    if given is None or sorted(given) == list(range(total)):  # in another order: still every one, once
+    if given is None or len(given) == total and sorted(given) == list(range(total)):  # any order: every one, once
         return ""
     return stale or (f"parameters() gave SGD(...) {len(given)} entries, {len(set(given) - {-1})} of the model's "
                      f"{total} Parameters: the optimizer holds what parameters() returns (see its own checks)")

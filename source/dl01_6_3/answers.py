@@ -36,6 +36,8 @@ def _near(value: float, tolerance: float):
         for sign in (1, -1):
             start, stop = sorted((sign * 10.0 ** exponent, sign * 10.0 ** (exponent + 1)))
             first, last = max(low, start), min(high, stop)
+            if first > last:  # no overlap; a huge value's edge over `step` would be inf, which has no ceil
+                continue
             for k in range(math.ceil(first / step), math.floor(last / step) + 1):
                 yield f"{k * step:.{DIGITS}g}"
 

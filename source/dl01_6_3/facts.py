@@ -92,7 +92,7 @@ def holds(optimizer, params, lr):
     held = [] if hasattr(kind, "__next__") else list(optimizer.params)
     cause = optimizer_holds(sum(any(p is q for q in held) for p in params), len(params), kind.__name__,
                             hasattr(kind, "__next__"))
-    return cause or init_kept(None, 0, getattr(optimizer, "lr", None), lr)
+    return cause or init_kept([], 0, getattr(optimizer, "lr", None), lr)
 
 
 def order(optimizer, params):
