@@ -393,3 +393,44 @@ def test_an_exercise_that_calls_the_students_right_linear_wrongly_costs_its_own_
     assert scores(report) == {**FULL, "test_exercise_count": 0}
     messages = [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
     assert all("missing 1 required positional argument: 'rng'" in m and "blank" not in m for m in messages), messages
+
+
+_PATCHED_IN_NO_GRAD = """
+
+
+def _step(self) -> None:
+    for p in self.params:
+        p.data -= self.lr * p.grad
+
+
+def _zero_grad(self) -> None:
+    for p in self.params:
+        p.grad = np.zeros_like(p.data)
+
+
+SGD.step, SGD.zero_grad = _step, _zero_grad
+"""
+
+
+def test_a_lent_cell_that_patches_the_graded_cells_class_grades_the_same_whether_lent_or_not(tmp_path):
+    """red-b15 X24-b15-2 (pass 24): the red-b13 4 rule (a lent cell gives the part nothing of what the graded cell's
+    task names) holds for a name bound again (suites._holding puts SGD back), not for the class object it names. Cell
+    sgd's zero_grad() and step() do nothing but open `with no_grad(): pass`; cell no_grad, right in its own part, ends
+    with `SGD.step, SGD.zero_grad = _step, _zero_grad` (right ones). The empty methods reach the blank no_grad, the parts
+    lend cell no_grad (sound), it runs below cell sgd and patches the very class the part grades: test_zero_grad 2/2,
+    test_step 3/3, 18/18. In Jupyter both test cells (right below cell sgd) fail (13/18); the same empty methods without
+    `with no_grad():` get 0.83/2 and 0.38/3 (and a wrong step() with `+=` 0.56/3 plain, 3/3 under no_grad). Whether an empty
+    method opens no_grad() must not decide whether another solution cell's code is graded in its place."""
+    graded = {}
+    for under_no_grad in (False, True):
+        notebook = solution_notebook()
+        cells = _cells(notebook)
+        body = "        with no_grad():\n            pass\n" if under_no_grad else "        pass\n"
+        text = cells["sgd"].source
+        cells["sgd"].source = (text[:text.index("    def zero_grad")] + f"    def zero_grad(self) -> None:\n{body}\n"
+                               f"    def step(self) -> None:\n{body}")
+        cells["no_grad"].source += _PATCHED_IN_NO_GRAD
+        report, _ = grade_json(write_notebook(notebook, tmp_path / str(under_no_grad) / ASSIGNMENT.notebook_name))
+        graded[under_no_grad] = {part: scores(report)[part] for part in ("test_zero_grad", "test_step")}
+    assert all(score < FULL[part] for part, score in graded[False].items()), graded  # the graded cell does nothing
+    assert graded[True] == graded[False], graded
