@@ -410,17 +410,34 @@ def _zero_grad(self) -> None:
 
 SGD.step, SGD.zero_grad = _step, _zero_grad
 """
+# The same right methods in a class of cell no_grad's own, written into whatever dict holds an SGD (the names _holding
+# keeps while the lent cell runs, put back after it).
+_HELD_REWRITTEN_IN_NO_GRAD = _PATCHED_IN_NO_GRAD.replace("SGD.step, SGD.zero_grad = _step, _zero_grad\n", """\
+class _RightSGD:
+    def __init__(self, params, lr):
+        self.params, self.lr = list(params), lr
+
+    step, zero_grad = _step, _zero_grad
 
 
-def test_a_lent_cell_that_patches_the_graded_cells_class_grades_the_same_whether_lent_or_not(tmp_path):
+for _held in [value for value in globals().values() if isinstance(value, dict) and "SGD" in value]:
+    _held["SGD"] = _RightSGD
+""")
+
+
+@pytest.mark.parametrize("patch", [_PATCHED_IN_NO_GRAD, _HELD_REWRITTEN_IN_NO_GRAD],
+                         ids=["methods-patched", "held-names-rewritten"])
+def test_a_lent_cell_that_patches_the_graded_cells_class_grades_the_same_whether_lent_or_not(tmp_path, patch):
     """red-b15 X24-b15-2 (pass 24): the red-b13 4 rule (a lent cell gives the part nothing of what the graded cell's
     task names) holds for a name bound again (suites._holding puts SGD back), not for the class object it names. Cell
     sgd's zero_grad() and step() do nothing but open `with no_grad(): pass`; cell no_grad, right in its own part, ends
     with `SGD.step, SGD.zero_grad = _step, _zero_grad` (right ones). The empty methods reach the blank no_grad, the parts
     lend cell no_grad (sound), it runs below cell sgd and patches the very class the part grades: test_zero_grad 2/2,
     test_step 3/3, 18/18. In Jupyter both test cells (right below cell sgd) fail (13/18); the same empty methods without
-    `with no_grad():` get 0.83/2 and 0.38/3 (and a wrong step() with `+=` 0.56/3 plain, 3/3 under no_grad). Whether an empty
-    method opens no_grad() must not decide whether another solution cell's code is graded in its place."""
+    `with no_grad():` get 0.83/2 and 0.38/3 (a wrong step() with `+=`: 0.56/3 plain, 3/3 under no_grad). So too a
+    class of cell no_grad's own written into the dict that holds SGD while the lent cell runs (held-names-rewritten):
+    the names are put back from a dict the lent cell can reach. Whether an empty method opens no_grad() must not decide
+    whether another solution cell's code is graded in its place."""
     graded = {}
     for under_no_grad in (False, True):
         notebook = solution_notebook()
@@ -429,7 +446,7 @@ def test_a_lent_cell_that_patches_the_graded_cells_class_grades_the_same_whether
         text = cells["sgd"].source
         cells["sgd"].source = (text[:text.index("    def zero_grad")] + f"    def zero_grad(self) -> None:\n{body}\n"
                                f"    def step(self) -> None:\n{body}")
-        cells["no_grad"].source += _PATCHED_IN_NO_GRAD
+        cells["no_grad"].source += patch
         report, _ = grade_json(write_notebook(notebook, tmp_path / str(under_no_grad) / ASSIGNMENT.notebook_name))
         graded[under_no_grad] = {part: scores(report)[part] for part in ("test_zero_grad", "test_step")}
     assert all(score < FULL[part] for part, score in graded[False].items()), graded  # the graded cell does nothing
