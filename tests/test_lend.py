@@ -451,3 +451,26 @@ def test_a_lent_cell_that_patches_the_graded_cells_class_grades_the_same_whether
         graded[under_no_grad] = {part: scores(report)[part] for part in ("test_zero_grad", "test_step")}
     assert all(score < FULL[part] for part, score in graded[False].items()), graded  # the graded cell does nothing
     assert graded[True] == graded[False], graded
+
+
+def test_a_stub_replaces_only_what_the_students_copy_binds_as_it_runs(tmp_path):
+    """red-b15 X24-b15-3 (pass 24): red-b12 4's notebook (no_grad written atop cell sgd, step() under `with no_grad():`)
+    whose cell no_grad holds a draft of no_grad below a first line that raises (NameError): in Jupyter the cell stops
+    at line 1, its draft never binds no_grad, cell sgd's stays, and every test cell passes (18/18 in Jupyter Run All;
+    test_lesson_numbers 3/3 here too). part_program reads what the student's copy binds from its text (_binds finds
+    `def no_grad`), so the blank stub replaces cell sgd's no_grad in test_step: 0/3, "no_grad is blank in this part: a
+    part runs your other cells only once their own parts pass in full, and not all of cell no_grad's do" (12/18 with
+    test_no_grad's 0). step() is right and runs right in the notebook; its part must say so."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    old = ("        for p in self.params:\n            # In place on the array: the same object keeps living in the model "
+           "and in this list.\n            p.data -= self.lr * p.grad")
+    assert old in cells["sgd"].source
+    cells["sgd"].source = cells["no_grad"].source + "\n\n" + cells["sgd"].source.replace(
+        old, "        with no_grad():\n            for p in self.params:\n                p.data -= self.lr * p.grad")
+    cells["no_grad"].source = ("print(no_grad_helper)  # a draft below: no_grad is written in cell sgd\n\n\n"
+                               + cells["no_grad"].source.replace("Tensor.recording = False", "Tensor.recording = True"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report)["test_lesson_numbers"] == FULL["test_lesson_numbers"]  # the notebook as Jupyter runs it
+    step = next(part for part in report["parts"] if part["grade_id"] == "test_step")
+    assert step["score"] == FULL["test_step"], [t["message"] for t in step["tests"] if not t["passed"]][:2]
