@@ -474,3 +474,23 @@ def test_a_stub_replaces_only_what_the_students_copy_binds_as_it_runs(tmp_path):
     assert scores(report)["test_lesson_numbers"] == FULL["test_lesson_numbers"]  # the notebook as Jupyter runs it
     step = next(part for part in report["parts"] if part["grade_id"] == "test_step")
     assert step["score"] == FULL["test_step"], [t["message"] for t in step["tests"] if not t["passed"]][:2]
+
+
+def test_a_lent_cell_below_an_exercise_gives_it_none_of_its_answers(tmp_path):
+    """red-b15 X24-b15-6 (pass 24): Exercise 1's cell assigns a wrong count (`count_64_32_10 = 0`) and cell no_grad,
+    right in its own part, ends with the right one. Plain, test_exercise_count is 0/1, as in Jupyter (its test cell
+    stands right below the exercise). Let the exercise's cell also call a layer first (`Linear(2, 1, rng)(x)`): the
+    part reaches the blank Linear.forward, lends every sound cell (sound_cells: cells below the exercise too), and cell
+    no_grad runs below the exercise. _holding keeps only the names the graded cell's release copy binds, and an
+    exercise's (`raise NotImplementedError()` under comments) binds none: the lent cell's count replaces the student's,
+    1/1. A wrong answer must not turn right because its cell happened to call forward()."""
+    graded = {}
+    for calls_forward in (False, True):
+        notebook = solution_notebook()
+        cells = _cells(notebook)
+        cells["exercise_count"].source = ("_ = Linear(2, 1, np.random.default_rng(0))(Tensor(np.zeros((1, 2))))\n"
+                                          if calls_forward else "") + "count_64_32_10 = 0\n"
+        cells["no_grad"].source += "\n\ncount_64_32_10 = 32 * (64 + 1) + 10 * (32 + 1)\n"
+        report, _ = grade_json(write_notebook(notebook, tmp_path / str(calls_forward) / ASSIGNMENT.notebook_name))
+        graded[calls_forward] = scores(report)["test_exercise_count"]
+    assert graded == {False: 0, True: 0}, graded
