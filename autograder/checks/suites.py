@@ -730,16 +730,21 @@ class Grader:
         round while a part has more sound cells to take: a cell whose parts pass in full only once lent (a right
         step() under a right no_grad()) is sound, and lent in turn (to an exercise computed with SGD). When no
         single cell is left to lend, cells that each need another's are tried as a set (lend_together). Then no message
-        names a cell never lent as the cause (unblamed). The parts that grade the whole notebook go first: where its
-        run stopped a cell of the student's (stopped) tells what that cell binds where a stub stands in for it."""
+        names a cell never lent as the cause (unblamed). Where the run of a part that grades the whole notebook stopped
+        a cell of the student's (stopped) tells what that cell binds where a stub stands in for it: a part graded before
+        that was known is graded again if its program changes (rare: a cell whose run stopped above a line that binds
+        what a cell above bound too)."""
         parts = {}
         self.stops = {}
-        for suite in sorted(self.prepared.suites, key=lambda suite: suite.student_cells != "all"):
+        for suite in self.prepared.suites:
             runner = self.part_runner(submission, suite)
             parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
             if suite.student_cells == "all":
                 self.stops.update(stopped(next((outcome.load_errors for outcome in runner.memo.values()), [])))
-        parts = {suite.grade_id: parts[suite.grade_id] for suite in self.prepared.suites}  # the suites' order
+        for suite in self.prepared.suites if self.stops else ():
+            runner = self.part_runner(submission, suite)
+            if runner.cells != parts[suite.grade_id][0].cells:
+                parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
         tried: dict[str, tuple[str, ...]] = {}  # part -> the sound cells it was last graded with
         while True:
             results = {grade_id: part[1] for grade_id, part in parts.items()}
