@@ -34,6 +34,11 @@ c.LmsFileNameCollectorPlugin.named_regexps = [
     # Moodle, one folder: John Smith_12345_assignsubmission_file_modules_and_sgd.ipynb (a file name that holds
     # Moodle's marker again is a name chosen to put a classmate's id first: refused)
     r"(?P<name>[^/_]+)_(?P<lms_id>\d+)_assignsubmission_file_(?P<file_id>(?!.*_assignsubmission_file_)[^/]+\.ipynb)",
+    # Canvas with anonymous grading: anon_x7k2p_6789012_modules_and_sgd.ipynb, LATE_anon_x7k2p_6789013_... (no user,
+    # only the submission's anonymous id, in either case: the student is `anon_x7k2p`, with no Canvas user id; an
+    # anonymous id of digits alone would read below as a user `anon` with a Canvas user's number, so this comes first)
+    r"(?:(?P<late>LATE)_)?anon_(?P<anonymous_id>[A-Za-z0-9]+)_(?P<attachment>\d+)_"
+    r"(?P<file_id>(?!\d+_)(?!(?:[^/]*_)?(?:LATE_)?\d+_\d+_)[^/]+\.ipynb)",
     # Canvas: smithjohn_12345_6789012_modules_and_sgd.ipynb, smithjohn_LATE_12345_6789013_modules_and_sgd-1.ipynb
     # (user id, then the attachment id, which grows with each upload). The name is the student's own and may hold
     # `_` and digits: a file name after the ids that holds ids again is the sign of one (`bob_333` or `bob_333_1_x`

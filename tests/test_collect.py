@@ -493,36 +493,42 @@ def test_canvas_late_marker_is_the_submissions_lateness(tmp_path, monkeypatch):
 
     from autograder.settings import load_config
 
-    """timestamp.txt holds the LMS's time of a LATE upload, whatever the due date (nbgrader counts the lateness from
-    it and the due date of the day); the summary says how late that is, or that it is on time by the due date."""
+    """X24-d15-1: a Canvas download holds no upload time (each entry has the time Canvas built the zip), so the LATE
+    marker writes no timestamp.txt (nbgrader counts the folder on time): the summary names the upload LATE, the most
+    it can be late by (the build time against the due date of the day), or that it is on time by the due date, and
+    the timestamp.txt to write by hand from the time Canvas gives the submission."""
     root = course(tmp_path)
     coursedir = CourseDirectory(config=load_config(root))
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
     lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}", "smithjohn_12345_8_modules_and_sgd.ipynb": b"{}"})
     late = root / "submitted" / "obrienann_23456" / ASSIGNMENT.name
-    for due, said in ((datetime.datetime(2026, 11, 19, 12, 0), "late by 21 h 30 min"),
-                      (datetime.datetime(2026, 11, 25, 12, 0), "not after the due date 2026-11-25 12:00 UTC, so on time")):
+    for due, said in ((datetime.datetime(2026, 11, 19, 12, 0), "so late by at most 21 h 30 min"),
+                      (datetime.datetime(2026, 11, 25, 12, 0), "before the due date 2026-11-25 12:00 UTC, so on time")):
         with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
             gb.update_or_create_assignment(ASSIGNMENT.name, duedate=due)
         lines = collect(root)
-        assert coursedir.get_existing_timestamp(str(late)) == datetime.datetime(*LMS_TIME), lines  # as autograde reads it
-        assert f"Late by Canvas's LATE marker: obrienann_23456: submitted 2026-11-20 09:30 UTC; {said}" in lines, lines
+        assert coursedir.get_existing_timestamp(str(late)) is None, lines  # as autograde reads it: on time
+        assert (f"Late by Canvas's LATE marker: obrienann_23456: Canvas marked it LATE, but its download holds no time "
+                f"of the upload (each file has the time Canvas built the download, 2026-11-20 09:30 UTC, {said}): "
+                f"nbgrader counts it on time unless you write the time Canvas gives the submission (SpeedGrader, or "
+                f"the API's submitted_at) into submitted/obrienann_23456/{ASSIGNMENT.name}/timestamp.txt, as "
+                f"`YYYY-MM-DD HH:MM:SS UTC`") in lines, lines
     assert not (root / "submitted" / "smithjohn_12345" / ASSIGNMENT.name / "timestamp.txt").exists()
 
-    # Without a due date, the LMS's own time of the file is what nbgrader records.
+    # Without a due date, the build time bounds nothing, and no time stamp is written either.
     root = course(tmp_path / "no-due")
     lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
-    collect(root)
+    lines = collect(root)
     stamp = CourseDirectory(config=load_config(root)).get_existing_timestamp(
         str(root / "submitted" / "obrienann_23456" / ASSIGNMENT.name))
-    assert stamp == datetime.datetime(*LMS_TIME)
+    assert stamp is None and "the time Canvas built the download, 2026-11-20 09:30 UTC): nbgrader" in lines[0], lines
 
 
 def test_a_late_students_time_stamp_is_the_time_of_the_notebook_graded(tmp_path):
     """red-e8: a LATE Canvas submission of two files (the notebook, uploaded after the due date, and a.ipynb, a file
-    whose upload is older) is recorded with the time of the LATE file whose name sorts first (collect.py _transfer:
-    `next(f for f in files if f.info["late"])`), a.ipynb's: the notebook graded is counted on time. Its own time
-    (or the latest) is the submission's."""
+    whose upload is older) was recorded with the time of the LATE file whose name sorts first (collect.py _transfer:
+    `next(f for f in files if f.info["late"])`), a.ipynb's: the notebook graded is counted on time. Since X24-d15-1 no
+    time stamp is written (a Canvas entry's time is the download's), and the line's bound is the notebook's."""
     from nbgrader.coursedir import CourseDirectory
 
     from autograder.settings import load_config
@@ -535,7 +541,7 @@ def test_a_late_students_time_stamp_is_the_time_of_the_notebook_graded(tmp_path)
     lines = collect(root)
     stamp = CourseDirectory(config=load_config(root)).get_existing_timestamp(
         str(root / "submitted" / "obrienann_23456" / ASSIGNMENT.name))
-    assert stamp == datetime.datetime(*LMS_TIME), lines
+    assert stamp is None and "2026-11-20 09:30 UTC, so late by at most 21 h 30 min" in lines[0], lines
 
 
 @pytest.mark.parametrize("litter", [".DS_Store", ".ipynb_checkpoints", "__MACOSX"])
@@ -611,18 +617,12 @@ def test_a_notebook_collected_is_never_refused_for_the_share_others_spent(tmp_pa
 
 
 def test_a_time_stamp_no_record_names_is_kept_with_the_true_reason(tmp_path):
-    """A collected.json written by a kit that recorded no time stamps, beside the LATE timestamp.txt that kit wrote
-    (a kit before af42b67 wrote one from the due date, which no collection writes now): the folder is kept, and the
-    summary says what is known, not that the instructor put the file there by hand."""
-    import json
-
+    """A LATE timestamp.txt no record names, written by a kit that recorded no time stamps (a kit before af42b67
+    wrote one from the due date, which no collection writes now) or by the instructor (the time Canvas gives the
+    submission, as the LATE line says): the folder is kept, and the summary says what is known."""
     root = course(tmp_path)
     lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
     collect(root)
-    record_path = root / "downloaded" / ASSIGNMENT.name / "collected.json"
-    record = json.loads(record_path.read_text())
-    del record["obrienann_23456"]["timestamp.txt"]
-    record_path.write_text(json.dumps(record))
     stamp = root / "submitted" / "obrienann_23456" / ASSIGNMENT.name / "timestamp.txt"
     stamp.write_text("2026-11-19 12:00:01.000000 UTC")  # the due date and a second, as such a kit wrote it
     (archive_dir(root) / "submissions.zip").unlink()
@@ -892,22 +892,32 @@ def test_a_folder_no_record_names_is_kept_and_the_summary_says_how_to_take_the_u
     assert collect(root) == [] and submitted(root) == {"carol_222": b'{"lms": 1}'}
 
 
-@pytest.mark.parametrize("extension", ["2026-11-01 12:00:00 UTC", None], ids=["rewritten", "removed"])
-def test_a_time_stamp_the_instructor_wrote_beside_a_collected_notebook_stays(tmp_path, extension):
-    """red-c7 (pass 20), E. Ann's Canvas upload is LATE: the collection writes timestamp.txt with the LMS's time. The
-    instructor grants an extension by writing her time stamp by hand, or removing it (docs/instructors.md, "The late
-    policy"): the next collection of the same upload keeps her folder as it is, and says so."""
+@pytest.mark.parametrize("recorded", [False, True], ids=["this-kit", "a-kit-that-wrote-the-build-time"])
+def test_a_time_stamp_the_instructor_wrote_beside_a_collected_notebook_stays(tmp_path, recorded):
+    """red-c7 (pass 20), E. Ann's Canvas upload is LATE. The instructor writes the time Canvas gives her submission
+    into timestamp.txt, as the LATE line says (X24-d15-1: the collection writes none), or grants an extension so: the
+    next collection of the same upload keeps her folder as it is, and says so. A time stamp a kit before X24-d15-1
+    wrote from the download's build time, and recorded, is that kit's: the folder is written again without it."""
+    import hashlib
+    import json
+
     root = course(tmp_path)
     lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
     collect(root)
     stamp = root / "submitted" / "obrienann_23456" / ASSIGNMENT.name / "timestamp.txt"
-    assert stamp.is_file()
-    if extension:
-        stamp.write_text(extension)
-    else:
-        stamp.unlink()
+    assert not stamp.exists()
+    extension = "2026-11-20 09:31:07 UTC"
+    stamp.write_text(extension)
+    if recorded:
+        record_path = root / "downloaded" / ASSIGNMENT.name / "collected.json"
+        record = json.loads(record_path.read_text())
+        record["obrienann_23456"]["timestamp.txt"] = hashlib.sha256(extension.encode()).hexdigest()
+        record_path.write_text(json.dumps(record))
     lines = collect(root)
-    assert (stamp.read_text() if stamp.exists() else None) == extension, lines
+    if recorded:
+        assert not stamp.exists() and lines[0].startswith("Late by Canvas's LATE marker: obrienann_23456: "), lines
+        return
+    assert stamp.read_text() == extension, lines
     assert len(lines) == 1 and lines[0].startswith("Kept submitted/obrienann_23456/ and not the LMS copy: "), lines
 
 
@@ -1232,15 +1242,122 @@ def test_one_upload_in_two_downloads_is_collected_silently_and_a_later_upload_of
 
 
 def test_a_late_upload_to_copy_by_hand_gives_the_time_stamp_to_write(tmp_path):
-    """X23-c13-3, as fixed: the line gives the LMS's time, the lateness and the exact timestamp.txt the collection
-    would have written; the same text in that file makes nbgrader count the copy late, as the classmate's."""
+    """X23-c13-3, as fixed, and X24-d15-1: the line says Canvas marked it LATE, the most it can be late by, and where to
+    write the submission's time, as for the classmate's LATE upload collected (no time stamp written for either)."""
     root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
     lms_zip(root, {"eveevil_LATE_34567_101_1_modules_and_sgd.ipynb": b'{"eve": 1}',
                    "leelate_LATE_45678_102_modules_and_sgd.ipynb": b'{"lee": 1}'})
     lines = collect(root)
     line = refusal(lines, "eveevil_34567")
     folder = f"submitted/eveevil_34567/{ASSIGNMENT.name}"
-    assert "Canvas marked it LATE (submitted 2026-11-20 09:30 UTC; late by 21 h 30 min)" in line, line
-    assert f"write `2026-11-20 09:30:00.000000 UTC` into {folder}/timestamp.txt" in line, line
-    written = (root / "submitted" / "leelate_45678" / ASSIGNMENT.name / "timestamp.txt").read_text()
-    assert written == "2026-11-20 09:30:00.000000 UTC", written
+    assert "Canvas marked it LATE, but its download holds no time of the upload" in line, line
+    assert "2026-11-20 09:30 UTC, so late by at most 21 h 30 min" in line, line
+    assert f"(SpeedGrader, or the API's submitted_at) into {folder}/timestamp.txt, as `YYYY-MM-DD HH:MM:SS UTC`" in line
+    assert not (root / "submitted" / "leelate_45678" / ASSIGNMENT.name / "timestamp.txt").exists()
+
+
+def test_a_late_uploads_time_does_not_move_when_canvas_builds_the_download_again(tmp_path):
+    """red-d15 X24-d15-1 (pass 24): Canvas writes its download with rubyzip's `get_output_stream(name)` and no time
+    (lib/content_zipper.rb, add_attachment_to_zip), so every entry's time is rubyzip's default, `DOSTime.now`: when
+    Canvas built the zip, not when the student uploaded. The collection takes that time as "the LMS's time of the
+    upload" for a LATE student's timestamp.txt, so the lateness nbgrader counts is the time from the due date to the
+    instructor's download, and it grows with every download: the same LATE upload (same attachment number, same bytes)
+    downloaded a week later is collected as a week later, a new submission time, and a per-day penalty counts it.
+    The upload's time is a fact of the upload that no download changes (collect.py's docstring)."""
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.settings import load_config
+
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    uploads = {"obrienann_LATE_23456_105_modules_and_sgd.ipynb": b'{"ann": 1}',
+               "smithjohn_12345_100_modules_and_sgd.ipynb": b'{"john": 1}'}
+    folder = root / "submitted" / "obrienann_23456" / ASSIGNMENT.name
+    lms_zip(root, uploads)  # built 2026-11-20 09:30: every entry has that time, as rubyzip writes it
+    first = collect(root)
+    stamp = CourseDirectory(config=load_config(root)).get_existing_timestamp(str(folder))
+    # fix: the entry's time is not written as the upload's (the test held it was, then that it did not move)
+    assert stamp is None, first
+    written = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, uploads, when=(2026, 11, 27, 9, 30, 0))  # the same submissions, downloaded a week later
+    again = collect(root)
+    restamped = CourseDirectory(config=load_config(root)).get_existing_timestamp(str(folder))
+    assert restamped == stamp, (first, again)
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == written, "the same upload was written again"
+    # Both downloads in archive/: one upload by its attachment number, whatever the times Canvas built them at.
+    lms_zip(root, uploads, name="submissions (1).zip")
+    both = collect(root)
+    assert [line.split(": ")[0] for line in both] == ["Late by Canvas's LATE marker"], both
+
+
+def test_a_canvas_download_with_anonymous_grading_is_never_one_student_named_anon(tmp_path):
+    """red-d15 X24-d15-2 (pass 24): with anonymous grading on, Canvas names each upload `anon_<anonymous id>_
+    <attachment>_<name>` (`LATE_anon_...` when late: lib/content_zipper.rb, get_filename: the user's name is left out
+    and the id is `anon_<submission.anonymous_id>`, five letters and digits). No Canvas pattern reads that, and the
+    fourth (`<student id>_<anything>_modules_and_sgd.ipynb`) reads every on-time upload of the class as student
+    `anon`: the newest by the entry's time (rubyzip stamps each entry as Canvas writes it) is collected as `anon` and
+    graded, the rest of the class dropped with one "Collected the newest of several files" line; the late ones are
+    each refused as student `LATE`. One student's work is graded under an id that is the whole class's."""
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    with zipfile.ZipFile(archive_dir(root) / "submissions.zip", "w") as bundle:
+        for entry, when, data in (("anon_x7k2p_100_modules_and_sgd.ipynb", LMS_TIME, b'{"ada": 1}'),
+                                  ("anon_q9w3e_101_modules_and_sgd.ipynb", (2026, 11, 20, 9, 30, 2), b'{"bob": 1}'),
+                                  ("LATE_anon_m4n8r_102_modules_and_sgd.ipynb", (2026, 11, 20, 9, 30, 4), b'{"cy": 1}')):
+            bundle.writestr(zipfile.ZipInfo(entry, when), data)
+    lines = collect(root)
+    assert "anon" not in submitted(root), lines
+
+
+def test_an_entry_name_that_is_not_utf8_under_the_zips_utf8_flag_stops_only_that_archive(tmp_path):
+    """red-d15 X24-d15-4 (pass 24): a zip entry whose general-purpose flag says its name is UTF-8 (bit 11) but whose
+    bytes are not makes Python's zipfile raise UnicodeDecodeError (a ValueError) when the archive is opened: inside
+    BoundedExtractor._unpack, whose handler takes OSError, BadZipFile, TarError and EOFError ("the LMS archive could not
+    be read to the end"), so it escapes the collect step and `make grade` stops for the class with a traceback. The
+    entry's name is the student's upload's name, written by the LMS."""
+    import struct
+
+    root = course(tmp_path)
+    path = lms_zip(root, {"smithjohn_12345_8_modules_and_sgd.ipynb": b"{}", "eveevil_34567_9_XXXX.ipynb": b"{}"})
+    data = bytearray(path.read_bytes().replace(b"XXXX", b"\xff\xfe\xfd\xfc"))
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:  # each central directory entry says its name is UTF-8
+        struct.pack_into("<H", data, at + 8, struct.unpack_from("<H", data, at + 8)[0] | 0x800)
+        at = data.find(b"PK\x01\x02", at + 4)
+    path.write_bytes(bytes(data))
+    lines = collect(root)  # today: UnicodeDecodeError out of LmsZipCollect.start
+    assert any("submissions.zip" in line or "eveevil_34567" in line for line in lines), lines
+
+
+def test_a_damaged_entry_of_the_download_stops_only_its_own_file(tmp_path):
+    """red-d15 X24-d15-5 (pass 24): a download damaged in one member's deflate stream (a bit flipped on the way: not a
+    bad CRC, which zipfile reports as BadZipFile, but a block zlib cannot decode) raises zlib.error while that member is
+    read: BoundedExtractor._write_entry takes OSError, RuntimeError, BadZipFile and NotImplementedError, _unpack OSError,
+    BadZipFile, TarError and EOFError, so it escapes the collect step and `make grade` stops for the class, where the
+    docstring promises that entry's "unreadable in the archive" line and the rest of the class collected."""
+    root = course(tmp_path)
+    notebook = b'{"cells": [], "x": "' + b"abcdefgh" * 4000 + b'"}'
+    path = lms_zip(root, {"smithjohn_12345_8_modules_and_sgd.ipynb": b"{}",
+                          "eveevil_34567_9_modules_and_sgd.ipynb": notebook})
+    with zipfile.ZipFile(path) as bundle:
+        info = bundle.getinfo("eveevil_34567_9_modules_and_sgd.ipynb")
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data = bytearray(path.read_bytes())
+    for at in range(start + 5, start + 40):
+        data[at] ^= 0x5A
+    path.write_bytes(bytes(data))
+    lines = collect(root)  # today: zlib.error out of LmsZipCollect.start
+    assert "smithjohn_12345" in submitted(root), lines
+
+
+def test_each_anonymous_canvas_upload_is_its_own_student_and_ids_alike_but_for_case_are_refused(tmp_path):
+    """fix of X24-d15-2: each anonymous id is a student, `anon_` and the id in lower case (SAFE_ID), its LATE marker
+    read; Canvas's anonymous ids differ in case, so two that differ only so give one id and are refused, as any two
+    LMS identities under one id are, never collected as one student's."""
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    lms_zip(root, {"anon_x7K2p_100_modules_and_sgd.ipynb": b'{"ada": 1}',
+                   "LATE_anon_m4n8r_102_modules_and_sgd.ipynb": b'{"cy": 1}',
+                   "anon_Q9w3e_103_modules_and_sgd.ipynb": b'{"dan": 1}', "anon_q9w3e_104_modules_and_sgd.ipynb": b"{}"})
+    lines = collect(root)
+    assert set(submitted(root)) == {"anon_x7k2p", "anon_m4n8r"}, lines
+    assert any(line.startswith("Late by Canvas's LATE marker: anon_m4n8r: Canvas marked it LATE") for line in lines), lines
+    assert "2 LMS identities (anon_Q9w3e, anon_q9w3e) give this id" in refusal(lines, "anon_q9w3e (anon_Q9w3e_103"), lines

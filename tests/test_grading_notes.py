@@ -103,6 +103,24 @@ def test_a_question_deleted_or_moved_away_from_its_answer_is_named(change, note)
     assert note in cell_notes(ASSIGNMENT, notebook)
 
 
+@pytest.mark.parametrize("into", ["module", "added"])
+def test_a_cell_merged_into_another_is_named_where_it_is_graded_never_as_one_to_copy_back(into):
+    """Cell linear merged into the cell above it (Merge Cells keeps the upper cell's metadata) is graded as the code
+    it holds there (suites.hosts, red-b15 X24-b15-1): copying the stub back would undo the student's Linear."""
+    notebook = release_notebook()
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    linear = notebook.cells.pop(ids.index("linear"))
+    at = ids.index("module")
+    if into == "added":
+        notebook.cells[at] = nbformat.v4.new_code_cell(notebook.cells[at].source)
+    notebook.cells[at].source += "\n\n" + linear.source
+    notes = cell_notes(ASSIGNMENT, notebook)
+    merged = (f"module (in the notebook's cell {at + 1}), linear (in the notebook's cell {at + 1})" if into == "added"
+              else "linear (in cell module)")  # a cell of the student's own in module's place holds both
+    assert f"cells merged into another, graded as the code they hold there: {merged}" in notes, notes
+    assert not any("linear" in note and "copy them back" in note for note in notes), notes
+
+
 def test_a_students_edit_of_what_a_cell_is_is_named_as_theirs():
     """The release decides what each cell is (OverwriteCellsAtOnce); the notes name the student's edits."""
     notebook = release_notebook()

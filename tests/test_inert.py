@@ -183,7 +183,8 @@ def test_a_checks_message_colours_nothing_on_the_pages():
 
 def test_the_public_checks_strip_the_same_characters():
     """notebook_checks.py stays standalone (students run it), so it keeps its own copy of the rule."""
-    every = "".join(chr(c) for c in [*range(0x3000), 0xfeff, 0xfff9, 0x110bd, 0xe0001])
+    every = "".join(chr(c) for c in [*range(0x3000), 0x3164, 0xfe0f, 0xfeff, 0xff9f, 0xffa0, 0xfff9, 0x110bd, 0xe0001,
+                                     0xe0100, 0xe01ef, 0xe0fff])
     assert notebook_checks.printable(every) == terminal_text(every)
 
 
@@ -318,3 +319,40 @@ def test_a_refused_folder_name_cannot_write_lines_of_the_summary():
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     forged = [line for line in run.stdout.splitlines() if line.startswith(("Late: ada", "Not graded: bob"))]
     assert forged == [], run.stdout[-1500:]
+
+
+# Characters Python takes in a name (XID_Continue, kept by NFKC) that a page or terminal draws as nothing (the combining
+# grapheme joiner U+034F, the Khmer inherent vowels U+17B4 and U+17B5, the Mongolian free variation selectors, the
+# variation selectors U+FE00 to U+FE0F and U+E0100 to U+E01EF) or as a blank (the Hangul fillers U+115F, U+1160,
+# U+3164, U+FFA0): Unicode's default-ignorable code points that are not format characters (Cf).
+INVISIBLE_IN_NAMES = "\u034f\u17b4\u17b5\u180b\u180c\u180d\ufe00\ufe0f\U000e0100\U000e01ef\u115f\u1160\u3164\uffa0"
+
+
+@pytest.mark.parametrize("char", list(INVISIBLE_IN_NAMES), ids=[f"U+{ord(c):04X}" for c in INVISIBLE_IN_NAMES])
+def test_a_name_that_differs_by_an_invisible_character_reads_otherwise_on_the_pages_and_in_the_messages(char):
+    """red-d15 X24-d15-3 (pass 24): Trojan Source by an invisible identifier (CVE-2021-42694's kin). `return x @
+    self.weight.T + self.bias\\u034f` is a name Python reads as another than `self.bias` (the checks fail: 'Linear' object
+    has no attribute 'bias\\u034f'), but the pages show the code as `self.bias` (Chromium lays U+034F, U+17B4, U+FE00,
+    U+E0100 and U+180B out at zero width on the feedback page: the line is as wide as the lesson's) and the message as
+    "'Linear' object has no attribute 'bias'": an instructor judging a regrade request reads the lesson's code and a
+    grader that cannot find an attribute the code sets. code_as_run and one_line write only format characters (Cf) and
+    the marks past 30 as escapes; these are Mn and Lo."""
+    from autograder.outputs.inert import code_as_run
+
+    name = f"self.bias{char}"
+    assert f"bias{char}".isidentifier() and f"bias{char}" != "bias"  # Python runs it as another name
+    assert char not in code_as_run(f"return x @ self.weight.T + {name}"), "the page shows the code as self.bias"
+    assert char not in one_line(f"'Linear' object has no attribute 'bias{char}'"), "the message reads as 'bias'"
+    assert char not in terminal_text(f"'Linear' object has no attribute 'bias{char}'"), "the terminal reads 'bias'"
+
+
+def test_a_written_answer_keeps_the_emoji_selectors_but_not_an_invisible_name():
+    """fix of X24-d15-3: prose keeps VS16 and VS15 where they choose how a symbol is drawn (a red heart, a double
+    exclamation mark, a keycap), where no name can hold them; after a letter (a code span's `self.bias\\ufe0f`, another
+    name to Python) they are escapes, as the other default-ignorable characters are, and the code shows every one."""
+    from autograder.outputs.inert import code_as_run, text_as_read
+
+    honest = "I \u2764\ufe0f it \u203c\ufe0f #\ufe0f\u20e3 \u2600\ufe0e \U0001f44d\U0001f3fd"
+    assert text_as_read(honest) == honest
+    assert text_as_read("`self.bias\ufe0f` and \u3164 and \ufe0f") == "`self.bias\\ufe0f` and \\u3164 and \\ufe0f"
+    assert code_as_run("s = '\u2764\ufe0f'") == "s = '\u2764\\ufe0f'"

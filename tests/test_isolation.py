@@ -248,10 +248,12 @@ def test_a_budget_hit_is_named(code, budget):
 
 
 # Under each process's 1024 MB, over the submission's 1024 MB together; and 100 MB in files of 1 MB (output_kb). With
-# 10 s of CPU time: a VM whose host backs its memory lazily spends seconds filling 1.2 GB it touches first.
-HOLD_TWICE_600_MB = ("import os, time\nimport numpy as np\nfor _ in range(2):\n    if os.fork() == 0:\n"
-                     "        block = np.ones(600 * 2**20 // 8)\n        time.sleep(60)\n        os._exit(0)\n"
-                     "time.sleep(4)")
+# 10 s of CPU time: a VM whose host backs its memory lazily spends seconds filling 1.2 GB it touches first. The cell
+# waits until both hold their 600 MB, then 2 s (the session looks every 0.05 s): a fixed 4 s was shorter than one
+# fill beside a busy machine's other work (5.1 s of wall-clock time for 1.7 s of CPU time), and nothing was seen.
+HOLD_TWICE_600_MB = ("import os, time\nimport numpy as np\nfilled, done = os.pipe()\nfor _ in range(2):\n"
+                     "    if os.fork() == 0:\n        block = np.ones(600 * 2**20 // 8)\n        os.write(done, b'.')\n"
+                     "        time.sleep(60)\n        os._exit(0)\nos.read(filled, 1)\nos.read(filled, 1)\ntime.sleep(2)")
 WRITE_100_MB = "import time\nfor n in range(100):\n    open(f'{n}', 'wb').write(b'x' * 2**20)\ntime.sleep(2)"
 
 
@@ -889,9 +891,10 @@ def test_a_venv_reached_through_a_symlink_still_lets_a_cell_import_what_it_holds
 @pytest.mark.parametrize("level", ["uid", None])
 def test_student_code_may_dump_no_core(level):
     """A process dumping core has not ended (forks.KILLED_SECONDS counts it), and a pipe core_pattern
-    (systemd-coredump) writes past RLIMIT_FSIZE: the loader sets RLIMIT_CORE to 0, hard, before student code."""
+    (systemd-coredump) writes past RLIMIT_FSIZE: the loader sets RLIMIT_CORE to 1, hard, before student code (1, not
+    0: the kernel's one "no dump" for a pipe, X24-e15-1; below any file dump's size)."""
     with box(level) as sandbox:
-        assert run(sandbox, "import resource\nresult = resource.getrlimit(resource.RLIMIT_CORE)") == [0, 0]
+        assert run(sandbox, "import resource\nresult = resource.getrlimit(resource.RLIMIT_CORE)") == [1, 1]
 
 
 # A process of the submission's uid that sends SIGSTOP to every process of that uid, in a loop (kill(-1) as the
@@ -1048,3 +1051,159 @@ def test_a_left_stopper_does_not_hold_the_next_workers_start(monkeypatch, tmp_pa
         for lock in tmp_path.iterdir():  # this process's claim: let go of it for the next try
             if lock.name != str(uid):
                 lock.unlink()
+
+
+CORE_LIMIT_LOWERED = ("import resource\ntry:\n    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+                      "except (OSError, ValueError):\n    pass\n")  # 0 is any process's to set, and dumps to a pipe again
+
+
+@needs_level("uid")
+@pytest.mark.parametrize("lowered", [False, True], ids=["as-set", "lowered-to-0"])
+def test_a_pipe_core_pattern_gets_no_dump_of_student_code(tmp_path, lowered):
+    """red-e15 X24-e15-1 (pass 24): `_confine` sets RLIMIT_CORE to (0, 0) so that student code dumps no core, naming a
+    pipe core_pattern (systemd-coredump, apport) as the reason. But for a pipe pattern the kernel ignores RLIMIT_CORE
+    (fs/coredump.c: "Normally core limits are irrelevant to pipes", only the value 1 aborts; the limit then becomes
+    RLIM_INFINITY): a program student code runs is dumpable again, and its dump goes whole to the machine's helper, a
+    root process outside every namespace and cgroup of the session. Measured here: `|handler %c` got limit=0 and
+    25,214,976 bytes from a python3 the submission ran and sent SIGSEGV, at namespaces+cgroups. The limit is 1 now;
+    `lowered-to-0`: student code that lowers it first (the filter denies the change)."""
+    pattern = Path("/proc/sys/kernel/core_pattern")
+    log, handler = tmp_path / "dumps", tmp_path / "handler.sh"
+    handler.write_text(f"#!/bin/sh\nbytes=$(wc -c)\necho \"limit=$1 bytes=$bytes\" >> {log}\n")
+    handler.chmod(0o755)
+    old = pattern.read_text()
+    try:
+        pattern.write_text(f"|{handler} %c\n")
+    except OSError as error:
+        pytest.skip(f"core_pattern is not writable here ({error})")
+    try:
+        with box() as sandbox:
+            code = (CORE_LIMIT_LOWERED * lowered +
+                    "import signal, subprocess\np = subprocess.Popen(['sleep', '30'])\nimport time\ntime.sleep(0.2)\n"
+                    "p.send_signal(signal.SIGQUIT)\nresult = p.wait()")
+            assert run(sandbox, code) == -signal.SIGQUIT
+        deadline = time.monotonic() + 5
+        while not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        pattern.write_text(old)
+    assert not log.exists(), log.read_text()
+
+
+@needs_level("namespaces+cgroups")
+def test_the_memory_budget_bounds_swap_too():
+    """red-e15 X24-e15-2 (pass 24): a submission's memory cgroup limits its RAM alone (v1 memory.limit_in_bytes, v2
+    memory.max); neither memory.memsw.limit_in_bytes (v1) nor memory.swap.max (v2) is set, so on a machine with swap
+    (a CI runner's 4 GB, most VMs) the budget's reclaim swaps the submission out instead of killing it. Measured here
+    with a 1 GB swap file: a check holding 400 MB under `budget_memory_mb=128` answered ok (sum 52428800.0), where
+    without swap it is `killed by the kernel: ... memory budget of 128 MB`: the budget neither bounds the machine's
+    memory nor fails the check it names. The swap limit must be the budget (v1: memsw equal to the limit; v2: 0)."""
+    from autograder.sandbox.isolation import Budgets, _Cgroups
+
+    cgroups = _Cgroups(f"kit-test-swap-{os.getpid()}", Budgets(memory_mb=128))
+    try:
+        limits = {}
+        for folder in cgroups.dirs:
+            for name in ("memory.memsw.limit_in_bytes", "memory.swap.max", "memory.limit_in_bytes", "memory.max"):
+                if (folder / name).exists():
+                    limits[name] = (folder / name).read_text().strip()
+    finally:
+        cgroups.remove()
+    if "memory.memsw.limit_in_bytes" in limits:
+        # RAM and swap together: the budget and a margin that keeps the RAM limit the one reached first (isolation)
+        margin = int(limits["memory.memsw.limit_in_bytes"]) - int(limits["memory.limit_in_bytes"])
+        assert 0 <= margin <= _Cgroups.SWAP_MARGIN_MB << 20 <= 16 << 20, limits
+    elif "memory.swap.max" in limits:
+        assert limits["memory.swap.max"] == "0", limits
+    else:
+        pytest.skip(f"this kernel's memory cgroup has no swap accounting ({sorted(limits)})")
+
+
+SCRATCH_WITHOUT_BLOCKS = {  # what fills a tmpfs's inodes and kernel memory and none of its blocks (X24-e15-3)
+    "folders": "import os\nos.mkdir('d')\nmade = 0\ntry:\n    for made in range(100_000):\n"
+               "        os.mkdir(f'd/{made}')\nexcept OSError as error:\n    made = str(error)\nresult = made == 99_999",
+    # 1,200 user xattrs of 60,000 bytes: 72 MB on one empty file, past the 64 MB disk budget
+    "xattrs": "import os\nopen('f', 'w').close()\ntry:\n    for n in range(1200):\n"
+              "        os.setxattr('f', f'user.a{n}', b'x' * 60000)\n    result = True\nexcept OSError:\n"
+              "    result = False",
+}
+
+
+@needs_level("namespaces")
+@pytest.mark.parametrize("kind", sorted(SCRATCH_WITHOUT_BLOCKS))
+def test_at_namespaces_the_scratch_tmpfs_bounds_its_entries_not_only_its_bytes(kind):
+    """red-e15 X24-e15-3 (pass 24): the session's scratch is a tmpfs of `size=<budget_disk_mb>m` and no `nr_inodes`,
+    so it bounds bytes alone (the kernel's default is half the machine's pages in inodes: 2.8 million here). Empty
+    folders take none of its blocks, but each is an inode and a dentry of kernel memory the tmpfs pins: one check of
+    2 s made 224,000 folders (200-character names), the machine's Slab grew by 261 MB and the tmpfs still had all
+    16,384 of its blocks free. At `namespaces` (no memory cgroup: a rootless container whose cgroup is not
+    delegated) the session's memory count is its processes' PSS, which this is not, so a submission holds gigabytes
+    past both its memory and its disk budget until it ends (the uid levels stop at DISK_ENTRIES of its walk). The
+    scratch must refuse entries past a bound (nr_inodes), or count them as over the disk budget. tmpfs's user
+    xattrs draw on the same inode space (nr_inodes x 1 KB, 2.9 GB here) and take no blocks either: one empty file held
+    6,617 xattrs of 60,000 bytes (397 MB; MemAvailable -492 MB) within 2 s, the 64 MB tmpfs all free. (At
+    namespaces+cgroups both are charged to the memory cgroup: held, killed with the memory budget named.)"""
+    with box("namespaces") as sandbox:
+        sandbox.begin()
+        assert sandbox.level == "namespaces"
+        outcome = sandbox.call([Cell("student", SCRATCH_WITHOUT_BLOCKS[kind])], sandbox_probes.value, name="result")
+        hit = sandbox.end()
+    assert not (outcome.ok and outcome.value is True), outcome
+    assert hit == ["disk budget"], hit  # the summary names it (the scratch's entries ran out: Isolation.note_scratch)
+
+
+def test_at_uid_a_file_left_in_a_shared_folder_inside_tmp_does_not_reach_the_next_submission():
+    """red-e15 X24-e15-4 (pass 24): at `uid` the uid's files are removed after each submission from the top of /tmp,
+    /var/tmp, /dev/shm and /run/lock only (isolation._remove_files_of), not from the folders any user may write
+    inside them: a Debian machine's systemd-tmpfiles makes /tmp/.X11-unix, .ICE-unix, .font-unix, .XIM-unix and
+    .Test-unix, root's and mode 1777. A file the submission leaves there (its own, mode 600) stays, and the next
+    submission of the same worker runs as the same uid: it reads it (measured: the second submission read 'first
+    student'). Nor does the file go when the run ends: files of at most output_kb each, as many as the budget's time
+    writes, stay on the machine's disk for good. Here a root folder of mode 1777 stands in for /tmp/.X11-unix."""
+    shared = Path(f"/tmp/.kit-test-x11-{os.getpid()}")
+    shared.mkdir()
+    shared.chmod(0o1777)
+    left = shared / "X99"
+    try:
+        with box("uid") as sandbox:
+            sandbox.begin()
+            assert sandbox.level == "uid"
+            uid = run(sandbox, f"import os\nwith open({str(left)!r}, 'w') as f:\n    f.write('first student')\n"
+                               f"os.chmod({str(left)!r}, 0o600)\nresult = os.getuid()")
+            sandbox.end()
+            sandbox.begin()  # the next submission, in the same worker
+            seen = run(sandbox, f"import os\ntry:\n    result = [os.getuid(), open({str(left)!r}).read()]\n"
+                                f"except OSError as error:\n    result = [os.getuid(), str(error)]")
+            sandbox.end()
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+    assert seen[0] == uid  # the same uid: the worker's
+    assert seen[1] != "first student", seen
+
+
+@pytest.mark.parametrize("level", ["uid+landlock", "uid"])
+def test_one_notebooks_grade_refuses_an_interpreter_reached_through_a_link_into_a_closed_folder(monkeypatch, level):
+    """red-e15 X24-e15-5 (pass 24): `closed_to_others` walks the interpreter's folders as the grader was started
+    (sys.prefix through a link: a course's .venv that links to a venv in a home folder), each step's mode read
+    through the link (os.stat follows it), so the folders above the link's target are never looked at. The worker
+    starts through the resolved folder (`_interpreter()`), under /root or a home of mode 700 that the student uid
+    cannot enter: `python -m autograder grade` and Gradescope's run grade at `uid`/`uid+landlock` with every
+    module the worker did not preload failing to import (the proof of `make grade` catches it: its session imports
+    one as the uid), where the same venv reached by its real path is refused in one line."""
+    base = Path(f"/tmp/kit-test-link-{os.getpid()}")
+    try:
+        (base / "home" / "venv" / "lib").mkdir(parents=True)
+        (base / "home").chmod(0o700)
+        (base / "course").mkdir()
+        base.chmod(0o755)
+        (base / "course").chmod(0o755)
+        (base / "course" / ".venv").symlink_to(base / "home" / "venv", target_is_directory=True)
+        monkeypatch.setattr(proof.proof_probe, "interpreter_folders", lambda: [str(base / "course" / ".venv" / "lib")])
+        monkeypatch.setattr(proof, "machine_level", lambda: level)
+        through_link = proof.closed_interpreter_refusal(GraderSettings())
+        monkeypatch.setattr(proof.proof_probe, "interpreter_folders", lambda: [str(base / "home" / "venv" / "lib")])
+        by_real_path = proof.closed_interpreter_refusal(GraderSettings())
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert "cannot reach the interpreter's files" in by_real_path, by_real_path
+    assert "cannot reach the interpreter's files" in through_link, through_link

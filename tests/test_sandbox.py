@@ -19,7 +19,7 @@ from nbformat.v4 import new_code_cell, new_raw_cell
 from autograder.checks.suites import _binds, stopped
 from autograder.sandbox import Cell, Limits, Sandbox, ipython_cleanup, program_from_notebook
 from autograder.sandbox.cputime import HURRIED_NICE
-from autograder.sandbox.program import bound_names, namespace_lines, run_before
+from autograder.sandbox.program import annotations_as_text, bound_names, namespace_lines, run_before
 from conftest import (
     ASSIGNMENT,
     CAP_SYS_NICE,
@@ -1467,3 +1467,19 @@ def test_a_stopwatch_remembers_a_bounded_number_of_ended_threads_and_still_takes
     clock["now"] = 2.05
     waits[7, "7"] = max(threads.values()) + 0.5  # the leader waited past the largest of them: 0.5 s of it counts
     assert stopwatch.seconds() == pytest.approx(1.55)
+
+
+@pytest.mark.parametrize("stub", [
+    "class Linear(Module):\n    weight: Parameter\n\n    def forward(self, x: Tensor) -> Tensor:\n"
+    "        raise NotImplementedError()\n",
+    "def parameters(self) -> list[\n        Parameter]:\n    raise NotImplementedError()\n",
+], ids=["class-body-annotation", "annotation-over-two-lines"])
+def test_a_release_stub_with_its_annotations_as_text_loads_where_no_name_they_read_is_defined(stub):
+    """red-b15 X24-b15-5 (pass 24; latent: no stub of dl01_6_3 has one): annotations_as_text must make a stub load
+    wherever the student's copy of its cell loads (red-b14 X23-1: cell module moved above cell parameter), so it writes
+    each annotation as text. It writes only a function's one-line annotations: a class attribute's (`weight:
+    Parameter`, evaluated as the class body runs) and one over two lines are left as code, so such a stub, moved above
+    the cell that defines what it reads, raises NameError where the student's copy without them runs, and every part
+    that takes it blank loses the class (X23-1 again, for the next assignment's stubs)."""
+    namespace = {"Module": object, "Tensor": object}
+    exec(compile(annotations_as_text(stub), "<stub>", "exec", dont_inherit=True), namespace)  # as a cell compiles

@@ -1048,3 +1048,20 @@ def test_markup_a_screen_reader_cannot_follow_is_shown_as_its_text(markup):
     assert notebook.cells[0].source.startswith("```\n") and markup in notebook.cells[0].source
     if markup.startswith("<"):  # a raw cell is HTML: the empty link is markdown's
         assert notebook.cells[1].source == "<pre>" + escape(markup) + "</pre>"
+
+
+def test_a_name_with_an_invisible_character_shows_on_the_pages_as_another_name(tmp_path):
+    """red-d15 X24-d15-3 (pass 24): `+ self.bias\\u034f` (a combining grapheme joiner, Mn) is another name to Python, so
+    the checks fail with "'Linear' object has no attribute 'bias͏'", but both pages show the Linear cell as the lesson's
+    `+ self.bias`: Chromium draws U+034F at zero width (the line measured 101.5 px with and without it on the
+    feedback page), and a Hangul filler (U+3164, Lo) as a blank. The pages write format characters as escapes
+    (code_as_run), not these default-ignorable letters and marks, which Python takes in names."""
+    from test_formgrader_browser import formgrade_html  # it imports this module
+
+    invisible = re.compile("[\u034f\u17b4\u17b5\u180b-\u180d\ufe00-\ufe0f\U000e0100-\U000e01ef\u115f\u1160\u3164\uffa0]")
+    code = ("class Linear(Module):\n    def forward(self, x):\n        return x @ self.weight.T + self.bias\u034f\n"
+            "    def parameters(self):\n        return [self.weight, self.bias\u3164]\n")
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[new_code_cell(code)]), {})
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook), "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    assert {name: invisible.findall(page) for name, page in pages.items()} == {"feedback": [], "grading": []}

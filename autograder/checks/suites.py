@@ -41,6 +41,7 @@ from ..sandbox.program import (
     bound_names,
     defining_cells,
     demonstrated_names,
+    held_cells,
     namespace_lines,
     read_as_python,
     run_before,
@@ -161,8 +162,8 @@ class Runner:
         searched (never run) for a name of the student's own that the part did not find (a helper written below
         Module and called by zero_grad; Grader.unblamed keeps only the sound ones once the lending ends).
         `demonstrated`: the demonstration each name comes from (demonstrated_names), which no part runs: a name not
-        found that only one defines is told so. `release_order`: the grade ids in the released notebook's order, to
-        tell a cell the student moved (defined_below)."""
+        found that only one defines is told so. `release_order`: the grade ids of the cells the student's notebook
+        holds, in the released notebook's order, to tell a cell the student moved (defined_below)."""
         self.sandbox, self.cells, self.submission, self.fresh = sandbox, cells, submission, fresh
         self.one_cell = one_cell
         self.defined_by = dict(defined_by or {})
@@ -358,9 +359,9 @@ class Runner:
     def defined_below(self, cell: str, name: str) -> str:
         """The cell that defines `name` in the released notebook, if the student moved one of the two: it stands
         above `cell` in the release, and in the student's notebook (this part runs its order, as Jupyter does) below
-        it; else ''. A cell the student deleted stands nowhere (its stand-in raises MISSING)."""
+        it; else ''. A cell the student deleted stands nowhere, whatever stands in for it (release_order holds none)."""
         definer = self.defined_by.get(name)
-        placed = [c.name for c in self.cells if not (c.name == definer and MISSING in c.source)]
+        placed = [c.name for c in self.cells]
         released = self.release_order
         return definer if (definer in placed and cell in placed and definer in released and cell in released
                            and placed.index(definer) > placed.index(cell)
@@ -538,16 +539,19 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite, stops: Ma
     copy does not bind (an emptied cell no_grad, or a deleted one, whose no_grad the student wrote atop cell sgd)
     keeps what the cells above bound, as in the notebook run top to bottom (_keeping), and so does a name the copy binds
     only below the line that stopped it as the whole notebook ran (`stops`: Grader.settle's, a first line that raises).
-    A cell lent to the part below a cell it grades gives it nothing of what that cell's task names (_holding)."""
-    program = program_from_notebook(notebook, assignment.source, assignment.release, suite.student_cells)
+    A cell lent to the part below a cell it grades gives it nothing of what that cell's task names (_holding). A graded
+    cell the notebook does not hold takes the cell that holds its code from the student (hosts, taken)."""
+    found = hosts(assignment, notebook)
+    program = program_from_notebook(notebook, assignment.source, assignment.release,
+                                    taken(suite.student_cells, found), found)
     if suite.student_cells == "all":
         return program
-    released = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.release.cells
-                if cell.metadata.get("nbgrader", {}).get("solution")}
-    stubs = {gid: annotations_as_text(text) for gid, text in released.items() if gid not in suite.student_cells}
+    released = _released(assignment)
+    stubs = {gid: annotations_as_text(text) for gid, text in released.items()
+             if gid not in taken(suite.student_cells, found)}
     stops = stops or {}
     own = {cell.name: namespace_lines(run_before(cell.source, stops[cell.name]) if cell.name in stops else cell.source)
-           for cell in program_from_notebook(notebook, assignment.source, assignment.release, tuple(stubs))
+           for cell in program_from_notebook(notebook, assignment.source, assignment.release, tuple(stubs), found)
            if cell.name in stubs}
     program = [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
         name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name)]))
@@ -555,8 +559,44 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite, stops: Ma
     lent = set(suite.lent) & set(suite.student_cells)
     trusted = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.source.cells
                if cell.metadata.get("nbgrader", {}).get("solution")}
-    return _holding(program, {gid: task_names(trusted.get(gid, ""), released[gid]) for gid in suite.student_cells
-                              if gid in released and gid not in lent}, lent)
+    graded: dict[str, frozenset[str]] = {}  # by the cell that holds the graded code (its host, when merged into one)
+    for gid in suite.student_cells:
+        if gid in released and gid not in lent:
+            host = found.get(gid, gid)
+            graded[host] = graded.get(host, frozenset()) | task_names(trusted.get(gid, ""), released[gid])
+    return _holding(program, graded, lent)
+
+
+def _released(assignment: Assignment) -> dict[str, str]:
+    """{grade id: the public release's text} of the assignment's solution cells."""
+    return {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.release.cells
+            if cell.metadata.get("nbgrader", {}).get("solution")}
+
+
+def hosts(assignment: Assignment, notebook: dict) -> dict[str, str]:
+    """{a solution cell the student's notebook does not hold: the student's cell that holds its code}, the first of the
+    student's solution cells and added cells, in the notebook's order, with a line that binds each name the cell's
+    release stub binds (_binds). Merge Cells keeps the upper cell's metadata (cell linear merged into cell module is
+    cell module, holding Module then Linear), and Jupyter runs the code where it stands: the part that grades the
+    missing cell grades that code, never a stand-in that raises (red-b15 X24-b15-1). A stub that binds no name (an
+    exercise's, whose answer its task names) has none: an answer is assigned in its own cell, as its message says."""
+    held, released = held_cells(notebook), _released(assignment)
+    named = {gid: names for gid, text in released.items() if gid not in held and (names := sorted(bound_names(text)))}
+    if not named:
+        return {}
+    known = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in assignment.source.cells}
+    kept = held & set(released)  # and the cells the student added, named by their index
+    own = {cell.name: namespace_lines(cell.source) for cell in program_from_notebook(
+        notebook, assignment.source, assignment.release) if cell.name in kept or cell.name not in known}
+    found = {gid: next((cell for cell, lines in own.items() if all(_binds(lines, name) for name in names)), "")
+             for gid, names in named.items()}
+    return {gid: cell for gid, cell in found.items() if cell}
+
+
+def taken(cells: tuple[str, ...] | str, found: Mapping[str, str]) -> tuple[str, ...] | str:
+    """The cells a part that grades `cells` takes from the student: those, and the cell that holds the code of one the
+    notebook does not hold (`found`: hosts; a cell the student added, named by its index, runs in every part)."""
+    return cells if cells == "all" else (*cells, *(found[cell] for cell in cells if cell in found))
 
 
 _KEPT = "__kept_from_your_cells_above"  # what the cells above bound of a stub's names, while the stub runs
@@ -710,12 +750,14 @@ class Grader:
         assert notebook is not None, "only a notebook that was read is graded"
         cells = part_program(self.prepared.assignment, notebook, suite, self.stops)
         fresh = suite.student_cells == "all"
-        borrowed = frozenset() if fresh else self.solution_cells - set(suite.student_cells)
+        borrowed = frozenset() if fresh else self.solution_cells - set(
+            taken(suite.student_cells, hosts(self.prepared.assignment, notebook)))
         own = {cell.name: cell.source for cell in part_program(self.prepared.assignment, notebook, replace(
             suite, student_cells=tuple(sorted(borrowed)))) if cell.name in borrowed}
+        held = held_cells(notebook)
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
                       one_cell=not fresh, defined_by=self.defined_by, own_copies=own, demonstrated=self.demonstrated,
-                      release_order=self.release_order)
+                      release_order=tuple(gid for gid in self.release_order if gid in held))
 
     def grade(self, submission: Submission) -> None:
         """Fill in `submission.results` (by grade_id) and `submission.limits`, in one session (settle)."""

@@ -9,7 +9,8 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   the names the LMS writes give a student: a file in a folder the student uploaded never matches a
   classmate's name. Besides nbgrader's groups (`student_id`, `file_id`), a pattern may give `name` and
   `lms_id` (the id is then the name in lower case, letters and digits only, `_` and the LMS's number,
-  e.g. `smithjohn_12345`; `make grades-lms` reads the number back), `attachment` (the LMS's number of
+  e.g. `smithjohn_12345`; `make grades-lms` reads the number back), or `anonymous_id` (Canvas's anonymous grading
+  names only the submission: the id is `anon_` and it in lower case, `anon_x7k2p`), `attachment` (the LMS's number of
   the upload, higher for a later one) and `late` (Canvas's LATE marker).
 * An id must be `SAFE_ID` (a-z, 0-9 and _, which nbgrader's folders, URLs and the formgrader take as they
   are). An id outside it, and an id that two LMS identities would share (or one LMS number under two ids),
@@ -20,8 +21,8 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   are collected under the notebook's own name, spelled in any case, as the intake chooses the notebook) are
   resolved by the LMS's attachment number, else the LMS's time stamp (the archive entry's time); when neither
   tells, that student is "not collected: two files". Two alike in all the collection takes of them (bytes, name,
-  attachment number, LATE marker and time: one upload in two downloads, `submissions (1).zip` beside
-  `submissions.zip`) are one file.
+  attachment number and LATE marker, and, without an attachment number, time: one upload in two downloads,
+  `submissions (1).zip` beside `submissions.zip`, which Canvas built at two times) are one file.
 * The LMS copy never replaces what the instructor did (collected.py, the rule the exchange's Collect shares):
   downloaded/<assignment>/collected.json holds what each
   student's folder was written with (each file's name and the SHA-256 of all of it, the notebooks and timestamp.txt)
@@ -32,12 +33,14 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   .ipynb_checkpoints/ when the instructor opens the notebook there) is no one's edit. A folder that holds the LMS
   copy already is never touched, and a new one is written whole beside it and put in its place under submitted/'s
   lock (submitted_folders.py), so no run reading submitted/ meanwhile sees a folder half written or gone.
-* Canvas's LATE marker becomes nbgrader's lateness: timestamp.txt holds the LMS's time of the notebook the intake
-  grades (files.choose_notebook among the student's files), a fact of the upload that no setting changes, and
-  nbgrader's autograde counts it late by the due date of the day (a course input: moving it is previewed,
-  classroom/changes.py). A LATE upload from before the due date is on time by it,
-  and one without an LMS time has no time stamp (on time); the summary names both. A LATE upload not collected (a
-  name `_refuse_unread` names) is copied by hand, so its line gives the LMS's time and the timestamp.txt to write.
+* Canvas's LATE marker is all a Canvas download says of lateness: Canvas writes its zip with rubyzip and no time
+  for an entry (lib/content_zipper.rb), so each entry's time is when Canvas built the download, not when the
+  student uploaded, and a download built again a week later would make the same upload a week later. So no
+  timestamp.txt is written from it (nbgrader counts a folder without one on time): the summary names each LATE
+  upload of the notebook the intake grades (files.choose_notebook among the student's files), the most it can be
+  late by (the build time against the due date of the day), and the timestamp.txt to write by hand from the time
+  Canvas shows for the submission (SpeedGrader, or the API's `submitted_at`), which keeps the folder as the
+  instructor's (collected.kept_because). A LATE upload not collected (a name `_refuse_unread` names) gets the same.
 """
 from __future__ import annotations
 
@@ -78,7 +81,7 @@ from .collected import (
 )
 from .files import TIMESTAMP, IntakeRules, choose_notebook, is_notebook, skipped
 from .submitted_folders import put_in_place, staging_for, submitted_lock
-from .unpack import BoundedExtractor, NotCollected, copy_private, write_private
+from .unpack import BoundedExtractor, NotCollected, copy_private
 
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-\d+(?P<ext>\.ipynb)$", re.IGNORECASE)
 SAFE_ID = re.compile(r"[a-z0-9][a-z0-9_]{0,63}")
@@ -132,8 +135,10 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
                 break
         else:
             return None
-        name, lms_id = found.pop("name", None), found.pop("lms_id", "")
-        found["identity"] = found.get("student_id") or f"{name}_{lms_id}"  # as the LMS wrote it
+        name, lms_id, anonymous = found.pop("name", None), found.pop("lms_id", ""), found.pop("anonymous_id", "")
+        if anonymous:  # Canvas's anonymous grading: its ids differ in case, so two that differ only so clash (below)
+            found["identity"], found["student_id"] = f"anon_{anonymous}", f"anon_{anonymous.lower()}"
+        found.setdefault("identity", found.get("student_id") or f"{name}_{lms_id}")  # as the LMS wrote it
         if not found.get("student_id"):
             found["student_id"] = "_".join(filter(None, [slug(name or ""), lms_id]))
         if lms_id:
@@ -212,7 +217,8 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
 
 
 def lms_time(path: Path) -> float | None:
-    """The LMS's time stamp of an upload unpacked into extracted/ (the archive entry's time), or None."""
+    """The LMS's time stamp of a file unpacked into extracted/ (the archive entry's time: Canvas's is when it built
+    the download, module docstring), or None."""
     mtime = path.stat().st_mtime
     return mtime if mtime > 0 else None  # 0: the archive gave none
 
@@ -235,10 +241,13 @@ class Candidate:
 
     def same_upload(self) -> tuple:
         """What the collection takes of this file: two files alike in all of it are one upload (the download taken
-        twice, both in archive/: `submissions.zip`, `submissions (1).zip`), and copying either writes the same."""
+        twice, both in archive/: `submissions.zip`, `submissions (1).zip`), and copying either writes the same. The
+        attachment number names an upload; the time, which Canvas writes as it builds each download, counts only
+        without one."""
         with self.path.open("rb") as data:
             content = hashlib.file_digest(data, "sha256").hexdigest()
-        return self.info["file_id"], self.attachment, self.info["late"], self.lms_time, content
+        when = self.lms_time if self.attachment is None else None
+        return self.info["file_id"], self.attachment, self.info["late"], when, content
 
 
 @dataclass
@@ -278,11 +287,6 @@ def newest(files: list[Candidate]) -> Candidate | None:
 
 def _utc(seconds: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).replace(tzinfo=None)
-
-
-def _stamp(seconds: float) -> str:
-    """timestamp.txt's text for the LMS's time of a LATE upload."""
-    return _utc(seconds).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
 
 
 def collected_ids(config, assignment: str) -> dict[str, str | None]:
@@ -396,7 +400,7 @@ class LmsZipCollect(ZipCollectApp):
         """A notebook no pattern reads: named by the student whose upload its name begins as (uploaded_by), with why,
         but never collected as theirs: a classmate's upload named to read so (Canvas's `bob_333_222_888_...` is Bob's
         `888_...` or, named `bob_333`, user 222's) is spelled the same, and only the LMS knows whose it is. A LATE
-        one's line also gives what the collection would have written (timestamp.txt), which a copy by hand lacks."""
+        one's line also says what to write in timestamp.txt beside the copy, as a LATE upload collected has it."""
         upload = self.collector_plugin_inst.uploaded_by(name)
         if not upload or not upload.student:
             self.collection.refused[shown(name)] = ("its name matches none of the LMS's patterns "
@@ -408,11 +412,7 @@ class LmsZipCollect(ZipCollectApp):
                 f"read as {student}'s would, so it is collected as no one's (c.LmsFileNameCollectorPlugin.named_regexps"
                 f"): check in the LMS whose it is before you copy it into {folder}/")
         if upload.late:
-            at = lms_time(source)
-            line += f"; Canvas marked it LATE ({self._lateness(at)})"
-            if at:
-                line += (f": with the copy, write `{_stamp(at)}` into {folder}/{TIMESTAMP}, as the collection does for "
-                         f"a LATE upload, or nbgrader counts it on time")
+            line += f"; {self._lateness(lms_time(source), folder)}"
         self.collection.refused[f"{student} ({shown(name)})"] = line
 
     def _refuse_clashes(self, found: dict[str, list[Candidate]]) -> None:
@@ -472,10 +472,7 @@ class LmsZipCollect(ZipCollectApp):
         dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id))
         late = self._graded(files)
         late = late if late and late.info["late"] else None
-        stamp = _stamp(late.lms_time) if late and late.lms_time else None
         wanted = {f.info["file_id"]: digest(f.path, file_bytes(self._rules)) for f in files}
-        if stamp:
-            wanted[TIMESTAMP] = hashlib.sha256(stamp.encode()).hexdigest()
         if os.path.lexists(dest) and (dest.is_symlink() or not dest.is_dir()):
             self.collection.kept[student] = "it is not a folder (put there by hand)"
             return
@@ -487,7 +484,7 @@ class LmsZipCollect(ZipCollectApp):
             if why:
                 self.collection.kept[student] = why
                 return
-            self._write_folder(dest, files, stamp)
+            self._write_folder(dest, files)
         record[student] = {**wanted, LMS_ID: files[0].info.get("lms_id", "")}  # one number a student (_refuse_clashes)
         if late:
             self._note_late(student, late)
@@ -518,32 +515,33 @@ class LmsZipCollect(ZipCollectApp):
             return None
         return newer
 
-    def _write_folder(self, dest: Path, files: list[Candidate], stamp: str | None) -> None:
+    def _write_folder(self, dest: Path, files: list[Candidate]) -> None:
         """submitted/<student>/<assignment> written whole beside its place, then put there (submitted_folders.py)."""
         with staging_for(dest) as staged:  # 0700, as submitted/<student> is made: closed to other uids
             dest.parent.chmod(0o700)
             for file in files:
                 copy_private(file.path, staged / file.info["file_id"])
-            if stamp:
-                write_private(staged / TIMESTAMP, stamp)
             put_in_place(staged, dest)
 
     def _note_late(self, student: str, file: Candidate) -> None:
-        """The summary's line on nbgrader's lateness for a file the LMS marked late: its timestamp.txt holds the LMS's
-        time of the upload, never one made from the due date, which would make every move of it a new submission
-        (module docstring)."""
-        self.collection.late[student] = self._lateness(file.lms_time)
+        """The summary's line for a file the LMS marked late: no time stamp is written for it, since the download
+        holds no time of the upload (module docstring)."""
+        folder = f"submitted/{student}/{self.coursedir.assignment_id}"
+        self.collection.late[student] = self._lateness(file.lms_time, folder)
 
-    def _lateness(self, seconds: float | None) -> str:
-        """What nbgrader counts of an upload the LMS marked late, at the LMS's time `seconds` (None: it gave none)."""
-        if not seconds:
-            return "the LMS gave no time of the upload to record, so nbgrader counts it on time"
-        at = _utc(seconds)
-        due = self._due_date()
-        lateness = ("there is no due date to count it late against (c.GraderSettings.due_date)" if due is None else
-                    f"late by {late_by((at - due).total_seconds())}" if at > due else
-                    f"not after the due date {due:%Y-%m-%d %H:%M} UTC, so on time")
-        return f"submitted {at:%Y-%m-%d %H:%M} UTC; {lateness}"
+    def _lateness(self, built: float | None, folder: str) -> str:
+        """What the kit knows of an upload Canvas marked LATE, whose download entry has the time `built` (None: none),
+        and how to give nbgrader its lateness: the submission's time, by hand, in `folder`'s timestamp.txt."""
+        line = "Canvas marked it LATE, but its download holds no time of the upload (each file has the time Canvas "
+        if built:
+            at, due = _utc(built), self._due_date()
+            most = ("" if due is None else f", so late by at most {late_by((at - due).total_seconds())}" if at > due
+                    else f", before the due date {due:%Y-%m-%d %H:%M} UTC, so on time")
+            line += f"built the download, {at:%Y-%m-%d %H:%M} UTC{most})"
+        else:
+            line += "built the download, and this one has none)"
+        return (f"{line}: nbgrader counts it on time unless you write the time Canvas gives the submission (SpeedGrader"
+                f", or the API's submitted_at) into {folder}/{TIMESTAMP}, as `YYYY-MM-DD HH:MM:SS UTC`")
 
     def _due_date(self) -> datetime.datetime | None:
         """c.GraderSettings.due_date, else the gradebook's own (autograder/nbgrader_glue/late.py)."""

@@ -30,10 +30,12 @@ the modes the entries claim. A student chooses what they upload, so here:
 from __future__ import annotations
 
 import datetime
+import lzma
 import os
 import shutil
 import tarfile
 import zipfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from functools import partial
@@ -61,6 +63,12 @@ UNOWNED_LABEL = "the files the LMS's patterns name as no student's"
 
 def _whose(student: str) -> str:
     return UNOWNED_LABEL if student == UNOWNED else "its student's uploads"
+
+
+# What the decompressors raise for a damaged stream, apart from OSError (a bad gzip header), EOFError (a stream cut
+# short) and zipfile's BadZipFile (a bad CRC): zlib's for a deflate block it cannot decode (a zip's member, a .tar.gz),
+# lzma's for a .tar.xz. A damaged download is not the student's doing, and stops only what it spoils.
+DAMAGED_STREAM = (zlib.error, lzma.LZMAError)
 
 
 class NotCollected(Exception):
@@ -203,7 +211,10 @@ class BoundedExtractor(ExtractorPlugin):
             for entry in entries:
                 if not self._write_entry(entry, top, f"{stem}/"):
                     break
-        except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError) as exc:  # the archive itself is broken
+        except UnicodeDecodeError as exc:  # zipfile decodes every name as it opens the zip: none of it is read
+            self.refused[archive.name] = (f"not unpacked: an entry's name is not the UTF-8 the zip says it is ({exc}); "
+                                          f"unpack it with another tool into archive/, in place of the zip")
+        except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError, *DAMAGED_STREAM) as exc:  # a broken archive
             self.refused[archive.name] = f"the LMS archive could not be read to the end ({type(exc).__name__}: {exc})"
 
     def _copy_loose(self, item: Path, source: Path, dest: Path) -> None:
@@ -245,7 +256,7 @@ class BoundedExtractor(ExtractorPlugin):
             self._refuse(student, label + entry.name, str(why))
         except FileExistsError:
             self._refuse(student, label + entry.name, "the archive holds two entries of this name")
-        except (OSError, RuntimeError, zipfile.BadZipFile, NotImplementedError) as exc:  # bad CRC, encrypted...
+        except (OSError, RuntimeError, zipfile.BadZipFile, NotImplementedError, *DAMAGED_STREAM) as exc:  # encrypted...
             self._refuse(student, label + entry.name, f"unreadable in the archive ({type(exc).__name__}: {exc})")
         return True
 

@@ -15,7 +15,9 @@ does what OWASP's "CSV Injection" page advises. A reason or a note shown in a su
 or styling of its own (no line break; its controls, ESC's colour sequences among them, and its format characters,
 which HTML lays out as a terminal does, written as their escapes), bounded, writable as UTF-8. The pages show the
 student's code (`code_as_run`) and markdown and raw cells (`text_as_read`) with their format characters as escapes
-too, the joiners of prose aside.
+too, the joiners and emoji selectors of prose aside. Each of these also writes as escapes the characters Unicode marks default-ignorable that
+are not format characters (`hidden`): Python takes most of them in a name, and a page or a terminal draws them as
+nothing or a blank, so that `self.bias\u034f` is another name that reads as `self.bias`.
 """
 from __future__ import annotations
 
@@ -36,13 +38,30 @@ def escape(char: str) -> str:
     return char.encode("unicode_escape").decode("ascii")
 
 
+# Unicode's default-ignorable code points (DerivedCoreProperties.txt, Default_Ignorable_Code_Point) that are not format
+# characters (Cf): the combining grapheme joiner U+034F, the Khmer inherent vowels U+17B4 and U+17B5, the Mongolian
+# free variation selectors U+180B to U+180F, the variation selectors U+FE00 to U+FE0F and U+E0100 to U+E01EF (Mn),
+# which Chromium and terminals draw at zero width; the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 (Lo), drawn as
+# a blank; and the code points Unicode keeps default-ignorable for later (U+2065, U+FFF0 to U+FFF8, U+E0000 to
+# U+E0FFF, Cf tags among them). Python takes the Mn and Lo ones in a name (XID_Continue, kept by NFKC).
+_IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8"
+                        "\U000e0000-\U000e0fff]")
+
+
+def hidden(char: str) -> bool:
+    """Whether `char` is drawn as nothing or a blank, or lays out what is beside it: a format character (Cf) or
+    another default-ignorable code point."""
+    return unicodedata.category(char) == "Cf" or _IGNORABLE.match(char) is not None
+
+
 def _format_escaped(match: re.Match) -> str:
-    return escape(match[0]) if unicodedata.category(match[0]) == "Cf" else match[0]
+    return escape(match[0]) if hidden(match[0]) else match[0]
 
 
 def terminal_text(text: object) -> str:
-    """`text` with every C0 control but newline and tab, DEL and every C1 control removed, and every format
-    character (Cf: bidirectional controls, zero-width characters) written as its escape."""
+    """`text` with every C0 control but newline and tab, DEL and every C1 control removed, and every `hidden`
+    character (Cf: bidirectional controls, zero-width characters; the other default-ignorable ones) written as its
+    escape."""
     return _NON_ASCII.sub(_format_escaped, _CONTROL.sub("", str(text)))
 
 
@@ -60,33 +79,52 @@ _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 JOINERS = frozenset("\u200c\u200d")
 
 
-def _run_shown(run: str, kept: frozenset[str]) -> str:
+# The emoji presentation selectors: VS15 and VS16 (U+FE0E, U+FE0F) after a symbol or a punctuation mark (U+2764, U+203C)
+# choose whether it is drawn as text or as an emoji, and before the keycap U+20E3 they make one ("#\ufe0f\u20e3"). No
+# name holds them there (neither a symbol, a punctuation mark but a connector, nor U+20E3 continues a name), so prose
+# keeps them.
+_EMOJI_STYLES = "\ufe0e\ufe0f"
+_KEYCAP = "\u20e3"
+
+
+def _styles_emoji(run: str, at: int) -> bool:
+    """Whether run[at] is an emoji presentation selector after a symbol or a punctuation mark, or before a keycap."""
+    if run[at] not in _EMOJI_STYLES:
+        return False
+    before = unicodedata.category(run[at - 1]) if at else ""
+    return before[:1] == "S" or (before[:1] == "P" and before != "Pc") or run[at + 1: at + 2] == _KEYCAP
+
+
+def _run_shown(run: str, prose: bool) -> str:
     """`run` with the combining marks (and emoji modifiers) past MARKS_PER_CHARACTER after one character, and every
-    format character not `kept`, written as their escapes."""
+    `hidden` character written as their escapes; in `prose`, the JOINERS and the emoji presentation selectors stay."""
     shown, marks = [], 0
-    for char in run:
+    for at, char in enumerate(run):
         category = unicodedata.category(char)
         extends = category[0] == "M" or _EMOJI_MODIFIERS[0] <= char <= _EMOJI_MODIFIERS[1]
         marks = marks + 1 if extends else 0
-        shown.append(escape(char) if marks > MARKS_PER_CHARACTER or (category == "Cf" and char not in kept) else char)
+        kept = prose and (char in JOINERS or _styles_emoji(run, at))
+        shown.append(escape(char) if marks > MARKS_PER_CHARACTER or (hidden(char) and not kept) else char)
     return "".join(shown)
 
 
 def code_as_run(text: str) -> str:
-    """Code as a page shows it: the combining marks past MARKS_PER_CHARACTER after one character, and every format
-    character (Cf) written as its escape, as the terminal writes it. A bidirectional control in a string or a comment
+    """Code as a page shows it: the combining marks past MARKS_PER_CHARACTER after one character, and every `hidden`
+    character written as its escape, as the terminal writes it. A bidirectional control in a string or a comment
     (U+2067) otherwise reorders the line shown, so that code Python runs one way reads another (Trojan Source,
-    CVE-2021-42574); a zero-width one (the joiners too, in a string) hides text."""
-    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], frozenset()), text)
+    CVE-2021-42574); a zero-width one (the joiners too, in a string) hides text; and a default-ignorable mark or
+    filler in a name (U+034F, U+FE00, U+3164) makes it another name that reads as the first (CVE-2021-42694's kin)."""
+    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], prose=False), text)
 
 
 def text_as_read(text: str) -> str:
-    """A student's markdown or raw cell as the pages show it: as `code_as_run`, but keeping the JOINERS. The code spans
+    """A student's markdown or raw cell as the pages show it: as `code_as_run`, but keeping the JOINERS and the emoji
+    presentation selectors (a heart drawn as an emoji, U+2764 U+FE0F). The code spans
     and fenced blocks of a written answer are code an instructor reads (and may copy to run), and its prose is what
     they grade by hand: a bidirectional control (U+202E, U+2067; the marks U+200E, U+200F and U+061C move numbers
     and signs, "3 - 1" read as "1 - 3") reorders either up to the end of its paragraph, and a zero-width space or a
     soft hyphen hides text from a search."""
-    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], JOINERS), text)
+    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], prose=True), text)
 
 
 def escaped(text: str) -> str:
@@ -142,8 +180,8 @@ def spreadsheet_cell(value: object) -> str:
 
 
 def one_line(text: object, limit: int = 300) -> str:
-    """A reason or a note as the summary and a page show it: one line, its controls (C0, DEL, C1) and format
-    characters (Cf) written as their escapes (`\\x1b[31m` shows as those characters and colours nothing, in a
+    """A reason or a note as the summary and a page show it: one line, its controls (C0, DEL, C1) and `hidden`
+    characters (format characters, the other default-ignorable ones) written as their escapes (`\\x1b[31m` shows as those characters and colours nothing, in a
     terminal or through a page's ANSI filter), bounded, and writable as UTF-8."""
     line = " ".join(str(text).split()).encode("utf-8", "backslashreplace").decode()
     line = _NON_ASCII.sub(_format_escaped, _CONTROL.sub(lambda match: escape(match[0]), line))

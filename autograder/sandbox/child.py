@@ -112,8 +112,10 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
              (resource.RLIMIT_FSIZE, limits.output_kb * 1024, limits.output_kb * 1024),
              (resource.RLIMIT_NOFILE, _DESCRIPTORS, _DESCRIPTORS),
              # no core dumps: a process is not ended while it dumps (forks.KILLED_SECONDS), and a pipe core_pattern
-             # (systemd-coredump) takes a dump past RLIMIT_FSIZE, to a place outside the scratch folder (red-a13)
-             (resource.RLIMIT_CORE, 0, 0)]
+             # (systemd-coredump, apport) hands a dump to a root helper outside the session (red-a13). 1, not 0: for a
+             # pipe the kernel ignores the limit but for that one value, its own mark of "no dump" (fs/coredump.c),
+             # and 1 byte is below any file dump's size too. The filter denies changing it (seccomp.py).
+             (resource.RLIMIT_CORE, 1, 1)]
     try:
         with open("/proc/self/statm") as statm:
             address_space = int(statm.read().split()[0]) * resource.getpagesize() + extra
@@ -259,6 +261,11 @@ def _run_in_child(ns: dict, modules: dict[str, CodeType], calls: list[Call], res
         return
     if pid == 0:
         os.setpgid(0, 0)
+        # What the call starts stays below it while it runs, a double-forked helper too: its CPU time and its waits
+        # for a CPU are the call's (_answer_of), not left to the session's clock, which never took a helper's waits
+        # off the backstop (red pass 24: on a busy machine, helpers charged 3 s of CPU time ran into the wall-clock
+        # backstop first, waiting nine tenths of the time). What outlives the call goes to the session, as before.
+        forks.become_subreaper()
         for end in (read_end, results):  # its answers go to this loader alone, which reads them as the child's
             os.close(end)
         cell_runner.close_loop()  # and the loop's wake-up pipe, which only the loader's cells use
@@ -308,8 +315,7 @@ def _end(pid: int, kill: bool) -> int:
 def _answer_of(answers: Lines, pid: int, seconds: float, stopwatch: Stopwatch) -> Read | str:
     """Check child `pid`'s next message (CLOSED at its end); "cpu" when the child and what it started have used
     `seconds` of CPU time first, "wall" when WALL_FACTOR times that of wall-clock time (less their waits
-    for a CPU) passed first. A daemon the child left is not below it (the session adopted it): the session's
-    clock charges the call for it, and its deadline, BACKSTOP_SECONDS later than this one, stops the call."""
+    for a CPU) passed first. The child is a subreaper (_run_in_child): a helper it double-forks is below it too."""
     while (message := answers.next(time.monotonic() + TICK)) is None:
         if tree_seconds(pid) >= seconds:
             return "cpu"

@@ -268,7 +268,7 @@ class SubmissionClock:
     process below it has used (each one's own time and its reaped children's). Those are all the submission's
     processes, and cost a tick no more than the submission has: the session forks each loader, and being a
     subreaper (worker.py) it adopts whatever a process of the submission leaves behind (a double-forked
-    daemon), unless a subreaper of the submission below it does first.
+    daemon), unless a subreaper below it does first (a check's process while it runs: child.py; or student code's).
 
     Never the session's own CPU time, either way: the session is in the submission's cgroup (so its memory counts
     there too), but its bookkeeping while a check runs (a walk of the loader's tree every TICK of wall-clock time:

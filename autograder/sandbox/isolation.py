@@ -52,7 +52,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISDIR
+from stat import S_ISDIR, S_ISVTX, S_IWOTH, S_IXOTH
 from typing import Callable
 
 if __package__:
@@ -79,6 +79,7 @@ KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING =
 STALE_SECONDS = 120  # an empty kit cgroup older than this is a stopped run's, never a live neighbour's
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # the places any user may write, which a namespace session has its own of
 WRITABLE = (*SCRATCH, "/run/lock")  # and every folder of a Debian machine that any user may write (mode 1777)
+SHARED = S_ISVTX | S_IWOTH | S_IXOTH  # a folder any user may write in, whose entries only their owners may move
 # What of the system a session may read, besides the interpreter's own files (allowed_paths): programs and
 # shared libraries (a student may run `sleep`; ctypes loads libc), and the dynamic loader's files. Not
 # /usr/local, /usr/share, /usr/src, /home, /root, /srv, /opt, /etc: a course or its clone may live there.
@@ -87,7 +88,8 @@ SYSTEM = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr/bin", "/
           "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")  # bound writable, as bwrap --dev
 # The scratch folder's walk without a private tmpfs (_disk_use): how often, and how far. More entries, or folders
-# nested deeper, than honest code makes count as over the disk budget, so that a walk never takes long.
+# nested deeper, than honest code makes count as over the disk budget, so that a walk never takes long. The private
+# tmpfs holds as many entries (its nr_inodes).
 DISK_EVERY, DISK_ENTRIES, DISK_DEPTH = 0.5, 4096, 64
 # The session's looks at the submission's memory without a memory cgroup (Isolation.over) are its own CPU time, not
 # charged to the submission: how many a check gets follows its wall-clock time, so the machine's load, and a grade
@@ -227,6 +229,13 @@ class _Cgroups:
 
     FILES = {1: {"memory": "memory.limit_in_bytes", "pids": "pids.max"},
              2: {"memory": "memory.max", "pids": "pids.max"}}
+    # The memory budget bounds swap too, or its reclaim swaps the submission out where the machine has swap, and
+    # never kills it (red-e15 X24-e15-2). v2: no swap. v1: RAM and swap together at the budget and SWAP_MARGIN_MB
+    # (set after the RAM limit: v1 refuses one below it). Not at the budget itself: v1 tries that limit first,
+    # and a 6.18 kernel counts no failcnt there, which tells the budget's OOM kills from the machine's (events);
+    # with the margin the RAM limit is still the one reached first, swap or none. A kernel without swap accounting
+    # has no such file.
+    SWAP, SWAP_MARGIN_MB = {1: "memory.memsw.limit_in_bytes", 2: "memory.swap.max"}, 8
     # The counters read to tell which budget was hit. The session reads some after it left the machine's /sys
     # behind (its root is an allow-list): they are opened where the cgroups are made, and read by descriptor.
     COUNTERS = ("memory.failcnt", "memory.events", "memory.oom_control", "pids.events")
@@ -243,6 +252,9 @@ class _Cgroups:
                 folder.mkdir()
                 self.dirs.append(folder)
                 (folder / self.FILES[self.version][controller]).write_text(str(limits[controller]))
+                if controller == "memory" and (folder / self.SWAP[self.version]).exists():
+                    swap = limits["memory"] + (self.SWAP_MARGIN_MB << 20) if self.version == 1 else 0
+                    (folder / self.SWAP[self.version]).write_text(str(swap))
             counting = _cpu_folder(self.version, name, self.dirs)
             if counting and counting not in self.dirs:
                 self.dirs.append(counting)
@@ -514,7 +526,10 @@ class Isolation:
         os.chdir("/")
         _mount("tmpfs", "/new", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
         os.makedirs("/new/tmp")
-        _mount("tmpfs", "/new/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={self.budgets.disk_mb}m,mode=1777")
+        # nr_inodes: entries (an empty folder takes no block) and user xattrs (drawn from the same inode space, 1 KB
+        # an entry) are kernel memory the tmpfs pins, which without a memory cgroup no budget counts (X24-e15-3)
+        _mount("tmpfs", "/new/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+               f"size={self.budgets.disk_mb}m,nr_inodes={DISK_ENTRIES},mode=1777")
         for path in self.allowed:  # a course under /tmp shows its allowed folders in the scratch space, read-only
             _bind("/old" + path, "/new" + path, MS_REC)
         for device in DEVICES:
@@ -553,7 +568,8 @@ class Isolation:
         `over` found past the budget is emptied (its processes are dead): the calls after it start with room."""
         if self.namespaces:
             stats = os.statvfs("/tmp")
-            if stats.f_bavail * stats.f_frsize < 64 * 1024:
+            # full: less than 64 KB of blocks left, or of entries (a user xattr takes them at 1 KB each: tmpfs)
+            if stats.f_bavail * stats.f_frsize < 64 * 1024 or stats.f_favail < 64:
                 self.hits.add("disk budget")
         elif self.overfull:
             self.overfull = False
@@ -647,16 +663,25 @@ def _clean_stale_uid(uid: int) -> None:
 
 
 def _remove_files_of(uid: int) -> None:
-    """Remove what `uid` owns at the top of the places any user may write (WRITABLE)."""
-    for folder in WRITABLE:
+    """Remove what `uid` owns in the places any user may write (WRITABLE), and in the folders of root's inside
+    them that any user may write too (systemd-tmpfiles' /tmp/.X11-unix, .ICE-unix...: red-e15 X24-e15-4). Only
+    root's, sticky: no other user can rename one, or an entry of `uid`'s in one, so no path walked here can be
+    made a link meanwhile (`uid`'s processes are dead). Each folder once (a bind mount may nest one in itself)."""
+    folders, seen = list(WRITABLE), set()
+    while folders:
         try:
-            entries = list(os.scandir(folder))
+            entries = list(os.scandir(folders.pop()))
         except OSError:  # no such folder here
             continue
         for entry in entries:
             try:
-                if entry.stat(follow_symlinks=False).st_uid == uid:
+                stat = entry.stat(follow_symlinks=False)
+                if stat.st_uid == uid:
                     _remove(entry.path)
+                elif S_ISDIR(stat.st_mode) and stat.st_uid == 0 and stat.st_mode & SHARED == SHARED \
+                        and (stat.st_dev, stat.st_ino) not in seen:
+                    seen.add((stat.st_dev, stat.st_ino))
+                    folders.append(entry.path)
             except OSError:
                 pass
 

@@ -195,6 +195,7 @@ def program_from_notebook(
     source: Mapping | None = None,
     release: Mapping | None = None,
     student_cells: Iterable[str] | str = "all",
+    hosted: Iterable[str] = (),
 ) -> list[Cell]:
     """The code to run for `notebook`, its known cells in the order the student's notebook holds them.
 
@@ -205,7 +206,9 @@ def program_from_notebook(
     the grader's probes build what else they need. No solution cell is ever taken from `source`
     (the instructor's copy holds the answers): one missing from `release` raises. Cells the student
     added run where they stand, after the known cell before them. Without `source` and `release`
-    the notebook is its own source and release.
+    the notebook is its own source and release. A solution cell in `hosted` is one the notebook does not hold whose
+    code another cell of the student's holds (suites.hosts: cell linear merged into cell module): taken from the
+    student, it is empty, its code running where the student put it, never a cell that raises as missing.
     A known cell is taken as `make grade`'s nbgrader autograde takes it, so that every route grades alike: the
     last copy of a grade id (DropDuplicateIds makes the earlier ones cells the student added), a code cell the
     student made markdown or raw is code again, and a markdown cell made code is markdown again, never run
@@ -215,14 +218,14 @@ def program_from_notebook(
     release = release or notebook
     take_all = student_cells == "all"
     wanted = set() if take_all else set(student_cells)
+    elsewhere = set(hosted)
     blank_text = {_nbgrader(c).get("grade_id"): _text(c) for c in release.get("cells", [])}
 
     student_text: dict[str, str] = {}
     added: dict[str | None, list[Cell]] = {}  # extra cells, keyed by the known cell before them
     known = {_nbgrader(c).get("grade_id") for c in source["cells"]} - {None}
     code = {_nbgrader(c).get("grade_id") for c in source["cells"] if c.get("cell_type") == "code"} - {None}
-    last = {gid: index for index, gid in enumerate(_nbgrader(c).get("grade_id") for c in notebook.get("cells", []))
-            if isinstance(gid, str)}  # the student's metadata: a grade id of another type is no cell's
+    last = _last_copies(notebook)
     anchor = None
     for index, cell in enumerate(notebook.get("cells", [])):
         gid = _nbgrader(cell).get("grade_id")
@@ -241,7 +244,8 @@ def program_from_notebook(
             if role != "solution":
                 text = _text(cell)
             elif take_all or gid in wanted:
-                text = student_text.get(gid, f"raise RuntimeError('the cell {gid} {MISSING}')")
+                missing = "" if gid in elsewhere else f"raise RuntimeError('the cell {gid} {MISSING}')"
+                text = student_text.get(gid, missing)
             else:  # the release's copy, under the student's own __future__ imports
                 text = _futures(student_text.get(gid, "")) + annotations_as_text(blank_text.get(
                     gid, f"raise RuntimeError('the cell {gid} is missing from the release')"))
@@ -251,40 +255,81 @@ def program_from_notebook(
 
 
 
+def _last_copies(notebook: Mapping) -> dict[str, int]:
+    """{grade id: the place of its last copy} in the student's `notebook` (the one nbgrader's autograde grades). The
+    student's metadata: a grade id of another type is no cell's."""
+    return {gid: index for index, gid in enumerate(_nbgrader(c).get("grade_id") for c in notebook.get("cells", []))
+            if isinstance(gid, str)}
+
+
+def held_cells(notebook: Mapping) -> frozenset[str]:
+    """The grade ids the student's `notebook` holds: a known cell not among them is one the student deleted, which
+    stands nowhere in the notebook (whatever stands in for it in a part)."""
+    return frozenset(_last_copies(notebook))
+
+
 def _in_students_order(cells: list[Mapping], last: Mapping[str, int]) -> list[tuple[str, Mapping]]:
-    """(grade id, cell) of the trusted cells with a grade id, in the order the student's notebook holds them (`last`: the place of each
-    grade id's last copy), as Jupyter and nbgrader's autograde run them top to bottom. A known cell the student
-    deleted stays right after the known code cell it follows in the trusted notebook."""
-    places, after = [], (-1, 0)  # after: the place of the last code cell seen (prose moved about moves no code)
-    for cell in cells:
-        gid = _nbgrader(cell).get("grade_id")
-        if not gid:  # prose, or (without a separate source) a cell the student added: placed above
-            continue
-        place = (last[gid], 0) if gid in last else (after[0], after[1] + 1)
-        after = place if cell.get("cell_type") == "code" else after
-        places.append((place, str(gid), cell))
+    """(grade id, cell) of the trusted cells with a grade id, in the order the student's notebook holds them (`last`:
+    the place of each grade id's last copy), as Jupyter and nbgrader's autograde run them top to bottom. A known cell
+    the student deleted stands between the kept code cells that surround it in the release (prose moved about moves
+    no code): right after the one before it, or right before the one after it where the student moved that one above
+    the one before (cell module deleted, the given cell parameter moved below linear: Jupyter runs the same), so what
+    it stands in for is defined for the cell that follows it in the release. Deleted cells side by side keep their
+    order."""
+    known = [(str(gid), cell) for cell in cells if (gid := _nbgrader(cell).get("grade_id"))]  # (else prose, or
+    kept = [last[gid] if gid in last and cell.get("cell_type") == "code" else None  # a cell the student added,
+            for gid, cell in known]  # with no separate source); the place of each known code cell the student kept
+    places = []
+    for index, (gid, cell) in enumerate(known):
+        if gid in last:
+            place = (last[gid], 0, 0)
+        else:
+            before = next((at for at in reversed(kept[:index]) if at is not None), -1)
+            after = next((at for at in kept[index + 1:] if at is not None), None)
+            place = (after, -1, index) if after is not None and after < before else (before, 1, index)
+        places.append((place, gid, cell))
     return [(gid, cell) for _, gid, cell in sorted(places, key=lambda place: place[0])]
 
 
 @functools.lru_cache(maxsize=64)  # the release's few stubs, for every part of every submission
 def annotations_as_text(stub: str) -> str:
-    """The release's stub `stub` (trusted) with each annotation of its functions written as a string of its text, in
-    place (its lines as they were, for messages): a stub stands where the student's own copy of its cell stands, which
-    may be above a cell its annotations name (`-> list[Parameter]`, a cell module the student moved above the given
-    cell parameter and wrote without them). The student's copy runs there in Jupyter; the stub must load there too."""
+    """The release's stub `stub` (trusted) with each annotation Python evaluates as the cell runs (_evaluated) written
+    as a string of its text, in place (its lines as they were, for messages): a stub stands where the student's own
+    copy of its cell stands, which may be above a cell its annotations name (`-> list[Parameter]`, a cell module the
+    student moved above the given cell parameter and wrote without them). The student's copy runs there in Jupyter;
+    the stub must load there too. One over several lines becomes strings of its lines in brackets, a line each."""
     try:
         tree = ast.parse(stub)
     except SyntaxError:
         return stub
-    spans = [node for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
-             for node in [function.returns, *(a.annotation for a in ast.walk(function.args) if isinstance(a, ast.arg))]
-             if node is not None and node.lineno == node.end_lineno]
     lines = stub.split("\n")
-    for node in sorted(spans, key=lambda n: (n.lineno, n.col_offset), reverse=True):  # from the end: spans stay put
-        line = lines[node.lineno - 1].encode()  # ast's columns count UTF-8 bytes
-        text = line[node.col_offset:node.end_col_offset].decode()
-        lines[node.lineno - 1] = (line[:node.col_offset] + ascii(text).encode() + line[node.end_col_offset:]).decode()
+    for node in sorted(_evaluated(tree), key=lambda n: (n.lineno, n.col_offset), reverse=True):  # spans stay put
+        top, bottom = node.lineno - 1, (node.end_lineno or node.lineno) - 1  # (ast.parse gives each node its end)
+        start, stop = node.col_offset, node.end_col_offset or 0
+        first, last = lines[top].encode(), lines[bottom].encode()  # ast's columns count UTF-8 bytes
+        spanned = [first[start:stop].decode()] if top == bottom else [
+            first[start:].decode(), *lines[top + 1:bottom], last[:stop].decode()]
+        strings = [ascii(text + "\n") for text in spanned[:-1]] + [ascii(spanned[-1])]
+        if len(strings) > 1:  # in brackets, the lines of one string
+            strings[0], strings[-1] = "(" + strings[0], strings[-1] + ")"
+        strings[0] = first[:start].decode() + strings[0]
+        strings[-1] += last[stop:].decode()
+        lines[top:bottom + 1] = strings
     return "\n".join(lines)
+
+
+def _evaluated(tree: ast.AST) -> list[ast.expr]:
+    """The annotations in `tree` Python may evaluate as the cell runs: a function's arguments' and return's (at its
+    def), a variable's (at the top level and in a class body: `weight: Parameter`; in a function body none is, so
+    text there changes nothing). Not one already a string, nor one holding a walrus, whose text would bind nothing."""
+    found: list[ast.expr | None] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [node.returns, *(a.annotation for a in ast.walk(node.args) if isinstance(a, ast.arg))]
+        elif isinstance(node, ast.AnnAssign):
+            found.append(node.annotation)
+    return [node for node in found if node is not None and not (isinstance(node, ast.Constant) and isinstance(
+        node.value, str)) and not any(isinstance(inner, ast.NamedExpr) for inner in ast.walk(node))]
 
 
 @functools.lru_cache(maxsize=64)  # each part's program asks again for the same cells: read each once

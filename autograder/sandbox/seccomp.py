@@ -26,7 +26,8 @@ files): `socket` (every family: with socketpair denied, student code has no sock
 same file, `cachestat`, `fadvise64` and preadv2's RWF_NOWAIT, which write and read such a file's page cache, and a
 futex not marked private, which one session can wait on and another wake through such a file's page; a new action
 for SIGCHLD, whose SIG_IGN would hide children's CPU time from a count without a cgroup; ioctl's TIOCSTI and
-TIOCLINUX, which type into a terminal (the loader has none: child.py starts a session of its own). A grader's checks
+TIOCLINUX, which type into a terminal (the loader has none: child.py starts a session of its own); a change of
+RLIMIT_CORE, whose 1 is what keeps a dump from a pipe core_pattern's root helper (child.py). A grader's checks
 need none of them: numpy, the reference and every honest notebook run the same under it (tests/test_sandbox.py), but
 for asyncio's default event loop, which needs epoll.
 
@@ -121,6 +122,11 @@ DENIED: dict[str, tuple[int, int | None]] = {  # name: (x86_64, aarch64), None w
 FALL_BACK = {"clone3": (435, 435), "preadv2": (327, 286), "pwritev2": (328, 287), "futex_waitv": (449, 449),
              "futex_wake": (454, 454), "futex_wait": (455, 455), "futex_requeue": (456, 456), "sendfile": (40, 71)}
 CLONE, SOCKET, IOCTL, FCNTL, FUTEX, PRCTL = (56, 220), (41, 198), (16, 29), (72, 25), (202, 98), (157, 167)
+# RLIMIT_CORE, set to 1 by the loader (child.py), the one value at which the kernel dumps nothing to a pipe
+# core_pattern: lowered to 0 (which any process may do) it would dump again, to a root helper outside the session.
+# So neither setrlimit (its resource in args[0]) nor prlimit64 with a new limit (args[1], the pointer in args[2]) may
+# change it; reading it stays allowed.
+SETRLIMIT, PRLIMIT64, RLIMIT_CORE = (160, 164), (302, 261), 4
 # rt_sigaction on SIGCHLD with a new action: ignoring it (or SA_NOCLDWAIT) has the kernel reap the children,
 # whose CPU time then reaches no parent's counters, the count of a submission without a cgroup (cputime.py).
 SIGACTION, SIGCHLD = (13, 134), 17
@@ -141,7 +147,7 @@ FUTEX_PRIVATE_FLAG = 128
 _LOAD = 0x20  # BPF_LD | BPF_W | BPF_ABS: A = the 32-bit word at this offset of struct seccomp_data
 _JEQ, _JGE, _JSET = 0x15, 0x35, 0x45  # BPF_JMP | BPF_JEQ / BPF_JGE / BPF_JSET | BPF_K
 _RET = 0x06  # BPF_RET | BPF_K
-_NR, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24  # offsets in struct seccomp_data (the low half of args[0], args[1])
+_NR, _ARCH, _ARG0, _ARG1, _ARG2 = 0, 4, 16, 24, 32  # offsets in struct seccomp_data (the low half of args[0..2])
 ALLOW, KILL_PROCESS, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 
@@ -187,6 +193,8 @@ def program(machine: str) -> bytes:
     code.op(_JEQ, SIGACTION[column], true="sigaction")
     code.op(_JEQ, SOCKET[column], true="no family")
     code.op(_JEQ, PRCTL[column], true="prctl")
+    code.op(_JEQ, SETRLIMIT[column], true="setrlimit")
+    code.op(_JEQ, PRLIMIT64[column], true="prlimit64")
     for numbers in FALL_BACK.values():
         code.op(_JEQ, numbers[column], true="enosys")
     code.op(_RET, ALLOW)
@@ -212,6 +220,17 @@ def program(machine: str) -> bytes:
     code.op(_LOAD, _ARG0)
     code.op(_JEQ, PR_SET_SECCOMP, true="deny")
     code.op(_RET, ALLOW)
+    code.label("setrlimit")
+    code.op(_LOAD, _ARG0)
+    code.op(_JEQ, RLIMIT_CORE, true="deny")
+    code.op(_RET, ALLOW)
+    code.label("prlimit64")
+    code.op(_LOAD, _ARG1)
+    code.op(_JEQ, RLIMIT_CORE, false="allow")
+    for half in (_ARG2, _ARG2 + 4):  # the new limit's pointer, both halves: NULL only reads the limit
+        code.op(_LOAD, half)
+        code.op(_JEQ, 0, false="deny")
+    code.op(_RET, ALLOW)
     code.label("futex")
     code.op(_LOAD, _ARG1)
     code.op(_JSET, FUTEX_PRIVATE_FLAG, false="deny")
@@ -222,6 +241,8 @@ def program(machine: str) -> bytes:
     code.op(_RET, ERRNO | errno.ENOSYS)
     code.label("deny")
     code.op(_RET, ERRNO | errno.EPERM)
+    code.label("allow")
+    code.op(_RET, ALLOW)
     code.label("kill")
     code.op(_RET, KILL_PROCESS)
     return code.bytes()

@@ -393,12 +393,6 @@ def _reap_orphans(kill_all: Callable[[], None] | None = None, spent: Callable[[]
             return
 
 
-def _become_subreaper() -> None:
-    """Orphans of the student's code get this worker as their parent, so it can end them."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-
-
 def _die_with_parent() -> None:
     """This process is killed when its parent ends: a grader stopped by Ctrl-C, or one that gave up
     waiting and killed its worker, takes the worker and its session with it."""
@@ -554,7 +548,7 @@ class _Session:
         return self.clock.seconds() + self.charged
 
     def serve(self) -> None:
-        _become_subreaper()  # a student's daemons end up here, to be killed with their loader
+        forks.become_subreaper()  # a student's daemons end up here, to be killed with their loader
         cgroups = self.isolation.cgroups if self.isolation is not None else None
         self.clock, self.stopwatch = SubmissionClock(cgroups.cpu if cgroups else None), Stopwatch(os.getpid())
         # The backstop counts from a request's arrival to its reply only: between them the session waits for the
@@ -686,7 +680,7 @@ def _serve(config: WorkerConfig) -> None:
         settings = config.isolation
         module = _import_path("isolation", settings["path"])
         isolation = module.Isolation(module.Budgets(**settings["budgets"]), config.path, settings.get("level"))
-    _become_subreaper()
+    forks.become_subreaper()
     gc.freeze()  # sessions, loaders and check children inherit these objects; collections in them skip them
     requests = Lines(0, TO_WORKER, limit=sys.maxsize)
     write(1, Ready(isolation.level if isolation else "none"))

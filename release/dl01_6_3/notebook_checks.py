@@ -4,7 +4,8 @@
 `check("<part>", globals())`, which runs the same checks on the kernel's code. Either way a child process
 runs them: a check that ends the process or runs over CHECK_SECONDS fails alone (the kernel goes on), and a
 part stops after TIMEOUTS such. The child starts by forking on Linux and as a new Python elsewhere (fork is
-unsafe on macOS, absent on Windows); NOTEBOOK_CHECKS_START=fork|spawn|forkserver chooses. Needs NumPy.
+unsafe on macOS, absent on Windows); NOTEBOOK_CHECKS_START=fork|spawn|forkserver chooses. The notebook's cells
+run as Jupyter's kernel runs them (runner.py). Needs NumPy.
 """
 from __future__ import annotations
 
@@ -18,15 +19,14 @@ import warnings
 from pathlib import Path
 
 from cells import bound_by, grade_note, graded_as_code
-from explain import describe_exception, own_streams, printable, where, why_missing
+from explain import describe_exception, is_a, own_streams, printable, where, why_missing
 from facts import Missing, Names
+from runner import HERE, NOT_WRITTEN, run_cells
 
-HERE = Path(__file__).resolve().parent
 NOTEBOOK = HERE / "modules_and_sgd.ipynb"
 CHECK_SECONDS, LOAD_SECONDS = 3.0, 10.0  # for one check; for running the notebook's cells in a new child
 START_SECONDS = 60.0  # for a new child to start Python and import NumPy (a new Python on a slow laptop)
 TIMEOUTS = 3  # a part stops after this many of its checks ran out of time: about 10 s at most
-NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your answer"
 
 
 def start_method() -> str:
@@ -39,28 +39,6 @@ def _skipped(cell: dict) -> bool:
     meta = cell.get("metadata", {})
     grading = meta.get("nbgrader", {})
     return "demo" in meta.get("tags", []) or bool(grading.get("grade") and not grading.get("solution"))
-
-
-def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]]:
-    """Run (name, source) cells in order, read as Jupyter and the grade read them (IPython's own shell on the names,
-    no history; without IPython, magics skipped); the names defined and (reason, source) for each cell that raised."""
-    sys.path.insert(0, str(HERE))  # the notebook imports engine.py from this folder
-    names, errors = {"__name__": "__main__"}, []
-    try:
-        from IPython.core.interactiveshell import InteractiveShell
-        from traitlets.config import Config
-        read = InteractiveShell(config=Config(HistoryManager=Config(enabled=False)), user_ns=names).transform_cell
-    except ImportError:
-        read = None
-    for name, source in cells:
-        try:
-            source = read(source) if read else "" if source.lstrip().startswith("%%") else re.sub(
-                r"(?m)^(\s*)([%!])", r"\1# \2", source)
-            exec(compile(source, f"<cell {name}>", "exec", dont_inherit=True), names)  # no future import of ours
-        except (Exception, SystemExit) as exc:
-            blank = isinstance(exc, NotImplementedError) and where(exc) == "<module>"
-            errors.append((f"cell {name} {NOT_WRITTEN}" if blank else f"cell {name}: {describe_exception(exc, cell=True)}", source))
-    return names, errors
 
 
 def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str | frozenset | None]]]:
@@ -89,20 +67,20 @@ def run_check(fn, names: dict, load_errors: list) -> tuple[bool, str]:
     try:
         fn(nb)
         return True, ""
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:  # noqa: B036 - a KeyboardInterrupt too: the grade names it, the checks go on
         # An edited cell may explain what the notebook's code raised (it may call into it), or a check's own
         # assert on a name it binds; not an assert on names it never binds.
-        own = isinstance(exc, AssertionError) and where(exc) is None
+        own = is_a(exc, AssertionError) and where(exc) is None
         return False, "; ".join([*(reason for reason, binds in load_errors if not isinstance(binds, str) and (
             binds is None or not own or binds & Names.read)), _failure(exc, load_errors)])
 
 
 def _failure(exc: BaseException, load_errors: list) -> str:
-    if isinstance(exc, Missing):  # a name the notebook does not define
+    if is_a(exc, Missing):  # a name the notebook does not define
         missing, because = exc.args[0], why_missing(exc.args[0], load_errors)
         return f"the notebook defines no {missing} " + (f"(because {because})" if because else
                                                          "(run the cells above, in Jupyter; pytest reads the notebook as last saved)")
-    if isinstance(exc, AssertionError) and where(exc) is None:  # the check's own assert
+    if is_a(exc, AssertionError) and where(exc) is None:  # the check's own assert
         return (str(exc).strip().splitlines() or ["the check failed"])[0]
     return describe_exception(exc)
 

@@ -13,15 +13,19 @@ import unicodedata
 
 # What a terminal acts on (C0 but newline and tab, DEL, C1): removed from every line printed, since a message
 # can quote the notebook (an exception's text, a type's name); format characters (Unicode's Cf: the
-# bidirectional controls that reorder a line, zero-width ones) written as their escapes, \u202e. The grader's
-# autograder/outputs/inert.py does the same.
+# bidirectional controls that reorder a line, zero-width ones) written as their escapes, \u202e, and so the other
+# default-ignorable characters, drawn as nothing or a blank, that Python takes in a name ('bias\u034f' is not 'bias').
+# The grader's autograder/outputs/inert.py does the same.
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 NON_ASCII = re.compile(r"[^\x00-\x7f]")
+IGNORABLE = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8"
+                       "\U000e0000-\U000e0fff]")
 
 
 def _format_escaped(match) -> str:
     char = match[0]
-    return char.encode("unicode_escape").decode("ascii") if unicodedata.category(char) == "Cf" else char
+    hidden = unicodedata.category(char) == "Cf" or IGNORABLE.match(char)
+    return char.encode("unicode_escape").decode("ascii") if hidden else char
 
 
 def printable(text: str) -> str:
@@ -46,19 +50,37 @@ def in_notebook(filename: str) -> bool:
     return filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in filename
 
 
+def is_a(exc: BaseException, kind: type) -> bool:
+    """isinstance without reading exc.__class__, which a class of the notebook's may make a property that raises."""
+    return issubclass(type(exc), kind)
+
+
+def _said(read, raised: object = "") -> object:
+    """What `read` gives of the notebook's exception (its str(), a SystemExit's code, its traceback), or `raised`
+    where the exception's own code raises instead, anything (a KeyboardInterrupt too): the checks go on."""
+    try:
+        return read()
+    except BaseException:  # noqa: B036 - the notebook's code, whatever it raises, must not end the checks
+        return raised
+
+
 def _innermost(exc: BaseException):
     """(frame, line) of the innermost notebook code the exception passed through, or None."""
-    frames = [(frame, line) for frame, line in traceback.walk_tb(exc.__traceback__)
-              if in_notebook(frame.f_code.co_filename)]
+    frames = [(frame, line) for frame, line in _frames(exc) if in_notebook(frame.f_code.co_filename)]
     return frames[-1] if frames else None
 
 
 def called_by_notebook(exc: BaseException):
     """The code object the innermost notebook line called, where the exception came from (None if it raised
     there): e.g. Tensor.__mul__'s, for `*` or for a NumPy function that multiplies Tensors as objects."""
-    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    frames = [frame for frame, _ in _frames(exc)]
     mine = [i for i, frame in enumerate(frames) if in_notebook(frame.f_code.co_filename)]
     return frames[mine[-1] + 1].f_code if mine and mine[-1] + 1 < len(frames) else None
+
+
+def _frames(exc: BaseException) -> list:
+    """(frame, line) of each level of the exception's traceback (none where reading it raises)."""
+    return _said(lambda: list(traceback.walk_tb(exc.__traceback__)), [])
 
 
 def where(exc: BaseException) -> str | None:
@@ -77,22 +99,38 @@ def describe_exception(exc: BaseException, quote: bool = True, cell: bool = Fals
     """One line: `Class.method raised Type: message (line N of its cell)`, naming the innermost notebook
     code involved and the line of its cell that raised (the line Jupyter numbers in that cell); `quote`
     False leaves the message out, where a check states the fact itself. `cell`: out of a cell as it ran,
-    where a SystemExit (Jupyter's kernel catches it) stops only that cell, and the tokenizer reads the cell."""
+    where a SystemExit (Jupyter's kernel catches it) stops only that cell, and the tokenizer reads the cell. The
+    exception's own code (a __str__, a property of the notebook's class) may raise: what it hides is left out."""
+    try:
+        return _described(exc, quote, cell)
+    except BaseException:  # noqa: B036 - e.g. a SyntaxError subclass whose lineno raises: its type's name alone
+        return f"raised {_type_name(exc)}"
+
+
+def _type_name(exc: BaseException) -> str:
+    """The name the class was made with (type's own attribute: a metaclass's __name__ property is not read)."""
+    return vars(type)["__name__"].__get__(type(exc))
+
+
+def _described(exc: BaseException, quote: bool, cell: bool) -> str:
     innermost = _innermost(exc)
     function = None if where(exc) in (None, "<module>") else where(exc)
     line = f" (line {innermost[1]}{' of its cell' if function else ''})" if innermost else ""
-    if isinstance(exc, SystemExit) and cell:
+    if is_a(exc, SystemExit) and cell:
         return f"{function + ' ' if function else ''}called {_exit_call(exc)}{line}, which stops the cell there"
-    if isinstance(exc, NotImplementedError) and function:
+    if is_a(exc, NotImplementedError) and function:
         return f"{function} is not written yet: replace `raise NotImplementedError()` with your code"
-    if isinstance(exc, SyntaxError):  # a cell's: its caller names the cell ("cell sgd: ..."); else the file
-        # (any text); "<tokenize>": IPython's transform_cell, which tokenizes a cell before it runs, read the cell
-        own = in_notebook(exc.filename or "<cell") or (cell and exc.filename == "<tokenize>")
-        where_from = "" if own else f"file {exc.filename!r} has "
+    if is_a(exc, SyntaxError):  # a cell's: its caller names the cell ("cell sgd: ..."); else the file
+        # (any text); "<tokenize>": IPython's transform_cell, which tokenizes a cell before it runs, read the cell;
+        # a filename not a str (None, or SyntaxError("x", (1, 2, 3, "x")) raised by hand) names no file
+        filename = exc.filename
+        own = type(filename) is not str or in_notebook(filename) or (cell and filename == "<tokenize>")
+        where_from = "" if own else f"file {filename!r} has "
         return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
-    if isinstance(exc, TypeError) and message.endswith(REFUSES_UFUNCS[0]):  # NumPy's words: name what to use
+    text = _said(lambda: str(exc).strip())  # str() of ValueError(10**5000) raises too
+    message = text.splitlines()[0] if text else ""
+    what = f"{_type_name(exc)}: {message}" if message and quote else _type_name(exc)
+    if is_a(exc, TypeError) and message.endswith(REFUSES_UFUNCS[0]):  # NumPy's words: name what to use
         line += REFUSES_UFUNCS[1]
     return f"{function} raised {what}{line}" if function else f"raised {what}{line}"
 
@@ -100,11 +138,16 @@ def describe_exception(exc: BaseException, quote: bool = True, cell: bool = Fals
 def _exit_call(exc: SystemExit) -> str:
     """quit() or exit() (site's Quitter raised it: the last frame of its traceback), else sys.exit, with its
     argument (an int's, a str's or None's repr: any other object's repr is the notebook's text)."""
-    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    frames = [frame for frame, _ in _frames(exc)]
     quitter = frames[-1].f_locals.get("self") if frames and frames[-1].f_code is _QUITTER else None
-    function = getattr(quitter, "name", None) if getattr(quitter, "name", None) in ("quit", "exit") else "sys.exit"
-    code = repr(exc.code) if exc.code is None or type(exc.code) in (int, bool, str) else "an object of your own"
-    return f"{function}()" if function != "sys.exit" and exc.code is None else f"{function}({code})"
+    name = _said(lambda: getattr(quitter, "name", None), None)  # a Quitter's name is the notebook's to set
+    function = name if type(name) is str and name in ("quit", "exit") else "sys.exit"
+    code = _said(lambda: exc.code, ...)  # a subclass's own property may raise: then no argument is told
+    if code is ...:
+        return f"{function}(...)"
+    # repr of an int past Python's 4,300 digits raises ValueError
+    told = _said(lambda: repr(code), "...") if code is None or type(code) in (int, bool, str) else "an object of your own"
+    return f"{function}()" if function != "sys.exit" and code is None else f"{function}({told})"
 
 
 _QUITTER = _sitebuiltins.Quitter.__call__.__code__

@@ -1,7 +1,7 @@
 """Grading notes: what the student and the instructor should know about a submission that was graded anyway.
 
 A notebook saved under another name, a graded cell pasted twice, a locked cell edited, a cell of the
-release deleted or moved, a cell's nbgrader metadata edited, a second notebook in the folder, a link or a FIFO beside it: each is
+release deleted, moved or merged into another, a cell's nbgrader metadata edited, a second notebook in the folder, a link or a FIFO beside it: each is
 graded (as the README says how) and said once, in one
 line, in the summary of `make grade` and at the top of the student's feedback page.
 
@@ -28,6 +28,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_locked
 
 from ...assignment import Assignment, course_assignment
+from ...checks.suites import hosts
 from ...classroom.ledger import answer_checksums
 from ...outputs.inert import one_line
 from .overwrite_cells_at_once import released_metadata
@@ -66,10 +67,14 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
     known = [(i, c) for c in assignment.source.cells if (i := grade_id(c))]
     # Locked cells too: nbgrader puts back only the cells that are there, so a deleted question (a plain cell of the
     # student's asking another one in its place) would read as the question.
-    missing = [i for i, c in known if i not in last]
+    hosted = hosts(assignment, notebook)  # a missing cell whose code another cell holds (cells merged) is graded there
+    missing = [i for i, c in known if i not in last and i not in hosted]
     if missing:
         notes.append(f"cells missing from the notebook: {', '.join(missing)} "
                      "(copy them back from the released notebook)")
+    if hosted:
+        notes.append("cells merged into another, graded as the code they hold there: "
+                     + ", ".join(f"{gid} (in {_place(cell)})" for gid, cell in hosted.items()))
     moved = out_of_order([i for i, _ in known], [i for c in notebook.get("cells", []) if (i := grade_id(c)) and last[i] is c])
     if moved:
         notes.append(f"cells moved from their place in the release, shown where the student put them: {', '.join(moved)}")
@@ -86,6 +91,11 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
         which = f"cell {unnamed[0]} has" if len(unnamed) == 1 else f"cells {', '.join(unnamed)} have"
         notes.append(f"{which} nbgrader metadata but no grade id: graded as plain cells")
     return notes + metadata_notes(assignment, last)
+
+
+def _place(cell: str) -> str:
+    """A cell a part names (program_from_notebook): a grade id, or a cell the student added, named by its index."""
+    return f"the notebook's cell {int(cell) + 1}" if cell.isdigit() else f"cell {named(cell)}"
 
 
 def out_of_order(released: list[str], placed: list[str]) -> list[str]:

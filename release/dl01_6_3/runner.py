@@ -1,0 +1,87 @@
+"""Runs a notebook's cells for the public checks (notebook_checks.py) as Jupyter's kernel runs them, and as the grade
+does: IPython's syntax read by IPython's own shell (without IPython, magics skipped), a top-level `await` allowed
+(IPython's autoawait) and every cell run on one event loop, whatever a cell raises (KeyboardInterrupt too) stopping
+only that cell, and `exit` and `quit` the kernel's (KernelExit). Standard library only; IPython if installed.
+"""
+from __future__ import annotations
+
+import _sitebuiltins
+import ast
+import asyncio
+import inspect
+import re
+import sys
+from pathlib import Path
+
+from explain import describe_exception, is_a, where
+
+HERE = Path(__file__).resolve().parent
+NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your answer"
+
+
+class KernelExit(_sitebuiltins.Quitter):
+    """`exit` and `quit` as Jupyter's kernel binds them (ipykernel's ZMQExitAutocall), and as the grade has them. The
+    kernel's raises nothing: with `keep_kernel` true (quit(3), exit(True)) nothing else happens, and the cell goes on;
+    otherwise the kernel ends 0.1 s later, so a cell that starts after that never runs (nbclient: DeadKernelError, and
+    nbgrader cannot grade the notebook; measured with nbclient 0.11 and ipykernel 7.4). Here, as in the grade, that
+    call stops its cell as site's Quitter does ("called exit()"), and the cells below run."""
+
+    def __call__(self, keep_kernel: object = False) -> None:  # type: ignore[override]
+        if not keep_kernel:
+            super().__call__(*(() if keep_kernel is False else (keep_kernel,)))
+
+
+def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]]:
+    """Run (name, source) cells in order; the names defined and (reason, source) for each cell that raised."""
+    sys.path.insert(0, str(HERE))  # the notebook imports engine.py from this folder
+    names, errors = {"__name__": "__main__"}, []
+    read = _reader(names)
+    # after the shell's own, which fail without a terminal
+    names.update({name: KernelExit(name, "Ctrl-D (i.e. EOF)") for name in ("exit", "quit")})
+    loop = asyncio.new_event_loop()
+    try:
+        for name, source in cells:
+            raised = _run(loop, name, source, read, names)
+            if raised is not None:
+                errors.append((_reason(name, raised), source))
+    finally:
+        loop.close()
+    return names, errors
+
+
+def _reader(names: dict):
+    """IPython's transform_cell on a shell of `names` (no history), or without IPython, magics made comments."""
+    try:
+        from IPython.core.interactiveshell import InteractiveShell
+        from traitlets.config import Config
+        return InteractiveShell(config=Config(HistoryManager=Config(enabled=False)), user_ns=names).transform_cell
+    except ImportError:
+        return lambda source: "" if source.lstrip().startswith("%%") else re.sub(r"(?m)^(\s*)([%!])", r"\1# \2", source)
+
+
+def _run(loop: asyncio.AbstractEventLoop, name: str, source: str, read, names: dict) -> BaseException | None:
+    """One cell read, compiled (no future import of ours: dont_inherit) and run on `loop`; what it raised, if anything
+    (IPython's run_cell catches every exception, a BaseException too, and the cells below run)."""
+    try:
+        code = compile(read(source), f"<cell {name}>", "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        return loop.run_until_complete(_cell(code, names))
+    except BaseException as exc:  # noqa: B036 - a cell's KeyboardInterrupt or GeneratorExit stops that cell only
+        return exc
+
+
+async def _cell(code, names: dict) -> BaseException | None:
+    """The cell run inside the loop, as ipykernel runs each; what it raised, returned from inside the coroutine (raised
+    out of it, a StopIteration would become a RuntimeError, and a KeyboardInterrupt would go through the loop)."""
+    try:
+        if code.co_flags & inspect.CO_COROUTINE:  # a top-level await
+            await eval(code, names)
+        else:
+            exec(code, names)
+    except BaseException as exc:  # noqa: B036
+        return exc
+    return None
+
+
+def _reason(name: str, exc: BaseException) -> str:
+    blank = is_a(exc, NotImplementedError) and where(exc) == "<module>"
+    return f"cell {name} {NOT_WRITTEN}" if blank else f"cell {name}: {describe_exception(exc, cell=True)}"
