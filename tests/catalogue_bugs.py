@@ -232,6 +232,19 @@ class Dense(Module):
 """
 
 
+# The blank Module stub, as a student pastes it into a later cell while trying things out.
+MODULE_STUB = """\
+class Module:
+    def parameters(self):
+        raise NotImplementedError
+
+    def __call__(self, x):
+        return self.forward(x)
+
+
+"""
+
+
 def sgd_cell(above: str = "", below: str = "", imports: str = "") -> str:
     """Cell sgd as the reference writes it, with the student's `above` the class and `below` it."""
     return f"""\
@@ -925,7 +938,8 @@ class no_grad:
         loses=("test_parameters",), phrase="isinstance", cause="isinstance", absent="compare id(p)",
         every=("isinstance",),
         gap="the grade says 'when an attribute is a Module, add that module's parameters() (recursion)' to code that "
-            "recurses, and the public check says 'compare id(p)' to code that does"),
+            "recurses, and the public check 'find the Parameters held directly and in sub-modules' (it said 'compare "
+            "id(p)' to code that does before pass 24): neither names isinstance"),
     # parameters-seen-default-set moved into a recursive helper of the Module cell, _collect(module, found=None,
     # seen=set()): the set outlives the call; facts.defaults_of reads the defaults of the functions parameters() calls
     # by name too, so the messages name _collect's seen=set(), not a rule the code keeps.
@@ -1049,4 +1063,184 @@ def _collect(module, found=None, seen=set()):
                 "return list(self._params)"),),
         loses=("test_parameters",), phrase="self._params is a list kept on the module itself",
         cause="self._params is a list kept on the module itself", every=("self._params",)),
+
+    # ------------------------------------------------------------------ red-f15 (pass 24): new single faults
+    # Linear's given __init__ with the bias drawn as a row, size=(1, n_out): the same numbers in the same order, and
+    # x @ W.T + b broadcasts to the same outputs, so the grade gives 18/18, and so do the public checks now that
+    # causes.given_init compares the numbers in order, not their shape (red-f15 pass 24: two public lesson checks said
+    # "Linear.__init__ draws other numbers than the given one for the same seed").
+    Bug("linear-init-bias-row", "correct: Linear's given __init__ draws the bias as a row, size=(1, n_out): the same "
+        "numbers, another shape, forward() right",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(1, n_out)))"),),
+        absent="draws other numbers"),
+    # The bias as a column, size=(n_out, 1): x @ W.T + b cannot broadcast (batch, n_out) with (n_out, 1) once
+    # batch != n_out. The grade named "Linear.forward raised ValueError: operands could not be broadcast together"
+    # (forward() is the reference's), the public checks "Linear.__init__ draws other numbers" (it draws the same);
+    # both now name the bias's shape from facts.layers_facts (causes.layers_cause).
+    Bug("linear-init-bias-column", "Linear's given __init__ draws the bias as a column, size=(n_out, 1): forward() "
+        "right, but its x @ W.T + b cannot broadcast",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out, 1)))"),),
+        loses=(LESSON,), phrase="Linear.__init__", cause="Linear.__init__", lesson_cause="Linear.__init__",
+        every=("Linear.__init__",), absent="draws other numbers"),
+    # step-first-only's mirror: the subtraction written after the loop (one indent short), so only the last
+    # Parameter moves. In the lesson's shared-weight check the last one is second.bias, and both sides say "step()
+    # left the shared weight where it was ...: change p.data in place ... (p = p - lr * p.grad only rebinds a local
+    # name)": the code does change p.data in place and rebinds nothing.
+    Bug("step-last-only", "step() computes each update in the loop but subtracts after it (one indent short): "
+        "only the last parameter moves",
+        (step("for p in self.params:\n    update = self.lr * p.grad\np.data -= update"),),
+        loses=("test_step", LESSON), phrase="moved only some of the parameters",
+        cause="moved only some of the parameters", lesson_cause="moved only some of the parameters",
+        absent="only rebinds a local name", every=("moved only some of the parameters",)),
+    # `return found` one level too deep, inside the loop over the attributes: a Linear gives [weight], a module
+    # without attributes (ReLU) None. The public fresh-list check says "a list that outlives the call (a default
+    # argument such as found=[] or a class attribute)", and the public equal-values check "compare id(p) ... not when
+    # its values are equal": the code has neither a kept list nor a comparison of values.
+    Bug("parameters-return-in-loop", "parameters() with `return found` inside the loop over the attributes: it "
+        "returns after the first attribute (None for a module without any)",
+        (module(walk(ret="").replace("                found.append(p)",
+                                     "                found.append(p)\n    return found")),),
+        loses=("test_parameters", LESSON), phrase="parameters() found", cause="parameters() found",
+        lesson_cause="Module.parameters", absent="outlives the call", every=("parameters()", "Module.parameters")),
+    # `for value in vars(self):` (the names, .values() left out): nothing is ever found. The grade's and the public
+    # equal-values checks say "skip a Parameter only when it is the very same object (compare id(p), or use `is`), not
+    # when its values are equal": the code compares ids and drops nothing by value (red-e13 E13-3's message, reached
+    # by another bug, and here by the grade as well).
+    Bug("parameters-iterates-names", "parameters() walks `for value in vars(self):`, the attribute names, not "
+        "their values: it finds nothing",
+        (module(walk(values="vars(self)")),),
+        loses=("test_parameters", LESSON), phrase="parameters() found", cause="parameters() found",
+        lesson_cause="parameters() gave 0", absent="compare id(p)"),
+    # A sub-module's Parameters read one level deep, from vars(item), not from item.parameters(): a Sequential of
+    # Linears works, a module two levels down is missed. The grade's equal-values check (found 1 of 5) says "compare
+    # id(p) ... not when its values are equal" to code that compares ids.
+    Bug("parameters-one-level", "parameters() takes a sub-module's own Parameter attributes (vars(item)) instead of "
+        "its parameters(): nothing deeper than one level is found",
+        (module(walk().replace("candidates = item.parameters()",
+                               "candidates = [v for v in vars(item).values() if isinstance(v, Parameter)]")),),
+        loses=("test_parameters",), phrase="recursion", cause="recursion", absent="compare id(p)"),
+    # no_grad() that switches recording off, then saves it (two lines swapped): it saves False and restores False.
+    # Both sides say "restore Tensor.recording in a finally clause around the yield": the code has that finally
+    # clause; what is wrong is the value it saved.
+    Bug("no-grad-saves-after", "no_grad() sets Tensor.recording = False and then saves previous = Tensor.recording "
+        "(two lines swapped): it restores False",
+        (no_grad("Tensor.recording = False\nprevious = Tensor.recording\ntry:\n    yield\nfinally:\n"
+                 "    Tensor.recording = previous"),),
+        loses=("test_no_grad",), phrase="still record nothing", cause="still record nothing",
+        absent="in a finally clause"),
+    # `Tensor.recording == False` (a comparison, not an assignment): recording never goes off. The grade's nested
+    # exception check says "recording came back on inside the outer block: restore the previous value in a finally
+    # clause": it never went off, and the code restores the previous value in a finally clause.
+    Bug("no-grad-compares", "no_grad() writes Tensor.recording == False (a comparison) for the assignment: "
+        "recording stays on",
+        (no_grad("previous = Tensor.recording\nTensor.recording == False\ntry:\n    yield\nfinally:\n"
+                 "    Tensor.recording = previous"),),
+        loses=("test_no_grad", LESSON), phrase="Tensor.recording was still on", cause="Tensor.recording was still on",
+        lesson_cause="still has a graph of 18 nodes", absent="in a finally clause"),
+    # zero_grad() shapes every grad like the first Parameter's, np.zeros_like(self.params[0].data): backward()'s
+    # check takes a grad that broadcasts wider than p.data (a bias (1,) with a grad (1, 2)), so the lesson's worked
+    # example fails later, in step(): the whole-notebook part, grade and public, says "SGD.step raised ValueError:
+    # non-broadcastable output operand", naming the reference's step() for zero_grad()'s arrays.
+    Bug("zero-grad-shape-of-first", "zero_grad() makes every grad np.zeros_like(self.params[0].data), the first "
+        "Parameter's shape",
+        (zero_grad("for p in self.params:\n    p.grad = np.zeros_like(self.params[0].data)"),),
+        loses=("test_zero_grad", LESSON), phrase="worked example: zero_grad()", cause="shaped like p.data",
+        lesson_cause="zero_grad()", every=("zero_grad()",), absent="SGD.step raised",
+        gap="the worked example's zero_grad() is not measured before step() raises on its grads (grade and public)",
+        absent_gap="the lesson part says 'SGD.step raised ValueError: non-broadcastable output operand'"),
+    # no_grad()'s previous value read once, at the top of its cell (previous = Tensor.recording, True), not on entry:
+    # nested blocks come back on. The nested-exception check says "restore the previous value in a finally clause",
+    # which the code does (what it restores is read at the wrong time).
+    Bug("no-grad-previous-at-cell-top", "no_grad() restores `previous`, read once at the top of its cell, not on "
+        "entry: an inner block switches recording back on",
+        (Mutation("no_grad", "no_grad", "", source="""\
+import contextlib
+
+previous = Tensor.recording
+
+
+@contextlib.contextmanager
+def no_grad():
+    Tensor.recording = False
+    try:
+        yield
+    finally:
+        Tensor.recording = previous
+"""),),
+        loses=("test_no_grad",), phrase="not True", cause="not True", absent="in a finally clause"),
+    # The blank Module stub (raise NotImplementedError) pasted above class Linear in cell linear, cell module solved:
+    # the grade keeps the parameters part (it runs cell module's Module) and names the copy in the lesson part; the
+    # public checks fail every parameters check with "Module.parameters is not written yet: replace `raise
+    # NotImplementedError()` with your code", naming neither cell linear nor its copy, and lose a part the grade keeps.
+    Bug("linear-cell-pastes-module-stub", "the blank Module stub (parameters() raises NotImplementedError) pasted "
+        "above class Linear in cell linear; cell module solved",
+        (Mutation("linear", "Linear.forward", "", source=MODULE_STUB + DENSE.replace("class Dense", "class Linear")),),
+        loses=(LESSON,), phrase="cell linear defines again", cause="cell linear defines again",
+        lesson_cause="cell linear defines again", every=("cell linear",)),
+    # linear-cell-pastes-module-stub's neighbours: the stub pasted above SGD in cell sgd, and a solved copy of the
+    # Module cell pasted above no_grad() in cell no_grad. Either copy is a new class Module, which the reference
+    # parameters() (isinstance(item, Module), a global name) reads from then on, so a Linear made by cell linear is no
+    # Module of it. The grade keeps the parameters part and names the copy in the lesson part; the public parameters
+    # checks fail ("Module.parameters is not written yet", or, for the solved copy, "ask every Module in it for its
+    # parameters()", which the code does) and name neither the cell nor the copy.
+    Bug("sgd-cell-pastes-module-stub", "the blank Module stub pasted above class SGD in cell sgd; cell module solved",
+        (Mutation("sgd", "SGD.step", "", source=sgd_cell(MODULE_STUB)),),
+        loses=(LESSON,), phrase="cell sgd defines again", cause="cell sgd defines again",
+        lesson_cause="cell sgd defines again", every=("cell sgd",)),
+    Bug("no-grad-cell-pastes-module", "a copy of the solved Module cell pasted above no_grad() in cell no_grad",
+        (Mutation("no_grad", "no_grad", "", source="import contextlib\n\n\n" + module_cell(PARAMETERS).source + """
+
+@contextlib.contextmanager
+def no_grad():
+    previous = Tensor.recording
+    Tensor.recording = False
+    try:
+        yield
+    finally:
+        Tensor.recording = previous
+"""),),
+        loses=(LESSON,), phrase="cell no_grad defines again", cause="cell no_grad defines again",
+        lesson_cause="cell no_grad defines again", every=("cell no_grad",)),
+    # step() subtracting from the gradient instead of the values, p.grad -= self.lr * p.grad: nothing moves and the
+    # grads shrink. One check says "step() changed p.grad" (true); every other, grade and public, says "change p.data in
+    # place, p.data -= self.lr * p.grad (p = p - lr * p.grad only rebinds a local name)": the code rebinds nothing.
+    Bug("step-moves-the-grad", "step() writes p.grad -= self.lr * p.grad (grad for data): the Parameters stay, "
+        "their gradients shrink",
+        (step("for p in self.params:\n    p.grad -= self.lr * p.grad"),),
+        loses=("test_step", LESSON), phrase="step() changed p.grad", cause="left the Parameters where they were",
+        lesson_cause="left the Parameters where they were", absent="only rebinds a local name"),
+    # A scratch line left at the end of cell sgd, Tensor.recording = False (trying out what no_grad() will do): the
+    # class is right. Every check, hidden (each probe) and public (notebook_checks.run_check), starts with recording
+    # on, as the engine starts, so the line costs no part of a method it does not touch (red-f15 pass 24: it cost
+    # three parts, named zero_grad(), step() and Linear.forward faults, while every public check passed).
+    Bug("sgd-cell-leaves-recording-off", "correct: a scratch line Tensor.recording = False left at the end of cell "
+        "sgd, every method right",
+        (Mutation("sgd", "SGD.step", "", source=sgd_cell(below="\n\nTensor.recording = False\n")),),
+        absent="calling zero_grad() twice in a row broke the gradients"),
+    # Its neighbour in an exercise: Exercise 1's cell starts with Tensor.recording = False (the count is right): it
+    # was told "Linear.forward must compute with Tensor operations ... (not on their .data)".
+    Bug("exercise-count-leaves-recording-off", "correct: Exercise 1's cell sets Tensor.recording = False above a "
+        "right count",
+        (exercise_cell("exercise_count", "Tensor.recording = False\ncount_64_32_10 = 32 * (64 + 1) + 10 * (32 + 1)\n"),),
+        absent="Linear.forward must compute"),
+    # W.T worked out once, in Linear's __init__ (self.weight_t = self.weight.T, a Tensor of its own copied data), and
+    # forward() computing x @ self.weight_t + self.bias: a weight set or stepped later is never seen. The forward
+    # checks say "add self.bias ... to x @ W.T" (it does) and "after backward no gradient reached self.weight: compute
+    # the output with Tensor operations ... (not on their .data)" (it uses no .data); none names the copy kept in
+    # __init__.
+    Bug("linear-caches-weight-t", "Linear's __init__ keeps self.weight_t = self.weight.T and forward() computes "
+        "x @ self.weight_t + self.bias: a weight changed later is never used",
+        (Mutation("linear", "Linear.__init__", "bound = 1.0 / np.sqrt(n_in)\n"
+                  "self.weight = Parameter(rng.uniform(-bound, bound, size=(n_out, n_in)))\n"
+                  "self.bias = Parameter(rng.uniform(-bound, bound, size=(n_out,)))\n"
+                  "self.weight_t = self.weight.T"),
+         linear("return x @ self.weight_t + self.bias")),
+        loses=("test_forward", LESSON), phrase="Linear.forward returned wrong numbers",
+        cause="Linear.forward returned wrong numbers", lesson_cause="Linear(2, 1) must compute",
+        absent="not on their .data", absent_gap="no check names the W.T kept in __init__: the gradient check says "
+                                                "'not on their .data' to code that uses no .data"),
 ]

@@ -120,7 +120,18 @@ def test_the_public_checks_and_the_grade_lose_the_same_parts_when_linears_attrib
     assert not differ, f"{bug}: the grade and the public checks disagree on {differ}"
 
 
-@pytest.mark.parametrize("bug", ["exercise-sys-exit", "exercise-sys-exit-early", pytest.param(
+PASTED_MODULE = pytest.mark.xfail(strict=True, reason="a known gap (red-f15 pass 24): the grade's parameters part runs "
+                                  "cell module without the later cells, the public checks run the whole saved notebook, "
+                                  "whose later copy of class Module they use (and name, facts.noting_copies); it turns "
+                                  "into a failure once they agree")
+
+
+@pytest.mark.parametrize("bug", ["exercise-sys-exit", "exercise-sys-exit-early", "linear-init-bias-row",
+                                 *[pytest.param(bug, marks=PASTED_MODULE) for bug in (
+                                     "linear-cell-pastes-module-stub", "sgd-cell-pastes-module-stub",
+                                     "no-grad-cell-pastes-module")],
+                                 "sgd-cell-leaves-recording-off",
+                                 "exercise-count-leaves-recording-off", pytest.param(
     "module-syntax-error", marks=pytest.mark.xfail(strict=True, reason="a known gap (red-e13 E13-2, issue 29): the grade's "
                                                    "forward part takes cell module from the release, the public checks "
                                                    "run the notebook as it is; it turns into a failure once they agree"))])
@@ -128,7 +139,10 @@ def test_the_public_checks_and_the_grade_lose_the_same_parts(catalogue_reports, 
     """red-e13 (pass 23): one fault, one verdict. sys.exit(0) after Exercise 2's right answers costs the grade that
     exercise and the whole lesson part while every public check passes; a syntax error in cell module fails the
     public forward checks (told "because cell linear: raised NameError: name 'Module' is not defined") while the
-    grade's forward part, which names cell module, keeps full marks."""
+    grade's forward part, which names cell module, keeps full marks. red-f15 (pass 24): a bias drawn as a row,
+    (1, n_out), kept 18/18 in the grade while two public lesson checks failed; a copy of class Module pasted into a
+    later cell (the blank stub, or the solved cell) fails every public parameters check while the grade keeps that
+    part; a stray Tensor.recording = False at the end of cell sgd cost three parts of the grade, none in public."""
     hidden = {p["grade_id"]: p["score"] < p["max_score"] for p in catalogue_reports[bug]["parts"]}
     public = {f"test_{part}": not all(passed for passed, _ in checks.values())
               for part, checks in catalogue_public_results[bug].items()}

@@ -288,3 +288,33 @@ def test_the_public_checks_trace_a_missing_class_to_the_cell_that_broke_it():
     assert explain.why_missing("Linear", errors) == errors[0][0]
     assert explain.why_missing("SGD", errors) == errors[2][0]  # a name its own cell misses: that cell's error
     assert explain.why_missing("ReLU", errors) == ""
+
+
+# red-c15 X24-c15-8: red-f14's fix (937c00b) names a SystemExit whose own `code` raises "called sys.exit(...)", a shape
+# messages._LOADER_SHAPES does not read (only an int, None, True, False, a str's repr or "an object of the notebook's
+# own" between the parentheses): the worker quotes the cell's load error as the notebook's own words ("sent an answer in
+# words of its own (written to the grader's pipe?)"), and the "because cell linear: ..." the checks add is lost. Measured
+# on main e044460: that raise as the first line of cell linear gives "raised KeyError: 'Linear'" and no cause, where
+# sys.exit(2) there gives "raised KeyError: 'Linear' (because cell linear: called sys.exit(2) (line 2), which stops the
+# cell there)".
+def test_a_cell_exit_whose_code_raises_is_read_as_the_graders_own_words():
+    from autograder.sandbox.messages import as_notebooks_load_error, describe_cell_exit
+    exc = raised("class Stop(SystemExit):\n    @property\n    def code(self):\n        raise ValueError('no code')\n\n"
+                 "raise Stop(1)\n", "<cell linear>")
+    error = f"cell linear: {describe_cell_exit(exc)}"
+    assert as_notebooks_load_error(error) == error
+
+
+# red-c15 X24-c15-9: messages._LOADER_SHAPES reads a name as \w, but Python's identifiers also hold combining marks (Mn,
+# Mc: a Devanagari virama or vowel sign, Thai, Tamil...), which \w does not match. A method or an exception class named
+# in Hindi makes the loader's own words read as the notebook's: "sent an answer in words of its own (written to the
+# grader's pipe?)", telling an honest student they wrote to the grader's pipe. Measured on main e044460: Linear.forward
+# raising `class त्रुटि(ValueError)` gives that for every test_forward check (13.55/18, as for a plain raise).
+@pytest.mark.parametrize("source", [
+    "class त्रुटि(ValueError):\n    pass\n\nraise त्रुटि('bad shape')",
+    "def जोड़(a, b):\n    raise ValueError('bad shape')\n\nजोड़(1, 2)",
+], ids=["exception_class", "function"])
+def test_a_name_in_any_script_python_allows_is_read_as_the_graders_own_words(source):
+    from autograder.sandbox.messages import as_notebooks, describe_exception
+    reason = describe_exception(raised(source))
+    assert as_notebooks(reason) == reason

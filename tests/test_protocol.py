@@ -231,3 +231,11 @@ def test_the_pools_parent_takes_its_records_and_rejects_anything_else_with_why(s
     assert [read_pool(record) for record in (Started(3), Done(3, None), ProcessFailed("E: x"))] == [
         Started(3), Done(3, None), ProcessFailed("E: x")]
     assert read_pool(sent).reason == reason
+
+
+def test_a_loader_writes_its_load_errors_cut_as_they_are_read():
+    """red-c15 X24-c15-3: a loader wrote each cell's error whole, and only the reader cut it, so a long one made the
+    Loaded line longer than the reader's limit (read as a pipe write of the notebook's). The writer cuts the same way."""
+    errors = ["e" * 10**6] * 30 + ["\U0001F600" * 400]
+    assert encode(Loaded(errors)) == encode(Loaded(["e" * 300] * 20))
+    assert len(encode(Loaded(["\U0001F600" * 400] * 30))) < 20 * 1810

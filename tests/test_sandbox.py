@@ -526,6 +526,18 @@ def test_a_cell_that_calls_sys_exit_at_load_stops_only_that_cell(box):
     assert outcome.load_errors == ["cell tricks: quit called sys.exit(0) (line 9 of its cell), which stops the cell there"]
 
 
+def test_exit_that_ends_the_kernel_stops_its_cell_and_is_named_as_called(box):
+    """red-c15 X24-c15-5, measured again by fix-exits (nbclient 0.11, ipykernel 7.4): exit() ends the kernel 0.1 s
+    later, so nbgrader cannot grade the notebook; the grade stops its cell only, the cells below run, naming the call
+    the notebook made. exit(True) and quit(3) keep the kernel, and nothing happens; a module the notebook wrote finds
+    no builtin exit, as IPython's BuiltinTrap hides it."""
+    cells = [Cell("a", "exit()\nx = 1\n"), Cell("b", "quit(3)\nexit(True)\nimport builtins\n"
+                                                      "hidden = hasattr(builtins, 'exit') or hasattr(builtins, 'quit')\n")]
+    outcome = box.call(cells, sandbox_probes.value, name="hidden")
+    assert outcome.ok and outcome.value is False, outcome
+    assert outcome.load_errors == ["cell a: called exit() (line 1), which stops the cell there"]
+
+
 def test_an_exception_at_load_ends_only_its_cell(box):
     outcome = box.call([Cell("a", "x = 1 / 0"), Cell("b", "hog()")], sandbox_probes.value, name="x")
     assert outcome.load_errors[0] == "cell a: raised ZeroDivisionError: division by zero (line 1)"

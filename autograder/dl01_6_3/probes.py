@@ -57,8 +57,17 @@ def _answers(form):
     """The probe's answer is in `form` (a function of the call's arguments gives the form for that call)."""
 
     def declared(probe):
-        probe.answers = form
-        return probe
+        @functools.wraps(probe)
+        def started(ns, *args, **kwargs):
+            # Each probe starts with recording on, as the engine starts and as each public check starts
+            # (notebook_checks.run_check): a cell that left Tensor.recording off (a stray scratch line) or an earlier
+            # probe's no_grad() is no fault of the method a probe grades.
+            if "Tensor" in ns:
+                ns["Tensor"].recording = True
+            return probe(ns, *args, **kwargs)
+
+        started.answers = form  # type: ignore[attr-defined]
+        return started
 
     return declared
 
@@ -344,13 +353,14 @@ def _build_case(reg, case):
         first = reg.linear(*_widths(rng, 1))
         scales = tuple(reg.parameter(int(n)) for n in rng.integers(1, 5, size=3))
         return reg.box(first=first, scales=scales)
-    if case == "equal_values":
+    if case in ("equal_values", "drawn_values"):  # one module; "drawn_values" keeps the numbers drawn, all different
         n = int(rng.integers(2, 5))
         first, second = reg.linear(n, n), reg.linear(n, n)
-        second.weight.data[...] = first.weight.data  # two weights holding the same values
-        first.bias.data[...] = 0.0
-        second.bias.data[...] = 0.0  # two zero biases
-        offset = reg.add(ns["Parameter"](np.zeros(n)))
+        if case == "equal_values":
+            second.weight.data[...] = first.weight.data  # two weights holding the same values
+            first.bias.data[...] = 0.0
+            second.bias.data[...] = 0.0  # two zero biases
+        offset = reg.add(ns["Parameter"](np.zeros(n) if case == "equal_values" else rng.normal(size=n)))
         return reg.box(net=ns["Sequential"](first, ns["ReLU"](), second), offset=offset)
     if case == "shared_weight":
         n = int(rng.integers(2, 6))
@@ -761,7 +771,7 @@ def _layers(ns):
     'relu'") and be named in place of the code that is wrong."""
     facts = _sendable(_public_facts().layers_facts(_Attributes(ns)))
     returned = bool(facts.get("forward_returned") or facts.get("call_returned"))
-    return {**facts, "stop": facts["weight_shape"] != [1, 2] or returned}
+    return {**facts, "stop": facts["weight_shape"] != [1, 2] or not facts["bias_fits"] or returned}
 
 
 def _layers_first(probe):
@@ -773,7 +783,7 @@ def _layers_first(probe):
         facts = _layers(ns)
         return facts if facts["stop"] else {**probe(ns, *args, **kwargs), **facts}
 
-    found = {"weight_shape": [COUNT, ...], **INIT}  # what _layers found before it calls the layer
+    found = {"weight_shape": [COUNT, ...], "bias_shape": [COUNT, ...], "bias_fits": bool, **INIT}  # found before it calls the layer
     probed.answers = (  # type: ignore[attr-defined]  # as _answers sets it
         {**found, "stop": True}, {**found, "forward_returned": str, "call_returned": str, "stop": True},
         _joined(probe.answers, {**found, "forward_returned": "", "call_returned": "", "stop": False}))
@@ -807,10 +817,12 @@ def lesson_graph(ns, widths, batch, seed):
 @_layers_first
 @_answers(({"none_grads": False, "not_parameters": KINDS, **MADE}, {"none_grads": bool, "tensor_grads": True, **MADE},
            {"none_grads": False, "pattern": [INDEX, ...], "before": ARRAY, "after": ARRAY, "still_shared": bool,
-            "grad": NUMBERS, "grad_after": NUMBERS, **SEEN, **MADE, **KEPT}))
+            "grad": NUMBERS, "grad_after": NUMBERS, "moved": {"before": [ARRAY, ...], "after": [ARRAY, ...],
+                                                              "grads": [NUMBERS, ...], "grads_after": [NUMBERS, ...]},
+            **SEEN, **MADE, **KEPT}))
 def lesson_shared(ns, n, batch, lr, seed):
     """Two square layers sharing one weight: what parameters() lists (numbered: 0 the shared weight, 1 and 2
-    the biases), and the shared weight before and after one step."""
+    the biases), and the shared weight before and after one step (`moved`: all three, whether step() moved each)."""
     rng = np.random.default_rng(seed)
     first, second = ns["Linear"](n, n, rng), ns["Linear"](n, n, rng)
     second.weight = first.weight
@@ -825,11 +837,14 @@ def lesson_shared(ns, n, batch, lr, seed):
     if _none_grads(params) or _tensor_grads(ns, params):  # backward() cannot add into None: stop here
         return {"none_grads": _none_grads(params), "tensor_grads": True, **made}
     (model(ns["Tensor"](rng.normal(size=(batch, n)))) * ns["Tensor"](rng.normal(size=(batch, n)))).sum().backward()
-    before, grad = _plain(first.weight.data), _array_or_none(first.weight.grad)
+    three = [first.weight, first.bias, second.bias]
+    before, grads = [_plain(p.data) for p in three], [_array_or_none(p.grad) for p in three]
     optimizer.step()
-    return {"none_grads": False, "pattern": [_number([first.weight, first.bias, second.bias], p) for p in params],
-            "before": before, "after": _plain(first.weight.data), "still_shared": second.weight is first.weight,
-            "grad": grad, "grad_after": _array_or_none(first.weight.grad), **seen, **made, **_kept_list(ns, model, found)}
+    moved = {"before": before, "after": [_plain(p.data) for p in three], "grads": grads,
+             "grads_after": [_array_or_none(p.grad) for p in three]}
+    return {"none_grads": False, "pattern": [_number(three, p) for p in params], "before": before[0],
+            "after": moved["after"][0], "still_shared": second.weight is first.weight, "grad": grads[0],
+            "grad_after": moved["grads_after"][0], "moved": moved, **seen, **made, **_kept_list(ns, model, found)}
 
 
 def _zero_grad_seen(optimizer, params):

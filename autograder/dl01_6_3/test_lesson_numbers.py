@@ -157,8 +157,11 @@ def test_shared_parameter_is_listed_once_and_moved_once(student, reference, n, l
     cause = init_cause(got, 3, lr) or zero_grad_cause(got)  # the list is right: what SGD(...) kept of it
     assert not cause, cause
     assert got["still_shared"], "after step() the two layers no longer share one weight"
-    cause = causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight",
-                             order=got["made_order"], grads_after=[got["grad_after"]])
+    # All three first (a step() that moved only some of them), then the shared weight (moved twice: listed twice).
+    moved = got["moved"]
+    cause = causes.step_move(moved["before"], moved["after"], moved["grads"], lr, grads_after=moved["grads_after"]) or \
+        causes.step_move([got["before"]], [got["after"]], [got["grad"]], lr, what="the shared weight",
+                         order=got["made_order"], grads_after=[got["grad_after"]])
     assert not cause, cause
     # Shapes first: arrays of two shapes would broadcast, here in the grader's process, to as many numbers as the
     # product of their sizes (a column and a row within one answer's values make gigabytes).

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import ipython_outputs
 import ipython_syntax
-from ipython_shell import Quiet, ZMQInteractiveShell
+from ipython_shell import Quiet, ZMQExitAutocall, ZMQInteractiveShell
 
 _shell: ZMQInteractiveShell | None = None  # the loader's one shell, on the notebook's namespace (install)
 
@@ -104,10 +104,14 @@ def install(namespace: dict, compile_cell: Callable[[str, str], tuple[CodeType, 
             futures: Callable[[], int]) -> None:
     """`IPython` and its modules importable in the sandbox, get_ipython() the shell on `namespace` (whose run_cell
     compiles a cell with `compile_cell`, its magics with the future flags `futures` gives), a cell's last value `_`
-    in it, and, as in Jupyter, the namespace the
-    module `__main__` and display() and get_ipython() builtins (a module the notebook wrote calls them so)."""
+    in it, and, as in Jupyter, the namespace the module `__main__`, display() and get_ipython() builtins (a module
+    the notebook wrote calls them so), and `exit` and `quit` the kernel's, in the namespace alone (IPython's
+    BuiltinTrap hides the builtins' while a cell runs)."""
     global _shell
-    namespace.update(display=display, get_ipython=get_ipython)
+    namespace.update(display=display, get_ipython=get_ipython, exit=ZMQExitAutocall("exit", "Ctrl-D (i.e. EOF)"),
+                     quit=ZMQExitAutocall("quit", "Ctrl-D (i.e. EOF)"))
+    for hidden_builtin in ("exit", "quit"):
+        builtins.__dict__.pop(hidden_builtin, None)
     hidden = dict(namespace)  # what %reset leaves
     hook = ipython_outputs.DisplayHook(namespace)
     _shell = ZMQInteractiveShell(namespace, hook, compile_cell, hidden, futures)

@@ -11,6 +11,7 @@ the notebook's own namespace and nothing of the grader's. Run only inside the wo
 """
 from __future__ import annotations
 
+import _sitebuiltins
 import ast
 import importlib
 import os
@@ -40,6 +41,20 @@ class Quiet:
         if name.startswith("__"):
             raise AttributeError(name)
         return Quiet()
+
+
+class ZMQExitAutocall(_sitebuiltins.Quitter):
+    """`exit` and `quit` in a notebook, as Jupyter's kernel gives them (ipykernel's ZMQExitAutocall, in the user
+    namespace; IPython hides the builtins'). Called, the kernel's raises nothing: it asks the front end to close
+    the kernel. With `keep_kernel` true (quit(3), exit(True)) nothing else happens, and the rest of the cell and the
+    cells below run; otherwise the kernel ends 0.1 s later (its loop stops), so a cell that starts after that never
+    runs and nbclient raises DeadKernelError: nbgrader's autograde cannot grade the notebook (measured, nbclient
+    0.11, ipykernel 7.4). Here that call stops its cell, as site's Quitter does (messages: "called exit()"), and the
+    cells below run: a grade no stricter than the kernel's end, as for os._exit."""
+
+    def __call__(self, keep_kernel: Any = False) -> None:  # type: ignore[override]  # site's always raises
+        if not keep_kernel:
+            super().__call__(*(() if keep_kernel is False else (keep_kernel,)))
 
 
 class Lines(list):

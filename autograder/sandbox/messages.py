@@ -4,6 +4,11 @@ The student's released explain.py (source/<assignment>/explain.py) keeps its own
 sandbox's copy adds MemoryError, and the sandbox loads nothing of an assignment's folder into the worker before
 student code runs (so it serves any assignment); tests/test_messages.py holds both to the same words on a
 golden list.
+The exception described is the notebook's: every read of it here runs none of its code that could raise (the
+C-level slots are read directly: its traceback, its type's name, a SyntaxError's or a SystemExit's fields), or is
+guarded against any exception (its str(), a Quitter's name), and every text taken from it is cut to a few
+hundred characters, so that a line this module writes fits a loader's Loaded line and reads as the loader's shape
+(red-c15: an exception that misbehaves stops only its cell, as IPython's run_code shows any and goes on).
 Standard library only: the worker imports this file as a top-level module, the caller as a package one.
 """
 from __future__ import annotations
@@ -13,20 +18,53 @@ import os
 import re
 import signal
 import traceback
+from types import TracebackType
 from typing import Any, Callable
+
+# What a line takes of the notebook's text: a name (a function's, a type's), a message's first line, a str or an
+# int sys.exit was given. Longer ones are cut, "..." marking the cut.
+NAME_CHARS, MESSAGE_CHARS, CODE_CHARS = 60, 200, 60
+
+# The C-level slots, read without the attribute lookup a class of the notebook's may override with a property
+_TRACEBACK = BaseException.__dict__["__traceback__"]
+_TYPE_NAME = type.__dict__["__name__"]
+_SYNTAX = {field: SyntaxError.__dict__[field] for field in ("filename", "lineno", "msg")}
+_CODE = SystemExit.__dict__["code"]
+
+
+def _cut(text: str, chars: int) -> str:
+    """`text` as a plain str of at most `chars` characters ("..." at the end where it was cut): a str subclass's
+    own methods are never called."""
+    return str.__getitem__(text, slice(0, chars)) if str.__len__(text) <= chars else str.__getitem__(
+        text, slice(0, chars - 3)) + "..."
+
+
+def _traceback(exc: BaseException) -> TracebackType | None:
+    return _TRACEBACK.__get__(exc)
+
+
+def _type_name(exc: BaseException) -> str:
+    """The name of the exception's type (a metaclass of the notebook's may make __name__ a property)."""
+    return _cut(_TYPE_NAME.__get__(type(exc)), NAME_CHARS)
+
+
+def _is(exc: BaseException, kind: type) -> bool:
+    """isinstance by the exception's type (isinstance would read its __class__, which a class may override)."""
+    return issubclass(type(exc), kind)
 
 
 def _in_notebook(filename: str) -> bool:
-    """Code from a notebook cell: the sandbox's "<cell ...>", or IPython's in a live kernel."""
-    return filename.startswith(("<cell", "<ipython-input")) or "ipykernel_" in filename
+    """Code from a notebook cell: the sandbox's "<cell ...>", or IPython's in a live kernel (str's own methods: a
+    code's file name may be a str subclass of the notebook's, code.replace(co_filename=...))."""
+    return str.startswith(filename, ("<cell", "<ipython-input")) or str.__contains__(filename, "ipykernel_")
 
 
 def _innermost(exc: BaseException) -> tuple[str, int] | None:
     """(qualified name, line) of the innermost notebook code the exception passed through."""
     found = None
-    for frame, line in traceback.walk_tb(exc.__traceback__):
+    for frame, line in traceback.walk_tb(_traceback(exc)):
         if _in_notebook(frame.f_code.co_filename):
-            found = (frame.f_code.co_qualname, line)
+            found = (_cut(frame.f_code.co_qualname, NAME_CHARS), line)
     return found
 
 
@@ -39,7 +77,7 @@ def _where(exc: BaseException) -> str | None:
 def called_by_notebook(exc: BaseException):
     """The code object the innermost notebook line called, where the exception came from (None if it raised
     there): e.g. Tensor.__mul__'s, for `*` or for a NumPy function that multiplies Tensors as objects."""
-    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    frames = [frame for frame, _ in traceback.walk_tb(_traceback(exc))]
     mine = [i for i, frame in enumerate(frames) if _in_notebook(frame.f_code.co_filename)]
     return frames[mine[-1] + 1].f_code if mine and mine[-1] + 1 < len(frames) else None
 
@@ -58,28 +96,48 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
     """`Class.method raised Type: message (line N of its cell)`, naming the innermost notebook code involved
     and the line of its cell that raised (`quote` False: without the message, where a check states the fact)."""
     where, innermost = _where(exc), _innermost(exc)
-    if isinstance(exc, NotImplementedError) and where:
+    if _is(exc, NotImplementedError) and where:
         return f"{where} {NOT_WRITTEN}"
-    if isinstance(exc, SyntaxError):  # a cell's: its caller names the cell ("cell sgd: ..."); else the file
-        # a file name is the notebook's text (compile() takes any): quoted, so that it cannot speak as the grader
-        where_from = "" if _in_notebook(exc.filename or "<cell") else f"file {exc.filename!r} has "
-        return f"{where_from}a syntax error on line {exc.lineno}: {exc.msg}"
-    if isinstance(exc, MemoryError):
+    if _is(exc, SyntaxError):
+        return _syntax_error(exc)
+    if _is(exc, MemoryError):
         return f"{where or 'the code'} ran out of memory"
-    text = _said(lambda: str(exc).strip())
-    message = text.splitlines()[0] if text else ""
-    what = f"{type(exc).__name__}: {message}" if message and quote else type(exc).__name__
+    message = _said(lambda: _first_line(str(exc)))
+    what = f"{_type_name(exc)}: {message}" if message and quote else _type_name(exc)
     line = f" (line {innermost[1]}{' of its cell' if where else ''})" if innermost else ""
-    if isinstance(exc, TypeError) and message.endswith(REFUSES_UFUNCS[0]):  # NumPy's words: name what to use
+    if _is(exc, TypeError) and message.endswith(REFUSES_UFUNCS[0]):  # NumPy's words: name what to use
         line += REFUSES_UFUNCS[1]
     return f"{where} raised {what}{line}" if where else f"raised {what}{line}"
+
+
+def _syntax_error(exc: BaseException) -> str:
+    """A cell's syntax error (its caller names the cell: "cell sgd: ..."), else the file's. Its fields are any objects
+    a raise gave (SyntaxError("x", (1, 2, 3, "t")) makes the file name an int): a file name that is no str is none,
+    a line that is no int is unknown (None)."""
+    filename, lineno, msg = (field.__get__(exc) for field in _SYNTAX.values())
+    # a file name is the notebook's text (compile() takes any): quoted, so that it cannot speak as the grader
+    where_from = "" if not issubclass(type(filename), str) or _in_notebook(filename) else (
+        f"file {_cut(filename, NAME_CHARS)!r} has ")
+    line = lineno if type(lineno) is int and abs(lineno) < 10**9 else None
+    return f"{where_from}a syntax error on line {line}: {_said(lambda: _first_line(str(msg)))}"
+
+
+def _first_line(text: str) -> str:
+    """The first line of an exception's text, stripped and cut (MESSAGE_CHARS): found within a bounded prefix, so
+    that a text of millions of lines costs no list of them (red-c15 X24-c15-3)."""
+    start = _NOT_SPACE.search(text)  # the regex reads a str subclass's characters, calling none of its methods
+    head = str.__getitem__(text, slice(start.start(), start.start() + MESSAGE_CHARS + 1)) if start else ""
+    return _cut(head.splitlines()[0].rstrip(), MESSAGE_CHARS) if head else ""
+
+
+_NOT_SPACE = re.compile(r"\S")
 
 
 def describe_exit(exc: BaseException) -> str:
     """For exceptions that are not Exceptions: they end the program, so they end the check."""
     where = _where(exc)
-    what = (f"called {_exit_call(exc)}, which ends the program" if isinstance(exc, SystemExit)
-            else f"raised {type(exc).__name__}, which stops the program")
+    what = (f"called {_exit_call(exc)}, which ends the program" if _is(exc, SystemExit)
+            else f"raised {_type_name(exc)}, which stops the program")
     return f"{where} {what}" if where else what
 
 
@@ -91,26 +149,26 @@ def describe_cell_exit(exc: SystemExit) -> str:
     return f"{where + ' ' if where else ''}called {_exit_call(exc)}{line}, which stops the cell there"
 
 
-def _exit_call(exc: SystemExit) -> str:
+def _exit_call(exc: BaseException) -> str:
     """The call that raised it: quit() or exit() (site's Quitter raised it, the last frame of its traceback),
-    else sys.exit, with its argument (_exit_code)."""
-    frames = [frame for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    else sys.exit, with its argument (_exit_code: the code it holds, not what a subclass's `code` property says)."""
+    frames = [frame for frame, _ in traceback.walk_tb(_traceback(exc))]
     quitter = frames[-1].f_locals.get("self") if frames and frames[-1].f_code is _QUITTER else None
-    name = getattr(quitter, "name", None) if quitter is not None else None
-    function = name if name in ("quit", "exit") else "sys.exit"  # a Quitter's name is the notebook's to choose
-    code = _said(lambda: exc.code, raised=...)  # a subclass's own property may raise: then no argument is told
-    if code is ...:
-        return f"{function}(...)"
+    name = _said(lambda: quitter.name, None) if quitter is not None else None  # the notebook's to choose
+    function = name if type(name) is str and name in ("quit", "exit") else "sys.exit"
+    code = _CODE.__get__(exc)
     return f"{function}()" if function != "sys.exit" and code is None else f"{function}({_exit_code(code)})"
 
 
 def _said(read: Callable[[], Any], raised: Any = "") -> Any:
-    """What `read` gives of the notebook's exception (its str(), a SystemExit's code), or `raised` where the
-    exception's own code raises instead (a __str__ reading an attribute __init__ never set): a message of the
-    grader's is never lost to it, nor the loader (red-f14)."""
+    """What `read` gives of the notebook's exception (its str(), a Quitter's name), or `raised` where the notebook's
+    own code raises instead, whatever it raises (a __str__ reading an attribute __init__ never set, or raising
+    KeyboardInterrupt): a message of the grader's is never lost to it, nor the loader (red-f14, red-c15). No budget
+    of the grader's raises one in a loader (CPU time, output and the memory budget end the process), so none is
+    caught here; a MemoryError of the address-space limit loses only this text."""
     try:
         return read()
-    except Exception:
+    except BaseException:  # noqa: B036 - the notebook's code may raise anything; only this text is lost
         return raised
 
 
@@ -118,9 +176,16 @@ _QUITTER = _sitebuiltins.Quitter.__call__.__code__
 
 
 def _exit_code(code: object) -> str:
-    """sys.exit's argument as the grader writes it: an int's, a str's (quoted) or None's repr; any other object's
-    __repr__ is the notebook's text, which could close the parenthesis and go on as the grader's sentence."""
-    return repr(code) if code is None or type(code) in (int, bool, str) else "an object of the notebook's own"
+    """sys.exit's argument as the grader writes it: an int's, a str's (quoted) or None's repr, cut ("..."); any
+    other object's __repr__ is the notebook's text, which could close the parenthesis and go on as the grader's
+    sentence. An int past the digits Python writes (sys.get_int_max_str_digits) is told by its size."""
+    if type(code) is str:
+        return repr(_cut(code, CODE_CHARS))
+    if code is None or type(code) in (int, bool):
+        text = _said(lambda: repr(code), None)
+        return "an int too long to write" if text is None else text if len(text) <= CODE_CHARS else (
+            f"{text[:CODE_CHARS // 2 - 2]}...{text[-(CODE_CHARS // 2 - 2):]}")
+    return "an object of the notebook's own"
 
 
 def describe_not_plain(error: Exception) -> str:
@@ -135,7 +200,8 @@ _REPR = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""  # a str's repr: its 
 _LOADER_SHAPES = re.compile(
     rf"(?:{_QUALNAME} )?raised [^\W\d][\w.]*(?:(?::| \(line|, which stops the program).*)?"
     rf"|{_QUALNAME} {re.escape(NOT_WRITTEN)}|(?:{_QUALNAME}|the code) ran out of memory"
-    rf"|(?:{_QUALNAME} )?called (?:sys\.exit|quit|exit)\((?:-?\d+|None|True|False|{_REPR}|an object of the notebook's own)?\)"
+    rf"|(?:{_QUALNAME} )?called (?:sys\.exit|quit|exit)\((?:-?\d+(?:\.\.\.\d+)?|None|True|False|{_REPR}"
+    rf"|an object of the notebook's own|an int too long to write)?\)"
     rf"(?:, which ends the program| \(line \d+(?: of its cell)?\), which stops the cell there)"
     rf"|(?:file {_REPR} has )?a syntax error on line \w+: .*"  # a cell's (its caller names it), or a file's
     rf"|returned something that is not plain data \(.*\)", re.S)
@@ -145,7 +211,21 @@ def as_notebooks(reason: str, fixed: tuple[str, ...] = ()) -> str:
     """A check's reason as a process that ran student code sent it (a loader or check child, which that code may
     write for): kept when it reads as one of the shapes that process writes (or is one of its `fixed` words),
     else quoted as the notebook's own words, so that no text of its own speaks as the grader."""
-    return reason if reason in fixed or _LOADER_SHAPES.fullmatch(reason) else in_notebooks_words(reason)
+    return reason if reason in fixed or _LOADER_SHAPES.fullmatch(_names_as_words(reason)) else in_notebooks_words(reason)
+
+
+def _names_as_words(reason: str) -> str:
+    """`reason` with each character a Python name may hold that the shapes' \\w does not match read as one it does:
+    a combining mark (Unicode's Mn, Mc: a Devanagari virama or vowel sign, Thai's, Tamil's...) as a digit, which
+    goes on a name, and a character that may start one (Other_ID_Start) as a letter (red-c15 X24-c15-9: a function
+    or a class named in Hindi read as the notebook's words). Nothing else changes: a mark is never punctuation."""
+    if reason.isascii():
+        return reason
+    return "".join(char if _WORD.match(char) else "a" if char.isidentifier() else "0" if ("a" + char).isidentifier()
+                   else char for char in reason)
+
+
+_WORD = re.compile(r"\w")
 
 
 def as_notebooks_load_error(error: str) -> str:

@@ -566,13 +566,18 @@ class Loaded(_Kind):
     errors: list[str]
     EVENT: ClassVar[str] = "loaded"
 
-    def wire(self) -> dict:
-        return {"event": "loaded", "errors": self.errors}
+    def wire(self) -> dict:  # cut as it is read: a loader's line stays within the reader's limit (red-c15)
+        return {"event": "loaded", "errors": _cut_errors(self.errors)}
 
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> Loaded:
         _only(obj, frozenset({"event", "errors"}))
-        return cls([_json_cut(error, ERROR_CHARS, ERROR_BYTES) for error in _texts(obj, "errors")[:LOAD_ERRORS]])
+        return cls(_cut_errors(_texts(obj, "errors")))
+
+
+def _cut_errors(errors: list[str]) -> list[str]:
+    """The load errors a line holds: at most LOAD_ERRORS, each cut to ERROR_CHARS characters and ERROR_BYTES bytes."""
+    return [_json_cut(error, ERROR_CHARS, ERROR_BYTES) for error in errors[:LOAD_ERRORS]]
 
 
 @dataclass(frozen=True, slots=True)

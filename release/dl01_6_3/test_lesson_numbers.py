@@ -17,9 +17,7 @@ def linear(nb, weight, bias):
 
 
 def mlp(nb, widths, rng):
-    layers = []
-    for n_in, n_out in zip(widths[:-1], widths[1:]):
-        layers += [nb.Linear(n_in, n_out, rng), nb.ReLU()]
+    layers = [layer for n_in, n_out in zip(widths[:-1], widths[1:]) for layer in (nb.Linear(n_in, n_out, rng), nb.ReLU())]
     return nb.Sequential(*layers[:-1])
 
 
@@ -185,10 +183,12 @@ def test_shared_parameter_is_listed_once_and_moved_once(nb):
     optimizer = sgd(nb, params, 0.1)  # the list is right: what SGD(...) kept of it (test_step.sgd says)
     zeroed(nb, optimizer, params)
     model(nb.Tensor(rng.normal(size=(5, 3)))).sum().backward()
-    before, grad = l1.weight.data.copy(), l1.weight.grad.copy()
+    three = [l1.weight, l1.bias, l2.bias]  # all three first (a step() that moved only some), then the shared weight
+    before, grads = [p.data.copy() for p in three], [p.grad.copy() for p in three]
     optimizer.step()
-    assert np.allclose(l1.weight.data, before - 0.1 * grad), causes.step_move(
-        [before], [l1.weight.data], [grad], 0.1, what="the shared weight", grads_after=[l1.weight.grad]) or (
+    assert np.allclose(l1.weight.data, before[0] - 0.1 * grads[0]), causes.step_move(
+        before, [p.data for p in three], grads, 0.1, grads_after=[p.grad for p in three]) or causes.step_move(
+        before[:1], [l1.weight.data], grads[:1], 0.1, what="the shared weight", grads_after=[l1.weight.grad]) or (
         "one step should move the shared weight once by -lr * grad (its grad already holds both uses)")
     assert l2.weight is l1.weight, "the two layers no longer share one weight after step()"
 

@@ -83,9 +83,10 @@ def step_move(before, after, grads, lr, what="the Parameters", order=None, zeroe
             return (f"step() left {what} where {they} and set {their} to zero: clearing p.grad is "
                     "zero_grad()'s job, before backward(), and step() only moves each p.data in place by "
                     "-self.lr * p.grad")
-        return (f"step() left {what} where {they} (it did not move {'it' if len(before) == 1 else 'them'}): "
-                "change p.data in place, "
-                "p.data -= self.lr * p.grad (p = p - lr * p.grad only rebinds a local name)")
+        if grads_after is not None and grads_changed(grads, grads_after):  # it wrote to p.grad, not to p.data
+            return f"step() left {what} where {they} and changed {their} instead: move p.data, p.data -= self.lr * p.grad"
+        return (f"step() left {what} where {they} (it did not move {'it' if len(before) == 1 else 'them'}): change "
+                "p.data in place, p.data -= self.lr * p.grad (p = p - lr * p.grad only rebinds a local name)")
     if all(np.allclose(a, w) for a, w in zip(after, want)) and any(np.any(b != 0) for b in before):  # from values
         return (f"step() set {what} to -lr * grad, leaving out their values: change p.data in place, "
                 "p.data -= self.lr * p.grad")
@@ -127,9 +128,8 @@ def grads_missing(grads, names, expected=None, whose="") -> str:
     missing = [name for name, grad, want in zip(names, grads, expected)
                if (grad is None or not np.any(np.asarray(grad, dtype=float))) and np.any(np.asarray(want, dtype=float))]
     listed = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
-    return "" if not missing else (f"after backward() no gradient reached {whose}{listed}: Linear.forward "
-                                   "must compute with Tensor operations on x, self.weight and self.bias (not on "
-                                   "their .data)")
+    return "" if not missing else (f"after backward() no gradient reached {whose}{listed}: Linear.forward must "
+                                   "compute with Tensor operations on x, self.weight and self.bias (not on their .data)")
 
 
 def grads_left(cleared, before):

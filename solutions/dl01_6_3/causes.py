@@ -53,9 +53,8 @@ def init_order(order, kind: str) -> str:
 
 
 def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
-    """The cause when SGD(...) did not keep the model's parameters ('' when it holds all `total`), from what it
-    held right after it was made: `kind`, the type of self.params; `one_shot`, whether that is an iterator
-    (a generator), which the first loop over it uses up; else `held`, how many of the parameters it holds."""
+    """The cause when SGD(...) did not keep the model's parameters ('' when it holds all `total`), from what it held once
+    made: `kind`, the type of self.params; `one_shot`, an iterator the first loop uses up; else `held`, how many."""
     if one_shot:
         return (f"SGD.__init__ kept params as the {named(kind)} it was given: the first loop over it (zero_grad()) "
                 "uses it up and the next (step()) finds nothing; keep a list, self.params = list(params)")
@@ -71,9 +70,8 @@ SUBCLASS_SKIPPED = ("parameters() asks a bare Module for its parameters() but no
 
 
 def stale_list(defaults: list, same_list: bool, kept: list) -> str:
-    """The cause when parameters() keeps a list between calls ('' if nothing says so), from facts.kept_facts: its
-    defaults and the containers (class, global, self) that hold what calls collect; two calls giving one list. A
-    container's kind may be a subclass of list, dict or set (an OrderedDict): named as the notebook named it."""
+    """The cause when parameters() keeps a list between calls ('' if nothing says so), from facts.kept_facts: its defaults and
+    the containers (class, global, self; kinds named as the notebook named them) holding what calls collect; one list twice."""
     empty = {"list": "[]", "dict": "{}", "set": "set()"}
     if defaults:
         name, kind, function = defaults[0]
@@ -141,11 +139,11 @@ def forward_reads(facts: dict, message: str) -> str:
 
 def given_init(facts: dict) -> str:
     """The cause ('' if none) when Linear.__init__ is not the given one, from what Linear(2, 1, default_rng(0)) made
-    (facts.init_facts): its attributes, then its numbers against the given draws the lesson's numbers come from."""
+    (facts.init_facts): its attributes, then its numbers in order (a shape that does not fit is layers_cause's)."""
     rng = np.random.default_rng(0)
     given = [rng.uniform(-2 ** -0.5, 2 ** -0.5, size=size) for size in ((1, 2), (1,))]  # weight, then bias
     drawn = arrays(facts["drawn"])
-    same = drawn is not None and all(d.shape == g.shape and np.allclose(d, g) for d, g in zip(drawn, given))
+    same = drawn is not None and all(d.size == g.size and np.allclose(d.ravel(), g.ravel()) for d, g in zip(drawn, given))
     return init_attributes(facts) or ("" if same else (
         "Linear.__init__ draws other numbers than the given one for the same seed: keep the given __init__ "
         "(weight, then bias, uniform in +-1/sqrt(n_in))"))
@@ -153,13 +151,16 @@ def given_init(facts: dict) -> str:
 
 def layers_cause(facts: dict) -> str:
     """The cause ('' if none) of a wrong network before its numbers (facts.layers_facts): the given __init__'s weight
-    shape for Linear(2, 1), then what forward returned when not a Tensor (a later layer would fail on it instead),
-    then what calling the layer returned: the given Module.__call__ hands on what forward returned."""
+    and bias shapes, then what forward returned when not a Tensor (a later layer would fail on it instead), then
+    what calling the layer returned: the given Module.__call__ hands on what forward returned."""
     if facts.get("kinds", {}).get("weight") == "NoneType":  # no weight at all: no shape to speak of
         return init_attributes(facts)
     if facts["weight_shape"] != [1, 2]:
         return (f"Linear.__init__ made the weight of Linear(2, 1) of shape {tuple(facts['weight_shape'])}, not (n_out, "
                 "n_in) = (1, 2): keep the given __init__, size=(n_out, n_in) (forward() computes x @ W.T + b)")
+    if not facts.get("bias_fits", True):
+        return (f"Linear.__init__ made the bias of Linear(2, 3) of shape {tuple(facts['bias_shape'])}, not (n_out,) = "
+                "(3,): keep the given __init__, size=(n_out,) (x @ W.T + b adds the bias to each row)")
     returned, called = facts.get("forward_returned"), facts.get("call_returned")
     if returned:
         return (f"Linear.forward returned {a(returned)}: build the result from x, self.weight and self.bias with "
@@ -174,9 +175,8 @@ SHAPES_MISFIT = re.compile(r"mismatch in its core dimension|could not be broadca
 
 def forward_raised(where: str, said: str, n_in: int, n_out: int, elementwise: bool = False) -> str:
     """The message when Linear.forward raised ValueError on a layer: `where`, what raised and its line (without the
-    exception's words); `said`, the whole line with them; `elementwise`, it came from Tensor.__mul__ called by the
-    notebook's line (`*`, or np.dot on Tensors). Other shapes that do not fit (NumPy's words) say how the weight is
-    stored; any other ValueError is quoted as it was raised."""
+    exception's words); `said`, the whole line with them; `elementwise`, from Tensor.__mul__ called by the notebook's
+    line (`*`, np.dot on Tensors). Other misfits say how the weight is stored; any other ValueError is quoted."""
     layer = f"in Linear.forward on a layer with n_in={n_in}, n_out={n_out}"
     if elementwise:
         return (f"{where} {layer}: from Tensor `*`, which multiplies elementwise (`*`, or np.dot or another NumPy "

@@ -116,11 +116,13 @@ def init_facts(layer) -> dict:
 def layers_facts(nb) -> dict:
     """For the public checks, on the notebook's live classes (`nb`: its names as attributes): what the layers
     do before a network is built from them, as causes.layers_cause reads it: the shape of the weight the given
-    Linear.__init__ makes for Linear(2, 1), then what Linear.forward and the layer (Module.__call__) return if no Tensor."""
+    Linear.__init__ makes for Linear(2, 1) and of the bias for Linear(2, 3) (whether x @ W.T + b adds it to each row),
+    then what Linear.forward and the layer (Module.__call__) return if no Tensor."""
     layer = nb.Linear(2, 1, np.random.default_rng(0))
+    bias = list(np.shape(getattr(getattr(nb.Linear(2, 3, np.random.default_rng(0)), "bias", None), "data", np.nan)))
     facts: dict = {"weight_shape": list(np.shape(getattr(getattr(layer, "weight", None), "data", np.nan))),
-                   **init_facts(layer)}
-    if facts["weight_shape"] != [1, 2]:
+                   "bias_shape": bias, "bias_fits": bias in ([3], [1, 3]), **init_facts(layer)}
+    if facts["weight_shape"] != [1, 2] or not facts["bias_fits"]:
         return facts
     x, kind = nb.Tensor(np.ones((1, 2))), lambda value: "" if isinstance(value, nb.Tensor) else type(value).__name__
     return {**facts, "forward_returned": kind(layer.forward(x)), "call_returned": kind(layer(x))}
@@ -139,16 +141,16 @@ def defined_in(names: dict) -> dict:
 
 
 def noting_copies(check):
-    """A check whose failure first says which class in use a later cell defined again (causes.defined_again):
-    the numbers come from that copy."""
+    """A check whose failure (an assert, or what the copy raised: a pasted stub's NotImplementedError) first says
+    which class in use a later cell defined again (causes.defined_again): the numbers come from that copy."""
     @functools.wraps(check)
     def noted(nb):
         try:
             check(nb)
-        except AssertionError as failure:
+        except Exception as failure:
             note = defined_again(defined_in(vars(nb)))
             if note:
-                raise AssertionError(f"{note}; {str(failure).strip()}") from None
+                raise AssertionError("; ".join([note, *filter(None, [str(failure).strip()])])) from None
             raise
     return noted
 

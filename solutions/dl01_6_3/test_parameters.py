@@ -108,12 +108,17 @@ def test_lists_a_shared_parameter_once(nb):
 
 
 def test_keeps_two_parameters_with_equal_values(nb):
-    a, b, c = nb.Parameter(np.zeros(3)), nb.Parameter(np.zeros(3)), nb.Parameter(np.ones((2, 3)))
-    model = box(nb, a=a, inner=box(nb, b=b, c=c), again=[a])
-    expect_parameters(nb, model, {"a": a, "inner.b": b, "inner.c": c},
-                      "two different Parameters that hold equal values are both learned: skip a Parameter "
-                      "only when it is the very same object (compare id(p), or use `is`), not when its "
-                      "values are equal")
+    def made(b_value):  # a, inner.b and inner.c (a held twice); b holds a's values, or others
+        a, b, c = nb.Parameter(np.zeros(3)), nb.Parameter(np.full(3, b_value)), nb.Parameter(np.ones((2, 3)))
+        return box(nb, a=a, inner=box(nb, b=b, c=c), again=[a]), {"a": a, "inner.b": b, "inner.c": c}
+
+    # Equal values are the cause only where the same module with other values in b is listed in full.
+    other, held = made(2.0)
+    by_value = [id(p) for p in other.parameters() or []] == [id(p) for p in held.values()]
+    model, expected = made(0.0)
+    expect_parameters(nb, model, expected, "two different Parameters that hold equal values are both learned: skip "
+                      "a Parameter only when it is the very same object (compare id(p), or use `is`), not when its "
+                      "values are equal" if by_value else "find the Parameters held directly and in sub-modules")
 
 
 def test_ignores_plain_tensors_and_other_attributes(nb):
@@ -128,10 +133,17 @@ def test_gives_a_fresh_list_on_every_call(nb):
     first, second = linear(nb, 2, 2, rng), linear(nb, 2, 2, rng)
     hint = ("a list that outlives the call (a default argument such as found=[] or a class attribute) "
             "keeps what earlier calls collected; start from an empty list on every call")
-    for model in (first, first, second):
-        expect_parameters(nb, model, {"weight": model.weight, "bias": model.bias}, hint)
+    for calls, model in enumerate((first, first, second)):  # a first call wrong is no list kept from earlier calls
+        expect_parameters(nb, model, {"weight": model.weight, "bias": model.bias},
+                          hint if calls else "collect every attribute of the module that is a Parameter")
     first.weight = nb.Parameter(rng.uniform(-1, 1, size=(2, 2)))  # replaced (the lesson shares a weight so)
     expect_parameters(nb, first, {"weight": first.weight, "bias": first.bias}, hint)  # the new one, not the old
     found = first.parameters()  # one list object for two calls: right Parameters, yet it outlives the call
     cause = facts.kept_list(first, nb.Parameter) if isinstance(found, list) and first.parameters() is found else ""
     assert not cause, cause
+
+
+# Every check here first names a class a later cell defined again (parameters() reads the global Module: the copy's).
+for _name, _check in list(globals().items()):
+    if _name.startswith("test_"):
+        globals()[_name] = facts.noting_copies(_check)
