@@ -393,3 +393,104 @@ def test_an_exercise_that_calls_the_students_right_linear_wrongly_costs_its_own_
     assert scores(report) == {**FULL, "test_exercise_count": 0}
     messages = [t["message"] for p in report["parts"] for t in p["tests"] if not t["passed"]]
     assert all("missing 1 required positional argument: 'rng'" in m and "blank" not in m for m in messages), messages
+
+
+_PATCHED_IN_NO_GRAD = """
+
+
+def _step(self) -> None:
+    for p in self.params:
+        p.data -= self.lr * p.grad
+
+
+def _zero_grad(self) -> None:
+    for p in self.params:
+        p.grad = np.zeros_like(p.data)
+
+
+SGD.step, SGD.zero_grad = _step, _zero_grad
+"""
+# The same right methods in a class of cell no_grad's own, written into whatever dict holds an SGD (the names _holding
+# keeps while the lent cell runs, put back after it).
+_HELD_REWRITTEN_IN_NO_GRAD = _PATCHED_IN_NO_GRAD.replace("SGD.step, SGD.zero_grad = _step, _zero_grad\n", """\
+class _RightSGD:
+    def __init__(self, params, lr):
+        self.params, self.lr = list(params), lr
+
+    step, zero_grad = _step, _zero_grad
+
+
+for _held in [value for value in globals().values() if isinstance(value, dict) and "SGD" in value]:
+    _held["SGD"] = _RightSGD
+""")
+
+
+@pytest.mark.parametrize("patch", [_PATCHED_IN_NO_GRAD, _HELD_REWRITTEN_IN_NO_GRAD],
+                         ids=["methods-patched", "held-names-rewritten"])
+def test_a_lent_cell_that_patches_the_graded_cells_class_grades_the_same_whether_lent_or_not(tmp_path, patch):
+    """red-b15 X24-b15-2 (pass 24): the red-b13 4 rule (a lent cell gives the part nothing of what the graded cell's
+    task names) holds for a name bound again (suites._holding puts SGD back), not for the class object it names. Cell
+    sgd's zero_grad() and step() do nothing but open `with no_grad(): pass`; cell no_grad, right in its own part, ends
+    with `SGD.step, SGD.zero_grad = _step, _zero_grad` (right ones). The empty methods reach the blank no_grad, the parts
+    lend cell no_grad (sound), it runs below cell sgd and patches the very class the part grades: test_zero_grad 2/2,
+    test_step 3/3, 18/18. In Jupyter both test cells (right below cell sgd) fail (13/18); the same empty methods without
+    `with no_grad():` get 0.83/2 and 0.38/3 (a wrong step() with `+=`: 0.56/3 plain, 3/3 under no_grad). So too a
+    class of cell no_grad's own written into the dict that holds SGD while the lent cell runs (held-names-rewritten):
+    the names are put back from a dict the lent cell can reach. Whether an empty method opens no_grad() must not decide
+    whether another solution cell's code is graded in its place."""
+    graded = {}
+    for under_no_grad in (False, True):
+        notebook = solution_notebook()
+        cells = _cells(notebook)
+        body = "        with no_grad():\n            pass\n" if under_no_grad else "        pass\n"
+        text = cells["sgd"].source
+        cells["sgd"].source = (text[:text.index("    def zero_grad")] + f"    def zero_grad(self) -> None:\n{body}\n"
+                               f"    def step(self) -> None:\n{body}")
+        cells["no_grad"].source += patch
+        report, _ = grade_json(write_notebook(notebook, tmp_path / str(under_no_grad) / ASSIGNMENT.notebook_name))
+        graded[under_no_grad] = {part: scores(report)[part] for part in ("test_zero_grad", "test_step")}
+    assert all(score < FULL[part] for part, score in graded[False].items()), graded  # the graded cell does nothing
+    assert graded[True] == graded[False], graded
+
+
+def test_a_stub_replaces_only_what_the_students_copy_binds_as_it_runs(tmp_path):
+    """red-b15 X24-b15-3 (pass 24): red-b12 4's notebook (no_grad written atop cell sgd, step() under `with no_grad():`)
+    whose cell no_grad holds a draft of no_grad below a first line that raises (NameError): in Jupyter the cell stops
+    at line 1, its draft never binds no_grad, cell sgd's stays, and every test cell passes (18/18 in Jupyter Run All;
+    test_lesson_numbers 3/3 here too). part_program reads what the student's copy binds from its text (_binds finds
+    `def no_grad`), so the blank stub replaces cell sgd's no_grad in test_step: 0/3, "no_grad is blank in this part: a
+    part runs your other cells only once their own parts pass in full, and not all of cell no_grad's do" (12/18 with
+    test_no_grad's 0). step() is right and runs right in the notebook; its part must say so."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    old = ("        for p in self.params:\n            # In place on the array: the same object keeps living in the model "
+           "and in this list.\n            p.data -= self.lr * p.grad")
+    assert old in cells["sgd"].source
+    cells["sgd"].source = cells["no_grad"].source + "\n\n" + cells["sgd"].source.replace(
+        old, "        with no_grad():\n            for p in self.params:\n                p.data -= self.lr * p.grad")
+    cells["no_grad"].source = ("print(no_grad_helper)  # a draft below: no_grad is written in cell sgd\n\n\n"
+                               + cells["no_grad"].source.replace("Tensor.recording = False", "Tensor.recording = True"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report)["test_lesson_numbers"] == FULL["test_lesson_numbers"]  # the notebook as Jupyter runs it
+    step = next(part for part in report["parts"] if part["grade_id"] == "test_step")
+    assert step["score"] == FULL["test_step"], [t["message"] for t in step["tests"] if not t["passed"]][:2]
+
+
+def test_a_lent_cell_below_an_exercise_gives_it_none_of_its_answers(tmp_path):
+    """red-b15 X24-b15-6 (pass 24): Exercise 1's cell assigns a wrong count (`count_64_32_10 = 0`) and cell no_grad,
+    right in its own part, ends with the right one. Plain, test_exercise_count is 0/1, as in Jupyter (its test cell
+    stands right below the exercise). Let the exercise's cell also call a layer first (`Linear(2, 1, rng)(x)`): the
+    part reaches the blank Linear.forward, lends every sound cell (sound_cells: cells below the exercise too), and cell
+    no_grad runs below the exercise. _holding keeps only the names the graded cell's release copy binds, and an
+    exercise's (`raise NotImplementedError()` under comments) binds none: the lent cell's count replaces the student's,
+    1/1. A wrong answer must not turn right because its cell happened to call forward()."""
+    graded = {}
+    for calls_forward in (False, True):
+        notebook = solution_notebook()
+        cells = _cells(notebook)
+        cells["exercise_count"].source = ("_ = Linear(2, 1, np.random.default_rng(0))(Tensor(np.zeros((1, 2))))\n"
+                                          if calls_forward else "") + "count_64_32_10 = 0\n"
+        cells["no_grad"].source += "\n\ncount_64_32_10 = 32 * (64 + 1) + 10 * (32 + 1)\n"
+        report, _ = grade_json(write_notebook(notebook, tmp_path / str(calls_forward) / ASSIGNMENT.notebook_name))
+        graded[calls_forward] = scores(report)["test_exercise_count"]
+    assert graded == {False: 0, True: 0}, graded

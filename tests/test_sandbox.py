@@ -16,10 +16,10 @@ import pytest
 import sandbox_probes
 from nbformat.v4 import new_code_cell, new_raw_cell
 
-from autograder.checks.suites import _binds
+from autograder.checks.suites import _binds, stopped
 from autograder.sandbox import Cell, Limits, Sandbox, ipython_cleanup, program_from_notebook
 from autograder.sandbox.cputime import HURRIED_NICE
-from autograder.sandbox.program import annotations_as_text, bound_names, namespace_lines
+from autograder.sandbox.program import annotations_as_text, bound_names, namespace_lines, run_before
 from conftest import (
     ASSIGNMENT,
     CAP_SYS_NICE,
@@ -227,6 +227,22 @@ def test_the_graders_reading_of_compound_statements_is_linear():
         started = time.process_time()
         assert _binds(statements, "zz") is False
         assert time.process_time() - started < 0.25, line[:40]
+
+
+@pytest.mark.parametrize("cell", [
+    "print(helper_not_defined)\n\nHELPER = 1\n", "HELPER = 1\nprint(helper_not_defined)\n",
+    "x = (\n    helper_not_defined)\nHELPER = 1\n", "if True:\n    HELPER = 1\n    helper_not_defined\n    HELPER = 2\n",
+    "import sys\nsys.exit(0)\nHELPER = 1\n", "HELPER = 1\ndef f(:\n    pass\n",
+], ids=["first-line-raises", "last-line-raises", "raises-in-a-statement-over-lines", "raises-in-a-block", "sys-exit",
+        "syntax-error"])
+def test_the_graders_reading_of_what_a_cell_bound_before_it_stopped_agrees_with_the_sandbox(box, cell):
+    """red-b15 X24-b15-3 (pass 24): a stub replaces what the student's copy of its cell binds as the whole notebook ran
+    (suites.stopped reads where its load error says it stopped, program.run_before what it ran before): a cell whose
+    first line raises binds nothing its text defines below, as in Jupyter."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    stops = stopped(outcome.load_errors)
+    assert "c" in stops, outcome.load_errors
+    assert _binds(namespace_lines(run_before(cell, stops["c"])), "HELPER") is outcome.value
 
 
 @pytest.mark.parametrize("cell, line", [

@@ -44,6 +44,8 @@ from ..sandbox.program import (
     held_cells,
     namespace_lines,
     read_as_python,
+    run_before,
+    task_names,
 )
 from ..settings import GraderSettings
 from ..submission import Submission
@@ -366,6 +368,17 @@ class Runner:
                            and released.index(definer) < released.index(cell)) else ""
 
 
+# A load error of a cell that stopped at a line of its own top-level code (no function of the notebook's named before
+# `raised`; describe_exception, describe_cell_exit), or at its syntax error, which IPython runs none of.
+_STOPPED_AT = re.compile(r"cell (\S+): (?:(?:raised|called) .* \(line (\d+)\)(?:, which stops the cell there)?"
+                         r"|a syntax error on line \d+: .*)")
+
+
+def stopped(load_errors: list[str]) -> dict[str, int]:
+    """{cell: the line of it that stopped it} for the cells that raised as the program loaded (`load_errors`)."""
+    return {match[1]: int(match[2] or 1) for match in map(_STOPPED_AT.fullmatch, load_errors) if match}
+
+
 _BLANK_CELL = re.compile(re.escape(BLANK_HERE) + r", and not all of cell (\S+)'s do")  # the cell _blank names
 
 
@@ -517,15 +530,17 @@ class _ShippedAnswers(Runner):
                            "grader: build the zip again with make gradescope")
 
 
-def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[Cell]:
+def part_program(assignment: Assignment, notebook: dict, suite: Suite, stops: Mapping[str, int] | None = None
+                 ) -> list[Cell]:
     """What one part runs for a submission: the student's cells the suite names, and for every other
     solution cell the public release's blank stub, never the reference (nothing of the answer key may
     enter a process that runs student code). Its probes call only the stub they grade.
     A stub stands in for the student's own copy of its cell, so it replaces only the names that copy binds: a name the
     copy does not bind (an emptied cell no_grad, or a deleted one, whose no_grad the student wrote atop cell sgd)
-    keeps what the cells above bound, as in the notebook run top to bottom (_keeping). A cell lent to the part below
-    a cell it grades gives it nothing of what that cell's task names (_holding). A graded cell the notebook does not
-    hold takes the cell that holds its code from the student (hosts, taken)."""
+    keeps what the cells above bound, as in the notebook run top to bottom (_keeping), and so does a name the copy binds
+    only below the line that stopped it as the whole notebook ran (`stops`: Grader.settle's, a first line that raises).
+    A cell lent to the part below a cell it grades gives it nothing of what that cell's task names (_holding). A graded
+    cell the notebook does not hold takes the cell that holds its code from the student (hosts, taken)."""
     found = hosts(assignment, notebook)
     program = program_from_notebook(notebook, assignment.source, assignment.release,
                                     taken(suite.student_cells, found), found)
@@ -534,14 +549,22 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite) -> list[C
     released = _released(assignment)
     stubs = {gid: annotations_as_text(text) for gid, text in released.items()
              if gid not in taken(suite.student_cells, found)}
-    own = {cell.name: namespace_lines(cell.source) for cell in program_from_notebook(
-        notebook, assignment.source, assignment.release, tuple(stubs), found) if cell.name in stubs}
+    stops = stops or {}
+    own = {cell.name: namespace_lines(run_before(cell.source, stops[cell.name]) if cell.name in stops else cell.source)
+           for cell in program_from_notebook(notebook, assignment.source, assignment.release, tuple(stubs), found)
+           if cell.name in stubs}
     program = [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
         name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name)]))
         if cell.name in stubs else cell for cell in program]
     lent = set(suite.lent) & set(suite.student_cells)
-    return _holding(program, {gid: released[gid] for gid in suite.student_cells if gid in released and gid not in lent},
-                    lent)
+    trusted = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.source.cells
+               if cell.metadata.get("nbgrader", {}).get("solution")}
+    graded: dict[str, frozenset[str]] = {}  # by the cell that holds the graded code (its host, when merged into one)
+    for gid in suite.student_cells:
+        if gid in released and gid not in lent:
+            host = found.get(gid, gid)
+            graded[host] = graded.get(host, frozenset()) | task_names(trusted.get(gid, ""), released[gid])
+    return _holding(program, graded, lent)
 
 
 def _released(assignment: Assignment) -> dict[str, str]:
@@ -593,28 +616,55 @@ def _held(names: list[str]) -> str:
     return f"{{name: globals()[name] for name in {tuple(names)!r} if name in globals()}}"
 
 
-_HELD = "__held_for_the_cells_this_part_grades"  # what a graded cell's names held before a lent cell below it ran
+_HELD = "__held_for_the_cells_this_part_grades"  # puts back what a graded cell's names held before a lent cell below
+
+# The grader's cell before such a lent cell: what the names hold now, and each class and function among them as it is
+# (a class's own attributes, a function's code and defaults), kept in a closure, which no look through the namespace
+# for a dict holding "SGD" finds; the cell after it calls the closure. A function of the notebook's namespace, so its
+# globals() are the notebook's.
+_HOLD = """\
+def {held}(names={names!r}, function=type(lambda: None)):
+    held = {{name: globals()[name] for name in names if name in globals()}}
+    classes = [(value, dict(vars(value))) for value in held.values() if isinstance(value, type)]
+    functions = [(value, value.__code__, value.__defaults__, value.__kwdefaults__)
+                 for value in [*held.values(), *(value for _, own in classes for value in own.values())]
+                 if isinstance(value, function)]
+
+    def put_back():
+        [globals().pop(name, None) for name in names]
+        globals().update(held)
+        for cls, own in classes:
+            [delattr(cls, name) for name in set(vars(cls)) - set(own)]
+            [setattr(cls, name, value) for name, value in own.items() if vars(cls).get(name, put_back) is not value]
+        for value, code, defaults, keywords in functions:
+            value.__code__, value.__defaults__, value.__kwdefaults__ = code, defaults, keywords
+    return put_back
 
 
-def _holding(program: list[Cell], graded: Mapping[str, str], lent: set[str]) -> list[Cell]:
-    """`program`, each cell of `lent` that runs below a cell of `graded` (its release's copy, by name) between two
-    cells of the grader's: the names those graded cells' tasks bind (SGD for cell sgd) hold after the lent cell what
-    they held before it, bound or not. In Jupyter the part's test cell stands right below the cell it grades, where no
-    cell below has run: a lent cell gives the part what the graded cell calls of it (no_grad, for a step() under
-    `with no_grad():`), never a class of its own in place of the graded one (a right SGD copied to the end of cell
-    no_grad), so one wrong step() costs its part whether or not it calls no_grad (red-b13 4). The lent cell itself runs
-    as the student wrote it (its lines are its messages', a cell magic stays its first line): the grader's code is in
-    cells of its own, which bind nothing else."""
+{held} = {held}()
+"""
+
+
+def _holding(program: list[Cell], graded: Mapping[str, frozenset[str]], lent: set[str]) -> list[Cell]:
+    """`program`, each cell of `lent` that runs below a cell of `graded` (the names its task binds, by cell) between two
+    cells of the grader's: those names (SGD for cell sgd, count_64_32_10 for Exercise 1) hold after the lent cell what
+    they held before it, bound or not, and a class or function they hold is put back as it was (a method the lent cell
+    sets on SGD is undone). In Jupyter the part's test cell stands right below the cell it grades, where no cell below
+    has run: a lent cell gives the part what the graded cell calls of it (no_grad, for a step() under `with
+    no_grad():`), never a class or an answer of its own in place of the graded one (a right SGD copied to the end of
+    cell no_grad, or set on SGD there: red-b13 4, red-b15 X24-b15-2; a right count there: X24-b15-6), so one wrong
+    step() costs its part whether or not it calls no_grad. The lent cell itself runs as the student wrote it (its lines
+    are its messages', a cell magic stays its first line): the grader's code is in cells of its own, which bind nothing
+    else once the cell after it has run."""
     names: list[str] = []  # the names of the graded cells above
     held: list[Cell] = []
     for cell in program:
         if cell.name in lent and names:
-            held += [Cell(f"{cell.name} (before it)", f"{_HELD} = {_held(names)}\n"), cell,
-                     Cell(f"{cell.name} (after it)", f"[globals().pop(name, None) for name in {tuple(names)!r}]\n"
-                                                     f"globals().update({_HELD})\ndel {_HELD}\n")]
+            held += [Cell(f"{cell.name} (before it)", _HOLD.format(held=_HELD, names=tuple(names))), cell,
+                     Cell(f"{cell.name} (after it)", f"{_HELD}()\ndel {_HELD}\n")]
         else:
             held.append(cell)
-        names += sorted(bound_names(graded[cell.name])) if cell.name in graded else []
+        names += sorted(graded.get(cell.name, ()))
     return held
 
 
@@ -676,6 +726,7 @@ class Grader:
         self.owners = {cell: [suite.grade_id for suite in prepared.suites  # the parts that grade each cell
                               if suite.student_cells != "all" and cell in suite.student_cells]
                        for cell in self.solution_cells}
+        self.stops: dict[str, int] = {}  # the submission's cells the whole notebook's run stopped, and where (settle)
 
     def begin_session(self) -> None:
         """Give the next submission a session of its own (a fresh confined process tree) for all its parts,
@@ -697,7 +748,7 @@ class Grader:
         """
         notebook = submission.notebook
         assert notebook is not None, "only a notebook that was read is graded"
-        cells = part_program(self.prepared.assignment, notebook, suite)
+        cells = part_program(self.prepared.assignment, notebook, suite, self.stops)
         fresh = suite.student_cells == "all"
         borrowed = frozenset() if fresh else self.solution_cells - set(
             taken(suite.student_cells, hosts(self.prepared.assignment, notebook)))
@@ -721,11 +772,21 @@ class Grader:
         round while a part has more sound cells to take: a cell whose parts pass in full only once lent (a right
         step() under a right no_grad()) is sound, and lent in turn (to an exercise computed with SGD). When no
         single cell is left to lend, cells that each need another's are tried as a set (lend_together). Then no message
-        names a cell never lent as the cause (unblamed)."""
+        names a cell never lent as the cause (unblamed). Where the run of a part that grades the whole notebook stopped
+        a cell of the student's (stopped) tells what that cell binds where a stub stands in for it: a part graded before
+        that was known is graded again if its program changes (rare: a cell whose run stopped above a line that binds
+        what a cell above bound too)."""
         parts = {}
+        self.stops = {}
         for suite in self.prepared.suites:
             runner = self.part_runner(submission, suite)
             parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
+            if suite.student_cells == "all":
+                self.stops.update(stopped(next((outcome.load_errors for outcome in runner.memo.values()), [])))
+        for suite in self.prepared.suites if self.stops else ():
+            runner = self.part_runner(submission, suite)
+            if runner.cells != parts[suite.grade_id][0].cells:
+                parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
         tried: dict[str, tuple[str, ...]] = {}  # part -> the sound cells it was last graded with
         while True:
             results = {grade_id: part[1] for grade_id, part in parts.items()}

@@ -100,6 +100,14 @@ def namespace_lines(source: str) -> str:
 _GLOBAL = re.compile(r"[ \t]*global[ \t]")  # a statement in a function that binds in the notebook's namespace
 
 
+def run_before(source: str, line: int) -> str:
+    """The lines of `source` above the statement that holds line `line` (1 and up): what a cell ran before that
+    statement stopped it (a cell whose first line raises binds nothing of what its text defines below)."""
+    lines = source.split("\n")[:line]
+    starts = [at for at, (start, _, _) in enumerate(_statements("\n".join(lines))) if start]
+    return "\n".join(lines[:starts[-1] if starts else 0])
+
+
 _NESTED = 8  # cell magics read one inside another at most: each reads its body again (linear times this)
 
 
@@ -389,11 +397,17 @@ def defining_cells(source: Mapping, release: Mapping) -> dict[str, str]:
         gid = _nbgrader(cell).get("grade_id")
         if not gid or cell.get("cell_type") != "code" or _role(cell) in ("test", "demo"):
             continue
-        public = released.get(gid, "")
-        for name in sorted(bound_names(_text(cell))):
-            if re.search(rf"\b{re.escape(name)}\b", public):
-                found.setdefault(name, gid)
+        for name in sorted(task_names(_text(cell), released.get(gid, ""))):
+            found.setdefault(name, gid)
     return found
+
+
+@functools.lru_cache(maxsize=64)  # a part's program asks for the graded cells' names for every submission
+def task_names(trusted: str, released: str) -> frozenset[str]:
+    """The names the trusted copy of a cell binds that its released copy names too: what its task asks for (SGD; an
+    exercise's answer, named in the comments of a release that binds nothing), never a name only the answer key
+    holds."""
+    return frozenset(name for name in bound_names(trusted) if re.search(rf"\b{re.escape(name)}\b", released))
 
 
 def demonstrated_names(source: Mapping) -> dict[str, str]:
