@@ -202,7 +202,7 @@ for path in paths:
     except OSError as error:
         refused.append(f"{{path.relative_to(root)}}: {{type(error).__name__}}")
 hidden = [text for path, text in found if "dl01_6_3" in str(path)]
-raise RuntimeError(" | ".join(hidden) if hidden else f"refused: {{'; '.join(refused)}}; read {{len(found)}} other files")"""
+raise RuntimeError(" | ".join(hidden) if hidden else f"read {{len(found)}} other files; refused: {{'; '.join(refused)}}")"""
 
 WRITE_EVERYWHERE = course_root() + """\
 results = []
