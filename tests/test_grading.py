@@ -1068,3 +1068,24 @@ def test_the_public_checks_stop_only_the_cell_of_an_exit_that_ends_the_kernel(mo
     assert "after" not in names and names.get("below") == 1, names.keys()
     assert [reason for reason, _ in errors] == ["cell c: called exit() (line 1), which stops the cell there",
                                                 "cell d: called quit(0) (line 1), which stops the cell there"]
+
+
+# fix-setorder: `return set(found)` in Module.parameters() graded 15.5, 15.43, 15.36, 15.29, 15.57, 15.64 on six
+# runs of main 94b1c9c: a set iterates in memory-address order, so which checks of the order failed changed run to
+# run. The probes now report that parameters() returned a set (facts.unordered); each check judges its members as
+# those of a list in any order, and the check whose rule is the order (weight then bias) names the set, every run.
+def test_a_set_from_parameters_gets_one_grade_on_every_run_and_is_named(tmp_path):
+    notebook = solution_notebook()
+    cell = next(c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "module")
+    assert "        return found\n" in cell["source"]
+    cell["source"] = cell["source"].replace("        return found\n", "        return set(found)\n")
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    runs = [grade_json(path)[0] for _ in range(3)]
+    failed = [{t["name"]: t["message"] for part in report["parts"] for t in part["tests"] if not t["passed"]}
+              for report in runs]
+    assert len({report["total"] for report in runs}) == 1 and failed[0] == failed[1] == failed[2], failed
+    assert failed[0] and all(name.startswith("test_collects_weight_then_bias_of_a_linear_layer") for name in failed[0])
+    assert all("returns a set, whose order changes from run to run" in message for message in failed[0].values())
+    public = notebook_checks.run_part("parameters", path)
+    assert {ok for ok, _ in public.values()} == {True, False}
+    assert all("returns a set" in message for ok, message in public.values() if not ok), public

@@ -247,6 +247,12 @@ def _kept_list(ns, module, found):
     return _public_facts().kept_facts(module, found, ns["Parameter"])
 
 
+def _unordered(found):
+    """The type of what parameters() returned when it keeps no order, a set ('' otherwise; facts.unordered): its order
+    follows memory addresses, run by run, so the checks judge its members and name it where the order is the rule."""
+    return _public_facts().unordered(found)
+
+
 def _not_parameters(ns, listed):
     """[type name, whether it is a Module] of each of `listed` that is not a Parameter (facts.kinds_of;
     causes.not_parameters)."""
@@ -430,10 +436,12 @@ def _build_case(reg, case):
     raise ValueError(f"unknown case {case!r}")
 
 
-@_answers({"pattern": ([INDEX, ...], None), "plain_tensors": [COUNT, ...], "strangers": KINDS, **KEPT})
+@_answers({"pattern": ([INDEX, ...], None), "plain_tensors": [COUNT, ...], "strangers": KINDS, "unordered": str,
+           **KEPT})
 def parameter_pattern(ns, case, seed):
-    """Which of the case's tensors list(root.parameters()) returns, in its order (None if it returned None), and
-    what it returned that is none of them and no Parameter (causes.not_parameters)."""
+    """Which of the case's tensors list(root.parameters()) returns, in its order (None if it returned None), the
+    type of what it returned when that keeps no order (_unordered), and what it returned that is none of them and
+    no Parameter (causes.not_parameters)."""
     reg = _Registry(ns, np.random.default_rng(seed))
     root = _build_case(reg, case)
     found = root.parameters()
@@ -443,7 +451,7 @@ def parameter_pattern(ns, case, seed):
         "pattern": pattern,
         "plain_tensors": [i for i, item in enumerate(reg.items) if not isinstance(item, ns["Parameter"])],
         "strangers": _not_parameters(ns, [p for p in listed or [] if _number(reg.items, p) < 0]),
-        **_kept_list(ns, root, found),
+        "unordered": _unordered(found), **_kept_list(ns, root, found),
     }
 
 
@@ -460,12 +468,14 @@ def skips_subclasses(ns):
     return {"skipped": any(p is plain for p in found_plain or []) and not any(p is sub for p in found_sub or [])}
 
 
-@_answers(lambda seed, calls: {"patterns": [[INDEX, ...]] * len(calls.replace("R", "")), "strangers": KINDS, **KEPT})
+@_answers(lambda seed, calls: {"patterns": [[INDEX, ...]] * len(calls.replace("R", "")), "strangers": KINDS,
+                               "unordered": str, **KEPT})
 def parameter_pattern_repeated(ns, seed, calls):
     """Model "A" (a Sequential) and "B" (lists of Parameters) in one registry; parameters() called on each
     letter of `calls` in turn, in one process (so a list kept between calls shows), "R" replacing the weight of
     A's first layer with a new Parameter instead (layer.weight = Parameter(...), as the lesson shares a weight);
-    what the first call returned that is none of the registry's tensors and no Parameter (causes.not_parameters)."""
+    what the first call returned that is none of the registry's tensors and no Parameter (causes.not_parameters);
+    the type of what A's parameters() returns when it keeps no order (_unordered)."""
     reg = _Registry(ns, np.random.default_rng(seed))
     models = {"A": _build_case(reg, "sequential"), "B": _build_case(reg, "list_of_parameters")}
     listed = []
@@ -475,19 +485,22 @@ def parameter_pattern_repeated(ns, seed, calls):
             layer.weight = reg.parameter(*np.shape(layer.weight.data))
         else:
             listed.append(list(models[name].parameters() or []))
-    return {"patterns": [reg.pattern(found) for found in listed],
+    found = models["A"].parameters()
+    return {"patterns": [reg.pattern(one) for one in listed],
             "strangers": _not_parameters(ns, [p for p in listed[0] if _number(reg.items, p) < 0]),
-            **_kept_list(ns, models["A"], models["A"].parameters())}
+            **_kept_list(ns, models["A"], found), "unordered": _unordered(found)}
 
 
-@_answers({"shapes": [[COUNT, ...], ...], "not_parameters": KINDS, **KEPT, **INIT})
+@_answers({"shapes": [[COUNT, ...], ...], "not_parameters": KINDS, "unordered": str, **KEPT, **INIT})
 def parameter_count(ns, widths, seed=0):
-    """The shapes, in order, of what parameters() returns for an MLP with the given widths (the test counts)."""
+    """The shapes, in order, of what parameters() returns for an MLP with the given widths (the test counts), and
+    the type of what it returned when that keeps no order (_unordered)."""
     model = _mlp(ns, widths, np.random.default_rng(seed))
     found = model.parameters()
     listed = list(found)
     shapes = [list(np.shape(getattr(p, "data", p))) for p in listed]
-    return {"shapes": shapes, "not_parameters": _not_parameters(ns, listed), **_kept_list(ns, model, found),
+    return {"shapes": shapes, "not_parameters": _not_parameters(ns, listed), "unordered": _unordered(found),
+            **_kept_list(ns, model, found),
             **_init_facts(ns["Linear"](2, 1, np.random.default_rng(0)))}
 
 

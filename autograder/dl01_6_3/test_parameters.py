@@ -29,10 +29,25 @@ def runs_right(student, reference, case, seed):
     return got["pattern"] == reference.run(probes.parameter_pattern, case=case, seed=seed)["pattern"]
 
 
-def check_same_parameters(student, reference, case, seed, missing_hint):
+def in_order_of(items, unordered, want):
+    """What parameters() returned (`items`), in the order of `want` when it returned a set (`unordered`, its type):
+    memory addresses order a set, differently run by run, so a check judges its members as those of a list in any
+    order, and a check whose rule is the order names the set (causes.UNORDERED): one grade on every run. Each item
+    takes the first place of `want` it fits that no other took (shapes repeat); one that fits none goes last."""
+    if not unordered:
+        return items
+    free, places = list(want), []
+    for item in items:
+        places.append(free.index(item) if item in free else len(want))
+        if places[-1] < len(want):
+            free[places[-1]] = free  # taken: a list holds no item equal to itself
+    return [item for _, item in sorted(zip(places, items), key=lambda pair: pair[0])]
+
+
+def check_same_parameters(student, reference, case, seed, missing_hint, order_rule=False):
     found = listed(student, case, seed)
-    pattern = found["pattern"]
     want = listed(reference, case, seed)
+    pattern = in_order_of(found["pattern"], found["unordered"], want["pattern"])
     reference_holds(len(want["pattern"]) == len(set(want["pattern"])) and -1 not in want["pattern"],
                     "the reference solution lists these Parameters wrongly")
     cause = stale(found, pattern != want["pattern"])
@@ -51,6 +66,7 @@ def check_same_parameters(student, reference, case, seed, missing_hint):
         causes.SUBCLASS_SKIPPED)
     assert set(pattern) == set(want["pattern"]), (f"parameters() found {len(pattern)} of the "
                                                   f"{len(want['pattern'])} Parameters: " + missing_hint)
+    assert not (order_rule and found["unordered"]), causes.UNORDERED.format(found["unordered"])
     assert pattern == want["pattern"], ("parameters() found every Parameter but in another order: keep the order "
                                         "of definition (attributes in order, first layer first, weight before bias)")
 
@@ -58,7 +74,7 @@ def check_same_parameters(student, reference, case, seed, missing_hint):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_collects_weight_then_bias_of_a_linear_layer(student, reference, seed):
     check_same_parameters(student, reference, "linear", seed,
-                          "collect every attribute of the module that is a Parameter")
+                          "collect every attribute of the module that is a Parameter", order_rule=True)
 
 
 def test_returns_nothing_for_a_module_without_parameters(student, reference):
@@ -140,9 +156,9 @@ def test_ignores_plain_tensors_and_other_attributes(student, reference, seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_collects_afresh_on_every_call(student, reference, seed):
     found = student.run(probes.parameter_pattern_repeated, seed=seed, calls="AARAB")  # R: a weight of A replaced
-    got = found["patterns"]
     fresh_b = student.run(probes.parameter_pattern_repeated, seed=seed, calls="B")["patterns"][0]
     want = reference.run(probes.parameter_pattern_repeated, seed=seed, calls="AARAB")["patterns"]
+    got = [in_order_of(pattern, found["unordered"], right) for pattern, right in zip(found["patterns"], want)]
     cause = stale(found, got != want or found["same_list"])  # one list for two calls: right numbers, wrong rule
     assert not cause, cause
     assert got[0] == want[0], (causes.not_parameters(found["strangers"])
@@ -163,13 +179,13 @@ def test_collects_afresh_on_every_call(student, reference, seed):
                          ids=lambda w: "-".join(map(str, w)))
 def test_counts_the_parameters_of_a_network(student, reference, widths):
     found = student.run(probes.parameter_count, widths=list(widths))
-    got = found["shapes"]
     want = reference.run(probes.parameter_count, widths=list(widths))["shapes"]
-    cause = stale(found, got != want) or (causes.not_parameters(found["not_parameters"]) if got != want else "")
-    assert not cause, cause
     layers = list(zip(widths[:-1], widths[1:]))
     formula = sum(n_out * (n_in + 1) for n_in, n_out in layers)
     expected = [shape for n_in, n_out in layers for shape in ([n_out, n_in], [n_out])]
+    got = in_order_of(found["shapes"], found["unordered"], expected)  # the count's rule: a set's order is test_collects_weight_...'s
+    cause = stale(found, got != want) or (causes.not_parameters(found["not_parameters"]) if got != want else "")
+    assert not cause, cause
     reference_holds(want == expected, "the reference solution disagrees with the formula")
     count = sum(int(np.prod(shape)) for shape in got)
     assert count == formula, (f"parameters() of a {'-'.join(map(str, widths))} network hold "

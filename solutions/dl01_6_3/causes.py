@@ -67,6 +67,8 @@ def optimizer_holds(held: int, total: int, kind: str, one_shot: bool) -> str:
 
 SUBCLASS_SKIPPED = ("parameters() asks a bare Module for its parameters() but not an instance of a subclass of "
                     "Module (a Linear, a Sequential): test isinstance(value, Module), not type(value) == Module")
+UNORDERED = ("parameters() returns a {}, whose order changes from run to run: return a list, in the order the "  # facts.unordered
+             "Parameters were defined (a set of id(p) can still tell which you have already seen)")
 
 
 def stale_list(defaults: list, same_list: bool, kept: list) -> str:
@@ -94,9 +96,8 @@ def stale_list(defaults: list, same_list: bool, kept: list) -> str:
 
 
 def parameters_gave(given, total: int, stale: str) -> str:
-    """The cause ('' if none) when SGD(...) was given another list than the model's `total` Parameters: `given`
-    holds the number among them of each entry parameters() returned (-1 for another object; None for a generator,
-    which is not walked), `stale` what stale_list says of that parameters()."""
+    """The cause ('' if none) when SGD(...) was given other than the model's `total` Parameters: `given`, the number among
+    them of each entry parameters() returned (-1: another object; None: a generator, not walked), `stale`: stale_list's."""
     if given is None or len(given) == total and sorted(given) == list(range(total)):  # any order: every one, once
         return ""
     return stale or (f"parameters() gave SGD(...) {len(given)} entries, {len(set(given) - {-1})} of the model's "
@@ -104,8 +105,7 @@ def parameters_gave(given, total: int, stale: str) -> str:
 
 
 def not_parameters(kinds: list) -> str:
-    """The cause ('' if none) when parameters() listed objects that are not Parameters: `kinds` holds [type
-    name, whether it is a Module] for each of them (facts.kinds_of)."""
+    """The cause ('' if none) when parameters() listed non-Parameters: `kinds`, [type name, is a Module] of each (facts.kinds_of)."""
     if not kinds:
         return ""
     name, module = kinds[0]
@@ -117,8 +117,8 @@ def not_parameters(kinds: list) -> str:
 
 
 def init_attributes(facts: dict) -> str:
-    """The cause ('' if none) when Linear.__init__ does not keep what the given one does, from facts.init_facts: the
-    types of layer.weight and .bias as read (a property too), and which of them vars() holds first."""
+    """The cause ('' if none) when Linear.__init__ does not keep what the given one does, from facts.init_facts: the types
+    of layer.weight and .bias as read (a property too), and which of them vars() holds first."""
     for name in ("weight", "bias"):
         if facts["kinds"].get(name) != "Parameter":
             return (f"Linear.__init__ keeps no Parameter self.{name} (it keeps "

@@ -34,12 +34,15 @@ def skips_subclasses(nb):
     return any(p is plain for p in found_plain or []) and not any(p is sub for p in found_sub or [])
 
 
-def expect_parameters(nb, module, expected, missing_hint):
-    """list(module.parameters()) must be the Parameters of `expected` (name -> Parameter), in that order."""
+def expect_parameters(nb, module, expected, missing_hint, order_rule=False):
+    """list(module.parameters()) must be the Parameters of `expected` (name -> Parameter), in that order. A set keeps
+    no order (memory addresses order it, run by run): its members are judged in the order of `expected`, and a check
+    whose rule is the order (`order_rule`) names it, so that a check gives one verdict on every run."""
     found = module.parameters()
     assert found is not None, "parameters() returned None: did you forget to return the list?"
-    found = list(found)
-    names = {id(p): name for name, p in expected.items()}
+    kind, found, names = facts.unordered(found), list(found), {id(p): name for name, p in expected.items()}
+    if kind:
+        found.sort(key=lambda p: list(names).index(id(p)) if id(p) in names else len(names))
     wrong = [id(p) for p in found] != [id(p) for p in expected.values()]
     cause = facts.kept_list(module, nb.Parameter) if wrong else ""  # a list kept between calls explains any wrong answer
     assert not cause, cause
@@ -59,6 +62,7 @@ def expect_parameters(nb, module, expected, missing_hint):
                           "once (compare objects by identity, e.g. with a set of id(p))")
     assert len(got) == len(expected) or not skips_subclasses(nb), causes.SUBCLASS_SKIPPED
     assert len(got) == len(expected), f"parameters() found {got} but the module holds {list(expected)}: {missing_hint}"
+    assert not (order_rule and kind), causes.UNORDERED.format(kind)
     assert got == list(expected), (f"parameters() found every Parameter but in another order {got}; "
                                    f"expected {list(expected)}, the order in which they were defined")
 
@@ -66,7 +70,7 @@ def expect_parameters(nb, module, expected, missing_hint):
 def test_lists_weight_then_bias_of_a_linear_layer(nb):
     layer = linear(nb, 3, 2, np.random.default_rng(1))
     expect_parameters(nb, layer, {"weight": layer.weight, "bias": layer.bias},
-                      "look through the module's attributes (vars(self)) and collect every Parameter")
+                      "look through the module's attributes (vars(self)) and collect every Parameter", order_rule=True)
 
 
 def test_finds_parameters_in_nested_modules(nb):

@@ -66,6 +66,12 @@ def kept_facts(module, found, parameter: type) -> dict:
             "same_list": isinstance(found, list) and again is found, "kept": kept_outside(module, parameter, ids)}
 
 
+def unordered(found) -> str:
+    """The type of what parameters() returned when it keeps no order (a set, a frozenset: memory addresses order it,
+    run by run), '' for anything else (a list, a tuple, a generator, a dict's keys or values keep an order)."""
+    return type(found).__name__ if isinstance(found, (set, frozenset)) else ""
+
+
 def kept_list(module, parameter: type) -> str:
     """causes.stale_list for a live module."""
     return stale_list(**kept_facts(module, module.parameters(), parameter))
