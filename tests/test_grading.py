@@ -606,8 +606,9 @@ def test_a_right_notebook_whose_cell_moved_above_what_only_the_releases_stub_nee
     assert scores(report) == FULL, failing_messages(report)
 
 
-def test_a_deleted_cell_is_not_said_to_stand_below_a_cell_it_is_missing_from_the_notebook(tmp_path):
-    """red-b14 X23-2 (pass 23): the student deleted cell module (Module is nowhere) and moved the prose above it
+@pytest.mark.parametrize("moved", ["text_module_and_the_recursive", "parameter"], ids=["prose", "given-code"])
+def test_a_deleted_cell_is_not_said_to_stand_below_a_cell_it_is_missing_from_the_notebook(tmp_path, moved):
+    """red-b14 X23-2 (pass 23), prose: the student deleted cell module (Module is nowhere) and moved the prose above it
     (text_module_and_the_recursive) below cell linear. The grade puts the deleted cell's stand-in right after the
     cell it follows in the release, here the moved prose, so below linear; Runner.defined_below then tells the
     student "cell linear stands above cell module in your notebook, so Module is not defined yet when it runs" in
@@ -615,12 +616,22 @@ def test_a_deleted_cell_is_not_said_to_stand_below_a_cell_it_is_missing_from_the
     both that cell module stands below linear and that it "is missing from the notebook". No cell module stands
     anywhere in the notebook: moving cells changes nothing; the cause is the deleted cell. The grade, too, turns on
     where that prose cell stands: the same code with it unmoved scores 12/18 (only test_parameters and
-    test_lesson_numbers lost; before 1b6a685 the moved one did too), moved 6.4/18."""
+    test_lesson_numbers lost; before 1b6a685 the moved one did too), moved 6.4/18.
+
+    given-code: red-b15 X24-b15-4 (pass 24): red-b14 X23-2 with a given code cell moved instead of prose. The student deleted
+    cell module (Module is nowhere) and moved the given cell parameter below cell linear (Jupyter runs the same: linear
+    fails on Module either way, Parameter is only called). _in_students_order puts the deleted cell right after the
+    code cell before it in the release, parameter, wherever the student put that: below linear. Every part that takes
+    module blank runs its stub there, and Runner.defined_below finds it placed: "raised KeyError: 'Linear' (because
+    cell linear stands above cell module in your notebook, so Module is not defined yet when it runs)" in
+    test_forward, test_zero_grad, test_step and test_no_grad, naming a cell the notebook does not hold; the grade
+    drops from 12/18 (parameter unmoved) to 6.4/18 (test_zero_grad 1.33, test_step 1.69, test_no_grad 1.38, all 2, 3
+    and 3 in Jupyter and unmoved)."""
     notebook = solution_notebook()
     cells = notebook.cells
     del cells[_cell_at(cells, "module")]
     unmoved, _ = grade_json(write_notebook(notebook, tmp_path / "unmoved" / NOTEBOOK))
-    cells.insert(_cell_at(cells, "linear") + 1, cells.pop(_cell_at(cells, "text_module_and_the_recursive")))
+    cells.insert(_cell_at(cells, "linear") + 1, cells.pop(_cell_at(cells, moved)))
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     messages = [m for part in failing_messages(report).values() for m in part]
     assert messages and not [m for m in messages if "stands above cell module" in m], messages
@@ -760,27 +771,6 @@ def test_a_cell_merged_into_the_cell_above_it_is_graded_as_the_code_it_holds(tmp
     assert not any(public.values()), public  # the public checks, on the notebook as saved: it runs
     report, _ = grade_json(path)
     assert scores(report) == FULL, failing_messages(report)
-
-
-def test_a_deleted_cell_does_not_follow_a_given_cell_the_student_moved(tmp_path):
-    """red-b15 X24-b15-4 (pass 24): red-b14 X23-2 with a given code cell moved instead of prose. The student deleted
-    cell module (Module is nowhere) and moved the given cell parameter below cell linear (Jupyter runs the same: linear
-    fails on Module either way, Parameter is only called). _in_students_order puts the deleted cell right after the
-    code cell before it in the release, parameter, wherever the student put that: below linear. Every part that takes
-    module blank runs its stub there, and Runner.defined_below finds it placed: "raised KeyError: 'Linear' (because
-    cell linear stands above cell module in your notebook, so Module is not defined yet when it runs)" in
-    test_forward, test_zero_grad, test_step and test_no_grad, naming a cell the notebook does not hold; the grade
-    drops from 12/18 (parameter unmoved) to 6.4/18 (test_zero_grad 1.33, test_step 1.69, test_no_grad 1.38, all 2, 3
-    and 3 in Jupyter and unmoved)."""
-    notebook = solution_notebook()
-    cells = notebook.cells
-    del cells[_cell_at(cells, "module")]
-    unmoved, _ = grade_json(write_notebook(notebook, tmp_path / "unmoved" / NOTEBOOK))
-    cells.insert(_cell_at(cells, "linear") + 1, cells.pop(_cell_at(cells, "parameter")))
-    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
-    messages = [m for part in failing_messages(report).values() for m in part]
-    assert messages and not [m for m in messages if "stands above cell module" in m], messages
-    assert scores(report) == scores(unmoved), (scores(unmoved), scores(report))
 
 
 def test_a_deleted_cell_is_never_named_as_standing_below_a_cell_the_student_moved(tmp_path):
