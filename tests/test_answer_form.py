@@ -113,7 +113,10 @@ def test_a_reference_answer_a_check_finds_wrong_is_a_grader_bug_not_a_failed_che
 # (the probes themselves run from code compiled before the notebook's: sandbox/child.py): the answer of test_parameters'
 # probe says "every one" where the probe writes the list of the Parameters found. Before answers were checked against
 # their form, the check's own `-1 not in pattern` raised TypeError, written as "the check could not run".
-FORGED = """
+def forged(test: str, change: str) -> str:
+    """Notebook code that rewrites, from inside the notebook's process, the answer its part's probe sends back: where
+    `test` (an expression of `value`, the answer) holds, `change` (a statement) runs before the write."""
+    return f"""
 
 import sys as _sys
 
@@ -123,12 +126,15 @@ if _loader is not None and not hasattr(_loader, "real_write"):
 
     def _write(fd, message, real=_loader.real_write):
         value = getattr(message, "value", None)
-        if isinstance(value, dict) and "plain_tensors" in value:
-            value["pattern"] = "every one"
+        if {test}:
+            {change}
         return real(fd, message)
 
     _loader.write = _write
 """
+
+
+FORGED = forged('isinstance(value, dict) and "plain_tensors" in value', 'value["pattern"] = "every one"')
 
 
 @pytest.mark.slow
@@ -407,22 +413,8 @@ def test_a_list_the_checks_read_by_position_has_its_length_in_the_form(case, ref
         assert answer_fault(form, value) == "" and answer_fault(form, change(value)) != "", kwargs
 
 
-FORGED_IN_FORM = """
-
-import sys as _sys
-
-_loader = _sys.modules.get("child")
-if _loader is not None and not hasattr(_loader, "real_write"):
-    _loader.real_write = _loader.write
-
-    def _write(fd, message, real=_loader.real_write):
-        value = getattr(message, "value", None)
-        if isinstance(value, dict) and "facts" in value and "held" in value and "data" in value:
-            value["grads_after"] = []  # step_effect's: still [[NUMBERS, ...], ...]
-        return real(fd, message)
-
-    _loader.write = _write
-"""
+FORGED_IN_FORM = forged('isinstance(value, dict) and "facts" in value and "held" in value and "data" in value',
+                        'value["grads_after"] = []')  # step_effect's: still [[NUMBERS, ...], ...]
 
 
 def test_a_forged_in_form_answer_fails_its_part_not_the_grader(tmp_path):
