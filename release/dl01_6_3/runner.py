@@ -8,6 +8,7 @@ from __future__ import annotations
 import _sitebuiltins
 import ast
 import asyncio
+import concurrent.futures
 import inspect
 import re
 import sys
@@ -32,7 +33,18 @@ class KernelExit(_sitebuiltins.Quitter):
 
 
 def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]]:
-    """Run (name, source) cells in order; the names defined and (reason, source) for each cell that raised."""
+    """Run (name, source) cells in order; the names defined and (reason, source) for each cell that raised. Called
+    where an event loop already runs (a kernel's own cell: stock nbgrader's grade cells load the notebook so), the
+    cells run on a thread of their own, whose loop is theirs as a kernel's is."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # none: this thread's own loop runs them
+        return _run_cells(cells)
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(_run_cells, cells).result()
+
+
+def _run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]]:
     sys.path.insert(0, str(HERE))  # the notebook imports engine.py from this folder
     names, errors = {"__name__": "__main__"}, []
     read = _reader(names)
