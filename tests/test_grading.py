@@ -1088,3 +1088,37 @@ def test_a_set_from_parameters_gets_one_grade_on_every_run_and_is_named(tmp_path
     public = notebook_checks.run_part("parameters", path)
     assert {ok for ok, _ in public.values()} == {True, False}
     assert all("returns a set" in message for ok, message in public.values() if not ok), public
+
+
+def _tensor_rebound_at_the_end_of_cell_no_grad():
+    """The right notebook with the name Tensor rebound to a type whose attributes cannot be set (NumPy's ndarray, an
+    alias for type hints) at the end of the last answer cell, no_grad: nothing of Linear, Module, SGD reads the name."""
+    notebook = solution_notebook()
+    cell = notebook.cells[_cell_at(notebook.cells, "no_grad")]
+    cell.source += "\n\nTensor = np.ndarray  # for the type hints of my own helpers\n"
+    return notebook
+
+
+def test_a_notebook_whose_tensor_name_takes_no_attribute_fails_checks_not_the_public_checks_own_process(tmp_path):
+    """red-b16 X25-b16-4: notebook_checks.run_check sets names["Tensor"].recording = True before its try, so
+    ndarray's TypeError ends the check's child: every public check of every part (forward 5/5, step 5/5) fails with
+    "the process ended during this check (exit code 1): a crash, or sys.exit() / os._exit() in your code?", naming
+    code the notebook never calls, and the traceback of notebook_checks.py is printed. The grade keeps test_forward
+    (2/2) and test_step (3/3). Measured on main 3dcacfe."""
+    path = write_notebook(_tensor_rebound_at_the_end_of_cell_no_grad(), tmp_path / NOTEBOOK)
+    public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
+    assert not [m for m in public if "process ended" in m], public
+    assert not public, public
+
+
+def test_the_probes_reset_of_recording_costs_no_check_of_a_method_that_never_reads_tensor(tmp_path):
+    """red-b16 X25-b16-5: probes._answers sets ns["Tensor"].recording = True before each probe (pass 24, fix-msg6).
+    With the name Tensor rebound to ndarray that line of the grader's raises, and every lesson check fails with
+    "raised TypeError: cannot set 'recording' attribute of immutable type 'numpy.ndarray'" (no cell, no line: the
+    grader's own statement, reported as the notebook's): test_lesson_numbers 0/3, 12/18 in all, although counting
+    parameters (test_counts_354_and_2410_parameters) and the training loop run Linear, Sequential and SGD only, which
+    never read the name. Measured on main 3dcacfe: 11 of 11 lesson checks fail with that message."""
+    report, _ = grade_json(write_notebook(_tensor_rebound_at_the_end_of_cell_no_grad(), tmp_path / NOTEBOOK))
+    lesson = {t["name"]: t for part in report["parts"] if part["grade_id"] == "test_lesson_numbers" for t in part["tests"]}
+    counts = [t for name, t in lesson.items() if name.startswith("test_counts_354_and_2410_parameters")]
+    assert counts and all(t["passed"] for t in counts), [t["message"] for t in counts]
