@@ -16,6 +16,7 @@ Only the lesson-numbers probes use the notebook's own classes throughout (that p
 the student).
 """
 import functools
+import sys
 from typing import Any
 
 import numpy as np
@@ -82,9 +83,11 @@ def _answers(form):
         def started(ns, *args, **kwargs):
             # Each probe starts with recording on, as the engine starts and as each public check starts
             # (notebook_checks.run_check): a cell that left Tensor.recording off (a stray scratch line) or an earlier
-            # probe's no_grad() is no fault of the method a probe grades.
-            if "Tensor" in ns:
-                ns["Tensor"].recording = True
+            # probe's no_grad() is no fault of the method a probe grades. The engine's Tensor, which the given code
+            # uses: the notebook's name Tensor may be rebound to anything (np.ndarray, for type hints: red-b16 5).
+            tensor = getattr(sys.modules.get("engine"), "Tensor", None)
+            if isinstance(tensor, type) and "recording" in vars(tensor):
+                setattr(tensor, "recording", True)  # noqa: B010 - a class mypy knows only as a type
             return probe(ns, *args, **kwargs)
 
         started.answers = form  # type: ignore[attr-defined]

@@ -67,9 +67,10 @@ def kept_facts(module, found, parameter: type) -> dict:
 
 
 def unordered(found) -> str:
-    """The type of what parameters() returned when it keeps no order (a set, a frozenset: memory addresses order it,
-    run by run), '' for anything else (a list, a tuple, a generator, a dict's keys or values keep an order)."""
-    return type(found).__name__ if isinstance(found, (set, frozenset)) else ""
+    """The type of what parameters() returned when it keeps no order (a set, a frozenset, iterated as they are: memory
+    addresses order it, run by run), '' for anything else (a list, a tuple, a generator, a dict's keys or values)."""
+    kind = next((kind for kind in (set, frozenset) if isinstance(found, kind)), None)  # a subclass that iterates its own
+    return type(found).__name__ if kind and type(found).__iter__ is kind.__iter__ else ""  # way keeps its order
 
 
 def kept_list(module, parameter: type) -> str:
