@@ -90,7 +90,7 @@ def _answers(form):
                 setattr(tensor, "recording", True)  # noqa: B010 - a class mypy knows only as a type
             return probe(ns, *args, **kwargs)
 
-        started.answers = form  # type: ignore[attr-defined]
+        started.answers = form  # type: ignore[attr-defined]  # a function's attribute, which answer_form reads
         return started
 
     return declared

@@ -27,7 +27,7 @@ class KernelExit(_sitebuiltins.Quitter):
     nbgrader cannot grade the notebook; measured with nbclient 0.11 and ipykernel 7.4). Here, as in the grade, that
     call stops its cell as site's Quitter does ("called exit()"), and the cells below run."""
 
-    def __call__(self, keep_kernel: object = False) -> None:  # type: ignore[override]
+    def __call__(self, keep_kernel: object = False) -> None:  # type: ignore[override]  # ipykernel's signature
         if not keep_kernel:
             super().__call__(*(() if keep_kernel is False else (keep_kernel,)))
 
@@ -89,7 +89,7 @@ async def _cell(code, names: dict) -> BaseException | None:
             await eval(code, names)
         else:
             exec(code, names)
-    except BaseException as exc:  # noqa: B036
+    except BaseException as exc:  # noqa: B036 - returned to _run, which stops only this cell
         return exc
     return None
 
