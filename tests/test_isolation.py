@@ -1207,3 +1207,34 @@ def test_one_notebooks_grade_refuses_an_interpreter_reached_through_a_link_into_
         shutil.rmtree(base, ignore_errors=True)
     assert "cannot reach the interpreter's files" in by_real_path, by_real_path
     assert "cannot reach the interpreter's files" in through_link, through_link
+
+
+# 256 MB of the disk's blocks kept for a file of size 0 (fallocate's FALLOC_FL_KEEP_SIZE, through ctypes), then
+# unlinked and held open for 1.5 s: what the machine's disk lost meanwhile, in MB.
+RESERVE_256_MB = """\
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+before = os.statvfs('.')
+fd = os.open('reserved', os.O_WRONLY | os.O_CREAT, 0o600)
+code = libc.fallocate(fd, 1, ctypes.c_long(0), ctypes.c_long(256 << 20))
+size = os.fstat(fd).st_size
+os.unlink('reserved')
+time.sleep(1.5)
+after = os.statvfs('.')
+result = [code, size, (before.f_bavail - after.f_bavail) * after.f_frsize >> 20]"""
+
+
+@pytest.mark.parametrize("level", ["uid+landlock", "uid"])
+def test_without_a_private_tmpfs_a_file_reserves_no_more_of_the_disk_than_output_kb(level):
+    """red-b17 X26-b17-1 (pass 26): docs/security.md bounds what a submission writes between two looks of the disk
+    walk by `RLIMIT_FSIZE`, "each file is at most `output_kb`". fallocate with FALLOC_FL_KEEP_SIZE takes blocks
+    without changing the file's size, and ext4 (the machine's /tmp, where the scratch folder is at the uid levels)
+    checks RLIMIT_FSIZE only for a new size: one call reserves any amount of the machine's disk, past the 64 MB
+    budget, in a file of size 0, and unlinked the walk never sees it. (Measured: 1 GB, disk budget not named; the
+    same call at `namespaces` is refused by its tmpfs, EFBIG.) The whole free disk would fail a neighbour's files
+    and the grader's own writes (gradebook, feedback, the next student's intake) for as long as the check lives."""
+    with box(level, Limits(seconds=10, memory_mb=1024, output_kb=1024), budget_disk_mb=64) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("student", RESERVE_256_MB)], sandbox_probes.value, name="result")
+        hits = sandbox.end()
+    assert not (outcome.ok and outcome.value[0] == 0), (outcome.value, hits)  # refused, or stopped at the budget
