@@ -235,6 +235,11 @@ except OSError as error:
     assert error.errno == errno.EPERM
 assert libc.epoll_ctl(a, 1, b, None) == -1 and ctypes.get_errno() == errno.EPERM
 assert select.poll().poll(0) == []  # poll: allowed
+import tempfile
+with tempfile.TemporaryFile() as file:  # fallocate keeping the size reserves blocks RLIMIT_FSIZE never sees
+    assert libc.fallocate(file.fileno(), 1, 0, 1 << 20) == -1 and ctypes.get_errno() == errno.EOPNOTSUPP
+    os.posix_fallocate(file.fileno(), 0, 8192)  # the C library then writes the blocks: allowed, and bounded
+    assert os.fstat(file.fileno()).st_size == 8192
 for family in (socket.AF_INET, socket.AF_UNIX):
     try:
         socket.socket(family)

@@ -33,7 +33,8 @@ for asyncio's default event loop, which needs epoll.
 
 A denied call fails with EPERM (a socket with EAFNOSUPPORT), as under Docker; clone3 fails with ENOSYS, so
 that the C library falls back to clone, whose flags the filter can read (a clone that asks for a new
-namespace is denied), and so do preadv2, pwritev2, futex_waitv, the futex2 calls and sendfile (FALL_BACK). A
+namespace is denied), and so do preadv2, pwritev2, futex_waitv, the futex2 calls and sendfile (FALL_BACK); fallocate
+fails with EOPNOTSUPP, so that posix_fallocate writes the blocks instead (NOT_SUPPORTED). A
 call made with another architecture's numbers (32-bit x86 on x86_64, its x32 ABI) kills the process: the
 filter reads numbers for one architecture only.
 
@@ -121,6 +122,11 @@ DENIED: dict[str, tuple[int, int | None]] = {  # name: (x86_64, aarch64), None w
 # sendfile, which puts a file's pages into a pipe as splice does (shutil's copy falls back to read and write).
 FALL_BACK = {"clone3": (435, 435), "preadv2": (327, 286), "pwritev2": (328, 287), "futex_waitv": (449, 449),
              "futex_wake": (454, 454), "futex_wait": (455, 455), "futex_requeue": (456, 456), "sendfile": (40, 71)}
+# Answered EOPNOTSUPP, so that the C library's posix_fallocate falls back to writing the blocks, which RLIMIT_FSIZE
+# bounds: fallocate with FALLOC_FL_KEEP_SIZE takes blocks and leaves the file's size alone, and a file system checks
+# RLIMIT_FSIZE only for a new size, so one call reserved 1 GB of the machine's /tmp (the scratch folder at the uid
+# levels) in a file of size 0, past the disk budget, unseen by its walk once unlinked (red-b17 X26-b17-1).
+NOT_SUPPORTED = {"fallocate": (285, 47)}
 CLONE, SOCKET, IOCTL, FCNTL, FUTEX, PRCTL = (56, 220), (41, 198), (16, 29), (72, 25), (202, 98), (157, 167)
 # RLIMIT_CORE, set to 1 by the loader (child.py), the one value at which the kernel dumps nothing to a pipe
 # core_pattern: lowered to 0 (which any process may do) it would dump again, to a root helper outside the session.
@@ -197,6 +203,8 @@ def program(machine: str) -> bytes:
     code.op(_JEQ, PRLIMIT64[column], true="prlimit64")
     for numbers in FALL_BACK.values():
         code.op(_JEQ, numbers[column], true="enosys")
+    for numbers in NOT_SUPPORTED.values():
+        code.op(_JEQ, numbers[column], true="eopnotsupp")
     code.op(_RET, ALLOW)
     code.label("clone")
     code.op(_LOAD, _ARG0)
@@ -239,6 +247,8 @@ def program(machine: str) -> bytes:
     code.op(_RET, ERRNO | errno.EAFNOSUPPORT)
     code.label("enosys")
     code.op(_RET, ERRNO | errno.ENOSYS)
+    code.label("eopnotsupp")
+    code.op(_RET, ERRNO | errno.EOPNOTSUPP)
     code.label("deny")
     code.op(_RET, ERRNO | errno.EPERM)
     code.label("allow")
