@@ -1159,3 +1159,19 @@ def test_a_set_subclass_that_keeps_its_order_is_graded_as_the_list_it_iterates_a
     path = write_notebook(notebook, tmp_path / NOTEBOOK)
     report, _ = grade_json(path)
     assert scores(report) == FULL, failing_messages(report)
+
+
+def test_a_shell_command_the_grade_never_runs_costs_the_public_checks_nothing(tmp_path):
+    """red-b16 X25-b16-6: the grade's shell runs no `!command` (ipython_shell: system() and getoutput() do nothing),
+    and grades the right notebook with a cell `!sleep 11` (a stand-in for a Colab habit such as `!pip install -q
+    torch`, which downloads for longer than that) 18/18 at once. The public checks (runner.py: IPython's own
+    InteractiveShell) run the command, in every part's child, and every check of the part fails with "loading the
+    notebook did not finish within 10 s (a loop in a cell?)". Measured on main 3dcacfe: grade 18/18; public forward
+    0/5 passed, after 10.1 s."""
+    notebook = solution_notebook()
+    notebook.cells.insert(1, new_code_cell("!sleep 11"))
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, scores(report)
+    public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
+    assert not public, public

@@ -16,6 +16,7 @@ import urllib.request
 from datetime import datetime
 from pathlib import Path
 
+import checks_shell
 import lesson_probes
 import nbformat
 import notebook_checks
@@ -24,6 +25,7 @@ from catalogue_bugs import BUGS, SGD_WITH_A_LINEAR
 from nbclient import NotebookClient
 
 from autograder.classroom.mutate import Mutation, apply
+from autograder.sandbox import ipython_magics
 from conftest import (
     ASSIGNMENT,
     FULL,
@@ -237,6 +239,30 @@ def test_the_public_checks_read_ipython_syntax_as_jupyter_and_the_grade_do(tmp_p
     cell = "%%time\n" + sgd + "\nTIMED = %time SGD\nnp.zeros_like?\nfiles = !true\n"
     path = write_notebook(_student_copy({"sgd": cell}), tmp_path / NOTEBOOK)
     assert all(passed for passed, _ in notebook_checks.run_part("step", path).values())
+
+
+def test_the_public_checks_run_no_shell_command_as_the_grade_runs_none(tmp_path, monkeypatch):
+    """Red-b16 X25-b16-6: the grade's shell runs no shell command and none of the magics that run one (ipython_shell.py);
+    the public checks (IPython's own shell) ran each, once per part. A magic the grade runs still runs (%%writefile)."""
+    made = tmp_path / "made"
+    commands = {"bang": "!touch {}", "bangbang": "!!touch {}", "assigned": "files = !touch {}", "sx": "%sx touch {}",
+                "system": "%system touch {}", "pip": "%pip --log {} --version", "bash": "%%bash\ntouch {}\n",
+                "script": "%%script sh\ntouch {}\n", "getoutput": "get_ipython().getoutput('touch {}')"}
+    cells = [(name, command.format(made / name)) for name, command in commands.items()]
+    cells += [("cd", f"%cd {tmp_path}"), ("written", f"%%writefile {made / 'written'}\nx = 1\n")]
+    made.mkdir()
+    monkeypatch.chdir(made)  # and back after the test, should %cd move it
+    names, errors = notebook_checks.run_cells(cells)
+    assert not errors and names["files"] == [] and Path.cwd() == made, errors
+    assert [p.name for p in made.iterdir()] == ["written"]
+
+
+def test_the_public_checks_run_the_magics_the_grade_runs():
+    """The public checks' shell (checks_shell.py, released: the student's folder holds no autograder/) runs the
+    magics the grade's sandbox shell runs (ipython_magics.py), by IPython's names (an alias as its target)."""
+    aliases = {alias for alias, name in ipython_magics.ALIASES.items() if name in ipython_magics.CELL_MAGICS}
+    assert checks_shell.LINE_MAGICS == ipython_magics.LINE_MAGICS
+    assert checks_shell.CELL_MAGICS == ipython_magics.CELL_MAGICS | aliases
 
 
 def test_the_edited_given_cell_note_leads_only_the_checks_that_cell_can_explain(tmp_path):

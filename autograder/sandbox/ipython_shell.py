@@ -87,6 +87,8 @@ class ZMQInteractiveShell(Quiet):
         name = ipython_magics.ALIASES.get(magic_name, magic_name)
         caller = sys._getframe(_stack_depth)
         line = ipython_expand.expanded(name, line, self.user_ns, caller.f_locals)
+        if name not in ipython_magics.LINE_MAGICS:  # %sx, %pip, %cd, ...: nothing, as for a shell command
+            return None
         if name in ("env", "set_env"):
             return ipython_outputs.env(line)
         if name in ipython_names.MAGICS:
@@ -105,6 +107,8 @@ class ZMQInteractiveShell(Quiet):
         caller = sys._getframe(1)
         line = ipython_expand.expanded(name, line, self.user_ns, caller.f_locals)
         where = (caller.f_code.co_filename, caller.f_lineno + 1)  # the body starts below the magic's line
+        if name not in ipython_magics.CELL_MAGICS:  # %%bash, %%script, ...: nothing, as for a shell command
+            return None
         if name == "writefile":
             return self._write(line, cell)
         if name == "capture":

@@ -62,11 +62,11 @@ def _run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]
 
 
 def _reader(names: dict):
-    """IPython's transform_cell on a shell of `names` (no history), or without IPython, magics made comments."""
+    """IPython's transform_cell on a shell of `names` that runs no shell command, as the grade's (checks_shell.py),
+    or without IPython, magics made comments."""
     try:
-        from IPython.core.interactiveshell import InteractiveShell
-        from traitlets.config import Config
-        return InteractiveShell(config=Config(HistoryManager=Config(enabled=False)), user_ns=names).transform_cell
+        from checks_shell import shell
+        return shell(names).transform_cell
     except ImportError:
         return lambda source: "" if source.lstrip().startswith("%%") else re.sub(r"(?m)^(\s*)([%!])", r"\1# \2", source)
 
