@@ -828,6 +828,22 @@ def test_a_draft_above_a_merged_cell_is_not_graded_in_place_of_the_code_the_merg
     assert scores(report) == FULL, failing_messages(report)
 
 
+def test_a_scratch_cell_below_a_merged_cell_that_stops_before_its_binding_hosts_nothing(tmp_path):
+    """fix-hosts (red-a16 X25-a16-3): hosts takes the last cell above the missing cell's test cell whose code binds the
+    stub's names, as far as the whole notebook's run ran it (Grader.settle's stops). A scratch cell between the merged
+    cell module and test_forward whose first line raises binds no Linear in Jupyter: cell module's Linear stands at
+    test_forward (18/18). Its text, read whole, is the last binding above test_forward; as it ran, it binds nothing."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    cells[_cell_at(cells, "module")].source += "\n\n\n" + cells.pop(_cell_at(cells, "linear")).source
+    scratch = _cell_at(cells, "module") + 1
+    cells.insert(scratch, new_code_cell("print(weight)  # a scratch cell that stops here in Jupyter\n\nclass Linear:\n    pass\n"))
+    assert suites.hosts(ASSIGNMENT, notebook) == {"linear": str(scratch)}
+    assert suites.hosts(ASSIGNMENT, notebook, {str(scratch): 1}) == {"linear": "module"}
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))  # settle reads the stops, then the hosts
+    assert scores(report) == FULL, failing_messages(report)
+
+
 def test_finding_a_deleted_cells_host_costs_the_grader_no_more_than_reading_the_notebook_once():
     """red-a16 X25-a16-5 (pass 25): suites.hosts reads every kept solution cell and every cell the student added with
     namespace_lines (a loop over each character) each time it is called, and it is called, uncached, by every
