@@ -807,6 +807,79 @@ def test_a_missing_cell_is_graded_where_another_cell_of_the_students_binds_its_s
     assert program["linear"] == "" and program["module"] == cells[_cell_at(cells, "module")].source
 
 
+@pytest.mark.parametrize("draft", ["class Linear:  # a first draft, written again below\n    pass\n",
+                                   "print(weight)  # a scratch cell that stops here in Jupyter\n\nclass Linear:\n    pass\n"],
+                         ids=["draft-binds-linear", "draft-stops-before-linear"])
+def test_a_draft_above_a_merged_cell_is_not_graded_in_place_of_the_code_the_merged_cell_holds(tmp_path, draft):
+    """red-a16 X25-a16-3 (pass 25): red-b15 X24-b15-1's merged cell (linear merged into cell module, which keeps module's
+    metadata) with a first draft `class Linear: pass` in a cell the student added above it. Jupyter runs the merged
+    cell after the draft, so its Linear stands at every test cell: 18/18 (nbclient, allow_errors). suites.hosts picks
+    the FIRST cell whose text binds Linear, the draft: the forward part takes the draft and cell module blank, so the
+    student's Linear never runs (test_forward 0, "raised TypeError: Linear() takes no arguments"); and every other part
+    runs linear's stub as a hosted cell whose own copy binds nothing, so _keeping puts the draft back over the stub
+    (test_zero_grad 1.33, test_step 1.69, test_no_grad 1.38, "raised TypeError: ProbeLinear() takes no arguments",
+    naming the grader's probe class): 12.4/18. A scratch cell whose first line raises (draft-stops-before-linear) binds
+    no Linear in Jupyter, nor as the whole notebook ran (suites.stopped), yet its text is read whole: it is the host."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    cells[_cell_at(cells, "module")].source += "\n\n\n" + cells.pop(_cell_at(cells, "linear")).source
+    cells.insert(_cell_at(cells, "module"), new_code_cell(draft))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, failing_messages(report)
+
+
+def test_a_scratch_cell_below_a_merged_cell_that_stops_before_its_binding_hosts_nothing(tmp_path):
+    """fix-hosts (red-a16 X25-a16-3): hosts takes the last cell above the missing cell's test cell whose code binds the
+    stub's names, as far as the whole notebook's run ran it (Grader.settle's stops). A scratch cell between the merged
+    cell module and test_forward whose first line raises binds no Linear in Jupyter: cell module's Linear stands at
+    test_forward (18/18). Its text, read whole, is the last binding above test_forward; as it ran, it binds nothing."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    cells[_cell_at(cells, "module")].source += "\n\n\n" + cells.pop(_cell_at(cells, "linear")).source
+    scratch = _cell_at(cells, "module") + 1
+    cells.insert(scratch, new_code_cell("print(weight)  # a scratch cell that stops here in Jupyter\n\nclass Linear:\n    pass\n"))
+    assert suites.hosts(ASSIGNMENT, notebook) == {"linear": str(scratch)}
+    assert suites.hosts(ASSIGNMENT, notebook, {str(scratch): 1}) == {"linear": "module"}
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))  # settle reads the stops, then the hosts
+    assert scores(report) == FULL, failing_messages(report)
+
+
+def test_finding_a_deleted_cells_host_costs_the_grader_no_more_than_reading_the_notebook_once():
+    """red-a16 X25-a16-5 (pass 25): suites.hosts reads every kept solution cell and every cell the student added with
+    namespace_lines (a loop over each character) each time it is called, and it is called, uncached, by every
+    part_program (twice per part_runner, besides part_runner's own call) and once more for the grading notes: 46 calls
+    in one grade. A notebook of 2 MB (notebook_kb) with cell no_grad deleted and one added cell of 1.9 MB of string
+    lines: the grade takes 20.4 s of CPU time against 3.5 s with no_grad kept (cProfile: hosts 50.4 of 54.7 s), of the
+    60 s autograde_seconds. Here: every suite's part program, once each, costs 3.2 s with the cell deleted, 0.02 s kept."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    del cells[_cell_at(cells, "no_grad")]
+    line = 'y = "' + "b" * 60 + '"\n'
+    cells.append(new_code_cell(line * (1_900_000 // len(line))))
+    started = time.process_time()
+    for suite in suites.load_suites(ASSIGNMENT):
+        suites.part_program(ASSIGNMENT, notebook, suite)
+    assert time.process_time() - started < 1.0
+
+
+def test_a_deleted_cell_does_not_follow_a_test_cell_the_student_moved(tmp_path):
+    """red-a16 X25-a16-6 (pass 25): red-b15 X24-b15-4 with a test cell. Cell linear deleted and test_forward moved up
+    right below cell imports. _in_students_order places a deleted cell between the kept CODE cells around it in the
+    release, test cells among them (which no part runs): test_forward, the one after it, now stands above module, the
+    one before it, so linear's stub goes right before test_forward, above cell module, where `class Linear(Module)`
+    raises NameError. Every part that takes linear blank loses Linear: test_zero_grad 1.33, test_step 1.69,
+    test_no_grad 1.38, test_parameters 0.57, each "raised KeyError: 'Linear'" with no cause (6.97/18; 13/18 with
+    test_forward unmoved). In Jupyter moving a test cell changes that test cell only: 10/18 both ways, test_zero_grad,
+    test_step and test_no_grad full (nbclient, allow_errors)."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    del cells[_cell_at(cells, "linear")]
+    cells.insert(_cell_at(cells, "imports") + 1, cells.pop(_cell_at(cells, "test_forward")))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    got = {part: scores(report)[part] for part in ("test_zero_grad", "test_step", "test_no_grad")}
+    assert got == {part: FULL[part] for part in got}, failing_messages(report)
+
+
 # red-c15 pass 24: the loader's handlers (child._load; messages.describe_exception, describe_cell_exit) still read the
 # notebook's exception where its own code can raise, past what 937c00b's _said guards (a str() or a code raising an
 # Exception): each of these at the end of cell module ends the loader, and every part that loads the cell is lost,

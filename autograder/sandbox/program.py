@@ -225,7 +225,7 @@ def program_from_notebook(
     added: dict[str | None, list[Cell]] = {}  # extra cells, keyed by the known cell before them
     known = {_nbgrader(c).get("grade_id") for c in source["cells"]} - {None}
     code = {_nbgrader(c).get("grade_id") for c in source["cells"] if c.get("cell_type") == "code"} - {None}
-    last = _last_copies(notebook)
+    last = last_copies(notebook)
     anchor = None
     for index, cell in enumerate(notebook.get("cells", [])):
         gid = _nbgrader(cell).get("grade_id")
@@ -240,7 +240,7 @@ def program_from_notebook(
     program = list(added.get(None, []))
     for gid, cell in _in_students_order(source["cells"], last):
         role = _role(cell)
-        if cell.get("cell_type") == "code" and role not in ("test", "demo"):
+        if _runs(cell):
             if role != "solution":
                 text = _text(cell)
             elif take_all or gid in wanted:
@@ -255,7 +255,13 @@ def program_from_notebook(
 
 
 
-def _last_copies(notebook: Mapping) -> dict[str, int]:
+def _runs(cell: Mapping) -> bool:
+    """Whether a part's program holds the (trusted) source cell: a code cell, not a test cell (the checks replace it)
+    nor a demonstration (it only illustrates)."""
+    return cell.get("cell_type") == "code" and _role(cell) not in ("test", "demo")
+
+
+def last_copies(notebook: Mapping) -> dict[str, int]:
     """{grade id: the place of its last copy} in the student's `notebook` (the one nbgrader's autograde grades). The
     student's metadata: a grade id of another type is no cell's."""
     return {gid: index for index, gid in enumerate(_nbgrader(c).get("grade_id") for c in notebook.get("cells", []))
@@ -265,20 +271,21 @@ def _last_copies(notebook: Mapping) -> dict[str, int]:
 def held_cells(notebook: Mapping) -> frozenset[str]:
     """The grade ids the student's `notebook` holds: a known cell not among them is one the student deleted, which
     stands nowhere in the notebook (whatever stands in for it in a part)."""
-    return frozenset(_last_copies(notebook))
+    return frozenset(last_copies(notebook))
 
 
 def _in_students_order(cells: list[Mapping], last: Mapping[str, int]) -> list[tuple[str, Mapping]]:
     """(grade id, cell) of the trusted cells with a grade id, in the order the student's notebook holds them (`last`:
     the place of each grade id's last copy), as Jupyter and nbgrader's autograde run them top to bottom. A known cell
-    the student deleted stands between the kept code cells that surround it in the release (prose moved about moves
-    no code): right after the one before it, or right before the one after it where the student moved that one above
+    the student deleted stands between the kept cells that surround it in the release among those a part runs (given
+    and solution code cells: prose, a test cell or a demonstration moved about moves no code a part runs, red-a16
+    X25-a16-6): right after the one before it, or right before the one after it where the student moved that one above
     the one before (cell module deleted, the given cell parameter moved below linear: Jupyter runs the same), so what
     it stands in for is defined for the cell that follows it in the release. Deleted cells side by side keep their
     order."""
     known = [(str(gid), cell) for cell in cells if (gid := _nbgrader(cell).get("grade_id"))]  # (else prose, or
-    kept = [last[gid] if gid in last and cell.get("cell_type") == "code" else None  # a cell the student added,
-            for gid, cell in known]  # with no separate source); the place of each known code cell the student kept
+    kept = [last[gid] if gid in last and _runs(cell) else None  # a cell the student added, with no separate
+            for gid, cell in known]  # source); the place of each known cell a part runs that the student kept
     places = []
     for index, (gid, cell) in enumerate(known):
         if gid in last:
@@ -395,7 +402,7 @@ def defining_cells(source: Mapping, release: Mapping) -> dict[str, str]:
     found: dict[str, str] = {}
     for cell in source["cells"]:
         gid = _nbgrader(cell).get("grade_id")
-        if not gid or cell.get("cell_type") != "code" or _role(cell) in ("test", "demo"):
+        if not gid or not _runs(cell):
             continue
         for name in sorted(task_names(_text(cell), released.get(gid, ""))):
             found.setdefault(name, gid)
