@@ -237,3 +237,22 @@ def test_the_grading_page_labels_every_cell_the_student_added(tmp_path, monkeypa
     assert 3 < len(own) < 200 and page.count(label) == len(own) - 1  # all but the kit's note
     left_off = page.index("more markdown or raw cells of the student's own")
     assert label not in page[page.rfind('<div class="cell', 0, left_off):left_off], "the kit's note is labelled"
+
+
+def test_a_long_note_of_the_students_making_cannot_hide_a_question_deleted():
+    """red-c17 X26-c17-4 (pass 26): the note the pages' header, `make grade`'s summary and the formgrader show is
+    Report.note, every note joined and cut at 300 characters, and the notes come in a fixed order, "cells pasted more
+    than once" first. A student who puts a copy of each locked text cell at the top (markdown: nothing runs, nothing
+    is lost) makes that note 662 characters long, and "cells missing from the notebook: question_1" is cut off: the
+    forged, easier question stands above the written answer and no note shown says so."""
+    from autograder.outputs.inert import one_line
+
+    notebook = release_notebook()
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    notebook.cells[ids.index("question_1")] = nbformat.v4.new_markdown_cell(FORGED_QUESTION)
+    notebook.cells[:0] = [copy.deepcopy(c) for c in notebook.cells if c.cell_type == "markdown"
+                          and str(c.metadata.get("nbgrader", {}).get("grade_id")).startswith("text_")]
+    notes = cell_notes(ASSIGNMENT, notebook)
+    assert any("question_1" in note for note in notes)
+    shown = Report([], notes=[one_line(note) for note in notes]).note  # as RunHiddenSuites hands it on
+    assert "question_1" in shown, shown
