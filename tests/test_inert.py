@@ -23,7 +23,7 @@ import notebook_checks
 import pytest
 
 from autograder.classroom.mutate import Mutation, apply
-from autograder.outputs.inert import escape, escaped, one_line, say, spreadsheet_cell, terminal_text
+from autograder.outputs.inert import escape, escaped, notes_line, one_line, say, spreadsheet_cell, terminal_text
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, release_notebook, solution_notebook
 
 # An OSC that retitles the terminal window, a CSI that clears the screen, and C1's one-character CSI.
@@ -356,3 +356,17 @@ def test_a_written_answer_keeps_the_emoji_selectors_but_not_an_invisible_name():
     assert text_as_read(honest) == honest
     assert text_as_read("`self.bias\ufe0f` and \u3164 and \ufe0f") == "`self.bias\\ufe0f` and \\u3164 and \\ufe0f"
     assert code_as_run("s = '\u2764\ufe0f'") == "s = '\u2764\\ufe0f'"
+
+
+def test_every_note_keeps_its_share_of_the_line_however_long_another_is():
+    """Report.note and Gradescope's output: the short notes whole, the long ones cut to equal shares of what is left,
+    within the limit (a long note of the student's making hid "cells missing", red-c17 X26-c17-4)."""
+    notes = ["cells pasted more than once: " + ", ".join(f"text_{n}" for n in range(80)), "cells missing: question_1",
+             "the folder also holds " + "x" * 5000, "locked cells edited: question_2"]
+    line = notes_line(notes)
+    assert len(line) <= 300 and line.count("; ") == 3
+    assert "cells missing: question_1; " in line and line.endswith("; locked cells edited: question_2")
+    first, _, third, _ = line.split("; ")
+    assert first.startswith("cells pasted more than once: text_0") and third.startswith("the folder also holds xx")
+    assert abs(len(first) - len(third)) <= 1 and first.endswith("…")
+    assert notes_line([]) == "" and notes_line(["\x1b[31m a \n b"]) == one_line("\x1b[31m a \n b")

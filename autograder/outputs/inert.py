@@ -179,6 +179,20 @@ def spreadsheet_cell(value: object) -> str:
     return text
 
 
+def notes_line(notes: list[str], limit: int = 300) -> str:
+    """Several notes as one line (one_line's each) of at most `limit` characters, in which each note keeps its share:
+    the shorter ones whole, the rest cut to what is left, shared equally. Cut as one line, the notes a student makes
+    long (a copy of every locked text cell pasted at the top, 300 notebooks beside the graded one) pushed the later
+    ones off, "cells missing from the notebook: question_1" among them (red-c17 X26-c17-4)."""
+    lines = [one_line(note, limit) for note in notes]
+    left = limit - 2 * max(len(lines) - 1, 0)  # less the "; " between them
+    shares = [0] * len(lines)
+    for done, at in enumerate(sorted(range(len(lines)), key=lambda at: len(lines[at]))):
+        shares[at] = min(len(lines[at]), max(left // (len(lines) - done), 2))
+        left -= shares[at]
+    return "; ".join(line if len(line) <= share else line[:share - 1] + "…" for line, share in zip(lines, shares))
+
+
 def one_line(text: object, limit: int = 300) -> str:
     """A reason or a note as the summary and a page show it: one line, its controls (C0, DEL, C1) and `hidden`
     characters (format characters, the other default-ignorable ones) written as their escapes (`\\x1b[31m` shows as those characters and colours nothing, in a
