@@ -440,3 +440,30 @@ def test_a_late_penalty_is_the_same_whether_the_hand_grades_came_before_or_after
     ok(make(course, "grade", "FORCE=1"))
     after = csv_rows(course)["lou"]
     assert after["score"] == before["score"], (before["score"], after["score"])
+
+
+def test_confirm_applies_no_late_penalty_the_preview_did_not_show(tmp_path):
+    """X26-a17-2 through CONFIRM=yes: a suite edited without changing any verdict is previewed ("every score stays as
+    it is"); the instructor then hand grades lou's written answers; CONFIRM=yes regrades lou and nbgrader computes
+    the penalty again from the points the gradebook has now, so the penalty and total move (3.6 -> 4.8), which no
+    preview showed: the preview's inputs (submission, suites, reference, settings) leave out the hand grades the
+    penalty is taken from."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    suite = course / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + "\n# a comment: no verdict changes\n")
+    out = ok(make(course, "grade"))
+    assert "every score stays as it is" in out, out[-2000:]
+    hand_grade(course, "lou", 2.0)
+    ok(make(course, "feedback"))
+    seen = csv_rows(course)["lou"]
+    ok(make(course, "grade", "CONFIRM=yes"))
+    applied = csv_rows(course)["lou"]
+    assert (applied["late_submission_penalty"], applied["score"]) == (seen["late_submission_penalty"], seen["score"]), \
+        (seen["late_submission_penalty"], seen["score"], applied["late_submission_penalty"], applied["score"])
