@@ -467,3 +467,23 @@ def test_confirm_applies_no_late_penalty_the_preview_did_not_show(tmp_path):
     applied = csv_rows(course)["lou"]
     assert (applied["late_submission_penalty"], applied["score"]) == (seen["late_submission_penalty"], seen["score"]), \
         (seen["late_submission_penalty"], seen["score"], applied["late_submission_penalty"], applied["score"])
+
+
+def test_clearing_the_due_date_setting_is_previewed_or_said(tmp_path):
+    """X26-a17-7: `make grade` writes c.GraderSettings.due_date into the gradebook's assignment (late.set_due_date), and
+    an empty setting means "the gradebook's own due date (`nbgrader db assignment add --duedate`), else nothing is
+    late" (docs/instructors.md). Once the kit has written one, clearing the setting (to waive lateness, or to go back to
+    the gradebook's own) changes nothing and says nothing: the due date the kit wrote is now "the gradebook's own",
+    the inputs compare equal, no preview, and lou stays late with her penalty."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    original = config.read_text()
+    config.write_text(original + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    assert "Late: lou" in ok(make(course, "grade"))
+    config.write_text(config.read_text().replace('c.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n', ""))
+    out = ok(make(course, "grade"))
+    assert "previewing their regrade" in out or "due date" in out.lower(), out[-1500:]
