@@ -401,3 +401,89 @@ def test_a_late_submission_gets_the_configured_penalty_and_is_named(tmp_path):
     assert "previewing their regrade" in out
     [change] = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
     assert (change.student, change.part, change.old, change.new) == ("lou", "late penalty", "3.6", "0")
+
+
+def late_course(tmp_path: Path, method: str) -> Path:
+    """A course whose one student, lou, handed in full marks 2 days late, autograded, then hand graded (2 points a
+    written answer, 6 in all) in the formgrader."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      f'c.LatePenalty.penalty_method = "{method}"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    hand_grade(course, "lou", 2.0)
+    ok(make(course, "feedback"))  # as the README says after hand grading: pages and grades.csv written again
+    return course
+
+
+def test_a_late_submission_under_the_zero_policy_keeps_no_hand_graded_points(tmp_path):
+    """X26-a17-1: penalty_method "zero" is "the whole score" (late.py), but nbgrader computes the penalty when it
+    autogrades, from the points it has then (the autograded 18): the 6 points the instructor gives the written
+    answers afterwards escape it, and grades.csv and the Canvas file give late work 6 of 24, not 0."""
+    course = late_course(tmp_path, "zero")
+    row = csv_rows(course)["lou"]
+    assert float(row["hours_late"]) > 0 and row["manual_score"] == "6"
+    assert float(row["score"]) == 0, f"late work under the zero policy scores {row['score']} (penalty {row['late_submission_penalty']})"
+
+
+def test_a_late_penalty_is_the_same_whether_the_hand_grades_came_before_or_after_the_autograde(tmp_path):
+    """X26-a17-2: per_day takes percent_per_day of the notebook's score (late.py); the penalty is computed from the
+    points the gradebook has when nbgrader autogrades, so one late notebook, hand graded, is penalised 10 % a day of
+    18 points (3.6) after its first `make grade` and of 24 (4.8) once graded again: `make grade FORCE=1` with no input
+    changed moves lou's total from 20.4 to 19.2, unpreviewed, and the total depends on the order of the
+    instructor's work rather than on the policy."""
+    course = late_course(tmp_path, "per_day")
+    before = csv_rows(course)["lou"]
+    ok(make(course, "grade", "FORCE=1"))
+    after = csv_rows(course)["lou"]
+    assert after["score"] == before["score"], (before["score"], after["score"])
+
+
+def test_confirm_applies_no_late_penalty_the_preview_did_not_show(tmp_path):
+    """X26-a17-2 through CONFIRM=yes: a suite edited without changing any verdict is previewed ("every score stays as
+    it is"); the instructor then hand grades lou's written answers; CONFIRM=yes regrades lou and nbgrader computes
+    the penalty again from the points the gradebook has now, so the penalty and total move (3.6 -> 4.8), which no
+    preview showed: the preview's inputs (submission, suites, reference, settings) leave out the hand grades the
+    penalty is taken from."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    suite = course / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + "\n# a comment: no verdict changes\n")
+    out = ok(make(course, "grade"))
+    assert "every score stays as it is" in out, out[-2000:]
+    hand_grade(course, "lou", 2.0)
+    ok(make(course, "feedback"))
+    seen = csv_rows(course)["lou"]
+    ok(make(course, "grade", "CONFIRM=yes"))
+    applied = csv_rows(course)["lou"]
+    assert (applied["late_submission_penalty"], applied["score"]) == (seen["late_submission_penalty"], seen["score"]), \
+        (seen["late_submission_penalty"], seen["score"], applied["late_submission_penalty"], applied["score"])
+
+
+def test_clearing_the_due_date_setting_is_previewed_or_said(tmp_path):
+    """X26-a17-7: `make grade` writes c.GraderSettings.due_date into the gradebook's assignment (late.set_due_date), and
+    an empty setting means "the gradebook's own due date (`nbgrader db assignment add --duedate`), else nothing is
+    late" (docs/instructors.md). Once the kit has written one, clearing the setting (to waive lateness, or to go back to
+    the gradebook's own) changes nothing and says nothing: the due date the kit wrote is now "the gradebook's own",
+    the inputs compare equal, no preview, and lou stays late with her penalty."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    original = config.read_text()
+    config.write_text(original + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    assert "Late: lou" in ok(make(course, "grade"))
+    config.write_text(config.read_text().replace('c.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n', ""))
+    out = ok(make(course, "grade"))
+    assert "previewing their regrade" in out or "due date" in out.lower(), out[-1500:]

@@ -28,7 +28,7 @@ from .changes import Plan, plan_class, record_inputs
 from .class_run import ClassRun, Graded
 from .feedback_pages import page_time, write_feedback
 from .grade_students import enter_assignment, grade_students, take_unchanged
-from .lifecycle import export_grades
+from .lifecycle import export_grades, settle_late_penalties
 from .preview import not_previewed
 from .progress import one_step
 from .students import list_students, take_roll
@@ -60,6 +60,8 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     if roll.refusal:
         say(f"regrade: {roll.refusal}", sys.stderr)
         return 2
+    if not preview:  # before anything is compared or graded: a regrade starts from the penalty in force
+        settle_late_penalties(assignment, run.coursedir, settings.config)
     # Named students are graded again even when unchanged; one whose grade the changed suites, reference or settings
     # would change is previewed as in make grade, so that no regrade of one student applies a change unseen.
     plan = plan_class(assignment, settings, run.coursedir, run.submitted, roll.students, force or bool(only))
@@ -109,6 +111,7 @@ def refresh_feedback(assignment: Assignment, settings: GraderSettings) -> int:
     _quiet_nbgrader_warnings()
     run = ClassRun.open(assignment, settings)
     students, _ = list_students(run, None)
+    settle_late_penalties(assignment, run.coursedir, settings.config)
     graded = Graded()
     take_unchanged(run, Plan(unchanged=students), graded)
     with_grades = graded.with_grades()
