@@ -401,3 +401,29 @@ def test_a_late_submission_gets_the_configured_penalty_and_is_named(tmp_path):
     assert "previewing their regrade" in out
     [change] = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
     assert (change.student, change.part, change.old, change.new) == ("lou", "late penalty", "3.6", "0")
+
+
+def test_a_fixed_checks_preview_shows_the_score_the_regrade_gives_a_part_scored_by_hand(tmp_path):
+    """X26-a17-3: the preview compares autograded scores (preview._scores reads grade.auto_score), but a part the
+    instructor scored by hand in the formgrader keeps that score through the regrade (grades.csv, the Canvas file):
+    ada's test_forward (2 points), overridden to 1, is previewed as "2 -> 1.92" and stays 1 once applied, so the instructor
+    confirms a change that never happens (and reads the override as lost)."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    ok(make(course, "feedback"))
+    before = csv_rows(course)["ada"]["test_forward"]
+    assert before == "1"
+    suite = course / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + FIX)
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["ada"]["test_forward"]
+    shown = {(c.part, c.old, c.new) for c in table if c.student == "ada"}
+    assert all(new == after for part, _, new in shown if part == "test_forward") and \
+        all(old == before for part, old, _ in shown if part == "test_forward"), (shown, before, after, out[-1500:])
