@@ -427,3 +427,57 @@ def test_a_fixed_checks_preview_shows_the_score_the_regrade_gives_a_part_scored_
     shown = {(c.part, c.old, c.new) for c in table if c.student == "ada"}
     assert all(new == after for part, _, new in shown if part == "test_forward") and \
         all(old == before for part, old, _ in shown if part == "test_forward"), (shown, before, after, out[-1500:])
+
+
+RACED = '''
+import sys
+from autograder.classroom import preview
+real = preview.compare
+def raced(live, scratch, assignment, students):
+    # What a second run does when its own preview starts now (the formgrader's Autograde button, `make regrade
+    # STUDENT=...`, another terminal's `make preview`): preview_class empties .grading/preview and copies the live
+    # gradebook there (scratch_config, copy_gradebook), the folder every run's preview shares.
+    config = preview.scratch_config(_config, _folder)
+    preview.copy_gradebook(live.db_url, config.CourseDirectory.db_url)
+    return real(live, scratch, assignment, students)
+from autograder.classroom import grade_class as gc
+real_preview = gc.preview_class
+def remember(run, plan, origin, apply):
+    global _config, _folder
+    _config, _folder = run.settings.config, run.assignment.root / ".grading" / "preview"
+    return real_preview(run, plan, origin, apply)
+gc.preview_class = remember
+preview.compare = raced
+from autograder.__main__ import main
+raise SystemExit(main(sys.argv[1:]))
+'''
+
+
+def test_a_preview_another_run_starts_meanwhile_never_lets_confirm_apply_an_unseen_change(tmp_path):
+    """X26-a17-4: every run's preview grades into the one folder .grading/preview (grade_class.preview_class), with no
+    lock between runs. A second preview that starts while `make grade`'s is grading (the formgrader's Autograde button
+    on one student, which runs `regrade STUDENT` and previews a stale one; `make preview` in another terminal) empties
+    that folder and copies the live gradebook into it: the first run then compares the live gradebook with a copy of
+    itself, prints "every score stays as it is", records its students as previewed, and `make grade CONFIRM=yes`
+    applies ada's 2 -> 1.92 that no preview showed."""
+    root = course_copy(tmp_path)
+    put_submission(root, "ada", solution_notebook())
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+
+    def run(grader: tuple[str, str], *options: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *grader, "class", "--assignment", ASSIGNMENT.name, *options], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=110)
+
+    def test_forward() -> str:
+        with (root / "grades.csv").open(newline="") as handle:
+            return {row["student_id"]: row["test_forward"] for row in csv.DictReader(handle)}["ada"]
+
+    assert run(("-m", "autograder")).returncode == 0 and test_forward() == "2"
+    suite = root / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + FIX)
+    shown = run(("-c", RACED))
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    told_nothing_changes = "every score stays as it is" in shown.stdout
+    applied = run(("-m", "autograder"), "--confirm", "yes")
+    assert not (told_nothing_changes and test_forward() == "1.92"), \
+        "the preview said every score stays, and CONFIRM=yes changed ada's test_forward:\n" + shown.stdout + applied.stdout
