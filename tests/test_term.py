@@ -10,6 +10,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -427,24 +428,25 @@ def test_a_fixed_checks_preview_shows_the_score_the_regrade_gives_a_part_scored_
     shown = {(c.part, c.old, c.new) for c in table if c.student == "ada"}
     assert all(new == after for part, _, new in shown if part == "test_forward") and \
         all(old == before for part, old, _ in shown if part == "test_forward"), (shown, before, after, out[-1500:])
+    assert re.search(r"ada +test_forward +1 stays \(scored by hand; its checks would give 2 -> 1\.92\)", out), out[-1500:]
 
 
 RACED = '''
 import sys
 from autograder.classroom import preview
 real = preview.compare
-def raced(live, scratch, assignment, students):
+def raced(before, live, scratch, *rest):
     # What a second run does when its own preview starts now (the formgrader's Autograde button, `make regrade
-    # STUDENT=...`, another terminal's `make preview`): preview_class empties .grading/preview and copies the live
-    # gradebook there (scratch_config, copy_gradebook), the folder every run's preview shares.
-    config = preview.scratch_config(_config, _folder)
+    # STUDENT=...`, another terminal's `make preview`): preview_class takes a scratch folder, configures it and
+    # copies the live gradebook there (scratch_folder, scratch_config, copy_gradebook).
+    config = preview.scratch_config(_config, preview.scratch_folder(_root))
     preview.copy_gradebook(live.db_url, config.CourseDirectory.db_url)
-    return real(live, scratch, assignment, students)
+    return real(before, live, scratch, *rest)
 from autograder.classroom import grade_class as gc
 real_preview = gc.preview_class
 def remember(run, plan, origin, apply):
-    global _config, _folder
-    _config, _folder = run.settings.config, run.assignment.root / ".grading" / "preview"
+    global _config, _root
+    _config, _root = run.settings.config, run.assignment.root
     return real_preview(run, plan, origin, apply)
 gc.preview_class = remember
 preview.compare = raced
@@ -454,11 +456,11 @@ raise SystemExit(main(sys.argv[1:]))
 
 
 def test_a_preview_another_run_starts_meanwhile_never_lets_confirm_apply_an_unseen_change(tmp_path):
-    """X26-a17-4: every run's preview grades into the one folder .grading/preview (grade_class.preview_class), with no
-    lock between runs. A second preview that starts while `make grade`'s is grading (the formgrader's Autograde button
-    on one student, which runs `regrade STUDENT` and previews a stale one; `make preview` in another terminal) empties
-    that folder and copies the live gradebook into it: the first run then compares the live gradebook with a copy of
-    itself, prints "every score stays as it is", records its students as previewed, and `make grade CONFIRM=yes`
+    """X26-a17-4: every run's preview graded into the one folder .grading/preview (grade_class.preview_class), with no
+    lock between runs (each now takes a folder of its own: preview.scratch_folder). A second preview that starts
+    while `make grade`'s is grading (the formgrader's Autograde button on one student, which runs `regrade STUDENT`
+    and previews a stale one; `make preview` in another terminal) emptied that folder and copied the live gradebook
+    into it: the first run then compared the live gradebook with a copy of itself, prints "every score stays as it is", records its students as previewed, and `make grade CONFIRM=yes`
     applies ada's 2 -> 1.92 that no preview showed."""
     root = course_copy(tmp_path)
     put_submission(root, "ada", solution_notebook())
