@@ -880,6 +880,43 @@ def test_a_deleted_cell_does_not_follow_a_test_cell_the_student_moved(tmp_path):
     assert got == {part: FULL[part] for part in got}, failing_messages(report)
 
 
+def _module_that_forges_its_stop(end: str):
+    """Cell module with a wrong parameters() (only its own Parameters: no recursion), a right Module in a cell the
+    student added above it, Exercise 1 counted with the notebook's classes, and cell module ending with `end`."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    module = cells[_cell_at(cells, "module")]
+    right = module.source
+    start, stop = right.index("    def parameters"), right.index("    def __call__")
+    module.source = (right[:start] + "    def parameters(self) -> list[Parameter]:\n        return [v for v in "
+                     "vars(self).values() if isinstance(v, Parameter)]\n\n" + right[stop:] + end)
+    cells.insert(_cell_at(cells, "module"), new_code_cell(right))
+    cells[_cell_at(cells, "exercise_count")].source = (
+        "rng = np.random.default_rng(0)\ncount_64_32_10 = sum(p.data.size for p in Sequential(Linear(64, 32, rng), "
+        "ReLU(), Linear(32, 10, rng)).parameters())\n")
+    return notebook
+
+
+@pytest.mark.parametrize("forge", ["syntax-error-raised", "lines-ended-by-a-bare-cr"])
+def test_a_cell_that_raises_a_syntax_error_at_its_end_is_not_read_as_one_that_ran_nothing(tmp_path, forge):
+    """red-a16 X25-a16-2 (pass 25): suites.stopped reads "cell X: a syntax error on line N" as a cell IPython ran none
+    of (its stop at line 1), but the loader writes the same words for a SyntaxError the cell RAISES as it runs
+    (`raise SyntaxError(..., ('<cell>', 1, 1, ''))`, or `compile('x = (', '<cell>', 'exec')`) after binding everything.
+    Cell module (wrong parameters(), a right Module in an added cell above) ending with such a raise is then read as
+    binding nothing, so no part's stub replaces Module: the added cell's right Module is kept in the exercise part, and
+    Exercise 1, counted with the notebook's classes, scores 1/1. Jupyter runs cell module whole (its Module is the
+    wrong one at test_exercise_count): 0/1, and the grade without the last line is 0/1 too (13.59 against 12.59). So
+    too a plain `raise ValueError` at the end of a cell whose lines a bare CR ends (run_before splits on LF only)."""
+    if forge == "syntax-error-raised":
+        notebook = _module_that_forges_its_stop("\n\nraise SyntaxError('not really', ('<cell>', 1, 1, ''))\n")
+    else:
+        notebook = _module_that_forges_its_stop("\n\nraise ValueError('late')\n")
+        module = notebook.cells[_cell_at(notebook.cells, "module")]
+        module.source = module.source.replace("\n", "\r")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
+
+
 # red-c15 pass 24: the loader's handlers (child._load; messages.describe_exception, describe_cell_exit) still read the
 # notebook's exception where its own code can raise, past what 937c00b's _said guards (a str() or a code raising an
 # Exception): each of these at the end of cell module ends the loader, and every part that loads the cell is lost,

@@ -369,17 +369,6 @@ class Runner:
                            and released.index(definer) < released.index(cell)) else ""
 
 
-# A load error of a cell that stopped at a line of its own top-level code (no function of the notebook's named before
-# `raised`; describe_exception, describe_cell_exit), or at its syntax error, which IPython runs none of.
-_STOPPED_AT = re.compile(r"cell (\S+): (?:(?:raised|called) .* \(line (\d+)\)(?:, which stops the cell there)?"
-                         r"|a syntax error on line \d+: .*)")
-
-
-def stopped(load_errors: list[str]) -> dict[str, int]:
-    """{cell: the line of it that stopped it} for the cells that raised as the program loaded (`load_errors`)."""
-    return {match[1]: int(match[2] or 1) for match in map(_STOPPED_AT.fullmatch, load_errors) if match}
-
-
 _BLANK_CELL = re.compile(re.escape(BLANK_HERE) + r", and not all of cell (\S+)'s do")  # the cell _blank names
 
 
@@ -822,7 +811,7 @@ class Grader:
             runner = self.part_runner(submission, suite)
             parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
             if suite.student_cells == "all":
-                self.stops.update(stopped(next((outcome.load_errors for outcome in runner.memo.values()), [])))
+                self.stops.update(next((outcome.stops for outcome in runner.memo.values()), {}))
         self.hosts = hosts(self.prepared.assignment, submission.notebook, self.stops)
         for suite in self.prepared.suites if self.stops else ():
             runner = self.part_runner(submission, suite)

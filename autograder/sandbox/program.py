@@ -102,8 +102,9 @@ _GLOBAL = re.compile(r"[ \t]*global[ \t]")  # a statement in a function that bin
 
 def run_before(source: str, line: int) -> str:
     """The lines of `source` above the statement that holds line `line` (1 and up): what a cell ran before that
-    statement stopped it (a cell whose first line raises binds nothing of what its text defines below)."""
-    lines = source.split("\n")[:line]
+    statement stopped it (a cell whose first line raises binds nothing of what its text defines below). Its lines are
+    Python's, which the loader's line numbers count: a bare CR and a CR LF end one each, as an LF does."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")[:line]
     starts = [at for at, (start, _, _) in enumerate(_statements("\n".join(lines))) if start]
     return "\n".join(lines[:starts[-1] if starts else 0])
 
