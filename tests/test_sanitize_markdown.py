@@ -892,6 +892,20 @@ def test_a_written_answer_cannot_make_the_pages_unreadable(tmp_path):
     assert broken == {"feedback": [], "grading": []}, broken
 
 
+def test_a_picture_with_a_blank_alt_text_cannot_make_the_pages_unreadable(tmp_path):
+    """red-c17 X26-c17-2 (pass 26): `readable` reads a blank alt text as no text only inside a link or a summary, and
+    the soup pass adds an alt text only where there is none: a written answer's `<img src="data:..." alt=" ">` is
+    kept whole, and axe-core finds a critical violation (image-alt: an alt of only spaces is neither a description
+    nor an empty, decorative one) on the feedback page and on the grading page."""
+    dot = base64.b64encode(png_of(1, 1)).decode()
+    markup = f'<img src="data:image/png;base64,{dot}" alt=" ">'
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nMy plot: {markup}")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert dot in notebook.cells[0].source  # still shown, whole or as its text
+    broken = {name: sorted(set(found) & {"image-alt"}) for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+    assert broken == {"feedback": [], "grading": []}, broken
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mark, count", [("\u0301", 60_000), ("\U0001F3FB", 12_000)], ids=["acute", "skin-tone"])
 @pytest.mark.parametrize("where", ["markdown", "code"])
