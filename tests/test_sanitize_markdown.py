@@ -906,6 +906,21 @@ def test_a_picture_with_a_blank_alt_text_cannot_make_the_pages_unreadable(tmp_pa
     assert broken == {"feedback": [], "grading": []}, broken
 
 
+@pytest.mark.parametrize("markup", ['<kbd><a href="https://example.com">a link</a></kbd>',
+                                    '<div class="highlight"><kbd><span class="w">faint keys</span></kbd></div>'],
+                         ids=["link-in-kbd", "token-in-kbd"])
+def test_a_colour_inside_a_key_cannot_make_the_feedback_page_unreadable(tmp_path, markup):
+    """red-c17 X26-c17-3 (pass 26): readable.css gives links and Pygments' tokens colours that read on a white page,
+    and Bootstrap draws a <kbd> white on #333: a written answer that nests one in the other (tags, a class and an
+    href the allowlist keeps, each kept whole) puts dark words on the dark key, and axe-core finds a serious
+    color-contrast violation on the feedback page (STUDENT_MARKUP_AXE's `.w` span held on a white page only)."""
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nPress {markup} to go on.")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    broken = {name: sorted(set(found) & {"color-contrast"})
+              for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+    assert broken == {"feedback": [], "grading": []}, broken
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mark, count", [("\u0301", 60_000), ("\U0001F3FB", 12_000)], ids=["acute", "skin-tone"])
 @pytest.mark.parametrize("where", ["markdown", "code"])
