@@ -921,6 +921,41 @@ def test_a_colour_inside_a_key_cannot_make_the_feedback_page_unreadable(tmp_path
     assert broken == {"feedback": [], "grading": []}, broken
 
 
+def contrast(pixels) -> float:
+    """WCAG's contrast ratio between the lightest and the darkest of `pixels` (a PIL image): a text's colour and its
+    background's, where the image holds both."""
+    def luminance(rgb) -> float:
+        linear = [c / 255 / 12.92 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    seen = sorted(luminance(rgb) for _, rgb in pixels.convert("RGB").getcolors(1 << 24))
+    return (seen[-1] + 0.05) / (seen[0] + 0.05)
+
+
+@pytest.mark.parametrize("block", ["<div>in a div</div>", "<ul><li>in a list</li></ul>"], ids=["div", "list"])
+def test_a_block_inside_a_key_is_drawn_on_the_key(tmp_path, block):
+    """Bootstrap draws a <kbd> inline, white on #333: a block a written answer nests in one (kept whole) lay outside
+    the key's dark box, its white words on the white page, invisible, and axe-core saw nothing (it took the key's
+    background for the block's). What the page draws where the words are must hold them at 4.5:1 or more."""
+    from PIL import Image
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nPress this:\n\n<div><kbd>{block}</kbd></div>")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert block in notebook.cells[0].source  # kept whole
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
+        page.locator("kbd :text-is('%s')" % re.sub("<[^>]+>", "", block)).screenshot(path=tmp_path / "words.png")
+        browser.close()
+    assert contrast(Image.open(tmp_path / "words.png")) >= 4.5
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mark, count", [("\u0301", 60_000), ("\U0001F3FB", 12_000)], ids=["acute", "skin-tone"])
 @pytest.mark.parametrize("where", ["markdown", "code"])
