@@ -892,6 +892,70 @@ def test_a_written_answer_cannot_make_the_pages_unreadable(tmp_path):
     assert broken == {"feedback": [], "grading": []}, broken
 
 
+def test_a_picture_with_a_blank_alt_text_cannot_make_the_pages_unreadable(tmp_path):
+    """red-c17 X26-c17-2 (pass 26): `readable` reads a blank alt text as no text only inside a link or a summary, and
+    the soup pass adds an alt text only where there is none: a written answer's `<img src="data:..." alt=" ">` is
+    kept whole, and axe-core finds a critical violation (image-alt: an alt of only spaces is neither a description
+    nor an empty, decorative one) on the feedback page and on the grading page."""
+    dot = base64.b64encode(png_of(1, 1)).decode()
+    markup = f'<img src="data:image/png;base64,{dot}" alt=" ">'
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nMy plot: {markup}")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert dot in notebook.cells[0].source  # still shown, whole or as its text
+    broken = {name: sorted(set(found) & {"image-alt"}) for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+    assert broken == {"feedback": [], "grading": []}, broken
+
+
+@pytest.mark.parametrize("markup", ['<kbd><a href="https://example.com">a link</a></kbd>',
+                                    '<div class="highlight"><kbd><span class="w">faint keys</span></kbd></div>'],
+                         ids=["link-in-kbd", "token-in-kbd"])
+def test_a_colour_inside_a_key_cannot_make_the_feedback_page_unreadable(tmp_path, markup):
+    """red-c17 X26-c17-3 (pass 26): readable.css gives links and Pygments' tokens colours that read on a white page,
+    and Bootstrap draws a <kbd> white on #333: a written answer that nests one in the other (tags, a class and an
+    href the allowlist keeps, each kept whole) puts dark words on the dark key, and axe-core finds a serious
+    color-contrast violation on the feedback page (STUDENT_MARKUP_AXE's `.w` span held on a white page only)."""
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nPress {markup} to go on.")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    broken = {name: sorted(set(found) & {"color-contrast"})
+              for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+    assert broken == {"feedback": [], "grading": []}, broken
+
+
+def contrast(pixels) -> float:
+    """WCAG's contrast ratio between the lightest and the darkest of `pixels` (a PIL image): a text's colour and its
+    background's, where the image holds both."""
+    def luminance(rgb) -> float:
+        linear = [c / 255 / 12.92 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    seen = sorted(luminance(rgb) for _, rgb in pixels.convert("RGB").getcolors(1 << 24))
+    return (seen[-1] + 0.05) / (seen[0] + 0.05)
+
+
+@pytest.mark.parametrize("block", ["<div>in a div</div>", "<ul><li>in a list</li></ul>"], ids=["div", "list"])
+def test_a_block_inside_a_key_is_drawn_on_the_key(tmp_path, block):
+    """Bootstrap draws a <kbd> inline, white on #333: a block a written answer nests in one (kept whole) lay outside
+    the key's dark box, its white words on the white page, invisible, and axe-core saw nothing (it took the key's
+    background for the block's). What the page draws where the words are must hold them at 4.5:1 or more."""
+    from PIL import Image
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nPress this:\n\n<div><kbd>{block}</kbd></div>")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert block in notebook.cells[0].source  # kept whole
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
+        page.locator("kbd :text-is('%s')" % re.sub("<[^>]+>", "", block)).screenshot(path=tmp_path / "words.png")
+        browser.close()
+    assert contrast(Image.open(tmp_path / "words.png")) >= 4.5
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mark, count", [("\u0301", 60_000), ("\U0001F3FB", 12_000)], ids=["acute", "skin-tone"])
 @pytest.mark.parametrize("where", ["markdown", "code"])
