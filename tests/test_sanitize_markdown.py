@@ -717,6 +717,19 @@ def test_maths_that_draws_past_a_browsers_layout_is_shown_as_text(sanitizer, mat
     assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{maths} typeset"
 
 
+@pytest.mark.parametrize("maths", ["$\\unicode[4000000,0]{x41}$", "$\\unicode[0,4000000]{x41}$",
+                                   "$\\mmlToken{mspace}[height=4000000]{}$"],
+                         ids=["unicode-height", "unicode-depth", "mspace-unquoted"])
+def test_maths_whose_unitless_length_draws_past_a_browsers_layout_is_shown_as_text(sanitizer, maths):
+    """red-c17 X26-c17-1 (pass 26): MATHS_LENGTH_EM reads a unitless number as a length only before a quote, but
+    MathJax reads two more: \\unicode's optional [height,depth] (in em) and an unquoted \\mmlToken attribute
+    (`[height=4000000]`, of the font size). `My answer: $\\unicode[4000000,0]{x41}$` was kept as written, and in
+    Chromium the feedback page stood 33,554,432 px tall with every later cell at that one coordinate (cells' tops
+    [91, 33554432, 33554432]), as the `\\rule` of red-l10 (pass 21) did."""
+    source = f"My answer: {maths}"
+    assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{maths} typeset"
+
+
 def test_maths_of_ordinary_lengths_is_typeset(sanitizer):
     """The lengths an honest answer draws stay within MATHS_LENGTH_EM: a strut, a space, a row's spacing, a length in
     centimetres."""
