@@ -905,6 +905,28 @@ def test_a_written_answer_cannot_make_the_pages_unreadable(tmp_path):
     assert broken == {"feedback": [], "grading": []}, broken
 
 
+@pytest.mark.parametrize("source", ["The loss falls from &#x202E;3 to 1 in the end.", "The loss falls from &rlm;3 - 1.",
+                                    "My answer: a" + "&#769;" * 200, "My answer: a" + "&#127995;" * 200,
+                                    "no&#x200B;space"],
+                         ids=["bidi-override", "named-mark", "acute-marks", "skin-tones", "zero-width"])
+def test_a_character_reference_cannot_bring_what_text_as_read_writes_as_an_escape(sanitizer, source):
+    """red-c17 X26-c17-6 (pass 26): `text_as_read` writes a written answer's format characters, and its combining
+    marks past MARKS_PER_CHARACTER, as their escapes, but reads characters, not character references: markdown
+    passes `&#x202E;` and `&#769;` through as written, and the browser decodes them. So `&#x202E;` reverses the rest
+    of the paragraph on both pages (Trojan Source, as U+202E itself did), and a cell of `a` and 8,000 `&#127995;`
+    (72 KB, kept whole) is one character with 8,000 emoji modifiers, the run red-d13 X23-1 measured at 23 s of
+    Chromium (16,000, 144 KB as references: 116 s). What the page's HTML holds, decoded as a browser decodes it,
+    has neither."""
+    from html import unescape
+
+    from autograder.outputs.inert import MARKS_PER_CHARACTER, hidden
+
+    shown = unescape(render(sanitizer.sanitize_markdown(source)))
+    assert not [hex(ord(c)) for c in shown if hidden(c)], "a format character reaches the page"
+    assert not re.search("[\u0300-\u036f\U0001f3fb-\U0001f3ff]{%d}" % (MARKS_PER_CHARACTER + 1), shown), \
+        "a run of marks past MARKS_PER_CHARACTER reaches the page"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mark, count", [("\u0301", 60_000), ("\U0001F3FB", 12_000)], ids=["acute", "skin-tone"])
 @pytest.mark.parametrize("where", ["markdown", "code"])
