@@ -730,11 +730,36 @@ def test_maths_whose_unitless_length_draws_past_a_browsers_layout_is_shown_as_te
     assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{maths} typeset"
 
 
+@pytest.mark.parametrize("maths", ["$\\rule{1pt}4000000pt$", "$\\Space 0pt 4000000pt 0pt$", "$\\rule{1pt}{4000000,5pt}$",
+                                   "$\\begin{array}{c}a\\\\[4 000 000pt]b\\end{array}$", "$\\rule[4000000]{1pt}{1pt}$",
+                                   "$\\enclose{box}[padding=4 000 000]{x}$", "$\\cancel[padding:4000000]{x}$",
+                                   "$\\bbox[1,4000000pt]{x}$", "$\\mmlToken{mspace}[width=0,height=4000000.5.5]{}$"],
+                         ids=["after-a-brace", "after-a-length", "decimal-comma", "spaced", "rule-raise", "enclose",
+                              "cancel", "after-a-comma", "two-points"])
+def test_maths_whose_length_mathjax_reads_as_written_is_shown_as_text(sanitizer, maths):
+    """MathJax reads a dimension after the one before it (`\\rule{1pt}4000000pt`: GetDimen takes one without braces),
+    with a decimal comma, or with its spaces dropped (`\\\\[..]`, \\enclose and \\unicode drop them); \\rule's
+    `[raise]`, \\enclose's and \\cancel's attributes without a unit; and a MathML length up to a second point."""
+    assert sanitizer.sanitize_markdown(f"My answer: {maths}").startswith(("```", "<pre>")), f"{maths} typeset"
+
+
+def test_maths_lengths_are_read_in_linear_time():
+    """Every length pattern is possessive, and a comma or a space run is read by one pattern at most twice."""
+    from autograder.nbgrader_glue.preprocessors.page_budget import _longest_length
+
+    for text in ["{" + "1," * 60_000, "{1pt" * 30_000, "\\unicode[" + "1 " * 60_000, "\\mmlToken=" + "1," * 60_000]:
+        start = time.monotonic()
+        _longest_length(text)
+        assert time.monotonic() - start < 5, text[:20]
+
+
 def test_maths_of_ordinary_lengths_is_typeset(sanitizer):
     """The lengths an honest answer draws stay within MATHS_LENGTH_EM: a strut, a space, a row's spacing, a length in
     centimetres."""
     source = "My answer: $\\rule{0pt}{2em}\\hspace{1cm}\\begin{array}{c}a\\\\[2pt]b\\end{array} \\quad r = 30 cm$"
     assert sanitizer.sanitize_markdown(source) == source
+    source = "My answer: $\\frac{\\cancel{2}x}{\\cancel{2}} = x$ for $n = 1000$ samples, $10^{1000}$, a [1000, 784] batch"
+    assert sanitizer.sanitize_markdown(source) == source  # numbers with no unit, in no place of a length
 
 
 def test_a_picture_whose_decoding_repeats_past_its_pixels_is_shown_as_text(sanitizer):
