@@ -287,6 +287,22 @@ def test_a_written_answer_shows_its_format_characters_but_the_joiners():
     assert time.monotonic() - start < 5  # one pass
 
 
+def test_a_character_reference_is_read_as_the_browser_decodes_it_only_where_it_names_what_is_escaped():
+    """A markdown or raw cell is HTML to the browser, which decodes `&#x202E;` after the kit reads the text
+    (red-c17 X26-c17-6): a reference to a format character or a mark is read as it; every other stays as written (it
+    may be markup, `&lt;`, or code, `&eacute;`), and no number is read past what names a character."""
+    from autograder.outputs.inert import text_as_read
+
+    assert text_as_read("&#x202E;3 &#8238 &#X0202e; &rlm;1 &shyness &zwj;") == "\\u202e3 \\u202e \\u202e \\u200f1 \\xadness \u200d"
+    kept = "&lt;b&gt; &amp;#x202E; &#x26;#x202E; &eacute; &nvlt; &#123456789; &#000; &#xFFFF;"
+    assert text_as_read(kept) == kept
+    assert text_as_read("a" + "&#769;" * 32) == "a" + "\u0301" * 30 + "\\u0301" * 2
+    start = time.monotonic()
+    for text in ["&#" + "1" * 100_000, "&#" + "0" * 100_000 + "1;", "&shy" * 30_000, "a" + "&#127995;" * 15_000]:
+        text_as_read(text)
+    assert time.monotonic() - start < 5  # linear, and an `int` of 100,000 digits is never read
+
+
 def test_a_quoted_name_keeps_latin1_letters_and_escapes_every_other_character_past_ascii():
     """Übung.ipynb reads as written; a quote-like character (U+2019, U+A78C, a letter drawn as an apostrophe) and
     × are escapes, and a name's own backslash before 'xdc' stays two backslashes, never turned into a letter."""
