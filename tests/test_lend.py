@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from catalogue_bugs import BUGS, PARAMETERS, exercise_cell, module_cell, step, zero_grad
+from nbformat.v4 import new_code_cell
 
 from autograder.classroom.mutate import Mutation, apply
 from conftest import ASSIGNMENT, FULL, ROOT, grade_json, scores, solution_notebook, write_notebook
@@ -423,6 +424,25 @@ class _RightSGD:
 for _held in [value for value in globals().values() if isinstance(value, dict) and "SGD" in value]:
     _held["SGD"] = _RightSGD
 """)
+
+
+
+def test_a_cell_the_student_added_below_the_graded_cells_test_does_not_patch_the_class_it_grades(tmp_path):
+    """red-a16 X25-a16-1 (pass 25): X24-b15-2 without any lending. Cell sgd's step() moves up the gradient (`+=`); a
+    cell the student added right below test_step sets a right step on SGD (`SGD.step = _right_step`). Jupyter runs
+    test_step before that cell: 0/3, 15/18 (nbclient, allow_errors). An added cell runs in every part, where it stands,
+    and the checks run after the whole program: _holding holds the graded cell's names and class only around a LENT
+    cell, so the patch stands and test_step is 3/3, 18/18. The docs' rule ("as at the test cell right below the graded
+    one in Jupyter": a right SGD copied below never stands in for a wrong one in cell sgd) holds for a lent cell only."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    at = next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    cells[at].source = cells[at].source.replace("p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")
+    added = ("def _right_step(self):\n    for p in self.params:\n        p.data -= self.lr * p.grad\n\n\n"
+             "SGD.step = _right_step\n")
+    cells.insert(at + 3, new_code_cell(added))  # below test_zero_grad and test_step
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report)["test_step"] < FULL["test_step"] / 2, scores(report)
 
 
 @pytest.mark.parametrize("patch", [_PATCHED_IN_NO_GRAD, _HELD_REWRITTEN_IN_NO_GRAD],
