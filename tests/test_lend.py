@@ -445,6 +445,28 @@ def test_a_cell_the_student_added_below_the_graded_cells_test_does_not_patch_the
     assert scores(report)["test_step"] < FULL["test_step"] / 2, scores(report)
 
 
+
+@pytest.mark.parametrize("patched", [False, True], ids=["plain", "host-patches-sgd"])
+def test_a_cell_lent_as_the_host_of_a_merged_cell_is_held_as_a_lent_cell_is(tmp_path, patched):
+    """red-a16 X25-a16-4 (pass 25): cell linear deleted and its code written in cell exercise_second_step (below
+    test_step), which hosts it (suites.hosts); cell sgd's step() moves up the gradient under `with no_grad():`. The
+    step part reaches the blank no_grad, so Grader.settle lends the sound cells, linear among them, and taken() brings
+    its host along, but _holding holds only around the cells in `lent`, never a host: a host that sets a right step on
+    SGD (`SGD.step = _right_step`) makes test_step 3/3 (0.56/3 without that line). Jupyter: test_step fails (0/3), and
+    a lent cell no_grad doing the same is held (X24-b15-2)."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["sgd"].source = cells["sgd"].source.replace(
+        "        for p in self.params:\n            # In place", "        with no_grad():\n          for p in self.params:\n"
+        "            # In place").replace("p.data -= self.lr * p.grad", "  p.data += self.lr * p.grad")
+    patch = "\n\ndef _right_step(self):\n    for p in self.params:\n        p.data -= self.lr * p.grad\n\n\nSGD.step = _right_step\n"
+    cells["exercise_second_step"].source = (cells["linear"].source + (patch if patched else "")
+                                            + "\n\nraise NotImplementedError()\n")
+    notebook.cells.remove(cells["linear"])
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report)["test_step"] < FULL["test_step"] / 2, scores(report)
+
+
 @pytest.mark.parametrize("patch", [_PATCHED_IN_NO_GRAD, _HELD_REWRITTEN_IN_NO_GRAD],
                          ids=["methods-patched", "held-names-rewritten"])
 def test_a_lent_cell_that_patches_the_graded_cells_class_grades_the_same_whether_lent_or_not(tmp_path, patch):
