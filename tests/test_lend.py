@@ -319,8 +319,8 @@ def test_a_lent_cell_that_defines_the_graded_cells_class_again_grades_the_same_w
     Jupyter), and cell no_grad, right in its own part, ends with a second, right copy of class SGD. Plain, the part
     gives 0.56/3 (the part runs the no_grad stub, never the student's copy). Wrapped in `with no_grad():`, the same
     wrong update reaches the blank no_grad, the part lends cell no_grad (sound), and that cell's SGD replaces the graded
-    cell's: test_step 3/3, 18/18. (The same right copy in a cell the student added below gives 3/3 either way: the
-    student's own cells run where they stand.) One notebook's code, one grade: whether step() happens to call no_grad
+    cell's: test_step 3/3, 18/18. (The same right copy in a cell the student added below test_step is held
+    too: red-a16 X25-a16-1.) One notebook's code, one grade: whether step() happens to call no_grad
     must not decide whether another solution cell's SGD is graded in its place."""
     graded = {}
     for under_no_grad in (False, True):
@@ -443,6 +443,20 @@ def test_a_cell_the_student_added_below_the_graded_cells_test_does_not_patch_the
     cells.insert(at + 3, new_code_cell(added))  # below test_zero_grad and test_step
     report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
     assert scores(report)["test_step"] < FULL["test_step"] / 2, scores(report)
+
+
+def test_a_fix_the_student_added_between_the_graded_cell_and_its_test_cell_counts_as_in_jupyter(tmp_path):
+    """The boundary of X25-a16-1's rule is the part's test cell, not the graded cell (suites._held_below): the same
+    `SGD.step = _right_step` in a cell added right below cell sgd, above test_zero_grad and test_step, runs before both
+    test cells in Jupyter: 18/18 (nbclient, allow_errors), and so in the grade."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    at = next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    cells[at].source = cells[at].source.replace("p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")
+    cells.insert(at + 1, new_code_cell("def _right_step(self):\n    for p in self.params:\n        p.data -= self.lr * "
+                                       "p.grad\n\n\nSGD.step = _right_step\n"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, scores(report)
 
 
 
