@@ -1285,3 +1285,37 @@ def test_a_shell_command_the_grade_never_runs_costs_the_public_checks_nothing(tm
     assert scores(report) == FULL, scores(report)
     public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
     assert not public, public
+
+
+_MOMENTUM_AT_THE_END = """\
+# Trying SGD with momentum after finishing the lesson
+class SGD:
+    def __init__(self, params, lr, momentum=0.9):
+        self.params = list(params)
+        self.lr = lr
+        self.momentum = momentum
+        self.velocity = [np.zeros_like(p.data) for p in self.params]
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = np.zeros_like(p.data)
+
+    def step(self):
+        for p, v in zip(self.params, self.velocity):
+            v *= self.momentum
+            v += p.grad
+            p.data -= self.lr * v
+"""
+
+
+def test_a_cell_the_student_added_below_every_test_cell_changes_no_part(tmp_path):
+    """red-a16 X25-a16-1 (pass 25), its honest side: the reference notebook with one cell added at its very end, below
+    test_lesson_numbers, where the student tries SGD with momentum (a class SGD of its own). Jupyter runs every test
+    cell before it: 18/18 (nbclient, allow_errors). An added cell runs in every part, and the checks run after the whole
+    program, so the step part grades the momentum SGD: test_step 1.88/3, "the first step was right, but after the second
+    the Parameters had not moved by -lr * grad again: the optimizer must keep updating the very objects it was given"
+    (cell sgd is right), and test_lesson_numbers 1.64/3 ("remove that copy from cell '52'"): 15.52/18."""
+    notebook = solution_notebook()
+    notebook.cells.append(new_code_cell(_MOMENTUM_AT_THE_END))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, failing_messages(report)

@@ -46,6 +46,7 @@ from ..sandbox.program import (
     namespace_lines,
     read_as_python,
     run_before,
+    standing_below,
     task_names,
 )
 from ..settings import GraderSettings
@@ -529,16 +530,17 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite, stops: Ma
     copy does not bind (an emptied cell no_grad, or a deleted one, whose no_grad the student wrote atop cell sgd)
     keeps what the cells above bound, as in the notebook run top to bottom (_keeping), and so does a name the copy binds
     only below the line that stopped it as the whole notebook ran (`stops`: Grader.settle's, a first line that raises).
-    A cell lent to the part below a cell it grades gives it nothing of what that cell's task names (_holding). A graded
-    cell the notebook does not hold takes the cell that holds its code from the student (`found`: hosts, by default
-    read here; taken), and where its stub stands in for it, that cell is its own copy (the stub replaces the Linear of
-    the merged cell module, never to put back a draft above it: red-a16 X25-a16-3)."""
+    A cell of the student's that the part runs but does not grade, below the part's test cell, gives it nothing of what
+    the graded cells' tasks name (_held_below). A graded cell the notebook does not hold takes the cell that holds its
+    code from the student (`found`: hosts, by default read here; taken), and where its stub stands in for it, that cell
+    is its own copy (the stub replaces the Linear of the merged cell module, never to put back a draft above it:
+    red-a16 X25-a16-3)."""
     stops = stops or {}
     found = hosts(assignment, notebook, stops) if found is None else found
     program = program_from_notebook(notebook, assignment.source, assignment.release,
                                     taken(suite.student_cells, found), found)
     if suite.student_cells == "all":
-        return program
+        return _held_below(assignment, notebook, suite, program, found)
     released = _released(assignment)
     stubs = {gid: annotations_as_text(text) for gid, text in released.items()
              if gid not in taken(suite.student_cells, found)}
@@ -548,15 +550,32 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite, stops: Ma
     program = [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
         name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name)]))
         if cell.name in stubs else cell for cell in program]
-    lent = set(suite.lent) & set(suite.student_cells)
+    return _held_below(assignment, notebook, suite, program, found)
+
+
+def _held_below(assignment: Assignment, notebook: dict, suite: Suite, program: list[Cell], found: Mapping[str, str]
+                ) -> list[Cell]:
+    """`program`, the part's, with each cell of the student's that it runs but does not grade (a cell lent to it, the
+    cell that holds a lent cell's code, `found`: hosts; a cell the student added) held (_holding) where it stands below
+    the part's test cell in the student's notebook, as Jupyter runs that cell before it; where the notebook holds no
+    such test cell, wherever it stands below a graded cell. The test cell, not the graded cell: a fix the student
+    added between cell sgd and test_step (`SGD.step = ...`), or a cell linear that sets Module.parameters above
+    test_parameters, has run when Jupyter's test cell runs, and a wrong cell so mended costs no part there either.
+    The part that grades the whole notebook grades every solution cell (a momentum SGD tried at its end, below
+    test_lesson_numbers, costs no part: red-a16 X25-a16-1)."""
+    released = _released(assignment)
     trusted = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.source.cells
                if cell.metadata.get("nbgrader", {}).get("solution")}
     graded: dict[str, frozenset[str]] = {}  # by the cell that holds the graded code (its host, when merged into one)
-    for gid in suite.student_cells:
-        if gid in released and gid not in lent:
+    for gid in released if suite.student_cells == "all" else suite.student_cells:
+        if gid in released and gid not in suite.lent:
             host = found.get(gid, gid)
             graded[host] = graded.get(host, frozenset()) | task_names(trusted.get(gid, ""), released[gid])
-    return _holding(program, graded, lent)
+    lent = set(taken(suite.lent, found))  # and the cells that hold their code (red-a16 X25-a16-4)
+    known = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in assignment.source.cells}
+    ungraded = {cell.name for cell in program if cell.name not in graded and (cell.name in lent or cell.name not in known)}
+    below = standing_below(notebook, assignment.source, suite.grade_id)
+    return _holding(program, graded, ungraded if below is None else ungraded & below)
 
 
 def _released(assignment: Assignment) -> dict[str, str]:
@@ -672,21 +691,22 @@ def {held}(names={names!r}, function=type(lambda: None)):
 """
 
 
-def _holding(program: list[Cell], graded: Mapping[str, frozenset[str]], lent: set[str]) -> list[Cell]:
-    """`program`, each cell of `lent` that runs below a cell of `graded` (the names its task binds, by cell) between two
-    cells of the grader's: those names (SGD for cell sgd, count_64_32_10 for Exercise 1) hold after the lent cell what
-    they held before it, bound or not, and a class or function they hold is put back as it was (a method the lent cell
-    sets on SGD is undone). In Jupyter the part's test cell stands right below the cell it grades, where no cell below
-    has run: a lent cell gives the part what the graded cell calls of it (no_grad, for a step() under `with
-    no_grad():`), never a class or an answer of its own in place of the graded one (a right SGD copied to the end of
-    cell no_grad, or set on SGD there: red-b13 4, red-b15 X24-b15-2; a right count there: X24-b15-6), so one wrong
-    step() costs its part whether or not it calls no_grad. The lent cell itself runs as the student wrote it (its lines
-    are its messages', a cell magic stays its first line): the grader's code is in cells of its own, which bind nothing
-    else once the cell after it has run."""
+def _holding(program: list[Cell], graded: Mapping[str, frozenset[str]], ungraded: set[str]) -> list[Cell]:
+    """`program`, each cell of `ungraded` (_held_below's) that runs below a cell of `graded` (the names its task binds,
+    by cell) between two cells of the grader's: those names (SGD for cell sgd, count_64_32_10 for Exercise 1) hold
+    after that cell what they held before it, bound or not, and a class or function they hold is put back as it was (a
+    method the cell sets on SGD is undone). In Jupyter the part's test cell runs before any cell below it: a lent cell
+    there gives the part what the graded cell calls of it (no_grad, for a step() under `with no_grad():`), and a cell
+    the student added there a helper, never a class or an answer of its own in place of the graded one (a right SGD
+    copied to the end of cell no_grad, or set on SGD there: red-b13 4, red-b15 X24-b15-2; a right count there:
+    X24-b15-6; `SGD.step = ...` in a cell added below test_step, or a momentum SGD below every test cell: red-a16
+    X25-a16-1), so one wrong step() costs its part whether or not it calls no_grad. The held cell itself runs as the
+    student wrote it (its lines are its messages', a cell magic stays its first line): the grader's code is in cells
+    of its own, which bind nothing else once the cell after it has run."""
     names: list[str] = []  # the names of the graded cells above
     held: list[Cell] = []
     for cell in program:
-        if cell.name in lent and names:
+        if cell.name in ungraded and names:
             held += [Cell(f"{cell.name} (before it)", _HOLD.format(held=_HELD, names=tuple(names))), cell,
                      Cell(f"{cell.name} (after it)", f"{_HELD}()\ndel {_HELD}\n")]
         else:

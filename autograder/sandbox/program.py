@@ -255,6 +255,19 @@ def program_from_notebook(
     return program
 
 
+def standing_below(notebook: Mapping, source: Mapping, grade_id: str) -> frozenset[str] | None:
+    """The cells of the student's `notebook` below its copy of `grade_id` (the last, which nbgrader's autograde takes),
+    named as program_from_notebook names them: a known cell of the trusted `source` by its grade id, any other (a cell
+    the student added, an earlier copy, a grade id the source has none of) by its index; None when the notebook holds
+    no `grade_id`. What Jupyter runs only after that cell has run."""
+    last = _last_copies(notebook)
+    if grade_id not in last:
+        return None
+    known = {_nbgrader(c).get("grade_id") for c in source["cells"]} - {None}
+    gids = [_nbgrader(c).get("grade_id") for c in notebook.get("cells", [])]
+    return frozenset(gid if isinstance(gid, str) and gid in known and last[gid] == index else str(index)
+                     for index, gid in enumerate(gids) if index > last[grade_id])
+
 
 def _runs(cell: Mapping) -> bool:
     """Whether a part's program holds the (trusted) source cell: a code cell, not a test cell (the checks replace it)
