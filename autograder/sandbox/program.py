@@ -260,7 +260,7 @@ def standing_below(notebook: Mapping, source: Mapping, grade_id: str) -> frozens
     named as program_from_notebook names them: a known cell of the trusted `source` by its grade id, any other (a cell
     the student added, an earlier copy, a grade id the source has none of) by its index; None when the notebook holds
     no `grade_id`. What Jupyter runs only after that cell has run."""
-    last = _last_copies(notebook)
+    last = last_copies(notebook)
     if grade_id not in last:
         return None
     known = {_nbgrader(c).get("grade_id") for c in source["cells"]} - {None}
