@@ -1254,3 +1254,19 @@ def test_a_given_cell_made_markdown_and_edited_runs_its_released_copy_in_the_pub
     assert scores(report) == FULL, scores(report)
     public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
     assert not public, public
+
+
+def test_a_deleted_given_cell_is_named_by_the_public_checks_not_blamed_on_the_answer_below_it(tmp_path):
+    """red-b16 X25-b16-3 (deleted): the given cell parameter deleted (dd in Jupyter). The grade stands the released
+    copy in for it (program.py, nbgrader's missing cells): 18/18. The public checks run the notebook as saved, and
+    every forward check fails with "the notebook defines no Linear (because cell module: Module raised NameError:
+    name 'Parameter' is not defined (line 4 of its cell))": it names cell module, the student's right answer, and
+    not the deleted given cell, and disagrees with the grade on every part. Measured on main 3dcacfe: grade 18/18,
+    public forward 0/5 passed."""
+    notebook = solution_notebook()
+    del notebook.cells[_cell_at(notebook.cells, "parameter")]
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, scores(report)
+    public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
+    assert not [m for m in public if "because cell module" in m], public
