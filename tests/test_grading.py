@@ -1319,3 +1319,111 @@ def test_a_cell_the_student_added_below_every_test_cell_changes_no_part(tmp_path
     notebook.cells.append(new_code_cell(_MOMENTUM_AT_THE_END))
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert scores(report) == FULL, failing_messages(report)
+
+
+def _as_markdown(cell, source=None):
+    note = copy.deepcopy(cell)
+    note.cell_type = "markdown"
+    for key in ("outputs", "execution_count"):
+        note.pop(key, None)
+    if source is not None:
+        note.source = source
+    return note
+
+
+def _first_try_kept_above_as_a_note(notebook):
+    """Cell exercise_count copied and pasted below (the copy keeps its metadata, as Jupyter's copy and paste does);
+    the upper one, the first try, made markdown as a note; the lower one, the graded one, uses a helper only the note
+    defines (the kernel still has it from when the note was code)."""
+    cells = notebook.cells
+    at = _cell_at(cells, "exercise_count")
+    final = copy.deepcopy(cells[at])
+    final.source = "count_64_32_10 = layer_count(64, 32) + layer_count(32, 10)\n"
+    cells[at] = _as_markdown(cells[at], "def layer_count(n_in, n_out):\n    return n_in * n_out + n_out\n\n\n"
+                                        "count_64_32_10 = 64 * 32 + 32 * 10\n")
+    cells.insert(at + 1, final)
+    return notebook
+
+
+def test_an_earlier_copy_of_an_answer_cell_kept_as_markdown_runs_in_the_public_checks_as_in_the_grade(tmp_path):
+    """red-b16 X25-b16-1: nbgrader's DeduplicateIds clears the metadata of every copy of a grade id but the last, so
+    the markdown note above stays markdown and never runs; the grade (program.py: 'an earlier copy of a known cell'
+    runs only if it is code) agrees: test_exercise_count 0/1, NameError layer_count, 17/18. The public checks
+    (cells.graded_as_code: solution and not grade, from the note's own copied metadata) run the note as code and
+    pass exercise_count: they disagree with the grade. Measured on main 3dcacfe: public 1/1 passed, grade 17/18."""
+    path = write_notebook(_first_try_kept_above_as_a_note(solution_notebook()), tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report)["test_exercise_count"] == 0, scores(report)
+    public = notebook_checks.run_part("exercise_count", path)
+    assert not all(ok for ok, _ in public.values()), public
+
+
+def test_the_public_checks_never_say_the_grade_runs_a_markdown_copy_it_drops(tmp_path):
+    """red-b16 X25-b16-1 (message): cell sgd's original kept above as a markdown note, the pasted copy below (the
+    graded one) with step() moving up the gradient. The grade runs the lower copy only (13.38/18, 'up the gradient').
+    Every failing public step message starts 'cell sgd is a markdown cell in your notebook, and the grade runs it as
+    code, as the release has it: make it a code cell again': the grade drops that copy (nbgrader's DeduplicateIds
+    clears its metadata), so the note names code the grade never runs. Measured on main 3dcacfe: 3 of 3 failing
+    public step messages start with it."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    at = _cell_at(cells, "sgd")
+    final = copy.deepcopy(cells[at])
+    final.source = final.source.replace("p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")
+    cells[at] = _as_markdown(cells[at])
+    cells.insert(at + 1, final)
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    public = [m for ok, m in notebook_checks.run_part("step", path).values() if not ok]
+    assert public and all("up the gradient" in m for m in public), public
+    assert not [m for m in public if "the grade runs it as code" in m], public
+
+
+def test_a_markdown_answer_cell_made_code_runs_in_the_public_checks_as_in_the_grade(tmp_path):
+    """red-b16 X25-b16-2: answer_zeroing (a written answer: solution and grade, markdown in the release) made a code
+    cell holding code. nbgrader's OverwriteCells gives it back its released type, markdown, and the grade
+    (program.py: a known cell that is not code in the release is only an anchor) never runs it: 18/18. The public
+    checks (cells.graded_as_code: cell_type == 'code') run it: here it rebinds SGD and every public step check fails,
+    5 of 5. Measured on main 3dcacfe: grade 18/18, public step 0/5 passed."""
+    notebook = solution_notebook()
+    cell = notebook.cells[_cell_at(notebook.cells, "answer_zeroing")]
+    cell.cell_type, cell.outputs, cell.execution_count = "code", [], None
+    cell.source = "# backward() adds to .grad; a stand-in optimizer to try it out\nclass SGD:\n    pass\n"
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, scores(report)
+    public = [m for ok, m in notebook_checks.run_part("step", path).values() if not ok]
+    assert not public, public
+
+
+def test_a_given_cell_made_markdown_and_edited_runs_its_released_copy_in_the_public_checks_as_in_the_grade(tmp_path):
+    """red-b16 X25-b16-3: the given cell parameter made markdown and a note typed into it. nbgrader's OverwriteCells
+    gives a locked cell back its released type and text, and so does the grade: 18/18. The public checks skip it
+    (cells.graded_as_code: the checksum as code no longer matches, and it is not code), so Parameter is never
+    defined and every public check fails, each blaming cell module ("the notebook defines no Linear (because cell
+    module: Module raised NameError: name 'Parameter' is not defined"), with no note of the edited given cell
+    (edited_given's note is only made for cells graded_as_code). Measured on main 3dcacfe: grade 18/18, public
+    forward 0/5, parameters 0/8, step 0/5 passed."""
+    notebook = solution_notebook()
+    at = _cell_at(notebook.cells, "parameter")
+    notebook.cells[at] = _as_markdown(notebook.cells[at], notebook.cells[at].source + "\n# Parameter: what SGD moves\n")
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, scores(report)
+    public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
+    assert not public, public
+
+
+def test_a_deleted_given_cell_is_named_by_the_public_checks_not_blamed_on_the_answer_below_it(tmp_path):
+    """red-b16 X25-b16-3 (deleted): the given cell parameter deleted (dd in Jupyter). The grade stands the released
+    copy in for it (program.py, nbgrader's missing cells): 18/18. The public checks run the notebook as saved, and
+    every forward check fails with "the notebook defines no Linear (because cell module: Module raised NameError:
+    name 'Parameter' is not defined (line 4 of its cell))": it names cell module, the student's right answer, and
+    not the deleted given cell, and disagrees with the grade on every part. Measured on main 3dcacfe: grade 18/18,
+    public forward 0/5 passed."""
+    notebook = solution_notebook()
+    del notebook.cells[_cell_at(notebook.cells, "parameter")]
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, scores(report)
+    public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
+    assert not [m for m in public if "because cell module" in m], public
