@@ -256,3 +256,37 @@ def test_a_long_note_of_the_students_making_cannot_hide_a_question_deleted():
     assert any("question_1" in note for note in notes)
     shown = Report([], notes=[one_line(note) for note in notes]).note  # as RunHiddenSuites hands it on
     assert "question_1" in shown, shown
+
+
+def test_many_long_notes_of_the_students_making_cannot_hide_a_question_deleted():
+    """red-c18 X27-c18-1 (pass 27): notes_line gives each note an equal share of the 300 characters, but the student
+    chooses how many notes there are and how long. Deleting question_1 (a forged, easier question in its place) and
+    also pasting the text cells twice, editing them, unlocking them, turning the demos to raw cells and adding cells
+    with empty or invented nbgrader metadata makes seven notes, six of them hundreds of characters long: each share is
+    about 40 characters and the line shows "cells missing from the notebook: questio…". The instructor reads that a
+    cell is missing, not which one: the forged question stands above the written answer."""
+    from autograder.outputs.inert import one_line
+
+    notebook = release_notebook()
+
+    def grade_id(cell):
+        return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+    ids = [grade_id(c) for c in notebook.cells]
+    notebook.cells[ids.index("question_1")] = nbformat.v4.new_markdown_cell(FORGED_QUESTION)
+    for cell in notebook.cells:
+        if str(grade_id(cell)).startswith("text_"):
+            cell.source += " (edited)"  # locked cells edited
+            cell.metadata.nbgrader["locked"] = False  # metadata edited
+        if str(grade_id(cell)).startswith("demo_"):
+            cell.cell_type = "raw"  # retyped
+            cell.pop("outputs", None)
+            cell.pop("execution_count", None)
+    notebook.cells[:0] = [copy.deepcopy(c) for c in notebook.cells if str(grade_id(c)).startswith("text_")]
+    notebook.cells += [nbformat.v4.new_markdown_cell("x", metadata={"nbgrader": {}}) for _ in range(40)]
+    notebook.cells += [nbformat.v4.new_markdown_cell("x", metadata={"nbgrader": {"grade_id": f"mine_{n}"}})
+                       for n in range(40)]
+    notes = cell_notes(ASSIGNMENT, notebook)
+    assert any("question_1" in note for note in notes) and len(notes) >= 7
+    shown = Report([], notes=[one_line(note) for note in notes]).note  # as RunHiddenSuites hands it on
+    assert "question_1" in shown, shown
