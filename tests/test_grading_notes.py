@@ -290,3 +290,25 @@ def test_many_long_notes_of_the_students_making_cannot_hide_a_question_deleted()
     assert any("question_1" in note for note in notes) and len(notes) >= 7
     shown = Report([], notes=[one_line(note) for note in notes]).note  # as RunHiddenSuites hands it on
     assert "question_1" in shown, shown
+
+
+def test_deleted_instructions_above_it_cannot_hide_a_question_deleted():
+    """red-c18 X27-c18-5 (pass 27): one note alone is enough. The student deletes the thirteen locked text cells above
+    question_1 (instructions: nothing graded, nothing lost) and puts a forged, easier question in question_1's place.
+    "cells missing from the notebook" lists the missing ids in the release's order, 449 characters, and the line the
+    pages' header, `make grade`'s summary and the formgrader show is cut at 300: it names nine text cells and ends
+    in "…" before question_1. The instructor reads that some instructions are gone, not that the question is."""
+    from autograder.outputs.inert import one_line
+
+    notebook = release_notebook()
+
+    def grade_id(cell):
+        return str(cell.metadata.get("nbgrader", {}).get("grade_id"))
+
+    at = [grade_id(c) for c in notebook.cells].index("question_1")
+    notebook.cells[at] = nbformat.v4.new_markdown_cell(FORGED_QUESTION)
+    notebook.cells = [c for c in notebook.cells[:at] if not grade_id(c).startswith("text_")] + notebook.cells[at:]
+    notes = cell_notes(ASSIGNMENT, notebook)
+    assert len(notes) == 1 and "question_1" in notes[0]
+    shown = Report([], notes=[one_line(note) for note in notes]).note  # as RunHiddenSuites hands it on
+    assert "question_1" in shown, shown
