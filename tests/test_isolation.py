@@ -1238,3 +1238,36 @@ def test_without_a_private_tmpfs_a_file_reserves_no_more_of_the_disk_than_output
         outcome = sandbox.call([Cell("student", RESERVE_256_MB)], sandbox_probes.value, name="result")
         hits = sandbox.end()
     assert not (outcome.ok and outcome.value[0] == 0), (outcome.value, hits)  # refused, or stopped at the budget
+
+
+# 256 MB in /dev/shm (the machine's tmpfs: memory), outside the scratch folder, in files of 1 MB (output_kb), held
+# 1.5 s (three looks of the disk walk, thirty of the memory count): how many MB were written.
+SHM_256_MB = """\
+import os, time
+written = 0
+for n in range(256):
+    try:
+        with open(f'/dev/shm/rc18-{os.getpid()}-{n}', 'wb') as file:
+            file.write(b'x' * 2**20)
+        written += 1
+    except OSError:
+        break
+time.sleep(1.5)
+result = written"""
+
+
+def test_at_uid_memory_in_dev_shm_is_counted_against_a_budget():
+    """red-c18 X27-c18-4 (pass 27): at `uid` docs/security.md says a submission's files outside its folder (in `/tmp`,
+    `/var/tmp`, `/dev/shm`) "are bounded only by the machine's disk". `/dev/shm` is a tmpfs: its files are the
+    machine's memory (here up to 24 GB, half of it), not disk, and no budget counts them: not the memory count (the
+    PSS of the submission's processes: a file's pages are no process's until mapped), not the disk walk (the scratch
+    folder only), not RLIMIT_AS. 256 MB past a memory budget of 128 MB and a disk budget of 64 MB, held 1.5 s,
+    neither named; at this rate one check fills the machine's memory (swap, then the OOM killer among the grader's
+    own processes and every other session's) before its time budget ends. Written somewhere a budget counts, or
+    refused, or stopped."""
+    limits = Limits(seconds=10, memory_mb=1024, output_kb=1024)
+    with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("student", SHM_256_MB)], sandbox_probes.value, name="result")
+        hits = sandbox.end()
+    assert not (outcome.ok and outcome.value == 256), (outcome.value, hits)
