@@ -1271,3 +1271,37 @@ def test_at_uid_memory_in_dev_shm_is_counted_against_a_budget():
         outcome = sandbox.call([Cell("student", SHM_256_MB)], sandbox_probes.value, name="result")
         hits = sandbox.end()
     assert not (outcome.ok and outcome.value == 256), (outcome.value, hits)
+
+
+def test_the_walk_of_the_uids_files_in_memory_is_bounded(tmp_path, monkeypatch):
+    """fix-shm (X27-c18-4): at `uid` the session counts the uid's files in the machine's tmpfs folders against the
+    memory budget. The walk of them is bounded as the scratch folder's is: DISK_ENTRIES entries in all, the uid's
+    top-level ones and those inside its folders together; others' entries are neither counted nor walked into."""
+    from autograder.sandbox import isolation
+
+    mine, theirs = os.getuid(), os.getuid() + 1
+    (tmp_path / "file").write_bytes(os.urandom(100_000))
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "inner").write_bytes(os.urandom(100_000))
+    assert 200_000 <= isolation._memory_use(isolation._owned(mine, [str(tmp_path)]), 1 << 20) < 300_000
+    assert isolation._memory_use(isolation._owned(mine, [str(tmp_path)]), 150_000) > 150_000
+    assert isolation._memory_use(isolation._owned(theirs, [str(tmp_path)]), 0) == 0
+    monkeypatch.setattr(isolation, "DISK_ENTRIES", 5)
+    for n in range(3):
+        (tmp_path / "folder" / str(n)).touch()
+    assert isolation._memory_use(isolation._owned(mine, [str(tmp_path)]), 1 << 20) > 1 << 20  # 2 + 4 entries
+
+
+def test_the_folders_whose_files_are_memory_are_found_from_the_mounts():
+    """fix-shm (X27-c18-4): the places any user may write that are a tmpfs (or ramfs), as /proc/self/mountinfo says
+    (the last mount on the longest point holding each): those the memory walk looks in at `uid`."""
+    from autograder.sandbox import isolation
+
+    kinds = {}
+    with open("/proc/self/mountinfo") as info:
+        for line in info:
+            fields = line.split()
+            kinds[fields[4]] = fields[fields.index("-") + 1]
+    found = isolation._memory_folders(isolation.WRITABLE)
+    assert ("/dev/shm" in found) == (kinds.get("/dev/shm") in isolation.MEMORY_FILESYSTEMS)
+    assert "/nonexistent-kit-folder" not in isolation._memory_folders(["/nonexistent-kit-folder"])

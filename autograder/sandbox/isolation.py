@@ -19,9 +19,10 @@ isolation. For each submission it forks a *session* process that serves that sub
   submission's session keyring (`Isolation.enter` joins a new one), with the uid's own keyrings
   emptied. Its process budget is the pids cgroup; only without one is it the uid's `RLIMIT_NPROC`.
 * `Isolation.over` runs in the session each tick while a call runs: without a memory cgroup it sums the
-  memory the submission's live processes hold, without a private tmpfs what its scratch folder holds, and
-  names the budget passed; the session then stops the loader and all it started, as the cgroup's OOM
-  killer would (and empties the folder, so the calls after it start with room).
+  memory the submission's live processes hold (and at `uid` its files in the machine's tmpfs folders, memory
+  too), without a private tmpfs what its scratch folder holds, and names the budget passed; the session
+  then stops the loader and all it started, as the cgroup's OOM killer would (and empties the folder, and
+  those files, so the calls after it start with room).
 * `Isolation.end` runs in the worker once the session has ended: it kills anything left, says which
   budget the submission hit, removes the cgroups and empties the uid's keyrings (and, without
   namespaces, removes the uid's files). What a stopped run left (its cgroups, keys, processes and
@@ -53,7 +54,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISDIR, S_ISVTX, S_IWOTH, S_IXOTH
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 if __package__:
     from . import cputime, forks, landlock, uids
@@ -80,6 +81,7 @@ STALE_SECONDS = 120  # an empty kit cgroup older than this is a stopped run's, n
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")  # the places any user may write, which a namespace session has its own of
 WRITABLE = (*SCRATCH, "/run/lock")  # and every folder of a Debian machine that any user may write (mode 1777)
 SHARED = S_ISVTX | S_IWOTH | S_IXOTH  # a folder any user may write in, whose entries only their owners may move
+MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")  # whose files are the machine's memory (/dev/shm, often /tmp and /run/lock)
 # What of the system a session may read, besides the interpreter's own files (allowed_paths): programs and
 # shared libraries (a student may run `sleep`; ctypes loads libc), and the dynamic loader's files. Not
 # /usr/local, /usr/share, /usr/src, /home, /root, /srv, /opt, /etc: a course or its clone may live there.
@@ -409,6 +411,11 @@ class Isolation:
         # In the session: when `over` next sums the memory (LOOK_SPACING), last walked the scratch folder; the
         # folder is over.
         self.looked, self.walked, self.overfull = 0.0, 0.0, False
+        # In the session at `uid`: the places any user may write whose files are memory, which the uid may write
+        # outside its scratch folder (at `uid+landlock` Landlock refuses them; namespaces have a private tmpfs).
+        # Its files there count against the memory budget (Isolation.over: red-c18 X27-c18-4); they are in memory.
+        self.memory_folders: tuple[str, ...] = ()
+        self.in_memory = False  # they passed it: emptied once the loader is dead (note_scratch)
         self.cgroups: _Cgroups | None = None
         self.in_session = False  # this process is a session (enter), not the worker
         self.level = machine_level(budgets, ceiling)
@@ -417,6 +424,8 @@ class Isolation:
         self.landlock = self.level == "uid+landlock"
         self.allowed = allowed_paths(see) if self.namespaces or self.landlock else []
         self.uid = uids.claim_uid(clean=_clean_stale_uid) if self.level != "none" else os.getuid()
+        if self.level == "uid":
+            self.memory_folders = _memory_folders(WRITABLE)
         # Cgroup names unique per run, not just per pid (containers reuse pids), under the uid this worker holds.
         self.run = f"kit-{self.uid}-{secrets.token_hex(4)}"
         if self.level != "none":  # a uid no process uses may still hold keys a stopped run left
@@ -574,6 +583,10 @@ class Isolation:
         elif self.overfull:
             self.overfull = False
             self._empty_scratch()
+        if self.in_memory:  # as the scratch folder: the calls after it start with the memory the files held
+            self.in_memory = False
+            for path, _ in self._in_memory():
+                _remove(path)
 
     @property
     def _held_scratch(self) -> str:
@@ -589,20 +602,31 @@ class Isolation:
         for name in names:
             _remove(f"{self._held_scratch}/{name}")
 
+    def _in_memory(self) -> Iterator[tuple[str, os.stat_result]]:
+        """The uid's entries in memory_folders but for the scratch folder as begun (whose bytes are the disk
+        budget's): what the submission keeps in memory outside its processes."""
+        scratch = os.fstat(self.scratch_fd) if self.scratch_fd >= 0 else None
+        for path, stat in _owned(self.uid, self.memory_folders):
+            if scratch is None or (stat.st_dev, stat.st_ino) != (scratch.st_dev, scratch.st_ino):
+                yield path, stat
+
     def over(self, session: int) -> str:
         """In the session, while it waits for a loader: the budget the submission passed that no cgroup or tmpfs
         bounds here, "memory budget" or "disk budget" ("" for none). Without a memory cgroup, the memory of the
-        live processes below `session` (cputime.tree_memory); without a private tmpfs, what the scratch folder
-        holds. At most every cputime.TICK (or LOOK_SPACING times the last look's CPU time) and DISK_EVERY seconds
-        (a walk of at most DISK_ENTRIES), however often it is asked; its CPU time is the session's, never charged
-        to the submission (LOOK_SPACING). The caller stops the loader and all it started."""
+        live processes below `session` (cputime.tree_memory), and at `uid` what the uid's files in a tmpfs hold
+        (memory_folders, a walk of at most DISK_ENTRIES: _memory_use); without a private tmpfs, what the scratch
+        folder holds. At most every cputime.TICK (or LOOK_SPACING times the last look's CPU time) and DISK_EVERY
+        seconds (a walk of at most DISK_ENTRIES), however often it is asked; its CPU time is the session's, never
+        charged to the submission (LOOK_SPACING). The caller stops the loader and all it started."""
         memory, disk, now = self.budgets.memory_mb << 20, self.budgets.disk_mb << 20, time.monotonic()
         if not self.use_cgroups and now >= self.looked:
             started = time.thread_time()
             held = cputime.tree_memory(session, memory)
+            files = _memory_use(self._in_memory(), memory - held) if self.memory_folders and held <= memory else 0
             self.looked = now + max(cputime.TICK, LOOK_SPACING * (time.thread_time() - started))
-            if held > memory:
+            if held + files > memory:
                 self.hits.add("memory budget")
+                self.in_memory = files > 0
                 return "memory budget"
         if self.scratch and now >= self.walked + DISK_EVERY:
             self.walked = now
@@ -663,35 +687,78 @@ def _clean_stale_uid(uid: int) -> None:
 
 
 def _remove_files_of(uid: int) -> None:
-    """Remove what `uid` owns in the places any user may write (WRITABLE), and in the folders of root's inside
-    them that any user may write too (systemd-tmpfiles' /tmp/.X11-unix, .ICE-unix...: red-e15 X24-e15-4). Only
-    root's, sticky: no other user can rename one, or an entry of `uid`'s in one, so no path walked here can be
-    made a link meanwhile (`uid`'s processes are dead). Each folder once (a bind mount may nest one in itself)."""
-    folders, seen = list(WRITABLE), set()
+    """Remove what `uid` owns in the places any user may write (WRITABLE: _owned). Only after `uid`'s processes
+    are dead: no path walked here can then be made a link meanwhile."""
+    for path, _ in _owned(uid, WRITABLE):
+        _remove(path)
+
+
+def _owned(uid: int, places: Iterable[str]) -> Iterator[tuple[str, os.stat_result]]:
+    """The entries `uid` owns in `places` (folders any user may write), and in the folders of root's inside
+    them that any user may write too (systemd-tmpfiles' /tmp/.X11-unix, .ICE-unix...: red-e15 X24-e15-4), as
+    they are listed (a caller may stop early). Only root's, sticky: no other user can rename one, or an entry
+    of `uid`'s in one. Each folder once (a bind mount may nest one in itself)."""
+    folders, seen = list(places), set()
     while folders:
         try:
-            entries = list(os.scandir(folders.pop()))
+            listing = os.scandir(folders.pop())
         except OSError:  # no such folder here
             continue
-        for entry in entries:
-            try:
-                stat = entry.stat(follow_symlinks=False)
+        with listing:
+            for entry in listing:
+                try:
+                    stat = entry.stat(follow_symlinks=False)
+                except OSError:  # removed meanwhile
+                    continue
                 if stat.st_uid == uid:
-                    _remove(entry.path)
+                    yield entry.path, stat
                 elif S_ISDIR(stat.st_mode) and stat.st_uid == 0 and stat.st_mode & SHARED == SHARED \
                         and (stat.st_dev, stat.st_ino) not in seen:
                     seen.add((stat.st_dev, stat.st_ino))
                     folders.append(entry.path)
-            except OSError:
-                pass
 
 
-def _disk_use(folder: str, bound: int) -> int:
-    """Bytes the files and folders under `folder` take (st_blocks), following no link: more than `bound` once
-    past it, or past DISK_ENTRIES entries or DISK_DEPTH folders deep. Depth first, each folder opened from its
-    parent's descriptor (no path grows past the kernel's longest, nor passes through a link made meanwhile)."""
+def _memory_folders(places: Iterable[str]) -> tuple[str, ...]:
+    """Those of `places` on a file system whose files are memory (MEMORY_FILESYSTEMS), as /proc/self/mountinfo
+    says: each one's mount is the last listed (a later mount on a point covers the earlier) whose point is
+    the longest that holds it."""
+    mounts = []
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as info:
+        for line in info:
+            fields = line.split()
+            mounts.append((_mountinfo_path(fields[4]), fields[fields.index("-") + 1]))
+    found = []
+    for place in places:
+        real = os.path.realpath(place)
+        holding = [(len(point), n, kind) for n, (point, kind) in enumerate(mounts)
+                   if point == "/" or _under(real, (point,))]
+        if os.path.isdir(real) and holding and max(holding)[2] in MEMORY_FILESYSTEMS:
+            found.append(place)
+    return tuple(found)
+
+
+def _memory_use(entries: Iterable[tuple[str, os.stat_result]], bound: int) -> int:
+    """Bytes `entries` (with what their folders hold) take, as _disk_use counts them: more than `bound` once past
+    it, or past DISK_ENTRIES entries in all."""
+    total, folders, walked = 0, [], 0
+    for path, stat in entries:
+        walked += 1
+        total += stat.st_blocks * 512
+        if S_ISDIR(stat.st_mode):
+            folders.append(path)
+        if total > bound or walked > DISK_ENTRIES:
+            return bound + 1
+    return total + _disk_use(folders, bound - total, DISK_ENTRIES - walked)
+
+
+def _disk_use(folders: str | Iterable[str], bound: int, entries: int | None = None) -> int:
+    """Bytes the files and folders under `folders` (one, or several) take (st_blocks), following no link: more
+    than `bound` once past it, or past `entries` entries in all (DISK_ENTRIES unless told) or DISK_DEPTH folders
+    deep. Depth first, each folder opened from its parent's descriptor (no path grows past the kernel's longest,
+    nor passes through a link made meanwhile)."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     total = walked = 0
+    entries = DISK_ENTRIES if entries is None else entries
     stack: list[tuple[int, os._ScandirIterator[str]]] = []  # the folders on the way down: each one's descriptor,
     # and its listing so far (a local's annotation: typeshed's name, never looked up)
 
@@ -704,29 +771,30 @@ def _disk_use(folder: str, bound: int) -> int:
             raise
 
     try:
-        enter(folder, None)
-    except OSError:  # gone: nothing in it
-        return 0
-    try:
-        while stack:
-            fd, listing = stack[-1]
-            entry = next(listing, None)
-            if entry is None:
-                listing.close()
-                os.close(stack.pop()[0])
-                continue
-            walked += 1
+        for folder in [folders] if isinstance(folders, str) else folders:
             try:
-                stat = entry.stat(follow_symlinks=False)
-                total += stat.st_blocks * 512
-                if S_ISDIR(stat.st_mode) and len(stack) < DISK_DEPTH:
-                    enter(entry.name, fd)
-                elif S_ISDIR(stat.st_mode):
+                enter(folder, None)
+            except OSError:  # gone: nothing in it
+                continue
+            while stack:
+                fd, listing = stack[-1]
+                entry = next(listing, None)
+                if entry is None:
+                    listing.close()
+                    os.close(stack.pop()[0])
+                    continue
+                walked += 1
+                try:
+                    stat = entry.stat(follow_symlinks=False)
+                    total += stat.st_blocks * 512
+                    if S_ISDIR(stat.st_mode) and len(stack) < DISK_DEPTH:
+                        enter(entry.name, fd)
+                    elif S_ISDIR(stat.st_mode):
+                        return bound + 1
+                except OSError:  # removed (or replaced by a link) meanwhile: not there
+                    pass
+                if total > bound or walked > entries:
                     return bound + 1
-            except OSError:  # removed (or replaced by a link) meanwhile: not there
-                pass
-            if total > bound or walked > DISK_ENTRIES:
-                return bound + 1
     finally:
         for fd, listing in stack:
             listing.close()
