@@ -1551,3 +1551,26 @@ def test_run_m_of_a_package_runs_its_main_in_the_grade_as_in_jupyter_and_the_pub
                Cell("c", "%%writefile pkg_run_b18/__main__.py\nMAIN = 2\n"),
                Cell("d", "import importlib\nimportlib.invalidate_caches()\n%run -m pkg_run_b18")]
     assert box.call(program, sandbox_probes.bound, name="MAIN").value is True
+
+
+_FAILING_NOTEBOOK = {"cells": [{"cell_type": "code", "metadata": {}, "source": ["D = 1\n", "1/0\nE = 2"]},
+                               {"cell_type": "code", "metadata": {}, "source": "F = 1"}],
+                     "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+@pytest.mark.parametrize("cells", [["%%writefile bad_run.ipynb\n" + json.dumps(_FAILING_NOTEBOOK), "%run bad_run.ipynb\nAFTER = 1",
+                                    "SHOWN = (D, 'E' in globals(), 'F' in globals(), 'AFTER' in globals()) == (1, False, False, False)"],
+                                   ["%%writefile notjson_run.ipynb\nhello",
+                                    "try:\n    get_ipython().run_line_magic('run', 'notjson_run.ipynb')\n"
+                                    "except Exception as e:\n    ERR = (type(e).__name__, str(e))",
+                                    "SHOWN = ERR == ('NotJSONError', \"Notebook does not appear to be JSON: 'hello\\\\n'\")"],
+                                   ["%%writefile f_run.ipy\nFILE = __file__\nNAME = __name__\n%time T = 1\n", "%run f_run.ipy",
+                                    "SHOWN = (FILE, NAME, T, '__file__' in globals()) == ('f_run.ipy', '__main__', 1, False)"]],
+                         ids=["notebook-error-stops-the-cell", "notebook-not-json", "ipy-in-the-namespace"])
+def test_run_of_a_notebook_or_ipy_file_follows_ipythons_safe_execfile_ipy(box, cells):
+    """fix-run (X27-b18-1): %run of a notebook or a .ipy file runs its code cells as cells of the notebook's own, as
+    IPython 9.18's safe_execfile_ipy with raise_exceptions (every expected value checked with its shell): the first
+    error stops the rest and the calling cell; a file nbformat cannot read raises its error (NotJSONError, its words);
+    `__file__` is the file's name meanwhile, `__name__` the notebook's."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True, outcome
