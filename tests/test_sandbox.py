@@ -1565,12 +1565,17 @@ _FAILING_NOTEBOOK = {"cells": [{"cell_type": "code", "metadata": {}, "source": [
                                     "except Exception as e:\n    ERR = (type(e).__name__, str(e))",
                                     "SHOWN = ERR == ('NotJSONError', \"Notebook does not appear to be JSON: 'hello\\\\n'\")"],
                                    ["%%writefile f_run.ipy\nFILE = __file__\nNAME = __name__\n%time T = 1\n", "%run f_run.ipy",
-                                    "SHOWN = (FILE, NAME, T, '__file__' in globals()) == ('f_run.ipy', '__main__', 1, False)"]],
-                         ids=["notebook-error-stops-the-cell", "notebook-not-json", "ipy-in-the-namespace"])
-def test_run_of_a_notebook_or_ipy_file_follows_ipythons_safe_execfile_ipy(box, cells):
+                                    "SHOWN = (FILE, NAME, T, '__file__' in globals()) == ('f_run.ipy', '__main__', 1, False)"],
+                                   ["import os\nos.makedirs('pkg_args_run', exist_ok=True)", "%%writefile pkg_args_run/__init__.py\n",
+                                    "%%writefile pkg_args_run/__main__.py\nimport sys\nARGS = sys.argv[1:]\n",
+                                    "import importlib\nimportlib.invalidate_caches()\n%run -m pkg_args_run -v a\nFIRST = ARGS\n"
+                                    "%run -n -m pkg_args_run -n -- b", "SHOWN = (FIRST, ARGS) == (['-v', 'a'], ['b'])"]],
+                         ids=["notebook-error-stops-the-cell", "notebook-not-json", "ipy-in-the-namespace", "module-args"])
+def test_run_of_a_notebook_a_ipy_file_or_a_module_follows_ipythons_rules(box, cells):
     """fix-run (X27-b18-1): %run of a notebook or a .ipy file runs its code cells as cells of the notebook's own, as
     IPython 9.18's safe_execfile_ipy with raise_exceptions (every expected value checked with its shell): the first
     error stops the rest and the calling cell; a file nbformat cannot read raises its error (NotJSONError, its words);
-    `__file__` is the file's name meanwhile, `__name__` the notebook's."""
+    `__file__` is the file's name meanwhile, `__name__` the notebook's. (X27-b18-2) `%run -m module args`: the words
+    after the module are its arguments, as IPython puts `--` after `-m module` (unless the line has one)."""
     outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
     assert outcome.value is True, outcome

@@ -42,12 +42,15 @@ class ExecutionResult:
             raise self.error_in_exec
 
 
-def _options(line: str, with_value: str) -> tuple[dict[str, str], list[str]]:
+def _options(line: str, with_value: str, end_after: str = "") -> tuple[dict[str, str], list[str]]:
     """A magic's line read as IPython's parse_options reads it: its single-letter options (those in `with_value`
-    take the rest of the word or the next word) and `--long` ones, up to the first word that is neither."""
+    take the rest of the word or the next word) and `--long` ones, up to the first word that is neither, or `--`
+    (getopt's end), or the option word `end_after` and its value (%run's `-m module`: IPython puts `--` after it)."""
     words, options = shlex.split(line), {}
     while words and words[0].startswith("-") and words[0] != "-":
         word = words.pop(0)
+        if word == "--":
+            break
         if word.startswith("--"):
             options[word[2:]] = ""
             continue
@@ -56,6 +59,8 @@ def _options(line: str, with_value: str) -> tuple[dict[str, str], list[str]]:
                 options[letter] = word[at + 1:] or (words.pop(0) if words else "")
                 break
             options[letter] = ""
+        if word == end_after:
+            break
     return options, words
 
 
@@ -118,7 +123,7 @@ def run(shell: Any, line: str) -> None:
     args), in a namespace of its own whose names then join the notebook's (-i: in the notebook's). An error in it is
     printed and the cell goes on, as IPython's safe_execfile does. A module runs as runpy runs it (a package: its
     __main__), as IPython's safe_run_module; a .ipy file or a notebook runs as IPython's safe_execfile_ipy (_run_cells)."""
-    options, words = _options(line, "NbDlsTm")
+    options, words = _options(line, "NbDlsTm", "" if "--" in line else "-m")  # IPython: no `--` added to a line with one
     module = options.get("m")
     if module is not None:
         words.insert(0, _module_file(module))
