@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import json
 import os
 import signal
 import subprocess
@@ -1524,3 +1525,57 @@ def test_a_release_stub_with_its_annotations_as_text_loads_where_no_name_they_re
     that takes it blank loses the class (X23-1 again, for the next assignment's stubs)."""
     namespace = {"Module": object, "Tensor": object}
     exec(compile(annotations_as_text(stub), "<stub>", "exec", dont_inherit=True), namespace)  # as a cell compiles
+
+
+def _helper_notebook_cell() -> str:
+    notebook = {"cells": [{"cell_type": "code", "id": "h", "metadata": {}, "source": "HELPER = 41\n", "outputs": [],
+                           "execution_count": None}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return "%%writefile helper_run.ipynb\n" + json.dumps(notebook)
+
+
+def test_run_of_a_notebook_binds_its_names_in_the_grade_as_in_jupyter_and_the_public_checks(box):
+    """red-b18 X27-b18-1: `%run helper.ipynb` (a notebook the notebook wrote with %%writefile) runs that notebook's
+    cells in Jupyter and in the public checks (checks_shell.py hands %run to IPython, which reads .ipynb as a
+    notebook): HELPER is bound. The grade's %run (ipython_names.run) reads the file as Python text, prints the error
+    and binds nothing: the public checks pass a part the grade fails."""
+    program = [Cell("a", _helper_notebook_cell()), Cell("b", "%run helper_run.ipynb")]
+    assert box.call(program, sandbox_probes.bound, name="HELPER").value is True
+
+
+def test_run_m_of_a_package_runs_its_main_in_the_grade_as_in_jupyter_and_the_public_checks(box):
+    """red-b18 X27-b18-2: `%run -m pkg` runs pkg/__main__.py in IPython (the public checks and Jupyter, as
+    `python -m pkg`); the grade's %run runs pkg/__init__.py instead (importlib's spec origin), so the names bound
+    differ (MAIN in Jupyter and the public checks, INIT in the grade)."""
+    program = [Cell("a", "import os\nos.makedirs('pkg_run_b18', exist_ok=True)"),
+               Cell("b", "%%writefile pkg_run_b18/__init__.py\nINIT = 1\n"),
+               Cell("c", "%%writefile pkg_run_b18/__main__.py\nMAIN = 2\n"),
+               Cell("d", "import importlib\nimportlib.invalidate_caches()\n%run -m pkg_run_b18")]
+    assert box.call(program, sandbox_probes.bound, name="MAIN").value is True
+
+
+_FAILING_NOTEBOOK = {"cells": [{"cell_type": "code", "metadata": {}, "source": ["D = 1\n", "1/0\nE = 2"]},
+                               {"cell_type": "code", "metadata": {}, "source": "F = 1"}],
+                     "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+@pytest.mark.parametrize("cells", [["%%writefile bad_run.ipynb\n" + json.dumps(_FAILING_NOTEBOOK), "%run bad_run.ipynb\nAFTER = 1",
+                                    "SHOWN = (D, 'E' in globals(), 'F' in globals(), 'AFTER' in globals()) == (1, False, False, False)"],
+                                   ["%%writefile notjson_run.ipynb\nhello",
+                                    "try:\n    get_ipython().run_line_magic('run', 'notjson_run.ipynb')\n"
+                                    "except Exception as e:\n    ERR = (type(e).__name__, str(e))",
+                                    "SHOWN = ERR == ('NotJSONError', \"Notebook does not appear to be JSON: 'hello\\\\n'\")"],
+                                   ["%%writefile f_run.ipy\nFILE = __file__\nNAME = __name__\n%time T = 1\n", "%run f_run.ipy",
+                                    "SHOWN = (FILE, NAME, T, '__file__' in globals()) == ('f_run.ipy', '__main__', 1, False)"],
+                                   ["import os\nos.makedirs('pkg_args_run', exist_ok=True)", "%%writefile pkg_args_run/__init__.py\n",
+                                    "%%writefile pkg_args_run/__main__.py\nimport sys\nARGS = sys.argv[1:]\n",
+                                    "import importlib\nimportlib.invalidate_caches()\n%run -m pkg_args_run -v a\nFIRST = ARGS\n"
+                                    "%run -n -m pkg_args_run -n -- b", "SHOWN = (FIRST, ARGS) == (['-v', 'a'], ['b'])"]],
+                         ids=["notebook-error-stops-the-cell", "notebook-not-json", "ipy-in-the-namespace", "module-args"])
+def test_run_of_a_notebook_a_ipy_file_or_a_module_follows_ipythons_rules(box, cells):
+    """fix-run (X27-b18-1): %run of a notebook or a .ipy file runs its code cells as cells of the notebook's own, as
+    IPython 9.18's safe_execfile_ipy with raise_exceptions (every expected value checked with its shell): the first
+    error stops the rest and the calling cell; a file nbformat cannot read raises its error (NotJSONError, its words);
+    `__file__` is the file's name meanwhile, `__name__` the notebook's. (X27-b18-2) `%run -m module args`: the words
+    after the module are its arguments, as IPython puts `--` after `-m module` (unless the line has one)."""
+    outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
+    assert outcome.value is True, outcome
