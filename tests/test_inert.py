@@ -375,8 +375,9 @@ def test_a_written_answer_keeps_the_emoji_selectors_but_not_an_invisible_name():
 
 
 def test_every_note_keeps_its_share_of_the_line_however_long_another_is():
-    """Report.note and Gradescope's output: the short notes whole, the long ones cut to equal shares of what is left,
-    within the limit (a long note of the student's making hid "cells missing", red-c17 X26-c17-4)."""
+    """Report.note and Gradescope's output: the first note up to half the line, then the short notes whole and the long
+    ones cut to equal shares of what is left, within the limit (a long note of the student's making hid "cells
+    missing", red-c17 X26-c17-4, red-c18 X27-c18-1)."""
     notes = ["cells pasted more than once: " + ", ".join(f"text_{n}" for n in range(80)), "cells missing: question_1",
              "the folder also holds " + "x" * 5000, "locked cells edited: question_2"]
     line = notes_line(notes)
@@ -384,5 +385,7 @@ def test_every_note_keeps_its_share_of_the_line_however_long_another_is():
     assert "cells missing: question_1; " in line and line.endswith("; locked cells edited: question_2")
     first, _, third, _ = line.split("; ")
     assert first.startswith("cells pasted more than once: text_0") and third.startswith("the folder also holds xx")
-    assert abs(len(first) - len(third)) <= 1 and first.endswith("…")
+    assert len(first) == (300 - 6) // 2 and first.endswith("…") and third.endswith("…")
+    assert len(line) == 300  # the third took what the short ones left
+    assert notes_line(["a" * 400, "b" * 20]) == "a" * 277 + "…; " + "b" * 20  # and the first what the others left
     assert notes_line([]) == "" and notes_line(["\x1b[31m a \n b"]) == one_line("\x1b[31m a \n b")

@@ -209,16 +209,24 @@ def spreadsheet_cell(value: object) -> str:
 
 
 def notes_line(notes: list[str], limit: int = 300) -> str:
-    """Several notes as one line (one_line's each) of at most `limit` characters, in which each note keeps its share:
-    the shorter ones whole, the rest cut to what is left, shared equally. Cut as one line, the notes a student makes
-    long (a copy of every locked text cell pasted at the top, 300 notebooks beside the graded one) pushed the later
-    ones off, "cells missing from the notebook: question_1" among them (red-c17 X26-c17-4)."""
+    """Several notes as one line (one_line's each) of at most `limit` characters: the first (the one that matters
+    most: grading_notes puts a cell missing first) up to half of it, then each other note its share of what is left,
+    the shorter ones whole and the rest cut to equal shares; what they leave goes back to the first. Cut as one line,
+    the notes a student makes long (a copy of every locked text cell pasted at the top, 300 notebooks beside the
+    graded one, many notes of edited cells) pushed the others off, "cells missing from the notebook: question_1" among
+    them (red-c17 X26-c17-4, red-c18 X27-c18-1)."""
     lines = [one_line(note, limit) for note in notes]
-    left = limit - 2 * max(len(lines) - 1, 0)  # less the "; " between them
-    shares = [0] * len(lines)
-    for done, at in enumerate(sorted(range(len(lines)), key=lambda at: len(lines[at]))):
-        shares[at] = min(len(lines[at]), max(left // (len(lines) - done), 2))
+    if not lines:
+        return ""
+    room = limit - 2 * (len(lines) - 1)  # less the "; " between them
+    shares = [min(len(lines[0]), room // 2 if len(lines) > 1 else room)]
+    left = room - shares[0]
+    rest = sorted(range(1, len(lines)), key=lambda at: len(lines[at]))
+    shares += [0] * len(rest)
+    for done, at in enumerate(rest):
+        shares[at] = min(len(lines[at]), max(left // (len(rest) - done), 2))
         left -= shares[at]
+    shares[0] = min(len(lines[0]), shares[0] + max(left, 0))
     return "; ".join(line if len(line) <= share else line[:share - 1] + "…" for line, share in zip(lines, shares))
 
 

@@ -60,18 +60,21 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
     # lose their metadata and run as plain code where they stand.
     last = {grade_id(cell): cell for cell in notebook.get("cells", [])}
     notes = []
+    known = [(i, c) for c in assignment.source.cells if (i := grade_id(c))]
+    # Locked cells too: nbgrader puts back only the cells that are there, so a deleted question (a plain cell of the
+    # student's asking another one in its place) would read as the question. First of the notes, the cells that grade
+    # or ask first in it: the line the pages and the summary show keeps the first note's start (notes_line), which no
+    # other note, nor the release's prose deleted above a question, can push off (red-c18 X27-c18-1, -5).
+    hosted = hosts(assignment, notebook)  # a missing cell whose code another cell holds (cells merged) is graded there
+    missing = [i for i, c in known if i not in last and i not in hosted]
+    if missing:
+        asking = _asking(assignment)
+        notes.append(f"cells missing from the notebook: {', '.join(sorted(missing, key=lambda i: i not in asking))} "
+                     "(copy them back from the released notebook)")
     duplicated = sorted({i for i in ids if ids.count(i) > 1}, key=ids.index)
     if duplicated:
         notes.append(f"cells pasted more than once: {', '.join(map(named, duplicated))} (the last copy of each is graded; "
                      "earlier copies run as plain code: delete them)")
-    known = [(i, c) for c in assignment.source.cells if (i := grade_id(c))]
-    # Locked cells too: nbgrader puts back only the cells that are there, so a deleted question (a plain cell of the
-    # student's asking another one in its place) would read as the question.
-    hosted = hosts(assignment, notebook)  # a missing cell whose code another cell holds (cells merged) is graded there
-    missing = [i for i, c in known if i not in last and i not in hosted]
-    if missing:
-        notes.append(f"cells missing from the notebook: {', '.join(missing)} "
-                     "(copy them back from the released notebook)")
     if hosted:
         notes.append("cells merged into another, graded as the code they hold there: "
                      + ", ".join(f"{gid} (in {_place(cell)})" for gid, cell in hosted.items()))
@@ -91,6 +94,15 @@ def cell_notes(assignment: Assignment, notebook: dict) -> list[str]:
         which = f"cell {unnamed[0]} has" if len(unnamed) == 1 else f"cells {', '.join(unnamed)} have"
         notes.append(f"{which} nbgrader metadata but no grade id: graded as plain cells")
     return notes + metadata_notes(assignment, last)
+
+
+def _asking(assignment: Assignment) -> set[str]:
+    """The release's cells that grade or ask: code, a graded cell, and the cell right above a graded markdown cell (the
+    question a written answer answers); the others are prose."""
+    cells = [(cell.metadata.get("nbgrader", {}), cell.cell_type) for cell in assignment.release.cells]
+    return {meta["grade_id"] for at, (meta, kind) in enumerate(cells) if "grade_id" in meta and (
+        kind == "code" or meta.get("grade") or (at + 1 < len(cells) and cells[at + 1][0].get("grade")
+                                                 and cells[at + 1][1] == "markdown"))}
 
 
 def _place(cell: str) -> str:
@@ -153,7 +165,7 @@ class FindGradingNotes(NbGraderPreprocessor):
         info = resources["nbgrader"]
         coursedir = CourseDirectory(parent=self)
         assignment = course_assignment(Path(coursedir.root), info["assignment"])
-        notes = list(resources.get(INTAKE_NOTES, [])) + cell_notes(assignment, nb)
+        notes = cell_notes(assignment, nb) + list(resources.get(INTAKE_NOTES, []))  # a cell missing first
         nb.metadata[METADATA_KEY] = [one_line(note) for note in notes]
         nb.metadata[ANSWERS_KEY] = answer_checksums(nb, assignment.release)
         return nb, resources
