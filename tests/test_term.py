@@ -401,3 +401,29 @@ def test_a_late_submission_gets_the_configured_penalty_and_is_named(tmp_path):
     assert "previewing their regrade" in out
     [change] = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
     assert (change.student, change.part, change.old, change.new) == ("lou", "late penalty", "3.6", "0")
+
+
+def test_a_feedback_pages_total_so_far_never_counts_a_hand_grade_that_waits_for_review(tmp_path):
+    """X26-a17-5: a hand grade flagged for review (the student rewrote the answer after it was graded) shows on the
+    page as "not graded yet" and its points leave the total's denominator (kit_not_graded), but the numerator is
+    nbgrader's notebook score, which still counts the flagged manual score: bea's page reads "Score: 24 / 22 graded
+    so far; 2 more points not graded yet", more than all the points graded so far, counting 2 points for an answer
+    the instructor has not seen (grades.csv leaves the total blank; canvas_partial counts it as 0)."""
+    import re
+
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "bea", solution_notebook())
+    ok(make(course, "grade"))
+    hand_grade(course, "bea", 2.0)
+    changed = solution_notebook()
+    for cell in changed["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "answer_zeroing":
+            cell["source"] = "I changed my mind: gradients are zeroed because they add up."
+    put_submission(course, "bea", changed)
+    ok(make(course, "grade"))
+    assert flags(course, "bea")["answer_zeroing"] == (2.0, True)
+    page = (course / "feedback" / "bea" / ASSIGNMENT.name / f"{STEM}.html").read_text()
+    so_far = re.search(r"Score: ([\d.]+) / ([\d.]+) graded so far", page)
+    assert so_far, "the page names the points that wait for review"
+    score, graded = map(float, so_far.groups())
+    assert score <= graded and score == 22, so_far.group(0)
