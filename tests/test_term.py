@@ -427,3 +427,21 @@ def test_a_feedback_pages_total_so_far_never_counts_a_hand_grade_that_waits_for_
     assert so_far, "the page names the points that wait for review"
     score, graded = map(float, so_far.groups())
     assert score <= graded and score == 22, so_far.group(0)
+
+
+def test_make_feedback_writes_the_hand_grades_into_the_page_of_a_student_whose_folder_is_gone(tmp_path):
+    """X26-a17-6: `make feedback` (and `make grade`) list the students from submitted/ (students.list_students), so a
+    real student whose folder is no longer there (moved to an archive after grading; a real student is never removed
+    for it, and stays in the gradebook, grades.csv and the Canvas file) never has the page rewritten: the hand grade
+    and comment given since reach grades.csv but not the page the student reads."""
+    import shutil
+
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    shutil.rmtree(course / "submitted" / "ada")
+    hand_grade(course, "ada", 2.0)
+    out = ok(make(course, "feedback"))
+    assert csv_rows(course)["ada"]["manual_score"] == "6"
+    page = (course / "feedback" / "ada" / ASSIGNMENT.name / f"{STEM}.html").read_text()
+    assert "Clear and right." in page, out
