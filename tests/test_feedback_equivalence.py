@@ -311,7 +311,7 @@ class _OneGrade:
     """A gradebook holding one grade, waiting for a grader (what FeedbackGrades reads of it)."""
 
     def find_grade(self, grade_id, notebook, assignment, student):
-        return type("Grade", (), {"score": 0.0, "max_score": 2.0, "needs_manual_grade": True})()
+        return type("Grade", (), {"score": 0.0, "auto_score": None, "max_score": 2.0, "needs_manual_grade": True})()
 
 
 @pytest.mark.parametrize("kit", ["not an object", ["needs_manual_grade"], {"needs_manual_grade": False, "x": 1}])
@@ -322,10 +322,9 @@ def test_a_students_own_kit_metadata_is_not_read_for_the_page(kit):
     from autograder.outputs.feedback import FeedbackGrades
 
     grades = FeedbackGrades()
-    grades._prefetched, grades._not_graded = _OneGrade(), 0.0
+    grades._prefetched = _OneGrade()
     grades.notebook_id, grades.assignment_id, grades.student_id = "n", "a", "s"
     cell = nbformat.v4.new_markdown_cell("my answer", metadata={"nbgrader": {"grade_id": "answer_x", "grade": True},
                                                                "kit": copy.deepcopy(kit)})
     grades._get_score(cell, {})
-    assert cell.metadata["kit"] == {"needs_manual_grade": True}
-    assert grades._not_graded == 2.0
+    assert cell.metadata["kit"] == {"needs_manual_grade": True, "in_review": False}

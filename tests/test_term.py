@@ -445,3 +445,30 @@ def test_make_feedback_writes_the_hand_grades_into_the_page_of_a_student_whose_f
     assert csv_rows(course)["ada"]["manual_score"] == "6"
     page = (course / "feedback" / "ada" / ASSIGNMENT.name / f"{STEM}.html").read_text()
     assert "Clear and right." in page, out
+
+
+def test_the_page_grades_csv_and_the_canvas_file_count_the_same_points_graded_so_far(tmp_path):
+    """X26-a17-5, the three together: a hand grade flagged for review counts as its autograded score alone (none for
+    a written answer) on the page, in grades.csv's raw_score and in the Canvas file's partial total (export.so_far)."""
+    import re
+
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.GraderSettings.canvas_partial = True\n")
+    put_submission(course, "bea", solution_notebook())
+    ok(make(course, "grade"))
+    hand_grade(course, "bea", 2.0)
+    changed = solution_notebook()
+    for cell in changed["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "answer_zeroing":
+            cell["source"] = "I changed my mind: gradients are zeroed because they add up."
+    put_submission(course, "bea", changed)
+    ok(make(course, "grade"))
+    page = (course / "feedback" / "bea" / ASSIGNMENT.name / f"{STEM}.html").read_text()
+    text = " ".join(re.sub(r"<[^>]+>", "", page).split())
+    shown = re.search(r"Score: ([\d.]+) / ([\d.]+) graded so far; ([\d.]+) more points not graded yet", text)
+    assert shown and tuple(map(float, shown.groups())) == (22, 22, 2), shown and shown.group(0)
+    row = csv_rows(course)["bea"]
+    assert (row["raw_score"], row["score"]) == ("22", ""), row
+    assert float(canvas(course)["bea"]) == 22
+
