@@ -472,3 +472,23 @@ def test_the_page_grades_csv_and_the_canvas_file_count_the_same_points_graded_so
     assert (row["raw_score"], row["score"]) == ("22", ""), row
     assert float(canvas(course)["bea"]) == 22
 
+
+def test_make_grade_writes_the_page_of_a_student_whose_folder_is_gone_and_names_them(tmp_path):
+    """X26-a17-6 through `make grade` (the README: "make feedback (or the next make grade)"): a graded student whose
+    submitted/ folder is gone is not graded again, and their page follows the gradebook's hand grades; the run names
+    them. `make feedback` names a graded student whose page it cannot write, and why."""
+    import shutil
+
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    put_submission(course, "bea", solution_notebook())
+    ok(make(course, "grade"))
+    shutil.rmtree(course / "submitted" / "ada")
+    hand_grade(course, "ada", 2.0)
+    out = ok(make(course, "grade"))
+    assert "no folder in submitted/ now: ada" in out, out[-2000:]
+    assert "Clear and right." in (course / "feedback" / "ada" / ASSIGNMENT.name / f"{STEM}.html").read_text()
+    assert csv_rows(course)["ada"]["manual_score"] == "6"
+    (course / "autograded" / "bea" / ASSIGNMENT.name / "report.json").unlink()
+    out = ok(make(course, "feedback"))
+    assert "No feedback page for bea: no readable report.json" in out, out[-2000:]
