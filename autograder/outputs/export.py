@@ -42,18 +42,22 @@ def number(value: float) -> str:
     return f"{round(value, 4):g}"
 
 
+def waits_for_grader(grade) -> bool:
+    """Whether an nbgrader Grade's points wait for a grader: it needs one (`needs_manual_grade`: a written answer
+    not graded yet, or a hand grade flagged for review, the answer changed since it was given) and has no
+    autograded score of the answer as it is now."""
+    return bool(grade.needs_manual_grade) and grade.auto_score is None
+
+
 def grade_so_far(grade) -> tuple[float, float]:
     """(the points an nbgrader Grade counts for so far, the points of it that wait for a grader).
 
-    A grade waits for a grader (`needs_manual_grade`) when it is a written answer not graded yet, or a hand grade
-    flagged for review (the answer changed since it was given): it counts as its autograded score alone, a score
-    of the answer as it is now. A written answer has none, so its points wait; an autograded part whose override
-    waits for review counts the checks' score of the code now (the points are graded, the override is not)."""
-    if not grade.needs_manual_grade:
-        return grade.score or 0.0, 0.0
-    if grade.auto_score is None:
+    A grade that needs a grader counts as its autograded score alone, a score of the answer as it is now: a
+    written answer has none, so its points wait (`waits_for_grader`); an autograded part whose override waits for
+    review counts the checks' score of the code now (the points are graded, the override is not)."""
+    if waits_for_grader(grade):
         return 0.0, grade.max_score
-    return grade.auto_score, 0.0
+    return (grade.auto_score if grade.needs_manual_grade else grade.score) or 0.0, 0.0
 
 
 def so_far(grades) -> tuple[float, float]:

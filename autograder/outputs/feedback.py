@@ -44,7 +44,7 @@ from traitlets import default
 from ..nbgrader_glue.exporters import ValidatesOnce
 from ..nbgrader_glue.gradebook_lookups import LookupsPrefetched
 from ..settings import GraderSettings
-from .export import grade_so_far, so_far
+from .export import grade_so_far, so_far, waits_for_grader
 from .inert import code_as_run
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -336,10 +336,9 @@ class FeedbackGrades(LookupsPrefetched, GetGrades, _TotalSoFar):
         A part whose hand grade waits for review shows the score it counts for so far (export.grade_so_far)."""
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
                                           self.assignment_id, self.student_id)
-        counted, waiting = grade_so_far(grade)
-        cell.metadata.nbgrader["score"] = counted
+        waiting = waits_for_grader(grade)
+        cell.metadata.nbgrader["score"] = grade_so_far(grade)[0]
         cell.metadata.nbgrader["points"] = grade.max_score
         # The kit's key, written whole: the submission's own `kit` (a string stopped the student's page, which the
         # summary then named as nbgrader's failure) is never read.
-        cell.metadata["kit"] = {"needs_manual_grade": waiting > 0,
-                                "in_review": bool(grade.needs_manual_grade) and not waiting}
+        cell.metadata["kit"] = {"needs_manual_grade": waiting, "in_review": bool(grade.needs_manual_grade) and not waiting}
