@@ -308,13 +308,14 @@ class FeedbackExporter(ValidatesOnce, HTMLExporter):
 class _TotalSoFar(NbGraderPreprocessor):
     """The notebook's total as the page shows it, worked out where GetGrades.preprocess calls its cells' loop
     (this class follows GetGrades in FeedbackGrades's MRO), so within its gradebook session: the points graded so
-    far and those that wait for a grader, from every grade of the submitted notebook (export.so_far, the reckoning
-    of grades.csv's raw_score and the Canvas file's partial total)."""
+    far and those that wait for a grader, from every grade of the submitted notebook, the rows the cells were read
+    from (PrefetchedGradebook.grades), by export.so_far, the reckoning of grades.csv's raw_score and the Canvas
+    file's partial total."""
 
     def preprocess(self, nb, resources):
         nb, resources = super().preprocess(nb, resources)
-        notebook = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
-        resources["nbgrader"]["kit_so_far"], resources["nbgrader"]["kit_not_graded"] = so_far(notebook.grades)
+        grades = self.gradebook.grades(self.notebook_id, self.assignment_id, self.student_id)
+        resources["nbgrader"]["kit_so_far"], resources["nbgrader"]["kit_not_graded"] = so_far(grades)
         return nb, resources
 
 
@@ -328,7 +329,8 @@ class FeedbackGrades(LookupsPrefetched, GetGrades, _TotalSoFar):
         flagged for review counts as its autograded score alone, as in grades.csv and the Canvas file."""
         nb, resources = super().preprocess(nb, resources)
         grades = resources["nbgrader"]
-        grades["score"] = grades.pop("kit_so_far") - grades["late_penalty"]  # nbgrader's: the notebook's score less it
+        # nbgrader's is the notebook's score less the penalty; the points so far may be fewer than it takes off
+        grades["score"] = max(0.0, grades.pop("kit_so_far") - grades["late_penalty"])
         return nb, resources
 
     def _get_score(self, cell, resources) -> None:
