@@ -133,6 +133,15 @@ c.GenerateSolution.preprocessors = [
     "nbgrader.preprocessors.LockCells",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.ClearMarkScheme",
+    "autograder.nbgrader_glue.preprocessors.record_release.RecordRelease",  # the release's cells, for the public checks
+]
+# nbgrader's own list, and last the release's cells as the grade takes them, kept in the notebook for the public
+# checks (the student's folder holds no other copy of the release: autograder/nbgrader_glue/preprocessors/record_release.py).
+c.GenerateAssignment.preprocessors = [
+    *(f"nbgrader.preprocessors.{name}" for name in (
+        "IncludeHeaderFooter", "InstantiateTests", "LockCells", "ClearSolutions", "ClearOutput", "CheckCellMetadata",
+        "ComputeChecksums", "SaveCells", "ClearHiddenTests", "ClearMarkScheme", "ComputeChecksums", "CheckCellMetadata")),
+    "autograder.nbgrader_glue.preprocessors.record_release.RecordRelease",
 ]
 
 # Feedback pages (docs/instructors.md: "Feedback pages"): nbgrader's generate_feedback with the kit's template

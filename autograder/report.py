@@ -22,7 +22,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .outputs.inert import one_line
+from .outputs.inert import notes_line
 
 if TYPE_CHECKING:
     from .assignment import GradeCell
@@ -90,7 +90,7 @@ class Report:
     @property
     def note(self) -> str:
         """The notes as the summary and the feedback page show them: one line, or "" when there is none."""
-        return one_line("; ".join(self.notes)) if self.notes else ""
+        return notes_line(self.notes)
 
     def to_json(self) -> dict:
         """report.json's content. The scores, the total and each check's "passed" follow from the checks, and are

@@ -85,7 +85,8 @@ class GraderSettings(Configurable):
     due_date = Unicode("", help="The assignment's due date, e.g. '2026-12-15 23:59:00 UTC': make grade writes it into "
                        "the gradebook, where nbgrader's late penalty (c.AssignLatePenalties.plugin_class, "
                        "c.LatePenalty.penalty_method) reads it. Empty: the gradebook's own due date, if any "
-                       "(nbgrader db assignment add --duedate).").tag(config=True)
+                       "(nbgrader db assignment add --duedate, or one an earlier make grade wrote; the summary "
+                       "names it).").tag(config=True)
     canvas_partial = Bool(False, help="make grades-lms: export the points graded so far for a student whose written "
                           "answers are not all graded. Off: such a row is left blank (and counted), so that an "
                           "early import never turns a partial total into a grade.").tag(config=True)

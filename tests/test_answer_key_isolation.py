@@ -27,7 +27,7 @@ import pytest
 from answer_key_search import PATH_CHANNELS, search_cell
 from nbformat.v4 import new_code_cell
 
-from autograder.assignment import Assignment
+from autograder.assignment import Assignment, is_test_cell
 from autograder.checks import suites
 from autograder.grading import prepare_class
 from autograder.sandbox import program_from_notebook
@@ -155,6 +155,10 @@ def canary(tmp_path_factory):
         submission.cells.append(new_code_cell(search_cell(
             tokens, forbidden=["solution", "hidden"], control="control", course=str(course),
             report_dir=str(reports), check_paths=ROOT_USER)))
+        # Its test cells moved below it, as a student may move them: Jupyter runs the search before each test cell,
+        # and so does each part (a cell below a part's test cell gives it nothing of the graded cells: part_program).
+        submission.cells = ([cell for cell in submission.cells if not is_test_cell(cell)]
+                            + [cell for cell in submission.cells if is_test_cell(cell)])
         path = tmp_path_factory.mktemp("answer-key-submission") / NOTEBOOK
         nbformat.write(submission, path)
         path.parent.chmod(0o755)

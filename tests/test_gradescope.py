@@ -308,3 +308,37 @@ def test_a_grader_failure_is_no_score_and_one_line(autograder_zip):
     assert data["output"].startswith("The grader failed, not your notebook: ") and "\n" not in data["output"]
     assert "make gradescope" in data["output"]
     assert len(run.stdout.strip().splitlines()) == 1 and "Traceback" not in run.stdout + run.stderr
+
+
+def test_the_folders_other_notebooks_cannot_make_the_output_unbounded(tmp_path, monkeypatch):
+    """red-c17 X26-c17-5 (pass 26): run_autograder writes the intake's notes into results.json's `output` as they are,
+    where `make grade` makes each one line of at most 300 characters (FindGradingNotes): "the folder also holds ..."
+    names every other notebook of the submission by its whole path. 300 empty notebooks at a 650-character path made
+    an `output` of 197,036 characters, shown to the student above every test; the walk's 1,000 entries at longer
+    paths, megabytes. The output stays within a few lines of the kit's one-line bound."""
+    import autograder.grading
+    import autograder.sandbox.policy
+    import autograder.sandbox.proof
+    from autograder.gradescope.run import run_autograder
+
+    class Box:  # the sandbox is not what this test is about: no notebook is run
+        level = "uid"
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(autograder.sandbox.proof, "no_ids_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.proof, "closed_interpreter_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.policy, "start_student_sandbox", lambda assignment, settings: Box())
+    monkeypatch.setattr(autograder.grading, "grade_path", lambda assignment, path, settings, box: Report([]))
+    submission = tmp_path / "submission"
+    folder = submission / ("d" * 200) / ("e" * 200)
+    folder.mkdir(parents=True)
+    write_notebook(release_notebook(), submission / NOTEBOOK)
+    for number in range(300):
+        (folder / f"{number:04d}{'x' * 240}.ipynb").write_text("{}")
+    settings = GraderSettings(config=load_config(ROOT))
+    assert run_autograder(ASSIGNMENT, settings, tmp_path) == 0
+    output = json.loads((tmp_path / "results" / "results.json").read_text())["output"]
+    assert "the folder also holds" in output
+    assert len(output) < 2000, f"results.json's output is {len(output):,} characters"

@@ -807,6 +807,116 @@ def test_a_missing_cell_is_graded_where_another_cell_of_the_students_binds_its_s
     assert program["linear"] == "" and program["module"] == cells[_cell_at(cells, "module")].source
 
 
+@pytest.mark.parametrize("draft", ["class Linear:  # a first draft, written again below\n    pass\n",
+                                   "print(weight)  # a scratch cell that stops here in Jupyter\n\nclass Linear:\n    pass\n"],
+                         ids=["draft-binds-linear", "draft-stops-before-linear"])
+def test_a_draft_above_a_merged_cell_is_not_graded_in_place_of_the_code_the_merged_cell_holds(tmp_path, draft):
+    """red-a16 X25-a16-3 (pass 25): red-b15 X24-b15-1's merged cell (linear merged into cell module, which keeps module's
+    metadata) with a first draft `class Linear: pass` in a cell the student added above it. Jupyter runs the merged
+    cell after the draft, so its Linear stands at every test cell: 18/18 (nbclient, allow_errors). suites.hosts picks
+    the FIRST cell whose text binds Linear, the draft: the forward part takes the draft and cell module blank, so the
+    student's Linear never runs (test_forward 0, "raised TypeError: Linear() takes no arguments"); and every other part
+    runs linear's stub as a hosted cell whose own copy binds nothing, so _keeping puts the draft back over the stub
+    (test_zero_grad 1.33, test_step 1.69, test_no_grad 1.38, "raised TypeError: ProbeLinear() takes no arguments",
+    naming the grader's probe class): 12.4/18. A scratch cell whose first line raises (draft-stops-before-linear) binds
+    no Linear in Jupyter, nor as the whole notebook ran (suites.stopped), yet its text is read whole: it is the host."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    cells[_cell_at(cells, "module")].source += "\n\n\n" + cells.pop(_cell_at(cells, "linear")).source
+    cells.insert(_cell_at(cells, "module"), new_code_cell(draft))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, failing_messages(report)
+
+
+def test_a_scratch_cell_below_a_merged_cell_that_stops_before_its_binding_hosts_nothing(tmp_path):
+    """fix-hosts (red-a16 X25-a16-3): hosts takes the last cell above the missing cell's test cell whose code binds the
+    stub's names, as far as the whole notebook's run ran it (Grader.settle's stops). A scratch cell between the merged
+    cell module and test_forward whose first line raises binds no Linear in Jupyter: cell module's Linear stands at
+    test_forward (18/18). Its text, read whole, is the last binding above test_forward; as it ran, it binds nothing."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    cells[_cell_at(cells, "module")].source += "\n\n\n" + cells.pop(_cell_at(cells, "linear")).source
+    scratch = _cell_at(cells, "module") + 1
+    cells.insert(scratch, new_code_cell("print(weight)  # a scratch cell that stops here in Jupyter\n\nclass Linear:\n    pass\n"))
+    assert suites.hosts(ASSIGNMENT, notebook) == {"linear": str(scratch)}
+    assert suites.hosts(ASSIGNMENT, notebook, {str(scratch): 1}) == {"linear": "module"}
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))  # settle reads the stops, then the hosts
+    assert scores(report) == FULL, failing_messages(report)
+
+
+def test_finding_a_deleted_cells_host_costs_the_grader_no_more_than_reading_the_notebook_once():
+    """red-a16 X25-a16-5 (pass 25): suites.hosts reads every kept solution cell and every cell the student added with
+    namespace_lines (a loop over each character) each time it is called, and it is called, uncached, by every
+    part_program (twice per part_runner, besides part_runner's own call) and once more for the grading notes: 46 calls
+    in one grade. A notebook of 2 MB (notebook_kb) with cell no_grad deleted and one added cell of 1.9 MB of string
+    lines: the grade takes 20.4 s of CPU time against 3.5 s with no_grad kept (cProfile: hosts 50.4 of 54.7 s), of the
+    60 s autograde_seconds. Here: every suite's part program, once each, costs 3.2 s with the cell deleted, 0.02 s kept."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    del cells[_cell_at(cells, "no_grad")]
+    line = 'y = "' + "b" * 60 + '"\n'
+    cells.append(new_code_cell(line * (1_900_000 // len(line))))
+    started = time.process_time()
+    for suite in suites.load_suites(ASSIGNMENT):
+        suites.part_program(ASSIGNMENT, notebook, suite)
+    assert time.process_time() - started < 1.0
+
+
+def test_a_deleted_cell_does_not_follow_a_test_cell_the_student_moved(tmp_path):
+    """red-a16 X25-a16-6 (pass 25): red-b15 X24-b15-4 with a test cell. Cell linear deleted and test_forward moved up
+    right below cell imports. _in_students_order places a deleted cell between the kept CODE cells around it in the
+    release, test cells among them (which no part runs): test_forward, the one after it, now stands above module, the
+    one before it, so linear's stub goes right before test_forward, above cell module, where `class Linear(Module)`
+    raises NameError. Every part that takes linear blank loses Linear: test_zero_grad 1.33, test_step 1.69,
+    test_no_grad 1.38, test_parameters 0.57, each "raised KeyError: 'Linear'" with no cause (6.97/18; 13/18 with
+    test_forward unmoved). In Jupyter moving a test cell changes that test cell only: 10/18 both ways, test_zero_grad,
+    test_step and test_no_grad full (nbclient, allow_errors)."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    del cells[_cell_at(cells, "linear")]
+    cells.insert(_cell_at(cells, "imports") + 1, cells.pop(_cell_at(cells, "test_forward")))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    got = {part: scores(report)[part] for part in ("test_zero_grad", "test_step", "test_no_grad")}
+    assert got == {part: FULL[part] for part in got}, failing_messages(report)
+
+
+def _module_that_forges_its_stop(end: str):
+    """Cell module with a wrong parameters() (only its own Parameters: no recursion), a right Module in a cell the
+    student added above it, Exercise 1 counted with the notebook's classes, and cell module ending with `end`."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    module = cells[_cell_at(cells, "module")]
+    right = module.source
+    start, stop = right.index("    def parameters"), right.index("    def __call__")
+    module.source = (right[:start] + "    def parameters(self) -> list[Parameter]:\n        return [v for v in "
+                     "vars(self).values() if isinstance(v, Parameter)]\n\n" + right[stop:] + end)
+    cells.insert(_cell_at(cells, "module"), new_code_cell(right))
+    cells[_cell_at(cells, "exercise_count")].source = (
+        "rng = np.random.default_rng(0)\ncount_64_32_10 = sum(p.data.size for p in Sequential(Linear(64, 32, rng), "
+        "ReLU(), Linear(32, 10, rng)).parameters())\n")
+    return notebook
+
+
+@pytest.mark.parametrize("forge", ["syntax-error-raised", "lines-ended-by-a-bare-cr"])
+def test_a_cell_that_raises_a_syntax_error_at_its_end_is_not_read_as_one_that_ran_nothing(tmp_path, forge):
+    """red-a16 X25-a16-2 (pass 25): suites.stopped reads "cell X: a syntax error on line N" as a cell IPython ran none
+    of (its stop at line 1), but the loader writes the same words for a SyntaxError the cell RAISES as it runs
+    (`raise SyntaxError(..., ('<cell>', 1, 1, ''))`, or `compile('x = (', '<cell>', 'exec')`) after binding everything.
+    Cell module (wrong parameters(), a right Module in an added cell above) ending with such a raise is then read as
+    binding nothing, so no part's stub replaces Module: the added cell's right Module is kept in the exercise part, and
+    Exercise 1, counted with the notebook's classes, scores 1/1. Jupyter runs cell module whole (its Module is the
+    wrong one at test_exercise_count): 0/1, and the grade without the last line is 0/1 too (13.59 against 12.59). So
+    too a plain `raise ValueError` at the end of a cell whose lines a bare CR ends (run_before splits on LF only)."""
+    if forge == "syntax-error-raised":
+        notebook = _module_that_forges_its_stop("\n\nraise SyntaxError('not really', ('<cell>', 1, 1, ''))\n")
+    else:
+        notebook = _module_that_forges_its_stop("\n\nraise ValueError('late')\n")
+        module = notebook.cells[_cell_at(notebook.cells, "module")]
+        module.source = module.source.replace("\n", "\r")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
+
+
 # red-c15 pass 24: the loader's handlers (child._load; messages.describe_exception, describe_cell_exit) still read the
 # notebook's exception where its own code can raise, past what 937c00b's _said guards (a str() or a code raising an
 # Exception): each of these at the end of cell module ends the loader, and every part that loads the cell is lost,
@@ -1175,3 +1285,145 @@ def test_a_shell_command_the_grade_never_runs_costs_the_public_checks_nothing(tm
     assert scores(report) == FULL, scores(report)
     public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
     assert not public, public
+
+
+_MOMENTUM_AT_THE_END = """\
+# Trying SGD with momentum after finishing the lesson
+class SGD:
+    def __init__(self, params, lr, momentum=0.9):
+        self.params = list(params)
+        self.lr = lr
+        self.momentum = momentum
+        self.velocity = [np.zeros_like(p.data) for p in self.params]
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = np.zeros_like(p.data)
+
+    def step(self):
+        for p, v in zip(self.params, self.velocity):
+            v *= self.momentum
+            v += p.grad
+            p.data -= self.lr * v
+"""
+
+
+def test_a_cell_the_student_added_below_every_test_cell_changes_no_part(tmp_path):
+    """red-a16 X25-a16-1 (pass 25), its honest side: the reference notebook with one cell added at its very end, below
+    test_lesson_numbers, where the student tries SGD with momentum (a class SGD of its own). Jupyter runs every test
+    cell before it: 18/18 (nbclient, allow_errors). An added cell runs in every part, and the checks run after the whole
+    program, so the step part grades the momentum SGD: test_step 1.88/3, "the first step was right, but after the second
+    the Parameters had not moved by -lr * grad again: the optimizer must keep updating the very objects it was given"
+    (cell sgd is right), and test_lesson_numbers 1.64/3 ("remove that copy from cell '52'"): 15.52/18."""
+    notebook = solution_notebook()
+    notebook.cells.append(new_code_cell(_MOMENTUM_AT_THE_END))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report) == FULL, failing_messages(report)
+
+
+def _as_markdown(cell, source=None):
+    note = copy.deepcopy(cell)
+    note.cell_type = "markdown"
+    for key in ("outputs", "execution_count"):
+        note.pop(key, None)
+    if source is not None:
+        note.source = source
+    return note
+
+
+def _first_try_kept_above_as_a_note(notebook):
+    """Cell exercise_count copied and pasted below (the copy keeps its metadata, as Jupyter's copy and paste does);
+    the upper one, the first try, made markdown as a note; the lower one, the graded one, uses a helper only the note
+    defines (the kernel still has it from when the note was code)."""
+    cells = notebook.cells
+    at = _cell_at(cells, "exercise_count")
+    final = copy.deepcopy(cells[at])
+    final.source = "count_64_32_10 = layer_count(64, 32) + layer_count(32, 10)\n"
+    cells[at] = _as_markdown(cells[at], "def layer_count(n_in, n_out):\n    return n_in * n_out + n_out\n\n\n"
+                                        "count_64_32_10 = 64 * 32 + 32 * 10\n")
+    cells.insert(at + 1, final)
+    return notebook
+
+
+def test_an_earlier_copy_of_an_answer_cell_kept_as_markdown_runs_in_the_public_checks_as_in_the_grade(tmp_path):
+    """red-b16 X25-b16-1: nbgrader's DeduplicateIds clears the metadata of every copy of a grade id but the last, so
+    the markdown note above stays markdown and never runs; the grade (program.py: 'an earlier copy of a known cell'
+    runs only if it is code) agrees: test_exercise_count 0/1, NameError layer_count, 17/18. The public checks
+    (cells.graded_as_code: solution and not grade, from the note's own copied metadata) run the note as code and
+    pass exercise_count: they disagree with the grade. Measured on main 3dcacfe: public 1/1 passed, grade 17/18."""
+    path = write_notebook(_first_try_kept_above_as_a_note(solution_notebook()), tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report)["test_exercise_count"] == 0, scores(report)
+    public = notebook_checks.run_part("exercise_count", path)
+    assert not all(ok for ok, _ in public.values()), public
+
+
+def test_the_public_checks_never_say_the_grade_runs_a_markdown_copy_it_drops(tmp_path):
+    """red-b16 X25-b16-1 (message): cell sgd's original kept above as a markdown note, the pasted copy below (the
+    graded one) with step() moving up the gradient. The grade runs the lower copy only (13.38/18, 'up the gradient').
+    Every failing public step message starts 'cell sgd is a markdown cell in your notebook, and the grade runs it as
+    code, as the release has it: make it a code cell again': the grade drops that copy (nbgrader's DeduplicateIds
+    clears its metadata), so the note names code the grade never runs. Measured on main 3dcacfe: 3 of 3 failing
+    public step messages start with it."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    at = _cell_at(cells, "sgd")
+    final = copy.deepcopy(cells[at])
+    final.source = final.source.replace("p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")
+    cells[at] = _as_markdown(cells[at])
+    cells.insert(at + 1, final)
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    public = [m for ok, m in notebook_checks.run_part("step", path).values() if not ok]
+    assert public and all("up the gradient" in m for m in public), public
+    assert not [m for m in public if "the grade runs it as code" in m], public
+
+
+def test_a_markdown_answer_cell_made_code_runs_in_the_public_checks_as_in_the_grade(tmp_path):
+    """red-b16 X25-b16-2: answer_zeroing (a written answer: solution and grade, markdown in the release) made a code
+    cell holding code. nbgrader's OverwriteCells gives it back its released type, markdown, and the grade
+    (program.py: a known cell that is not code in the release is only an anchor) never runs it: 18/18. The public
+    checks (cells.graded_as_code: cell_type == 'code') run it: here it rebinds SGD and every public step check fails,
+    5 of 5. Measured on main 3dcacfe: grade 18/18, public step 0/5 passed."""
+    notebook = solution_notebook()
+    cell = notebook.cells[_cell_at(notebook.cells, "answer_zeroing")]
+    cell.cell_type, cell.outputs, cell.execution_count = "code", [], None
+    cell.source = "# backward() adds to .grad; a stand-in optimizer to try it out\nclass SGD:\n    pass\n"
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, scores(report)
+    public = [m for ok, m in notebook_checks.run_part("step", path).values() if not ok]
+    assert not public, public
+
+
+def test_a_given_cell_made_markdown_and_edited_runs_its_released_copy_in_the_public_checks_as_in_the_grade(tmp_path):
+    """red-b16 X25-b16-3: the given cell parameter made markdown and a note typed into it. nbgrader's OverwriteCells
+    gives a locked cell back its released type and text, and so does the grade: 18/18. The public checks skip it
+    (cells.graded_as_code: the checksum as code no longer matches, and it is not code), so Parameter is never
+    defined and every public check fails, each blaming cell module ("the notebook defines no Linear (because cell
+    module: Module raised NameError: name 'Parameter' is not defined"), with no note of the edited given cell
+    (edited_given's note is only made for cells graded_as_code). Measured on main 3dcacfe: grade 18/18, public
+    forward 0/5, parameters 0/8, step 0/5 passed."""
+    notebook = solution_notebook()
+    at = _cell_at(notebook.cells, "parameter")
+    notebook.cells[at] = _as_markdown(notebook.cells[at], notebook.cells[at].source + "\n# Parameter: what SGD moves\n")
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, scores(report)
+    public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
+    assert not public, public
+
+
+def test_a_deleted_given_cell_is_named_by_the_public_checks_not_blamed_on_the_answer_below_it(tmp_path):
+    """red-b16 X25-b16-3 (deleted): the given cell parameter deleted (dd in Jupyter). The grade stands the released
+    copy in for it (program.py, nbgrader's missing cells): 18/18. The public checks run the notebook as saved, and
+    every forward check fails with "the notebook defines no Linear (because cell module: Module raised NameError:
+    name 'Parameter' is not defined (line 4 of its cell))": it names cell module, the student's right answer, and
+    not the deleted given cell, and disagrees with the grade on every part. Measured on main 3dcacfe: grade 18/18,
+    public forward 0/5 passed."""
+    notebook = solution_notebook()
+    del notebook.cells[_cell_at(notebook.cells, "parameter")]
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, scores(report)
+    public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
+    assert not [m for m in public if "because cell module" in m], public

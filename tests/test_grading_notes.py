@@ -237,3 +237,78 @@ def test_the_grading_page_labels_every_cell_the_student_added(tmp_path, monkeypa
     assert 3 < len(own) < 200 and page.count(label) == len(own) - 1  # all but the kit's note
     left_off = page.index("more markdown or raw cells of the student's own")
     assert label not in page[page.rfind('<div class="cell', 0, left_off):left_off], "the kit's note is labelled"
+
+
+def test_a_long_note_of_the_students_making_cannot_hide_a_question_deleted():
+    """red-c17 X26-c17-4 (pass 26): the note the pages' header, `make grade`'s summary and the formgrader show is
+    Report.note, every note joined and cut at 300 characters, and the notes come in a fixed order, "cells pasted more
+    than once" first. A student who puts a copy of each locked text cell at the top (markdown: nothing runs, nothing
+    is lost) makes that note 662 characters long, and "cells missing from the notebook: question_1" is cut off: the
+    forged, easier question stands above the written answer and no note shown says so."""
+    from autograder.outputs.inert import one_line
+
+    notebook = release_notebook()
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    notebook.cells[ids.index("question_1")] = nbformat.v4.new_markdown_cell(FORGED_QUESTION)
+    notebook.cells[:0] = [copy.deepcopy(c) for c in notebook.cells if c.cell_type == "markdown"
+                          and str(c.metadata.get("nbgrader", {}).get("grade_id")).startswith("text_")]
+    notes = cell_notes(ASSIGNMENT, notebook)
+    assert any("question_1" in note for note in notes)
+    shown = Report([], notes=[one_line(note) for note in notes]).note  # as RunHiddenSuites hands it on
+    assert "question_1" in shown, shown
+
+
+def test_many_long_notes_of_the_students_making_cannot_hide_a_question_deleted():
+    """red-c18 X27-c18-1 (pass 27): notes_line gives each note an equal share of the 300 characters, but the student
+    chooses how many notes there are and how long. Deleting question_1 (a forged, easier question in its place) and
+    also pasting the text cells twice, editing them, unlocking them, turning the demos to raw cells and adding cells
+    with empty or invented nbgrader metadata makes seven notes, six of them hundreds of characters long: each share is
+    about 40 characters and the line shows "cells missing from the notebook: questio…". The instructor reads that a
+    cell is missing, not which one: the forged question stands above the written answer."""
+    from autograder.outputs.inert import one_line
+
+    notebook = release_notebook()
+
+    def grade_id(cell):
+        return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+    ids = [grade_id(c) for c in notebook.cells]
+    notebook.cells[ids.index("question_1")] = nbformat.v4.new_markdown_cell(FORGED_QUESTION)
+    for cell in notebook.cells:
+        if str(grade_id(cell)).startswith("text_"):
+            cell.source += " (edited)"  # locked cells edited
+            cell.metadata.nbgrader["locked"] = False  # metadata edited
+        if str(grade_id(cell)).startswith("demo_"):
+            cell.cell_type = "raw"  # retyped
+            cell.pop("outputs", None)
+            cell.pop("execution_count", None)
+    notebook.cells[:0] = [copy.deepcopy(c) for c in notebook.cells if str(grade_id(c)).startswith("text_")]
+    notebook.cells += [nbformat.v4.new_markdown_cell("x", metadata={"nbgrader": {}}) for _ in range(40)]
+    notebook.cells += [nbformat.v4.new_markdown_cell("x", metadata={"nbgrader": {"grade_id": f"mine_{n}"}})
+                       for n in range(40)]
+    notes = cell_notes(ASSIGNMENT, notebook)
+    assert any("question_1" in note for note in notes) and len(notes) >= 7
+    shown = Report([], notes=[one_line(note) for note in notes]).note  # as RunHiddenSuites hands it on
+    assert "question_1" in shown, shown
+
+
+def test_deleted_instructions_above_it_cannot_hide_a_question_deleted():
+    """red-c18 X27-c18-5 (pass 27): one note alone is enough. The student deletes the thirteen locked text cells above
+    question_1 (instructions: nothing graded, nothing lost) and puts a forged, easier question in question_1's place.
+    "cells missing from the notebook" lists the missing ids in the release's order, 449 characters, and the line the
+    pages' header, `make grade`'s summary and the formgrader show is cut at 300: it names nine text cells and ends
+    in "…" before question_1. The instructor reads that some instructions are gone, not that the question is."""
+    from autograder.outputs.inert import one_line
+
+    notebook = release_notebook()
+
+    def grade_id(cell):
+        return str(cell.metadata.get("nbgrader", {}).get("grade_id"))
+
+    at = [grade_id(c) for c in notebook.cells].index("question_1")
+    notebook.cells[at] = nbformat.v4.new_markdown_cell(FORGED_QUESTION)
+    notebook.cells = [c for c in notebook.cells[:at] if not grade_id(c).startswith("text_")] + notebook.cells[at:]
+    notes = cell_notes(ASSIGNMENT, notebook)
+    assert len(notes) == 1 and "question_1" in notes[0]
+    shown = Report([], notes=[one_line(note) for note in notes]).note  # as RunHiddenSuites hands it on
+    assert "question_1" in shown, shown

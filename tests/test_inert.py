@@ -23,7 +23,7 @@ import notebook_checks
 import pytest
 
 from autograder.classroom.mutate import Mutation, apply
-from autograder.outputs.inert import escape, escaped, one_line, say, spreadsheet_cell, terminal_text
+from autograder.outputs.inert import escape, escaped, notes_line, one_line, say, spreadsheet_cell, terminal_text
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, release_notebook, solution_notebook
 
 # An OSC that retitles the terminal window, a CSI that clears the screen, and C1's one-character CSI.
@@ -287,6 +287,22 @@ def test_a_written_answer_shows_its_format_characters_but_the_joiners():
     assert time.monotonic() - start < 5  # one pass
 
 
+def test_a_character_reference_is_read_as_the_browser_decodes_it_only_where_it_names_what_is_escaped():
+    """A markdown or raw cell is HTML to the browser, which decodes `&#x202E;` after the kit reads the text
+    (red-c17 X26-c17-6): a reference to a format character or a mark is read as it; every other stays as written (it
+    may be markup, `&lt;`, or code, `&eacute;`), and no number is read past what names a character."""
+    from autograder.outputs.inert import text_as_read
+
+    assert text_as_read("&#x202E;3 &#8238 &#X0202e; &rlm;1 &shyness &zwj;") == "\\u202e3 \\u202e \\u202e \\u200f1 \\xadness \u200d"
+    kept = "&lt;b&gt; &amp;#x202E; &#x26;#x202E; &eacute; &nvlt; &#123456789; &#000; &#xFFFF;"
+    assert text_as_read(kept) == kept
+    assert text_as_read("a" + "&#769;" * 32) == "a" + "\u0301" * 30 + "\\u0301" * 2
+    start = time.monotonic()
+    for text in ["&#" + "1" * 100_000, "&#" + "0" * 100_000 + "1;", "&shy" * 30_000, "a" + "&#127995;" * 15_000]:
+        text_as_read(text)
+    assert time.monotonic() - start < 5  # linear, and an `int` of 100,000 digits is never read
+
+
 def test_a_quoted_name_keeps_latin1_letters_and_escapes_every_other_character_past_ascii():
     """Übung.ipynb reads as written; a quote-like character (U+2019, U+A78C, a letter drawn as an apostrophe) and
     × are escapes, and a name's own backslash before 'xdc' stays two backslashes, never turned into a letter."""
@@ -356,3 +372,17 @@ def test_a_written_answer_keeps_the_emoji_selectors_but_not_an_invisible_name():
     assert text_as_read(honest) == honest
     assert text_as_read("`self.bias\ufe0f` and \u3164 and \ufe0f") == "`self.bias\\ufe0f` and \\u3164 and \\ufe0f"
     assert code_as_run("s = '\u2764\ufe0f'") == "s = '\u2764\\ufe0f'"
+
+
+def test_every_note_keeps_its_share_of_the_line_however_long_another_is():
+    """Report.note and Gradescope's output: the short notes whole, the long ones cut to equal shares of what is left,
+    within the limit (a long note of the student's making hid "cells missing", red-c17 X26-c17-4)."""
+    notes = ["cells pasted more than once: " + ", ".join(f"text_{n}" for n in range(80)), "cells missing: question_1",
+             "the folder also holds " + "x" * 5000, "locked cells edited: question_2"]
+    line = notes_line(notes)
+    assert len(line) <= 300 and line.count("; ") == 3
+    assert "cells missing: question_1; " in line and line.endswith("; locked cells edited: question_2")
+    first, _, third, _ = line.split("; ")
+    assert first.startswith("cells pasted more than once: text_0") and third.startswith("the folder also holds xx")
+    assert abs(len(first) - len(third)) <= 1 and first.endswith("…")
+    assert notes_line([]) == "" and notes_line(["\x1b[31m a \n b"]) == one_line("\x1b[31m a \n b")

@@ -684,3 +684,15 @@ def test_self_check_on_the_oldest_python_the_student_readme_claims(release_copy,
         pytest.skip(f"PyPI is out of reach: {' '.join(install)} not installed for Python {oldest}")
     assert pip.returncode == 0, pip.stderr[-2000:]
     _fails_readably_then_passes(release_copy, str(venv / "bin" / "python"))
+
+
+def test_generate_assignment_runs_nbgrader_s_own_steps_then_records_the_release():
+    """nbgrader_config.py spells out GenerateAssignment's list to add RecordRelease last: the steps before it must stay
+    nbgrader's own, in its order (a newer nbgrader that adds one would otherwise lose it here without a word)."""
+    from nbgrader.converters.generate_assignment import GenerateAssignment
+
+    from autograder.settings import load_config
+
+    ours = list(load_config(ROOT).GenerateAssignment.preprocessors)
+    theirs = [f"nbgrader.preprocessors.{step.__name__}" for step in GenerateAssignment().preprocessors]
+    assert ours == [*theirs, "autograder.nbgrader_glue.preprocessors.record_release.RecordRelease"]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from catalogue_bugs import BUGS, PARAMETERS, exercise_cell, module_cell, step, zero_grad
+from nbformat.v4 import new_code_cell
 
 from autograder.classroom.mutate import Mutation, apply
 from conftest import ASSIGNMENT, FULL, ROOT, grade_json, scores, solution_notebook, write_notebook
@@ -318,8 +319,8 @@ def test_a_lent_cell_that_defines_the_graded_cells_class_again_grades_the_same_w
     Jupyter), and cell no_grad, right in its own part, ends with a second, right copy of class SGD. Plain, the part
     gives 0.56/3 (the part runs the no_grad stub, never the student's copy). Wrapped in `with no_grad():`, the same
     wrong update reaches the blank no_grad, the part lends cell no_grad (sound), and that cell's SGD replaces the graded
-    cell's: test_step 3/3, 18/18. (The same right copy in a cell the student added below gives 3/3 either way: the
-    student's own cells run where they stand.) One notebook's code, one grade: whether step() happens to call no_grad
+    cell's: test_step 3/3, 18/18. (The same right copy in a cell the student added below test_step is held
+    too: red-a16 X25-a16-1.) One notebook's code, one grade: whether step() happens to call no_grad
     must not decide whether another solution cell's SGD is graded in its place."""
     graded = {}
     for under_no_grad in (False, True):
@@ -423,6 +424,61 @@ class _RightSGD:
 for _held in [value for value in globals().values() if isinstance(value, dict) and "SGD" in value]:
     _held["SGD"] = _RightSGD
 """)
+
+
+
+def test_a_cell_the_student_added_below_the_graded_cells_test_does_not_patch_the_class_it_grades(tmp_path):
+    """red-a16 X25-a16-1 (pass 25): X24-b15-2 without any lending. Cell sgd's step() moves up the gradient (`+=`); a
+    cell the student added right below test_step sets a right step on SGD (`SGD.step = _right_step`). Jupyter runs
+    test_step before that cell: 0/3, 15/18 (nbclient, allow_errors). An added cell runs in every part, where it stands,
+    and the checks run after the whole program: _holding holds the graded cell's names and class only around a LENT
+    cell, so the patch stands and test_step is 3/3, 18/18. The docs' rule ("as at the test cell right below the graded
+    one in Jupyter": a right SGD copied below never stands in for a wrong one in cell sgd) holds for a lent cell only."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    at = next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    cells[at].source = cells[at].source.replace("p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")
+    added = ("def _right_step(self):\n    for p in self.params:\n        p.data -= self.lr * p.grad\n\n\n"
+             "SGD.step = _right_step\n")
+    cells.insert(at + 3, new_code_cell(added))  # below test_zero_grad and test_step
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report)["test_step"] < FULL["test_step"] / 2, scores(report)
+
+
+def test_a_fix_the_student_added_between_the_graded_cell_and_its_test_cell_counts_as_in_jupyter(tmp_path):
+    """The boundary of X25-a16-1's rule is the part's test cell, not the graded cell (suites._held_below): the same
+    `SGD.step = _right_step` in a cell added right below cell sgd, above test_zero_grad and test_step, runs before both
+    test cells in Jupyter: 18/18 (nbclient, allow_errors), and so in the grade."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    at = next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    cells[at].source = cells[at].source.replace("p.data -= self.lr * p.grad", "p.data += self.lr * p.grad")
+    cells.insert(at + 1, new_code_cell("def _right_step(self):\n    for p in self.params:\n        p.data -= self.lr * "
+                                       "p.grad\n\n\nSGD.step = _right_step\n"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report) == FULL, scores(report)
+
+
+
+@pytest.mark.parametrize("patched", [False, True], ids=["plain", "host-patches-sgd"])
+def test_a_cell_lent_as_the_host_of_a_merged_cell_is_held_as_a_lent_cell_is(tmp_path, patched):
+    """red-a16 X25-a16-4 (pass 25): cell linear deleted and its code written in cell exercise_second_step (below
+    test_step), which hosts it (suites.hosts); cell sgd's step() moves up the gradient under `with no_grad():`. The
+    step part reaches the blank no_grad, so Grader.settle lends the sound cells, linear among them, and taken() brings
+    its host along, but _holding holds only around the cells in `lent`, never a host: a host that sets a right step on
+    SGD (`SGD.step = _right_step`) makes test_step 3/3 (0.56/3 without that line). Jupyter: test_step fails (0/3), and
+    a lent cell no_grad doing the same is held (X24-b15-2)."""
+    notebook = solution_notebook()
+    cells = _cells(notebook)
+    cells["sgd"].source = cells["sgd"].source.replace(
+        "        for p in self.params:\n            # In place", "        with no_grad():\n          for p in self.params:\n"
+        "            # In place").replace("p.data -= self.lr * p.grad", "  p.data += self.lr * p.grad")
+    patch = "\n\ndef _right_step(self):\n    for p in self.params:\n        p.data -= self.lr * p.grad\n\n\nSGD.step = _right_step\n"
+    cells["exercise_second_step"].source = (cells["linear"].source + (patch if patched else "")
+                                            + "\n\nraise NotImplementedError()\n")
+    notebook.cells.remove(cells["linear"])
+    report, _ = grade_json(write_notebook(notebook, tmp_path / ASSIGNMENT.notebook_name))
+    assert scores(report)["test_step"] < FULL["test_step"] / 2, scores(report)
 
 
 @pytest.mark.parametrize("patch", [_PATCHED_IN_NO_GRAD, _HELD_REWRITTEN_IN_NO_GRAD],

@@ -16,7 +16,7 @@ import pytest
 import sandbox_probes
 from nbformat.v4 import new_code_cell, new_raw_cell
 
-from autograder.checks.suites import _binds, stopped
+from autograder.checks.suites import _binds
 from autograder.sandbox import Cell, Limits, Sandbox, ipython_cleanup, program_from_notebook
 from autograder.sandbox.cputime import HURRIED_NICE
 from autograder.sandbox.program import annotations_as_text, bound_names, namespace_lines, run_before
@@ -233,16 +233,45 @@ def test_the_graders_reading_of_compound_statements_is_linear():
     "print(helper_not_defined)\n\nHELPER = 1\n", "HELPER = 1\nprint(helper_not_defined)\n",
     "x = (\n    helper_not_defined)\nHELPER = 1\n", "if True:\n    HELPER = 1\n    helper_not_defined\n    HELPER = 2\n",
     "import sys\nsys.exit(0)\nHELPER = 1\n", "HELPER = 1\ndef f(:\n    pass\n",
+    # the loader's own observation (pass 26, X25-a16-2), where the load error's words said less
+    "HELPER = 1\nreturn\n", "def f():\n    raise ValueError\n\n\nf()\nHELPER = 1\n", "class HELPER:\n    1 / 0\n",
+    "for _ in [0]:\n    try:\n        1 / 0\n    except ZeroDivisionError as error:\n        saved = error\n"
+    "    HELPER = 1\n    raise saved\n",
+    "import contextlib\nwith contextlib.nullcontext():\n    HELPER = 1\n    raise ValueError\n",
+    "%%time\nHELPER = 1\nraise ValueError('late')\n", "%%time\nraise ValueError('early')\nHELPER = 1\n",
 ], ids=["first-line-raises", "last-line-raises", "raises-in-a-statement-over-lines", "raises-in-a-block", "sys-exit",
-        "syntax-error"])
+        "syntax-error", "compiler-error-after-a-statement-ran", "raised-in-a-function-called-above",
+        "raised-in-a-class-body", "raised-again-in-the-block-that-saved-it", "raised-in-a-with-block",
+        "raised-in-a-cell-magics-body", "raised-first-in-a-cell-magics-body"])
 def test_the_graders_reading_of_what_a_cell_bound_before_it_stopped_agrees_with_the_sandbox(box, cell):
     """red-b15 X24-b15-3 (pass 24): a stub replaces what the student's copy of its cell binds as the whole notebook ran
-    (suites.stopped reads where its load error says it stopped, program.run_before what it ran before): a cell whose
+    (the loader says where each cell stopped, Outcome.stops; program.run_before reads what it ran before): a cell whose
     first line raises binds nothing its text defines below, as in Jupyter."""
     outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
-    stops = stopped(outcome.load_errors)
+    stops = outcome.stops
     assert "c" in stops, outcome.load_errors
     assert _binds(namespace_lines(run_before(cell, stops["c"])), "HELPER") is outcome.value
+
+
+
+@pytest.mark.parametrize("cell", [
+    "HELPER = 1\nraise SyntaxError('not really', ('<cell>', 1, 1, ''))\n",
+    "HELPER = 1\ncompile('x = (', '<cell>', 'exec')\n",
+    "try:\n    1 / 0\nexcept ZeroDivisionError as error:\n    saved = error\nHELPER = 1\nraise saved\n",
+    "HELPER = 1\rraise ValueError('late')\r",
+], ids=["syntax-error-raised", "syntax-error-compiled", "saved-exception-raised-again", "lines-ended-by-a-bare-cr"])
+def test_a_cell_that_raises_at_its_end_is_read_as_binding_what_it_bound(box, cell):
+    """red-a16 X25-a16-2 (pass 25): suites.stopped reads the line a load error names as where the cell stopped, but
+    that line is the innermost notebook frame of the exception's traceback, which the cell chooses: a SyntaxError the
+    cell raises as it runs reads as the cell's own syntax error (IPython ran none of it), and an exception caught at
+    line 2 and raised again at the end names line 2; and run_before splits the cell on LF only, so a cell whose lines
+    a bare CR ends (Python's and the loader's line ends too) is one line, cut whole. Each cell here bound HELPER before it raised (Jupyter runs it down
+    to its last line); the grader reads it as binding nothing, so a stub standing in for it replaces none of its names."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert outcome.value is True, outcome
+    stops = outcome.stops
+    read = run_before(cell, stops["c"]) if "c" in stops else cell
+    assert _binds(namespace_lines(read), "HELPER") is True, (outcome.load_errors, stops)
 
 
 @pytest.mark.parametrize("cell, line", [

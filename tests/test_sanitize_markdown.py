@@ -717,11 +717,49 @@ def test_maths_that_draws_past_a_browsers_layout_is_shown_as_text(sanitizer, mat
     assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{maths} typeset"
 
 
+@pytest.mark.parametrize("maths", ["$\\unicode[4000000,0]{x41}$", "$\\unicode[0,4000000]{x41}$",
+                                   "$\\mmlToken{mspace}[height=4000000]{}$"],
+                         ids=["unicode-height", "unicode-depth", "mspace-unquoted"])
+def test_maths_whose_unitless_length_draws_past_a_browsers_layout_is_shown_as_text(sanitizer, maths):
+    """red-c17 X26-c17-1 (pass 26): MATHS_LENGTH_EM reads a unitless number as a length only before a quote, but
+    MathJax reads two more: \\unicode's optional [height,depth] (in em) and an unquoted \\mmlToken attribute
+    (`[height=4000000]`, of the font size). `My answer: $\\unicode[4000000,0]{x41}$` was kept as written, and in
+    Chromium the feedback page stood 33,554,432 px tall with every later cell at that one coordinate (cells' tops
+    [91, 33554432, 33554432]), as the `\\rule` of red-l10 (pass 21) did."""
+    source = f"My answer: {maths}"
+    assert sanitizer.sanitize_markdown(source).startswith(("```", "<pre>")), f"{maths} typeset"
+
+
+@pytest.mark.parametrize("maths", ["$\\rule{1pt}4000000pt$", "$\\Space 0pt 4000000pt 0pt$", "$\\rule{1pt}{4000000,5pt}$",
+                                   "$\\begin{array}{c}a\\\\[4 000 000pt]b\\end{array}$", "$\\rule[4000000]{1pt}{1pt}$",
+                                   "$\\enclose{box}[padding=4 000 000]{x}$", "$\\cancel[padding:4000000]{x}$",
+                                   "$\\bbox[1,4000000pt]{x}$", "$\\mmlToken{mspace}[width=0,height=4000000.5.5]{}$"],
+                         ids=["after-a-brace", "after-a-length", "decimal-comma", "spaced", "rule-raise", "enclose",
+                              "cancel", "after-a-comma", "two-points"])
+def test_maths_whose_length_mathjax_reads_as_written_is_shown_as_text(sanitizer, maths):
+    """MathJax reads a dimension after the one before it (`\\rule{1pt}4000000pt`: GetDimen takes one without braces),
+    with a decimal comma, or with its spaces dropped (`\\\\[..]`, \\enclose and \\unicode drop them); \\rule's
+    `[raise]`, \\enclose's and \\cancel's attributes without a unit; and a MathML length up to a second point."""
+    assert sanitizer.sanitize_markdown(f"My answer: {maths}").startswith(("```", "<pre>")), f"{maths} typeset"
+
+
+def test_maths_lengths_are_read_in_linear_time():
+    """Every length pattern is possessive, and a comma or a space run is read by one pattern at most twice."""
+    from autograder.nbgrader_glue.preprocessors.page_budget import _longest_length
+
+    for text in ["{" + "1," * 60_000, "{1pt" * 30_000, "\\unicode[" + "1 " * 60_000, "\\mmlToken=" + "1," * 60_000]:
+        start = time.monotonic()
+        _longest_length(text)
+        assert time.monotonic() - start < 5, text[:20]
+
+
 def test_maths_of_ordinary_lengths_is_typeset(sanitizer):
     """The lengths an honest answer draws stay within MATHS_LENGTH_EM: a strut, a space, a row's spacing, a length in
     centimetres."""
     source = "My answer: $\\rule{0pt}{2em}\\hspace{1cm}\\begin{array}{c}a\\\\[2pt]b\\end{array} \\quad r = 30 cm$"
     assert sanitizer.sanitize_markdown(source) == source
+    source = "My answer: $\\frac{\\cancel{2}x}{\\cancel{2}} = x$ for $n = 1000$ samples, $10^{1000}$, a [1000, 784] batch"
+    assert sanitizer.sanitize_markdown(source) == source  # numbers with no unit, in no place of a length
 
 
 def test_a_picture_whose_decoding_repeats_past_its_pixels_is_shown_as_text(sanitizer):
@@ -890,6 +928,92 @@ def test_a_written_answer_cannot_make_the_pages_unreadable(tmp_path):
     assert all(markup in cell.source for cell, markup in zip(notebook.cells, STUDENT_MARKUP_AXE.values()))
     broken = {name: sorted(set(found) & set(STUDENT_MARKUP_AXE)) for name, found in axe_on_both_pages(tmp_path, notebook).items()}
     assert broken == {"feedback": [], "grading": []}, broken
+
+
+def test_a_picture_with_a_blank_alt_text_cannot_make_the_pages_unreadable(tmp_path):
+    """red-c17 X26-c17-2 (pass 26): `readable` reads a blank alt text as no text only inside a link or a summary, and
+    the soup pass adds an alt text only where there is none: a written answer's `<img src="data:..." alt=" ">` is
+    kept whole, and axe-core finds a critical violation (image-alt: an alt of only spaces is neither a description
+    nor an empty, decorative one) on the feedback page and on the grading page."""
+    dot = base64.b64encode(png_of(1, 1)).decode()
+    markup = f'<img src="data:image/png;base64,{dot}" alt=" ">'
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nMy plot: {markup}")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert dot in notebook.cells[0].source  # still shown, whole or as its text
+    broken = {name: sorted(set(found) & {"image-alt"}) for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+    assert broken == {"feedback": [], "grading": []}, broken
+
+
+@pytest.mark.parametrize("markup", ['<kbd><a href="https://example.com">a link</a></kbd>',
+                                    '<div class="highlight"><kbd><span class="w">faint keys</span></kbd></div>'],
+                         ids=["link-in-kbd", "token-in-kbd"])
+def test_a_colour_inside_a_key_cannot_make_the_feedback_page_unreadable(tmp_path, markup):
+    """red-c17 X26-c17-3 (pass 26): readable.css gives links and Pygments' tokens colours that read on a white page,
+    and Bootstrap draws a <kbd> white on #333: a written answer that nests one in the other (tags, a class and an
+    href the allowlist keeps, each kept whole) puts dark words on the dark key, and axe-core finds a serious
+    color-contrast violation on the feedback page (STUDENT_MARKUP_AXE's `.w` span held on a white page only)."""
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nPress {markup} to go on.")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    broken = {name: sorted(set(found) & {"color-contrast"})
+              for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+    assert broken == {"feedback": [], "grading": []}, broken
+
+
+def contrast(pixels) -> float:
+    """WCAG's contrast ratio between the lightest and the darkest of `pixels` (a PIL image): a text's colour and its
+    background's, where the image holds both."""
+    def luminance(rgb) -> float:
+        linear = [c / 255 / 12.92 if c <= 10 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    seen = sorted(luminance(rgb) for _, rgb in pixels.convert("RGB").getcolors(1 << 24))
+    return (seen[-1] + 0.05) / (seen[0] + 0.05)
+
+
+@pytest.mark.parametrize("block", ["<div>in a div</div>", "<ul><li>in a list</li></ul>"], ids=["div", "list"])
+def test_a_block_inside_a_key_is_drawn_on_the_key(tmp_path, block):
+    """Bootstrap draws a <kbd> inline, white on #333: a block a written answer nests in one (kept whole) lay outside
+    the key's dark box, its white words on the white page, invisible, and axe-core saw nothing (it took the key's
+    background for the block's). What the page draws where the words are must hold them at 4.5:1 or more."""
+    from PIL import Image
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nPress this:\n\n<div><kbd>{block}</kbd></div>")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert block in notebook.cells[0].source  # kept whole
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
+        page.locator("kbd :text-is('%s')" % re.sub("<[^>]+>", "", block)).screenshot(path=tmp_path / "words.png")
+        browser.close()
+    assert contrast(Image.open(tmp_path / "words.png")) >= 4.5
+
+
+@pytest.mark.parametrize("source", ["The loss falls from &#x202E;3 to 1 in the end.", "The loss falls from &rlm;3 - 1.",
+                                    "My answer: a" + "&#769;" * 200, "My answer: a" + "&#127995;" * 200,
+                                    "no&#x200B;space"],
+                         ids=["bidi-override", "named-mark", "acute-marks", "skin-tones", "zero-width"])
+def test_a_character_reference_cannot_bring_what_text_as_read_writes_as_an_escape(sanitizer, source):
+    """red-c17 X26-c17-6 (pass 26): `text_as_read` writes a written answer's format characters, and its combining
+    marks past MARKS_PER_CHARACTER, as their escapes, but reads characters, not character references: markdown
+    passes `&#x202E;` and `&#769;` through as written, and the browser decodes them. So `&#x202E;` reverses the rest
+    of the paragraph on both pages (Trojan Source, as U+202E itself did), and a cell of `a` and 8,000 `&#127995;`
+    (72 KB, kept whole) is one character with 8,000 emoji modifiers, the run red-d13 X23-1 measured at 23 s of
+    Chromium (its feedback page here: 103.6 s to load, on a busy machine). What the page's HTML holds, decoded as a browser decodes it,
+    has neither."""
+    from html import unescape
+
+    from autograder.outputs.inert import MARKS_PER_CHARACTER, hidden
+
+    shown = unescape(render(sanitizer.sanitize_markdown(source)))
+    assert not [hex(ord(c)) for c in shown if hidden(c)], "a format character reaches the page"
+    assert not re.search("[\u0300-\u036f\U0001f3fb-\U0001f3ff]{%d}" % (MARKS_PER_CHARACTER + 1), shown), \
+        "a run of marks past MARKS_PER_CHARACTER reaches the page"
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -401,6 +402,172 @@ def test_a_late_submission_gets_the_configured_penalty_and_is_named(tmp_path):
     assert "previewing their regrade" in out
     [change] = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
     assert (change.student, change.part, change.old, change.new) == ("lou", "late penalty", "3.6", "0")
+
+
+def late_course(tmp_path: Path, method: str) -> Path:
+    """A course whose one student, lou, handed in full marks 2 days late, autograded, then hand graded (2 points a
+    written answer, 6 in all) in the formgrader."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      f'c.LatePenalty.penalty_method = "{method}"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    hand_grade(course, "lou", 2.0)
+    ok(make(course, "feedback"))  # as the README says after hand grading: pages and grades.csv written again
+    return course
+
+
+def test_a_late_submission_under_the_zero_policy_keeps_no_hand_graded_points(tmp_path):
+    """X26-a17-1: penalty_method "zero" is "the whole score" (late.py), but nbgrader computes the penalty when it
+    autogrades, from the points it has then (the autograded 18): the 6 points the instructor gives the written
+    answers afterwards escape it, and grades.csv and the Canvas file give late work 6 of 24, not 0."""
+    course = late_course(tmp_path, "zero")
+    row = csv_rows(course)["lou"]
+    assert float(row["hours_late"]) > 0 and row["manual_score"] == "6"
+    assert float(row["score"]) == 0, f"late work under the zero policy scores {row['score']} (penalty {row['late_submission_penalty']})"
+
+
+def test_a_late_penalty_is_the_same_whether_the_hand_grades_came_before_or_after_the_autograde(tmp_path):
+    """X26-a17-2: per_day takes percent_per_day of the notebook's score (late.py); the penalty is computed from the
+    points the gradebook has when nbgrader autogrades, so one late notebook, hand graded, is penalised 10 % a day of
+    18 points (3.6) after its first `make grade` and of 24 (4.8) once graded again: `make grade FORCE=1` with no input
+    changed moves lou's total from 20.4 to 19.2, unpreviewed, and the total depends on the order of the
+    instructor's work rather than on the policy."""
+    course = late_course(tmp_path, "per_day")
+    before = csv_rows(course)["lou"]
+    ok(make(course, "grade", "FORCE=1"))
+    after = csv_rows(course)["lou"]
+    assert after["score"] == before["score"], (before["score"], after["score"])
+
+
+def test_confirm_applies_no_late_penalty_the_preview_did_not_show(tmp_path):
+    """X26-a17-2 through CONFIRM=yes: a suite edited without changing any verdict is previewed ("every score stays as
+    it is"); the instructor then hand grades lou's written answers; CONFIRM=yes regrades lou and nbgrader computes
+    the penalty again from the points the gradebook has now, so the penalty and total move (3.6 -> 4.8), which no
+    preview showed: the preview's inputs (submission, suites, reference, settings) leave out the hand grades the
+    penalty is taken from."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    suite = course / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + "\n# a comment: no verdict changes\n")
+    out = ok(make(course, "grade"))
+    assert "every score stays as it is" in out, out[-2000:]
+    hand_grade(course, "lou", 2.0)
+    ok(make(course, "feedback"))
+    seen = csv_rows(course)["lou"]
+    ok(make(course, "grade", "CONFIRM=yes"))
+    applied = csv_rows(course)["lou"]
+    assert (applied["late_submission_penalty"], applied["score"]) == (seen["late_submission_penalty"], seen["score"]), \
+        (seen["late_submission_penalty"], seen["score"], applied["late_submission_penalty"], applied["score"])
+
+
+def test_clearing_the_due_date_setting_is_previewed_or_said(tmp_path):
+    """X26-a17-7: `make grade` writes c.GraderSettings.due_date into the gradebook's assignment (late.set_due_date), and
+    an empty setting means "the gradebook's own due date (`nbgrader db assignment add --duedate`), else nothing is
+    late" (docs/instructors.md). Once the kit has written one, clearing the setting (to waive lateness, or to go back to
+    the gradebook's own) changes nothing and says nothing: the due date the kit wrote is now "the gradebook's own",
+    the inputs compare equal, no preview, and lou stays late with her penalty."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    original = config.read_text()
+    config.write_text(original + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    assert "Late: lou" in ok(make(course, "grade"))
+    config.write_text(config.read_text().replace('c.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n', ""))
+    out = ok(make(course, "grade"))
+    assert "previewing their regrade" in out or "due date" in out.lower(), out[-1500:]
+
+def test_a_fixed_checks_preview_shows_the_score_the_regrade_gives_a_part_scored_by_hand(tmp_path):
+    """X26-a17-3: the preview compares autograded scores (preview._scores reads grade.auto_score), but a part the
+    instructor scored by hand in the formgrader keeps that score through the regrade (grades.csv, the Canvas file):
+    ada's test_forward (2 points), overridden to 1, is previewed as "2 -> 1.92" and stays 1 once applied, so the instructor
+    confirms a change that never happens (and reads the override as lost)."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    ok(make(course, "feedback"))
+    before = csv_rows(course)["ada"]["test_forward"]
+    assert before == "1"
+    suite = course / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + FIX)
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["ada"]["test_forward"]
+    shown = {(c.part, c.old, c.new) for c in table if c.student == "ada"}
+    assert all(new == after for part, _, new in shown if part == "test_forward") and \
+        all(old == before for part, old, _ in shown if part == "test_forward"), (shown, before, after, out[-1500:])
+    assert re.search(r"ada +test_forward +1 stays \(scored by hand; its checks would give 2 -> 1\.92\)", out), out[-1500:]
+
+
+RACED = '''
+import sys
+from autograder.classroom import preview
+real = preview.compare
+def raced(before, live, scratch, *rest):
+    # What a second run does when its own preview starts now (the formgrader's Autograde button, `make regrade
+    # STUDENT=...`, another terminal's `make preview`): preview_class takes a scratch folder, configures it and
+    # copies the live gradebook there (scratch_folder, scratch_config, copy_gradebook).
+    config = preview.scratch_config(_config, preview.scratch_folder(_root))
+    preview.copy_gradebook(live.db_url, config.CourseDirectory.db_url)
+    return real(before, live, scratch, *rest)
+from autograder.classroom import grade_class as gc
+real_preview = gc.preview_class
+def remember(run, plan, origin, apply):
+    global _config, _root
+    _config, _root = run.settings.config, run.assignment.root
+    return real_preview(run, plan, origin, apply)
+gc.preview_class = remember
+preview.compare = raced
+from autograder.__main__ import main
+raise SystemExit(main(sys.argv[1:]))
+'''
+
+
+def test_a_preview_another_run_starts_meanwhile_never_lets_confirm_apply_an_unseen_change(tmp_path):
+    """X26-a17-4: every run's preview graded into the one folder .grading/preview (grade_class.preview_class), with no
+    lock between runs (each now takes a folder of its own: preview.scratch_folder). A second preview that starts
+    while `make grade`'s is grading (the formgrader's Autograde button on one student, which runs `regrade STUDENT`
+    and previews a stale one; `make preview` in another terminal) emptied that folder and copied the live gradebook
+    into it: the first run then compared the live gradebook with a copy of itself, prints "every score stays as it is", records its students as previewed, and `make grade CONFIRM=yes`
+    applies ada's 2 -> 1.92 that no preview showed."""
+    root = course_copy(tmp_path)
+    put_submission(root, "ada", solution_notebook())
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+
+    def run(grader: tuple[str, str], *options: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *grader, "class", "--assignment", ASSIGNMENT.name, *options], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=110)
+
+    def test_forward() -> str:
+        with (root / "grades.csv").open(newline="") as handle:
+            return {row["student_id"]: row["test_forward"] for row in csv.DictReader(handle)}["ada"]
+
+    assert run(("-m", "autograder")).returncode == 0 and test_forward() == "2"
+    suite = root / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + FIX)
+    shown = run(("-c", RACED))
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    told_nothing_changes = "every score stays as it is" in shown.stdout
+    applied = run(("-m", "autograder"), "--confirm", "yes")
+    assert not (told_nothing_changes and test_forward() == "1.92"), \
+        "the preview said every score stays, and CONFIRM=yes changed ada's test_forward:\n" + shown.stdout + applied.stdout
 
 
 def test_a_feedback_pages_total_so_far_never_counts_a_hand_grade_that_waits_for_review(tmp_path):

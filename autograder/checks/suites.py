@@ -42,9 +42,11 @@ from ..sandbox.program import (
     defining_cells,
     demonstrated_names,
     held_cells,
+    last_copies,
     namespace_lines,
     read_as_python,
     run_before,
+    standing_below,
     task_names,
 )
 from ..settings import GraderSettings
@@ -368,17 +370,6 @@ class Runner:
                            and released.index(definer) < released.index(cell)) else ""
 
 
-# A load error of a cell that stopped at a line of its own top-level code (no function of the notebook's named before
-# `raised`; describe_exception, describe_cell_exit), or at its syntax error, which IPython runs none of.
-_STOPPED_AT = re.compile(r"cell (\S+): (?:(?:raised|called) .* \(line (\d+)\)(?:, which stops the cell there)?"
-                         r"|a syntax error on line \d+: .*)")
-
-
-def stopped(load_errors: list[str]) -> dict[str, int]:
-    """{cell: the line of it that stopped it} for the cells that raised as the program loaded (`load_errors`)."""
-    return {match[1]: int(match[2] or 1) for match in map(_STOPPED_AT.fullmatch, load_errors) if match}
-
-
 _BLANK_CELL = re.compile(re.escape(BLANK_HERE) + r", and not all of cell (\S+)'s do")  # the cell _blank names
 
 
@@ -530,8 +521,8 @@ class _ShippedAnswers(Runner):
                            "grader: build the zip again with make gradescope")
 
 
-def part_program(assignment: Assignment, notebook: dict, suite: Suite, stops: Mapping[str, int] | None = None
-                 ) -> list[Cell]:
+def part_program(assignment: Assignment, notebook: dict, suite: Suite, stops: Mapping[str, int] | None = None,
+                 found: Mapping[str, str] | None = None) -> list[Cell]:
     """What one part runs for a submission: the student's cells the suite names, and for every other
     solution cell the public release's blank stub, never the reference (nothing of the answer key may
     enter a process that runs student code). Its probes call only the stub they grade.
@@ -539,32 +530,52 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite, stops: Ma
     copy does not bind (an emptied cell no_grad, or a deleted one, whose no_grad the student wrote atop cell sgd)
     keeps what the cells above bound, as in the notebook run top to bottom (_keeping), and so does a name the copy binds
     only below the line that stopped it as the whole notebook ran (`stops`: Grader.settle's, a first line that raises).
-    A cell lent to the part below a cell it grades gives it nothing of what that cell's task names (_holding). A graded
-    cell the notebook does not hold takes the cell that holds its code from the student (hosts, taken)."""
-    found = hosts(assignment, notebook)
+    A cell of the student's that the part runs but does not grade, below the part's test cell, gives it nothing of what
+    the graded cells' tasks name (_held_below). A graded cell the notebook does not hold takes the cell that holds its
+    code from the student (`found`: hosts, by default read here; taken), and where its stub stands in for it, that cell
+    is its own copy (the stub replaces the Linear of the merged cell module, never to put back a draft above it:
+    red-a16 X25-a16-3)."""
+    stops = stops or {}
+    found = hosts(assignment, notebook, stops) if found is None else found
     program = program_from_notebook(notebook, assignment.source, assignment.release,
                                     taken(suite.student_cells, found), found)
     if suite.student_cells == "all":
-        return program
+        return _held_below(assignment, notebook, suite, program, found)
     released = _released(assignment)
     stubs = {gid: annotations_as_text(text) for gid, text in released.items()
              if gid not in taken(suite.student_cells, found)}
-    stops = stops or {}
-    own = {cell.name: namespace_lines(run_before(cell.source, stops[cell.name]) if cell.name in stops else cell.source)
-           for cell in program_from_notebook(notebook, assignment.source, assignment.release, tuple(stubs), found)
-           if cell.name in stubs}
+    copies = {cell.name: cell for cell in program_from_notebook(
+        notebook, assignment.source, assignment.release, (*stubs, *found.values()), found)}
+    own = {gid: namespace_lines(_ran(copies[found.get(gid, gid)], stops)) for gid in stubs if gid in copies}
     program = [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
         name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name)]))
         if cell.name in stubs else cell for cell in program]
-    lent = set(suite.lent) & set(suite.student_cells)
+    return _held_below(assignment, notebook, suite, program, found)
+
+
+def _held_below(assignment: Assignment, notebook: dict, suite: Suite, program: list[Cell], found: Mapping[str, str]
+                ) -> list[Cell]:
+    """`program`, the part's, with each cell of the student's that it runs but does not grade (a cell lent to it, the
+    cell that holds a lent cell's code, `found`: hosts; a cell the student added) held (_holding) where it stands below
+    the part's test cell in the student's notebook, as Jupyter runs that cell before it; where the notebook holds no
+    such test cell, wherever it stands below a graded cell. The test cell, not the graded cell: a fix the student
+    added between cell sgd and test_step (`SGD.step = ...`), or a cell linear that sets Module.parameters above
+    test_parameters, has run when Jupyter's test cell runs, and a wrong cell so mended costs no part there either.
+    The part that grades the whole notebook grades every solution cell (a momentum SGD tried at its end, below
+    test_lesson_numbers, costs no part: red-a16 X25-a16-1)."""
+    released = _released(assignment)
     trusted = {cell.metadata["nbgrader"]["grade_id"]: cell.source for cell in assignment.source.cells
                if cell.metadata.get("nbgrader", {}).get("solution")}
     graded: dict[str, frozenset[str]] = {}  # by the cell that holds the graded code (its host, when merged into one)
-    for gid in suite.student_cells:
-        if gid in released and gid not in lent:
+    for gid in released if suite.student_cells == "all" else suite.student_cells:
+        if gid in released and gid not in suite.lent:
             host = found.get(gid, gid)
             graded[host] = graded.get(host, frozenset()) | task_names(trusted.get(gid, ""), released[gid])
-    return _holding(program, graded, lent)
+    lent = set(taken(suite.lent, found))  # and the cells that hold their code (red-a16 X25-a16-4)
+    known = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in assignment.source.cells}
+    ungraded = {cell.name for cell in program if cell.name not in graded and (cell.name in lent or cell.name not in known)}
+    below = standing_below(notebook, assignment.source, suite.grade_id)
+    return _holding(program, graded, ungraded if below is None else ungraded & below)
 
 
 def _released(assignment: Assignment) -> dict[str, str]:
@@ -573,24 +584,59 @@ def _released(assignment: Assignment) -> dict[str, str]:
             if cell.metadata.get("nbgrader", {}).get("solution")}
 
 
-def hosts(assignment: Assignment, notebook: dict) -> dict[str, str]:
-    """{a solution cell the student's notebook does not hold: the student's cell that holds its code}, the first of the
-    student's solution cells and added cells, in the notebook's order, with a line that binds each name the cell's
-    release stub binds (_binds). Merge Cells keeps the upper cell's metadata (cell linear merged into cell module is
-    cell module, holding Module then Linear), and Jupyter runs the code where it stands: the part that grades the
-    missing cell grades that code, never a stand-in that raises (red-b15 X24-b15-1). A stub that binds no name (an
-    exercise's, whose answer its task names) has none: an answer is assigned in its own cell, as its message says."""
+def hosts(assignment: Assignment, notebook: dict, stops: Mapping[str, int] | None = None) -> dict[str, str]:
+    """{a solution cell the student's notebook does not hold: the student's cell that holds its code}: of the student's
+    solution cells and added cells with a line that binds each name the cell's release stub binds (_binds), the last in
+    the notebook's order above the test cell that follows the missing cell in the release (where the student kept one;
+    else the last of all), each read as far as the whole notebook's run ran it (`stops`: Grader.settle's). Merge Cells
+    keeps the upper cell's metadata (cell linear merged into cell module is cell module, holding Module then Linear),
+    and Jupyter runs the code where it stands, so what that test cell meets is the last binding above it, never a draft
+    the student wrote above the merged cell, nor a scratch cell that stopped before its binding (red-a16 X25-a16-3):
+    the part that grades the missing cell grades that code, never a stand-in that raises (red-b15 X24-b15-1). A stub
+    that binds no name (an exercise's, whose answer its task names) has none: an answer is assigned in its own cell,
+    as its message says. Read once per notebook (_hosting), however many parts ask (red-a16 X25-a16-5)."""
     held, released = held_cells(notebook), _released(assignment)
     named = {gid: names for gid, text in released.items() if gid not in held and (names := sorted(bound_names(text)))}
     if not named:
         return {}
-    known = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in assignment.source.cells}
-    kept = held & set(released)  # and the cells the student added, named by their index
-    own = {cell.name: namespace_lines(cell.source) for cell in program_from_notebook(
-        notebook, assignment.source, assignment.release) if cell.name in kept or cell.name not in known}
-    found = {gid: next((cell for cell, lines in own.items() if all(_binds(lines, name) for name in names)), "")
-             for gid, names in named.items()}
-    return {gid: cell for gid, cell in found.items() if cell}
+    order = [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in assignment.source.cells]
+    tests = {gid for cell, gid in zip(assignment.source.cells, order) if cell.cell_type == "code"
+             and cell.metadata.get("nbgrader", {}).get("grade") and not cell.metadata["nbgrader"].get("solution")}
+    places, stops = last_copies(notebook), stops or {}
+    below = {gid: next((places[test] for test in order[order.index(gid) + 1:] if test in tests and test in places), None)
+             for gid in named}
+    kept = held & set(released)
+    cells = tuple((cell.name, places[cell.name] if cell.name in kept else int(cell.name), _ran(cell, stops))
+                  for cell in program_from_notebook(notebook, assignment.source, assignment.release)
+                  if cell.name in kept or cell.name not in order)  # (a cell the student added is named by its index)
+    return dict(_hosting(tuple((gid, tuple(names), below[gid]) for gid, names in named.items()), cells))
+
+
+def _ran(cell: Cell, stops: Mapping[str, int]) -> str:
+    """What of `cell` the whole notebook's run ran: the lines above the one that stopped it (`stops`), or all of it."""
+    return run_before(cell.source, stops[cell.name]) if cell.name in stops else cell.source
+
+
+@functools.lru_cache(maxsize=4)  # every part of a submission asks (part_program); a cell may be megabytes long
+def _hosting(named: tuple[tuple[str, tuple[str, ...], int | None], ...], cells: tuple[tuple[str, int, str], ...]
+             ) -> tuple[tuple[str, str], ...]:
+    """hosts' (missing cell, host) pairs: `named`, each missing cell with its stub's names and the place of the test
+    cell below it in the notebook (None: none kept); `cells`, the candidates' (name, place, text) in the notebook's
+    order. Each text is read (namespace_lines) at most once."""
+    lines: dict[str, str] = {}
+
+    def binds(name: str, text: str, names: tuple[str, ...]) -> bool:
+        if name not in lines:
+            lines[name] = namespace_lines(text)
+        return all(_binds(lines[name], word) for word in names)
+
+    found = []
+    for gid, names, below in named:
+        binding = [(name, place) for name, place, text in cells if binds(name, text, names)]
+        above = [name for name, place in binding if below is None or place < below]
+        if binding:
+            found.append((gid, (above or [name for name, _ in binding])[-1]))
+    return tuple(found)
 
 
 def taken(cells: tuple[str, ...] | str, found: Mapping[str, str]) -> tuple[str, ...] | str:
@@ -645,21 +691,22 @@ def {held}(names={names!r}, function=type(lambda: None)):
 """
 
 
-def _holding(program: list[Cell], graded: Mapping[str, frozenset[str]], lent: set[str]) -> list[Cell]:
-    """`program`, each cell of `lent` that runs below a cell of `graded` (the names its task binds, by cell) between two
-    cells of the grader's: those names (SGD for cell sgd, count_64_32_10 for Exercise 1) hold after the lent cell what
-    they held before it, bound or not, and a class or function they hold is put back as it was (a method the lent cell
-    sets on SGD is undone). In Jupyter the part's test cell stands right below the cell it grades, where no cell below
-    has run: a lent cell gives the part what the graded cell calls of it (no_grad, for a step() under `with
-    no_grad():`), never a class or an answer of its own in place of the graded one (a right SGD copied to the end of
-    cell no_grad, or set on SGD there: red-b13 4, red-b15 X24-b15-2; a right count there: X24-b15-6), so one wrong
-    step() costs its part whether or not it calls no_grad. The lent cell itself runs as the student wrote it (its lines
-    are its messages', a cell magic stays its first line): the grader's code is in cells of its own, which bind nothing
-    else once the cell after it has run."""
+def _holding(program: list[Cell], graded: Mapping[str, frozenset[str]], ungraded: set[str]) -> list[Cell]:
+    """`program`, each cell of `ungraded` (_held_below's) that runs below a cell of `graded` (the names its task binds,
+    by cell) between two cells of the grader's: those names (SGD for cell sgd, count_64_32_10 for Exercise 1) hold
+    after that cell what they held before it, bound or not, and a class or function they hold is put back as it was (a
+    method the cell sets on SGD is undone). In Jupyter the part's test cell runs before any cell below it: a lent cell
+    there gives the part what the graded cell calls of it (no_grad, for a step() under `with no_grad():`), and a cell
+    the student added there a helper, never a class or an answer of its own in place of the graded one (a right SGD
+    copied to the end of cell no_grad, or set on SGD there: red-b13 4, red-b15 X24-b15-2; a right count there:
+    X24-b15-6; `SGD.step = ...` in a cell added below test_step, or a momentum SGD below every test cell: red-a16
+    X25-a16-1), so one wrong step() costs its part whether or not it calls no_grad. The held cell itself runs as the
+    student wrote it (its lines are its messages', a cell magic stays its first line): the grader's code is in cells
+    of its own, which bind nothing else once the cell after it has run."""
     names: list[str] = []  # the names of the graded cells above
     held: list[Cell] = []
     for cell in program:
-        if cell.name in lent and names:
+        if cell.name in ungraded and names:
             held += [Cell(f"{cell.name} (before it)", _HOLD.format(held=_HELD, names=tuple(names))), cell,
                      Cell(f"{cell.name} (after it)", f"{_HELD}()\ndel {_HELD}\n")]
         else:
@@ -727,6 +774,7 @@ class Grader:
                               if suite.student_cells != "all" and cell in suite.student_cells]
                        for cell in self.solution_cells}
         self.stops: dict[str, int] = {}  # the submission's cells the whole notebook's run stopped, and where (settle)
+        self.hosts: dict[str, str] = {}  # the submission's hosts with those stops, read once for every part (settle)
 
     def begin_session(self) -> None:
         """Give the next submission a session of its own (a fresh confined process tree) for all its parts,
@@ -748,12 +796,11 @@ class Grader:
         """
         notebook = submission.notebook
         assert notebook is not None, "only a notebook that was read is graded"
-        cells = part_program(self.prepared.assignment, notebook, suite, self.stops)
+        cells = part_program(self.prepared.assignment, notebook, suite, self.stops, self.hosts)
         fresh = suite.student_cells == "all"
-        borrowed = frozenset() if fresh else self.solution_cells - set(
-            taken(suite.student_cells, hosts(self.prepared.assignment, notebook)))
+        borrowed = frozenset() if fresh else self.solution_cells - set(taken(suite.student_cells, self.hosts))
         own = {cell.name: cell.source for cell in part_program(self.prepared.assignment, notebook, replace(
-            suite, student_cells=tuple(sorted(borrowed)))) if cell.name in borrowed}
+            suite, student_cells=tuple(sorted(borrowed))), found=self.hosts) if cell.name in borrowed}
         held = held_cells(notebook)
         return Runner(self.student_box, cells, submission, fresh=fresh, together=fresh, borrowed=borrowed,
                       one_cell=not fresh, defined_by=self.defined_by, own_copies=own, demonstrated=self.demonstrated,
@@ -773,16 +820,19 @@ class Grader:
         step() under a right no_grad()) is sound, and lent in turn (to an exercise computed with SGD). When no
         single cell is left to lend, cells that each need another's are tried as a set (lend_together). Then no message
         names a cell never lent as the cause (unblamed). Where the run of a part that grades the whole notebook stopped
-        a cell of the student's (stopped) tells what that cell binds where a stub stands in for it: a part graded before
-        that was known is graded again if its program changes (rare: a cell whose run stopped above a line that binds
-        what a cell above bound too)."""
+        a cell of the student's (stopped) tells what that cell binds where a stub stands in for it, and which cell holds
+        the code of a missing one (hosts, read once for every part with those stops): a part graded before that was
+        known is graded again if its program changes (rare: a cell whose run stopped above a line that binds what a
+        cell above bound too)."""
         parts = {}
-        self.stops = {}
+        assert submission.notebook is not None, "only a notebook that was read is graded"
+        self.stops, self.hosts = {}, hosts(self.prepared.assignment, submission.notebook)
         for suite in self.prepared.suites:
             runner = self.part_runner(submission, suite)
             parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
             if suite.student_cells == "all":
-                self.stops.update(stopped(next((outcome.load_errors for outcome in runner.memo.values()), [])))
+                self.stops.update(next((outcome.stops for outcome in runner.memo.values()), {}))
+        self.hosts = hosts(self.prepared.assignment, submission.notebook, self.stops)
         for suite in self.prepared.suites if self.stops else ():
             runner = self.part_runner(submission, suite)
             if runner.cells != parts[suite.grade_id][0].cells:

@@ -28,7 +28,7 @@ from .changes import Plan, plan_class, record_inputs
 from .class_run import ClassRun, Graded
 from .feedback_pages import page_time, write_feedback
 from .grade_students import enter_assignment, grade_students, take_unchanged
-from .lifecycle import export_grades
+from .lifecycle import export_grades, settle_late_penalties
 from .preview import not_previewed
 from .progress import one_step
 from .students import in_gradebook, list_students, take_roll
@@ -60,6 +60,8 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     if roll.refusal:
         say(f"regrade: {roll.refusal}", sys.stderr)
         return 2
+    if not preview:  # before anything is compared or graded: a regrade starts from the penalty in force
+        settle_late_penalties(assignment, run.coursedir, settings.config)
     # Named students are graded again even when unchanged; one whose grade the changed suites, reference or settings
     # would change is previewed as in make grade, so that no regrade of one student applies a change unseen.
     plan = plan_class(assignment, settings, run.coursedir, run.submitted, roll.students, force or bool(only))
@@ -115,6 +117,7 @@ def refresh_feedback(assignment: Assignment, settings: GraderSettings) -> int:
     too), and grades.csv, without grading anyone. A student left out is named, with why."""
     _quiet_nbgrader_warnings()
     run = ClassRun.open(assignment, settings)
+    settle_late_penalties(assignment, run.coursedir, settings.config)
     students = in_gradebook(run)
     rewritten, graded = follow_gradebook(run, students)
     export_grades(assignment, run.coursedir)
@@ -155,18 +158,27 @@ def say_left_out(run: ClassRun, students: list[str], graded: Graded) -> None:
 def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:
     """Grade the stale students into a scratch copy of the gradebook (preview.py), print who would change and
     write the table to reports/; nothing else is written. `apply`: the command that applies it."""
-    from .preview import compare, copy_gradebook, record_previewed, scratch_config, write_table
+    from .preview import (
+        compare,
+        copy_gradebook,
+        record_previewed,
+        scratch_config,
+        scratch_folder,
+        standings,
+        write_table,
+    )
 
     assignment, students = run.assignment, sorted(plan.stale)
     what = sorted({name for names in plan.stale.values() for name in names})
     say(f"The {' and '.join(what)} changed since {counted(len(students), 'student')} were graded: "
         f"previewing their regrade (nothing is written to the gradebook, feedback/ or grades.csv).")
-    folder = assignment.root / ".grading" / "preview"
-    config = scratch_config(run.settings.config, folder)
+    folder = scratch_folder(assignment.root)
     try:
+        config = scratch_config(run.settings.config, folder)
         copy_gradebook(run.coursedir.db_url, config.CourseDirectory.db_url)
         scratch = ClassRun.open(assignment, GraderSettings(config=config), preview=True)
         scratch.proof = run.proof
+        before = standings(scratch.coursedir, assignment.name, students)  # what the preview starts from, and shows
         if not enter_assignment(scratch):
             return 1
         # Graded.inputs: the students whose outcome the preview showed (graded, or not graded for their file's own
@@ -175,7 +187,7 @@ def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:
         if graded.stopped:
             say(f"Not previewed, nothing written: {graded.stopped}", sys.stderr)
             return 3
-        changes = compare(run.coursedir, scratch.coursedir, assignment.name, students)
+        changes, kept = compare(before, run.coursedir, scratch.coursedir, assignment.name)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     record_previewed(assignment.root, assignment.name, graded.inputs)
@@ -183,8 +195,8 @@ def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:
     changed = sorted({change.student for change in changes})
     say(f"\nRegrade preview: {len(changed)} of {counted(len(students), 'student')} would change"
         + (":" if changes else "; every score stays as it is."))
-    for change in changes:
-        say(change.line())
+    for line in [change.line() for change in changes] + [part.line() for part in kept]:
+        say(line)
     for student, reason in sorted(graded.not_graded().items()):
         say(f"  {student}: would not be graded: {reason}")
     say(f"Wrote {table.relative_to(assignment.root)}. Nothing else was written: `{apply}` applies "

@@ -39,9 +39,12 @@ from typing import Iterator, NamedTuple
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
 
 from ..assignment import Assignment
+from ..nbgrader_glue.late import settle_penalties
 from ..outputs.export import PartsCsvExportPlugin
+from ..outputs.inert import say
 from . import ledger
 from .demo import MARKER, TIMESTAMP, write_demo_class
 
@@ -242,6 +245,21 @@ def export_grades(assignment: Assignment, coursedir: CourseDirectory) -> None:
             target.unlink(missing_ok=True)
             return
         PartsCsvExportPlugin(to=str(target)).export(gb)  # a column per part (autograder/outputs/export.py)
+
+
+def settle_late_penalties(assignment: Assignment, coursedir: CourseDirectory, config: Config) -> None:
+    """The late penalties as the policy gives them from the points the gradebook holds now, the hand grades given
+    since the autograde included (late.settle_penalties), each one moved named: the hand grades are the input that
+    moved it, and the pages and grades.csv written after show it. No gradebook, nothing to do."""
+    gradebook = existing_gradebook(coursedir)
+    if gradebook is None:
+        return
+    with gradebook as gb:
+        moved = settle_penalties(gb, assignment.name, config)
+        gb.db.commit()
+    if moved:
+        say("Late penalty worked out again from the points graded now, hand grades included (the policy's share of "
+            "the whole score): " + ", ".join(f"{s} {old:g} -> {new:g}" for s, (old, new) in sorted(moved.items())) + ".")
 
 
 def _remove_demo_folder(assignment: Assignment, submitted: Path, student: str) -> None:

@@ -2,11 +2,14 @@
 
 When the course's side of some grades changed (changes.Plan.stale), `make grade` grades those students exactly
 as it would for real (nbgrader's autograde, the hidden suites, the late penalty) but into a scratch copy of the
-course's gradebook and autograded/ under .grading/preview/ (`scratch_config`), then compares the copy with the
-real gradebook and reports (`compare`): for each student and part whose score would change, the old score, the
-new one and the first check whose verdict changed. The table is printed and written to
+course's gradebook and autograded/ in a folder of the run's own under .grading/ (`scratch_folder`, `scratch_config`:
+two previews at once, `make grade` and the formgrader's Autograde button, never share one), then compares the
+copy's grades before and after (`standings`, `compare`): for each student and part whose score would change, the
+old score, the new one and the first check whose verdict changed. A score is the one in force, as grades.csv shows
+it: a part the instructor scored by hand keeps that score through a regrade, and the preview says so (`Kept`)
+rather than show an autograded score that never counts. The table is printed and written to
 reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies it, and `make preview` shows it
-at any time. Nothing outside .grading/preview/ is written while previewing, but that table and what it was made
+at any time. Nothing outside the scratch folder is written while previewing, but that table and what it was made
 from (`record_previewed`): CONFIRM=yes applies a regrade only to students previewed under the inputs they have
 now (`not_previewed`), so that a check edited after the preview is not applied unseen; the others are previewed
 again, their grades left as they were (grade_class). `make preview` grades the
@@ -18,8 +21,9 @@ from __future__ import annotations
 import copy
 import csv
 import json
-import shutil
+import os
 import sqlite3
+import tempfile
 from contextlib import closing
 from dataclasses import astuple, dataclass
 from pathlib import Path
@@ -51,10 +55,40 @@ class Change:
         return f"  {self.student:<16}{self.part:<28}{self.old:>6} -> {self.new:<6}{check}"
 
 
+@dataclass(frozen=True)
+class Kept:
+    """A part the instructor scored by hand whose autograded score a regrade would change: the hand score stays
+    (SaveAutoGradesAtOnce writes the autograded score beside it), so nothing the student gets changes."""
+
+    student: str
+    part: str
+    score: str  # the instructor's, in force before and after
+    autograded: tuple[str, str]  # the autograded score before and after, which does not count
+
+    def line(self) -> str:
+        return (f"  {self.student:<16}{self.part:<28}{self.score:>6} stays (scored by hand; its checks would give "
+                f"{' -> '.join(self.autograded)})")
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A student's submission in a gradebook, as a regrade preview reads it."""
+
+    scores: dict[str, tuple[float | None, float | None]]  # grade id: (score in force, autograded score); None: none
+    penalty: float
+
+    def score(self, part: str) -> tuple[float | None, float | None]:
+        return self.scores.get(part, (None, None))
+
+
+def scratch_folder(root: Path) -> Path:
+    """A new folder, of this run's own, under .grading/ for the preview's scratch gradebook (the run removes it)."""
+    (root / ".grading").mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="preview-", dir=root / ".grading"))  # mode 0o700
+
+
 def scratch_config(config: Config, folder: Path) -> Config:
     """The course's configuration, with the gradebook and autograded/ in `folder` (a copy of the gradebook)."""
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True, mode=0o700)
     scratch = copy.deepcopy(config)
     scratch.CourseDirectory.db_url = f"sqlite:///{folder / 'gradebook.db'}"
     scratch.CourseDirectory.autograded_directory = str(folder / "autograded")
@@ -68,14 +102,21 @@ def copy_gradebook(live: str, scratch: str) -> None:
         source.backup(target)
 
 
-def _scores(gb: Gradebook, assignment: str, student: str, parts: list[str]) -> tuple[dict[str, float | None], float]:
-    """Each autograded part's score and the late penalty of a student's submission (None: not recorded)."""
+def _standing(gb: Gradebook, assignment: str, student: str) -> Standing:
     try:
         submission = gb.find_submission(assignment, student)
     except MissingEntry:
-        return {part: None for part in parts}, 0.0
-    grades = {grade.name: grade.auto_score for notebook in submission.notebooks for grade in notebook.grades}
-    return {part: grades.get(part) for part in parts}, submission.late_submission_penalty or 0.0
+        return Standing({}, 0.0)
+    # In force: the hand score where the instructor gave one (nbgrader's Grade.score, grades.csv), else the autograded.
+    scores = {grade.name: (grade.auto_score if grade.manual_score is None else grade.manual_score, grade.auto_score)
+              for notebook in submission.notebooks for grade in notebook.grades}
+    return Standing(scores, submission.late_submission_penalty or 0.0)
+
+
+def standings(coursedir, assignment: str, students: list[str]) -> dict[str, Standing]:
+    """Each student's submission in the gradebook `coursedir` names."""
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        return {student: _standing(gb, assignment, student) for student in students}
 
 
 def _first_changed(old: Report | None, new: Report | None, part: str) -> str:
@@ -106,22 +147,29 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{round(value, 4):g}"
 
 
-def compare(live, scratch, assignment: str, students: list[str]) -> list[Change]:
-    """What the scratch run changed against the live gradebook, student by student, part by part."""
+def compare(before: dict[str, Standing], live, scratch, assignment: str) -> tuple[list[Change], list[Kept]]:
+    """What the scratch run changed, student by student, part by part, from the grades it started from (`before`,
+    read from the scratch copy as made: the gradebook as the preview found it, whatever another run writes since);
+    and the parts scored by hand, which keep their score, whose autograded score changed. The checks' verdicts
+    before are the live course's reports."""
     changes: list[Change] = []
-    with Gradebook(live.db_url, live.course_id) as old_book, Gradebook(scratch.db_url, scratch.course_id) as new_book:
-        parts = [name for name, _ in graded_parts(new_book.find_assignment(assignment))[0]]
-        for student in students:
-            old, old_penalty = _scores(old_book, assignment, student, parts)
-            new, new_penalty = _scores(new_book, assignment, student, parts)
-            old_report, new_report = _report(live, student, assignment), _report(scratch, student, assignment)
-            for part in parts:
-                if old[part] != new[part]:
-                    changes.append(Change(student, part, _number(old[part]), _number(new[part]),
-                                          _first_changed(old_report, new_report, part)))
-            if round(old_penalty, 4) != round(new_penalty, 4):
-                changes.append(Change(student, "late penalty", _number(old_penalty), _number(new_penalty), ""))
-    return changes
+    kept: list[Kept] = []
+    after = standings(scratch, assignment, list(before))
+    with Gradebook(scratch.db_url, scratch.course_id) as gb:
+        parts = [name for name, _ in graded_parts(gb.find_assignment(assignment))[0]]
+    for student, old in before.items():
+        new = after[student]
+        old_report, new_report = _report(live, student, assignment), _report(scratch, student, assignment)
+        for part in parts:
+            (old_score, old_auto), (new_score, new_auto) = old.score(part), new.score(part)
+            if old_score != new_score:
+                changes.append(Change(student, part, _number(old_score), _number(new_score),
+                                      _first_changed(old_report, new_report, part)))
+            elif old_auto != new_auto:  # the score in force is a hand score, which the regrade keeps
+                kept.append(Kept(student, part, _number(new_score), (_number(old_auto), _number(new_auto))))
+        if round(old.penalty, 4) != round(new.penalty, 4):
+            changes.append(Change(student, "late penalty", _number(old.penalty), _number(new.penalty), ""))
+    return changes, kept
 
 
 def write_table(changes: list[Change], dest: Path) -> Path:
@@ -146,10 +194,13 @@ def _previewed_path(root: Path, assignment: str) -> Path:
 
 def record_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> None:
     """Which students a preview showed, each with the inputs (submission, suites, reference, settings) it graded:
-    those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on."""
+    those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on. Written whole
+    (a rename), as another run may read it meanwhile."""
     path = _previewed_path(root, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({student: inputs_json(given) for student, given in inputs.items()}, sort_keys=True))
+    part = path.with_name(f".{path.name}.{os.getpid()}")
+    part.write_text(json.dumps({student: inputs_json(given) for student, given in inputs.items()}, sort_keys=True))
+    part.replace(path)
 
 
 def not_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> list[str]:

@@ -28,8 +28,10 @@ def summarize(run: ClassRun, graded: Graded, students: list[str], refused: dict[
             autograded[student] = submission.code_score
             if submission.total_seconds_late > 0:
                 late[student] = (submission.total_seconds_late, submission.late_submission_penalty or 0.0)
+        due = None
         try:
             book = gb.find_assignment(assignment.name)
+            due = book.duedate
             points = (f"{book.max_code_score:g} autograded points (the {book.max_written_score:g} points of written "
                       f"answers are graded in the formgrader)")
         except MissingEntry:  # a fresh course where no one was graded: nbgrader has not entered the assignment
@@ -47,6 +49,10 @@ def summarize(run: ClassRun, graded: Graded, students: list[str], refused: dict[
         say("Hit a limit: " + ", ".join(f"{s} ({'/'.join(names)})" for s, names in sorted(limited.items())))
     for student, (seconds, penalty) in sorted(late.items()):
         say(f"Late: {student}, by {late_by(seconds)} (late penalty {penalty:g} points)")
+    if due and not run.settings.due_date.strip():  # the kit's own, once written, is the gradebook's: say it stays
+        say(f"Due date in force: {due:%Y-%m-%d %H:%M:%S} UTC, the gradebook's own (c.GraderSettings.due_date is empty: "
+            "a date an earlier make grade wrote stays); to move it (a later date waives lateness), set "
+            "c.GraderSettings.due_date: make grade previews the change.")
     for student, note in sorted(graded.notes.items()):
         say(f"Graded with a note: {student}: {note}")
     for student, reason in sorted(problems.items()):  # a folder refused for its id is named as its quoted escapes

@@ -111,6 +111,7 @@ def run_autograder(assignment: Assignment, settings: GraderSettings, root: Path 
     student_box = start_student_sandbox(assignment, settings)  # before the grader's own imports, which it outlasts
     from ..grading import grade_path
     from ..intake.files import STAGING, IntakeRules, take_submission
+    from ..outputs.inert import notes_line
 
     try:  # what grading reads is the intake's copy, as for make grade (autograder/intake/files.py)
         intake = take_submission(submission_dir, (), assignment.root / STAGING / "gradescope",
@@ -121,7 +122,7 @@ def run_autograder(assignment: Assignment, settings: GraderSettings, root: Path 
             report = grade_path(assignment, intake.notebook, settings, student_box)
             # The level a session ran this submission's checks at: proven by the grading itself.
             data = results_json(report, settings, student_box.level, time.monotonic() - start,
-                                "; ".join(intake.notes))
+                                notes_line(intake.notes))
     except Exception as exc:  # the grader itself failed: one line for the student and the log, and no score
         return _failed(results, grader_failure_json(f"{failure_reason(exc)}. No score was given: your instructor will "
                                                     "grade it again.", time.monotonic() - start))

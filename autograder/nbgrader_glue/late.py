@@ -8,18 +8,26 @@
   nbgrader's `none` and `zero`, or `per_day`: `percent_per_day` of the notebook's score for each day or part
   of a day late, never more than the score.
 
+The score is the submission's whole score, its hand-graded points included. nbgrader works the penalty out when
+it autogrades, from the points the gradebook holds then, which leaves out the hand grades given afterwards;
+`settle_penalties` works it out again the same way from the points held now (`make grade` and `make feedback` do,
+first, and name each penalty it moves), so a penalty is the same whatever order autograding and hand grading came in.
+
 A submission's time is nbgrader's: `timestamp.txt` beside the notebook (Canvas's LATE marker writes one when
 collecting, autograder/intake/collect.py), else none, which is on time.
 """
 from __future__ import annotations
 
+import logging
 import math
 from datetime import datetime
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.preprocessors import AssignLatePenalties
 from nbgrader.utils import parse_utc
 from traitlets import Enum, Float
+from traitlets.config import Config
 
 DAY = 86400.0
 
@@ -38,6 +46,30 @@ class LatePenalty(LateSubmissionPlugin):
             return super().late_submission_penalty(student_id, score, total_seconds_late)
         days = math.ceil(total_seconds_late / DAY)
         return round(min(score, score * self.percent_per_day / 100 * days), 4)
+
+
+def settle_penalties(gradebook: Gradebook, assignment: str, config: Config) -> dict[str, tuple[float, float]]:
+    """Each submission's late penalty worked out again from the score the gradebook holds now, as nbgrader's
+    AssignLatePenalties works it out when it autogrades (the configured plugin on each notebook's score, kept
+    between 0 and that score, none when on time); {student: (penalty before, after)} for each one it moved. The
+    caller commits."""
+    step = AssignLatePenalties(config=config, log=logging.getLogger(__name__))  # nbgrader's per-notebook log lines: not here
+    step.init_plugin()
+    moved: dict[str, tuple[float, float]] = {}
+    try:
+        submissions = gradebook.assignment_submissions(assignment)
+    except MissingEntry:  # not entered yet: nobody graded
+        return moved
+    for submission in submissions:
+        seconds, before, after = submission.total_seconds_late, submission.late_submission_penalty or 0.0, 0.0
+        for notebook in submission.notebooks:
+            score = notebook.score
+            penalty = step.plugin_inst.late_submission_penalty(submission.student.id, score, seconds) if seconds > 0 else None
+            notebook.late_submission_penalty = None if penalty is None else min(max(penalty, 0.0), score)
+            after += notebook.late_submission_penalty or 0.0
+        if round(before, 4) != round(after, 4):
+            moved[submission.student.id] = (before, after)
+    return moved
 
 
 def due_date_of(setting: str) -> datetime | None:

@@ -21,6 +21,8 @@ nothing or a blank, so that `self.bias\u034f` is another name that reads as `sel
 """
 from __future__ import annotations
 
+import html
+import os
 import re
 import sys
 import unicodedata
@@ -95,14 +97,17 @@ def _styles_emoji(run: str, at: int) -> bool:
     return before[:1] == "S" or (before[:1] == "P" and before != "Pc") or run[at + 1: at + 2] == _KEYCAP
 
 
+def _extends(char: str) -> bool:
+    """Whether `char` extends the character before it: a combining mark or an emoji modifier."""
+    return unicodedata.category(char)[0] == "M" or _EMOJI_MODIFIERS[0] <= char <= _EMOJI_MODIFIERS[1]
+
+
 def _run_shown(run: str, prose: bool) -> str:
     """`run` with the combining marks (and emoji modifiers) past MARKS_PER_CHARACTER after one character, and every
     `hidden` character written as their escapes; in `prose`, the JOINERS and the emoji presentation selectors stay."""
     shown, marks = [], 0
     for at, char in enumerate(run):
-        category = unicodedata.category(char)
-        extends = category[0] == "M" or _EMOJI_MODIFIERS[0] <= char <= _EMOJI_MODIFIERS[1]
-        marks = marks + 1 if extends else 0
+        marks = marks + 1 if _extends(char) else 0
         kept = prose and (char in JOINERS or _styles_emoji(run, at))
         shown.append(escape(char) if marks > MARKS_PER_CHARACTER or (hidden(char) and not kept) else char)
     return "".join(shown)
@@ -117,14 +122,38 @@ def code_as_run(text: str) -> str:
     return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], prose=False), text)
 
 
+# A character reference as the HTML standard (and `html.unescape`) reads one in text: a number, or a name, its `;` left
+# out for the few names a browser decodes without one (`&shy`). A number of more than 8 digits past its zeros names no
+# character (past U+10FFFF: U+FFFD), so no more are read (`int` of 5,000 digits raises). Possessive and bounded: linear.
+_REFERENCE = re.compile(r"&(?:#0*+([0-9]{1,8}+)|#[xX]0*+([0-9a-fA-F]{1,8}+)|[^\t\n\f <&#;]{1,32}+);?")
+
+
+def _reference_read(match: re.Match) -> str:
+    """A character reference as the characters it names when `text_as_read` would write one as its escape or count it
+    as a mark, else as written. Only characters past ASCII are put in its place, so none is markup (`&nvlt;`, `<`
+    and a mark, stays a reference: it brings one mark at most)."""
+    reference, tail = match[0], ""
+    if match[1] or match[2]:
+        named = html.unescape(f"&#{match[1] or 'x' + match[2]};")
+    else:  # a name without its `;` decodes before the text after it (`&shyness`): that text stays the text's own
+        read = html.unescape(reference)
+        tail = reference[len(reference) - len(os.path.commonprefix([read[::-1], reference[::-1]])):]
+        named = read[:len(read) - len(tail)]
+    if named and min(named) > "\x7f" and any(hidden(char) or _extends(char) for char in named):
+        return named + tail
+    return reference
+
+
 def text_as_read(text: str) -> str:
     """A student's markdown or raw cell as the pages show it: as `code_as_run`, but keeping the JOINERS and the emoji
     presentation selectors (a heart drawn as an emoji, U+2764 U+FE0F). The code spans
     and fenced blocks of a written answer are code an instructor reads (and may copy to run), and its prose is what
     they grade by hand: a bidirectional control (U+202E, U+2067; the marks U+200E, U+200F and U+061C move numbers
     and signs, "3 - 1" read as "1 - 3") reorders either up to the end of its paragraph, and a zero-width space or a
-    soft hyphen hides text from a search."""
-    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], prose=True), text)
+    soft hyphen hides text from a search. The cell is HTML to the browser, which decodes a character reference after
+    the kit reads the text: so a reference to such a character (`&#x202E;`, `&rlm;`, 8,000 `&#127995;` after one
+    letter) is read as the character it names first (red-c17 X26-c17-6)."""
+    return _NON_ASCII_RUN.sub(lambda match: _run_shown(match[0], prose=True), _REFERENCE.sub(_reference_read, text))
 
 
 def escaped(text: str) -> str:
@@ -177,6 +206,20 @@ def spreadsheet_cell(value: object) -> str:
     if (text.startswith(_FORMULA_START) or read.startswith(_FORMULA_START)) and not _NUMBER.fullmatch(read):
         return "'" + text
     return text
+
+
+def notes_line(notes: list[str], limit: int = 300) -> str:
+    """Several notes as one line (one_line's each) of at most `limit` characters, in which each note keeps its share:
+    the shorter ones whole, the rest cut to what is left, shared equally. Cut as one line, the notes a student makes
+    long (a copy of every locked text cell pasted at the top, 300 notebooks beside the graded one) pushed the later
+    ones off, "cells missing from the notebook: question_1" among them (red-c17 X26-c17-4)."""
+    lines = [one_line(note, limit) for note in notes]
+    left = limit - 2 * max(len(lines) - 1, 0)  # less the "; " between them
+    shares = [0] * len(lines)
+    for done, at in enumerate(sorted(range(len(lines)), key=lambda at: len(lines[at]))):
+        shares[at] = min(len(lines[at]), max(left // (len(lines) - done), 2))
+        left -= shares[at]
+    return "; ".join(line if len(line) <= share else line[:share - 1] + "…" for line, share in zip(lines, shares))
 
 
 def one_line(text: object, limit: int = 300) -> str:

@@ -83,6 +83,7 @@ class Outcome:
     limit: str = ""  # the limit that ended it, one of protocol.LIMITS ("time", "memory", "answer budget", ...)
     not_run: bool = False  # the call was never made (a budget spent, an earlier call out of time): `reason` says why
     load_errors: list[str] = field(default_factory=list)  # cells that raised while loading
+    stops: dict[str, int] = field(default_factory=dict)  # the line where each of them stopped (protocol.Loaded)
 
 
 # -------------------------------------------------------------- the caller's side
@@ -439,8 +440,8 @@ class Sandbox:
         if isinstance(result, Failure):
             raise self._failed(result)
         self.spent, self.oom_kills = result.spent, result.oom_kills
-        return [Outcome(answer.ok, answer.value, answer.reason, answer.limit, answer.not_run, result.load_errors)
-                for answer in result.answers]
+        return [Outcome(answer.ok, answer.value, answer.reason, answer.limit, answer.not_run, result.load_errors,
+                        result.stops) for answer in result.answers]
 
     def _session_killed(self, ended: Ended, calls: int) -> list[Outcome]:
         """The Outcome of each of `calls` calls when the session died during the request (it writes a Failure for

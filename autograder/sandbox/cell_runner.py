@@ -33,23 +33,40 @@ class Compiler(codeop.Compile):
         self.flags |= ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
         self.plain = self.flags  # before any future import
 
-    def codes(self, source: str, filename: str) -> Iterator[CodeType]:
-        """The codes of the cell `source` (plain Python), one per top-level statement, each compiled when the one
-        before it has run, as IPython compiles them (a future import, or an error found only by the compiler, takes
-        effect after the statements above it ran)."""
-        source = python_lines(source)
-        # parsed with the future imports of the cells above, as IPython's ast_parse (with its compiler's flags)
-        tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST | (self.flags & FUTURES), dont_inherit=True)
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        for node in tree.body:
-            yield self._compiled(ast.Module([node], []), filename, "exec")
-        if isinstance(last, ast.Expr) and _quiet(source, last):
-            yield self._compiled(ast.Module([last], []), filename, "exec")
-        elif last is not None:
-            yield self._compiled(ast.Interactive([last]), filename, "single")
+    def codes(self, source: str, filename: str) -> Statements:
+        """The codes of the cell `source` (plain Python), one per top-level statement (Statements), parsed now: IPython
+        runs none of a cell that does not parse."""
+        return Statements(self, python_lines(source), filename)
 
     def _compiled(self, tree: ast.mod, filename: str, mode: str) -> CodeType:
         return self(tree, filename, mode)  # type: ignore[arg-type]  # codeop's compile() takes an ast too
+
+
+class Statements:
+    """A cell's codes, one per top-level statement, each compiled when the one before it has run, as IPython compiles
+    them (a future import, or an error found only by the compiler, takes effect after the statements above it ran).
+    `line`: the first line of the statement compiled last, where an error the compiler finds in it stops the cell."""
+
+    def __init__(self, compiler: Compiler, source: str, filename: str) -> None:
+        # parsed with the future imports of the cells above, as IPython's ast_parse (with its compiler's flags)
+        self.tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST | (compiler.flags & FUTURES), dont_inherit=True)
+        self.compiler, self.source, self.filename = compiler, source, filename
+        self.line = 1
+
+    def __iter__(self) -> Iterator[CodeType]:
+        body = list(self.tree.body)
+        last = body.pop() if body and isinstance(body[-1], ast.Expr) else None
+        for node in body:
+            yield self._compiled(node, ast.Module([node], []), "exec")
+        if isinstance(last, ast.Expr) and _quiet(self.source, last):
+            yield self._compiled(last, ast.Module([last], []), "exec")
+        elif last is not None:
+            yield self._compiled(last, ast.Interactive([last]), "single")
+
+    def _compiled(self, node: ast.stmt, tree: ast.mod, mode: str) -> CodeType:
+        # a decorated def or class begins at its first decorator
+        self.line = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", ()))])
+        return self.compiler._compiled(tree, self.filename, mode)
 
 
 def python_lines(source: str) -> str:
@@ -66,27 +83,61 @@ def _quiet(source: str, last: ast.Expr) -> bool:
     return after.lstrip().startswith(b";")
 
 
-def run_cell(codes: Iterable[CodeType], namespace: dict) -> None:
+def run_cell(codes: Iterable[CodeType], namespace: dict) -> tuple[BaseException, int] | None:
     """Run a cell's `codes` in turn in `namespace`, the whole cell on the notebook's event loop, as ipykernel runs
     every cell (so asyncio.get_running_loop() and ensure_future() work in any cell, asyncio.run() fails in any);
-    a statement with a top-level `await` (a coroutine's code) awaited there, as IPython's run_code awaits it."""
-    error = _event_loop().run_until_complete(_cell(codes, namespace))
-    if error is not None:
-        raise error
+    a statement with a top-level `await` (a coroutine's code) awaited there, as IPython's run_code awaits it.
+    What stopped the cell and the line of it where it stopped (stopped_at), or None when it ran to its end."""
+    return _event_loop().run_until_complete(_cell(codes, namespace))
 
 
-async def _cell(codes: Iterable[CodeType], namespace: dict) -> Exception | None:
-    """The cell run; what it raised, returned, as IPython's run_code catches it inside its coroutine: raised out of
-    one, a StopIteration would become "coroutine raised StopIteration" (PEP 479)."""
+async def _cell(codes: Iterable[CodeType], namespace: dict) -> tuple[BaseException, int] | None:
+    """The cell run; what it raised, returned, as IPython's run_code catches any exception inside its coroutine:
+    raised out of one, a StopIteration would become "coroutine raised StopIteration" (PEP 479)."""
+    running = None  # the statement running: None between two, so that the compiler's error is told from its own
     try:
-        for code in codes:
-            if code.co_flags & inspect.CO_COROUTINE:
-                await eval(code, namespace)
+        for running in codes:
+            if running.co_flags & inspect.CO_COROUTINE:
+                await eval(running, namespace)
             else:
-                exec(code, namespace)
-    except Exception as error:
-        return error
+                exec(running, namespace)
+            running = None
+    except BaseException as error:  # as IPython's run_code: KeyboardInterrupt and SystemExit stop the cell too
+        return error, stopped_at(error, running, codes)
     return None
+
+
+_TRACEBACK = BaseException.__dict__["__traceback__"]  # the C-level slot: a class of the notebook's may override it
+
+
+def stopped_at(error: BaseException, statement: CodeType | None, codes: Iterable[CodeType]) -> int:
+    """The line of the cell where `error` stopped it, from what the sandbox saw, never from what the exception says
+    (a SyntaxError's line, or a message's: the cell chooses those): the cell ran every statement above it.
+    `statement` None: the compiler refused the statement it compiled last (Statements.line). Else the exception
+    left that statement's frame, where its traceback first passes through that frame (an exception raised again
+    carries its older frames below); and a magic's body the statement ran (the shell compiles it as the cell's own
+    top-level code, at the lines below its magic: ipython_shell._run) stops it further down, followed down the calls
+    from that frame only (each frame called by the one above it). No line of the statement's own is taken above its
+    first or, for its own frame, below its last."""
+    if statement is None:
+        return codes.line if isinstance(codes, Statements) else 1
+    own = [line for _, _, line in statement.co_lines() if line] or [1]  # 0: the code's RESUME, before its first line
+    frames, tb = [], _TRACEBACK.__get__(error)
+    while tb is not None:
+        frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    at = next((n for n, (frame, _) in enumerate(frames) if frame.f_code is statement), None)
+    if at is None or type(frames[at][1]) is not int:  # none of its frames (the notebook replaced them): run whole
+        return max(own)
+    line = min(max(frames[at][1], min(own)), max(own))
+    filename = statement.co_filename
+    for (caller, _), (frame, below) in zip(frames[at:], frames[at + 1:]):
+        if frame.f_back is not caller:  # an older traceback's frames, not the calls the statement made
+            break
+        code = frame.f_code
+        if str.__eq__(code.co_filename, filename) and str.__eq__(code.co_name, "<module>"):
+            line = max(line, below)
+    return line
 
 
 _loop: asyncio.AbstractEventLoop | None = None

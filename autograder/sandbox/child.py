@@ -17,7 +17,7 @@ import sys
 import tempfile  # the worker's already: no cost to a loader
 import time
 from types import CodeType
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, cast
 
 import cell_runner
 import forks
@@ -149,7 +149,7 @@ COMPILED: dict[tuple[str, str], tuple[CodeType, ...]] = {}  # the course's own c
 NOTEBOOK = cell_runner.Compiler()
 
 
-def cell_codes(name: str, text: str) -> Iterator[CodeType]:
+def cell_codes(name: str, text: str) -> Iterable[CodeType]:
     """A cell's codes as Jupyter runs them, statement by statement: IPython's syntax transformed (in the loader, for
     student code), each compiled by the notebook's compiler; a course cell the worker compiled while no future
     import of the notebook's is in force."""
@@ -176,16 +176,22 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     _send_breach = functools.partial(_fatal_to, results)
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     ipython_display.install(ns, compile_cell, lambda: NOTEBOOK.flags & cell_runner.FUTURES)
-    errors = []
+    errors, stops = [], {}
     for name, text in cells:
         write(results, LoadingCell(name))
         try:
-            cell_runner.run_cell(cell_codes(name, text), ns)
-        except SystemExit as exc:  # Jupyter's kernel catches it too: it stops its cell, the next cells run
-            errors.append(f"cell {name}: {describe_cell_exit(exc)}")
-        except BaseException as exc:  # IPython's run_code catches every one (KeyboardInterrupt, GeneratorExit too)
-            errors.append(f"cell {name}: {describe_exception(exc)}")
-    write(results, Loaded(errors))
+            stopped = cell_runner.run_cell(cell_codes(name, text), ns)
+        except BaseException as exc:  # cell_codes: the cell does not parse (IPython runs none of it)
+            stopped = exc, 1
+        if stopped is None:
+            continue
+        error, stops[name] = stopped
+        if issubclass(type(error), SystemExit):  # by its type (the notebook's class may name another), as `except` reads
+            # Jupyter's kernel catches it too: it stops its cell, the next cells run
+            errors.append(f"cell {name}: {describe_cell_exit(cast(SystemExit, error))}")
+        else:  # IPython's run_code catches every one (KeyboardInterrupt, GeneratorExit too)
+            errors.append(f"cell {name}: {describe_exception(error)}")
+    write(results, Loaded(errors, stops))
     return ns
 
 

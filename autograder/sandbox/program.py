@@ -102,8 +102,9 @@ _GLOBAL = re.compile(r"[ \t]*global[ \t]")  # a statement in a function that bin
 
 def run_before(source: str, line: int) -> str:
     """The lines of `source` above the statement that holds line `line` (1 and up): what a cell ran before that
-    statement stopped it (a cell whose first line raises binds nothing of what its text defines below)."""
-    lines = source.split("\n")[:line]
+    statement stopped it (a cell whose first line raises binds nothing of what its text defines below). Its lines are
+    Python's, which the loader's line numbers count: a bare CR and a CR LF end one each, as an LF does."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")[:line]
     starts = [at for at, (start, _, _) in enumerate(_statements("\n".join(lines))) if start]
     return "\n".join(lines[:starts[-1] if starts else 0])
 
@@ -225,7 +226,7 @@ def program_from_notebook(
     added: dict[str | None, list[Cell]] = {}  # extra cells, keyed by the known cell before them
     known = {_nbgrader(c).get("grade_id") for c in source["cells"]} - {None}
     code = {_nbgrader(c).get("grade_id") for c in source["cells"] if c.get("cell_type") == "code"} - {None}
-    last = _last_copies(notebook)
+    last = last_copies(notebook)
     anchor = None
     for index, cell in enumerate(notebook.get("cells", [])):
         gid = _nbgrader(cell).get("grade_id")
@@ -240,7 +241,7 @@ def program_from_notebook(
     program = list(added.get(None, []))
     for gid, cell in _in_students_order(source["cells"], last):
         role = _role(cell)
-        if cell.get("cell_type") == "code" and role not in ("test", "demo"):
+        if _runs(cell):
             if role != "solution":
                 text = _text(cell)
             elif take_all or gid in wanted:
@@ -254,8 +255,27 @@ def program_from_notebook(
     return program
 
 
+def standing_below(notebook: Mapping, source: Mapping, grade_id: str) -> frozenset[str] | None:
+    """The cells of the student's `notebook` below its copy of `grade_id` (the last, which nbgrader's autograde takes),
+    named as program_from_notebook names them: a known cell of the trusted `source` by its grade id, any other (a cell
+    the student added, an earlier copy, a grade id the source has none of) by its index; None when the notebook holds
+    no `grade_id`. What Jupyter runs only after that cell has run."""
+    last = last_copies(notebook)
+    if grade_id not in last:
+        return None
+    known = {_nbgrader(c).get("grade_id") for c in source["cells"]} - {None}
+    gids = [_nbgrader(c).get("grade_id") for c in notebook.get("cells", [])]
+    return frozenset(gid if isinstance(gid, str) and gid in known and last[gid] == index else str(index)
+                     for index, gid in enumerate(gids) if index > last[grade_id])
 
-def _last_copies(notebook: Mapping) -> dict[str, int]:
+
+def _runs(cell: Mapping) -> bool:
+    """Whether a part's program holds the (trusted) source cell: a code cell, not a test cell (the checks replace it)
+    nor a demonstration (it only illustrates)."""
+    return cell.get("cell_type") == "code" and _role(cell) not in ("test", "demo")
+
+
+def last_copies(notebook: Mapping) -> dict[str, int]:
     """{grade id: the place of its last copy} in the student's `notebook` (the one nbgrader's autograde grades). The
     student's metadata: a grade id of another type is no cell's."""
     return {gid: index for index, gid in enumerate(_nbgrader(c).get("grade_id") for c in notebook.get("cells", []))
@@ -265,20 +285,21 @@ def _last_copies(notebook: Mapping) -> dict[str, int]:
 def held_cells(notebook: Mapping) -> frozenset[str]:
     """The grade ids the student's `notebook` holds: a known cell not among them is one the student deleted, which
     stands nowhere in the notebook (whatever stands in for it in a part)."""
-    return frozenset(_last_copies(notebook))
+    return frozenset(last_copies(notebook))
 
 
 def _in_students_order(cells: list[Mapping], last: Mapping[str, int]) -> list[tuple[str, Mapping]]:
     """(grade id, cell) of the trusted cells with a grade id, in the order the student's notebook holds them (`last`:
     the place of each grade id's last copy), as Jupyter and nbgrader's autograde run them top to bottom. A known cell
-    the student deleted stands between the kept code cells that surround it in the release (prose moved about moves
-    no code): right after the one before it, or right before the one after it where the student moved that one above
+    the student deleted stands between the kept cells that surround it in the release among those a part runs (given
+    and solution code cells: prose, a test cell or a demonstration moved about moves no code a part runs, red-a16
+    X25-a16-6): right after the one before it, or right before the one after it where the student moved that one above
     the one before (cell module deleted, the given cell parameter moved below linear: Jupyter runs the same), so what
     it stands in for is defined for the cell that follows it in the release. Deleted cells side by side keep their
     order."""
     known = [(str(gid), cell) for cell in cells if (gid := _nbgrader(cell).get("grade_id"))]  # (else prose, or
-    kept = [last[gid] if gid in last and cell.get("cell_type") == "code" else None  # a cell the student added,
-            for gid, cell in known]  # with no separate source); the place of each known code cell the student kept
+    kept = [last[gid] if gid in last and _runs(cell) else None  # a cell the student added, with no separate
+            for gid, cell in known]  # source); the place of each known cell a part runs that the student kept
     places = []
     for index, (gid, cell) in enumerate(known):
         if gid in last:
@@ -395,7 +416,7 @@ def defining_cells(source: Mapping, release: Mapping) -> dict[str, str]:
     found: dict[str, str] = {}
     for cell in source["cells"]:
         gid = _nbgrader(cell).get("grade_id")
-        if not gid or cell.get("cell_type") != "code" or _role(cell) in ("test", "demo"):
+        if not gid or not _runs(cell):
             continue
         for name in sorted(task_names(_text(cell), released.get(gid, ""))):
             found.setdefault(name, gid)

@@ -11,10 +11,11 @@ by pipe (a `Channel` names the kinds one pipe carries; anything else on it is Ma
     worker, session → grader  Ready        {"ready": level}                started (the worker), serving (a session)
                             Failure        {"error": text}                 could not start
                             Ended          {"budgets": [name], "oom_kills"}  a session ended: the budgets it hit
-                            Answers        {"answers": [answer], "load_errors": [text], "spent": seconds, "oom_kills"}
+                            Answers        {"answers": [answer], "load_errors": [text], "stops"?: {cell: line},
+                                            "spent": seconds, "oom_kills"}
     session → loader        Batch          (without "cells")
     loader → session        LoadingCell    {"event": "cell", "name": text}  loading this cell now
-                            Loaded         {"event": "loaded", "errors": [text]}
+                            Loaded         {"event": "loaded", "errors": [text], "stops"?: {cell: line}}
                             Fatal          {"event": "fatal", "reason": text, "limit"?}  loading ended its process
                             Result         {"event": "result", "ok": bool, "value"?, "reason"?, "limit"?, "wall"?,
                                             "status"?}  one call's answer (a check child's too, passed on)
@@ -54,7 +55,7 @@ import os
 import selectors
 import sys
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, NamedTuple, Union
 
 # In a fresh batch the loader times its check children; the worker waits this much longer (of CPU time, and
@@ -67,6 +68,9 @@ FIELDS_BYTES = 64 * 1024  # what a line may hold besides its answers: an answer'
 # of JSON as `encode` writes it (a character outside ASCII takes 6 bytes there, one outside the BMP 12): all of
 # them, quoted, about 36 KB, within a reply's FIELDS_BYTES.
 LOAD_ERRORS, ERROR_CHARS, ERROR_BYTES = 20, 300, 1800
+# Where the cells that raised stopped (child._load): so many cells, each name of at most so many characters, about
+# 11 KB of JSON with the load errors' 36 KB, within a reply's FIELDS_BYTES.
+LOAD_STOPS, STOP_NAME_CHARS = 100, 100
 UNREADABLE = "sent an answer the grader cannot read"  # the reason of an answer that is malformed, or a forged array
 
 ARRAY = "\x00array"  # the key of an array sent as bytes: no probe's answer has a key with a NUL in it
@@ -218,6 +222,19 @@ def _texts(obj: dict, key: str) -> list[str]:
     if type(value) is not list or not all(type(item) is str for item in value):
         raise _Bad(f"{key!r} is not a list of texts" if key in obj else f"has no {key!r}")
     return value
+
+
+def _stops(obj: dict, key: str) -> dict[str, int]:
+    """{cell: line} (optional, none by default): each line a whole number of at least 1 (never a bool); the cells past
+    LOAD_STOPS, or named in more than STOP_NAME_CHARS characters, are not read (as a writer's _cut_stops leaves them)."""
+    value = obj.get(key, {})
+    if type(value) is not dict or not all(type(line) is int and line >= 1 for line in value.values()):
+        raise _Bad(f"{key!r} is not a map of cells to lines")
+    return _cut_stops(value)
+
+
+def _cut_stops(stops: dict[str, int]) -> dict[str, int]:
+    return {name: line for name, line in list(stops.items())[:LOAD_STOPS] if len(name) <= STOP_NAME_CHARS}
 
 
 def _one_of(obj: dict, key: str, allowed: tuple[str, ...]) -> str:
@@ -517,8 +534,8 @@ _ANSWER_FIELDS = _names(Answer)
 
 @dataclass(frozen=True, slots=True)
 class Answers(_Kind):
-    """A batch's answers, one per call in order; the cells that raised while the program loaded; the CPU
-    seconds the session charged the submission so far; how many processes the memory budget's OOM killer has
+    """A batch's answers, one per call in order; the cells that raised while the program loaded, and the line
+    where each stopped (Loaded); the CPU seconds the session charged the submission so far; how many processes the memory budget's OOM killer has
     killed so far (isolation.py's _Cgroups.events: a session that dies during the next request is the budget's
     only if the count grows meanwhile)."""
 
@@ -526,20 +543,21 @@ class Answers(_Kind):
     load_errors: list[str]
     spent: float
     oom_kills: int = 0
+    stops: dict[str, int] = field(default_factory=dict)
     KEY: ClassVar[str] = "answers"
 
     def wire(self) -> dict:
         return {"answers": [answer.wire() for answer in self.answers], "load_errors": self.load_errors,
-                "spent": self.spent, "oom_kills": self.oom_kills}
+                "stops": self.stops, "spent": self.spent, "oom_kills": self.oom_kills}
 
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> Answers:
-        _only(obj, frozenset({"answers", "load_errors", "spent", "oom_kills"}))
+        _only(obj, frozenset({"answers", "load_errors", "stops", "spent", "oom_kills"}))
         answers = obj.get("answers")
         if type(answers) is not list:
             raise _Bad("'answers' is not a list")
         return cls([Answer.from_json(answer, answer_bytes) for answer in answers], _texts(obj, "load_errors"),
-                   _number(obj, "spent"), _whole(obj, "oom_kills"))
+                   _number(obj, "spent"), _whole(obj, "oom_kills"), _stops(obj, "stops"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -561,18 +579,20 @@ class LoadingCell(_Kind):
 @dataclass(frozen=True, slots=True)
 class Loaded(_Kind):
     """A loader ran every cell of the program: the cells that raised (at most LOAD_ERRORS read, each cut to
-    ERROR_CHARS characters and ERROR_BYTES bytes of JSON)."""
+    ERROR_CHARS characters and ERROR_BYTES bytes of JSON), and the line of each where it stopped, as the loader saw
+    it run (cell_runner.stopped_at; at most LOAD_STOPS read)."""
 
     errors: list[str]
+    stops: dict[str, int] = field(default_factory=dict)
     EVENT: ClassVar[str] = "loaded"
 
     def wire(self) -> dict:  # cut as it is read: a loader's line stays within the reader's limit (red-c15)
-        return {"event": "loaded", "errors": _cut_errors(self.errors)}
+        return {"event": "loaded", "errors": _cut_errors(self.errors), "stops": _cut_stops(self.stops)}
 
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> Loaded:
-        _only(obj, frozenset({"event", "errors"}))
-        return cls(_cut_errors(_texts(obj, "errors")))
+        _only(obj, frozenset({"event", "errors", "stops"}))
+        return cls(_cut_errors(_texts(obj, "errors")), _stops(obj, "stops"))
 
 
 def _cut_errors(errors: list[str]) -> list[str]:

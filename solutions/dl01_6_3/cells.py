@@ -1,11 +1,13 @@
-"""What the grade makes of the saved notebook's cells, read from nbgrader's metadata as the release wrote it: which
-cells run as code (graded_as_code), which given cells you edited (edited_given), and the names a cell binds
-(bound_by), and what the grade runs in place of what Jupyter runs (grade_note). Standard library only.
+"""What the grade makes of the saved notebook's cells, by the release's copy of them or nbgrader's metadata as the
+release wrote it: which cells it runs as code, and what in place of what Jupyter runs (graded_cells), which given
+cells you edited (edited_given), and the names a cell binds (bound_by). Standard library only.
 """
 from __future__ import annotations
 
 import ast
 import hashlib
+
+RELEASE_KEY = "release_cells"  # the release's cells, in the notebook's metadata (make release writes them)
 
 
 def _grading(cell: dict) -> dict:
@@ -27,25 +29,78 @@ def edited_given(cell: dict) -> bool:
     return bool(_grading(cell).get("locked") and checksum) and _checksum(cell, cell.get("cell_type", "")) != checksum
 
 
-def graded_as_code(cell: dict) -> bool:
-    """Whether the grade runs a saved cell as code. nbgrader's autograde gives every cell of the release its
-    released type back: an answer cell made markdown or raw runs as code (nbgrader puts autograded answers, a
-    solution that is not a grade, in code cells only), and so does a given cell whose checksum says it was code."""
+def skipped(cell: dict) -> bool:
+    """A test cell or a demonstration (tag `demo`): the public checks run neither."""
     grading = _grading(cell)
-    return cell.get("cell_type") == "code" or bool(grading.get("solution") and not grading.get("grade")) or bool(
-        grading.get("locked") and grading.get("checksum") == _checksum(cell, "code"))
+    return "demo" in cell.get("metadata", {}).get("tags", []) or bool(grading.get("grade") and not grading.get("solution"))
 
 
-def grade_note(cell: dict) -> str:
-    """What the grade runs in place of what Jupyter runs, for a cell you changed: the released copy of a given cell
-    you edited, or an answer cell you made markdown or raw run as code ("" for any other cell)."""
-    name, kind = _grading(cell).get("grade_id"), cell.get("cell_type")
-    if edited_given(cell):
+def graded_as_code(cell: dict) -> bool:
+    """Whether the release made a saved cell code, read from its own metadata (where no copy of the release is at
+    hand): an autograded answer (a solution that is not a grade) is code, a written one (solution and grade) markdown,
+    as the release has them; a given cell is code if its checksum as code says so (or it still is); a cell the
+    student added is what it is."""
+    grading = _grading(cell)
+    if grading.get("solution"):
+        return not grading.get("grade")
+    return cell.get("cell_type") == "code" or bool(grading.get("locked") and grading.get("checksum") == _checksum(
+        cell, "code"))
+
+
+def graded_cells(saved: list, release: list | None) -> tuple[list, list]:
+    """([(name, source)] of the cells the grade runs as code, in its order, but tests and demonstrations; [(note,
+    source)] for each cell the grade runs otherwise than Jupyter), from the `saved` notebook's cells as nbgrader's
+    autograde takes them (docs/grading.md): only the last copy of a grade id is that cell (the earlier ones are cells
+    the student added); the `release` decides what it is: its type, and the text of a given cell made markdown (a
+    deleted one runs its released copy after the code cell before it in the release). Without a release (a notebook
+    of an older release: RELEASE_KEY), graded_as_code and edited_given read what the release made a cell."""
+    ids = [_grading(cell).get("grade_id") for cell in saved]
+    last = {name: at for at, name in enumerate(ids) if isinstance(name, str)}
+    released = {_grading(cell).get("grade_id"): cell for cell in release or saved}
+    stand_ins: dict = {}  # {the grade id of the code cell before it in the release (None: none): given cells deleted}
+    before = None
+    for cell in release or []:
+        if cell.get("cell_type") == "code" and _grading(cell).get("grade_id") in last:
+            before = _grading(cell).get("grade_id")
+        elif cell.get("cell_type") == "code" and _grading(cell).get("locked") and not skipped(cell):
+            stand_ins.setdefault(before, []).append(cell)
+    runs, notes = [], []
+    for at, (name, cell) in enumerate([(None, {}), *zip(ids, saved)], -1):  # at -1: before the first cell
+        ours = released.get(name, {})
+        if at >= 0 and (last.get(name) != at or not ours):  # the student's own cell, or an earlier copy of one
+            runs += [(str(at), _text(cell))] if cell.get("cell_type") == "code" and not skipped(cell) else []
+            continue
+        if at >= 0 and not skipped(ours):
+            code = ours.get("cell_type") == "code" if release else graded_as_code(cell)
+            # a given cell Jupyter runs nothing of (made markdown) runs its released copy; kept code, it runs as Jupyter
+            # runs it, the note leading its failures (what you changed, the grade never runs)
+            given_away = _grading(ours).get("locked") and cell.get("cell_type") != "code"
+            runs += [(name, _text(ours) if given_away else _text(cell))] if code else []
+            notes += [(note, _text(cell)) for note in [_note(name, cell, ours if release else None, code)] if note]
+        for deleted in stand_ins.get(name, []):
+            gone = _grading(deleted).get("grade_id")
+            runs.append((gone, _text(deleted)))
+            notes.append((f"you deleted the given cell {gone}: the grade runs the released copy of it", _text(deleted)))
+    return runs, notes
+
+
+def _note(name: str, cell: dict, released: dict | None, code: bool) -> str:
+    """What the grade runs in place of what Jupyter runs, for a known cell you changed: the released copy of a given
+    code cell you edited (by its `released` copy, else by its checksum), or an answer cell of another type than the
+    release's ("" for any other cell)."""
+    kind, given = cell.get("cell_type"), _grading(cell).get("locked")
+    if code and given and (edited_given(cell) if released is None else (released.get("cell_type"), _text(
+            released)) != (kind, _text(cell))):
         return f"you edited the given cell {name}: the grade runs the released copy of it"
-    if kind == "code" or not graded_as_code(cell):
+    if given or code == (kind == "code"):
         return ""
-    return (f"cell {name} is a {kind} cell in your notebook, and the grade runs it as code, as the release has it: "
-            "make it a code cell again (keep notes in a cell of your own)")
+    graded = "code" if code else "markdown"
+    return (f"cell {name} is a {kind} cell in your notebook, and the grade runs it as {graded}, as the release has "
+            f"it: make it a {graded} cell again (keep notes and code of your own in cells of your own)")
+
+
+def _text(cell: dict) -> str:
+    return "".join(cell.get("source", ""))
 
 
 def bound_by(source: str) -> frozenset | None:

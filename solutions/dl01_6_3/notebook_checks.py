@@ -18,7 +18,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from cells import bound_by, grade_note, graded_as_code
+from cells import RELEASE_KEY, bound_by, graded_cells, skipped
 from explain import describe_exception, is_a, own_streams, printable, where, why_missing
 from facts import Missing, Names
 from runner import HERE, NOT_WRITTEN, run_cells
@@ -34,21 +34,18 @@ def start_method() -> str:
     return os.environ.get("NOTEBOOK_CHECKS_START") or ("fork" if sys.platform.startswith("linux") else "spawn")
 
 
-def _skipped(cell: dict) -> bool:
-    """A test cell or a demonstration (tag `demo`): the checks run neither."""
-    meta = cell.get("metadata", {})
-    grading = meta.get("nbgrader", {})
-    return "demo" in meta.get("tags", []) or bool(grading.get("grade") and not grading.get("solution"))
-
-
 def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str | frozenset | None]]]:
-    """run_cells on the cells of the notebook saved at `path` the grade runs as code, but test cells and demonstrations;
-    a cell the grade runs otherwise than Jupyter (grade_note) is a note with the names it binds (bound_by)."""
-    cells = [(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", str(index)), cell) for index, cell in
-             enumerate(json.loads(Path(path).read_text(encoding="utf-8"))["cells"])
-             if graded_as_code(cell) and not _skipped(cell)]
-    names, errors = run_cells([(name, "".join(cell.get("source", ""))) for name, cell in cells])
-    return names, errors + [(note, bound_by("".join(cell.get("source", "")))) for _, cell in cells if (note := grade_note(cell))]
+    """run_cells on the cells of the notebook saved at `path` the grade runs as code, as it runs them (graded_cells);
+    a cell the grade runs otherwise than Jupyter is a note with the names it binds (bound_by)."""
+    runs, notes = graded_cells(*_cells(path))
+    names, errors = run_cells(runs)
+    return names, errors + [(note, bound_by(source)) for note, source in notes]
+
+
+def _cells(path: Path) -> tuple[list[dict], list[dict] | None]:
+    """The cells of the notebook saved at `path`, and the release's as it keeps them (RELEASE_KEY; None if not)."""
+    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    return notebook["cells"], notebook.get("metadata", {}).get(RELEASE_KEY)
 
 
 def checks(part: str) -> list:
@@ -91,8 +88,8 @@ def _failure(exc: BaseException, load_errors: list) -> str:
 def _kernel_cells(history: list[str]) -> list[tuple[str, str]]:
     """The cells a kernel ran (IPython's In), as run_cells takes them: not the test cells, nor a cell
     whose source is a demonstration of the saved notebook."""
-    saved = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"] if NOTEBOOK.exists() else []
-    demos = {"".join(cell.get("source", "")).strip() for cell in saved if _skipped(cell)}
+    demos = {"".join(cell.get("source", "")).strip() for cell in (_cells(NOTEBOOK)[0] if NOTEBOOK.exists() else [])
+             if skipped(cell)}
     return [(f"In[{n}]", source) for n, source in enumerate(history)
             if source.strip() and "notebook_checks" not in source and source.strip() not in demos]
 
@@ -108,10 +105,9 @@ def check(part: str, namespace: dict) -> None:
     with warnings.catch_warnings():  # Python 3.12+ warns that a kernel has threads: the child uses none
         warnings.simplefilter("ignore", DeprecationWarning)
         results = run_part(part, kernel=(namespace, [str(source) for source in namespace.get("In", [])]))
-    saved = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"] if NOTEBOOK.exists() else []
     for name, (passed, message) in results.items():
         print(printable(f"PASS {name}" if passed else f"FAIL {name}: {message}"))
-    for note in filter(None, map(grade_note, saved)):  # what the kernel ran is not what the grade runs
+    for note, _ in graded_cells(*_cells(NOTEBOOK))[1] if NOTEBOOK.exists() else []:  # the kernel ran no copy
         print(printable(f"NOTE {note}"))
     if failed := sum(not passed for passed, _ in results.values()):
         raise AssertionError(f"{failed} of {len(results)} checks of {part} failed; see the lines above") from None

@@ -53,15 +53,28 @@ _EXPRESSION_ENDS = {"$", "\\(", "\\)", "\\[", "\\]"}  # a style switch lasts to 
 # an mspace's height: each took both pages to Chromium's largest layout coordinate, 33,554,432 px, every later cell
 # laid out at that one point), and the Safe extension bounds style lengths only. Every length MathJax reads is a
 # literal: a number and a unit where its TeX parser reads a dimension (GetDimen: an argument in braces or brackets,
-# or after a control word) or a MathML attribute's value (\\mmlToken; unitless or % is of the font size). So each
-# length in a cell's maths is at most MATHS_LENGTH_EM (1,600 px; 4,000 at \\Huge), and the notebook's
-# MATHS_CHARS of maths draw a few million pixels at most.
+# after a control word, or after the dimension before it: `\\rule 1pt 4000000pt`), or a number with or without a unit
+# where it reads a MathML length: an attribute's value (\\mmlToken's, \\enclose's and \\cancel's lists, quoted or
+# not: `[height=4000000]`; unitless or % is of the font size), \\unicode's `[height,depth]` (em) and \\rule's
+# `[raise]` (red-c17 X26-c17-1: `$\\unicode[4000000,0]{x41}$` stood the page 33,554,432 px tall). So each length in
+# a cell's maths is at most MATHS_LENGTH_EM (1,600 px; 4,000 at \\Huge), and the notebook's MATHS_CHARS of maths draw
+# a few million pixels at most.
 MATHS_LENGTH_EM = 100
 _EMS = {"em": 1, "ex": 0.5, "mu": 1 / 18, "pt": 1 / 10, "pc": 1.2, "px": 1 / 16, "mm": 0.3, "cm": 3, "in": 7.2,
         "%": 0.01, "": 1}  # each unit in em, rounded up (TeX's 10 pt font: 1 em = 10 pt; a browser's 16 px)
-# Possessive: linear over any run of digits or spaces. A tag ends at the next `<` or `>` (linear over `<a <a ...`).
-_LENGTH = re.compile(r"(?:[{\[=\"',:]|\\[A-Za-z]++)\s*+[-+]?\s*+(\d++(?:\.\d*+)?|\.\d++)\s*+"
-                     r"(em|ex|mu|pt|pc|px|mm|cm|in|%|(?=[\"']))")
+# A number as MathJax may read it: GetDimen takes a decimal comma (`4000000,5pt`), \\unicode two numbers and a comma
+# (`4000000,0`), and \\unicode, `\\\\[..]` and \\enclose drop every space first (`4 000 000pt`). One comma at most: so
+# possessive, and linear over any run of digits, spaces or commas.
+_NUMBER = r"[-+]?\s*+[.,]?\d[\d. ]*+(?:,[\d. ]*+)?"
+# A tag ends at the next `<` or `>` (linear over `<a <a ...`).
+_UNIT = "em|ex|mu|pt|pc|px|mm|cm|in|%"
+_LENGTHS = re.compile(rf"(?:[{{\[=\"',:}}\]]|\\[A-Za-z]++)\s*+((?:{_NUMBER}\s*+(?:{_UNIT}|(?=[\"']))\s*+)++)")
+_LENGTH = re.compile(rf"({_NUMBER})\s*+({_UNIT}|)")
+_BRACKETED_LENGTH = re.compile(rf"\\(?:unicode|rule)\s*+\[\s*+({_NUMBER})")
+# \\cancel's list comes first, in brackets: an honest `\\cancel{2}` is no list.
+_ATTRIBUTE_LISTS = re.compile(r"\\(?:mmlToken|enclose|cancelto)(?![A-Za-z])|\\[bx]?cancel\s*+\[")
+_ATTRIBUTE_VALUE = re.compile(rf"[=:]\s*+[\"']?\s*+({_NUMBER})")
+_DECIMAL = re.compile(r"\d+\.?\d*|\.\d+")
 _OPEN_TAG = re.compile(r"<[^<>]*>")
 
 # What makes MathJax 2 (TeX-AMS-MML_HTMLorMML-full, its newcommand, AMSmath and begingroup extensions, `\require`)
@@ -97,11 +110,26 @@ def _maths_span(text: str) -> int:
     return (len(text) if len(marks) == 1 else marks[-1].end()) - marks[0].start()
 
 
+def _largest(number: str) -> float:
+    """The largest value MathJax may read in `number` (_NUMBER): its spaces dropped, a comma the decimal point
+    (GetDimen's) or between two numbers (\\unicode's `height,depth`), each read up to a second point, as a MathML
+    length's value is (`4000000.5.5`)."""
+    digits = re.sub(r"[-+\s]", "", number)
+    readings = (_DECIMAL.match(reading) for reading in (digits.replace(",", ".", 1), *digits.split(",")))
+    return max((float(reading[0]) for reading in readings if reading), default=0)
+
+
 def _longest_length(text: str) -> float:
-    """The longest length, in em, that `text` may have MathJax draw (MATHS_LENGTH_EM), over-approximated: any number
-    and unit after a brace, bracket, control word or attribute's `=` or quote counts, outside HTML tags (a picture's
-    width and height are the page's to bound: readable.css)."""
-    return max((float(number) * _EMS[unit] for number, unit in _LENGTH.findall(_OPEN_TAG.sub("", text))), default=0)
+    """The longest length, in em, that `text` may have MathJax draw (MATHS_LENGTH_EM), over-approximated outside HTML
+    tags (a picture's width and height are the page's to bound: readable.css): any number and unit after a brace, a
+    bracket, a control word, an attribute's `=`, `:` or quote, or another such length; and any number, whatever
+    follows it, in \\unicode's or \\rule's brackets or, in a text with an attribute list, after a `=` or `:`."""
+    text = _OPEN_TAG.sub("", text)
+    lengths = [length for run in _LENGTHS.findall(text) for length in _LENGTH.findall(run)]
+    unitless = _BRACKETED_LENGTH.findall(text)
+    if _ATTRIBUTE_LISTS.search(text):
+        unitless += _ATTRIBUTE_VALUE.findall(text)
+    return max((_largest(number) * _EMS[unit] for number, unit in lengths + [(n, "") for n in unitless]), default=0)
 
 
 def _maths_depth(text: str) -> int:

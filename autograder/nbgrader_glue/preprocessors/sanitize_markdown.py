@@ -45,6 +45,11 @@ ATTRIBUTES = {
 }
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
 LINK_SCHEMES = ("http", "https", "mailto")
+# An alt text of only spaces (JavaScript's \s, which axe-core reads it with, also holds U+FEFF) is neither a
+# description nor the empty alt of a decorative picture: axe-core's image-alt, a critical violation on both pages.
+# The allowlist drops it, so the picture is one with no alt, which both pages' soup pass (nbconvert's, and the
+# feedback page's `soup_pass`) gives nbconvert's text for a picture with no description.
+BLANK_ALT = re.compile(r"[\s\ufeff]+")
 # Ids of the formgrader and feedback pages themselves: a heading must not take one (the formgrader's scripts find
 # score boxes by id, and the kit's its alert that a score was saved on a page regraded since; the feedback page's
 # contents links jump to its own).
@@ -357,7 +362,7 @@ class SanitizeMarkdown(NbGraderPreprocessor):
     Images: only inline ``data:image/png|jpeg|gif`` (what Jupyter makes of a pasted picture; attachments
     of other types, SVG included, are dropped). Remote and relative images are dropped: they are not
     part of the submission, could change after grading, and a remote one tells its server when the
-    instructor looks (a tracking pixel).
+    instructor looks (a tracking pixel). An alt text of only spaces is dropped (BLANK_ALT).
 
     Repeated URLs: a link's or an image's URL is written at each use, and a reference or an attachment lets a
     cell use one many times (URL_FACTOR): a cell whose links and images render more than it may is shown as its text.
@@ -489,6 +494,8 @@ class SanitizeMarkdown(NbGraderPreprocessor):
             return value if ok else None
         if attribute == "id":
             return None if value in self._reserved_ids else value
+        if attribute == "alt" and BLANK_ALT.fullmatch(value):
+            return None
         return value
 
     def clean(self, fragment: str) -> str:
