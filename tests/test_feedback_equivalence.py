@@ -311,7 +311,7 @@ class _OneGrade:
     """A gradebook holding one grade, waiting for a grader (what FeedbackGrades reads of it)."""
 
     def find_grade(self, grade_id, notebook, assignment, student):
-        return type("Grade", (), {"score": 0.0, "max_score": 2.0, "needs_manual_grade": True})()
+        return type("Grade", (), {"score": 0.0, "auto_score": None, "max_score": 2.0, "needs_manual_grade": True})()
 
 
 @pytest.mark.parametrize("kit", ["not an object", ["needs_manual_grade"], {"needs_manual_grade": False, "x": 1}])
@@ -322,10 +322,32 @@ def test_a_students_own_kit_metadata_is_not_read_for_the_page(kit):
     from autograder.outputs.feedback import FeedbackGrades
 
     grades = FeedbackGrades()
-    grades._prefetched, grades._not_graded = _OneGrade(), 0.0
+    grades._prefetched = _OneGrade()
     grades.notebook_id, grades.assignment_id, grades.student_id = "n", "a", "s"
     cell = nbformat.v4.new_markdown_cell("my answer", metadata={"nbgrader": {"grade_id": "answer_x", "grade": True},
                                                                "kit": copy.deepcopy(kit)})
     grades._get_score(cell, {})
-    assert cell.metadata["kit"] == {"needs_manual_grade": True}
-    assert grades._not_graded == 2.0
+    assert cell.metadata["kit"] == {"needs_manual_grade": True, "in_review": False}
+
+
+@pytest.mark.parametrize("grade, shown, total", [
+    # a written answer graded 2, flagged for review (the student rewrote it): its points wait again (X26-a17-5)
+    ({"auto_score": None, "manual_score": 2.0, "score": 2.0, "needs_manual_grade": True}, (0.0, True, False), (0.0, 2.0)),
+    # an override of 2.5 on a part whose code changed since: the checks' 1.5 of the code now, the override in review
+    ({"auto_score": 1.5, "manual_score": 2.5, "score": 2.5, "needs_manual_grade": True}, (1.5, False, True), (1.5, 0.0)),
+    ({"auto_score": 1.5, "manual_score": 2.5, "score": 2.5, "needs_manual_grade": False}, (2.5, False, False), (2.5, 0.0)),
+], ids=["flagged written answer", "flagged override", "override"])
+def test_a_grade_waiting_for_review_counts_as_its_autograded_score_alone(grade, shown, total):
+    """The page's cell and total and grades.csv's raw_score (so the Canvas partial total) take a grade from one rule
+    (export.grade_so_far): a hand grade flagged for review counts as its autograded score alone."""
+    from autograder.outputs.export import so_far
+    from autograder.outputs.feedback import FeedbackGrades
+
+    row = type("Grade", (), {"max_score": 2.0, **grade})()
+    grades = FeedbackGrades()
+    grades._prefetched = type("Book", (), {"find_grade": lambda self, *names: row})()
+    grades.notebook_id, grades.assignment_id, grades.student_id = "n", "a", "s"
+    cell = nbformat.v4.new_code_cell("x", metadata={"nbgrader": {"grade_id": "part", "grade": True}})
+    grades._get_score(cell, {})
+    assert (cell.metadata.nbgrader.score, cell.metadata.kit["needs_manual_grade"], cell.metadata.kit["in_review"]) == shown
+    assert so_far([row]) == total

@@ -233,7 +233,7 @@ def test_a_partial_total_of_a_late_submission_takes_off_the_late_penalty():
     nbgrader's sum of the grades before the penalty, went to Canvas as it was)."""
     from autograder.outputs.lms import canvas_rows
     row = {"assignment": ASSIGNMENT.name, "student_id": "latelaura", "last_name": "", "first_name": "",
-           "max_score": "24", "auto_score": "18", "manual_score": "", "raw_score": "18", "points_so_far": "18", "hours_late": "30",
+           "max_score": "24", "auto_score": "18", "manual_score": "", "raw_score": "18", "hours_late": "30",
            "late_submission_penalty": "9", "score": ""}  # as grade_rows writes a late student's row before hand grading
     table = canvas_rows([row], ASSIGNMENT.name, partial=True)
     assert table.pending == ["latelaura"]

@@ -31,7 +31,7 @@ from .grade_students import enter_assignment, grade_students, take_unchanged
 from .lifecycle import export_grades, settle_late_penalties
 from .preview import not_previewed
 from .progress import one_step
-from .students import list_students, take_roll
+from .students import in_gradebook, list_students, take_roll
 from .summary import summarize
 
 NOT_APPLIED = 4  # CONFIRM=yes, or `make regrade`, previewed a change of the course's side of grades rather than applying it
@@ -98,6 +98,12 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     record_inputs(run.coursedir, assignment.name, {student: plan.inputs[student] for student in plan.rules_to_record})
     take_unchanged(run, Plan(unchanged=[*plan.unchanged, *held.stale]), graded)
     write_feedback(run, graded)
+    gone = [s for s in in_gradebook(run) if not (run.submitted / s / assignment.name).is_dir()]
+    if gone:  # graded, their folder gone since: not graded again, their page still follows the gradebook
+        rewritten, kept = follow_gradebook(run, gone)
+        say(f"Kept as graded, no folder in submitted/ now: {', '.join(gone)} (their feedback pages follow the "
+            f"gradebook; {counted(len(rewritten), 'page')} written again).")
+        say_left_out(run, gone, kept)
     one_step("export", lambda: export_grades(assignment, run.coursedir), unit="file")
     summarize(run, graded, sorted([*roll.students, *roll.refused]), roll.refused, roll.collected)
     if held.stale:
@@ -106,22 +112,47 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
 
 
 def refresh_feedback(assignment: Assignment, settings: GraderSettings) -> int:
-    """`make feedback`: the pages whose grades or comments changed since they were written (hand grading),
-    and grades.csv, without grading anyone."""
+    """`make feedback`: the pages whose grades or comments changed since they were written (hand grading), of
+    every student the gradebook holds a submission of (students.in_gradebook: one whose submitted/ folder is gone
+    too), and grades.csv, without grading anyone. A student left out is named, with why."""
     _quiet_nbgrader_warnings()
     run = ClassRun.open(assignment, settings)
-    students, _ = list_students(run, None)
     settle_late_penalties(assignment, run.coursedir, settings.config)
+    students = in_gradebook(run)
+    rewritten, graded = follow_gradebook(run, students)
+    export_grades(assignment, run.coursedir)
+    with_grades = graded.with_grades()
+    say(f"Wrote {counted(len(rewritten), 'feedback page')} again" + (f" ({', '.join(rewritten)})" if rewritten else "")
+        + f"; {len(with_grades) - len(rewritten)} already showed their grades. Wrote grades.csv.")
+    say_left_out(run, students, graded)
+    waiting, _ = list_students(run, None)
+    waiting = [s for s in waiting if s not in students]
+    if waiting:
+        say(f"Not graded yet, so no page: {', '.join(waiting)} (make grade grades them).")
+    return 0
+
+
+def follow_gradebook(run: ClassRun, students: list[str]) -> tuple[list[str], Graded]:
+    """The pages of these students, graded earlier and not graded again, written again where they no longer show
+    the gradebook's grades: (the students whose page was written, what their reports and pages gave)."""
     graded = Graded()
     take_unchanged(run, Plan(unchanged=students), graded)
     with_grades = graded.with_grades()
     before = {s: page_time(run, s) for s in with_grades}
     write_feedback(run, graded)
-    export_grades(assignment, run.coursedir)
-    rewritten = sorted(s for s in with_grades if page_time(run, s) != before[s])
-    say(f"Wrote {counted(len(rewritten), 'feedback page')} again" + (f" ({', '.join(rewritten)})" if rewritten else "")
-        + f"; {len(with_grades) - len(rewritten)} already showed their grades. Wrote grades.csv.")
-    return 0
+    return sorted(s for s in with_grades if page_time(run, s) != before[s]), graded
+
+
+def say_left_out(run: ClassRun, students: list[str], graded: Graded) -> None:
+    """A line for each of these students whose page `follow_gradebook` could not write, and why."""
+    name = run.assignment.name
+    for student in (s for s in students if s not in graded.reports):
+        again = (f"make regrade STUDENT={student} grades it again" if (run.submitted / student / name).is_dir()
+                 else "and no folder in submitted/ to grade it again from")
+        say(f"No feedback page for {student}: no readable report.json in autograded/{student}/{name}/ to write it "
+            f"from ({again}).")
+    for student, reason in sorted(graded.problems.items()):
+        say(f"No feedback page for {student}: {reason}.")
 
 
 def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:

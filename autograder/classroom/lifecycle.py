@@ -162,7 +162,7 @@ def real_folders(root: Path, submitted: Path) -> list[str]:
 # ------------------------------------------------------------------------------------ the gradebook
 
 
-def _gradebook(coursedir: CourseDirectory) -> Gradebook | None:
+def existing_gradebook(coursedir: CourseDirectory) -> Gradebook | None:
     """The course's gradebook, or None when there is none yet (never creates one)."""
     url = coursedir.db_url
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
@@ -186,7 +186,7 @@ def forget_students(assignment: Assignment, coursedir: CourseDirectory, students
     leaves it), their ledger rows of it and their autograded/ and feedback/ folders of it: a demo id may be a real
     student's in another assignment, whose grades stay. Never a submission that holds a manual grade: that student
     keeps everything of this assignment."""
-    gradebook = _gradebook(coursedir)
+    gradebook = existing_gradebook(coursedir)
     kept: list[str] = []
     if gradebook is not None and students:
         with gradebook as gb:
@@ -236,7 +236,7 @@ def forget_stale_demo(assignment: Assignment, coursedir: CourseDirectory, submit
 def export_grades(assignment: Assignment, coursedir: CourseDirectory) -> None:
     """grades.csv from the gradebook (nbgrader's CSV export); no gradebook or no student, no file."""
     target = assignment.root / "grades.csv"
-    gradebook = _gradebook(coursedir)
+    gradebook = existing_gradebook(coursedir)
     if gradebook is None:
         target.unlink(missing_ok=True)
         return
@@ -251,7 +251,7 @@ def settle_late_penalties(assignment: Assignment, coursedir: CourseDirectory, co
     """The late penalties as the policy gives them from the points the gradebook holds now, the hand grades given
     since the autograde included (late.settle_penalties), each one moved named: the hand grades are the input that
     moved it, and the pages and grades.csv written after show it. No gradebook, nothing to do."""
-    gradebook = _gradebook(coursedir)
+    gradebook = existing_gradebook(coursedir)
     if gradebook is None:
         return
     with gradebook as gb:

@@ -1,5 +1,6 @@
 """Who one `make grade` run is about: the class collected (an LMS download, submitted/, or the demo class), the
-demo's students no longer in submitted/ forgotten, and the students whose ids are refused."""
+demo's students no longer in submitted/ forgotten, and the students whose ids are refused; and who has grades
+whatever submitted/ holds now (the gradebook's, for the feedback pages)."""
 from __future__ import annotations
 
 import logging
@@ -10,7 +11,14 @@ from ..assignment import Assignment
 from ..intake.student_ids import is_safe_student_id, unsafe_id_reason
 from ..outputs.inert import say
 from .class_run import ClassRun
-from .lifecycle import demo_submissions, forget_stale_demo, real_folders, regrade_refusal, write_demo
+from .lifecycle import (
+    demo_submissions,
+    existing_gradebook,
+    forget_stale_demo,
+    real_folders,
+    regrade_refusal,
+    write_demo,
+)
 from .progress import one_step
 
 
@@ -113,3 +121,16 @@ def list_students(run: ClassRun, only: list[str] | None) -> tuple[list[str], dic
     # CSV or terminal of the instructor's shows it (docs/security.md, "What the instructor opens").
     refused = {student: unsafe_id_reason(student) for student in students if not is_safe_student_id(student)}
     return [student for student in students if student not in refused], refused
+
+
+def in_gradebook(run: ClassRun) -> list[str]:
+    """The students the gradebook holds a submission of the assignment for (nbgrader's API), whether or not
+    submitted/ still holds their folder: a real student stays graded when it goes (moved to an archive, say), and
+    their page follows the gradebook. An id outside the safe alphabet never enters it (list_students); one that
+    came in another way (`nbgrader db student add`) is left out here too."""
+    gradebook = existing_gradebook(run.coursedir)
+    if gradebook is None:  # no one graded yet
+        return []
+    with gradebook as gb:
+        students = sorted(s.student.id for s in gb.assignment_submissions(run.assignment.name))
+    return [student for student in students if is_safe_student_id(student)]

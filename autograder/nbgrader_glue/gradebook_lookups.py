@@ -60,16 +60,20 @@ class PrefetchedGradebook:
             self.gradebook.db.commit()
         self.gradebook.__exit__(kind, value, traceback)
 
-    def _find(self, key: tuple, name: str, read: Callable[[], Iterable[Any]], what: str) -> Any:
-        """The row called `name` among those `read` gives (read once per key; the first of a name wins, as
-        nbgrader's lookups try one kind of cell before the other), or nbgrader's MissingEntry."""
+    def _rows(self, key: tuple, read: Callable[[], Iterable[Any]]) -> dict[str, Any]:
+        """The rows `read` gives, by name (read once per key; the first of a name wins, as nbgrader's lookups try
+        one kind of cell before the other)."""
         if key not in self.rows:
             rows: dict[str, Any] = {}
             for row in read():
                 rows.setdefault(row.name, row)
             self.rows[key] = rows
+        return self.rows[key]
+
+    def _find(self, key: tuple, name: str, read: Callable[[], Iterable[Any]], what: str) -> Any:
+        """The row called `name` among those `read` gives (`_rows`), or nbgrader's MissingEntry."""
         try:
-            return self.rows[key][name]
+            return self._rows(key, read)[name]
         except KeyError:
             raise MissingEntry(f"No such {what}: {'/'.join(map(str, key[1:]))}/{name}") from None
 
@@ -96,7 +100,15 @@ class PrefetchedGradebook:
 
     def find_grade(self, grade_cell: str, notebook: str, assignment: str, student: str) -> Grade:
         return self._find(("grade", notebook, assignment, student), grade_cell,
-                          lambda: self._submitted(Grade, (GradeCell, TaskCell), notebook, assignment, student), "grade")
+                          lambda: self._grades(notebook, assignment, student), "grade")
+
+    def grades(self, notebook: str, assignment: str, student: str) -> list[Grade]:
+        """Every grade of the submitted notebook: the rows find_grade answers from."""
+        return list(self._rows(("grade", notebook, assignment, student),
+                               lambda: self._grades(notebook, assignment, student)).values())
+
+    def _grades(self, notebook: str, assignment: str, student: str) -> list[Grade]:
+        return self._submitted(Grade, (GradeCell, TaskCell), notebook, assignment, student)
 
     def find_comment(self, solution_cell: str, notebook: str, assignment: str, student: str) -> Comment:
         return self._find(("comment", notebook, assignment, student), solution_cell,

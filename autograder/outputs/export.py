@@ -9,7 +9,8 @@ student and assignment, written with the csv module (names with commas or quotes
     auto_score, max_auto_score,            the autograded points (of the parts' points, 18 here)
     manual_score, max_manual_score,        the hand-graded points: empty until every one is graded (of 6 here)
                                            and no hand grade waits for review
-    raw_score,                             nbgrader's: every point graded so far, before the penalty
+    raw_score,                             the points graded so far, before the penalty (`so_far`: a hand grade
+                                           waiting for review counts as its autograded score alone)
     hours_late,                            past the due date (c.GraderSettings.due_date), 0 when on time
     late_submission_penalty,               nbgrader's, from the late policy (autograder/nbgrader_glue/late.py)
     score, max_score                       the total after the penalty: empty while manual_score is
@@ -32,7 +33,6 @@ from nbgrader.plugins import ExportPlugin
 
 from .inert import spreadsheet_cell
 
-POINTS_SO_FAR = "points_so_far"  # a row's key that grades.csv leaves out (write_grades_csv)
 FIXED = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email"]
 TOTALS = ["auto_score", "max_auto_score", "manual_score", "max_manual_score", "raw_score", "hours_late",
           "late_submission_penalty", "score", "max_score"]
@@ -40,6 +40,32 @@ TOTALS = ["auto_score", "max_auto_score", "manual_score", "max_manual_score", "r
 
 def number(value: float) -> str:
     return f"{round(value, 4):g}"
+
+
+def waits_for_grader(grade) -> bool:
+    """Whether an nbgrader Grade's points wait for a grader: it needs one (`needs_manual_grade`: a written answer
+    not graded yet, or a hand grade flagged for review, the answer changed since it was given) and has no
+    autograded score of the answer as it is now."""
+    return bool(grade.needs_manual_grade) and grade.auto_score is None
+
+
+def grade_so_far(grade) -> tuple[float, float]:
+    """(the points an nbgrader Grade counts for so far, the points of it that wait for a grader).
+
+    A grade that needs a grader counts as its autograded score alone, a score of the answer as it is now: a
+    written answer has none, so its points wait (`waits_for_grader`); an autograded part whose override waits for
+    review counts the checks' score of the code now (the points are graded, the override is not)."""
+    if waits_for_grader(grade):
+        return 0.0, grade.max_score
+    return (grade.auto_score if grade.needs_manual_grade else grade.score) or 0.0, 0.0
+
+
+def so_far(grades) -> tuple[float, float]:
+    """(points graded so far, points that wait for a grader) of these grades, before any late penalty: the one
+    reckoning behind the feedback page's total, grades.csv's raw_score and the Canvas file's partial total
+    (c.GraderSettings.canvas_partial), so that the three agree."""
+    counted = [grade_so_far(grade) for grade in grades]
+    return sum(points for points, _ in counted), sum(waiting for _, waiting in counted)
 
 
 def graded_parts(assignment) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
@@ -99,13 +125,9 @@ def grade_rows(gradebook: Gradebook, assignments: list[str] | None = None,
             complete = not any(g.needs_manual_grade for g in grades.values())
             manual_score = sum(g.score for g in manual_grades)
             penalty = submission.late_submission_penalty or 0.0
-            # What c.GraderSettings.canvas_partial exports (outputs/lms.py), before the penalty: a hand grade flagged
-            # for review counts as its autograded score alone, as it was given on an answer no longer there.
-            row[POINTS_SO_FAR] = number(sum((g.auto_score or 0.0) if g.needs_manual_grade else g.score
-                                            for g in grades.values()))
             row.update(timestamp=str(submission.timestamp or ""), auto_score=number(auto_score),
                        manual_score=number(manual_score) if complete else "",
-                       raw_score=number(submission.score), hours_late=number(submission.total_seconds_late / 3600),
+                       raw_score=number(so_far(grades.values())[0]), hours_late=number(submission.total_seconds_late / 3600),
                        late_submission_penalty=number(penalty),
                        score=number(max(0.0, auto_score + manual_score - penalty)) if complete else "")
             rows.append(row)

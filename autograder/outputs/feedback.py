@@ -8,7 +8,8 @@
   by a relative path, so maths renders from file:// with no network.
 * `FeedbackGrades` (in c.GenerateFeedback.preprocessors, in place of nbgrader's GetGrades): GetGrades, plus
   whether each grade still waits for a grader (`needs_manual_grade`) and the points that wait, which the template
-  shows (the total is out of the points graded so far, the rest named as not graded yet).
+  shows (the total is out of the points graded so far, the rest named as not graded yet; a hand grade that waits for
+  review counts as its autograded score alone, as in grades.csv and the Canvas file: export.so_far).
 * `StripRubric`: the rubric `AddRubric` (autograder/nbgrader_glue/preprocessors/rubric.py) put into the autograded copy
   for the formgrader never reaches a student's page.
 
@@ -37,12 +38,13 @@ from jinja2 import FileSystemLoader, pass_context
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
-from nbgrader.preprocessors import GetGrades
+from nbgrader.preprocessors import GetGrades, NbGraderPreprocessor
 from traitlets import default
 
 from ..nbgrader_glue.exporters import ValidatesOnce
 from ..nbgrader_glue.gradebook_lookups import LookupsPrefetched
 from ..settings import GraderSettings
+from .export import grade_so_far, so_far, waits_for_grader
 from .inert import code_as_run
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -303,27 +305,42 @@ class FeedbackExporter(ValidatesOnce, HTMLExporter):
         return html
 
 
-class FeedbackGrades(LookupsPrefetched, GetGrades):
+class _TotalSoFar(NbGraderPreprocessor):
+    """The notebook's total as the page shows it, worked out where GetGrades.preprocess calls its cells' loop
+    (this class follows GetGrades in FeedbackGrades's MRO), so within its gradebook session: the points graded so
+    far and those that wait for a grader, from every grade of the submitted notebook, the rows the cells were read
+    from (PrefetchedGradebook.grades), by export.so_far, the reckoning of grades.csv's raw_score and the Canvas
+    file's partial total."""
+
+    def preprocess(self, nb, resources):
+        nb, resources = super().preprocess(nb, resources)
+        grades = self.gradebook.grades(self.notebook_id, self.assignment_id, self.student_id)
+        resources["nbgrader"]["kit_so_far"], resources["nbgrader"]["kit_not_graded"] = so_far(grades)
+        return nb, resources
+
+
+class FeedbackGrades(LookupsPrefetched, GetGrades, _TotalSoFar):
     """GetGrades, and whether each grade still waits for the formgrader; the notebook's grades and comments read
     at once (autograder/nbgrader_glue/gradebook_lookups.py)."""
 
-    _not_graded = 0.0  # points of this notebook's grades that wait for a grader
-
     def preprocess(self, nb, resources):
-        """GetGrades.preprocess, and the points still waiting for a grader (`kit_not_graded`), which the page's
-        total names instead of counting them as zero."""
-        self._not_graded = 0.0
+        """GetGrades.preprocess, with the total out of the points graded so far (`_TotalSoFar`): the points still
+        waiting for a grader (`kit_not_graded`) are named on the page, never counted as zero, and a hand grade
+        flagged for review counts as its autograded score alone, as in grades.csv and the Canvas file."""
         nb, resources = super().preprocess(nb, resources)
-        resources["nbgrader"]["kit_not_graded"] = self._not_graded
+        grades = resources["nbgrader"]
+        # nbgrader's is the notebook's score less the penalty; the points so far may be fewer than it takes off
+        grades["score"] = max(0.0, grades.pop("kit_so_far") - grades["late_penalty"])
         return nb, resources
 
     def _get_score(self, cell, resources) -> None:
-        """GetGrades._get_score (nbgrader 0.9.6), reading needs_manual_grade from the same row: one query a grade."""
+        """GetGrades._get_score (nbgrader 0.9.6), reading needs_manual_grade from the same row: one query a grade.
+        A part whose hand grade waits for review shows the score it counts for so far (export.grade_so_far)."""
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id,
                                           self.assignment_id, self.student_id)
-        cell.metadata.nbgrader["score"] = grade.score
+        waiting = waits_for_grader(grade)
+        cell.metadata.nbgrader["score"] = grade_so_far(grade)[0]
         cell.metadata.nbgrader["points"] = grade.max_score
         # The kit's key, written whole: the submission's own `kit` (a string stopped the student's page, which the
         # summary then named as nbgrader's failure) is never read.
-        cell.metadata["kit"] = {"needs_manual_grade": bool(grade.needs_manual_grade)}
-        self._not_graded += grade.max_score if grade.needs_manual_grade else 0.0
+        cell.metadata["kit"] = {"needs_manual_grade": waiting, "in_review": bool(grade.needs_manual_grade) and not waiting}

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from .export import POINTS_SO_FAR, number
+from .export import number
 from .inert import say, spreadsheet_cell
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -89,9 +89,9 @@ def canvas_rows(rows: list[dict], assignment: str, column: str = "", partial: bo
 
 
 def _after_penalty(row: dict) -> str:
-    """The points graded so far (a flagged hand grade as its autograded score: export.grade_rows) less the late
-    penalty, as the total will take it off."""
-    return number(max(0.0, float(row[POINTS_SO_FAR] or 0) - float(row["late_submission_penalty"] or 0)))
+    """The points graded so far (grades.csv's raw_score: a flagged hand grade as its autograded score, export.so_far)
+    less the late penalty, as the total will take it off."""
+    return number(max(0.0, float(row["raw_score"] or 0) - float(row["late_submission_penalty"] or 0)))
 
 
 def canvas_id_of(student: str, roster: Roster, collected: Mapping[str, str | None]) -> str:
