@@ -712,3 +712,14 @@ def test_the_public_checks_shell_is_the_one_ipythons_get_ipython_returns():
     names, errors = notebook_checks.run_cells(cells)
     assert not errors and names.get("BOUND") == 1, errors
     assert names["IN_JUPYTER"] is True
+
+
+def test_the_public_checks_run_xdel_as_jupyter_and_the_grade_do():
+    """red-b18 X27-b18-7: %xdel is one of the magics the public checks run "as IPython runs them" (checks_shell.py,
+    LINE_MAGICS), but IPython's del_var reads the shell's last_execution_result, which is None in a shell whose
+    run_cell never ran (runner.py only transforms cells): `%xdel Q` (and get_ipython().del_var) raise AttributeError
+    ('NoneType' object has no attribute 'result') in the public checks alone, and the rest of the cell is lost. In
+    Jupyter and in the grade (ipython_names.xdel) Q is deleted and the cell goes on."""
+    names, errors = notebook_checks.run_cells([("a", "Q = 1\n%xdel Q\nget_ipython().del_var('R', by_name=True)\n"
+                                                     "GONE = 'Q' not in globals()")])
+    assert not errors and names.get("GONE") is True, errors
