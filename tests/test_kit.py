@@ -696,3 +696,30 @@ def test_generate_assignment_runs_nbgrader_s_own_steps_then_records_the_release(
     ours = list(load_config(ROOT).GenerateAssignment.preprocessors)
     theirs = [f"nbgrader.preprocessors.{step.__name__}" for step in GenerateAssignment().preprocessors]
     assert ours == [*theirs, "autograder.nbgrader_glue.preprocessors.record_release.RecordRelease"]
+
+
+def test_the_public_checks_shell_is_the_one_ipythons_get_ipython_returns():
+    """red-b18 X27-b18-5: in Jupyter and in the grade (ipython_display.install: `IPython`'s stand-in answers
+    get_ipython with the sandbox's shell) `from IPython import get_ipython` gives the notebook's shell, as the builtin
+    does. The public checks make their ChecksShell with its constructor, not as IPython's instance, so IPython's own
+    get_ipython() returns None there: a cell `get_ipython().run_line_magic("load_ext", "autoreload")` after that
+    import raises AttributeError in the public checks alone, and every name its cell binds after it is missing (the
+    public checks fail parts the grade passes). The shell's class name differs too (ChecksShell against Jupyter's and
+    the grade's ZMQInteractiveShell, which notebooks test to know they run in Jupyter)."""
+    cells = [("a", 'from IPython import get_ipython\nget_ipython().run_line_magic("load_ext", "autoreload")\n'
+                   'get_ipython().run_line_magic("autoreload", "2")\nBOUND = 1'),
+             ("b", "IN_JUPYTER = type(get_ipython()).__name__ == 'ZMQInteractiveShell'")]
+    names, errors = notebook_checks.run_cells(cells)
+    assert not errors and names.get("BOUND") == 1, errors
+    assert names["IN_JUPYTER"] is True
+
+
+def test_the_public_checks_run_xdel_as_jupyter_and_the_grade_do():
+    """red-b18 X27-b18-7: %xdel is one of the magics the public checks run "as IPython runs them" (checks_shell.py,
+    LINE_MAGICS), but IPython's del_var reads the shell's last_execution_result, which is None in a shell whose
+    run_cell never ran (runner.py only transforms cells): `%xdel Q` (and get_ipython().del_var) raise AttributeError
+    ('NoneType' object has no attribute 'result') in the public checks alone, and the rest of the cell is lost. In
+    Jupyter and in the grade (ipython_names.xdel) Q is deleted and the cell goes on."""
+    names, errors = notebook_checks.run_cells([("a", "Q = 1\n%xdel Q\nget_ipython().del_var('R', by_name=True)\n"
+                                                     "GONE = 'Q' not in globals()")])
+    assert not errors and names.get("GONE") is True, errors

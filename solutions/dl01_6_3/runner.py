@@ -9,6 +9,7 @@ import _sitebuiltins
 import ast
 import asyncio
 import concurrent.futures
+import contextlib
 import inspect
 import re
 import sys
@@ -47,28 +48,31 @@ def run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]
 def _run_cells(cells: list[tuple[str, str]]) -> tuple[dict, list[tuple[str, str]]]:
     sys.path.insert(0, str(HERE))  # the notebook imports engine.py from this folder
     names, errors = {"__name__": "__main__"}, []
-    read = _reader(names)
-    # after the shell's own, which fail without a terminal
-    names.update({name: KernelExit(name, "Ctrl-D (i.e. EOF)") for name in ("exit", "quit")})
-    loop = asyncio.new_event_loop()
-    try:
-        for name, source in cells:
-            raised = _run(loop, name, source, read, names)
-            if raised is not None:
-                errors.append((_reason(name, raised), source))
-    finally:
-        loop.close()
+    with _reader(names) as read:
+        # after the shell's own, which fail without a terminal
+        names.update({name: KernelExit(name, "Ctrl-D (i.e. EOF)") for name in ("exit", "quit")})
+        loop = asyncio.new_event_loop()
+        try:
+            for name, source in cells:
+                raised = _run(loop, name, source, read, names)
+                if raised is not None:
+                    errors.append((_reason(name, raised), source))
+        finally:
+            loop.close()
     return names, errors
 
 
+@contextlib.contextmanager
 def _reader(names: dict):
-    """IPython's transform_cell on a shell of `names` that runs no shell command, as the grade's (checks_shell.py),
-    or without IPython, magics made comments."""
+    """While the cells run: IPython's reading of a cell on a shell of `names` that runs no shell command, as the
+    grade's (checks_shell.py), or without IPython, magics made comments."""
     try:
         from checks_shell import shell
-        return shell(names).transform_cell
     except ImportError:
-        return lambda source: "" if source.lstrip().startswith("%%") else re.sub(r"(?m)^(\s*)([%!])", r"\1# \2", source)
+        yield lambda source: "" if source.lstrip().startswith("%%") else re.sub(r"(?m)^(\s*)([%!])", r"\1# \2", source)
+        return
+    with shell(names) as the:
+        yield the.read
 
 
 def _run(loop: asyncio.AbstractEventLoop, name: str, source: str, read, names: dict) -> BaseException | None:

@@ -4,11 +4,15 @@ the grade's does. The magics that run the notebook's own code run as IPython run
 lines) and every other magic (%pip, %sx, %system, %cd, %%bash, %%script, ...) do nothing. In Jupyter your kernel ran
 the command when you ran its cell; the checks, which run the notebook again for every part, do not run it again,
 and the grade runs no command at all. The two sets are the grade's (autograder/sandbox/ipython_magics.py, kept in
-step by the kit's tests). Needs IPython.
+step by the kit's tests). The shell is IPython's current one while the cells run, so `from IPython import
+get_ipython` returns it, as in Jupyter and in the grade. Needs IPython.
 """
 from __future__ import annotations
 
-from IPython.core.interactiveshell import InteractiveShell
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
 from IPython.utils.text import SList
 from traitlets.config import Config
 
@@ -16,8 +20,15 @@ LINE_MAGICS = frozenset({"time", "prun", "timeit", "env", "set_env", "reset", "x
 CELL_MAGICS = frozenset({"time", "prun", "timeit", "capture", "writefile", "file"})  # %%file is %%writefile
 
 
-class ChecksShell(InteractiveShell):
-    """IPython's InteractiveShell but for shell commands and the magics the grade does not run."""
+class ZMQInteractiveShell(InteractiveShell):
+    """IPython's InteractiveShell but for shell commands and the magics the grade does not run. Named as Jupyter's
+    kernel's shell and the grade's are: notebooks test that name to know they run in Jupyter."""
+
+    def read(self, source: str) -> str:
+        """The cell's Python, with an execution result in place, as run_cell leaves one after each cell (del_var, so
+        %xdel, reads its `result`: None, as no cell's value is shown here)."""
+        self.last_execution_result = ExecutionResult(None)
+        return self.transform_cell(source)
 
     def run_line_magic(self, magic_name: str, line: str, _stack_depth: int = 1) -> object:
         if magic_name not in LINE_MAGICS:
@@ -37,6 +48,16 @@ class ChecksShell(InteractiveShell):
         return SList()
 
 
-def shell(names: dict) -> ChecksShell:
-    """The shell on the namespace `names` (no history kept)."""
-    return ChecksShell(config=Config(HistoryManager=Config(enabled=False)), user_ns=names)
+@contextmanager
+def shell(names: dict) -> Iterator[ZMQInteractiveShell]:
+    """The shell on the namespace `names` (no history kept), IPython's current one until the cells have run; then the
+    one before, if any (the cells may run inside a kernel's own cell: stock nbgrader's grade cells load the notebook)."""
+    before = InteractiveShell._instance
+    the = ZMQInteractiveShell(config=Config(HistoryManager=Config(enabled=False)), user_ns=names)
+    # what InteractiveShell.instance() sets (IPython's get_ipython() returns InteractiveShell._instance), also when
+    # another shell was current, where instance() would refuse
+    ZMQInteractiveShell._instance = InteractiveShell._instance = the
+    try:
+        yield the
+    finally:
+        ZMQInteractiveShell._instance, InteractiveShell._instance = None, before
