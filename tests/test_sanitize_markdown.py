@@ -1189,3 +1189,39 @@ def test_a_name_with_an_invisible_character_shows_on_the_pages_as_another_name(t
     nbformat.write(notebook, tmp_path / "notebook.ipynb")
     pages = {"feedback": feedback_html(notebook), "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
     assert {name: invisible.findall(page) for name, page in pages.items()} == {"feedback": [], "grading": []}
+
+
+@pytest.mark.parametrize("tag", ["small", "sub", "sup"])
+def test_nested_small_print_cannot_hide_a_written_answers_words(tmp_path, tag):
+    """red-c18 X27-c18-2 (pass 27): <small>, <sub> and <sup> each draw their text smaller than their parent's, and
+    the allowlist keeps any depth of them whole (readable() judges structure only, axe-core has no rule for a
+    font's size). Thirty deep, a written answer's words are drawn at 0.1 px (<small>) or 0.003 px (<sub>, <sup>):
+    nothing on either page shows them, yet they are the answer the notebook holds, which the instructor grades by
+    what the page shows (and a regrade request, a plagiarism check or a search reads as written). What the page
+    draws of a word in a written answer must be large enough to read (here: at least 6 px)."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    markup = f"<{tag}>" * 30 + "I copied this from a classmate." + f"</{tag}>" * 30
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nMy answer. {markup}")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert "I copied this from a classmate." in notebook.cells[0].source
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
+        size = page.evaluate("""() => {
+            const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+            while (walker.nextNode()) {
+                if (walker.currentNode.data.includes('I copied this')) {
+                    return parseFloat(getComputedStyle(walker.currentNode.parentElement).fontSize);
+                }
+            }
+            return null;
+        }""")
+        browser.close()
+    assert size is not None and size >= 6, f"the words are drawn at {size} px"
