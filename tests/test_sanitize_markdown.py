@@ -1225,3 +1225,67 @@ def test_nested_small_print_cannot_hide_a_written_answers_words(tmp_path, tag):
         }""")
         browser.close()
     assert size is not None and size >= 6, f"the words are drawn at {size} px"
+
+
+# Where a word of a rendered cell is drawn, on a page 1000 px wide: out of sight when it lies past its cell's box
+# (which paints nothing outside itself: readable.css's `contain: paint`) and nothing between them scrolls sideways.
+WORD_OUT_OF_SIGHT = """(word) => {
+    const found = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+        const node = walker.currentNode, at = node.data.indexOf(word);
+        if (at < 0) continue;
+        const range = document.createRange();
+        range.setStart(node, at);
+        range.setEnd(node, at + word.length);
+        const box = range.getBoundingClientRect(), cell = node.parentElement.closest('.text_cell_render');
+        const edge = cell.getBoundingClientRect();
+        let scrolls = false;
+        for (let e = node.parentElement; e && e !== cell.parentElement; e = e.parentElement) {
+            const style = getComputedStyle(e);
+            scrolls = scrolls || (['auto', 'scroll'].includes(style.overflowX) && e.scrollWidth > e.clientWidth);
+        }
+        found.push(!scrolls && (box.left >= edge.right || box.right > edge.right + 1));
+    }
+    return found;
+}"""
+
+
+@pytest.mark.parametrize("markup", [
+    "My answer: " + "a" * 400 + "SECRETWORD and the rest.",
+    "| " + " | ".join(f"c{n}" for n in range(60)) + " |\n|" + "---|" * 60 + "\n| " + " | ".join(["x" * 12] * 59)
+    + " | SECRETWORD |",
+    "My answer: `" + "a" * 400 + "SECRETWORD`",
+], ids=["long-word", "wide-table", "code-span"])
+def test_a_written_answer_wider_than_its_cell_is_not_cut_off_out_of_sight(tmp_path, markup):
+    """red-c18 X27-c18-3 (pass 27): each rendered markdown cell paints nothing outside its own box (readable.css's
+    `contain: paint`, against maths moved over a FAIL line), and nothing scrolls it: what is wider than the cell is
+    cut off, with no scroll bar to reach it and the page itself no wider (scrollWidth 1000). A word glued to 400
+    letters, a table's 60th column or a long code span (all kept whole) are drawn 2,000 to 6,000 px to the right
+    of the cell on both pages, unseen by the instructor who grades the answer, while the notebook holds them (an
+    honest student's wide table is cut the same way). axe-core reports nothing. Every word must be drawn where it
+    can be seen: inside the cell's box, or in a box that scrolls to it."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\n{markup}")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert markup in notebook.cells[0].source  # kept whole
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook),
+             "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    hidden = {}
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        for name, html in pages.items():
+            (tmp_path / f"{name}.html").write_text(html)
+            page = browser.new_page(viewport={"width": 1000, "height": 900})
+            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                       else route.abort())
+            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
+            hidden[name] = page.evaluate(WORD_OUT_OF_SIGHT, "SECRETWORD")
+            page.close()
+        browser.close()
+    assert hidden == {"feedback": [False], "grading": [False]}, hidden
