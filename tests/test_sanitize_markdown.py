@@ -1191,14 +1191,17 @@ def test_a_name_with_an_invisible_character_shows_on_the_pages_as_another_name(t
     assert {name: invisible.findall(page) for name, page in pages.items()} == {"feedback": [], "grading": []}
 
 
-@pytest.mark.parametrize("tag", ["small", "sub", "sup"])
+@pytest.mark.parametrize("tag", ["small", "sub", "sup", "code"])
 def test_nested_small_print_cannot_hide_a_written_answers_words(tmp_path, tag):
     """red-c18 X27-c18-2 (pass 27): <small>, <sub> and <sup> each draw their text smaller than their parent's, and
     the allowlist keeps any depth of them whole (readable() judges structure only, axe-core has no rule for a
     font's size). Thirty deep, a written answer's words are drawn at 0.1 px (<small>) or 0.003 px (<sub>, <sup>):
     nothing on either page shows them, yet they are the answer the notebook holds, which the instructor grades by
     what the page shows (and a regrade request, a plagiarism check or a search reads as written). What the page
-    draws of a word in a written answer must be large enough to read (here: at least 6 px)."""
+    draws of a word in a written answer must be large enough to read (here: at least 6 px), and drawn inside its
+    cell's box, which paints nothing outside itself (fix-css2: Bootstrap raises or lowers each <sub> and <sup> by a
+    part of its size, thirty of them took the words 80 to 160 px off their line; <code> is drawn at 90% of its
+    parent's size, thirty deep at 0.6 px)."""
     from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS
 
     if not Path(CHROMIUM).exists():
@@ -1214,17 +1217,24 @@ def test_nested_small_print_cannot_hide_a_written_answers_words(tmp_path, tag):
         page = browser.new_page()
         page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
         page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
-        size = page.evaluate("""() => {
+        size, inside = page.evaluate("""() => {
             const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
             while (walker.nextNode()) {
-                if (walker.currentNode.data.includes('I copied this')) {
-                    return parseFloat(getComputedStyle(walker.currentNode.parentElement).fontSize);
+                const node = walker.currentNode;
+                if (node.data.includes('I copied this')) {
+                    const range = document.createRange();
+                    range.selectNodeContents(node);
+                    const box = range.getBoundingClientRect();
+                    const cell = node.parentElement.closest('.text_cell_render').getBoundingClientRect();
+                    return [parseFloat(getComputedStyle(node.parentElement).fontSize),
+                            box.top >= cell.top && box.bottom <= cell.bottom];
                 }
             }
-            return null;
+            return [null, null];
         }""")
         browser.close()
     assert size is not None and size >= 6, f"the words are drawn at {size} px"
+    assert inside, "the words are drawn outside their cell's box"
 
 
 # Where a word of a rendered cell is drawn, on a page 1000 px wide: out of sight when it lies past its cell's box
