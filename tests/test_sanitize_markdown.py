@@ -1299,3 +1299,14 @@ def test_a_written_answer_wider_than_its_cell_is_not_cut_off_out_of_sight(tmp_pa
             page.close()
         browser.close()
     assert hidden == {"feedback": [False], "grading": [False]}, hidden
+
+
+def test_a_table_too_wide_for_its_cell_scrolls_in_a_box_the_keyboard_reaches(tmp_path):
+    """fix-css2 (pass 27): a table still wider than its cell once every cell's words wrap (200 columns) scrolls
+    sideways inside its own box (readable.css), which axe-core reports as serious (scrollable-region-focusable)
+    unless the box takes the keyboard's focus: markdown_cell.j2 gives every table a tabindex, on both pages."""
+    markup = "| " + " | ".join(f"c{n}" for n in range(200)) + " |\n|" + "---|" * 200 + "\n| " + " | ".join(["xx"] * 200) + " |"
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\n{markup}")]), {})
+    broken = {name: sorted(set(found) & {"scrollable-region-focusable"})
+              for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+    assert broken == {"feedback": [], "grading": []}, broken
