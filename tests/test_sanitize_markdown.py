@@ -1189,3 +1189,124 @@ def test_a_name_with_an_invisible_character_shows_on_the_pages_as_another_name(t
     nbformat.write(notebook, tmp_path / "notebook.ipynb")
     pages = {"feedback": feedback_html(notebook), "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
     assert {name: invisible.findall(page) for name, page in pages.items()} == {"feedback": [], "grading": []}
+
+
+@pytest.mark.parametrize("tag", ["small", "sub", "sup", "code"])
+def test_nested_small_print_cannot_hide_a_written_answers_words(tmp_path, tag):
+    """red-c18 X27-c18-2 (pass 27): <small>, <sub> and <sup> each draw their text smaller than their parent's, and
+    the allowlist keeps any depth of them whole (readable() judges structure only, axe-core has no rule for a
+    font's size). Thirty deep, a written answer's words are drawn at 0.1 px (<small>) or 0.003 px (<sub>, <sup>):
+    nothing on either page shows them, yet they are the answer the notebook holds, which the instructor grades by
+    what the page shows (and a regrade request, a plagiarism check or a search reads as written). What the page
+    draws of a word in a written answer must be large enough to read (here: at least 6 px), and drawn inside its
+    cell's box, which paints nothing outside itself (fix-css2: Bootstrap raises or lowers each <sub> and <sup> by a
+    part of its size, thirty of them took the words 80 to 160 px off their line; <code> is drawn at 90% of its
+    parent's size, thirty deep at 0.6 px)."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    markup = f"<{tag}>" * 30 + "I copied this from a classmate." + f"</{tag}>" * 30
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nMy answer. {markup}")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert "I copied this from a classmate." in notebook.cells[0].source
+    (tmp_path / "feedback.html").write_text(feedback_html(notebook))
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
+        size, inside = page.evaluate("""() => {
+            const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+            while (walker.nextNode()) {
+                const node = walker.currentNode;
+                if (node.data.includes('I copied this')) {
+                    const range = document.createRange();
+                    range.selectNodeContents(node);
+                    const box = range.getBoundingClientRect();
+                    const cell = node.parentElement.closest('.text_cell_render').getBoundingClientRect();
+                    return [parseFloat(getComputedStyle(node.parentElement).fontSize),
+                            box.top >= cell.top && box.bottom <= cell.bottom];
+                }
+            }
+            return [null, null];
+        }""")
+        browser.close()
+    assert size is not None and size >= 6, f"the words are drawn at {size} px"
+    assert inside, "the words are drawn outside their cell's box"
+
+
+# Where a word of a rendered cell is drawn, on a page 1000 px wide: out of sight when it lies past its cell's box
+# (which paints nothing outside itself: readable.css's `contain: paint`) and nothing between them scrolls sideways.
+WORD_OUT_OF_SIGHT = """(word) => {
+    const found = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+        const node = walker.currentNode, at = node.data.indexOf(word);
+        if (at < 0) continue;
+        const range = document.createRange();
+        range.setStart(node, at);
+        range.setEnd(node, at + word.length);
+        const box = range.getBoundingClientRect(), cell = node.parentElement.closest('.text_cell_render');
+        const edge = cell.getBoundingClientRect();
+        let scrolls = false;
+        for (let e = node.parentElement; e && e !== cell.parentElement; e = e.parentElement) {
+            const style = getComputedStyle(e);
+            scrolls = scrolls || (['auto', 'scroll'].includes(style.overflowX) && e.scrollWidth > e.clientWidth);
+        }
+        found.push(!scrolls && (box.left >= edge.right || box.right > edge.right + 1));
+    }
+    return found;
+}"""
+
+
+@pytest.mark.parametrize("markup", [
+    "My answer: " + "a" * 400 + "SECRETWORD and the rest.",
+    "| " + " | ".join(f"c{n}" for n in range(60)) + " |\n|" + "---|" * 60 + "\n| " + " | ".join(["x" * 12] * 59)
+    + " | SECRETWORD |",
+    "My answer: `" + "a" * 400 + "SECRETWORD`",
+], ids=["long-word", "wide-table", "code-span"])
+def test_a_written_answer_wider_than_its_cell_is_not_cut_off_out_of_sight(tmp_path, markup):
+    """red-c18 X27-c18-3 (pass 27): each rendered markdown cell paints nothing outside its own box (readable.css's
+    `contain: paint`, against maths moved over a FAIL line), and nothing scrolls it: what is wider than the cell is
+    cut off, with no scroll bar to reach it and the page itself no wider (scrollWidth 1000). A word glued to 400
+    letters, a table's 60th column or a long code span (all kept whole) are drawn 2,000 to 6,000 px to the right
+    of the cell on both pages, unseen by the instructor who grades the answer, while the notebook holds them (an
+    honest student's wide table is cut the same way). axe-core reports nothing. Every word must be drawn where it
+    can be seen: inside the cell's box, or in a box that scrolls to it."""
+    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
+    playwright = pytest.importorskip("playwright.sync_api")
+    notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\n{markup}")])
+    notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
+    assert markup in notebook.cells[0].source  # kept whole
+    nbformat.write(notebook, tmp_path / "notebook.ipynb")
+    pages = {"feedback": feedback_html(notebook),
+             "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
+    hidden = {}
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        for name, html in pages.items():
+            (tmp_path / f"{name}.html").write_text(html)
+            page = browser.new_page(viewport={"width": 1000, "height": 900})
+            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                       else route.abort())
+            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
+            hidden[name] = page.evaluate(WORD_OUT_OF_SIGHT, "SECRETWORD")
+            page.close()
+        browser.close()
+    assert hidden == {"feedback": [False], "grading": [False]}, hidden
+
+
+def test_a_table_too_wide_for_its_cell_scrolls_in_a_box_the_keyboard_reaches(tmp_path):
+    """fix-css2 (pass 27): a table still wider than its cell once every cell's words wrap (200 columns) scrolls
+    sideways inside its own box (readable.css), which axe-core reports as serious (scrollable-region-focusable)
+    unless the box takes the keyboard's focus: markdown_cell.j2 gives every table a tabindex, on both pages."""
+    markup = "| " + " | ".join(f"c{n}" for n in range(200)) + " |\n|" + "---|" * 200 + "\n| " + " | ".join(["xx"] * 200) + " |"
+    notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\n{markup}")]), {})
+    broken = {name: sorted(set(found) & {"scrollable-region-focusable"})
+              for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+    assert broken == {"feedback": [], "grading": []}, broken
