@@ -570,32 +570,6 @@ def test_a_preview_another_run_starts_meanwhile_never_lets_confirm_apply_an_unse
         "the preview said every score stays, and CONFIRM=yes changed ada's test_forward:\n" + shown.stdout + applied.stdout
 
 
-def test_a_feedback_pages_total_so_far_never_counts_a_hand_grade_that_waits_for_review(tmp_path):
-    """X26-a17-5: a hand grade flagged for review (the student rewrote the answer after it was graded) shows on the
-    page as "not graded yet" and its points leave the total's denominator (kit_not_graded), but the numerator is
-    nbgrader's notebook score, which still counts the flagged manual score: bea's page reads "Score: 24 / 22 graded
-    so far; 2 more points not graded yet", more than all the points graded so far, counting 2 points for an answer
-    the instructor has not seen (grades.csv leaves the total blank; canvas_partial counts it as 0)."""
-    import re
-
-    course = course_copy(tmp_path / "course")
-    put_submission(course, "bea", solution_notebook())
-    ok(make(course, "grade"))
-    hand_grade(course, "bea", 2.0)
-    changed = solution_notebook()
-    for cell in changed["cells"]:
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "answer_zeroing":
-            cell["source"] = "I changed my mind: gradients are zeroed because they add up."
-    put_submission(course, "bea", changed)
-    ok(make(course, "grade"))
-    assert flags(course, "bea")["answer_zeroing"] == (2.0, True)
-    page = (course / "feedback" / "bea" / ASSIGNMENT.name / f"{STEM}.html").read_text()
-    so_far = re.search(r"Score: ([\d.]+) / ([\d.]+) graded so far", page)
-    assert so_far, "the page names the points that wait for review"
-    score, graded = map(float, so_far.groups())
-    assert score <= graded and score == 22, so_far.group(0)
-
-
 def test_make_feedback_writes_the_hand_grades_into_the_page_of_a_student_whose_folder_is_gone(tmp_path):
     """X26-a17-6: `make feedback` (and `make grade`) list the students from submitted/ (students.list_students), so a
     real student whose folder is no longer there (moved to an archive after grading; a real student is never removed
@@ -615,8 +589,10 @@ def test_make_feedback_writes_the_hand_grades_into_the_page_of_a_student_whose_f
 
 
 def test_the_page_grades_csv_and_the_canvas_file_count_the_same_points_graded_so_far(tmp_path):
-    """X26-a17-5, the three together: a hand grade flagged for review counts as its autograded score alone (none for
-    a written answer) on the page, in grades.csv's raw_score and in the Canvas file's partial total (export.so_far)."""
+    """X26-a17-5: a hand grade flagged for review (the student rewrote the answer after it was graded) counts as its
+    autograded score alone (none for a written answer) on the page, in grades.csv's raw_score and in the Canvas
+    file's partial total (export.so_far). The page's numerator was nbgrader's notebook score, which still counted the
+    flagged manual score: "Score: 24 / 22 graded so far", more than all the points graded so far."""
     import re
 
     course = course_copy(tmp_path / "course")
