@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -568,3 +569,28 @@ def test_a_preview_another_run_starts_meanwhile_never_lets_confirm_apply_an_unse
     applied = run(("-m", "autograder"), "--confirm", "yes")
     assert not (told_nothing_changes and test_forward() == "1.92"), \
         "the preview said every score stays, and CONFIRM=yes changed ada's test_forward:\n" + shown.stdout + applied.stdout
+
+
+def test_a_due_date_moved_in_the_gradebook_is_previewed_before_any_penalty_moves(tmp_path):
+    """red-b18 X27-b18-3: with c.GraderSettings.due_date empty the due date in force is the gradebook's own
+    (docs/instructors.md; `nbgrader db assignment add --duedate` or the formgrader moves it), and `make grade` previews a
+    change of it (changes.course_inputs: due_date). But grade_class settles the late penalties (settle_late_penalties)
+    BEFORE plan_class and the preview: lou's penalty moves 3.6 -> 0 in the live gradebook at once, the line says the
+    hand grades moved it ("from the points graded now, hand grades included"), and the preview's scratch copy starts
+    from the moved penalty, so no preview ever shows it and a plain `make grade` (no CONFIRM) has applied it."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    config.write_text(config.read_text().replace('c.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n', ""))
+    with gradebook(course) as gb:  # the instructor waives lateness in the gradebook (the setting is empty)
+        gb.update_or_create_assignment(ASSIGNMENT.name, duedate=datetime(2026, 11, 30, 23, 59))
+        assert gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty == pytest.approx(3.6)
+    out = make(course, "grade")
+    with gradebook(course) as gb:
+        penalty = gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty
+    assert penalty == pytest.approx(3.6), f"applied before any preview or CONFIRM: penalty {penalty}; {out.stdout[-1200:]}"
