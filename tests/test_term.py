@@ -594,3 +594,24 @@ def test_a_due_date_moved_in_the_gradebook_is_previewed_before_any_penalty_moves
     with gradebook(course) as gb:
         penalty = gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty
     assert penalty == pytest.approx(3.6), f"applied before any preview or CONFIRM: penalty {penalty}; {out.stdout[-1200:]}"
+
+
+def test_a_late_policy_changed_in_the_config_is_previewed_before_any_penalty_moves(tmp_path):
+    """red-b18 X27-b18-6: the late policy's configuration is an input `make grade` previews (changes.course_inputs:
+    "late", LATE_SECTIONS), but grade_class settles the penalties with the new configuration BEFORE plan_class and the
+    preview (settle_late_penalties uses settings.config): percent_per_day 10 -> 50 moves lou's penalty 3.6 -> 18 in the
+    live gradebook at once, said as "worked out again from the points graded now, hand grades included", and the
+    preview that follows shows "every score stays as it is". (`make feedback` applies it with no preview at all.)"""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    config.write_text(config.read_text().replace("percent_per_day = 10\n", "percent_per_day = 50\n"))
+    out = make(course, "grade")
+    with gradebook(course) as gb:
+        penalty = gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty
+    assert penalty == pytest.approx(3.6), f"applied before any preview or CONFIRM: penalty {penalty}; {out.stdout[-1200:]}"
