@@ -615,3 +615,28 @@ def test_a_late_policy_changed_in_the_config_is_previewed_before_any_penalty_mov
     with gradebook(course) as gb:
         penalty = gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty
     assert penalty == pytest.approx(3.6), f"applied before any preview or CONFIRM: penalty {penalty}; {out.stdout[-1200:]}"
+
+
+def test_a_fixed_checks_preview_shows_the_score_in_force_of_a_part_given_extra_credit(tmp_path):
+    """red-b18 X27-b18-4: the preview compares "the score in force, the same one grades.csv shows" (fix-preview), but
+    preview._standing reads manual_score or auto_score and leaves out the part's extra credit, which nbgrader's
+    Grade.score (grades.csv, the Canvas file) adds and a regrade keeps: ada's test_forward (2 points autograded, +1
+    extra credit in the formgrader) shows 3 in grades.csv; the preview's row says 2 -> 1.92, and CONFIRM gives 2.92."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada")
+        grade.extra_credit = 1.0
+        gb.db.commit()
+    ok(make(course, "feedback"))
+    before = csv_rows(course)["ada"]["test_forward"]
+    assert before == "3"
+    suite = course / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + FIX)
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["ada"]["test_forward"]
+    shown = {(c.old, c.new) for c in table if c.student == "ada" and c.part == "test_forward"}
+    assert shown == {(before, after)}, (shown, before, after, out[-1500:])
