@@ -94,6 +94,9 @@ class Plan:
     unchanged: list[str] = field(default_factory=list)
     inputs: dict[str, Inputs] = field(default_factory=dict)
     rules_to_record: list[str] = field(default_factory=list)  # unchanged, recorded under other intake rules or none
+    # Last graded under today's course inputs (fresh for their own folder, or unchanged): their late penalty may be
+    # worked out again from the hand grades before anything is previewed (settle_late_penalties); a stale one's not.
+    same_course: list[str] = field(default_factory=list)
 
 
 def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, submitted: Path,
@@ -106,7 +109,7 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
             graded = {s.student_id for s in gb.assignment_submissions(assignment.name)}
         except MissingEntry:
             graded = set()
-        course = course_inputs(assignment, settings, due_date_in_force(gb, assignment.name, settings.due_date))
+        course = _course_now(gb, assignment, settings)
     plan = Plan()
     rules = IntakeRules.of(settings, assignment.notebook_name)
     for student in students:
@@ -115,6 +118,8 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
                      intake=rules, **course)
         before = Inputs.from_json(book.get(student, {}).get("inputs"))
         plan.inputs[student] = now
+        if _same_course(before, course):
+            plan.same_course.append(student)
         outputs = _has_outcome(report_path(coursedir, student, assignment.name))
         if before is None or student not in graded or folder_changed(before, now, submitted, folder):
             plan.fresh.append(student)
@@ -129,6 +134,26 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
             if before.intake != now.intake:
                 plan.rules_to_record.append(student)
     return plan
+
+
+def graded_under_todays_course(assignment: Assignment, settings: GraderSettings, coursedir,
+                               students: list[str]) -> list[str]:
+    """Those of `students` whose grade the ledger records under today's course inputs (the suites, the reference, the
+    settings with the due date in force and the late policy): `make feedback` settles only their late penalties, a
+    change of the others' inputs being `make grade`'s to preview."""
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        book = ledger.read(gb.db, assignment.name)
+        gb.db.commit()
+        course = _course_now(gb, assignment, settings)
+    return [s for s in students if _same_course(Inputs.from_json(book.get(s, {}).get("inputs")), course)]
+
+
+def _course_now(gb: Gradebook, assignment: Assignment, settings: GraderSettings) -> dict[str, str]:
+    return course_inputs(assignment, settings, due_date_in_force(gb, assignment.name, settings.due_date))
+
+
+def _same_course(before: Inputs | None, course: dict[str, str]) -> bool:
+    return before is not None and all(getattr(before, name) == value for name, value in course.items())
 
 
 def folder_changed(before: Inputs, now: Inputs, submitted: Path, folder: tuple[str, ...]) -> bool:
