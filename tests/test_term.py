@@ -640,3 +640,22 @@ def test_a_fixed_checks_preview_shows_the_score_in_force_of_a_part_given_extra_c
     after = csv_rows(course)["ada"]["test_forward"]
     shown = {(c.old, c.new) for c in table if c.student == "ada" and c.part == "test_forward"}
     assert shown == {(before, after)}, (shown, before, after, out[-1500:])
+
+
+def test_make_feedback_applies_no_late_policy_change_the_preview_did_not_show(tmp_path):
+    """fix-settle (X27-b18-6's `make feedback` side): the late policy changed in the config moves no penalty through
+    `make feedback`, which previews nothing; it names the move it leaves to `make grade`'s preview."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    config.write_text(config.read_text().replace("percent_per_day = 10\n", "percent_per_day = 50\n"))
+    out = ok(make(course, "feedback"))
+    with gradebook(course) as gb:
+        penalty = gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty
+    assert penalty == pytest.approx(3.6), out
+    assert "Late penalty left as graded, until `make grade` previews" in out and "lou 3.6 -> 18" in out, out
