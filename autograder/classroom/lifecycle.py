@@ -249,10 +249,10 @@ def export_grades(assignment: Assignment, coursedir: CourseDirectory) -> None:
 
 def settle_late_penalties(assignment: Assignment, coursedir: CourseDirectory, config: Config,
                           students: list[str], held: list[str]) -> None:
-    """The late penalties of `students` (last graded under today's due date, policy, suites, reference and settings:
-    changes.graded_under_todays_course) as the policy gives them from the points the gradebook holds now, the hand
+    """The late penalties of `students` (last graded under today's due date and late policy:
+    changes.graded_under_todays_late_policy) as the policy gives them from the points the gradebook holds now, the hand
     grades given since the autograde included (late.settle_penalties), each one moved named: the hand grades are the
-    only input that moved it. Those of `held` (graded under other course inputs) stay as they are: a change of the due
+    only input that moved it. Those of `held` (graded under another due date or policy) stay as they are: a change of the due
     date or the policy is `make grade`'s to preview and CONFIRM's to apply; one that would move is named as such. No
     gradebook, nothing to do."""
     gradebook = _gradebook(coursedir)
@@ -267,8 +267,8 @@ def settle_late_penalties(assignment: Assignment, coursedir: CourseDirectory, co
         say("Late penalty worked out again from the points graded now, hand grades included (the policy's share of "
             "the whole score): " + _moves(moved) + ".")
     if unseen:
-        say("Late penalty left as graded, until `make grade` previews the change of the due date, late policy, suites, "
-            "reference or settings since (CONFIRM=yes applies it): " + _moves(unseen) + ".")
+        say("Late penalty left as graded, until `make grade` previews the change of the due date or late policy since "
+            "(CONFIRM=yes applies it): " + _moves(unseen) + ".")
 
 
 def _moves(moved: dict[str, tuple[float, float]]) -> str:

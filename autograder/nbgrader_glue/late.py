@@ -12,8 +12,8 @@ The score is the submission's whole score, its hand-graded points included. nbgr
 it autogrades, from the points the gradebook holds then, which leaves out the hand grades given afterwards;
 `settle_penalties` works it out again the same way from the points held now (`make grade` and `make feedback` do,
 before any grading or preview, and name each penalty it moves), so a penalty is the same whatever order autograding and
-hand grading came in. They do it only for the students last graded under today's due date, policy, suites, reference
-and settings (changes.graded_under_todays_course): a change of those is `make grade`'s to preview, and CONFIRM's to apply.
+hand grading came in. They do it only for the students last graded under today's due date and policy
+(changes.graded_under_todays_late_policy): a change of those is `make grade`'s to preview, and CONFIRM's to apply.
 
 A submission's time is nbgrader's: `timestamp.txt` beside the notebook (Canvas's LATE marker writes one when
 collecting, autograder/intake/collect.py), else none, which is on time.
