@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -635,3 +636,93 @@ def test_make_grade_writes_the_page_of_a_student_whose_folder_is_gone_and_names_
     (course / "autograded" / "bea" / ASSIGNMENT.name / "report.json").unlink()
     out = ok(make(course, "feedback"))
     assert "No feedback page for bea: no readable report.json" in out, out[-2000:]
+
+
+def test_a_due_date_moved_in_the_gradebook_is_previewed_before_any_penalty_moves(tmp_path):
+    """red-b18 X27-b18-3: with c.GraderSettings.due_date empty the due date in force is the gradebook's own
+    (docs/instructors.md; `nbgrader db assignment add --duedate` or the formgrader moves it), and `make grade` previews a
+    change of it (changes.course_inputs: due_date). But grade_class settles the late penalties (settle_late_penalties)
+    BEFORE plan_class and the preview: lou's penalty moves 3.6 -> 0 in the live gradebook at once, the line says the
+    hand grades moved it ("from the points graded now, hand grades included"), and the preview's scratch copy starts
+    from the moved penalty, so no preview ever shows it and a plain `make grade` (no CONFIRM) has applied it."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    config.write_text(config.read_text().replace('c.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n', ""))
+    with gradebook(course) as gb:  # the instructor waives lateness in the gradebook (the setting is empty)
+        gb.update_or_create_assignment(ASSIGNMENT.name, duedate=datetime(2026, 11, 30, 23, 59))
+        assert gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty == pytest.approx(3.6)
+    out = make(course, "grade")
+    with gradebook(course) as gb:
+        penalty = gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty
+    assert penalty == pytest.approx(3.6), f"applied before any preview or CONFIRM: penalty {penalty}; {out.stdout[-1200:]}"
+
+
+def test_a_late_policy_changed_in_the_config_is_previewed_before_any_penalty_moves(tmp_path):
+    """red-b18 X27-b18-6: the late policy's configuration is an input `make grade` previews (changes.course_inputs:
+    "late", LATE_SECTIONS), but grade_class settles the penalties with the new configuration BEFORE plan_class and the
+    preview (settle_late_penalties uses settings.config): percent_per_day 10 -> 50 moves lou's penalty 3.6 -> 18 in the
+    live gradebook at once, said as "worked out again from the points graded now, hand grades included", and the
+    preview that follows shows "every score stays as it is". (`make feedback` applies it with no preview at all.)"""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    config.write_text(config.read_text().replace("percent_per_day = 10\n", "percent_per_day = 50\n"))
+    out = make(course, "grade")
+    with gradebook(course) as gb:
+        penalty = gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty
+    assert penalty == pytest.approx(3.6), f"applied before any preview or CONFIRM: penalty {penalty}; {out.stdout[-1200:]}"
+
+
+def test_a_fixed_checks_preview_shows_the_score_in_force_of_a_part_given_extra_credit(tmp_path):
+    """red-b18 X27-b18-4: the preview compares "the score in force, the same one grades.csv shows" (fix-preview), but
+    preview._standing reads manual_score or auto_score and leaves out the part's extra credit, which nbgrader's
+    Grade.score (grades.csv, the Canvas file) adds and a regrade keeps: ada's test_forward (2 points autograded, +1
+    extra credit in the formgrader) shows 3 in grades.csv; the preview's row says 2 -> 1.92, and CONFIRM gives 2.92."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada")
+        grade.extra_credit = 1.0
+        gb.db.commit()
+    ok(make(course, "feedback"))
+    before = csv_rows(course)["ada"]["test_forward"]
+    assert before == "3"
+    suite = course / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + FIX)
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["ada"]["test_forward"]
+    shown = {(c.old, c.new) for c in table if c.student == "ada" and c.part == "test_forward"}
+    assert shown == {(before, after)}, (shown, before, after, out[-1500:])
+
+
+def test_make_feedback_applies_no_late_policy_change_the_preview_did_not_show(tmp_path):
+    """fix-settle (X27-b18-6's `make feedback` side): the late policy changed in the config moves no penalty through
+    `make feedback`, which previews nothing; it names the move it leaves to `make grade`'s preview."""
+    course = course_copy(tmp_path / "course")
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + '\nc.GraderSettings.due_date = "2026-11-20 23:59:00 UTC"\n'
+                      'c.AssignLatePenalties.plugin_class = "autograder.nbgrader_glue.late.LatePenalty"\n'
+                      'c.LatePenalty.penalty_method = "per_day"\nc.LatePenalty.percent_per_day = 10\n')
+    put_submission(course, "lou", solution_notebook())
+    (course / "submitted" / "lou" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-22 10:00:00 UTC\n")
+    ok(make(course, "grade"))
+    config.write_text(config.read_text().replace("percent_per_day = 10\n", "percent_per_day = 50\n"))
+    out = ok(make(course, "feedback"))
+    with gradebook(course) as gb:
+        penalty = gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty
+    assert penalty == pytest.approx(3.6), out
+    assert "Late penalty left as graded, until `make grade` previews" in out and "lou 3.6 -> 18" in out, out

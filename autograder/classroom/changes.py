@@ -73,7 +73,7 @@ def grader_fingerprint(assignment: Assignment) -> str:
 
 def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: object) -> dict[str, str]:
     """The fingerprints of the course's side of every grade: suites, reference, settings (with the due date
-    in force and the late penalty's configuration)."""
+    in force and the late penalty's configuration), and of those two alone ("late")."""
     config = settings.config
     values = {name: getattr(settings, name) for name in SCORE_SETTINGS}
     values["due_date"] = str(due_date or "")
@@ -82,7 +82,8 @@ def course_inputs(assignment: Assignment, settings: GraderSettings, due_date: ob
                  *code_files(assignment.source_dir, assignment.release_dir)]
     return {"suites": grader_fingerprint(assignment),
             "reference": ledger.files_fingerprint(reference, assignment.root),
-            "settings": ledger.settings_fingerprint(values)}
+            "settings": ledger.settings_fingerprint(values),
+            "late": ledger.settings_fingerprint({"due_date": values["due_date"], "late": values["late"]})}
 
 
 @dataclass
@@ -94,6 +95,9 @@ class Plan:
     unchanged: list[str] = field(default_factory=list)
     inputs: dict[str, Inputs] = field(default_factory=dict)
     rules_to_record: list[str] = field(default_factory=list)  # unchanged, recorded under other intake rules or none
+    # Last graded under today's due date and late policy: their late penalty may be worked out again from the hand
+    # grades before anything is previewed (settle_late_penalties); a penalty the due date or policy moves is not.
+    same_late: list[str] = field(default_factory=list)
 
 
 def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, submitted: Path,
@@ -106,7 +110,7 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
             graded = {s.student_id for s in gb.assignment_submissions(assignment.name)}
         except MissingEntry:
             graded = set()
-        course = course_inputs(assignment, settings, due_date_in_force(gb, assignment.name, settings.due_date))
+        course = _course_now(gb, assignment, settings)
     plan = Plan()
     rules = IntakeRules.of(settings, assignment.notebook_name)
     for student in students:
@@ -115,6 +119,8 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
                      intake=rules, **course)
         before = Inputs.from_json(book.get(student, {}).get("inputs"))
         plan.inputs[student] = now
+        if _same_late(before, course):
+            plan.same_late.append(student)
         outputs = _has_outcome(report_path(coursedir, student, assignment.name))
         if before is None or student not in graded or folder_changed(before, now, submitted, folder):
             plan.fresh.append(student)
@@ -129,6 +135,25 @@ def plan_class(assignment: Assignment, settings: GraderSettings, coursedir, subm
             if before.intake != now.intake:
                 plan.rules_to_record.append(student)
     return plan
+
+
+def graded_under_todays_late_policy(assignment: Assignment, settings: GraderSettings, coursedir,
+                                    students: list[str]) -> list[str]:
+    """Those of `students` whose grade the ledger records under today's due date in force and late policy: `make
+    feedback` settles only their late penalties, a change of the others' being `make grade`'s to preview."""
+    with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+        book = ledger.read(gb.db, assignment.name)
+        gb.db.commit()
+        course = _course_now(gb, assignment, settings)
+    return [s for s in students if _same_late(Inputs.from_json(book.get(s, {}).get("inputs")), course)]
+
+
+def _course_now(gb: Gradebook, assignment: Assignment, settings: GraderSettings) -> dict[str, str]:
+    return course_inputs(assignment, settings, due_date_in_force(gb, assignment.name, settings.due_date))
+
+
+def _same_late(before: Inputs | None, course: dict[str, str]) -> bool:
+    return before is not None and before.late == course["late"]
 
 
 def folder_changed(before: Inputs, now: Inputs, submitted: Path, folder: tuple[str, ...]) -> bool:

@@ -24,7 +24,7 @@ from ..outputs.counts import counted
 from ..outputs.inert import say
 from ..sandbox.proof import prove_level
 from ..settings import GraderSettings
-from .changes import Plan, plan_class, record_inputs
+from .changes import Plan, graded_under_todays_late_policy, plan_class, record_inputs
 from .class_run import ClassRun, Graded
 from .feedback_pages import page_time, write_feedback
 from .grade_students import enter_assignment, grade_students, take_unchanged
@@ -60,11 +60,12 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     if roll.refusal:
         say(f"regrade: {roll.refusal}", sys.stderr)
         return 2
-    if not preview:  # before anything is compared or graded: a regrade starts from the penalty in force
-        settle_late_penalties(assignment, run.coursedir, settings.config)
     # Named students are graded again even when unchanged; one whose grade the changed suites, reference or settings
     # would change is previewed as in make grade, so that no regrade of one student applies a change unseen.
     plan = plan_class(assignment, settings, run.coursedir, run.submitted, roll.students, force or bool(only))
+    if not preview:  # before anything is compared or graded: a regrade starts from the penalty in force; but a
+        # penalty a new due date or late policy moves is the preview's to show and CONFIRM's to apply
+        settle_late_penalties(assignment, run.coursedir, settings.config, plan.same_late, held=[])
     unseen = not_previewed(assignment.root, assignment.name, {s: plan.inputs[s] for s in plan.stale}) if confirm else []
     if unseen and not preview:
         say(f"CONFIRM=yes applies only a regrade a preview showed, and no preview showed that of {', '.join(unseen)} "
@@ -117,8 +118,9 @@ def refresh_feedback(assignment: Assignment, settings: GraderSettings) -> int:
     too), and grades.csv, without grading anyone. A student left out is named, with why."""
     _quiet_nbgrader_warnings()
     run = ClassRun.open(assignment, settings)
-    settle_late_penalties(assignment, run.coursedir, settings.config)
     students = in_gradebook(run)
+    same = graded_under_todays_late_policy(assignment, settings, run.coursedir, students)
+    settle_late_penalties(assignment, run.coursedir, settings.config, same, [s for s in students if s not in same])
     rewritten, graded = follow_gradebook(run, students)
     export_grades(assignment, run.coursedir)
     with_grades = graded.with_grades()

@@ -62,6 +62,10 @@ class Inputs:
     # was then (changes.folder_changed). None: not known in full (recorded by a kit before the field, or before one
     # of today's rules), so the folder cannot be read again as it was.
     intake: IntakeRules | None = None
+    # The due date in force and the late policy alone (also within `settings`): a grade recorded under today's may have
+    # its late penalty worked out again from new hand grades without a preview (changes.graded_under_todays_late_policy),
+    # whatever else changed. None: not recorded (a kit before the field), so not known to be today's.
+    late: str | None = None
 
     @property
     def reading(self) -> str:

@@ -247,19 +247,32 @@ def export_grades(assignment: Assignment, coursedir: CourseDirectory) -> None:
         PartsCsvExportPlugin(to=str(target)).export(gb)  # a column per part (autograder/outputs/export.py)
 
 
-def settle_late_penalties(assignment: Assignment, coursedir: CourseDirectory, config: Config) -> None:
-    """The late penalties as the policy gives them from the points the gradebook holds now, the hand grades given
-    since the autograde included (late.settle_penalties), each one moved named: the hand grades are the input that
-    moved it, and the pages and grades.csv written after show it. No gradebook, nothing to do."""
+def settle_late_penalties(assignment: Assignment, coursedir: CourseDirectory, config: Config,
+                          students: list[str], held: list[str]) -> None:
+    """The late penalties of `students` (last graded under today's due date and late policy:
+    changes.graded_under_todays_late_policy) as the policy gives them from the points the gradebook holds now, the hand
+    grades given since the autograde included (late.settle_penalties), each one moved named: the hand grades are the
+    only input that moved it. Those of `held` (graded under another due date or policy) stay as they are: a change of the due
+    date or the policy is `make grade`'s to preview and CONFIRM's to apply; one that would move is named as such. No
+    gradebook, nothing to do."""
     gradebook = existing_gradebook(coursedir)
     if gradebook is None:
         return
     with gradebook as gb:
-        moved = settle_penalties(gb, assignment.name, config)
+        unseen = settle_penalties(gb, assignment.name, config, held)
+        gb.db.rollback()  # only looked at
+        moved = settle_penalties(gb, assignment.name, config, students)
         gb.db.commit()
     if moved:
         say("Late penalty worked out again from the points graded now, hand grades included (the policy's share of "
-            "the whole score): " + ", ".join(f"{s} {old:g} -> {new:g}" for s, (old, new) in sorted(moved.items())) + ".")
+            "the whole score): " + _moves(moved) + ".")
+    if unseen:
+        say("Late penalty left as graded, until `make grade` previews the change of the due date or late policy since "
+            "(CONFIRM=yes applies it): " + _moves(unseen) + ".")
+
+
+def _moves(moved: dict[str, tuple[float, float]]) -> str:
+    return ", ".join(f"{s} {old:g} -> {new:g}" for s, (old, new) in sorted(moved.items()))
 
 
 def _remove_demo_folder(assignment: Assignment, submitted: Path, student: str) -> None:

@@ -107,10 +107,16 @@ def _standing(gb: Gradebook, assignment: str, student: str) -> Standing:
         submission = gb.find_submission(assignment, student)
     except MissingEntry:
         return Standing({}, 0.0)
-    # In force: the hand score where the instructor gave one (nbgrader's Grade.score, grades.csv), else the autograded.
-    scores = {grade.name: (grade.auto_score if grade.manual_score is None else grade.manual_score, grade.auto_score)
-              for notebook in submission.notebooks for grade in notebook.grades}
+    scores = {grade.name: (_in_force(grade), grade.auto_score) for notebook in submission.notebooks
+              for grade in notebook.grades}
     return Standing(scores, submission.late_submission_penalty or 0.0)
+
+
+def _in_force(grade) -> float | None:
+    """nbgrader's Grade.score, which grades.csv and the Canvas file show and a regrade keeps the extra credit of: the
+    hand score where the instructor gave one, else the autograded, plus any extra credit; None when neither is."""
+    score = grade.auto_score if grade.manual_score is None else grade.manual_score
+    return None if score is None else score + (grade.extra_credit or 0.0)
 
 
 def standings(coursedir, assignment: str, students: list[str]) -> dict[str, Standing]:

@@ -11,7 +11,9 @@
 The score is the submission's whole score, its hand-graded points included. nbgrader works the penalty out when
 it autogrades, from the points the gradebook holds then, which leaves out the hand grades given afterwards;
 `settle_penalties` works it out again the same way from the points held now (`make grade` and `make feedback` do,
-first, and name each penalty it moves), so a penalty is the same whatever order autograding and hand grading came in.
+before any grading or preview, and name each penalty it moves), so a penalty is the same whatever order autograding and
+hand grading came in. They do it only for the students last graded under today's due date and policy
+(changes.graded_under_todays_late_policy): a change of those is `make grade`'s to preview, and CONFIRM's to apply.
 
 A submission's time is nbgrader's: `timestamp.txt` beside the notebook (Canvas's LATE marker writes one when
 collecting, autograder/intake/collect.py), else none, which is on time.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Collection
 from datetime import datetime
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -48,11 +51,12 @@ class LatePenalty(LateSubmissionPlugin):
         return round(min(score, score * self.percent_per_day / 100 * days), 4)
 
 
-def settle_penalties(gradebook: Gradebook, assignment: str, config: Config) -> dict[str, tuple[float, float]]:
-    """Each submission's late penalty worked out again from the score the gradebook holds now, as nbgrader's
-    AssignLatePenalties works it out when it autogrades (the configured plugin on each notebook's score, kept
-    between 0 and that score, none when on time); {student: (penalty before, after)} for each one it moved. The
-    caller commits."""
+def settle_penalties(gradebook: Gradebook, assignment: str, config: Config,
+                     students: Collection[str] | None = None) -> dict[str, tuple[float, float]]:
+    """Each submission's late penalty (of `students` only, when given) worked out again from the score the gradebook
+    holds now, as nbgrader's AssignLatePenalties works it out when it autogrades (the configured plugin on each
+    notebook's score, kept between 0 and that score, none when on time); {student: (penalty before, after)} for each
+    one it moved. The caller commits."""
     step = AssignLatePenalties(config=config, log=logging.getLogger(__name__))  # nbgrader's per-notebook log lines: not here
     step.init_plugin()
     moved: dict[str, tuple[float, float]] = {}
@@ -61,6 +65,8 @@ def settle_penalties(gradebook: Gradebook, assignment: str, config: Config) -> d
     except MissingEntry:  # not entered yet: nobody graded
         return moved
     for submission in submissions:
+        if students is not None and submission.student.id not in students:
+            continue
         seconds, before, after = submission.total_seconds_late, submission.late_submission_penalty or 0.0, 0.0
         for notebook in submission.notebooks:
             score = notebook.score
