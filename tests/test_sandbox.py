@@ -275,6 +275,28 @@ def test_a_cell_that_raises_at_its_end_is_read_as_binding_what_it_bound(box, cel
     assert _binds(namespace_lines(read), "HELPER") is True, (outcome.load_errors, stops)
 
 
+@pytest.mark.parametrize("cell", [
+    "for round in range(2):\n    if round:\n        raise ValueError('second round')\n    HELPER = 1\n",
+    "i = 0\nwhile True:\n    if i:\n        raise ValueError('second round')\n    HELPER = 1\n    i += 1\n",
+    "try:\n    raise ValueError('first')\nfinally:\n    HELPER = 1\n",
+    "try:\n    1 / 0\nexcept ZeroDivisionError:\n    HELPER = 1\n    raise\n",
+    "try:\n    raise ExceptionGroup('g', [ValueError()])\nexcept* ValueError:\n    HELPER = 1\n    raise\n",
+], ids=["loop-second-round", "while-second-round", "finally-below-the-raise", "bare-raise-in-the-handler",
+        "except-star-raised-again"])
+def test_a_cell_whose_block_ran_lines_below_where_it_stopped_is_read_as_binding_them(box, cell):
+    """red-a18 X27-a18-1 (pass 27): stopped_at gives the line where the exception left the running statement's frame,
+    and run_before reads the cell as having run only the lines above that line's statement. In a block the line order
+    is not the run's order: a loop's second round raises above a line its first round ran; a `finally` body, or a
+    handler that re-raises with a bare `raise` (no new traceback entry), runs below the line the traceback names. Each
+    cell here bound HELPER (Jupyter too); the grader reads it as binding nothing, so a stub standing in for it replaces
+    none of its names (X25-a16-2 again: 13.59 against Jupyter's 11)."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert outcome.value is True, outcome
+    stops = outcome.stops
+    read = run_before(cell, stops["c"]) if "c" in stops else cell
+    assert _binds(namespace_lines(read), "HELPER") is True, (outcome.load_errors, stops)
+
+
 @pytest.mark.parametrize("cell, line", [
     ("\n\n%%time\nA = 1\nB = (\n", 5), ("%time A = 1 + \\\n    2\nB = )\n", 3), ("np.zeros?\n\nx = )", 3),
     ("%%prun -q\nA = 1\nraise ValueError('late')", 3), ("x = 1\n%time y = 1 / 0", 2),
