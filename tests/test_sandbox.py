@@ -297,6 +297,23 @@ def test_a_cell_whose_block_ran_lines_below_where_it_stopped_is_read_as_binding_
     assert _binds(namespace_lines(read), "HELPER") is True, (outcome.load_errors, stops)
 
 
+@pytest.mark.parametrize("cell", [
+    "HELPER = 1\nimport asyncio\n\n\ndef stop():\n    raise KeyboardInterrupt\n\n\n"
+    "asyncio.get_running_loop().call_soon(stop)\n",
+    "HELPER = 1\nimport asyncio\nimport sys\nasyncio.get_running_loop().call_soon(sys.exit)\n",
+], ids=["keyboard-interrupt-from-a-callback", "system-exit-from-a-callback"])
+def test_a_cell_that_ran_to_its_end_is_not_read_as_one_that_does_not_parse(box, cell):
+    """red-a18 X27-a18-2 (pass 27): a callback the cell puts on the notebook's event loop (call_soon) runs after the
+    cell's coroutine has returned, inside run_until_complete; asyncio raises a KeyboardInterrupt or SystemExit from it
+    again, so it leaves cell_runner.run_cell, and child._load reads any exception leaving run_cell as a cell that does
+    not parse: its stop at line 1. The cell ran to its end and bound HELPER; the grader reads it as binding nothing."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert outcome.value is True, outcome
+    stops = outcome.stops
+    read = run_before(cell, stops["c"]) if "c" in stops else cell
+    assert _binds(namespace_lines(read), "HELPER") is True, (outcome.load_errors, stops)
+
+
 @pytest.mark.parametrize("cell, line", [
     ("\n\n%%time\nA = 1\nB = (\n", 5), ("%time A = 1 + \\\n    2\nB = )\n", 3), ("np.zeros?\n\nx = )", 3),
     ("%%prun -q\nA = 1\nraise ValueError('late')", 3), ("x = 1\n%time y = 1 / 0", 2),
