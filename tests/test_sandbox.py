@@ -314,6 +314,20 @@ def test_a_cell_that_ran_to_its_end_is_not_read_as_one_that_does_not_parse(box, 
     assert _binds(namespace_lines(read), "HELPER") is True, (outcome.load_errors, stops)
 
 
+@pytest.mark.parametrize("cell", [
+    "import asyncio\nimport sys\nasyncio.get_running_loop().call_soon(sys.exit)\n",
+    "exec('import sys; sys.exit(3)')\n",
+], ids=["sys-exit-from-a-callback", "sys-exit-in-exec"])
+def test_a_sys_exit_with_no_frame_of_the_cell_is_not_told_as_words_the_notebook_wrote_to_the_grader(box, cell):
+    """red-a18 X27-a18-3 (pass 27): describe_cell_exit leaves out "(line N)" when no frame of the cell's is in the
+    SystemExit's traceback (sys.exit put on the event loop, or called in an exec'd string), and as_notebooks_load_error
+    does not know that shape: the student reads 'sent an answer in words of its own (written to the grader's pipe?):
+    "cell c: called sys.exit(None), which stops the cell there"', a charge of forging the grader's protocol."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert outcome.load_errors and "called sys.exit" in outcome.load_errors[0], outcome
+    assert "words of its own" not in outcome.load_errors[0], outcome.load_errors
+
+
 @pytest.mark.parametrize("cell, line", [
     ("\n\n%%time\nA = 1\nB = (\n", 5), ("%time A = 1 + \\\n    2\nB = )\n", 3), ("np.zeros?\n\nx = )", 3),
     ("%%prun -q\nA = 1\nraise ValueError('late')", 3), ("x = 1\n%time y = 1 / 0", 2),
