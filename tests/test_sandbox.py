@@ -96,6 +96,19 @@ def test_a_prose_cell_or_an_answer_the_student_made_code_is_not_run():
     assert not any("MADE_CODE" in cell.source for cell in program)
 
 
+def test_a_cell_too_deep_for_pythons_ast_leaves_the_program_a_part_runs_to_the_sandbox():
+    """red-a18 X27-a18-4 (pass 27): program._futures parses a student's cell whose text holds "__future__" (a comment
+    will do) and _parsed catches SyntaxError and ValueError only; a long `a + a + ...` (100,000 terms, 200 KB) raises
+    RecursionError ("maximum recursion depth exceeded during ast construction") in the grader's own process, for every
+    part that takes that cell blank: `python -m autograder grade` ends with "the grader failed, not the notebook ... no
+    score was given" (exit 3). IPython fails that cell alone as it parses it, and the cells below still run."""
+    notebook = solution_notebook()
+    sgd = notebook.cells[grade_ids(notebook).index("sgd")]
+    sgd.source = "# from __future__ import nothing\n" + sgd.source + "\n\ntotal = a" + " + a" * 100_000 + "\n"
+    program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook(), ("linear",))
+    assert any(cell.name == "sgd" for cell in program)
+
+
 @pytest.fixture(scope="module")
 def box():
     # the course folder on the path as the grader gives it (policy.py): the notebook imports engine.py from it
