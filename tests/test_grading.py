@@ -917,6 +917,43 @@ def test_a_cell_that_raises_a_syntax_error_at_its_end_is_not_read_as_one_that_ra
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
+def _indented(text: str) -> str:
+    return "".join("    " + line if line.strip() else line for line in text.splitlines(True))
+
+
+@pytest.mark.parametrize("block", ["loop-second-round", "finally-below-the-raise"])
+def test_a_cell_whose_block_ran_lines_below_where_it_stopped_is_not_read_as_binding_nothing(tmp_path, block):
+    """red-a18 X27-a18-1 (pass 27): X25-a16-2 with no forged exception. Cell module (wrong parameters(), a right Module
+    in an added cell above) is wrapped in a block that raises above its code after that code ran: a `for` loop whose
+    second round raises at its top, or `try: raise ValueError` with the code in the `finally` body. The loader's stop is
+    the line of the raise, run_before keeps only the lines above it, so the grader reads cell module as binding no
+    Module: the exercise part keeps the added cell's right Module, and Exercise 1 counted with the notebook's classes
+    scores 1/1 (13.59/18). Jupyter ran the block's code, so test_exercise_count meets the wrong Module: 0/1 (11/18;
+    the grade of the same cell without the block: 12.59)."""
+    notebook = _module_that_forges_its_stop("")
+    module = notebook.cells[_cell_at(notebook.cells, "module")]
+    if block == "loop-second-round":
+        module.source = ("for _round in range(2):\n    if _round:\n        raise StopIteration('checked once')\n"
+                         + _indented(module.source))
+    else:
+        module.source = "try:\n    raise ValueError('x')\nfinally:\n" + _indented(module.source)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
+
+
+def test_a_cell_that_ran_to_its_end_and_left_a_callback_that_interrupts_is_not_read_as_binding_nothing(tmp_path):
+    """red-a18 X27-a18-2 (pass 27): cell module (wrong parameters(), a right Module in an added cell above) ends by
+    putting a callback that raises KeyboardInterrupt on the event loop (`asyncio.get_running_loop().call_soon(stop)`).
+    It runs after the cell's coroutine returned and leaves run_cell; child._load reads that as a cell that does not
+    parse (stop at line 1), so the grader reads cell module as binding no Module and the exercise part keeps the right
+    one: Exercise 1 scores 1/1 (13.59/18, against 12.59 without the last lines). Jupyter runs cell module whole, and the
+    same callback kills its kernel (nbclient: DeadKernelError), so test_exercise_count never passes there."""
+    notebook = _module_that_forges_its_stop("\n\nimport asyncio\n\n\ndef _stop():\n    raise KeyboardInterrupt\n\n\n"
+                                            "asyncio.get_running_loop().call_soon(_stop)\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
+
+
 # red-c15 pass 24: the loader's handlers (child._load; messages.describe_exception, describe_cell_exit) still read the
 # notebook's exception where its own code can raise, past what 937c00b's _said guards (a str() or a code raising an
 # Exception): each of these at the end of cell module ends the loader, and every part that loads the cell is lost,

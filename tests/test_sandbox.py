@@ -96,6 +96,19 @@ def test_a_prose_cell_or_an_answer_the_student_made_code_is_not_run():
     assert not any("MADE_CODE" in cell.source for cell in program)
 
 
+def test_a_cell_too_deep_for_pythons_ast_leaves_the_program_a_part_runs_to_the_sandbox():
+    """red-a18 X27-a18-4 (pass 27): program._futures parses a student's cell whose text holds "__future__" (a comment
+    will do) and _parsed catches SyntaxError and ValueError only; a long `a + a + ...` (100,000 terms, 200 KB) raises
+    RecursionError ("maximum recursion depth exceeded during ast construction") in the grader's own process, for every
+    part that takes that cell blank: `python -m autograder grade` ends with "the grader failed, not the notebook ... no
+    score was given" (exit 3). IPython fails that cell alone as it parses it, and the cells below still run."""
+    notebook = solution_notebook()
+    sgd = notebook.cells[grade_ids(notebook).index("sgd")]
+    sgd.source = "# from __future__ import nothing\n" + sgd.source + "\n\ntotal = a" + " + a" * 100_000 + "\n"
+    program = program_from_notebook(notebook, ASSIGNMENT.source, release_notebook(), ("linear",))
+    assert any(cell.name == "sgd" for cell in program)
+
+
 @pytest.fixture(scope="module")
 def box():
     # the course folder on the path as the grader gives it (policy.py): the notebook imports engine.py from it
@@ -273,6 +286,59 @@ def test_a_cell_that_raises_at_its_end_is_read_as_binding_what_it_bound(box, cel
     stops = outcome.stops
     read = run_before(cell, stops["c"]) if "c" in stops else cell
     assert _binds(namespace_lines(read), "HELPER") is True, (outcome.load_errors, stops)
+
+
+@pytest.mark.parametrize("cell", [
+    "for round in range(2):\n    if round:\n        raise ValueError('second round')\n    HELPER = 1\n",
+    "i = 0\nwhile True:\n    if i:\n        raise ValueError('second round')\n    HELPER = 1\n    i += 1\n",
+    "try:\n    raise ValueError('first')\nfinally:\n    HELPER = 1\n",
+    "try:\n    1 / 0\nexcept ZeroDivisionError:\n    HELPER = 1\n    raise\n",
+    "try:\n    raise ExceptionGroup('g', [ValueError()])\nexcept* ValueError:\n    HELPER = 1\n    raise\n",
+], ids=["loop-second-round", "while-second-round", "finally-below-the-raise", "bare-raise-in-the-handler",
+        "except-star-raised-again"])
+def test_a_cell_whose_block_ran_lines_below_where_it_stopped_is_read_as_binding_them(box, cell):
+    """red-a18 X27-a18-1 (pass 27): stopped_at gives the line where the exception left the running statement's frame,
+    and run_before reads the cell as having run only the lines above that line's statement. In a block the line order
+    is not the run's order: a loop's second round raises above a line its first round ran; a `finally` body, or a
+    handler that re-raises with a bare `raise` (no new traceback entry), runs below the line the traceback names. Each
+    cell here bound HELPER (Jupyter too); the grader reads it as binding nothing, so a stub standing in for it replaces
+    none of its names (X25-a16-2 again: 13.59 against Jupyter's 11)."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert outcome.value is True, outcome
+    stops = outcome.stops
+    read = run_before(cell, stops["c"]) if "c" in stops else cell
+    assert _binds(namespace_lines(read), "HELPER") is True, (outcome.load_errors, stops)
+
+
+@pytest.mark.parametrize("cell", [
+    "HELPER = 1\nimport asyncio\n\n\ndef stop():\n    raise KeyboardInterrupt\n\n\n"
+    "asyncio.get_running_loop().call_soon(stop)\n",
+    "HELPER = 1\nimport asyncio\nimport sys\nasyncio.get_running_loop().call_soon(sys.exit)\n",
+], ids=["keyboard-interrupt-from-a-callback", "system-exit-from-a-callback"])
+def test_a_cell_that_ran_to_its_end_is_not_read_as_one_that_does_not_parse(box, cell):
+    """red-a18 X27-a18-2 (pass 27): a callback the cell puts on the notebook's event loop (call_soon) runs after the
+    cell's coroutine has returned, inside run_until_complete; asyncio raises a KeyboardInterrupt or SystemExit from it
+    again, so it leaves cell_runner.run_cell, and child._load reads any exception leaving run_cell as a cell that does
+    not parse: its stop at line 1. The cell ran to its end and bound HELPER; the grader reads it as binding nothing."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert outcome.value is True, outcome
+    stops = outcome.stops
+    read = run_before(cell, stops["c"]) if "c" in stops else cell
+    assert _binds(namespace_lines(read), "HELPER") is True, (outcome.load_errors, stops)
+
+
+@pytest.mark.parametrize("cell", [
+    "import asyncio\nimport sys\nasyncio.get_running_loop().call_soon(sys.exit)\n",
+    "exec('import sys; sys.exit(3)')\n",
+], ids=["sys-exit-from-a-callback", "sys-exit-in-exec"])
+def test_a_sys_exit_with_no_frame_of_the_cell_is_not_told_as_words_the_notebook_wrote_to_the_grader(box, cell):
+    """red-a18 X27-a18-3 (pass 27): describe_cell_exit leaves out "(line N)" when no frame of the cell's is in the
+    SystemExit's traceback (sys.exit put on the event loop, or called in an exec'd string), and as_notebooks_load_error
+    does not know that shape: the student reads 'sent an answer in words of its own (written to the grader's pipe?):
+    "cell c: called sys.exit(None), which stops the cell there"', a charge of forging the grader's protocol."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert outcome.load_errors and "called sys.exit" in outcome.load_errors[0], outcome
+    assert "words of its own" not in outcome.load_errors[0], outcome.load_errors
 
 
 @pytest.mark.parametrize("cell, line", [

@@ -202,7 +202,7 @@ _LOADER_SHAPES = re.compile(
     rf"|{_QUALNAME} {re.escape(NOT_WRITTEN)}|(?:{_QUALNAME}|the code) ran out of memory"
     rf"|(?:{_QUALNAME} )?called (?:sys\.exit|quit|exit)\((?:-?\d+(?:\.\.\.\d+)?|None|True|False|{_REPR}"
     rf"|an object of the notebook's own|an int too long to write)?\)"
-    rf"(?:, which ends the program| \(line \d+(?: of its cell)?\), which stops the cell there)"
+    rf"(?:, which ends the program|(?: \(line \d+(?: of its cell)?\))?, which stops the cell there)"  # no line: no frame
     rf"|(?:file {_REPR} has )?a syntax error on line \w+: .*"  # a cell's (its caller names it), or a file's
     rf"|returned something that is not plain data \(.*\)", re.S)
 

@@ -103,8 +103,12 @@ _GLOBAL = re.compile(r"[ \t]*global[ \t]")  # a statement in a function that bin
 def run_before(source: str, line: int) -> str:
     """The lines of `source` above the statement that holds line `line` (1 and up): what a cell ran before that
     statement stopped it (a cell whose first line raises binds nothing of what its text defines below). Its lines are
-    Python's, which the loader's line numbers count: a bare CR and a CR LF end one each, as an LF does."""
-    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")[:line]
+    Python's, which the loader's line numbers count: a bare CR and a CR LF end one each, as an LF does. A line below
+    its last (cell_runner: a block read as run whole, a cell the loop stopped after it ran) keeps every line."""
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if line > len(lines):
+        return "\n".join(lines)
+    lines = lines[:line]
     starts = [at for at, (start, _, _) in enumerate(_statements("\n".join(lines))) if start]
     return "\n".join(lines[:starts[-1] if starts else 0])
 
@@ -364,15 +368,21 @@ def _futures(text: str) -> str:
     return "".join(f"from __future__ import {names}\n" for names in _future_names(_parsed(read_as_python(text))))
 
 
+# what Python's parser raises for a text it does not read: a syntax error, a NUL byte (ValueError), a text too deep
+# (RecursionError: "maximum recursion depth exceeded during ast construction") or too big (MemoryError) for it
+UNPARSED = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
 def _parsed(text: str) -> list[ast.stmt]:
     """The statements of `text` as Python parses it without barry_as_FLUFL, or else with it (a cell below the
     notebook's own `from __future__ import barry_as_FLUFL` writes `<>`, which IPython then parses), but for a cell
     that needs the import it makes itself (IPython parses a cell before it runs: a syntax error); none when it
-    parses neither way (IPython runs none of it)."""
+    parses neither way (IPython runs none of it), nor when it is too deep or too big for Python's parser (the sandbox
+    fails it there too, with the student's own error: never the grader's process)."""
     for flags in (0, __future__.barry_as_FLUFL.compiler_flag):
         try:
             body = compile(text, "<cell>", "exec", ast.PyCF_ONLY_AST | flags, dont_inherit=True).body
-        except (SyntaxError, ValueError):
+        except UNPARSED:
             continue
         return [] if flags and "barry_as_FLUFL" in ", ".join(_future_names(body)) else body
     return []
@@ -387,10 +397,10 @@ def _future_names(body: list[ast.stmt]) -> list[str]:
 
 def bound_names(text: str) -> set[str]:
     """The names a cell's code binds in the notebook's namespace (classes, functions, assignments, imports, at
-    any depth but inside a function, class or comprehension); none for code that does not parse."""
+    any depth but inside a function, class or comprehension); none for code that does not parse (UNPARSED)."""
     try:
         stack: list[ast.AST] = [ast.parse(read_as_python(text))]
-    except (SyntaxError, ValueError):
+    except UNPARSED:
         return set()
     names: set[str] = set()
     while stack:
