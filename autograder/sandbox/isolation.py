@@ -585,7 +585,7 @@ class Isolation:
             self._empty_scratch()
         if self.in_memory:  # as the scratch folder: the calls after it start with the memory the files held
             self.in_memory = False
-            for path, _ in self._in_memory():
+            for path, _ in list(self._in_memory()):  # listed first, as _remove_files_of
                 _remove(path)
 
     @property
@@ -688,8 +688,10 @@ def _clean_stale_uid(uid: int) -> None:
 
 def _remove_files_of(uid: int) -> None:
     """Remove what `uid` owns in the places any user may write (WRITABLE: _owned). Only after `uid`'s processes
-    are dead: no path walked here can then be made a link meanwhile."""
-    for path, _ in _owned(uid, WRITABLE):
+    are dead: no path walked here can then be made a link meanwhile. Listed whole before the first is removed: an
+    entry removed while its folder is being read may make the reading skip another (readdir's order is the file
+    system's)."""
+    for path, _ in list(_owned(uid, WRITABLE)):
         _remove(path)
 
 
