@@ -1305,3 +1305,32 @@ def test_the_folders_whose_files_are_memory_are_found_from_the_mounts():
     found = isolation._memory_folders(isolation.WRITABLE)
     assert ("/dev/shm" in found) == (kinds.get("/dev/shm") in isolation.MEMORY_FILESYSTEMS)
     assert "/nonexistent-kit-folder" not in isolation._memory_folders(["/nonexistent-kit-folder"])
+
+
+SHM_UNLINKED_200_MB = """\
+import os, time
+held = []
+for n in range(200):
+    try:
+        file = open(f'/dev/shm/rb19-{os.getpid()}-{n}', 'wb', buffering=0)
+        os.unlink(file.name)
+        file.write(b'x' * 2**20)
+        held.append(file)
+    except OSError:
+        break
+time.sleep(1.5)
+result = len(held)"""
+
+
+def test_at_uid_memory_in_an_unlinked_dev_shm_file_is_counted_against_a_budget():
+    """red-b19 X28-b19-1 (pass 28): fix-shm counts the uid's files it finds by name in the tmpfs folders. A file
+    opened in /dev/shm, unlinked at once, then written through its open descriptor (1 MB each, RLIMIT_FSIZE; 200 of
+    them, below RLIMIT_NOFILE) has no name to walk, and its pages are no process's PSS (never mapped): 200 MB of the
+    machine's memory past a memory budget of 128 MB and a disk budget of 64 MB, held 1.5 s, neither named (end()
+    gives []). Counted, refused, or stopped."""
+    limits = Limits(seconds=10, memory_mb=1024, output_kb=1024)
+    with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("student", SHM_UNLINKED_200_MB)], sandbox_probes.value, name="result")
+        hits = sandbox.end()
+    assert not (outcome.ok and outcome.value == 200), (outcome.value, hits)
