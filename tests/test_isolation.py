@@ -1334,3 +1334,44 @@ def test_at_uid_memory_in_an_unlinked_dev_shm_file_is_counted_against_a_budget()
         outcome = sandbox.call([Cell("student", SHM_UNLINKED_200_MB)], sandbox_probes.value, name="result")
         hits = sandbox.end()
     assert not (outcome.ok and outcome.value == 200), (outcome.value, hits)
+
+
+SHM_SHARED_FOLDER = """\
+import os
+os.mkdir(f'/dev/shm/rb19-pub-{os.getpid()}', 0o777)
+os.chmod(f'/dev/shm/rb19-pub-{os.getpid()}', 0o777)
+result = f'/dev/shm/rb19-pub-{os.getpid()}'"""
+
+SHM_INTO_A_FOLDER = """\
+import os, time
+written = 0
+for n in range(256):
+    try:
+        with open(f'{folder}/{os.getpid()}-{n}', 'wb') as file:
+            file.write(b'x' * 2**20)
+        written += 1
+    except OSError:
+        break
+time.sleep(1.5)
+result = written"""
+
+
+def test_at_uid_memory_in_another_sessions_dev_shm_folder_is_counted_against_a_budget():
+    """red-b19 X28-b19-2 (pass 28): fix-shm walks the uid's own entries in /dev/shm (and root's sticky shared
+    folders), not folders of other uids. Sessions run side by side (`jobs`), each under its own uid: one submission
+    makes /dev/shm/x mode 0777, a second one writes 256 MB into it. Its files are its uid's but in a folder it does
+    not own: not walked, not its PSS; 256 MB past a memory budget of 128 MB, end() gives [] and its cleanup leaves
+    them (only the first session's end removes them; while the first runs a check they count against ITS budget, a
+    classmate stopped). Counted against the writer, refused, or stopped."""
+    limits = Limits(seconds=10, memory_mb=1024, output_kb=1024)
+    with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as first:
+        first.begin()
+        made = first.call([Cell("student", SHM_SHARED_FOLDER)], sandbox_probes.value, name="result")
+        assert made.ok, made
+        with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as second:
+            second.begin()
+            cell = f"folder = {made.value!r}\n" + SHM_INTO_A_FOLDER
+            outcome = second.call([Cell("student", cell)], sandbox_probes.value, name="result")
+            hits = second.end()
+        first.end()
+    assert not (outcome.ok and outcome.value == 256), (outcome.value, hits)
