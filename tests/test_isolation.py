@@ -1283,13 +1283,16 @@ def test_the_walk_of_the_uids_files_in_memory_is_bounded(tmp_path, monkeypatch):
     (tmp_path / "file").write_bytes(os.urandom(100_000))
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "inner").write_bytes(os.urandom(100_000))
-    assert 200_000 <= isolation._memory_use(isolation._owned(mine, [str(tmp_path)]), 1 << 20) < 300_000
-    assert isolation._memory_use(isolation._owned(mine, [str(tmp_path)]), 150_000) > 150_000
-    assert isolation._memory_use(isolation._owned(theirs, [str(tmp_path)]), 0) == 0
+    def use(uid, bound):
+        return isolation._memory_use(isolation._owned(uid, [str(tmp_path)], [str(tmp_path)]), bound)
+
+    assert 200_000 <= use(mine, 1 << 20) < 300_000
+    assert use(mine, 150_000) > 150_000
+    assert use(theirs, 0) == 0
     monkeypatch.setattr(isolation, "DISK_ENTRIES", 5)
     for n in range(3):
         (tmp_path / "folder" / str(n)).touch()
-    assert isolation._memory_use(isolation._owned(mine, [str(tmp_path)]), 1 << 20) > 1 << 20  # 2 + 4 entries
+    assert use(mine, 1 << 20) > 1 << 20  # 2 + 4 entries
 
 
 def test_the_folders_whose_files_are_memory_are_found_from_the_mounts():
@@ -1375,3 +1378,65 @@ def test_at_uid_memory_in_another_sessions_dev_shm_folder_is_counted_against_a_b
             hits = second.end()
         first.end()
     assert not (outcome.ok and outcome.value == 256), (outcome.value, hits)
+
+
+def test_the_memory_walk_charges_each_file_to_its_owner_in_any_folder(tmp_path):
+    """fix-shm2 (X28-b19-2): in a tmpfs folder the walk enters every folder, whoever owns it, and counts each entry
+    against its owner alone: a file in another uid's folder is its writer's, not the folder owner's. At the end each
+    is removed from its folder reached one name at a time, following no link."""
+    from autograder.sandbox import isolation
+
+    mine, theirs = os.getuid() + 1, os.getuid() + 2
+    for owner, other in ((mine, theirs), (theirs, mine)):
+        folder = tmp_path / f"of-{owner}"
+        folder.mkdir()
+        (folder / "inside").write_bytes(os.urandom(100_000))
+        os.chown(folder, owner, owner)
+        os.chown(folder / "inside", other, other)
+    places = [str(tmp_path)]
+    for uid in (mine, theirs):
+        assert 100_000 <= isolation._memory_use(isolation._owned(uid, places, places), 1 << 20) < 150_000
+    assert isolation._memory_use(isolation._owned(mine, places), 1 << 20) < 100_000  # not a tmpfs: its own whole
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "kept").write_bytes(b"x")
+    os.chown(tmp_path / "real" / "kept", mine, mine)
+    isolation._remove_owned(str(tmp_path / f"of-{theirs}" / "inside"), mine)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    isolation._remove_owned(str(tmp_path / "link" / "kept"), mine)  # a folder on the way became a link: not followed
+    assert not (tmp_path / f"of-{theirs}" / "inside").exists()
+    assert (tmp_path / f"of-{mine}" / "inside").exists() and (tmp_path / "real" / "kept").exists()
+
+
+def test_files_held_open_with_no_name_are_counted_once_each(tmp_path):
+    """fix-shm2 (X28-b19-1): a file of a tmpfs opened, unlinked and written through its descriptor is counted
+    through the /proc/<pid>/fd of the uid's processes (each once, however many descriptors hold it); one with a name
+    left is the walk's, not counted here."""
+    from autograder.sandbox import isolation
+
+    shm = "/dev/shm" if "/dev/shm" in isolation._memory_folders(["/dev/shm"]) else None
+    if shm is None:
+        pytest.skip("no tmpfs at /dev/shm")
+    devices, uid = {os.stat(shm).st_dev}, 64000 + os.getpid() % 1000  # a uid no other process runs as
+    path = f"{shm}/fix-shm2-{os.getpid()}"
+    ready, go = os.pipe()
+    child = os.fork()
+    if child == 0:  # holds one file with a name and one without (twice), as `uid`
+        try:
+            named, gone = os.open(path, os.O_CREAT | os.O_WRONLY), os.open(path + "-gone", os.O_CREAT | os.O_WRONLY)
+            os.unlink(path + "-gone")
+            os.dup(gone)
+            os.write(named, os.urandom(300_000))
+            os.write(gone, os.urandom(300_000))
+            os.setuid(uid)
+            os.write(go, b"x")
+            time.sleep(30)
+        finally:
+            os._exit(0)
+    try:
+        assert os.read(ready, 1) == b"x"
+        assert 300_000 <= isolation._held_unlinked(uid, devices, 1 << 40) < 400_000
+        assert isolation._held_unlinked(uid, devices, 1000) > 1000
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        os.unlink(path)
