@@ -941,6 +941,42 @@ def test_a_cell_whose_block_ran_lines_below_where_it_stopped_is_not_read_as_bind
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
+def test_a_message_about_a_class_a_run_notebook_defines_names_the_cell_that_ran_it(tmp_path):
+    """red-a19 X28-a19-2 (pass 28): fix-run runs `%run helper.ipynb`'s cells through the stand-in's run_cell. Cell
+    module writes a helper notebook holding its (wrong) Module and runs it with `%run`: the grade's message at
+    test_lesson_numbers says "the Module in use is the one cell run_cell defines again, which replaces cell module's:
+    remove that copy from cell run_cell". The notebook has no cell run_cell (that is the stand-in's function), so
+    the message names code that does not exist. (The grade, 13.59/18 with test_exercise_count 1/1, is also above the
+    same Module written in the cell, 12.59: the binding the text hides, as pass 24's fix-lend3 left.)"""
+    notebook = _module_that_forges_its_stop("")
+    module = notebook.cells[_cell_at(notebook.cells, "module")]
+    module.source = _running_as_a_notebook(module.source)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    said = json.dumps(failing_messages(report))
+    assert "cell run_cell" not in said, said
+
+
+def _running_as_a_notebook(source: str) -> str:
+    """A cell that writes `source` as the one code cell of helper_nb.ipynb and runs it with `%run`."""
+    helper = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "source": source, "metadata": {}, "outputs": [], "execution_count": None}]}
+    return ("import json\n\nwith open('helper_nb.ipynb', 'w') as f:\n    json.dump(%r, f)\n"
+            "%%run helper_nb.ipynb\n" % helper)
+
+
+def test_a_class_a_run_notebook_defines_again_is_told_as_the_cell_that_ran_it(tmp_path):
+    """fix-runname (pass 28, X28-a19-2): a cell below cell module (cell sgd) that `%run`s a notebook holding a Module
+    whose parameters() is wrong defines Module again: the note names cell sgd, whose %run line the student wrote."""
+    notebook = solution_notebook()
+    module, sgd = (notebook.cells[_cell_at(notebook.cells, name)] for name in ("module", "sgd"))
+    start, stop = module.source.index("    def parameters"), module.source.index("    def __call__")
+    wrong = (module.source[:start] + "    def parameters(self):\n        return []\n\n" + module.source[stop:])
+    sgd.source += "\n" + _running_as_a_notebook(wrong)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    said = json.dumps(failing_messages(report))
+    assert "the Module in use is the one cell sgd defines again" in said and "remove that copy from cell sgd" in said, said
+
+
 def test_a_cell_that_ran_to_its_end_and_left_a_callback_that_interrupts_is_not_read_as_binding_nothing(tmp_path):
     """red-a18 X27-a18-2 (pass 27): cell module (wrong parameters(), a right Module in an added cell above) ends by
     putting a callback that raises KeyboardInterrupt on the event loop (`asyncio.get_running_loop().call_soon(stop)`).
