@@ -1464,3 +1464,21 @@ def test_a_deleted_given_cell_is_named_by_the_public_checks_not_blamed_on_the_an
     assert scores(report) == FULL, scores(report)
     public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
     assert not [m for m in public if "because cell module" in m], public
+
+
+def test_a_deleted_given_cell_stands_where_the_grade_puts_it_when_a_test_cell_was_moved_in_the_public_checks(tmp_path):
+    """red-c19 X28-c19-1: the given cell relu_sequential deleted, and the test cell test_forward (the code cell before
+    it in the release) dragged up to just below imports. The grade stands the released copy in after the kept given
+    and solution code cells before it (program.py _in_students_order: after linear; a test cell moved about moves no
+    code): 18/18, parameters 3/3. The public checks (cells.graded_cells) stand it after the release's previous code
+    cell of any kind, test cells too, so after test_forward, above cell module: ReLU raises NameError "name 'Module'
+    is not defined", and 3 of 8 parameters checks fail, "the notebook defines no ReLU". Measured on main e604821."""
+    notebook = solution_notebook()
+    del notebook.cells[_cell_at(notebook.cells, "relu_sequential")]
+    moved = notebook.cells.pop(_cell_at(notebook.cells, "test_forward"))
+    notebook.cells.insert(_cell_at(notebook.cells, "imports") + 1, moved)
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, scores(report)
+    public = [m for ok, m in notebook_checks.run_part("parameters", path).values() if not ok]
+    assert not public, public
