@@ -188,6 +188,15 @@ def generate_gradebook(course: Path) -> Path:
     return course
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, headless, launched once a test module (chromium.launched: a skip says why without it)."""
+    from chromium import launched
+
+    with launched() as chromium:
+        yield chromium
+
+
 @pytest.fixture(scope="session")
 def sandbox():
     """A sandbox whose calls may name the kit's lesson probes."""
