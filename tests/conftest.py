@@ -171,24 +171,30 @@ def course_copy(tmp: Path) -> Path:
 
 
 def generate_gradebook(course: Path) -> Path:
-    """`course`'s gradebook with the assignment's cells entered, as `make grade` enters them (nbgrader's
-    generate_assignment, its release written to a scratch folder): what nbgrader's Autograde grades into."""
-    from nbgrader.apps.api import NbGraderAPI  # here: importing nbgrader takes a second every other test would pay
-    from nbgrader.coursedir import CourseDirectory
-
-    from autograder.settings import load_config
+    """`course`'s gradebook with the assignment's cells entered, as `make grade` enters them
+    (grade_students.enter_assignment): what nbgrader's Autograde grades into."""
+    # Imported here: importing nbgrader takes a second every other test would pay.
+    from autograder.classroom.class_run import ClassRun
+    from autograder.classroom.grade_students import enter_assignment
+    from autograder.settings import GraderSettings, load_config
 
     path = os.environ.get("PATH", "")
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{path}"  # nbgrader runs `alembic`
     try:
-        config = load_config(course)
-        config.CourseDirectory.release_directory = ".grading/release"
-        result = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_assignment(
-            ASSIGNMENT.name, force=True)
+        run = ClassRun.open(find_assignment(course, ASSIGNMENT.name), GraderSettings(config=load_config(course)))
+        assert enter_assignment(run)
     finally:
         os.environ["PATH"] = path
-    assert result["success"], result.get("log")
     return course
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, headless, launched once a test module (chromium.launched: a skip says why without it)."""
+    from chromium import launched
+
+    with launched() as chromium:
+        yield chromium
 
 
 @pytest.fixture(scope="session")

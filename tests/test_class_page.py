@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from axe import assert_page_readable
-from test_formgrader_browser import browser  # noqa: F401 (the fixture: Debian's Chromium, or a skip that says why)
 
 from autograder.classroom.demo import write_demo_class
 from conftest import ASSIGNMENT, NOTEBOOK, ROOT, SCREENSHOTS, course_copy, grade_class
@@ -168,7 +167,7 @@ def test_make_class_page_runs_the_cli():
     assert done.returncode == 0 and "-m autograder class-page --assignment dl01_6_3" in done.stdout
 
 
-def test_the_page_renders_in_a_browser(report, browser):  # noqa: F811 (the fixture imported above)
+def test_the_page_renders_in_a_browser(report, browser):
     _, page_path = report
     context = browser.new_context()
     page = context.new_page()
@@ -189,7 +188,7 @@ def test_the_page_renders_in_a_browser(report, browser):  # noqa: F811 (the fixt
 
 
 @pytest.mark.parametrize("name", ["class page", "not-graded page"])
-def test_the_pages_read_for_everyone(report, browser, name):  # noqa: F811 (the fixture imported above)
+def test_the_pages_read_for_everyone(report, browser, name):
     course, page_path = report
     if name == "not-graded page":  # the feedback page of a student whose file is not a notebook
         page_path = course / "feedback" / BROKEN / ASSIGNMENT.name / Path(NOTEBOOK).with_suffix(".html").name

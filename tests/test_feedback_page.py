@@ -40,9 +40,10 @@ from pathlib import Path
 import nbformat
 import pytest
 from axe import assert_page_readable
+from chromium import offline
 from nbgrader.preprocessors import NbGraderPreprocessor
 from test_catalogue_hostile import fresh_course
-from test_formgrader_browser import COVER, ON_TOP, REMOTE_CURSOR, browser, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
+from test_formgrader_browser import COVER, ON_TOP, REMOTE_CURSOR, feedback_page, formgrade_html, server  # noqa: F401 (fixtures)
 
 from autograder.assignment import find_assignment, is_test_cell
 from autograder.classroom.class_run import ClassRun, Graded
@@ -272,26 +273,11 @@ def test_demo_answers_are_student_text_not_the_model_answer():
 # ------------------------------------------------------------------------------ in a browser
 
 
-def offline(browser, asked: list[str]):  # noqa: F811 (a browser, not the fixture imported above)
-    """A browser context that loads file: and data: URLs alone: it aborts every other request, its URL put in `asked`."""
-    context = browser.new_context()
-
-    def only_files(route):
-        if route.request.url.startswith(("file:", "data:")):
-            route.continue_()
-        else:
-            asked.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", only_files)
-    return context
-
-
 TYPESET = ("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue && MathJax.Hub.queue.pending === 0 && "
            "document.querySelector('.MathJax_CHTML, .MathJax, .MathJax_SVG, mjx-container')")
 
 
-def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noqa: F811 (the fixture imported above)
+def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):
     blocked: list[str] = []
     context = offline(browser, blocked)
     page = context.new_page()
@@ -330,7 +316,7 @@ def test_the_feedback_page_renders_offline_in_a_browser(graded, browser):  # noq
 RAW_TEXT = "els => els.map(e => [e.innerText, e.querySelectorAll('.MathJax, .MathJax_CHTML, script').length])"
 
 
-def test_a_students_maths_draws_only_inside_its_own_cell_and_loads_nothing(graded, browser):  # noqa: F811 (the fixture imported above)
+def test_a_students_maths_draws_only_inside_its_own_cell_and_loads_nothing(graded, browser):
     """mallory's maths is moved out of its line (\\lower, \\smash, \\rlap, \\bbox) to lay a "PASS" box over the
     check below, and styles a cursor from the network: every FAIL line and score stays on top (the cell paints
     only inside its own box), nothing is asked of the network, and the grader's note, which quotes a file name
@@ -362,7 +348,7 @@ def test_a_students_maths_draws_only_inside_its_own_cell_and_loads_nothing(grade
     assert quoted(MATHS_NAME) in note[0][0] and note[0][1] == 0, note  # the name as written, not typeset
 
 
-def test_a_macro_the_student_defines_does_not_hold_the_page(graded, browser):  # noqa: F811 (the fixture imported above)
+def test_a_macro_the_student_defines_does_not_hold_the_page(graded, browser):
     """mallory's own cell defines a macro of 1,000 glyphs and uses it 300 times: it is shown as its text, in a code
     block MathJax leaves alone, and her page is typeset within 15 s (SanitizeMarkdown, docs/security.md "Maths")."""
     context = offline(browser, [])
@@ -379,7 +365,7 @@ def test_a_macro_the_student_defines_does_not_hold_the_page(graded, browser):  #
 
 
 @pytest.mark.parametrize("student", STUDENTS)
-def test_the_feedback_page_reads_for_everyone(graded, browser, student):  # noqa: F811 (the fixture imported above)
+def test_the_feedback_page_reads_for_everyone(graded, browser, student):
     """No critical or serious axe-core violation (a lang, contrast, links told apart by more than colour,
     landmarks) on the page as the student reads it: opened from file://, its maths typeset."""
     assert_page_readable(browser, feedback_page(graded, student).as_uri(), f"feedback page ({student})",
@@ -387,7 +373,7 @@ def test_the_feedback_page_reads_for_everyone(graded, browser, student):  # noqa
                                "document.querySelector('.MathJax, .MathJax_CHTML, .MathJax_Display')")
 
 
-def test_the_formgrader_shows_the_rubric_beside_the_answer_in_a_browser(graded, server, browser):  # noqa: F811 (the fixtures imported above)
+def test_the_formgrader_shows_the_rubric_beside_the_answer_in_a_browser(graded, server, browser):  # noqa: F811 (the server fixture imported above)
     from nbgrader.api import Gradebook
 
     base, token = server
@@ -408,7 +394,7 @@ def test_the_formgrader_shows_the_rubric_beside_the_answer_in_a_browser(graded, 
     assert beside and "Rubric for graders" in beside[0] and "Rubric (2 points)" in beside[0], cells[:3]
 
 
-def test_a_students_raw_cell_draws_nothing_over_the_grading_page(graded, server, browser):  # noqa: F811 (the fixtures imported above)
+def test_a_students_raw_cell_draws_nothing_over_the_grading_page(graded, server, browser):  # noqa: F811 (the server fixture imported above)
     """mallory's raw cell holds her "PASS" box of maths: on the formgrader's grading page, as on her feedback page, it
     is shown as text in a box of its own, and every check's output and score field stays on top of it (red-q3,
     pass 17: typeset outside any cell's box, it covered test_forward's FAIL lines)."""

@@ -61,9 +61,6 @@ from conftest import ASSIGNMENT, FULL, NOTEBOOK, ROOT, grade_class, solution_not
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 HONEST, HOSTILE = "ada", "mallory"
 TIMESTAMP = "2026-11-20 12:00:00.000000 UTC\n"
 OWNED = "owned.txt"  # what the payloads try to write into the course root through /api/contents
@@ -310,22 +307,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not (os.path.exists(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium); the html.parser checks still ran")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as error:
-        pytest.skip(f"no browser driver: playwright does not import ({error}); the html.parser checks still ran")
-    with sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from conftest import (
     NOTEBOOK,
     ROOT,
     course_copy,
+    generate_gradebook,
     grade_class,
     release_notebook,
     solution_notebook,
@@ -598,3 +599,19 @@ def test_make_grade_writes_no_demo_class_beside_another_assignments_real_student
     assert origin.startswith(f"submitted/, which holds no {ASSIGNMENT.name} submission yet (only ada/week0"), origin
     shutil.rmtree(course / "submitted" / "ada")  # an empty submitted/: the demo class, as on a fresh clone
     assert collect_class(run)[0] == "the bundled demo class (submitted/ was empty)"
+
+
+def test_entering_the_assignment_leaves_the_release_another_run_is_writing_as_it_was(tmp_path):
+    """Two runs at once (a second terminal, the formgrader's Autograde button) each enter the assignment in the
+    gradebook through nbgrader's generate_assignment, whose force removes the folder it writes its release to
+    first: a folder the runs shared lost the other run's release while it was being written. Each run writes a
+    folder of its own, and removes it."""
+    course = course_copy(tmp_path)
+    other = course / ".grading" / "release" / ASSIGNMENT.name / "being-written.txt"
+    other.parent.mkdir(parents=True)
+    other.write_text("another run's")
+    generate_gradebook(course)
+    assert other.read_text() == "another run's"
+    assert [p.name for p in (course / ".grading").iterdir()] == ["release"], "the run's own release is removed"
+    with closing(sqlite3.connect(course / "gradebook.db")) as db:
+        assert db.execute("select count(*) from grade_cells").fetchone()[0] > 0, "the cells are entered"

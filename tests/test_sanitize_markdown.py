@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import nbformat
 import pytest
+from chromium import offline
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
 from autograder.nbgrader_glue.preprocessors.page_budget import STYLE_SWITCHES
@@ -654,41 +655,24 @@ URL, Python's strip() some of them: a picture counts as the browser reads its UR
 
 
 @pytest.mark.parametrize("pictures", [[40_000_000], [100_000] * 400], ids=["one-tall-picture", "many-tall-pictures"])
-def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_path, pictures):
+def test_the_notebooks_pictures_cannot_push_the_page_past_a_browsers_layout(tmp_path, browser, pictures):
     """Chromium lays a page out within 33,554,432 px (its largest layout coordinate): a written answer holding a 1 x 1
     PNG at `height="40000000"` (attributes the allowlist keeps; 1 pixel of IMAGE_PIXELS) took both pages there, and
     every cell after it was laid out at that one coordinate, at the page's very end and over one another: the later
     answers, their score boxes and the checks' results out of sight (red-l10, pass 21). On both pages, as Chromium
     lays them out, each cell stands below the one before it, and the page well within that coordinate."""
-    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html  # it imports this module
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
-    playwright = pytest.importorskip("playwright.sync_api")
     dot = base64.b64encode(png_of(1, 1)).decode()
     plot = "My plot: " + "<br>".join(f'<img src="data:image/png;base64,{dot}" width="1" height="{height}">'
                                  for height in pictures[:len(pictures) // 4 or 1])
     notebook = new_notebook(cells=[new_markdown_cell(f"{plot}\n\n**Question {number}**") for number in range(1, 5)])
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     assert notebook.cells[0].source.startswith(plot), "the pictures were not shown"
-    nbformat.write(notebook, tmp_path / "notebook.ipynb")
-    pages = {"feedback": feedback_html(notebook),
-             "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
-    with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context()  # the page's files and data: URLs only (MathJax is not needed here)
-        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
-                      else route.abort())
-        for name, html in pages.items():
-            (tmp_path / f"{name}.html").write_text(html)
-            page = context.new_page()
-            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
-            height, tops = page.evaluate("[document.documentElement.scrollHeight, [...document.querySelectorAll("
-                                         "'.cell')].map(cell => cell.getBoundingClientRect().top + scrollY)]")
-            page.close()
-            assert height < 33_554_432 // 2, f"the {name} page stands {height:,} px tall"
-            assert len(tops) > 2 and tops == sorted(set(tops)), f"the {name} page's cells at {tops}"
-        browser.close()
+    for name, url in both_pages(tmp_path, notebook).items():
+        height, tops = looked_at(browser, url, lambda page: page.evaluate(
+            "[document.documentElement.scrollHeight, [...document.querySelectorAll('.cell')]"
+            ".map(cell => cell.getBoundingClientRect().top + scrollY)]"))
+        assert height < 33_554_432 // 2, f"the {name} page stands {height:,} px tall"
+        assert len(tops) > 2 and tops == sorted(set(tops)), f"the {name} page's cells at {tops}"
 
 
 def test_a_notebooks_pictures_are_few_enough_to_stand_within_a_browsers_layout():
@@ -888,36 +872,41 @@ STUDENT_MARKUP_AXE = {
 }
 
 
-def axe_on_both_pages(tmp_path, notebook) -> dict[str, list[str]]:
-    """The ids of axe-core's critical and serious violations on the feedback page and the grading page of
-    `notebook`, in headless Chromium with the network closed (skips without a browser)."""
-    from axe import blocking_violations
-    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html  # it imports this module
+def both_pages(tmp_path: Path, notebook) -> dict[str, str]:
+    """The feedback page and the grading page of `notebook`, written under tmp_path: their file: URLs."""
+    from test_formgrader_browser import formgrade_html  # it imports this module
 
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
-    playwright = pytest.importorskip("playwright.sync_api")
     nbformat.write(notebook, tmp_path / "notebook.ipynb")
     pages = {"feedback": feedback_html(notebook),
              "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
-    broken = {}
-    with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(("file:", "data:"))
-                      else route.abort())
-        for name, html in pages.items():
-            (tmp_path / f"{name}.html").write_text(html)
-            page = context.new_page()
-            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
-            broken[name] = sorted({v["id"] for v in blocking_violations(page, name)})
-            page.close()
-        browser.close()
-    return broken
+    for name, html in pages.items():
+        (tmp_path / f"{name}.html").write_text(html)
+    return {name: (tmp_path / f"{name}.html").as_uri() for name in pages}
+
+
+def looked_at(browser, url: str, look, asked: list[str] | None = None, timeout: int = 30000, **options):
+    """What `look(page)` finds on the page at `url`, loaded in a context of its own (new_context `options`) that
+    reaches no network (what the page asks of it goes in `asked`), closed after, however the look ended."""
+    context = offline(browser, asked, **options)
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="load", timeout=timeout)
+        return look(page)
+    finally:
+        context.close()
+
+
+def axe_on_both_pages(tmp_path, browser, notebook) -> dict[str, list[str]]:
+    """The ids of axe-core's critical and serious violations on the feedback page and the grading page of
+    `notebook`, in headless Chromium with the network closed."""
+    from axe import blocking_violations
+
+    return {name: looked_at(browser, url, lambda page, name=name: sorted({v["id"] for v in blocking_violations(page, name)}))
+            for name, url in both_pages(tmp_path, notebook).items()}
 
 
 @pytest.mark.slow
-def test_a_written_answer_cannot_make_the_pages_unreadable(tmp_path):
+def test_a_written_answer_cannot_make_the_pages_unreadable(tmp_path, browser):
     """docs/maintainers.md: axe-core finds no critical or serious violation on the feedback page and the formgrader's
     pages. A written answer's markdown that the allowlist keeps whole may still break one (red-d12 F1, pass 22):
     each of STUDENT_MARKUP_AXE, shown on the feedback page and the grading page, gives a serious violation."""
@@ -926,11 +915,11 @@ def test_a_written_answer_cannot_make_the_pages_unreadable(tmp_path):
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     # each still shown, whole or (the structure a page needs broken) as its text
     assert all(markup in cell.source for cell, markup in zip(notebook.cells, STUDENT_MARKUP_AXE.values()))
-    broken = {name: sorted(set(found) & set(STUDENT_MARKUP_AXE)) for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+    broken = {name: sorted(set(found) & set(STUDENT_MARKUP_AXE)) for name, found in axe_on_both_pages(tmp_path, browser, notebook).items()}
     assert broken == {"feedback": [], "grading": []}, broken
 
 
-def test_a_picture_with_a_blank_alt_text_cannot_make_the_pages_unreadable(tmp_path):
+def test_a_picture_with_a_blank_alt_text_cannot_make_the_pages_unreadable(tmp_path, browser):
     """red-c17 X26-c17-2 (pass 26): `readable` reads a blank alt text as no text only inside a link or a summary, and
     the soup pass adds an alt text only where there is none: a written answer's `<img src="data:..." alt=" ">` is
     kept whole, and axe-core finds a critical violation (image-alt: an alt of only spaces is neither a description
@@ -940,14 +929,14 @@ def test_a_picture_with_a_blank_alt_text_cannot_make_the_pages_unreadable(tmp_pa
     notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nMy plot: {markup}")])
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     assert dot in notebook.cells[0].source  # still shown, whole or as its text
-    broken = {name: sorted(set(found) & {"image-alt"}) for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+    broken = {name: sorted(set(found) & {"image-alt"}) for name, found in axe_on_both_pages(tmp_path, browser, notebook).items()}
     assert broken == {"feedback": [], "grading": []}, broken
 
 
 @pytest.mark.parametrize("markup", ['<kbd><a href="https://example.com">a link</a></kbd>',
                                     '<div class="highlight"><kbd><span class="w">faint keys</span></kbd></div>'],
                          ids=["link-in-kbd", "token-in-kbd"])
-def test_a_colour_inside_a_key_cannot_make_the_feedback_page_unreadable(tmp_path, markup):
+def test_a_colour_inside_a_key_cannot_make_the_feedback_page_unreadable(tmp_path, browser, markup):
     """red-c17 X26-c17-3 (pass 26): readable.css gives links and Pygments' tokens colours that read on a white page,
     and Bootstrap draws a <kbd> white on #333: a written answer that nests one in the other (tags, a class and an
     href the allowlist keeps, each kept whole) puts dark words on the dark key, and axe-core finds a serious
@@ -955,7 +944,7 @@ def test_a_colour_inside_a_key_cannot_make_the_feedback_page_unreadable(tmp_path
     notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nPress {markup} to go on.")])
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     broken = {name: sorted(set(found) & {"color-contrast"})
-              for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+              for name, found in axe_on_both_pages(tmp_path, browser, notebook).items()}
     assert broken == {"feedback": [], "grading": []}, broken
 
 
@@ -970,27 +959,18 @@ def contrast(pixels) -> float:
 
 
 @pytest.mark.parametrize("block", ["<div>in a div</div>", "<ul><li>in a list</li></ul>"], ids=["div", "list"])
-def test_a_block_inside_a_key_is_drawn_on_the_key(tmp_path, block):
+def test_a_block_inside_a_key_is_drawn_on_the_key(tmp_path, browser, block):
     """Bootstrap draws a <kbd> inline, white on #333: a block a written answer nests in one (kept whole) lay outside
     the key's dark box, its white words on the white page, invisible, and axe-core saw nothing (it took the key's
     background for the block's). What the page draws where the words are must hold them at 4.5:1 or more."""
     from PIL import Image
-    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS
 
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
-    playwright = pytest.importorskip("playwright.sync_api")
     notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nPress this:\n\n<div><kbd>{block}</kbd></div>")])
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     assert block in notebook.cells[0].source  # kept whole
     (tmp_path / "feedback.html").write_text(feedback_html(notebook))
-    with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
-        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
-        page.locator("kbd :text-is('%s')" % re.sub("<[^>]+>", "", block)).screenshot(path=tmp_path / "words.png")
-        browser.close()
+    looked_at(browser, (tmp_path / "feedback.html").as_uri(), lambda page: page.locator(
+        "kbd :text-is('%s')" % re.sub("<[^>]+>", "", block)).screenshot(path=tmp_path / "words.png"))
     assert contrast(Image.open(tmp_path / "words.png")) >= 4.5
 
 
@@ -1019,18 +999,15 @@ def test_a_character_reference_cannot_bring_what_text_as_read_writes_as_an_escap
 @pytest.mark.slow
 @pytest.mark.parametrize("mark, count", [("\u0301", 60_000), ("\U0001F3FB", 12_000)], ids=["acute", "skin-tone"])
 @pytest.mark.parametrize("where", ["markdown", "code"])
-def test_one_long_run_of_marks_does_not_hold_the_page(tmp_path, where, mark, count):
+def test_one_long_run_of_marks_does_not_hold_the_page(tmp_path, browser, where, mark, count):
     """Chromium lays out one grapheme cluster in time that grows faster than its length: a letter with 4,000
     combining acute accents (U+0301) laid out in 0.1 s, 16,000 in 2.5 s, 60,000 (120 KB, within max_cell_kb; a
     written answer or a solution code cell is never cut) in 42 s, on the feedback page and the grading page alike
     (red-d12 F4, pass 22). Emoji modifiers (skin tones, U+1F3FB to U+1F3FF, category Sk, not marks) cost the same:
     4,000 after one letter in 4.4 s, 8,000 in 23 s, 16,000 in 116 s on a bare page (red-d13 X23-1, pass 23). No page
     budget counts them: the page, opened, is laid out within 10 s."""
-    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS  # it imports this module
+    from playwright.sync_api import TimeoutError as LayoutTooSlow  # the browser fixture skipped without it
 
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
-    playwright = pytest.importorskip("playwright.sync_api")
     cluster = "a" + mark * count
     cell = (new_markdown_cell(f"**My answer**: {cluster} b") if where == "markdown"
             else new_code_cell(f"x = 1  # {cluster} b"))
@@ -1039,17 +1016,13 @@ def test_one_long_run_of_marks_does_not_hold_the_page(tmp_path, where, mark, cou
     shown = cluster if where == "code" else "a" + mark * 30 + escape(mark) * (count - 30)
     assert shown in notebook.cells[0].source, "the marks were not shown"
     (tmp_path / "feedback.html").write_text(feedback_html(notebook))
-    with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        start = time.monotonic()
-        try:
-            page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=20000)
-            page.evaluate("[...document.querySelectorAll('.cell')].map(cell => cell.getBoundingClientRect().top)")
-        except playwright.TimeoutError:
-            pass
-        seconds = time.monotonic() - start
-        browser.close()
+    start = time.monotonic()
+    try:
+        looked_at(browser, (tmp_path / "feedback.html").as_uri(), lambda page: page.evaluate(
+            "[...document.querySelectorAll('.cell')].map(cell => cell.getBoundingClientRect().top)"), timeout=20000)
+    except LayoutTooSlow:
+        pass
+    seconds = time.monotonic() - start
     assert seconds < 10, f"the page took {seconds:.1f} s (or more) to lay out"
 
 
@@ -1112,51 +1085,35 @@ def test_a_written_answer_reads_on_the_pages_as_it_is_written(tmp_path):
                       "default range for nn.Linear's weight and bias: it keeps the size of the outputs from growing with n_in, as the "
                       "lesson says, and the weight is drawn first\n```"),
 ], ids=["code-cell", "fenced-block"])
-def test_a_long_line_of_code_leaves_the_pages_readable(tmp_path, cell):
+def test_a_long_line_of_code_leaves_the_pages_readable(tmp_path, browser, cell):
     """readable.css wraps a check's output, "never a box that scrolls sideways (which a keyboard cannot reach)", but
     not the code: one line of about 190 characters in a code cell of the student's, or in a fenced block of a written
     answer, is a <pre> that scrolls sideways and takes no keyboard focus, axe-core's `scrollable-region-focusable`
     (serious) on the feedback page (red-d12 F6, pass 22; the grading page, as rendered here, wraps it). An honest
     notebook has such lines."""
     notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[cell]), {})
-    broken = axe_on_both_pages(tmp_path, notebook)
+    broken = axe_on_both_pages(tmp_path, browser, notebook)
     assert broken == {"feedback": [], "grading": []}, broken
 
 
 @pytest.mark.slow
-def test_a_students_maths_loads_no_picture_from_the_network(tmp_path):
+def test_a_students_maths_loads_no_picture_from_the_network(tmp_path, browser):
     """Remote pictures are dropped (SanitizeMarkdown's docstring: a remote one tells its server when the instructor
     looks, a tracking pixel), and the Safe extension keeps a cursor's url() from the network. But MathJax's `\\mmlToken`
     makes any MathML token element, `mglyph` among them, whose `src` the Safe extension lets through for http(s) and
     file: URLs: `$\\mmlToken{mglyph}[src="https://..."]{}$` in a written answer is kept whole, and the page, once
     typeset, asks the network for the picture (red-d12 F7, pass 22). Nothing on the page may ask the network."""
-    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS  # it imports this module
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
-    playwright = pytest.importorskip("playwright.sync_api")
     pixel = "https://remote.invalid/pixel.png"
     answer = f'My answer: $x \\mmlToken{{mglyph}}[src="{pixel}", width="1px", height="1px", alt="x"]{{}}$ done.'
     notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[new_markdown_cell(answer)]), {})
     (tmp_path / "feedback.html").write_text(feedback_html(notebook))
     asked: list[str] = []
 
-    def only_files(route):
-        if route.request.url.startswith(("file:", "data:")):
-            route.continue_()
-        else:
-            asked.append(route.request.url)
-            route.abort()
-
-    with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        context.route("**/*", only_files)
-        page = context.new_page()
-        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
+    def typeset(page):
         page.wait_for_function("window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0", timeout=30000)
         page.wait_for_timeout(1000)
-        browser.close()
+
+    looked_at(browser, (tmp_path / "feedback.html").as_uri(), typeset, asked)
     assert not asked, f"the page asked the network for {asked}"
 
 
@@ -1192,7 +1149,7 @@ def test_a_name_with_an_invisible_character_shows_on_the_pages_as_another_name(t
 
 
 @pytest.mark.parametrize("tag", ["small", "sub", "sup", "code"])
-def test_nested_small_print_cannot_hide_a_written_answers_words(tmp_path, tag):
+def test_nested_small_print_cannot_hide_a_written_answers_words(tmp_path, browser, tag):
     """red-c18 X27-c18-2 (pass 27): <small>, <sub> and <sup> each draw their text smaller than their parent's, and
     the allowlist keeps any depth of them whole (readable() judges structure only, axe-core has no rule for a
     font's size). Thirty deep, a written answer's words are drawn at 0.1 px (<small>) or 0.003 px (<sub>, <sup>):
@@ -1202,37 +1159,26 @@ def test_nested_small_print_cannot_hide_a_written_answers_words(tmp_path, tag):
     cell's box, which paints nothing outside itself (fix-css2: Bootstrap raises or lowers each <sub> and <sup> by a
     part of its size, thirty of them took the words 80 to 160 px off their line; <code> is drawn at 90% of its
     parent's size, thirty deep at 0.6 px)."""
-    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
-    playwright = pytest.importorskip("playwright.sync_api")
     markup = f"<{tag}>" * 30 + "I copied this from a classmate." + f"</{tag}>" * 30
     notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\nMy answer. {markup}")])
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     assert "I copied this from a classmate." in notebook.cells[0].source
     (tmp_path / "feedback.html").write_text(feedback_html(notebook))
-    with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page()
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
-        page.goto((tmp_path / "feedback.html").as_uri(), wait_until="load", timeout=30000)
-        size, inside = page.evaluate("""() => {
-            const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-            while (walker.nextNode()) {
-                const node = walker.currentNode;
-                if (node.data.includes('I copied this')) {
-                    const range = document.createRange();
-                    range.selectNodeContents(node);
-                    const box = range.getBoundingClientRect();
-                    const cell = node.parentElement.closest('.text_cell_render').getBoundingClientRect();
-                    return [parseFloat(getComputedStyle(node.parentElement).fontSize),
-                            box.top >= cell.top && box.bottom <= cell.bottom];
-                }
+    size, inside = looked_at(browser, (tmp_path / "feedback.html").as_uri(), lambda page: page.evaluate("""() => {
+        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+        while (walker.nextNode()) {
+            const node = walker.currentNode;
+            if (node.data.includes('I copied this')) {
+                const range = document.createRange();
+                range.selectNodeContents(node);
+                const box = range.getBoundingClientRect();
+                const cell = node.parentElement.closest('.text_cell_render').getBoundingClientRect();
+                return [parseFloat(getComputedStyle(node.parentElement).fontSize),
+                        box.top >= cell.top && box.bottom <= cell.bottom];
             }
-            return [null, null];
-        }""")
-        browser.close()
+        }
+        return [null, null];
+    }"""))
     assert size is not None and size >= 6, f"the words are drawn at {size} px"
     assert inside, "the words are drawn outside their cell's box"
 
@@ -1267,7 +1213,7 @@ WORD_OUT_OF_SIGHT = """(word) => {
     + " | SECRETWORD |",
     "My answer: `" + "a" * 400 + "SECRETWORD`",
 ], ids=["long-word", "wide-table", "code-span"])
-def test_a_written_answer_wider_than_its_cell_is_not_cut_off_out_of_sight(tmp_path, markup):
+def test_a_written_answer_wider_than_its_cell_is_not_cut_off_out_of_sight(tmp_path, browser, markup):
     """red-c18 X27-c18-3 (pass 27): each rendered markdown cell paints nothing outside its own box (readable.css's
     `contain: paint`, against maths moved over a FAIL line), and nothing scrolls it: what is wider than the cell is
     cut off, with no scroll bar to reach it and the page itself no wider (scrollWidth 1000). A word glued to 400
@@ -1275,38 +1221,21 @@ def test_a_written_answer_wider_than_its_cell_is_not_cut_off_out_of_sight(tmp_pa
     of the cell on both pages, unseen by the instructor who grades the answer, while the notebook holds them (an
     honest student's wide table is cut the same way). axe-core reports nothing. Every word must be drawn where it
     can be seen: inside the cell's box, or in a box that scrolls to it."""
-    from test_formgrader_browser import CHROMIUM, CHROMIUM_ARGS, formgrade_html
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install chromium)")
-    playwright = pytest.importorskip("playwright.sync_api")
     notebook = new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\n{markup}")])
     notebook, _ = SanitizeMarkdown().preprocess(notebook, {})
     assert markup in notebook.cells[0].source  # kept whole
-    nbformat.write(notebook, tmp_path / "notebook.ipynb")
-    pages = {"feedback": feedback_html(notebook),
-             "grading": formgrade_html(tmp_path, "mallory", tmp_path / "notebook.ipynb")}
-    hidden = {}
-    with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        for name, html in pages.items():
-            (tmp_path / f"{name}.html").write_text(html)
-            page = browser.new_page(viewport={"width": 1000, "height": 900})
-            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                       else route.abort())
-            page.goto((tmp_path / f"{name}.html").as_uri(), wait_until="load", timeout=30000)
-            hidden[name] = page.evaluate(WORD_OUT_OF_SIGHT, "SECRETWORD")
-            page.close()
-        browser.close()
+    hidden = {name: looked_at(browser, url, lambda page: page.evaluate(WORD_OUT_OF_SIGHT, "SECRETWORD"),
+                              viewport={"width": 1000, "height": 900})
+              for name, url in both_pages(tmp_path, notebook).items()}
     assert hidden == {"feedback": [False], "grading": [False]}, hidden
 
 
-def test_a_table_too_wide_for_its_cell_scrolls_in_a_box_the_keyboard_reaches(tmp_path):
+def test_a_table_too_wide_for_its_cell_scrolls_in_a_box_the_keyboard_reaches(tmp_path, browser):
     """fix-css2 (pass 27): a table still wider than its cell once every cell's words wrap (200 columns) scrolls
     sideways inside its own box (readable.css), which axe-core reports as serious (scrollable-region-focusable)
     unless the box takes the keyboard's focus: markdown_cell.j2 gives every table a tabindex, on both pages."""
     markup = "| " + " | ".join(f"c{n}" for n in range(200)) + " |\n|" + "---|" * 200 + "\n| " + " | ".join(["xx"] * 200) + " |"
     notebook, _ = SanitizeMarkdown().preprocess(new_notebook(cells=[new_markdown_cell(f"**Question 1**\n\n{markup}")]), {})
     broken = {name: sorted(set(found) & {"scrollable-region-focusable"})
-              for name, found in axe_on_both_pages(tmp_path, notebook).items()}
+              for name, found in axe_on_both_pages(tmp_path, browser, notebook).items()}
     assert broken == {"feedback": [], "grading": []}, broken

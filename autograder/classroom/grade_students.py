@@ -3,7 +3,10 @@ the pool (the checks run inside it), and every student's Report, graded or not; 
 """
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 from typing import Callable
 
 from nbgrader.api import Gradebook
@@ -31,10 +34,18 @@ from .student_autograde import autograder_for, failure, too_slow
 def enter_assignment(run: ClassRun) -> bool:
     """The gradebook learns the assignment's cells and its due date (c.GraderSettings.due_date); False, with
     nbgrader's log said, when it cannot."""
-    # The gradebook learns the assignment's cells from source/; the release it writes goes to a
-    # scratch folder so that grading never touches the committed release/.
-    with temp_attrs(run.coursedir, release_directory=".grading/release"):
-        result = run.api.generate_assignment(run.assignment.name, force=True)
+    # The gradebook learns the assignment's cells from source/; the release it writes goes to a scratch folder of
+    # this run's own, so that grading never touches the committed release/, nor a release another run (a second
+    # terminal, the formgrader's Autograde button) is writing at the same moment: generate_assignment's force
+    # removes the folder it writes to first.
+    root = Path(run.coursedir.root)
+    (root / ".grading").mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="release-", dir=root / ".grading"))
+    try:
+        with temp_attrs(run.coursedir, release_directory=str(folder.relative_to(root))):
+            result = run.api.generate_assignment(run.assignment.name, force=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     if not result["success"]:
         say(result.get("log", "") + result.get("error", ""), sys.stderr)
         return False
