@@ -1361,3 +1361,24 @@ def test_each_anonymous_canvas_upload_is_its_own_student_and_ids_alike_but_for_c
     assert set(submitted(root)) == {"anon_x7k2p", "anon_m4n8r"}, lines
     assert any(line.startswith("Late by Canvas's LATE marker: anon_m4n8r: Canvas marked it LATE") for line in lines), lines
     assert "2 LMS identities (anon_Q9w3e, anon_q9w3e) give this id" in refusal(lines, "anon_q9w3e (anon_Q9w3e_103"), lines
+
+
+def test_a_blackboard_download_is_never_collected_as_one_student_named_after_the_assignment(tmp_path):
+    """red-a20 X29-a20-2 (pass 29). Blackboard's "Assignment File Download" names each upload
+    `<assignment>_<username>_attempt_<date>_<file name>`: nbgrader's own example of a download
+    (FileNameCollectorPlugin.named_regexp's help, `ps1_bitdiddle_attempt_2016-01-30-15-00-00_problem1.ipynb`). The last
+    of named_regexps ("anything else": `<student id>_<anything>_modules_and_sgd.ipynb`) reads the assignment's name as
+    every student's id: the whole class is one student `ps1`, graded on the newest upload of the class, and every
+    other student's notebook is dropped; the summary's one line says "the newest of several files" of `ps1`, as if one
+    student had uploaded twice. Each upload is its own student's, or is named as not collected."""
+    root = course(tmp_path)
+    with zipfile.ZipFile(archive_dir(root) / "gradebook.zip", "w") as bundle:
+        for user, hour in (("bitdiddle", 10), ("hacker", 11)):
+            entry = f"ps1_{user}_attempt_2026-11-20-{hour}-00-00_{NOTEBOOK}"
+            bundle.writestr(zipfile.ZipInfo(entry, (2026, 11, 20, hour, 0, 0)), f'{{"{user}": 1}}'.encode())
+    lines = collect(root)
+    folders = submitted(root)
+    assert "ps1" not in folders, (folders, lines)
+    for user in ("bitdiddle", "hacker"):
+        assert (folders.get(user) == f'{{"{user}": 1}}'.encode()
+                or any(line.startswith("Not collected:") and user in line for line in lines)), (user, folders, lines)
