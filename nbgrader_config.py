@@ -45,9 +45,19 @@ c.LmsFileNameCollectorPlugin.named_regexps = [
     # as a name puts the real ids after it) and is refused rather than read as someone else's
     r"(?P<name>[^/_]+)_(?:(?P<late>LATE)_)?(?P<lms_id>\d+)_(?P<attachment>\d+)_"
     r"(?P<file_id>(?!\d+_)(?!(?:[^/]*_)?(?:LATE_)?\d+_\d+_)[^/]+\.ipynb)",
+    # Blackboard, "Assignment File Download" (nbgrader's own zip_collect example): the assignment's title, the
+    # username, the attempt's time, the upload's own name: ps1_bitdiddle_attempt_2026-11-20-10-00-00_modules_and_sgd.ipynb
+    # (the id is the username as `name` gives it: bitdiddle). The time (in the server's zone, which the name does not
+    # say) orders two attempts as Canvas's attachment number does; no timestamp.txt is written from it. A title or
+    # username holding `_` could be either, so it matches nothing (named as not collected, never the title read as
+    # everyone's id); a file name holding the marker again is refused, as Moodle's. Blackboard's receipt of each
+    # attempt, `<...>_attempt_<time>.txt`, is read with no file_id: it is no notebook, but counts in its student's caps
+    r"[^/_]+_(?P<name>[^/_]+)_attempt_(?P<attachment>[0-9]{4}(?:-[0-9]{2}){5})"
+    r"(?:_(?P<file_id>(?!.*_attempt_[0-9]{4}(?:-[0-9]{2}){5}[_.])[^/]+\.ipynb)|\.ipynb)",
     # Anything else: <student id>_<anything>_modules_and_sgd.ipynb, at the top level, but never a name that holds
-    # Canvas's ids (`_12345_6789012_`, with or without LATE) or Moodle's marker: those are the LMS's, refused above
-    r"(?!.*(?:^|_)(?:LATE_)?\d+_\d+_)(?!.*_assignsubmission_file_)"
+    # Canvas's ids (`_12345_6789012_`, with or without LATE), Moodle's marker or Blackboard's: those are the LMS's,
+    # read or refused above
+    r"(?!.*(?:^|_)(?:LATE_)?\d+_\d+_)(?!.*_assignsubmission_file_)(?!.*_attempt_[0-9]{4}(?:-[0-9]{2}){5}[_.])"
     r"(?P<student_id>[^/_]+)_(?:[^/]*_)?(?P<file_id>modules_and_sgd\.ipynb)",
 ]
 # Caps on what one LMS download may unpack to (autograder/intake/unpack.py). A file past one is "not collected:

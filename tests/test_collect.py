@@ -1361,3 +1361,51 @@ def test_each_anonymous_canvas_upload_is_its_own_student_and_ids_alike_but_for_c
     assert set(submitted(root)) == {"anon_x7k2p", "anon_m4n8r"}, lines
     assert any(line.startswith("Late by Canvas's LATE marker: anon_m4n8r: Canvas marked it LATE") for line in lines), lines
     assert "2 LMS identities (anon_Q9w3e, anon_q9w3e) give this id" in refusal(lines, "anon_q9w3e (anon_Q9w3e_103"), lines
+
+
+def test_a_blackboard_download_is_never_collected_as_one_student_named_after_the_assignment(tmp_path):
+    """red-a20 X29-a20-2 (pass 29). Blackboard's "Assignment File Download" names each upload
+    `<assignment>_<username>_attempt_<date>_<file name>`: nbgrader's own example of a download
+    (FileNameCollectorPlugin.named_regexp's help, `ps1_bitdiddle_attempt_2016-01-30-15-00-00_problem1.ipynb`). The last
+    of named_regexps ("anything else": `<student id>_<anything>_modules_and_sgd.ipynb`) reads the assignment's name as
+    every student's id: the whole class is one student `ps1`, graded on the newest upload of the class, and every
+    other student's notebook is dropped; the summary's one line says "the newest of several files" of `ps1`, as if one
+    student had uploaded twice. Each upload is its own student's, or is named as not collected."""
+    root = course(tmp_path)
+    with zipfile.ZipFile(archive_dir(root) / "gradebook.zip", "w") as bundle:
+        for user, hour in (("bitdiddle", 10), ("hacker", 11)):
+            entry = f"ps1_{user}_attempt_2026-11-20-{hour}-00-00_{NOTEBOOK}"
+            bundle.writestr(zipfile.ZipInfo(entry, (2026, 11, 20, hour, 0, 0)), f'{{"{user}": 1}}'.encode())
+    lines = collect(root)
+    folders = submitted(root)
+    assert "ps1" not in folders, (folders, lines)
+    for user in ("bitdiddle", "hacker"):
+        assert (folders.get(user) == f'{{"{user}": 1}}'.encode()
+                or any(line.startswith("Not collected:") and user in line for line in lines)), (user, folders, lines)
+
+
+def test_blackboard_attempts_are_ordered_by_their_time_and_an_ambiguous_or_doubled_prefix_is_named(tmp_path):
+    """fix-bb (X29-a20-2): Blackboard's attempt time orders one student's two attempts (its digits, as Canvas's
+    attachment number), whatever the zip entries' times; its receipt (`..._attempt_<time>.txt`) is its student's and
+    no line of the summary; a title holding `_` (`hw_3`, read as title or username alike) is named as not collected,
+    never collected as `hw` or `3_bob`; a file name holding the marker again is named as the uploader's, not collected."""
+    root = course(tmp_path)
+    stamp = "attempt_2026-11-20-{}-00-00"
+    entries = {  # the earlier attempt has the later entry time
+        f"Lab six_bitdiddle_{stamp.format(10)}_{NOTEBOOK}": (b'{"late": 1}', (2026, 11, 20, 9, 0, 0)),
+        f"Lab six_bitdiddle_{stamp.format('09')}_{NOTEBOOK}": (b'{"early": 1}', (2026, 11, 20, 12, 0, 0)),
+        f"Lab six_bitdiddle_{stamp.format(10)}.txt": (b"Name: Ben Bitdiddle", LMS_TIME),
+        f"Lab six_hacker_{stamp.format(11)}_{NOTEBOOK}": (b'{"hacker": 1}', LMS_TIME),
+        f"hw_3_bob_{stamp.format(11)}_{NOTEBOOK}": (b'{"bob": 1}', LMS_TIME),
+        f"Lab six_eve_{stamp.format(11)}_x_hacker_{stamp.format(12)}_{NOTEBOOK}": (b'{"eve": 1}', LMS_TIME),
+    }
+    with zipfile.ZipFile(archive_dir(root) / "gradebook.zip", "w") as bundle:
+        for entry, (data, when) in entries.items():
+            bundle.writestr(zipfile.ZipInfo(entry, when), data)
+    lines = collect(root)
+    assert submitted(root) == {"bitdiddle": b'{"late": 1}', "hacker": b'{"hacker": 1}'}, lines
+    assert any(line.startswith(f"Collected the newest of several files: bitdiddle: took Lab six_bitdiddle_{stamp.format(10)}")
+               for line in lines), lines
+    assert "matches none of the LMS's patterns" in refusal(lines, f"hw_3_bob_{stamp.format(11)}"), lines
+    assert "collected as no one's" in refusal(lines, f"eve (Lab six_eve_{stamp.format(11)}_x_hacker"), lines
+    assert len([line for line in lines if line.startswith("Not collected:")]) == 2, lines

@@ -9,9 +9,10 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   the names the LMS writes give a student: a file in a folder the student uploaded never matches a
   classmate's name. Besides nbgrader's groups (`student_id`, `file_id`), a pattern may give `name` and
   `lms_id` (the id is then the name in lower case, letters and digits only, `_` and the LMS's number,
-  e.g. `smithjohn_12345`; `make grades-lms` reads the number back), or `anonymous_id` (Canvas's anonymous grading
-  names only the submission: the id is `anon_` and it in lower case, `anon_x7k2p`), `attachment` (the LMS's number of
-  the upload, higher for a later one) and `late` (Canvas's LATE marker).
+  e.g. `smithjohn_12345`; `make grades-lms` reads the number back; a Blackboard username has none: `bitdiddle`),
+  or `anonymous_id` (Canvas's anonymous grading names only the submission: the id is `anon_` and it in lower case,
+  `anon_x7k2p`), `attachment` (the LMS's number of the upload, higher for a later one: Blackboard's attempt time
+  counts as its digits) and `late` (Canvas's LATE marker).
 * An id must be `SAFE_ID` (a-z, 0-9 and _, which nbgrader's folders, URLs and the formgrader take as they
   are). An id outside it, and an id that two LMS identities would share (or one LMS number under two ids),
   is "not collected" for those files alone, with the reason in `make grade`'s summary.
@@ -138,7 +139,7 @@ class LmsFileNameCollectorPlugin(FileNameCollectorPlugin):
         name, lms_id, anonymous = found.pop("name", None), found.pop("lms_id", ""), found.pop("anonymous_id", "")
         if anonymous:  # Canvas's anonymous grading: its ids differ in case, so two that differ only so clash (below)
             found["identity"], found["student_id"] = f"anon_{anonymous}", f"anon_{anonymous.lower()}"
-        found.setdefault("identity", found.get("student_id") or f"{name}_{lms_id}")  # as the LMS wrote it
+        found.setdefault("identity", found.get("student_id") or "_".join(filter(None, [name, lms_id])))  # as written
         if not found.get("student_id"):
             found["student_id"] = "_".join(filter(None, [slug(name or ""), lms_id]))
         if lms_id:
@@ -237,7 +238,10 @@ class Candidate:
 
     @property
     def attachment(self) -> int | None:
-        return int(self.info["attachment"]) if self.info.get("attachment", "").isdigit() else None
+        """The LMS's number of the upload: Canvas's attachment id, or Blackboard's attempt time as its digits alone
+        (2026-11-20-10-00-00 is 20261120100000: a later attempt's is higher)."""
+        number = self.info.get("attachment", "").replace("-", "")
+        return int(number) if number.isascii() and number.isdigit() else None
 
     def same_upload(self) -> tuple:
         """What the collection takes of this file: two files alike in all of it are one upload (the download taken
@@ -291,7 +295,7 @@ def _utc(seconds: float) -> datetime.datetime:
 
 def collected_ids(config, assignment: str) -> dict[str, str | None]:
     """Every student id the LMS collection of `assignment` wrote a folder for (its collected.json), with the LMS's
-    own number for that student: "" when the pattern that named them gave none (an id of the fourth pattern, a
+    own number for that student: "" when the pattern that named them gave none (an id of the last pattern, a
     student number `20231234`, is no LMS user's number), None when a kit before the number recorded it (the id's
     ending then). An id made any other way (a login, a GitHub username, a folder named by hand) is a name someone
     chose, which may be the id another assignment's download gave a classmate (`12345`, a name with no letter a-z):

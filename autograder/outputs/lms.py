@@ -8,7 +8,7 @@ name is not one of the course's assignments becomes a new assignment on import.
 * Student: "Last, First" where the gradebook has names, else the student id.
 * ID: the Canvas user id, the LMS's number a Canvas download of this assignment named the student with
   (`smithjohn_12345`, autograder/intake/collect.py, whose collected.json records it for the folders it wrote; never
-  an id that merely ends in digits, nor a student number the download's fourth pattern gave as the id, nor a folder
+  an id that merely ends in digits, nor a student number the download's last pattern gave as the id, nor a folder
   no download of this assignment wrote, whose name someone chose and may be an id another assignment's download
   gave a classmate); empty otherwise.
 * SIS Login ID (or SIS User ID, as `c.GraderSettings.canvas_folder_ids` says the folders you named are): the student
