@@ -941,6 +941,21 @@ def test_a_cell_whose_block_ran_lines_below_where_it_stopped_is_not_read_as_bind
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
+def test_a_cell_whose_class_body_bound_a_global_then_raised_is_not_read_as_binding_nothing(tmp_path):
+    """red-a19 X28-a19-1 (pass 28): fix-stops2 reads a stopped class statement as binding nothing ("the class is not
+    bound"), but a class body that says `global Module` binds the notebook's Module before it raises. Cell module
+    (wrong parameters(), a right Module in an added cell above) wrapped in `class _Wrap: global Module ... raise` is
+    read as binding no Module, so the exercise part keeps the added cell's right Module and Exercise 1 scores 1/1.
+    Jupyter ran the class body, whose `global Module` bound the wrong Module: test_exercise_count 0/1. (The same body
+    in a def with `global Module`, called from the class body, is read right: held.)"""
+    notebook = _module_that_forges_its_stop("")
+    module = notebook.cells[_cell_at(notebook.cells, "module")]
+    module.source = ("class _Wrap:\n    global Module\n" + _indented(module.source)
+                     + "    raise StopIteration('checked once')\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
+
+
 def test_a_cell_that_ran_to_its_end_and_left_a_callback_that_interrupts_is_not_read_as_binding_nothing(tmp_path):
     """red-a18 X27-a18-2 (pass 27): cell module (wrong parameters(), a right Module in an added cell above) ends by
     putting a callback that raises KeyboardInterrupt on the event loop (`asyncio.get_running_loop().call_soon(stop)`).
