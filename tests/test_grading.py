@@ -941,17 +941,26 @@ def test_a_cell_whose_block_ran_lines_below_where_it_stopped_is_not_read_as_bind
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
-def test_a_cell_whose_class_body_bound_a_global_then_raised_is_not_read_as_binding_nothing(tmp_path):
-    """red-a19 X28-a19-1 (pass 28): fix-stops2 reads a stopped class statement as binding nothing ("the class is not
-    bound"), but a class body that says `global Module` binds the notebook's Module before it raises. Cell module
-    (wrong parameters(), a right Module in an added cell above) wrapped in `class _Wrap: global Module ... raise` is
-    read as binding no Module, so the exercise part keeps the added cell's right Module and Exercise 1 scores 1/1.
-    Jupyter ran the class body, whose `global Module` bound the wrong Module: test_exercise_count 0/1. (The same body
-    in a def with `global Module`, called from the class body, is read right: held.)"""
+RUNTIME_BINDINGS = {
+    "class-body-global": "class _Wrap:\n    global Module\n{body}    raise StopIteration('checked once')\n",
+    "if-class-body-global": "if True:\n    class _Wrap:\n        global Module\n{body2}        raise StopIteration('x')\n",
+    "def-global-called": "def _define():\n    global Module\n{body}    raise StopIteration('x')\n\n\n_define()\n",
+    "globals-in-class-body": "class _Wrap:\n{body}    globals()['Module'] = Module\n    raise StopIteration('x')\n",
+}
+
+
+@pytest.mark.parametrize("wrapper", list(RUNTIME_BINDINGS))
+def test_a_stopped_cell_that_bound_module_at_run_time_is_not_read_as_binding_nothing(tmp_path, wrapper):
+    """red-a19 X28-a19-1 (pass 28): a cell that stopped is read as binding what program.bound_names finds in its
+    lines above the stop, which never looks inside a def or class body. Cell module (wrong parameters(), a right
+    Module in an added cell above) whose Module is bound at run time from a class or def body (`global Module`, or
+    `globals()['Module'] = ...`) before the cell raises is read as binding no Module: no stub replaces it, the added
+    cell's right Module is kept, and the grade is 18/18 (the same cell without the raise: 12.59, test_parameters
+    0.5/3, test_exercise_count 0/1). Jupyter ran the body, which bound the wrong Module: test_exercise_count 0/1."""
     notebook = _module_that_forges_its_stop("")
     module = notebook.cells[_cell_at(notebook.cells, "module")]
-    module.source = ("class _Wrap:\n    global Module\n" + _indented(module.source)
-                     + "    raise StopIteration('checked once')\n")
+    module.source = RUNTIME_BINDINGS[wrapper].format(body=_indented(module.source),
+                                                     body2=_indented(_indented(module.source)))
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
