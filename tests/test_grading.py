@@ -956,8 +956,11 @@ def test_a_stopped_cell_that_bound_module_at_run_time_is_not_read_as_binding_not
     Module in an added cell above) whose Module is bound at run time from a class or def body (`global Module`, or
     `globals()['Module'] = ...`) before the cell raises is read as binding no Module: no stub replaces it, the added
     cell's right Module is kept, and the grade is 18/18 (the same cell without the raise: 12.59, test_parameters
-    0.5/3, test_exercise_count 0/1). Jupyter ran the body, which bound the wrong Module: test_exercise_count 0/1."""
-    notebook = _module_that_forges_its_stop("")
+    0.5/3, test_exercise_count 0/1). Jupyter ran the body, which bound the wrong Module: test_exercise_count 0/1.
+    (fix-bound: the cell's text gets its last line break, which red-a19's lacked, so its `raise` joined the last line
+    of the body: a cell that does not parse, which runs nothing in Jupyter either. Measured on main with it:
+    class-body-global and globals-in-class-body 13.59/18, Exercise 1 1/1; the other two read right already.)"""
+    notebook = _module_that_forges_its_stop("\n")
     module = notebook.cells[_cell_at(notebook.cells, "module")]
     module.source = RUNTIME_BINDINGS[wrapper].format(body=_indented(module.source),
                                                      body2=_indented(_indented(module.source)))

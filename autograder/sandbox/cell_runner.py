@@ -128,6 +128,22 @@ async def _cell(codes: Iterable[CodeType], namespace: dict) -> tuple[BaseExcepti
     return None
 
 
+def names_of(namespace: dict) -> dict[str, object]:
+    """What each name of `namespace` holds now: copied at once (dict.copy runs no code of the notebook's, nor lets a
+    thread of its run meanwhile), a key that is not exactly a str left out (its class could run code as it is
+    compared, and no cell can call it by name)."""
+    return {key: value for key, value in namespace.copy().items() if type(key) is str}
+
+
+def rebound(before: dict[str, object], namespace: dict) -> list[str]:
+    """The names a cell bound as it ran, as the sandbox saw them: each one of `namespace` new since `before`
+    (names_of), or holding another object (by identity: the notebook chooses no comparison). For a cell that stopped,
+    its lines above the stop do not show every name it bound (a def's or class body's `global Module`, globals()[...]),
+    and a name it bound that a stub in its place replaces costs the grade, a name left out could raise it."""
+    return [name for name, value in names_of(namespace).items() if before.get(name, _UNBOUND) is not value]
+
+
+_UNBOUND = object()  # what a name held before a cell bound it first
 _TRACEBACK = BaseException.__dict__["__traceback__"]  # the C-level slot: a class of the notebook's may override it
 
 
