@@ -72,8 +72,9 @@ LOAD_ERRORS, ERROR_CHARS, ERROR_BYTES = 20, 300, 1800
 # 11 KB of JSON with the load errors' 36 KB, within a reply's FIELDS_BYTES.
 LOAD_STOPS, STOP_NAME_CHARS = 100, 100
 # The names each of the first so many cells that stopped bound as it ran (child._load, cell_runner.rebound), each
-# cell at most so many names of at most so many characters, about 11 KB of JSON more (each cell's name counted).
-# A cell that bound more, or longer ones, is sent as EVERY_NAME; a stopped cell past LOAD_BOUND is read so too.
+# cell at most so many names, each an ASCII identifier of at most so many characters: about 11 KB of JSON more, the
+# cells' names counted, within a reply's FIELDS_BYTES.
+# A cell that bound more, or any other name, is sent as EVERY_NAME; a stopped cell past LOAD_BOUND is read so too.
 LOAD_BOUND, BOUND_NAMES, BOUND_NAME_CHARS = 20, 10, 40
 EVERY_NAME = "*"  # no name: a cell read as binding every name a stub in its place would
 UNREADABLE = "sent an answer the grader cannot read"  # the reason of an answer that is malformed, or a forged array
@@ -253,9 +254,14 @@ def _bound(obj: dict, key: str) -> dict[str, list[str]]:
 
 def _cut_bound(bound: dict[str, list[str]]) -> dict[str, list[str]]:
     """At most LOAD_BOUND cells, each named in at most STOP_NAME_CHARS characters; a cell with more than BOUND_NAMES
-    names, or one longer than BOUND_NAME_CHARS, is sent as EVERY_NAME (read as binding more, never fewer)."""
-    return {cell: names if len(names) <= BOUND_NAMES and all(len(name) <= BOUND_NAME_CHARS for name in names)
-            else [EVERY_NAME] for cell, names in list(bound.items())[:LOAD_BOUND] if len(cell) <= STOP_NAME_CHARS}
+    names, or one that is not an ASCII identifier of at most BOUND_NAME_CHARS (one byte of JSON a character, as every
+    name a stub binds), is sent as EVERY_NAME (read as binding more, never fewer)."""
+    return {cell: names if len(names) <= BOUND_NAMES and all(_plain_name(name) for name in names) else [EVERY_NAME]
+            for cell, names in list(bound.items())[:LOAD_BOUND] if len(cell) <= STOP_NAME_CHARS}
+
+
+def _plain_name(name: str) -> bool:
+    return len(name) <= BOUND_NAME_CHARS and name.isascii() and name.isidentifier()
 
 
 def _one_of(obj: dict, key: str, allowed: tuple[str, ...]) -> str:
