@@ -968,6 +968,20 @@ def test_a_stopped_cell_that_bound_module_at_run_time_is_not_read_as_binding_not
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
+@pytest.mark.parametrize("bound,kept", [({"module": []}, True), ({"module": ["Module"]}, False),
+                                        ({"module": ["*"]}, False), ({}, False)],
+                         ids=["saw-none", "saw-module", "saw-too-many", "past-the-cells-sent"])
+def test_a_stopped_cells_stub_replaces_the_names_the_sandbox_saw_it_bind(bound, kept):
+    """fix-bound (X28-a19-1): cell module stopped at its first line, so its text above the stop binds nothing; the
+    stub standing in for it keeps the Module of the cells above only when the loader saw its run bind no Module. A
+    cell whose names did not fit (EVERY_NAME), or one past the cells the loader sends, is read as binding every name."""
+    notebook = _module_that_forges_its_stop("\n")
+    suite = next(suite for suite in suites.load_suites(ASSIGNMENT) if suite.grade_id == "test_exercise_count")
+    program = {cell.name: cell.source for cell in suites.part_program(ASSIGNMENT, notebook, suite, {"module": 1},
+                                                                       bound=bound)}
+    assert program["module"].startswith("__kept_from_your_cells_above = ") is kept, program["module"][:200]
+
+
 def test_a_cell_that_ran_to_its_end_and_left_a_callback_that_interrupts_is_not_read_as_binding_nothing(tmp_path):
     """red-a18 X27-a18-2 (pass 27): cell module (wrong parameters(), a right Module in an added cell above) ends by
     putting a callback that raises KeyboardInterrupt on the event loop (`asyncio.get_running_loop().call_soon(stop)`).
