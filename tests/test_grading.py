@@ -14,6 +14,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import cells
 import notebook_checks
 import pytest
 from nbformat.v4 import new_code_cell
@@ -22,6 +23,7 @@ from autograder.checks import suites
 from autograder.checks.suites import reference_answers
 from autograder.classroom.mutate import Mutation, apply
 from autograder.outputs.redaction import hidden_code_lines
+from autograder.sandbox import program_from_notebook
 from autograder.settings import GraderSettings, load_config
 from bench.course import gradebook_scores
 from conftest import (
@@ -982,6 +984,42 @@ def test_a_stopped_cells_stub_replaces_the_names_the_sandbox_saw_it_bind(bound, 
     assert program["module"].startswith("__kept_from_your_cells_above = ") is kept, program["module"][:200]
 
 
+def test_a_message_about_a_class_a_run_notebook_defines_names_the_cell_that_ran_it(tmp_path):
+    """red-a19 X28-a19-2 (pass 28): fix-run runs `%run helper.ipynb`'s cells through the stand-in's run_cell. Cell
+    module writes a helper notebook holding its (wrong) Module and runs it with `%run`: the grade's message at
+    test_lesson_numbers says "the Module in use is the one cell run_cell defines again, which replaces cell module's:
+    remove that copy from cell run_cell". The notebook has no cell run_cell (that is the stand-in's function), so
+    the message names code that does not exist. (The grade, 13.59/18 with test_exercise_count 1/1, is also above the
+    same Module written in the cell, 12.59: the binding the text hides, as pass 24's fix-lend3 left.)"""
+    notebook = _module_that_forges_its_stop("")
+    module = notebook.cells[_cell_at(notebook.cells, "module")]
+    module.source = _running_as_a_notebook(module.source)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    said = json.dumps(failing_messages(report))
+    assert "cell run_cell" not in said, said
+
+
+def _running_as_a_notebook(source: str) -> str:
+    """A cell that writes `source` as the one code cell of helper_nb.ipynb and runs it with `%run`."""
+    helper = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "source": source, "metadata": {}, "outputs": [], "execution_count": None}]}
+    return ("import json\n\nwith open('helper_nb.ipynb', 'w') as f:\n    json.dump(%r, f)\n"
+            "%%run helper_nb.ipynb\n" % helper)
+
+
+def test_a_class_a_run_notebook_defines_again_is_told_as_the_cell_that_ran_it(tmp_path):
+    """fix-runname (pass 28, X28-a19-2): a cell below cell module (cell sgd) that `%run`s a notebook holding a Module
+    whose parameters() is wrong defines Module again: the note names cell sgd, whose %run line the student wrote."""
+    notebook = solution_notebook()
+    module, sgd = (notebook.cells[_cell_at(notebook.cells, name)] for name in ("module", "sgd"))
+    start, stop = module.source.index("    def parameters"), module.source.index("    def __call__")
+    wrong = (module.source[:start] + "    def parameters(self):\n        return []\n\n" + module.source[stop:])
+    sgd.source += "\n" + _running_as_a_notebook(wrong)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    said = json.dumps(failing_messages(report))
+    assert "the Module in use is the one cell sgd defines again" in said and "remove that copy from cell sgd" in said, said
+
+
 def test_a_cell_that_ran_to_its_end_and_left_a_callback_that_interrupts_is_not_read_as_binding_nothing(tmp_path):
     """red-a18 X27-a18-2 (pass 27): cell module (wrong parameters(), a right Module in an added cell above) ends by
     putting a callback that raises KeyboardInterrupt on the event loop (`asyncio.get_running_loop().call_soon(stop)`).
@@ -1505,3 +1543,54 @@ def test_a_deleted_given_cell_is_named_by_the_public_checks_not_blamed_on_the_an
     assert scores(report) == FULL, scores(report)
     public = [m for ok, m in notebook_checks.run_part("forward", path).values() if not ok]
     assert not [m for m in public if "because cell module" in m], public
+
+
+def test_a_deleted_given_cell_stands_where_the_grade_puts_it_when_a_test_cell_was_moved_in_the_public_checks(tmp_path):
+    """red-c19 X28-c19-1: the given cell relu_sequential deleted, and the test cell test_forward (the code cell before
+    it in the release) dragged up to just below imports. The grade stands the released copy in after the kept given
+    and solution code cells before it (program.py _in_students_order: after linear; a test cell moved about moves no
+    code): 18/18, parameters 3/3. The public checks (cells.graded_cells) stand it after the release's previous code
+    cell of any kind, test cells too, so after test_forward, above cell module: ReLU raises NameError "name 'Module'
+    is not defined", and 3 of 8 parameters checks fail, "the notebook defines no ReLU". Measured on main e604821."""
+    notebook = solution_notebook()
+    del notebook.cells[_cell_at(notebook.cells, "relu_sequential")]
+    moved = notebook.cells.pop(_cell_at(notebook.cells, "test_forward"))
+    notebook.cells.insert(_cell_at(notebook.cells, "imports") + 1, moved)
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert scores(report) == FULL, scores(report)
+    public = [m for ok, m in notebook_checks.run_part("parameters", path).values() if not ok]
+    assert not public, public
+
+
+def _moved_below(grade_id: str, below: str):
+    def move(cells):
+        cells.insert(_cell_at(cells, below) + 1, cells.pop(_cell_at(cells, grade_id)))
+    return move
+
+
+def _added_below(grade_id: str | None):
+    def add(cells):
+        cells.insert(_cell_at(cells, grade_id) + 1 if grade_id else 0, new_code_cell("seen = True"))
+    return add
+
+
+@pytest.mark.parametrize("deleted, change", [
+    ("relu_sequential", _moved_below("exercise_count", "module")),  # the cell after it moved above the one before
+    ("relu_sequential", _moved_below("test_forward", "imports")),  # a test cell moved: no code a part runs moved
+    ("parameter", _added_below("imports")),  # a cell of the student's right below the one before it
+    ("imports", _added_below(None)),  # a cell of the student's above every known cell
+], ids=["after-moved-above", "test-cell-moved", "added-below-the-one-before", "added-first"])
+def test_the_public_checks_run_a_deleted_given_cells_released_copy_where_the_grade_does(deleted, change):
+    """The public checks (cells.graded_cells) stand a deleted given cell's released copy in by the grade's rule
+    (program.py _in_students_order), so both run the same code in the same order. On main ed5efb9 no case here
+    agreed: cells.graded_cells put it right after the release's code cell before it, of any kind (a test cell moved
+    above: red-c19 X28-c19-1), never right before the one after it where the student moved that one above the one
+    before (the grade's other branch), and ahead of the student's cells right below the one before it (the grade
+    runs those first)."""
+    notebook = solution_notebook()
+    del notebook.cells[_cell_at(notebook.cells, deleted)]
+    change(notebook.cells)
+    grade = [cell.name for cell in program_from_notebook(notebook, ASSIGNMENT.source, release_notebook())]
+    public = [name for name, _ in cells.graded_cells(notebook.cells, notebook.metadata["release_cells"])[0]]
+    assert deleted in public and public == grade, (public, grade)

@@ -1283,13 +1283,16 @@ def test_the_walk_of_the_uids_files_in_memory_is_bounded(tmp_path, monkeypatch):
     (tmp_path / "file").write_bytes(os.urandom(100_000))
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "inner").write_bytes(os.urandom(100_000))
-    assert 200_000 <= isolation._memory_use(isolation._owned(mine, [str(tmp_path)]), 1 << 20) < 300_000
-    assert isolation._memory_use(isolation._owned(mine, [str(tmp_path)]), 150_000) > 150_000
-    assert isolation._memory_use(isolation._owned(theirs, [str(tmp_path)]), 0) == 0
+    def use(uid, bound):
+        return isolation._memory_use(isolation._owned(uid, [str(tmp_path)], [str(tmp_path)]), bound)
+
+    assert 200_000 <= use(mine, 1 << 20) < 300_000
+    assert use(mine, 150_000) > 150_000
+    assert use(theirs, 0) == 0
     monkeypatch.setattr(isolation, "DISK_ENTRIES", 5)
     for n in range(3):
         (tmp_path / "folder" / str(n)).touch()
-    assert isolation._memory_use(isolation._owned(mine, [str(tmp_path)]), 1 << 20) > 1 << 20  # 2 + 4 entries
+    assert use(mine, 1 << 20) > 1 << 20  # 2 + 4 entries
 
 
 def test_the_folders_whose_files_are_memory_are_found_from_the_mounts():
@@ -1305,3 +1308,135 @@ def test_the_folders_whose_files_are_memory_are_found_from_the_mounts():
     found = isolation._memory_folders(isolation.WRITABLE)
     assert ("/dev/shm" in found) == (kinds.get("/dev/shm") in isolation.MEMORY_FILESYSTEMS)
     assert "/nonexistent-kit-folder" not in isolation._memory_folders(["/nonexistent-kit-folder"])
+
+
+SHM_UNLINKED_200_MB = """\
+import os, time
+held = []
+for n in range(200):
+    try:
+        file = open(f'/dev/shm/rb19-{os.getpid()}-{n}', 'wb', buffering=0)
+        os.unlink(file.name)
+        file.write(b'x' * 2**20)
+        held.append(file)
+    except OSError:
+        break
+time.sleep(1.5)
+result = len(held)"""
+
+
+def test_at_uid_memory_in_an_unlinked_dev_shm_file_is_counted_against_a_budget():
+    """red-b19 X28-b19-1 (pass 28): fix-shm counts the uid's files it finds by name in the tmpfs folders. A file
+    opened in /dev/shm, unlinked at once, then written through its open descriptor (1 MB each, RLIMIT_FSIZE; 200 of
+    them, below RLIMIT_NOFILE) has no name to walk, and its pages are no process's PSS (never mapped): 200 MB of the
+    machine's memory past a memory budget of 128 MB and a disk budget of 64 MB, held 1.5 s, neither named (end()
+    gives []). Counted, refused, or stopped."""
+    limits = Limits(seconds=10, memory_mb=1024, output_kb=1024)
+    with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("student", SHM_UNLINKED_200_MB)], sandbox_probes.value, name="result")
+        hits = sandbox.end()
+    assert not (outcome.ok and outcome.value == 200), (outcome.value, hits)
+
+
+SHM_SHARED_FOLDER = """\
+import os
+os.mkdir(f'/dev/shm/rb19-pub-{os.getpid()}', 0o777)
+os.chmod(f'/dev/shm/rb19-pub-{os.getpid()}', 0o777)
+result = f'/dev/shm/rb19-pub-{os.getpid()}'"""
+
+SHM_INTO_A_FOLDER = """\
+import os, time
+written = 0
+for n in range(256):
+    try:
+        with open(f'{folder}/{os.getpid()}-{n}', 'wb') as file:
+            file.write(b'x' * 2**20)
+        written += 1
+    except OSError:
+        break
+time.sleep(1.5)
+result = written"""
+
+
+def test_at_uid_memory_in_another_sessions_dev_shm_folder_is_counted_against_a_budget():
+    """red-b19 X28-b19-2 (pass 28): fix-shm walks the uid's own entries in /dev/shm (and root's sticky shared
+    folders), not folders of other uids. Sessions run side by side (`jobs`), each under its own uid: one submission
+    makes /dev/shm/x mode 0777, a second one writes 256 MB into it. Its files are its uid's but in a folder it does
+    not own: not walked, not its PSS; 256 MB past a memory budget of 128 MB, end() gives [] and its cleanup leaves
+    them (only the first session's end removes them; while the first runs a check they count against ITS budget, a
+    classmate stopped). Counted against the writer, refused, or stopped."""
+    limits = Limits(seconds=10, memory_mb=1024, output_kb=1024)
+    with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as first:
+        first.begin()
+        made = first.call([Cell("student", SHM_SHARED_FOLDER)], sandbox_probes.value, name="result")
+        assert made.ok, made
+        with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as second:
+            second.begin()
+            cell = f"folder = {made.value!r}\n" + SHM_INTO_A_FOLDER
+            outcome = second.call([Cell("student", cell)], sandbox_probes.value, name="result")
+            hits = second.end()
+        first.end()
+    assert not (outcome.ok and outcome.value == 256), (outcome.value, hits)
+
+
+def test_the_memory_walk_charges_each_file_to_its_owner_in_any_folder(tmp_path):
+    """fix-shm2 (X28-b19-2): in a tmpfs folder the walk enters every folder, whoever owns it, and counts each entry
+    against its owner alone: a file in another uid's folder is its writer's, not the folder owner's. At the end each
+    is removed from its folder reached one name at a time, following no link."""
+    from autograder.sandbox import isolation
+
+    mine, theirs = os.getuid() + 1, os.getuid() + 2
+    for owner, other in ((mine, theirs), (theirs, mine)):
+        folder = tmp_path / f"of-{owner}"
+        folder.mkdir()
+        (folder / "inside").write_bytes(os.urandom(100_000))
+        os.chown(folder, owner, owner)
+        os.chown(folder / "inside", other, other)
+    places = [str(tmp_path)]
+    for uid in (mine, theirs):
+        assert 100_000 <= isolation._memory_use(isolation._owned(uid, places, places), 1 << 20) < 150_000
+    assert isolation._memory_use(isolation._owned(mine, places), 1 << 20) < 100_000  # not a tmpfs: its own whole
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "kept").write_bytes(b"x")
+    os.chown(tmp_path / "real" / "kept", mine, mine)
+    isolation._remove_owned(str(tmp_path / f"of-{theirs}" / "inside"), mine)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    isolation._remove_owned(str(tmp_path / "link" / "kept"), mine)  # a folder on the way became a link: not followed
+    assert not (tmp_path / f"of-{theirs}" / "inside").exists()
+    assert (tmp_path / f"of-{mine}" / "inside").exists() and (tmp_path / "real" / "kept").exists()
+
+
+def test_files_held_open_with_no_name_are_counted_once_each(tmp_path):
+    """fix-shm2 (X28-b19-1): a file of a tmpfs opened, unlinked and written through its descriptor is counted
+    through the /proc/<pid>/fd of the uid's processes (each once, however many descriptors hold it); one with a name
+    left is the walk's, not counted here."""
+    from autograder.sandbox import isolation
+
+    shm = "/dev/shm" if "/dev/shm" in isolation._memory_folders(["/dev/shm"]) else None
+    if shm is None:
+        pytest.skip("no tmpfs at /dev/shm")
+    devices, uid = {os.stat(shm).st_dev}, 64000 + os.getpid() % 1000  # a uid no other process runs as
+    path = f"{shm}/fix-shm2-{os.getpid()}"
+    ready, go = os.pipe()
+    child = os.fork()
+    if child == 0:  # holds one file with a name and one without (twice), as `uid`
+        try:
+            named, gone = os.open(path, os.O_CREAT | os.O_WRONLY), os.open(path + "-gone", os.O_CREAT | os.O_WRONLY)
+            os.unlink(path + "-gone")
+            os.dup(gone)
+            os.write(named, os.urandom(300_000))
+            os.write(gone, os.urandom(300_000))
+            os.setuid(uid)
+            os.write(go, b"x")
+            time.sleep(30)
+        finally:
+            os._exit(0)
+    try:
+        assert os.read(ready, 1) == b"x"
+        assert 300_000 <= isolation._held_unlinked(uid, devices, 1 << 40) < 400_000
+        assert isolation._held_unlinked(uid, devices, 1000) > 1000
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        os.unlink(path)

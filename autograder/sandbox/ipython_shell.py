@@ -15,9 +15,10 @@ import _sitebuiltins
 import ast
 import importlib
 import os
+import re
 import sys
 import traceback
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any, Callable
 
 import ipython_expand
@@ -67,6 +68,23 @@ class Lines(list):
         if name.startswith("__"):
             raise AttributeError(name)
         return lambda *args, **options: Lines()
+
+
+# A notebook cell's code file name (child.cell_codes: "<cell linear>"; one that run_cell ran "<cell linear, by
+# run_cell>"), whose first word is the grade id of the cell.
+CELL_FILE = re.compile(r"<cell (\w+)")
+
+
+def calling_cell() -> str:
+    """The grade id of the notebook cell whose code is the innermost on the stack ('' if none: a callback the event
+    loop ran), read from each frame's file name with str's own methods (a code's may be a str subclass)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        found = CELL_FILE.match(str.__str__(frame.f_code.co_filename))
+        if found:
+            return found[1]
+        frame = frame.f_back
+    return ""
 
 
 class ZMQInteractiveShell(Quiet):
@@ -144,11 +162,14 @@ class ZMQInteractiveShell(Quiet):
     def run_cell(self, raw_cell: str, store_history: bool = False, silent: bool = False, shell_futures: bool = True,
                  cell_id: Any = None) -> ipython_names.ExecutionResult:
         """`raw_cell` run as a cell of the notebook's (an error in it printed and kept in the result, as IPython's
-        run_cell keeps it: the calling cell goes on)."""
+        run_cell keeps it: the calling cell goes on). Its code is named after the cell that called it ("<cell
+        module, by run_cell>", %run of a notebook included): a message about a class it defines names that cell,
+        whose code the student wrote; never the cell's own name, whose lines its line numbers are not
+        (cell_runner.stopped_at follows a frame of the cell's file name as the cell's own lines)."""
         result = ipython_names.ExecutionResult(raw_cell)
         self.displayhook.result = None
         try:
-            for code in self._compile_cell("run_cell", raw_cell):
+            for code in self._compile_cell(f"{calling_cell()}, by run_cell", raw_cell):
                 exec(code, self.user_ns)
         except Exception as error:
             result.error_in_exec = error

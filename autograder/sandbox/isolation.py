@@ -20,9 +20,10 @@ isolation. For each submission it forks a *session* process that serves that sub
   emptied. Its process budget is the pids cgroup; only without one is it the uid's `RLIMIT_NPROC`.
 * `Isolation.over` runs in the session each tick while a call runs: without a memory cgroup it sums the
   memory the submission's live processes hold (and at `uid` its files in the machine's tmpfs folders, memory
-  too), without a private tmpfs what its scratch folder holds, and names the budget passed; the session
-  then stops the loader and all it started, as the cgroup's OOM killer would (and empties the folder, and
-  those files, so the calls after it start with room).
+  too, wherever they are there, and those its processes hold open with no name), without a private tmpfs what
+  its scratch folder holds, and names the budget passed; the session then stops the loader and all it
+  started, as the cgroup's OOM killer would (and empties the folder, and those files, so the calls after it
+  start with room).
 * `Isolation.end` runs in the worker once the session has ended: it kills anything left, says which
   budget the submission hit, removes the cgroups and empties the uid's keyrings (and, without
   namespaces, removes the uid's files). What a stopped run left (its cgroups, keys, processes and
@@ -93,6 +94,9 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 # nested deeper, than honest code makes count as over the disk budget, so that a walk never takes long. The private
 # tmpfs holds as many entries (its nr_inodes).
 DISK_EVERY, DISK_ENTRIES, DISK_DEPTH = 0.5, 4096, 64
+# How many entries of everyone's the walk of the tmpfs folders at `uid` looks at (_owned), in which each uid's own
+# are at most DISK_ENTRIES: a shared tmpfs may hold many of other users, and the walk stays short.
+MEMORY_WALK = 4 * DISK_ENTRIES
 # The session's looks at the submission's memory without a memory cgroup (Isolation.over) are its own CPU time, not
 # charged to the submission: how many a check gets follows its wall-clock time, so the machine's load, and a grade
 # would follow it too. What a submission can make one look cost (many processes, large mappings to read PSS through)
@@ -415,6 +419,7 @@ class Isolation:
         # outside its scratch folder (at `uid+landlock` Landlock refuses them; namespaces have a private tmpfs).
         # Its files there count against the memory budget (Isolation.over: red-c18 X27-c18-4); they are in memory.
         self.memory_folders: tuple[str, ...] = ()
+        self.memory_devices: set[int] = set()  # their file systems: those of files held open with no name
         self.in_memory = False  # they passed it: emptied once the loader is dead (note_scratch)
         self.cgroups: _Cgroups | None = None
         self.in_session = False  # this process is a session (enter), not the worker
@@ -426,6 +431,7 @@ class Isolation:
         self.uid = uids.claim_uid(clean=_clean_stale_uid) if self.level != "none" else os.getuid()
         if self.level == "uid":
             self.memory_folders = _memory_folders(WRITABLE)
+            self.memory_devices = {os.stat(folder).st_dev for folder in self.memory_folders}
         # Cgroup names unique per run, not just per pid (containers reuse pids), under the uid this worker holds.
         self.run = f"kit-{self.uid}-{secrets.token_hex(4)}"
         if self.level != "none":  # a uid no process uses may still hold keys a stopped run left
@@ -586,7 +592,7 @@ class Isolation:
         if self.in_memory:  # as the scratch folder: the calls after it start with the memory the files held
             self.in_memory = False
             for path, _ in list(self._in_memory()):  # listed first, as _remove_files_of
-                _remove(path)
+                _remove_owned(path, self.uid)
 
     @property
     def _held_scratch(self) -> str:
@@ -602,19 +608,24 @@ class Isolation:
         for name in names:
             _remove(f"{self._held_scratch}/{name}")
 
-    def _in_memory(self) -> Iterator[tuple[str, os.stat_result]]:
-        """The uid's entries in memory_folders but for the scratch folder as begun (whose bytes are the disk
-        budget's): what the submission keeps in memory outside its processes."""
+    def _in_memory(self) -> Iterator[tuple[str, os.stat_result | None]]:
+        """The uid's entries in memory_folders, wherever they are in them (_owned), but for the scratch folder as
+        begun and what it holds (whose bytes are the disk budget's): what the submission keeps in memory outside
+        its processes, with the names it left them."""
         scratch = os.fstat(self.scratch_fd) if self.scratch_fd >= 0 else None
-        for path, stat in _owned(self.uid, self.memory_folders):
-            if scratch is None or (stat.st_dev, stat.st_ino) != (scratch.st_dev, scratch.st_ino):
+        left = "\0"  # the scratch folder's path and a slash, once met: no path starts with a NUL
+        for path, stat in _owned(self.uid, self.memory_folders, self.memory_folders):
+            if scratch and stat and (stat.st_dev, stat.st_ino) == (scratch.st_dev, scratch.st_ino):
+                left = f"{path}/"
+            elif not path.startswith(left):
                 yield path, stat
 
     def over(self, session: int) -> str:
         """In the session, while it waits for a loader: the budget the submission passed that no cgroup or tmpfs
         bounds here, "memory budget" or "disk budget" ("" for none). Without a memory cgroup, the memory of the
         live processes below `session` (cputime.tree_memory), and at `uid` what the uid's files in a tmpfs hold
-        (memory_folders, a walk of at most DISK_ENTRIES: _memory_use); without a private tmpfs, what the scratch
+        (memory_folders walked whole, MEMORY_WALK entries and DISK_ENTRIES of its at most: _memory_use; and those
+        its processes hold open with no name: _held_unlinked); without a private tmpfs, what the scratch
         folder holds. At most every cputime.TICK (or LOOK_SPACING times the last look's CPU time) and DISK_EVERY
         seconds (a walk of at most DISK_ENTRIES), however often it is asked; its CPU time is the session's, never
         charged to the submission (LOOK_SPACING). The caller stops the loader and all it started."""
@@ -623,6 +634,8 @@ class Isolation:
             started = time.thread_time()
             held = cputime.tree_memory(session, memory)
             files = _memory_use(self._in_memory(), memory - held) if self.memory_folders and held <= memory else 0
+            if self.memory_folders and files <= memory - held:  # and those with no name left, which no walk sees
+                files += _held_unlinked(self.uid, self.memory_devices, memory - held - files)
             self.looked = now + max(cputime.TICK, LOOK_SPACING * (time.thread_time() - started))
             if held + files > memory:
                 self.hits.add("memory budget")
@@ -687,37 +700,90 @@ def _clean_stale_uid(uid: int) -> None:
 
 
 def _remove_files_of(uid: int) -> None:
-    """Remove what `uid` owns in the places any user may write (WRITABLE: _owned). Only after `uid`'s processes
-    are dead: no path walked here can then be made a link meanwhile. Listed whole before the first is removed: an
+    """Remove what `uid` owns in the places any user may write (WRITABLE: _owned), and in their tmpfs folders
+    (memory) wherever it is in them. Only after `uid`'s processes are dead: then no entry of its can be moved
+    meanwhile (another uid's live ones may move their own folders: each entry is reached from "/" one folder at a
+    time, following no link, and removed only if `uid` still owns it). Listed whole before the first is removed: an
     entry removed while its folder is being read may make the reading skip another (readdir's order is the file
     system's)."""
-    for path, _ in list(_owned(uid, WRITABLE)):
-        _remove(path)
+    for path, _ in list(_owned(uid, WRITABLE, _memory_folders(WRITABLE))):
+        _remove_owned(path, uid)
 
 
-def _owned(uid: int, places: Iterable[str]) -> Iterator[tuple[str, os.stat_result]]:
-    """The entries `uid` owns in `places` (folders any user may write), and in the folders of root's inside
-    them that any user may write too (systemd-tmpfiles' /tmp/.X11-unix, .ICE-unix...: red-e15 X24-e15-4), as
-    they are listed (a caller may stop early). Only root's, sticky: no other user can rename one, or an entry
-    of `uid`'s in one. Each folder once (a bind mount may nest one in itself)."""
-    folders, seen = list(places), set()
-    while folders:
-        try:
-            listing = os.scandir(folders.pop())
-        except OSError:  # no such folder here
-            continue
-        with listing:
-            for entry in listing:
+def _remove_owned(path: str, uid: int) -> None:
+    """Remove `path` (and all under it) if `uid` owns it, through its folder opened from "/" one name at a time
+    without following a link: a folder on its way another uid swapped for a link leads root nowhere."""
+    folder = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        *way, name = path.strip("/").split("/")
+        for step in way:
+            inner = os.open(step, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        if os.stat(name, dir_fd=folder, follow_symlinks=False).st_uid == uid:
+            _remove(f"/proc/self/fd/{folder}/{name}")
+    except OSError:  # gone or moved meanwhile: not there
+        pass
+    finally:
+        os.close(folder)
+
+
+def _owned(uid: int, places: Iterable[str], anywhere: Iterable[str] = ()) -> Iterator[tuple[str, os.stat_result | None]]:
+    """The entries `uid` owns in `places` (folders any user may write), as they are listed (a caller may stop
+    early). Inside the places in `anywhere` (the tmpfs ones: memory), in every folder, whoever owns it: a file is
+    charged to its owner, wherever it is (red-b19 X28-b19-2: one written into a classmate's folder any user may
+    write); a folder of `uid`'s too deep to enter (DISK_DEPTH) comes with None, what it holds being unknown. In the
+    others, only in the folders of root's that any user may write too (systemd-tmpfiles' /tmp/.X11-unix,
+    .ICE-unix...: red-e15 X24-e15-4): only root's, sticky, so no other user can rename one or an entry of `uid`'s in
+    one; `uid`'s own folders there are its whole. At most MEMORY_WALK entries looked at in all (past them, what
+    is left is not); each folder once (a bind mount may nest one in itself), opened from its parent's descriptor
+    without following a link."""
+    deep, seen, looked = set(anywhere), set(), 0
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    stack: list[tuple[int, os._ScandirIterator[str], str]] = []  # the folders on the way down (as _disk_use)
+    try:
+        for place in places:
+            try:
+                top = os.open(place, os.O_RDONLY | os.O_DIRECTORY)
+                stack.append((top, os.scandir(top), place))
+            except OSError:  # no such folder here
+                continue
+            while stack:
+                fd, listing, path = stack[-1]
+                entry = next(listing, None)
+                if entry is None:
+                    listing.close()
+                    os.close(stack.pop()[0])
+                    continue
+                looked += 1
+                if looked > MEMORY_WALK:
+                    return
                 try:
-                    stat = entry.stat(follow_symlinks=False)
+                    stat = os.stat(entry.name, dir_fd=fd, follow_symlinks=False)
                 except OSError:  # removed meanwhile
                     continue
-                if stat.st_uid == uid:
-                    yield entry.path, stat
-                elif S_ISDIR(stat.st_mode) and stat.st_uid == 0 and stat.st_mode & SHARED == SHARED \
-                        and (stat.st_dev, stat.st_ino) not in seen:
+                mine, inside = stat.st_uid == uid, f"{path}/{entry.name}"
+                enter = S_ISDIR(stat.st_mode) and (stat.st_dev, stat.st_ino) not in seen and (
+                    place in deep or (not mine and stat.st_uid == 0 and stat.st_mode & SHARED == SHARED))
+                if mine:
+                    yield inside, stat
+                if enter and len(stack) > DISK_DEPTH:
+                    if mine:
+                        yield inside, None
+                elif enter:
                     seen.add((stat.st_dev, stat.st_ino))
-                    folders.append(entry.path)
+                    try:
+                        inner = os.open(entry.name, flags, dir_fd=fd)
+                    except OSError:  # replaced by a link meanwhile: not there
+                        continue
+                    try:
+                        stack.append((inner, os.scandir(inner), inside))
+                    except OSError:
+                        os.close(inner)
+    finally:
+        for fd, listing, _ in stack:
+            listing.close()
+            os.close(fd)
 
 
 def _memory_folders(places: Iterable[str]) -> tuple[str, ...]:
@@ -739,18 +805,40 @@ def _memory_folders(places: Iterable[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _memory_use(entries: Iterable[tuple[str, os.stat_result]], bound: int) -> int:
-    """Bytes `entries` (with what their folders hold) take, as _disk_use counts them: more than `bound` once past
-    it, or past DISK_ENTRIES entries in all."""
-    total, folders, walked = 0, [], 0
-    for path, stat in entries:
+def _memory_use(entries: Iterable[tuple[str, os.stat_result | None]], bound: int) -> int:
+    """Bytes `entries` (a walk of tmpfs folders whole: _owned) take: more than `bound` once past it, past
+    DISK_ENTRIES entries, or with a folder too deep to walk (None). Each entry is counted alone: what its folders
+    hold of other uids is theirs (X28-b19-2)."""
+    total = walked = 0
+    for _, stat in entries:
         walked += 1
-        total += stat.st_blocks * 512
-        if S_ISDIR(stat.st_mode):
-            folders.append(path)
+        total += stat.st_blocks * 512 if stat else bound + 1
         if total > bound or walked > DISK_ENTRIES:
             return bound + 1
-    return total + _disk_use(folders, bound - total, DISK_ENTRIES - walked)
+    return total
+
+
+def _held_unlinked(uid: int, devices: set[int], bound: int) -> int:
+    """Bytes the files on `devices` (tmpfs: memory) that `uid`'s processes hold open with no name left take (red-b19
+    X28-b19-1: opened, unlinked, then written through the descriptor; no walk sees them, no PSS counts them), each
+    once: more than `bound` once past it. At most the process budget times RLIMIT_NOFILE descriptors."""
+    total, seen = 0, set()
+    for pid in uids.processes_by_uid().get(uid, []):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:  # ended meanwhile
+            continue
+        for fd in fds:
+            try:
+                stat = os.stat(f"/proc/{pid}/fd/{fd}")  # the open file itself (the link is the kernel's)
+            except OSError:
+                continue
+            if stat.st_nlink == 0 and stat.st_dev in devices and (stat.st_dev, stat.st_ino) not in seen:
+                seen.add((stat.st_dev, stat.st_ino))
+                total += stat.st_blocks * 512
+                if total > bound:
+                    return bound + 1
+    return total
 
 
 def _disk_use(folders: str | Iterable[str], bound: int, entries: int | None = None) -> int:

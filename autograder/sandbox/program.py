@@ -300,7 +300,7 @@ def _in_students_order(cells: list[Mapping], last: Mapping[str, int]) -> list[tu
     X25-a16-6): right after the one before it, or right before the one after it where the student moved that one above
     the one before (cell module deleted, the given cell parameter moved below linear: Jupyter runs the same), so what
     it stands in for is defined for the cell that follows it in the release. Deleted cells side by side keep their
-    order."""
+    order. The public checks stand a deleted given cell in by this same rule (the release's cells._deleted_given)."""
     known = [(str(gid), cell) for cell in cells if (gid := _nbgrader(cell).get("grade_id"))]  # (else prose, or
     kept = [last[gid] if gid in last and _runs(cell) else None  # a cell the student added, with no separate
             for gid, cell in known]  # source); the place of each known cell a part runs that the student kept

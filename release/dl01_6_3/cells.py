@@ -52,36 +52,51 @@ def graded_cells(saved: list, release: list | None) -> tuple[list, list]:
     source)] for each cell the grade runs otherwise than Jupyter), from the `saved` notebook's cells as nbgrader's
     autograde takes them (docs/grading.md): only the last copy of a grade id is that cell (the earlier ones are cells
     the student added); the `release` decides what it is: its type, and the text of a given cell made markdown (a
-    deleted one runs its released copy after the code cell before it in the release). Without a release (a notebook
+    deleted one runs its released copy where the grade stands it: _deleted_given). Without a release (a notebook
     of an older release: RELEASE_KEY), graded_as_code and edited_given read what the release made a cell."""
     ids = [_grading(cell).get("grade_id") for cell in saved]
     last = {name: at for at, name in enumerate(ids) if isinstance(name, str)}
     released = {_grading(cell).get("grade_id"): cell for cell in release or saved}
-    stand_ins: dict = {}  # {the grade id of the code cell before it in the release (None: none): given cells deleted}
-    before = None
-    for cell in release or []:
-        if cell.get("cell_type") == "code" and _grading(cell).get("grade_id") in last:
-            before = _grading(cell).get("grade_id")
-        elif cell.get("cell_type") == "code" and _grading(cell).get("locked") and not skipped(cell):
-            stand_ins.setdefault(before, []).append(cell)
+    deleted = _deleted_given(release or [], last)
     runs, notes = [], []
-    for at, (name, cell) in enumerate([(None, {}), *zip(ids, saved)], -1):  # at -1: before the first cell
-        ours = released.get(name, {})
-        if at >= 0 and (last.get(name) != at or not ours):  # the student's own cell, or an earlier copy of one
+    for at, (name, cell) in enumerate([*zip(ids, saved), (None, {})]):  # the last: past the saved cells
+        past, ours = at == len(saved), released.get(name, {})
+        if not past and (last.get(name) != at or not ours):  # the student's own cell, or an earlier copy of one
             runs += [(str(at), _text(cell))] if cell.get("cell_type") == "code" and not skipped(cell) else []
             continue
-        if at >= 0 and not skipped(ours):
+        while deleted and deleted[0][0] < (at, 0, 0):  # the grade runs these right before this kept known cell
+            gone, text = _grading(deleted[0][1]).get("grade_id"), _text(deleted.pop(0)[1])
+            runs.append((gone, text))
+            notes.append((f"you deleted the given cell {gone}: the grade runs the released copy of it", text))
+        if not past and not skipped(ours):
             code = ours.get("cell_type") == "code" if release else graded_as_code(cell)
             # a given cell Jupyter runs nothing of (made markdown) runs its released copy; kept code, it runs as Jupyter
             # runs it, the note leading its failures (what you changed, the grade never runs)
             given_away = _grading(ours).get("locked") and cell.get("cell_type") != "code"
             runs += [(name, _text(ours) if given_away else _text(cell))] if code else []
             notes += [(note, _text(cell)) for note in [_note(name, cell, ours if release else None, code)] if note]
-        for deleted in stand_ins.get(name, []):
-            gone = _grading(deleted).get("grade_id")
-            runs.append((gone, _text(deleted)))
-            notes.append((f"you deleted the given cell {gone}: the grade runs the released copy of it", _text(deleted)))
     return runs, notes
+
+
+def _deleted_given(release: list, last: dict) -> list:
+    """[(place, cell)] of the given code cells of the `release` the student deleted (`last`: the place of each grade
+    id's last copy in the saved notebook), sorted by where the grade runs their released copies, by its rule
+    (autograder/sandbox/program.py _in_students_order, whose place this is): between the kept cells around it in the
+    release among those the grade runs (given and solution code cells: a test cell or a demonstration moved about
+    moves no code), right after the one before it (place (its place, 1, ...), -1 for none), or right before the one
+    after it (place (its place, -1, ...)) where the student moved that one above the one before; side by side, in
+    the release's order. A kept known cell at `at` sorts as (at, 0, 0)."""
+    kept = [last.get(_grading(cell).get("grade_id")) if cell.get("cell_type") == "code" and not skipped(cell) else None
+            for cell in release]
+    places = []
+    for index, cell in enumerate(release):
+        if _grading(cell).get("grade_id") in last or not (cell.get("cell_type") == "code" and _grading(cell).get(
+                "locked") and not skipped(cell)):
+            continue
+        before = next((at for at in reversed(kept[:index]) if at is not None), -1)
+        after = next((at for at in kept[index + 1:] if at is not None), None)
+        places.append(((after, -1, index) if after is not None and after < before else (before, 1, index), cell))
+    return sorted(places, key=lambda place: place[0])
 
 
 def _note(name: str, cell: dict, released: dict | None, code: bool) -> str:

@@ -142,7 +142,7 @@ def defined_in(names: dict) -> dict:
         cls = names.get(name)
         files = [f.__code__.co_filename for f in vars(cls).values() if hasattr(f, "__code__")] if isinstance(
             cls, type) else []
-        cell = re.fullmatch(r"<cell (\w+)>", files[0]) if files else None
+        cell = re.fullmatch(r"<cell (\w+)(?:, by run_cell)?>", files[0]) if files else None  # run_cell: its caller
         found[name] = cell[1] if cell else ""
     return found
 
