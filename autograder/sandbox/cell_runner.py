@@ -74,8 +74,9 @@ class Statements:
 
 # The blocks that may run a line below the one an exception names: a loop's later round raises above lines its
 # first ran; a `finally` body, or a handler that raises again with a bare `raise` (no new traceback entry), runs
-# below the line raised at. Any block but a def or a class (whose stopped body binds nothing: the class is not bound),
-# as one of those may stand at any depth in it: read as run whole, which reads more names as bound, so a stub
+# below the line raised at. Any block but a def or a class (whose stopped body binds no name of its text: the class
+# is not bound; what a `global` there bound, rebound tells), as one of those may stand at any depth in it: read as
+# run whole, which reads more names as bound, so a stub
 # replaces more of them (a lower grade at worst, never one above Jupyter's).
 _REORDERED = (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.If, ast.Match)
 
