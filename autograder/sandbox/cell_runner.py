@@ -76,8 +76,8 @@ class Statements:
 # first ran; a `finally` body, or a handler that raises again with a bare `raise` (no new traceback entry), runs
 # below the line raised at. Any block but a def or a class (whose stopped body binds no name of its text: the class
 # is not bound; what a `global` there bound, rebound tells), as one of those may stand at any depth in it: read as
-# run whole, which reads more names as bound, so a stub
-# replaces more of them (a lower grade at worst, never one above Jupyter's).
+# run whole, which reads more names as bound, so a stub replaces more of them (a lower grade at worst, never one
+# above Jupyter's).
 _REORDERED = (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.If, ast.Match)
 
 
