@@ -943,6 +943,47 @@ def test_a_cell_whose_block_ran_lines_below_where_it_stopped_is_not_read_as_bind
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
+RUNTIME_BINDINGS = {
+    "class-body-global": "class _Wrap:\n    global Module\n{body}    raise StopIteration('checked once')\n",
+    "if-class-body-global": "if True:\n    class _Wrap:\n        global Module\n{body2}        raise StopIteration('x')\n",
+    "def-global-called": "def _define():\n    global Module\n{body}    raise StopIteration('x')\n\n\n_define()\n",
+    "globals-in-class-body": "class _Wrap:\n{body}    globals()['Module'] = Module\n    raise StopIteration('x')\n",
+}
+
+
+@pytest.mark.parametrize("wrapper", list(RUNTIME_BINDINGS))
+def test_a_stopped_cell_that_bound_module_at_run_time_is_not_read_as_binding_nothing(tmp_path, wrapper):
+    """red-a19 X28-a19-1 (pass 28): a cell that stopped is read as binding what program.bound_names finds in its
+    lines above the stop, which never looks inside a def or class body. Cell module (wrong parameters(), a right
+    Module in an added cell above) whose Module is bound at run time from a class or def body (`global Module`, or
+    `globals()['Module'] = ...`) before the cell raises is read as binding no Module: no stub replaces it, the added
+    cell's right Module is kept, and the grade is 18/18 (the same cell without the raise: 12.59, test_parameters
+    0.5/3, test_exercise_count 0/1). Jupyter ran the body, which bound the wrong Module: test_exercise_count 0/1.
+    (fix-bound: the cell's text gets its last line break, which red-a19's lacked, so its `raise` joined the last line
+    of the body: a cell that does not parse, which runs nothing in Jupyter either. Measured on main with it:
+    class-body-global and globals-in-class-body 13.59/18, Exercise 1 1/1; the other two read right already.)"""
+    notebook = _module_that_forges_its_stop("\n")
+    module = notebook.cells[_cell_at(notebook.cells, "module")]
+    module.source = RUNTIME_BINDINGS[wrapper].format(body=_indented(module.source),
+                                                     body2=_indented(_indented(module.source)))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
+
+
+@pytest.mark.parametrize("bound,kept", [({"module": []}, True), ({"module": ["Module"]}, False),
+                                        ({"module": ["*"]}, False), ({}, False)],
+                         ids=["saw-none", "saw-module", "saw-too-many", "past-the-cells-sent"])
+def test_a_stopped_cells_stub_replaces_the_names_the_sandbox_saw_it_bind(bound, kept):
+    """fix-bound (X28-a19-1): cell module stopped at its first line, so its text above the stop binds nothing; the
+    stub standing in for it keeps the Module of the cells above only when the loader saw its run bind no Module. A
+    cell whose names did not fit (EVERY_NAME), or one past the cells the loader sends, is read as binding every name."""
+    notebook = _module_that_forges_its_stop("\n")
+    suite = next(suite for suite in suites.load_suites(ASSIGNMENT) if suite.grade_id == "test_exercise_count")
+    program = {cell.name: cell.source for cell in suites.part_program(ASSIGNMENT, notebook, suite, {"module": 1},
+                                                                       bound=bound)}
+    assert program["module"].startswith("__kept_from_your_cells_above = ") is kept, program["module"][:200]
+
+
 def test_a_message_about_a_class_a_run_notebook_defines_names_the_cell_that_ran_it(tmp_path):
     """red-a19 X28-a19-2 (pass 28): fix-run runs `%run helper.ipynb`'s cells through the stand-in's run_cell. Cell
     module writes a helper notebook holding its (wrong) Module and runs it with `%run`: the grade's message at

@@ -9,8 +9,12 @@ import pytest
 
 from autograder.sandbox.protocol import (
     ARRAY,
+    BOUND_NAME_CHARS,
+    BOUND_NAMES,
     CONFIG,
+    EVERY_NAME,
     FROM_LOADER,
+    LOAD_BOUND,
     TO_GRADER,
     TO_LOADER,
     TO_SESSION,
@@ -211,6 +215,22 @@ def test_a_loaders_reason_is_one_line_of_at_most_500_characters_and_its_errors_a
     loaded = read(wire(event="loaded", errors=["\u00e9" * 400, "\U0001F600" * 400, "a" + "\U0001F600" * 400]),
                   FROM_LOADER)
     assert loaded == Loaded(["\u00e9" * 300, "\U0001F600" * 150, "a" + "\U0001F600" * 149])
+
+
+def test_the_names_a_stopped_cell_bound_are_cut_to_every_name_never_to_fewer():
+    """fix-bound (X28-a19-1): a cell that bound more names than a line carries, or a longer one, is read as binding
+    every name (a stub in its place replaces more: a lower grade at worst); the cells past LOAD_BOUND are not sent
+    (suites reads a stopped cell it has no names of as binding every name)."""
+    many = {f"c{n}": ["HELPER"] for n in range(LOAD_BOUND + 5)}
+    bound = {"a": ["x"] * (BOUND_NAMES + 1), "b": ["x" * (BOUND_NAME_CHARS + 1)], "d": ["M\u00f3dulo"],
+             "e": ["\x00" * 40], "c": ["Module", "x"], **many}
+    loaded = read(encode(Loaded([], {}, bound)), FROM_LOADER)
+    assert isinstance(loaded, Loaded)
+    assert list(loaded.bound.items())[:5] == [("a", [EVERY_NAME]), ("b", [EVERY_NAME]), ("d", [EVERY_NAME]),
+                                              ("e", [EVERY_NAME]), ("c", ["Module", "x"])]
+    assert len(loaded.bound) == LOAD_BOUND
+    assert read(wire(event="loaded", errors=[], bound={"a": "Module"}), FROM_LOADER).reason == (
+        "Loaded: 'bound' is not a map of cells to names")
 
 
 def test_a_forged_array_in_an_answer_is_that_answers_failure_not_the_replys():

@@ -269,6 +269,20 @@ def test_the_graders_reading_of_what_a_cell_bound_before_it_stopped_agrees_with_
 
 
 @pytest.mark.parametrize("cell", [
+    "class _Wrap:\n    global HELPER\n    HELPER = 1\n    raise ValueError\n",
+    "class _Wrap:\n    globals()['HELPER'] = 1\n    raise ValueError\n",
+    "if True:\n    class _Wrap:\n        global HELPER\n        HELPER = 1\n        raise ValueError\n",
+    "raise ValueError\nHELPER = 1\n",
+], ids=["class-body-global", "globals-in-a-class-body", "class-body-global-in-an-if", "raised-above-it"])
+def test_the_loader_tells_the_names_a_stopped_cell_bound_as_it_ran(box, cell):
+    """red-a19 X28-a19-1 (pass 28): the lines above where a cell stopped do not show a name it bound from a class body
+    (`global HELPER`, globals()[...]), so the loader tells the names it saw the cell's run bind (Outcome.bound)."""
+    outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert "c" in outcome.stops, outcome.load_errors
+    assert ("HELPER" in outcome.bound["c"]) is outcome.value, outcome
+
+
+@pytest.mark.parametrize("cell", [
     "HELPER = 1\nraise SyntaxError('not really', ('<cell>', 1, 1, ''))\n",
     "HELPER = 1\ncompile('x = (', '<cell>', 'exec')\n",
     "try:\n    1 / 0\nexcept ZeroDivisionError as error:\n    saved = error\nHELPER = 1\nraise saved\n",

@@ -49,6 +49,7 @@ from ..sandbox.program import (
     standing_below,
     task_names,
 )
+from ..sandbox.protocol import EVERY_NAME
 from ..settings import GraderSettings
 from ..submission import Submission
 from .answer_form import NOT_IN_FORM, answer_fault, form_of
@@ -522,14 +523,17 @@ class _ShippedAnswers(Runner):
 
 
 def part_program(assignment: Assignment, notebook: dict, suite: Suite, stops: Mapping[str, int] | None = None,
-                 found: Mapping[str, str] | None = None) -> list[Cell]:
+                 found: Mapping[str, str] | None = None, bound: Mapping[str, list[str]] | None = None) -> list[Cell]:
     """What one part runs for a submission: the student's cells the suite names, and for every other
     solution cell the public release's blank stub, never the reference (nothing of the answer key may
     enter a process that runs student code). Its probes call only the stub they grade.
     A stub stands in for the student's own copy of its cell, so it replaces only the names that copy binds: a name the
     copy does not bind (an emptied cell no_grad, or a deleted one, whose no_grad the student wrote atop cell sgd)
     keeps what the cells above bound, as in the notebook run top to bottom (_keeping), and so does a name the copy binds
-    only below the line that stopped it as the whole notebook ran (`stops`: Grader.settle's, a first line that raises).
+    only below the line that stopped it as the whole notebook ran (`stops`: Grader.settle's, a first line that raises),
+    unless the sandbox saw the cell bind it as it ran (`bound`, the loader's: a def's or class body's `global`, or
+    globals()[...], which the lines above the stop do not show; a stopped cell it holds no names of is read as binding
+    every name).
     A cell of the student's that the part runs but does not grade, below the part's test cell, gives it nothing of what
     the graded cells' tasks name (_held_below). A graded cell the notebook does not hold takes the cell that holds its
     code from the student (`found`: hosts, by default read here; taken), and where its stub stands in for it, that cell
@@ -547,8 +551,10 @@ def part_program(assignment: Assignment, notebook: dict, suite: Suite, stops: Ma
     copies = {cell.name: cell for cell in program_from_notebook(
         notebook, assignment.source, assignment.release, (*stubs, *found.values()), found)}
     own = {gid: namespace_lines(_ran(copies[found.get(gid, gid)], stops)) for gid in stubs if gid in copies}
+    seen = {gid: _seen_bound(found.get(gid, gid), stops, bound or {}) for gid in own}
     program = [replace(cell, source=_keeping(cell.source, stubs[cell.name], [
-        name for name in sorted(bound_names(stubs[cell.name])) if not _binds(own[cell.name], name)]))
+        name for name in sorted(bound_names(stubs[cell.name]))
+        if not (_binds(own[cell.name], name) or name in seen[cell.name] or EVERY_NAME in seen[cell.name])]))
         if cell.name in stubs else cell for cell in program]
     return _held_below(assignment, notebook, suite, program, found)
 
@@ -610,6 +616,13 @@ def hosts(assignment: Assignment, notebook: dict, stops: Mapping[str, int] | Non
                   for cell in program_from_notebook(notebook, assignment.source, assignment.release)
                   if cell.name in kept or cell.name not in order)  # (a cell the student added is named by its index)
     return dict(_hosting(tuple((gid, tuple(names), below[gid]) for gid, names in named.items()), cells))
+
+
+def _seen_bound(cell: str, stops: Mapping[str, int], bound: Mapping[str, list[str]]) -> list[str]:
+    """The names the sandbox saw `cell` bind as it ran, where the whole notebook's run stopped it (the loader sends
+    those of the first LOAD_BOUND cells that stopped: another reads as binding EVERY_NAME); else none needed (the
+    cell is read whole)."""
+    return list(bound.get(cell, [EVERY_NAME])) if cell in stops else []
 
 
 def _ran(cell: Cell, stops: Mapping[str, int]) -> str:
@@ -774,6 +787,7 @@ class Grader:
                               if suite.student_cells != "all" and cell in suite.student_cells]
                        for cell in self.solution_cells}
         self.stops: dict[str, int] = {}  # the submission's cells the whole notebook's run stopped, and where (settle)
+        self.bound: dict[str, list[str]] = {}  # the names each of those bound as it ran, as the sandbox saw (settle)
         self.hosts: dict[str, str] = {}  # the submission's hosts with those stops, read once for every part (settle)
 
     def begin_session(self) -> None:
@@ -796,7 +810,7 @@ class Grader:
         """
         notebook = submission.notebook
         assert notebook is not None, "only a notebook that was read is graded"
-        cells = part_program(self.prepared.assignment, notebook, suite, self.stops, self.hosts)
+        cells = part_program(self.prepared.assignment, notebook, suite, self.stops, self.hosts, self.bound)
         fresh = suite.student_cells == "all"
         borrowed = frozenset() if fresh else self.solution_cells - set(taken(suite.student_cells, self.hosts))
         own = {cell.name: cell.source for cell in part_program(self.prepared.assignment, notebook, replace(
@@ -820,18 +834,21 @@ class Grader:
         step() under a right no_grad()) is sound, and lent in turn (to an exercise computed with SGD). When no
         single cell is left to lend, cells that each need another's are tried as a set (lend_together). Then no message
         names a cell never lent as the cause (unblamed). Where the run of a part that grades the whole notebook stopped
-        a cell of the student's (stopped) tells what that cell binds where a stub stands in for it, and which cell holds
+        a cell of the student's (stopped) tells what that cell binds where a stub stands in for it (with the names the
+        sandbox saw it bind: bound), and which cell holds
         the code of a missing one (hosts, read once for every part with those stops): a part graded before that was
         known is graded again if its program changes (rare: a cell whose run stopped above a line that binds what a
         cell above bound too)."""
         parts = {}
         assert submission.notebook is not None, "only a notebook that was read is graded"
-        self.stops, self.hosts = {}, hosts(self.prepared.assignment, submission.notebook)
+        self.stops, self.bound, self.hosts = {}, {}, hosts(self.prepared.assignment, submission.notebook)
         for suite in self.prepared.suites:
             runner = self.part_runner(submission, suite)
             parts[suite.grade_id] = (runner, run_checks(suite.checks, runner, self.reference))
             if suite.student_cells == "all":
-                self.stops.update(next((outcome.stops for outcome in runner.memo.values()), {}))
+                outcome = next(iter(runner.memo.values()), None)
+                self.stops.update(outcome.stops if outcome else {})
+                self.bound.update(outcome.bound if outcome else {})
         self.hosts = hosts(self.prepared.assignment, submission.notebook, self.stops)
         for suite in self.prepared.suites if self.stops else ():
             runner = self.part_runner(submission, suite)

@@ -84,6 +84,7 @@ class Outcome:
     not_run: bool = False  # the call was never made (a budget spent, an earlier call out of time): `reason` says why
     load_errors: list[str] = field(default_factory=list)  # cells that raised while loading
     stops: dict[str, int] = field(default_factory=dict)  # the line where each of them stopped (protocol.Loaded)
+    bound: dict[str, list[str]] = field(default_factory=dict)  # the names each of those bound as it ran (Loaded)
 
 
 # -------------------------------------------------------------- the caller's side
@@ -441,7 +442,7 @@ class Sandbox:
             raise self._failed(result)
         self.spent, self.oom_kills = result.spent, result.oom_kills
         return [Outcome(answer.ok, answer.value, answer.reason, answer.limit, answer.not_run, result.load_errors,
-                        result.stops) for answer in result.answers]
+                        result.stops, result.bound) for answer in result.answers]
 
     def _session_killed(self, ended: Ended, calls: int) -> list[Outcome]:
         """The Outcome of each of `calls` calls when the session died during the request (it writes a Failure for

@@ -74,9 +74,10 @@ class Statements:
 
 # The blocks that may run a line below the one an exception names: a loop's later round raises above lines its
 # first ran; a `finally` body, or a handler that raises again with a bare `raise` (no new traceback entry), runs
-# below the line raised at. Any block but a def or a class (whose stopped body binds nothing: the class is not bound),
-# as one of those may stand at any depth in it: read as run whole, which reads more names as bound, so a stub
-# replaces more of them (a lower grade at worst, never one above Jupyter's).
+# below the line raised at. Any block but a def or a class (whose stopped body binds no name of its text: the class
+# is not bound; what a `global` there bound, rebound tells), as one of those may stand at any depth in it: read as
+# run whole, which reads more names as bound, so a stub replaces more of them (a lower grade at worst, never one
+# above Jupyter's).
 _REORDERED = (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.If, ast.Match)
 
 
@@ -128,6 +129,22 @@ async def _cell(codes: Iterable[CodeType], namespace: dict) -> tuple[BaseExcepti
     return None
 
 
+def names_of(namespace: dict) -> dict[str, object]:
+    """What each name of `namespace` holds now: copied at once (dict.copy runs no code of the notebook's, nor lets a
+    thread of its run meanwhile), a key that is not exactly a str left out (its class could run code as it is
+    compared, and no cell can call it by name)."""
+    return {key: value for key, value in namespace.copy().items() if type(key) is str}
+
+
+def rebound(before: dict[str, object], namespace: dict) -> list[str]:
+    """The names a cell bound as it ran, as the sandbox saw them: each one of `namespace` new since `before`
+    (names_of), or holding another object (by identity: the notebook chooses no comparison). For a cell that stopped,
+    its lines above the stop do not show every name it bound (a def's or class body's `global Module`, globals()[...]),
+    and a name it bound that a stub in its place replaces costs the grade, a name left out could raise it."""
+    return [name for name, value in names_of(namespace).items() if before.get(name, _UNBOUND) is not value]
+
+
+_UNBOUND = object()  # what a name held before a cell bound it first
 _TRACEBACK = BaseException.__dict__["__traceback__"]  # the C-level slot: a class of the notebook's may override it
 
 

@@ -176,9 +176,10 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     _send_breach = functools.partial(_fatal_to, results)
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     ipython_display.install(ns, compile_cell, lambda: NOTEBOOK.flags & cell_runner.FUTURES)
-    errors, stops = [], {}
+    errors, stops, bound = [], {}, {}
     for name, text in cells:
         write(results, LoadingCell(name))
+        before = cell_runner.names_of(ns)  # (each cell's: which of them stops is known once it ran)
         try:
             stopped = cell_runner.run_cell(cell_codes(name, text), ns)
         except BaseException as exc:  # cell_codes: the cell does not parse (IPython runs none of it)
@@ -186,12 +187,13 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
         if stopped is None:
             continue
         error, stops[name] = stopped
+        bound[name] = cell_runner.rebound(before, ns)
         if issubclass(type(error), SystemExit):  # by its type (the notebook's class may name another), as `except` reads
             # Jupyter's kernel catches it too: it stops its cell, the next cells run
             errors.append(f"cell {name}: {describe_cell_exit(cast(SystemExit, error))}")
         else:  # IPython's run_code catches every one (KeyboardInterrupt, GeneratorExit too)
             errors.append(f"cell {name}: {describe_exception(error)}")
-    write(results, Loaded(errors, stops))
+    write(results, Loaded(errors, stops, bound))
     return ns
 
 

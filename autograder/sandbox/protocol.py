@@ -71,6 +71,12 @@ LOAD_ERRORS, ERROR_CHARS, ERROR_BYTES = 20, 300, 1800
 # Where the cells that raised stopped (child._load): so many cells, each name of at most so many characters, about
 # 11 KB of JSON with the load errors' 36 KB, within a reply's FIELDS_BYTES.
 LOAD_STOPS, STOP_NAME_CHARS = 100, 100
+# The names each of the first so many cells that stopped bound as it ran (child._load, cell_runner.rebound), each
+# cell at most so many names, each an ASCII identifier of at most so many characters: about 11 KB of JSON more, the
+# cells' names counted, within a reply's FIELDS_BYTES.
+# A cell that bound more, or any other name, is sent as EVERY_NAME; a stopped cell past LOAD_BOUND is read so too.
+LOAD_BOUND, BOUND_NAMES, BOUND_NAME_CHARS = 20, 10, 40
+EVERY_NAME = "*"  # no name: a cell read as binding every name a stub in its place would
 UNREADABLE = "sent an answer the grader cannot read"  # the reason of an answer that is malformed, or a forged array
 
 ARRAY = "\x00array"  # the key of an array sent as bytes: no probe's answer has a key with a NUL in it
@@ -235,6 +241,27 @@ def _stops(obj: dict, key: str) -> dict[str, int]:
 
 def _cut_stops(stops: dict[str, int]) -> dict[str, int]:
     return {name: line for name, line in list(stops.items())[:LOAD_STOPS] if len(name) <= STOP_NAME_CHARS}
+
+
+def _bound(obj: dict, key: str) -> dict[str, list[str]]:
+    """{cell: the names it bound} (optional, none by default): each a list of texts, cut as a writer's _cut_bound."""
+    value = obj.get(key, {})
+    if type(value) is not dict or not all(type(names) is list and all(type(name) is str for name in names)
+                                          for names in value.values()):
+        raise _Bad(f"{key!r} is not a map of cells to names")
+    return _cut_bound(value)
+
+
+def _cut_bound(bound: dict[str, list[str]]) -> dict[str, list[str]]:
+    """At most LOAD_BOUND cells, each named in at most STOP_NAME_CHARS characters; a cell with more than BOUND_NAMES
+    names, or one that is not an ASCII identifier of at most BOUND_NAME_CHARS (one byte of JSON a character, as every
+    name a stub binds), is sent as EVERY_NAME (read as binding more, never fewer)."""
+    return {cell: names if len(names) <= BOUND_NAMES and all(_plain_name(name) for name in names) else [EVERY_NAME]
+            for cell, names in list(bound.items())[:LOAD_BOUND] if len(cell) <= STOP_NAME_CHARS}
+
+
+def _plain_name(name: str) -> bool:
+    return len(name) <= BOUND_NAME_CHARS and name.isascii() and name.isidentifier()
 
 
 def _one_of(obj: dict, key: str, allowed: tuple[str, ...]) -> str:
@@ -544,20 +571,21 @@ class Answers(_Kind):
     spent: float
     oom_kills: int = 0
     stops: dict[str, int] = field(default_factory=dict)
+    bound: dict[str, list[str]] = field(default_factory=dict)
     KEY: ClassVar[str] = "answers"
 
     def wire(self) -> dict:
         return {"answers": [answer.wire() for answer in self.answers], "load_errors": self.load_errors,
-                "stops": self.stops, "spent": self.spent, "oom_kills": self.oom_kills}
+                "stops": self.stops, "bound": self.bound, "spent": self.spent, "oom_kills": self.oom_kills}
 
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> Answers:
-        _only(obj, frozenset({"answers", "load_errors", "stops", "spent", "oom_kills"}))
+        _only(obj, frozenset({"answers", "load_errors", "stops", "bound", "spent", "oom_kills"}))
         answers = obj.get("answers")
         if type(answers) is not list:
             raise _Bad("'answers' is not a list")
         return cls([Answer.from_json(answer, answer_bytes) for answer in answers], _texts(obj, "load_errors"),
-                   _number(obj, "spent"), _whole(obj, "oom_kills"), _stops(obj, "stops"))
+                   _number(obj, "spent"), _whole(obj, "oom_kills"), _stops(obj, "stops"), _bound(obj, "bound"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -580,19 +608,22 @@ class LoadingCell(_Kind):
 class Loaded(_Kind):
     """A loader ran every cell of the program: the cells that raised (at most LOAD_ERRORS read, each cut to
     ERROR_CHARS characters and ERROR_BYTES bytes of JSON), and the line of each where it stopped, as the loader saw
-    it run (cell_runner.stopped_at; at most LOAD_STOPS read)."""
+    it run (cell_runner.stopped_at; at most LOAD_STOPS read), and the names each bound as it ran, as the loader saw
+    its namespace change (cell_runner.rebound; _cut_bound)."""
 
     errors: list[str]
     stops: dict[str, int] = field(default_factory=dict)
+    bound: dict[str, list[str]] = field(default_factory=dict)
     EVENT: ClassVar[str] = "loaded"
 
     def wire(self) -> dict:  # cut as it is read: a loader's line stays within the reader's limit (red-c15)
-        return {"event": "loaded", "errors": _cut_errors(self.errors), "stops": _cut_stops(self.stops)}
+        return {"event": "loaded", "errors": _cut_errors(self.errors), "stops": _cut_stops(self.stops),
+                "bound": _cut_bound(self.bound)}
 
     @classmethod
     def from_json(cls, obj: dict, answer_bytes: int) -> Loaded:
-        _only(obj, frozenset({"event", "errors", "stops"}))
-        return cls(_cut_errors(_texts(obj, "errors")), _stops(obj, "stops"))
+        _only(obj, frozenset({"event", "errors", "stops", "bound"}))
+        return cls(_cut_errors(_texts(obj, "errors")), _stops(obj, "stops"), _bound(obj, "bound"))
 
 
 def _cut_errors(errors: list[str]) -> list[str]:

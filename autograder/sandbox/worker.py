@@ -98,6 +98,7 @@ class _Loader:
         self.failure: Result | None = None  # why the program could not load: every call's answer
         self.errors: list[str] = []
         self.stops: dict[str, int] = {}  # where each cell that raised stopped (the loader's Loaded)
+        self.bound: dict[str, list[str]] = {}  # the names each of them bound as it ran (the loader's Loaded)
         self.session = session
         self.out = ""  # which limit ran out while waiting for the loader: see _next
         commands_r, self.commands = os.pipe()
@@ -195,7 +196,7 @@ class _Loader:
                 continue
             elif isinstance(message, Loaded):  # student code has run: its errors are the notebook's data
                 self.errors = [as_notebooks_load_error(error) for error in message.errors]
-                self.stops = message.stops
+                self.stops, self.bound = message.stops, message.bound
                 return
             elif isinstance(message, Fatal):  # the session names the cell (the one it was told runs), the rest is data
                 words = PRINTED_PAST_LIMIT if message.limit == "output" else as_notebooks(
@@ -570,9 +571,10 @@ class _Session:
             self.charged = max(self.charged, request.charged)
             answered = self.answered
             answers = self.answer(cells, request.calls, request.fresh, request.together)
-            load_errors, stops = (self.loader.errors, self.loader.stops) if self.loader else ([], {})
+            load_errors, stops, bound = ((self.loader.errors, self.loader.stops, self.loader.bound) if self.loader
+                                         else ([], {}, {}))
             kills = self.isolation.oom_kills() if self.isolation else 0
-            reply = encode(Answers(answers, load_errors, self.seconds(), kills, stops))
+            reply = encode(Answers(answers, load_errors, self.seconds(), kills, stops, bound))
             self.stopwatch.stop()  # before the write: a grader that is slow to read is not the submission's either
             # Charged whole, load errors too, as the grader counts every byte it reads: the answers counted on the
             # way (to stop at the budget) give way to the reply's own bytes.
