@@ -342,3 +342,41 @@ def test_the_folders_other_notebooks_cannot_make_the_output_unbounded(tmp_path, 
     output = json.loads((tmp_path / "results" / "results.json").read_text())["output"]
     assert "the folder also holds" in output
     assert len(output) < 2000, f"results.json's output is {len(output):,} characters"
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_a_timestamp_txt_gradescope_never_reads_does_not_leave_the_notebook_ungraded(tmp_path, monkeypatch, kind):
+    """red-a20 X29-a20-1 (pass 29): Gradescope keeps its own time (docs/security.md: "Gradescope keeps its own"), and
+    run_autograder grades a timestamp.txt that holds no time at all. But one that is a link or a FIFO (a clone of a
+    GitHub submission keeps links) leaves the notebook beside it not graded, score 0, told "the submission time must
+    come from nbgrader's collect or the LMS", neither of which a Gradescope submission has. The notebook is graded,
+    or at least the reason names nothing Gradescope does not do."""
+    import autograder.grading
+    import autograder.sandbox.policy
+    import autograder.sandbox.proof
+    from autograder.gradescope.run import run_autograder
+
+    class Box:  # the sandbox is not what this test is about
+        level = "uid"
+
+        def close(self):
+            pass
+
+    graded = []
+    monkeypatch.setattr(autograder.sandbox.proof, "no_ids_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.proof, "closed_interpreter_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.policy, "start_student_sandbox", lambda assignment, settings: Box())
+    monkeypatch.setattr(autograder.grading, "grade_path",
+                        lambda assignment, path, settings, box: graded.append(path) or Report([]))
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    write_notebook(release_notebook(), submission / NOTEBOOK)
+    if kind == "symlink":
+        os.symlink("../source/anything", submission / "timestamp.txt")
+    else:
+        os.mkfifo(submission / "timestamp.txt")
+    settings = GraderSettings(config=load_config(ROOT))
+    assert run_autograder(ASSIGNMENT, settings, tmp_path) == 0
+    output = json.loads((tmp_path / "results" / "results.json").read_text())["output"]
+    assert "nbgrader's collect or the LMS" not in output, output
+    assert graded, output
