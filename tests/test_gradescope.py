@@ -380,3 +380,56 @@ def test_a_timestamp_txt_gradescope_never_reads_does_not_leave_the_notebook_ungr
     output = json.loads((tmp_path / "results" / "results.json").read_text())["output"]
     assert "nbgrader's collect or the LMS" not in output, output
     assert graded, output
+
+
+def _run_without_sandbox(tmp_path, monkeypatch, build) -> str:
+    """run_autograder on a submission `build` makes (the sandbox and the grading monkeypatched away): its output."""
+    import autograder.grading
+    import autograder.sandbox.policy
+    import autograder.sandbox.proof
+    from autograder.gradescope.run import run_autograder
+
+    class Box:
+        level = "uid"
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(autograder.sandbox.proof, "no_ids_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.proof, "closed_interpreter_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.policy, "start_student_sandbox", lambda assignment, settings: Box())
+    monkeypatch.setattr(autograder.grading, "grade_path", lambda assignment, path, settings, box: Report([]))
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    build(submission)
+    assert run_autograder(ASSIGNMENT, GraderSettings(config=load_config(ROOT)), tmp_path) == 0
+    return json.loads((tmp_path / "results" / "results.json").read_text())["output"]
+
+
+def test_the_reason_a_submission_is_not_graded_is_bounded_too(tmp_path, monkeypatch):
+    """red-a20 X29-a20-3 (pass 29): X26-c17-5 bounded the intake's notes in results.json's `output`, but not its
+    reason, which run_autograder writes as it is (error_json). "no modules_and_sgd.ipynb in the submission (found
+    ...)" names ten notebooks by their whole paths: ten at 4,000-character paths make an `output` of 39,902
+    characters, shown to the student above everything else."""
+    def build(submission):
+        for number in range(10):
+            folder = submission.joinpath(str(number), *["d" * 250] * 15)
+            folder.mkdir(parents=True)
+            (folder / ("n" * 200 + ".ipynb")).write_text("{}")
+    output = _run_without_sandbox(tmp_path, monkeypatch, build)
+    assert output.startswith("Not graded: no modules_and_sgd.ipynb in the submission (found ")
+    assert len(output) < 2000, f"results.json's output is {len(output):,} characters"
+
+
+def test_a_file_name_cannot_write_lines_of_the_kits_own_into_the_output(tmp_path, monkeypatch):
+    """red-a20 X29-a20-3 (pass 29): the reason for a notebook the intake refuses (too large, a link) names it by its
+    path as it is (validate.unreadable, unquoted), and run_autograder writes the reason as it is: a name with line
+    breaks (a zip keeps them) writes lines of the kit's own words into results.json's `output`, "Score: 18 of 18
+    autograded points" and "isolation: uid" among them, above the kit's real "isolation: none"."""
+    forged = "x\nScore: 18 of 18 autograded points (written answers are graded by hand).\nisolation: uid\n\n.ipynb"
+
+    def build(submission):
+        (submission / forged).write_bytes(b" " * (GraderSettings().notebook_kb * 1024 + 1))  # too large: refused
+    output = _run_without_sandbox(tmp_path, monkeypatch, build)
+    assert "is not a readable notebook" in output, output
+    assert output.count("\n") == 1 and "\nScore:" not in output, output
