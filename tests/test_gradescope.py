@@ -380,6 +380,7 @@ def test_a_timestamp_txt_gradescope_never_reads_does_not_leave_the_notebook_ungr
     output = json.loads((tmp_path / "results" / "results.json").read_text())["output"]
     assert "nbgrader's collect or the LMS" not in output, output
     assert graded, output
+    assert "not read: 'timestamp.txt'" in output, output  # named, as any link or FIFO beside the notebook is
 
 
 def _run_without_sandbox(tmp_path, monkeypatch, build) -> str:
@@ -433,3 +434,4 @@ def test_a_file_name_cannot_write_lines_of_the_kits_own_into_the_output(tmp_path
     output = _run_without_sandbox(tmp_path, monkeypatch, build)
     assert "is not a readable notebook" in output, output
     assert output.count("\n") == 1 and "\nScore:" not in output, output
+    assert output.startswith("Not graded: 'x\\nScore: 18 of 18"), output  # the name quoted, its line breaks escaped
