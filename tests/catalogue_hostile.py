@@ -602,7 +602,7 @@ HOSTILE: list[Hostile] = [
     # A clone or an instructor's unzip keeps links; the grader runs as root. Only the intake's copy is read.
     Hostile("link-to-solution", f"modules_and_sgd.ipynb is a symbolic link to {SOLUTION_FROM_SUBMITTED}",
             lambda ref, rel: {NOTEBOOK: Link(SOLUTION_FROM_SUBMITTED)}, max_total=0,
-            reason="modules_and_sgd.ipynb is not a readable notebook (it is a symbolic link, not a file", summary=True),
+            reason="'modules_and_sgd.ipynb' is not a readable notebook (it is a symbolic link, not a file", summary=True),
     Hostile("linked-extras", "the blank release beside links to the reference, a hidden suite, gradebook.db and "
                              "/etc/shadow (nbgrader used to copy each into feedback/)",
             lambda ref, rel: {NOTEBOOK: notebook(rel), **{name: Link(target) for name, target in LINKED_EXTRAS.items()}},
@@ -613,7 +613,7 @@ HOSTILE: list[Hostile] = [
             reason="not read: 'data.bin' (a symbolic link)", summary=True),
     Hostile("fifo-notebook", "modules_and_sgd.ipynb is a FIFO no one writes to",
             lambda ref, rel: {NOTEBOOK: FIFO}, max_total=0,
-            reason="modules_and_sgd.ipynb is not a readable notebook (it is a FIFO, not a file", summary=True),
+            reason="'modules_and_sgd.ipynb' is not a readable notebook (it is a FIFO, not a file", summary=True),
     Hostile("metadata-not-graded", "the reference whose test cells say `grade: false`, with a cell of its own marked "
                                    "as a 50-point grade cell (nbgrader used to fail on it: 'the grader failed')",
             ungraded_test_cells, keeps=PARTS,

@@ -342,3 +342,96 @@ def test_the_folders_other_notebooks_cannot_make_the_output_unbounded(tmp_path, 
     output = json.loads((tmp_path / "results" / "results.json").read_text())["output"]
     assert "the folder also holds" in output
     assert len(output) < 2000, f"results.json's output is {len(output):,} characters"
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_a_timestamp_txt_gradescope_never_reads_does_not_leave_the_notebook_ungraded(tmp_path, monkeypatch, kind):
+    """red-a20 X29-a20-1 (pass 29): Gradescope keeps its own time (docs/security.md: "Gradescope keeps its own"), and
+    run_autograder grades a timestamp.txt that holds no time at all. But one that is a link or a FIFO (a clone of a
+    GitHub submission keeps links) leaves the notebook beside it not graded, score 0, told "the submission time must
+    come from nbgrader's collect or the LMS", neither of which a Gradescope submission has. The notebook is graded,
+    or at least the reason names nothing Gradescope does not do."""
+    import autograder.grading
+    import autograder.sandbox.policy
+    import autograder.sandbox.proof
+    from autograder.gradescope.run import run_autograder
+
+    class Box:  # the sandbox is not what this test is about
+        level = "uid"
+
+        def close(self):
+            pass
+
+    graded = []
+    monkeypatch.setattr(autograder.sandbox.proof, "no_ids_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.proof, "closed_interpreter_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.policy, "start_student_sandbox", lambda assignment, settings: Box())
+    monkeypatch.setattr(autograder.grading, "grade_path",
+                        lambda assignment, path, settings, box: graded.append(path) or Report([]))
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    write_notebook(release_notebook(), submission / NOTEBOOK)
+    if kind == "symlink":
+        os.symlink("../source/anything", submission / "timestamp.txt")
+    else:
+        os.mkfifo(submission / "timestamp.txt")
+    settings = GraderSettings(config=load_config(ROOT))
+    assert run_autograder(ASSIGNMENT, settings, tmp_path) == 0
+    output = json.loads((tmp_path / "results" / "results.json").read_text())["output"]
+    assert "nbgrader's collect or the LMS" not in output, output
+    assert graded, output
+    assert "not read: 'timestamp.txt'" in output, output  # named, as any link or FIFO beside the notebook is
+
+
+def _run_without_sandbox(tmp_path, monkeypatch, build) -> str:
+    """run_autograder on a submission `build` makes (the sandbox and the grading monkeypatched away): its output."""
+    import autograder.grading
+    import autograder.sandbox.policy
+    import autograder.sandbox.proof
+    from autograder.gradescope.run import run_autograder
+
+    class Box:
+        level = "uid"
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(autograder.sandbox.proof, "no_ids_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.proof, "closed_interpreter_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.policy, "start_student_sandbox", lambda assignment, settings: Box())
+    monkeypatch.setattr(autograder.grading, "grade_path", lambda assignment, path, settings, box: Report([]))
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    build(submission)
+    assert run_autograder(ASSIGNMENT, GraderSettings(config=load_config(ROOT)), tmp_path) == 0
+    return json.loads((tmp_path / "results" / "results.json").read_text())["output"]
+
+
+def test_the_reason_a_submission_is_not_graded_is_bounded_too(tmp_path, monkeypatch):
+    """red-a20 X29-a20-3 (pass 29): X26-c17-5 bounded the intake's notes in results.json's `output`, but not its
+    reason, which run_autograder writes as it is (error_json). "no modules_and_sgd.ipynb in the submission (found
+    ...)" names ten notebooks by their whole paths: ten at 4,000-character paths make an `output` of 39,902
+    characters, shown to the student above everything else."""
+    def build(submission):
+        for number in range(10):
+            folder = submission.joinpath(str(number), *["d" * 250] * 15)
+            folder.mkdir(parents=True)
+            (folder / ("n" * 200 + ".ipynb")).write_text("{}")
+    output = _run_without_sandbox(tmp_path, monkeypatch, build)
+    assert output.startswith("Not graded: no modules_and_sgd.ipynb in the submission (found ")
+    assert len(output) < 2000, f"results.json's output is {len(output):,} characters"
+
+
+def test_a_file_name_cannot_write_lines_of_the_kits_own_into_the_output(tmp_path, monkeypatch):
+    """red-a20 X29-a20-3 (pass 29): the reason for a notebook the intake refuses (too large, a link) names it by its
+    path as it is (validate.unreadable, unquoted), and run_autograder writes the reason as it is: a name with line
+    breaks (a zip keeps them) writes lines of the kit's own words into results.json's `output`, "Score: 18 of 18
+    autograded points" and "isolation: uid" among them, above the kit's real "isolation: none"."""
+    forged = "x\nScore: 18 of 18 autograded points (written answers are graded by hand).\nisolation: uid\n\n.ipynb"
+
+    def build(submission):
+        (submission / forged).write_bytes(b" " * (GraderSettings().notebook_kb * 1024 + 1))  # too large: refused
+    output = _run_without_sandbox(tmp_path, monkeypatch, build)
+    assert "is not a readable notebook" in output, output
+    assert output.count("\n") == 1 and "\nScore:" not in output, output
+    assert output.startswith("Not graded: 'x\\nScore: 18 of 18"), output  # the name quoted, its line breaks escaped

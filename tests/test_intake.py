@@ -98,7 +98,7 @@ def test_a_notebook_that_is_not_a_file_is_that_students_reason(tmp_path, make, w
     intake = take(tmp_path, INBOUND)
     assert time.monotonic() - start < 5  # never opened: a FIFO's writer is never waited for
     assert intake.notebook is None
-    assert intake.reason.startswith(f"{NAME} is not a readable notebook (it is {what}"), intake.reason
+    assert intake.reason.startswith(f"'{NAME}' is not a readable notebook (it is {what}"), intake.reason
     assert list((tmp_path / "staging").iterdir()) == []
 
 
@@ -336,7 +336,7 @@ def test_a_lease_the_student_holds_on_their_notebook_is_their_reason_not_the_mac
     finally:
         let_go(holder)
     assert intake.notebook is None and intake.reason == (
-        f"{NAME} is not a readable notebook (it could not be read (a program holds a lease on it: fcntl F_SETLEASE))")
+        f"'{NAME}' is not a readable notebook (it could not be read (a program holds a lease on it: fcntl F_SETLEASE))")
 
 
 @pytest.mark.parametrize("error", [errno.EIO, errno.EWOULDBLOCK])
@@ -357,7 +357,7 @@ def test_one_file_on_the_command_line_is_judged_by_the_intakes_rule_of_whose_fai
             read_submission("eve", tmp_path / NAME)
     else:
         assert read_submission("eve", tmp_path / NAME).error == (
-            f"{NAME} is not a readable notebook (it could not be read (a program holds a lease on it: fcntl "
+            f"'{NAME}' is not a readable notebook (it could not be read (a program holds a lease on it: fcntl "
             "F_SETLEASE))")
 
 
@@ -493,7 +493,7 @@ def test_a_file_or_folder_the_grader_cannot_read_is_said_so_not_called_what_it_i
     before = fingerprint(tmp_path)
     monkeypatch.setattr(os, "open", denying(NAME, "data.csv"))
     intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, extra_files=("*.csv",)))
-    assert intake.reason == f"{NAME} is not a readable notebook (it could not be read (Permission denied))"
+    assert intake.reason == f"'{NAME}' is not a readable notebook (it could not be read (Permission denied))"
     assert fingerprint(tmp_path) == fingerprint(tmp_path) != before  # the same while its mode stays
     monkeypatch.setattr(os, "open", denying("data.csv"))
     intake = take(tmp_path, IntakeRules(NAME, 2048 * 1024, extra_files=("*.csv",)))

@@ -171,7 +171,7 @@ def test_read_submission_gives_the_reason_and_the_course_limit(tmp_path):
     path.write_text(json.dumps(MALFORMED["grade_id a list"][0]))
     submission = read_submission("s", path)
     assert submission.notebook is None
-    assert submission.error.startswith(f"{NOTEBOOK} is not a readable notebook (cell {LOCKED + 1}")
+    assert submission.error.startswith(f"'{NOTEBOOK}' is not a readable notebook (cell {LOCKED + 1}")
     assert "grade_id that is a list" in submission.error
     path.write_text(json.dumps(REFERENCE) + " " * 3000)
     assert read_submission("s", path).notebook is not None  # the course's limit: 2048 KB

@@ -83,8 +83,13 @@ def results_json(report, settings, isolation: str, seconds: float, note: str = "
 
 
 def error_json(reason: str, seconds: float, isolation: str) -> dict:
+    """results.json for a notebook not graded, 0: the reason as make grade shows it (one_line: one line, bounded,
+    its controls escaped), since it may name the student's files (ten notebooks' whole paths, a name's line breaks
+    written as lines of the kit's own) (red-a20 X29-a20-3)."""
+    from ..outputs.inert import one_line
+
     return {"score": 0.0, "execution_time": int(round(seconds)),
-            "output": f"Not graded: {reason}\nisolation: {isolation}", "tests": [], **PLAIN}
+            "output": f"Not graded: {one_line(reason)}\nisolation: {isolation}", "tests": [], **PLAIN}
 
 
 def grader_failure_json(reason: str, seconds: float) -> dict:
@@ -114,8 +119,9 @@ def run_autograder(assignment: Assignment, settings: GraderSettings, root: Path 
     from ..outputs.inert import notes_line
 
     try:  # what grading reads is the intake's copy, as for make grade (autograder/intake/files.py)
+        # timed=False: Gradescope keeps its own submission time, and no timestamp.txt decides anything here.
         intake = take_submission(submission_dir, (), assignment.root / STAGING / "gradescope",
-                                 IntakeRules.of(settings, assignment.notebook_name))
+                                 IntakeRules.of(settings, assignment.notebook_name), timed=False)
         if intake.notebook is None:
             data = error_json(intake.reason, time.monotonic() - start, "none (nothing was run)")
         else:

@@ -16,7 +16,9 @@ line why not when it cannot. nbgrader and the grader read only that copy:
   (`cp -al`, rsync --link-dest): the file, opened without following a link and checked to be a regular file, is
   read as what it holds;
 * timestamp.txt, at the top (nbgrader's record of when the work was submitted), up to TIMESTAMP_BYTES + 1 so that
-  validate.timestamp_problem still sees one too long; one that is not a regular file is the reason;
+  validate.timestamp_problem still sees one too long; one that is not a regular file is the reason. Only where the
+  route reads one (take_submission's `timed`): Gradescope keeps its own time, so there it is not taken, and one
+  that is not a file is only named in a note, as anything else that is not (a link, a FIFO);
 * the files GraderSettings.submission_files names (glob patterns), each up to submission_file_kb and all of them
   up to submission_files_total_kb, each staged under its own path only when the copy can hold that name as it is
   (`_unstageable`: no clash, in any case, with the notebook's name or another file taken, a path of at most
@@ -175,9 +177,12 @@ def kind_of(mode: int) -> str:
     return "not a file"
 
 
-def take_submission(top: Path, parts: tuple[str, ...], staging: Path, rules: IntakeRules) -> Intake:
+def take_submission(top: Path, parts: tuple[str, ...], staging: Path, rules: IntakeRules,
+                    timed: bool = True) -> Intake:
     """Copy what grading needs of the folder `top`/`parts` (each part a folder, never a link: a student's) into
-    `staging`, emptied first; `top` is the instructor's (submitted/, /autograder/submission)."""
+    `staging`, emptied first; `top` is the instructor's (submitted/, /autograder/submission). `timed`: whether the
+    route reads timestamp.txt (module docstring); a route's, not a submission's, so not one of IntakeRules, which
+    a grade records."""
     _fresh(staging)
     intake = Intake(staging)
     try:
@@ -190,7 +195,7 @@ def take_submission(top: Path, parts: tuple[str, ...], staging: Path, rules: Int
         return intake
     try:
         intake.owner = os.fstat(root).st_uid
-        _take(root, intake, rules)
+        _take(root, intake, rules, timed)
         intake.read = True
     except OSError as error:  # gone or unreadable while it was read
         intake.notebook, intake.reason = None, f"its folder could not be read ({own_failure(error, 'the folder')})"
@@ -227,13 +232,14 @@ def entries(folder: Path, max_entries: int) -> tuple[list[Found], bool]:
         os.close(root)
 
 
-def _take(root: int, intake: Intake, rules: IntakeRules) -> None:
-    """The notebook, then its time stamp, then the files a setting names; the notes on what was not read."""
+def _take(root: int, intake: Intake, rules: IntakeRules, timed: bool) -> None:
+    """The notebook, then its time stamp (when `timed`), then the files a setting names; the notes on what was not
+    read."""
     found, complete = _walk(root, rules.max_entries, (rules.notebook_name, TIMESTAMP))
     cap = rules.max_entries
     unseen = "" if complete else (f"the folder holds more than {cap} entries: the folder that passes that count was "
                                   f"not looked into, nor any after it (GraderSettings.submission_entries)")
-    for step in (_take_notebook, _take_timestamp):
+    for step in (_take_notebook, _take_timestamp) if timed else (_take_notebook,):
         step(root, found, intake, rules)
         if intake.notebook is None:
             if unseen and step is _take_notebook:  # the notebook may be past the count: not "no notebook" alone

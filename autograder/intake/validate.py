@@ -34,6 +34,7 @@ NBGRADER_TYPES = {  # what nbgrader (and the kit) read from a cell's metadata.nb
     "task": (bool,), "schema_version": (int,), "checksum": (str,), "cell_type": (str,),
 }
 REASON_CHARS = 160  # what read_submission keeps of a reason
+NAME_CHARS = 100  # what `unreadable` shows of a file's name
 
 
 def validate_notebook(notebook: os.PathLike | str | bytes | dict, max_bytes: int | None = None) -> str | None:
@@ -302,9 +303,12 @@ def read_submission(key: str, path: Path, max_bytes: int | None = None) -> Submi
 
 
 def unreadable(name: str, why: str) -> str:
-    """The reason a file `name` is not graded: `why`, cut to REASON_CHARS."""
+    """The reason a file `name` is not graded: `why`, cut to REASON_CHARS. The name quoted (outputs.inert.quoted),
+    as every intake reason names a student's path: the intake's is the one they chose, whose line breaks, shown as
+    they are, wrote lines of the kit's own above its real ones (red-a20 X29-a20-3); cut to NAME_CHARS, so that a
+    one_line of 300 characters still holds `why`."""
     reason = " ".join(why.split())[:REASON_CHARS] or "unknown"
-    return f"{name} is not a readable notebook ({reason})"
+    return f"{quoted(name, NAME_CHARS)} is not a readable notebook ({reason})"
 
 
 TIMESTAMP_NOT_A_FILE = ("its timestamp.txt is not a plain file: the submission time must come from nbgrader's collect "
