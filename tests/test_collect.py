@@ -1427,3 +1427,16 @@ def test_a_blackboard_receipt_of_a_dotted_username_is_its_students_and_no_line_o
     lines = collect(root)
     assert set(submitted(root)) == {f"stud{chr(97 + i)}" for i in range(7)}, lines
     assert lines == [], lines
+
+
+def test_a_blackboard_attempt_of_a_dotted_username_with_no_notebook_is_named_in_the_summary(tmp_path):
+    """red-b21 X30-b21-2, its other effect: an attempt holding only Blackboard's receipt (no file attached, or only a
+    comment) is named "no notebook in the upload" for `bob`, but for the dotted username `ann.lee` the summary says
+    nothing at all: her receipt is read as no one's (owner() cannot read `..._attempt_<time>.txt` when the username
+    holds a dot), so the instructor is never told that she submitted and nothing was collected."""
+    root = course(tmp_path)
+    lms_zip(root, {"ps1_ann.lee_attempt_2026-11-20-10-00-00.txt": b"Name: Ann Lee",
+                   "ps1_bob_attempt_2026-11-20-10-00-00.txt": b"Name: Bob"})
+    lines = collect(root)
+    assert "no notebook in the upload" in refusal(lines, "bob"), lines
+    assert "no notebook in the upload" in refusal(lines, "annlee"), lines
