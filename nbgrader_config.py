@@ -51,9 +51,11 @@ c.LmsFileNameCollectorPlugin.named_regexps = [
     # say) orders two attempts as Canvas's attachment number does; no timestamp.txt is written from it. A title or
     # username holding `_` could be either, so it matches nothing (named as not collected, never the title read as
     # everyone's id); a file name holding the marker again is refused, as Moodle's. Blackboard's receipt of each
-    # attempt, `<...>_attempt_<time>.txt`, is read with no file_id: it is no notebook, but counts in its student's caps
+    # attempt, `<...>_attempt_<time>.txt`, is read as written, with no file_id: it is no notebook, but counts in its
+    # student's caps. Read as written, any username read for a notebook owns its receipt too (`ann.lee`: a stem cut
+    # at the first dot would read `ps1_ann` and leave the receipt no one's)
     r"[^/_]+_(?P<name>[^/_]+)_attempt_(?P<attachment>[0-9]{4}(?:-[0-9]{2}){5})"
-    r"(?:_(?P<file_id>(?!.*_attempt_[0-9]{4}(?:-[0-9]{2}){5}[_.])[^/]+\.ipynb)|\.ipynb)",
+    r"(?:_(?P<file_id>(?!.*_attempt_[0-9]{4}(?:-[0-9]{2}){5}[_.])[^/]+\.ipynb)|\.txt)",
     # Anything else: <student id>_<anything>_modules_and_sgd.ipynb, at the top level, but never a name that holds
     # Canvas's ids (`_12345_6789012_`, with or without LATE), Moodle's marker or Blackboard's: those are the LMS's,
     # read or refused above

@@ -1409,3 +1409,34 @@ def test_blackboard_attempts_are_ordered_by_their_time_and_an_ambiguous_or_doubl
     assert "matches none of the LMS's patterns" in refusal(lines, f"hw_3_bob_{stamp.format(11)}"), lines
     assert "collected as no one's" in refusal(lines, f"eve (Lab six_eve_{stamp.format(11)}_x_hacker"), lines
     assert len([line for line in lines if line.startswith("Not collected:")]) == 2, lines
+
+
+def test_a_blackboard_receipt_of_a_dotted_username_is_its_students_and_no_line_of_the_summary(tmp_path):
+    """red-b21 X30-b21-2: fix-bb reads Blackboard's receipt (`<title>_<user>_attempt_<time>.txt`) as its student's,
+    for the caps, with no summary line. A username with a dot (`stud.a`, slugged to `studa`, which the docs name) has
+    its receipt read as no one's: owner() tries the name with `.ipynb` added (`...<time>.txt.ipynb`, which the pattern
+    does not read) and its stem cut at the first dot (`ps1_stud.ipynb`). So each dotted student's receipt spends the
+    share of what no one owns, and past that cap each one is a "Not collected" line naming no student (7 students
+    with a cap of 5: 2 lines; the same class with usernames `studa`... gets none)."""
+    root = course(tmp_path, "c.BoundedExtractor.max_submission_files = 5")
+    files = {}
+    for i in range(7):
+        files[f"ps1_stud.{chr(97 + i)}_attempt_2026-11-20-10-00-0{i}_{NOTEBOOK}"] = b"{}"
+        files[f"ps1_stud.{chr(97 + i)}_attempt_2026-11-20-10-00-0{i}.txt"] = b"Name: A Student"
+    lms_zip(root, files)
+    lines = collect(root)
+    assert set(submitted(root)) == {f"stud{chr(97 + i)}" for i in range(7)}, lines
+    assert lines == [], lines
+
+
+def test_a_blackboard_attempt_of_a_dotted_username_with_no_notebook_is_named_in_the_summary(tmp_path):
+    """red-b21 X30-b21-2, its other effect: an attempt holding only Blackboard's receipt (no file attached, or only a
+    comment) is named "no notebook in the upload" for `bob`, but for the dotted username `ann.lee` the summary says
+    nothing at all: her receipt is read as no one's (owner() cannot read `..._attempt_<time>.txt` when the username
+    holds a dot), so the instructor is never told that she submitted and nothing was collected."""
+    root = course(tmp_path)
+    lms_zip(root, {"ps1_ann.lee_attempt_2026-11-20-10-00-00.txt": b"Name: Ann Lee",
+                   "ps1_bob_attempt_2026-11-20-10-00-00.txt": b"Name: Bob"})
+    lines = collect(root)
+    assert "no notebook in the upload" in refusal(lines, "bob"), lines
+    assert "no notebook in the upload" in refusal(lines, "annlee"), lines
