@@ -778,3 +778,37 @@ def test_confirm_applies_no_score_other_than_the_one_its_preview_showed(tmp_path
     applied = run(("-c", SECOND_RUN), "--confirm", "yes")
     assert test_forward() == "2", ("CONFIRM=yes applied a test_forward score no preview showed "
                                    f"(2 -> {test_forward()}):\n{applied.stdout}")
+
+
+def test_a_fixed_checks_preview_shows_the_points_so_far_it_moves_of_an_override_waiting_for_review(tmp_path):
+    """red-c20 X29-c20-2 (pass 29): ada's test_forward (2 points) overridden to 1; she then changes her code, so the
+    override waits for review and the part counts its autograded score so far (export.grade_so_far: grades.csv's
+    raw_score, the feedback page's total, the Canvas file's partial total). A check fixed mid-term is previewed as
+    "ada test_forward 1 stays (scored by hand ...)", with no row in the preview's table, yet CONFIRM=yes moves her
+    points so far (raw_score) from 2 to 1.92 there: a change of what the page and the LMS export show that the preview
+    said would not happen."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    changed = solution_notebook()
+    for cell in changed["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear":
+            cell["source"] = "".join(cell["source"]) + "\n# tidied up\n"
+    put_submission(course, "ada", changed)
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        assert gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada").needs_manual_grade, "the override waits"
+    before = csv_rows(course)["ada"]["raw_score"]
+    suite = course / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + FIX)
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["ada"]["raw_score"]
+    shown = [c for c in table if c.student == "ada"]
+    assert after == before or shown, (f"ada's points so far moved {before} -> {after} and the preview showed no "
+                                      f"change of hers:\n{out[-1500:]}")
