@@ -12,7 +12,8 @@ reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies it, a
 at any time. Nothing outside the scratch folder is written while previewing, but that table and what it was made
 from (`record_previewed`): CONFIRM=yes applies a regrade only to students previewed under the inputs they have
 now (`not_previewed`), so that a check edited after the preview is not applied unseen; the others are previewed
-again, their grades left as they were (grade_class). `make preview` grades the
+again, their grades left as they were (grade_class). And it applies the checks' outcome the preview gave them
+(`previewed_reports`), never a second run of their code, which may answer otherwise (the clock, `secrets`). `make preview` grades the
 class as submitted/ holds it, collecting no LMS download (students.take_roll), and `make grade` previews after
 its collect step, as part of grading.
 """
@@ -112,8 +113,9 @@ def _standing(gb: Gradebook, assignment: str, student: str) -> Standing:
         submission = gb.find_submission(assignment, student)
     except MissingEntry:
         return Standing({}, 0.0)
-    scores = {grade.name: (_in_force(grade), grade.auto_score, grade_so_far(grade)[0])
-              for notebook in submission.notebooks for grade in notebook.grades}
+    scores: dict[str, tuple[float | None, float | None, float | None]] = {
+        grade.name: (_in_force(grade), grade.auto_score, grade_so_far(grade)[0])
+        for notebook in submission.notebooks for grade in notebook.grades}
     return Standing(scores, submission.late_submission_penalty or 0.0)
 
 
@@ -209,22 +211,47 @@ def _previewed_path(root: Path, assignment: str) -> Path:
     return root / ".grading" / f"previewed-{assignment}.json"
 
 
-def record_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> None:
+def record_previewed(root: Path, assignment: str, inputs: dict[str, Inputs], reports: dict[str, Report]) -> None:
     """Which students a preview showed, each with the inputs (submission, suites, reference, settings) it graded:
-    those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on. Written whole
-    (a rename), as another run may read it meanwhile."""
+    those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on; and the report
+    the checks gave each one graded, which CONFIRM=yes applies (`previewed_reports`) rather than grading again: a
+    student's code may answer otherwise from run to run (the clock, `secrets`), and a grade changes only as a
+    preview showed. Written whole (a rename) in .grading/ (the grader's own: 0700), as another run may read it."""
     path = _previewed_path(root, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(f".{path.name}.{os.getpid()}")
-    part.write_text(json.dumps({student: inputs_json(given) for student, given in inputs.items()}, sort_keys=True))
+    seen = {student: {"inputs": inputs_json(given), "report": reports[student].to_json()
+                      if student in reports and not reports[student].error else None}
+            for student, given in inputs.items()}
+    part.write_text(json.dumps(seen, sort_keys=True))
     part.replace(path)
 
 
-def not_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> list[str]:
-    """The students among `inputs` whose regrade no preview showed under these very inputs."""
+def _previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> dict[str, dict]:
+    """What the last preview recorded of the students among `inputs` it showed under these very inputs."""
     try:
         seen = json.loads(_previewed_path(root, assignment).read_text())
     except (OSError, ValueError):
         seen = {}
     seen = seen if isinstance(seen, dict) else {}
-    return sorted(student for student, given in inputs.items() if seen.get(student) != inputs_json(given))
+    return {student: seen[student] for student, given in inputs.items()
+            if isinstance(seen.get(student), dict) and seen[student].get("inputs") == inputs_json(given)}
+
+
+def not_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> list[str]:
+    """The students among `inputs` whose regrade no preview showed under these very inputs."""
+    return sorted(set(inputs) - set(_previewed(root, assignment, inputs)))
+
+
+def previewed_reports(root: Path, assignment: str, inputs: dict[str, Inputs]) -> dict[str, Report]:
+    """The checks' report the last preview gave each student among `inputs` it graded under these very inputs:
+    CONFIRM=yes grades them with it (grade_students' `replay`), so that nbgrader's autograde, the late penalty and
+    the flags apply the very outcome the preview showed (one the preview did not grade, for its file's own reason,
+    is read again: that reason is the file's)."""
+    reports = {}
+    for student, seen in _previewed(root, assignment, inputs).items():
+        try:
+            reports[student] = Report.from_json(seen.get("report"))
+        except ReportUnreadable:  # graded by no check: a file not graded, whose reason stands as it was
+            continue
+    return reports
