@@ -213,15 +213,14 @@ def _previewed_path(root: Path, assignment: str) -> Path:
 
 def record_previewed(root: Path, assignment: str, inputs: dict[str, Inputs], reports: dict[str, Report]) -> None:
     """Which students a preview showed, each with the inputs (submission, suites, reference, settings) it graded:
-    those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on; and the report
-    the checks gave each one graded, which CONFIRM=yes applies (`previewed_reports`) rather than grading again: a
+    those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on; and each one's
+    report (graded, or not graded for its file's own reason), which CONFIRM=yes applies (`previewed_reports`) rather than grading again: a
     student's code may answer otherwise from run to run (the clock, `secrets`), and a grade changes only as a
     preview showed. Written whole (a rename) in .grading/ (the grader's own: 0700), as another run may read it."""
     path = _previewed_path(root, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(f".{path.name}.{os.getpid()}")
-    seen = {student: {"inputs": inputs_json(given), "report": reports[student].to_json()
-                      if student in reports and not reports[student].error else None}
+    seen = {student: {"inputs": inputs_json(given), "report": reports[student].to_json() if student in reports else None}
             for student, given in inputs.items()}
     part.write_text(json.dumps(seen, sort_keys=True))
     part.replace(path)
@@ -244,14 +243,14 @@ def not_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> lis
 
 
 def previewed_reports(root: Path, assignment: str, inputs: dict[str, Inputs]) -> dict[str, Report]:
-    """The checks' report the last preview gave each student among `inputs` it graded under these very inputs:
-    CONFIRM=yes grades them with it (grade_students' `replay`), so that nbgrader's autograde, the late penalty and
-    the flags apply the very outcome the preview showed (one the preview did not grade, for its file's own reason,
-    is read again: that reason is the file's)."""
+    """The report the last preview gave each student among `inputs` it showed under these very inputs: CONFIRM=yes
+    grades them with it (grade_students' `replay`), so that nbgrader's autograde, the late penalty and the flags
+    apply the very outcome the preview showed, and one the preview did not grade, for its file's own reason, is not
+    graded, for that reason."""
     reports = {}
     for student, seen in _previewed(root, assignment, inputs).items():
         try:
             reports[student] = Report.from_json(seen.get("report"))
-        except ReportUnreadable:  # graded by no check: a file not graded, whose reason stands as it was
+        except ReportUnreadable:  # none recorded: graded as any other student
             continue
     return reports
