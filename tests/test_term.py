@@ -696,3 +696,89 @@ def test_make_feedback_applies_no_late_policy_change_the_preview_did_not_show(tm
         penalty = gb.find_submission(ASSIGNMENT.name, "lou").late_submission_penalty
     assert penalty == pytest.approx(3.6), out
     assert "Late penalty left as graded, until `make grade` previews" in out and "lou 3.6 -> 18" in out, out
+
+
+# Stands in for what differs between any two runs of a student's code that reads the clock, os.urandom, `secrets` or
+# its (random) uid: the apply run's worker environment carries one more variable. A real class: `if
+# secrets.randbelow(2): <wrong forward>` gives the preview's run and CONFIRM's run independent outcomes.
+SECOND_RUN = '''
+import sys
+import autograder.sandbox as sandbox
+sandbox._ENVIRONMENT["KIT_SECOND_RUN"] = "1"
+from autograder.__main__ import main
+raise SystemExit(main(sys.argv[1:]))
+'''
+SWAYING = '''
+
+import os as _os
+if _os.environ.get("KIT_SECOND_RUN"):  # in a class: `import secrets` and `if secrets.randbelow(2):`
+    Linear.forward = lambda self, x: x
+'''
+
+
+def test_confirm_applies_no_score_other_than_the_one_its_preview_showed(tmp_path):
+    """red-c20 X29-c20-1 (pass 29): CONFIRM=yes grades the previewed students again and applies what that second run
+    gives, checking only that their inputs are those the preview graded (preview.not_previewed). A student whose code
+    answers differently from run to run (the clock, `secrets`) is shown "every score stays as it is" and then has
+    test_forward taken from 2 to 0 by CONFIRM=yes, a change no preview showed. Applying a regrade should apply the
+    scores the preview showed, or hold back (and name) a student whose regrade came out otherwise."""
+    root = course_copy(tmp_path)
+    notebook = solution_notebook()
+    for cell in notebook["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear":
+            cell["source"] = "".join(cell["source"]) + SWAYING
+    put_submission(root, "ada", notebook)
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+
+    def run(grader: tuple[str, ...], *options: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *grader, "class", "--assignment", ASSIGNMENT.name, *options], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=110)
+
+    def test_forward() -> str:
+        with (root / "grades.csv").open(newline="") as handle:
+            return {row["student_id"]: row["test_forward"] for row in csv.DictReader(handle)}["ada"]
+
+    first = run(("-m", "autograder"))
+    assert first.returncode == 0 and test_forward() == "2", first.stdout + first.stderr
+    suite = root / "autograder" / ASSIGNMENT.name / "test_step.py"
+    suite.write_text(suite.read_text() + "\n\ndef test_the_instructors_fix(student):\n    assert True\n")
+    preview = run(("-m", "autograder"))
+    assert "Regrade preview: 0 of 1 student would change; every score stays as it is." in preview.stdout, \
+        preview.stdout + preview.stderr
+    applied = run(("-c", SECOND_RUN), "--confirm", "yes")
+    assert test_forward() == "2", ("CONFIRM=yes applied a test_forward score no preview showed "
+                                   f"(2 -> {test_forward()}):\n{applied.stdout}")
+
+
+def test_a_fixed_checks_preview_shows_the_points_so_far_it_moves_of_an_override_waiting_for_review(tmp_path):
+    """red-c20 X29-c20-2 (pass 29): ada's test_forward (2 points) overridden to 1; she then changes her code, so the
+    override waits for review and the part counts its autograded score so far (export.grade_so_far: grades.csv's
+    raw_score, the feedback page's total, the Canvas file's partial total). A check fixed mid-term is previewed as
+    "ada test_forward 1 stays (scored by hand ...)", with no row in the preview's table, yet CONFIRM=yes moves her
+    points so far (raw_score) from 2 to 1.92 there: a change of what the page and the LMS export show that the preview
+    said would not happen."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    changed = solution_notebook()
+    for cell in changed["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear":
+            cell["source"] = "".join(cell["source"]) + "\n# tidied up\n"
+    put_submission(course, "ada", changed)
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        assert gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada").needs_manual_grade, "the override waits"
+    before = csv_rows(course)["ada"]["raw_score"]
+    suite = course / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + FIX)
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["ada"]["raw_score"]
+    shown = [c for c in table if c.student == "ada"]
+    assert after == before or shown, (f"ada's points so far moved {before} -> {after} and the preview showed no "
+                                      f"change of hers:\n{out[-1500:]}")

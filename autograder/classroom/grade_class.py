@@ -29,7 +29,7 @@ from .class_run import ClassRun, Graded
 from .feedback_pages import page_time, write_feedback
 from .grade_students import enter_assignment, grade_students, take_unchanged
 from .lifecycle import export_grades, settle_late_penalties
-from .preview import not_previewed
+from .preview import not_previewed, previewed_reports
 from .progress import one_step
 from .students import in_gradebook, list_students, take_roll
 from .summary import summarize
@@ -91,7 +91,10 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     if to_grade:
         if not enter_assignment(run):
             return 1
-        graded = grade_students(run, to_grade, roll.origin, plan.inputs)
+        # The previewed students get the checks' reports their preview gave, not a second run of their code, which
+        # may answer otherwise (the clock, `secrets`): CONFIRM=yes applies the outcome the preview showed.
+        replay = previewed_reports(assignment.root, assignment.name, {s: plan.inputs[s] for s in plan.stale})
+        graded = grade_students(run, to_grade, roll.origin, plan.inputs, replay)
         if graded.stopped:
             say(f"Not graded, no score written: {graded.stopped}", sys.stderr)
             return 3
@@ -192,7 +195,7 @@ def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:
         changes, kept = compare(before, run.coursedir, scratch.coursedir, assignment.name)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    record_previewed(assignment.root, assignment.name, graded.inputs)
+    record_previewed(assignment.root, assignment.name, graded.inputs, graded.reports)
     table = write_table(changes, assignment.root / "reports" / f"{assignment.name}-regrade-preview.csv")
     changed = sorted({change.student for change in changes})
     say(f"\nRegrade preview: {len(changed)} of {counted(len(students), 'student')} would change"

@@ -12,7 +12,7 @@ from typing import Callable
 from nbgrader.api import Gradebook
 from nbgrader.utils import temp_attrs
 
-from ..grading import ClassGrading, prepare_class
+from ..grading import ClassGrading, PreparedClass, prepare_class
 from ..intake.files import IntakeRules
 from ..nbgrader_glue.late import set_due_date
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
@@ -21,6 +21,7 @@ from ..outputs.grader_failure import whole_class_failure
 from ..outputs.inert import one_line, say
 from ..report import Report, ReportUnreadable
 from ..sandbox.protocol import NotGraded
+from ..submission import Submission
 from .changes import Plan
 from .class_run import ClassRun, Graded
 from .feedback_pages import feedback_writer
@@ -67,23 +68,46 @@ def take_unchanged(run: ClassRun, plan: Plan, graded: Graded) -> None:
             graded.notes[student] = report.note
 
 
-def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict[str, Inputs] | None = None) -> Graded:
+class Replayed(ClassGrading):
+    """The class's grading, in which a student with a graded report of `reports` (a preview's:
+    preview.previewed_reports) gets that report rather than a run of the checks, so that nbgrader's autograde
+    applies the outcome shown."""
+
+    def __init__(self, prepared: PreparedClass, reports: dict[str, Report]) -> None:
+        super().__init__(prepared)
+        self.reports = reports
+
+    def grade_one(self, notebook: Path | Submission) -> Report:
+        student = notebook.key.split("/")[0] if isinstance(notebook, Submission) else None
+        if student in self.reports:
+            return Report.from_json(self.reports[student].to_json())  # a copy: RunHiddenSuites adds the notes
+        return super().grade_one(notebook)
+
+
+def grade_students(run: ClassRun, students: list[str], origin: str, inputs: dict[str, Inputs] | None = None,
+                   replay: dict[str, Report] | None = None) -> Graded:
     """nbgrader's autograde for each student, in the pool; a student it could not grade gets a report that says
     why (Report.not_graded) and what follows from it (not_graded.record_not_graded). Manual grades in the
     gradebook stay as they were. `inputs`: what each grade is made of (changes.Plan), kept in Graded.inputs for
-    those graded, or not graded for a reason of their own file."""
-    inputs = inputs or {}
+    those graded, or not graded for a reason of their own file. `replay`: the reports a preview gave, applied as
+    they are: a graded one through nbgrader's autograde (Replayed), one not graded (for its file's own reason: a
+    grader's failure is never recorded as previewed) not graded again, for the same reason."""
+    inputs, replay = inputs or {}, replay or {}
+    previewed_not_graded = {s: NotGraded(replay[s].error) for s in students if s in replay and replay[s].error}
     assignment, settings = run.assignment, run.settings
     say(f"Grading {counted(len(students), 'submission')} of {assignment.name} from {origin}; "
         f"each submission isolated by: {run.proof.level}" + (f" ({run.proof.processes} grading processes: one id "
         "each, as many as are mapped)" if run.proof.processes < run.jobs + 1 else "") + ".")
-    grading = ClassGrading(prepare_class(assignment, settings))  # inherited by the pool's processes
+    grading = Replayed(prepare_class(assignment, settings), replay)  # inherited by the pool's processes
     autograde = autograder_for(grading, settings.config, run.submitted, IntakeRules.of(settings, assignment.notebook_name))
     with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:  # in order, so grades.csv lists them so
         for student in sorted(set(students) - {s.id for s in gb.students}):
             gb.add_student(student)
     graded = Graded(attempted=len(students))
-    answers = _autograde_all(run, students, autograde, grading.close)
+    to_grade = [s for s in students if s not in previewed_not_graded]
+    answers = _autograde_all(run, to_grade, autograde, grading.close) if to_grade else {}
+    answers = {student: previewed_not_graded[student] if student in previewed_not_graded else answers[student]
+               for student in students}
     graded.stopped = whole_class_failure(assignment, answers)
     if graded.stopped:
         grading.close()

@@ -12,7 +12,8 @@ reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies it, a
 at any time. Nothing outside the scratch folder is written while previewing, but that table and what it was made
 from (`record_previewed`): CONFIRM=yes applies a regrade only to students previewed under the inputs they have
 now (`not_previewed`), so that a check edited after the preview is not applied unseen; the others are previewed
-again, their grades left as they were (grade_class). `make preview` grades the
+again, their grades left as they were (grade_class). And it applies the checks' outcome the preview gave them
+(`previewed_reports`), never a second run of their code, which may answer otherwise (the clock, `secrets`). `make preview` grades the
 class as submitted/ holds it, collecting no LMS download (students.take_roll), and `make grade` previews after
 its collect step, as part of grading.
 """
@@ -32,7 +33,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config import Config
 
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
-from ..outputs.export import graded_parts
+from ..outputs.export import grade_so_far, graded_parts
 from ..outputs.inert import spreadsheet_cell
 from ..report import Report, ReportUnreadable
 from .ledger import Inputs, inputs_json
@@ -45,7 +46,7 @@ class Change:
     """One student's part that a regrade would change."""
 
     student: str
-    part: str  # a grade id, or "late penalty"
+    part: str  # a grade id, "<grade id> so far" (a hand score waiting for review: Kept), or "late penalty"
     old: str
     new: str
     first_changed_check: str  # "" when no check's verdict tells (a penalty, a report missing)
@@ -64,8 +65,12 @@ class Kept:
     part: str
     score: str  # the instructor's, in force before and after
     autograded: tuple[str, str]  # the autograded score before and after, which does not count
+    waits: bool = False  # flagged for review: the autograded score counts so far, a Change of "<part> so far" too
 
     def line(self) -> str:
+        if self.waits:
+            return (f"  {self.student:<16}{self.part:<28}{self.score:>6} stays, waiting for your review (scored by "
+                    f"hand, the code changed since; counted so far as its checks' score: {' -> '.join(self.autograded)})")
         return (f"  {self.student:<16}{self.part:<28}{self.score:>6} stays (scored by hand; its checks would give "
                 f"{' -> '.join(self.autograded)})")
 
@@ -74,11 +79,12 @@ class Kept:
 class Standing:
     """A student's submission in a gradebook, as a regrade preview reads it."""
 
-    scores: dict[str, tuple[float | None, float | None]]  # grade id: (score in force, autograded score); None: none
+    # grade id: (score in force, autograded score, points counted so far: export.grade_so_far); None: none
+    scores: dict[str, tuple[float | None, float | None, float | None]]
     penalty: float
 
-    def score(self, part: str) -> tuple[float | None, float | None]:
-        return self.scores.get(part, (None, None))
+    def score(self, part: str) -> tuple[float | None, float | None, float | None]:
+        return self.scores.get(part, (None, None, None))
 
 
 def scratch_folder(root: Path) -> Path:
@@ -107,8 +113,9 @@ def _standing(gb: Gradebook, assignment: str, student: str) -> Standing:
         submission = gb.find_submission(assignment, student)
     except MissingEntry:
         return Standing({}, 0.0)
-    scores = {grade.name: (_in_force(grade), grade.auto_score) for notebook in submission.notebooks
-              for grade in notebook.grades}
+    scores: dict[str, tuple[float | None, float | None, float | None]] = {
+        grade.name: (_in_force(grade), grade.auto_score, grade_so_far(grade)[0])
+        for notebook in submission.notebooks for grade in notebook.grades}
     return Standing(scores, submission.late_submission_penalty or 0.0)
 
 
@@ -156,7 +163,9 @@ def _number(value: float | None) -> str:
 def compare(before: dict[str, Standing], live, scratch, assignment: str) -> tuple[list[Change], list[Kept]]:
     """What the scratch run changed, student by student, part by part, from the grades it started from (`before`,
     read from the scratch copy as made: the gradebook as the preview found it, whatever another run writes since);
-    and the parts scored by hand, which keep their score, whose autograded score changed. The checks' verdicts
+    and the parts scored by hand, which keep their score, whose autograded score changed. A hand score flagged for
+    review counts as its autograded score so far (grades.csv's raw_score, the page's total, the Canvas file's
+    partial one: export.grade_so_far), so a change of that is a Change too ("<part> so far"). The checks' verdicts
     before are the live course's reports."""
     changes: list[Change] = []
     kept: list[Kept] = []
@@ -167,12 +176,16 @@ def compare(before: dict[str, Standing], live, scratch, assignment: str) -> tupl
         new = after[student]
         old_report, new_report = _report(live, student, assignment), _report(scratch, student, assignment)
         for part in parts:
-            (old_score, old_auto), (new_score, new_auto) = old.score(part), new.score(part)
+            (old_score, old_auto, old_so_far), (new_score, new_auto, new_so_far) = old.score(part), new.score(part)
+            first_changed = _first_changed(old_report, new_report, part)
             if old_score != new_score:
-                changes.append(Change(student, part, _number(old_score), _number(new_score),
-                                      _first_changed(old_report, new_report, part)))
+                changes.append(Change(student, part, _number(old_score), _number(new_score), first_changed))
             elif old_auto != new_auto:  # the score in force is a hand score, which the regrade keeps
-                kept.append(Kept(student, part, _number(new_score), (_number(old_auto), _number(new_auto))))
+                waits = old_so_far != new_so_far  # but counted so far as the autograded one: flagged for review
+                kept.append(Kept(student, part, _number(new_score), (_number(old_auto), _number(new_auto)), waits))
+                if waits:
+                    changes.append(Change(student, f"{part} so far", _number(old_so_far), _number(new_so_far),
+                                          first_changed))
         if round(old.penalty, 4) != round(new.penalty, 4):
             changes.append(Change(student, "late penalty", _number(old.penalty), _number(new.penalty), ""))
     return changes, kept
@@ -198,22 +211,46 @@ def _previewed_path(root: Path, assignment: str) -> Path:
     return root / ".grading" / f"previewed-{assignment}.json"
 
 
-def record_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> None:
+def record_previewed(root: Path, assignment: str, inputs: dict[str, Inputs], reports: dict[str, Report]) -> None:
     """Which students a preview showed, each with the inputs (submission, suites, reference, settings) it graded:
-    those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on. Written whole
-    (a rename), as another run may read it meanwhile."""
+    those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on; and each one's
+    report (graded, or not graded for its file's own reason), which CONFIRM=yes applies (`previewed_reports`) rather than grading again: a
+    student's code may answer otherwise from run to run (the clock, `secrets`), and a grade changes only as a
+    preview showed. Written whole (a rename) in .grading/ (the grader's own: 0700), as another run may read it."""
     path = _previewed_path(root, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(f".{path.name}.{os.getpid()}")
-    part.write_text(json.dumps({student: inputs_json(given) for student, given in inputs.items()}, sort_keys=True))
+    seen = {student: {"inputs": inputs_json(given), "report": reports[student].to_json() if student in reports else None}
+            for student, given in inputs.items()}
+    part.write_text(json.dumps(seen, sort_keys=True))
     part.replace(path)
 
 
-def not_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> list[str]:
-    """The students among `inputs` whose regrade no preview showed under these very inputs."""
+def _previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> dict[str, dict]:
+    """What the last preview recorded of the students among `inputs` it showed under these very inputs."""
     try:
         seen = json.loads(_previewed_path(root, assignment).read_text())
     except (OSError, ValueError):
         seen = {}
     seen = seen if isinstance(seen, dict) else {}
-    return sorted(student for student, given in inputs.items() if seen.get(student) != inputs_json(given))
+    return {student: seen[student] for student, given in inputs.items()
+            if isinstance(seen.get(student), dict) and seen[student].get("inputs") == inputs_json(given)}
+
+
+def not_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> list[str]:
+    """The students among `inputs` whose regrade no preview showed under these very inputs."""
+    return sorted(set(inputs) - set(_previewed(root, assignment, inputs)))
+
+
+def previewed_reports(root: Path, assignment: str, inputs: dict[str, Inputs]) -> dict[str, Report]:
+    """The report the last preview gave each student among `inputs` it showed under these very inputs: CONFIRM=yes
+    grades them with it (grade_students' `replay`), so that nbgrader's autograde, the late penalty and the flags
+    apply the very outcome the preview showed, and one the preview did not grade, for its file's own reason, is not
+    graded, for that reason."""
+    reports = {}
+    for student, seen in _previewed(root, assignment, inputs).items():
+        try:
+            reports[student] = Report.from_json(seen.get("report"))
+        except ReportUnreadable:  # none recorded: graded as any other student
+            continue
+    return reports
