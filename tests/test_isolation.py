@@ -1440,3 +1440,42 @@ def test_files_held_open_with_no_name_are_counted_once_each(tmp_path):
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
         os.unlink(path)
+
+
+SHM_MAPPED_UNTOUCHED_256_MB = """\
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+held = []
+for n in range(256):
+    try:
+        name = f'/dev/shm/ra21-{os.getpid()}-{n}'
+        fd = os.open(name, os.O_CREAT | os.O_RDWR, 0o600)
+        os.unlink(name)
+        os.write(fd, b'x' * 2**20)
+    except OSError:
+        break
+    address = libc.mmap(None, 2**20, 0, 1, fd, 0)  # PROT_NONE, MAP_SHARED: the file kept, no page mapped
+    os.close(fd)
+    if address in (None, ctypes.c_void_p(-1).value):
+        break
+    held.append(address)
+time.sleep(1.5)
+result = len(held)"""
+
+
+def test_at_uid_memory_in_an_unlinked_dev_shm_file_kept_by_a_mapping_is_counted_against_a_budget():
+    """red-a21 X30-a21-1 (pass 30): fix-shm2 finds a tmpfs file with no name through the descriptors of the uid's
+    processes (/proc/<pid>/fd). A mapping keeps a file too, with no descriptor: opened in /dev/shm, unlinked, written
+    (1 MB, RLIMIT_FSIZE), mapped PROT_NONE (its pages stay out of every page table: no RSS, no PSS), then the
+    descriptor closed. 256 such files are 256 MB of the machine's memory past a memory budget of 128 MB, held 1.5 s,
+    none named (end() gives []); each process may map as many as RLIMIT_AS allows (1 GB here), each of 64 processes.
+    Counted (for example through /proc/<pid>/map_files or maps), refused, or stopped."""
+    limits = Limits(seconds=10, memory_mb=1024, output_kb=1024)
+    with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as sandbox:
+        sandbox.begin()
+        cell = Cell("student", SHM_MAPPED_UNTOUCHED_256_MB)
+        outcome = sandbox.call([cell], sandbox_probes.value, name="result")
+        hits = sandbox.end()
+    assert not (outcome.ok and outcome.value == 256), (outcome.value, hits)
