@@ -869,7 +869,7 @@ def _kept(pid: int, devices: set[int]) -> Iterator[tuple[str, tuple[int, int] | 
                 start, end = (int(part, 16) for part in span.split(b"-"))
                 if os.makedev(major, minor) in devices:
                     yield f"/proc/{view}/map_files/{start:x}-{end:x}", (os.makedev(major, minor), int(inode))
-    except (OSError, ValueError):  # ended meanwhile
+    except (OSError, ValueError):  # ended meanwhile, or a line not as this kernel writes them: the rest unread
         return
 
 
