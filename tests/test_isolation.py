@@ -1440,3 +1440,94 @@ def test_files_held_open_with_no_name_are_counted_once_each(tmp_path):
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
         os.unlink(path)
+
+
+SHM_MAPPED_UNTOUCHED_256_MB = """\
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+held = []
+for n in range(256):
+    try:
+        name = f'/dev/shm/ra21-{os.getpid()}-{n}'
+        fd = os.open(name, os.O_CREAT | os.O_RDWR, 0o600)
+        os.unlink(name)
+        os.write(fd, b'x' * 2**20)
+    except OSError:
+        break
+    address = libc.mmap(None, 2**20, 0, 1, fd, 0)  # PROT_NONE, MAP_SHARED: the file kept, no page mapped
+    os.close(fd)
+    if address in (None, ctypes.c_void_p(-1).value):
+        break
+    held.append(address)
+time.sleep(1.5)
+result = len(held)"""
+
+
+def test_at_uid_memory_in_an_unlinked_dev_shm_file_kept_by_a_mapping_is_counted_against_a_budget():
+    """red-a21 X30-a21-1 (pass 30): fix-shm2 finds a tmpfs file with no name through the descriptors of the uid's
+    processes (/proc/<pid>/fd). A mapping keeps a file too, with no descriptor: opened in /dev/shm, unlinked, written
+    (1 MB, RLIMIT_FSIZE), mapped PROT_NONE (its pages stay out of every page table: no RSS, no PSS), then the
+    descriptor closed. 256 such files are 256 MB of the machine's memory past a memory budget of 128 MB, held 1.5 s,
+    none named (end() gives []); each process may map as many as RLIMIT_AS allows (1 GB here), each of 64 processes.
+    Counted (for example through /proc/<pid>/map_files or maps), refused, or stopped."""
+    limits = Limits(seconds=10, memory_mb=1024, output_kb=1024)
+    with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as sandbox:
+        sandbox.begin()
+        cell = Cell("student", SHM_MAPPED_UNTOUCHED_256_MB)
+        outcome = sandbox.call([cell], sandbox_probes.value, name="result")
+        hits = sandbox.end()
+    assert not (outcome.ok and outcome.value == 256), (outcome.value, hits)
+
+
+LEADER_GONE_HOLDS = """\
+import ctypes, os, platform, threading, time
+ready, go = os.pipe()
+if os.fork() == 0:  # a process whose first thread ends alone (SYS_exit), while a second one holds
+    def hold():
+        time.sleep(0.5)  # once the first thread has ended
+        held = HOLD
+        os.write(go, b'x')
+        time.sleep(30)
+    threading.Thread(target=hold).start()
+    ctypes.CDLL(None).syscall({'aarch64': 93}.get(platform.machine(), 60), 0)  # exit, x86-64's 60
+os.read(ready, 1)
+time.sleep(1.5)
+result = 'held'"""
+
+
+def test_at_uid_memory_held_by_a_process_whose_first_thread_ended_is_counted_against_a_budget():
+    """red-a21 X30-a21-2 (pass 30): without a memory cgroup the session counts the memory of the submission's processes
+    from /proc/<pid>/status (VmRSS) and smaps_rollup (cputime.tree_memory). Both read the process's first thread's
+    mm: once that thread ends alone (the exit system call, not exit_group) while another goes on, status shows no
+    VmRSS and smaps_rollup fails with ESRCH, though the process lives and holds its memory. A forked child whose second
+    thread holds 256 MB, past a memory budget of 128 MB, 1.5 s, not named (end() gives []); 64 processes of 1 GB
+    each (RLIMIT_AS) are 64 GB. Counted (through a live thread's /proc/<pid>/task/<tid>/...), refused, or stopped."""
+    limits = Limits(seconds=10, memory_mb=1024, output_kb=1024)
+    cell = LEADER_GONE_HOLDS.replace("HOLD", "b'x' * (256 << 20)")
+    with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("student", cell)], sandbox_probes.value, name="result")
+        hits = sandbox.end()
+    assert not (outcome.ok and outcome.value == "held"), (outcome.value, hits)
+
+
+def test_at_uid_an_unlinked_dev_shm_file_held_by_a_process_whose_first_thread_ended_is_counted_against_a_budget():
+    """red-a21 X30-a21-3 (pass 30): fix-shm2 finds a tmpfs file with no name through /proc/<pid>/fd of the uid's
+    processes (_held_unlinked). That is the first thread's descriptor table: once that thread ends alone (the exit
+    system call) while another goes on with the same table, /proc/<pid>/fd lists nothing. 200 files of /dev/shm
+    opened, unlinked and written (1 MB each) and held by the second thread are 200 MB of the machine's memory past a
+    memory budget of 128 MB, 1.5 s, not named (end() gives []). Counted (through /proc/<pid>/task/<tid>/fd),
+    refused, or stopped."""
+    limits = Limits(seconds=10, memory_mb=1024, output_kb=1024)
+    files = ("[os.open(f'/dev/shm/ra21-{os.getpid()}-{n}', os.O_CREAT | os.O_RDWR, 0o600) for n in range(200)]\n"
+             "        for n, fd in enumerate(held):\n"
+             "            os.unlink(f'/dev/shm/ra21-{os.getpid()}-{n}')\n"
+             "            os.write(fd, b'x' * 2**20)")
+    with box("uid", limits, budget_memory_mb=128, budget_disk_mb=64) as sandbox:
+        sandbox.begin()
+        outcome = sandbox.call([Cell("student", LEADER_GONE_HOLDS.replace("HOLD", files))], sandbox_probes.value,
+                               name="result")
+        hits = sandbox.end()
+    assert not (outcome.ok and outcome.value == "held"), (outcome.value, hits)

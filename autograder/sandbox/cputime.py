@@ -110,21 +110,33 @@ def _kilobyte_fields(pid: int, name: str, keys: tuple[str, ...]) -> dict[str, in
     return found
 
 
+def memory_status(pid: int, tasks: list[str]) -> tuple[int, dict[str, int]]:
+    """The process whose /proc folder shows the memory of process `pid` (of threads `tasks`), and its status's VmRSS
+    and VmPTE: `pid`'s own, or where that shows none (its first thread ended alone, by the exit system call and not
+    exit_group, while others go on: its status has no VmRSS, its smaps_rollup fails with ESRCH, its maps and fd are
+    empty; red-a21 X30-a21-2) a live thread's, as /proc/<tid> reads that thread's (threads share one memory).
+    Beyond `pid`'s own, a status read of each other thread at most, and only for a process that shows none."""
+    for task in (pid, *(int(task) for task in tasks if task != str(pid))):
+        fields = _kilobyte_fields(task, "status", ("VmRSS", "VmPTE"))
+        if "VmRSS" in fields:
+            return task, fields
+    return pid, {}
+
+
 def tree_memory(pid: int, bound: int) -> int:
     """Bytes of memory the live processes below `pid` (not its own) hold: the sum of their PSS, as forked
     processes share pages copy-on-write and their RSS would count those pages once each, and of their page
     tables, which neither counts (sparse mappings of the zero page make 8 KB of them each, and no RSS). A sum of
     RSS of at most `bound` is returned as it is (PSS is never more): status is a counter, smaps_rollup walks page
     tables. A process's RSS stands for its PSS where the kernel gives none (before 4.14, or without
-    CAP_SYS_PTRACE: the process is another uid's)."""
-    below = [member for member in _tree(pid) if member != pid]
-    status = [_kilobyte_fields(member, "status", ("VmRSS", "VmPTE")) for member in below]
-    tables = sum(fields.get("VmPTE", 0) for fields in status)
-    resident = tables + sum(fields.get("VmRSS", 0) for fields in status)
+    CAP_SYS_PTRACE: the process is another uid's). Each read where memory_status finds the process's memory."""
+    status = [memory_status(member, tasks) for member, tasks in _tree(pid).items() if member != pid]
+    tables = sum(fields.get("VmPTE", 0) for _, fields in status)
+    resident = tables + sum(fields.get("VmRSS", 0) for _, fields in status)
     if resident <= bound:
         return resident
-    return tables + sum(_kilobyte_fields(member, "smaps_rollup", ("Pss",)).get("Pss", fields.get("VmRSS", 0))
-                        for member, fields in zip(below, status))
+    return tables + sum(_kilobyte_fields(view, "smaps_rollup", ("Pss",)).get("Pss", fields.get("VmRSS", 0))
+                        for view, fields in status)
 
 
 class Stopwatch:

@@ -20,7 +20,7 @@ isolation. For each submission it forks a *session* process that serves that sub
   emptied. Its process budget is the pids cgroup; only without one is it the uid's `RLIMIT_NPROC`.
 * `Isolation.over` runs in the session each tick while a call runs: without a memory cgroup it sums the
   memory the submission's live processes hold (and at `uid` its files in the machine's tmpfs folders, memory
-  too, wherever they are there, and those its processes hold open with no name), without a private tmpfs what
+  too, wherever they are there, and those its processes hold open or mapped with no name), without a private tmpfs what
   its scratch folder holds, and names the budget passed; the session then stops the loader and all it
   started, as the cgroup's OOM killer would (and empties the folder, and those files, so the calls after it
   start with room).
@@ -419,7 +419,7 @@ class Isolation:
         # outside its scratch folder (at `uid+landlock` Landlock refuses them; namespaces have a private tmpfs).
         # Its files there count against the memory budget (Isolation.over: red-c18 X27-c18-4); they are in memory.
         self.memory_folders: tuple[str, ...] = ()
-        self.memory_devices: set[int] = set()  # their file systems: those of files held open with no name
+        self.memory_devices: set[int] = set()  # their file systems: those of files held open or mapped with no name
         self.in_memory = False  # they passed it: emptied once the loader is dead (note_scratch)
         self.cgroups: _Cgroups | None = None
         self.in_session = False  # this process is a session (enter), not the worker
@@ -625,7 +625,7 @@ class Isolation:
         bounds here, "memory budget" or "disk budget" ("" for none). Without a memory cgroup, the memory of the
         live processes below `session` (cputime.tree_memory), and at `uid` what the uid's files in a tmpfs hold
         (memory_folders walked whole, MEMORY_WALK entries and DISK_ENTRIES of its at most: _memory_use; and those
-        its processes hold open with no name: _held_unlinked); without a private tmpfs, what the scratch
+        its processes hold open or mapped with no name: _held_unlinked); without a private tmpfs, what the scratch
         folder holds. At most every cputime.TICK (or LOOK_SPACING times the last look's CPU time) and DISK_EVERY
         seconds (a walk of at most DISK_ENTRIES), however often it is asked; its CPU time is the session's, never
         charged to the submission (LOOK_SPACING). The caller stops the loader and all it started."""
@@ -819,26 +819,58 @@ def _memory_use(entries: Iterable[tuple[str, os.stat_result | None]], bound: int
 
 
 def _held_unlinked(uid: int, devices: set[int], bound: int) -> int:
-    """Bytes the files on `devices` (tmpfs: memory) that `uid`'s processes hold open with no name left take (red-b19
+    """Bytes the files on `devices` (tmpfs: memory) that `uid`'s processes keep with no name left take (red-b19
     X28-b19-1: opened, unlinked, then written through the descriptor; no walk sees them, no PSS counts them), each
-    once: more than `bound` once past it. At most the process budget times RLIMIT_NOFILE descriptors."""
+    once however many descriptors and mappings keep it (_kept): more than `bound` once past it, or past
+    DISK_ENTRIES such files (the uid's own entries, as a walk counts them)."""
     total, seen = 0, set()
     for pid in uids.processes_by_uid().get(uid, []):
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:  # ended meanwhile
-            continue
-        for fd in fds:
+        for path, key in _kept(pid, devices):
+            if key in seen:
+                continue
             try:
-                stat = os.stat(f"/proc/{pid}/fd/{fd}")  # the open file itself (the link is the kernel's)
-            except OSError:
+                stat = os.stat(path)  # the file itself (the link is the kernel's)
+            except OSError:  # closed or unmapped meanwhile
                 continue
             if stat.st_nlink == 0 and stat.st_dev in devices and (stat.st_dev, stat.st_ino) not in seen:
                 seen.add((stat.st_dev, stat.st_ino))
                 total += stat.st_blocks * 512
-                if total > bound:
+                if total > bound or len(seen) > DISK_ENTRIES:
                     return bound + 1
     return total
+
+
+def _kept(pid: int, devices: set[int]) -> Iterator[tuple[str, tuple[int, int] | None]]:
+    """What keeps a file open in process `pid`, as a /proc path to stat it through, with the file's (device,
+    inode) where known before: each of its threads' descriptors (/proc/<tid>/fd: a thread may have a table of its
+    own, cloned without CLONE_FILES, and a first thread that ended alone shows none, red-a21 X30-a21-3), and its
+    mappings of deleted files on `devices` (/proc/<tid>/map_files, which root may follow: a mapping keeps a file
+    with no descriptor, and one made PROT_NONE puts no page in a page table, so no PSS counts it, X30-a21-1),
+    found in the maps of the thread that shows its memory (cputime.memory_status). At most the process budget times
+    RLIMIT_NOFILE descriptors and vm.max_map_count mappings a process, read a line at a time."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # ended meanwhile
+        return
+    for task in tasks:
+        try:
+            fds = os.listdir(f"/proc/{task}/fd")
+        except OSError:
+            continue
+        yield from ((f"/proc/{task}/fd/{fd}", None) for fd in fds)
+    view = cputime.memory_status(pid, tasks)[0]
+    try:
+        with open(f"/proc/{view}/maps", "rb") as maps:
+            for line in maps:
+                if not line.endswith(b" (deleted)\n"):
+                    continue
+                span, _, _, device, inode = line.split(maxsplit=5)[:5]
+                major, minor = (int(part, 16) for part in device.split(b":"))
+                start, end = (int(part, 16) for part in span.split(b"-"))
+                if os.makedev(major, minor) in devices:
+                    yield f"/proc/{view}/map_files/{start:x}-{end:x}", (os.makedev(major, minor), int(inode))
+    except (OSError, ValueError):  # ended meanwhile, or a line not as this kernel writes them: the rest unread
+        return
 
 
 def _disk_use(folders: str | Iterable[str], bound: int, entries: int | None = None) -> int:
