@@ -310,36 +310,46 @@ def test_a_grader_failure_is_no_score_and_one_line(autograder_zip):
     assert len(run.stdout.strip().splitlines()) == 1 and "Traceback" not in run.stdout + run.stderr
 
 
+def _run_without_sandbox(tmp_path, monkeypatch, build, graded: list | None = None) -> str:
+    """run_autograder on a submission `build` makes (the sandbox and the grading monkeypatched away: the paths it
+    would grade put in `graded`): its output."""
+    import autograder.grading
+    import autograder.sandbox.policy
+    import autograder.sandbox.proof
+    from autograder.gradescope.run import run_autograder
+
+    class Box:  # the sandbox is not what these tests are about: no notebook is run
+        level = "uid"
+
+        def close(self):
+            pass
+
+    asked = graded if graded is not None else []
+    monkeypatch.setattr(autograder.sandbox.proof, "no_ids_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.proof, "closed_interpreter_refusal", lambda settings: "")
+    monkeypatch.setattr(autograder.sandbox.policy, "start_student_sandbox", lambda assignment, settings: Box())
+    monkeypatch.setattr(autograder.grading, "grade_path",
+                        lambda assignment, path, settings, box: asked.append(path) or Report([]))
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    build(submission)
+    assert run_autograder(ASSIGNMENT, GraderSettings(config=load_config(ROOT)), tmp_path) == 0
+    return json.loads((tmp_path / "results" / "results.json").read_text())["output"]
+
+
 def test_the_folders_other_notebooks_cannot_make_the_output_unbounded(tmp_path, monkeypatch):
     """red-c17 X26-c17-5 (pass 26): run_autograder writes the intake's notes into results.json's `output` as they are,
     where `make grade` makes each one line of at most 300 characters (FindGradingNotes): "the folder also holds ..."
     names every other notebook of the submission by its whole path. 300 empty notebooks at a 650-character path made
     an `output` of 197,036 characters, shown to the student above every test; the walk's 1,000 entries at longer
     paths, megabytes. The output stays within a few lines of the kit's one-line bound."""
-    import autograder.grading
-    import autograder.sandbox.policy
-    import autograder.sandbox.proof
-    from autograder.gradescope.run import run_autograder
-
-    class Box:  # the sandbox is not what this test is about: no notebook is run
-        level = "uid"
-
-        def close(self):
-            pass
-
-    monkeypatch.setattr(autograder.sandbox.proof, "no_ids_refusal", lambda settings: "")
-    monkeypatch.setattr(autograder.sandbox.proof, "closed_interpreter_refusal", lambda settings: "")
-    monkeypatch.setattr(autograder.sandbox.policy, "start_student_sandbox", lambda assignment, settings: Box())
-    monkeypatch.setattr(autograder.grading, "grade_path", lambda assignment, path, settings, box: Report([]))
-    submission = tmp_path / "submission"
-    folder = submission / ("d" * 200) / ("e" * 200)
-    folder.mkdir(parents=True)
-    write_notebook(release_notebook(), submission / NOTEBOOK)
-    for number in range(300):
-        (folder / f"{number:04d}{'x' * 240}.ipynb").write_text("{}")
-    settings = GraderSettings(config=load_config(ROOT))
-    assert run_autograder(ASSIGNMENT, settings, tmp_path) == 0
-    output = json.loads((tmp_path / "results" / "results.json").read_text())["output"]
+    def build(submission):
+        folder = submission / ("d" * 200) / ("e" * 200)
+        folder.mkdir(parents=True)
+        write_notebook(release_notebook(), submission / NOTEBOOK)
+        for number in range(300):
+            (folder / f"{number:04d}{'x' * 240}.ipynb").write_text("{}")
+    output = _run_without_sandbox(tmp_path, monkeypatch, build)
     assert "the folder also holds" in output
     assert len(output) < 2000, f"results.json's output is {len(output):,} characters"
 
@@ -351,60 +361,17 @@ def test_a_timestamp_txt_gradescope_never_reads_does_not_leave_the_notebook_ungr
     GitHub submission keeps links) leaves the notebook beside it not graded, score 0, told "the submission time must
     come from nbgrader's collect or the LMS", neither of which a Gradescope submission has. The notebook is graded,
     or at least the reason names nothing Gradescope does not do."""
-    import autograder.grading
-    import autograder.sandbox.policy
-    import autograder.sandbox.proof
-    from autograder.gradescope.run import run_autograder
-
-    class Box:  # the sandbox is not what this test is about
-        level = "uid"
-
-        def close(self):
-            pass
-
-    graded = []
-    monkeypatch.setattr(autograder.sandbox.proof, "no_ids_refusal", lambda settings: "")
-    monkeypatch.setattr(autograder.sandbox.proof, "closed_interpreter_refusal", lambda settings: "")
-    monkeypatch.setattr(autograder.sandbox.policy, "start_student_sandbox", lambda assignment, settings: Box())
-    monkeypatch.setattr(autograder.grading, "grade_path",
-                        lambda assignment, path, settings, box: graded.append(path) or Report([]))
-    submission = tmp_path / "submission"
-    submission.mkdir()
-    write_notebook(release_notebook(), submission / NOTEBOOK)
-    if kind == "symlink":
-        os.symlink("../source/anything", submission / "timestamp.txt")
-    else:
-        os.mkfifo(submission / "timestamp.txt")
-    settings = GraderSettings(config=load_config(ROOT))
-    assert run_autograder(ASSIGNMENT, settings, tmp_path) == 0
-    output = json.loads((tmp_path / "results" / "results.json").read_text())["output"]
+    def build(submission):
+        write_notebook(release_notebook(), submission / NOTEBOOK)
+        if kind == "symlink":
+            os.symlink("../source/anything", submission / "timestamp.txt")
+        else:
+            os.mkfifo(submission / "timestamp.txt")
+    graded: list = []
+    output = _run_without_sandbox(tmp_path, monkeypatch, build, graded)
     assert "nbgrader's collect or the LMS" not in output, output
     assert graded, output
     assert "not read: 'timestamp.txt'" in output, output  # named, as any link or FIFO beside the notebook is
-
-
-def _run_without_sandbox(tmp_path, monkeypatch, build) -> str:
-    """run_autograder on a submission `build` makes (the sandbox and the grading monkeypatched away): its output."""
-    import autograder.grading
-    import autograder.sandbox.policy
-    import autograder.sandbox.proof
-    from autograder.gradescope.run import run_autograder
-
-    class Box:
-        level = "uid"
-
-        def close(self):
-            pass
-
-    monkeypatch.setattr(autograder.sandbox.proof, "no_ids_refusal", lambda settings: "")
-    monkeypatch.setattr(autograder.sandbox.proof, "closed_interpreter_refusal", lambda settings: "")
-    monkeypatch.setattr(autograder.sandbox.policy, "start_student_sandbox", lambda assignment, settings: Box())
-    monkeypatch.setattr(autograder.grading, "grade_path", lambda assignment, path, settings, box: Report([]))
-    submission = tmp_path / "submission"
-    submission.mkdir()
-    build(submission)
-    assert run_autograder(ASSIGNMENT, GraderSettings(config=load_config(ROOT)), tmp_path) == 0
-    return json.loads((tmp_path / "results" / "results.json").read_text())["output"]
 
 
 def test_the_reason_a_submission_is_not_graded_is_bounded_too(tmp_path, monkeypatch):
