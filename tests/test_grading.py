@@ -1659,3 +1659,16 @@ def test_the_public_checks_name_the_cell_whose_run_cell_defines_a_class_again_as
     assert "remove that copy from cell sgd" in json.dumps(failing_messages(report))
     public = [m for ok, m in notebook_checks.run_part("lesson_numbers", path).values() if not ok]
     assert public and all("remove that copy from cell sgd" in m for m in public), public
+
+
+def test_a_checks_cell_in_jupyter_runs_again_a_cell_of_the_students_tagged_demo_as_the_grade_runs_it(tmp_path,
+                                                                                                      monkeypatch):
+    """fix-pubcells (X30-b21-1, the kernel's route): a test cell's check() runs again what the kernel ran but the
+    demonstrations; which cells are demonstrations is the release's word (release_cells), never the saved cell's own
+    tag, so a cell of the student's tagged `demo` runs, as the grade runs it, and the release's demo does not."""
+    notebook = release_notebook()
+    _tagged_demo(notebook.cells)
+    monkeypatch.setattr(notebook_checks, "NOTEBOOK", write_notebook(notebook, tmp_path / NOTEBOOK))
+    demo = notebook.cells[_cell_at(notebook.cells, "demo_count_parameters")].source
+    ran = [source for _, source in notebook_checks._kernel_cells([demo, "Module.parameters = lambda self: []"])]
+    assert ran == ["Module.parameters = lambda self: []"], ran
