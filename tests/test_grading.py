@@ -1594,3 +1594,81 @@ def test_the_public_checks_run_a_deleted_given_cells_released_copy_where_the_gra
     grade = [cell.name for cell in program_from_notebook(notebook, ASSIGNMENT.source, release_notebook())]
     public = [name for name, _ in cells.graded_cells(notebook.cells, notebook.metadata["release_cells"])[0]]
     assert deleted in public and public == grade, (public, grade)
+
+
+def _tagged_demo(cells):
+    """A cell of the student's own, tagged `demo` (Jupyter's tag editor), above demo_count_parameters."""
+    cell = new_code_cell("Module.parameters = lambda self: []")
+    cell.metadata["tags"] = ["demo"]
+    cells.insert(_cell_at(cells, "demo_count_parameters"), cell)
+
+
+def _earlier_copy_of(grade_id: str):
+    """A copy of a known cell left above the original (the student pasted the original below, then edited this one)."""
+    def copy_above(cells):
+        cell = copy.deepcopy(cells[_cell_at(cells, grade_id)])
+        cell.source = "Module.parameters = lambda self: []"
+        cells.insert(_cell_at(cells, grade_id), cell)
+    return copy_above
+
+
+@pytest.mark.parametrize("change", [_tagged_demo, _earlier_copy_of("demo_count_parameters"),
+                                    _earlier_copy_of("test_step")], ids=["tagged-demo", "demo-copy", "test-copy"])
+def test_the_public_checks_run_every_cell_of_the_students_the_grade_runs(change):
+    """red-b21 X30-b21-1: the grade (program.py program_from_notebook) runs every code cell the student added and
+    every earlier copy of a known cell where it stands, whatever its metadata; the public checks (cells.graded_cells)
+    skip such a cell when its own metadata makes it a demonstration (tag `demo`) or a test cell (skipped(cell) on the
+    saved cell). A cell of the student's tagged demo, or an earlier copy of demo_count_parameters, that sets
+    `Module.parameters = lambda self: []`: the grade gives 15.27/18 (test_lesson_numbers 0.27/3, "the Module in use is
+    the one cell '17' defines again"), while every public check of parameters and lesson_numbers passes. Measured on
+    main 6f288eb."""
+    notebook = solution_notebook()
+    change(notebook.cells)
+    grade = [cell.name for cell in program_from_notebook(notebook, ASSIGNMENT.source, release_notebook())]
+    public = [name for name, _ in cells.graded_cells(notebook.cells, notebook.metadata["release_cells"])[0]]
+    assert public == grade, (public, grade)
+
+
+def _wrong_parameters_by_run_cell(module_source: str) -> str:
+    return "\n\nget_ipython().run_cell('Module.parameters = lambda self: []')\n"
+
+
+def _wrong_module_by_run(module_source: str) -> str:
+    start, stop = module_source.index("    def parameters"), module_source.index("    def __call__")
+    return "\n" + _running_as_a_notebook(
+        module_source[:start] + "    def parameters(self):\n        return []\n\n" + module_source[stop:])
+
+
+@pytest.mark.parametrize("ending", [_wrong_parameters_by_run_cell, _wrong_module_by_run], ids=["run_cell", "run-notebook"])
+def test_the_public_checks_name_the_cell_whose_run_cell_defines_a_class_again_as_the_grade_does(tmp_path, monkeypatch,
+                                                                                                   ending):
+    """red-b21 X30-b21-3: fix-runname compiles what the grade's run_cell runs as "<cell sgd, by run_cell>" and taught
+    the public facts.defined_in to read that name, so the grade's note names cell sgd. The public checks run the cells
+    with IPython's own shell (checks_shell), whose run_cell (and %run of a notebook, which runs each cell by it) compiles
+    under IPython's own file names, which defined_in reads as no cell: the same notebook's public failures carry no
+    note. Cell sgd ends with `get_ipython().run_cell('Module.parameters = lambda self: []')`: the grade says "the Module
+    in use is the one cell sgd defines again ... remove that copy from cell sgd" (15.27/18); the public lesson_numbers
+    failures say only "a 2-16-16-2 network has 354 parameters, parameters() gave 0". The same with cell sgd ending in
+    a `%run helper_nb.ipynb` whose Module's parameters() returns [] (fix-runname's own case). Measured on main 6f288eb."""
+    monkeypatch.chdir(tmp_path)  # where the %run variant writes helper_nb.ipynb
+    notebook = solution_notebook()
+    module = notebook.cells[_cell_at(notebook.cells, "module")].source
+    notebook.cells[_cell_at(notebook.cells, "sgd")].source += ending(module)
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    assert "remove that copy from cell sgd" in json.dumps(failing_messages(report))
+    public = [m for ok, m in notebook_checks.run_part("lesson_numbers", path).values() if not ok]
+    assert public and all("remove that copy from cell sgd" in m for m in public), public
+
+
+def test_a_checks_cell_in_jupyter_runs_again_a_cell_of_the_students_tagged_demo_as_the_grade_runs_it(tmp_path,
+                                                                                                      monkeypatch):
+    """fix-pubcells (X30-b21-1, the kernel's route): a test cell's check() runs again what the kernel ran but the
+    demonstrations; which cells are demonstrations is the release's word (release_cells), never the saved cell's own
+    tag, so a cell of the student's tagged `demo` runs, as the grade runs it, and the release's demo does not."""
+    notebook = release_notebook()
+    _tagged_demo(notebook.cells)
+    monkeypatch.setattr(notebook_checks, "NOTEBOOK", write_notebook(notebook, tmp_path / NOTEBOOK))
+    demo = notebook.cells[_cell_at(notebook.cells, "demo_count_parameters")].source
+    ran = [source for _, source in notebook_checks._kernel_cells([demo, "Module.parameters = lambda self: []"])]
+    assert ran == ["Module.parameters = lambda self: []"], ran

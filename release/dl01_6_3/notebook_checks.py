@@ -18,7 +18,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from cells import RELEASE_KEY, bound_by, graded_cells, skipped
+from cells import RELEASE_KEY, bound_by, graded_cells, left_out
 from explain import describe_exception, is_a, own_streams, printable, where, why_missing
 from facts import Missing, Names
 from runner import HERE, NOT_WRITTEN, run_cells
@@ -87,9 +87,8 @@ def _failure(exc: BaseException, load_errors: list) -> str:
 
 def _kernel_cells(history: list[str]) -> list[tuple[str, str]]:
     """The cells a kernel ran (IPython's In), as run_cells takes them: not the test cells, nor a cell
-    whose source is a demonstration of the saved notebook."""
-    demos = {"".join(cell.get("source", "")).strip() for cell in (_cells(NOTEBOOK)[0] if NOTEBOOK.exists() else [])
-             if skipped(cell)}
+    whose source is one the grade leaves out (cells.left_out: a cell the student tagged `demo` runs, as in the grade)."""
+    demos = left_out(*_cells(NOTEBOOK)) if NOTEBOOK.exists() else set()
     return [(f"In[{n}]", source) for n, source in enumerate(history)
             if source.strip() and "notebook_checks" not in source and source.strip() not in demos]
 

@@ -35,6 +35,14 @@ def skipped(cell: dict) -> bool:
     return "demo" in cell.get("metadata", {}).get("tags", []) or bool(grading.get("grade") and not grading.get("solution"))
 
 
+def left_out(saved: list, release: list | None) -> set[str]:
+    """The texts of the saved cells the grade leaves out: the last copy of each of the `release`'s tests and
+    demonstrations (the release's kinds; a saved cell's own metadata makes no cell of the student's one)."""
+    kinds = {_grading(cell).get("grade_id"): cell for cell in release or saved}
+    last = {_grading(cell).get("grade_id"): cell for cell in saved}  # a grade id's last copy is that cell
+    return {_text(cell).strip() for name, cell in last.items() if isinstance(name, str) and skipped(kinds.get(name, {}))}
+
+
 def graded_as_code(cell: dict) -> bool:
     """Whether the release made a saved cell code, read from its own metadata (where no copy of the release is at
     hand): an autograded answer (a solution that is not a grade) is code, a written one (solution and grade) markdown,
@@ -48,12 +56,13 @@ def graded_as_code(cell: dict) -> bool:
 
 
 def graded_cells(saved: list, release: list | None) -> tuple[list, list]:
-    """([(name, source)] of the cells the grade runs as code, in its order, but tests and demonstrations; [(note,
-    source)] for each cell the grade runs otherwise than Jupyter), from the `saved` notebook's cells as nbgrader's
-    autograde takes them (docs/grading.md): only the last copy of a grade id is that cell (the earlier ones are cells
-    the student added); the `release` decides what it is: its type, and the text of a given cell made markdown (a
-    deleted one runs its released copy where the grade stands it: _deleted_given). Without a release (a notebook
-    of an older release: RELEASE_KEY), graded_as_code and edited_given read what the release made a cell."""
+    """([(name, source)] of the cells the grade runs as code, in its order, but the release's tests and
+    demonstrations; [(note, source)] for each cell the grade runs otherwise than Jupyter), from the `saved` notebook's
+    cells as nbgrader's autograde takes them (docs/grading.md): only the last copy of a grade id is that cell (the
+    earlier ones are cells the student added, run whatever their own metadata says); the `release` decides what it
+    is: its type, and the text of a given cell made markdown (a deleted one runs its released copy where the grade
+    stands it: _deleted_given). Without a release (a notebook of an older release: RELEASE_KEY), graded_as_code and
+    edited_given read what the release made a cell."""
     ids = [_grading(cell).get("grade_id") for cell in saved]
     last = {name: at for at, name in enumerate(ids) if isinstance(name, str)}
     released = {_grading(cell).get("grade_id"): cell for cell in release or saved}
@@ -62,7 +71,7 @@ def graded_cells(saved: list, release: list | None) -> tuple[list, list]:
     for at, (name, cell) in enumerate([*zip(ids, saved), (None, {})]):  # the last: past the saved cells
         past, ours = at == len(saved), released.get(name, {})
         if not past and (last.get(name) != at or not ours):  # the student's own cell, or an earlier copy of one
-            runs += [(str(at), _text(cell))] if cell.get("cell_type") == "code" and not skipped(cell) else []
+            runs += [(str(at), _text(cell))] if cell.get("cell_type") == "code" else []
             continue
         while deleted and deleted[0][0] < (at, 0, 0):  # the grade runs these right before this kept known cell
             gone, text = _grading(deleted[0][1]).get("grade_id"), _text(deleted.pop(0)[1])
