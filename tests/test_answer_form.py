@@ -397,6 +397,38 @@ def test_an_answer_stopped_on_no_cause_fails_its_checks_not_the_grader(case, ref
     _fails_its_checks(*STOPPED_WITHOUT_CAUSE[case], reference_answers_once)  # raises GraderBug on main
 
 
+# red-b20 X29-b20-1 (pass 29): step_worked_example's grads are [NUMBERS, NUMBERS] a step, so a grad None is in the form
+# (None: not numbers). Without zeroing, test_step's worked example passes the first step's grads to causes.grads_changed
+# as sent; with a grad None and the grad after the step a number, the shapes agree (np.shape(None) is ()) and
+# np.allclose(after, None) raises TypeError in the check's own code: a GraderBug, no score, which the notebook forces
+# from its own cell (the forged write above). step_move, called first, reads the grads through arrays() and the shapes
+# that do not fit make it say nothing. Measured on main ed5efb9: "the hidden check test_worked_example_without_zeroing_
+# adds_the_gradients_up_to_3_668 raised TypeError: unsupported operand type(s) for -: 'float' and 'NoneType'".
+def _grads_none(value):
+    return {**value, "grads": [[None, None], *value["grads"][1:]],
+            "grads_after": [[1.0, 1.0], *value["grads_after"][1:]]}
+
+
+NONE_IN_FORM = {
+    "step_worked_example-grad-none": ("step_worked_example", _grads_none, "test_step"),
+}
+
+
+@pytest.mark.parametrize("case", list(NONE_IN_FORM))
+def test_a_grad_none_in_the_form_fails_its_checks_not_the_grader(case, reference_answers_once):
+    _fails_its_checks(*NONE_IN_FORM[case], reference_answers_once)  # raises GraderBug on main
+
+
+# fix-nonegrad (pass 29): the suite names the grad None first (test_step.no_gradient); the shared helper itself reads
+# a grad None as nothing to compare, not as shape () (np.shape(None)), so no other caller can make it raise TypeError.
+def test_grads_changed_reads_a_grad_none_as_nothing_to_compare():
+    import causes
+
+    assert causes.grads_changed([None, None], [1.0, 1.0]) == ""  # TypeError on main
+    assert causes.grads_changed([None, [1.0]], [[1.0], [2.0]]) == ""
+    assert causes.grads_changed([1.0, [1.0]], [1.0, [2.0]]).startswith("step() changed p.grad")
+
+
 @pytest.mark.parametrize("case", [case for case in CUT_SHORT if not case.endswith("-none")])
 def test_a_list_the_checks_read_by_position_has_its_length_in_the_form(case, reference_answers_once):
     sys.path.insert(0, str(SUITES))

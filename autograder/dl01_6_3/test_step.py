@@ -3,7 +3,7 @@ import causes
 import numpy as np
 import probes
 import pytest
-from reported import close, init_cause, per_parameter, reference_holds
+from reported import CHANGED, close, init_cause, per_parameter, reference_holds
 
 STUDENT_CELLS = ("sgd",)
 SHAPES = [[3, 2], [2], [1, 4]]
@@ -140,11 +140,23 @@ def test_keeps_optimizer_and_model_linked_over_two_steps(student, reference, wid
                              "steps: update .data, outside the graph")
 
 
+def no_gradient(grads):
+    """The cause ('' if none) when the worked example's first backward() left the layer's weight or bias a grad that is
+    None (no numbers): the probe ran its own forward on grads it zeroed itself, so only the code of cell sgd (the one
+    cell of this part) can have changed them, or the answer. Named before the checks that compare the grads
+    (causes.grads_changed), as the lesson-numbers suite names a missing one first (causes.grads_missing)."""
+    missing = [name for name, grad in zip(("weight", "bias"), grads) if grad is None]
+    return "" if not missing else (
+        f"after backward() the layer's {' and '.join(missing)} had no gradient (p.grad None, or no numbers), though "
+        "the check ran its own forward on gradients it had zeroed: code in cell sgd changed p.grad before step(), "
+        f"or {CHANGED}")
+
+
 def worked_step_cause(got):
     """What step() did wrong in the worked example's first step, lr = 0.1, or to self.lr ('' when nothing
-    recognisable)."""
-    return init_cause(got, 2, 0.1) or causes.step_move(*got["params"][:2], got["grads"][0], 0.1,
-                                                       grads_after=got["grads_after"][0]) or \
+    recognisable), after what SGD(...) kept and a first gradient that is missing."""
+    return init_cause(got, 2, 0.1) or no_gradient(got["grads"][0]) or causes.step_move(
+        *got["params"][:2], got["grads"][0], 0.1, grads_after=got["grads_after"][0]) or \
         causes.rate_changed(0.1, got.get("rates", []))
 
 

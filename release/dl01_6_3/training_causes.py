@@ -27,10 +27,10 @@ def grad_kind(kind: str, tensor: bool) -> str:
 
 
 def grads_changed(grads, after) -> str:
-    """The cause ('' if none) when step() left p.grad (`after`) other than backward() made it (`grads`) and not zeros
-    (step_move names those) nor None (STEP_LEFT_NONE): without zero_grad() the next backward() adds to what it left."""
-    after = arrays(after)
-    if after is None or [a.shape for a in after] != [np.shape(g) for g in grads] or not any(np.any(a) for a in after):
+    """The cause ('' if none) when step() left p.grad (`after`) other than backward() made it (`grads`, None: none to
+    compare, grads_missing's) and not zeros (step_move's) nor None (STEP_LEFT_NONE): the next backward() adds to it."""
+    after, shapes = arrays(after), [None if g is None else np.shape(g) for g in grads]  # np.shape(None) is ()
+    if after is None or [a.shape for a in after] != shapes or not any(np.any(a) for a in after):
         return ""
     return "" if all(np.allclose(a, g) for a, g in zip(after, grads)) else (
         "step() changed p.grad: without zero_grad() the next backward() adds to what step() left, so step() must "
