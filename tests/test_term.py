@@ -782,3 +782,37 @@ def test_a_fixed_checks_preview_shows_the_points_so_far_it_moves_of_an_override_
     shown = [c for c in table if c.student == "ada"]
     assert after == before or shown, (f"ada's points so far moved {before} -> {after} and the preview showed no "
                                       f"change of hers:\n{out[-1500:]}")
+
+
+def test_confirm_replays_the_previewed_students_when_it_previews_a_held_back_one_first(tmp_path):
+    """red-a22 X31-a22-1 (pass 31): ada's regrade is previewed alone (`make regrade STUDENT=ada`), bob's not. `make
+    grade CONFIRM=yes` holds bob back and previews him first (preview_class -> record_previewed), which rewrites
+    .grading/previewed-<assignment>.json with bob alone; only then does grade_class read previewed_reports for ada,
+    finds no record of hers, and runs her checks again: the very X29-c20-1 outcome (a score no preview showed)."""
+    root = course_copy(tmp_path)
+    notebook = solution_notebook()
+    for cell in notebook["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "linear":
+            cell["source"] = "".join(cell["source"]) + SWAYING
+    put_submission(root, "ada", notebook)
+    put_submission(root, "bob", solution_notebook())
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+
+    def run(grader: tuple[str, ...], *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *grader, *args[:1], "--assignment", ASSIGNMENT.name, *args[1:]],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=110)
+
+    def test_forward() -> str:
+        with (root / "grades.csv").open(newline="") as handle:
+            return {row["student_id"]: row["test_forward"] for row in csv.DictReader(handle)}["ada"]
+
+    first = run(("-m", "autograder"), "class")
+    assert first.returncode == 0 and test_forward() == "2", first.stdout + first.stderr
+    suite = root / "autograder" / ASSIGNMENT.name / "test_step.py"
+    suite.write_text(suite.read_text() + "\n\ndef test_the_instructors_fix(student):\n    assert True\n")
+    preview = run(("-m", "autograder"), "regrade", "ada")
+    assert "Regrade preview: 0 of 1 student would change" in preview.stdout, preview.stdout + preview.stderr
+    applied = run(("-c", SECOND_RUN), "class", "--confirm", "yes")
+    assert "bob" in applied.stdout, applied.stdout + applied.stderr
+    assert test_forward() == "2", ("CONFIRM=yes applied a test_forward score to ada no preview showed "
+                                   f"(2 -> {test_forward()}):\n{applied.stdout}")
