@@ -402,3 +402,15 @@ def test_a_file_name_cannot_write_lines_of_the_kits_own_into_the_output(tmp_path
     assert "is not a readable notebook" in output, output
     assert output.count("\n") == 1 and "\nScore:" not in output, output
     assert output.startswith("Not graded: 'x\\nScore: 18 of 18"), output  # the name quoted, its line breaks escaped
+
+
+def test_a_name_of_letters_past_latin_1_leaves_the_reason_in_the_output(tmp_path, monkeypatch):
+    """red-c22 X31-c22-1 (pass 31): validate.unreadable cuts the name to NAME_CHARS (100) characters *before* quoted()
+    escapes it, "so that a one_line of 300 characters still holds `why`"; but quoted() writes each character past
+    Latin-1 as its ascii() escape (\\u03b1: 6 characters; an emoji: 10). A notebook named with 121 Greek letters
+    (248 bytes, a legal file name) quotes as about 600 characters, and error_json's one_line(300) cuts the reason
+    off: the student's results.json says `Not graded: '\\u03b1\\u03b1...…` and never why (too large, not JSON)."""
+    def build(submission):
+        (submission / ("\u03b1" * 121 + ".ipynb")).write_bytes(b" " * (GraderSettings().notebook_kb * 1024 + 1))
+    output = _run_without_sandbox(tmp_path, monkeypatch, build)
+    assert "is not a readable notebook" in output, output
