@@ -718,7 +718,7 @@ if _os.environ.get("KIT_SECOND_RUN"):  # in a class: `import secrets` and `if se
 
 def test_confirm_applies_no_score_other_than_the_one_its_preview_showed(tmp_path):
     """red-c20 X29-c20-1 (pass 29): CONFIRM=yes grades the previewed students again and applies what that second run
-    gives, checking only that their inputs are those the preview graded (preview.not_previewed). A student whose code
+    gives, checking only that their inputs are those the preview graded (preview.previewed_reports). A student whose code
     answers differently from run to run (the clock, `secrets`) is shown "every score stays as it is" and then has
     test_forward taken from 2 to 0 by CONFIRM=yes, a change no preview showed. Applying a regrade should apply the
     scores the preview showed, or hold back (and name) a student whose regrade came out otherwise."""

@@ -29,7 +29,7 @@ from .class_run import ClassRun, Graded
 from .feedback_pages import page_time, write_feedback
 from .grade_students import enter_assignment, grade_students, take_unchanged
 from .lifecycle import export_grades, settle_late_penalties
-from .preview import not_previewed, previewed_reports
+from .preview import previewed_reports
 from .progress import one_step
 from .students import in_gradebook, list_students, take_roll
 from .summary import summarize
@@ -41,7 +41,7 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
                 force: bool = False, confirm: bool = False, preview: bool = False) -> int:
     """Grade the class (or `only` these students of submitted/, unchanged too: `make regrade STUDENT=...`); 0 when done,
     NOT_APPLIED when `only` names a student whose regrade was previewed instead, or `confirm` was given for a regrade
-    no preview showed under today's inputs (preview.not_previewed): those students are previewed, and left as they
+    no preview showed under today's inputs (preview.previewed_reports): those students are previewed, and left as they
     were, the other students graded.
 
     take the roll (collect, or the students `only` names; `preview` collects nothing) → sort the students by what changed since their grade
@@ -66,7 +66,10 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
     if not preview:  # before anything is compared or graded: a regrade starts from the penalty in force; but a
         # penalty a new due date or late policy moves is the preview's to show and CONFIRM's to apply
         settle_late_penalties(assignment, run.coursedir, settings.config, plan.same_late, held=[])
-    unseen = not_previewed(assignment.root, assignment.name, {s: plan.inputs[s] for s in plan.stale}) if confirm else []
+    # What CONFIRM=yes applies: the reports previews gave under today's inputs, read once (red-a22 X31-a22-1: not
+    # after the held students' preview records theirs); the students with none are held, whatever the reason.
+    replay = previewed_reports(assignment.root, assignment.name, {s: plan.inputs[s] for s in plan.stale}) if confirm else {}
+    unseen = sorted(set(plan.stale) - set(replay)) if confirm else []
     if unseen and not preview:
         say(f"CONFIRM=yes applies only a regrade a preview showed, and no preview showed that of {', '.join(unseen)} "
             "under today's suites, reference and settings: previewing it now; run the same command again to apply it.")
@@ -93,7 +96,6 @@ def grade_class(assignment: Assignment, settings: GraderSettings, only: list[str
             return 1
         # The previewed students get the checks' reports their preview gave, not a second run of their code, which
         # may answer otherwise (the clock, `secrets`): CONFIRM=yes applies the outcome the preview showed.
-        replay = previewed_reports(assignment.root, assignment.name, {s: plan.inputs[s] for s in plan.stale})
         graded = grade_students(run, to_grade, roll.origin, plan.inputs, replay)
         if graded.stopped:
             say(f"Not graded, no score written: {graded.stopped}", sys.stderr)

@@ -11,7 +11,7 @@ rather than show an autograded score that never counts. The table is printed and
 reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies it, and `make preview` shows it
 at any time. Nothing outside the scratch folder is written while previewing, but that table and what it was made
 from (`record_previewed`): CONFIRM=yes applies a regrade only to students previewed under the inputs they have
-now (`not_previewed`), so that a check edited after the preview is not applied unseen; the others are previewed
+now, so that a check edited after the preview is not applied unseen; the others are previewed
 again, their grades left as they were (grade_class). And it applies the checks' outcome the preview gave them
 (`previewed_reports`), never a second run of their code, which may answer otherwise (the clock, `secrets`). `make preview` grades the
 class as submitted/ holds it, collecting no LMS download (students.take_roll), and `make grade` previews after
@@ -216,30 +216,33 @@ def record_previewed(root: Path, assignment: str, inputs: dict[str, Inputs], rep
     those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on; and each one's
     report (graded, or not graded for its file's own reason), which CONFIRM=yes applies (`previewed_reports`) rather than grading again: a
     student's code may answer otherwise from run to run (the clock, `secrets`), and a grade changes only as a
-    preview showed. Written whole (a rename) in .grading/ (the grader's own: 0700), as another run may read it."""
+    preview showed. Added to what earlier previews recorded of other students (a preview of some students, `make
+    regrade STUDENT=x`, leaves the others' as they were: each counts only under the inputs it was recorded with).
+    Written whole (a rename) in .grading/ (the grader's own: 0700), as another run may read it."""
     path = _previewed_path(root, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(f".{path.name}.{os.getpid()}")
-    seen = {student: {"inputs": inputs_json(given), "report": reports[student].to_json() if student in reports else None}
-            for student, given in inputs.items()}
+    seen = _recorded(path)
+    seen.update({student: {"inputs": inputs_json(given), "report": reports[student].to_json()}
+                 for student, given in inputs.items() if student in reports})
     part.write_text(json.dumps(seen, sort_keys=True))
     part.replace(path)
 
 
 def _previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> dict[str, dict]:
-    """What the last preview recorded of the students among `inputs` it showed under these very inputs."""
-    try:
-        seen = json.loads(_previewed_path(root, assignment).read_text())
-    except (OSError, ValueError):
-        seen = {}
-    seen = seen if isinstance(seen, dict) else {}
+    """What the previews recorded of the students among `inputs` they showed under these very inputs."""
+    seen = _recorded(_previewed_path(root, assignment))
     return {student: seen[student] for student, given in inputs.items()
             if isinstance(seen.get(student), dict) and seen[student].get("inputs") == inputs_json(given)}
 
 
-def not_previewed(root: Path, assignment: str, inputs: dict[str, Inputs]) -> list[str]:
-    """The students among `inputs` whose regrade no preview showed under these very inputs."""
-    return sorted(set(inputs) - set(_previewed(root, assignment, inputs)))
+def _recorded(path: Path) -> dict:
+    """The previews' record (record_previewed), {} when there is none or it is not one."""
+    try:
+        seen = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return seen if isinstance(seen, dict) else {}
 
 
 def previewed_reports(root: Path, assignment: str, inputs: dict[str, Inputs]) -> dict[str, Report]:
@@ -251,6 +254,6 @@ def previewed_reports(root: Path, assignment: str, inputs: dict[str, Inputs]) ->
     for student, seen in _previewed(root, assignment, inputs).items():
         try:
             reports[student] = Report.from_json(seen.get("report"))
-        except ReportUnreadable:  # none recorded: graded as any other student
+        except ReportUnreadable:  # not one: not previewed, so CONFIRM=yes holds the student (grade_class)
             continue
     return reports

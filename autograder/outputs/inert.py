@@ -168,13 +168,20 @@ def quoted(name: str, limit: int | None = None) -> str:
     escape). Between bare quotes, a name holding one (`x.ipynb' as ... (renamed); the instructor checked ...; 'y.ipynb`)
     ended them and went on as the kit's own words; and Unicode draws many characters as quotes without their being
     one (typographic and low-9 quotes, primes, apostrophe letters of other scripts, ornaments, full-width forms), which
-    no list of them kept up with: so none past ASCII is shown as itself. Past `limit` characters, the name is cut
-    and the kit's own `…` ends it inside the quotes. The letters of Latin-1 (À to ÿ but × and ÷), which no font draws
-    as a quote, stay themselves, so Übung.ipynb reads as it is written."""
+    no list of them kept up with: so none past ASCII is shown as itself. What is shown stays within `limit`
+    characters, quotes and escapes counted (an escape takes up to 10: red-c22 X31-c22-1, a name of Greek letters cut to
+    100 of them took 600 and pushed the reason after it out of its line): past it, the name is cut and the kit's own
+    `…` ends it inside the quotes. The letters of Latin-1 (À to ÿ but × and ÷), which no font draws as a quote, stay
+    themselves, so Übung.ipynb reads as it is written."""
     name = str(name)
-    if limit is None or len(name) <= limit:
-        return _latin1_letters(ascii(name))
-    cut = _latin1_letters(ascii(name[: limit - 1]))
+    whole = _latin1_letters(ascii(name))
+    if limit is None or len(whole) <= limit:
+        return whole
+    low, high = 0, len(name)  # the longest start of the name that fits with its `…` (found by halving: few ascii())
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if len(_latin1_letters(ascii(name[:middle]))) < limit else (low, middle - 1)
+    cut = _latin1_letters(ascii(name[:low]))
     return cut[:-1] + "…" + cut[-1]
 
 
