@@ -21,6 +21,7 @@ from autograder.checks.suites import _binds
 from autograder.sandbox import Cell, Limits, Sandbox, ipython_cleanup, program_from_notebook
 from autograder.sandbox.cputime import HURRIED_NICE
 from autograder.sandbox.program import annotations_as_text, bound_names, namespace_lines, run_before
+from autograder.sandbox.protocol import EVERY_NAME
 from conftest import (
     ASSIGNMENT,
     CAP_SYS_NICE,
@@ -280,6 +281,28 @@ def test_the_loader_tells_the_names_a_stopped_cell_bound_as_it_ran(box, cell):
     outcome = box.call([Cell("c", cell)], sandbox_probes.bound, name="HELPER")
     assert "c" in outcome.stops, outcome.load_errors
     assert ("HELPER" in outcome.bound["c"]) is outcome.value, outcome
+
+
+_LATER = "import threading\n_go = threading.Event()\nthreading.Thread(target=_go.wait, args=(30,), daemon=True).start()\n"
+
+
+@pytest.mark.parametrize("cell, names", [
+    ("del HELPER\nraise ValueError\n", ["HELPER"]),
+    ("class _Name(str):\n    pass\n\n\ndel globals()['HELPER']\nglobals()[_Name('HELPER')] = 2\nraise ValueError\n",
+     ["HELPER"]),
+    ("class _Key:\n    def __hash__(self):\n        return hash('HELPER')\n\n    def __eq__(self, other):\n"
+     "        return True\n\n\ndel HELPER\nglobals()[_Key()] = 2\nraise ValueError\n", [EVERY_NAME]),
+    (_LATER + "raise ValueError\n", [EVERY_NAME]),
+    ("import threading\nthreading.Thread(target=print).start()\nimport time\ntime.sleep(0.2)\nraise ValueError\n", []),
+], ids=["deleted", "str-subclass-key", "other-key-equal-to-a-name", "thread-left-running", "thread-ended-before-the-stop"])
+def test_the_loader_tells_a_deletion_a_key_of_another_class_and_a_thread_left_running(box, cell, names):
+    """red-b22 X31-b22-1/2 (pass 31): a stopped cell binds a name a later cell finds also by deleting it (builtins'
+    then), by a key of a str subclass (str's hash and ==), or of a class whose == makes it equal a name (read as
+    EVERY_NAME), and a thread it leaves running may bind any name after the stop (EVERY_NAME); one that ended before
+    the stop is no binding."""
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert "c" in outcome.stops, outcome.load_errors
+    assert {name for name in outcome.bound["c"] if name in ("HELPER", EVERY_NAME)} == set(names), outcome
 
 
 @pytest.mark.parametrize("cell", [

@@ -17,8 +17,14 @@ import codeop
 import inspect
 import os
 import selectors
-from types import CodeType
-from typing import Iterable, Iterator
+import sys
+from _thread import _count
+from types import CodeType, FrameType
+from typing import Iterable, Iterator, cast
+
+from protocol import EVERY_NAME
+
+_current_frames = sys._current_frames  # taken as the worker imports this, before a notebook could replace either
 
 # The flags of every future feature: the ones in force are those the notebook's compiler parses a cell with
 FUTURES = sum(getattr(__future__, name).compiler_flag for name in __future__.all_feature_names)
@@ -129,22 +135,54 @@ async def _cell(codes: Iterable[CodeType], namespace: dict) -> tuple[BaseExcepti
     return None
 
 
-def names_of(namespace: dict) -> dict[str, object]:
-    """What each name of `namespace` holds now: copied at once (dict.copy runs no code of the notebook's, nor lets a
-    thread of its run meanwhile), a key that is not exactly a str left out (its class could run code as it is
-    compared, and no cell can call it by name)."""
-    return {key: value for key, value in namespace.copy().items() if type(key) is str}
+def names_of(namespace: dict) -> list[tuple[object, object]]:
+    """Each key of `namespace` and what it holds now: copied at once (dict.copy runs no code of the notebook's, nor
+    lets a thread of its run meanwhile). The snapshot holds every key and value until rebound compares it, so no id
+    of one is reused meanwhile."""
+    return list(namespace.copy().items())
 
 
-def rebound(before: dict[str, object], namespace: dict) -> list[str]:
-    """The names a cell bound as it ran, as the sandbox saw them: each one of `namespace` new since `before`
-    (names_of), or holding another object (by identity: the notebook chooses no comparison). For a cell that stopped,
-    its lines above the stop do not show every name it bound (a def's or class body's `global Module`, globals()[...]),
-    and a name it bound that a stub in its place replaces costs the grade, a name left out could raise it."""
-    return [name for name, value in names_of(namespace).items() if before.get(name, _UNBOUND) is not value]
+def rebound(before: list[tuple[object, object]], namespace: dict) -> list[str]:
+    """The names a cell bound as it ran, as the sandbox saw them: each key of `namespace` new since `before`
+    (names_of), or holding another object, and each key of `before` the cell deleted (a later cell's `Module` then
+    finds builtins'), all by identity (the notebook chooses no comparison). For a cell that stopped, its lines above
+    the stop do not show every name it bound (a def's or class body's `global Module`, globals()[...]), and a name it
+    bound that a stub in its place replaces costs the grade, a name left out could raise it."""
+    held = {(id(key), id(value)) for key, value in before}
+    now = namespace.copy()
+    kept = {id(key) for key in now}
+    changed = [key for key, value in now.items() if (id(key), id(value)) not in held]
+    return list(dict.fromkeys(_name(key) for key in changed + [key for key, _ in before if id(key) not in kept]))
 
 
-_UNBOUND = object()  # what a name held before a cell bound it first
+def _name(key: object) -> str:
+    """The name a later cell's `Module` finds `key` under: a str subclass's is its plain str value (its own hash and
+    == are str's unless it overrides them, taken without running its code: str.__add__ copies it); any other key's
+    class may make it equal a name (its own __hash__ and __eq__), so it reads as EVERY_NAME (every name)."""
+    return str.__add__("", cast(str, key)) if issubclass(type(key), str) else EVERY_NAME  # not isinstance: it reads __class__
+
+
+def threads() -> tuple[int, list[FrameType]]:
+    """The threads running now: how many (_thread._count: one started with no frame of Python's too) and the bottom
+    frame of each that runs Python code (held, so a thread started later, under the ident of one that ended, is told
+    apart by its frame's identity)."""
+    return _count(), [_bottom(frame) for frame in _current_frames().values()]
+
+
+def started_since(before: tuple[int, list[FrameType]]) -> bool:
+    """Whether a thread runs now that did not when `before` (threads()) was taken: a cell that stops leaves it running,
+    and it may bind any name later, as it would before Jupyter's next cell (the loader's snapshot is a moment)."""
+    count, bottoms = threads()
+    held = {id(frame) for frame in before[1]}
+    return count > before[0] or any(id(frame) not in held for frame in bottoms)
+
+
+def _bottom(frame: FrameType) -> FrameType:
+    while frame.f_back is not None:
+        frame = frame.f_back
+    return frame
+
+
 _TRACEBACK = BaseException.__dict__["__traceback__"]  # the C-level slot: a class of the notebook's may override it
 
 

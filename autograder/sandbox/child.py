@@ -37,6 +37,7 @@ from messages import (
     describe_wall_time_out,
 )
 from protocol import (
+    EVERY_NAME,
     FROM_LOADER,
     TO_LOADER,
     UNREADABLE,
@@ -180,6 +181,7 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     for name, text in cells:
         write(results, LoadingCell(name))
         before = cell_runner.names_of(ns)  # (each cell's: which of them stops is known once it ran)
+        threads = cell_runner.threads()
         try:
             stopped = cell_runner.run_cell(cell_codes(name, text), ns)
         except BaseException as exc:  # cell_codes: the cell does not parse (IPython runs none of it)
@@ -187,7 +189,8 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
         if stopped is None:
             continue
         error, stops[name] = stopped
-        bound[name] = cell_runner.rebound(before, ns)
+        # a thread the cell left running may bind any name later, before Jupyter's next cell: read as binding all
+        bound[name] = [EVERY_NAME] if cell_runner.started_since(threads) else cell_runner.rebound(before, ns)
         if issubclass(type(error), SystemExit):  # by its type (the notebook's class may name another), as `except` reads
             # Jupyter's kernel catches it too: it stops its cell, the next cells run
             errors.append(f"cell {name}: {describe_cell_exit(cast(SystemExit, error))}")
