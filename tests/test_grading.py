@@ -1696,3 +1696,17 @@ def test_a_checks_cell_in_jupyter_runs_again_every_cell_of_the_students_the_grad
     monkeypatch.setattr(notebook_checks, "NOTEBOOK", write_notebook(notebook, tmp_path / NOTEBOOK))
     ran = [source for _, source in notebook_checks._kernel_cells([added, demo.source])]
     assert added in ran, ran
+
+
+def test_a_checks_cell_in_jupyter_drops_every_run_of_an_unedited_demo_and_of_a_test_cell(tmp_path, monkeypatch):
+    """fix-kernelcells (pass 31): counting left-out cells drops one run each only where a cell the grade runs holds the
+    same text; a demo run three times (no such cell) runs again in check()'s child not at all (its time counts in
+    LOAD_SECONDS), nor does any run of a test cell as released (notebook_checks.CALL: it calls check); a cell that
+    only names notebook_checks runs."""
+    notebook = release_notebook()
+    monkeypatch.setattr(notebook_checks, "NOTEBOOK", write_notebook(notebook, tmp_path / NOTEBOOK))
+    demo = notebook.cells[_cell_at(notebook.cells, "demo_count_parameters")].source
+    test = notebook.cells[_cell_at(notebook.cells, "test_parameters")].source
+    mine = "import notebook_checks  # mine"
+    ran = [source for _, source in notebook_checks._kernel_cells([demo, test, demo, mine, test, demo])]
+    assert ran == [mine], ran
