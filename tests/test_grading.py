@@ -1706,3 +1706,41 @@ def test_a_stopped_cell_whose_run_time_binding_the_loader_does_not_see_is_not_re
     module.source = HIDDEN_RUNTIME_BINDINGS[wrapper].format(body=_indented(module.source))
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
+
+
+@pytest.mark.parametrize("cell", ["a-demo-edited-to-the-same-text", "a-comment-naming-notebook-checks"])
+def test_a_checks_cell_in_jupyter_runs_again_every_cell_of_the_students_the_grade_runs(tmp_path, monkeypatch, cell):
+    """red-b22 X31-b22-3 (pass 31): fix-pubcells' kernel route (notebook_checks._kernel_cells) drops a cell of the
+    kernel's history by its text: any text equal to that of the saved last copy of a release test or demo
+    (cells.left_out), and any text holding the word "notebook_checks". fix-pubcells left the first as "an unedited
+    pasted copy of a demo runs the lesson's own code", but the saved demo's text is the student's to edit: a demo cell
+    edited to the text of a cell the student added (`Module.parameters = lambda self: []`) drops that added cell from
+    check()'s run, though the grade runs it (and leaves the demo out by the release's kind); so does a comment that
+    names notebook_checks in an added cell. Where check() runs the history again (a kernel whose multiprocessing start
+    method is not fork: macOS, Windows), the public check in Jupyter then passes where the grade fails (or fails where
+    a mending cell makes the grade pass). (On Linux's fork the child takes the kernel's names, and the two agree.)"""
+    added = "Module.parameters = lambda self: []"
+    notebook = release_notebook()
+    demo = notebook.cells[_cell_at(notebook.cells, "demo_count_parameters")]
+    if cell == "a-demo-edited-to-the-same-text":
+        demo.source = added
+    else:
+        added += "  # a cell of mine, not one of notebook_checks'"
+    notebook.cells.insert(_cell_at(notebook.cells, "demo_count_parameters"), new_code_cell(added))
+    monkeypatch.setattr(notebook_checks, "NOTEBOOK", write_notebook(notebook, tmp_path / NOTEBOOK))
+    ran = [source for _, source in notebook_checks._kernel_cells([added, demo.source])]
+    assert added in ran, ran
+
+
+def test_a_checks_cell_in_jupyter_drops_every_run_of_an_unedited_demo_and_of_a_test_cell(tmp_path, monkeypatch):
+    """fix-kernelcells (pass 31): counting left-out cells drops one run each only where a cell the grade runs holds the
+    same text; a demo run three times (no such cell) runs again in check()'s child not at all (its time counts in
+    LOAD_SECONDS), nor does any run of a test cell as released (notebook_checks.CALL: it calls check); a cell that
+    only names notebook_checks runs."""
+    notebook = release_notebook()
+    monkeypatch.setattr(notebook_checks, "NOTEBOOK", write_notebook(notebook, tmp_path / NOTEBOOK))
+    demo = notebook.cells[_cell_at(notebook.cells, "demo_count_parameters")].source
+    test = notebook.cells[_cell_at(notebook.cells, "test_parameters")].source
+    mine = "import notebook_checks  # mine"
+    ran = [source for _, source in notebook_checks._kernel_cells([demo, test, demo, mine, test, demo])]
+    assert ran == [mine], ran

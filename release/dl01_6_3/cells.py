@@ -35,12 +35,12 @@ def skipped(cell: dict) -> bool:
     return "demo" in cell.get("metadata", {}).get("tags", []) or bool(grading.get("grade") and not grading.get("solution"))
 
 
-def left_out(saved: list, release: list | None) -> set[str]:
-    """The texts of the saved cells the grade leaves out: the last copy of each of the `release`'s tests and
-    demonstrations (the release's kinds; a saved cell's own metadata makes no cell of the student's one)."""
+def left_out(saved: list, release: list | None) -> list[str]:
+    """The text of each saved cell the grade leaves out, one a cell: the last copy of each of the `release`'s tests
+    and demonstrations (the release's kinds; a saved cell's own metadata makes no cell of the student's one)."""
     kinds = {_grading(cell).get("grade_id"): cell for cell in release or saved}
     last = {_grading(cell).get("grade_id"): cell for cell in saved}  # a grade id's last copy is that cell
-    return {_text(cell).strip() for name, cell in last.items() if isinstance(name, str) and skipped(kinds.get(name, {}))}
+    return [_text(cell).strip() for name, cell in last.items() if isinstance(name, str) and skipped(kinds.get(name, {}))]
 
 
 def graded_as_code(cell: dict) -> bool:

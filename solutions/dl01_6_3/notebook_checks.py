@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import warnings
+from collections import Counter
 from pathlib import Path
 
 from cells import RELEASE_KEY, bound_by, graded_cells, left_out
@@ -27,6 +28,7 @@ NOTEBOOK = HERE / "modules_and_sgd.ipynb"
 CHECK_SECONDS, LOAD_SECONDS = 3.0, 10.0  # for one check; for running the notebook's cells in a new child
 START_SECONDS = 60.0  # for a new child to start Python and import NumPy (a new Python on a slow laptop)
 TIMEOUTS = 3  # a part stops after this many of its checks ran out of time: about 10 s at most
+CALL = re.compile(r'from notebook_checks import check\ncheck\("\w+", globals\(\)\)')  # a test cell, as released
 
 
 def start_method() -> str:
@@ -86,11 +88,20 @@ def _failure(exc: BaseException, load_errors: list) -> str:
 
 
 def _kernel_cells(history: list[str]) -> list[tuple[str, str]]:
-    """The cells a kernel ran (IPython's In), as run_cells takes them: not the test cells, nor a cell
-    whose source is one the grade leaves out (cells.left_out: a cell the student tagged `demo` runs, as in the grade)."""
-    demos = left_out(*_cells(NOTEBOOK)) if NOTEBOOK.exists() else set()
-    return [(f"In[{n}]", source) for n, source in enumerate(history)
-            if source.strip() and "notebook_checks" not in source and source.strip() not in demos]
+    """The cells a kernel ran before this one (IPython's In), as run_cells takes them: not a test cell (its exact
+    released text, CALL), nor a run of a cell the grade leaves out (cells.left_out, by its saved text: a cell the
+    student tagged `demo` runs, as in the grade). A text that a cell the grade runs holds too (a demo edited to the
+    text of an added cell) drops one entry per left-out cell, the latest; any other, every run of it."""
+    saved = _cells(NOTEBOOK) if NOTEBOOK.exists() else ([], None)
+    out, runs = Counter(left_out(*saved)), {source.strip() for _, source in graded_cells(*saved)[0]}
+    kept = []
+    for n, source in reversed(list(enumerate(history))):
+        text = source.strip()
+        if out[text]:
+            out[text] -= text in runs
+        elif text and not CALL.fullmatch(text):
+            kept.append((f"In[{n}]", source))
+    return kept[::-1]
 
 
 def _kernel_errors(history: list[str]) -> list[tuple[str, str]]:
@@ -103,7 +114,8 @@ def check(part: str, namespace: dict) -> None:
     """For a notebook test cell: run the checks of `part` on the kernel's code, printing a line each."""
     with warnings.catch_warnings():  # Python 3.12+ warns that a kernel has threads: the child uses none
         warnings.simplefilter("ignore", DeprecationWarning)
-        results = run_part(part, kernel=(namespace, [str(source) for source in namespace.get("In", [])]))
+        # IPython stores a cell in In before it runs it: the last is the one calling check, not run again
+        results = run_part(part, kernel=(namespace, [str(source) for source in namespace.get("In", [])][:-1]))
     for name, (passed, message) in results.items():
         print(printable(f"PASS {name}" if passed else f"FAIL {name}: {message}"))
     for note, _ in graded_cells(*_cells(NOTEBOOK))[1] if NOTEBOOK.exists() else []:  # the kernel ran no copy
