@@ -603,6 +603,20 @@ def test_a_grade_id_named_in_a_reason_is_quoted_as_the_notebooks_words(tmp_path)
     assert quoted(grade_id) in reason, reason
 
 
+def test_a_long_grade_id_named_in_a_reason_leaves_the_reason_and_its_closing_quote_in_the_line(tmp_path):
+    """red-b23 X32-b23-1 (pass 32): validate._cell_name quotes the grade_id with no limit, and _line then cuts the
+    whole reason to REASON_CHARS (160): a grade_id of 26 Greek letters (each escape 6 characters) or of 160 ASCII
+    letters pushes the reason out of its line and cuts the quotes open, `cell 2, '\\u0391...\\u0391…` with nothing
+    said of what is wrong (red-c22 X31-c22-1's file-name case, through the grade_id: quoted() takes a limit)."""
+    notebook = json.loads((ROOT / "solutions/dl01_6_3/modules_and_sgd.ipynb").read_text())
+    for grade_id in ("\u0391" * 40, "a_b-" * 60):
+        notebook["cells"][1]["metadata"]["nbgrader"] = {"grade_id": grade_id, "solution": "yes"}
+        (tmp_path / NAME).write_text(json.dumps(notebook))
+        reason = validate_notebook(tmp_path / NAME, 2048 * 1024)
+        assert reason and "solution" in reason, reason
+        assert "…'" in reason or '…"' in reason, reason  # the grade_id cut inside its own quotes
+
+
 def test_a_key_named_in_a_validation_reason_cannot_end_its_quotes(tmp_path):
     """nbformat's validator names an unexpected key as Python's repr writes it, which keeps a typographic quote
     (U+2019) that closes the repr's quotes to the eye: the reason read "it is not a valid nbformat 4 notebook:
