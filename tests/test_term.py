@@ -816,3 +816,22 @@ def test_confirm_replays_the_previewed_students_when_it_previews_a_held_back_one
     assert "bob" in applied.stdout, applied.stdout + applied.stderr
     assert test_forward() == "2", ("CONFIRM=yes applied a test_forward score to ada no preview showed "
                                    f"(2 -> {test_forward()}):\n{applied.stdout}")
+
+
+def test_a_preview_that_could_not_grade_a_student_leaves_no_earlier_outcome_of_his_for_confirm_to_apply(tmp_path):
+    """red-b23 X32-b23-2 (pass 32): record_previewed now adds to the record (7352abd), and it is given only the students
+    whose outcome the preview showed (Graded.inputs: never one the grader failed on). So a second preview under the
+    same inputs that could not grade bob ("2 -> -", "would not be graded") keeps the first preview's outcome of his,
+    and CONFIRM=yes applies that report, which the table the instructor last read did not show; before 7352abd the
+    record was rewritten and bob was held (red-v6 V2's rule: apply only what the preview showed). The record should
+    keep only the students this preview did not take up (`make regrade STUDENT=x`), not the ones it failed on."""
+    from autograder.classroom.preview import previewed_reports, record_previewed
+    from autograder.report import Report
+
+    given = ledger.Inputs(submission="s" * 64, suites="t" * 64, reference="r" * 64, settings="c" * 64,
+                          answers_format="2")
+    record_previewed(tmp_path, ASSIGNMENT.name, {"bob": given}, {"bob": Report(parts=[])})  # first preview: shown
+    assert set(previewed_reports(tmp_path, ASSIGNMENT.name, {"bob": given})) == {"bob"}
+    record_previewed(tmp_path, ASSIGNMENT.name, {}, {})  # second preview, same inputs: the grader failed on bob
+    assert previewed_reports(tmp_path, ASSIGNMENT.name, {"bob": given}) == {}, \
+        "CONFIRM=yes applies an outcome the latest preview of bob did not show"
