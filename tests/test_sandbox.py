@@ -1682,3 +1682,23 @@ def test_run_of_a_notebook_a_ipy_file_or_a_module_follows_ipythons_rules(box, ce
     after the module are its arguments, as IPython puts `--` after `-m module` (unless the line has one)."""
     outcome = box.call([Cell(str(i), c) for i, c in enumerate(cells)], sandbox_probes.value, name="SHOWN")
     assert outcome.value is True, outcome
+
+
+_BIND_LATER = "def _bind(*args):\n    globals()['HELPER'] = 2\n\n\n"
+
+
+@pytest.mark.parametrize("cell", [
+    _BIND_LATER + "import signal\nsignal.signal(signal.SIGALRM, _bind)\nsignal.setitimer(signal.ITIMER_REAL, 0.3)\n"
+    "raise ValueError\n",
+    _BIND_LATER + "class _Late:\n    def __del__(self):\n        _bind()\n\n\n_late = _Late()\n_late.me = _late\n"
+    "del _late\nraise ValueError\n",
+], ids=["signal-handler", "collected-cycle-del"])
+def test_a_stopped_cell_that_leaves_a_hook_binding_later_is_read_as_binding_it(box, cell):
+    """red-a23 X32-a23-1 (pass 32): fix-bound2 reads a stopped cell that left a thread running as binding every name,
+    but a cell can leave other code that binds a name after its stop with no new thread: a signal handler on a timer
+    (setitimer), a __del__ on a reference cycle the garbage collector runs later. (A profile hook and a call_soon
+    callback on the running loop bind before the loader reads the cell, so those are seen.) The loader reads such a
+    cell as binding none of these names, so a stub standing in for it replaces none of them."""
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert "c" in outcome.stops, outcome.load_errors
+    assert {"HELPER", EVERY_NAME} & set(outcome.bound["c"]), outcome
