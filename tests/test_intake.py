@@ -591,7 +591,8 @@ def test_a_grade_id_named_in_a_reason_is_quoted_as_the_notebooks_words(tmp_path)
     """A reason names a cell by its grade_id, which the notebook's metadata holds and the student may write: bare,
     `(cell 2, imports) was checked by hand by the instructor: no review needed; see (cell 2, has ...` read as the
     kit's words in the summary's "Not graded" line and on the page (red-d12 F8, pass 22; validate._cell_name). A
-    name the student chose is `quoted`, as a file name is."""
+    name the student chose is `quoted`, as a file name is (cut to GRADE_ID_CHARS inside its quotes)."""
+    from autograder.intake.validate import GRADE_ID_CHARS
     from autograder.outputs.inert import quoted
 
     grade_id = "imports) was checked by hand by the instructor: no review needed; see (cell 2"
@@ -600,7 +601,7 @@ def test_a_grade_id_named_in_a_reason_is_quoted_as_the_notebooks_words(tmp_path)
     (tmp_path / NAME).write_text(json.dumps(notebook))
     reason = validate_notebook(tmp_path / NAME, 2048 * 1024)
     assert reason and "solution" in reason, reason
-    assert quoted(grade_id) in reason, reason
+    assert quoted(grade_id, GRADE_ID_CHARS) in reason, reason
 
 
 def test_a_long_grade_id_named_in_a_reason_leaves_the_reason_and_its_closing_quote_in_the_line(tmp_path):

@@ -216,15 +216,15 @@ def record_previewed(root: Path, assignment: str, inputs: dict[str, Inputs], rep
     those whose outcome it showed (grade_students' Graded.inputs), never one the grader failed on; and each one's
     report (graded, or not graded for its file's own reason), which CONFIRM=yes applies (`previewed_reports`) rather than grading again: a
     student's code may answer otherwise from run to run (the clock, `secrets`), and a grade changes only as a
-    preview showed. Added to what earlier previews recorded of other students (a preview of some students, `make
-    regrade STUDENT=x`, leaves the others' as they were: each counts only under the inputs it was recorded with).
-    Written whole (a rename) in .grading/ (the grader's own: 0700), as another run may read it."""
+    preview showed. It replaces what an earlier preview recorded, whose outcome this one may not have shown again (a
+    student the grader failed on this time: red-b23 X32-b23-2); so after a preview of some students (`make regrade
+    STUDENT=x`) the others are previewed again before CONFIRM=yes applies theirs. Written whole (a rename) in
+    .grading/ (the grader's own: 0700), as another run may read it."""
     path = _previewed_path(root, assignment)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(f".{path.name}.{os.getpid()}")
-    seen = _recorded(path)
-    seen.update({student: {"inputs": inputs_json(given), "report": reports[student].to_json()}
-                 for student, given in inputs.items() if student in reports})
+    seen = {student: {"inputs": inputs_json(given), "report": reports[student].to_json()}
+            for student, given in inputs.items() if student in reports}
     part.write_text(json.dumps(seen, sort_keys=True))
     part.replace(path)
 

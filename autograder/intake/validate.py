@@ -35,6 +35,7 @@ NBGRADER_TYPES = {  # what nbgrader (and the kit) read from a cell's metadata.nb
 }
 REASON_CHARS = 160  # what read_submission keeps of a reason
 NAME_CHARS = 100  # what `unreadable` shows of a file's name
+GRADE_ID_CHARS = 40  # what a reason shows of a cell's grade_id (nbgrader's own are a few words): its reason fits after
 
 
 def validate_notebook(notebook: os.PathLike | str | bytes | dict, max_bytes: int | None = None) -> str | None:
@@ -196,11 +197,12 @@ def _path_part(part: Any) -> str:
 
 
 def _cell_name(index: int, cell: Any) -> str:
-    """`cell N`, and the grade_id the student's metadata gives it, quoted: the notebook's words, not the kit's."""
+    """`cell N`, and the grade_id the student's metadata gives it, quoted: the notebook's words, not the kit's; cut to
+    GRADE_ID_CHARS, so that what is wrong with the cell still fits in the line (red-b23 X32-b23-1)."""
     grade_id = cell.get("metadata") if isinstance(cell, dict) else None
     grade_id = grade_id.get("nbgrader") if isinstance(grade_id, dict) else None
     grade_id = grade_id.get("grade_id") if isinstance(grade_id, dict) else None
-    return f"cell {index + 1}" + (f", {quoted(grade_id)}," if isinstance(grade_id, str) and grade_id else "")
+    return f"cell {index + 1}" + (f", {quoted(grade_id, GRADE_ID_CHARS)}," if isinstance(grade_id, str) and grade_id else "")
 
 
 def _depth(value: Any) -> int:

@@ -14,9 +14,11 @@ import __future__
 import ast
 import asyncio  # imported by the worker: a confined loader may not read the standard library's files
 import codeop
+import gc
 import inspect
 import os
 import selectors
+import signal
 import sys
 from _thread import _count
 from types import CodeType, FrameType
@@ -162,19 +164,29 @@ def _name(key: object) -> str:
     return str.__add__("", cast(str, key)) if issubclass(type(key), str) else EVERY_NAME  # not isinstance: it reads __class__
 
 
-def threads() -> tuple[int, list[FrameType]]:
-    """The threads running now: how many (_thread._count: one started with no frame of Python's too) and the bottom
-    frame of each that runs Python code (held, so a thread started later, under the ident of one that ended, is told
-    apart by its frame's identity)."""
-    return _count(), [_bottom(frame) for frame in _current_frames().values()]
+def pending() -> tuple[int, list[FrameType], list[object]]:
+    """What may run code of a cell's after it stopped, as it is now: the threads running (how many, _thread._count: one
+    started with no frame of Python's too; and the bottom frame of each that runs Python code, held, so a thread
+    started later under the ident of one that ended is told apart by its frame's identity), and the signal handlers."""
+    return (_count(), [_bottom(frame) for frame in _current_frames().values()],
+            [signal.getsignal(number) for number in _SIGNALS])
 
 
-def started_since(before: tuple[int, list[FrameType]]) -> bool:
-    """Whether a thread runs now that did not when `before` (threads()) was taken: a cell that stops leaves it running,
-    and it may bind any name later, as it would before Jupyter's next cell (the loader's snapshot is a moment)."""
-    count, bottoms = threads()
+def left_pending(before: tuple[int, list[FrameType], list[object]]) -> bool:
+    """Whether a cell that stopped left code to run later that may bind any name, as it would before Jupyter's next
+    cell (the loader's snapshot is a moment): a thread that did not run when `before` (pending()) was taken, a signal
+    handler it set, or a timer it armed (red-a23 X32-a23-1: a SIGALRM handler 50 ms after the stop). A cycle's
+    __del__ the collector would run later is run now instead (gc.collect), before the names are read."""
+    gc.collect()
+    count, bottoms, handlers = pending()
     held = {id(frame) for frame in before[1]}
-    return count > before[0] or any(id(frame) not in held for frame in bottoms)
+    return (count > before[0] or any(id(frame) not in held for frame in bottoms)
+            or any(now is not then for now, then in zip(handlers, before[2]))
+            or any(signal.getitimer(timer)[0] for timer in _TIMERS))
+
+
+_SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
+_TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 
 
 def _bottom(frame: FrameType) -> FrameType:

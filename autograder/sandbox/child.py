@@ -181,7 +181,7 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     for name, text in cells:
         write(results, LoadingCell(name))
         before = cell_runner.names_of(ns)  # (each cell's: which of them stops is known once it ran)
-        threads = cell_runner.threads()
+        pending = cell_runner.pending()
         try:
             stopped = cell_runner.run_cell(cell_codes(name, text), ns)
         except BaseException as exc:  # cell_codes: the cell does not parse (IPython runs none of it)
@@ -189,8 +189,8 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
         if stopped is None:
             continue
         error, stops[name] = stopped
-        # a thread the cell left running may bind any name later, before Jupyter's next cell: read as binding all
-        bound[name] = [EVERY_NAME] if cell_runner.started_since(threads) else cell_runner.rebound(before, ns)
+        # a thread, a signal handler or a timer the cell left may bind any name later, before Jupyter's next cell
+        bound[name] = [EVERY_NAME] if cell_runner.left_pending(pending) else cell_runner.rebound(before, ns)
         if issubclass(type(error), SystemExit):  # by its type (the notebook's class may name another), as `except` reads
             # Jupyter's kernel catches it too: it stops its cell, the next cells run
             errors.append(f"cell {name}: {describe_cell_exit(cast(SystemExit, error))}")
