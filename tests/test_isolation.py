@@ -1240,20 +1240,21 @@ def test_without_a_private_tmpfs_a_file_reserves_no_more_of_the_disk_than_output
     assert not (outcome.ok and outcome.value[0] == 0), (outcome.value, hits)  # refused, or stopped at the budget
 
 
-# 256 MB in /dev/shm (the machine's tmpfs: memory), outside the scratch folder, in files of 1 MB (output_kb), held
-# 1.5 s (three looks of the disk walk, thirty of the memory count): how many MB were written.
-SHM_256_MB = """\
+# 256 MB in `folder` (/dev/shm, the machine's tmpfs: memory, outside the scratch folder, or a folder in it), in files
+# of 1 MB (output_kb), held 1.5 s (three looks of the disk walk, thirty of the memory count): how many MB were written.
+SHM_INTO_A_FOLDER = """\
 import os, time
 written = 0
 for n in range(256):
     try:
-        with open(f'/dev/shm/rc18-{os.getpid()}-{n}', 'wb') as file:
+        with open(f'{folder}/{os.getpid()}-{n}', 'wb') as file:
             file.write(b'x' * 2**20)
         written += 1
     except OSError:
         break
 time.sleep(1.5)
 result = written"""
+SHM_256_MB = "folder = '/dev/shm'\n" + SHM_INTO_A_FOLDER
 
 
 def test_at_uid_memory_in_dev_shm_is_counted_against_a_budget():
@@ -1345,18 +1346,6 @@ os.mkdir(f'/dev/shm/rb19-pub-{os.getpid()}', 0o777)
 os.chmod(f'/dev/shm/rb19-pub-{os.getpid()}', 0o777)
 result = f'/dev/shm/rb19-pub-{os.getpid()}'"""
 
-SHM_INTO_A_FOLDER = """\
-import os, time
-written = 0
-for n in range(256):
-    try:
-        with open(f'{folder}/{os.getpid()}-{n}', 'wb') as file:
-            file.write(b'x' * 2**20)
-        written += 1
-    except OSError:
-        break
-time.sleep(1.5)
-result = written"""
 
 
 def test_at_uid_memory_in_another_sessions_dev_shm_folder_is_counted_against_a_budget():
