@@ -99,7 +99,8 @@ IMPORT_THEN_GRADE = textwrap.dedent("""
                 "validate": jsonschema.validate is not jsonschema.validators.validate}
 
     for module in pkgutil.walk_packages(autograder.__path__, "autograder."):
-        worker_only = module.name == "autograder.sandbox.child" or module.name.startswith("autograder.sandbox.ipython_")
+        worker_only = module.name in ("autograder.sandbox.child", "autograder.sandbox.cell_runner") \
+            or module.name.startswith("autograder.sandbox.ipython_")
         if ".dl01_6_3" not in module.name and not worker_only:  # the worker's: they import their siblings by name
             importlib.import_module(module.name)
     from autograder.nbgrader_glue.tuning import current_tuning
