@@ -14,7 +14,6 @@ import __future__
 import ast
 import asyncio  # imported by the worker: a confined loader may not read the standard library's files
 import codeop
-import gc
 import inspect
 import os
 import selectors
@@ -24,6 +23,7 @@ from _thread import _count
 from types import CodeType, FrameType
 from typing import Iterable, Iterator, cast
 
+from messages import LEFT_RUNNING
 from protocol import EVERY_NAME
 
 _current_frames = sys._current_frames  # taken as the worker imports this, before a notebook could replace either
@@ -165,24 +165,27 @@ def _name(key: object) -> str:
 
 
 def pending() -> tuple[int, list[FrameType], list[object]]:
-    """What may run code of a cell's after it stopped, as it is now: the threads running (how many, _thread._count: one
+    """What may run code of a cell's after it ended, as it is now: the threads running (how many, _thread._count: one
     started with no frame of Python's too; and the bottom frame of each that runs Python code, held, so a thread
     started later under the ident of one that ended is told apart by its frame's identity), and the signal handlers."""
     return (_count(), [_bottom(frame) for frame in _current_frames().values()],
             [signal.getsignal(number) for number in _SIGNALS])
 
 
-def left_pending(before: tuple[int, list[FrameType], list[object]]) -> bool:
-    """Whether a cell that stopped left code to run later that may bind any name, as it would before Jupyter's next
-    cell (the loader's snapshot is a moment): a thread that did not run when `before` (pending()) was taken, a signal
-    handler it set, or a timer it armed (red-a23 X32-a23-1: a SIGALRM handler 50 ms after the stop). A cycle's
-    __del__ the collector would run later is run now instead (gc.collect), before the names are read."""
-    gc.collect()
+def left_pending(before: tuple[int, list[FrameType], list[object]]) -> str:
+    """What code a cell (or a call) left to run later, at a moment of its own, when it ended or stopped ("" when none):
+    a thread that did not run when `before` (pending()) was taken, a signal handler it set, or a timer it armed. Such
+    code may bind any name, or change any object, at any time from then on, so what a later cell or check sees would
+    depend on how fast the machine is (red-b22 X31-b22-2: a thread binding Module 50 ms after the stop; red-a23
+    X32-a23-1: a SIGALRM handler), and the loader stops there instead (child.py)."""
     count, bottoms, handlers = pending()
     held = {id(frame) for frame in before[1]}
-    return (count > before[0] or any(id(frame) not in held for frame in bottoms)
-            or any(now is not then for now, then in zip(handlers, before[2]))
-            or any(signal.getitimer(timer)[0] for timer in _TIMERS))
+    thread, handler, timer = LEFT_RUNNING
+    if count > before[0] or any(id(frame) not in held for frame in bottoms):
+        return thread
+    if any(now is not then and callable(now) for now, then in zip(handlers, before[2])):
+        return handler
+    return timer if any(signal.getitimer(which)[0] for which in _TIMERS) else ""
 
 
 _SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})

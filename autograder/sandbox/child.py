@@ -31,6 +31,7 @@ from messages import (
     describe_cell_exit,
     describe_exception,
     describe_exit,
+    describe_left_running,
     describe_not_plain,
     describe_status,
     describe_time_out,
@@ -72,6 +73,8 @@ def _result_to(results: int, reason: str, limit: str) -> None:
 
 
 _send_breach: Callable[[str, str], None] = _send_breach_nowhere  # where a limit breach is sent: (reason, limit)
+# Why no call is run, once a cell left code running at a moment of its own (_load): every answer is that reason
+_LEFT_RUNNING = ""
 _CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
 # Descriptors each process of student code may hold: the loader needs a few (its own pipes, one to the check child
 # it runs), and each pipe's buffer is kernel memory no count of a process's memory sees (docs/security.md, "Not
@@ -173,7 +176,7 @@ def compile_trusted(cells: list[tuple[str, str]]) -> None:
 
 def _load(cells: list[tuple[str, str]], results: int) -> dict:
     """Run the cells like a notebook with errors allowed: an exception ends only its cell."""
-    global _send_breach
+    global _send_breach, _LEFT_RUNNING
     _send_breach = functools.partial(_fatal_to, results)
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     ipython_display.install(ns, compile_cell, lambda: NOTEBOOK.flags & cell_runner.FUTURES)
@@ -186,18 +189,25 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
             stopped = cell_runner.run_cell(cell_codes(name, text), ns)
         except BaseException as exc:  # cell_codes: the cell does not parse (IPython runs none of it)
             stopped = exc, 1
-        if stopped is None:
-            continue
-        error, stops[name] = stopped
-        # a thread, a signal handler or a timer the cell left may bind any name later, before Jupyter's next cell
-        bound[name] = [EVERY_NAME] if cell_runner.left_pending(pending) else cell_runner.rebound(before, ns)
-        if issubclass(type(error), SystemExit):  # by its type (the notebook's class may name another), as `except` reads
-            # Jupyter's kernel catches it too: it stops its cell, the next cells run
-            errors.append(f"cell {name}: {describe_cell_exit(cast(SystemExit, error))}")
-        else:  # IPython's run_code catches every one (KeyboardInterrupt, GeneratorExit too)
-            errors.append(f"cell {name}: {describe_exception(error)}")
+        if stopped is not None:  # a cycle's __del__ the collector would run at a later moment runs now, and is read
+            gc.collect()
+            error, stops[name] = stopped
+            if issubclass(type(error), SystemExit):  # by its type (the notebook's class may name another), as `except` reads
+                # Jupyter's kernel catches it too: it stops its cell, the next cells run
+                errors.append(f"cell {name}: {describe_cell_exit(cast(SystemExit, error))}")
+            else:  # IPython's run_code catches every one (KeyboardInterrupt, GeneratorExit too)
+                errors.append(f"cell {name}: {describe_exception(error)}")
+        left = cell_runner.left_pending(pending)
+        if left:  # no cell below runs, and every call is answered with why (_run_batch); the cell binds every name
+            _LEFT_RUNNING = f"cell {name} {describe_left_running(left)}"
+            stops[name], bound[name] = stops.get(name, text.count("\n") + 2), [EVERY_NAME]
+            break
+        if stopped is not None:
+            bound[name] = cell_runner.rebound(before, ns)
     write(results, Loaded(errors, stops, bound))
     return ns
+
+
 
 
 def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], results: int) -> None:
@@ -218,6 +228,7 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], result
             resource.setrlimit(resource.RLIMIT_CPU, (allowance, resource.RLIM_INFINITY))
         except (ValueError, OSError):
             pass
+        pending = cell_runner.pending()
         try:
             if module_name not in trusted:
                 trusted[module_name] = {"__name__": module_name, "__builtins__": builtins}
@@ -229,6 +240,10 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], result
             message = Result(False, None, describe_exception(exc))
         except BaseException as exc:
             message = Result(False, None, describe_exit(exc))
+        left = cell_runner.left_pending(pending)
+        if left:  # what a later call of this process sees would depend on timing: the worker loads afresh for the rest
+            write(results, Result(False, None, describe_left_running(left, called=True)))
+            os._exit(0)
         try:
             write(results, message)
         except (TypeError, ValueError) as exc:
@@ -248,7 +263,10 @@ def _run_batch(ns: dict, modules: dict[str, CodeType], calls: list[Call], result
     is missing here only says so. Otherwise the loader runs the calls itself, one after another: the
     worker loads the program again for the rest if one of them ends the process.
     """
-    if not fresh:
+    if _LEFT_RUNNING:
+        for _ in calls:
+            write(results, Result(False, None, _LEFT_RUNNING))
+    elif not fresh:
         _run_calls(ns, modules, calls, results)
     elif together:
         _run_in_child(ns, modules, calls, results, seconds)

@@ -195,6 +195,17 @@ def describe_not_plain(error: Exception) -> str:
 
 # The shapes of the reasons describe_exception and describe_exit write, read as they are written: the notebook's
 # own text (an exception's message, sys.exit's argument, a file name) comes only after words of theirs.
+LEFT_RUNNING = ("a thread running", "a signal handler set", "a timer armed")  # what cell_runner.left_pending finds
+
+
+def describe_left_running(left: str, called: bool = False) -> str:
+    """A cell, or (`called`) the notebook's code a check called, that left code to run at a moment of its own (`left`,
+    one of LEFT_RUNNING): Jupyter would run that code whenever it comes, so no grade could be the same twice."""
+    return (f"{'the notebook code this check called ' if called else ''}left {left} when it ended, which could change "
+            f"any name at any moment after: grading stops there (what the checks saw would depend on timing); join the "
+            f"thread, or put the handler or timer back, before it ends")
+
+
 _QUALNAME = r"[\w.<>]+"
 _REPR = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""  # a str's repr: its quotes hold all of it
 _LOADER_SHAPES = re.compile(
@@ -204,7 +215,8 @@ _LOADER_SHAPES = re.compile(
     rf"|an object of the notebook's own|an int too long to write)?\)"
     rf"(?:, which ends the program|(?: \(line \d+(?: of its cell)?\))?, which stops the cell there)"  # no line: no frame
     rf"|(?:file {_REPR} has )?a syntax error on line \w+: .*"  # a cell's (its caller names it), or a file's
-    rf"|returned something that is not plain data \(.*\)", re.S)
+    rf"|returned something that is not plain data \(.*\)"
+    rf"|(?:cell \S+ )?(?:{'|'.join(re.escape(describe_left_running(left, called)) for left in LEFT_RUNNING for called in (False, True))})", re.S)
 
 
 def as_notebooks(reason: str, fixed: tuple[str, ...] = ()) -> str:
