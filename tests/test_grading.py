@@ -1719,6 +1719,40 @@ def test_a_stopped_cell_whose_run_time_binding_the_loader_does_not_see_is_not_re
         assert messages and all(message.startswith("cell module left a ") for message in messages), messages
 
 
+# What a stopped cell module leaves to bind its wrong Module (held in class _Wrap) after its stop, before the next cell
+# runs (in Jupyter and in the loader's whole run alike), that left_pending does not see.
+LEFT_TO_RUN_LATER = {
+    "loop-task": ("import asyncio as _asyncio\n\n\nasync def _late():\n    for _ in range(3):\n"
+                  "        await _asyncio.sleep(0)\n    globals()['Module'] = _Wrap.Module\n\n\n"
+                  "_task = _asyncio.ensure_future(_late())\n"),
+    "loop-call-later": ("import asyncio as _asyncio\n_asyncio.get_running_loop().call_later(0.001, lambda: "
+                        "globals().__setitem__('Module', _Wrap.Module))\n"),
+    "audit-hook": ("import sys as _sys\n_here = _sys._getframe().f_code.co_filename\n\n\n"
+                   "def _hook(event, args, done=[]):\n    if event == 'exec' and not done and "
+                   "getattr(args[0], 'co_filename', _here) != _here:\n        done.append(1)\n"
+                   "        globals()['Module'] = _Wrap.Module\n\n\n_sys.addaudithook(_hook)\n"),
+}
+
+
+@pytest.mark.parametrize("left", list(LEFT_TO_RUN_LATER))
+def test_a_stopped_cell_that_leaves_a_loop_callback_or_an_audit_hook_binding_module_is_not_read_as_binding_nothing(
+        tmp_path, left):
+    """red-a24 X33-a24-1 / X33-a24-2 (pass 33): cell module (wrong parameters(), a right Module in an added cell above)
+    holds its wrong Module in a class `_Wrap`, leaves code that binds it as Module later, then raises. The code is a
+    task or a call_later callback on the notebook's event loop (it runs as the next cell starts on the loop, and in
+    Jupyter on the kernel's loop right after the cell), or an audit hook (it fires on the next cell's `exec`, in both).
+    left_pending sees threads, signal handlers and timers only, so the loader reads the cell as binding none of
+    Module: the stub keeps the added cell's right Module, and Exercise 1, counted with the notebook's classes, scores
+    1/1 (13.59/18, the same in 3 of 3 runs). Jupyter (nbclient, allow_errors): parameters, exercise_count and
+    lesson_numbers fail, Exercise 1 0/1."""
+    notebook = _module_that_forges_its_stop("\n")
+    module = notebook.cells[_cell_at(notebook.cells, "module")]
+    module.source = (f"class _Wrap:\n{_indented(module.source)}\n\n{LEFT_TO_RUN_LATER[left]}"
+                     "raise StopIteration('x')\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
+
+
 @pytest.mark.parametrize("cell", ["a-demo-edited-to-the-same-text", "a-comment-naming-notebook-checks"])
 def test_a_checks_cell_in_jupyter_runs_again_every_cell_of_the_students_the_grade_runs(tmp_path, monkeypatch, cell):
     """red-b22 X31-b22-3 (pass 31): fix-pubcells' kernel route (notebook_checks._kernel_cells) drops a cell of the

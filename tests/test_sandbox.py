@@ -1730,3 +1730,23 @@ def test_a_checked_call_that_leaves_a_thread_running_fails_with_that_named(box):
     outcome = box.call([cell], sandbox_probes.run, name="start")
     assert not outcome.ok and outcome.reason.startswith("the notebook code this check called left a thread running"), \
         outcome
+
+
+@pytest.mark.parametrize("cell", [
+    _BIND_LATER + "import asyncio\n\n\nasync def _late():\n    for _ in range(3):\n        await asyncio.sleep(0)\n"
+    "    _bind()\n\n\n_task = asyncio.ensure_future(_late())\nraise ValueError\n",
+    _BIND_LATER + "import asyncio\nasyncio.get_running_loop().call_later(0.001, _bind)\nraise ValueError\n",
+    _BIND_LATER + "import sys\n_here = sys._getframe().f_code.co_filename\n\n\n"
+    "def _hook(event, args):\n    if event == 'exec' and getattr(args[0], 'co_filename', _here) != _here:\n"
+    "        _bind()\n\n\nsys.addaudithook(_hook)\nraise ValueError\n",
+], ids=["loop-task", "loop-call-later", "audit-hook"])
+def test_a_stopped_cell_that_leaves_code_on_the_loop_or_an_audit_hook_is_read_as_binding_it(box, cell):
+    """red-a24 X33-a24-1 / X33-a24-2 (pass 33): left_pending reads a stopped cell as binding every name when it left a
+    thread, a signal handler or a timer, but not when it left a task or a timed callback on the notebook's event loop
+    (cell_runner._loop, which runs again in the next cell, as ipykernel's loop runs right after the cell in Jupyter),
+    nor an audit hook (sys.addaudithook: it fires on the next cell's `exec`, in Jupyter and in the loader alike). Such
+    a cell binds HELPER before the next cell runs, in Jupyter and in the loader's whole run, but is read as binding
+    none of it."""
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert "c" in outcome.stops, outcome.load_errors
+    assert {"HELPER", EVERY_NAME} & set(outcome.bound["c"]), outcome
