@@ -1753,6 +1753,27 @@ def test_a_stopped_cell_that_leaves_a_loop_callback_or_an_audit_hook_binding_mod
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
+def test_a_displayhook_cell_module_sets_does_not_mend_module_in_the_cells_below(tmp_path):
+    """red-a24 X33-a24-3 (pass 33): cell module with a wrong parameters() (its own Parameters only) ends by setting
+    sys.displayhook to a function that puts a right parameters() on Module; a cell added below it prints a line. In
+    Jupyter IPython's DisplayTrap puts its own hook back when cell module ends, so the student's is never called
+    again: test_parameters and test_lesson_numbers fail (nbclient, allow_errors). The loader keeps the student's hook,
+    so the added cell's print(...) (its None goes to sys.displayhook) mends Module: 18/18 (3 of 3 runs); without the
+    added cell 13.59."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    module = cells[_cell_at(cells, "module")]
+    right = module.source
+    start, stop = right.index("    def parameters"), right.index("    def __call__")
+    module.source = (right[:start] + "    def parameters(self) -> list[Parameter]:\n        return [v for v in "
+                     "vars(self).values() if isinstance(v, Parameter)]\n\n" + right[stop:] + "\n\nclass _Right:\n"
+                     + right[start:stop] + "\n\nimport sys as _sys\n_sys.displayhook = lambda v, _p=_Right.parameters: "
+                     "setattr(Module, 'parameters', _p)\n")
+    cells.insert(_cell_at(cells, "module") + 1, new_code_cell("print('checked')"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_parameters"] < 3, failing_messages(report)
+
+
 @pytest.mark.parametrize("cell", ["a-demo-edited-to-the-same-text", "a-comment-naming-notebook-checks"])
 def test_a_checks_cell_in_jupyter_runs_again_every_cell_of_the_students_the_grade_runs(tmp_path, monkeypatch, cell):
     """red-b22 X31-b22-3 (pass 31): fix-pubcells' kernel route (notebook_checks._kernel_cells) drops a cell of the

@@ -1750,3 +1750,14 @@ def test_a_stopped_cell_that_leaves_code_on_the_loop_or_an_audit_hook_is_read_as
     outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell)], sandbox_probes.bound, name="HELPER")
     assert "c" in outcome.stops, outcome.load_errors
     assert {"HELPER", EVERY_NAME} & set(outcome.bound["c"]), outcome
+
+
+def test_a_displayhook_a_cell_sets_is_not_called_for_the_cells_below_it(box):
+    """red-a24 X33-a24-3 (pass 33): IPython's DisplayTrap sets sys.displayhook to the shell's own while each cell runs
+    and puts back the one before it at the cell's end, so a hook a cell sets takes that cell's own last value only
+    (nbclient: HOOKED is 1, and the next cell's 2 is shown as usual). The loader sets its DisplayHook once
+    (ipython_display.install) and never again, so a later cell's last value (any expression, print(...)'s None too)
+    runs the notebook's hook: HOOKED is 2, code run after its cell ended."""
+    cells = [Cell("a", "import sys\nsys.displayhook = lambda v: globals().__setitem__('HOOKED', v)\n1"), Cell("b", "2")]
+    outcome = box.call(cells, sandbox_probes.value, name="HOOKED")
+    assert outcome.value == 1, outcome
