@@ -1731,6 +1731,14 @@ LEFT_TO_RUN_LATER = {
                    "def _hook(event, args, done=[]):\n    if event == 'exec' and not done and "
                    "getattr(args[0], 'co_filename', _here) != _here:\n        done.append(1)\n"
                    "        globals()['Module'] = _Wrap.Module\n\n\n_sys.addaudithook(_hook)\n"),
+    "settrace": ("import sys as _sys\n_here = _sys._getframe().f_code.co_filename\n\n\ndef _trace(frame, event, arg):\n"
+                 "    if frame.f_code.co_name == '<module>' and frame.f_code.co_filename != _here and "
+                 "'Module' in frame.f_globals:\n        _sys.settrace(None)\n"
+                 "        frame.f_globals['Module'] = _Wrap.Module\n\n\n_sys.settrace(_trace)\n"),
+    "builtins-import": ("import builtins as _builtins\n_import = _builtins.__import__\n\n\n"
+                        "def _late_import(*args, **kwargs):\n    _builtins.__import__ = _import\n"
+                        "    globals()['Module'] = _Wrap.Module\n    return _import(*args, **kwargs)\n\n\n"
+                        "_builtins.__import__ = _late_import\n"),
 }
 
 
@@ -1740,7 +1748,8 @@ def test_a_stopped_cell_that_leaves_a_loop_callback_or_an_audit_hook_binding_mod
     """red-a24 X33-a24-1 / X33-a24-2 (pass 33): cell module (wrong parameters(), a right Module in an added cell above)
     holds its wrong Module in a class `_Wrap`, leaves code that binds it as Module later, then raises. The code is a
     task or a call_later callback on the notebook's event loop (it runs as the next cell starts on the loop, and in
-    Jupyter on the kernel's loop right after the cell), or an audit hook (it fires on the next cell's `exec`, in both).
+    Jupyter on the kernel's loop right after the cell), or an audit hook (it fires on the next cell's `exec`, in both),
+    a trace function (sys.settrace: the next cell's frame) or builtins.__import__ (the next import), in both.
     left_pending sees threads, signal handlers and timers only, so the loader reads the cell as binding none of
     Module: the stub keeps the added cell's right Module, and Exercise 1, counted with the notebook's classes, scores
     1/1 (13.59/18, the same in 3 of 3 runs). Jupyter (nbclient, allow_errors): parameters, exercise_count and

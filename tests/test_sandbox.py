@@ -1739,12 +1739,18 @@ def test_a_checked_call_that_leaves_a_thread_running_fails_with_that_named(box):
     _BIND_LATER + "import sys\n_here = sys._getframe().f_code.co_filename\n\n\n"
     "def _hook(event, args):\n    if event == 'exec' and getattr(args[0], 'co_filename', _here) != _here:\n"
     "        _bind()\n\n\nsys.addaudithook(_hook)\nraise ValueError\n",
-], ids=["loop-task", "loop-call-later", "audit-hook"])
+    _BIND_LATER + "import sys\n_here = sys._getframe().f_code.co_filename\n\n\ndef _trace(frame, event, arg):\n"
+    "    if frame.f_code.co_name == '<module>' and frame.f_code.co_filename != _here:\n        _bind()\n\n\n"
+    "sys.settrace(_trace)\nraise ValueError\n",
+    _BIND_LATER + "import builtins\n_import = builtins.__import__\n\n\ndef _late_import(*args, **kwargs):\n"
+    "    _bind()\n    return _import(*args, **kwargs)\n\n\nbuiltins.__import__ = _late_import\nraise ValueError\n",
+], ids=["loop-task", "loop-call-later", "audit-hook", "settrace", "builtins-import"])
 def test_a_stopped_cell_that_leaves_code_on_the_loop_or_an_audit_hook_is_read_as_binding_it(box, cell):
     """red-a24 X33-a24-1 / X33-a24-2 (pass 33): left_pending reads a stopped cell as binding every name when it left a
     thread, a signal handler or a timer, but not when it left a task or a timed callback on the notebook's event loop
     (cell_runner._loop, which runs again in the next cell, as ipykernel's loop runs right after the cell in Jupyter),
-    nor an audit hook (sys.addaudithook: it fires on the next cell's `exec`, in Jupyter and in the loader alike). Such
+    nor an audit hook (sys.addaudithook: it fires on the next cell's `exec`, in Jupyter and in the loader alike), a
+    trace function (sys.settrace, on the next cell's frame) or a builtins.__import__ (at the next import). Such
     a cell binds HELPER before the next cell runs, in Jupyter and in the loader's whole run, but is read as binding
     none of it."""
     outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell)], sandbox_probes.bound, name="HELPER")
