@@ -1783,6 +1783,26 @@ def test_a_displayhook_cell_module_sets_does_not_mend_module_in_the_cells_below(
     assert scores(report)["test_parameters"] < 3, failing_messages(report)
 
 
+def test_a_task_cell_module_leaves_on_the_loop_does_not_mend_module_in_the_check_children(tmp_path):
+    """red-a24 X33-a24-4 (pass 33): cell module with a wrong parameters() (its own Parameters only), run whole, leaves a
+    task on the notebook's loop that loops on `await asyncio.sleep(0)` and whose `finally:` puts a right parameters()
+    on Module. Jupyter's kernel loop keeps the task running, the `finally` never runs: test_parameters and
+    test_lesson_numbers fail (nbclient, allow_errors: 2 of 6 lesson_numbers checks fail). Each check child of the part
+    that grades the whole notebook closes the loop (close_loop), which frees the task and runs its `finally` before
+    the probe: test_lesson_numbers 3/3, 15.5/18 (3 of 3 runs; 13.59 without the task)."""
+    notebook = solution_notebook()
+    module = notebook.cells[_cell_at(notebook.cells, "module")]
+    right = module.source
+    start, stop = right.index("    def parameters"), right.index("    def __call__")
+    module.source = (right[:start] + "    def parameters(self) -> list[Parameter]:\n        return [v for v in "
+                     "vars(self).values() if isinstance(v, Parameter)]\n\n" + right[stop:] + "\n\nclass _Right:\n"
+                     + right[start:stop] + "\n\nimport asyncio as _asyncio\n\n\nasync def _spin():\n    try:\n"
+                     "        while True:\n            await _asyncio.sleep(0)\n    finally:\n"
+                     "        Module.parameters = _Right.parameters\n\n\n_asyncio.ensure_future(_spin());\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_lesson_numbers"] < 3, failing_messages(report)
+
+
 @pytest.mark.parametrize("cell", ["a-demo-edited-to-the-same-text", "a-comment-naming-notebook-checks"])
 def test_a_checks_cell_in_jupyter_runs_again_every_cell_of_the_students_the_grade_runs(tmp_path, monkeypatch, cell):
     """red-b22 X31-b22-3 (pass 31): fix-pubcells' kernel route (notebook_checks._kernel_cells) drops a cell of the

@@ -1767,3 +1767,15 @@ def test_a_displayhook_a_cell_sets_is_not_called_for_the_cells_below_it(box):
     cells = [Cell("a", "import sys\nsys.displayhook = lambda v: globals().__setitem__('HOOKED', v)\n1"), Cell("b", "2")]
     outcome = box.call(cells, sandbox_probes.value, name="HOOKED")
     assert outcome.value == 1, outcome
+
+
+def test_a_task_left_pending_on_the_notebook_loop_runs_no_code_in_a_check_child(box):
+    """red-a24 X33-a24-4 (pass 33): a cell (run whole) leaves a task on the notebook's loop that yields with
+    asyncio.sleep(0) forever (no reference cycle: only the loop's ready queue holds it) and has a `finally:`. In
+    Jupyter the kernel's loop keeps running it, and its `finally` never runs while the notebook is graded. A check
+    child closes the loop (cell_runner.close_loop): the ready queue is cleared, the task freed at once, its coroutine
+    closed, and the `finally` runs there, before the probe: HELPER is 2 in every fresh call, 1 in the loader."""
+    cell = ("import asyncio\n\n\nasync def _spin():\n    try:\n        while True:\n            await asyncio.sleep(0)\n"
+            "    finally:\n        globals()['HELPER'] = 2\n\n\nasyncio.ensure_future(_spin())\nHELPER = 1\n")
+    outcome = box.call([Cell("a", cell)], sandbox_probes.value, name="HELPER")
+    assert outcome.value == 1, outcome
