@@ -1803,6 +1803,28 @@ def test_a_task_cell_module_leaves_on_the_loop_does_not_mend_module_in_the_check
     assert scores(report)["test_lesson_numbers"] < 3, failing_messages(report)
 
 
+def test_an_object_a_stopped_cells_traceback_holds_does_not_mend_module_before_the_checks(tmp_path):
+    """red-a24 X33-a24-5 (pass 33): cell module with a wrong parameters() (its own Parameters only); a cell added below
+    it calls a function whose local holds an object whose __del__ puts a right parameters() on Module, and which
+    raises. Jupyter keeps the error's traceback (sys.last_traceback / last_exc) and the frame's locals with it: the
+    __del__ has not run when the test cells run, test_parameters and test_lesson_numbers fail (nbclient, allow_errors).
+    The loader drops the last stopped cell's exception when _load returns, so the __del__ mends Module after the cells
+    and before every probe: 18/18 (3 of 3 runs)."""
+    notebook = solution_notebook()
+    cells = notebook.cells
+    module = cells[_cell_at(cells, "module")]
+    right = module.source
+    start, stop = right.index("    def parameters"), right.index("    def __call__")
+    module.source = (right[:start] + "    def parameters(self) -> list[Parameter]:\n        return [v for v in "
+                     "vars(self).values() if isinstance(v, Parameter)]\n\n" + right[stop:])
+    cells.insert(_cell_at(cells, "module") + 1, new_code_cell(
+        "class _Right:\n" + right[start:stop] + "\n\nclass _Mend:\n    def __del__(self):\n"
+        "        Module.parameters = _Right.parameters\n\n\ndef _fail():\n    mend = _Mend()\n"
+        "    raise ValueError('not yet')\n\n\n_fail()\n"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_parameters"] < 3, failing_messages(report)
+
+
 @pytest.mark.parametrize("cell", ["a-demo-edited-to-the-same-text", "a-comment-naming-notebook-checks"])
 def test_a_checks_cell_in_jupyter_runs_again_every_cell_of_the_students_the_grade_runs(tmp_path, monkeypatch, cell):
     """red-b22 X31-b22-3 (pass 31): fix-pubcells' kernel route (notebook_checks._kernel_cells) drops a cell of the

@@ -1779,3 +1779,17 @@ def test_a_task_left_pending_on_the_notebook_loop_runs_no_code_in_a_check_child(
             "    finally:\n        globals()['HELPER'] = 2\n\n\nasyncio.ensure_future(_spin())\nHELPER = 1\n")
     outcome = box.call([Cell("a", cell)], sandbox_probes.value, name="HELPER")
     assert outcome.value == 1, outcome
+
+
+def test_an_object_only_a_stopped_cells_traceback_holds_lives_on_after_the_load(box):
+    """red-a24 X33-a24-5 (pass 33): IPython keeps the last error's traceback (sys.last_traceback, sys.last_exc), and
+    with it the frames it passes through and their locals, so in Jupyter an object only a raising function's local
+    holds outlives its cell: its __del__ does not run while the notebook's later cells and checks run (nbclient: the
+    cell's mend of Module never happens, test_parameters and test_lesson_numbers fail). The loader drops the last
+    stopped cell's exception when _load returns, so the __del__ runs then, after every cell and before any probe:
+    HELPER is 2."""
+    cell = ("HELPER = 1\n\n\nclass _Late:\n    def __del__(self):\n        globals()['HELPER'] = 2\n\n\n"
+            "def _fail():\n    late = _Late()\n    raise ValueError('not yet')\n\n\n_fail()\n")
+    outcome = box.call([Cell("a", cell), Cell("b", "x = 1\n")], sandbox_probes.value, name="HELPER")
+    assert "a" in outcome.stops, outcome.load_errors
+    assert outcome.value == 1, outcome
