@@ -1769,15 +1769,20 @@ def test_a_displayhook_a_cell_sets_is_not_called_for_the_cells_below_it(box):
     assert outcome.value == 1, outcome
 
 
-def test_a_task_left_pending_on_the_notebook_loop_runs_no_code_in_a_check_child(box):
+@pytest.mark.parametrize("left", [
+    "import asyncio\n\n\nasync def _spin():\n    try:\n        while True:\n            await asyncio.sleep(0)\n"
+    "    finally:\n        globals()['HELPER'] = 2\n\n\nasyncio.ensure_future(_spin())\n",
+    "import asyncio\n_loop = asyncio.get_running_loop()\n_close = _loop.close\n\n\ndef _closing():\n"
+    "    globals()['HELPER'] = 2\n    _close()\n\n\n_loop.close = _closing\n",
+], ids=["task-finally", "loop-close-replaced"])
+def test_a_task_left_pending_on_the_notebook_loop_runs_no_code_in_a_check_child(box, left):
     """red-a24 X33-a24-4 (pass 33): a cell (run whole) leaves a task on the notebook's loop that yields with
     asyncio.sleep(0) forever (no reference cycle: only the loop's ready queue holds it) and has a `finally:`. In
     Jupyter the kernel's loop keeps running it, and its `finally` never runs while the notebook is graded. A check
     child closes the loop (cell_runner.close_loop): the ready queue is cleared, the task freed at once, its coroutine
-    closed, and the `finally` runs there, before the probe: HELPER is 2 in every fresh call, 1 in the loader."""
-    cell = ("import asyncio\n\n\nasync def _spin():\n    try:\n        while True:\n            await asyncio.sleep(0)\n"
-            "    finally:\n        globals()['HELPER'] = 2\n\n\nasyncio.ensure_future(_spin())\nHELPER = 1\n")
-    outcome = box.call([Cell("a", cell)], sandbox_probes.value, name="HELPER")
+    closed, and the `finally` runs there, before the probe: HELPER is 2 in every fresh call, 1 in the loader. So too a
+    `close` the cell set on the loop object itself (asyncio.get_running_loop().close = ...): close_loop calls it."""
+    outcome = box.call([Cell("a", left + "HELPER = 1\n")], sandbox_probes.value, name="HELPER")
     assert outcome.value == 1, outcome
 
 
