@@ -13,15 +13,17 @@ import __future__
 
 import ast
 import asyncio  # imported by the worker: a confined loader may not read the standard library's files
+import builtins
 import codeop
+import gc
 import inspect
 import os
 import selectors
 import signal
 import sys
 from _thread import _count
-from types import CodeType, FrameType
-from typing import Iterable, Iterator, cast
+from types import CodeType, FrameType, TracebackType
+from typing import Iterable, Iterator, NamedTuple, cast
 
 from messages import LEFT_RUNNING
 from protocol import EVERY_NAME
@@ -164,30 +166,68 @@ def _name(key: object) -> str:
     return str.__add__("", cast(str, key)) if issubclass(type(key), str) else EVERY_NAME  # not isinstance: it reads __class__
 
 
-def pending() -> tuple[int, list[FrameType], list[object]]:
-    """What may run code of a cell's after it ended, as it is now: the threads running (how many, _thread._count: one
-    started with no frame of Python's too; and the bottom frame of each that runs Python code, held, so a thread
-    started later under the ident of one that ended is told apart by its frame's identity), and the signal handlers."""
-    return (_count(), [_bottom(frame) for frame in _current_frames().values()],
-            [signal.getsignal(number) for number in _SIGNALS])
+class Pending(NamedTuple):
+    """What may run a cell's code after it ended, as it is now (pending())."""
+
+    threads: int  # how many run (_thread._count: one started with no frame of Python's too)
+    bottoms: list[FrameType]  # the bottom frame of each that runs Python code, held, so that a thread started later
+    # under the ident of one that ended is told apart by its frame's identity
+    handlers: list[object]  # each signal's handler
+    hooks: list[object]  # what Python calls at a later event: trace and profile functions, audit hooks added, import
+    # hooks, the collector's callbacks, and the builtins (each name's object: a replaced __import__, len...)
 
 
-def left_pending(before: tuple[int, list[FrameType], list[object]]) -> str:
-    """What code a cell (or a call) left to run later, at a moment of its own, when it ended or stopped ("" when none):
-    a thread that did not run when `before` (pending()) was taken, a signal handler it set, or a timer it armed. Such
-    code may bind any name, or change any object, at any time from then on, so what a later cell or check sees would
-    depend on how fast the machine is (red-b22 X31-b22-2: a thread binding Module 50 ms after the stop; red-a23
-    X32-a23-1: a SIGALRM handler), and the loader stops there instead (child.py)."""
-    count, bottoms, handlers = pending()
-    held = {id(frame) for frame in before[1]}
-    thread, handler, timer = LEFT_RUNNING
-    if count > before[0] or any(id(frame) not in held for frame in bottoms):
+def pending() -> Pending:
+    """What may run code of a cell's after it ended, as it is now."""
+    return Pending(_count(), [_bottom(frame) for frame in _current_frames().values()],
+                   [signal.getsignal(number) for number in _SIGNALS], _hooks())
+
+
+def _hooks() -> list[object]:
+    return [sys.gettrace(), sys.getprofile(), _audit_hooks_added[0], *sys.meta_path, None, *sys.path_hooks, None,
+            *gc.callbacks, None, *(item for pair in names_of(builtins.__dict__) for item in pair)]
+
+
+def left_running(before: Pending) -> str:
+    """What code a cell (or a call) left to run at a moment of its own when it ended or stopped (one of LEFT_RUNNING;
+    "" when none): a thread that did not run when `before` was taken, a signal handler it set, a timer it armed, or a
+    task or callback waiting on the notebook's event loop. Such code may bind any name, or change any object, at any
+    time from then on, so what a later cell or check sees would depend on how fast the machine is (red-b22
+    X31-b22-2: a thread binding Module 50 ms after the stop; red-a23 X32-a23-1: a SIGALRM handler; red-a24
+    X33-a24-1/-4: a call_later callback, a task that never ends), and the loader stops there instead (child.py)."""
+    now = pending()
+    held = {id(frame) for frame in before.bottoms}
+    thread, handler, timer, task = LEFT_RUNNING
+    if now.threads > before.threads or any(id(frame) not in held for frame in now.bottoms):
         return thread
-    if any(now is not then and callable(now) for now, then in zip(handlers, before[2])):
+    if any(handler is not then and callable(handler) for handler, then in zip(now.handlers, before.handlers)):
         return handler
-    return timer if any(signal.getitimer(which)[0] for which in _TIMERS) else ""
+    if any(signal.getitimer(which)[0] for which in _TIMERS):
+        return timer
+    waiting = () if _loop is None else (*_loop._ready, *_loop._scheduled)  # type: ignore[attr-defined]  # asyncio's
+    return task if any(not handle.cancelled() and handle._callback is not _STOP_LOOP for handle in waiting) else ""
 
 
+def left_hooks(before: Pending) -> bool:
+    """Whether a cell left a hook Python calls at a later event (pending()'s hooks changed): a trace or profile
+    function, an audit hook, an import hook, a collector's callback, a builtin replaced. Such a hook runs at a moment
+    the notebook's own run fixes (the next cell's frame, exec or import), in Jupyter as in the loader, and may bind
+    any name there: a cell that stopped and left one may bind any name before the next cell (red-a24 X33-a24-2)."""
+    hooks = _hooks()
+    return len(hooks) != len(before.hooks) or any(now is not then for now, then in zip(hooks, before.hooks))
+
+
+def count_added_audit_hooks(event: str, args: tuple) -> None:
+    """An audit hook of the loader's own (sys.addaudithook, before any cell runs): counts the hooks the notebook adds,
+    which Python offers no way to list."""
+    if event == "sys.addaudithook":
+        _audit_hooks_added[0] += 1
+
+
+_audit_hooks_added = [0]
+# run_until_complete's own callback, which stops the loop once the cell's coroutine is done: left in the queue when a
+# callback of the cell's raised a KeyboardInterrupt or SystemExit out of the loop first (no code of the notebook's)
+_STOP_LOOP = asyncio.base_events._run_until_complete_cb  # type: ignore[attr-defined]  # asyncio internal
 _SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
 _TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 
@@ -199,6 +239,11 @@ def _bottom(frame: FrameType) -> FrameType:
 
 
 _TRACEBACK = BaseException.__dict__["__traceback__"]  # the C-level slot: a class of the notebook's may override it
+
+
+def traceback_of(error: BaseException) -> TracebackType | None:
+    """`error`'s traceback, read from the slot (no code of the notebook's class runs)."""
+    return _TRACEBACK.__get__(error)
 
 
 def stopped_at(error: BaseException, statement: CodeType | None, codes: Iterable[CodeType]) -> int:
@@ -215,7 +260,7 @@ def stopped_at(error: BaseException, statement: CodeType | None, codes: Iterable
     if isinstance(codes, Statements) and codes.block_end is not None:  # _REORDERED: the block read as run whole
         return codes.block_end + 1
     own = [line for _, _, line in statement.co_lines() if line] or [1]  # 0: the code's RESUME, before its first line
-    frames, tb = [], _TRACEBACK.__get__(error)
+    frames, tb = [], traceback_of(error)
     while tb is not None:
         frames.append((tb.tb_frame, tb.tb_lineno))
         tb = tb.tb_next
@@ -234,6 +279,7 @@ def stopped_at(error: BaseException, statement: CodeType | None, codes: Iterable
 
 
 _loop: asyncio.AbstractEventLoop | None = None
+_wake_pipe: tuple[int, ...] = ()  # its wake-up pipe's descriptors, as made (close_loop)
 
 
 def _event_loop() -> asyncio.AbstractEventLoop:
@@ -247,19 +293,23 @@ def _event_loop() -> asyncio.AbstractEventLoop:
 
 
 def close_loop() -> None:
-    """Close the notebook's event loop, and its wake-up pipe with it: in a check child, a fork of the loader that
-    runs its calls off the loop, and holds no pipe but the one its answers go to."""
-    global _loop
-    if _loop is not None:
-        _loop.close()
-        _loop = None
+    """In a check child, a fork of the loader that runs its calls off the loop and holds no pipe but the one its
+    answers go to: close the loop's wake-up pipe by the descriptors it was made with, calling no method of the loop's
+    (a cell may have set its own `close` on it), and keep the loop, so that no task of the notebook's is freed and
+    runs its `finally` there, as none is in Jupyter's kernel while a notebook is graded (red-a24 X33-a24-4)."""
+    for descriptor in _wake_pipe:
+        try:
+            os.close(descriptor)
+        except OSError:  # closed already
+            pass
 
 
 class _PipeWokenLoop(asyncio.SelectorEventLoop):
     """asyncio's selector loop, its self-pipe a pipe instead of a socketpair."""
 
     def _make_self_pipe(self) -> None:
-        self._wake_read, self._wake_write = os.pipe()
+        global _wake_pipe
+        self._wake_read, self._wake_write = _wake_pipe = os.pipe()
         os.set_blocking(self._wake_read, False)
         os.set_blocking(self._wake_write, False)
         # asyncio's own registration, as for its socketpair: the public add_reader needs what __init__ makes next

@@ -75,7 +75,7 @@ def _result_to(results: int, reason: str, limit: str) -> None:
 _send_breach: Callable[[str, str], None] = _send_breach_nowhere  # where a limit breach is sent: (reason, limit)
 # Why no call is run, once a cell left code running at a moment of its own (_load): every answer is that reason
 _LEFT_RUNNING = ""
-_CPU_SECONDS = 5  # CPU seconds one call may use; set from the limits when a loader confines itself
+_CPU_SECONDS = 5  # CPU seconds one cell or call may use; set from the limits when a loader confines itself
 # Descriptors each process of student code may hold: the loader needs a few (its own pipes, one to the check child
 # it runs), and each pipe's buffer is kernel memory no count of a process's memory sees (docs/security.md, "Not
 # contained")
@@ -180,9 +180,13 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     _send_breach = functools.partial(_fatal_to, results)
     ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     ipython_display.install(ns, compile_cell, lambda: NOTEBOOK.flags & cell_runner.FUTURES)
+    displayhook = sys.displayhook
+    sys.addaudithook(cell_runner.count_added_audit_hooks)
     errors, stops, bound = [], {}, {}
     for name, text in cells:
         write(results, LoadingCell(name))
+        _allow_cpu()  # each cell its own, as the session times each (red-c24 X33-c24-5: 3 cells of 2 s were killed)
+        sys.displayhook = displayhook  # each cell's own, as IPython's DisplayTrap sets it (red-a24 X33-a24-3)
         before = cell_runner.names_of(ns)  # (each cell's: which of them stops is known once it ran)
         pending = cell_runner.pending()
         try:
@@ -192,22 +196,48 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
         if stopped is not None:  # a cycle's __del__ the collector would run at a later moment runs now, and is read
             gc.collect()
             error, stops[name] = stopped
+            _keep_as_last(error)
             if issubclass(type(error), SystemExit):  # by its type (the notebook's class may name another), as `except` reads
                 # Jupyter's kernel catches it too: it stops its cell, the next cells run
                 errors.append(f"cell {name}: {describe_cell_exit(cast(SystemExit, error))}")
             else:  # IPython's run_code catches every one (KeyboardInterrupt, GeneratorExit too)
                 errors.append(f"cell {name}: {describe_exception(error)}")
-        left = cell_runner.left_pending(pending)
+        left = cell_runner.left_running(pending)
         if left:  # no cell below runs, and every call is answered with why (_run_batch); the cell binds every name
             _LEFT_RUNNING = f"cell {name} {describe_left_running(left)}"
             stops[name], bound[name] = stops.get(name, text.count("\n") + 2), [EVERY_NAME]
             break
-        if stopped is not None:
-            bound[name] = cell_runner.rebound(before, ns)
+        if stopped is not None:  # a hook it left may bind any name at the next cell's first event
+            bound[name] = [EVERY_NAME] if cell_runner.left_hooks(pending) else cell_runner.rebound(before, ns)
     write(results, Loaded(errors, stops, bound))
     return ns
 
 
+
+
+def _allow_cpu() -> None:
+    """Raise this process's soft CPU limit to _CPU_SECONDS past what it used so far: each cell and each call its own
+    allowance (the session's limit per cell or call is the one it names; this is the kernel's backstop above it)."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    allowance = int(used.ru_utime + used.ru_stime + _CPU_SECONDS)
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (allowance, resource.RLIM_INFINITY))
+    except (ValueError, OSError):
+        pass
+
+
+def _keep_as_last(error: BaseException) -> None:
+    """Hold a stopped cell's exception, its traceback and the frames' locals with it, for the loader's life, as IPython
+    keeps the last one (sys.last_value, sys.last_traceback): an object only those locals hold is not freed, nor its
+    __del__ run, as the load ends (red-a24 X33-a24-5). Every one, not just the last: a stub a part takes blank that
+    raises as it loads (an exercise's) is no later error of the student's, which in Jupyter would free the one before."""
+    _STOPPED.append(error)
+    sys.last_type, sys.last_value = type(error), error
+    sys.last_traceback = cell_runner.traceback_of(error)
+    sys.last_exc = error  # type: ignore[attr-defined]  # Python 3.12+ keeps it under this name too
+
+
+_STOPPED: list[BaseException] = []  # (_keep_as_last)
 
 
 def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], results: int) -> None:
@@ -222,12 +252,7 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], result
     trusted: dict[str, dict] = {}
     for call in calls:
         module_name, name = call.function.split(":")
-        used = resource.getrusage(resource.RUSAGE_SELF)
-        allowance = int(used.ru_utime + used.ru_stime + _CPU_SECONDS)
-        try:
-            resource.setrlimit(resource.RLIMIT_CPU, (allowance, resource.RLIM_INFINITY))
-        except (ValueError, OSError):
-            pass
+        _allow_cpu()
         pending = cell_runner.pending()
         try:
             if module_name not in trusted:
@@ -240,7 +265,7 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], result
             message = Result(False, None, describe_exception(exc))
         except BaseException as exc:
             message = Result(False, None, describe_exit(exc))
-        left = cell_runner.left_pending(pending)
+        left = cell_runner.left_running(pending)
         if left:  # what a later call of this process sees would depend on timing: the worker loads afresh for the rest
             write(results, Result(False, None, describe_left_running(left, called=True)))
             os._exit(0)

@@ -195,15 +195,16 @@ def describe_not_plain(error: Exception) -> str:
 
 # The shapes of the reasons describe_exception and describe_exit write, read as they are written: the notebook's
 # own text (an exception's message, sys.exit's argument, a file name) comes only after words of theirs.
-LEFT_RUNNING = ("a thread running", "a signal handler set", "a timer armed")  # what cell_runner.left_pending finds
+LEFT_RUNNING = ("a thread running", "a signal handler set", "a timer armed",
+                "a task or callback waiting on the event loop")  # what cell_runner.left_running finds
 
 
 def describe_left_running(left: str, called: bool = False) -> str:
-    """A cell, or (`called`) the notebook's code a check called, that left code to run at a moment of its own (`left`,
+    """A cell, or (`called`) the notebook code a check called, that left code to run at a moment of its own (`left`,
     one of LEFT_RUNNING): Jupyter would run that code whenever it comes, so no grade could be the same twice."""
     return (f"{'the notebook code this check called ' if called else ''}left {left} when it ended, which could change "
-            f"any name at any moment after: grading stops there (what the checks saw would depend on timing); join the "
-            f"thread, or put the handler or timer back, before it ends")
+            f"any name at any moment after: grading stops there (what the checks saw would depend on timing); finish "
+            f"what it started (join the thread, await the task, put the handler back, disarm the timer) before it ends")
 
 
 _QUALNAME = r"[\w.<>]+"
