@@ -835,3 +835,34 @@ def test_a_preview_that_could_not_grade_a_student_leaves_no_earlier_outcome_of_h
     record_previewed(tmp_path, ASSIGNMENT.name, {}, {})  # second preview, same inputs: the grader failed on bob
     assert previewed_reports(tmp_path, ASSIGNMENT.name, {"bob": given}) == {}, \
         "CONFIRM=yes applies an outcome the latest preview of bob did not show"
+
+
+def test_a_regrade_that_flags_an_override_shows_the_points_so_far_it_moves_even_when_the_checks_score_stays(tmp_path):
+    """red-b24 X33-b24-1 (pass 33): preview.compare looks at a part's points so far (export.grade_so_far) only when its
+    autograded score changed (`elif old_auto != new_auto`). A regrade can move the review flag of a hand grade without
+    moving its autograded score: cy answered nothing (every check 0), and the instructor gave her test_forward 1 point
+    by hand. A setting lowered mid-term (notebook_kb) makes her file not graded: every autograded score stays 0, but
+    her override is flagged (its answer is gone: not_graded.record_not_graded), so it counts as its checks' 0 so far.
+    The preview says "every score stays as it is", and CONFIRM=yes moves her points so far (grades.csv's raw_score,
+    the page's total, the Canvas file's partial total) from 1 to 0 and flags the override: a change it did not show."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "cy", release_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "cy")
+        assert grade.auto_score == 0
+        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    ok(make(course, "feedback"))
+    before = csv_rows(course)["cy"]["raw_score"]
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.GraderSettings.notebook_kb = 4\n")
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["cy"]["raw_score"]
+    with gradebook(course) as gb:
+        flagged = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "cy").needs_manual_grade
+    assert after == before or [c for c in table if c.student == "cy"], (
+        f"cy's points so far moved {before} -> {after} (her override flagged: {flagged}) and the preview showed no "
+        f"change of hers:\n{out[-1500:]}")
