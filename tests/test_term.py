@@ -866,3 +866,31 @@ def test_a_regrade_that_flags_an_override_shows_the_points_so_far_it_moves_even_
     assert after == before or [c for c in table if c.student == "cy"], (
         f"cy's points so far moved {before} -> {after} (her override flagged: {flagged}) and the preview showed no "
         f"change of hers:\n{out[-1500:]}")
+
+
+def test_a_regrade_that_moves_a_written_answers_points_so_far_shows_it_in_the_preview(tmp_path):
+    """red-b24 X33-b24-2 (pass 33): preview.compare walks only the autograded parts (`graded_parts(...)[0]`), so no
+    change of a written answer's grade is ever previewed. ada's three written answers are scored 1.5 each by hand; a
+    setting lowered mid-term (notebook_kb) makes her file not graded, which flags each of them for review (its answer
+    is gone: not_graded.record_not_graded) and gives it an autograded 0, so each counts 0 so far (grades.csv's
+    raw_score, the page's total, the Canvas file's partial total). The preview lists her autograded parts' moves only
+    (18 points) and ends "hand grades stay, unflagged where the answer is unchanged"; CONFIRM=yes takes 22.5 points
+    off her raw_score, the 4.5 of her written answers among them, and flags them: a change it did not show."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    hand_grade(course, "ada")
+    ok(make(course, "feedback"))
+    before = csv_rows(course)["ada"]["raw_score"]
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.GraderSettings.notebook_kb = 4\n")
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    shown = sum(float(c.new) - float(c.old) for c in table if c.student == "ada" and c.part != "late penalty"
+                and c.new != "-" and c.old != "-")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["ada"]["raw_score"]
+    assert {name: flagged for name, (_, flagged) in flags(course, "ada").items()} == dict.fromkeys(WRITTEN, True)
+    assert {c.part.removesuffix(" so far") for c in table if c.student == "ada"} >= set(WRITTEN), (
+        f"ada's raw_score moved {before} -> {after}, the preview's rows of hers add up to {shown:+g} and name none of "
+        f"her written answers:\n{out[-2500:]}")
