@@ -894,3 +894,34 @@ def test_a_regrade_that_moves_a_written_answers_points_so_far_shows_it_in_the_pr
     assert {c.part.removesuffix(" so far") for c in table if c.student == "ada"} >= set(WRITTEN), (
         f"ada's raw_score moved {before} -> {after}, the preview's rows of hers add up to {shown:+g} and name none of "
         f"her written answers:\n{out[-2500:]}")
+
+
+def test_a_preview_never_says_an_override_waits_for_review_when_the_regrade_clears_its_flag(tmp_path):
+    """red-b24 X33-b24-3 (pass 33): preview.Kept's line for a hand score whose points so far move says it "stays,
+    waiting for your review (scored by hand, the code changed since; counted so far as its checks' score: a -> b)",
+    whatever the regrade does to the flag. ada's test_forward (2 by her checks) is overridden to 1; a setting lowered
+    mid-term (notebook_kb) leaves her file not graded, which flags the override (its answer is gone); raised again,
+    the regrade grades the same file, so the override stands on the answer it was given on and its flag is cleared
+    (ledger.needs_review). The preview of that regrade says the override waits for review, that her code changed, and
+    that it counts 2 so far, beside a row "so far 0 -> 1": after CONFIRM=yes it waits for nothing and counts 1."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    config = course / "nbgrader_config.py"
+    settings = config.read_text()
+    config.write_text(settings + "\nc.GraderSettings.notebook_kb = 4\n")
+    ok(make(course, "grade"))
+    ok(make(course, "grade", "CONFIRM=yes"))
+    with gradebook(course) as gb:
+        assert gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada").needs_manual_grade, "its answer is gone"
+    config.write_text(settings)
+    out = ok(make(course, "grade"))
+    ok(make(course, "grade", "CONFIRM=yes"))
+    with gradebook(course) as gb:
+        assert not gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada").needs_manual_grade, "the same answer"
+    line = next(line for line in out.splitlines() if re.search(r"ada +test_forward +1 stays", line))
+    assert "waiting for your review" not in line and "the code changed" not in line, (line, out[-2000:])
