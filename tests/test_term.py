@@ -835,3 +835,93 @@ def test_a_preview_that_could_not_grade_a_student_leaves_no_earlier_outcome_of_h
     record_previewed(tmp_path, ASSIGNMENT.name, {}, {})  # second preview, same inputs: the grader failed on bob
     assert previewed_reports(tmp_path, ASSIGNMENT.name, {"bob": given}) == {}, \
         "CONFIRM=yes applies an outcome the latest preview of bob did not show"
+
+
+def test_a_regrade_that_flags_an_override_shows_the_points_so_far_it_moves_even_when_the_checks_score_stays(tmp_path):
+    """red-b24 X33-b24-1 (pass 33): preview.compare looks at a part's points so far (export.grade_so_far) only when its
+    autograded score changed (`elif old_auto != new_auto`). A regrade can move the review flag of a hand grade without
+    moving its autograded score: cy answered nothing (every check 0), and the instructor gave her test_forward 1 point
+    by hand. A setting lowered mid-term (notebook_kb) makes her file not graded: every autograded score stays 0, but
+    her override is flagged (its answer is gone: not_graded.record_not_graded), so it counts as its checks' 0 so far.
+    The preview says "every score stays as it is", and CONFIRM=yes moves her points so far (grades.csv's raw_score,
+    the page's total, the Canvas file's partial total) from 1 to 0 and flags the override: a change it did not show."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "cy", release_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "cy")
+        assert grade.auto_score == 0
+        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    ok(make(course, "feedback"))
+    before = csv_rows(course)["cy"]["raw_score"]
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.GraderSettings.notebook_kb = 4\n")
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["cy"]["raw_score"]
+    with gradebook(course) as gb:
+        flagged = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "cy").needs_manual_grade
+    assert after == before or [c for c in table if c.student == "cy"], (
+        f"cy's points so far moved {before} -> {after} (her override flagged: {flagged}) and the preview showed no "
+        f"change of hers:\n{out[-1500:]}")
+
+
+def test_a_regrade_that_moves_a_written_answers_points_so_far_shows_it_in_the_preview(tmp_path):
+    """red-b24 X33-b24-2 (pass 33): preview.compare walks only the autograded parts (`graded_parts(...)[0]`), so no
+    change of a written answer's grade is ever previewed. ada's three written answers are scored 1.5 each by hand; a
+    setting lowered mid-term (notebook_kb) makes her file not graded, which flags each of them for review (its answer
+    is gone: not_graded.record_not_graded) and gives it an autograded 0, so each counts 0 so far (grades.csv's
+    raw_score, the page's total, the Canvas file's partial total). The preview lists her autograded parts' moves only
+    (18 points) and ends "hand grades stay, unflagged where the answer is unchanged"; CONFIRM=yes takes 22.5 points
+    off her raw_score, the 4.5 of her written answers among them, and flags them: a change it did not show."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    hand_grade(course, "ada")
+    ok(make(course, "feedback"))
+    before = csv_rows(course)["ada"]["raw_score"]
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.GraderSettings.notebook_kb = 4\n")
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    shown = sum(float(c.new) - float(c.old) for c in table if c.student == "ada" and c.part != "late penalty"
+                and c.new != "-" and c.old != "-")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["ada"]["raw_score"]
+    assert {name: flagged for name, (_, flagged) in flags(course, "ada").items()} == dict.fromkeys(WRITTEN, True)
+    assert {c.part.removesuffix(" so far") for c in table if c.student == "ada"} >= set(WRITTEN), (
+        f"ada's raw_score moved {before} -> {after}, the preview's rows of hers add up to {shown:+g} and name none of "
+        f"her written answers:\n{out[-2500:]}")
+
+
+def test_a_preview_never_says_an_override_waits_for_review_when_the_regrade_clears_its_flag(tmp_path):
+    """red-b24 X33-b24-3 (pass 33): preview.Kept's line for a hand score whose points so far move says it "stays,
+    waiting for your review (scored by hand, the code changed since; counted so far as its checks' score: a -> b)",
+    whatever the regrade does to the flag. ada's test_forward (2 by her checks) is overridden to 1; a setting lowered
+    mid-term (notebook_kb) leaves her file not graded, which flags the override (its answer is gone); raised again,
+    the regrade grades the same file, so the override stands on the answer it was given on and its flag is cleared
+    (ledger.needs_review). The preview of that regrade says the override waits for review, that her code changed, and
+    that it counts 2 so far, beside a row "so far 0 -> 1": after CONFIRM=yes it waits for nothing and counts 1."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    config = course / "nbgrader_config.py"
+    settings = config.read_text()
+    config.write_text(settings + "\nc.GraderSettings.notebook_kb = 4\n")
+    ok(make(course, "grade"))
+    ok(make(course, "grade", "CONFIRM=yes"))
+    with gradebook(course) as gb:
+        assert gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada").needs_manual_grade, "its answer is gone"
+    config.write_text(settings)
+    out = ok(make(course, "grade"))
+    ok(make(course, "grade", "CONFIRM=yes"))
+    with gradebook(course) as gb:
+        assert not gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada").needs_manual_grade, "the same answer"
+    line = next(line for line in out.splitlines() if re.search(r"ada +test_forward +1 stays", line))
+    assert "waiting for your review" not in line and "the code changed" not in line, (line, out[-2000:])

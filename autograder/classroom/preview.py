@@ -6,16 +6,17 @@ course's gradebook and autograded/ in a folder of the run's own under .grading/ 
 two previews at once, `make grade` and the formgrader's Autograde button, never share one), then compares the
 copy's grades before and after (`standings`, `compare`): for each student and part whose score would change, the
 old score, the new one and the first check whose verdict changed. A score is the one in force, as grades.csv shows
-it: a part the instructor scored by hand keeps that score through a regrade, and the preview says so (`Kept`)
-rather than show an autograded score that never counts. The table is printed and written to
-reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies it, and `make preview` shows it
-at any time. Nothing outside the scratch folder is written while previewing, but that table and what it was made
-from (`record_previewed`): CONFIRM=yes applies a regrade only to students previewed under the inputs they have
-now, so that a check edited after the preview is not applied unseen; the others are previewed
-again, their grades left as they were (grade_class). And it applies the checks' outcome the preview gave them
-(`previewed_reports`), never a second run of their code, which may answer otherwise (the clock, `secrets`). `make preview` grades the
-class as submitted/ holds it, collecting no LMS download (students.take_roll), and `make grade` previews after
-its collect step, as part of grading.
+it: a part the instructor scored by hand keeps that score through a regrade, and the preview says so (`Kept`) rather
+than show an autograded score that never counts; and the points counted so far (export.grade_so_far), which a
+regrade moves when it raises or clears a hand score's review flag, are shown wherever they move, written answers'
+too. The table is printed and written to reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies
+it, and `make preview` shows it at any time. Nothing outside the scratch folder is written while previewing, but
+that table and what it was made from (`record_previewed`): CONFIRM=yes applies a regrade only to students previewed
+under the inputs they have now, so that a check edited after the preview is not applied unseen; the others are
+previewed again, their grades left as they were (grade_class). And it applies the checks' outcome the preview gave
+them (`previewed_reports`), never a second run of their code, which may answer otherwise (the clock, `secrets`).
+`make preview` grades the class as submitted/ holds it, collecting no LMS download (students.take_roll), and
+`make grade` previews after its collect step, as part of grading.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config import Config
 
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
-from ..outputs.export import grade_so_far, graded_parts
+from ..outputs.export import grade_so_far, graded_parts, waits_for_grader
 from ..outputs.inert import spreadsheet_cell
 from ..report import Report, ReportUnreadable
 from .ledger import Inputs, inputs_json
@@ -58,33 +59,57 @@ class Change:
 
 @dataclass(frozen=True)
 class Kept:
-    """A part the instructor scored by hand whose autograded score a regrade would change: the hand score stays
-    (SaveAutoGradesAtOnce writes the autograded score beside it), so nothing the student gets changes."""
+    """A part the instructor scored by hand whose autograded score or review flag a regrade would change: the hand
+    score stays (SaveAutoGradesAtOnce writes the autograded score beside it). What it counts so far follows the flag
+    after the regrade (export.grade_so_far), and when that moves, a Change of "<part> so far" shows it too."""
 
     student: str
     part: str
     score: str  # the instructor's, in force before and after
-    autograded: tuple[str, str]  # the autograded score before and after, which does not count
-    waits: bool = False  # flagged for review: the autograded score counts so far, a Change of "<part> so far" too
+    autograded: tuple[str, str]  # the autograded score before and after, which counts only while flagged
+    flagged: tuple[bool, bool]  # flagged for review before and after: CONFIRM=yes raises or clears the flag so
+    counted: str  # what it counts so far after the regrade while flagged (its checks' score, or 0 waiting)
+    why: str  # why it is flagged after the regrade (the answer changed since, or the file is not graded now)
 
     def line(self) -> str:
+        head = f"  {self.student:<16}{self.part:<28}{self.score:>6} stays"
+        if self.flagged[1]:
+            return f"{head}, waiting for your review (scored by hand, {self.why}; counted so far as {self.counted})"
+        if self.flagged[0]:
+            return f"{head} and counts again (scored by hand on the answer graded now: the regrade clears its flag)"
+        return f"{head} (scored by hand; its checks would give {' -> '.join(self.autograded)})"
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of a student's submission in a gradebook, as a regrade preview reads it (None: no score)."""
+
+    score: float | None  # in force, as grades.csv's part column shows it (`_in_force`)
+    auto: float | None  # the autograded score
+    so_far: float  # the points counted so far (export.grade_so_far: raw_score, the page's total, the Canvas file's)
+    flagged: bool = False  # waiting for review (needs_manual_grade)
+    hand: bool = False  # scored by hand: the score in force is the instructor's, which a regrade keeps
+    waits: bool = False  # its points wait for a grader (export.waits_for_grader): counted 0 so far
+
+    def counted(self, autograded: bool) -> str:
+        """What it counts so far while flagged, in words."""
         if self.waits:
-            return (f"  {self.student:<16}{self.part:<28}{self.score:>6} stays, waiting for your review (scored by "
-                    f"hand, the code changed since; counted so far as its checks' score: {' -> '.join(self.autograded)})")
-        return (f"  {self.student:<16}{self.part:<28}{self.score:>6} stays (scored by hand; its checks would give "
-                f"{' -> '.join(self.autograded)})")
+            return "0, its points waiting for you"
+        return f"its checks' score, {_number(self.auto)}" if autograded else _number(self.so_far)
+
+
+NO_PART = Part(None, None, 0.0)  # no submission: nothing counted (grades.csv's zero)
 
 
 @dataclass(frozen=True)
 class Standing:
     """A student's submission in a gradebook, as a regrade preview reads it."""
 
-    # grade id: (score in force, autograded score, points counted so far: export.grade_so_far); None: none
-    scores: dict[str, tuple[float | None, float | None, float | None]]
+    parts: dict[str, Part]  # by grade id
     penalty: float
 
-    def score(self, part: str) -> tuple[float | None, float | None, float | None]:
-        return self.scores.get(part, (None, None, None))
+    def part(self, name: str) -> Part:
+        return self.parts.get(name, NO_PART)
 
 
 def scratch_folder(root: Path) -> Path:
@@ -113,10 +138,10 @@ def _standing(gb: Gradebook, assignment: str, student: str) -> Standing:
         submission = gb.find_submission(assignment, student)
     except MissingEntry:
         return Standing({}, 0.0)
-    scores: dict[str, tuple[float | None, float | None, float | None]] = {
-        grade.name: (_in_force(grade), grade.auto_score, grade_so_far(grade)[0])
-        for notebook in submission.notebooks for grade in notebook.grades}
-    return Standing(scores, submission.late_submission_penalty or 0.0)
+    parts = {grade.name: Part(_in_force(grade), grade.auto_score, grade_so_far(grade)[0],
+                              bool(grade.needs_manual_grade), grade.manual_score is not None, waits_for_grader(grade))
+             for notebook in submission.notebooks for grade in notebook.grades}
+    return Standing(parts, submission.late_submission_penalty or 0.0)
 
 
 def _in_force(grade) -> float | None:
@@ -161,33 +186,38 @@ def _number(value: float | None) -> str:
 
 
 def compare(before: dict[str, Standing], live, scratch, assignment: str) -> tuple[list[Change], list[Kept]]:
-    """What the scratch run changed, student by student, part by part, from the grades it started from (`before`,
-    read from the scratch copy as made: the gradebook as the preview found it, whatever another run writes since);
-    and the parts scored by hand, which keep their score, whose autograded score changed. A hand score flagged for
-    review counts as its autograded score so far (grades.csv's raw_score, the page's total, the Canvas file's
-    partial one: export.grade_so_far), so a change of that is a Change too ("<part> so far"). The checks' verdicts
-    before are the live course's reports."""
+    """What the scratch run changed, student by student, part by part (the autograded ones and the written answers),
+    from the grades it started from (`before`, read from the scratch copy as made: the gradebook as the preview found
+    it, whatever another run writes since); and the parts scored by hand, which keep their score, whose autograded
+    score or review flag changed (`Kept`). The points a part counts so far (grades.csv's raw_score, the page's total,
+    the Canvas file's partial one: export.grade_so_far) can move while its score in force stays: a hand score
+    flagged for review counts its autograded score, and a regrade can raise the flag (the answer changed, or the
+    file is not graded now) or clear it (the answer it was scored on is back); such a move is a Change too
+    ("<part> so far"). The checks' verdicts before are the live course's reports."""
     changes: list[Change] = []
     kept: list[Kept] = []
     after = standings(scratch, assignment, list(before))
     with Gradebook(scratch.db_url, scratch.course_id) as gb:
-        parts = [name for name, _ in graded_parts(gb.find_assignment(assignment))[0]]
-    for student, old in before.items():
-        new = after[student]
+        auto, manual = graded_parts(gb.find_assignment(assignment))
+    autograded = {name for name, _ in auto}
+    for student, standing in before.items():
+        now = after[student]
         old_report, new_report = _report(live, student, assignment), _report(scratch, student, assignment)
-        for part in parts:
-            (old_score, old_auto, old_so_far), (new_score, new_auto, new_so_far) = old.score(part), new.score(part)
+        gone = new_report is not None and new_report.error and not new_report.grader_fault  # not_graded's flag
+        why = "its file would not be graded, so the answer is gone" if gone else "the answer changed since"
+        for part in [name for name, _ in auto + manual]:
+            old, new = standing.part(part), now.part(part)
             first_changed = _first_changed(old_report, new_report, part)
-            if old_score != new_score:
-                changes.append(Change(student, part, _number(old_score), _number(new_score), first_changed))
-            elif old_auto != new_auto:  # the score in force is a hand score, which the regrade keeps
-                waits = old_so_far != new_so_far  # but counted so far as the autograded one: flagged for review
-                kept.append(Kept(student, part, _number(new_score), (_number(old_auto), _number(new_auto)), waits))
-                if waits:
-                    changes.append(Change(student, f"{part} so far", _number(old_so_far), _number(new_so_far),
-                                          first_changed))
-        if round(old.penalty, 4) != round(new.penalty, 4):
-            changes.append(Change(student, "late penalty", _number(old.penalty), _number(new.penalty), ""))
+            if old.score != new.score:
+                changes.append(Change(student, part, _number(old.score), _number(new.score), first_changed))
+            elif new.hand and (old.auto, old.flagged) != (new.auto, new.flagged):
+                kept.append(Kept(student, part, _number(new.score), (_number(old.auto), _number(new.auto)),
+                                 (old.flagged, new.flagged), new.counted(part in autograded), why))
+            if old.so_far != new.so_far and (old.so_far, new.so_far) != (old.score or 0.0, new.score or 0.0):
+                changes.append(Change(student, f"{part} so far", _number(old.so_far), _number(new.so_far),
+                                      first_changed))
+        if round(standing.penalty, 4) != round(now.penalty, 4):
+            changes.append(Change(student, "late penalty", _number(standing.penalty), _number(now.penalty), ""))
     return changes, kept
 
 
