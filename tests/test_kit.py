@@ -723,3 +723,21 @@ def test_the_public_checks_run_xdel_as_jupyter_and_the_grade_do():
     names, errors = notebook_checks.run_cells([("a", "Q = 1\n%xdel Q\nget_ipython().del_var('R', by_name=True)\n"
                                                      "GONE = 'Q' not in globals()")])
     assert not errors and names.get("GONE") is True, errors
+
+
+@pytest.mark.parametrize("field, value", [("tags", "mine"), ("id", "sgd cell")])
+def test_a_notebook_the_grade_refuses_as_invalid_does_not_pass_every_public_check(tmp_path, field, value):
+    """red-c24 X33-c24-1: cell sgd's tags typed as a string in Jupyter's metadata editor ("mine", not ["mine"]), or
+    an id with a space: nbformat's schema refuses it, so the grade does not grade the notebook (0/18, "not a valid
+    nbformat 4 notebook ... (at cell 20/...)"), yet the public checks read the raw JSON and every one passes. The
+    student's self-check must fail on what the grade refuses, naming the cell."""
+    notebook = _student_copy({})
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    (cell.metadata if field == "tags" else cell)[field] = value
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    public = notebook_checks.run_part("step", path)
+    if report["total"] < report["max"]:
+        failed = [message for passed, message in public.values() if not passed]
+        assert failed, f"every public check of step passes; the grade: {report['total']}/{report['max']}"
+        assert all("cell 20" in m or "cell sgd" in m for m in failed), failed
