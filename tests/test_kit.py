@@ -741,3 +741,28 @@ def test_a_notebook_the_grade_refuses_as_invalid_does_not_pass_every_public_chec
         failed = [message for passed, message in public.values() if not passed]
         assert failed, f"every public check of step passes; the grade: {report['total']}/{report['max']}"
         assert all("cell 20" in m or "cell sgd" in m for m in failed), failed
+
+
+def test_a_given_cell_edited_to_hold_what_an_answer_needs_does_not_pass_every_public_check(tmp_path):
+    """red-c24 X33-c24-2: `import math` added to the given cell imports (its editable flag is only metadata; VS Code
+    or a text editor ignores it), and Linear.forward using math. The public checks run the edited given cell as
+    Jupyter does, and put the "you edited the given cell imports" note only in front of a failure: `pytest` in the
+    student's folder reports every check passed (36 passed) and says nothing; the grade runs the released copy of
+    imports, so forward raises NameError (13.55/18: test_forward 0/2, test_lesson_numbers 0.55/3). A check of
+    forward must fail (or say the grade runs the released imports) where the grade fails it."""
+    imports = next(c.source for c in release_notebook().cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                   == "imports")
+    linear = next(c.source for c in solution_notebook().cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                  == "linear")
+    uses_math = linear.replace("x @ self.weight.T + self.bias", "x @ self.weight.T + self.bias * math.cos(0.0)")
+    assert uses_math != linear
+    path = write_notebook(_student_copy({"imports": "import math\n\n" + imports, "linear": uses_math}),
+                          tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    forward = next(p for p in report["parts"] if p["grade_id"] == "test_forward")
+    public = notebook_checks.run_part("forward", path)
+    if forward["score"] < forward["max_score"]:
+        failed = [message for passed, message in public.values() if not passed]
+        assert failed, f"every public check of forward passes; the grade: test_forward {forward['score']}/2, " \
+                       f"{report['total']}/{report['max']}"
+        assert all("imports" in m for m in failed), failed
