@@ -766,3 +766,22 @@ def test_a_given_cell_edited_to_hold_what_an_answer_needs_does_not_pass_every_pu
         assert failed, f"every public check of forward passes; the grade: test_forward {forward['score']}/2, " \
                        f"{report['total']}/{report['max']}"
         assert all("imports" in m for m in failed), failed
+
+
+def test_a_cell_the_grade_stops_at_its_3_s_does_not_pass_every_public_check(tmp_path):
+    """red-c24 X33-c24-3: cell sgd that first spends 4 s of CPU (a student's own sanity run at its top), then defines
+    SGD as the reference does. The grade gives each cell of loading 3 s of CPU (GraderSettings.seconds) and stops it
+    there: "cell sgd did not finish within 3 s of CPU time (an infinite loop?)", zero_grad, step and lesson_numbers
+    0 (10/18). The public checks give loading the whole notebook LOAD_SECONDS (10 s) of wall-clock time, so every
+    check passes (36 passed), in Jupyter's test cells too (their kernel ran the cell long ago)."""
+    sgd = next(c.source for c in solution_notebook().cells if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    busy = "import time\n\nstarted = time.process_time()\nwhile time.process_time() - started < 4:\n    pass\n\n"
+    path = write_notebook(_student_copy({"sgd": busy + sgd}), tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    step = next(p for p in report["parts"] if p["grade_id"] == "test_step")
+    public = notebook_checks.run_part("step", path)
+    if step["score"] < step["max_score"]:
+        failed = [message for passed, message in public.values() if not passed]
+        assert failed, f"every public check of step passes; the grade: test_step {step['score']}/3, " \
+                       f"{report['total']}/{report['max']}"
+        assert all("cell sgd" in m for m in failed), failed
