@@ -785,3 +785,21 @@ def test_a_cell_the_grade_stops_at_its_3_s_does_not_pass_every_public_check(tmp_
         assert failed, f"every public check of step passes; the grade: test_step {step['score']}/3, " \
                        f"{report['total']}/{report['max']}"
         assert all("cell sgd" in m for m in failed), failed
+
+
+def test_a_capture_cell_run_again_by_a_spawned_child_is_not_named_cell_in(tmp_path, monkeypatch):
+    """red-c24 X33-c24-4: cell linear under `%%capture` (to hide its output), with forward leaving out the bias, in
+    Jupyter where the checks' child is spawned (macOS, Windows: forced here). The child runs the kernel's cells again,
+    named "In[n]"; %%capture runs its body through run_cell, which CellCompiler names "<cell In, by run_cell>"
+    (checks_shell.CELL_FILE reads `\\w+`, so the "[n]" is lost), and facts.defined_in reads that as a cell "In". Every
+    failing check of test_forward and test_lesson_numbers then begins "the Linear in use is the one cell In defines
+    again, which replaces cell linear's: remove that copy from cell In": a cell the notebook does not have, and
+    advice to remove the student's only Linear. pytest (the saved notebook) names no copy, as the grade."""
+    monkeypatch.setenv("NOTEBOOK_CHECKS_START", "spawn")
+    no_bias = apply(solution_notebook(), [Mutation("linear", "forward", "return x @ self.weight.T")])
+    cell = _cell(no_bias.cells, "linear")
+    cell.source = "%%capture\n" + cell.source
+    cells = _run_in_jupyter(no_bias, tmp_path / "nb", demos=False)
+    forward = _text(_cell(cells, "test_forward"))
+    assert "FAIL test_computes_x_times_weight_transposed_plus_bias" in forward, forward
+    assert "cell In" not in forward, forward
