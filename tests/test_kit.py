@@ -614,7 +614,9 @@ SET_UP = re.search(r"## Set up \(once\).*?```sh\n(.*?)```", STUDENT_README, flag
 
 
 def test_the_student_install_line_installs_what_the_notebook_imports_and_jupyter():
-    jupyters = {"IPython", "traitlets"}  # the public checks read cells with IPython's shell: Jupyter's notebook has it
+    # the public checks read cells with IPython's shell and the notebook with nbformat's schema: Jupyter's notebook
+    # installs both
+    jupyters = {"IPython", "traitlets", "nbformat"}
     assert _third_party_imports() == {"numpy", "pytest", "matplotlib"} | jupyters
     install = next(line for line in SET_UP if "pip install" in line).split("pip install ")[1].split()
     assert set(install) == _third_party_imports() - jupyters | {"notebook"}  # and Jupyter's notebook, to open it
@@ -803,3 +805,20 @@ def test_a_capture_cell_run_again_by_a_spawned_child_is_not_named_cell_in(tmp_pa
     forward = _text(_cell(cells, "test_forward"))
     assert "FAIL test_computes_x_times_weight_transposed_plus_bias" in forward, forward
     assert "cell In" not in forward, forward
+
+
+def test_the_public_checks_take_the_grades_cpu_limit_and_schema_words(tmp_path):
+    """fix-public: the released runner stops a cell at the grade's c.GraderSettings.seconds (the student's folder
+    holds no copy of the course's config, so this keeps the two equal: X33-c24-3), and cells.schema_reason words a
+    notebook nbformat's schema refuses as the grade's intake does (X33-c24-1)."""
+    import cells
+    import runner
+
+    from autograder.intake import validate
+    from autograder.settings import GraderSettings, load_config
+
+    assert runner.CHECK_SECONDS == notebook_checks.CHECK_SECONDS == GraderSettings(config=load_config(ROOT)).seconds
+    notebook = _student_copy({})
+    notebook.cells[19].metadata["tags"] = "mine"
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    assert cells.schema_reason(path) == validate.validate_notebook(path) is not None
