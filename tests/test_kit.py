@@ -614,7 +614,9 @@ SET_UP = re.search(r"## Set up \(once\).*?```sh\n(.*?)```", STUDENT_README, flag
 
 
 def test_the_student_install_line_installs_what_the_notebook_imports_and_jupyter():
-    jupyters = {"IPython", "traitlets"}  # the public checks read cells with IPython's shell: Jupyter's notebook has it
+    # the public checks read cells with IPython's shell and the notebook with nbformat's schema: Jupyter's notebook
+    # installs both
+    jupyters = {"IPython", "traitlets", "nbformat"}
     assert _third_party_imports() == {"numpy", "pytest", "matplotlib"} | jupyters
     install = next(line for line in SET_UP if "pip install" in line).split("pip install ")[1].split()
     assert set(install) == _third_party_imports() - jupyters | {"notebook"}  # and Jupyter's notebook, to open it
@@ -723,3 +725,100 @@ def test_the_public_checks_run_xdel_as_jupyter_and_the_grade_do():
     names, errors = notebook_checks.run_cells([("a", "Q = 1\n%xdel Q\nget_ipython().del_var('R', by_name=True)\n"
                                                      "GONE = 'Q' not in globals()")])
     assert not errors and names.get("GONE") is True, errors
+
+
+@pytest.mark.parametrize("field, value", [("tags", "mine"), ("id", "sgd cell")])
+def test_a_notebook_the_grade_refuses_as_invalid_does_not_pass_every_public_check(tmp_path, field, value):
+    """red-c24 X33-c24-1: cell sgd's tags typed as a string in Jupyter's metadata editor ("mine", not ["mine"]), or
+    an id with a space: nbformat's schema refuses it, so the grade does not grade the notebook (0/18, "not a valid
+    nbformat 4 notebook ... (at cell 20/...)"), yet the public checks read the raw JSON and every one passes. The
+    student's self-check must fail on what the grade refuses, naming the cell."""
+    notebook = _student_copy({})
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    (cell.metadata if field == "tags" else cell)[field] = value
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    public = notebook_checks.run_part("step", path)
+    if report["total"] < report["max"]:
+        failed = [message for passed, message in public.values() if not passed]
+        assert failed, f"every public check of step passes; the grade: {report['total']}/{report['max']}"
+        assert all("cell 20" in m or "cell sgd" in m for m in failed), failed
+
+
+def test_a_given_cell_edited_to_hold_what_an_answer_needs_does_not_pass_every_public_check(tmp_path):
+    """red-c24 X33-c24-2: `import math` added to the given cell imports (its editable flag is only metadata; VS Code
+    or a text editor ignores it), and Linear.forward using math. The public checks run the edited given cell as
+    Jupyter does, and put the "you edited the given cell imports" note only in front of a failure: `pytest` in the
+    student's folder reports every check passed (36 passed) and says nothing; the grade runs the released copy of
+    imports, so forward raises NameError (13.55/18: test_forward 0/2, test_lesson_numbers 0.55/3). A check of
+    forward must fail (or say the grade runs the released imports) where the grade fails it."""
+    imports = next(c.source for c in release_notebook().cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                   == "imports")
+    linear = next(c.source for c in solution_notebook().cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                  == "linear")
+    uses_math = linear.replace("x @ self.weight.T + self.bias", "x @ self.weight.T + self.bias * math.cos(0.0)")
+    assert uses_math != linear
+    path = write_notebook(_student_copy({"imports": "import math\n\n" + imports, "linear": uses_math}),
+                          tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    forward = next(p for p in report["parts"] if p["grade_id"] == "test_forward")
+    public = notebook_checks.run_part("forward", path)
+    if forward["score"] < forward["max_score"]:
+        failed = [message for passed, message in public.values() if not passed]
+        assert failed, f"every public check of forward passes; the grade: test_forward {forward['score']}/2, " \
+                       f"{report['total']}/{report['max']}"
+        assert all("imports" in m for m in failed), failed
+
+
+def test_a_cell_the_grade_stops_at_its_3_s_does_not_pass_every_public_check(tmp_path):
+    """red-c24 X33-c24-3: cell sgd that first spends 4 s of CPU (a student's own sanity run at its top), then defines
+    SGD as the reference does. The grade gives each cell of loading 3 s of CPU (GraderSettings.seconds) and stops it
+    there: "cell sgd did not finish within 3 s of CPU time (an infinite loop?)", zero_grad, step and lesson_numbers
+    0 (10/18). The public checks give loading the whole notebook LOAD_SECONDS (10 s) of wall-clock time, so every
+    check passes (36 passed), in Jupyter's test cells too (their kernel ran the cell long ago)."""
+    sgd = next(c.source for c in solution_notebook().cells if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
+    busy = "import time\n\nstarted = time.process_time()\nwhile time.process_time() - started < 4:\n    pass\n\n"
+    path = write_notebook(_student_copy({"sgd": busy + sgd}), tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    step = next(p for p in report["parts"] if p["grade_id"] == "test_step")
+    public = notebook_checks.run_part("step", path)
+    if step["score"] < step["max_score"]:
+        failed = [message for passed, message in public.values() if not passed]
+        assert failed, f"every public check of step passes; the grade: test_step {step['score']}/3, " \
+                       f"{report['total']}/{report['max']}"
+        assert all("cell sgd" in m for m in failed), failed
+
+
+def test_a_capture_cell_run_again_by_a_spawned_child_is_not_named_cell_in(tmp_path, monkeypatch):
+    """red-c24 X33-c24-4: cell linear under `%%capture` (to hide its output), with forward leaving out the bias, in
+    Jupyter where the checks' child is spawned (macOS, Windows: forced here). The child runs the kernel's cells again,
+    named "In[n]"; %%capture runs its body through run_cell, which CellCompiler names "<cell In, by run_cell>"
+    (checks_shell.CELL_FILE reads `\\w+`, so the "[n]" is lost), and facts.defined_in reads that as a cell "In". Every
+    failing check of test_forward and test_lesson_numbers then begins "the Linear in use is the one cell In defines
+    again, which replaces cell linear's: remove that copy from cell In": a cell the notebook does not have, and
+    advice to remove the student's only Linear. pytest (the saved notebook) names no copy, as the grade."""
+    monkeypatch.setenv("NOTEBOOK_CHECKS_START", "spawn")
+    no_bias = apply(solution_notebook(), [Mutation("linear", "forward", "return x @ self.weight.T")])
+    cell = _cell(no_bias.cells, "linear")
+    cell.source = "%%capture\n" + cell.source
+    cells = _run_in_jupyter(no_bias, tmp_path / "nb", demos=False)
+    forward = _text(_cell(cells, "test_forward"))
+    assert "FAIL test_computes_x_times_weight_transposed_plus_bias" in forward, forward
+    assert "cell In" not in forward, forward
+
+
+def test_the_public_checks_take_the_grades_cpu_limit_and_schema_words(tmp_path):
+    """fix-public: the released runner stops a cell at the grade's c.GraderSettings.seconds (the student's folder
+    holds no copy of the course's config, so this keeps the two equal: X33-c24-3), and cells.schema_reason words a
+    notebook nbformat's schema refuses as the grade's intake does (X33-c24-1)."""
+    import cells
+    import runner
+
+    from autograder.intake import validate
+    from autograder.settings import GraderSettings, load_config
+
+    assert runner.CHECK_SECONDS == notebook_checks.CHECK_SECONDS == GraderSettings(config=load_config(ROOT)).seconds
+    notebook = _student_copy({})
+    notebook.cells[19].metadata["tags"] = "mine"
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    assert cells.schema_reason(path) == validate.validate_notebook(path) is not None

@@ -6,8 +6,47 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import sys
+import warnings
+from pathlib import Path
 
 RELEASE_KEY = "release_cells"  # the release's cells, in the notebook's metadata (make release writes them)
+
+
+def saved_cells(path: Path) -> tuple[list[dict], list[dict] | None]:
+    """The cells of the notebook saved at `path`, and the release's as it keeps them (RELEASE_KEY; None if not)."""
+    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
+    return notebook["cells"], notebook.get("metadata", {}).get(RELEASE_KEY)
+
+
+def schema_reason(path: Path) -> str | None:
+    """Why nbformat's schema refuses the notebook saved at `path`, in the grade's words (autograder/intake/validate.py
+    _schema_reason: it does not grade such a notebook), or None; None too without nbformat (Jupyter installs it)."""
+    # jsonschema's IRI format, which nbformat's schema never uses, takes seconds to import (rfc3987_syntax builds a
+    # grammar): left out while nbformat imports jsonschema, so that the checks stay fast
+    skipped_iri = "rfc3987_syntax" not in sys.modules
+    sys.modules.setdefault("rfc3987_syntax", None)  # None: an ImportError, which jsonschema takes as "not installed"
+    try:
+        import nbformat
+    except ImportError:
+        return None
+    finally:
+        if skipped_iri:
+            sys.modules.pop("rfc3987_syntax", None)
+    try:
+        with warnings.catch_warnings():  # nbformat repairs missing or repeated cell ids, as the grade's does
+            warnings.simplefilter("ignore")
+            nbformat.validate(nbformat.from_dict(json.loads(Path(path).read_text(encoding="utf-8"))))
+    except nbformat.ValidationError as error:
+        where = list(getattr(getattr(error, "original", None), "absolute_path", None) or error.path or [])
+        if where[:1] == ["cells"] and len(where) > 1 and isinstance(where[1], int):  # cells counted from 1
+            where[:2] = [f"cell {where[1] + 1}"]
+        at = f" (at {'/'.join(map(str, where))})" if where else ""
+        return f"it is not a valid nbformat 4 notebook: {getattr(error, 'message', error)}{at}"
+    except Exception:  # not JSON, or not a notebook: loading it in the child says why
+        return None
+    return None
 
 
 def _grading(cell: dict) -> dict:
@@ -55,14 +94,15 @@ def graded_as_code(cell: dict) -> bool:
         cell, "code"))
 
 
-def graded_cells(saved: list, release: list | None) -> tuple[list, list]:
+def graded_cells(saved: list, release: list | None, as_graded: bool = False) -> tuple[list, list]:
     """([(name, source)] of the cells the grade runs as code, in its order, but the release's tests and
     demonstrations; [(note, source)] for each cell the grade runs otherwise than Jupyter), from the `saved` notebook's
     cells as nbgrader's autograde takes them (docs/grading.md): only the last copy of a grade id is that cell (the
     earlier ones are cells the student added, run whatever their own metadata says); the `release` decides what it
     is: its type, and the text of a given cell made markdown (a deleted one runs its released copy where the grade
     stands it: _deleted_given). Without a release (a notebook of an older release: RELEASE_KEY), graded_as_code and
-    edited_given read what the release made a cell."""
+    edited_given read what the release made a cell. `as_graded`: a given code cell runs as released (as the grade
+    runs it), not as edited."""
     ids = [_grading(cell).get("grade_id") for cell in saved]
     last = {name: at for at, name in enumerate(ids) if isinstance(name, str)}
     released = {_grading(cell).get("grade_id"): cell for cell in release or saved}
@@ -80,9 +120,9 @@ def graded_cells(saved: list, release: list | None) -> tuple[list, list]:
         if not past and not skipped(ours):
             code = ours.get("cell_type") == "code" if release else graded_as_code(cell)
             # a given cell Jupyter runs nothing of (made markdown) runs its released copy; kept code, it runs as Jupyter
-            # runs it, the note leading its failures (what you changed, the grade never runs)
-            given_away = _grading(ours).get("locked") and cell.get("cell_type") != "code"
-            runs += [(name, _text(ours) if given_away else _text(cell))] if code else []
+            # runs it, the note leading its failures (what you changed, the grade never runs), unless `as_graded`
+            released_copy = _grading(ours).get("locked") and (as_graded or cell.get("cell_type") != "code")
+            runs += [(name, _text(ours) if released_copy else _text(cell))] if code else []
             notes += [(note, _text(cell)) for note in [_note(name, cell, ours if release else None, code)] if note]
     return runs, notes
 

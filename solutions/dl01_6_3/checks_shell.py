@@ -24,7 +24,7 @@ from traitlets.config import Config
 
 LINE_MAGICS = frozenset({"time", "prun", "timeit", "env", "set_env", "reset", "xdel", "run"})
 CELL_MAGICS = frozenset({"time", "prun", "timeit", "capture", "writefile", "file"})  # %%file is %%writefile
-CELL_FILE = re.compile(r"<cell (\w+)")  # a notebook cell's code file name (runner.py), its first word the cell's name
+CELL_FILE = re.compile(r"<cell ([^\s,>]+)")  # a cell's code file name (runner.py); a kernel's In[7] whole, not "In"
 
 
 def calling_cell() -> str:

@@ -10,7 +10,6 @@ run as Jupyter's kernel runs them (runner.py). Needs NumPy.
 from __future__ import annotations
 
 import importlib.util
-import json
 import multiprocessing
 import os
 import re
@@ -19,13 +18,13 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
-from cells import RELEASE_KEY, bound_by, graded_cells, left_out
+from cells import bound_by, graded_cells, left_out, saved_cells, schema_reason
 from explain import describe_exception, is_a, own_streams, printable, where, why_missing
 from facts import Missing, Names
-from runner import HERE, NOT_WRITTEN, run_cells
+from runner import CHECK_SECONDS, HERE, NOT_WRITTEN, run_cells
 
 NOTEBOOK = HERE / "modules_and_sgd.ipynb"
-CHECK_SECONDS, LOAD_SECONDS = 3.0, 10.0  # for one check; for running the notebook's cells in a new child
+LOAD_SECONDS = 10.0  # for running the notebook's cells in a new child (CHECK_SECONDS: one check, in runner.py)
 START_SECONDS = 60.0  # for a new child to start Python and import NumPy (a new Python on a slow laptop)
 TIMEOUTS = 3  # a part stops after this many of its checks ran out of time: about 10 s at most
 CALL = re.compile(r'from notebook_checks import check\ncheck\("\w+", globals\(\)\)')  # a test cell, as released
@@ -36,18 +35,21 @@ def start_method() -> str:
     return os.environ.get("NOTEBOOK_CHECKS_START") or ("fork" if sys.platform.startswith("linux") else "spawn")
 
 
-def load(path: Path = NOTEBOOK) -> tuple[dict, list[tuple[str, str | frozenset | None]]]:
+def load(path: Path = NOTEBOOK, as_graded: bool = False) -> tuple[dict, list[tuple[str, str | frozenset | None]]]:
     """run_cells on the cells of the notebook saved at `path` the grade runs as code, as it runs them (graded_cells);
-    a cell the grade runs otherwise than Jupyter is a note with the names it binds (bound_by)."""
-    runs, notes = graded_cells(*_cells(path))
+    a cell the grade runs otherwise than Jupyter is a note with the names it binds (bound_by). `as_graded`: edited
+    given cells run as released, as in the grade, and their note leads every failure (None: it explains any)."""
+    runs, notes = graded_cells(*saved_cells(path), as_graded=as_graded)
     names, errors = run_cells(runs)
-    return names, errors + [(note, bound_by(source)) for note, source in notes]
+    return names, errors + [(note, None if as_graded else bound_by(source)) for note, source in notes]
 
 
-def _cells(path: Path) -> tuple[list[dict], list[dict] | None]:
-    """The cells of the notebook saved at `path`, and the release's as it keeps them (RELEASE_KEY; None if not)."""
-    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
-    return notebook["cells"], notebook.get("metadata", {}).get(RELEASE_KEY)
+def loads(path: Path) -> list[tuple[dict, list]]:
+    """load of the notebook saved at `path`; then, where you edited a given cell (Jupyter runs your text, the grade
+    the released copy), load as_graded too: a check passes only if it passes on both (_verdict)."""
+    saved = saved_cells(path)
+    edited = graded_cells(*saved)[0] != graded_cells(*saved, as_graded=True)[0]
+    return [load(path)] + ([load(path, as_graded=True)] if edited else [])
 
 
 def checks(part: str) -> list:
@@ -77,6 +79,12 @@ def run_check(fn, names: dict, load_errors: list) -> tuple[bool, str]:
             binds is None or not own or binds & Names.read)), _failure(exc, load_errors)])
 
 
+def _verdict(fn, loaded: list[tuple[dict, list]]) -> tuple[bool, str]:
+    """run_check on each of `loaded` (loads) until one fails: as Jupyter runs the cells, then as the grade does."""
+    results = (run_check(fn, names, errors) for names, errors in loaded)
+    return next((result for result in results if not result[0]), (True, ""))
+
+
 def _failure(exc: BaseException, load_errors: list) -> str:
     if is_a(exc, Missing):  # a name the notebook does not define
         missing, because = exc.args[0], why_missing(exc.args[0], load_errors)
@@ -92,7 +100,7 @@ def _kernel_cells(history: list[str]) -> list[tuple[str, str]]:
     released text, CALL), nor a run of a cell the grade leaves out (cells.left_out, by its saved text: a cell the
     student tagged `demo` runs, as in the grade). A text that a cell the grade runs holds too (a demo edited to the
     text of an added cell) drops one entry per left-out cell, the latest; any other, every run of it."""
-    saved = _cells(NOTEBOOK) if NOTEBOOK.exists() else ([], None)
+    saved = saved_cells(NOTEBOOK) if NOTEBOOK.exists() else ([], None)
     out, runs = Counter(left_out(*saved)), {source.strip() for _, source in graded_cells(*saved)[0]}
     kept = []
     for n, source in reversed(list(enumerate(history))):
@@ -118,7 +126,7 @@ def check(part: str, namespace: dict) -> None:
         results = run_part(part, kernel=(namespace, [str(source) for source in namespace.get("In", [])][:-1]))
     for name, (passed, message) in results.items():
         print(printable(f"PASS {name}" if passed else f"FAIL {name}: {message}"))
-    for note, _ in graded_cells(*_cells(NOTEBOOK))[1] if NOTEBOOK.exists() else []:  # the kernel ran no copy
+    for note, _ in graded_cells(*saved_cells(NOTEBOOK))[1] if NOTEBOOK.exists() else []:  # the kernel ran no copy
         print(printable(f"NOTE {note}"))
     if failed := sum(not passed for passed, _ in results.values()):
         raise AssertionError(f"{failed} of {len(results)} checks of {part} failed; see the lines above") from None
@@ -131,13 +139,13 @@ def _child(part: str, start: int, source, pipe) -> None:
     import engine  # noqa: F401 - NumPy and the engine: start-up, timed by START_SECONDS, not LOAD_SECONDS
     pipe.send(("started",))
     try:
-        names, errors = load(Path(source)) if isinstance(source, str) else (
-            source[0] or run_cells(_kernel_cells(source[1]))[0], _kernel_errors(source[1]))
+        loaded = loads(Path(source)) if isinstance(source, str) else [(
+            source[0] or run_cells(_kernel_cells(source[1]))[0], _kernel_errors(source[1]))]
     except Exception as exc:
         return pipe.send(("unreadable", f"{Path(str(source)).name} could not be read as a notebook ({exc})"))
     pipe.send(("loaded",))
     for name, fn in checks(part)[start:]:
-        pipe.send((name, *run_check(fn, names, errors)))
+        pipe.send((name, *_verdict(fn, loaded)))
 
 
 def run_part(part: str, path: Path = NOTEBOOK, method: str | None = None,
@@ -146,6 +154,8 @@ def run_part(part: str, path: Path = NOTEBOOK, method: str | None = None,
     kernel's (names, history)), run in a child process; after a check that times out or ends the process,
     a new child runs the rest."""
     names = [name for name, _ in checks(part)]
+    if kernel is None and (invalid := schema_reason(path)):  # once, here: nbformat takes a second to import
+        return {name: (False, f"the grade does not grade {Path(path).name}: {invalid}") for name in names}
     context = multiprocessing.get_context(method or start_method())
     # A forked child has the kernel's names; a new Python runs the kernel's cells again.
     source = str(path) if kernel is None else (kernel if context.get_start_method() == "fork" else (None, kernel[1]))

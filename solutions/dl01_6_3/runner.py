@@ -1,7 +1,8 @@
 """Runs a notebook's cells for the public checks (notebook_checks.py) as Jupyter's kernel runs them, and as the grade
 does: IPython's syntax read by IPython's own shell (without IPython, magics skipped), a top-level `await` allowed
 (IPython's autoawait) and every cell run on one event loop, whatever a cell raises (KeyboardInterrupt too) stopping
-only that cell, and `exit` and `quit` the kernel's (KernelExit). Standard library only; IPython if installed.
+only that cell, and `exit` and `quit` the kernel's (KernelExit), and a cell stopped at CHECK_SECONDS of CPU time, as
+the grade stops it (where Python has CPU timers: not on Windows). Standard library only; IPython if installed.
 """
 from __future__ import annotations
 
@@ -12,13 +13,22 @@ import concurrent.futures
 import contextlib
 import inspect
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from explain import describe_exception, is_a, where
 
 HERE = Path(__file__).resolve().parent
 NOT_WRITTEN = "is not written yet: replace `raise NotImplementedError()` with your answer"
+# CPU seconds one check, and each cell of loading the notebook, may use: the grade's (c.GraderSettings.seconds in the
+# course's nbgrader_config.py; the kit's tests keep the two equal, as the student's folder holds no copy of it)
+CHECK_SECONDS = 3.0
+
+
+class OverTime(BaseException):
+    """Raised in a cell that used CHECK_SECONDS of CPU time (a BaseException: a cell's `except Exception` goes on)."""
 
 
 class KernelExit(_sitebuiltins.Quitter):
@@ -80,9 +90,30 @@ def _run(loop: asyncio.AbstractEventLoop, name: str, source: str, read, names: d
     (IPython's run_cell catches every exception, a BaseException too, and the cells below run)."""
     try:
         code = compile(read(source), f"<cell {name}>", "exec", ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-        return loop.run_until_complete(_cell(code, names))
+        with _cpu_bound():
+            return loop.run_until_complete(_cell(code, names))
     except BaseException as exc:  # noqa: B036 - a cell's KeyboardInterrupt or GeneratorExit stops that cell only
         return exc
+
+
+@contextlib.contextmanager
+def _cpu_bound():
+    """The cell inside raises OverTime once the process used CHECK_SECONDS more of CPU time, as the grade stops a cell
+    there (its own limit: it would go on in a kernel's own cell, on a thread, and where Python has no CPU timer)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise OverTime()
+
+    before = signal.signal(signal.SIGPROF, stop)
+    signal.setitimer(signal.ITIMER_PROF, CHECK_SECONDS)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, before)
 
 
 async def _cell(code, names: dict) -> BaseException | None:
@@ -100,4 +131,6 @@ async def _cell(code, names: dict) -> BaseException | None:
 
 def _reason(name: str, exc: BaseException) -> str:
     blank = is_a(exc, NotImplementedError) and where(exc) == "<module>"
+    if is_a(exc, OverTime):  # the grade's words (is_a: a cell's exception may make isinstance raise)
+        return f"cell {name} did not finish within {CHECK_SECONDS:g} s of CPU time (an infinite loop?)"
     return f"cell {name} {NOT_WRITTEN}" if blank else f"cell {name}: {describe_exception(exc, cell=True)}"
