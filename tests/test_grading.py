@@ -1861,3 +1861,17 @@ def test_a_checks_cell_in_jupyter_drops_every_run_of_an_unedited_demo_and_of_a_t
     mine = "import notebook_checks  # mine"
     ran = [source for _, source in notebook_checks._kernel_cells([demo, test, demo, mine, test, demo])]
     assert ran == [mine], ran
+
+
+def test_a_right_notebook_with_a_tqdm_progress_bar_gets_full_marks(tmp_path):
+    """red-a25 X34-a25-3 (pass 34): the reference notebook with one honest cell added above cell module,
+    `from tqdm import tqdm` and `for _ in tqdm(range(3)): pass` (tqdm is in the course's requirements.txt). tqdm's
+    first bar starts its monitor thread, which lives on (a daemon): the loader reads the cell as leaving a thread
+    running and ends the load there, so every check fails with "cell 6 left a thread running when it ended...":
+    0/18 (3 of 3 runs), and the messages budget runs out on the same sentence. nbclient (allow_errors) runs the
+    notebook: every check cell prints PASS (36), none FAIL."""
+    notebook = solution_notebook()
+    notebook.cells.insert(_cell_at(notebook.cells, "module"),
+                          new_code_cell("from tqdm import tqdm\n\nfor _ in tqdm(range(3)):\n    pass\n"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert sum(scores(report).values()) == 18, failing_messages(report)
