@@ -1818,12 +1818,19 @@ def test_an_object_only_a_stopped_cells_traceback_holds_lives_on_after_the_load(
     assert outcome.value == 1, outcome
 
 
-def test_a_cell_that_runs_a_tqdm_loop_to_its_end_does_not_end_the_load(box):
+@pytest.mark.parametrize("honest", [
+    "from tqdm import tqdm\n\nfor _ in tqdm(range(3)):\n    pass\n",
+    "import asyncio\nimport time\n\nnow = await asyncio.get_running_loop().run_in_executor(None, time.monotonic)\n",
+    "from concurrent.futures import ThreadPoolExecutor\n\npool = ThreadPoolExecutor(2)\nr = list(pool.map(abs, [-1, -2]))\n",
+], ids=["tqdm", "run-in-executor-awaited", "thread-pool-kept"])
+def test_a_cell_that_runs_a_tqdm_loop_to_its_end_does_not_end_the_load(box, honest):
     """red-a25 X34-a25-3 (pass 34): tqdm (requirements.txt: 4.70.1, in the course's environment) starts a monitor
     thread (tqdm._monitor.TMonitor, a daemon that only touches tqdm's own bars) with its first bar, and keeps it for
     the life of the process, the bar closed or not. An honest cell `for _ in tqdm(range(3)): pass` is read as leaving
     a thread running (cell_runner.left_running): the load ends there and every call is answered "cell a left a thread
-    running when it ended...". In Jupyter the cells below and the checks run as usual."""
-    cells = [Cell("a", "from tqdm import tqdm\n\nfor _ in tqdm(range(3)):\n    pass\n"), Cell("b", "HELPER = 1\n")]
+    running when it ended...". In Jupyter the cells below and the checks run as usual. So too an awaited
+    run_in_executor (the loop's default executor keeps its idle worker threads) and a ThreadPoolExecutor kept for
+    later (its workers wait idle): code that runs to its end and leaves only idle library threads."""
+    cells = [Cell("a", honest), Cell("b", "HELPER = 1\n")]
     outcome = box.call(cells, sandbox_probes.value, name="HELPER")
     assert outcome.value == 1, outcome
