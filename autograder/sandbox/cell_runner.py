@@ -21,14 +21,11 @@ import os
 import selectors
 import signal
 import sys
-from _thread import _count
-from types import CodeType, FrameType, TracebackType
+from types import CodeType, TracebackType
 from typing import Iterable, Iterator, NamedTuple, cast
 
 from messages import LEFT_RUNNING
 from protocol import EVERY_NAME
-
-_current_frames = sys._current_frames  # taken as the worker imports this, before a notebook could replace either
 
 # The flags of every future feature: the ones in force are those the notebook's compiler parses a cell with
 FUTURES = sum(getattr(__future__, name).compiler_flag for name in __future__.all_feature_names)
@@ -167,11 +164,9 @@ def _name(key: object) -> str:
 
 
 class Pending(NamedTuple):
-    """What may run a cell's code after it ended, as it is now (pending())."""
+    """What may run a cell's code after it ended, as it is now (pending()). No thread: the system-call filter starts
+    none (seccomp.py), so a cell leaves none running."""
 
-    threads: int  # how many run (_thread._count: one started with no frame of Python's too)
-    bottoms: list[FrameType]  # the bottom frame of each that runs Python code, held, so that a thread started later
-    # under the ident of one that ended is told apart by its frame's identity
     handlers: list[object]  # each signal's handler
     hooks: list[object]  # what Python calls at a later event: trace and profile functions, audit hooks added, import
     # hooks, the collector's callbacks, and the builtins (each name's object: a replaced __import__, len...)
@@ -179,8 +174,7 @@ class Pending(NamedTuple):
 
 def pending() -> Pending:
     """What may run code of a cell's after it ended, as it is now."""
-    return Pending(_count(), [_bottom(frame) for frame in _current_frames().values()],
-                   [signal.getsignal(number) for number in _SIGNALS], _hooks())
+    return Pending([signal.getsignal(number) for number in _SIGNALS], _hooks())
 
 
 def _hooks() -> list[object]:
@@ -190,17 +184,13 @@ def _hooks() -> list[object]:
 
 def left_running(before: Pending) -> str:
     """What code a cell (or a call) left to run at a moment of its own when it ended or stopped (one of LEFT_RUNNING;
-    "" when none): a thread that did not run when `before` was taken, a signal handler it set, a timer it armed, or a
-    task or callback waiting on the notebook's event loop. Such code may bind any name, or change any object, at any
-    time from then on, so what a later cell or check sees would depend on how fast the machine is (red-b22
-    X31-b22-2: a thread binding Module 50 ms after the stop; red-a23 X32-a23-1: a SIGALRM handler; red-a24
-    X33-a24-1/-4: a call_later callback, a task that never ends), and the loader stops there instead (child.py)."""
-    now = pending()
-    held = {id(frame) for frame in before.bottoms}
-    thread, handler, timer, task = LEFT_RUNNING
-    if now.threads > before.threads or any(id(frame) not in held for frame in now.bottoms):
-        return thread
-    if any(handler is not then and callable(handler) for handler, then in zip(now.handlers, before.handlers)):
+    "" when none): a signal handler it set, a timer it armed, or a task or callback waiting on the notebook's event
+    loop. Such code may bind any name, or change any object, at any time from then on, so what a later cell or check
+    sees would depend on how fast the machine is (red-a23 X32-a23-1: a SIGALRM handler binding Module 50 ms after the
+    stop; red-a24 X33-a24-1/-4: a call_later callback, a task that never ends), and the loader stops there instead
+    (child.py)."""
+    handler, timer, task = LEFT_RUNNING
+    if any(now is not then and callable(now) for now, then in zip(pending().handlers, before.handlers)):
         return handler
     if any(signal.getitimer(which)[0] for which in _TIMERS):
         return timer
@@ -230,12 +220,6 @@ _audit_hooks_added = [0]
 _STOP_LOOP = asyncio.base_events._run_until_complete_cb  # type: ignore[attr-defined]  # asyncio internal
 _SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
 _TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
-
-
-def _bottom(frame: FrameType) -> FrameType:
-    while frame.f_back is not None:
-        frame = frame.f_back
-    return frame
 
 
 _TRACEBACK = BaseException.__dict__["__traceback__"]  # the C-level slot: a class of the notebook's may override it

@@ -107,6 +107,8 @@ def describe_exception(exc: BaseException, quote: bool = True) -> str:
     line = f" (line {innermost[1]}{' of its cell' if where else ''})" if innermost else ""
     if _is(exc, TypeError) and message.endswith(REFUSES_UFUNCS[0]):  # NumPy's words: name what to use
         line += REFUSES_UFUNCS[1]
+    if _is(exc, RuntimeError) and message == "can't start new thread":  # Python's words when the filter denies one
+        line += NO_THREADS
     return f"{where} raised {what}{line}" if where else f"raised {what}{line}"
 
 
@@ -195,7 +197,10 @@ def describe_not_plain(error: Exception) -> str:
 
 # The shapes of the reasons describe_exception and describe_exit write, read as they are written: the notebook's
 # own text (an exception's message, sys.exit's argument, a file name) comes only after words of theirs.
-LEFT_RUNNING = ("a thread running", "a signal handler set", "a timer armed",
+# Why a thread does not start in the sandbox (seccomp.py denies it): what one left running did later would depend on
+# timing, never on the notebook alone
+NO_THREADS = ": grading starts no thread (what one does after its cell ends would depend on timing); do the work in the cell itself"
+LEFT_RUNNING = ("a signal handler set", "a timer armed",
                 "a task or callback waiting on the event loop")  # what cell_runner.left_running finds
 
 
@@ -204,7 +209,7 @@ def describe_left_running(left: str, called: bool = False) -> str:
     one of LEFT_RUNNING): Jupyter would run that code whenever it comes, so no grade could be the same twice."""
     return (f"{'the notebook code this check called ' if called else ''}left {left} when it ended, which could change "
             f"any name at any moment after: grading stops there (what the checks saw would depend on timing); finish "
-            f"what it started (join the thread, await the task, put the handler back, disarm the timer) before it ends")
+            f"what it started (await the task, put the handler back, disarm the timer) before it ends")
 
 
 _QUALNAME = r"[\w.<>]+"
