@@ -987,3 +987,26 @@ def test_a_preview_says_a_regrade_flags_an_extra_credit_for_review(tmp_path):
     assert any("review" in line for line in lines), (
         f"CONFIRM=yes flagged ada's test_forward extra credit for review; the preview's lines of it say nothing of "
         f"a review: {lines}")
+
+
+def test_a_preview_never_says_every_score_stays_when_confirm_takes_a_students_score_away(tmp_path):
+    """red-b25 X34-b25-3 (pass 34): the preview's header counts a student as changing only for a Change row; a
+    regrade that raises the review flag of a hand grade whose points so far stay (a hand 0: cy answered nothing and
+    her written answers were scored 0) has only Kept lines. Under a lowered notebook_kb her file is not graded, so
+    every written answer is flagged (its answer is gone): the preview says "0 of 1 student would change; every score
+    stays as it is.", and CONFIRM=yes blanks her score in grades.csv (the score column and manual_score: a grade
+    waiting for review is not final) and takes her total out of the Canvas file."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "cy", release_notebook())
+    ok(make(course, "grade"))
+    hand_grade(course, "cy", 0.0)
+    ok(make(course, "feedback"))
+    before = csv_rows(course)["cy"]["score"]
+    assert before == "0", before
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.GraderSettings.notebook_kb = 4\n")
+    out = ok(make(course, "grade"))
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["cy"]["score"]
+    assert after == before or "every score stays as it is" not in out, (
+        f"cy's score in grades.csv moved {before!r} -> {after!r} after a preview that said:\n{out[-1500:]}")
