@@ -1010,3 +1010,25 @@ def test_a_preview_never_says_every_score_stays_when_confirm_takes_a_students_sc
     after = csv_rows(course)["cy"]["score"]
     assert after == before or "every score stays as it is" not in out, (
         f"cy's score in grades.csv moved {before!r} -> {after!r} after a preview that said:\n{out[-1500:]}")
+
+
+def test_a_regrade_that_leaves_a_late_file_not_graded_moves_no_penalty_its_preview_did_not_show(tmp_path):
+    """red-b25 X34-b25-4 (pass 34): a regrade that leaves a late file not graded (a lowered notebook_kb) sets its
+    parts to 0 (not_graded.record_not_graded) but leaves its late penalty as worked out from its earlier score: the
+    preview shows no "late penalty" row and CONFIRM=yes keeps lou's 4.8 (20 % of 24) on a notebook whose score is 6
+    now. The next `make feedback` (or `make grade`) then settles it to 1.2, a move of the regrade's that no preview
+    showed, and says the hand grades moved it."""
+    course = late_course(tmp_path, "per_day")
+    assert csv_rows(course)["lou"]["late_submission_penalty"] == "4.8"
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.GraderSettings.notebook_kb = 4\n")
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    applied = csv_rows(course)["lou"]["late_submission_penalty"]
+    settled = ok(make(course, "feedback"))
+    after = csv_rows(course)["lou"]["late_submission_penalty"]
+    shown = [(c.old, c.new) for c in table if c.student == "lou" and c.part == "late penalty"]
+    assert after == applied or shown == [("4.8", after)], (
+        f"lou's late penalty: previewed {shown}, {applied} after CONFIRM=yes, {after} after the next make feedback, "
+        f"which said: {[line for line in settled.splitlines() if 'penalty' in line.lower()]}\n{out[-1500:]}")
