@@ -925,3 +925,110 @@ def test_a_preview_never_says_an_override_waits_for_review_when_the_regrade_clea
         assert not gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada").needs_manual_grade, "the same answer"
     line = next(line for line in out.splitlines() if re.search(r"ada +test_forward +1 stays", line))
     assert "waiting for your review" not in line and "the code changed" not in line, (line, out[-2000:])
+
+
+def test_a_preview_shows_no_change_of_a_student_it_could_not_grade(tmp_path):
+    """red-b25 X34-b25-1 (pass 34): the grader fails on bob in the preview's scratch run (the machine's fault:
+    not_graded.record_not_graded gives every part of his no score). preview.compare reads that scratch gradebook as
+    his regrade, so the preview's table and terminal show "bob test_forward 2 -> -" (and every other part of his
+    going to no score) and count him among the students who "would change"; CONFIRM=yes never applies that (he has
+    no previewed outcome: grade_class holds him, his grades left as they were), so the preview shows the instructor
+    a loss of all his points that no command will ever make."""
+    root = course_copy(tmp_path)
+    for student in ("ada", "bob"):
+        path = root / "submitted" / student / ASSIGNMENT.name / NOTEBOOK
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nbformat.from_dict(solution_notebook()), path)
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+
+    def run(grader: tuple[str, str], *options: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *grader, "class", "--assignment", ASSIGNMENT.name, *options], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=110)
+
+    assert run(("-m", "autograder")).returncode == 0
+    suite = root / "autograder" / ASSIGNMENT.name / "test_forward.py"
+    suite.write_text(suite.read_text() + "\n\ndef test_the_instructors_fix(student):\n    assert False\n")
+    preview = run(("-c", INJECTED))
+    assert "bob: would not be graded" in preview.stdout, preview.stdout + preview.stderr
+    table = read_table(root / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    held = run(("-c", INJECTED), "--confirm", "yes")
+    with (root / "grades.csv").open(newline="") as handle:
+        bob = next(row for row in csv.DictReader(handle) if row["student_id"] == "bob")
+    assert held.returncode == 4 and bob["test_forward"] == "2", held.stdout + held.stderr
+    shown = [c for c in table if c.student == "bob"]
+    assert not shown, (f"the preview showed {len(shown)} changes of bob's ({shown[0]}) that CONFIRM=yes never "
+                       f"applies (grades.csv after it: test_forward {bob['test_forward']}, raw_score "
+                       f"{bob['raw_score']}):\n{preview.stdout[-2000:]}")
+
+
+def test_a_preview_says_a_regrade_flags_an_extra_credit_for_review(tmp_path):
+    """red-b25 X34-b25-2 (pass 34): extra credit is a hand grade (ledger.hand_graded), which a regrade that leaves the
+    file not graded flags for review (not_graded.record_not_graded, ledger.answer_gone), so it counts only its
+    checks' score so far. preview.Part.hand is `manual_score is not None` alone, so compare never emits its Kept line:
+    ada's test_forward (2 by her checks, +1 extra credit) under a lowered notebook_kb is previewed as "3 -> 1" and
+    "so far 3 -> 0" with no word of a review; CONFIRM=yes flags the extra credit for review, and only the
+    instructor's review counts it again."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "ada", solution_notebook())
+    ok(make(course, "grade"))
+    with gradebook(course) as gb:
+        gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada").extra_credit = 1.0
+        gb.db.commit()
+    ok(make(course, "feedback"))
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.GraderSettings.notebook_kb = 4\n")
+    out = ok(make(course, "grade"))
+    ok(make(course, "grade", "CONFIRM=yes"))
+    with gradebook(course) as gb:
+        grade = gb.find_grade("test_forward", STEM, ASSIGNMENT.name, "ada")
+        flagged, extra = grade.needs_manual_grade, grade.extra_credit
+    assert flagged and extra == 1.0, (flagged, extra)
+    lines = [line for line in out.splitlines() if re.search(r"ada +test_forward\b", line)]
+    assert any("review" in line for line in lines), (
+        f"CONFIRM=yes flagged ada's test_forward extra credit for review; the preview's lines of it say nothing of "
+        f"a review: {lines}")
+
+
+def test_a_preview_never_says_every_score_stays_when_confirm_takes_a_students_score_away(tmp_path):
+    """red-b25 X34-b25-3 (pass 34): the preview's header counts a student as changing only for a Change row; a
+    regrade that raises the review flag of a hand grade whose points so far stay (a hand 0: cy answered nothing and
+    her written answers were scored 0) has only Kept lines. Under a lowered notebook_kb her file is not graded, so
+    every written answer is flagged (its answer is gone): the preview says "0 of 1 student would change; every score
+    stays as it is.", and CONFIRM=yes blanks her score in grades.csv (the score column and manual_score: a grade
+    waiting for review is not final) and takes her total out of the Canvas file."""
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "cy", release_notebook())
+    ok(make(course, "grade"))
+    hand_grade(course, "cy", 0.0)
+    ok(make(course, "feedback"))
+    before = csv_rows(course)["cy"]["score"]
+    assert before == "0", before
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.GraderSettings.notebook_kb = 4\n")
+    out = ok(make(course, "grade"))
+    ok(make(course, "grade", "CONFIRM=yes"))
+    after = csv_rows(course)["cy"]["score"]
+    assert after == before or "every score stays as it is" not in out, (
+        f"cy's score in grades.csv moved {before!r} -> {after!r} after a preview that said:\n{out[-1500:]}")
+
+
+def test_a_regrade_that_leaves_a_late_file_not_graded_moves_no_penalty_its_preview_did_not_show(tmp_path):
+    """red-b25 X34-b25-4 (pass 34): a regrade that leaves a late file not graded (a lowered notebook_kb) sets its
+    parts to 0 (not_graded.record_not_graded) but leaves its late penalty as worked out from its earlier score: the
+    preview shows no "late penalty" row and CONFIRM=yes keeps lou's 4.8 (20 % of 24) on a notebook whose score is 6
+    now. The next `make feedback` (or `make grade`) then settles it to 1.2, a move of the regrade's that no preview
+    showed, and says the hand grades moved it."""
+    course = late_course(tmp_path, "per_day")
+    assert csv_rows(course)["lou"]["late_submission_penalty"] == "4.8"
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + "\nc.GraderSettings.notebook_kb = 4\n")
+    out = ok(make(course, "grade"))
+    table = read_table(course / "reports" / f"{ASSIGNMENT.name}-regrade-preview.csv")
+    ok(make(course, "grade", "CONFIRM=yes"))
+    applied = csv_rows(course)["lou"]["late_submission_penalty"]
+    settled = ok(make(course, "feedback"))
+    after = csv_rows(course)["lou"]["late_submission_penalty"]
+    shown = [(c.old, c.new) for c in table if c.student == "lou" and c.part == "late penalty"]
+    assert after == applied or shown == [("4.8", after)], (
+        f"lou's late penalty: previewed {shown}, {applied} after CONFIRM=yes, {after} after the next make feedback, "
+        f"which said: {[line for line in settled.splitlines() if 'penalty' in line.lower()]}\n{out[-1500:]}")

@@ -194,18 +194,23 @@ def preview_class(run: ClassRun, plan: Plan, origin: str, apply: str) -> int:
         if graded.stopped:
             say(f"Not previewed, nothing written: {graded.stopped}", sys.stderr)
             return 3
-        changes, kept = compare(before, run.coursedir, scratch.coursedir, assignment.name)
+        # One the grader failed on showed no outcome, so CONFIRM=yes holds him, his grades as they are: what the
+        # scratch run recorded of him (no score at all) is no change to show.
+        held = graded.grader_faults
+        compared = compare({s: b for s, b in before.items() if s not in held}, run.coursedir, scratch.coursedir,
+                           assignment.name)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     record_previewed(assignment.root, assignment.name, graded.inputs, graded.reports)
-    table = write_table(changes, assignment.root / "reports" / f"{assignment.name}-regrade-preview.csv")
-    changed = sorted({change.student for change in changes})
+    table = write_table(compared.changes, assignment.root / "reports" / f"{assignment.name}-regrade-preview.csv")
+    changed = compared.students()
     say(f"\nRegrade preview: {len(changed)} of {counted(len(students), 'student')} would change"
-        + (":" if changes else "; every score stays as it is."))
-    for line in [change.line() for change in changes] + [part.line() for part in kept]:
+        + (":" if changed else "; every score stays as it is."))
+    for line in compared.lines():
         say(line)
     for student, reason in sorted(graded.not_graded().items()):
-        say(f"  {student}: would not be graded: {reason}")
+        say(f"  {student}: would not be graded: {reason}"
+            + ("; held: CONFIRM=yes leaves their grades as they are, and previews them again" if student in held else ""))
     say(f"Wrote {table.relative_to(assignment.root)}. Nothing else was written: `{apply}` applies "
         f"it (hand grades stay, unflagged where the answer is unchanged).")
     if plan.fresh:

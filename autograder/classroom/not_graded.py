@@ -11,6 +11,7 @@ import shutil
 
 from nbgrader.api import Gradebook
 
+from ..nbgrader_glue.late import settle_penalties
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
 from ..report import Report
 from . import ledger
@@ -30,7 +31,12 @@ def record_not_graded(run: ClassRun, student: str, report: Report) -> None:
     A hand grade (a manual score or extra credit) stays. When the file is the student's problem, the answers it graded are gone: it is flagged
     for review, and the ledger records that no answer is shown, keeping the one it was reviewed on (a grade
     confirmed now stands on no answer). When the grader failed, nothing is known of the answers: the flag and
-    the ledger stay as they were."""
+    the ledger stay as they were.
+
+    The late penalty (not when the grader failed: no score at all) is worked out again from the points left, the
+    hand grades (late.settle_penalties), as nbgrader's AssignLatePenalties does for a file it grades and never runs
+    for one it does not: here, the one place a preview's scratch run and CONFIRM=yes both take, so that CONFIRM
+    applies the penalty the preview showed, and no later `make feedback` moves it unseen."""
     assignment = run.assignment
     with Gradebook(run.coursedir.db_url, run.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
@@ -47,7 +53,10 @@ def record_not_graded(run: ClassRun, student: str, report: Report) -> None:
                 answers[grade.name] = ledger.answer_gone(grade, answers.get(grade.name))
         if not report.grader_fault:
             ledger.write_answers(gb.db, assignment.name, student, book)
-        gb.db.commit()
+        gb.db.commit()  # the scores written, which the penalty reads back (nbgrader's notebook score)
+        if not report.grader_fault:
+            settle_penalties(gb, assignment.name, run.settings.config, [student])
+            gb.db.commit()
     # An earlier run's autograded copy would otherwise come back as this student's feedback page.
     folder = report_path(run.coursedir, student, assignment.name).parent
     shutil.rmtree(folder, ignore_errors=True)

@@ -7,9 +7,10 @@ two previews at once, `make grade` and the formgrader's Autograde button, never 
 copy's grades before and after (`standings`, `compare`): for each student and part whose score would change, the
 old score, the new one and the first check whose verdict changed. A score is the one in force, as grades.csv shows
 it: a part the instructor scored by hand keeps that score through a regrade, and the preview says so (`Kept`) rather
-than show an autograded score that never counts; and the points counted so far (export.grade_so_far), which a
-regrade moves when it raises or clears a hand score's review flag, are shown wherever they move, written answers'
-too. The table is printed and written to reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies
+than show an autograded score that never counts; the points counted so far (export.grade_so_far), which a
+regrade moves when it raises or clears a hand grade's review flag, are shown wherever they move, written answers'
+too, and so are the flag and the final score it blanks or gives. A student the grader failed on is shown no change:
+CONFIRM=yes holds them. The table is printed and written to reports/<assignment>-regrade-preview.csv; `make grade CONFIRM=yes` applies
 it, and `make preview` shows it at any time. Nothing outside the scratch folder is written while previewing, but
 that table and what it was made from (`record_previewed`): CONFIRM=yes applies a regrade only to students previewed
 under the inputs they have now, so that a check edited after the preview is not applied unseen; the others are
@@ -34,10 +35,10 @@ from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config import Config
 
 from ..nbgrader_glue.preprocessors.run_hidden_suites import report_path
-from ..outputs.export import grade_so_far, graded_parts, waits_for_grader
+from ..outputs.export import grade_rows, grade_so_far, graded_parts, waits_for_grader
 from ..outputs.inert import spreadsheet_cell
 from ..report import Report, ReportUnreadable
-from .ledger import Inputs, inputs_json
+from .ledger import Inputs, hand_graded, inputs_json
 
 COLUMNS = ("student", "part", "old", "new", "first_changed_check")
 
@@ -59,13 +60,14 @@ class Change:
 
 @dataclass(frozen=True)
 class Kept:
-    """A part the instructor scored by hand whose autograded score or review flag a regrade would change: the hand
-    score stays (SaveAutoGradesAtOnce writes the autograded score beside it). What it counts so far follows the flag
+    """A part the instructor graded by hand (ledger.hand_graded: a score, or extra credit alone) whose review flag a
+    regrade would raise or clear, or whose autograded score it would change while the score in force stays: the hand
+    grade stays (SaveAutoGradesAtOnce writes the autograded score beside it). What it counts so far follows the flag
     after the regrade (export.grade_so_far), and when that moves, a Change of "<part> so far" shows it too."""
 
     student: str
     part: str
-    score: str  # the instructor's, in force before and after
+    score: str  # the instructor's, in force before and after: the hand score, or "+<n> extra credit" alone
     autograded: tuple[str, str]  # the autograded score before and after, which counts only while flagged
     flagged: tuple[bool, bool]  # flagged for review before and after: CONFIRM=yes raises or clears the flag so
     counted: str  # what it counts so far after the regrade while flagged (its checks' score, or 0 waiting)
@@ -88,7 +90,7 @@ class Part:
     auto: float | None  # the autograded score
     so_far: float  # the points counted so far (export.grade_so_far: raw_score, the page's total, the Canvas file's)
     flagged: bool = False  # waiting for review (needs_manual_grade)
-    hand: bool = False  # scored by hand: the score in force is the instructor's, which a regrade keeps
+    hand: str = ""  # graded by hand (ledger.hand_graded), what a regrade keeps: the score in force, or extra credit
     waits: bool = False  # its points wait for a grader (export.waits_for_grader): counted 0 so far
 
     def counted(self, autograded: bool) -> str:
@@ -102,11 +104,28 @@ NO_PART = Part(None, None, 0.0)  # no submission: nothing counted (grades.csv's 
 
 
 @dataclass(frozen=True)
+class Final:
+    """A student whose final score (grades.csv's score, "" while any grade waits for a grader) a regrade would
+    blank or give: raising a hand grade's review flag blanks it, whatever the points."""
+
+    student: str
+    old: str
+    new: str
+
+    def line(self) -> str:
+        head = f"  {self.student:<16}{'final score':<28}{self.old or 'blank':>6} -> "
+        if self.new:
+            return f"{head}{self.new} (final: no grade waits for a grader)"
+        return f"{head}blank, until you review the grades waiting (grades.csv's score and manual_score)"
+
+
+@dataclass(frozen=True)
 class Standing:
     """A student's submission in a gradebook, as a regrade preview reads it."""
 
     parts: dict[str, Part]  # by grade id
     penalty: float
+    final: str = ""  # grades.csv's score: "" while a grade waits for a grader
 
     def part(self, name: str) -> Part:
         return self.parts.get(name, NO_PART)
@@ -133,15 +152,23 @@ def copy_gradebook(live: str, scratch: str) -> None:
         source.backup(target)
 
 
-def _standing(gb: Gradebook, assignment: str, student: str) -> Standing:
+def _standing(gb: Gradebook, assignment: str, student: str, final: str) -> Standing:
     try:
         submission = gb.find_submission(assignment, student)
     except MissingEntry:
-        return Standing({}, 0.0)
+        return Standing({}, 0.0, final)
     parts = {grade.name: Part(_in_force(grade), grade.auto_score, grade_so_far(grade)[0],
-                              bool(grade.needs_manual_grade), grade.manual_score is not None, waits_for_grader(grade))
+                              bool(grade.needs_manual_grade), _hand(grade), waits_for_grader(grade))
              for notebook in submission.notebooks for grade in notebook.grades}
-    return Standing(parts, submission.late_submission_penalty or 0.0)
+    return Standing(parts, submission.late_submission_penalty or 0.0, final)
+
+
+def _hand(grade) -> str:
+    """What the instructor gave a grade by hand, in words ("" for none): the score in force when they scored it,
+    else the extra credit alone (the score in force then moves with the checks')."""
+    if not hand_graded(grade):
+        return ""
+    return _number(_in_force(grade)) if grade.manual_score is not None else f"+{_number(grade.extra_credit)} extra credit"
 
 
 def _in_force(grade) -> float | None:
@@ -154,7 +181,8 @@ def _in_force(grade) -> float | None:
 def standings(coursedir, assignment: str, students: list[str]) -> dict[str, Standing]:
     """Each student's submission in the gradebook `coursedir` names."""
     with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
-        return {student: _standing(gb, assignment, student) for student in students}
+        final = {row["student_id"]: row["score"] for row in grade_rows(gb, [assignment], students)[1]}
+        return {student: _standing(gb, assignment, student, final.get(student, "")) for student in students}
 
 
 def _first_changed(old: Report | None, new: Report | None, part: str) -> str:
@@ -185,15 +213,35 @@ def _number(value: float | None) -> str:
     return "-" if value is None else f"{round(value, 4):g}"
 
 
-def compare(before: dict[str, Standing], live, scratch, assignment: str) -> tuple[list[Change], list[Kept]]:
+@dataclass(frozen=True)
+class Compared:
+    """What a regrade would change (`compare`)."""
+
+    changes: list[Change]  # the table's rows
+    kept: list[Kept]
+    finals: list[Final]
+
+    def students(self) -> set[str]:
+        """The students a regrade would change: a score, the points so far or a penalty (a Change), a review flag
+        raised or cleared (a Kept one: CONFIRM=yes writes it), or the final score blanked or given."""
+        return ({change.student for change in self.changes} | {k.student for k in self.kept if k.flagged[0] != k.flagged[1]}
+                | {final.student for final in self.finals})
+
+    def lines(self) -> list[str]:
+        return [change.line() for change in self.changes] + [k.line() for k in self.kept] + [f.line() for f in self.finals]
+
+
+def compare(before: dict[str, Standing], live, scratch, assignment: str) -> Compared:
     """What the scratch run changed, student by student, part by part (the autograded ones and the written answers),
     from the grades it started from (`before`, read from the scratch copy as made: the gradebook as the preview found
-    it, whatever another run writes since); and the parts scored by hand, which keep their score, whose autograded
-    score or review flag changed (`Kept`). The points a part counts so far (grades.csv's raw_score, the page's total,
-    the Canvas file's partial one: export.grade_so_far) can move while its score in force stays: a hand score
-    flagged for review counts its autograded score, and a regrade can raise the flag (the answer changed, or the
-    file is not graded now) or clear it (the answer it was scored on is back); such a move is a Change too
-    ("<part> so far"). The checks' verdicts before are the live course's reports."""
+    it, whatever another run writes since; only students whose outcome the preview shows: never one the grader
+    failed on, whom CONFIRM=yes holds); the parts graded by hand (ledger.hand_graded), which keep that grade, whose
+    review flag moved, or whose autograded score moved under a score in force that stays (`Kept`); and each final
+    score (grades.csv's score) that a flag raised or cleared blanks or gives (`Final`). The points a part counts so
+    far (grades.csv's raw_score, the page's total, the Canvas file's partial one: export.grade_so_far) can move while
+    its score in force stays: a hand grade flagged for review counts its autograded score, and a regrade can raise
+    the flag (the answer changed, or the file is not graded now) or clear it (the answer it was scored on is back);
+    such a move is a Change too ("<part> so far"). The checks' verdicts before are the live course's reports."""
     changes: list[Change] = []
     kept: list[Kept] = []
     after = standings(scratch, assignment, list(before))
@@ -210,15 +258,18 @@ def compare(before: dict[str, Standing], live, scratch, assignment: str) -> tupl
             first_changed = _first_changed(old_report, new_report, part)
             if old.score != new.score:
                 changes.append(Change(student, part, _number(old.score), _number(new.score), first_changed))
-            elif new.hand and (old.auto, old.flagged) != (new.auto, new.flagged):
-                kept.append(Kept(student, part, _number(new.score), (_number(old.auto), _number(new.auto)),
+            # extra credit alone moves the score in force with the checks': its line is for a flag that moves
+            if new.hand and (old.flagged != new.flagged or (old.score == new.score and old.auto != new.auto)):
+                kept.append(Kept(student, part, new.hand, (_number(old.auto), _number(new.auto)),
                                  (old.flagged, new.flagged), new.counted(part in autograded), why))
             if old.so_far != new.so_far and (old.so_far, new.so_far) != (old.score or 0.0, new.score or 0.0):
                 changes.append(Change(student, f"{part} so far", _number(old.so_far), _number(new.so_far),
                                       first_changed))
         if round(standing.penalty, 4) != round(now.penalty, 4):
             changes.append(Change(student, "late penalty", _number(standing.penalty), _number(now.penalty), ""))
-    return changes, kept
+    finals = [Final(student, standing.final, after[student].final) for student, standing in before.items()
+              if bool(standing.final) != bool(after[student].final)]
+    return Compared(changes, kept, finals)
 
 
 def write_table(changes: list[Change], dest: Path) -> Path:

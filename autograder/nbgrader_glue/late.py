@@ -11,7 +11,8 @@
 The score is the submission's whole score, its hand-graded points included. nbgrader works the penalty out when
 it autogrades, from the points the gradebook holds then, which leaves out the hand grades given afterwards;
 `settle_penalties` works it out again the same way from the points held now (`make grade` and `make feedback` do,
-before any grading or preview, and name each penalty it moves), so a penalty is the same whatever order autograding and
+before any grading or preview, and name each penalty it moves; and not_graded.record_not_graded for a file not
+graded, for which AssignLatePenalties never runs), so a penalty is the same whatever order autograding and
 hand grading came in. They do it only for the students last graded under today's due date and policy
 (changes.graded_under_todays_late_policy): a change of those is `make grade`'s to preview, and CONFIRM's to apply.
 
