@@ -745,6 +745,16 @@ def test_a_notebook_the_grade_refuses_as_invalid_does_not_pass_every_public_chec
         assert all("cell 20" in m or "cell sgd" in m for m in failed), failed
 
 
+def _public_checks_fail_where_the_grade_does(path: Path, part: str, cell: str) -> None:
+    """The grade takes points from `part` of the notebook at `path`, and every public check of it that fails names
+    `cell` (at least one fails)."""
+    report, _ = grade_json(path)
+    graded = next(p for p in report["parts"] if p["grade_id"] == f"test_{part}")
+    assert graded["score"] < graded["max_score"], (graded, report["total"])
+    failed = [message for passed, message in notebook_checks.run_part(part, path).values() if not passed]
+    assert failed and all(cell in message for message in failed), (graded["score"], failed)
+
+
 def test_a_given_cell_edited_to_hold_what_an_answer_needs_does_not_pass_every_public_check(tmp_path):
     """red-c24 X33-c24-2: `import math` added to the given cell imports (its editable flag is only metadata; VS Code
     or a text editor ignores it), and Linear.forward using math. The public checks run the edited given cell as
@@ -760,14 +770,7 @@ def test_a_given_cell_edited_to_hold_what_an_answer_needs_does_not_pass_every_pu
     assert uses_math != linear
     path = write_notebook(_student_copy({"imports": "import math\n\n" + imports, "linear": uses_math}),
                           tmp_path / NOTEBOOK)
-    report, _ = grade_json(path)
-    forward = next(p for p in report["parts"] if p["grade_id"] == "test_forward")
-    public = notebook_checks.run_part("forward", path)
-    if forward["score"] < forward["max_score"]:
-        failed = [message for passed, message in public.values() if not passed]
-        assert failed, f"every public check of forward passes; the grade: test_forward {forward['score']}/2, " \
-                       f"{report['total']}/{report['max']}"
-        assert all("imports" in m for m in failed), failed
+    _public_checks_fail_where_the_grade_does(path, "forward", "imports")
 
 
 def test_a_cell_the_grade_stops_at_its_3_s_does_not_pass_every_public_check(tmp_path):
@@ -779,14 +782,7 @@ def test_a_cell_the_grade_stops_at_its_3_s_does_not_pass_every_public_check(tmp_
     sgd = next(c.source for c in solution_notebook().cells if c.metadata.get("nbgrader", {}).get("grade_id") == "sgd")
     busy = "import time\n\nstarted = time.process_time()\nwhile time.process_time() - started < 4:\n    pass\n\n"
     path = write_notebook(_student_copy({"sgd": busy + sgd}), tmp_path / NOTEBOOK)
-    report, _ = grade_json(path)
-    step = next(p for p in report["parts"] if p["grade_id"] == "test_step")
-    public = notebook_checks.run_part("step", path)
-    if step["score"] < step["max_score"]:
-        failed = [message for passed, message in public.values() if not passed]
-        assert failed, f"every public check of step passes; the grade: test_step {step['score']}/3, " \
-                       f"{report['total']}/{report['max']}"
-        assert all("cell sgd" in m for m in failed), failed
+    _public_checks_fail_where_the_grade_does(path, "step", "cell sgd")
 
 
 def test_a_capture_cell_run_again_by_a_spawned_child_is_not_named_cell_in(tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -320,11 +321,9 @@ raise SystemExit(main(sys.argv[1:]))
 '''
 
 
-def test_confirm_applies_no_score_to_a_student_the_preview_could_not_grade(tmp_path):
-    """red-v6 V2 (pass 19): a preview whose grading of bob failed for the grader's reason showed "2 -> -" and
-    "would not be graded"; CONFIRM=yes then applied a score for him that no preview showed (record_previewed recorded
-    him as previewed). A preview records the students whose outcome it showed, as the ledger records a grade; and
-    CONFIRM=yes applies the others' regrade, so that a grader that keeps failing on bob holds back no one else."""
+def _ada_and_bob(tmp_path: Path) -> tuple[Path, Callable[..., subprocess.CompletedProcess]]:
+    """A course copy with ada's and bob's right notebooks submitted, and how to run `class` in it: with a grader
+    (("-m", "autograder"), or ("-c", INJECTED) for one that fails on bob) and more options."""
     root = course_copy(tmp_path)
     for student in ("ada", "bob"):
         path = root / "submitted" / student / ASSIGNMENT.name / NOTEBOOK
@@ -335,6 +334,16 @@ def test_confirm_applies_no_score_to_a_student_the_preview_could_not_grade(tmp_p
     def run(grader: tuple[str, str], *options: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, *grader, "class", "--assignment", ASSIGNMENT.name, *options], cwd=root,
                               env=env, capture_output=True, text=True, timeout=110)
+
+    return root, run
+
+
+def test_confirm_applies_no_score_to_a_student_the_preview_could_not_grade(tmp_path):
+    """red-v6 V2 (pass 19): a preview whose grading of bob failed for the grader's reason showed "2 -> -" and
+    "would not be graded"; CONFIRM=yes then applied a score for him that no preview showed (record_previewed recorded
+    him as previewed). A preview records the students whose outcome it showed, as the ledger records a grade; and
+    CONFIRM=yes applies the others' regrade, so that a grader that keeps failing on bob holds back no one else."""
+    root, run = _ada_and_bob(tmp_path)
 
     kit, faulty = ("-m", "autograder"), ("-c", INJECTED)
 
@@ -934,16 +943,7 @@ def test_a_preview_shows_no_change_of_a_student_it_could_not_grade(tmp_path):
     going to no score) and count him among the students who "would change"; CONFIRM=yes never applies that (he has
     no previewed outcome: grade_class holds him, his grades left as they were), so the preview shows the instructor
     a loss of all his points that no command will ever make."""
-    root = course_copy(tmp_path)
-    for student in ("ada", "bob"):
-        path = root / "submitted" / student / ASSIGNMENT.name / NOTEBOOK
-        path.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nbformat.from_dict(solution_notebook()), path)
-    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
-
-    def run(grader: tuple[str, str], *options: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, *grader, "class", "--assignment", ASSIGNMENT.name, *options], cwd=root,
-                              env=env, capture_output=True, text=True, timeout=110)
+    root, run = _ada_and_bob(tmp_path)
 
     assert run(("-m", "autograder")).returncode == 0
     suite = root / "autograder" / ASSIGNMENT.name / "test_forward.py"
