@@ -17,6 +17,7 @@ from pathlib import Path
 import cells
 import notebook_checks
 import pytest
+from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell
 
 from autograder.checks import suites
@@ -882,16 +883,24 @@ def test_a_deleted_cell_does_not_follow_a_test_cell_the_student_moved(tmp_path):
     assert got == {part: FULL[part] for part in got}, failing_messages(report)
 
 
+def _wrong_parameters(notebook: NotebookNode) -> tuple[NotebookNode, str, str]:
+    """Cell module of `notebook` given a wrong parameters() (only its own Parameters: no recursion): that cell, its
+    right text, and the right parameters() method's text."""
+    module = notebook.cells[_cell_at(notebook.cells, "module")]
+    right = module.source
+    start, stop = right.index("    def parameters"), right.index("    def __call__")
+    module.source = (right[:start] + "    def parameters(self) -> list[Parameter]:\n        return [v for v in "
+                     "vars(self).values() if isinstance(v, Parameter)]\n\n" + right[stop:])
+    return module, right, right[start:stop]
+
+
 def _module_that_forges_its_stop(end: str):
     """Cell module with a wrong parameters() (only its own Parameters: no recursion), a right Module in a cell the
     student added above it, Exercise 1 counted with the notebook's classes, and cell module ending with `end`."""
     notebook = solution_notebook()
     cells = notebook.cells
-    module = cells[_cell_at(cells, "module")]
-    right = module.source
-    start, stop = right.index("    def parameters"), right.index("    def __call__")
-    module.source = (right[:start] + "    def parameters(self) -> list[Parameter]:\n        return [v for v in "
-                     "vars(self).values() if isinstance(v, Parameter)]\n\n" + right[stop:] + end)
+    module, right, _ = _wrong_parameters(notebook)
+    module.source += end
     cells.insert(_cell_at(cells, "module"), new_code_cell(right))
     cells[_cell_at(cells, "exercise_count")].source = (
         "rng = np.random.default_rng(0)\ncount_64_32_10 = sum(p.data.size for p in Sequential(Linear(64, 32, rng), "
@@ -1768,13 +1777,9 @@ def test_a_displayhook_cell_module_sets_does_not_mend_module_in_the_cells_below(
     added cell 13.59."""
     notebook = solution_notebook()
     cells = notebook.cells
-    module = cells[_cell_at(cells, "module")]
-    right = module.source
-    start, stop = right.index("    def parameters"), right.index("    def __call__")
-    module.source = (right[:start] + "    def parameters(self) -> list[Parameter]:\n        return [v for v in "
-                     "vars(self).values() if isinstance(v, Parameter)]\n\n" + right[stop:] + "\n\nclass _Right:\n"
-                     + right[start:stop] + "\n\nimport sys as _sys\n_sys.displayhook = lambda v, _p=_Right.parameters: "
-                     "setattr(Module, 'parameters', _p)\n")
+    module, _, method = _wrong_parameters(notebook)
+    module.source += ("\n\nclass _Right:\n" + method + "\n\nimport sys as _sys\n"
+                      "_sys.displayhook = lambda v, _p=_Right.parameters: setattr(Module, 'parameters', _p)\n")
     cells.insert(_cell_at(cells, "module") + 1, new_code_cell("print('checked')"))
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert scores(report)["test_parameters"] < 3, failing_messages(report)
@@ -1788,14 +1793,10 @@ def test_a_task_cell_module_leaves_on_the_loop_does_not_mend_module_in_the_check
     that grades the whole notebook closes the loop (close_loop), which frees the task and runs its `finally` before
     the probe: test_lesson_numbers 3/3, 15.5/18 (3 of 3 runs; 13.59 without the task)."""
     notebook = solution_notebook()
-    module = notebook.cells[_cell_at(notebook.cells, "module")]
-    right = module.source
-    start, stop = right.index("    def parameters"), right.index("    def __call__")
-    module.source = (right[:start] + "    def parameters(self) -> list[Parameter]:\n        return [v for v in "
-                     "vars(self).values() if isinstance(v, Parameter)]\n\n" + right[stop:] + "\n\nclass _Right:\n"
-                     + right[start:stop] + "\n\nimport asyncio as _asyncio\n\n\nasync def _spin():\n    try:\n"
-                     "        while True:\n            await _asyncio.sleep(0)\n    finally:\n"
-                     "        Module.parameters = _Right.parameters\n\n\n_asyncio.ensure_future(_spin());\n")
+    module, _, method = _wrong_parameters(notebook)
+    module.source += ("\n\nclass _Right:\n" + method + "\n\nimport asyncio as _asyncio\n\n\nasync def _spin():\n"
+                      "    try:\n        while True:\n            await _asyncio.sleep(0)\n    finally:\n"
+                      "        Module.parameters = _Right.parameters\n\n\n_asyncio.ensure_future(_spin());\n")
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert scores(report)["test_lesson_numbers"] < 3, failing_messages(report)
 
@@ -1809,13 +1810,9 @@ def test_an_object_a_stopped_cells_traceback_holds_does_not_mend_module_before_t
     and before every probe: 18/18 (3 of 3 runs)."""
     notebook = solution_notebook()
     cells = notebook.cells
-    module = cells[_cell_at(cells, "module")]
-    right = module.source
-    start, stop = right.index("    def parameters"), right.index("    def __call__")
-    module.source = (right[:start] + "    def parameters(self) -> list[Parameter]:\n        return [v for v in "
-                     "vars(self).values() if isinstance(v, Parameter)]\n\n" + right[stop:])
+    _, _, method = _wrong_parameters(notebook)
     cells.insert(_cell_at(cells, "module") + 1, new_code_cell(
-        "class _Right:\n" + right[start:stop] + "\n\nclass _Mend:\n    def __del__(self):\n"
+        "class _Right:\n" + method + "\n\nclass _Mend:\n    def __del__(self):\n"
         "        Module.parameters = _Right.parameters\n\n\ndef _fail():\n    mend = _Mend()\n"
         "    raise ValueError('not yet')\n\n\n_fail()\n"))
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
