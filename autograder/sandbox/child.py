@@ -213,8 +213,6 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
     return ns
 
 
-
-
 def _allow_cpu() -> None:
     """Raise this process's soft CPU limit to _CPU_SECONDS past what it used so far: each cell and each call its own
     allowance (the session's limit per cell or call is the one it names; this is the kernel's backstop above it)."""

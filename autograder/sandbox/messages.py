@@ -195,11 +195,10 @@ def describe_not_plain(error: Exception) -> str:
     return f"returned something that is not plain data ({error})"
 
 
-# The shapes of the reasons describe_exception and describe_exit write, read as they are written: the notebook's
-# own text (an exception's message, sys.exit's argument, a file name) comes only after words of theirs.
 # Why a thread does not start in the sandbox (seccomp.py denies it): what one left running did later would depend on
 # timing, never on the notebook alone
-NO_THREADS = ": grading starts no thread (what one does after its cell ends would depend on timing); do the work in the cell itself"
+NO_THREADS = (": grading starts no thread (what one does after its cell ends would depend on timing); do the work in "
+              "the cell itself")
 LEFT_RUNNING = ("a signal handler set", "a timer armed",
                 "a task or callback waiting on the event loop")  # what cell_runner.left_running finds
 
@@ -212,6 +211,8 @@ def describe_left_running(left: str, called: bool = False) -> str:
             f"what it started (await the task, put the handler back, disarm the timer) before it ends")
 
 
+# The shapes of the reasons describe_exception and describe_exit write, read as they are written: the notebook's
+# own text (an exception's message, sys.exit's argument, a file name) comes only after words of theirs.
 _QUALNAME = r"[\w.<>]+"
 _REPR = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""  # a str's repr: its quotes hold all of it
 _LOADER_SHAPES = re.compile(

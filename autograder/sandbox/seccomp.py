@@ -31,6 +31,10 @@ RLIMIT_CORE, whose 1 is what keeps a dump from a pipe core_pattern's root helper
 need none of them: numpy, the reference and every honest notebook run the same under it (tests/test_sandbox.py), but
 for asyncio's default event loop, which needs epoll.
 
+Beyond any of Docker's, it denies a clone that makes a thread (CLONE_THREAD): code a cell leaves running in a
+thread binds names at moments of its own, so a grade would depend on timing, and no look at a thread tells a
+student's from an idle library one (tqdm's monitor, which turns itself off when its thread does not start).
+
 A denied call fails with EPERM (a socket with EAFNOSUPPORT), as under Docker; clone3 fails with ENOSYS, so
 that the C library falls back to clone, whose flags the filter can read (a clone that asks for a new
 namespace is denied), and so do preadv2, pwritev2, futex_waitv, the futex2 calls and sendfile (FALL_BACK); fallocate
