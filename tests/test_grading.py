@@ -1745,6 +1745,13 @@ LEFT_TO_RUN_LATER = {
                         "def _late_import(*args, **kwargs):\n    _builtins.__import__ = _import\n"
                         "    globals()['Module'] = _Wrap.Module\n    return _import(*args, **kwargs)\n\n\n"
                         "_builtins.__import__ = _late_import\n"),
+    "numpy-random-replaced": ("import numpy as _np\n\n\nclass _Trap:\n    def __getattr__(self, name):\n"
+                              "        _np.random = _REAL\n        globals()['Module'] = _Wrap.Module\n"
+                              "        return getattr(_REAL, name)\n\n\n_REAL = _np.random\n_np.random = _Trap()\n"),
+    "loop-task-factory": ("import asyncio as _asyncio\n\n\ndef _factory(loop, coro, **kwargs):\n"
+                          "    loop.set_task_factory(None)\n    globals()['Module'] = _Wrap.Module\n"
+                          "    return _asyncio.Task(coro, loop=loop, **kwargs)\n\n\n"
+                          "_asyncio.get_running_loop().set_task_factory(_factory)\n"),
 }
 
 
@@ -1759,13 +1766,29 @@ def test_a_stopped_cell_that_leaves_a_loop_callback_or_an_audit_hook_binding_mod
     left_pending sees threads, signal handlers and timers only, so the loader reads the cell as binding none of
     Module: the stub keeps the added cell's right Module, and Exercise 1, counted with the notebook's classes, scores
     1/1 (13.59/18, the same in 3 of 3 runs). Jupyter (nbclient, allow_errors): parameters, exercise_count and
-    lesson_numbers fail, Exercise 1 0/1."""
+    lesson_numbers fail, Exercise 1 0/1. red-a25 X34-a25-4 (pass 34): the same with numpy.random replaced by an object
+    whose first lookup (the next cell's np.random.default_rng) binds Module, or with the loop's task factory (the next
+    cell's task): left_hooks compared a list of known hooks, and a module's entry is any (13.59, Exercise 1 1/1)."""
     notebook = _module_that_forges_its_stop("\n")
     module = notebook.cells[_cell_at(notebook.cells, "module")]
     module.source = (f"class _Wrap:\n{_indented(module.source)}\n\n{LEFT_TO_RUN_LATER[left]}"
                      "raise StopIteration('x')\n")
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
+
+
+def test_a_process_cell_module_leaves_running_is_named_where_its_part_fails(tmp_path):
+    """red-a25 X34-a25-1 / X34-a25-2 (pass 34): cell module forks a process that goes on running after the cell (it
+    may write a mapping the loader shares, or spin and have a later cell charged for its CPU time: the same notebook
+    gave lesson_numbers 1.91, 1.91 and 2.45 over three grades). The load ends at cell module, and the checks that
+    grade it say what it left."""
+    notebook = solution_notebook()
+    notebook.cells[_cell_at(notebook.cells, "module")].source += (
+        "\n\nimport os as _os\nif _os.fork() == 0:\n    import time as _time\n    _time.sleep(60)\n    _os._exit(0)\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    messages = failing_messages(report)["test_parameters"]
+    assert scores(report)["test_parameters"] == 0 and messages, failing_messages(report)
+    assert all(message.startswith("cell module left a process running") for message in messages), messages
 
 
 def test_a_displayhook_cell_module_sets_does_not_mend_module_in_the_cells_below(tmp_path):

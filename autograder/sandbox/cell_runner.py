@@ -13,7 +13,6 @@ import __future__
 
 import ast
 import asyncio  # imported by the worker: a confined loader may not read the standard library's files
-import builtins
 import codeop
 import gc
 import inspect
@@ -21,7 +20,7 @@ import os
 import selectors
 import signal
 import sys
-from types import CodeType, TracebackType
+from types import CodeType, ModuleType, TracebackType
 from typing import Iterable, Iterator, NamedTuple, cast
 
 from messages import LEFT_RUNNING
@@ -168,43 +167,104 @@ class Pending(NamedTuple):
     none (seccomp.py), so a cell leaves none running."""
 
     handlers: list[object]  # each signal's handler
-    hooks: list[object]  # what Python calls at a later event: trace and profile functions, audit hooks added, import
-    # hooks, the collector's callbacks, and the builtins (each name's object: a replaced __import__, len...)
+    processes: frozenset[int]  # the processes below the loader that have not ended (_processes)
 
 
 def pending() -> Pending:
     """What may run code of a cell's after it ended, as it is now."""
-    return Pending([signal.getsignal(number) for number in _SIGNALS], _hooks())
+    return Pending([signal.getsignal(number) for number in _SIGNALS], _processes())
 
 
-def _hooks() -> list[object]:
-    return [sys.gettrace(), sys.getprofile(), _audit_hooks_added[0], *sys.meta_path, None, *sys.path_hooks, None,
-            *gc.callbacks, None, *(item for pair in names_of(builtins.__dict__) for item in pair)]
+def _processes() -> frozenset[int]:
+    """The live processes this one started, or took in as a subreaper (the loader and each check child is one: a
+    process whose parent ended comes here, so every live process below it is a child of its), read from /proc: a
+    zombie runs nothing. A kernel that keeps no list of children (no CONFIG_PROC_CHILDREN) shows none."""
+    try:
+        children = [int(pid) for task in os.listdir("/proc/self/task")
+                    for pid in _read(f"/proc/self/task/{task}/children").split()]
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(pid for pid in children if _state(pid) not in ("Z", "X"))
+
+
+def _state(pid: int) -> str:
+    """Process `pid`'s state letter (its stat's third field): "X" once it is gone."""
+    try:
+        return _read(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "X"
+
+
+def _read(path: str) -> str:
+    with open(path) as file:
+        return file.read()
+
+
+class Hooks(NamedTuple):
+    """What Python calls at a later event, as it is now (hooks(); left_hooks compares two)."""
+
+    calls: list[object]  # the trace and profile functions, the count of audit hooks added, the import hooks, the
+    # collector's callbacks, the notebook's event loop's task factory and its own attributes
+    modules: dict[str, tuple[object, list[tuple[object, object]]]]  # each module loaded and its entries (names_of)
+
+
+def hooks() -> Hooks:
+    """What Python calls at a later event, as it is now."""
+    loop = _event_loop()
+    return Hooks([sys.gettrace(), sys.getprofile(), _audit_hooks_added[0], *sys.meta_path, None, *sys.path_hooks,
+                  None, *gc.callbacks, None, loop.get_task_factory(), *(item for pair in names_of(vars(loop))
+                                                                        for item in pair)],
+                 {name: (module, names_of(_MODULE_DICT.__get__(module)) if issubclass(type(module), ModuleType)
+                           else [])
+                  for name, module in names_of(sys.modules) if type(name) is str})
 
 
 def left_running(before: Pending) -> str:
     """What code a cell (or a call) left to run at a moment of its own when it ended or stopped (one of LEFT_RUNNING;
-    "" when none): a signal handler it set, a timer it armed, or a task or callback waiting on the notebook's event
+    "" when none): a signal handler it set, a timer it armed, a process it started that is still running (its own
+    child or, double-forked, one the loader took in: red-a25 X34-a25-1/-2, one that wrote a mapping the loader
+    shares gave one answer, then another half a second later), or a task or callback waiting on the notebook's event
     loop. Such code may bind any name, or change any object, at any time from then on, so what a later cell or check
     sees would depend on how fast the machine is (red-a23 X32-a23-1: a SIGALRM handler binding Module 50 ms after the
     stop; red-a24 X33-a24-1/-4: a call_later callback, a task that never ends), and the loader stops there instead
     (child.py)."""
-    handler, timer, task = LEFT_RUNNING
-    if any(now is not then and callable(now) for now, then in zip(pending().handlers, before.handlers)):
+    handler, timer, process, task = LEFT_RUNNING
+    now = pending()
+    if any(after is not then and callable(after) for after, then in zip(now.handlers, before.handlers)):
         return handler
     if any(signal.getitimer(which)[0] for which in _TIMERS):
         return timer
+    if now.processes - before.processes:
+        return process
     waiting = () if _loop is None else (*_loop._ready, *_loop._scheduled)  # type: ignore[attr-defined]  # asyncio's
     return task if any(not handle.cancelled() and handle._callback is not _STOP_LOOP for handle in waiting) else ""
 
 
-def left_hooks(before: Pending) -> bool:
-    """Whether a cell left a hook Python calls at a later event (pending()'s hooks changed): a trace or profile
-    function, an audit hook, an import hook, a collector's callback, a builtin replaced. Such a hook runs at a moment
-    the notebook's own run fixes (the next cell's frame, exec or import), in Jupyter as in the loader, and may bind
-    any name there: a cell that stopped and left one may bind any name before the next cell (red-a24 X33-a24-2)."""
-    hooks = _hooks()
-    return len(hooks) != len(before.hooks) or any(now is not then for now, then in zip(hooks, before.hooks))
+def left_hooks(before: Hooks) -> bool:
+    """Whether a cell left a hook Python calls at a later event (hooks() changed since `before`): a trace or profile
+    function, an audit hook, an import hook, a collector's callback, the loop's task factory, or an entry of a module
+    loaded before it replaced, deleted or added (a builtin such as `__import__`, a library's function or submodule:
+    numpy.random replaced by an object whose lookup binds a name, red-a25 X34-a25-4; a module's own __getattr__), but
+    a submodule an import binds in its package and sys's record of the last error (the loader sets it at a stop,
+    _keep_as_last). Such a hook runs at a moment the notebook's own run fixes (the next cell's frame, exec, import or
+    library call), in Jupyter as in the loader, and may bind any name there: a cell that stopped and left one may bind
+    any name before the next cell (red-a24 X33-a24-2)."""
+    after = hooks()
+    if len(after.calls) != len(before.calls) or any(now is not then for now, then in zip(after.calls, before.calls)):
+        return True
+    for name, (module, entries) in before.modules.items():
+        now = after.modules.get(name)
+        if now is None or now[0] is not module:
+            return True
+        held = {id(key): value for key, value in entries}
+        if any(held.get(id(key), _ABSENT) is not value and not (id(key) not in held and type(value) is ModuleType)
+               and not (module is sys and type(key) is str and key in _LAST_ERROR) for key, value in now[1]) or len(held) > len(now[1]):
+            return True
+    return False
+
+
+_ABSENT = object()
+_MODULE_DICT = vars(ModuleType)["__dict__"]  # the C-level slot: a module's class may override __dict__ or lookup
 
 
 def count_added_audit_hooks(event: str, args: tuple) -> None:
@@ -218,6 +278,7 @@ _audit_hooks_added = [0]
 # run_until_complete's own callback, which stops the loop once the cell's coroutine is done: left in the queue when a
 # callback of the cell's raised a KeyboardInterrupt or SystemExit out of the loop first (no code of the notebook's)
 _STOP_LOOP = asyncio.base_events._run_until_complete_cb  # type: ignore[attr-defined]  # asyncio internal
+_LAST_ERROR = {"last_type", "last_value", "last_traceback", "last_exc"}  # sys's (hooks)
 _SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
 _TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 

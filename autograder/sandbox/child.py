@@ -102,6 +102,8 @@ class _CappedText(io.TextIOBase):
 def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
     """Everything a loader does to itself before it runs a line of student code."""
     os.setsid()  # a process group of its own, and no controlling terminal (/dev/tty): none to type into
+    # A process a cell double-forks and leaves running comes back here, where left_running sees it (cell_runner)
+    forks.become_subreaper()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
@@ -188,7 +190,7 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
         _allow_cpu()  # each cell its own, as the session times each (red-c24 X33-c24-5: 3 cells of 2 s were killed)
         sys.displayhook = displayhook  # each cell's own, as IPython's DisplayTrap sets it (red-a24 X33-a24-3)
         before = cell_runner.names_of(ns)  # (each cell's: which of them stops is known once it ran)
-        pending = cell_runner.pending()
+        pending, hooks = cell_runner.pending(), cell_runner.hooks()
         try:
             stopped = cell_runner.run_cell(cell_codes(name, text), ns)
         except BaseException as exc:  # cell_codes: the cell does not parse (IPython runs none of it)
@@ -208,7 +210,7 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
             stops[name], bound[name] = stops.get(name, text.count("\n") + 2), [EVERY_NAME]
             break
         if stopped is not None:  # a hook it left may bind any name at the next cell's first event
-            bound[name] = [EVERY_NAME] if cell_runner.left_hooks(pending) else cell_runner.rebound(before, ns)
+            bound[name] = [EVERY_NAME] if cell_runner.left_hooks(hooks) else cell_runner.rebound(before, ns)
     write(results, Loaded(errors, stops, bound))
     return ns
 

@@ -33,7 +33,10 @@ for asyncio's default event loop, which needs epoll.
 
 Beyond any of Docker's, it denies a clone that makes a thread (CLONE_THREAD): code a cell leaves running in a
 thread binds names at moments of its own, so a grade would depend on timing, and no look at a thread tells a
-student's from an idle library one (tqdm's monitor, which turns itself off when its thread does not start).
+student's from an idle library one (tqdm's monitor, which turns itself off when its thread does not start). And it
+keeps every process a cell starts below the loader, where cell_runner.left_running sees one it leaves running: a
+clone whose child would be the loader's sibling (CLONE_PARENT) is denied, and so is prctl's unsetting of
+PR_SET_CHILD_SUBREAPER (the loader's, which takes in what a process below it double-forks).
 
 A denied call fails with EPERM (a socket with EAFNOSUPPORT), as under Docker; clone3 fails with ENOSYS, so
 that the C library falls back to clone, whose flags the filter can read (a clone that asks for a new
@@ -146,6 +149,8 @@ NEW_NAMESPACES = 0x7E020000
 # later cell or check sees would depend on timing (red-b22 X31-b22-2: 16.36/18 about one run in three where Jupyter
 # gives 11). Python raises "can't start new thread"; tqdm turns its monitor off; a fork (no CLONE_THREAD) is allowed.
 CLONE_THREAD = 0x00010000
+# A child that would be the caller's sibling: out of the loader's sight (cell_runner.left_running)
+CLONE_PARENT = 0x00008000
 # ioctl's requests that act on a terminal beyond the process's own output: TIOCSTI pushes characters into its
 # input (the instructor's shell, when the grader runs in a terminal), TIOCLINUX pastes a console's selection.
 TERMINAL_INPUT = (0x5412, 0x541C)
@@ -163,7 +168,7 @@ _JEQ, _JGE, _JSET = 0x15, 0x35, 0x45  # BPF_JMP | BPF_JEQ / BPF_JGE / BPF_JSET |
 _RET = 0x06  # BPF_RET | BPF_K
 _NR, _ARCH, _ARG0, _ARG1, _ARG2 = 0, 4, 16, 24, 32  # offsets in struct seccomp_data (the low half of args[0..2])
 ALLOW, KILL_PROCESS, ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
-PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_SET_CHILD_SUBREAPER = 38, 22, 2, 36
 
 
 class _Program:
@@ -216,7 +221,7 @@ def program(machine: str) -> bytes:
     code.op(_RET, ALLOW)
     code.label("clone")
     code.op(_LOAD, _ARG0)
-    code.op(_JSET, NEW_NAMESPACES | CLONE_THREAD, true="deny")
+    code.op(_JSET, NEW_NAMESPACES | CLONE_THREAD | CLONE_PARENT, true="deny")
     code.op(_RET, ALLOW)
     for name, requests in (("ioctl", TERMINAL_INPUT), ("fcntl", FILE_SIGNALS)):
         code.label(name)
@@ -235,6 +240,9 @@ def program(machine: str) -> bytes:
     code.label("prctl")  # a filter of its own: the seccomp call's other door
     code.op(_LOAD, _ARG0)
     code.op(_JEQ, PR_SET_SECCOMP, true="deny")
+    code.op(_JEQ, PR_SET_CHILD_SUBREAPER, false="allow")
+    code.op(_LOAD, _ARG1)
+    code.op(_JEQ, 0, true="deny")  # setting it stays allowed: each check child does (child.py)
     code.op(_RET, ALLOW)
     code.label("setrlimit")
     code.op(_LOAD, _ARG0)
