@@ -546,7 +546,7 @@ HOSTILE: list[Hostile] = [
             reason="left a process running"),
     Hostile("thread-top", "starts a thread that binds a name later, in a code cell added at the top (reference "
                           "otherwise)", lambda reference, release: only(with_top_cell(reference, THREAD_LATER)),
-            keeps=PARTS, reason="grading starts no thread"),
+            keeps=PARTS),
 
     # ------------------------------------------------------------------ cheating the checks
     Hostile("patch-numpy", "replaces numpy.allclose, isclose, array_equal and numpy.testing's asserts (blank release)",

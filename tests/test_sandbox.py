@@ -1794,6 +1794,15 @@ def test_a_stopped_cell_that_leaves_code_on_the_loop_or_an_audit_hook_is_read_as
     assert {"HELPER", EVERY_NAME} & set(outcome.bound["c"]), outcome
 
 
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring is Python 3.12's")
+def test_a_stopped_cell_that_takes_a_sys_monitoring_tool_id_is_read_as_binding_every_name(box):
+    """sys.monitoring (Python 3.12+) calls a tool's callbacks at later events (the next cell's calls, lines,
+    returns), which may bind any name: a stopped cell that took a tool id binds every name (left_hooks)."""
+    cell = "import sys\nsys.monitoring.use_tool_id(3, 'trap')\nraise ValueError\n"
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell)], sandbox_probes.bound, name="HELPER")
+    assert outcome.bound["c"] == [EVERY_NAME], outcome
+
+
 @pytest.mark.parametrize("cell", [
     "import email.mime.text\nimport numpy as np\nrng = np.random.default_rng(0)\nraise ValueError\n",
     "from tqdm import tqdm\nfor _ in tqdm(range(2)):\n    pass\nraise ValueError\n",

@@ -204,7 +204,7 @@ class Hooks(NamedTuple):
     """What Python calls at a later event, as it is now (hooks(); left_hooks compares two)."""
 
     calls: list[object]  # the trace and profile functions, the count of audit hooks added, the import hooks, the
-    # collector's callbacks, the notebook's event loop's task factory and its own attributes
+    # collector's callbacks, sys.monitoring's tools, the notebook's event loop's task factory and its own attributes
     modules: dict[str, tuple[object, list[tuple[object, object]]]]  # each module loaded and its entries (names_of)
 
 
@@ -212,11 +212,18 @@ def hooks() -> Hooks:
     """What Python calls at a later event, as it is now."""
     loop = _event_loop()
     return Hooks([sys.gettrace(), sys.getprofile(), _audit_hooks_added[0], *sys.meta_path, None, *sys.path_hooks,
-                  None, *gc.callbacks, None, loop.get_task_factory(), *(item for pair in names_of(vars(loop))
-                                                                        for item in pair)],
+                  None, *gc.callbacks, None, *_monitoring_tools(), loop.get_task_factory(),
+                  *(item for pair in names_of(vars(loop)) for item in pair)],
                  {name: (module, names_of(_MODULE_DICT.__get__(module)) if issubclass(type(module), ModuleType)
                            else [])
                   for name, module in names_of(sys.modules) if type(name) is str})
+
+
+def _monitoring_tools() -> list[object]:
+    """The name of each tool id of sys.monitoring (Python 3.12+), whose callbacks run at later events: a tool takes
+    an id before it registers any."""
+    monitoring = getattr(sys, "monitoring", None)
+    return [monitoring.get_tool(tool) for tool in range(6)] if monitoring else []
 
 
 def left_running(before: Pending) -> str:
