@@ -205,7 +205,7 @@ class Hooks(NamedTuple):
 
     calls: list[object]  # the trace and profile functions, the count of audit hooks added, the import hooks, the
     # collector's callbacks, sys.monitoring's tools, the notebook's event loop's task factory and its own attributes
-    modules: dict[str, tuple[object, list[tuple[object, object]]]]  # each module loaded and its entries (names_of)
+    modules: list[tuple[object, dict]]  # each module loaded and a copy of its entries (dict.copy: no code of theirs)
 
 
 def hooks() -> Hooks:
@@ -214,9 +214,8 @@ def hooks() -> Hooks:
     return Hooks([sys.gettrace(), sys.getprofile(), _audit_hooks_added[0], *sys.meta_path, None, *sys.path_hooks,
                   None, *gc.callbacks, None, *_monitoring_tools(), loop.get_task_factory(),
                   *(item for pair in names_of(vars(loop)) for item in pair)],
-                 {name: (module, names_of(_MODULE_DICT.__get__(module)) if issubclass(type(module), ModuleType)
-                           else [])
-                  for name, module in names_of(sys.modules) if type(name) is str})
+                 [(module, _MODULE_DICT.__get__(module).copy()) for module in sys.modules.copy().values()
+                  if issubclass(type(module), ModuleType)])
 
 
 def _monitoring_tools() -> list[object]:
@@ -259,18 +258,29 @@ def left_hooks(before: Hooks) -> bool:
     after = hooks()
     if len(after.calls) != len(before.calls) or any(now is not then for now, then in zip(after.calls, before.calls)):
         return True
-    for name, (module, entries) in before.modules.items():
-        now = after.modules.get(name)
-        if now is None or now[0] is not module:
-            return True
-        held = {id(key): value for key, value in entries}
-        if any(held.get(id(key), _ABSENT) is not value and not (id(key) not in held and type(value) is ModuleType)
-               and not (module is sys and type(key) is str and key in _LAST_ERROR) for key, value in now[1]) or len(held) > len(now[1]):
-            return True
-    return False
+    loaded = {id(module): entries for module, entries in after.modules}
+    return any(id(module) not in loaded or _changed(entries, loaded[id(module)], module is sys)
+               for module, entries in before.modules)
 
 
-_ABSENT = object()
+def _changed(before: dict, after: dict, is_sys: bool) -> bool:
+    """Whether a module's entries changed from `before` to `after`, compared by identity and in order (no key's own
+    hash or == runs): a value rebound keeps its key's place, a key deleted moves the ones after it, a key added comes
+    last, where only a submodule is allowed (an import binds it in its package); sys's record of the last error
+    aside."""
+    if len(after) < len(before):
+        return True
+    entries = iter(after.items())
+    for (key, value), (now_key, now) in zip(before.items(), entries):
+        if now_key is not key or (now is not value and not (is_sys and _last_error(key))):
+            return True
+    return any(type(value) is not ModuleType and not (is_sys and _last_error(key)) for key, value in entries)
+
+
+def _last_error(key: object) -> bool:
+    return type(key) is str and key in _LAST_ERROR
+
+
 _MODULE_DICT = vars(ModuleType)["__dict__"]  # the C-level slot: a module's class may override __dict__ or lookup
 
 
