@@ -269,12 +269,6 @@ import subprocess
 subprocess.Popen(["sleep", "{SLEEP_MARK}"], start_new_session=True)
 for p in self.params:
     p.data -= self.lr * p.grad"""
-# A process that outlives its cell, which could write what the loader reads (a mapping both share) at any moment
-FORK_AND_LEAVE = """\
-import os, time
-if os.fork() == 0:
-    time.sleep(600)
-    os._exit(0)"""
 # A thread that would bind a name a while after its cell ended: a grade that raced it would change from run to run
 THREAD_LATER = """\
 import threading
@@ -539,11 +533,7 @@ HOSTILE: list[Hostile] = [
             loses=("test_no_grad", LESSON), keeps=ALL_BUT("test_no_grad", LESSON),
             reason="printed more than the output limit allows", limit="output"),
     Hostile("leave-a-process", "starts `sleep` in its own session from step(), then steps correctly (reference otherwise)",
-            sabotage("sgd", "SGD.step", LEAVE_A_PROCESS), loses=("test_step", LESSON),
-            keeps=ALL_BUT("test_step", LESSON), reason="left a process running"),
-    Hostile("fork-top", "forks a process that keeps running, in a code cell added at the top (reference otherwise)",
-            lambda reference, release: only(with_top_cell(reference, FORK_AND_LEAVE)), max_total=0,
-            reason="left a process running"),
+            sabotage("sgd", "SGD.step", LEAVE_A_PROCESS), keeps=PARTS),
     Hostile("thread-top", "starts a thread that binds a name later, in a code cell added at the top (reference "
                           "otherwise)", lambda reference, release: only(with_top_cell(reference, THREAD_LATER)),
             keeps=PARTS),

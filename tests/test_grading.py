@@ -1777,20 +1777,6 @@ def test_a_stopped_cell_that_leaves_a_loop_callback_or_an_audit_hook_binding_mod
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
-def test_a_process_cell_module_leaves_running_is_named_where_its_part_fails(tmp_path):
-    """red-a25 X34-a25-1 / X34-a25-2 (pass 34): cell module forks a process that goes on running after the cell (it
-    may write a mapping the loader shares, or spin and have a later cell charged for its CPU time: the same notebook
-    gave lesson_numbers 1.91, 1.91 and 2.45 over three grades). The load ends at cell module, and the checks that
-    grade it say what it left."""
-    notebook = solution_notebook()
-    notebook.cells[_cell_at(notebook.cells, "module")].source += (
-        "\n\nimport os as _os\nif _os.fork() == 0:\n    import time as _time\n    _time.sleep(60)\n    _os._exit(0)\n")
-    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
-    messages = failing_messages(report)["test_parameters"]
-    assert scores(report)["test_parameters"] == 0 and messages, failing_messages(report)
-    assert all(message.startswith("cell module left a process running") for message in messages), messages
-
-
 def test_a_displayhook_cell_module_sets_does_not_mend_module_in_the_cells_below(tmp_path):
     """red-a24 X33-a24-3 (pass 33): cell module with a wrong parameters() (its own Parameters only) ends by setting
     sys.displayhook to a function that puts a right parameters() on Module; a cell added below it prints a line. In

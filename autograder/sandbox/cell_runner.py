@@ -167,37 +167,11 @@ class Pending(NamedTuple):
     none (seccomp.py), so a cell leaves none running."""
 
     handlers: list[object]  # each signal's handler
-    processes: frozenset[int]  # the processes below the loader that have not ended (_processes)
 
 
 def pending() -> Pending:
     """What may run code of a cell's after it ended, as it is now."""
-    return Pending([signal.getsignal(number) for number in _SIGNALS], _processes())
-
-
-def _processes() -> frozenset[int]:
-    """The live processes this one started, or took in as a subreaper (the loader and each check child is one: a
-    process whose parent ended comes here, so every live process below it is a child of its), read from /proc: a
-    zombie runs nothing. A kernel that keeps no list of children (no CONFIG_PROC_CHILDREN) shows none."""
-    try:
-        children = [int(pid) for task in os.listdir("/proc/self/task")
-                    for pid in _read(f"/proc/self/task/{task}/children").split()]
-    except (OSError, ValueError):
-        return frozenset()
-    return frozenset(pid for pid in children if _state(pid) not in ("Z", "X"))
-
-
-def _state(pid: int) -> str:
-    """Process `pid`'s state letter (its stat's third field): "X" once it is gone."""
-    try:
-        return _read(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return "X"
-
-
-def _read(path: str) -> str:
-    with open(path) as file:
-        return file.read()
+    return Pending([signal.getsignal(number) for number in _SIGNALS])
 
 
 class Hooks(NamedTuple):
@@ -227,21 +201,16 @@ def _monitoring_tools() -> list[object]:
 
 def left_running(before: Pending) -> str:
     """What code a cell (or a call) left to run at a moment of its own when it ended or stopped (one of LEFT_RUNNING;
-    "" when none): a signal handler it set, a timer it armed, a process it started that is still running (its own
-    child or, double-forked, one the loader took in: red-a25 X34-a25-1/-2, one that wrote a mapping the loader
-    shares gave one answer, then another half a second later), or a task or callback waiting on the notebook's event
+    "" when none): a signal handler it set, a timer it armed, or a task or callback waiting on the notebook's event
     loop. Such code may bind any name, or change any object, at any time from then on, so what a later cell or check
     sees would depend on how fast the machine is (red-a23 X32-a23-1: a SIGALRM handler binding Module 50 ms after the
     stop; red-a24 X33-a24-1/-4: a call_later callback, a task that never ends), and the loader stops there instead
     (child.py)."""
-    handler, timer, process, task = LEFT_RUNNING
-    now = pending()
-    if any(after is not then and callable(after) for after, then in zip(now.handlers, before.handlers)):
+    handler, timer, task = LEFT_RUNNING
+    if any(now is not then and callable(now) for now, then in zip(pending().handlers, before.handlers)):
         return handler
     if any(signal.getitimer(which)[0] for which in _TIMERS):
         return timer
-    if now.processes - before.processes:
-        return process
     waiting = () if _loop is None else (*_loop._ready, *_loop._scheduled)  # type: ignore[attr-defined]  # asyncio's
     return task if any(not handle.cancelled() and handle._callback is not _STOP_LOOP for handle in waiting) else ""
 

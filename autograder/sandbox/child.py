@@ -102,8 +102,6 @@ class _CappedText(io.TextIOBase):
 def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
     """Everything a loader does to itself before it runs a line of student code."""
     os.setsid()  # a process group of its own, and no controlling terminal (/dev/tty): none to type into
-    # A process a cell double-forks and leaves running comes back here, where left_running sees it (cell_runner)
-    forks.become_subreaper()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)

@@ -34,9 +34,9 @@ for asyncio's default event loop, which needs epoll.
 Beyond any of Docker's, it denies a clone that makes a thread (CLONE_THREAD): code a cell leaves running in a
 thread binds names at moments of its own, so a grade would depend on timing, and no look at a thread tells a
 student's from an idle library one (tqdm's monitor, which turns itself off when its thread does not start). And it
-keeps every process a cell starts below the loader, where cell_runner.left_running sees one it leaves running: a
-clone whose child would be the loader's sibling (CLONE_PARENT) is denied, and so is prctl's unsetting of
-PR_SET_CHILD_SUBREAPER (the loader's, which takes in what a process below it double-forks).
+keeps every process a check starts below the check's own process, whose CPU time and waits are the check's: a
+clone whose child would be the caller's sibling (CLONE_PARENT) is denied, and so is prctl's unsetting of
+PR_SET_CHILD_SUBREAPER (a check child's, which takes in what a process below it double-forks: child.py).
 
 A denied call fails with EPERM (a socket with EAFNOSUPPORT), as under Docker; clone3 fails with ENOSYS, so
 that the C library falls back to clone, whose flags the filter can read (a clone that asks for a new
@@ -149,7 +149,7 @@ NEW_NAMESPACES = 0x7E020000
 # later cell or check sees would depend on timing (red-b22 X31-b22-2: 16.36/18 about one run in three where Jupyter
 # gives 11). Python raises "can't start new thread"; tqdm turns its monitor off; a fork (no CLONE_THREAD) is allowed.
 CLONE_THREAD = 0x00010000
-# A child that would be the caller's sibling: out of the loader's sight (cell_runner.left_running)
+# A child that would be the caller's sibling: out of a check child's tree, whose CPU time is the check's (child.py)
 CLONE_PARENT = 0x00008000
 # ioctl's requests that act on a terminal beyond the process's own output: TIOCSTI pushes characters into its
 # input (the instructor's shell, when the grader runs in a terminal), TIOCLINUX pastes a console's selection.
