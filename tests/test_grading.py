@@ -1777,6 +1777,21 @@ def test_a_stopped_cell_that_leaves_a_loop_callback_or_an_audit_hook_binding_mod
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
+def test_an_honest_cell_whose_library_starts_its_own_helper_process_is_not_failed_for_leaving_it(tmp_path):
+    """red-a26 X35-a26-8 (pass 35): a cell the student added below the imports creates a
+    multiprocessing.shared_memory.SharedMemory, writes a byte, closes and unlinks it: the cell starts no process of its
+    own, but Python registers the segment with multiprocessing's resource tracker, a helper process it starts once and
+    keeps for the program's life (so does a cell that starts a spawn-context Process and joins it). A loader that ended
+    the load at a cell leaving a process running failed every check: 0/18 (the reference itself with the cell), where
+    Jupyter (nbclient, allow_errors) passes every test cell."""
+    notebook = solution_notebook()
+    notebook.cells.insert(_cell_at(notebook.cells, "imports") + 1, new_code_cell(
+        "from multiprocessing import shared_memory\nshm = shared_memory.SharedMemory(create=True, size=16)\n"
+        "shm.buf[0] = 7\nshm.close()\nshm.unlink()\n"))
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert sum(scores(report).values()) == 18, failing_messages(report)
+
+
 def test_a_displayhook_cell_module_sets_does_not_mend_module_in_the_cells_below(tmp_path):
     """red-a24 X33-a24-3 (pass 33): cell module with a wrong parameters() (its own Parameters only) ends by setting
     sys.displayhook to a function that puts a right parameters() on Module; a cell added below it prints a line. In
