@@ -1689,6 +1689,24 @@ def test_a_cell_that_leaves_code_running_ends_the_load_with_the_cell_named(box, 
     assert outcome.bound.get("c") == [EVERY_NAME] and "c" in outcome.stops, outcome  # a stub in its place binds all
 
 
+def test_a_cell_that_arms_a_posix_timer_ends_the_load_with_the_cell_named(box):
+    """red-a26 X35-a26-9 (pass 35): left_running sees a timer through signal.getitimer only (setitimer's three), and
+    a handler only where it changed. A cell arms a POSIX timer (timer_create and timer_settime through ctypes, allowed
+    by the filter) that sends SIGINT 50 ms later, whose handler (Python's default_int_handler) is the one every cell
+    started with: left_running sees nothing, the load goes on, and a KeyboardInterrupt stops whichever cell or line the
+    loader is running by then (on a slower machine, another). Measured: cell d (`time.sleep(0.3)`, then HELPER = 3)
+    stops at its line 2, "cell d: raised KeyboardInterrupt", blamed for cell c's timer, and HELPER stays 1."""
+    cell = ("import ctypes\nimport signal\n\n\nclass _Event(ctypes.Structure):\n"
+            "    _fields_ = [('value', ctypes.c_void_p), ('signo', ctypes.c_int), ('notify', ctypes.c_int),\n"
+            "                ('pad', ctypes.c_char * 48)]\n\n\n_libc = ctypes.CDLL(None, use_errno=True)\n"
+            "_timer = ctypes.c_void_p()\n_spec = (ctypes.c_long * 4)(0, 0, 0, 50_000_000)  # 50 ms, once\n"
+            "_libc.timer_create(1, ctypes.byref(_Event(None, signal.SIGINT, 0)), ctypes.byref(_timer))\n"
+            "_libc.timer_settime(_timer, 0, ctypes.byref(_spec), None)\n")
+    later = Cell("d", "import time\ntime.sleep(0.3)\nHELPER = 3\n")
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), later], sandbox_probes.value, name="HELPER")
+    assert not outcome.ok and outcome.reason.startswith("cell c left a timer armed when it ended"), outcome
+
+
 @pytest.mark.parametrize("cell", [
     "import ctypes, os, platform\nlibc = ctypes.CDLL(None, use_errno=True)\n"
     "pid = libc.syscall(220 if platform.machine() == 'aarch64' else 56, 0x8000 | 17, 0, 0, 0, 0)\n"
