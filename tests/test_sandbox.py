@@ -1707,6 +1707,22 @@ def test_a_cell_that_arms_a_posix_timer_ends_the_load_with_the_cell_named(box):
     assert not outcome.ok and outcome.reason.startswith("cell c left a timer armed when it ended"), outcome
 
 
+def test_a_cell_that_leaves_a_reader_on_the_loop_ends_the_load_with_the_cell_named(box):
+    """red-a26 X35-a26-10 (pass 35): left_running reads the loop's waiting code from its ready queue and its timers
+    (_ready, _scheduled) only; a callback the loop calls when a descriptor becomes readable (add_reader) waits in the
+    selector's map. A cell that ran whole registers one on a pipe (here one it wrote a byte to; a timerfd, or a pipe a
+    process writes to, makes it fire at a moment of its own) that binds HELPER: left_running sees nothing, the load
+    goes on, and the callback binds HELPER = 2 once the next cell's loop polls (Jupyter's kernel loop: right after the
+    cell). Measured: the call answers 2, ok."""
+    cell = ("import asyncio\nimport os\n_r, _w = os.pipe()\nos.write(_w, b'x')\n\n\ndef _readable():\n"
+            "    asyncio.get_running_loop().remove_reader(_r)\n    globals()['HELPER'] = 2\n\n\n"
+            "asyncio.get_running_loop().add_reader(_r, _readable)\n")
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), Cell("d", "HELPER_SEEN = HELPER\n")],
+                       sandbox_probes.value, name="HELPER")
+    assert not outcome.ok and outcome.reason.startswith(
+        "cell c left a task or callback waiting on the event loop when it ended"), outcome
+
+
 @pytest.mark.parametrize("cell", [
     "import ctypes, os, platform\nlibc = ctypes.CDLL(None, use_errno=True)\n"
     "pid = libc.syscall(220 if platform.machine() == 'aarch64' else 56, 0x8000 | 17, 0, 0, 0, 0)\n"
