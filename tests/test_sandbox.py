@@ -269,7 +269,6 @@ def test_the_graders_reading_of_what_a_cell_bound_before_it_stopped_agrees_with_
     assert _binds(namespace_lines(run_before(cell, stops["c"])), "HELPER") is outcome.value
 
 
-
 @pytest.mark.parametrize("cell", [
     "class _Wrap:\n    global HELPER\n    HELPER = 1\n    raise ValueError\n",
     "class _Wrap:\n    globals()['HELPER'] = 1\n    raise ValueError\n",
@@ -1001,7 +1000,6 @@ def test_on_cgroup_v1_only_the_budgets_own_oom_kills_count_as_the_memory_budget(
             os.close(fds[0])
 
 
-
 @pytest.mark.parametrize("budget_kills, other_kills, status, described", [
     (0, 1, signal.SIGKILL, None),  # the machine's (or a container's) OOM killer, the budget never ran out
     (1, 1, signal.SIGKILL, "was killed by the kernel: the submission's processes together used their memory budget"),
@@ -1204,7 +1202,6 @@ def _backstop_seconds(monkeypatch, threads: int, waited: Callable[[int], float])
         clock["now"], clock["waited"] = reading * 0.05, clock["waited"] + waited(reading)
         stopwatch.seconds()
     return stopwatch.seconds()
-
 
 
 def test_the_graders_last_resort_leaves_out_waits_for_a_cpu_but_not_cpu_time(monkeypatch):
@@ -1719,6 +1716,22 @@ def test_a_cell_that_leaves_a_reader_on_the_loop_ends_the_load_with_the_cell_nam
             "asyncio.get_running_loop().add_reader(_r, _readable)\n")
     outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), Cell("d", "HELPER_SEEN = HELPER\n")],
                        sandbox_probes.value, name="HELPER")
+    assert not outcome.ok and outcome.reason.startswith(
+        "cell c left a task or callback waiting on the event loop when it ended"), outcome
+
+
+def test_a_cell_cannot_hide_a_loop_callback_behind_run_until_completes_own(box):
+    """red-a26 X35-a26-11 (pass 35): left_running passes over a waiting handle whose callback is asyncio's
+    _run_until_complete_cb (_STOP_LOOP: run_until_complete's own, left when a callback raised out of the loop). A cell
+    that ran whole schedules that very function 50 ms later with an argument of its own: an object whose cancelled()
+    binds HELPER and whose get_loop() gives an object with a stop() that does nothing. left_running reads the handle
+    as the loader's, the load goes on, and HELPER = 2 is bound at whichever cell's loop runs once 50 ms have passed (on
+    a slower machine, another). Measured: the call answers 2, ok."""
+    cell = ("import asyncio\n\n\nclass _Fake:\n    def cancelled(self):\n        globals()['HELPER'] = 2\n"
+            "        return True\n\n    def get_loop(self):\n        return self\n\n    def stop(self):\n        pass\n\n\n"
+            "asyncio.get_running_loop().call_later(0.05, asyncio.base_events._run_until_complete_cb, _Fake())\n")
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), Cell("d", "import time\ntime.sleep(0.1)\n"),
+                        Cell("e", "HELPER_SEEN = HELPER\n")], sandbox_probes.value, name="HELPER")
     assert not outcome.ok and outcome.reason.startswith(
         "cell c left a task or callback waiting on the event loop when it ended"), outcome
 
