@@ -1664,10 +1664,12 @@ def test_a_stopped_cell_whose_cycle_binds_as_it_is_collected_is_read_as_binding_
 def test_a_stopped_cell_that_leaves_a_hook_in_a_library_class_is_read_as_binding_every_name(box):
     """red-a26 X35-a26-12 (pass 35): left_hooks compares the hooks Python calls, the loop's own attributes and every
     loaded module's entries, but no class's attributes: a stopped cell that replaces a method of a library class
-    (here asyncio.BaseEventLoop.create_task, which the notebook's loop calls to run the next cell, as Jupyter's kernel
-    loop calls it for the next request) with one that puts the method back and binds HELPER is read as binding only
+    (here asyncio.BaseEventLoop.create_task, which the notebook's loop calls to run the next cell) with one that puts the method back and binds HELPER is read as binding only
     the names its lines bound. Measured: bound['c'] lacks HELPER, and the next cell's run binds HELPER = 2 (the call
-    answers 2). The same hook in numpy.random's entry reads as binding every name (red-a25 X34-a25-4)."""
+    answers 2). The same hook in numpy.random's entry reads as binding every name (red-a25 X34-a25-4). In a whole
+    notebook (cell module's wrong Module held in a class, a right one in an added cell above, the hook binding the
+    wrong Module): 13.59/18 with Exercise 1 1/1, where Jupyter (nbclient, allow_errors), whose kernel loop calls the
+    hooked create_task too, fails parameters, exercise_count and lesson_numbers."""
     cell = ("import asyncio\n_create = asyncio.BaseEventLoop.create_task\n\n\n"
             "def _hooked(self, *args, **kwargs):\n    asyncio.BaseEventLoop.create_task = _create\n"
             "    globals()['HELPER'] = 2\n    return _create(self, *args, **kwargs)\n\n\n"
