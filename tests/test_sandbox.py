@@ -1754,6 +1754,40 @@ def test_a_cell_cannot_hide_a_loop_callback_behind_run_until_completes_own(box):
         "cell c left a task or callback waiting on the event loop when it ended"), outcome
 
 
+# What a cell replaces of what left_running looks through before it leaves code running: the module functions
+# cell_runner calls (signal.getsignal and getitimer) are the notebook's modules' entries, and asyncio's
+# Handle.cancelled a library class's attribute (the loop itself reads the handle's _cancelled, never the method).
+_BLINDED = {
+    "signal-handler-getsignal-replaced": (
+        "import signal as _signal\n_handlers = {n: _signal.getsignal(n) for n in _signal.valid_signals()\n"
+        "             if n not in (_signal.SIGKILL, _signal.SIGSTOP)}\n"
+        "_signal.getsignal = _handlers.__getitem__\n_signal.getitimer = lambda which: (0.0, 0.0)\n",
+        _LEFT_RUNNING["signal-handler"]),
+    "timer-getitimer-replaced": ("import signal as _signal\n_signal.getitimer = lambda which: (0.0, 0.0)\n",
+                                 _LEFT_RUNNING["timer"]),
+    "loop-callback-handle-cancelled-replaced": (
+        "import asyncio as _asyncio\n_asyncio.Handle.cancelled = lambda self: True\n",
+        _LEFT_RUNNING["loop-callback-of-a-whole-cell"]),
+}
+
+
+@pytest.mark.parametrize("blinded", list(_BLINDED))
+def test_a_cell_cannot_hide_what_it_leaves_running_by_replacing_what_left_running_calls(box, blinded):
+    """red-a26 X35-a26-3 (pass 35): left_running reads what a cell left through functions the notebook can reach and
+    replace: signal.getsignal and signal.getitimer, each an entry of a module the notebook imports too (the same
+    object: cell_runner's `import signal`), and asyncio's Handle.cancelled (a class attribute; the loop runs a handle
+    whose _cancelled is False whatever the method says). A cell that replaces them, then sets a SIGALRM handler
+    binding HELPER 0.3 s later and raises, or arms a timer, or leaves a call_later callback, is read as leaving
+    nothing running: the load goes on, the cells below run beside that code (measured: the call's answer is HELPER
+    from the last cell, the outcome ok). A cell that ran whole is not even read by left_hooks, which would see the
+    module entries replaced. (red-a26's fourth case, os.listdir replaced to hide a forked process, no longer applies:
+    a process a cell leaves running does not end the load since X35-a26-8.)"""
+    prelude, (cell, words) = _BLINDED[blinded][0], _BLINDED[blinded][1]
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", prelude + cell), Cell("d", "HELPER = 3\n")],
+                       sandbox_probes.value, name="HELPER")
+    assert not outcome.ok and outcome.reason.startswith(f"cell c left {words} when it ended"), outcome
+
+
 @pytest.mark.parametrize("cell", [
     "import ctypes, os, platform\nlibc = ctypes.CDLL(None, use_errno=True)\n"
     "pid = libc.syscall(220 if platform.machine() == 'aarch64' else 56, 0x8000 | 17, 0, 0, 0, 0)\n"
