@@ -1704,36 +1704,42 @@ def test_a_cell_that_leaves_code_running_ends_the_load_with_the_cell_named(box, 
     assert outcome.bound.get("c") == [EVERY_NAME] and "c" in outcome.stops, outcome  # a stub in its place binds all
 
 
-def test_a_cell_that_arms_a_posix_timer_ends_the_load_with_the_cell_named(box):
+def test_a_cell_cannot_arm_a_posix_timer_that_interrupts_a_later_cell(box):
     """red-a26 X35-a26-9 (pass 35): left_running sees a timer through signal.getitimer only (setitimer's three), and
-    a handler only where it changed. A cell arms a POSIX timer (timer_create and timer_settime through ctypes, allowed
-    by the filter) that sends SIGINT 50 ms later, whose handler (Python's default_int_handler) is the one every cell
-    started with: left_running sees nothing, the load goes on, and a KeyboardInterrupt stops whichever cell or line the
-    loader is running by then (on a slower machine, another). Measured: cell d (`time.sleep(0.3)`, then HELPER = 3)
-    stops at its line 2, "cell d: raised KeyboardInterrupt", blamed for cell c's timer, and HELPER stays 1."""
+    a handler only where it changed. A cell armed a POSIX timer (timer_create and timer_settime through ctypes) that
+    sends SIGINT 50 ms later, whose handler (Python's default_int_handler) is the one every cell started with:
+    left_running saw nothing, the load went on, and a KeyboardInterrupt stopped whichever cell or line the loader was
+    running by then (on a slower machine, another). Measured before the fix: cell d (`time.sleep(0.3)`, then
+    HELPER = 3) stopped at its line 2, "cell d: raised KeyboardInterrupt", blamed for cell c's timer. The filter now
+    denies timer_create, and timerfd_create (a descriptor that becomes readable at a moment of its own), with EPERM
+    (seccomp.py): cell d runs whole."""
     cell = ("import ctypes\nimport signal\n\n\nclass _Event(ctypes.Structure):\n"
             "    _fields_ = [('value', ctypes.c_void_p), ('signo', ctypes.c_int), ('notify', ctypes.c_int),\n"
             "                ('pad', ctypes.c_char * 48)]\n\n\n_libc = ctypes.CDLL(None, use_errno=True)\n"
             "_timer = ctypes.c_void_p()\n_spec = (ctypes.c_long * 4)(0, 0, 0, 50_000_000)  # 50 ms, once\n"
-            "_libc.timer_create(1, ctypes.byref(_Event(None, signal.SIGINT, 0)), ctypes.byref(_timer))\n"
-            "_libc.timer_settime(_timer, 0, ctypes.byref(_spec), None)\n")
+            "refused = [(_libc.timer_create(1, ctypes.byref(_Event(None, signal.SIGINT, 0)), ctypes.byref(_timer)),\n"
+            "            ctypes.get_errno())]\n"
+            "_libc.timer_settime(_timer, 0, ctypes.byref(_spec), None)\n"
+            "refused.append((_libc.timerfd_create(1, 0), ctypes.get_errno()))\n")
     later = Cell("d", "import time\ntime.sleep(0.3)\nHELPER = 3\n")
-    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), later], sandbox_probes.value, name="HELPER")
-    assert not outcome.ok and outcome.reason.startswith("cell c left a timer armed when it ended"), outcome
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), later], sandbox_probes.value, name="refused")
+    assert outcome.value == [[-1, errno.EPERM], [-1, errno.EPERM]] and outcome.load_errors == [], outcome
 
 
 def test_a_cell_that_leaves_a_reader_on_the_loop_ends_the_load_with_the_cell_named(box):
     """red-a26 X35-a26-10 (pass 35): left_running reads the loop's waiting code from its ready queue and its timers
     (_ready, _scheduled) only; a callback the loop calls when a descriptor becomes readable (add_reader) waits in the
-    selector's map. A cell that ran whole registers one on a pipe (here one it wrote a byte to; a timerfd, or a pipe a
-    process writes to, makes it fire at a moment of its own) that binds HELPER: left_running sees nothing, the load
-    goes on, and the callback binds HELPER = 2 once the next cell's loop polls (Jupyter's kernel loop: right after the
-    cell). Measured: the call answers 2, ok."""
-    cell = ("import asyncio\nimport os\n_r, _w = os.pipe()\nos.write(_w, b'x')\n\n\ndef _readable():\n"
+    selector's map. A cell that ran whole registers one that binds HELPER on a pipe a process it forked writes to
+    0.1 s later, so that it fires at a moment of its own: left_running saw nothing, the load went on, and the callback
+    bound HELPER = 2 at the first poll of the loop after the write (a later cell's; Jupyter's kernel loop's: between
+    cells). Measured before the fix: the call answers 2, ok. (A pipe already readable at the cell's end fires within
+    the cell's own run: the loop polls once more before it stops.)"""
+    cell = ("import asyncio\nimport os\nimport time\n_r, _w = os.pipe()\nif os.fork() == 0:\n"
+            "    time.sleep(0.1)\n    os.write(_w, b'x')\n    os._exit(0)\n\n\ndef _readable():\n"
             "    asyncio.get_running_loop().remove_reader(_r)\n    globals()['HELPER'] = 2\n\n\n"
             "asyncio.get_running_loop().add_reader(_r, _readable)\n")
-    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), Cell("d", "HELPER_SEEN = HELPER\n")],
-                       sandbox_probes.value, name="HELPER")
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), Cell("d", "import time\ntime.sleep(0.3)\n"),
+                        Cell("e", "HELPER_SEEN = HELPER\n")], sandbox_probes.value, name="HELPER")
     assert not outcome.ok and outcome.reason.startswith(
         "cell c left a task or callback waiting on the event loop when it ended"), outcome
 
