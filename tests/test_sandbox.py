@@ -1664,12 +1664,14 @@ def test_a_stopped_cell_whose_cycle_binds_as_it_is_collected_is_read_as_binding_
 def test_a_stopped_cell_that_leaves_a_hook_in_a_library_class_is_read_as_binding_every_name(box):
     """red-a26 X35-a26-12 (pass 35): left_hooks compares the hooks Python calls, the loop's own attributes and every
     loaded module's entries, but no class's attributes: a stopped cell that replaces a method of a library class
-    (here asyncio.BaseEventLoop.create_task, which the notebook's loop calls to run the next cell) with one that puts the method back and binds HELPER is read as binding only
-    the names its lines bound. Measured: bound['c'] lacks HELPER, and the next cell's run binds HELPER = 2 (the call
-    answers 2). The same hook in numpy.random's entry reads as binding every name (red-a25 X34-a25-4). In a whole
-    notebook (cell module's wrong Module held in a class, a right one in an added cell above, the hook binding the
-    wrong Module): 13.59/18 with Exercise 1 1/1, where Jupyter (nbclient, allow_errors), whose kernel loop calls the
-    hooked create_task too, fails parameters, exercise_count and lesson_numbers."""
+    (here asyncio.BaseEventLoop.create_task, which the notebook's loop calls to run the next cell) with one that puts
+    the method back and binds HELPER is read as binding only the names its lines bound. Measured before the fix:
+    bound['c'] lacks HELPER, and the next cell's run binds HELPER = 2 (the call answers 2). The same hook in
+    numpy.random's entry reads as binding every name (red-a25 X34-a25-4). In a whole notebook (cell module's wrong
+    Module held in a class, a right one in an added cell above, the hook binding the wrong Module): 13.59/18 with
+    Exercise 1 1/1, where Jupyter (nbclient, allow_errors), whose kernel loop calls the hooked create_task too, fails
+    parameters, exercise_count and lesson_numbers; after the fix (hooks() copies the loop's classes' attributes)
+    12.59/18, Exercise 1 0/1."""
     cell = ("import asyncio\n_create = asyncio.BaseEventLoop.create_task\n\n\n"
             "def _hooked(self, *args, **kwargs):\n    asyncio.BaseEventLoop.create_task = _create\n"
             "    globals()['HELPER'] = 2\n    return _create(self, *args, **kwargs)\n\n\n"
@@ -1750,9 +1752,11 @@ def test_a_cell_cannot_hide_a_loop_callback_behind_run_until_completes_own(box):
     that ran whole schedules that very function 50 ms later with an argument of its own: an object whose cancelled()
     binds HELPER and whose get_loop() gives an object with a stop() that does nothing. left_running reads the handle
     as the loader's, the load goes on, and HELPER = 2 is bound at whichever cell's loop runs once 50 ms have passed (on
-    a slower machine, another). Measured: the call answers 2, ok."""
+    a slower machine, another). Measured before the fix: the call answers 2, ok. Now only the callback whose argument
+    is the loader's own future of the cell is passed over."""
     cell = ("import asyncio\n\n\nclass _Fake:\n    def cancelled(self):\n        globals()['HELPER'] = 2\n"
-            "        return True\n\n    def get_loop(self):\n        return self\n\n    def stop(self):\n        pass\n\n\n"
+            "        return True\n\n    def get_loop(self):\n        return self\n\n"
+            "    def stop(self):\n        pass\n\n\n"
             "asyncio.get_running_loop().call_later(0.05, asyncio.base_events._run_until_complete_cb, _Fake())\n")
     outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), Cell("d", "import time\ntime.sleep(0.1)\n"),
                         Cell("e", "HELPER_SEEN = HELPER\n")], sandbox_probes.value, name="HELPER")
@@ -1784,7 +1788,7 @@ def test_a_cell_cannot_hide_what_it_leaves_running_by_replacing_what_left_runnin
     object: cell_runner's `import signal`), and asyncio's Handle.cancelled (a class attribute; the loop runs a handle
     whose _cancelled is False whatever the method says). A cell that replaces them, then sets a SIGALRM handler
     binding HELPER 0.3 s later and raises, or arms a timer, or leaves a call_later callback, is read as leaving
-    nothing running: the load goes on, the cells below run beside that code (measured: the call's answer is HELPER
+    nothing running: the load goes on, the cells below run beside that code (measured before the fix: the call's answer is HELPER
     from the last cell, the outcome ok). A cell that ran whole is not even read by left_hooks, which would see the
     module entries replaced. (red-a26's fourth case, os.listdir replaced to hide a forked process, no longer applies:
     a process a cell leaves running does not end the load since X35-a26-8.)"""
