@@ -1788,10 +1788,11 @@ def test_a_cell_cannot_hide_what_it_leaves_running_by_replacing_what_left_runnin
     object: cell_runner's `import signal`), and asyncio's Handle.cancelled (a class attribute; the loop runs a handle
     whose _cancelled is False whatever the method says). A cell that replaces them, then sets a SIGALRM handler
     binding HELPER 0.3 s later and raises, or arms a timer, or leaves a call_later callback, is read as leaving
-    nothing running: the load goes on, the cells below run beside that code (measured before the fix: the call's answer is HELPER
-    from the last cell, the outcome ok). A cell that ran whole is not even read by left_hooks, which would see the
-    module entries replaced. (red-a26's fourth case, os.listdir replaced to hide a forked process, no longer applies:
-    a process a cell leaves running does not end the load since X35-a26-8.)"""
+    nothing running: the load goes on, the cells below run beside that code (measured before the fix: the call's
+    answer is HELPER from the last cell, the outcome ok). A cell that ran whole is not even read by left_hooks, which
+    would see the module entries replaced. Now left_running reads _signal's functions and Handle's slots, taken at
+    import. (red-a26's fourth case, os.listdir replaced to hide a forked process, no longer applies: a process a cell
+    leaves running does not end the load since X35-a26-8.)"""
     prelude, (cell, words) = _BLINDED[blinded][0], _BLINDED[blinded][1]
     outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", prelude + cell), Cell("d", "HELPER = 3\n")],
                        sandbox_probes.value, name="HELPER")
