@@ -269,7 +269,6 @@ def test_the_graders_reading_of_what_a_cell_bound_before_it_stopped_agrees_with_
     assert _binds(namespace_lines(run_before(cell, stops["c"])), "HELPER") is outcome.value
 
 
-
 @pytest.mark.parametrize("cell", [
     "class _Wrap:\n    global HELPER\n    HELPER = 1\n    raise ValueError\n",
     "class _Wrap:\n    globals()['HELPER'] = 1\n    raise ValueError\n",
@@ -1001,7 +1000,6 @@ def test_on_cgroup_v1_only_the_budgets_own_oom_kills_count_as_the_memory_budget(
             os.close(fds[0])
 
 
-
 @pytest.mark.parametrize("budget_kills, other_kills, status, described", [
     (0, 1, signal.SIGKILL, None),  # the machine's (or a container's) OOM killer, the budget never ran out
     (1, 1, signal.SIGKILL, "was killed by the kernel: the submission's processes together used their memory budget"),
@@ -1204,7 +1202,6 @@ def _backstop_seconds(monkeypatch, threads: int, waited: Callable[[int], float])
         clock["now"], clock["waited"] = reading * 0.05, clock["waited"] + waited(reading)
         stopwatch.seconds()
     return stopwatch.seconds()
-
 
 
 def test_the_graders_last_resort_leaves_out_waits_for_a_cpu_but_not_cpu_time(monkeypatch):
@@ -1664,6 +1661,26 @@ def test_a_stopped_cell_whose_cycle_binds_as_it_is_collected_is_read_as_binding_
     assert "HELPER" in outcome.bound["c"], outcome
 
 
+def test_a_stopped_cell_that_leaves_a_hook_in_a_library_class_is_read_as_binding_every_name(box):
+    """red-a26 X35-a26-12 (pass 35): left_hooks compares the hooks Python calls, the loop's own attributes and every
+    loaded module's entries, but no class's attributes: a stopped cell that replaces a method of a library class
+    (here asyncio.BaseEventLoop.create_task, which the notebook's loop calls to run the next cell) with one that puts
+    the method back and binds HELPER is read as binding only the names its lines bound. Measured before the fix:
+    bound['c'] lacks HELPER, and the next cell's run binds HELPER = 2 (the call answers 2). The same hook in
+    numpy.random's entry reads as binding every name (red-a25 X34-a25-4). In a whole notebook (cell module's wrong
+    Module held in a class, a right one in an added cell above, the hook binding the wrong Module): 13.59/18 with
+    Exercise 1 1/1, where Jupyter (nbclient, allow_errors), whose kernel loop calls the hooked create_task too, fails
+    parameters, exercise_count and lesson_numbers; after the fix (hooks() copies the loop's classes' attributes)
+    12.59/18, Exercise 1 0/1."""
+    cell = ("import asyncio\n_create = asyncio.BaseEventLoop.create_task\n\n\n"
+            "def _hooked(self, *args, **kwargs):\n    asyncio.BaseEventLoop.create_task = _create\n"
+            "    globals()['HELPER'] = 2\n    return _create(self, *args, **kwargs)\n\n\n"
+            "asyncio.BaseEventLoop.create_task = _hooked\nraise ValueError\n")
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), Cell("d", "HELPER_SEEN = HELPER\n")],
+                       sandbox_probes.value, name="HELPER")
+    assert "c" in outcome.stops and {"HELPER", EVERY_NAME} & set(outcome.bound["c"]), outcome
+
+
 _LEFT_RUNNING = {  # code a cell leaves to run at a moment of its own, and the loader's words for it
     "signal-handler": (_BIND_LATER + "import signal\nsignal.signal(signal.SIGALRM, _bind)\n"
                        "signal.setitimer(signal.ITIMER_REAL, 0.3)\nraise ValueError\n", "a signal handler set"),
@@ -1687,6 +1704,99 @@ def test_a_cell_that_leaves_code_running_ends_the_load_with_the_cell_named(box, 
                        name="HELPER")
     assert not outcome.ok and outcome.reason.startswith(f"cell c left {words} when it ended"), outcome
     assert outcome.bound.get("c") == [EVERY_NAME] and "c" in outcome.stops, outcome  # a stub in its place binds all
+
+
+def test_a_cell_cannot_arm_a_posix_timer_that_interrupts_a_later_cell(box):
+    """red-a26 X35-a26-9 (pass 35): left_running sees a timer through signal.getitimer only (setitimer's three), and
+    a handler only where it changed. A cell armed a POSIX timer (timer_create and timer_settime through ctypes) that
+    sends SIGINT 50 ms later, whose handler (Python's default_int_handler) is the one every cell started with:
+    left_running saw nothing, the load went on, and a KeyboardInterrupt stopped whichever cell or line the loader was
+    running by then (on a slower machine, another). Measured before the fix: cell d (`time.sleep(0.3)`, then
+    HELPER = 3) stopped at its line 2, "cell d: raised KeyboardInterrupt", blamed for cell c's timer. The filter now
+    denies timer_create, and timerfd_create (a descriptor that becomes readable at a moment of its own), with EPERM
+    (seccomp.py): cell d runs whole."""
+    cell = ("import ctypes\nimport signal\n\n\nclass _Event(ctypes.Structure):\n"
+            "    _fields_ = [('value', ctypes.c_void_p), ('signo', ctypes.c_int), ('notify', ctypes.c_int),\n"
+            "                ('pad', ctypes.c_char * 48)]\n\n\n_libc = ctypes.CDLL(None, use_errno=True)\n"
+            "_timer = ctypes.c_void_p()\n_spec = (ctypes.c_long * 4)(0, 0, 0, 50_000_000)  # 50 ms, once\n"
+            "refused = [(_libc.timer_create(1, ctypes.byref(_Event(None, signal.SIGINT, 0)), ctypes.byref(_timer)),\n"
+            "            ctypes.get_errno())]\n"
+            "_libc.timer_settime(_timer, 0, ctypes.byref(_spec), None)\n"
+            "refused.append((_libc.timerfd_create(1, 0), ctypes.get_errno()))\n")
+    later = Cell("d", "import time\ntime.sleep(0.3)\nHELPER = 3\n")
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), later], sandbox_probes.value, name="refused")
+    assert outcome.value == [[-1, errno.EPERM], [-1, errno.EPERM]] and outcome.load_errors == [], outcome
+
+
+def test_a_cell_that_leaves_a_reader_on_the_loop_ends_the_load_with_the_cell_named(box):
+    """red-a26 X35-a26-10 (pass 35): left_running reads the loop's waiting code from its ready queue and its timers
+    (_ready, _scheduled) only; a callback the loop calls when a descriptor becomes readable (add_reader) waits in the
+    selector's map. A cell that ran whole registers one that binds HELPER on a pipe a process it forked writes to
+    0.1 s later, so that it fires at a moment of its own: left_running saw nothing, the load went on, and the callback
+    bound HELPER = 2 at the first poll of the loop after the write (a later cell's; Jupyter's kernel loop's: between
+    cells). Measured before the fix: the call answers 2, ok. (A pipe already readable at the cell's end fires within
+    the cell's own run: the loop polls once more before it stops.)"""
+    cell = ("import asyncio\nimport os\nimport time\n_r, _w = os.pipe()\nif os.fork() == 0:\n"
+            "    time.sleep(0.1)\n    os.write(_w, b'x')\n    os._exit(0)\n\n\ndef _readable():\n"
+            "    asyncio.get_running_loop().remove_reader(_r)\n    globals()['HELPER'] = 2\n\n\n"
+            "asyncio.get_running_loop().add_reader(_r, _readable)\n")
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), Cell("d", "import time\ntime.sleep(0.3)\n"),
+                        Cell("e", "HELPER_SEEN = HELPER\n")], sandbox_probes.value, name="HELPER")
+    assert not outcome.ok and outcome.reason.startswith(
+        "cell c left a task or callback waiting on the event loop when it ended"), outcome
+
+
+def test_a_cell_cannot_hide_a_loop_callback_behind_run_until_completes_own(box):
+    """red-a26 X35-a26-11 (pass 35): left_running passes over a waiting handle whose callback is asyncio's
+    _run_until_complete_cb (_STOP_LOOP: run_until_complete's own, left when a callback raised out of the loop). A cell
+    that ran whole schedules that very function 50 ms later with an argument of its own: an object whose cancelled()
+    binds HELPER and whose get_loop() gives an object with a stop() that does nothing. left_running reads the handle
+    as the loader's, the load goes on, and HELPER = 2 is bound at whichever cell's loop runs once 50 ms have passed (on
+    a slower machine, another). Measured before the fix: the call answers 2, ok. Now only the callback whose argument
+    is the loader's own future of the cell is passed over."""
+    cell = ("import asyncio\n\n\nclass _Fake:\n    def cancelled(self):\n        globals()['HELPER'] = 2\n"
+            "        return True\n\n    def get_loop(self):\n        return self\n\n"
+            "    def stop(self):\n        pass\n\n\n"
+            "asyncio.get_running_loop().call_later(0.05, asyncio.base_events._run_until_complete_cb, _Fake())\n")
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", cell), Cell("d", "import time\ntime.sleep(0.1)\n"),
+                        Cell("e", "HELPER_SEEN = HELPER\n")], sandbox_probes.value, name="HELPER")
+    assert not outcome.ok and outcome.reason.startswith(
+        "cell c left a task or callback waiting on the event loop when it ended"), outcome
+
+
+# What a cell replaces of what left_running looks through before it leaves code running: the module functions
+# cell_runner calls (signal.getsignal and getitimer) are the notebook's modules' entries, and asyncio's
+# Handle.cancelled a library class's attribute (the loop itself reads the handle's _cancelled, never the method).
+_BLINDED = {
+    "signal-handler-getsignal-replaced": (
+        "import signal as _signal\n_handlers = {n: _signal.getsignal(n) for n in _signal.valid_signals()\n"
+        "             if n not in (_signal.SIGKILL, _signal.SIGSTOP)}\n"
+        "_signal.getsignal = _handlers.__getitem__\n_signal.getitimer = lambda which: (0.0, 0.0)\n",
+        _LEFT_RUNNING["signal-handler"]),
+    "timer-getitimer-replaced": ("import signal as _signal\n_signal.getitimer = lambda which: (0.0, 0.0)\n",
+                                 _LEFT_RUNNING["timer"]),
+    "loop-callback-handle-cancelled-replaced": (
+        "import asyncio as _asyncio\n_asyncio.Handle.cancelled = lambda self: True\n",
+        _LEFT_RUNNING["loop-callback-of-a-whole-cell"]),
+}
+
+
+@pytest.mark.parametrize("blinded", list(_BLINDED))
+def test_a_cell_cannot_hide_what_it_leaves_running_by_replacing_what_left_running_calls(box, blinded):
+    """red-a26 X35-a26-3 (pass 35): left_running reads what a cell left through functions the notebook can reach and
+    replace: signal.getsignal and signal.getitimer, each an entry of a module the notebook imports too (the same
+    object: cell_runner's `import signal`), and asyncio's Handle.cancelled (a class attribute; the loop runs a handle
+    whose _cancelled is False whatever the method says). A cell that replaces them, then sets a SIGALRM handler
+    binding HELPER 0.3 s later and raises, or arms a timer, or leaves a call_later callback, is read as leaving
+    nothing running: the load goes on, the cells below run beside that code (measured before the fix: the call's
+    answer is HELPER from the last cell, the outcome ok). A cell that ran whole is not even read by left_hooks, which
+    would see the module entries replaced. Now left_running reads _signal's functions and Handle's slots, taken at
+    import. (red-a26's fourth case, os.listdir replaced to hide a forked process, no longer applies: a process a cell
+    leaves running does not end the load since X35-a26-8.)"""
+    prelude, (cell, words) = _BLINDED[blinded][0], _BLINDED[blinded][1]
+    outcome = box.call([Cell("a", "HELPER = 1\n"), Cell("c", prelude + cell), Cell("d", "HELPER = 3\n")],
+                       sandbox_probes.value, name="HELPER")
+    assert not outcome.ok and outcome.reason.startswith(f"cell c left {words} when it ended"), outcome
 
 
 @pytest.mark.parametrize("cell", [

@@ -20,6 +20,8 @@ import os
 import selectors
 import signal
 import sys
+from _signal import getitimer as _getitimer  # C-level, taken before any cell runs (X35-a26-3: see _HANDLE)
+from _signal import getsignal as _getsignal
 from types import CodeType, ModuleType, TracebackType
 from typing import Iterable, Iterator, NamedTuple, cast
 
@@ -108,8 +110,10 @@ def run_cell(codes: Iterable[CodeType], namespace: dict) -> tuple[BaseException,
     What stopped the cell and the line of it where it stopped (stopped_at), or None when it ran to its end.
     An exception out of the loop itself, not out of a statement (a KeyboardInterrupt or SystemExit a callback the cell
     put on the loop raised, which asyncio raises again), stops it past its last line: read as run whole."""
-    try:
-        return _event_loop().run_until_complete(_cell(codes, namespace))
+    loop = _event_loop()
+    try:  # the cell's own future: left_running passes over only its run_until_complete callback (X35-a26-11)
+        _own[0] = future = asyncio.ensure_future(_cell(codes, namespace), loop=loop)
+        return loop.run_until_complete(future)
     except BaseException as error:  # as _cell: the notebook's callback may raise anything
         return error, past_the_end(codes)
 
@@ -171,7 +175,7 @@ class Pending(NamedTuple):
 
 def pending() -> Pending:
     """What may run code of a cell's after it ended, as it is now."""
-    return Pending([signal.getsignal(number) for number in _SIGNALS])
+    return Pending([_getsignal(number) for number in _SIGNALS])
 
 
 class Hooks(NamedTuple):
@@ -180,6 +184,7 @@ class Hooks(NamedTuple):
     calls: list[object]  # the trace and profile functions, the count of audit hooks added, the import hooks, the
     # collector's callbacks, sys.monitoring's tools, the notebook's event loop's task factory and its own attributes
     modules: list[tuple[object, dict]]  # each module loaded and a copy of its entries (dict.copy: no code of theirs)
+    classes: list[tuple[type, dict]]  # each class whose methods the loop calls, and a copy of its attributes
 
 
 def hooks() -> Hooks:
@@ -189,7 +194,17 @@ def hooks() -> Hooks:
                   None, *gc.callbacks, None, *_monitoring_tools(), loop.get_task_factory(),
                   *(item for pair in names_of(vars(loop)) for item in pair)],
                  [(module, _MODULE_DICT.__get__(module).copy()) for module in sys.modules.copy().values()
-                  if issubclass(type(module), ModuleType)])
+                  if issubclass(type(module), ModuleType)],
+                 [(cls, _TYPE_DICT.__get__(cls).copy()) for cls in _loop_classes(loop)])
+
+
+def _loop_classes(loop: asyncio.AbstractEventLoop) -> list[type]:
+    """The classes whose methods the notebook's loop calls as the next cell runs: its own class and those above it
+    (create_task, _run_once), its selector's (select), and asyncio's Task, Future, Handle and TimerHandle. A stopped
+    cell that replaced one of their methods left a hook that runs at the next cell's first step, and may bind any
+    name there (red-a26 X35-a26-12: BaseEventLoop.create_task replaced); their entries are compared by identity, as
+    a module's are. The loop's and selector's classes are read from the objects' C-level type, not __class__."""
+    return [*type(loop).__mro__, *type(_SLOT(loop, "_selector")).__mro__, *_ASYNCIO_CLASSES]
 
 
 def _monitoring_tools() -> list[object]:
@@ -209,10 +224,34 @@ def left_running(before: Pending) -> str:
     handler, timer, task = LEFT_RUNNING
     if any(now is not then and callable(now) for now, then in zip(pending().handlers, before.handlers)):
         return handler
-    if any(signal.getitimer(which)[0] for which in _TIMERS):
+    if any(_getitimer(which)[0] for which in _TIMERS):  # a POSIX timer cannot be made (seccomp.py: X35-a26-9)
         return timer
-    waiting = () if _loop is None else (*_loop._ready, *_loop._scheduled)  # type: ignore[attr-defined]  # asyncio's
-    return task if any(not handle.cancelled() and handle._callback is not _STOP_LOOP for handle in waiting) else ""
+    if _loop is None:
+        return ""
+    waiting = (*_SLOT(_loop, "_ready"), *_SLOT(_loop, "_scheduled"))
+    return task if any(not _passed_over(handle) for handle in waiting) or _readers_left(_loop) else ""
+
+
+def _passed_over(handle: object) -> bool:
+    """Whether a handle waiting on the loop runs none of the notebook's code: cancelled, or run_until_complete's own
+    callback for the loader's own future of the cell (left when a callback raised out of the loop first). Read from
+    Handle's slots through the descriptors taken at import (X35-a26-3: a cell may replace Handle.cancelled, which the
+    loop never calls); any object but a Handle or TimerHandle waits (the loop calls its _run)."""
+    if type(handle) not in (asyncio.Handle, asyncio.TimerHandle):
+        return False
+    if _HANDLE["_cancelled"].__get__(handle):
+        return True
+    args = _HANDLE["_args"].__get__(handle)  # X35-a26-11: not any handle with that callback, but the cell's own
+    return _HANDLE["_callback"].__get__(handle) is _STOP_LOOP and type(args) is tuple and len(args) == 1 \
+        and args[0] is _own[0]
+
+
+def _readers_left(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether a callback waits in the loop's selector for a descriptor to become ready (add_reader, add_writer): it
+    runs when the descriptor does (a pipe a process writes to, a timer's descriptor), at a moment of its own (red-a26
+    X35-a26-10). The loop's own wake-up pipe's reader, as registered (_PipeWokenLoop), aside."""
+    keys = _SLOT(_SLOT(loop, "_selector"), "_fd_to_key")
+    return type(keys) is not dict or any(key is not _wake_key[0] for key in keys.copy().values())
 
 
 def left_hooks(before: Hooks) -> bool:
@@ -228,8 +267,14 @@ def left_hooks(before: Hooks) -> bool:
     if len(after.calls) != len(before.calls) or any(now is not then for now, then in zip(after.calls, before.calls)):
         return True
     loaded = {id(module): entries for module, entries in after.modules}
-    return any(id(module) not in loaded or _changed(entries, loaded[id(module)], module is sys)
-               for module, entries in before.modules)
+    if any(id(module) not in loaded or _changed(entries, loaded[id(module)], module is sys)
+           for module, entries in before.modules):
+        return True
+    return len(after.classes) != len(before.classes) or any(
+        now is not then or len(now_entries) != len(entries) or any(
+            now_key is not key or now_value is not value
+            for (key, value), (now_key, now_value) in zip(entries.items(), now_entries.items()))
+        for (then, entries), (now, now_entries) in zip(before.classes, after.classes))
 
 
 def _changed(before: dict, after: dict, is_sys: bool) -> bool:
@@ -251,6 +296,8 @@ def _last_error(key: object) -> bool:
 
 
 _MODULE_DICT = vars(ModuleType)["__dict__"]  # the C-level slot: a module's class may override __dict__ or lookup
+_TYPE_DICT = vars(type)["__dict__"]  # a class's, as _MODULE_DICT: a metaclass may override __dict__
+_SLOT = object.__getattribute__  # an attribute as the loop's own code reads it, whatever a cell set on the object
 
 
 def count_added_audit_hooks(event: str, args: tuple) -> None:
@@ -264,6 +311,12 @@ _audit_hooks_added = [0]
 # run_until_complete's own callback, which stops the loop once the cell's coroutine is done: left in the queue when a
 # callback of the cell's raised a KeyboardInterrupt or SystemExit out of the loop first (no code of the notebook's)
 _STOP_LOOP = asyncio.base_events._run_until_complete_cb  # type: ignore[attr-defined]  # asyncio internal
+_own: list[object] = [None]  # the loader's future of the cell running or run last (run_cell)
+# What left_running reads is taken here, at import, before any cell runs: the signal functions from _signal (above),
+# Handle's slots' descriptors. A cell may replace signal.getsignal or getitimer (the same objects the notebook's
+# `import signal` holds) or Handle.cancelled, and so make left_running see nothing (red-a26 X35-a26-3).
+_HANDLE = {slot: vars(asyncio.Handle)[slot] for slot in ("_callback", "_args", "_cancelled")}
+_ASYNCIO_CLASSES = (asyncio.Task, asyncio.Future, asyncio.Handle, asyncio.TimerHandle)
 _LAST_ERROR = {"last_type", "last_value", "last_traceback", "last_exc"}  # sys's (hooks)
 _SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
 _TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
@@ -311,6 +364,7 @@ def stopped_at(error: BaseException, statement: CodeType | None, codes: Iterable
 
 _loop: asyncio.AbstractEventLoop | None = None
 _wake_pipe: tuple[int, ...] = ()  # its wake-up pipe's descriptors, as made (close_loop)
+_wake_key: list[object] = [None]  # its selector's key for the pipe's reader, as registered (_readers_left)
 
 
 def _event_loop() -> asyncio.AbstractEventLoop:
@@ -345,6 +399,7 @@ class _PipeWokenLoop(asyncio.SelectorEventLoop):
         os.set_blocking(self._wake_write, False)
         # asyncio's own registration, as for its socketpair: the public add_reader needs what __init__ makes next
         self._add_reader(self._wake_read, self._read_from_self)  # type: ignore[attr-defined]  # asyncio internal
+        _wake_key[0] = self._selector.get_key(self._wake_read)  # type: ignore[attr-defined]  # asyncio internal
 
     def _close_self_pipe(self) -> None:
         self._remove_reader(self._wake_read)  # type: ignore[attr-defined]  # asyncio internal

@@ -33,7 +33,9 @@ for asyncio's default event loop, which needs epoll.
 
 Beyond any of Docker's, it denies a clone that makes a thread (CLONE_THREAD): code a cell leaves running in a
 thread binds names at moments of its own, so a grade would depend on timing, and no look at a thread tells a
-student's from an idle library one (tqdm's monitor, which turns itself off when its thread does not start). And it
+student's from an idle library one (tqdm's monitor, which turns itself off when its thread does not start). So for
+a timer of its own: timer_create and timerfd_create, whose signal or readable descriptor comes at a moment of its own
+and which no look from Python reads back (cell_runner.left_running reads setitimer's three; red-a26 X35-a26-9). And it
 keeps every process a check starts below the check's own process, whose CPU time and waits are the check's: a
 clone whose child would be the caller's sibling (CLONE_PARENT) is denied, and so is prctl's unsetting of
 PR_SET_CHILD_SUBREAPER (a check child's, which takes in what a process below it double-forks: child.py).
@@ -122,6 +124,11 @@ DENIED: dict[str, tuple[int, int | None]] = {  # name: (x86_64, aarch64), None w
     # read-only, so its autogroup's nice value is not student code's to write either: isolation.py.)
     "setpriority": (141, 140), "sched_setparam": (142, 118), "sched_setscheduler": (144, 119),
     "sched_setattr": (314, 274), "sched_setaffinity": (203, 122),
+    # and a timer of its own beyond setitimer's three, which signal.getitimer reads: a POSIX timer sends a signal at
+    # a moment of its own (SIGINT, whose handler every cell starts with, stops whichever later cell runs then: red-a26
+    # X35-a26-9), and a timerfd becomes readable at one (a loop reader waits on it); neither can be read back from
+    # Python (cell_runner.left_running). Python's time and signal modules, asyncio, numpy and tqdm make neither.
+    "timer_create": (222, 107), "timerfd_create": (283, 85),
 }
 # Answered ENOSYS, so that the C library falls back to a call the filter reads: clone3 (to clone, whose flags it
 # reads), preadv2 and pwritev2 (to preadv and pwritev, without RWF_NOWAIT, which tells whether a page is cached),
