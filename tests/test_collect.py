@@ -1440,3 +1440,22 @@ def test_a_blackboard_attempt_of_a_dotted_username_with_no_notebook_is_named_in_
     lines = collect(root)
     assert "no notebook in the upload" in refusal(lines, "bob"), lines
     assert "no notebook in the upload" in refusal(lines, "annlee"), lines
+
+
+def test_a_later_download_never_puts_another_lms_identity_in_a_folder_collected_for_one_that_shares_its_id(tmp_path):
+    """red-b26 X35-b26-1 (pass 35): an id is the LMS's name cut down (Blackboard's username in lower case, letters and
+    digits only: `ann.lee` and `annlee` are both `annlee`; Canvas's anonymous `anon_Q9w3e` and `anon_q9w3e` both
+    `anon_q9w3e`). Two identities under one id in one download are refused (_refuse_clashes), but collected.json keeps
+    no identity, only the id: the first download (a Blackboard download of the attempts selected, or one taken before
+    the second student uploaded) collects ann.lee's attempt into submitted/annlee/; the next, holding only annlee's,
+    replaces it whole (the folder holds what a collection wrote), with no line in the summary (measured: lines [],
+    submitted/annlee/ holds the other user's notebook; her gradebook row and hand grades now stand on it). The folder
+    a collection wrote for one identity is kept, and the clash named, when a later download gives its id to another."""
+    root = course(tmp_path)
+    lms_zip(root, {f"ps1_ann.lee_attempt_2026-11-20-10-00-00_{NOTEBOOK}": b'{"ann.lee": 1}'})
+    assert collect(root) == [] and submitted(root) == {"annlee": b'{"ann.lee": 1}'}
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, {f"ps1_annlee_attempt_2026-11-21-10-00-00_{NOTEBOOK}": b'{"annlee": 1}'}, when=(2026, 11, 21, 9, 0, 0))
+    lines = collect(root)
+    assert submitted(root) == {"annlee": b'{"ann.lee": 1}'}, ("another user's upload replaced ann.lee's", lines)
+    assert "ann.lee" in refusal(lines, "annlee"), lines
