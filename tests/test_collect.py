@@ -1459,3 +1459,28 @@ def test_a_later_download_never_puts_another_lms_identity_in_a_folder_collected_
     lines = collect(root)
     assert submitted(root) == {"annlee": b'{"ann.lee": 1}'}, ("another user's upload replaced ann.lee's", lines)
     assert "ann.lee" in refusal(lines, "annlee"), lines
+
+
+def test_a_folder_kept_for_its_time_stamp_says_when_the_download_holds_a_newer_upload(tmp_path):
+    """red-b26 X35-b26-2 (pass 35): Ann's LATE upload is collected and the instructor writes its time into timestamp.txt,
+    as the LATE line says; from then on each collection keeps her folder ("the folder is yours ... a newer upload from
+    that student is yours to copy too", docs/instructors.md). Five days later she uploads again (Canvas's attachment
+    9 after 7, other bytes, LATE). kept_because stops at the time stamp, the first entry of the folder no collection
+    wrote, and never compares the download's upload with the one collected: the summary's one line for her is,
+    character for character, the line it gives when the download holds the very upload collected (measured: both
+    runs `Kept submitted/obrienann_23456/ and not the LMS copy: its timestamp.txt is not one a collection records
+    writing ...`). So her newer upload is never graded, nor named: she is graded on the first upload, at its
+    lateness, and the instructor has no way to tell from the summary that there is anything to copy. The folder
+    stays (the instructor's time stamp is theirs); the line names the newer upload in the download."""
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b'{"first": 1}'})
+    collect(root)
+    (root / "submitted" / "obrienann_23456" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-19 13:00:00 UTC")
+    same = collect(root)
+    (archive_dir(root) / "submissions.zip").unlink()
+    upload = "obrienann_LATE_23456_9_modules_and_sgd.ipynb"
+    lms_zip(root, {upload: b'{"second": 1}'}, when=(2026, 11, 25, 9, 0, 0))
+    newer = collect(root)
+    assert submitted(root) == {"obrienann_23456": b'{"first": 1}'}, "the instructor's folder stays"
+    assert newer != same, ("the summary reads the same whether or not the download holds a newer upload", newer)
+    assert any("obrienann_23456" in line and upload in line for line in newer), newer
