@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import io
+import json
 import os
 import shutil
 import stat
@@ -619,7 +620,8 @@ def test_a_notebook_collected_is_never_refused_for_the_share_others_spent(tmp_pa
 def test_a_time_stamp_no_record_names_is_kept_with_the_true_reason(tmp_path):
     """A LATE timestamp.txt no record names, written by a kit that recorded no time stamps (a kit before af42b67
     wrote one from the due date, which no collection writes now) or by the instructor (the time Canvas gives the
-    submission, as the LATE line says): the folder is kept, and the summary says what is known."""
+    submission, as the LATE line says): the folder is kept, and the summary says what is known, the newer upload in the
+    download too, with its LATE line (red-b26 X35-b26-2: else nothing says there is one to copy in)."""
     root = course(tmp_path)
     lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b"{}"})
     collect(root)
@@ -630,7 +632,12 @@ def test_a_time_stamp_no_record_names_is_kept_with_the_true_reason(tmp_path):
     lines = collect(root)
     assert lines == ["Kept submitted/obrienann_23456/ and not the LMS copy: its timestamp.txt is not one a collection "
                      "records writing (yours, an extension, or the LATE time stamp of a kit that recorded none): "
-                     "delete it, or the folder, to collect it again"], lines
+                     "delete it, or the folder, to collect it again; the download holds an upload other than the one "
+                     "collected, obrienann_LATE_23456_8_modules_and_sgd.ipynb, yours to copy in if it is newer (Canvas "
+                     "marked it LATE, but its download holds no time of the upload (each file has the time Canvas built "
+                     "the download, 2026-11-20 09:30 UTC): nbgrader counts it on time unless you write the time Canvas "
+                     "gives the submission (SpeedGrader, or the API's submitted_at) into "
+                     "submitted/obrienann_23456/dl01_6_3/timestamp.txt, as `YYYY-MM-DD HH:MM:SS UTC`)"], lines
 
 
 def test_a_students_own_timestamp_is_never_collected(tmp_path):
@@ -1440,3 +1447,104 @@ def test_a_blackboard_attempt_of_a_dotted_username_with_no_notebook_is_named_in_
     lines = collect(root)
     assert "no notebook in the upload" in refusal(lines, "bob"), lines
     assert "no notebook in the upload" in refusal(lines, "annlee"), lines
+
+
+def test_a_later_download_never_puts_another_lms_identity_in_a_folder_collected_for_one_that_shares_its_id(tmp_path):
+    """red-b26 X35-b26-1 (pass 35): an id is the LMS's name cut down (Blackboard's username in lower case, letters and
+    digits only: `ann.lee` and `annlee` are both `annlee`; Canvas's anonymous `anon_Q9w3e` and `anon_q9w3e` both
+    `anon_q9w3e`). Two identities under one id in one download are refused (_refuse_clashes), but collected.json keeps
+    no identity, only the id: the first download (a Blackboard download of the attempts selected, or one taken before
+    the second student uploaded) collects ann.lee's attempt into submitted/annlee/; the next, holding only annlee's,
+    replaces it whole (the folder holds what a collection wrote), with no line in the summary (measured: lines [],
+    submitted/annlee/ holds the other user's notebook; her gradebook row and hand grades now stand on it). The folder
+    a collection wrote for one identity is kept, and the clash named, when a later download gives its id to another."""
+    root = course(tmp_path)
+    lms_zip(root, {f"ps1_ann.lee_attempt_2026-11-20-10-00-00_{NOTEBOOK}": b'{"ann.lee": 1}'})
+    assert collect(root) == [] and submitted(root) == {"annlee": b'{"ann.lee": 1}'}
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, {f"ps1_annlee_attempt_2026-11-21-10-00-00_{NOTEBOOK}": b'{"annlee": 1}'}, when=(2026, 11, 21, 9, 0, 0))
+    lines = collect(root)
+    assert submitted(root) == {"annlee": b'{"ann.lee": 1}'}, ("another user's upload replaced ann.lee's", lines)
+    assert "ann.lee" in refusal(lines, "annlee"), lines
+
+
+def test_a_folder_kept_for_its_time_stamp_says_when_the_download_holds_a_newer_upload(tmp_path):
+    """red-b26 X35-b26-2 (pass 35): Ann's LATE upload is collected and the instructor writes its time into timestamp.txt,
+    as the LATE line says; from then on each collection keeps her folder ("the folder is yours ... a newer upload from
+    that student is yours to copy too", docs/instructors.md). Five days later she uploads again (Canvas's attachment
+    9 after 7, other bytes, LATE). kept_because stops at the time stamp, the first entry of the folder no collection
+    wrote, and never compares the download's upload with the one collected: the summary's one line for her is,
+    character for character, the line it gives when the download holds the very upload collected (measured: both
+    runs `Kept submitted/obrienann_23456/ and not the LMS copy: its timestamp.txt is not one a collection records
+    writing ...`). So her newer upload is never graded, nor named: she is graded on the first upload, at its
+    lateness, and the instructor has no way to tell from the summary that there is anything to copy. The folder
+    stays (the instructor's time stamp is theirs); the line names the newer upload in the download."""
+    root = course(tmp_path, 'c.GraderSettings.due_date = "2026-11-19 12:00:00 UTC"')
+    lms_zip(root, {"obrienann_LATE_23456_7_modules_and_sgd.ipynb": b'{"first": 1}'})
+    collect(root)
+    (root / "submitted" / "obrienann_23456" / ASSIGNMENT.name / "timestamp.txt").write_text("2026-11-19 13:00:00 UTC")
+    same = collect(root)
+    (archive_dir(root) / "submissions.zip").unlink()
+    upload = "obrienann_LATE_23456_9_modules_and_sgd.ipynb"
+    lms_zip(root, {upload: b'{"second": 1}'}, when=(2026, 11, 25, 9, 0, 0))
+    newer = collect(root)
+    assert submitted(root) == {"obrienann_23456": b'{"first": 1}'}, "the instructor's folder stays"
+    assert newer != same, ("the summary reads the same whether or not the download holds a newer upload", newer)
+    assert any("obrienann_23456" in line and upload in line for line in newer), newer
+
+
+@pytest.mark.parametrize(("first", "second", "identity", "shown_as"), [
+    ("anon_Q9w3e_111_modules_and_sgd.ipynb", "anon_q9w3e_222_modules_and_sgd.ipynb", "anon_Q9w3e", "anon_Q9w3e"),
+    (f"ps1_ann\x1blee_attempt_2026-11-20-10-00-00_{NOTEBOOK}", f"ps1_annlee_attempt_2026-11-21-10-00-00_{NOTEBOOK}",
+     "ann\x1blee", "ann\\x1blee"),
+], ids=["canvas-anonymous", "blackboard-escape"])
+def test_another_lms_identity_under_a_collected_id_is_refused_by_name_and_escaped(tmp_path, first, second, identity,
+                                                                                   shown_as):
+    """red-b26 X35-b26-1: Canvas's anonymous ids differ in case (`anon_Q9w3e`, `anon_q9w3e`: one id, `anon_q9w3e`), and
+    a Blackboard username may hold a character a terminal acts on, which the id drops: the later download's upload
+    is refused for that student alone, in one line that names the identity collected, escaped; the folder stays, and
+    collected.json keeps the first identity."""
+    root = course(tmp_path)
+    lms_zip(root, {first: b'{"first": 1}', "bob_2_modules_and_sgd.ipynb": b"{}"})
+    assert collect(root) == []
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, {second: b'{"second": 1}', "bob_2_modules_and_sgd.ipynb": b'{"bob": 2}'}, when=(2026, 11, 21, 9, 0, 0))
+    lines = collect(root)
+    student = next(s for s in submitted(root) if s != "bob")
+    assert submitted(root) == {student: b'{"first": 1}', "bob": b'{"bob": 2}'}, lines
+    assert len(lines) == 1 and f"identity {shown_as}, whose id is also {student}" in refusal(lines, student), lines
+    assert not any(ch < " " for ch in lines[0]), lines
+    record = json.loads((root / "downloaded" / ASSIGNMENT.name / "collected.json").read_text())
+    assert record[student]["lms_identity"] == identity, record
+
+
+def test_one_lms_number_is_one_user_whatever_its_name_is_spelled_as(tmp_path):
+    """red-b26 X35-b26-1's fix compares the identity as written, but one LMS number is one user: a Moodle student whose
+    name the LMS spells otherwise in a later download (`Jöhn Smith` then `John Smith`, both `johnsmith_12345`) is
+    collected as before."""
+    root = course(tmp_path)
+    lms_zip(root, {"Jöhn Smith_12345_assignsubmission_file_modules_and_sgd.ipynb": b'{"first": 1}'})
+    assert collect(root) == []
+    (archive_dir(root) / "submissions.zip").unlink()
+    lms_zip(root, {"John Smith_12345_assignsubmission_file_modules_and_sgd.ipynb": b'{"second": 1}'},
+            when=(2026, 11, 21, 9, 0, 0))
+    assert collect(root) == []
+    assert submitted(root) == {"johnsmith_12345": b'{"second": 1}'}
+
+
+def test_an_id_another_assignment_collected_for_another_lms_identity_is_refused(tmp_path):
+    """red-b26 X35-b26-1, across assignments: an id is one gradebook student in every assignment, so ann.lee collected
+    for one assignment and annlee for the next would be one student, `annlee`, with no line. The other assignment's
+    record is written as its collection writes it (the test course has one assignment); this download's annlee is
+    refused by name, and no folder is made for her."""
+    root = course(tmp_path)
+    other = root / "downloaded" / "ps0" / "collected.json"
+    other.parent.mkdir(parents=True)
+    other.write_text(json.dumps({"annlee": {"lms_id": "", "lms_identity": "ann.lee", NOTEBOOK: "0" * 64},
+                                 "bob": {"lms_id": "", "lms_identity": "bob", NOTEBOOK: "0" * 64}}))
+    lms_zip(root, {f"ps1_annlee_attempt_2026-11-21-10-00-00_{NOTEBOOK}": b'{"annlee": 1}',
+                   f"ps1_bob_attempt_2026-11-21-10-00-00_{NOTEBOOK}": b'{"bob": 1}'})
+    lines = collect(root)
+    assert submitted(root) == {"bob": b'{"bob": 1}'}, lines
+    assert "submitted/annlee/ps0/ was collected for the LMS identity ann.lee" in refusal(lines, "annlee"), lines
+    assert len(lines) == 1, lines

@@ -1032,3 +1032,21 @@ def test_a_regrade_that_leaves_a_late_file_not_graded_moves_no_penalty_its_previ
     assert after == applied or shown == [("4.8", after)], (
         f"lou's late penalty: previewed {shown}, {applied} after CONFIRM=yes, {after} after the next make feedback, "
         f"which said: {[line for line in settled.splitlines() if 'penalty' in line.lower()]}\n{out[-1500:]}")
+
+
+def test_a_regrade_naming_a_student_twice_grades_them_once(tmp_path):
+    """red-b26 (pass 35, minor): `python -m autograder regrade --assignment dl01_6_3 -- ada ada ada` graded ada three
+    times in one run (measured: "3 submissions, 3 graded", every pass rate "1/3", which reads as two students failing
+    every part; ada's grade was right, 18). The roll names each student once, in the order given."""
+    from autograder.assignment import find_assignment
+    from autograder.classroom.class_run import ClassRun
+    from autograder.classroom.students import take_roll
+    from autograder.settings import GraderSettings, load_config
+
+    course = course_copy(tmp_path / "course")
+    put_submission(course, "bob", "{}")
+    put_submission(course, "ada", "{}")
+    run = ClassRun.open(find_assignment(course, ASSIGNMENT.name), GraderSettings(config=load_config(course)))
+    roll = take_roll(run, ["bob", "ada", "bob", "ada", "ada"])
+    assert roll.students == ["ada", "bob"], roll.students
+    assert roll.origin == "submitted/ (regrading bob, ada)", roll.origin

@@ -38,6 +38,9 @@ def take_roll(run: ClassRun, only: list[str] | None, collect: bool = True) -> Ro
     the demo's leftovers forgotten; the ids refused. Not `collect` (`make preview`, which writes nothing but its
     table and scratch): the class as submitted/ holds it, nothing collected or forgotten."""
     if only:
+        # One grade a student a run, however often the command names them (red-b26, pass 35: `regrade -- ada ada ada`
+        # graded ada three times, and the summary's "3 graded", pass rates "1/3", read as two students failing)
+        only = list(dict.fromkeys(only))
         refusal = regrade_refusal(run.assignment, run.submitted, only)
         if refusal:
             return Roll(refusal=refusal)

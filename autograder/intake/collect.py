@@ -15,7 +15,10 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   counts as its digits) and `late` (Canvas's LATE marker).
 * An id must be `SAFE_ID` (a-z, 0-9 and _, which nbgrader's folders, URLs and the formgrader take as they
   are). An id outside it, and an id that two LMS identities would share (or one LMS number under two ids),
-  is "not collected" for those files alone, with the reason in `make grade`'s summary.
+  is "not collected" for those files alone, with the reason in `make grade`'s summary. So is, across downloads, an
+  id that a collection of any assignment recorded (collected.json) for another identity as the LMS wrote it
+  (`ann.lee`, then `annlee`; `anon_Q9w3e`, then `anon_q9w3e`; one LMS number is one user, however spelled): its
+  folders stay as they are (red-b26 X35-b26-1).
 * A file's extension is read in any case, as the intake reads a notebook's (`.IPYNB`, as Windows tools write it,
   is a notebook; the patterns see it spelled as `valid_ext` spells it). Two files for one student under one name,
   in any case (Canvas's <notebook>-1.ipynb is a second upload of <notebook>.ipynb, the assignment's notebook; both
@@ -26,14 +29,17 @@ class on one student's duplicate or bad time stamp and replaces whatever submitt
   `submissions (1).zip` beside `submissions.zip`, which Canvas built at two times) are one file.
 * The LMS copy never replaces what the instructor did (collected.py, the rule the exchange's Collect shares):
   downloaded/<assignment>/collected.json holds what each
-  student's folder was written with (each file's name and the SHA-256 of all of it, the notebooks and timestamp.txt)
-  and the LMS's number of each student (`make grades-lms` reads it as the Canvas user id). A folder is replaced only
-  while it holds exactly that (or what the exchange's Collect records writing), or nothing; one that holds anything
+  student's folder was written with (each file's name and the SHA-256 of all of it, the notebooks and timestamp.txt),
+  the LMS's number of each student (`make grades-lms` reads it as the Canvas user id) and their identity as the LMS
+  wrote it. A folder is replaced only while it holds exactly that (or what the exchange's Collect records
+  writing), or nothing; one that holds anything
   else at any depth (a notebook put there by hand under any name, a regrade's, a time stamp written or removed for
-  an extension, an extra file), and one no record names, is kept whole, and the summary says why. What the intake never reads (files.skipped: .DS_Store, Jupyter's
-  .ipynb_checkpoints/ when the instructor opens the notebook there) is no one's edit. A folder that holds the LMS
-  copy already is never touched, and a new one is written whole beside it and put in its place under submitted/'s
-  lock (submitted_folders.py), so no run reading submitted/ meanwhile sees a folder half written or gone.
+  an extension, an extra file), and one no record names, is kept whole, and the summary says why (and names the
+  download's upload, with its LATE line, when it is not the one collected there: red-b26 X35-b26-2). What the intake
+  never reads (files.skipped: .DS_Store, Jupyter's .ipynb_checkpoints/ when the instructor opens the notebook there)
+  is no one's edit. A folder that holds the LMS copy already is never touched, and a new one is written whole beside
+  it and put in its place under submitted/'s lock (submitted_folders.py), so no run reading submitted/ meanwhile sees
+  a folder half written or gone.
 * Canvas's LATE marker is all a Canvas download says of lateness: Canvas writes its zip with rubyzip and no time
   for an entry (lib/content_zipper.rb), so each entry's time is when Canvas built the download, not when the
   student uploaded, and a download built again a week later would make the same upload a week later. So no
@@ -68,6 +74,7 @@ from ..settings import GraderSettings
 from .collected import (
     EXCHANGE_RECORD,
     LMS_ID,
+    LMS_IDENTITY,
     LMS_RECORD,
     SHOWN_CHARS,
     digest,
@@ -75,6 +82,7 @@ from .collected import (
     files_of,
     held,
     kept_because,
+    other_identity,
     read_record,
     record_path,
     shown,
@@ -465,15 +473,36 @@ class LmsZipCollect(ZipCollectApp):
         exchanges = read_record(path.with_name(EXCHANGE_RECORD))  # a folder the exchange's Collect wrote may be replaced
         top = Path(self.coursedir.root, self.coursedir.submitted_directory)  # as the runs reading it name it
         top.mkdir(parents=True, exist_ok=True)
+        records = [(self.coursedir.assignment_id, record), *self._other_records()]
         with submitted_lock(top, exclusive=True):
             for student, files in sorted(collected.items()):
-                self._transfer(student, files, record, files_of(exchanges.get(student)))
+                self._transfer(student, files, records, files_of(exchanges.get(student)))
         write_record(path, record)
 
-    def _transfer(self, student: str, files: list[Candidate], record: dict, exchanges: dict[str, str]) -> None:
+    def _other_records(self) -> list[tuple[str, dict]]:
+        """The LMS records of the course's other assignments (each in source/, or with a folder in downloaded/), by
+        name: an id is one gradebook student across them all (red-b26 X35-b26-1)."""
+        names: set[str] = set()
+        for folder in (self.coursedir.source_directory, self.downloaded_directory):
+            top = Path(self.coursedir.root, folder)
+            if top.is_dir():
+                names.update(p.name for p in top.iterdir() if p.is_dir())
+        names.discard(self.coursedir.assignment_id)
+        return [(name, read_record(record_path(self.config, name, LMS_RECORD))) for name in sorted(names)]
+
+    def _transfer(self, student: str, files: list[Candidate], records: list[tuple[str, dict]],
+                  exchanges: dict[str, str]) -> None:
         """One student's folder: left as it is when it holds the LMS copy already, written whole when it holds only
-        what a collection wrote (or nothing), else kept, with the reason in the summary."""
+        what a collection wrote (or nothing), else kept, with the reason in the summary. Never for an id a collection
+        of this assignment or another (`records`: this one's first, by assignment) recorded for another LMS
+        identity."""
         dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, self.coursedir.assignment_id))
+        identity, number = files[0].info["identity"], files[0].info.get("lms_id", "")  # one of each (_refuse_clashes)
+        for assignment, collected in records:
+            if (recorded := other_identity(collected.get(student), identity, number)) is not None:
+                self._refuse_other_identity(student, files, recorded, assignment)
+                return
+        record = records[0][1]
         late = self._graded(files)
         late = late if late and late.info["late"] else None
         wanted = {f.info["file_id"]: digest(f.path, file_bytes(self._rules)) for f in files}
@@ -486,12 +515,43 @@ class LmsZipCollect(ZipCollectApp):
             why = kept_because(dest, now or {}, files_of(record.get(student)), [exchanges, demo],
                                self._newer(dest, files))
             if why:
-                self.collection.kept[student] = why
+                self.collection.kept[student] = why + self._other_upload(student, files, wanted,
+                                                                         files_of(record.get(student)))
                 return
             self._write_folder(dest, files)
-        record[student] = {**wanted, LMS_ID: files[0].info.get("lms_id", "")}  # one number a student (_refuse_clashes)
+        record[student] = {**wanted, LMS_ID: number, LMS_IDENTITY: identity}
         if late:
             self._note_late(student, late)
+
+    def _refuse_other_identity(self, student: str, files: list[Candidate], recorded: str, assignment: str) -> None:
+        """red-b26 X35-b26-1: `student`'s files when a collection (of `assignment`, this one or another) wrote a folder
+        for another LMS identity that the id also cuts down to (Blackboard's `ann.lee` and `annlee`, Canvas's
+        `anon_Q9w3e` and `anon_q9w3e`), in another download: replacing it, or giving the id a folder of another
+        assignment, would put a classmate's upload under the first user's gradebook row and hand grades. The folders
+        and the records stay as they are."""
+        folder, record = f"submitted/{student}/{shown(assignment)}", f"downloaded/{shown(assignment)}/{LMS_RECORD}"
+        self.collection.refused[student] = (
+            f"{', '.join(shown(f.name) for f in files)}: its LMS identity is {shown(files[0].info['identity'])}, but "
+            f"{folder}/ was collected for the LMS identity {shown(recorded)}, whose id is also {student}: two users, "
+            f"one id, so it is not collected and the folders stay as they are; copy this upload by hand into a folder "
+            f"of an id of its own (if they are one user, whose name the LMS changed, delete {student}'s entry in "
+            f"{record}{' and that folder' if assignment == self.coursedir.assignment_id else ''} to collect it again)")
+
+    def _other_upload(self, student: str, files: list[Candidate], wanted: dict[str, str],
+                      written: dict[str, str]) -> str:
+        """red-b26 X35-b26-2: for a folder kept (for any reason), the upload in the download when it is not the one the
+        collection wrote there (its record, but for a time stamp: the instructor's, or a kit's before), with its
+        lateness when Canvas marked it LATE, since no one copies in an upload no line names. "" when it is the same,
+        and when no record names the folder (that line says how to collect the new submission already)."""
+        if not written or wanted == {name: sha for name, sha in written.items() if name != TIMESTAMP}:
+            return ""
+        other = [f for f in files if written.get(f.info["file_id"]) != wanted[f.info["file_id"]]] or files
+        line = (f"; the download holds an upload other than the one collected, "
+                f"{', '.join(shown(f.name) for f in other)}, yours to copy in if it is newer")
+        graded = self._graded(files)
+        if graded is not None and graded.info["late"] and graded in other:
+            line += f" ({self._lateness(graded.lms_time, f'submitted/{student}/{self.coursedir.assignment_id}')})"
+        return line
 
     def _graded(self, files: list[Candidate]) -> Candidate | None:
         """The file of `files` the intake will grade (choose_notebook, on the names they are written under): its upload

@@ -5,9 +5,9 @@ edited.
 Each collection records, for each student's folder it wrote, every file in it by its path from the folder
 (`data/points.csv` too: the exchange's Collect stages the files submission_files names where the student had them)
 and the SHA-256 of all of it (`held`, read of the folder it put in place), in a record of its own beside the LMS
-download (downloaded/<assignment>/): `LMS_RECORD` (which `make grades-lms` also reads for the LMS's numbers) and
-`EXCHANGE_RECORD`. A collection replaces a folder only while it holds exactly what one of them records writing (or
-nothing); anything else in it (a hand fix anywhere in any file, a regrade's notebook, a timestamp.txt written or
+download (downloaded/<assignment>/): `LMS_RECORD` (which `make grades-lms` also reads for the LMS's numbers, and
+which holds each id's LMS identity, `other_identity`) and `EXCHANGE_RECORD`. A collection replaces a folder only
+while it holds exactly what one of them records writing (or nothing); anything else in it (a hand fix anywhere in any file, a regrade's notebook, a timestamp.txt written or
 removed for an extension, a file added or removed at any depth) keeps the folder whole, and `kept_because` says
 why. So does a folder no record names: no collection wrote it (the instructor's copy of work that came by mail,
 or a folder a kit before the records collected), and the line says how to take the new submission instead, since
@@ -32,6 +32,9 @@ from .unpack import write_private
 LMS_RECORD = "collected.json"
 EXCHANGE_RECORD = "exchange-collected.json"
 LMS_ID = "lms_id"  # an LMS entry's LMS number: {file name: its SHA-256, ..., LMS_ID: the number}
+# An LMS entry's identity as the LMS wrote it (`ann.lee`, `anon_Q9w3e`, `smithjohn_12345`), which the id cuts down
+# (red-b26 X35-b26-1): a later download that gives the id to another identity is refused (collect.py, other_identity)
+LMS_IDENTITY = "lms_identity"
 SHOWN_CHARS = 160  # an archive entry's name may be 64 KB long: the summary shows its start
 UNSEEN = ""  # `held`'s key for what its walk did not reach: no path, so in no record
 NOT_RECORDED = ("no collection records writing it (your copy, or one a kit before the records collected): delete the "
@@ -110,7 +113,18 @@ def write_record(path: Path, record: dict) -> None:
 
 def files_of(entry) -> dict[str, str]:
     """A record's entry for one student as the files it records writing."""
-    return {name: sha for name, sha in entry.items() if name != LMS_ID} if isinstance(entry, dict) else {}
+    return ({name: sha for name, sha in entry.items() if name not in (LMS_ID, LMS_IDENTITY)}
+            if isinstance(entry, dict) else {})
+
+
+def other_identity(entry, identity: str, number: str) -> str | None:
+    """The LMS identity a record's entry for one student id names, when a file of `identity` (with the LMS number
+    `number`, or "") is another user's; None when it is the same user, or the entry names none (a kit before the
+    identities recorded none, and no collection yet). One LMS number is one user, whatever its name is spelled as."""
+    recorded = entry.get(LMS_IDENTITY) if isinstance(entry, dict) else None
+    if not isinstance(recorded, str) or recorded == identity or (number and entry.get(LMS_ID) == number):
+        return None
+    return recorded
 
 
 def kept_because(dest: Path, now: dict[str, str], written: dict[str, str], others: list[dict[str, str]],
