@@ -21,7 +21,6 @@ import selectors
 import signal
 import sys
 from _signal import getitimer as _getitimer  # C-level, taken before any cell runs (X35-a26-3: see _HANDLE)
-from _signal import getsignal as _getsignal
 from types import CodeType, ModuleType, TracebackType
 from typing import Iterable, Iterator, NamedTuple, cast
 
@@ -166,18 +165,6 @@ def _name(key: object) -> str:
     return str.__add__("", cast(str, key)) if issubclass(type(key), str) else EVERY_NAME  # not isinstance: it reads __class__
 
 
-class Pending(NamedTuple):
-    """What may run a cell's code after it ended, as it is now (pending()). No thread: the system-call filter starts
-    none (seccomp.py), so a cell leaves none running."""
-
-    handlers: list[object]  # each signal's handler
-
-
-def pending() -> Pending:
-    """What may run code of a cell's after it ended, as it is now."""
-    return Pending([_getsignal(number) for number in _SIGNALS])
-
-
 class Hooks(NamedTuple):
     """What Python calls at a later event, as it is now (hooks(); left_hooks compares two)."""
 
@@ -214,16 +201,18 @@ def _monitoring_tools() -> list[object]:
     return [monitoring.get_tool(tool) for tool in range(6)] if monitoring else []
 
 
-def left_running(before: Pending) -> str:
+def left_running() -> str:
     """What code a cell (or a call) left to run at a moment of its own when it ended or stopped (one of LEFT_RUNNING;
-    "" when none): a signal handler it set, a timer it armed, or a task or callback waiting on the notebook's event
-    loop. Such code may bind any name, or change any object, at any time from then on, so what a later cell or check
-    sees would depend on how fast the machine is (red-a23 X32-a23-1: a SIGALRM handler binding Module 50 ms after the
+    "" when none): a timer it armed, or a task, callback or reader waiting on the notebook's event loop. Such code may
+    bind any name, or change any object, at any time from then on, so what a later cell or check sees would depend
+    on how fast the machine is (red-a23 X32-a23-1: a SIGALRM handler a timer runs, binding Module 50 ms after the
     stop; red-a24 X33-a24-1/-4: a call_later callback, a task that never ends), and the loader stops there instead
-    (child.py)."""
-    handler, timer, task = LEFT_RUNNING
-    if any(now is not then and callable(now) for now, then in zip(pending().handlers, before.handlers)):
-        return handler
+    (child.py). A signal handler alone is no such code: with no timer armed (the filter makes no POSIX timer:
+    seccomp.py) and no thread, only the notebook's own code signals the loader, at a moment its run fixes, as in
+    Jupyter (red-c26 X35-c26-1: a SIGINT handler an honest cell set to stop training cleanly ended the load, 0/18).
+    A process a cell left running could signal it, as it could change what the loader reads: docs/security.md,
+    "Not contained"."""
+    timer, task = LEFT_RUNNING
     if any(_getitimer(which)[0] for which in _TIMERS):  # a POSIX timer cannot be made (seccomp.py: X35-a26-9)
         return timer
     if _loop is None:
@@ -312,13 +301,12 @@ _audit_hooks_added = [0]
 # callback of the cell's raised a KeyboardInterrupt or SystemExit out of the loop first (no code of the notebook's)
 _STOP_LOOP = asyncio.base_events._run_until_complete_cb  # type: ignore[attr-defined]  # asyncio internal
 _own: list[object] = [None]  # the loader's future of the cell running or run last (run_cell)
-# What left_running reads is taken here, at import, before any cell runs: the signal functions from _signal (above),
-# Handle's slots' descriptors. A cell may replace signal.getsignal or getitimer (the same objects the notebook's
-# `import signal` holds) or Handle.cancelled, and so make left_running see nothing (red-a26 X35-a26-3).
+# What left_running reads is taken here, at import, before any cell runs: getitimer from _signal (above), Handle's
+# slots' descriptors. A cell may replace signal.getitimer (the same object the notebook's `import signal` holds) or
+# Handle.cancelled, and so make left_running see nothing (red-a26 X35-a26-3).
 _HANDLE = {slot: vars(asyncio.Handle)[slot] for slot in ("_callback", "_args", "_cancelled")}
 _ASYNCIO_CLASSES = (asyncio.Task, asyncio.Future, asyncio.Handle, asyncio.TimerHandle)
 _LAST_ERROR = {"last_type", "last_value", "last_traceback", "last_exc"}  # sys's (hooks)
-_SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
 _TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF)
 
 

@@ -188,7 +188,7 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
         _allow_cpu()  # each cell its own, as the session times each (red-c24 X33-c24-5: 3 cells of 2 s were killed)
         sys.displayhook = displayhook  # each cell's own, as IPython's DisplayTrap sets it (red-a24 X33-a24-3)
         before = cell_runner.names_of(ns)  # (each cell's: which of them stops is known once it ran)
-        pending, hooks = cell_runner.pending(), cell_runner.hooks()
+        hooks = cell_runner.hooks()
         try:
             stopped = cell_runner.run_cell(cell_codes(name, text), ns)
         except BaseException as exc:  # cell_codes: the cell does not parse (IPython runs none of it)
@@ -202,7 +202,7 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
                 errors.append(f"cell {name}: {describe_cell_exit(cast(SystemExit, error))}")
             else:  # IPython's run_code catches every one (KeyboardInterrupt, GeneratorExit too)
                 errors.append(f"cell {name}: {describe_exception(error)}")
-        left = cell_runner.left_running(pending)
+        left = cell_runner.left_running()
         if left:  # no cell below runs, and every call is answered with why (_run_batch); the cell binds every name
             _LEFT_RUNNING = f"cell {name} {describe_left_running(left)}"
             stops[name], bound[name] = stops.get(name, text.count("\n") + 2), [EVERY_NAME]
@@ -251,7 +251,6 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], result
     for call in calls:
         module_name, name = call.function.split(":")
         _allow_cpu()
-        pending = cell_runner.pending()
         try:
             if module_name not in trusted:
                 trusted[module_name] = {"__name__": module_name, "__builtins__": builtins}
@@ -263,7 +262,7 @@ def _run_calls(ns: dict, modules: dict[str, CodeType], calls: list[Call], result
             message = Result(False, None, describe_exception(exc))
         except BaseException as exc:
             message = Result(False, None, describe_exit(exc))
-        left = cell_runner.left_running(pending)
+        left = cell_runner.left_running()
         if left:  # what a later call of this process sees would depend on timing: the worker loads afresh for the rest
             write(results, Result(False, None, describe_left_running(left, called=True)))
             os._exit(0)

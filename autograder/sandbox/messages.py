@@ -199,8 +199,7 @@ def describe_not_plain(error: Exception) -> str:
 # timing, never on the notebook alone
 NO_THREADS = (": grading starts no thread (what one does after its cell ends would depend on timing); do the work in "
               "the cell itself")
-LEFT_RUNNING = ("a signal handler set", "a timer armed",
-                "a task or callback waiting on the event loop")  # what cell_runner.left_running finds
+LEFT_RUNNING = ("a timer armed", "a task or callback waiting on the event loop")  # what cell_runner.left_running finds
 
 
 def describe_left_running(left: str, called: bool = False) -> str:
@@ -208,7 +207,7 @@ def describe_left_running(left: str, called: bool = False) -> str:
     one of LEFT_RUNNING): Jupyter would run that code whenever it comes, so no grade could be the same twice."""
     return (f"{'the notebook code this check called ' if called else ''}left {left} when it ended, which could change "
             f"any name at any moment after: grading stops there (what the checks saw would depend on timing); finish "
-            f"what it started (await the task, put the handler back, disarm the timer) before it ends")
+            f"what it started (await the task, disarm the timer) before it ends")
 
 
 # The shapes of the reasons describe_exception and describe_exit write, read as they are written: the notebook's
