@@ -1777,6 +1777,21 @@ def test_a_stopped_cell_that_leaves_a_loop_callback_or_an_audit_hook_binding_mod
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
+def test_numpys_error_state_a_cell_sets_holds_in_the_checks_as_in_jupyter(tmp_path):
+    """red-a26 X35-a26-13 (pass 35): the reference with np.seterr(all='raise') at the end of cell imports and a line in
+    Linear.forward that overflows (np.float64(1e308) * 10, unused): numpy 2 keeps its error state in a context
+    variable, which the loader's cells (each a task, in a copy of the context) and its checks (its own context) never
+    see set: 18/18. Jupyter (nbclient, allow_errors) raises FloatingPointError in forward(): test_forward and
+    test_lesson_numbers fail."""
+    notebook = solution_notebook()
+    notebook.cells[_cell_at(notebook.cells, "imports")].source += "\nnp.seterr(all='raise')\n"
+    linear = notebook.cells[_cell_at(notebook.cells, "linear")]
+    linear.source = linear.source.replace("        return x @ self.weight.T + self.bias",
+                                          "        _scale = np.float64(1e308) * 10\n        return x @ self.weight.T + self.bias")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_forward"] == 0, failing_messages(report)
+
+
 def test_a_displayhook_cell_module_sets_does_not_mend_module_in_the_cells_below(tmp_path):
     """red-a24 X33-a24-3 (pass 33): cell module with a wrong parameters() (its own Parameters only) ends by setting
     sys.displayhook to a function that puts a right parameters() on Module; a cell added below it prints a line. In
