@@ -1786,8 +1786,8 @@ def test_numpys_error_state_a_cell_sets_holds_in_the_checks_as_in_jupyter(tmp_pa
     notebook = solution_notebook()
     notebook.cells[_cell_at(notebook.cells, "imports")].source += "\nnp.seterr(all='raise')\n"
     linear = notebook.cells[_cell_at(notebook.cells, "linear")]
-    linear.source = linear.source.replace("        return x @ self.weight.T + self.bias",
-                                          "        _scale = np.float64(1e308) * 10\n        return x @ self.weight.T + self.bias")
+    forward = "        return x @ self.weight.T + self.bias"
+    linear.source = linear.source.replace(forward, "        _scale = np.float64(1e308) * 10\n" + forward)
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert scores(report)["test_forward"] == 0, failing_messages(report)
 
