@@ -1778,13 +1778,15 @@ def test_a_stopped_cell_that_leaves_a_loop_callback_or_an_audit_hook_binding_mod
 
 
 def test_numpys_error_state_a_cell_sets_holds_in_the_checks_as_in_jupyter(tmp_path):
-    """red-a26 X35-a26-13 (pass 35): the reference with np.seterr(all='raise') at the end of cell imports and a line in
-    Linear.forward that overflows (np.float64(1e308) * 10, unused): numpy 2 keeps its error state in a context
-    variable, which the loader's cells (each a task, in a copy of the context) and its checks (its own context) never
-    see set: 18/18. Jupyter (nbclient, allow_errors) raises FloatingPointError in forward(): test_forward and
-    test_lesson_numbers fail."""
+    """red-a26 X35-a26-13 (pass 35): the reference with a cell added below cell imports that runs
+    np.seterr(all='raise') and a line in Linear.forward that overflows (np.float64(1e308) * 10, unused): numpy 2 keeps
+    its error state in a context variable, which the loader's cells (each a task, in a copy of the context) and its
+    checks (its own context) never saw set: 18/18. Jupyter (nbclient, allow_errors) raises FloatingPointError in
+    forward(): test_forward fails (5 of 5 checks) and test_lesson_numbers (5 of 6). With the cells and checks in one
+    context: 13.55/18, test_forward 0/2, test_lesson_numbers 0.55/3. (np.seterr in cell imports itself is not graded:
+    a locked cell, graded as released.)"""
     notebook = solution_notebook()
-    notebook.cells[_cell_at(notebook.cells, "imports")].source += "\nnp.seterr(all='raise')\n"
+    notebook.cells.insert(_cell_at(notebook.cells, "imports") + 1, new_code_cell("np.seterr(all='raise')\n"))
     linear = notebook.cells[_cell_at(notebook.cells, "linear")]
     forward = "        return x @ self.weight.T + self.bias"
     linear.source = linear.source.replace(forward, "        _scale = np.float64(1e308) * 10\n" + forward)

@@ -1680,6 +1680,18 @@ def test_what_a_cell_sets_in_its_context_holds_in_the_cells_below_as_in_jupyter(
     assert outcome.value == jupyter, outcome
 
 
+def test_what_a_cell_with_a_top_level_await_sets_in_its_context_is_gone_after_it_as_in_jupyter(box):
+    """red-a26 X35-a26-13 (pass 35), the other side: ipykernel runs a cell with a top-level `await` as a task of its
+    own (asyncio.ensure_future), in a copy of the kernel's context, so what it sets there is gone at the next cell.
+    nbclient: after a cell's np.seterr(all='raise'), a cell `await asyncio.sleep(0)` then np.seterr(all='ignore')
+    prints 'ignore', and the next cell prints 'raise'. The loader runs such a cell in a copy of the notebook's
+    context too."""
+    outcome = box.call([Cell("a", "import asyncio\nimport numpy as np\nnp.seterr(all='raise')\n"),
+                        Cell("b", "await asyncio.sleep(0)\nnp.seterr(all='ignore')\nSEEN = np.geterr()['divide']\n"),
+                        Cell("d", "HELPER = (SEEN, np.geterr()['divide'])\n")], sandbox_probes.value, name="HELPER")
+    assert outcome.value == ["ignore", "raise"], outcome
+
+
 _LEFT_RUNNING = {  # code a cell leaves to run at a moment of its own, and the loader's words for it
     "signal-handler": (_BIND_LATER + "import signal\nsignal.signal(signal.SIGALRM, _bind)\n"
                        "signal.setitimer(signal.ITIMER_REAL, 0.3)\nraise ValueError\n", "a signal handler set"),
