@@ -1692,6 +1692,17 @@ def test_what_a_cell_with_a_top_level_await_sets_in_its_context_is_gone_after_it
     assert outcome.value == ["ignore", "raise"], outcome
 
 
+def test_a_task_factory_of_the_old_signature_a_cell_sets_does_not_stop_the_cells_below(box):
+    """X35-a26-13's fix runs each cell's task in the notebook's context (loop.create_task(..., context=)), which passes
+    a task factory the context: one of the signature before Python 3.11, (loop, coro), raised TypeError and stopped
+    every cell below unrun (measured: the next cell's HELPER unbound). Jupyter runs a cell without a task (none of the
+    factory's) and its kernel calls create_task without a context: the cells below run."""
+    outcome = box.call([Cell("a", "import asyncio\nasyncio.get_running_loop().set_task_factory("
+                                  "lambda loop, coro: asyncio.Task(coro, loop=loop))\n"),
+                        Cell("d", "HELPER = 7\n")], sandbox_probes.value, name="HELPER")
+    assert outcome.value == 7 and not outcome.load_errors, outcome
+
+
 _LEFT_RUNNING = {  # code a cell leaves to run at a moment of its own, and the loader's words for it
     "signal-handler": (_BIND_LATER + "import signal\nsignal.signal(signal.SIGALRM, _bind)\n"
                        "signal.setitimer(signal.ITIMER_REAL, 0.3)\nraise ValueError\n", "a signal handler set"),

@@ -114,7 +114,8 @@ def run_cell(codes: Iterable[CodeType], namespace: dict) -> tuple[BaseException,
     task that runs every cell (red-a26 X35-a26-13: np.seterr(all='raise') was gone at the next cell and in the checks,
     and the grade was above Jupyter's). A cell with a top-level `await` (IPython's should_run_async) runs in a copy,
     as ipykernel runs it as a task of its own (asyncio.ensure_future): what it sets there is gone after it, in
-    Jupyter too (nbclient: np.seterr(all='ignore') after an `await` prints 'raise' in the next cell).
+    Jupyter too (nbclient: np.seterr(all='ignore') after an `await` prints 'raise' in the next cell). A task factory
+    the notebook set on the loop makes the cell's task as before, in a copy of the notebook's context.
     What stopped the cell and the line of it where it stopped (stopped_at), or None when it ran to its end.
     An exception out of the loop itself, not out of a statement (a KeyboardInterrupt or SystemExit a callback the cell
     put on the loop raised, which asyncio raises again), stops it past its last line: read as run whole."""
@@ -123,7 +124,12 @@ def run_cell(codes: Iterable[CodeType], namespace: dict) -> tuple[BaseException,
         context = context.copy()
     try:
         loop = _event_loop()
-        return loop.run_until_complete(loop.create_task(_cell(codes, namespace), context=context))
+        if loop.get_task_factory() is None:
+            task = loop.create_task(_cell(codes, namespace), context=context)
+        else:  # called as asyncio calls a factory given no context, as the kernel's own tasks call it: one that takes
+            # none (the pre-3.11 signature) still runs every cell; the task it makes runs in a copy of the context
+            task = context.run(loop.create_task, _cell(codes, namespace))
+        return loop.run_until_complete(task)
     except BaseException as error:  # as _cell: the notebook's callback may raise anything
         return error, past_the_end(codes)
 
