@@ -1792,6 +1792,23 @@ def test_an_honest_cell_whose_library_starts_its_own_helper_process_is_not_faile
     assert sum(scores(report).values()) == 18, failing_messages(report)
 
 
+def test_numpys_error_state_a_cell_sets_holds_in_the_checks_as_in_jupyter(tmp_path):
+    """red-a26 X35-a26-13 (pass 35): the reference with a cell added below cell imports that runs
+    np.seterr(all='raise') and a line in Linear.forward that overflows (np.float64(1e308) * 10, unused): numpy 2 keeps
+    its error state in a context variable, which the loader's cells (each a task, in a copy of the context) and its
+    checks (its own context) never saw set: 18/18. Jupyter (nbclient, allow_errors) raises FloatingPointError in
+    forward(): test_forward fails (5 of 5 checks) and test_lesson_numbers (5 of 6). With the cells and checks in one
+    context: 13.55/18, test_forward 0/2, test_lesson_numbers 0.55/3. (np.seterr in cell imports itself is not graded:
+    a locked cell, graded as released.)"""
+    notebook = solution_notebook()
+    notebook.cells.insert(_cell_at(notebook.cells, "imports") + 1, new_code_cell("np.seterr(all='raise')\n"))
+    linear = notebook.cells[_cell_at(notebook.cells, "linear")]
+    forward = "        return x @ self.weight.T + self.bias"
+    linear.source = linear.source.replace(forward, "        _scale = np.float64(1e308) * 10\n" + forward)
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_forward"] == 0, failing_messages(report)
+
+
 def test_a_displayhook_cell_module_sets_does_not_mend_module_in_the_cells_below(tmp_path):
     """red-a24 X33-a24-3 (pass 33): cell module with a wrong parameters() (its own Parameters only) ends by setting
     sys.displayhook to a function that puts a right parameters() on Module; a cell added below it prints a line. In

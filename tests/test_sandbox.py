@@ -1681,6 +1681,45 @@ def test_a_stopped_cell_that_leaves_a_hook_in_a_library_class_is_read_as_binding
     assert "c" in outcome.stops and {"HELPER", EVERY_NAME} & set(outcome.bound["c"]), outcome
 
 
+@pytest.mark.parametrize("setting, read, jupyter", [
+    ("import numpy as np\nnp.seterr(all='raise')\n", "HELPER = np.geterr()['divide']\n", "raise"),
+    ("import decimal\ndecimal.getcontext().prec = 5\n", "HELPER = decimal.getcontext().prec\n", 5),
+], ids=["numpy-seterr", "decimal-precision"])
+def test_what_a_cell_sets_in_its_context_holds_in_the_cells_below_as_in_jupyter(box, setting, read, jupyter):
+    """red-a26 X35-a26-13 (pass 35): run_cell runs each cell as a task of the notebook's loop, and a task runs in a
+    copy of the context, so what a cell sets in a context variable is gone at the next cell: numpy 2's error state
+    (np.seterr, np.errstate's), decimal's context. Jupyter's kernel keeps it (nbclient: a cell's np.seterr(all='raise')
+    prints 'raise' in the next cell's np.geterr(); decimal's prec 5 prints 5). Measured in the loader: 'warn', and 28.
+    The checks' calls run in neither (the loader's own context): the reference with np.seterr(all='raise') at the end
+    of cell imports and a line in Linear.forward that overflows (np.float64(1e308) * 10, unused) grades 18/18, where
+    Jupyter (nbclient, allow_errors) fails test_forward and test_lesson_numbers (FloatingPointError)."""
+    outcome = box.call([Cell("a", setting), Cell("d", read)], sandbox_probes.value, name="HELPER")
+    assert outcome.value == jupyter, outcome
+
+
+def test_what_a_cell_with_a_top_level_await_sets_in_its_context_is_gone_after_it_as_in_jupyter(box):
+    """red-a26 X35-a26-13 (pass 35), the other side: ipykernel runs a cell with a top-level `await` as a task of its
+    own (asyncio.ensure_future), in a copy of the kernel's context, so what it sets there is gone at the next cell.
+    nbclient: after a cell's np.seterr(all='raise'), a cell `await asyncio.sleep(0)` then np.seterr(all='ignore')
+    prints 'ignore', and the next cell prints 'raise'. The loader runs such a cell in a copy of the notebook's
+    context too."""
+    outcome = box.call([Cell("a", "import asyncio\nimport numpy as np\nnp.seterr(all='raise')\n"),
+                        Cell("b", "await asyncio.sleep(0)\nnp.seterr(all='ignore')\nSEEN = np.geterr()['divide']\n"),
+                        Cell("d", "HELPER = (SEEN, np.geterr()['divide'])\n")], sandbox_probes.value, name="HELPER")
+    assert outcome.value == ["ignore", "raise"], outcome
+
+
+def test_a_task_factory_of_the_old_signature_a_cell_sets_does_not_stop_the_cells_below(box):
+    """X35-a26-13's fix runs each cell's task in the notebook's context (loop.create_task(..., context=)), which passes
+    a task factory the context: one of the signature before Python 3.11, (loop, coro), raised TypeError and stopped
+    every cell below unrun (measured: the next cell's HELPER unbound). Jupyter runs a cell without a task (none of the
+    factory's) and its kernel calls create_task without a context: the cells below run."""
+    outcome = box.call([Cell("a", "import asyncio\nasyncio.get_running_loop().set_task_factory("
+                                  "lambda loop, coro: asyncio.Task(coro, loop=loop))\n"),
+                        Cell("d", "HELPER = 7\n")], sandbox_probes.value, name="HELPER")
+    assert outcome.value == 7 and not outcome.load_errors, outcome
+
+
 _LEFT_RUNNING = {  # code a cell leaves to run at a moment of its own, and the loader's words for it
     "signal-handler": (_BIND_LATER + "import signal\nsignal.signal(signal.SIGALRM, _bind)\n"
                        "signal.setitimer(signal.ITIMER_REAL, 0.3)\nraise ValueError\n", "a timer armed"),

@@ -5,7 +5,10 @@ cells below it are parsed with it, the cell that imports it is not); each top-le
 turn, top-level `await` allowed (IPython's autoawait, on by default) and such a statement awaited; a last statement
 that is an expression in 'single' mode, so that its value goes to sys.displayhook (ipython_outputs.shown), unless a
 semicolon ends it (IPython's quiet). Every cell runs whole on the notebook's event loop, as ipykernel runs each
-(its do_execute is a coroutine of the kernel's running loop).
+(its do_execute is a coroutine of the kernel's running loop), and in the notebook's one context (contextvars), as
+ipykernel runs a cell in its dispatch task's: what a cell sets in a context variable (numpy 2's np.seterr, decimal's
+context) holds in the cells below and in the checks, but for a cell with a top-level `await`, which ipykernel runs as
+a task of its own, in a copy (red-a26 X35-a26-13).
 Run only inside the worker (child.py imports it as a top-level module).
 """
 from __future__ import annotations
@@ -14,6 +17,7 @@ import __future__
 import ast
 import asyncio  # imported by the worker: a confined loader may not read the standard library's files
 import codeop
+import contextvars
 import gc
 import inspect
 import os
@@ -106,15 +110,56 @@ def run_cell(codes: Iterable[CodeType], namespace: dict) -> tuple[BaseException,
     """Run a cell's `codes` in turn in `namespace`, the whole cell on the notebook's event loop, as ipykernel runs
     every cell (so asyncio.get_running_loop() and ensure_future() work in any cell, asyncio.run() fails in any);
     a statement with a top-level `await` (a coroutine's code) awaited there, as IPython's run_code awaits it.
+    The cell's task runs in the notebook's context (notebook_context), not in a copy of it as a task would by
+    default: a context variable a cell sets holds in the cells below, as in Jupyter, whose kernel runs a cell in the
+    task that runs every cell (red-a26 X35-a26-13: np.seterr(all='raise') was gone at the next cell and in the checks,
+    and the grade was above Jupyter's). A cell with a top-level `await` (IPython's should_run_async) runs in a copy,
+    as ipykernel runs it as a task of its own (asyncio.ensure_future): what it sets there is gone after it, in
+    Jupyter too (nbclient: np.seterr(all='ignore') after an `await` prints 'raise' in the next cell). A task factory
+    the notebook set on the loop makes the cell's task as before, in a copy of the notebook's context.
     What stopped the cell and the line of it where it stopped (stopped_at), or None when it ran to its end.
     An exception out of the loop itself, not out of a statement (a KeyboardInterrupt or SystemExit a callback the cell
     put on the loop raised, which asyncio raises again), stops it past its last line: read as run whole."""
-    loop = _event_loop()
-    try:  # the cell's own future: left_running passes over only its run_until_complete callback (X35-a26-11)
-        _own[0] = future = asyncio.ensure_future(_cell(codes, namespace), loop=loop)
-        return loop.run_until_complete(future)
+    context = notebook_context()
+    if _runs_async(codes):
+        context = context.copy()
+    try:
+        loop = _event_loop()
+        if loop.get_task_factory() is None:
+            task = loop.create_task(_cell(codes, namespace), context=context)
+        else:  # called as asyncio calls a factory given no context, as the kernel's own tasks call it: one that takes
+            # none (the pre-3.11 signature) still runs every cell; the task it makes runs in a copy of the context
+            task = context.run(loop.create_task, _cell(codes, namespace))
+        _own[0] = task  # the cell's own future: left_running passes over only its run_until_complete callback (X35-a26-11)
+        return loop.run_until_complete(task)
     except BaseException as error:  # as _cell: the notebook's callback may raise anything
         return error, past_the_end(codes)
+
+
+def notebook_context() -> contextvars.Context:
+    """The notebook's one context, the kernel's in Jupyter (its dispatch task's): every cell runs in it (run_cell), and
+    so does every check's call (child._run_calls), as Jupyter's test cells run in the kernel's context."""
+    return _CONTEXT
+
+
+# Made as the worker imports this module, not on first use: a loaded module's entry changed while a cell runs reads as
+# a hook the cell left (left_hooks)
+_CONTEXT = contextvars.copy_context()
+
+
+def _runs_async(codes: Iterable[CodeType]) -> bool:
+    """Whether IPython's should_run_async would run the cell as a coroutine: the whole cell, compiled with top-level
+    `await` allowed, is one (a cell the compiler refuses is not). Compiled only when it could be: a top-level `await`,
+    `async for` or `async with` needs its keyword in the text."""
+    if not isinstance(codes, Statements):  # a course cell the worker compiled (an iterator: read as none)
+        return isinstance(codes, tuple) and any(code.co_flags & inspect.CO_COROUTINE for code in codes)
+    if "async" not in codes.source and "await" not in codes.source:
+        return False
+    try:
+        code = compile(codes.tree, codes.filename, "exec", codes.compiler.flags, dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return bool(code.co_flags & inspect.CO_COROUTINE)
 
 
 def past_the_end(codes: Iterable[CodeType]) -> int:
