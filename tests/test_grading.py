@@ -1777,6 +1777,27 @@ def test_a_stopped_cell_that_leaves_a_loop_callback_or_an_audit_hook_binding_mod
     assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
 
 
+def test_a_stopped_cell_that_puts_a_module_of_its_own_under_a_new_key_in_numpy_is_not_read_as_binding_nothing(
+        tmp_path):
+    """red-a26 X35-a26-5 (pass 35): X34-a25-4 (numpy.random replaced by an object whose lookup binds Module) with the
+    replacement a real ModuleType whose module-level __getattr__ (PEP 562) binds the wrong Module at the first lookup
+    (cell linear's annotation np.random.Generator) and puts numpy.random back, stored under a new key object: the cell
+    deletes numpy's 'random' and sets vars(numpy)[''.join(['ran', 'dom'])]. left_hooks matches entries by the key's
+    id and read a key it had not seen holding a module as a submodule an import bound, so it saw no change: the cell
+    was read as binding no Module, the stub kept the added cell's right Module, and Exercise 1, counted with the
+    notebook's classes, scored 1/1 (13.59/18). Jupyter (nbclient, allow_errors): parameters, exercise_count and
+    lesson_numbers fail. left_hooks now compares entries by identity and in order: the deleted key moves the rest."""
+    notebook = _module_that_forges_its_stop("\n")
+    module = notebook.cells[_cell_at(notebook.cells, "module")]
+    module.source = (f"class _Wrap:\n{_indented(module.source)}\n\nimport numpy as _np\nimport types as _types\n"
+                     "_real = _np.random\n_fake = _types.ModuleType('numpy.random')\n\n\ndef _lookup(name):\n"
+                     "    del _np.random\n    _np.random = _real\n    globals()['Module'] = _Wrap.Module\n"
+                     "    return getattr(_real, name)\n\n\n_fake.__getattr__ = _lookup\ndel _np.random\n"
+                     "vars(_np)[''.join(['ran', 'dom'])] = _fake\nraise StopIteration('x')\n")
+    report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
+    assert scores(report)["test_exercise_count"] == 0, failing_messages(report)
+
+
 def test_an_honest_cell_whose_library_starts_its_own_helper_process_is_not_failed_for_leaving_it(tmp_path):
     """red-a26 X35-a26-8 (pass 35): a cell the student added below the imports creates a
     multiprocessing.shared_memory.SharedMemory, writes a byte, closes and unlinks it: the cell starts no process of its
