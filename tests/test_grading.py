@@ -1893,3 +1893,28 @@ def test_a_right_notebook_with_a_tqdm_progress_bar_gets_full_marks(tmp_path):
                           new_code_cell("from tqdm import tqdm\n\nfor _ in tqdm(range(3)):\n    pass\n"))
     report, _ = grade_json(write_notebook(notebook, tmp_path / NOTEBOOK))
     assert sum(scores(report).values()) == 18, failing_messages(report)
+
+
+# A cell of the student's own that trains for longer, 4 s of CPU time (a busy loop stands for the training: the same
+# CPU time on any machine), binding no name any check reads.
+TRAIN_LONGER = ("import time\n\n_start = time.process_time()\nwhile time.process_time() - _start < 4:  # train longer\n"
+                "    pass\n")
+
+
+def test_a_cell_of_the_students_over_the_cpu_limit_fails_the_public_checks_where_it_fails_the_grade(tmp_path):
+    """red-c26 X35-c26-2 (pass 35): the reference notebook with TRAIN_LONGER added as its last cell. The grade ends the
+    load of every part at that cell (an added cell runs in every part): 0/18, every message "cell 52 did not finish
+    within 3 s of CPU time (an infinite loop?)", 124 failed checks. The public checks stop the cell at 3 s "as the grade
+    stops it" (README) and run the checks on what the cells bound: `pytest` passes 36 of 36, no line naming cell 52;
+    in Jupyter (nbclient, allow_errors) every test cell prints PASS (36, FAIL 0). A student who ran every check
+    submits a right notebook that scores nothing, warned by nothing. The public checks should fail where the grade
+    does, naming the cell."""
+    notebook = solution_notebook()
+    notebook.cells.append(new_code_cell(TRAIN_LONGER))
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    lost = {grade_id for grade_id, score in scores(report).items() if score < FULL[grade_id]}
+    public = {f"test_{part}": [m for ok, m in notebook_checks.run_part(part, path).values() if not ok]
+              for part in (grade_id[len("test_"):] for grade_id in FULL)}
+    assert {grade_id for grade_id, failed in public.items() if failed} == lost, (lost, public)
+    assert all("did not finish within 3 s of CPU time" in message for failed in public.values() for message in failed)
