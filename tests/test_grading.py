@@ -1918,3 +1918,25 @@ def test_a_cell_of_the_students_over_the_cpu_limit_fails_the_public_checks_where
               for part in (grade_id[len("test_"):] for grade_id in FULL)}
     assert {grade_id for grade_id, failed in public.items() if failed} == lost, (lost, public)
     assert all("did not finish within 3 s of CPU time" in message for failed in public.values() for message in failed)
+
+
+# A cell of the student's own that prints the loss at each of 50,000 steps (1.3 MB of text, over the grade's output_kb)
+PRINT_EVERY_STEP = ("for step in range(50_000):  # the loss at every step\n"
+                    "    print(f'step {step:5d}: loss {0.5 / (step + 1):.6f}')\n")
+
+
+def test_a_cell_that_prints_past_the_output_limit_fails_the_public_checks_where_it_fails_the_grade(tmp_path):
+    """red-c26 X35-c26-15 (pass 35): the reference notebook with PRINT_EVERY_STEP added as its last cell. The grade
+    counts a loading cell's output against output_kb (1,024 KB) and fails every check of each part that runs it: 0/18,
+    "cell 52 printed more than the output limit allows". The public checks have no output limit: `pytest` passes 36
+    of 36 (the children's output is captured, so not even the lines show), and the notebook's test cells PASS. A
+    student warned by nothing submits a right notebook that scores nothing."""
+    notebook = solution_notebook()
+    notebook.cells.append(new_code_cell(PRINT_EVERY_STEP))
+    path = write_notebook(notebook, tmp_path / NOTEBOOK)
+    report, _ = grade_json(path)
+    lost = {grade_id for grade_id, score in scores(report).items() if score < FULL[grade_id]}
+    public = {f"test_{part}": [m for ok, m in notebook_checks.run_part(part, path).values() if not ok]
+              for part in ("forward", "lesson_numbers")}
+    assert {grade_id for grade_id, failed in public.items() if failed} == lost & set(public), (lost, public)
+    assert all("printed more than the output limit allows" in m for failed in public.values() for m in failed), public
