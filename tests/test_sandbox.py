@@ -661,6 +661,20 @@ def test_a_cell_over_its_time_or_output_limit_at_load_stops_only_that_cell(box, 
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.parametrize("cell, left", [
+    ("import signal\nsignal.signal(signal.SIGPROF, signal.SIG_DFL)\n", []),
+    ("import signal\nsignal.signal(signal.SIGPROF, lambda *args: None)\n", ["left a signal handler set"]),
+])
+def test_the_loaders_own_cpu_timer_is_never_read_as_one_a_cell_left(box, cell, left):
+    """The loader arms ITIMER_PROF with a SIGPROF handler of its own for each cell (child._run_limited) and takes
+    both back before it looks for what the cell left (cell_runner.left_running): a cell that sets SIGPROF's handler
+    as it was before (SIG_DFL) leaves nothing, and the next cell runs (the loader's timer disarmed, which at SIG_DFL
+    would end the process); one that sets a handler of its own still ends the load, as any handler left set."""
+    outcome = box.call([Cell("prof", cell), Cell("after", "x = 2")], sandbox_probes.value, name="x")
+    assert [words for words in ["left a signal handler set"] if words in outcome.reason] == left, outcome
+    assert outcome.ok == (not left) and outcome.load_errors == [], outcome
+
+
 def test_a_cell_that_catches_the_loaders_stop_and_runs_on_ends_the_load(box):
     """A cell whose bare `except` catches the loader's stop at its CPU time and loops on: the session's own limit
     per cell, a little looser (worker.LOADING_GRACE), ends the load there, as before the loader stopped cells."""

@@ -266,7 +266,8 @@ def _run_limited(codes: Iterable[CodeType], ns: dict) -> tuple[BaseException, in
     backstop, a little looser (worker.LOADING_GRACE), for a cell that catches the loader's exception and runs on.
     The timer and handler are the loader's again before cell_runner.left_running looks: it reads an armed timer or
     a changed handler as the cell's; a cell that set a SIGPROF handler of its own keeps it (and its timer), for
-    left_running to see."""
+    left_running to see, but one that set the handler the loader had before the cell (SIG_DFL, at which the loader's
+    timer would end the process) gets the loader's timer disarmed: it leaves nothing to run."""
     if _OUTPUT is not None:
         _OUTPUT.left = _OUTPUT.limit
     before = _SIGNAL(signal.SIGPROF, _over_time)
@@ -276,8 +277,10 @@ def _run_limited(codes: Iterable[CodeType], ns: dict) -> tuple[BaseException, in
         return cell_runner.run_cell(codes, ns)
     finally:
         _IN_CELL[0] = False
-        if _GETSIGNAL(signal.SIGPROF) is _over_time:
+        now = _GETSIGNAL(signal.SIGPROF)
+        if now is _over_time or now is before:
             _SETITIMER(signal.ITIMER_PROF, 0)
+        if now is _over_time:
             _SIGNAL(signal.SIGPROF, before)
 
 
