@@ -521,8 +521,10 @@ HOSTILE: list[Hostile] = [
             sabotage("linear", "Linear.forward", "while True:\n    pass"),
             loses=("test_forward", LESSON), keeps=ALL_BUT("test_forward", LESSON),
             reason="did not finish within 3 s of CPU time (an infinite loop?)", limit="time"),
+    # The loader stops the cell at 3 s and the cells below run (red-c26 X35-c26-2): no limit ends the load, the blank
+    # stubs score 0, and the exercises' messages name the cell's stop
     Hostile("loop-top", "an infinite loop in a code cell added at the top (blank release)", on_blank("while True:\n    pass"),
-            max_total=0, reason="did not finish within 3 s", limit="time"),
+            max_total=0, reason="cell 0: did not finish within 3 s of CPU time"),
     Hostile("memory-50gb", "np.ones((50*10**9//8,)) (50 GB) inside parameters() (reference otherwise)",
             sabotage("module", "Module.parameters", "return list(np.ones((50 * 10**9 // 8,)))"),
             loses=("test_parameters", LESSON), keeps=ALL_BUT("test_parameters", LESSON),

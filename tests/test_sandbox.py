@@ -633,9 +633,7 @@ def call(box: Sandbox, function: str):
 
 
 @pytest.mark.parametrize("function, reason, limit", [
-    ("loop", "cell tricks did not finish within 1 s", "time"),
     ("leave", "ended the process (os._exit(3)?)", ""),
-    ("chatter", "cell tricks printed more than the output limit allows", "output"),
     ("crash", "crashed (SIGSEGV)", ""),
 ])
 def test_a_cell_that_misbehaves_at_load_ends_in_one_line(box, function, reason, limit):
@@ -643,6 +641,48 @@ def test_a_cell_that_misbehaves_at_load_ends_in_one_line(box, function, reason, 
     outcome = call(box, function)
     assert not outcome.ok and reason in outcome.reason and outcome.limit == limit
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("function, reason", [
+    ("loop", "did not finish within 1 s of CPU time (an infinite loop?)"),
+    ("chatter", "printed more than the output limit allows"),
+])
+def test_a_cell_over_its_time_or_output_limit_at_load_stops_only_that_cell(box, function, reason):
+    """red-c26 X35-c26-2, X35-c26-15 (pass 35): the loader stops a cell where it runs once it used its CPU time or
+    printed past the output limit, and the cells below run, as the public checks' runner stops one (the session used
+    to end the load there: every check of every part failed, 0/18 for a student's own longer training cell). The cell
+    below runs with its own allowance, and neither the loader's timer nor its handler reads as one the cell left."""
+    started = time.monotonic()
+    outcome = box.call([Cell("tricks", CODE + f"result = {function}()"), Cell("after", "x = 2")], sandbox_probes.value,
+                       name="x")
+    assert outcome.ok and outcome.value == 2, outcome
+    assert outcome.load_errors == [f"cell tricks: {reason}"], outcome
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("cell, left", [
+    ("import signal\nsignal.signal(signal.SIGPROF, signal.SIG_DFL)\n", []),
+    ("import signal\nsignal.signal(signal.SIGPROF, lambda *args: None)\n", ["left a signal handler set"]),
+])
+def test_the_loaders_own_cpu_timer_is_never_read_as_one_a_cell_left(box, cell, left):
+    """The loader arms ITIMER_PROF with a SIGPROF handler of its own for each cell (child._run_limited) and takes
+    both back before it looks for what the cell left (cell_runner.left_running): a cell that sets SIGPROF's handler
+    as it was before (SIG_DFL) leaves nothing, and the next cell runs (the loader's timer disarmed, which at SIG_DFL
+    would end the process); one that sets a handler of its own still ends the load, as any handler left set."""
+    outcome = box.call([Cell("prof", cell), Cell("after", "x = 2")], sandbox_probes.value, name="x")
+    assert [words for words in ["left a signal handler set"] if words in outcome.reason] == left, outcome
+    assert outcome.ok == (not left) and outcome.load_errors == [], outcome
+
+
+def test_a_cell_that_catches_the_loaders_stop_and_runs_on_ends_the_load(box):
+    """A cell whose bare `except` catches the loader's stop at its CPU time and loops on: the session's own limit
+    per cell, a little looser (worker.LOADING_GRACE), ends the load there, as before the loader stopped cells."""
+    started = time.monotonic()
+    spin = "while True:\n    try:\n        while True:\n            pass\n    except:\n        pass\n"
+    outcome = box.call([Cell("tricks", spin), Cell("after", "x = 2")], sandbox_probes.value, name="x")
+    assert not outcome.ok and outcome.limit == "time", outcome
+    assert "cell tricks did not finish within 1 s of CPU time" in outcome.reason, outcome
+    assert time.monotonic() - started < 8
 
 
 def test_a_cell_that_calls_sys_exit_at_load_stops_only_that_cell(box):
@@ -767,7 +807,10 @@ def test_each_cell_of_a_load_has_its_own_cpu_allowance():
 
 @pytest.mark.parametrize("wedge", MACHINE_FAULTS.values(), ids=MACHINE_FAULTS.keys())
 def test_a_machine_fault_is_the_graders_failure_within_a_bound_never_a_checks_answer(wedge):
-    looping = Cell("loop", "while True:\n    pass")  # its own time-out, were the machine sound (the 0/18 of a wedge)
+    # its own time-out, were the machine sound (the 0/18 of a wedge): the session's, for a loop that catches the
+    # loader's stop of the cell and runs on (the loader stops a plain loop itself, and the load goes on)
+    looping = Cell("loop", "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n"
+                           "        pass")
     with Sandbox(modules={"sandbox_probes": PROBES}, path=[ROOT / "tests"], preload=[wedge],
                  limits=Limits(seconds=1)) as sandbox:
         sandbox.begin()

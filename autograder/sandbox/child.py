@@ -10,6 +10,7 @@ import builtins
 import functools
 import gc
 import io
+import math
 import os
 import resource  # here, not in each loader: importing it costs a loader about 2 ms
 import signal
@@ -33,6 +34,7 @@ from messages import (
     describe_exit,
     describe_left_running,
     describe_not_plain,
+    describe_over_time,
     describe_status,
     describe_time_out,
     describe_wall_time_out,
@@ -76,21 +78,48 @@ _send_breach: Callable[[str, str], None] = _send_breach_nowhere  # where a limit
 # Why no call is run, once a cell left code running at a moment of its own (_load): every answer is that reason
 _LEFT_RUNNING = ""
 _CPU_SECONDS = 5  # CPU seconds one cell or call may use; set from the limits when a loader confines itself
+_CELL_SECONDS = 3.0  # CPU seconds after which the loader stops a cell where it runs (_run_limited); limits.seconds
+_OUTPUT: Any = None  # the loader's stdout and stderr, a _CappedText once it confined itself
+# The loader's own hold on its signal calls, taken before any cell runs: a cell may replace the signal module's
+_SIGNAL, _SETITIMER, _GETSIGNAL = signal.signal, signal.setitimer, signal.getsignal
 # Descriptors each process of student code may hold: the loader needs a few (its own pipes, one to the check child
 # it runs), and each pipe's buffer is kernel memory no count of a process's memory sees (docs/security.md, "Not
 # contained")
 _DESCRIPTORS = 256
 
 
+class _OverTime(BaseException):
+    """Raised in a loading cell that used its CPU time (_over_time): the loader's own stop of that cell, as the
+    public checks' runner.OverTime is theirs (a BaseException: a cell's `except Exception` goes on)."""
+
+
+class _OverOutput(BaseException):
+    """Raised in a loading cell that printed past the output limit (_CappedText.write): the loader's own stop."""
+
+
+# Whether a cell of the load runs now (_run_limited): only then do the loader's limits raise in it, not in the
+# loader's own code between two cells, nor in a call
+_IN_CELL = [False]
+
+
+def _over_time(signum: int, frame: object) -> None:
+    """The loader's SIGPROF handler while a cell runs: the cell used its CPU time (ITIMER_PROF)."""
+    if _IN_CELL[0]:
+        raise _OverTime()
+
+
 class _CappedText(io.TextIOBase):
-    """stdout/stderr for student code: discards text, and stops the code past the limit."""
+    """stdout/stderr for student code: discards text, and stops the code past the limit: a loading cell where it
+    runs (_OverOutput), a call (or anything else) by ending the process with the breach as its answer."""
 
     def __init__(self, limit: int) -> None:
-        self.left = limit
+        self.limit = self.left = limit
 
     def write(self, text: str) -> int:
         self.left -= len(text)
         if self.left < 0:
+            if _IN_CELL[0]:  # every write past it raises: a cell that catches one prints nothing more
+                raise _OverOutput()
             _send_breach(PRINTED_PAST_LIMIT, "output")
             os._exit(0)
         return len(text)
@@ -105,7 +134,9 @@ def _confine(limits: Limits, isolation: Any, workdir: str) -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    sys.stdout = sys.stderr = _CappedText(limits.output_kb * 1024)
+    global _OUTPUT, _CELL_SECONDS
+    sys.stdout = sys.stderr = _OUTPUT = _CappedText(limits.output_kb * 1024)
+    _CELL_SECONDS = limits.seconds
     sys.stdin = io.StringIO()
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large file becomes an OSError
     extra = limits.memory_mb * 1024 * 1024
@@ -189,15 +220,23 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
         sys.displayhook = displayhook  # each cell's own, as IPython's DisplayTrap sets it (red-a24 X33-a24-3)
         before = cell_runner.names_of(ns)  # (each cell's: which of them stops is known once it ran)
         hooks = cell_runner.hooks()
+        codes: Iterable[CodeType] = ()
         try:
-            stopped = cell_runner.run_cell(cell_codes(name, text), ns)
+            codes = cell_codes(name, text)
+            stopped = _run_limited(codes, ns)
+        except (_OverTime, _OverOutput) as exc:  # past the cell's end, as the loader took its limits back: run whole
+            stopped = exc, cell_runner.past_the_end(codes)
         except BaseException as exc:  # cell_codes: the cell does not parse (IPython runs none of it)
             stopped = exc, 1
         if stopped is not None:  # a cycle's __del__ the collector would run at a later moment runs now, and is read
             gc.collect()
             error, stops[name] = stopped
             _keep_as_last(error)
-            if issubclass(type(error), SystemExit):  # by its type (the notebook's class may name another), as `except` reads
+            if type(error) is _OverTime:  # the loader's own stop: the words of the session's, for a check's too
+                errors.append(f"cell {name}: {describe_over_time(_CELL_SECONDS)}")
+            elif type(error) is _OverOutput:
+                errors.append(f"cell {name}: {PRINTED_PAST_LIMIT}")
+            elif issubclass(type(error), SystemExit):  # by its type (the notebook's class may name another), as `except` reads
                 # Jupyter's kernel catches it too: it stops its cell, the next cells run
                 errors.append(f"cell {name}: {describe_cell_exit(cast(SystemExit, error))}")
             else:  # IPython's run_code catches every one (KeyboardInterrupt, GeneratorExit too)
@@ -209,15 +248,49 @@ def _load(cells: list[tuple[str, str]], results: int) -> dict:
             break
         if stopped is not None:  # a hook it left may bind any name at the next cell's first event
             bound[name] = [EVERY_NAME] if cell_runner.left_hooks(hooks) else cell_runner.rebound(before, ns)
+    # The calls' own allowances: a cell the loader stopped used the load's CPU allowance to its limit, and code of
+    # it that runs in the loader's own waits (a selector it replaced) is then timed by the session, as before the
+    # loader stopped cells, not killed by the kernel's backstop first
+    _allow_cpu()
+    if _OUTPUT is not None:
+        _OUTPUT.left = _OUTPUT.limit
     write(results, Loaded(errors, stops, bound))
     return ns
+
+
+def _run_limited(codes: Iterable[CodeType], ns: dict) -> tuple[BaseException, int] | None:
+    """cell_runner.run_cell, the cell stopped where it runs once it used its _CELL_SECONDS of CPU time (ITIMER_PROF,
+    _over_time) or printed past the output limit (_CappedText): each cell its own allowance of both, and the load
+    goes on with the next cell, as the public checks' runner stops a cell (red-c26 X35-c26-2, X35-c26-15: the session
+    ended the load there, so every check of every part failed, 0/18). The session's own limit per cell stays the
+    backstop, a little looser (worker.LOADING_GRACE), for a cell that catches the loader's exception and runs on.
+    The timer and handler are the loader's again before cell_runner.left_running looks: it reads an armed timer or
+    a changed handler as the cell's; a cell that set a SIGPROF handler of its own keeps it (and its timer), for
+    left_running to see, but one that set the handler the loader had before the cell (SIG_DFL, at which the loader's
+    timer would end the process) gets the loader's timer disarmed: it leaves nothing to run."""
+    if _OUTPUT is not None:
+        _OUTPUT.left = _OUTPUT.limit
+    before = _SIGNAL(signal.SIGPROF, _over_time)
+    _IN_CELL[0] = True
+    _SETITIMER(signal.ITIMER_PROF, _CELL_SECONDS)
+    try:
+        return cell_runner.run_cell(codes, ns)
+    finally:
+        _IN_CELL[0] = False
+        now = _GETSIGNAL(signal.SIGPROF)
+        if now is _over_time or now is before:
+            _SETITIMER(signal.ITIMER_PROF, 0)
+        if now is _over_time:
+            _SIGNAL(signal.SIGPROF, before)
 
 
 def _allow_cpu() -> None:
     """Raise this process's soft CPU limit to _CPU_SECONDS past what it used so far: each cell and each call its own
     allowance (the session's limit per cell or call is the one it names; this is the kernel's backstop above it)."""
     used = resource.getrusage(resource.RUSAGE_SELF)
-    allowance = int(used.ru_utime + used.ru_stime + _CPU_SECONDS)
+    # rounded up: at least _CPU_SECONDS more, above the session's limit plus its grace (worker.LOADING_GRACE,
+    # protocol.BACKSTOP_SECONDS), which names the limit; rounded down it could come first, unnamed
+    allowance = math.ceil(used.ru_utime + used.ru_stime + _CPU_SECONDS)
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (allowance, resource.RLIM_INFINITY))
     except (ValueError, OSError):

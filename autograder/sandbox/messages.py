@@ -210,6 +210,7 @@ def describe_left_running(left: str, called: bool = False) -> str:
             f"what it started (await the task, disarm the timer) before it ends")
 
 
+PRINTED_PAST_LIMIT = "printed more than the output limit allows"
 # The shapes of the reasons describe_exception and describe_exit write, read as they are written: the notebook's
 # own text (an exception's message, sys.exit's argument, a file name) comes only after words of theirs.
 _QUALNAME = r"[\w.<>]+"
@@ -222,6 +223,8 @@ _LOADER_SHAPES = re.compile(
     rf"(?:, which ends the program|(?: \(line \d+(?: of its cell)?\))?, which stops the cell there)"  # no line: no frame
     rf"|(?:file {_REPR} has )?a syntax error on line \w+: .*"  # a cell's (its caller names it), or a file's
     rf"|returned something that is not plain data \(.*\)"
+    # a cell the loader stopped where it ran, at its CPU time or output limit (X35-c26-2, X35-c26-15)
+    rf"|did not finish within [\d.e+]+ s of CPU time \(an infinite loop\?\)|{re.escape(PRINTED_PAST_LIMIT)}"
     rf"|(?:cell \S+ )?(?:{'|'.join(re.escape(describe_left_running(left, called)) for left in LEFT_RUNNING for called in (False, True))})", re.S)
 
 
@@ -260,7 +263,6 @@ def in_notebooks_words(reason: str) -> str:
     return f'sent an answer in words of its own (written to the grader\'s pipe?): "{reason}"'
 
 
-PRINTED_PAST_LIMIT = "printed more than the output limit allows"
 NOT_RUN_AFTER_TIME_OUT = "not run: an earlier check of this part ran out of time"
 # A check of a batch run together (child.py) that did not get its answer there: the grader runs it again alone.
 NOT_RUN_TOGETHER = "not run: the checks run together in one process stopped before it"
@@ -287,7 +289,12 @@ def describe_no_answer(seconds: float) -> str:
 
 def describe_time_out(what: str, seconds: float) -> str:
     """Why a check or a cell has no answer: it used its CPU time without finishing."""
-    return f"{what} did not finish within {seconds:g} s of CPU time (an infinite loop?)"
+    return f"{what} {describe_over_time(seconds)}"
+
+
+def describe_over_time(seconds: float) -> str:
+    """Why the loader stopped a cell where it ran (child.py, X35-c26-2): it used its `seconds` of CPU time."""
+    return f"did not finish within {seconds:g} s of CPU time (an infinite loop?)"
 
 
 def describe_wall_time_out(what: str, seconds: float, cpu_seconds: float) -> str:

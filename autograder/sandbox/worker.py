@@ -89,6 +89,10 @@ IDLE_TICK = 0.5
 # How long _reap_orphans goes on killing and reaping: where nothing kills the submission's processes at once (no
 # isolation), ones that fork as fast as they are killed would hold it for ever.
 REAP_SECONDS = 10.0
+# CPU seconds past its limit a loading cell may run before the session ends the load: the loader stops a cell where
+# it runs at the limit itself (child._run_limited, red-c26 X35-c26-2) and goes on with the next; this is the backstop
+# for a cell that catches the loader's stop and runs on, or sits in one C call (the stop comes when it returns).
+LOADING_GRACE = 1.0
 
 
 class _Loader:
@@ -177,7 +181,7 @@ class _Loader:
         killer when it picked the loader (files the submission left in its scratch space hold its cgroup full)."""
         cell = ""
         while True:
-            message = self._next()
+            message = self._next(LOADING_GRACE)
             if not cell and not isinstance(message, (LoadingCell, Loaded)) and (
                     message is not None or self.out in ("cpu", "wall")):
                 pid = self.pid
