@@ -264,10 +264,10 @@ def _run_limited(codes: Iterable[CodeType], ns: dict) -> tuple[BaseException, in
     goes on with the next cell, as the public checks' runner stops a cell (red-c26 X35-c26-2, X35-c26-15: the session
     ended the load there, so every check of every part failed, 0/18). The session's own limit per cell stays the
     backstop, a little looser (worker.LOADING_GRACE), for a cell that catches the loader's exception and runs on.
-    The timer and handler are the loader's again before cell_runner.left_running looks: it reads an armed timer or
-    a changed handler as the cell's; a cell that set a SIGPROF handler of its own keeps it (and its timer), for
-    left_running to see, but one that set the handler the loader had before the cell (SIG_DFL, at which the loader's
-    timer would end the process) gets the loader's timer disarmed: it leaves nothing to run."""
+    ITIMER_PROF is disarmed after the cell, before cell_runner.left_running looks (it reads an armed timer as the
+    cell's): the loader's own, or one the cell armed in its place, which then never fires (no code of the cell's runs
+    at a moment of its own); the loader's handler is put back if it is still set, and a SIGPROF handler the cell set
+    stays, with no timer to run it."""
     if _OUTPUT is not None:
         _OUTPUT.left = _OUTPUT.limit
     before = _SIGNAL(signal.SIGPROF, _over_time)
@@ -277,10 +277,8 @@ def _run_limited(codes: Iterable[CodeType], ns: dict) -> tuple[BaseException, in
         return cell_runner.run_cell(codes, ns)
     finally:
         _IN_CELL[0] = False
-        now = _GETSIGNAL(signal.SIGPROF)
-        if now is _over_time or now is before:
-            _SETITIMER(signal.ITIMER_PROF, 0)
-        if now is _over_time:
+        _SETITIMER(signal.ITIMER_PROF, 0)
+        if _GETSIGNAL(signal.SIGPROF) is _over_time:
             _SIGNAL(signal.SIGPROF, before)
 
 
