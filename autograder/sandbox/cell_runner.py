@@ -130,7 +130,7 @@ def run_cell(codes: Iterable[CodeType], namespace: dict) -> tuple[BaseException,
         else:  # called as asyncio calls a factory given no context, as the kernel's own tasks call it: one that takes
             # none (the pre-3.11 signature) still runs every cell; the task it makes runs in a copy of the context
             task = context.run(loop.create_task, _cell(codes, namespace))
-        _own[0] = task  # the cell's own future: left_running passes over only its run_until_complete callback (X35-a26-11)
+        _own[0] = task  # left_running passes over only this future's run_until_complete callback (X35-a26-11)
         return loop.run_until_complete(task)
     except BaseException as error:  # as _cell: the notebook's callback may raise anything
         return error, past_the_end(codes)
@@ -290,10 +290,11 @@ def _readers_left(loop: asyncio.AbstractEventLoop) -> bool:
 
 def left_hooks(before: Hooks) -> bool:
     """Whether a cell left a hook Python calls at a later event (hooks() changed since `before`): a trace or profile
-    function, an audit hook, an import hook, a collector's callback, the loop's task factory, or an entry of a module
-    loaded before it replaced, deleted or added (a builtin such as `__import__`, a library's function or submodule:
-    numpy.random replaced by an object whose lookup binds a name, red-a25 X34-a25-4; a module's own __getattr__), but
-    a submodule an import binds in its package and sys's record of the last error (the loader sets it at a stop,
+    function, an audit hook, an import hook, a collector's callback, a sys.monitoring tool, the loop's task factory,
+    or an entry of a module loaded before it, or of a class the loop calls (_loop_classes), replaced, deleted or added
+    (a builtin such as `__import__`, a library's function or submodule: numpy.random replaced by an object whose
+    lookup binds a name, red-a25 X34-a25-4; a module's own __getattr__; BaseEventLoop.create_task, X35-a26-12), but a
+    submodule an import binds in its package and sys's record of the last error (the loader sets it at a stop,
     _keep_as_last). Such a hook runs at a moment the notebook's own run fixes (the next cell's frame, exec, import or
     library call), in Jupyter as in the loader, and may bind any name there: a cell that stopped and left one may bind
     any name before the next cell (red-a24 X33-a24-2)."""
@@ -305,17 +306,15 @@ def left_hooks(before: Hooks) -> bool:
            for module, entries in before.modules):
         return True
     return len(after.classes) != len(before.classes) or any(
-        now is not then or len(now_entries) != len(entries) or any(
-            now_key is not key or now_value is not value
-            for (key, value), (now_key, now_value) in zip(entries.items(), now_entries.items()))
+        now is not then or _changed(entries, now_entries, False)
         for (then, entries), (now, now_entries) in zip(before.classes, after.classes))
 
 
 def _changed(before: dict, after: dict, is_sys: bool) -> bool:
-    """Whether a module's entries changed from `before` to `after`, compared by identity and in order (no key's own
-    hash or == runs): a value rebound keeps its key's place, a key deleted moves the ones after it, a key added comes
-    last, where only a submodule is allowed (an import binds it in its package); sys's record of the last error
-    aside."""
+    """Whether a module's (or a class's) entries changed from `before` to `after`, compared by identity and in order
+    (no key's own hash or == runs): a value rebound keeps its key's place, a key deleted moves the ones after it, a key
+    added comes last, where only a submodule is allowed (an import binds it in its package); sys's record of the last
+    error aside."""
     if len(after) < len(before):
         return True
     entries = iter(after.items())

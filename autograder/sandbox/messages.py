@@ -207,7 +207,7 @@ def describe_left_running(left: str, called: bool = False) -> str:
     one of LEFT_RUNNING): Jupyter would run that code whenever it comes, so no grade could be the same twice."""
     return (f"{'the notebook code this check called ' if called else ''}left {left} when it ended, which could change "
             f"any name at any moment after: grading stops there (what the checks saw would depend on timing); finish "
-            f"what it started (await the task, disarm the timer) before it ends")
+            f"what it started (await the task, disarm the timer, remove the reader) before it ends")
 
 
 PRINTED_PAST_LIMIT = "printed more than the output limit allows"
